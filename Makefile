@@ -1,0 +1,30 @@
+SHELL := /bin/bash
+# GraphKit: the two commands are `make run` and `make test`. Each installs what is missing first.
+SWIFT ?= swift
+GRAPH := $(if $(wildcard graphs/record.json),graphs/record.json,graphs/m4a.json)
+
+.PHONY: all deps build release run test bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+run: build
+	$(SWIFT) run --skip-build graphctl run $(GRAPH)
+
+test: build
+	$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+bench: release
+	@bash scripts/install-deps.sh --bench
+	python3 scripts/bench.py
+
+clean:
+	rm -rf .build out

@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "GraphKit",
+    products: [
+        .library(name: "GraphKit", targets: ["GraphKit"]),
+        .library(name: "Nodes", targets: ["Nodes"]),
+        .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
+        .executable(name: "graphctl", targets: ["graphctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // GStreamer headers and libraries (core, app, audio, video, pbutils).
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+        ),
+        // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
+        .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"]),
+        // The engine: formats, buffers, the Node contract, loader, scheduler, run reports.
+        .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue"]),
+        // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
+        .target(name: "Nodes", dependencies: ["GraphKit"]),
+        // NodeHarness: unit-test one node without writing GStreamer code.
+        .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
+        .executableTarget(
+            name: "graphctl",
+            dependencies: [
+                "GraphKit", "Nodes",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
+        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
+        .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
+    ]
+)

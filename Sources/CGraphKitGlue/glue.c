@@ -1,0 +1,226 @@
+#include "CGraphKitGlue.h"
+
+static GMutex init_lock;
+static gboolean initialised = FALSE;
+
+char *gk_init(void) {
+    char *message = NULL;
+    g_mutex_lock(&init_lock);
+    if (!initialised) {
+        GError *error = NULL;
+        if (gst_init_check(NULL, NULL, &error)) {
+            initialised = TRUE;
+        } else {
+            message = g_strdup(error ? error->message : "gst_init_check failed");
+            g_clear_error(&error);
+        }
+    }
+    g_mutex_unlock(&init_lock);
+    return message;
+}
+
+GstBuffer *gk_buffer_ref(GstBuffer *buffer) { return gst_buffer_ref(buffer); }
+void gk_buffer_unref(GstBuffer *buffer) { gst_buffer_unref(buffer); }
+int gk_buffer_is_writable(GstBuffer *buffer) { return gst_buffer_is_writable(buffer) ? 1 : 0; }
+GstBuffer *gk_buffer_make_writable(GstBuffer *buffer) { return gst_buffer_make_writable(buffer); }
+int gk_mini_object_refcount(gpointer object) { return GST_MINI_OBJECT_REFCOUNT_VALUE(object); }
+void gk_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
+void gk_sample_unref(GstSample *sample) { gst_sample_unref(sample); }
+void gk_message_unref(GstMessage *message) { gst_message_unref(message); }
+void gk_event_unref(GstEvent *event) { gst_event_unref(event); }
+
+int gk_object_set_from_string(gpointer object, const char *name, const char *value) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL)
+        return 1;
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, spec->value_type);
+    if (!gst_value_deserialize_with_pspec(&v, value, spec)) {
+        g_value_unset(&v);
+        return 2;
+    }
+    g_object_set_property(G_OBJECT(object), name, &v);
+    g_value_unset(&v);
+    return 0;
+}
+
+char *gk_object_get_as_string(gpointer object, const char *name) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL)
+        return NULL;
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, spec->value_type);
+    g_object_get_property(G_OBJECT(object), name, &v);
+    char *s = gst_value_serialize(&v);
+    g_value_unset(&v);
+    return s;
+}
+
+static GQuark domain_quark(int domain) {
+    switch (domain) {
+    case 0: return GST_CORE_ERROR;
+    case 1: return GST_LIBRARY_ERROR;
+    case 2: return GST_RESOURCE_ERROR;
+    default: return GST_STREAM_ERROR;
+    }
+}
+
+void gk_element_post_error(GstElement *element, int domain, int code, const char *text, const char *debug) {
+    GError *error = g_error_new_literal(domain_quark(domain), code, text);
+    GstMessage *m = gst_message_new_error(GST_OBJECT(element), error, debug);
+    g_error_free(error);
+    gst_element_post_message(element, m);
+}
+
+int gk_error_domain(const GError *error) {
+    if (error == NULL) return -1;
+    if (error->domain == GST_CORE_ERROR) return 0;
+    if (error->domain == GST_LIBRARY_ERROR) return 1;
+    if (error->domain == GST_RESOURCE_ERROR) return 2;
+    if (error->domain == GST_STREAM_ERROR) return 3;
+    return -1;
+}
+
+static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    GkPadCounter *c = data;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (b == NULL)
+        return GST_PAD_PROBE_OK;
+    __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->bytes, (gint64)gst_buffer_get_size(b), __ATOMIC_RELAXED);
+    if (GST_BUFFER_PTS_IS_VALID(b)) {
+        gint64 end = (gint64)GST_BUFFER_PTS(b);
+        if (GST_BUFFER_DURATION_IS_VALID(b))
+            end += (gint64)GST_BUFFER_DURATION(b);
+        __atomic_store_n(&c->end_ns, end, __ATOMIC_RELAXED);
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_count(GstPad *pad, GkPadCounter *counter) {
+    counter->end_ns = -1;
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_probe, counter, NULL);
+}
+
+static void store_max(gint64 *slot, gint64 value) {
+    gint64 seen = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    while (value > seen && !__atomic_compare_exchange_n(slot, &seen, value, TRUE, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+void gk_queue_sample(GstElement *queue, GkEdgeStats *stats) {
+    guint buffers = 0, bytes = 0;
+    guint64 time = 0;
+    g_object_get(queue, "current-level-buffers", &buffers, "current-level-bytes", &bytes,
+                 "current-level-time", &time, NULL);
+    store_max(&stats->max_buffers, buffers);
+    store_max(&stats->max_bytes, bytes);
+    store_max(&stats->max_time_ns, (gint64)time);
+}
+
+static void on_overrun(GstElement *queue, gpointer data) {
+    GkEdgeStats *stats = data;
+    __atomic_fetch_add(&stats->waits, 1, __ATOMIC_RELAXED);
+    gk_queue_sample(queue, stats);
+}
+
+void gk_queue_watch(GstElement *queue, GkEdgeStats *stats) {
+    g_signal_connect(queue, "overrun", G_CALLBACK(on_overrun), stats);
+}
+
+typedef struct {
+    GkTransformFn transform;
+    GkEventFn event;
+    void *context;
+    GDestroyNotify destroy;
+} TransformProbe;
+
+static void transform_probe_free(gpointer data) {
+    TransformProbe *p = data;
+    if (p->destroy)
+        p->destroy(p->context);
+    g_free(p);
+}
+
+static GstPadProbeReturn transform_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    TransformProbe *p = data;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *in = GST_PAD_PROBE_INFO_BUFFER(info);
+        GstBuffer *out = p->transform(p->context, in); /* takes ownership of in */
+        if (out == NULL) {
+            info->data = NULL;
+            return GST_PAD_PROBE_HANDLED;
+        }
+        info->data = out;
+        return GST_PAD_PROBE_OK;
+    }
+    if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (event && GST_EVENT_TYPE(event) == GST_EVENT_CAPS && p->event) {
+            GstCaps *caps = NULL;
+            gst_event_parse_caps(event, &caps);
+            p->event(p->context, 0, caps);
+        } else if (event && GST_EVENT_TYPE(event) == GST_EVENT_EOS && p->event) {
+            p->event(p->context, 1, NULL);
+        }
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
+                            GDestroyNotify destroy) {
+    TransformProbe *p = g_new0(TransformProbe, 1);
+    p->transform = transform;
+    p->event = event;
+    p->context = context;
+    p->destroy = destroy;
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+                             transform_probe, p, transform_probe_free);
+}
+
+void gk_send_eos(GstElement *pipeline) { gst_element_send_event(pipeline, gst_event_new_eos()); }
+
+typedef struct {
+    GkReleaseFn release;
+    void *context;
+} WrappedRelease;
+
+static void wrapped_release(gpointer data) {
+    WrappedRelease *w = data;
+    w->release(w->context);
+    g_free(w);
+}
+
+GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, void *context) {
+    WrappedRelease *w = g_new0(WrappedRelease, 1);
+    w->release = release;
+    w->context = context;
+    return gst_buffer_new_wrapped_full(0, data, size, 0, size, w, wrapped_release);
+}
+
+#include <gst/video/video.h>
+
+int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]) {
+    GstVideoMeta *meta = buffer ? gst_buffer_get_video_meta(buffer) : NULL;
+    if (meta != NULL) {
+        for (guint i = 0; i < meta->n_planes && i < 4; i++) {
+            offsets[i] = meta->offset[i];
+            strides[i] = meta->stride[i];
+        }
+        return (int)meta->n_planes;
+    }
+    GstVideoFormat f = gst_video_format_from_string(format);
+    if (f == GST_VIDEO_FORMAT_UNKNOWN)
+        return 0;
+    GstVideoInfo info;
+    if (!gst_video_info_set_format(&info, f, (guint)width, (guint)height))
+        return 0;
+    guint n = GST_VIDEO_INFO_N_PLANES(&info);
+    for (guint i = 0; i < n && i < 4; i++) {
+        offsets[i] = GST_VIDEO_INFO_PLANE_OFFSET(&info, i);
+        strides[i] = GST_VIDEO_INFO_PLANE_STRIDE(&info, i);
+    }
+    return (int)n;
+}

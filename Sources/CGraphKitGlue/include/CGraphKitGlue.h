@@ -1,0 +1,75 @@
+#ifndef GRAPHKIT_GLUE_H
+#define GRAPHKIT_GLUE_H
+/*
+ * Out-of-line helpers for the parts of GStreamer that Swift cannot import (macros, variadic
+ * functions) and for the per-buffer hot paths that are cheaper in C (counting probes).
+ * Declarations only: every definition lives in glue.c.
+ */
+#include <gst/gst.h>
+
+/* Initialises GStreamer once per process. Returns NULL on success, or a message to free. */
+char *gk_init(void);
+
+/* Mini-object macros, out of line. */
+GstBuffer *gk_buffer_ref(GstBuffer *buffer);
+void gk_buffer_unref(GstBuffer *buffer);
+int gk_buffer_is_writable(GstBuffer *buffer);
+GstBuffer *gk_buffer_make_writable(GstBuffer *buffer);
+int gk_mini_object_refcount(gpointer object);
+void gk_caps_unref(GstCaps *caps);
+void gk_sample_unref(GstSample *sample);
+void gk_message_unref(GstMessage *message);
+void gk_event_unref(GstEvent *event);
+
+/* Sets a property from its string form, typed by the property's own spec.
+ * Returns 0 when set, 1 when the object has no such property, 2 when the value does not parse. */
+int gk_object_set_from_string(gpointer object, const char *name, const char *value);
+/* Reads a property as a string (to be freed with g_free), or NULL when there is none. */
+char *gk_object_get_as_string(gpointer object, const char *name);
+
+/* Posts an error message from an element, as GST_ELEMENT_ERROR does.
+ * domain: 0 core, 1 library, 2 resource, 3 stream. */
+void gk_element_post_error(GstElement *element, int domain, int code, const char *text, const char *debug);
+/* 0 core, 1 library, 2 resource, 3 stream, -1 other. */
+int gk_error_domain(const GError *error);
+
+/* Buffers and bytes that passed a pad, and where in media time the last one ended. */
+typedef struct {
+    gint64 buffers;
+    gint64 bytes;
+    gint64 end_ns; /* -1 until a timestamped buffer passed */
+} GkPadCounter;
+gulong gk_pad_count(GstPad *pad, GkPadCounter *counter);
+
+/* Statistics of one bounded edge (a queue). */
+typedef struct {
+    gint64 waits;       /* times the queue was full: its producer waited, or (leaky) dropped */
+    gint64 max_buffers; /* the deepest it was seen */
+    gint64 max_bytes;
+    gint64 max_time_ns;
+} GkEdgeStats;
+void gk_queue_watch(GstElement *queue, GkEdgeStats *stats);
+void gk_queue_sample(GstElement *queue, GkEdgeStats *stats);
+
+/* A Swift processing step run on a pad's streaming thread.
+ * The transform takes ownership of `buffer` and returns the buffer to push on (owned), or NULL to
+ * drop it. The event function is called with each new caps (borrowed; kind 0) and at end of
+ * stream (caps NULL; kind 1). */
+typedef GstBuffer *(*GkTransformFn)(void *context, GstBuffer *buffer);
+typedef void (*GkEventFn)(void *context, int kind, GstCaps *caps);
+gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
+                            GDestroyNotify destroy);
+
+/* Sends EOS into every source of a pipeline (what gst-launch-1.0 -e does on Ctrl-C). */
+void gk_send_eos(GstElement *pipeline);
+
+/* Frees the GstMemory wrappers made by gk_buffer_new_wrapped: calls back once, when the last
+ * reference to the memory is gone. */
+typedef void (*GkReleaseFn)(void *context);
+GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, void *context);
+
+#endif
+
+/* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
+ * default layout of the format). Returns the number of planes, or 0 for an unknown format. */
+int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]);

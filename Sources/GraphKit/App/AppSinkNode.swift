@@ -1,0 +1,32 @@
+/// `sink.app`: a graph output that code pulls samples from (see ``MediaOutput``).
+public final class AppSinkNode: ElementNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "sink.app",
+        category: .app,
+        summary: "Samples pulled by code (GraphRun.output(id)), like AVAssetReaderTrackOutput",
+        inputs: [PortDescriptor("in", .any, help: "the samples to hand to code")],
+        parameters: [
+            ParameterDescriptor("maxBuffers", .integer(0...100_000), default: .integer(16),
+                                help: "samples held for a consumer that has not pulled them (0: no bound)"),
+        ],
+        example: #"{ "type": "sink.app", "params": { "maxBuffers": 16 } }"#
+    )
+
+    let context: NodeContext
+    private(set) var output: MediaOutput!
+
+    public init(context: NodeContext) throws {
+        self.context = context
+    }
+
+    public func build(in bin: BinBuilder) throws {
+        // async=false: an appsink and an appsrc in one pipeline otherwise deadlock at preroll.
+        // enable-last-sample=false: a kept last sample would make every in-place write copy.
+        let sink = try bin.make("appsink", name: "appsink", [
+            "max-buffers": String(context.parameters.int("maxBuffers") ?? 16), "drop": "false",
+            "sync": "false", "async": "false", "enable-last-sample": "false", "emit-signals": "false",
+        ])
+        output = MediaOutput(appsink: sink.raw, nodeID: context.id)
+        try bin.expose(input: "in", sink)
+    }
+}

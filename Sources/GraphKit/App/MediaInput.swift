@@ -1,0 +1,185 @@
+import CGStreamer
+import CGraphKitGlue
+import Foundation
+
+/// Where app code pushes samples into a running graph, like `AVAssetWriterInput`.
+///
+/// Backpressure follows AVFoundation: check ``isReadyForMoreMediaData`` (or let
+/// ``requestMediaDataWhenReady(on:using:)`` call you when it is), or `await` ``append(_:)``,
+/// which suspends until the graph wants more. Backed by an `appsrc` with `format=time`, whose
+/// need-data / enough-data callbacks flip the ready state.
+public final class MediaInput: @unchecked Sendable {
+    let appsrc: UnsafeMutablePointer<GstElement>
+    public let nodeID: String
+    private let lock = NSLock()
+    private var ready = true
+    private var finished = false
+    private var currentFormat: MediaFormat?
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var readyWaiters = 0
+    private let readyCondition = NSCondition()
+    private var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
+    private var requestScheduled = false
+
+    init(appsrc: UnsafeMutablePointer<GstElement>, nodeID: String) {
+        self.appsrc = appsrc
+        self.nodeID = nodeID
+        gst_object_ref(UnsafeMutableRawPointer(appsrc))
+        var callbacks = GstAppSrcCallbacks()
+        callbacks.need_data = { _, _, ctx in
+            Unmanaged<MediaInput>.fromOpaque(ctx!).takeUnretainedValue().setReady(true)
+        }
+        callbacks.enough_data = { _, ctx in
+            Unmanaged<MediaInput>.fromOpaque(ctx!).takeUnretainedValue().setReady(false)
+        }
+        gst_app_src_set_callbacks(src, &callbacks, Unmanaged.passUnretained(self).toOpaque(), nil)
+    }
+
+    deinit {
+        var none = GstAppSrcCallbacks()
+        gst_app_src_set_callbacks(src, &none, nil, nil)
+        gst_object_unref(UnsafeMutableRawPointer(appsrc))
+    }
+
+    private var src: UnsafeMutablePointer<GstAppSrc> { UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self) }
+
+    /// Whether the graph can take another sample now without exceeding its bound.
+    public var isReadyForMoreMediaData: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return ready && !finished
+    }
+
+    /// Called from GStreamer's threads: flips state and signals, nothing more.
+    private func setReady(_ value: Bool) {
+        lock.lock()
+        ready = value
+        var resume: [CheckedContinuation<Void, Never>] = []
+        var schedule: (DispatchQueue, @Sendable () -> Void)?
+        if value {
+            resume = waiters
+            waiters.removeAll()
+            if let r = request, !requestScheduled, !finished {
+                requestScheduled = true
+                schedule = (r.queue, r.block)
+            }
+        }
+        lock.unlock()
+        if value {
+            readyCondition.lock()
+            readyCondition.broadcast()
+            readyCondition.unlock()
+        }
+        resume.forEach { $0.resume() }
+        if let (queue, block) = schedule { queue.async { [self] in runRequest(block) } }
+    }
+
+    private func runRequest(_ block: @escaping @Sendable () -> Void) {
+        block()
+        lock.lock()
+        requestScheduled = false
+        // Still ready: the block stopped for its own reasons; call it again as AVFoundation does.
+        let again = ready && !finished && request != nil
+        if again { requestScheduled = true }
+        let queue = request?.queue
+        lock.unlock()
+        if again, let queue { queue.async { [self] in runRequest(block) } }
+    }
+
+    /// Calls `block` on `queue` whenever the input is ready for more data, until
+    /// ``markAsFinished()``. The block appends while ``isReadyForMoreMediaData`` holds.
+    public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        lock.lock()
+        request = (queue, block)
+        let now = ready && !finished && !requestScheduled
+        if now { requestScheduled = true }
+        lock.unlock()
+        if now { queue.async { [self] in runRequest(block) } }
+    }
+
+    /// Appends a sample, suspending until the graph is ready for it.
+    public func append(_ buffer: SampleBuffer) async throws {
+        while !isReadyForMoreMediaData {
+            if isFinished { throw finishedError }
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                enqueueWaiter(c)
+            }
+        }
+        try appendImmediately(buffer)
+    }
+
+    private var isFinished: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return finished
+    }
+
+    /// Parks a waiter, or resumes it at once if the input became ready (or finished) meanwhile.
+    private func enqueueWaiter(_ c: CheckedContinuation<Void, Never>) {
+        lock.lock()
+        if ready || finished {
+            lock.unlock()
+            c.resume()
+        } else {
+            waiters.append(c)
+            lock.unlock()
+        }
+    }
+
+    /// Appends a sample, blocking the calling thread until the graph is ready for it. For
+    /// threads of your own; never call it from a Swift concurrency task.
+    public func appendWaiting(_ buffer: SampleBuffer) throws {
+        readyCondition.lock()
+        while !isReadyForMoreMediaData {
+            lock.lock()
+            let done = finished
+            lock.unlock()
+            if done { break }
+            readyCondition.wait(until: Date().addingTimeInterval(0.1))
+        }
+        readyCondition.unlock()
+        try appendImmediately(buffer)
+    }
+
+    /// Appends a sample now, ready or not (as `AVAssetWriterInput.append` does inside a
+    /// `requestMediaDataWhenReady` block after checking readiness).
+    public func appendImmediately(_ buffer: SampleBuffer) throws {
+        guard let format = buffer.format else {
+            throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
+        }
+        lock.lock()
+        if finished { lock.unlock(); throw finishedError }
+        let formatChanged = currentFormat != format
+        currentFormat = format
+        lock.unlock()
+        if formatChanged {
+            let caps = GStreamer.caps(format)
+            gst_app_src_set_caps(src, caps)
+            gk_caps_unref(caps)
+        }
+        // Never hold our lock across a push: enough-data is raised inside it, on this thread.
+        let result = gst_app_src_push_buffer(src, buffer.retainedBuffer())
+        guard result == GST_FLOW_OK else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "the graph no longer takes data (flow \(result.rawValue))", node: nodeID)
+        }
+    }
+
+    /// Ends this input: end of stream flows downstream, and muxers can finalize.
+    public func markAsFinished() {
+        lock.lock()
+        let was = finished
+        finished = true
+        let resume = waiters
+        waiters.removeAll()
+        lock.unlock()
+        resume.forEach { $0.resume() }
+        readyCondition.lock()
+        readyCondition.broadcast()
+        readyCondition.unlock()
+        if !was { gst_app_src_end_of_stream(src) }
+    }
+
+    private var finishedError: GraphError {
+        GraphError(.usage, at: "node \"\(nodeID)\"", "append after markAsFinished()", node: nodeID)
+    }
+}

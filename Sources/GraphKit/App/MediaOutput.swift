@@ -1,0 +1,42 @@
+import CGStreamer
+import CGraphKitGlue
+import Foundation
+
+/// Where app code pulls samples out of a running graph, like `AVAssetReaderTrackOutput`.
+/// Backed by a bounded `appsink`: a consumer that does not pull makes the graph wait.
+public final class MediaOutput: @unchecked Sendable {
+    let appsink: UnsafeMutablePointer<GstElement>
+    public let nodeID: String
+
+    init(appsink: UnsafeMutablePointer<GstElement>, nodeID: String) {
+        self.appsink = appsink
+        self.nodeID = nodeID
+        gst_object_ref(UnsafeMutableRawPointer(appsink))
+    }
+
+    deinit { gst_object_unref(UnsafeMutableRawPointer(appsink)) }
+
+    private var sink: UnsafeMutablePointer<GstAppSink> { UnsafeMutableRawPointer(appsink).assumingMemoryBound(to: GstAppSink.self) }
+
+    /// The next sample, blocking until there is one; nil at end of stream (or when the run
+    /// stopped). Call from your own thread, not from a Swift concurrency task.
+    public func copyNextSampleBuffer() -> SampleBuffer? {
+        convert(gst_app_sink_pull_sample(sink))
+    }
+
+    /// The next sample, waiting at most `timeout` seconds; nil on timeout or end of stream.
+    public func copyNextSampleBuffer(timeout: Double) -> SampleBuffer? {
+        convert(gst_app_sink_try_pull_sample(sink, GstClockTime(max(0, timeout) * 1e9)))
+    }
+
+    /// Whether end of stream was reached and every sample was pulled.
+    public var isAtEnd: Bool { gst_app_sink_is_eos(sink) != 0 }
+
+    private func convert(_ sample: OpaquePointer?) -> SampleBuffer? {
+        guard let sample else { return nil }
+        defer { gk_sample_unref(sample) }
+        guard let buffer = gst_sample_get_buffer(sample) else { return nil }
+        let format = gst_sample_get_caps(sample).flatMap { GStreamer.format(from: $0) }
+        return SampleBuffer(owning: gk_buffer_ref(buffer), format: format)
+    }
+}

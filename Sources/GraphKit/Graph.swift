@@ -1,0 +1,71 @@
+/// A reference to a port: `node.port`.
+public struct PortRef: Sendable, Hashable, CustomStringConvertible, Codable {
+    public var node: String
+    public var port: String
+    public init(node: String, port: String) {
+        self.node = node
+        self.port = port
+    }
+    /// Parses `node.port`.
+    public init?(_ text: Substring) {
+        let t = text.trimmingSpaces()
+        guard let dot = t.lastIndex(of: "."), dot != t.startIndex, t.index(after: dot) != t.endIndex else { return nil }
+        node = String(t[..<dot])
+        port = String(t[t.index(after: dot)...])
+    }
+    public var description: String { "\(node).\(port)" }
+}
+
+/// How much one connection may hold before its producer waits (or a live source drops):
+/// whichever limit is reached first.
+public struct EdgeCapacity: Sendable, Hashable, Codable {
+    public var buffers: Int?
+    public var bytes: Int?
+    public var seconds: Double?
+
+    public init(buffers: Int? = nil, bytes: Int? = nil, seconds: Double? = nil) {
+        self.buffers = buffers
+        self.bytes = bytes
+        self.seconds = seconds
+    }
+
+    /// Used where an edge names no capacity: 32 buffers, 16 MiB or 1 s, the first reached
+    /// (four 720p BGRA frames fit; a second of audio in 1024-frame buffers does not).
+    public static let `default` = EdgeCapacity(buffers: 32, bytes: 16 << 20, seconds: 1)
+}
+
+/// A validated graph, ready to run: every node type known, every parameter typed, every edge
+/// checked. Nodes are in topological order (sources first).
+public struct Graph: Sendable {
+    public struct NodeSpec: Sendable {
+        public var id: String
+        public var type: any Node.Type
+        public var parameters: Parameters
+        public var descriptor: NodeDescriptor { type.descriptor }
+    }
+    public struct Edge: Sendable, Hashable {
+        public var from: PortRef
+        public var to: PortRef
+        public var capacity: EdgeCapacity
+        /// Its index in the document's `edges`.
+        public var index: Int
+    }
+
+    public var name: String?
+    public var description: String?
+    public var nodes: [NodeSpec]
+    public var edges: [Edge]
+
+    public func node(_ id: String) -> NodeSpec? { nodes.first { $0.id == id } }
+    public func edges(from node: String) -> [Edge] { edges.filter { $0.from.node == node } }
+    public func edges(into node: String) -> [Edge] { edges.filter { $0.to.node == node } }
+}
+
+extension Substring {
+    func trimmingSpaces() -> Substring {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return s
+    }
+}

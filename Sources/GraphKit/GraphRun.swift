@@ -1,0 +1,521 @@
+import CGStreamer
+import CGraphKitGlue
+import Foundation
+
+/// One run of a validated graph: compiled into a single GStreamer pipeline whose elements are
+/// named after node ids, so every bus error maps back to a node.
+///
+/// ```
+///  GraphRun(graph)   instantiate nodes, build their bins, bound every edge with a queue
+///  start()           prepare nodes (check files), set the pipeline playing, watch the bus
+///  stop()            end of stream from every source: files finalize (AVAssetWriter's
+///                    finishWriting, gst-launch-1.0 -e)
+///  cancel()          abandon: outputs removed (cancelWriting)
+///  wait()            the RunReport, once the pipeline stopped and nodes finished
+/// ```
+///
+/// The bus is watched on a dedicated thread, never on the Swift concurrency pool.
+public final class GraphRun: @unchecked Sendable {
+    public let graph: Graph
+    let pipeline: UnsafeMutablePointer<GstElement>
+    private(set) var nodes: [(spec: Graph.NodeSpec, node: any Node, bin: UnsafeMutablePointer<GstElement>)] = []
+    private var counters: [String: (inputs: [UnsafeMutablePointer<GkPadCounter>], outputs: [UnsafeMutablePointer<GkPadCounter>])] = [:]
+    private var edgeProbes: [(edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>, stats: UnsafeMutablePointer<GkEdgeStats>, counter: UnsafeMutablePointer<GkPadCounter>, leaky: Bool)] = []
+    private var processingContexts: [ProcessingContext] = []
+
+    private let condition = NSCondition()
+    private var started = false
+    private var finishedReport: RunReport?
+    private var stopRequested = false
+    private var cancelRequested = false
+    private var startTime = ContinuousClock.now
+    private var missingPlugin: String?
+
+    /// Builds the pipeline. Throws a GraphError naming the node at fault (a missing plugin is 69).
+    public init(_ graph: Graph) throws {
+        GStreamer.initialize()
+        self.graph = graph
+        pipeline = gst_pipeline_new(graph.name ?? "graph")!
+        gst_object_ref_sink(UnsafeMutableRawPointer(pipeline))
+        do {
+            try build()
+        } catch {
+            teardown()
+            throw error
+        }
+    }
+
+    deinit {
+        teardown()
+    }
+
+    private func teardown() {
+        gst_element_set_state(pipeline, GST_STATE_NULL)
+        nodes.removeAll()
+        processingContexts.removeAll()
+        gst_object_unref(UnsafeMutableRawPointer(pipeline))
+        for c in counters.values { (c.inputs + c.outputs).forEach { $0.deallocate() } }
+        counters.removeAll()
+        for e in edgeProbes { e.stats.deallocate(); e.counter.deallocate() }
+        edgeProbes.removeAll()
+    }
+
+    private var pipelineBin: UnsafeMutablePointer<GstBin> { UnsafeMutableRawPointer(pipeline).assumingMemoryBound(to: GstBin.self) }
+
+    // MARK: Building
+
+    private func build() throws {
+        var exposed: [String: (inputs: [String: UnsafeMutablePointer<GstPad>], outputs: [String: UnsafeMutablePointer<GstPad>])] = [:]
+        var descriptions: [String: String] = [:]
+        for spec in graph.nodes {
+            let into = graph.edges(into: spec.id)
+            var inputDescriptions: [String: String] = [:]
+            for e in into { if let d = descriptions[e.from.node] { inputDescriptions[e.to.port] = d } }
+            let context = NodeContext(id: spec.id, parameters: spec.parameters,
+                                      connectedInputs: Set(into.map(\.to.port)),
+                                      connectedOutputs: Set(graph.edges(from: spec.id).map(\.from.port)),
+                                      inputDescriptions: inputDescriptions)
+            let node = try spec.type.init(context: context)
+            // What feeds a node downstream: the nearest description upstream.
+            descriptions[spec.id] = node.mediaDescription ?? inputDescriptions.values.first
+
+            let bin = gst_bin_new(spec.id)!
+            gst_bin_add(pipelineBin, bin)
+            var inputs: [String: UnsafeMutablePointer<GstPad>] = [:]
+            var outputs: [String: UnsafeMutablePointer<GstPad>] = [:]
+            if let elementNode = node as? any ElementNode {
+                let builder = BinBuilder(context: context, bin: bin)
+                try elementNode.build(in: builder)
+                inputs = builder.exposedInputs
+                outputs = builder.exposedOutputs
+            } else if let processing = node as? any ProcessingNode {
+                (inputs, outputs) = try buildProcessing(processing, context: context, bin: bin)
+            } else {
+                throw GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(spec.descriptor.type) is neither an ElementNode nor a ProcessingNode", node: spec.id)
+            }
+            for port in context.connectedInputs where inputs[port] == nil {
+                throw GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(spec.descriptor.type) did not expose its input \"\(port)\"", node: spec.id)
+            }
+            for port in context.connectedOutputs where outputs[port] == nil {
+                throw GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(spec.descriptor.type) did not expose its output \"\(port)\"", node: spec.id)
+            }
+            var c: (inputs: [UnsafeMutablePointer<GkPadCounter>], outputs: [UnsafeMutablePointer<GkPadCounter>]) = ([], [])
+            for pad in inputs.values { c.inputs.append(count(pad)) }
+            for pad in outputs.values { c.outputs.append(count(pad)) }
+            counters[spec.id] = c
+            exposed[spec.id] = (inputs, outputs)
+            nodes.append((spec, node, bin))
+        }
+
+        // Edges: a bounded queue per connection; a tee where one output feeds several inputs.
+        let liveNodes = Set(nodes.filter { ($0.node as? any LiveNode)?.isLive == true }.map(\.spec.id))
+        var byOutput: [PortRef: [Graph.Edge]] = [:]
+        for e in graph.edges { byOutput[e.from, default: []].append(e) }
+        for (from, edges) in byOutput.sorted(by: { $0.key.description < $1.key.description }) {
+            let source = exposed[from.node]!.outputs[from.port]!
+            var tee: UnsafeMutablePointer<GstElement>?
+            if edges.count > 1 {
+                let t = try makeElement("tee", name: "tee:\(from)")
+                try set(t, "allow-not-linked", "true")
+                try link(source, gst_element_get_static_pad(t, "sink")!, owned: true, what: "\(from)")
+                tee = t
+            }
+            for e in edges {
+                let q = try makeElement("queue", name: "edge:\(e.from)->\(e.to)")
+                try set(q, "max-size-buffers", String(e.capacity.buffers ?? 0))
+                try set(q, "max-size-bytes", String(e.capacity.bytes ?? 0))
+                try set(q, "max-size-time", String(e.capacity.seconds.map { UInt64($0 * 1e9) } ?? 0))
+                let leaky = liveNodes.contains(e.from.node)
+                if leaky { try set(q, "leaky", "downstream") }
+                let stats = UnsafeMutablePointer<GkEdgeStats>.allocate(capacity: 1)
+                stats.initialize(to: GkEdgeStats())
+                gk_queue_watch(q, stats)
+                let counter = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
+                counter.initialize(to: GkPadCounter())
+                let qsrc = gst_element_get_static_pad(q, "src")!
+                gk_pad_count(qsrc, counter)
+                edgeProbes.append((e, q, stats, counter, leaky))
+                if let tee {
+                    // The tee keeps its request pads; we hold no reference to them.
+                    let teePad = gst_element_request_pad_simple(tee, "src_%u")!
+                    gst_object_unref(UnsafeMutableRawPointer(teePad))
+                    try link(teePad, gst_element_get_static_pad(q, "sink")!, owned: true, what: "\(e.from)")
+                } else {
+                    try link(source, gst_element_get_static_pad(q, "sink")!, owned: true, what: "\(e.from)")
+                }
+                try link(qsrc, exposed[e.to.node]!.inputs[e.to.port]!, owned: false, what: "\(e.to)")
+                gst_object_unref(UnsafeMutableRawPointer(qsrc))
+            }
+        }
+
+        // Outputs a node exposes but the graph leaves unconnected are discarded, not left
+        // unlinked (an unlinked pad would stop the stream).
+        for (id, pads) in exposed {
+            let connected = Set(graph.edges(from: id).map(\.from.port))
+            for (port, pad) in pads.outputs where !connected.contains(port) {
+                let sink = try makeElement("fakesink", name: "unused:\(id).\(port)")
+                try set(sink, "sync", "false")
+                try set(sink, "async", "false")
+                try link(pad, gst_element_get_static_pad(sink, "sink")!, owned: true, what: "\(id).\(port)")
+            }
+        }
+    }
+
+    private func count(_ pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
+        let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
+        c.initialize(to: GkPadCounter())
+        gk_pad_count(pad, c)
+        return c
+    }
+
+    private func makeElement(_ factory: String, name: String) throws -> UnsafeMutablePointer<GstElement> {
+        guard let e = gst_element_factory_make(factory, name) else {
+            throw GraphError(.missingPlugin, "GStreamer element \"\(factory)\" is not installed; install the Debian package \(GStreamer.debianPackage(forElement: factory))")
+        }
+        gst_bin_add(pipelineBin, e)
+        return e
+    }
+
+    private func set(_ element: UnsafeMutablePointer<GstElement>, _ property: String, _ value: String) throws {
+        if gk_object_set_from_string(UnsafeMutableRawPointer(element), property, value) != 0 {
+            throw GraphError(.runFailed, "cannot set \(property)=\(value) on an internal element")
+        }
+    }
+
+    private func link(_ src: UnsafeMutablePointer<GstPad>, _ sink: UnsafeMutablePointer<GstPad>, owned: Bool, what: String) throws {
+        defer { if owned { gst_object_unref(UnsafeMutableRawPointer(sink)) } }
+        let result = gst_pad_link(src, sink)
+        guard result == GST_PAD_LINK_OK else {
+            throw GraphError(.runFailed, at: what, "cannot link (GStreamer pad link result \(result.rawValue))")
+        }
+    }
+
+    // MARK: Swift processing nodes
+
+    final class ProcessingContext: @unchecked Sendable {
+        let node: any ProcessingNode
+        let id: String
+        let element: UnsafeMutablePointer<GstElement>
+        var format: MediaFormat?
+        var failed = false
+        init(node: any ProcessingNode, id: String, element: UnsafeMutablePointer<GstElement>) {
+            self.node = node
+            self.id = id
+            self.element = element
+        }
+        func fail(_ error: Error) {
+            failed = true
+            let message = (error as? GraphError)?.message ?? "\(error)"
+            gk_element_post_error(element, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, nil)
+        }
+    }
+
+    private func buildProcessing(_ node: any ProcessingNode, context: NodeContext, bin: UnsafeMutablePointer<GstElement>)
+        throws -> ([String: UnsafeMutablePointer<GstPad>], [String: UnsafeMutablePointer<GstPad>])
+    {
+        let builder = BinBuilder(context: context, bin: bin)
+        let identity = try builder.make("identity", name: "process", ["silent": "true"])
+        try builder.expose(input: "in", identity)
+        try builder.expose(output: "out", identity)
+        let pc = ProcessingContext(node: node, id: context.id, element: identity.raw)
+        processingContexts.append(pc)
+        let pad = gst_element_get_static_pad(identity.raw, "src")!
+        defer { gst_object_unref(UnsafeMutableRawPointer(pad)) }
+        gk_pad_add_transform(pad, { ctx, buffer in
+            let pc = Unmanaged<ProcessingContext>.fromOpaque(ctx!).takeUnretainedValue()
+            var sample = SampleBuffer(owning: buffer!, format: pc.format)
+            if pc.failed { return nil }
+            do {
+                guard try pc.node.process(&sample) else { return nil }
+                return sample.retainedBuffer()
+            } catch {
+                pc.fail(error)
+                return nil
+            }
+        }, { ctx, kind, caps in
+            let pc = Unmanaged<ProcessingContext>.fromOpaque(ctx!).takeUnretainedValue()
+            do {
+                if kind == 0, let caps, let format = GStreamer.format(from: caps) {
+                    pc.format = format
+                    try pc.node.formatDidChange(to: format)
+                } else if kind == 1 {
+                    try pc.node.endOfStream()
+                }
+            } catch {
+                pc.fail(error)
+            }
+        }, Unmanaged.passRetained(pc).toOpaque(), { ctx in
+            Unmanaged<ProcessingContext>.fromOpaque(ctx!).release()
+        })
+        return (builder.exposedInputs, builder.exposedOutputs)
+    }
+
+    // MARK: Access for code
+
+    /// The node instance with this id.
+    public func node(_ id: String) -> (any Node)? { nodes.first { $0.spec.id == id }?.node }
+
+    /// The push endpoint of a `source.app` node.
+    public func input(_ id: String) throws -> MediaInput {
+        guard let n = node(id) as? AppSourceNode else {
+            throw GraphError(.usage, "no source.app node \"\(id)\" in the graph")
+        }
+        return n.input
+    }
+
+    /// The pull endpoint of a `sink.app` node.
+    public func output(_ id: String) throws -> MediaOutput {
+        guard let n = node(id) as? AppSinkNode else {
+            throw GraphError(.usage, "no sink.app node \"\(id)\" in the graph")
+        }
+        return n.output
+    }
+
+    // MARK: Running
+
+    /// Prepares every node and starts the pipeline. Problems found before anything plays
+    /// (an unreadable input, an output folder that cannot be made) throw here.
+    public func start() throws {
+        condition.lock()
+        guard !started else { condition.unlock(); return }
+        started = true
+        condition.unlock()
+        do {
+            for (_, node, _) in nodes { try node.prepare() }
+        } catch {
+            // Nothing played: let the nodes that did prepare clean up, and end the run here.
+            let e = error as? GraphError ?? GraphError(.runFailed, "\(error)")
+            for (_, node, _) in nodes { try? node.finish(.failed) }
+            condition.lock()
+            finishedReport = makeReport(status: .failed, wall: 0, error: e)
+            condition.broadcast()
+            condition.unlock()
+            throw e
+        }
+        startTime = .now
+        let result = gst_element_set_state(pipeline, GST_STATE_PLAYING)
+        let thread = Thread { [self] in watchBus(startFailed: result == GST_STATE_CHANGE_FAILURE) }
+        thread.name = "graphkit-bus"
+        thread.start()
+    }
+
+    /// Ends the run gracefully: every source sends end of stream, so every muxer writes its
+    /// index and every file is complete. The run's status becomes `stopped`.
+    public func stop() {
+        condition.lock()
+        let already = stopRequested
+        stopRequested = true
+        condition.unlock()
+        if !already { gk_send_eos(pipeline) }
+    }
+
+    /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.
+    public func cancel() {
+        condition.lock()
+        cancelRequested = true
+        condition.unlock()
+    }
+
+    /// Blocks until the run is over and returns its report. Call from your own thread, not
+    /// from a Swift concurrency task (use `report()` there).
+    public func wait() -> RunReport {
+        condition.lock()
+        defer { condition.unlock() }
+        while finishedReport == nil { condition.wait() }
+        return finishedReport!
+    }
+
+    /// The report, once the run is over, without blocking a concurrency thread.
+    public func report() async -> RunReport {
+        await withCheckedContinuation { continuation in
+            let t = Thread { continuation.resume(returning: self.wait()) }
+            t.start()
+        }
+    }
+
+    /// Starts, waits, and returns the report; throws the run's error if it failed.
+    @discardableResult
+    public func run() throws -> RunReport {
+        try start()
+        let report = wait()
+        if let error = report.error { throw error }
+        return report
+    }
+
+    /// Where the run is: media seconds that reached the final nodes, and the total when known.
+    public var progress: (position: Double, duration: Double?) {
+        let position = mediaPosition()
+        var duration = nodes.compactMap { $0.node.expectedDuration?.seconds }.max()
+        if duration == nil {
+            var d: gint64 = 0
+            if gst_element_query_duration(pipeline, GST_FORMAT_TIME, &d) != 0, d > 0 { duration = Double(d) / 1e9 }
+        }
+        return (position, duration)
+    }
+
+    public var isFinished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return finishedReport != nil
+    }
+
+    private func mediaPosition() -> Double {
+        // The final nodes are those with no connected outputs.
+        let finals = nodes.filter { graph.edges(from: $0.spec.id).isEmpty }.map(\.spec.id)
+        var best = 0
+        for id in finals {
+            for c in counters[id]?.inputs ?? [] { best = max(best, c.pointee.end_ns) }
+        }
+        return Double(best) / 1e9
+    }
+
+    private func watchBus(startFailed: Bool) {
+        let bus = gst_element_get_bus(pipeline)!
+        defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+        var status: RunStatus = .completed
+        var error: GraphError?
+        let wanted = GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ELEMENT.rawValue
+        var idleSince = startFailed ? ContinuousClock.now : nil
+        loop: while true {
+            condition.lock()
+            let cancelled = cancelRequested
+            let stopping = stopRequested
+            condition.unlock()
+            if cancelled { status = .cancelled; break }
+            if let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: wanted)) {
+                defer { gk_message_unref(msg) }
+                switch msg.pointee.type {
+                case GST_MESSAGE_EOS:
+                    status = stopping ? .stopped : .completed
+                    break loop
+                case GST_MESSAGE_ERROR:
+                    error = translate(error: msg)
+                    status = .failed
+                    break loop
+                case GST_MESSAGE_ELEMENT:
+                    if gst_is_missing_plugin_message(msg) != 0, let d = gst_missing_plugin_message_get_description(msg) {
+                        missingPlugin = String(cString: d)
+                        g_free(d)
+                    }
+                default: break
+                }
+            } else if let since = idleSince, ContinuousClock.now - since > .seconds(1) {
+                error = GraphError(.runFailed, "the pipeline failed to start")
+                status = .failed
+                break
+            }
+            for e in edgeProbes { gk_queue_sample(e.queue, e.stats) }
+        }
+        if status == .completed || status == .stopped {
+            for e in edgeProbes { gk_queue_sample(e.queue, e.stats) }
+        }
+        gst_element_set_state(pipeline, GST_STATE_NULL)
+        let wall = (ContinuousClock.now - startTime)
+        // Sinks finalize (rename) or clean up by how the run ended.
+        var finishError: GraphError?
+        for (spec, node, _) in nodes {
+            do {
+                try node.finish(status)
+            } catch {
+                let e = error as? GraphError ?? GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(error)", node: spec.id)
+                if finishError == nil { finishError = e }
+            }
+        }
+        if error == nil, let e = finishError {
+            error = e
+            status = .failed
+        }
+        if status == .cancelled, error == nil {
+            error = GraphError(.cancelled, "the run was cancelled")
+        }
+        let report = makeReport(status: status, wall: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18, error: error)
+        condition.lock()
+        finishedReport = report
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func translate(error msg: UnsafeMutablePointer<GstMessage>) -> GraphError {
+        var gerror: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        gst_message_parse_error(msg, &gerror, &debug)
+        defer {
+            if gerror != nil { g_error_free(gerror) }
+            g_free(debug)
+        }
+        let text = gerror.map { String(cString: $0.pointee.message) } ?? "unknown error"
+        let debugText = debug.map { String(cString: $0) }
+        let domain = gk_error_domain(gerror)
+        let code = gerror?.pointee.code ?? 0
+        let nodeID = owningNode(of: msg.pointee.src)
+
+        var errorCode = GraphError.Code.runFailed
+        switch (domain, code) {
+        case (0, Int32(GST_CORE_ERROR_MISSING_PLUGIN.rawValue)), (3, Int32(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue)):
+            errorCode = .missingPlugin
+        case (2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue)),
+             (2, Int32(GST_RESOURCE_ERROR_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)):
+            errorCode = .outputUnwritable
+        default: break
+        }
+        var message = text
+        if errorCode == .missingPlugin, let missing = missingPlugin {
+            message += " Missing: \(missing); install the GStreamer plugin package that provides it (gstreamer1.0-plugins-good, -bad, -ugly or gstreamer1.0-libav)."
+        }
+        guard let nodeID, let entry = nodes.first(where: { $0.spec.id == nodeID }) else {
+            return GraphError(errorCode, message, cause: debugText)
+        }
+        var reading = ""
+        if let d = entry.node.mediaDescription ?? graph.edges(into: nodeID).compactMap({ e in self.describe(e.from.node) }).first {
+            reading = ", reading \(d)"
+        }
+        return GraphError(errorCode, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(reading))", message, node: nodeID, cause: debugText)
+    }
+
+    private func describe(_ id: String) -> String? {
+        guard let n = nodes.first(where: { $0.spec.id == id }) else { return nil }
+        return n.node.mediaDescription ?? graph.edges(into: id).compactMap { describe($0.from.node) }.first
+    }
+
+    /// The node whose bin holds a GStreamer object (walking up to the pipeline's child).
+    private func owningNode(of object: UnsafeMutablePointer<GstObject>?) -> String? {
+        var current = object
+        while let o = current {
+            let parent = o.pointee.parent
+            if parent == UnsafeMutableRawPointer(pipeline).assumingMemoryBound(to: GstObject.self) {
+                let name = String(cString: o.pointee.name)
+                if name.hasPrefix("edge:"), let arrow = name.range(of: "->") {
+                    return PortRef(name[arrow.upperBound...])?.node
+                }
+                return nodes.contains { $0.spec.id == name } ? name : nil
+            }
+            current = parent
+        }
+        return nil
+    }
+
+    private func makeReport(status: RunStatus, wall: Double, error: GraphError?) -> RunReport {
+        let nodeStats = nodes.map { (spec, _, _) -> NodeStatistics in
+            let c = counters[spec.id] ?? ([], [])
+            return NodeStatistics(id: spec.id, type: spec.descriptor.type,
+                                  buffersIn: c.inputs.reduce(0) { $0 + Int($1.pointee.buffers) },
+                                  buffersOut: c.outputs.reduce(0) { $0 + Int($1.pointee.buffers) },
+                                  bytesIn: c.inputs.reduce(0) { $0 + Int($1.pointee.bytes) },
+                                  bytesOut: c.outputs.reduce(0) { $0 + Int($1.pointee.bytes) })
+        }
+        let edgeStats = edgeProbes.sorted { $0.edge.index < $1.edge.index }.map { e in
+            EdgeStatistics(from: e.edge.from.description, to: e.edge.to.description, capacity: e.edge.capacity,
+                           buffers: Int(e.counter.pointee.buffers), maxBuffers: Int(e.stats.pointee.max_buffers),
+                           maxBytes: Int(e.stats.pointee.max_bytes), maxSeconds: Double(e.stats.pointee.max_time_ns) / 1e9,
+                           waits: Int(e.stats.pointee.waits), drops: e.leaky ? Int(e.stats.pointee.waits) : 0)
+        }
+        return RunReport(status: status, wallSeconds: wall, mediaSeconds: mediaPosition(), nodes: nodeStats,
+                         edges: edgeStats, outputs: nodes.compactMap { $0.node.output }, error: error)
+    }
+}
+
+/// A node that may produce in real time from a clock (capture). Edges leaving a live node drop
+/// the oldest buffer when full, and count it, rather than make the source wait.
+public protocol LiveNode: Node {
+    var isLive: Bool { get }
+}

@@ -1,0 +1,228 @@
+/// What a buffer holds, like `CMFormatDescription`. Maps to and from GStreamer caps.
+public enum MediaFormat: Sendable, Hashable, CustomStringConvertible {
+    /// Interleaved PCM audio.
+    case pcm(PCMFormat)
+    /// AAC audio (raw access units, as MP4 stores them).
+    case aac(sampleRate: Int?, channels: Int?)
+    /// Uncompressed video frames.
+    case rawVideo(VideoFormat)
+    /// H.264 video (AVC, as MP4 stores it).
+    case h264(width: Int?, height: Int?)
+    /// Waveform peaks: min/max pairs per bin per channel.
+    case peaks(samplesPerPixel: Int, channels: Int)
+    /// The bytes of a media file before demuxing.
+    case container
+    /// Anything else, by its media type name.
+    case data(String)
+
+    public struct PCMFormat: Sendable, Hashable {
+        public var sampleRate: Int
+        public var channels: Int
+        public var sampleFormat: SampleFormat
+        public init(sampleRate: Int, channels: Int, sampleFormat: SampleFormat) {
+            self.sampleRate = sampleRate
+            self.channels = channels
+            self.sampleFormat = sampleFormat
+        }
+        /// Bytes of one frame (one sample of every channel).
+        public var bytesPerFrame: Int { channels * sampleFormat.bytesPerSample }
+    }
+
+    public struct VideoFormat: Sendable, Hashable {
+        public var pixelFormat: PixelFormat
+        public var width: Int
+        public var height: Int
+        public var frameRate: FrameRate
+        public init(pixelFormat: PixelFormat, width: Int, height: Int, frameRate: FrameRate) {
+            self.pixelFormat = pixelFormat
+            self.width = width
+            self.height = height
+            self.frameRate = frameRate
+        }
+    }
+
+    public var kind: FormatKind {
+        switch self {
+        case .pcm: .pcm
+        case .aac: .aac
+        case .rawVideo: .rawVideo
+        case .h264: .h264
+        case .peaks: .peaks
+        case .container: .container
+        case .data: .data
+        }
+    }
+
+    /// The GStreamer caps string for this format.
+    public var capsString: String {
+        switch self {
+        case .pcm(let f):
+            return "audio/x-raw, format=(string)\(f.sampleFormat.gstName), layout=(string)interleaved, rate=(int)\(f.sampleRate), channels=(int)\(f.channels)"
+        case .aac(let rate, let channels):
+            var s = "audio/mpeg, mpegversion=(int)4"
+            if let rate { s += ", rate=(int)\(rate)" }
+            if let channels { s += ", channels=(int)\(channels)" }
+            return s
+        case .rawVideo(let v):
+            return "video/x-raw, format=(string)\(v.pixelFormat.gstName), width=(int)\(v.width), height=(int)\(v.height), framerate=(fraction)\(v.frameRate.numerator)/\(v.frameRate.denominator)"
+        case .h264(let w, let h):
+            var s = "video/x-h264"
+            if let w { s += ", width=(int)\(w)" }
+            if let h { s += ", height=(int)\(h)" }
+            return s
+        case .peaks(let spp, let channels):
+            return "application/x-graphkit-peaks, samples-per-pixel=(int)\(spp), channels=(int)\(channels)"
+        case .container:
+            return "application/octet-stream"
+        case .data(let name):
+            return name
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .pcm(let f): "audio/pcm \(f.sampleFormat.gstName) \(f.sampleRate) Hz \(f.channels) ch"
+        case .aac(let r, let c): "audio/aac" + (r.map { " \($0) Hz" } ?? "") + (c.map { " \($0) ch" } ?? "")
+        case .rawVideo(let v): "video/raw \(v.pixelFormat.gstName) \(v.width)x\(v.height) \(v.frameRate)"
+        case .h264(let w, let h): "video/h264" + ((w != nil && h != nil) ? " \(w!)x\(h!)" : "")
+        case .peaks(let spp, let c): "peaks \(spp) samples/pixel \(c) ch"
+        case .container: "container stream"
+        case .data(let n): n
+        }
+    }
+}
+
+public enum SampleFormat: String, Sendable, Hashable, CaseIterable {
+    case s16le, f32le
+    public var bytesPerSample: Int { self == .s16le ? 2 : 4 }
+    public var gstName: String { self == .s16le ? "S16LE" : "F32LE" }
+    public init?(gstName: String) {
+        switch gstName {
+        case "S16LE": self = .s16le
+        case "F32LE": self = .f32le
+        default: return nil
+        }
+    }
+}
+
+public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
+    case bgra, rgba, i420, nv12
+    public var gstName: String { rawValue.uppercased() }
+    public init?(gstName: String) { self.init(rawValue: gstName.lowercased()) }
+}
+
+public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
+    public var numerator: Int
+    public var denominator: Int
+    public init(_ numerator: Int, _ denominator: Int = 1) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+    public var framesPerSecond: Double { Double(numerator) / Double(denominator) }
+    public var description: String { denominator == 1 ? "\(numerator) fps" : "\(numerator)/\(denominator) fps" }
+}
+
+/// The broad kind of a format, as a port declares it.
+public enum FormatKind: String, Sendable, Hashable, CaseIterable {
+    case pcm, aac, rawVideo, h264, peaks, container, data
+    public var displayName: String {
+        switch self {
+        case .pcm: "audio/pcm"
+        case .aac: "audio/aac"
+        case .rawVideo: "video/raw"
+        case .h264: "video/h264"
+        case .peaks: "peaks"
+        case .container: "container stream"
+        case .data: "data"
+        }
+    }
+}
+
+/// The formats a port accepts or offers, like a pad template's caps: kinds with ranges.
+/// Connecting two ports needs a non-empty intersection, checked when a graph loads.
+public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
+    public enum Pattern: Sendable, Hashable {
+        case pcm(sampleFormats: Set<SampleFormat>, sampleRates: ClosedRange<Int>, channels: ClosedRange<Int>)
+        case aac
+        case rawVideo(pixelFormats: Set<PixelFormat>)
+        case h264
+        case peaks
+        case container
+        case any
+
+        var kind: FormatKind? {
+            switch self {
+            case .pcm: .pcm
+            case .aac: .aac
+            case .rawVideo: .rawVideo
+            case .h264: .h264
+            case .peaks: .peaks
+            case .container: .container
+            case .any: nil
+            }
+        }
+
+        func intersects(_ other: Pattern) -> Bool {
+            switch (self, other) {
+            case (.any, _), (_, .any): return true
+            case let (.pcm(f1, r1, c1), .pcm(f2, r2, c2)):
+                return !f1.isDisjoint(with: f2) && r1.overlaps(r2) && c1.overlaps(c2)
+            case let (.rawVideo(p1), .rawVideo(p2)):
+                return !p1.isDisjoint(with: p2)
+            default:
+                return kind == other.kind
+            }
+        }
+
+        var description: String {
+            switch self {
+            case let .pcm(formats, rates, channels):
+                let names = SampleFormat.allCases.filter(formats.contains).map(\.gstName).joined(separator: "|")
+                return "audio/pcm \(names) \(rates.lowerBound)-\(rates.upperBound) Hz \(channels.lowerBound)-\(channels.upperBound) ch"
+            case let .rawVideo(formats):
+                return "video/raw " + PixelFormat.allCases.filter(formats.contains).map(\.gstName).joined(separator: "|")
+            case .any: return "any"
+            default: return kind!.displayName
+            }
+        }
+    }
+
+    public var patterns: [Pattern]
+    public init(_ patterns: [Pattern]) { self.patterns = patterns }
+
+    public static let any = FormatSet([.any])
+    public static let aac = FormatSet([.aac])
+    public static let h264 = FormatSet([.h264])
+    public static let container = FormatSet([.container])
+    public static let peaks = FormatSet([.peaks])
+    /// PCM audio in any of the given sample formats, any rate, any channel count.
+    public static func pcm(_ formats: Set<SampleFormat> = [.s16le, .f32le],
+                           sampleRates: ClosedRange<Int> = 1...768_000,
+                           channels: ClosedRange<Int> = 1...64) -> FormatSet {
+        FormatSet([.pcm(sampleFormats: formats, sampleRates: sampleRates, channels: channels)])
+    }
+    public static func rawVideo(_ formats: Set<PixelFormat> = Set(PixelFormat.allCases)) -> FormatSet {
+        FormatSet([.rawVideo(pixelFormats: formats)])
+    }
+
+    public func intersects(_ other: FormatSet) -> Bool {
+        patterns.contains { p in other.patterns.contains { p.intersects($0) } }
+    }
+
+    /// Whether a concrete format fits this set.
+    public func contains(_ format: MediaFormat) -> Bool {
+        patterns.contains { pattern in
+            switch (pattern, format) {
+            case (.any, _): return true
+            case let (.pcm(formats, rates, channels), .pcm(f)):
+                return formats.contains(f.sampleFormat) && rates.contains(f.sampleRate) && channels.contains(f.channels)
+            case let (.rawVideo(formats), .rawVideo(v)):
+                return formats.contains(v.pixelFormat)
+            default:
+                return pattern.kind == format.kind
+            }
+        }
+    }
+
+    public var description: String { patterns.map(\.description).joined(separator: " or ") }
+}

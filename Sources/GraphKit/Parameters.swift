@@ -1,0 +1,222 @@
+/// A parameter a node declares: name, type, range, default and help. `graphctl validate` and
+/// `graphctl inspect` read these without building the node.
+public struct ParameterDescriptor: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case integer(ClosedRange<Int>)
+        case number(ClosedRange<Double>)
+        case boolean
+        case string
+        case enumeration([String])
+        /// A fixed-length array of numbers, such as a colour-matrix row.
+        case numbers(count: Int)
+
+        public var typeName: String {
+            switch self {
+            case .integer: "integer"
+            case .number: "number"
+            case .boolean: "boolean"
+            case .string: "string"
+            case .enumeration: "enumeration"
+            case .numbers(let n): "array of \(n) numbers"
+            }
+        }
+    }
+
+    public var name: String
+    public var kind: Kind
+    /// Nil means required, unless `optional` is set.
+    public var defaultValue: ParameterValue?
+    /// Whether the parameter also takes the string `auto`.
+    public var acceptsAuto: Bool
+    /// Whether the parameter may be left out with no default (an output that is off, say).
+    public var optional: Bool
+    public var help: String
+
+    public init(_ name: String, _ kind: Kind, default defaultValue: ParameterValue? = nil,
+                acceptsAuto: Bool = false, optional: Bool = false, help: String) {
+        self.name = name
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.acceptsAuto = acceptsAuto
+        self.optional = optional
+        self.help = help
+    }
+
+    public var isRequired: Bool { defaultValue == nil && !optional }
+
+    /// The range or choices, for messages and `inspect`.
+    public var rangeDescription: String? {
+        switch kind {
+        case .integer(let r): "\(r.lowerBound) to \(r.upperBound)"
+        case .number(let r): "\(ParameterValue.number(r.lowerBound)) to \(ParameterValue.number(r.upperBound))"
+        case .enumeration(let names): names.joined(separator: ", ")
+        default: nil
+        }
+    }
+
+    /// Checks a value from a graph document. Returns the typed value or a message saying what
+    /// was expected.
+    public func validate(_ json: JSONValue) -> Result<ParameterValue, ParameterError> {
+        if acceptsAuto, case .string("auto") = json { return .success(.auto) }
+        let expected = acceptsAuto ? "\(kind.typeName) or \"auto\"" : kind.typeName
+        switch (kind, json) {
+        case let (.integer(range), .number(n)):
+            guard n == n.rounded(), abs(n) < 9.2e18 else { return .failure(.init("expected an integer, got \(json)")) }
+            let i = Int(n)
+            guard range.contains(i) else { return .failure(.init("\(i) is out of range (\(rangeDescription!))")) }
+            return .success(.integer(i))
+        case let (.number(range), .number(n)):
+            guard range.contains(n) else {
+                return .failure(.init("\(ParameterValue.number(n)) is out of range (\(rangeDescription!))"))
+            }
+            return .success(.number(n))
+        case let (.boolean, .bool(b)):
+            return .success(.boolean(b))
+        case let (.string, .string(s)):
+            return .success(.string(s))
+        case let (.enumeration(names), .string(s)):
+            guard names.contains(s) else {
+                var message = "\"\(s)\" is not one of \(names.map { "\"\($0)\"" }.joined(separator: ", "))"
+                if let guess = closestMatch(to: s, in: names) { message += "; did you mean \"\(guess)\"?" }
+                return .failure(.init(message))
+            }
+            return .success(.string(s))
+        case let (.numbers(count), .array(items)):
+            var values: [Double] = []
+            for item in items {
+                guard case .number(let n) = item else { return .failure(.init("expected \(kind.typeName), got \(json)")) }
+                values.append(n)
+            }
+            guard values.count == count else {
+                return .failure(.init("expected \(count) numbers, got \(values.count)"))
+            }
+            return .success(.numbers(values))
+        default:
+            return .failure(.init("expected \(expected), got \(json.typeName) \(json)"))
+        }
+    }
+
+    /// Reads a `--set` value by this parameter's declared type.
+    public func parseOverride(_ text: String) -> Result<JSONValue, ParameterError> {
+        if acceptsAuto, text == "auto" { return .success(.string("auto")) }
+        switch kind {
+        case .integer:
+            guard let i = Int(text) else { return .failure(.init("expected an integer, got \"\(text)\"")) }
+            return .success(.number(Double(i)))
+        case .number:
+            guard let d = Double(text), d.isFinite else { return .failure(.init("expected a number, got \"\(text)\"")) }
+            return .success(.number(d))
+        case .boolean:
+            switch text {
+            case "true": return .success(.bool(true))
+            case "false": return .success(.bool(false))
+            default: return .failure(.init("expected true or false, got \"\(text)\""))
+            }
+        case .string, .enumeration:
+            return .success(.string(text))
+        case .numbers:
+            guard let json = try? JSONParser.parse(text) else {
+                return .failure(.init("expected a JSON array such as [1,0,0,0], got \"\(text)\""))
+            }
+            return .success(json)
+        }
+    }
+}
+
+public struct ParameterError: Error, Sendable, Equatable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// A validated parameter value.
+public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
+    case integer(Int)
+    case number(Double)
+    case boolean(Bool)
+    case string(String)
+    case numbers([Double])
+    case auto
+
+    public var description: String {
+        switch self {
+        case .integer(let i): String(i)
+        case .number(let d): d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
+        case .boolean(let b): String(b)
+        case .string(let s): JSONValue.quote(s)
+        case .numbers(let a): "[" + a.map { ParameterValue.number($0).description }.joined(separator: ",") + "]"
+        case .auto: "\"auto\""
+        }
+    }
+
+    public var json: JSONValue {
+        switch self {
+        case .integer(let i): .number(Double(i))
+        case .number(let d): .number(d)
+        case .boolean(let b): .bool(b)
+        case .string(let s): .string(s)
+        case .numbers(let a): .array(a.map { .number($0) })
+        case .auto: .string("auto")
+        }
+    }
+}
+
+/// A node's validated parameters: every declared parameter with a value or default, typed.
+public struct Parameters: Sendable {
+    public private(set) var values: [String: ParameterValue]
+    /// Which parameters the graph (or a `--set`) gave explicitly, not by default.
+    public private(set) var explicit: Set<String>
+
+    public init(_ values: [String: ParameterValue] = [:], explicit: Set<String>? = nil) {
+        self.values = values
+        self.explicit = explicit ?? Set(values.keys)
+    }
+
+    public subscript(name: String) -> ParameterValue? { values[name] }
+
+    public func int(_ name: String) -> Int? {
+        switch values[name] {
+        case .integer(let i): i
+        case .number(let d): Int(d)
+        default: nil
+        }
+    }
+    public func double(_ name: String) -> Double? {
+        switch values[name] {
+        case .integer(let i): Double(i)
+        case .number(let d): d
+        default: nil
+        }
+    }
+    public func bool(_ name: String) -> Bool? {
+        if case .boolean(let b) = values[name] { return b }
+        return nil
+    }
+    public func string(_ name: String) -> String? {
+        if case .string(let s) = values[name] { return s }
+        return nil
+    }
+    public func numbers(_ name: String) -> [Double]? {
+        if case .numbers(let a) = values[name] { return a }
+        return nil
+    }
+    public func isAuto(_ name: String) -> Bool { values[name] == .auto }
+}
+
+/// The closest of `candidates` to `word` by edit distance, if close enough to be a typo.
+public func closestMatch(to word: String, in candidates: [String]) -> String? {
+    func distance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, ca) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, cb) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (ca == cb ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+    let w = Array(word.lowercased())
+    let scored = candidates.map { ($0, distance(w, Array($0.lowercased()))) }
+    guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+    return best.1 <= max(2, word.count / 3) ? best.0 : nil
+}

@@ -1,0 +1,41 @@
+/// What a run did: how it ended, how long it took, and what flowed where.
+public struct RunReport: Sendable, Codable {
+    public var status: RunStatus
+    /// Wall-clock seconds from start to stop.
+    public var wallSeconds: Double
+    /// Media seconds that reached the graph's final nodes.
+    public var mediaSeconds: Double
+    public var nodes: [NodeStatistics]
+    public var edges: [EdgeStatistics]
+    /// What each sink wrote.
+    public var outputs: [OutputReport]
+    public var error: GraphError?
+
+    /// Media seconds per wall second.
+    public var speed: Double { wallSeconds > 0 ? mediaSeconds / wallSeconds : 0 }
+}
+
+public struct NodeStatistics: Sendable, Codable {
+    public var id: String
+    public var type: String
+    public var buffersIn: Int
+    public var buffersOut: Int
+    public var bytesIn: Int
+    public var bytesOut: Int
+}
+
+public struct EdgeStatistics: Sendable, Codable {
+    public var from: String
+    public var to: String
+    public var capacity: EdgeCapacity
+    /// Buffers that passed.
+    public var buffers: Int
+    /// The deepest the connection was seen, in each unit.
+    public var maxBuffers: Int
+    public var maxBytes: Int
+    public var maxSeconds: Double
+    /// Times the connection was full: its producer waited (offline) or dropped (live).
+    public var waits: Int
+    /// Buffers dropped because the connection was full (live sources only).
+    public var drops: Int
+}

@@ -1,0 +1,119 @@
+import Foundation
+import GraphKit
+
+/// `decode`: demuxes and decodes a media file, like `AVAssetReader` with
+/// `AVAssetReaderTrackOutput(outputSettings:)`. Each output exists only when the file has that
+/// kind of track; connecting one the file lacks fails the run when it starts, naming the file.
+///
+/// Example:
+/// ```json
+/// "dec": { "type": "decode", "params": { "sampleFormat": "f32le", "sampleRate": 48000 } }
+/// ```
+public final class DecodeNode: ElementNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "decode",
+        category: .decode,
+        summary: "Demuxes and decodes a media file to PCM audio and raw video",
+        inputs: [PortDescriptor("in", .container, help: "a media file's bytes, from source.file")],
+        outputs: [
+            PortDescriptor("audio", .pcm(), presence: .sometimes, help: "the audio track selected by track, as PCM"),
+            PortDescriptor("video", .rawVideo(), presence: .sometimes, help: "the first video track, as raw frames"),
+        ],
+        parameters: [
+            ParameterDescriptor("track", .integer(0...63), default: .integer(0),
+                                help: "which audio track, counting from 0 among the file's audio tracks"),
+            ParameterDescriptor("sampleFormat", .enumeration(["s16le", "f32le"]), default: .string("s16le"),
+                                help: "audio sample format"),
+            ParameterDescriptor("sampleRate", .integer(8_000...192_000), optional: true,
+                                help: "resample audio to this rate (default: the file's)"),
+            ParameterDescriptor("channels", .integer(1...8), optional: true,
+                                help: "mix audio to this many channels (default: the file's)"),
+            ParameterDescriptor("pixelFormat", .enumeration(["bgra", "rgba", "i420", "nv12"]), default: .string("bgra"),
+                                help: "video pixel format"),
+        ],
+        example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
+    )
+
+    let context: NodeContext
+    private let lock = NSLock()
+    private var audioSeen = 0
+    private var videoSeen = 0
+    private var audioLinked = false
+    private var videoLinked = false
+    private var builder: BinBuilder?
+
+    public init(context: NodeContext) throws {
+        self.context = context
+    }
+
+    public func build(in bin: BinBuilder) throws {
+        let p = context.parameters
+        builder = bin
+        let decodebin = try bin.make("decodebin", name: "decodebin")
+        try bin.expose(input: "in", decodebin)
+
+        var audioEntry: Element?
+        if context.connectedOutputs.contains("audio") {
+            var caps = "audio/x-raw, format=(string)\(SampleFormat(rawValue: p.string("sampleFormat")!)!.gstName), layout=(string)interleaved"
+            if let rate = p.int("sampleRate") { caps += ", rate=(int)\(rate)" }
+            if let channels = p.int("channels") { caps += ", channels=(int)\(channels)" }
+            let convert = try bin.make("audioconvert")
+            let resample = try bin.make("audioresample")
+            let filter = try bin.makeCapsFilter(caps)
+            try bin.link(convert, resample, filter)
+            try bin.expose(output: "audio", filter)
+            audioEntry = convert
+        }
+        var videoEntry: Element?
+        if context.connectedOutputs.contains("video") {
+            let convert = try bin.make("videoconvert")
+            let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(PixelFormat(rawValue: p.string("pixelFormat")!)!.gstName)")
+            try bin.link(convert, filter)
+            try bin.expose(output: "video", filter)
+            videoEntry = convert
+        }
+
+        let track = p.int("track")!
+        let (audioBranch, videoBranch) = (audioEntry, videoEntry)
+        decodebin.onPadAdded { [self] pad in
+            let type = pad.mediaType ?? ""
+            lock.lock()
+            var target: Element?
+            if type.hasPrefix("audio/") {
+                if audioSeen == track, let audioBranch { target = audioBranch; audioLinked = true }
+                audioSeen += 1
+            } else if type.hasPrefix("video/") {
+                if videoSeen == 0, let videoBranch { target = videoBranch; videoLinked = true }
+                videoSeen += 1
+            }
+            lock.unlock()
+            if let target {
+                if !pad.link(to: target) { decodebin.postError("cannot link the decoded \(type) stream") }
+            } else {
+                discard(pad)
+            }
+        }
+        decodebin.onNoMorePads { [self] in
+            lock.lock()
+            let (audioCount, aLinked, vLinked) = (audioSeen, audioLinked, videoLinked)
+            lock.unlock()
+            let input = context.inputDescriptions["in"] ?? "the input"
+            if audioBranch != nil, !aLinked {
+                decodebin.postError(audioCount == 0 ? "\(input) has no audio track"
+                                    : "\(input) has \(audioCount) audio track\(audioCount == 1 ? "" : "s"); track \(track) does not exist (tracks count from 0)")
+            } else if videoBranch != nil, !vLinked {
+                decodebin.postError("\(input) has no video track")
+            }
+        }
+    }
+
+    /// Streams nobody asked for go to a fakesink, so they never stall the ones in use.
+    private func discard(_ pad: Pad) {
+        guard let builder else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        guard let sink = try? builder.make("fakesink", ["sync": false, "async": false]) else { return }
+        sink.syncStateWithParent()
+        pad.link(to: sink)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import GraphKit
+
+/// `effect.gain`: multiplies PCM audio by a gain, in Swift, in place when the buffer is not
+/// shared. 16-bit samples saturate instead of wrapping.
+///
+/// Example:
+/// ```json
+/// "louder": { "type": "effect.gain", "params": { "db": 6 } }
+/// ```
+public final class GainNode: ProcessingNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "effect.gain",
+        category: .effect,
+        summary: "Audio gain, linear or in decibels",
+        inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
+        outputs: [PortDescriptor("out", .pcm(), help: "the same PCM, scaled")],
+        parameters: [
+            ParameterDescriptor("gain", .number(0...1000), optional: true, help: "linear factor (1 leaves the audio as it is)"),
+            ParameterDescriptor("db", .number(-120...60), optional: true, help: "gain in decibels (20·log10 of the factor)"),
+        ],
+        check: { p in
+            p["gain"] != nil && p["db"] != nil ? [(parameter: "db", message: "give gain or db, not both")] : []
+        },
+        example: #"{ "type": "effect.gain", "params": { "db": 6 } }"#
+    )
+
+    /// The linear factor.
+    public let factor: Float
+
+    public init(context: NodeContext) throws {
+        let p = context.parameters
+        if let db = p.double("db") {
+            factor = Float(pow(10, db / 20))
+        } else {
+            factor = Float(p.double("gain") ?? 1)
+        }
+    }
+
+    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+        guard factor != 1, case .pcm(let f)? = buffer.format else { return true }
+        let k = factor
+        switch f.sampleFormat {
+        case .s16le:
+            buffer.withMutableAudioSamples(as: Int16.self) { samples in
+                for i in samples.indices {
+                    samples[i] = Int16(max(-32768, min(32767, (Float(samples[i]) * k).rounded())))
+                }
+            }
+        case .f32le:
+            buffer.withMutableAudioSamples(as: Float.self) { samples in
+                for i in samples.indices { samples[i] *= k }
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,38 @@
+import GraphKit
+
+/// `encode.aac`: AAC-LC encoder, like an `AVAssetWriterInput` with `kAudioFormatMPEG4AAC`.
+///
+/// Example:
+/// ```json
+/// "aac": { "type": "encode.aac", "params": { "bitrate": 96000 } }
+/// ```
+public final class AACEncoderNode: ElementNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "encode.aac",
+        category: .encode,
+        summary: "Encodes PCM audio to AAC-LC",
+        inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
+        outputs: [PortDescriptor("out", .aac, help: "AAC access units, for sink.mp4")],
+        parameters: [
+            ParameterDescriptor("bitrate", .integer(8_000...512_000), default: .integer(96_000), help: "bits per second"),
+            ParameterDescriptor("encoder", .enumeration(["avenc_aac", "voaacenc"]), default: .string("avenc_aac"),
+                                help: "the GStreamer encoder: avenc_aac (FFmpeg's) or voaacenc (VisualOn)"),
+        ],
+        example: #"{ "type": "encode.aac", "params": { "bitrate": 96000 } }"#
+    )
+
+    let context: NodeContext
+
+    public init(context: NodeContext) throws {
+        self.context = context
+    }
+
+    public func build(in bin: BinBuilder) throws {
+        let p = context.parameters
+        let convert = try bin.make("audioconvert")
+        let encoder = try bin.make(p.string("encoder")!, name: "encoder", ["bitrate": p.int("bitrate")!])
+        try bin.link(convert, encoder)
+        try bin.expose(input: "in", convert)
+        try bin.expose(output: "out", encoder)
+    }
+}

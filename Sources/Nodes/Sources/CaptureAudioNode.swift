@@ -1,0 +1,90 @@
+import GraphKit
+
+/// `capture.audio`: the microphone, like `AVCaptureAudioDataOutput`; `device: "test"` is a
+/// built-in test signal, so a graph runs on a machine with no sound card.
+///
+/// Example:
+/// ```json
+/// "mic": { "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }
+/// ```
+public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "capture.audio",
+        category: .source,
+        summary: "Microphone or a test signal, as 16-bit PCM",
+        outputs: [PortDescriptor("out", .pcm([.s16le]), help: "interleaved S16LE PCM at sampleRate and channels")],
+        parameters: [
+            ParameterDescriptor("device", .string, default: .string("test"),
+                                help: "\"test\" for a built-in signal, \"alsa:NAME\" or \"pulse:NAME\" for a device (a bare name is an ALSA device)"),
+            ParameterDescriptor("wave", .enumeration(["sine", "square", "saw", "silence", "white-noise"]), default: .string("sine"),
+                                help: "the test device's signal"),
+            ParameterDescriptor("frequency", .number(1...20_000), default: .number(440), help: "the test signal's frequency in Hz"),
+            ParameterDescriptor("sampleRate", .integer(8_000...192_000), default: .integer(44_100), help: "frames per second"),
+            ParameterDescriptor("channels", .integer(1...2), default: .integer(1), help: "1 (mono) or 2 (stereo)"),
+            ParameterDescriptor("duration", .number(0...86_400), default: .number(0), help: "seconds to capture; 0 captures until stopped"),
+            ParameterDescriptor("live", .boolean, default: .boolean(true),
+                                help: "test device only: false produces as fast as the graph takes it, with exact timestamps"),
+        ],
+        example: #"{ "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }"#
+    )
+
+    let context: NodeContext
+    let device: String
+    let rate: Int
+    let channels: Int
+    let duration: Double
+
+    public init(context: NodeContext) throws {
+        self.context = context
+        let p = context.parameters
+        device = p.string("device")!
+        rate = p.int("sampleRate")!
+        channels = p.int("channels")!
+        duration = p.double("duration")!
+    }
+
+    public var isLive: Bool { device != "test" || context.parameters.bool("live")! }
+    public var mediaDescription: String? { device == "test" ? "the test signal" : "audio device \"\(device)\"" }
+    public var expectedDuration: MediaTime? {
+        duration > 0 ? MediaTime(value: Int64((duration * Double(rate)).rounded()), timescale: Int32(rate)) : nil
+    }
+
+    public func build(in bin: BinBuilder) throws {
+        let caps = MediaFormat.pcm(.init(sampleRate: rate, channels: channels, sampleFormat: .s16le)).capsString
+        let source: Element
+        if device == "test" {
+            let frames = Int((duration * Double(rate)).rounded())
+            let perBuffer = Self.framesPerBuffer(total: frames)
+            source = try bin.make("audiotestsrc", name: "source", [
+                "is-live": isLive, "wave": context.parameters.string("wave")!,
+                "freq": context.parameters.double("frequency")!, "samplesperbuffer": perBuffer,
+            ])
+            if frames > 0 { try source.set("num-buffers", (frames + perBuffer - 1) / perBuffer) }
+        } else {
+            let (factory, name) = device.hasPrefix("pulse:") ? ("pulsesrc", String(device.dropFirst(6)))
+                : ("alsasrc", device.hasPrefix("alsa:") ? String(device.dropFirst(5)) : device)
+            source = try bin.make(factory, name: "source", ["device": name])
+            // 10 ms buffers, so a duration is met to the buffer.
+            try source.set("buffer-time", 200_000)
+            try source.set("latency-time", 10_000)
+            if duration > 0 { try source.set("num-buffers", Int((duration * 100).rounded(.up))) }
+        }
+        let convert = try bin.make("audioconvert")
+        let resample = try bin.make("audioresample")
+        let filter = try bin.makeCapsFilter(caps)
+        try bin.link(source, convert, resample, filter)
+        try bin.expose(output: "out", filter)
+    }
+
+    /// A buffer size near 1024 frames that divides the total exactly, so a duration ends on
+    /// the sample (10 s at 44.1 kHz: 441000 = 1000 buffers of 441). 1024 when none does.
+    static func framesPerBuffer(total: Int) -> Int {
+        guard total > 0 else { return 1024 }
+        for distance in 0...768 {
+            for candidate in [1024 + distance, 1024 - distance] where candidate >= 256 && total % candidate == 0 {
+                return candidate
+            }
+        }
+        return 1024
+    }
+}

@@ -1,0 +1,168 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import GraphKit
+import Nodes
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a graph until its sources end.",
+        discussion: """
+            Ctrl-C (or SIGTERM) ends the sources so every file is finalized, like gst-launch-1.0 -e; \
+            a second Ctrl-C cancels and removes what was being written.
+            """
+    )
+
+    enum ProgressMode: String, ExpressibleByArgument, CaseIterable {
+        case auto, always, never
+    }
+
+    @Argument(help: "The graph file.")
+    var graph: String
+
+    @OptionGroup var options: OverrideOptions
+
+    @Option(help: "Show a progress line: auto (when standard error is a terminal), always or never.")
+    var progress: ProgressMode = .auto
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
+    @Option(help: ArgumentHelp("Write the run's statistics as JSON to this file.", valueName: "file"))
+    var stats: String?
+
+    func run() throws {
+        let graph: Graph
+        do {
+            graph = try GraphLoader.builtIn.load(contentsOf: self.graph, overrides: try options.parsed())
+        } catch {
+            throw report(error, file: self.graph)
+        }
+        if let app = graph.nodes.first(where: { $0.descriptor.category == .app }) {
+            throw report(GraphError(.invalidGraph, at: "nodes.\(app.id).type",
+                                    "\(app.descriptor.type) is fed or drained by code (GraphRun.input/output); graphctl cannot run it"),
+                         file: self.graph)
+        }
+        let run: GraphRun
+        do {
+            run = try GraphRun(graph)
+        } catch let error as GraphError {
+            throw report(error)
+        }
+
+        let interrupts = InterruptHandler(run: run, quiet: quiet)
+        interrupts.install()
+        do {
+            try run.start()
+        } catch let error as GraphError {
+            throw report(error)
+        }
+
+        let showProgress = !quiet && (progress == .always || (progress == .auto && isatty(2) != 0))
+        let ticker = showProgress ? ProgressLine(run: run) : nil
+        ticker?.start()
+        let result = run.wait()
+        ticker?.finish()
+
+        if let stats {
+            do {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                try encoder.encode(result).write(to: URL(fileURLWithPath: stats))
+            } catch {
+                printError("error: cannot write statistics to \"\(stats)\": \(error.localizedDescription)")
+                throw ExitCode(GraphError.Code.outputUnwritable.exitStatus)
+            }
+        }
+        if let error = result.error {
+            throw report(error)
+        }
+        if !quiet { printError(Self.summary(result)) }
+    }
+
+    static func summary(_ r: RunReport) -> String {
+        var line = "\(r.status.rawValue) in \(String(format: "%.2f", r.wallSeconds)) s: "
+            + "\(String(format: "%.2f", r.mediaSeconds)) s of media (\(String(format: "%.1f", r.speed))x)"
+        let drops = r.edges.reduce(0) { $0 + $1.drops }
+        if drops > 0 { line += ", \(drops) buffers dropped by live sources" }
+        for o in r.outputs { line += "\n  \(o.node): \(o.path) \(o.status.rawValue)" }
+        return line
+    }
+}
+
+/// First SIGINT/SIGTERM: end of stream from the sources, files finalize. Second: cancel.
+final class InterruptHandler: @unchecked Sendable {
+    let run: GraphRun
+    let quiet: Bool
+    private var sources: [DispatchSourceSignal] = []
+    private var count = 0
+    private let queue = DispatchQueue(label: "graphctl.signals")
+
+    init(run: GraphRun, quiet: Bool) {
+        self.run = run
+        self.quiet = quiet
+    }
+
+    func install() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            source.setEventHandler { [self] in handle() }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    private func handle() {
+        count += 1
+        if count == 1 {
+            if !quiet { printError("\nstopping: finishing files (interrupt again to cancel)") }
+            run.stop()
+        } else {
+            if !quiet { printError("\ncancelling") }
+            run.cancel()
+        }
+    }
+}
+
+/// The progress line on standard error: position / duration and speed.
+final class ProgressLine: @unchecked Sendable {
+    let run: GraphRun
+    private let done = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let started = ContinuousClock.now
+
+    init(run: GraphRun) { self.run = run }
+
+    func start() {
+        let thread = Thread { [self] in
+            while done.wait(timeout: .now() + .milliseconds(200)) == .timedOut { draw() }
+            writeStandardError("\r\u{1B}[K")
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    func finish() {
+        done.signal()
+        finished.wait()
+    }
+
+    private func draw() {
+        let (position, duration) = run.progress
+        let elapsed = ContinuousClock.now - started
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let speed = wall > 0 ? position / wall : 0
+        var line: String
+        if let duration, duration > 0 {
+            let fraction = min(1, position / duration)
+            let filled = Int(fraction * 30)
+            line = "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: 30 - filled) + "] "
+            line += String(format: "%.1f / %.1f s", position, duration)
+        } else {
+            line = String(format: "%.1f s", position)
+        }
+        line += String(format: "  %.1fx", speed)
+        writeStandardError("\r\u{1B}[K" + line)
+    }
+}

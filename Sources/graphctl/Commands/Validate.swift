@@ -1,0 +1,29 @@
+import ArgumentParser
+import GraphKit
+import Nodes
+
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check graphs without running them: every problem, with its place in the file."
+    )
+
+    @Argument(help: "Graph files to check.")
+    var graphs: [String]
+
+    @OptionGroup var options: OverrideOptions
+
+    func run() throws {
+        var status: Int32 = 0
+        for path in graphs {
+            do {
+                let graph = try GraphLoader.builtIn.load(contentsOf: path, overrides: try options.parsed())
+                print("\(path): ok (\(graph.nodes.count) nodes, \(graph.edges.count) edges)")
+            } catch {
+                let code = report(error, file: path)
+                // The most serious failure decides: unreadable (66) over invalid (65).
+                status = max(status, code.rawValue)
+            }
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import GraphKit
+import Nodes
+
+@main
+struct GraphCtl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "graphctl",
+        abstract: "Run, check and explain GraphKit media graphs.",
+        discussion: """
+            Exit status: 0 success; 64 usage error; 65 invalid graph; 66 an input cannot be read;
+            69 a GStreamer plugin is missing; 70 the run failed; 73 an output cannot be written;
+            130 cancelled.
+            """,
+        version: "graphctl \(GraphKitInfo.version)",
+        subcommands: [Run.self, Validate.self, Inspect.self]
+    )
+}
+
+/// Prints a GraphKit error the way every command does, and gives its exit status.
+func report(_ error: GraphError, file: String? = nil) -> ExitCode {
+    for problem in error.problems {
+        var line = "error: "
+        if let file, let location = problem.location, !location.hasPrefix(file), !location.hasPrefix("--set"),
+           !location.hasPrefix("node \"") {
+            line += "\(file): "
+        }
+        line += problem.description
+        printError(line)
+    }
+    if let cause = error.cause, !cause.isEmpty { printError("  cause: \(cause)") }
+    return ExitCode(error.code.exitStatus)
+}
+
+func printError(_ text: String) {
+    writeStandardError(text + "\n")
+}
+
+func writeStandardError(_ text: String) {
+    FileHandle.standardError.write(Data(text.utf8))
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages GraphKit needs, only those that are missing.
+# Called by `make run`, `make test` and `make bench`; safe to run again.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libgstreamer1.0-dev
+  libgstreamer-plugins-base1.0-dev
+  gstreamer1.0-tools
+  gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-ugly
+  gstreamer1.0-libav
+  gstreamer1.0-x
+  libcairo2-dev
+  ffmpeg
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(time hyperfine)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+((${#missing[@]} == 0)) && exit 0
+
+echo "Installing missing Debian packages: ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
