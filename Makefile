@@ -19,7 +19,8 @@ release: deps
 run: build
 	$(SWIFT) run --skip-build graphctl run $(GRAPH)
 
-test: build
+test: deps
+	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 bench: release

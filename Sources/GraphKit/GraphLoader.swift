@@ -44,8 +44,7 @@ public struct GraphLoader: Sendable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? Self.reason(for: path)
-            throw GraphError(.inputUnreadable, at: path, "cannot read graph file: \(reason)")
+            throw GraphError(.inputUnreadable, at: path, "cannot read graph file: \(Self.reason(for: path))")
         }
         let json: JSONValue
         do {
@@ -88,7 +87,20 @@ private struct Validation {
     let registry: NodeRegistry
     var problems: [GraphError.Problem] = []
 
+    var touchedByBadEdges = Set<String>()
+
     init(registry: NodeRegistry) { self.registry = registry }
+
+    /// The node ids an edge mentions, as far as they can be read.
+    static func nodeNames(in item: JSONValue) -> [String] {
+        var texts: [String] = []
+        switch item {
+        case .string(let s): texts = s.components(separatedBy: "->")
+        case .object: texts = [item["from"], item["to"]].compactMap { if case .string(let s)? = $0 { return s }; return nil }
+        default: break
+        }
+        return texts.compactMap { PortRef(Substring($0))?.node }
+    }
 
     mutating func problem(_ location: String, _ message: String) {
         problems.append(.init(location, message))
@@ -146,7 +158,12 @@ private struct Validation {
             var inputOwner: [PortRef: Int] = [:]
             var pairs: [String: Int] = [:]
             for (i, item) in items.enumerated() {
-                guard let edge = self.edge(i, item, nodes: nodes, known: Set(nodeEntries.keys)) else { continue }
+                let before = problems.count
+                guard let edge = self.edge(i, item, nodes: nodes, known: Set(nodeEntries.keys)) else {
+                    // Whatever a rejected edge names, its connections are not judged again below.
+                    if problems.count > before { touchedByBadEdges.formUnion(Self.nodeNames(in: item)) }
+                    continue
+                }
                 let key = "\(edge.from)->\(edge.to)"
                 if let first = pairs[key] {
                     problem("edges[\(i)]", "duplicate of edges[\(first)] (\"\(edge.from) -> \(edge.to)\")")
@@ -165,7 +182,7 @@ private struct Validation {
         }
 
         // Required inputs.
-        for n in nodes {
+        for n in nodes where !touchedByBadEdges.contains(n.id) {
             let connected = Set(edges.filter { $0.to.node == n.id }.map(\.to.port))
             for input in n.descriptor.inputs where input.presence == .always && !connected.contains(input.name) {
                 problem("nodes.\(n.id)", "input \"\(input.name)\" of \(n.descriptor.type) is not connected")
@@ -374,7 +391,7 @@ private struct Validation {
             default: break
             }
         }
-        if c.buffers == nil && c.bytes == nil && c.seconds == nil {
+        if members.isEmpty {
             problem(at, "name at least one of buffers, bytes or seconds")
             return .default
         }

@@ -218,5 +218,5 @@ public func closestMatch(to word: String, in candidates: [String]) -> String? {
     let w = Array(word.lowercased())
     let scored = candidates.map { ($0, distance(w, Array($0.lowercased()))) }
     guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-    return best.1 <= max(2, word.count / 3) ? best.0 : nil
+    return best.1 <= max(2, word.count / 2) ? best.0 : nil
 }

@@ -1,0 +1,144 @@
+import Foundation
+import GraphKit
+
+/// Media made in tests: PCM computed in Swift, files made by GStreamer, results read by ffprobe.
+public enum TestMedia {
+    /// Interleaved S16LE PCM buffers from a per-frame sample function, timestamped exactly.
+    public static func pcm(sampleRate: Int = 44_100, channels: Int = 1, frames: Int, framesPerBuffer: Int = 1024,
+                           sample: (_ frame: Int, _ channel: Int) -> Int16) -> [SampleBuffer] {
+        let format = MediaFormat.pcm(.init(sampleRate: sampleRate, channels: channels, sampleFormat: .s16le))
+        var buffers: [SampleBuffer] = []
+        var start = 0
+        while start < frames {
+            let n = min(framesPerBuffer, frames - start)
+            var samples = [Int16](repeating: 0, count: n * channels)
+            for f in 0..<n { for c in 0..<channels { samples[f * channels + c] = sample(start + f, c) } }
+            let bytes = samples.withUnsafeBytes { Array($0) }
+            buffers.append(SampleBuffer(format: format, bytes: bytes,
+                                        presentationTime: MediaTime(value: Int64(start), timescale: Int32(sampleRate)),
+                                        duration: MediaTime(value: Int64(n), timescale: Int32(sampleRate))))
+            start += n
+        }
+        return buffers
+    }
+
+    /// A sine tone as S16LE PCM buffers.
+    public static func sine(frequency: Double = 440, amplitude: Double = 0.5, sampleRate: Int = 44_100,
+                            channels: Int = 1, seconds: Double, framesPerBuffer: Int = 1024) -> [SampleBuffer] {
+        pcm(sampleRate: sampleRate, channels: channels, frames: Int(seconds * Double(sampleRate)), framesPerBuffer: framesPerBuffer) { f, _ in
+            Int16(amplitude * 32767 * sin(2 * Double.pi * frequency * Double(f) / Double(sampleRate)))
+        }
+    }
+
+    /// Runs `gst-launch-1.0 -q -e DESCRIPTION` and throws if it fails: GStreamer makes the
+    /// test's input files.
+    public static func gstLaunch(_ description: String) throws {
+        try runTool("gst-launch-1.0", ["-q", "-e"] + description.split(separator: " ").map(String.init))
+    }
+
+    /// A WAV file of a sine tone, written by GStreamer.
+    public static func writeWAV(_ path: String, seconds: Double, sampleRate: Int = 44_100, channels: Int = 2,
+                                frequency: Double = 440) throws {
+        let frames = Int(seconds * Double(sampleRate))
+        try gstLaunch("audiotestsrc num-buffers=\(max(1, frames / 441)) samplesperbuffer=441 freq=\(frequency) ! "
+                      + "audio/x-raw,format=S16LE,rate=\(sampleRate),channels=\(channels) ! wavenc ! filesink location=\(path)")
+    }
+
+    @discardableResult
+    public static func runTool(_ tool: String, _ arguments: [String]) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = [tool] + arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw GraphError(.runFailed, "\(tool) failed (\(p.terminationStatus)): \(String(decoding: errors, as: UTF8.self))")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A fresh temporary folder for one test.
+    public static func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("graphkit-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// What ffprobe says of a file: its streams and format, as `ffprobe -show_format` after writing.
+public struct MediaProbe: Sendable {
+    public struct Stream: Sendable {
+        public var codecType: String
+        public var codecName: String
+        public var sampleRate: Int?
+        public var channels: Int?
+        public var width: Int?
+        public var height: Int?
+        public var frameCount: Int?
+        public var duration: Double?
+        public var frameRate: Double?
+    }
+    public var streams: [Stream]
+    public var formatName: String
+    public var duration: Double
+    /// Byte offsets of the top-level MP4 boxes, by type (for "moov before mdat").
+    public var topLevelBoxes: [String]
+
+    public init(_ path: String, countFrames: Bool = false) throws {
+        var args = ["-v", "error", "-of", "json", "-show_streams", "-show_format"]
+        if countFrames { args.append("-count_frames") }
+        let text = try TestMedia.runTool("ffprobe", args + [path])
+        let json = try JSONParser.parse(text)
+        func string(_ v: JSONValue?) -> String? { if case .string(let s)? = v { return s }; return nil }
+        func int(_ v: JSONValue?) -> Int? {
+            if case .number(let n)? = v { return Int(n) }
+            return string(v).flatMap { Int($0) }
+        }
+        func double(_ v: JSONValue?) -> Double? { string(v).flatMap { Double($0) } }
+        func rate(_ v: JSONValue?) -> Double? {
+            guard let s = string(v) else { return nil }
+            let parts = s.split(separator: "/").compactMap { Double($0) }
+            return parts.count == 2 && parts[1] != 0 ? parts[0] / parts[1] : nil
+        }
+        var streams: [Stream] = []
+        if case .array(let items)? = json["streams"] {
+            for s in items {
+                streams.append(Stream(codecType: string(s["codec_type"]) ?? "", codecName: string(s["codec_name"]) ?? "",
+                                      sampleRate: int(s["sample_rate"]), channels: int(s["channels"]),
+                                      width: int(s["width"]), height: int(s["height"]),
+                                      frameCount: int(s["nb_read_frames"]) ?? int(s["nb_frames"]),
+                                      duration: double(s["duration"]), frameRate: rate(s["avg_frame_rate"])))
+            }
+        }
+        self.streams = streams
+        formatName = string(json["format"]?["format_name"]) ?? ""
+        duration = double(json["format"]?["duration"]) ?? 0
+        topLevelBoxes = MediaProbe.boxes(path)
+    }
+
+    public func stream(_ type: String) -> Stream? { streams.first { $0.codecType == type } }
+
+    static func boxes(_ path: String) -> [String] {
+        guard let h = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? h.close() }
+        var result: [String] = []
+        var offset: UInt64 = 0
+        while result.count < 64 {
+            try? h.seek(toOffset: offset)
+            guard let header = try? h.read(upToCount: 16), header.count >= 8 else { break }
+            let b = [UInt8](header)
+            var size = UInt64(b[0]) << 24 | UInt64(b[1]) << 16 | UInt64(b[2]) << 8 | UInt64(b[3])
+            let type = String(decoding: b[4..<8], as: UTF8.self)
+            if size == 1, b.count >= 16 { size = b[8..<16].reduce(0) { $0 << 8 | UInt64($1) } }
+            guard size >= 8 else { break }
+            result.append(type)
+            offset += size
+        }
+        return result
+    }
+}

@@ -1,0 +1,151 @@
+import Testing
+import GraphKit
+import Nodes
+
+@Suite struct GraphLoaderTests {
+    let loader = GraphLoader(registry: .builtIn)
+
+    /// A valid graph with one substitution, so each broken case shows only what it breaks.
+    static func graph(nodes: String? = nil, edges: String? = nil, extra: String = "") -> String {
+        let n = nodes ?? """
+            "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+            "aac": { "type": "encode.aac", "params": { "bitrate": 96000 } },
+            "file": { "type": "sink.mp4", "params": { "path": "out/x.m4a" } }
+            """
+        let e = edges ?? #""mic.out -> aac.in", "aac.out -> file.audio""#
+        return #"{ "version": 1, "nodes": { \#(n) }, "edges": [ \#(e) ]\#(extra) }"#
+    }
+
+    func problems(_ text: String, overrides: [String] = []) -> [String] {
+        do {
+            _ = try loader.load(json: text, overrides: try overrides.map { try GraphLoader.Override(parsing: $0) })
+            return []
+        } catch let error as GraphError {
+            #expect(error.code == .invalidGraph)
+            return error.problems.map(\.description)
+        } catch {
+            Issue.record("not a GraphError: \(error)")
+            return []
+        }
+    }
+
+    @Test func validGraphLoadsInTopologicalOrder() throws {
+        let g = try loader.load(json: Self.graph(edges: #""aac.out -> file.audio", "mic.out -> aac.in""#))
+        #expect(g.nodes.map(\.id) == ["mic", "aac", "file"])
+        #expect(g.node("aac")?.parameters.int("bitrate") == 96000)
+        #expect(g.node("aac")?.parameters.string("encoder") == "avenc_aac")  // the default
+        #expect(g.edges[0].capacity == .default)
+    }
+
+    @Test(arguments: [
+        (graph(extra: #", "edgs": []"#),
+         [#"edgs: unknown key "edgs"; did you mean "edges"? (allowed: version, name, description, nodes, edges)"#]),
+        (#"{ "version": 2, "nodes": { "a": { "type": "capture.audio" } } }"#, ["version: expected 1, got 2"]),
+        (graph(nodes: #""mic": { "type": "capture.audio" }, "mic": { "type": "capture.audio" }"#, edges: ""),
+         [#"nodes.mic: node id "mic" is given twice"#]),
+        (graph(nodes: #""m c": { "type": "capture.audio" }"#, edges: ""),
+         [#"nodes.m c: node id "m c" may use only letters, digits, _ and -"#]),
+        (graph(nodes: #""a": { "type": "encode.acc" }"#, edges: ""),
+         [#"nodes.a.type: unknown node type "encode.acc"; did you mean "encode.aac"? (`graphctl inspect` lists them)"#]),
+        (graph(nodes: #""a": { "type": "capture.audio", "parms": {} }"#, edges: ""),
+         [#"nodes.a.parms: unknown key "parms"; did you mean "params"? (allowed: type, params)"#]),
+        (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRte": 8000 } }"#, edges: ""),
+         [#"nodes.a.params.sampleRte: unknown parameter "sampleRte" for capture.audio; did you mean "sampleRate"? (it takes: device, wave, frequency, sampleRate, channels, duration, live)"#]),
+        (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRate": 1000 } }"#, edges: ""),
+         ["nodes.a.params.sampleRate: 1000 is out of range (8000 to 192000)"]),
+        (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRate": "44100" } }"#, edges: ""),
+         [#"nodes.a.params.sampleRate: expected integer, got a string "44100""#]),
+        (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRate": 44100.5 } }"#, edges: ""),
+         ["nodes.a.params.sampleRate: expected an integer, got 44100.5"]),
+        (graph(nodes: #""a": { "type": "capture.audio", "params": { "wave": "sin" } }"#, edges: ""),
+         [#"nodes.a.params.wave: "sin" is not one of "sine", "square", "saw", "silence", "white-noise"; did you mean "sine"?"#]),
+        (graph(nodes: #""a": { "type": "source.file" }"#, edges: ""),
+         ["nodes.a.params.path: required parameter of source.file is missing (the file to read, relative to the current folder)"]),
+        (graph(nodes: #""a": { "type": "capture.audio" }, "g": { "type": "effect.gain", "params": { "gain": 2, "db": 6 } }"#, edges: #""a.out -> g.in""#),
+         ["nodes.g.params.db: give gain or db, not both"]),
+        (graph(edges: #""mic.out -> aac.in", "aac.out -> file.audio", "mic.out -> aac.in""#),
+         [#"edges[2]: duplicate of edges[0] ("mic.out -> aac.in")"#]),
+        (graph(nodes: #""mic": { "type": "capture.audio" }, "m2": { "type": "capture.audio" }, "aac": { "type": "encode.aac" }, "file": { "type": "sink.mp4", "params": { "path": "x.m4a" } }"#,
+               edges: #""mic.out -> aac.in", "m2.out -> aac.in", "aac.out -> file.audio""#),
+         [#"edges[1]: input "aac.in" is already connected by edges[0]; an input takes one connection (an output may feed several)"#]),
+        (graph(edges: #""mic.out -> aac.in", "aac.out -> file.video""#),
+         [#"edges[1]: cannot connect "aac.out" (audio/aac) to "file.video" (video/h264)"#]),
+        (graph(edges: #""mic.out -> aac.in", "aac.output -> file.audio""#),
+         [#"edges[1]: encode.aac node "aac" has no output "output" (its outputs: out); did you mean "out"?"#]),
+        (graph(edges: #""mic.out -> aac.in", "aac.out -> fil.audio""#),
+         [#"edges[1]: no node "fil" in the graph; did you mean "file"?"#,
+          "nodes.file: sink.mp4 needs at least one of its inputs connected (audio, video)"]),
+        (graph(edges: #""mic.out => aac.in", "aac.out -> file.audio""#),
+         [#"edges[0]: expected "node.port -> node.port", got "mic.out => aac.in""#,
+          #"nodes.aac: input "in" of encode.aac is not connected"#]),
+        (graph(edges: #"{ "from": "mic.out", "to": "aac.in", "capacity": { "buffers": 0 } }, "aac.out -> file.audio""#),
+         ["edges[0].capacity.buffers: expected a whole number of at least 1, got 0"]),
+        (graph(edges: #"{ "from": "mic", "to": "aac.in" }, "aac.out -> file.audio""#),
+         [#"edges[0].from: expected "node.port", got "mic""#]),
+        (graph(edges: #""mic.out -> aac.in""#),
+         ["nodes.file: sink.mp4 needs at least one of its inputs connected (audio, video)"]),
+        (graph(nodes: #""g1": { "type": "effect.gain" }, "g2": { "type": "effect.gain" }"#, edges: #""g1.out -> g2.in", "g2.out -> g1.in""#),
+         [#"edges: the graph has a cycle through "g1", "g2"; data must flow one way"#]),
+    ])
+    func brokenGraphsNameEveryProblem(_ text: String, _ expected: [String]) {
+        #expect(problems(text) == expected)
+    }
+
+    @Test func reportsEveryProblemAtOnce() {
+        let text = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "channels": 9 } },
+            "aac": { "type": "encode.aac", "params": { "bitrate": "high" } },
+            "file": { "type": "sink.mp4" }
+            """)
+        #expect(problems(text) == [
+            "nodes.mic.params.channels: 9 is out of range (1 to 2)",
+            #"nodes.aac.params.bitrate: expected integer, got a string "high""#,
+            "nodes.file.params.path: required parameter of sink.mp4 is missing (the file to write; missing folders are created)",
+        ])
+    }
+
+    @Test func overridesAreTypedByTheParameter() throws {
+        let g = try loader.load(json: Self.graph(), overrides: [
+            .init(parsing: "aac.bitrate=128000"), .init(parsing: "mic.live=false"),
+            .init(parsing: "mic.frequency=1000.5"), .init(parsing: "aac.bitrate=64000"),
+            .init(parsing: "file.path=a=b.m4a"),
+        ])
+        #expect(g.node("aac")?.parameters.int("bitrate") == 64000)  // the last --set wins
+        #expect(g.node("mic")?.parameters.bool("live") == false)
+        #expect(g.node("mic")?.parameters.double("frequency") == 1000.5)
+        #expect(g.node("file")?.parameters.string("path") == "a=b.m4a")
+    }
+
+    @Test func emptyOverrideRestoresTheDefault() throws {
+        let text = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "sampleRate": 8000 } },
+            "aac": { "type": "encode.aac" }, "file": { "type": "sink.mp4", "params": { "path": "x.m4a" } }
+            """)
+        let g = try loader.load(json: text, overrides: [.init(parsing: "mic.sampleRate=")])
+        #expect(g.node("mic")?.parameters.int("sampleRate") == 44100)
+    }
+
+    @Test func badOverridesAreInvalidGraphs() {
+        #expect(problems(Self.graph(), overrides: ["aac.bitrate=fast", "mic.live=yes", "mix.live=true", "aac.bitrat=1"]) == [
+            #"--set mic.live: expected true or false, got "yes""#,
+            #"--set aac.bitrate: expected an integer, got "fast""#,
+            #"--set aac.bitrat: unknown parameter "bitrat" for encode.aac; did you mean "bitrate"? (it takes: bitrate, encoder)"#,
+            #"--set mix.live: no node "mix" in the graph; did you mean "mic"?"#,
+        ])
+        #expect(throws: GraphError(.invalidGraph, at: "--set aac", "expected node.param=value")) {
+            try GraphLoader.Override(parsing: "aac")
+        }
+    }
+
+    @Test func malformedJSONGivesLineAndColumn() {
+        #expect(throws: GraphError(.invalidGraph, at: "line 2, column 1", "malformed JSON: expected a value, found end of input")) {
+            try loader.load(json: "{ \"version\":\n")
+        }
+    }
+
+    @Test func unreadableGraphFileIsAnInputError() {
+        #expect(throws: GraphError(.inputUnreadable, at: "/nonexistent/g.json", "cannot read graph file: no such file")) {
+            try loader.load(contentsOf: "/nonexistent/g.json")
+        }
+    }
+}
