@@ -1,0 +1,167 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+@Suite struct GraphRunTests {
+    static let mono = MediaFormat.pcm(.init(sampleRate: 44_100, channels: 1, sampleFormat: .s16le))
+
+    func graph(_ json: String) throws -> Graph {
+        try GraphLoader(registry: .builtIn).load(json: json)
+    }
+
+    /// Two hours of silence in one-second buffers, through a Swift node, into a consumer that is
+    /// deliberately slow: no connection ever holds more than its capacity, and producers waited.
+    @Test func backpressureBoundsEveryEdgeOverHoursOfMedia() throws {
+        let g = try graph("""
+            { "version": 1, "nodes": {
+                "feed": { "type": "source.app", "params": { "maxBuffers": 4 } },
+                "gain": { "type": "effect.gain", "params": { "gain": 1 } },
+                "take": { "type": "sink.app", "params": { "maxBuffers": 2 } } },
+              "edges": [
+                { "from": "feed.out", "to": "gain.in", "capacity": { "buffers": 3 } },
+                { "from": "gain.out", "to": "take.in", "capacity": { "buffers": 5 } } ] }
+            """)
+        let run = try GraphRun(g)
+        try run.start()
+        let input = try run.input("feed"), output = try run.output("take")
+        let seconds = 2 * 3600
+        let second = SampleBuffer(format: Self.mono, byteCount: 44_100 * 2)
+
+        let producer = Thread {
+            for i in 0..<seconds {
+                var b = second  // shares the silence; only timing is copied
+                b.presentationTime = MediaTime(value: Int64(i), timescale: 1)
+                b.duration = MediaTime(value: 1, timescale: 1)
+                try? input.appendWaiting(b)
+            }
+            input.markAsFinished()
+        }
+        producer.start()
+
+        var count = 0
+        var last: MediaTime?
+        while let b = output.copyNextSampleBuffer() {
+            if count < 50 || count % 1000 == 0 { usleep(2000) }  // slow at first, then now and then
+            #expect(last == nil || b.presentationTime! > last!)
+            last = b.presentationTime
+            count += 1
+        }
+        let report = run.wait()
+        #expect(report.status == .completed)
+        #expect(count == seconds)
+        #expect(last == MediaTime(value: Int64(seconds - 1), timescale: 1))
+        #expect(report.mediaSeconds == Double(seconds))
+        let edges = Dictionary(uniqueKeysWithValues: report.edges.map { ($0.to, $0) })
+        #expect(edges["gain.in"]!.maxBuffers <= 3)
+        #expect(edges["take.in"]!.maxBuffers <= 5)
+        #expect(edges["gain.in"]!.buffers == seconds)
+        #expect(report.edges.contains { $0.waits > 0 })  // the slow consumer made producers wait
+        #expect(report.nodes.first { $0.id == "gain" }?.buffersIn == seconds)
+    }
+
+    @Test func requestMediaDataWhenReadyFeedsUntilFinished() throws {
+        let g = try graph("""
+            { "version": 1, "nodes": {
+                "feed": { "type": "source.app", "params": { "maxBuffers": 2 } },
+                "take": { "type": "sink.app", "params": { "maxBuffers": 2 } } },
+              "edges": [ { "from": "feed.out", "to": "take.in", "capacity": { "buffers": 2 } } ] }
+            """)
+        let run = try GraphRun(g)
+        try run.start()
+        let input = try run.input("feed")
+        let buffers = TestMedia.sine(seconds: 1)
+        let next = Atomic<Int>(0)
+        let queue = DispatchQueue(label: "feeder")
+        input.requestMediaDataWhenReady(on: queue) {
+            while input.isReadyForMoreMediaData {
+                let i = next.add(1, ordering: .relaxed).oldValue
+                guard i < buffers.count else { input.markAsFinished(); return }
+                try? input.appendImmediately(buffers[i])
+            }
+        }
+        var frames = 0
+        let output = try run.output("take")
+        while let b = output.copyNextSampleBuffer() { frames += b.frameCount }
+        #expect(run.wait().status == .completed)
+        #expect(frames == 44_100)
+    }
+
+    @Test func asyncAppendSuspendsUntilReady() async throws {
+        let g = try graph("""
+            { "version": 1, "nodes": {
+                "feed": { "type": "source.app", "params": { "maxBuffers": 1 } },
+                "take": { "type": "sink.app", "params": { "maxBuffers": 1 } } },
+              "edges": [ { "from": "feed.out", "to": "take.in", "capacity": { "buffers": 1 } } ] }
+            """)
+        let run = try GraphRun(g)
+        try run.start()
+        let input = try run.input("feed"), output = try run.output("take")
+        let pulled = Thread {
+            var n = 0
+            while output.copyNextSampleBuffer() != nil { n += 1; usleep(1000) }
+            #expect(n == 44)
+        }
+        pulled.start()
+        for b in TestMedia.sine(seconds: 1).prefix(44) { try await input.append(b) }
+        input.markAsFinished()
+        let report = await run.report()
+        #expect(report.status == .completed)
+        await #expect(throws: GraphError.self) { try await input.append(TestMedia.sine(seconds: 0.1)[0]) }
+    }
+
+    /// A user's node (as a plugin would be) that needs an element nobody installed.
+    final class NeedsMissingElement: ElementNode, @unchecked Sendable {
+        static let descriptor = NodeDescriptor(
+            type: "test.missing", category: .effect, summary: "needs an element that does not exist",
+            inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
+            example: #"{ "type": "test.missing" }"#)
+        init(context: NodeContext) throws {}
+        func build(in bin: BinBuilder) throws {
+            let e = try bin.make("x264enc_not_installed")
+            try bin.expose(input: "in", e)
+        }
+    }
+
+    @Test func aMissingElementIsAMissingPluginErrorNamingThePackage() throws {
+        var registry = NodeRegistry.builtIn
+        registry.register(NeedsMissingElement.self)
+        let g = try GraphLoader(registry: registry).load(json: """
+            { "version": 1, "nodes": { "a": { "type": "source.app" }, "m": { "type": "test.missing" },
+              "b": { "type": "sink.app" } }, "edges": [ "a.out -> m.in", "m.out -> b.in" ] }
+            """)
+        #expect(throws: GraphError(.missingPlugin, at: "node \"m\"",
+                                   "GStreamer element \"x264enc_not_installed\" is not installed; install the Debian package gstreamer1.0-plugins-base",
+                                   node: "m")) {
+            try GraphRun(g)
+        }
+        #expect(GStreamer.debianPackage(forElement: "x264enc") == "gstreamer1.0-plugins-ugly")
+        #expect(GStreamer.debianPackage(forElement: "avenc_aac") == "gstreamer1.0-libav")
+    }
+
+    @Test func aSwiftNodeThatThrowsFailsTheRunNamingIt() throws {
+        final class Fails: ProcessingNode, @unchecked Sendable {
+            static let descriptor = NodeDescriptor(
+                type: "test.fails", category: .effect, summary: "throws on the third buffer",
+                inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
+                example: #"{ "type": "test.fails" }"#)
+            var seen = 0
+            init(context: NodeContext) throws {}
+            func process(_ buffer: inout SampleBuffer) throws -> Bool {
+                seen += 1
+                if seen == 3 { throw GraphError(.runFailed, "third buffer refused") }
+                return true
+            }
+        }
+        var registry = NodeRegistry.builtIn
+        registry.register(Fails.self)
+        let h = try NodeHarness(#"{ "type": "test.fails" }"#, registry: registry)
+        try h.push(TestMedia.sine(seconds: 0.1))
+        #expect(throws: GraphError(.runFailed, at: "node \"node\" (test.fails)", "third buffer refused", node: "node")) {
+            try h.finish()
+        }
+    }
+}
