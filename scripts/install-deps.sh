@@ -14,6 +14,7 @@ packages=(
   gstreamer1.0-plugins-ugly
   gstreamer1.0-libav
   gstreamer1.0-x
+  gstreamer1.0-alsa
   libcairo2-dev
   ffmpeg
 )

@@ -375,7 +375,7 @@ public final class GraphRun: @unchecked Sendable {
         var status: RunStatus = .completed
         var error: GraphError?
         let wanted = GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ELEMENT.rawValue
-        var idleSince = startFailed ? ContinuousClock.now : nil
+        let idleSince = startFailed ? ContinuousClock.now : nil
         loop: while true {
             condition.lock()
             let cancelled = cancelRequested

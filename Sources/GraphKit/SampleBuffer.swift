@@ -16,7 +16,13 @@ public struct SampleBuffer: @unchecked Sendable {
 
     var storage: Storage
     /// What the data holds; nil when not known (a buffer made from bytes with no format).
-    public var format: MediaFormat?
+    public var format: MediaFormat? {
+        didSet { capsDetail = nil }
+    }
+    /// The full GStreamer caps a buffer arrived with, when it came out of a graph: they carry
+    /// what `format` does not spell out (an AAC or H.264 codec configuration, like
+    /// `CMFormatDescription` extensions), so the buffer can go back into another graph.
+    var capsDetail: String?
 
     public struct Flags: OptionSet, Sendable, Hashable {
         public let rawValue: UInt32
@@ -30,9 +36,18 @@ public struct SampleBuffer: @unchecked Sendable {
     // MARK: Making buffers
 
     /// Takes over one reference to `buffer`.
-    init(owning buffer: UnsafeMutablePointer<GstBuffer>, format: MediaFormat?) {
+    init(owning buffer: UnsafeMutablePointer<GstBuffer>, format: MediaFormat?, capsDetail: String? = nil) {
         storage = Storage(owning: buffer)
         self.format = format
+        self.capsDetail = capsDetail
+    }
+
+    /// The caps to announce this buffer with: its full caps when known; none for a container
+    /// stream, so that typefinding looks at the bytes.
+    var capsForPushing: String? {
+        if let capsDetail { return capsDetail }
+        if format == .container { return nil }
+        return format?.capsString
     }
 
     /// A new buffer holding a copy of `bytes`.

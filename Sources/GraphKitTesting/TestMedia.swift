@@ -123,7 +123,8 @@ public struct MediaProbe: Sendable {
 
     public func stream(_ type: String) -> Stream? { streams.first { $0.codecType == type } }
 
-    static func boxes(_ path: String) -> [String] {
+    /// The types of a file's top-level MP4 boxes, in order.
+    public static func boxes(_ path: String) -> [String] {
         guard let h = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? h.close() }
         var result: [String] = []

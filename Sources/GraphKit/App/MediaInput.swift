@@ -14,7 +14,7 @@ public final class MediaInput: @unchecked Sendable {
     private let lock = NSLock()
     private var ready = true
     private var finished = false
-    private var currentFormat: MediaFormat?
+    private var currentCaps: String??
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var readyWaiters = 0
     private let readyCondition = NSCondition()
@@ -147,13 +147,15 @@ public final class MediaInput: @unchecked Sendable {
         guard let format = buffer.format else {
             throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
         }
+        _ = format
+        let capsString = buffer.capsForPushing
         lock.lock()
         if finished { lock.unlock(); throw finishedError }
-        let formatChanged = currentFormat != format
-        currentFormat = format
+        let changed = currentCaps != .some(capsString)
+        currentCaps = .some(capsString)
         lock.unlock()
-        if formatChanged {
-            let caps = GStreamer.caps(format)
+        if changed, let capsString {
+            let caps = gst_caps_from_string(capsString)!
             gst_app_src_set_caps(src, caps)
             gk_caps_unref(caps)
         }

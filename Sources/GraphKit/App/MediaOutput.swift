@@ -36,7 +36,13 @@ public final class MediaOutput: @unchecked Sendable {
         guard let sample else { return nil }
         defer { gk_sample_unref(sample) }
         guard let buffer = gst_sample_get_buffer(sample) else { return nil }
-        let format = gst_sample_get_caps(sample).flatMap { GStreamer.format(from: $0) }
-        return SampleBuffer(owning: gk_buffer_ref(buffer), format: format)
+        let caps = gst_sample_get_caps(sample)
+        let format = caps.flatMap { GStreamer.format(from: $0) }
+        let detail = caps.flatMap { c -> String? in
+            guard let s = gst_caps_to_string(c) else { return nil }
+            defer { g_free(s) }
+            return String(cString: s)
+        }
+        return SampleBuffer(owning: gk_buffer_ref(buffer), format: format, capsDetail: detail)
     }
 }

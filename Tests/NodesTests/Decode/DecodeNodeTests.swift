@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+@Suite struct DecodeNodeTests {
+    /// The bytes of a WAV file's data chunk.
+    static func wavData(_ path: String) throws -> [UInt8] {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var i = 12
+        while i + 8 <= bytes.count {
+            let id = String(decoding: bytes[i..<i + 4], as: UTF8.self)
+            let size = Int(bytes[i + 4]) | Int(bytes[i + 5]) << 8 | Int(bytes[i + 6]) << 16 | Int(bytes[i + 7]) << 24
+            if id == "data" { return Array(bytes[(i + 8)..<min(bytes.count, i + 8 + size)]) }
+            i += 8 + size + (size & 1)
+        }
+        throw GraphError(.runFailed, "no data chunk in \(path)")
+    }
+
+    static func fileBuffers(_ path: String, chunk: Int = 16_384) throws -> [SampleBuffer] {
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        return stride(from: 0, to: data.count, by: chunk).map {
+            SampleBuffer(format: .container, bytes: data[$0..<min(data.count, $0 + chunk)])
+        }
+    }
+
+    @Test func a16BitWAVDecodesSampleExact() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("tone.wav").path
+        try TestMedia.writeWAV(wav, seconds: 1.5, sampleRate: 44_100, channels: 2, frequency: 997)
+        let expected = try Self.wavData(wav)
+        #expect(expected.count == 66_150 * 4)
+
+        let h = try NodeHarness(#"{ "type": "decode" }"#, outputs: ["audio"])
+        try h.push(try Self.fileBuffers(wav))
+        let out = try h.pullAll(from: "audio")
+        #expect(out.first?.format == .pcm(.init(sampleRate: 44_100, channels: 2, sampleFormat: .s16le)))
+        #expect(out.first?.presentationTime == .zero)
+        let decoded = out.flatMap(\.bytes)
+        #expect(decoded.count == expected.count)  // none missing at the start or the end
+        #expect(decoded == expected)
+    }
+
+    @Test func outputSettingsResampleMixAndConvert() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("tone.wav").path
+        try TestMedia.writeWAV(wav, seconds: 1.5, sampleRate: 44_100, channels: 2)
+        let h = try NodeHarness(#"{ "type": "decode", "params": { "sampleFormat": "f32le", "sampleRate": 8000, "channels": 1 } }"#,
+                                outputs: ["audio"])
+        try h.push(try Self.fileBuffers(wav))
+        let out = try h.pullAll(from: "audio")
+        #expect(out.first?.format == .pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .f32le)))
+        let frames = out.reduce(0) { $0 + $1.frameCount }
+        #expect(abs(frames - 12_000) <= 2)
+        let peak = out.map { $0.withAudioSamples(as: Float.self) { $0.map(abs).max() ?? 0 } }.max() ?? 0
+        #expect(peak > 0.3 && peak <= 1)
+    }
+
+    @Test func aMissingTrackFailsTheRunNamingTheFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("audio-only.wav").path
+        try TestMedia.writeWAV(wav, seconds: 0.2)
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(wav)" } },
+              "dec": { "type": "decode" }, "v": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.video -> v.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        #expect(throws: GraphError(.runFailed, at: "node \"dec\" (decode, reading \"\(wav)\")", "\"\(wav)\" has no video track", node: "dec")) {
+            try run.run()
+        }
+    }
+
+    @Test func aTrackIndexBeyondTheFileFails() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("one-track.wav").path
+        try TestMedia.writeWAV(wav, seconds: 0.2)
+        let h = try NodeHarness(#"{ "type": "decode", "params": { "track": 1 } }"#, outputs: ["audio"])
+        try h.push(try Self.fileBuffers(wav))
+        #expect(throws: GraphError(.runFailed, at: "node \"node\" (decode)", "the input has 1 audio track; track 1 does not exist (tracks count from 0)", node: "node")) {
+            try h.finish()
+        }
+    }
+
+    @Test func bytesThatAreNotMediaFail() throws {
+        let h = try NodeHarness(#"{ "type": "decode" }"#, outputs: ["audio"])
+        try h.push(SampleBuffer(format: .container, bytes: Array("this is not a media file\n".utf8)))
+        do {
+            try h.finish()
+            Issue.record("decoding text should fail")
+        } catch let error as GraphError {
+            #expect(error.code == .runFailed)
+            #expect(error.node == "node")
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+@Suite struct MP4SinkNodeTests {
+    /// AAC made by the encoder node, to feed the sink.
+    static func aac(seconds: Double, sampleRate: Int = 44_100, channels: Int = 1) throws -> [SampleBuffer] {
+        let enc = try NodeHarness(#"{ "type": "encode.aac" }"#)
+        try enc.push(TestMedia.sine(sampleRate: sampleRate, channels: channels, seconds: seconds))
+        return try enc.pullAll()
+    }
+
+    @Test func writesAnM4AWithMoovFirstAndRenamesOnCompletion() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let path = folder.appendingPathComponent("new/sub/a.m4a").path  // folders created
+        let h = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(path)" } }"#, inputs: ["audio"])
+        #expect(h.node.output?.status == .writing)
+        try h.push(try Self.aac(seconds: 2), to: "audio")
+        #expect(!FileManager.default.fileExists(atPath: path))  // nothing under the name until complete
+        let result = try h.finish()
+        #expect(result.report.outputs == [OutputReport(node: "node", path: path, status: .completed)])
+        let probe = try MediaProbe(path)
+        #expect(probe.streams.count == 1)
+        #expect(probe.stream("audio")?.codecName == "aac")
+        #expect(probe.stream("audio")?.sampleRate == 44_100)
+        #expect(abs(probe.duration - 2) < 0.047)
+        let boxes = probe.topLevelBoxes
+        #expect(boxes.firstIndex(of: "moov")! < boxes.firstIndex(of: "mdat")!)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("new/sub/.a.m4a.partial").path))
+    }
+
+    @Test func aFailedRunLeavesAnExistingFileUntouchedAndNoTemporaryFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let path = folder.appendingPathComponent("keep.m4a").path
+        let old = Data("the old file".utf8)
+        FileManager.default.createFile(atPath: path, contents: old)
+        let partial = folder.appendingPathComponent(".keep.m4a.partial").path
+        FileManager.default.createFile(atPath: partial, contents: Data("stale, from a killed run".utf8))
+
+        let h = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(path)" } }"#, inputs: ["audio"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: partial)).isEmpty)  // the stale one was replaced
+        try h.push(try Self.aac(seconds: 0.5), to: "audio")
+        h.run.cancel()
+        let report = h.run.wait()
+        #expect(report.status == .cancelled)
+        #expect(report.outputs.first?.status == .cancelled)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == old)
+        #expect(!FileManager.default.fileExists(atPath: partial))
+    }
+
+    @Test func aParentThatIsAFileIsAnOutputError() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let file = folder.appendingPathComponent("plain").path
+        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(throws: GraphError(.outputUnwritable, at: "nodes.node.params.path",
+                                   "cannot write \"\(file)/x.m4a\": \"\(file)\" is a file, not a folder", node: "node")) {
+            try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(file)/x.m4a" } }"#, inputs: ["audio"])
+        }
+    }
+
+    @Test func movContainerAndFragments() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let mov = folder.appendingPathComponent("a.mov").path
+        let h = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(mov)" } }"#, inputs: ["audio"])
+        try h.push(try Self.aac(seconds: 1), to: "audio")
+        try h.finish()
+        #expect(try MediaProbe(mov).formatName.contains("mov"))
+        #expect(MediaProbe.boxes(mov).first == "ftyp")
+
+        let frag = folder.appendingPathComponent("f.mp4").path
+        let f = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(frag)", "fragmentInterval": 0.5 } }"#, inputs: ["audio"])
+        try f.push(try Self.aac(seconds: 2), to: "audio")
+        #expect(FileManager.default.fileExists(atPath: frag))  // written in place from the start
+        try f.finish()
+        #expect(MediaProbe.boxes(frag).filter { $0 == "moof" }.count >= 3)
+        #expect(abs(try MediaProbe(frag).duration - 2) < 0.1)
+    }
+}
