@@ -379,14 +379,16 @@ public final class GraphRun: @unchecked Sendable {
         loop: while true {
             condition.lock()
             let cancelled = cancelRequested
-            let stopping = stopRequested
             condition.unlock()
             if cancelled { status = .cancelled; break }
             if let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: wanted)) {
                 defer { gk_message_unref(msg) }
                 switch msg.pointee.type {
                 case GST_MESSAGE_EOS:
-                    status = stopping ? .stopped : .completed
+                    // Read now, not before the wait: the stop may have come while waiting.
+                    condition.lock()
+                    status = stopRequested ? .stopped : .completed
+                    condition.unlock()
                     break loop
                 case GST_MESSAGE_ERROR:
                     error = translate(error: msg)

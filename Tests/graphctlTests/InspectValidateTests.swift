@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+@Suite struct InspectValidateTests {
+    @Test func validateAcceptsTheShippedGraphs() throws {
+        let graphs = try FileManager.default.contentsOfDirectory(atPath: Graphctl.root.appendingPathComponent("graphs").path)
+            .filter { $0.hasSuffix(".json") }.sorted()
+        #expect(!graphs.isEmpty)
+        let r = try Graphctl.run("validate")  // no graphs: a usage error
+        #expect(r.status == 64)
+        let all = try Graphctl.wait(Graphctl.start(["validate"] + graphs.map(Graphctl.graph)))
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stdout.split(separator: "\n").count == graphs.count)
+    }
+
+    @Test func inspectListsEveryTypeByCategory() throws {
+        let r = try Graphctl.run("inspect")
+        #expect(r.status == 0)
+        for type in NodeRegistry.builtIn.typeNames { #expect(r.stdout.contains(type)) }
+        #expect(r.stdout.contains("encode:\n  encode.aac"))
+    }
+
+    @Test func inspectShowsPortsParametersAndAnExample() throws {
+        let r = try Graphctl.run("inspect", "encode.aac")
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("encode.aac: Encodes PCM audio to AAC-LC\n"))
+        #expect(r.stdout.contains("  bitrate: integer, 8000 to 512000, default 96000\n    bits per second\n"))
+        #expect(r.stdout.contains("  encoder: enumeration (avenc_aac, voaacenc), default \"avenc_aac\"\n"))
+        #expect(r.stdout.contains("  out\n    formats: audio/aac\n"))
+        let json = try JSONParser.parse(try Graphctl.run("inspect", "encode.aac", "--json").stdout)
+        #expect(json["type"] == "encode.aac")
+        #expect(json["parameters"].map { if case .array(let a) = $0 { return a.count }; return 0 } == 2)
+        let typo = try Graphctl.run("inspect", "encode.acc")
+        #expect(typo.status == 64)
+        #expect(typo.stderr.hasPrefix("error: unknown node type \"encode.acc\"; did you mean \"encode.aac\"?"))
+    }
+
+    /// Every node's documented example fragment loads as a node.
+    @Test(arguments: NodeRegistry.builtIn.typeNames)
+    func everyNodeExampleIsValid(_ type: String) throws {
+        let d = NodeRegistry.builtIn.lookup(type)!.descriptor
+        let node = try JSONParser.parse(d.example)
+        #expect(node["type"] == .string(type))
+        // Loaded on its own, inputs are unconnected: only node-level problems count.
+        let problems = Self.problems(.object([("version", 1), ("nodes", .object([("n", node)]))]))
+        #expect(problems.allSatisfy { $0.message.contains("not connected") || $0.message.contains("at least one of its inputs") },
+                "\(problems)")
+    }
+
+    static func problems(_ document: JSONValue) -> [GraphError.Problem] {
+        do {
+            _ = try GraphLoader(registry: .builtIn).load(document)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func versionNamesGraphKit() throws {
+        let r = try Graphctl.run("--version")
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("graphctl 0.1.0"))
+    }
+}
