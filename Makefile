@@ -23,8 +23,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
-bench: release
+# Benchmarks run the CLI as it ships: release, with the Swift runtime linked statically.
+bench: deps
 	@bash scripts/install-deps.sh --bench
+	$(SWIFT) build -c release --static-swift-stdlib
 	python3 scripts/bench.py
 
 clean:

@@ -19,12 +19,14 @@ let package = Package(
             pkgConfig: "gstreamer-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
+        // Cairo draws waveform pictures (PNG and SVG): the Linux counterpart of Quartz 2D.
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"]),
         // The engine: formats, buffers, the Node contract, loader, scheduler, run reports.
         .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue"]),
         // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
-        .target(name: "Nodes", dependencies: ["GraphKit"]),
+        .target(name: "Nodes", dependencies: ["GraphKit", "CCairo"]),
         // NodeHarness: unit-test one node without writing GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         .executableTarget(

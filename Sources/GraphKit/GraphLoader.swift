@@ -193,6 +193,19 @@ private struct Validation {
             }
         }
 
+        // A consumer that needs a stream of known length, fed by one that never ends.
+        for n in nodes {
+            guard let parameter = n.descriptor.needsBoundedInput?(n.parameters) else { continue }
+            var upstream = Set<String>(), frontier = [n.id]
+            while let id = frontier.popLast() {
+                for e in edges where e.to.node == id && upstream.insert(e.from.node).inserted { frontier.append(e.from.node) }
+            }
+            for u in nodes where upstream.contains(u.id) && u.descriptor.isUnbounded?(u.parameters) == true {
+                problem("nodes.\(n.id).params.\(parameter)",
+                        "\(parameter) needs a stream of known length, but \"\(u.id)\" (\(u.descriptor.type)) runs until stopped")
+            }
+        }
+
         // Cycles, and topological order.
         let ordered = topologicalOrder(nodes, edges)
         return Graph(name: name, description: description, nodes: ordered, edges: edges)
@@ -247,6 +260,10 @@ private struct Validation {
                 continue
             }
             given.removeAll { $0.key == o.parameter }
+            // One of an exclusive group replaces whichever of the group the file gave.
+            for group in d.exclusiveParameters where group.contains(o.parameter) {
+                given.removeAll { group.contains($0.key) && !$0.location.hasPrefix("--set") }
+            }
             if o.value.isEmpty { continue }
             switch spec.parseOverride(o.value) {
             case .success(let json): given.append((o.parameter, json, o.location))
@@ -267,6 +284,10 @@ private struct Validation {
             }
         }
         let explicit = Set(values.keys)
+        for group in d.exclusiveParameters where group.filter(explicit.contains).count > 1 {
+            problem("\(at).params", "give only one of \(group.joined(separator: ", "))")
+            ok = false
+        }
         for spec in d.parameters where values[spec.name] == nil {
             if let dv = spec.defaultValue {
                 values[spec.name] = dv

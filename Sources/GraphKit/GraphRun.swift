@@ -196,12 +196,14 @@ public final class GraphRun: @unchecked Sendable {
         let node: any ProcessingNode
         let id: String
         let element: UnsafeMutablePointer<GstElement>
+        let host: ProcessingHost
         var format: MediaFormat?
         var failed = false
-        init(node: any ProcessingNode, id: String, element: UnsafeMutablePointer<GstElement>) {
+        init(node: any ProcessingNode, id: String, element: UnsafeMutablePointer<GstElement>, host: ProcessingHost) {
             self.node = node
             self.id = id
             self.element = element
+            self.host = host
         }
         func fail(_ error: Error) {
             failed = true
@@ -216,8 +218,29 @@ public final class GraphRun: @unchecked Sendable {
         let builder = BinBuilder(context: context, bin: bin)
         let identity = try builder.make("identity", name: "process", ["silent": "true"])
         try builder.expose(input: "in", identity)
-        try builder.expose(output: "out", identity)
-        let pc = ProcessingContext(node: node, id: context.id, element: identity.raw)
+        // An `out` of the input's kind passes buffers on; an `out` of another kind (peaks from
+        // PCM) is fed by what the node emits, and the input ends in the node.
+        let d = type(of: node).descriptor
+        let passesThrough = d.output("out").map { out in d.input("in").map { out.formats.intersects($0.formats) } ?? false } ?? false
+        var output: MediaInput?
+        if passesThrough {
+            try builder.expose(output: "out", identity)
+        } else {
+            let sink = try builder.make("fakesink", name: "consumed", ["sync": "false", "async": "false"])
+            try builder.link(identity, sink)
+            if context.connectedOutputs.contains("out") {
+                let src = try builder.make("appsrc", name: "emit", [
+                    "format": "time", "is-live": "false", "max-bytes": "0", "max-buffers": "0", "block": "false",
+                ])
+                output = MediaInput(appsrc: src.raw, nodeID: context.id)
+                try builder.expose(output: "out", src)
+            }
+        }
+        let inputPad = gst_element_get_static_pad(identity.raw, "sink")!
+        let host = ProcessingHost(inputPad: inputPad, output: output)
+        gst_object_unref(UnsafeMutableRawPointer(inputPad))
+        node.attach(host)
+        let pc = ProcessingContext(node: node, id: context.id, element: identity.raw, host: host)
         processingContexts.append(pc)
         let pad = gst_element_get_static_pad(identity.raw, "src")!
         defer { gst_object_unref(UnsafeMutableRawPointer(pad)) }
@@ -239,7 +262,8 @@ public final class GraphRun: @unchecked Sendable {
                     pc.format = format
                     try pc.node.formatDidChange(to: format)
                 } else if kind == 1 {
-                    try pc.node.endOfStream()
+                    if !pc.failed { try pc.node.endOfStream() }
+                    pc.host.finishOutput()
                 }
             } catch {
                 pc.fail(error)

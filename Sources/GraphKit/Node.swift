@@ -61,11 +61,15 @@ public protocol ProcessingNode: Node {
     func process(_ buffer: inout SampleBuffer) throws -> Bool
     /// End of stream on the input: the last chance to flush results.
     func endOfStream() throws
+    /// Called once before the run with what the engine offers beyond buffers: emitting on an
+    /// output of another format, and asking upstream for the stream's duration.
+    func attach(_ host: ProcessingHost)
 }
 
 extension ProcessingNode {
     public func formatDidChange(to format: MediaFormat) throws {}
     public func endOfStream() throws {}
+    public func attach(_ host: ProcessingHost) {}
 }
 
 public enum NodeCategory: String, Sendable, CaseIterable, Codable {
@@ -110,11 +114,23 @@ public struct NodeDescriptor: Sendable {
     public var check: (@Sendable (Parameters) -> [(parameter: String?, message: String)])?
     /// A graph fragment using the node, shown by `inspect` and loaded by a test.
     public var example: String
+    /// Groups of parameters of which one at most may be given; a `--set` of one replaces
+    /// whichever the graph file gave.
+    public var exclusiveParameters: [[String]]
+    /// For sources: whether, with these parameters, the stream never ends by itself (a capture
+    /// with no duration).
+    public var isUnbounded: (@Sendable (Parameters) -> Bool)?
+    /// For consumers: the parameter that needs a stream of known length, if these parameters
+    /// need one (a waveform fitted to a width).
+    public var needsBoundedInput: (@Sendable (Parameters) -> String?)?
 
     public init(type: String, category: NodeCategory, summary: String,
                 inputs: [PortDescriptor] = [], outputs: [PortDescriptor] = [],
                 parameters: [ParameterDescriptor] = [], requiresAnInput: Bool = false,
                 check: (@Sendable (Parameters) -> [(parameter: String?, message: String)])? = nil,
+                exclusiveParameters: [[String]] = [],
+                isUnbounded: (@Sendable (Parameters) -> Bool)? = nil,
+                needsBoundedInput: (@Sendable (Parameters) -> String?)? = nil,
                 example: String) {
         self.type = type
         self.category = category
@@ -125,6 +141,9 @@ public struct NodeDescriptor: Sendable {
         self.requiresAnInput = requiresAnInput
         self.check = check
         self.example = example
+        self.exclusiveParameters = exclusiveParameters
+        self.isUnbounded = isUnbounded
+        self.needsBoundedInput = needsBoundedInput
     }
 
     public func input(_ name: String) -> PortDescriptor? { inputs.first { $0.name == name } }

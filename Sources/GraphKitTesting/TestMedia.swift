@@ -36,11 +36,13 @@ public enum TestMedia {
         try runTool("gst-launch-1.0", ["-q", "-e"] + description.split(separator: " ").map(String.init))
     }
 
-    /// A WAV file of a sine tone, written by GStreamer.
+    /// A WAV file of a sine tone, written by GStreamer: exactly `seconds × sampleRate` frames
+    /// when the rate is a multiple of 100 (buffers of 10 ms).
     public static func writeWAV(_ path: String, seconds: Double, sampleRate: Int = 44_100, channels: Int = 2,
                                 frequency: Double = 440) throws {
         let frames = Int(seconds * Double(sampleRate))
-        try gstLaunch("audiotestsrc num-buffers=\(max(1, frames / 441)) samplesperbuffer=441 freq=\(frequency) ! "
+        let perBuffer = sampleRate % 100 == 0 ? sampleRate / 100 : 1024
+        try gstLaunch("audiotestsrc num-buffers=\(max(1, frames / perBuffer)) samplesperbuffer=\(perBuffer) freq=\(frequency) ! "
                       + "audio/x-raw,format=S16LE,rate=\(sampleRate),channels=\(channels) ! wavenc ! filesink location=\(path)")
     }
 

@@ -7,6 +7,7 @@ extension NodeRegistry {
         FileSourceNode.self,
         DecodeNode.self,
         GainNode.self,
+        WaveformNode.self,
         AACEncoderNode.self,
         MP4SinkNode.self,
     ])

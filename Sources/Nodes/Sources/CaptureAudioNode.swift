@@ -25,6 +25,7 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
             ParameterDescriptor("live", .boolean, default: .boolean(true),
                                 help: "test device only: false produces as fast as the graph takes it, with exact timestamps"),
         ],
+        isUnbounded: { p in p.double("duration") == 0 },
         example: #"{ "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }"#
     )
 

@@ -1,0 +1,221 @@
+import Foundation
+import GraphKit
+
+/// `analysis.waveform`: reduces PCM to waveform peaks as it streams, and writes them as
+/// audiowaveform JSON/.dat data and PNG/SVG pictures when the stream ends. Memory grows with the
+/// number of bins, never with the number of samples, so it works inside a live recording.
+///
+/// Example:
+/// ```json
+/// "wave": { "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }
+/// ```
+public final class WaveformNode: ProcessingNode, @unchecked Sendable {
+    static let binParameters = ["samplesPerPixel", "pixelsPerSecond", "width"]
+    static let files = ["json", "dat", "png", "svg"]
+
+    public static let descriptor = NodeDescriptor(
+        type: "analysis.waveform",
+        category: .analysis,
+        summary: "Reduces PCM to waveform peaks: audiowaveform JSON/.dat data and PNG/SVG pictures",
+        inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
+        outputs: [PortDescriptor("out", .peaks, presence: .optional,
+                                 help: "the peaks as they are computed: 16-bit min/max pairs per bin per channel")],
+        parameters: [
+            ParameterDescriptor("samplesPerPixel", .integer(2...10_000_000), optional: true,
+                                help: "frames per bin (256 when no bin size is given)"),
+            ParameterDescriptor("pixelsPerSecond", .integer(1...100_000), optional: true,
+                                help: "bins per second: a bin is floor(sampleRate / pixelsPerSecond) frames"),
+            ParameterDescriptor("width", .integer(1...1_000_000), optional: true,
+                                help: "fit the whole stream in at most this many bins (needs a stream of known length)"),
+            ParameterDescriptor("mode", .enumeration(WaveformReducer.Mode.allCases.map(\.rawValue)), default: .string("minmax"),
+                                help: "minmax: min and max per bin; maxabs: the largest magnitude; rms: root mean square"),
+            ParameterDescriptor("bits", .integer(8...16), default: .integer(16), help: "8 or 16 bits per value in json and dat"),
+            ParameterDescriptor("splitChannels", .boolean, default: .boolean(false),
+                                help: "one waveform per channel instead of the channels combined"),
+            ParameterDescriptor("json", .string, optional: true, help: "write audiowaveform JSON here"),
+            ParameterDescriptor("dat", .string, optional: true, help: "write audiowaveform binary .dat here"),
+            ParameterDescriptor("png", .string, optional: true, help: "draw a PNG here"),
+            ParameterDescriptor("svg", .string, optional: true, help: "draw an SVG here"),
+            ParameterDescriptor("imageWidth", .integer(16...20_000), default: .integer(1000), help: "picture width in pixels"),
+            ParameterDescriptor("imageHeight", .integer(16...10_000), default: .integer(200), help: "picture height in pixels"),
+            ParameterDescriptor("waveColor", .string, default: .string("#3465a4"), help: "#rrggbb or #rrggbbaa"),
+            ParameterDescriptor("backgroundColor", .string, default: .string("#ffffff"), help: "#rrggbb or #rrggbbaa"),
+            ParameterDescriptor("style", .enumeration(WaveformRenderer.Style.allCases.map(\.rawValue)), default: .string("filled"),
+                                help: "filled outline, or one bar per bin"),
+        ],
+        check: { p in
+            var problems: [(parameter: String?, message: String)] = []
+            if let bits = p.int("bits"), bits != 8 && bits != 16 { problems.append(("bits", "must be 8 or 16, got \(bits)")) }
+            for key in ["waveColor", "backgroundColor"] {
+                if let c = p.string(key), WaveformRenderer.Color(hex: c) == nil {
+                    problems.append((key, "expected #rrggbb or #rrggbbaa, got \"\(c)\""))
+                }
+            }
+            for key in files { if p.string(key)?.isEmpty == true { problems.append((key, "an empty path; leave the parameter out instead")) } }
+            return problems
+        },
+        exclusiveParameters: [binParameters],
+        needsBoundedInput: { p in p["width"] != nil ? "width" : nil },
+        example: #"{ "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }"#
+    )
+
+    let context: NodeContext
+    let outputs: [(kind: String, target: URL)]
+    private let lock = NSLock()
+    private var reducer: WaveformReducer?
+    private var format: MediaFormat.PCMFormat?
+    private var host: ProcessingHost?
+    private var emittedBins = 0
+    private var written: [String] = []
+
+    public init(context: NodeContext) throws {
+        self.context = context
+        outputs = Self.files.compactMap { kind in context.parameters.string(kind).map { (kind, URL(fileURLWithPath: $0)) } }
+    }
+
+    public func attach(_ host: ProcessingHost) { self.host = host }
+
+    static func temporary(_ url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+    }
+
+    public func prepare() throws {
+        for (kind, target) in outputs {
+            let at = context.location(parameter: kind)
+            let folder = target.deletingLastPathComponent()
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw GraphError(.outputUnwritable, at: at, "cannot write \"\(target.relativePath)\": \"\(folder.path)\" is a file, not a folder", node: context.id)
+            }
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw GraphError(.outputUnwritable, at: at, "cannot create the folder for \"\(target.relativePath)\"", node: context.id)
+            }
+            let temp = Self.temporary(target)
+            try? FileManager.default.removeItem(at: temp)
+            guard FileManager.default.createFile(atPath: temp.path, contents: nil) else {
+                throw GraphError(.outputUnwritable, at: at, "cannot write in \"\(folder.path)\"", node: context.id)
+            }
+        }
+    }
+
+    public func formatDidChange(to format: MediaFormat) throws {
+        guard case .pcm(let pcm) = format else {
+            throw GraphError(.runFailed, "analysis.waveform takes PCM audio, got \(format)")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let old = self.format, old != pcm, reducer != nil {
+            throw GraphError(.runFailed, "the audio format changed mid-stream (\(old.sampleRate) Hz \(old.channels) ch to \(pcm.sampleRate) Hz \(pcm.channels) ch)")
+        }
+        self.format = pcm
+        if reducer == nil {
+            reducer = WaveformReducer(samplesPerPixel: try samplesPerPixel(pcm), inputChannels: pcm.channels,
+                                      splitChannels: context.parameters.bool("splitChannels")!,
+                                      mode: WaveformReducer.Mode(rawValue: context.parameters.string("mode")!)!)
+        }
+    }
+
+    func samplesPerPixel(_ pcm: MediaFormat.PCMFormat) throws -> Int {
+        let p = context.parameters
+        if let pps = p.int("pixelsPerSecond") {
+            let spp = pcm.sampleRate / pps
+            guard spp >= 2 else {
+                throw GraphError(.runFailed, at: context.location(parameter: "pixelsPerSecond"),
+                                 "\(pps) pixels per second leaves fewer than 2 frames per bin at \(pcm.sampleRate) Hz", node: context.id)
+            }
+            return spp
+        }
+        if let width = p.int("width") {
+            guard let duration = host?.upstreamDuration() else {
+                throw GraphError(.runFailed, at: context.location(parameter: "width"),
+                                 "width needs a stream of known length, and this one does not say how long it is; use samplesPerPixel or pixelsPerSecond",
+                                 node: context.id)
+            }
+            let frames = Int((duration.seconds * Double(pcm.sampleRate)).rounded())
+            return max(2, (frames + width - 1) / width)
+        }
+        return p.int("samplesPerPixel") ?? 256
+    }
+
+    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var r = reducer, let f = format else { throw GraphError(.runFailed, "PCM arrived before its format") }
+        reducer = nil  // keep the reducer's storage uniquely referenced while it grows
+        switch f.sampleFormat {
+        case .s16le: buffer.withAudioSamples(as: Int16.self) { r.add($0) }
+        case .f32le: buffer.withAudioSamples(as: Float.self) { r.add($0) }
+        }
+        reducer = r
+        try emitNewBins(final: false)
+        return false
+    }
+
+    public func endOfStream() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var r = reducer, let f = format else { return }
+        r.finish()
+        reducer = r
+        try emitNewBins(final: true)
+        let data = WaveformData(sampleRate: f.sampleRate, samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels,
+                                bits: context.parameters.int("bits")!, data: r.data)
+        let p = context.parameters
+        let renderer = WaveformRenderer(width: p.int("imageWidth")!, height: p.int("imageHeight")!,
+                                        waveColor: .init(hex: p.string("waveColor")!)!,
+                                        backgroundColor: .init(hex: p.string("backgroundColor")!)!,
+                                        style: .init(rawValue: p.string("style")!)!)
+        for (kind, target) in outputs {
+            let temp = Self.temporary(target)
+            switch kind {
+            case "json": try write(Data(data.json.utf8), to: temp, kind)
+            case "dat": try write(Data(data.dat), to: temp, kind)
+            case "png": try renderer.writePNG(data, to: temp.path)
+            default: try renderer.writeSVG(data, to: temp.path)
+            }
+            written.append(kind)
+        }
+    }
+
+    private func write(_ data: Data, to url: URL, _ kind: String) throws {
+        do {
+            try data.write(to: url)
+        } catch {
+            throw GraphError(.outputUnwritable, at: context.location(parameter: kind), "cannot write \"\(url.path)\": \(error.localizedDescription)", node: context.id)
+        }
+    }
+
+    /// Sends the bins finished since the last call downstream, as one peaks buffer.
+    private func emitNewBins(final: Bool) throws {
+        guard let host, host.isOutputConnected, let r = reducer, let f = format else { return }
+        let total = r.binCount
+        guard total > emittedBins else { return }
+        let values = Array(r.data[(emittedBins * 2 * r.outputChannels)..<(total * 2 * r.outputChannels)])
+        let start = MediaTime(value: Int64(emittedBins * r.samplesPerPixel), timescale: Int32(f.sampleRate))
+        let buffer = SampleBuffer(format: .peaks(samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels),
+                                  bytes: values.withUnsafeBytes { Array($0) }, presentationTime: start,
+                                  duration: MediaTime(value: Int64((total - emittedBins) * r.samplesPerPixel), timescale: Int32(f.sampleRate)))
+        emittedBins = total
+        try host.emit(buffer)
+    }
+
+    public func finish(_ outcome: RunStatus) throws {
+        lock.lock()
+        let done = written
+        lock.unlock()
+        for (kind, target) in outputs {
+            let temp = Self.temporary(target)
+            if (outcome == .completed || outcome == .stopped) && done.contains(kind) {
+                guard rename(temp.path, target.path) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    try? FileManager.default.removeItem(at: temp)
+                    throw GraphError(.outputUnwritable, at: context.location(parameter: kind), "cannot move the finished file to \"\(target.relativePath)\": \(reason)", node: context.id)
+                }
+            } else {
+                try? FileManager.default.removeItem(at: temp)
+            }
+        }
+    }
+}

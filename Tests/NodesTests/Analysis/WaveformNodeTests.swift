@@ -1,0 +1,127 @@
+import CCairo
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+@Suite struct WaveformNodeTests {
+    let folder = try! TestMedia.temporaryFolder()
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    @Test func writesExactDataFilesAndEmitsPeaksAsItStreams() throws {
+        let h = try NodeHarness("""
+            { "type": "analysis.waveform", "params": { "samplesPerPixel": 4, "json": "\(path("w.json"))", "dat": "\(path("w.dat"))" } }
+            """)
+        // A ramp 0, 100, …, 900 in two buffers of 5 frames.
+        let ramp = TestMedia.pcm(sampleRate: 8000, frames: 10, framesPerBuffer: 5) { f, _ in Int16(f * 100) }
+        try h.push(ramp)
+        let first = try #require(h.pull())  // the one bin finished by the first buffer
+        #expect(first.format == .peaks(samplesPerPixel: 4, channels: 1))
+        #expect(first.withAudioSamples(as: Int16.self) { Array($0) } == [0, 300])
+        #expect(!FileManager.default.fileExists(atPath: path("w.json")))  // not before the end
+        let result = try h.finish()
+        let rest = result.leftovers["out"]!.flatMap { $0.withAudioSamples(as: Int16.self) { Array($0) } }
+        #expect(rest == [400, 700, 800, 900])
+        #expect(result.leftovers["out"]!.last?.presentationTime == MediaTime(value: 8, timescale: 8000))
+        #expect(try String(contentsOfFile: path("w.json"), encoding: .utf8)
+                == #"{"version":2,"channels":1,"sample_rate":8000,"samples_per_pixel":4,"bits":16,"length":3,"data":[0,300,400,700,800,900]}"# + "\n")
+        let dat = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path("w.dat"))))
+        #expect(dat.count == 20 + 12)
+        #expect(!FileManager.default.fileExists(atPath: path(".w.json.partial")))
+    }
+
+    @Test func pixelsPerSecondAndEightBits() throws {
+        let h = try NodeHarness("""
+            { "type": "analysis.waveform", "params": { "pixelsPerSecond": 3000, "bits": 8, "mode": "maxabs", "json": "\(path("p.json"))" } }
+            """, outputs: [])
+        // 8000 / 3000 = 2 frames a bin.
+        try h.push(TestMedia.pcm(sampleRate: 8000, frames: 4) { f, _ in [-1000, 200, 32767, -32768][f] })
+        try h.finish()
+        #expect(try String(contentsOfFile: path("p.json"), encoding: .utf8)
+                == #"{"version":2,"channels":1,"sample_rate":8000,"samples_per_pixel":2,"bits":8,"length":2,"data":[-3,3,-127,127]}"# + "\n")
+    }
+
+    /// Reads a PNG back with Cairo: (r, g, b) of the pixel at x, y.
+    func pixel(_ png: String, _ x: Int, _ y: Int) -> (Int, Int, Int) {
+        let s = cairo_image_surface_create_from_png(png)!
+        defer { cairo_surface_destroy(s) }
+        cairo_surface_flush(s)
+        let stride = Int(cairo_image_surface_get_stride(s))
+        let p = cairo_image_surface_get_data(s)! + y * stride + x * 4
+        let v = UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)  // ARGB32, native-endian
+        return (Int(v >> 16 & 0xFF), Int(v >> 8 & 0xFF), Int(v & 0xFF))
+    }
+
+    @Test(arguments: ["filled", "bars"])
+    func picturesAreMirroredScaledAndCentred(_ style: String) throws {
+        // Four bins of 100 frames: silence, half, full, half.
+        let png = path("w-\(style).png")
+        let h = try NodeHarness("""
+            { "type": "analysis.waveform", "params": { "samplesPerPixel": 100, "png": "\(png)", "svg": "\(path("w-\(style).svg"))",
+              "imageWidth": 400, "imageHeight": 200, "waveColor": "#ff0000", "backgroundColor": "#00ff00", "style": "\(style)" } }
+            """, outputs: [])
+        try h.push(TestMedia.pcm(sampleRate: 8000, frames: 400) { f, _ in
+            let amplitude = [0, 16383, 32767, 16383][f / 100]
+            return Int16(f % 2 == 0 ? amplitude : -amplitude)
+        })
+        try h.finish()
+        let wave = (255, 0, 0), background = (0, 255, 0)
+        // Drawing area: 95% of 400 = 380 wide from x = 10; bins 95 px each. 85% of 200 = 170 high.
+        #expect(pixel(png, 2, 2) == background)
+        #expect(pixel(png, 5, 100) == background)  // outside the 95% width
+        #expect(pixel(png, 30, 100) == wave || style == "bars")  // the centre line in silence
+        #expect(pixel(png, 30, 90) == background)
+        // The loudest bin (x 200…295) reaches 85 px above and below the centre: y 15…185.
+        #expect(pixel(png, 247, 17) == wave)
+        #expect(pixel(png, 247, 183) == wave)
+        #expect(pixel(png, 247, 12) == background)
+        #expect(pixel(png, 247, 188) == background)
+        // Half as loud reaches half as far: y 57.5…142.5.
+        #expect(pixel(png, 152, 60) == wave)
+        #expect(pixel(png, 152, 54) == background)
+        let svg = try String(contentsOfFile: path("w-\(style).svg"), encoding: .utf8)
+        #expect(svg.hasPrefix("<?xml") && svg.contains("<svg") && svg.contains("width=\"400\""))
+    }
+
+    @Test func widthFitsTheWholeFileInAtMostThatManyBins() throws {
+        let wav = path("w.wav")
+        try TestMedia.writeWAV(wav, seconds: 1, sampleRate: 8000, channels: 1)
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(wav)" } }, "dec": { "type": "decode" },
+              "wave": { "type": "analysis.waveform", "params": { "width": 300, "json": "\(path("width.json"))" } } },
+              "edges": [ "src.out -> dec.in", "dec.audio -> wave.in" ] }
+            """)
+        try GraphRun(graph).run()
+        let json = try JSONParser.parse(try String(contentsOfFile: path("width.json"), encoding: .utf8))
+        #expect(json["samples_per_pixel"] == 27)  // ceil(8000 / 300)
+        #expect(json["length"] == 297)  // ceil(8000 / 27)
+    }
+
+    @Test func validationRejectsBadBinSizesAndWidthOnALiveSource() throws {
+        let loader = GraphLoader(registry: .builtIn)
+        func problems(_ params: String, source: String = #""duration": 1"#, overrides: [String] = []) -> [String] {
+            let overrideList: [GraphLoader.Override]
+            do { overrideList = try overrides.map { try GraphLoader.Override(parsing: $0) } } catch { return ["\(error)"] }
+            do {
+                _ = try loader.load(json: """
+                    { "version": 1, "nodes": { "mic": { "type": "capture.audio", "params": { \(source) } },
+                      "wave": { "type": "analysis.waveform", "params": { \(params) } } }, "edges": [ "mic.out -> wave.in" ] }
+                    """, overrides: overrideList)
+                return []
+            } catch {
+                return error.problems.map(\.description)
+            }
+        }
+        #expect(problems(#""samplesPerPixel": 0"#) == ["nodes.wave.params.samplesPerPixel: 0 is out of range (2 to 10000000)"])
+        #expect(problems(#""samplesPerPixel": -5"#) == ["nodes.wave.params.samplesPerPixel: -5 is out of range (2 to 10000000)"])
+        #expect(problems(#""width": 800"#, source: #""duration": 0"#)
+                == [#"nodes.wave.params.width: width needs a stream of known length, but "mic" (capture.audio) runs until stopped"#])
+        #expect(problems(#""width": 800"#) == [])
+        #expect(problems(#""width": 800, "samplesPerPixel": 64"#) == ["nodes.wave.params: give only one of samplesPerPixel, pixelsPerSecond, width"])
+        // A --set of one bin size replaces whichever the file gave.
+        #expect(problems(#""width": 800"#, source: #""duration": 0"#, overrides: ["wave.samplesPerPixel=512"]) == [])
+        #expect(problems(#""waveColor": "blue", "bits": 12"#)
+                == ["nodes.wave.params.bits: must be 8 or 16, got 12", #"nodes.wave.params.waveColor: expected #rrggbb or #rrggbbaa, got "blue""#])
+    }
+}

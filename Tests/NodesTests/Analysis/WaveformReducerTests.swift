@@ -1,0 +1,89 @@
+import Testing
+import Nodes
+
+/// Exact values on inputs whose answer is worked out by hand.
+@Suite struct WaveformReducerTests {
+    func reduce(_ samples: [Int16], channels: Int = 1, spp: Int, split: Bool = false, mode: WaveformReducer.Mode = .minmax,
+                chunks: Int = 1) -> WaveformReducer {
+        var r = WaveformReducer(samplesPerPixel: spp, inputChannels: channels, splitChannels: split, mode: mode)
+        // Feed in pieces that do not line up with bins: bins must not care.
+        let frames = samples.count / channels
+        let per = max(1, frames / chunks)
+        var f = 0
+        while f < frames {
+            let n = min(per, frames - f)
+            samples[(f * channels)..<((f + n) * channels)].withUnsafeBufferPointer { r.add($0) }
+            f += n
+        }
+        r.finish()
+        return r
+    }
+
+    @Test func rampWithAFinalPartialBin() {
+        let r = reduce((0..<10).map(Int16.init), spp: 4, chunks: 3)
+        #expect(r.data == [0, 3, 4, 7, 8, 9])
+        #expect(r.binCount == 3)  // ceil(10 / 4)
+    }
+
+    @Test func squareWave() {
+        let square: [Int16] = (0..<12).map { ($0 / 2) % 2 == 0 ? 1000 : -1000 }
+        #expect(reduce(square, spp: 4).data == [-1000, 1000, -1000, 1000, -1000, 1000])
+        #expect(reduce(square, spp: 2).data == [1000, 1000, -1000, -1000, 1000, 1000, -1000, -1000, 1000, 1000, -1000, -1000])
+    }
+
+    @Test func oppositePhaseStereoCancelsWhenCombined() {
+        var stereo: [Int16] = []
+        for i in 0..<8 { let v = Int16(i * 1000 - 3000); stereo += [v, -v] }
+        #expect(reduce(stereo, channels: 2, spp: 4).data == [0, 0, 0, 0])
+        // Split, each channel keeps its own: per bin, left min/max then right min/max.
+        #expect(reduce(stereo, channels: 2, spp: 4, split: true).data == [-3000, 0, 0, 3000, 1000, 4000, -4000, -1000])
+    }
+
+    @Test func combinedChannelsDivideTruncatingTowardZero() {
+        // (1 + 2) / 2 = 1 and (-1 + -2) / 2 = -1 (C division), not -2 (floor).
+        #expect(reduce([1, 2, -1, -2], channels: 2, spp: 2).data == [-1, 1])
+        // Three channels: (32767 + 32767 + -1) / 3 = 21844.
+        #expect(reduce([32767, 32767, -1], channels: 3, spp: 2).data == [21844, 21844])
+    }
+
+    @Test func maxabsAndRMSArePairsOfMinusVAndV() {
+        #expect(reduce([-500, 300, 200, 100], spp: 2, mode: .maxabs).data == [-500, 500, -200, 200])
+        #expect(reduce([-32768, 0], spp: 2, mode: .maxabs).data == [-32767, 32767])
+        #expect(reduce([1000, -1000, 1000, -1000], spp: 4, mode: .rms).data == [-1000, 1000])
+        #expect(reduce([3, 4], spp: 2, mode: .rms).data == [-4, 4])  // sqrt(12.5) = 3.54 rounds to 4
+    }
+
+    @Test func floatInputTruncatesToward0() {
+        var r = WaveformReducer(samplesPerPixel: 5, inputChannels: 1)
+        let floats: [Float] = [0.5, -0.5, 1.0, -1.0, 0.00001]
+        floats.withUnsafeBufferPointer { r.add($0) }
+        r.finish()
+        // 0.5 × 32767 = 16383.5 → 16383; −1.0 → −32767 (not −32768).
+        #expect(r.data == [-32767, 32767])
+        var r2 = WaveformReducer(samplesPerPixel: 1, inputChannels: 1)
+        floats.withUnsafeBufferPointer { r2.add($0) }
+        #expect(r2.data == [16383, 16383, -16383, -16383, 32767, 32767, -32767, -32767, 0, 0])
+    }
+
+    @Test func eightBitValuesDivideBy256TruncatingNotShifting() {
+        let w = WaveformData(sampleRate: 8000, samplesPerPixel: 2, channels: 1, bits: 8,
+                             data: [-255, -1, -32768, 32767, -256, 255, -257, 256])
+        #expect(w.writtenValues == [0, 0, -128, 127, -1, 0, -1, 1])
+    }
+
+    @Test func jsonIsOneLineInAudiowaveformsKeyOrder() {
+        let w = WaveformData(sampleRate: 44_100, samplesPerPixel: 256, channels: 1, bits: 16, data: [-3, 5, 0, 0])
+        #expect(w.json == #"{"version":2,"channels":1,"sample_rate":44100,"samples_per_pixel":256,"bits":16,"length":2,"data":[-3,5,0,0]}"# + "\n")
+        let stereo8 = WaveformData(sampleRate: 48_000, samplesPerPixel: 512, channels: 2, bits: 8, data: [-512, 512, -256, 256])
+        #expect(stereo8.json == #"{"version":2,"channels":2,"sample_rate":48000,"samples_per_pixel":512,"bits":8,"length":1,"data":[-2,2,-1,1]}"# + "\n")
+    }
+
+    @Test func datLayoutIsVersion1ForOneChannelAnd2ForMore() {
+        let mono = WaveformData(sampleRate: 44_100, samplesPerPixel: 256, channels: 1, bits: 16, data: [-2, 258])
+        #expect(mono.dat == [1, 0, 0, 0, /* flags */ 0, 0, 0, 0, /* rate */ 0x44, 0xAC, 0, 0, /* spp */ 0, 1, 0, 0,
+                             /* length */ 1, 0, 0, 0, /* data */ 0xFE, 0xFF, 0x02, 0x01])
+        let stereo8 = WaveformData(sampleRate: 8000, samplesPerPixel: 2, channels: 2, bits: 8, data: [-512, 512, -32768, 32767])
+        #expect(stereo8.dat == [2, 0, 0, 0, /* 8-bit */ 1, 0, 0, 0, 0x40, 0x1F, 0, 0, 2, 0, 0, 0, /* length */ 1, 0, 0, 0,
+                                /* channels */ 2, 0, 0, 0, /* data */ 0xFE, 0x02, 0x80, 0x7F])
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+/// `decode` reads what GStreamer can: every common audio format, and the audio of an MP4.
+@Suite struct DecodeFormatsTests {
+    static let encoders: [(String, String)] = [
+        ("flac", "flacenc ! flacparse"),
+        ("mp3", "lamemp3enc bitrate=128"),
+        ("ogg", "vorbisenc ! oggmux"),
+        ("opus", "audioresample ! opusenc ! oggmux"),
+        ("m4a", "avenc_aac ! mp4mux"),
+    ]
+
+    @Test(arguments: encoders.map(\.0))
+    func decodesOneSecondOfEachFormat(_ ext: String) throws {
+        let encoder = Self.encoders.first { $0.0 == ext }!.1
+        let folder = try TestMedia.temporaryFolder()
+        let file = folder.appendingPathComponent("tone.\(ext)").path
+        try TestMedia.gstLaunch("audiotestsrc num-buffers=100 samplesperbuffer=480 ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! \(encoder) ! filesink location=\(file)")
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode", "params": { "sampleRate": 48000 } }, "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.audio -> out.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        let output = try run.output("out")
+        var frames = 0
+        while let b = output.copyNextSampleBuffer() {
+            #expect(b.format == .pcm(.init(sampleRate: 48_000, channels: 2, sampleFormat: .s16le)))
+            frames += b.frameCount
+        }
+        #expect(run.wait().status == .completed)
+        // Lossy codecs pad or trim by up to a frame or two (1152 for MP3, 2048 for AAC).
+        #expect(abs(frames - 48_000) <= 2400, "\(ext): \(frames) frames")
+    }
+
+    @Test func trackSelectsAmongAudioTracks() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let file = folder.appendingPathComponent("two.mka").path
+        // Two audio tracks in Matroska: a 440 Hz and a 1000 Hz tone.
+        try TestMedia.gstLaunch("matroskamux name=m ! filesink location=\(file) "
+            + "audiotestsrc num-buffers=20 freq=440 ! audio/x-raw,rate=8000,channels=1 ! m. "
+            + "audiotestsrc num-buffers=20 freq=1000 ! audio/x-raw,rate=8000,channels=1 ! m.")
+        func upwardCrossings(track: Int) throws -> Int {
+            let graph = try GraphLoader(registry: .builtIn).load(json: """
+                { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+                  "dec": { "type": "decode", "params": { "track": \(track) } }, "out": { "type": "sink.app" } },
+                  "edges": [ "src.out -> dec.in", "dec.audio -> out.in" ] }
+                """)
+            let run = try GraphRun(graph)
+            try run.start()
+            var samples: [Int16] = []
+            while let b = try run.output("out").copyNextSampleBuffer() { samples += b.withAudioSamples(as: Int16.self) { Array($0) } }
+            #expect(run.wait().status == .completed)
+            let seconds = Double(samples.count) / 8000
+            return Int(Double(zip(samples, samples.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count) / seconds)
+        }
+        let first = try upwardCrossings(track: 0), second = try upwardCrossings(track: 1)
+        #expect(Set([first, second]).count == 2)
+        #expect([first, second].sorted() == [440, 1000] || abs(first - second) > 400, "\(first) \(second)")
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+
+/// graphs/waveform.json and graphs/record-waveform.json, end to end.
+@Suite struct WaveformGraphTests {
+    @Test func waveformGraphReducesAFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("in.wav").path
+        try TestMedia.writeWAV(wav, seconds: 2, sampleRate: 44_100, channels: 2)
+        let json = folder.appendingPathComponent("w.json").path, png = folder.appendingPathComponent("w.png").path
+        let r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--set", "src.path=\(wav)",
+                                 "--set", "wave.json=\(json)", "--set", "wave.png=\(png)")
+        #expect(r.status == 0, "\(r.stderr)")
+        let data = try JSONParser.parse(try String(contentsOfFile: json, encoding: .utf8))
+        #expect(data["version"] == 2)
+        #expect(data["channels"] == 1)
+        #expect(data["sample_rate"] == 44_100)
+        #expect(data["samples_per_pixel"] == 256)
+        #expect(data["length"] == 345)  // ceil(88200 / 256)
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: png))).prefix(4) == [0x89, 0x50, 0x4E, 0x47])  // a PNG
+    }
+
+    @Test func aFileWithNoAudioTrackFailsNamingIt() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let video = folder.appendingPathComponent("silent-film.mp4").path
+        try TestMedia.gstLaunch("videotestsrc num-buffers=10 ! x264enc ! mp4mux ! filesink location=\(video)")
+        let json = folder.appendingPathComponent("w.json").path
+        let r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--set", "src.path=\(video)", "--set", "wave.json=\(json)",
+                                 "--set", "wave.png=")
+        #expect(r.status == 70)
+        #expect(r.stderr.contains("\"\(video)\" has no audio track"))
+        #expect(!FileManager.default.fileExists(atPath: json))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(".w.json.partial").path))
+    }
+
+    @Test func recordingComputesItsWaveformAsItGoes() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let m4a = folder.appendingPathComponent("rec.m4a").path, json = folder.appendingPathComponent("rec.json").path
+        let r = try Graphctl.run("run", Graphctl.graph("record-waveform.json"), "--set", "mic.live=false", "--set", "mic.duration=3",
+                                 "--set", "file.path=\(m4a)", "--set", "wave.json=\(json)", "--set", "wave.png=")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(abs(try MediaProbe(m4a).duration - 3) <= 0.047)
+        let data = try JSONParser.parse(try String(contentsOfFile: json, encoding: .utf8))
+        #expect(data["samples_per_pixel"] == 441)
+        #expect(data["length"] == 300)
+    }
+}

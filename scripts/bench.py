@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""GraphKit benchmarks: graphctl against gst-launch-1.0 and ffmpeg doing the same job, in the
+same run, alternated, on generated media. Release build with the Swift runtime linked
+statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
+
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "out", "bench")
+GRAPHCTL = os.path.join(ROOT, ".build", "release", "graphctl")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def measure(cmd):
+    """Wall seconds and peak RSS (MB) of one command, by /usr/bin/time."""
+    fmt = "%e %M"
+    r = subprocess.run(["/usr/bin/time", "-f", fmt] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"benchmark command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
+    wall, rss_kb = r.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(rss_kb) / 1024.0
+
+
+def wav(path, minutes):
+    if os.path.exists(path):
+        return
+    buffers = minutes * 60 * 100  # 441-frame buffers at 44.1 kHz
+    sh(["gst-launch-1.0", "-q", "audiotestsrc", f"num-buffers={buffers}", "samplesperbuffer=441", "wave=sine",
+        "!", "audio/x-raw,format=S16LE,rate=44100,channels=2", "!", "wavenc", "!", "filesink", f"location={path}"])
+
+
+def alternate(contenders, runs):
+    """Runs each contender once per round, `runs` rounds; returns medians per contender."""
+    samples = {name: [] for name, _ in contenders}
+    for _ in range(runs):
+        for name, cmd in contenders:
+            samples[name].append(measure(cmd))
+    return {name: (statistics.median(w for w, _ in s), statistics.median(m for _, m in s), len(s))
+            for name, s in samples.items()}
+
+
+def table(title, command_lines, results, anchor):
+    print(f"\n### {title}\n")
+    for name, line in command_lines:
+        print(f"- {name}: `{line}`")
+    print("\n| tool | wall (s, median) | peak RSS (MB, median) | wall / " + anchor + " | RSS − " + anchor + " (MB) | runs |")
+    print("|---|---|---|---|---|---|")
+    aw, am, _ = results[anchor]
+    for name, (w, m, n) in results.items():
+        print(f"| {name} | {w:.2f} | {m:.1f} | {w / aw:.3f} | {m - am:+.1f} | {n} |")
+    sys.stdout.flush()
+
+
+def aac_job(minutes, runs, with_ffmpeg):
+    src = os.path.join(BENCH, f"{minutes}min.wav")
+    wav(src, minutes)
+    out = lambda name: os.path.join(BENCH, f"{name}-{minutes}.m4a")
+    ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "transcode-audio.json"), "--quiet",
+            "--set", f"src.path={src}", "--set", f"file.path={out('graphctl')}", "--set", "file.faststart=false"]
+    gst = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "wavparse", "!", "audioconvert", "!",
+           "avenc_aac", "bitrate=96000", "!", "mp4mux", "!", "filesink", f"location={out('gst')}"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c:a", "aac", "-b:a", "96k", out("ffmpeg")]
+    contenders = [("graphctl", ours), ("gst-launch-1.0", gst)] + ([("ffmpeg", ff)] if with_ffmpeg else [])
+    results = alternate(contenders, runs)
+    table(f"{minutes}-minute 44.1 kHz stereo WAV → AAC 96 kb/s M4A", [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders],
+          results, "gst-launch-1.0")
+    return results
+
+
+def mp3(wav_path, path):
+    if not os.path.exists(path):
+        sh(["gst-launch-1.0", "-q", "filesrc", f"location={wav_path}", "!", "wavparse", "!", "audioconvert", "!",
+            "lamemp3enc", "target=bitrate", "bitrate=192", "cbr=true", "!", "filesink", f"location={path}"])
+
+
+def waveform_job(minutes, runs):
+    src_wav = os.path.join(BENCH, f"{minutes}min.wav")
+    wav(src_wav, minutes)
+    src_mp3 = os.path.join(BENCH, f"{minutes}min.mp3")
+    mp3(src_wav, src_mp3)
+    results = {}
+    for label, src in (("WAV", src_wav), ("MP3 192 kb/s", src_mp3)):
+        ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "waveform.json"), "--quiet", "--set", f"src.path={src}",
+                "--set", f"wave.json={os.path.join(BENCH, 'waveform.json')}", "--set", "wave.png=", "--set", "wave.samplesPerPixel=256"]
+        floor = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "decodebin", "!", "audioconvert", "!", "fakesink"]
+        contenders = [("graphctl", ours), ("decode floor", floor)]
+        r = alternate(contenders, runs)
+        table(f"{minutes}-minute 44.1 kHz stereo {label} → waveform JSON, 256 samples per pixel",
+              [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "decode floor")
+        results[label] = r
+    return results
+
+
+def validate_job(runs):
+    graphs = sorted(os.path.join(ROOT, "graphs", g) for g in os.listdir(os.path.join(ROOT, "graphs")) if g.endswith(".json"))
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        sh([GRAPHCTL, "validate"] + graphs, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+    print(f"\n### graphctl validate on the {len(graphs)} example graphs\n")
+    print(f"- `graphctl validate graphs/*.json`: median {statistics.median(times) * 1000:.1f} ms, "
+          f"max {max(times) * 1000:.1f} ms over {runs} runs (goal: under 50 ms)")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60")
+    a = p.parse_args()
+    os.makedirs(BENCH, exist_ok=True)
+    if not os.path.exists(GRAPHCTL):
+        sys.exit("build first: swift build -c release --static-swift-stdlib")
+    # Warm the GStreamer registry so that no contender pays for the plugin scan.
+    sh(["gst-inspect-1.0", "avenc_aac"], stdout=subprocess.DEVNULL)
+    for tool in ("gst-launch-1.0", "ffmpeg"):
+        print(f"- {tool}: {shutil.which(tool)}")
+    print(f"- machine: {os.cpu_count()} cores; GStreamer " +
+          subprocess.run(["gst-launch-1.0", "--version"], capture_output=True, text=True).stdout.splitlines()[1])
+    jobs = a.jobs.split(",")
+    if "validate" in jobs:
+        validate_job(max(10, a.runs))
+    ten = aac_job(10, a.runs, True) if "aac10" in jobs else None
+    if "aac60" in jobs:
+        sixty = aac_job(60, a.runs, False)
+        if ten:
+            m10, m60 = ten["graphctl"][1], sixty["graphctl"][1]
+            print(f"\n- graphctl peak RSS, 60 min against 10 min: {m60:.1f} MB / {m10:.1f} MB = {m60 / m10:.3f} (goal: within 10%)")
+    if "wave10" in jobs:
+        waveform_job(10, a.runs)
+    if "wave60" in jobs:
+        waveform_job(60, a.runs)
+
+
+if __name__ == "__main__":
+    main()
