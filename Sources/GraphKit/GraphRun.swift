@@ -20,7 +20,8 @@ public final class GraphRun: @unchecked Sendable {
     let pipeline: UnsafeMutablePointer<GstElement>
     private(set) var nodes: [(spec: Graph.NodeSpec, node: any Node, bin: UnsafeMutablePointer<GstElement>)] = []
     private var counters: [String: (inputs: [UnsafeMutablePointer<GkPadCounter>], outputs: [UnsafeMutablePointer<GkPadCounter>])] = [:]
-    private var edgeProbes: [(edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>, stats: UnsafeMutablePointer<GkEdgeStats>, counter: UnsafeMutablePointer<GkPadCounter>, leaky: Bool)] = []
+    /// Per edge: its queue (nil for a pulled container stream), statistics and counter.
+    private var edgeProbes: [(edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>?, stats: UnsafeMutablePointer<GkEdgeStats>, counter: UnsafeMutablePointer<GkPadCounter>, leaky: Bool)] = []
     private var processingContexts: [ProcessingContext] = []
 
     private let condition = NSCondition()
@@ -113,6 +114,20 @@ public final class GraphRun: @unchecked Sendable {
         for e in graph.edges { byOutput[e.from, default: []].append(e) }
         for (from, edges) in byOutput.sorted(by: { $0.key.description < $1.key.description }) {
             let source = exposed[from.node]!.outputs[from.port]!
+            // A file's bytes go straight to their one demuxer, which pulls them in large blocks
+            // and seeks (an MP4 index at the end). A queue would force push mode in 4 KB pieces.
+            let fromDescriptor = graph.node(from.node)!.descriptor
+            if edges.count == 1, fromDescriptor.output(from.port)?.formats == .container {
+                let e = edges[0]
+                let stats = UnsafeMutablePointer<GkEdgeStats>.allocate(capacity: 1)
+                stats.initialize(to: GkEdgeStats())
+                let counter = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
+                counter.initialize(to: GkPadCounter())
+                gk_pad_count(source, counter)
+                edgeProbes.append((e, nil, stats, counter, false))
+                try link(source, exposed[e.to.node]!.inputs[e.to.port]!, owned: false, what: "\(e.to)")
+                continue
+            }
             var tee: UnsafeMutablePointer<GstElement>?
             if edges.count > 1 {
                 let t = try makeElement("tee", name: "tee:\(from)")
@@ -430,11 +445,9 @@ public final class GraphRun: @unchecked Sendable {
                 status = .failed
                 break
             }
-            for e in edgeProbes { gk_queue_sample(e.queue, e.stats) }
+            sampleQueues()
         }
-        if status == .completed || status == .stopped {
-            for e in edgeProbes { gk_queue_sample(e.queue, e.stats) }
-        }
+        if status == .completed || status == .stopped { sampleQueues() }
         gst_element_set_state(pipeline, GST_STATE_NULL)
         let wall = (ContinuousClock.now - startTime)
         // Sinks finalize (rename) or clean up by how the run ended.
@@ -459,6 +472,10 @@ public final class GraphRun: @unchecked Sendable {
         finishedReport = report
         condition.broadcast()
         condition.unlock()
+    }
+
+    private func sampleQueues() {
+        for e in edgeProbes { if let q = e.queue { gk_queue_sample(q, e.stats) } }
     }
 
     private func translate(error msg: UnsafeMutablePointer<GstMessage>) -> GraphError {

@@ -59,14 +59,38 @@ public struct WaveformReducer: Sendable {
         }
     }
 
-    /// Adds interleaved float samples, converted as audiowaveform does.
+    /// Adds interleaved float samples, converted as audiowaveform does (`Int16(f × 32767)`,
+    /// truncating toward zero), a block at a time so that memory stays fixed.
     public mutating func add(_ samples: UnsafeBufferPointer<Float>) {
-        var converted = [Int16](repeating: 0, count: samples.count)
-        for i in samples.indices {
-            let v = (samples[i] * 32767).rounded(.towardZero)
-            converted[i] = Int16(max(-32768, min(32767, v)))
+        let block = 4096 * inputChannels
+        var converted = [Int16](repeating: 0, count: block)
+        var start = 0
+        while start < samples.count {
+            let n = min(block, samples.count - start)
+            converted.withUnsafeMutableBufferPointer { out in
+                Self.convert(UnsafeBufferPointer(rebasing: samples[start..<(start + n)]), into: out)
+            }
+            converted.withUnsafeBufferPointer { add(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+            start += n
         }
-        converted.withUnsafeBufferPointer { add($0) }
+    }
+
+    static func convert(_ input: UnsafeBufferPointer<Float>, into out: UnsafeMutableBufferPointer<Int16>) {
+        let n = input.count
+        var i = 0
+        let lo = SIMD8<Float>(repeating: -32768), hi = SIMD8<Float>(repeating: 32767)
+        if let src = input.baseAddress, let dst = out.baseAddress {
+            while i + 8 <= n {
+                let v = UnsafeRawPointer(src + i).loadUnaligned(as: SIMD8<Float>.self) * 32767
+                let t = SIMD8<Int32>(v.clamped(lowerBound: lo, upperBound: hi), rounding: .towardZero)
+                UnsafeMutableRawPointer(dst + i).storeBytes(of: SIMD8<Int16>(truncatingIfNeeded: t), as: SIMD8<Int16>.self)
+                i += 8
+            }
+        }
+        while i < n {
+            out[i] = Int16(max(-32768, min(32767, (input[i] * 32767).rounded(.towardZero))))
+            i += 1
+        }
     }
 
     /// Closes the last, partial bin.
@@ -75,6 +99,12 @@ public struct WaveformReducer: Sendable {
     }
 
     private mutating func scan(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int, channel: Int, into out: Int) {
+        if mode != .rms, inputChannels <= 2, count >= 32 {
+            let (lo, hi) = Self.vectorMinMax(s, from: from, count: count, channels: inputChannels, channel: channel)
+            mins[out] = min(mins[out], lo)
+            maxs[out] = max(maxs[out], hi)
+            return
+        }
         var lo = mins[out], hi = maxs[out]
         var sq = 0.0
         let c = inputChannels
@@ -91,6 +121,12 @@ public struct WaveformReducer: Sendable {
     }
 
     private mutating func scanCombined(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int) {
+        if mode != .rms, inputChannels == 2, count >= 32 {
+            let (lo, hi) = Self.vectorStereoCombined(s, from: from, count: count)
+            mins[0] = min(mins[0], lo)
+            maxs[0] = max(maxs[0], hi)
+            return
+        }
         var lo = mins[0], hi = maxs[0]
         var sq = 0.0
         let c = inputChannels
@@ -107,6 +143,62 @@ public struct WaveformReducer: Sendable {
         mins[0] = lo
         maxs[0] = hi
         squares[0] += sq
+    }
+
+    /// Min and max of one channel of mono or stereo frames, 16 frames at a time.
+    static func vectorMinMax(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int, channels: Int, channel: Int) -> (Int32, Int32) {
+        let base = UnsafeRawPointer(s.baseAddress! + from * channels)
+        var lo = SIMD16<Int16>(repeating: .max), hi = SIMD16<Int16>(repeating: .min)
+        var f = 0
+        if channels == 1 {
+            while f + 16 <= count {
+                let v = base.loadUnaligned(fromByteOffset: f * 2, as: SIMD16<Int16>.self)
+                lo = pointwiseMin(lo, v)
+                hi = pointwiseMax(hi, v)
+                f += 16
+            }
+        } else {
+            while f + 16 <= count {
+                let a = base.loadUnaligned(fromByteOffset: f * 4, as: SIMD16<Int16>.self)
+                let b = base.loadUnaligned(fromByteOffset: f * 4 + 32, as: SIMD16<Int16>.self)
+                let v = channel == 0 ? SIMD16(lowHalf: a.evenHalf, highHalf: b.evenHalf) : SIMD16(lowHalf: a.oddHalf, highHalf: b.oddHalf)
+                lo = pointwiseMin(lo, v)
+                hi = pointwiseMax(hi, v)
+                f += 16
+            }
+        }
+        var l = Int32(lo.min()), h = Int32(hi.max())
+        while f < count {
+            let v = Int32(s[(from + f) * channels + channel])
+            l = min(l, v)
+            h = max(h, v)
+            f += 1
+        }
+        return (l, h)
+    }
+
+    /// Min and max of (left + right) / 2, truncating toward zero, 8 frames at a time.
+    static func vectorStereoCombined(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int) -> (Int32, Int32) {
+        let base = UnsafeRawPointer(s.baseAddress! + from * 2)
+        var lo = SIMD8<Int32>(repeating: .max), hi = SIMD8<Int32>(repeating: .min)
+        var f = 0
+        while f + 8 <= count {
+            let v = base.loadUnaligned(fromByteOffset: f * 4, as: SIMD16<Int16>.self)
+            let sum = SIMD8<Int32>(truncatingIfNeeded: v.evenHalf) &+ SIMD8<Int32>(truncatingIfNeeded: v.oddHalf)
+            // Division by 2 toward zero: add 1 to negative odd sums before the arithmetic shift.
+            let mean = (sum &+ (sum &>> 31) & 1) &>> 1
+            lo = pointwiseMin(lo, mean)
+            hi = pointwiseMax(hi, mean)
+            f += 8
+        }
+        var l = lo.min(), h = hi.max()
+        while f < count {
+            let v = (Int32(s[(from + f) * 2]) + Int32(s[(from + f) * 2 + 1])) / 2
+            l = min(l, v)
+            h = max(h, v)
+            f += 1
+        }
+        return (l, h)
     }
 
     private mutating func closeBin() {

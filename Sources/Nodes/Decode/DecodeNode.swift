@@ -22,8 +22,8 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         parameters: [
             ParameterDescriptor("track", .integer(0...63), default: .integer(0),
                                 help: "which audio track, counting from 0 among the file's audio tracks"),
-            ParameterDescriptor("sampleFormat", .enumeration(["s16le", "f32le"]), default: .string("s16le"),
-                                help: "audio sample format"),
+            ParameterDescriptor("sampleFormat", .enumeration(["s16le", "f32le"]), default: .string("s16le"), acceptsAuto: true,
+                                help: "audio sample format; auto keeps the decoder's own (16-bit or float) and converts only other formats"),
             ParameterDescriptor("sampleRate", .integer(8_000...192_000), optional: true,
                                 help: "resample audio to this rate (default: the file's)"),
             ParameterDescriptor("channels", .integer(1...8), optional: true,
@@ -54,13 +54,18 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
 
         var audioEntry: Element?
         if context.connectedOutputs.contains("audio") {
-            var caps = "audio/x-raw, format=(string)\(SampleFormat(rawValue: p.string("sampleFormat")!)!.gstName), layout=(string)interleaved"
+            let formats = p.isAuto("sampleFormat") ? "{ S16LE, F32LE }" : "(string)\(SampleFormat(rawValue: p.string("sampleFormat")!)!.gstName)"
+            var caps = "audio/x-raw, format=\(formats), layout=(string)interleaved"
             if let rate = p.int("sampleRate") { caps += ", rate=(int)\(rate)" }
             if let channels = p.int("channels") { caps += ", channels=(int)\(channels)" }
-            let convert = try bin.make("audioconvert")
-            let resample = try bin.make("audioresample")
+            // No dither: float to 16-bit is a plain conversion, as a reader of samples expects.
+            let convert = try bin.make("audioconvert", ["dithering": "none"])
             let filter = try bin.makeCapsFilter(caps)
-            try bin.link(convert, resample, filter)
+            if p.int("sampleRate") != nil {
+                try bin.link(convert, try bin.make("audioresample"), filter)
+            } else {
+                try bin.link(convert, filter)  // the file's own rate: nothing to resample
+            }
             try bin.expose(output: "audio", filter)
             audioEntry = convert
         }

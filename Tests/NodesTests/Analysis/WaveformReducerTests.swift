@@ -87,3 +87,42 @@ import Nodes
                                 /* channels */ 2, 0, 0, 0, /* data */ 0xFE, 0x02, 0x80, 0x7F])
     }
 }
+
+/// The vectorised paths agree with the plain arithmetic on every value, including the
+/// extremes and negative odd sums (where a shift alone would round the wrong way).
+@Suite struct WaveformReducerVectorTests {
+    /// The reference: audiowaveform's arithmetic, one frame at a time.
+    func reference(_ s: [Int16], channels: Int, spp: Int, split: Bool) -> [Int16] {
+        var out: [Int16] = []
+        let frames = s.count / channels
+        for start in stride(from: 0, to: frames, by: spp) {
+            let end = min(frames, start + spp)
+            for ch in 0..<(split ? channels : 1) {
+                var lo = Int32.max, hi = Int32.min
+                for f in start..<end {
+                    let v: Int32 = split ? Int32(s[f * channels + ch])
+                        : (0..<channels).reduce(Int32(0)) { $0 + Int32(s[f * channels + $1]) } / Int32(channels)
+                    lo = min(lo, v)
+                    hi = max(hi, v)
+                }
+                out += [Int16(lo), Int16(hi)]
+            }
+        }
+        return out
+    }
+
+    @Test(arguments: [(1, false), (2, false), (2, true)])
+    func matchesTheReference(_ channels: Int, _ split: Bool) {
+        var rng = SystemRandomNumberGenerator()
+        var samples = (0..<(5000 * channels)).map { _ in Int16.random(in: .min ... .max, using: &rng) }
+        samples[0] = .min
+        samples[1] = -1
+        samples[3] = .max
+        for spp in [3, 64, 1000, 4999] {
+            var r = WaveformReducer(samplesPerPixel: spp, inputChannels: channels, splitChannels: split)
+            samples.withUnsafeBufferPointer { r.add($0) }
+            r.finish()
+            #expect(r.data == reference(samples, channels: channels, spp: spp, split: split), "spp \(spp)")
+        }
+    }
+}

@@ -95,3 +95,20 @@ import Nodes
         }
     }
 }
+
+extension DecodeNodeTests {
+    @Test func autoSampleFormatKeepsTheDecodersOwn() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("int.wav").path
+        try TestMedia.writeWAV(wav, seconds: 0.2, sampleRate: 8000, channels: 1)
+        let h = try NodeHarness(#"{ "type": "decode", "params": { "sampleFormat": "auto" } }"#, outputs: ["audio"])
+        try h.push(try Self.fileBuffers(wav))
+        #expect(try h.pullAll(from: "audio").first?.format == .pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .s16le)))
+
+        let flt = folder.appendingPathComponent("float.wav").path
+        try TestMedia.gstLaunch("audiotestsrc num-buffers=10 ! audio/x-raw,format=F32LE,rate=8000,channels=1 ! wavenc ! filesink location=\(flt)")
+        let f = try NodeHarness(#"{ "type": "decode", "params": { "sampleFormat": "auto" } }"#, outputs: ["audio"])
+        try f.push(try Self.fileBuffers(flt))
+        #expect(try f.pullAll(from: "audio").first?.format == .pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .f32le)))
+    }
+}
