@@ -29,8 +29,9 @@ public struct EdgeCapacity: Sendable, Hashable, Codable {
         self.seconds = seconds
     }
 
-    /// Used where an edge names no capacity: 32 buffers, 16 MiB or 1 s, the first reached
-    /// (four 720p BGRA frames fit; a second of audio in 1024-frame buffers does not).
+    /// Used where an edge names no capacity and still needs a queue (out of a live source, a
+    /// fan-out branch, into a muxer): 32 buffers, 16 MiB or 1 s, the first reached (four 720p
+    /// BGRA frames fit). Other edges without a capacity link directly and hold nothing.
     public static let `default` = EdgeCapacity(buffers: 32, bytes: 16 << 20, seconds: 1)
 }
 

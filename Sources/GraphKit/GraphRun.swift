@@ -114,10 +114,7 @@ public final class GraphRun: @unchecked Sendable {
         for e in graph.edges { byOutput[e.from, default: []].append(e) }
         for (from, edges) in byOutput.sorted(by: { $0.key.description < $1.key.description }) {
             let source = exposed[from.node]!.outputs[from.port]!
-            // A file's bytes go straight to their one demuxer, which pulls them in large blocks
-            // and seeks (an MP4 index at the end). A queue would force push mode in 4 KB pieces.
-            let fromDescriptor = graph.node(from.node)!.descriptor
-            if edges.count == 1, fromDescriptor.output(from.port)?.formats == .container {
+            if edges.count == 1, !needsQueue(edges[0], live: liveNodes) {
                 let e = edges[0]
                 let stats = UnsafeMutablePointer<GkEdgeStats>.allocate(capacity: 1)
                 stats.initialize(to: GkEdgeStats())
@@ -174,6 +171,20 @@ public final class GraphRun: @unchecked Sendable {
                 try link(pad, gst_element_get_static_pad(sink, "sink")!, owned: true, what: "\(id).\(port)")
             }
         }
+    }
+
+    /// Whether an edge runs through a bounded queue on its own thread, or links directly (holds
+    /// nothing: the producer waits while the consumer takes each buffer, like `!` in
+    /// gst-launch-1.0). A queue where a thread or a drop policy is needed: the graph gave the
+    /// edge a capacity; it leaves a live source; it is one branch of a fan-out; or it joins a
+    /// node with several connected inputs (a muxer interleaving streams). A file's bytes always
+    /// go straight to their demuxer, which pulls them in large blocks and seeks.
+    func needsQueue(_ e: Graph.Edge, live: Set<String>) -> Bool {
+        if graph.node(e.from.node)!.descriptor.output(e.from.port)?.formats == .container { return false }
+        if e.capacity != .default || live.contains(e.from.node) { return true }
+        if graph.edges(from: e.from.node).filter({ $0.from == e.from }).count > 1 { return true }
+        return Set(graph.edges(into: e.to.node).map(\.to.port)).count > 1
+            || Set(graph.edges(from: e.from.node).map(\.from.port)).count > 1
     }
 
     private func count(_ pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
@@ -550,7 +561,8 @@ public final class GraphRun: @unchecked Sendable {
             EdgeStatistics(from: e.edge.from.description, to: e.edge.to.description, capacity: e.edge.capacity,
                            buffers: Int(e.counter.pointee.buffers), maxBuffers: Int(e.stats.pointee.max_buffers),
                            maxBytes: Int(e.stats.pointee.max_bytes), maxSeconds: Double(e.stats.pointee.max_time_ns) / 1e9,
-                           waits: Int(e.stats.pointee.waits), drops: e.leaky ? Int(e.stats.pointee.waits) : 0)
+                           waits: Int(e.stats.pointee.waits), drops: e.leaky ? Int(e.stats.pointee.waits) : 0,
+                           queued: e.queue != nil)
         }
         return RunReport(status: status, wallSeconds: wall, mediaSeconds: mediaPosition(), nodes: nodeStats,
                          edges: edgeStats, outputs: nodes.compactMap { $0.node.output }, error: error)

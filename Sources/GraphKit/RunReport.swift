@@ -38,4 +38,7 @@ public struct EdgeStatistics: Sendable, Codable {
     public var waits: Int
     /// Buffers dropped because the connection was full (live sources only).
     public var drops: Int
+    /// Whether the edge ran through a bounded queue on its own thread; false for a direct link,
+    /// which holds no buffer (see GraphRun's edge policy).
+    public var queued: Bool
 }

@@ -164,4 +164,27 @@ import Nodes
             try h.finish()
         }
     }
+
+    /// A queue (a thread) only where one is needed; elsewhere a direct link that holds nothing.
+    @Test func edgesGetAQueueOnlyWhereAThreadOrADropPolicyIsNeeded() throws {
+        let dir = try TestMedia.temporaryFolder().path
+        let g = try graph("""
+            { "version": 1, "nodes": {
+                "mic": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
+                "gain": { "type": "effect.gain" },
+                "w1": { "type": "analysis.waveform", "params": { "json": "\(dir)/1.json" } },
+                "w2": { "type": "analysis.waveform", "params": { "json": "\(dir)/2.json" } },
+                "live": { "type": "capture.audio", "params": { "duration": 0.2 } },
+                "w3": { "type": "analysis.waveform", "params": { "json": "\(dir)/3.json" } },
+                "slow": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
+                "w4": { "type": "analysis.waveform", "params": { "json": "\(dir)/4.json" } } },
+              "edges": [ "mic.out -> gain.in", "gain.out -> w1.in", "gain.out -> w2.in", "live.out -> w3.in",
+                         { "from": "slow.out", "to": "w4.in", "capacity": { "seconds": 0.1 } } ] }
+            """)
+        let report = try GraphRun(g).run()
+        let queued = Dictionary(uniqueKeysWithValues: report.edges.map { ("\($0.from)->\($0.to)", $0.queued) })
+        #expect(queued == ["mic.out->gain.in": false, "gain.out->w1.in": true, "gain.out->w2.in": true,
+                           "live.out->w3.in": true, "slow.out->w4.in": true])
+        #expect(report.edges.allSatisfy { $0.buffers == report.edges[0].buffers })  // every edge saw every buffer
+    }
 }

@@ -46,4 +46,30 @@ import GraphKitTesting
         #expect(data["samples_per_pixel"] == 441)
         #expect(data["length"] == 300)
     }
+
+    @Test func anUnwritableOutputIs73AndWritesNothing() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("in.wav").path
+        try TestMedia.writeWAV(wav, seconds: 0.5)
+        let file = folder.appendingPathComponent("plain").path
+        FileManager.default.createFile(atPath: file, contents: Data())
+        let json = folder.appendingPathComponent("ok.json").path
+        let r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--set", "src.path=\(wav)", "--set", "wave.json=\(json)",
+                                 "--set", "wave.png=\(file)/w.png")
+        #expect(r.status == 73)
+        #expect(r.stderr == "error: nodes.wave.params.png: cannot write \"\(file)/w.png\": \"\(file)\" is a file, not a folder\n")
+        #expect(!FileManager.default.fileExists(atPath: json))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["in.wav", "plain"])
+    }
+
+    @Test func aLiveRecordingComputesItsWaveformInRealTime() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let m4a = folder.appendingPathComponent("live.m4a").path, json = folder.appendingPathComponent("live.json").path
+        let r = try Graphctl.run("run", Graphctl.graph("record-waveform.json"), "--set", "mic.duration=1.5",
+                                 "--set", "file.path=\(m4a)", "--set", "wave.json=\(json)", "--set", "wave.png=")
+        #expect(r.status == 0, "\(r.stderr)")
+        let data = try JSONParser.parse(try String(contentsOfFile: json, encoding: .utf8))
+        #expect(data["length"] == 150)  // 100 pixels per second
+        #expect(abs(try MediaProbe(m4a).duration - 1.5) <= 0.047)
+    }
 }

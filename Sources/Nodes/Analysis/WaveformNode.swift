@@ -170,8 +170,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         for (kind, target) in outputs {
             let temp = Self.temporary(target)
             switch kind {
-            case "json": try write(Data(data.json.utf8), to: temp, kind)
-            case "dat": try write(Data(data.dat), to: temp, kind)
+            case "json": try write(to: temp, kind) { out in try data.encodeJSON { try out.write(contentsOf: $0) } }
+            case "dat": try write(to: temp, kind) { out in try data.encodeDat { try out.write(contentsOf: $0) } }
             case "png": try renderer.writePNG(data, to: temp.path)
             default: try renderer.writeSVG(data, to: temp.path)
             }
@@ -179,9 +179,12 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         }
     }
 
-    private func write(_ data: Data, to url: URL, _ kind: String) throws {
+    private func write(to url: URL, _ kind: String, _ body: (FileHandle) throws -> Void) throws {
         do {
-            try data.write(to: url)
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            try handle.truncate(atOffset: 0)
+            try body(handle)
         } catch {
             throw GraphError(.outputUnwritable, at: context.location(parameter: kind), "cannot write \"\(url.path)\": \(error.localizedDescription)", node: context.id)
         }

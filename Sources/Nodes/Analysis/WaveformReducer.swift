@@ -246,20 +246,56 @@ public struct WaveformData: Sendable, Equatable {
     public var length: Int { data.count / (2 * channels) }
 
     /// Values as written: 16-bit, or 8-bit by truncating division by 256 (not a shift).
-    public var writtenValues: [Int] { data.map { bits == 8 ? Int($0) / 256 : Int($0) } }
+    public var writtenValues: [Int] { data.map(value) }
+
+    @inline(__always) func value(_ v: Int16) -> Int { bits == 8 ? Int(v) / 256 : Int(v) }
 
     /// One line, no spaces, keys in audiowaveform's order, and a newline.
-    public var json: String {
-        var s = "{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),\"samples_per_pixel\":\(samplesPerPixel),"
-        s += "\"bits\":\(bits),\"length\":\(length),\"data\":["
-        s += writtenValues.map(String.init).joined(separator: ",")
-        return s + "]}\n"
+    public var json: String { String(decoding: jsonBytes, as: UTF8.self) }
+
+    public var jsonBytes: [UInt8] {
+        var all: [UInt8] = []
+        encodeJSON { all += $0 }
+        return all
     }
 
     /// The binary .dat format, little-endian: version 1 for one channel, 2 (with a channel
     /// count) for more.
     public var dat: [UInt8] {
+        var all: [UInt8] = []
+        encodeDat { all += $0 }
+        return all
+    }
+
+    /// Hands the JSON text out in chunks of about 64 KB: no string per value, and a long
+    /// file's waveform costs its bins and one chunk, however long the text.
+    public func encodeJSON(_ flush: ([UInt8]) throws -> Void) rethrows {
         var out: [UInt8] = []
+        out.reserveCapacity(Self.chunk + 64)
+        out += Array("{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),\"samples_per_pixel\":\(samplesPerPixel),".utf8)
+        out += Array("\"bits\":\(bits),\"length\":\(length),\"data\":[".utf8)
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0)
+        for (i, raw) in data.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            var v = value(raw)
+            if v < 0 { out.append(UInt8(ascii: "-")); v = -v }
+            var n = 0
+            withUnsafeMutableBytes(of: &digits) { d in
+                repeat { d[n] = UInt8(48 + v % 10); v /= 10; n += 1 } while v > 0
+                while n > 0 { n -= 1; out.append(d[n]) }
+            }
+            if out.count >= Self.chunk {
+                try flush(out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        out += Array("]}\n".utf8)
+        try flush(out)
+    }
+
+    public func encodeDat(_ flush: ([UInt8]) throws -> Void) rethrows {
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.chunk + 64)
         func i32(_ v: Int) { withUnsafeBytes(of: Int32(v).littleEndian) { out += $0 } }
         i32(channels == 1 ? 1 : 2)
         i32(bits == 8 ? 1 : 0)
@@ -267,13 +303,22 @@ public struct WaveformData: Sendable, Equatable {
         i32(samplesPerPixel)
         i32(length)
         if channels > 1 { i32(channels) }
-        for v in writtenValues {
+        for raw in data {
+            let v = value(raw)
             if bits == 8 {
                 out.append(UInt8(bitPattern: Int8(v)))
             } else {
-                withUnsafeBytes(of: Int16(v).littleEndian) { out += $0 }
+                let u = UInt16(bitPattern: Int16(v))
+                out.append(UInt8(u & 0xFF))
+                out.append(UInt8(u >> 8))
+            }
+            if out.count >= Self.chunk {
+                try flush(out)
+                out.removeAll(keepingCapacity: true)
             }
         }
-        return out
+        try flush(out)
     }
+
+    static let chunk = 64 << 10
 }
