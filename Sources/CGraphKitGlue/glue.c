@@ -224,3 +224,43 @@ int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height
     }
     return (int)n;
 }
+
+typedef struct {
+    GkCapsFn fn;
+    void *context;
+    GDestroyNotify destroy;
+} CapsWatch;
+
+static void caps_watch_free(gpointer data) {
+    CapsWatch *w = data;
+    if (w->destroy)
+        w->destroy(w->context);
+    g_free(w);
+}
+
+static GstPadProbeReturn caps_watch_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    CapsWatch *w = data;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (event && GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+        GstCaps *caps = NULL;
+        gst_event_parse_caps(event, &caps);
+        w->fn(w->context, caps);
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_watch_caps(GstPad *pad, GkCapsFn fn, void *context, GDestroyNotify destroy) {
+    CapsWatch *w = g_new0(CapsWatch, 1);
+    w->fn = fn;
+    w->context = context;
+    w->destroy = destroy;
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, caps_watch_probe, w, caps_watch_free);
+}
+
+void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int width, int height, int stride) {
+    gsize offset[GST_VIDEO_MAX_PLANES] = {0};
+    gint strides[GST_VIDEO_MAX_PLANES] = {stride};
+    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, gst_video_format_from_string(format),
+                                   (guint)width, (guint)height, 1, offset, strides);
+}

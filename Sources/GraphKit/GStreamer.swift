@@ -149,6 +149,19 @@ public final class Element: @unchecked Sendable {
                               Unmanaged.passUnretained(box).toOpaque(), nil, GConnectFlags(rawValue: 0))
     }
 
+    /// Called on the streaming thread with each new format arriving at this element's sink pad,
+    /// before the element sees it: the moment to configure it from its input (an encoder's
+    /// bitrate from the frame size).
+    public func onInputFormat(pad: String = "sink", _ handler: @escaping @Sendable (MediaFormat) -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        let box = Unmanaged.passRetained(FormatHandler(handler)).toOpaque()
+        gk_pad_watch_caps(p, { ctx, caps in
+            guard let ctx, let caps, let format = GStreamer.format(from: caps) else { return }
+            Unmanaged<FormatHandler>.fromOpaque(ctx).takeUnretainedValue().handler(format)
+        }, box, { ctx in Unmanaged<FormatHandler>.fromOpaque(ctx!).release() })
+    }
+
     /// Fails the run from a streaming thread with a message naming this node (exit 70).
     public func postError(_ message: String, debug: String? = nil) {
         gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)
@@ -175,6 +188,10 @@ public final class Element: @unchecked Sendable {
         let handler: @Sendable (Pad) -> Void
         let nodeID: String
         init(_ h: @escaping @Sendable (Pad) -> Void, nodeID: String) { handler = h; self.nodeID = nodeID }
+    }
+    private final class FormatHandler {
+        let handler: @Sendable (MediaFormat) -> Void
+        init(_ h: @escaping @Sendable (MediaFormat) -> Void) { handler = h }
     }
     private final class VoidHandler {
         let handler: @Sendable () -> Void

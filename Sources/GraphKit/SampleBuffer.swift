@@ -76,6 +76,16 @@ public struct SampleBuffer: @unchecked Sendable {
         self.duration = duration
     }
 
+    /// A zero-filled frame of a packed format (BGRA, RGBA) whose rows are `bytesPerRow` bytes
+    /// apart, at least 4 × width: padded rows, as cameras and decoders hand out
+    /// (`CVPixelBuffer`'s bytesPerRow).
+    public init(video format: MediaFormat.VideoFormat, bytesPerRow: Int, presentationTime: MediaTime? = nil) {
+        precondition(format.pixelFormat == .bgra || format.pixelFormat == .rgba, "bytesPerRow frames are packed (BGRA, RGBA)")
+        precondition(bytesPerRow >= format.width * 4)
+        self.init(format: .rawVideo(format), byteCount: bytesPerRow * format.height, presentationTime: presentationTime)
+        gk_buffer_add_packed_video_meta(storage.buffer, format.pixelFormat.gstName, Int32(format.width), Int32(format.height), Int32(bytesPerRow))
+    }
+
     /// Wraps memory the caller owns, without copying (like `CVPixelBufferCreateWithBytes`).
     /// `release` is called exactly once, when no buffer refers to the memory any more.
     public init(format: MediaFormat?, wrapping memory: UnsafeMutableRawBufferPointer,

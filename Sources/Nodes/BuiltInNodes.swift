@@ -4,11 +4,20 @@ extension NodeRegistry {
     /// Every node GraphKit ships, in one explicit list, plus the app endpoints of the core.
     public static let builtIn = NodeRegistry.core + NodeRegistry([
         CaptureAudioNode.self,
+        CaptureVideoNode.self,
         FileSourceNode.self,
         DecodeNode.self,
         GainNode.self,
+        DropChannelNode.self,
+        GrayscaleNode.self,
+        ColorMatrixNode.self,
+        MirrorNode.self,
+        CropNode.self,
+        RotateNode.self,
+        OverlayNode.self,
         WaveformNode.self,
         AACEncoderNode.self,
+        H264EncoderNode.self,
         MP4SinkNode.self,
     ])
 }

@@ -73,3 +73,11 @@ GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, vo
 /* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
  * default layout of the format). Returns the number of planes, or 0 for an unknown format. */
 int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]);
+
+/* Calls back with each new caps arriving at a pad (borrowed), before the pad's element sees
+ * them: the moment to configure the element from its input. */
+typedef void (*GkCapsFn)(void *context, GstCaps *caps);
+gulong gk_pad_watch_caps(GstPad *pad, GkCapsFn fn, void *context, GDestroyNotify destroy);
+
+/* Describes a one-plane frame whose rows are `stride` bytes apart (GstVideoMeta). */
+void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int width, int height, int stride);

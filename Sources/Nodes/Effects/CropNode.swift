@@ -1,0 +1,82 @@
+import GraphKit
+
+/// `effect.crop`: crops frames to an aspect ratio, centred, keeping the width as far as the frame
+/// allows (720×1280 at 3:4 becomes 720×960), or to an explicit rectangle. The output size
+/// changes, and downstream is told before the first frame. GStreamer's `videocrop` moves the
+/// pixels; this node computes where from the input size.
+///
+/// Example:
+/// ```json
+/// "crop": { "type": "effect.crop", "params": { "aspect": "3:4" } }
+/// ```
+public final class CropNode: ElementNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "effect.crop",
+        category: .effect,
+        summary: "Crops video to an aspect ratio (centred) or a rectangle",
+        inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
+        outputs: [PortDescriptor("out", .rawVideo(), help: "the cropped frames")],
+        parameters: [
+            ParameterDescriptor("aspect", .string, optional: true, help: "\"1:1\", \"3:4\", \"9:16\" or any \"W:H\", centred"),
+            ParameterDescriptor("x", .integer(0...16_384), optional: true, help: "rectangle: left edge"),
+            ParameterDescriptor("y", .integer(0...16_384), optional: true, help: "rectangle: top edge"),
+            ParameterDescriptor("width", .integer(2...16_384), optional: true, help: "rectangle: width"),
+            ParameterDescriptor("height", .integer(2...16_384), optional: true, help: "rectangle: height"),
+        ],
+        check: { p in
+            let rect = ["x", "y", "width", "height"].filter { p[$0] != nil }
+            if let a = p.string("aspect") {
+                if CropNode.ratio(a) == nil { return [("aspect", "expected \"W:H\" with whole numbers above 0, got \"\(a)\"")] }
+                if !rect.isEmpty { return [(nil, "give aspect or a rectangle (x, y, width, height), not both")] }
+                return []
+            }
+            return rect.count == 4 ? [] : [(nil, "give aspect, or all of x, y, width and height")]
+        },
+        example: #"{ "type": "effect.crop", "params": { "aspect": "3:4" } }"#
+    )
+
+    let context: NodeContext
+
+    public init(context: NodeContext) throws {
+        self.context = context
+    }
+
+    static func ratio(_ text: String) -> (Int, Int)? {
+        let parts = text.split(separator: ":").compactMap { Int($0) }
+        return parts.count == 2 && parts[0] > 0 && parts[1] > 0 ? (parts[0], parts[1]) : nil
+    }
+
+    /// The rectangle kept from a frame of `width` × `height`: (left, top, width, height).
+    public static func rectangle(width: Int, height: Int, aspect: (Int, Int)) -> (Int, Int, Int, Int) {
+        var w = width, h = width * aspect.1 / aspect.0
+        if h > height { h = height; w = height * aspect.0 / aspect.1 }
+        w -= w % 2  // even sizes, for 4:2:0 encoders downstream
+        h -= h % 2
+        return ((width - w) / 2, (height - h) / 2, w, h)
+    }
+
+    public func build(in bin: BinBuilder) throws {
+        let crop = try bin.make("videocrop", name: "crop")
+        let p = context.parameters
+        let id = context.id
+        crop.onInputFormat { format in
+            guard case .rawVideo(let v) = format else { return }
+            let r: (Int, Int, Int, Int)
+            if let a = p.string("aspect"), let ratio = Self.ratio(a) {
+                r = Self.rectangle(width: v.width, height: v.height, aspect: ratio)
+            } else {
+                r = (p.int("x")!, p.int("y")!, p.int("width")!, p.int("height")!)
+                guard r.0 + r.2 <= v.width, r.1 + r.3 <= v.height else {
+                    crop.postError("node \"\(id)\": the rectangle \(r.2)×\(r.3) at (\(r.0), \(r.1)) does not fit a \(v.width)×\(v.height) frame")
+                    return
+                }
+            }
+            try? crop.set("left", r.0)
+            try? crop.set("top", r.1)
+            try? crop.set("right", v.width - r.0 - r.2)
+            try? crop.set("bottom", v.height - r.1 - r.3)
+        }
+        try bin.expose(input: "in", crop)
+        try bin.expose(output: "out", crop)
+    }
+}

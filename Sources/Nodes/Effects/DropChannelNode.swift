@@ -1,0 +1,40 @@
+import GraphKit
+
+/// `effect.dropChannel`: sets one colour channel to zero (dropping green "de-greens" a picture).
+/// One AND per pixel, 16 pixels at a time: memory speed.
+///
+/// Example:
+/// ```json
+/// "tint": { "type": "effect.dropChannel", "params": { "channel": "green" } }
+/// ```
+public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "effect.dropChannel",
+        category: .effect,
+        summary: "Zeroes one colour channel of BGRA/RGBA video",
+        inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
+        outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), help: "the same frames without that channel")],
+        parameters: [ParameterDescriptor("channel", .enumeration(["red", "green", "blue"]), default: .string("green"), help: "the channel to drop")],
+        example: #"{ "type": "effect.dropChannel", "params": { "channel": "green" } }"#
+    )
+
+    let channel: String
+    private var mask: UInt32 = .max
+
+    public init(context: NodeContext) throws {
+        channel = context.parameters.string("channel")!
+    }
+
+    public func formatDidChange(to format: MediaFormat) throws {
+        let v = try VideoPixels.requirePacked(format, node: "effect.dropChannel")
+        let o = VideoPixels.channelOffsets(v.pixelFormat)!
+        let byte = channel == "red" ? o.r : channel == "green" ? o.g : o.b
+        mask = ~(UInt32(0xFF) << (8 * byte))  // pixels are little-endian words
+    }
+
+    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+        let m = mask, vm = SIMD16<UInt32>(repeating: mask)
+        try VideoPixels.forEachRow(&buffer) { row, _ in VideoPixels.map(row, vector: { $0 & vm }, scalar: { $0 & m }) }
+        return true
+    }
+}

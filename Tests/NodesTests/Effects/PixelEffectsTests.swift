@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+/// Exact pixels on small frames, with widths that are not a multiple of the 16-pixel vectors
+/// and rows padded past the width.
+@Suite struct PixelEffectsTests {
+    static let shapes: [(Int, Int, Int?)] = [(5, 3, nil), (21, 2, nil), (17, 3, 17 * 4 + 12), (1, 1, nil)]
+
+    func run(_ node: String, _ frame: SampleBuffer) throws -> SampleBuffer {
+        let h = try NodeHarness(node)
+        try h.push(frame)
+        let out = try #require(h.pull())
+        #expect(try !h.finish().hasLeftovers)
+        return out
+    }
+
+    @Test(arguments: ["red", "green", "blue"])
+    func dropChannelZeroesExactlyOneChannel(_ channel: String) throws {
+        let index = ["blue": 0, "green": 1, "red": 2][channel]!
+        for (w, h, stride) in Self.shapes {
+            let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
+                (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
+            }
+            let before = VideoTestFrames.pixels(frame, bytesPerRow: stride)
+            let out = try run(#"{ "type": "effect.dropChannel", "params": { "channel": "\#(channel)" } }"#, frame)
+            let after = VideoTestFrames.pixels(out, bytesPerRow: stride)
+            let expected = before.pixels.map { p in var q = p; q[index] = 0; return q }
+            #expect(after.pixels == expected, "\(w)x\(h)")
+            #expect(after.padding == before.padding)  // row padding untouched
+        }
+    }
+
+    @Test func dropChannelOnRGBAFindsTheChannelByFormat() throws {
+        let frame = try VideoTestFrames.frame(3, 1, .rgba) { _, _ in (10, 20, 30, 40) }  // R, G, B, A bytes
+        let out = try run(#"{ "type": "effect.dropChannel", "params": { "channel": "red" } }"#, frame)
+        #expect(VideoTestFrames.pixels(out).pixels == Array(repeating: [0, 20, 30, 40], count: 3))
+    }
+
+    @Test func grayscaleIsBT601RoundedToNearest() throws {
+        for (w, h, stride) in Self.shapes {
+            let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
+                (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
+            }
+            let before = VideoTestFrames.pixels(frame, bytesPerRow: stride)
+            let out = VideoTestFrames.pixels(try run(#"{ "type": "effect.grayscale" }"#, frame), bytesPerRow: stride)
+            let expected = before.pixels.map { p -> [UInt8] in
+                let s = 299 * Int(p[2]) + 587 * Int(p[1]) + 114 * Int(p[0])
+                let y = UInt8((s + 500) / 1000)  // round half up of 0.299 R + 0.587 G + 0.114 B
+                return [y, y, y, p[3]]
+            }
+            #expect(out.pixels == expected, "\(w)x\(h)")
+            #expect(out.padding == before.padding)
+        }
+    }
+
+    @Test func grayscaleTies() throws {
+        // 0.299·255 + 0.587·0 + 0.114·1 = 76.359 → 76; pure grey stays; (1, 1, 0) → 0.886 → 1.
+        let frame = try VideoTestFrames.frame(3, 1) { x, _ in [(1, 0, 255, 9), (77, 77, 77, 255), (0, 1, 1, 0)][x] }
+        #expect(VideoTestFrames.pixels(try run(#"{ "type": "effect.grayscale" }"#, frame)).pixels
+                == [[76, 76, 76, 9], [77, 77, 77, 255], [1, 1, 1, 0]])
+    }
+
+    @Test func colorMatrixFollowsCIColorMatrix() throws {
+        let node = #"{ "type": "effect.colorMatrix", "params": { "r": [0.5, 0.5, 0, 0], "g": [0, 0, 2, 0], "b": [0, 0, 0, 1], "a": [0, 0, 0, 0], "bias": [0.1, 0, -0.2, 1] } }"#
+        for (w, h, stride) in Self.shapes {
+            let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
+                (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
+            }
+            let before = VideoTestFrames.pixels(frame, bytesPerRow: stride)
+            let out = VideoTestFrames.pixels(try run(node, frame), bytesPerRow: stride)
+            func q(_ v: Double) -> UInt8 { UInt8(min(255, max(0, (255 * v).rounded()))) }
+            let expected = before.pixels.map { p -> [UInt8] in
+                let (b, g, r, a) = (Double(p[0]) / 255, Double(p[1]) / 255, Double(p[2]) / 255, Double(p[3]) / 255)
+                return [q(a - 0.2), q(2 * b), q(0.5 * r + 0.5 * g + 0.1), q(1)]
+            }
+            #expect(out.pixels == expected, "\(w)x\(h)")
+            #expect(out.padding == before.padding)
+        }
+    }
+
+    @Test func mirrorBothAxes() throws {
+        for (w, h, stride) in Self.shapes {
+            let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in (UInt8(x), UInt8(y), 0, 255) }
+            let horizontal = VideoTestFrames.pixels(try run(#"{ "type": "effect.mirror", "params": { "axis": "horizontal" } }"#, frame), bytesPerRow: stride)
+            #expect(horizontal.pixels == (0..<h).flatMap { y in (0..<w).reversed().map { x in [UInt8(x), UInt8(y), 0, 255] } })
+            let vertical = VideoTestFrames.pixels(try run(#"{ "type": "effect.mirror", "params": { "axis": "vertical" } }"#, frame), bytesPerRow: stride)
+            #expect(vertical.pixels == (0..<h).reversed().flatMap { y in (0..<w).map { x in [UInt8(x), UInt8(y), 0, 255] } })
+            #expect(vertical.padding.allSatisfy { $0 == 0xEE })
+        }
+    }
+
+    @Test func aSharedFrameIsCopiedNotChanged() throws {
+        let frame = try VideoTestFrames.frame(4, 2) { _, _ in (1, 2, 3, 4) }
+        let node = try DropChannelNode(context: NodeContext(id: "d", parameters: Parameters(["channel": .string("green")])))
+        try node.formatDidChange(to: frame.format!)
+        var copy = frame
+        _ = try node.process(&copy)
+        #expect(VideoTestFrames.pixels(frame).pixels.allSatisfy { $0 == [1, 2, 3, 4] })
+        #expect(VideoTestFrames.pixels(copy).pixels.allSatisfy { $0 == [1, 0, 3, 4] })
+    }
+
+    @Test func nonPackedFramesAreRefusedWithAReason() throws {
+        let node = try GrayscaleNode(context: NodeContext(id: "g", parameters: Parameters()))
+        #expect(throws: GraphError.self) {
+            try node.formatDidChange(to: .rawVideo(VideoTestFrames.format(4, 4, .i420)))
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+@Suite struct H264EncoderNodeTests {
+    @Test func automaticBitrateFollowsTheCapturePresets() {
+        #expect(H264EncoderNode.automaticBitrate(width: 720, height: 960) == 6_981_120)
+        #expect(H264EncoderNode.automaticBitrate(width: 640, height: 480) == 3_102_720)
+        #expect(H264EncoderNode.automaticBitrate(width: 320, height: 240) == 311_040)
+    }
+
+    @Test func encodesEveryFrameStartingWithAKeyframe() throws {
+        let h = try NodeHarness(#"{ "type": "encode.h264", "params": { "keyframeInterval": 10, "profile": "main" } }"#)
+        // The ball pattern predicts well; a tiny scrolling SMPTE makes x264 see a scene cut per frame.
+        let source = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "duration": 1, "live": false, "pattern": "ball" } }"#)
+        try h.push(try source.pullAll())
+        let out = try h.pullAll()
+        #expect(out.count == 30)
+        #expect(out.first?.format == .h264(width: 64, height: 48))
+        #expect(out.first?.flags.contains(.keyframe) == true)
+        let keys = out.indices.filter { out[$0].flags.contains(.keyframe) }
+        #expect(keys.first == 0)
+        #expect(zip(keys, keys.dropFirst() + [out.count]).allSatisfy { $1 - $0 <= 10 })  // never more than 10 apart
+        #expect(keys.count < out.count)  // and the rest predicted
+        let times = out.compactMap(\.presentationTime)
+        #expect(Set(times).count == 30)
+    }
+
+    @Test func baselineHasNoBFrames() {
+        #expect(throws: GraphError.self) {
+            try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "e": { "type": "encode.h264", "params": { "profile": "baseline", "bframes": 2 } } } }"#)
+        }
+    }
+}

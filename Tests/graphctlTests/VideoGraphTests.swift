@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+
+/// graphs/record.json and friends, end to end. Frame counts use live: false, which is
+/// deterministic in a debug build; the live path has its own test.
+@Suite struct VideoGraphTests {
+    @Test func recordGraphWritesInterleavedH264AndAAC() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let out = folder.appendingPathComponent("record.mp4").path
+        let r = try Graphctl.run("run", Graphctl.graph("record.json"), "--set", "camera.live=false", "--set", "mic.live=false",
+                                 "--set", "camera.duration=2", "--set", "mic.duration=2", "--set", "file.path=\(out)")
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try MediaProbe(out, countFrames: true)
+        let video = try #require(probe.stream("video"))
+        #expect(video.codecName == "h264")
+        #expect(video.width == 720 && video.height == 960)
+        #expect(video.frameRate == 30)
+        #expect(abs((video.frameCount ?? 0) - 60) <= 2)
+        #expect(probe.stream("audio")?.codecName == "aac")
+        #expect(abs(probe.duration - 2) <= 0.1)
+        #expect(probe.topLevelBoxes.firstIndex(of: "moov")! < probe.topLevelBoxes.firstIndex(of: "mdat")!)
+    }
+
+    @Test func transcodeVideoGraphRewritesAFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let input = folder.appendingPathComponent("in.mp4").path
+        try TestMedia.gstLaunch("videotestsrc num-buffers=30 ! video/x-raw,width=160,height=120,framerate=30/1 ! x264enc ! mp4mux name=m ! filesink location=\(input) "
+                                + "audiotestsrc num-buffers=44 ! audioconvert ! avenc_aac ! m.")
+        let out = folder.appendingPathComponent("out.mp4").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(input)", "--set", "file.path=\(out)")
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.codecName == "h264")
+        #expect(probe.stream("video")?.frameCount == 30)
+        #expect(probe.stream("video")?.width == 160)
+        #expect(probe.stream("audio")?.codecName == "aac")
+    }
+
+    @Test func liveRecordingCountsEveryFrame() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let out = folder.appendingPathComponent("live.mp4").path, stats = folder.appendingPathComponent("stats.json").path
+        let r = try Graphctl.run("run", Graphctl.graph("record.json"), "--set", "camera.duration=2", "--set", "mic.duration=2",
+                                 "--set", "camera.width=320", "--set", "camera.height=240", "--set", "file.path=\(out)", "--stats", stats)
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: stats)))
+        let captured = report.nodes.first { $0.id == "camera" }!.buffersOut
+        let edge = report.edges.first { $0.from == "camera.out" }!
+        #expect(edge.queued)  // a live source's edge drops rather than waits
+        let written = try MediaProbe(out, countFrames: true).stream("video")?.frameCount ?? -1
+        #expect(captured == 60)
+        #expect(captured == written + edge.drops, "captured \(captured), written \(written), dropped \(edge.drops)")
+    }
+
+    @Test func sigkillWithFragmentsLeavesAReadableFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let out = folder.appendingPathComponent("frag.mp4").path
+        let started = try Graphctl.start(["run", Graphctl.graph("record-fragmented.json"), "--set", "file.path=\(out)",
+                                          "--set", "camera.width=320", "--set", "camera.height=240", "--set", "file.fragmentInterval=0.5"])
+        Thread.sleep(forTimeInterval: 3)
+        kill(started.0.processIdentifier, SIGKILL)
+        _ = Graphctl.wait(started)
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.codecName == "h264")
+        #expect((probe.stream("video")?.frameCount ?? 0) >= 15)
+    }
+
+    @Test func sigkillWithoutFragmentsLeavesNothingUnderTheName() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let out = folder.appendingPathComponent("whole.mp4").path
+        let started = try Graphctl.start(["run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.duration=0",
+                                          "--set", "mic.duration=0", "--set", "camera.width=320", "--set", "camera.height=240"])
+        Thread.sleep(forTimeInterval: 2)
+        kill(started.0.processIdentifier, SIGKILL)
+        _ = Graphctl.wait(started)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        // The next run to the same target removes what the killed one left.
+        let again = try Graphctl.run("run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.live=false",
+                                     "--set", "mic.live=false", "--set", "camera.duration=0.5", "--set", "mic.duration=0.5",
+                                     "--set", "camera.width=320", "--set", "camera.height=240")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["whole.mp4"])
+    }
+
+    @Test func interruptingAnUnboundedRecordingKeepsWhatWasRecorded() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let out = folder.appendingPathComponent("int.mp4").path
+        let started = try Graphctl.start(["run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.duration=0",
+                                          "--set", "mic.duration=0", "--set", "camera.width=320", "--set", "camera.height=240"])
+        Thread.sleep(forTimeInterval: 4)
+        kill(started.0.processIdentifier, SIGINT)
+        let r = Graphctl.wait(started)
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try MediaProbe(out)
+        #expect(probe.stream("video")?.codecName == "h264")
+        #expect(probe.duration > 3 && probe.duration < 5.5, "\(probe.duration)")
+    }
+
+    @Test func devicesSaysPlainlyWhatItFinds() throws {
+        let r = try Graphctl.run("devices")
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("Cameras:") && r.stdout.contains("Microphones:"))
+    }
+}
