@@ -36,6 +36,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Effect throughput benchmark (scripts/bench.py); not a product.
+        .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
         .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),

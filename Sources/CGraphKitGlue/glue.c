@@ -90,6 +90,8 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
     __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&c->bytes, (gint64)gst_buffer_get_size(b), __ATOMIC_RELAXED);
     if (GST_BUFFER_PTS_IS_VALID(b)) {
+        gint64 unset = -1;
+        __atomic_compare_exchange_n(&c->start_ns, &unset, (gint64)GST_BUFFER_PTS(b), FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
         gint64 end = (gint64)GST_BUFFER_PTS(b);
         if (GST_BUFFER_DURATION_IS_VALID(b))
             end += (gint64)GST_BUFFER_DURATION(b);
@@ -99,6 +101,7 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
 }
 
 gulong gk_pad_count(GstPad *pad, GkPadCounter *counter) {
+    counter->start_ns = -1;
     counter->end_ns = -1;
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_probe, counter, NULL);
 }

@@ -412,9 +412,12 @@ public final class GraphRun: @unchecked Sendable {
     private func mediaPosition() -> Double {
         // The final nodes are those with no connected outputs.
         let finals = nodes.filter { graph.edges(from: $0.spec.id).isEmpty }.map(\.spec.id)
+        // From the first timestamp each input saw: encoders may offset theirs (x264enc by 1000 h).
         var best = 0
         for id in finals {
-            for c in counters[id]?.inputs ?? [] { best = max(best, c.pointee.end_ns) }
+            for c in counters[id]?.inputs ?? [] where c.pointee.start_ns >= 0 {
+                best = max(best, c.pointee.end_ns - min(c.pointee.start_ns, c.pointee.end_ns))
+            }
         }
         return Double(best) / 1e9
     }

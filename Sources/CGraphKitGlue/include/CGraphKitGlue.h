@@ -37,7 +37,8 @@ int gk_error_domain(const GError *error);
 typedef struct {
     gint64 buffers;
     gint64 bytes;
-    gint64 end_ns; /* -1 until a timestamped buffer passed */
+    gint64 start_ns; /* the first timestamp seen, -1 until one passed */
+    gint64 end_ns;   /* where the last timestamped buffer ended, -1 until one passed */
 } GkPadCounter;
 gulong gk_pad_count(GstPad *pad, GkPadCounter *counter);
 

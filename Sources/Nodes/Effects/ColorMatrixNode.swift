@@ -41,33 +41,35 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     }
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
-        let shifts = [offsets.r, offsets.g, offsets.b, 3].map { UInt32($0 * 8) }  // R, G, B, A
+        // Byte offsets of R, G, B, A in a pixel, and the matrix as 20 plain floats: a tight loop
+        // over bytes that the optimiser keeps in registers.
+        let o = (offsets.r, offsets.g, offsets.b, 3)
         let m = rows, k = bias
-        let ff = SIMD16<UInt32>(repeating: 0xFF)
-        let zero = SIMD16<Float>(repeating: 0), top = SIMD16<Float>(repeating: 255)
-        try VideoPixels.forEachRow(&buffer) { row, _ in
-            VideoPixels.map(row, vector: { p in
-                var inputs: [SIMD16<Float>] = []
-                inputs.reserveCapacity(4)
-                for s in shifts { inputs.append(SIMD16<Float>((p &>> SIMD16(repeating: s)) & ff)) }
-                var out = SIMD16<UInt32>(repeating: 0)
-                for c in 0..<4 {
-                    var v = SIMD16<Float>(repeating: k[c])
-                    for i in 0..<4 where m[c][i] != 0 { v += inputs[i] * m[c][i] }
-                    let q = SIMD16<UInt32>(v.rounded(.toNearestOrAwayFromZero).clamped(lowerBound: zero, upperBound: top))
-                    out |= q &<< SIMD16(repeating: shifts[c])
+        let (m00, m01, m02, m03) = (m[0][0], m[0][1], m[0][2], m[0][3])
+        let (m10, m11, m12, m13) = (m[1][0], m[1][1], m[1][2], m[1][3])
+        let (m20, m21, m22, m23) = (m[2][0], m[2][1], m[2][2], m[2][3])
+        let (m30, m31, m32, m33) = (m[3][0], m[3][1], m[3][2], m[3][3])
+        let (k0, k1, k2, k3) = (k[0], k[1], k[2], k[3])
+        // Clamped to 0…255, v + 0.5 is exact (0.5 is a multiple of the float spacing there), so
+        // truncating it is rounding half away from zero, without a call to roundf.
+        @inline(__always) func q(_ v: Float) -> UInt8 { UInt8(truncatingIfNeeded: Int32(min(255, max(0, v)) + 0.5)) }
+        try buffer.withMutablePixelPlanes { planes in
+            let p = planes[0]
+            for y in 0..<p.height {
+                let row = (p.baseAddress + y * p.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                for x in 0..<p.width {
+                    let px = row + x * 4
+                    let r = Float(px[o.0]), g = Float(px[o.1]), b = Float(px[o.2]), a = Float(px[o.3])
+                    let nr = k0 + r * m00 + g * m01 + b * m02 + a * m03
+                    let ng = k1 + r * m10 + g * m11 + b * m12 + a * m13
+                    let nb = k2 + r * m20 + g * m21 + b * m22 + a * m23
+                    let na = k3 + r * m30 + g * m31 + b * m32 + a * m33
+                    px[o.0] = q(nr)
+                    px[o.1] = q(ng)
+                    px[o.2] = q(nb)
+                    px[o.3] = q(na)
                 }
-                return out
-            }, scalar: { p in
-                let inputs = shifts.map { Float(p >> $0 & 0xFF) }
-                var out: UInt32 = 0
-                for c in 0..<4 {
-                    var v = k[c]
-                    for i in 0..<4 { v += inputs[i] * m[c][i] }
-                    out |= UInt32(min(255, max(0, v.rounded(.toNearestOrAwayFromZero)))) << shifts[c]
-                }
-                return out
-            })
+            }
         }
         return true
     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
-import Nodes
+@testable import Nodes
 
 /// Exact pixels on small frames, with widths that are not a multiple of the 16-pixel vectors
 /// and rows padded past the width.
@@ -54,6 +54,11 @@ import Nodes
             #expect(out.pixels == expected, "\(w)x\(h)")
             #expect(out.padding == before.padding)
         }
+    }
+
+    @Test func grayscaleDivisionIsExactForEverySum() {
+        let wrong = (UInt32(0)...255_500).filter { GrayscaleNode.divide1000($0) != $0 / 1000 }
+        #expect(wrong.isEmpty)
     }
 
     @Test func grayscaleTies() throws {
