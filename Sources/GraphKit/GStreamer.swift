@@ -162,6 +162,21 @@ public final class Element: @unchecked Sendable {
         }, box, { ctx in Unmanaged<FormatHandler>.fromOpaque(ctx!).release() })
     }
 
+    /// Called on the streaming thread with each buffer's index and time as it arrives at this
+    /// element's sink pad, before the element sees it (a frame counter drawn by an overlay).
+    public func onEachBuffer(pad: String = "sink", _ handler: @escaping @Sendable (Int, MediaTime?) -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        let box = Unmanaged.passRetained(BufferHandler(handler)).toOpaque()
+        gk_pad_add_transform(p, { ctx, buffer in
+            let h = Unmanaged<BufferHandler>.fromOpaque(ctx!).takeUnretainedValue()
+            let pts = buffer!.pointee.pts
+            h.handler(h.count, pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
+            h.count += 1
+            return buffer
+        }, nil, box, { ctx in Unmanaged<BufferHandler>.fromOpaque(ctx!).release() })
+    }
+
     /// Fails the run from a streaming thread with a message naming this node (exit 70).
     public func postError(_ message: String, debug: String? = nil) {
         gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)
@@ -188,6 +203,11 @@ public final class Element: @unchecked Sendable {
         let handler: @Sendable (Pad) -> Void
         let nodeID: String
         init(_ h: @escaping @Sendable (Pad) -> Void, nodeID: String) { handler = h; self.nodeID = nodeID }
+    }
+    private final class BufferHandler: @unchecked Sendable {
+        let handler: @Sendable (Int, MediaTime?) -> Void
+        var count = 0  // touched only on the pad's streaming thread
+        init(_ h: @escaping @Sendable (Int, MediaTime?) -> Void) { handler = h }
     }
     private final class FormatHandler {
         let handler: @Sendable (MediaFormat) -> Void

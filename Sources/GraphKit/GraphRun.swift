@@ -108,7 +108,8 @@ public final class GraphRun: @unchecked Sendable {
             nodes.append((spec, node, bin))
         }
 
-        // Edges: a bounded queue per connection; a tee where one output feeds several inputs.
+        // Edges: a bounded queue where one is needed (needsQueue), a direct link elsewhere, and a
+        // tee where one output feeds several inputs.
         let liveNodes = Set(nodes.filter { ($0.node as? any LiveNode)?.isLive == true }.map(\.spec.id))
         var byOutput: [PortRef: [Graph.Edge]] = [:]
         for e in graph.edges { byOutput[e.from, default: []].append(e) }

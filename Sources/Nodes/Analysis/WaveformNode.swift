@@ -60,7 +60,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     )
 
     let context: NodeContext
-    let outputs: [(kind: String, target: URL)]
+    let outputs: [(kind: String, file: OutputFile)]
     private let lock = NSLock()
     private var reducer: WaveformReducer?
     private var format: MediaFormat.PCMFormat?
@@ -70,34 +70,15 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
 
     public init(context: NodeContext) throws {
         self.context = context
-        outputs = Self.files.compactMap { kind in context.parameters.string(kind).map { (kind, URL(fileURLWithPath: $0)) } }
+        outputs = Self.files.compactMap { kind in
+            context.parameters.string(kind).map { (kind, OutputFile(path: $0, location: context.location(parameter: kind), node: context.id)) }
+        }
     }
 
     public func attach(_ host: ProcessingHost) { self.host = host }
 
-    static func temporary(_ url: URL) -> URL {
-        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
-    }
-
     public func prepare() throws {
-        for (kind, target) in outputs {
-            let at = context.location(parameter: kind)
-            let folder = target.deletingLastPathComponent()
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                throw GraphError(.outputUnwritable, at: at, "cannot write \"\(target.relativePath)\": \"\(folder.path)\" is a file, not a folder", node: context.id)
-            }
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            } catch {
-                throw GraphError(.outputUnwritable, at: at, "cannot create the folder for \"\(target.relativePath)\"", node: context.id)
-            }
-            let temp = Self.temporary(target)
-            try? FileManager.default.removeItem(at: temp)
-            guard FileManager.default.createFile(atPath: temp.path, contents: nil) else {
-                throw GraphError(.outputUnwritable, at: at, "cannot write in \"\(folder.path)\"", node: context.id)
-            }
-        }
+        for (_, file) in outputs { try file.prepare() }
     }
 
     public func formatDidChange(to format: MediaFormat) throws {
@@ -167,8 +148,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
                                         waveColor: .init(hex: p.string("waveColor")!)!,
                                         backgroundColor: .init(hex: p.string("backgroundColor")!)!,
                                         style: .init(rawValue: p.string("style")!)!)
-        for (kind, target) in outputs {
-            let temp = Self.temporary(target)
+        for (kind, file) in outputs {
+            let temp = file.temporary
             switch kind {
             case "json": try write(to: temp, kind) { out in try data.encodeJSON { try out.write(contentsOf: $0) } }
             case "dat": try write(to: temp, kind) { out in try data.encodeDat { try out.write(contentsOf: $0) } }
@@ -208,16 +189,11 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         lock.lock()
         let done = written
         lock.unlock()
-        for (kind, target) in outputs {
-            let temp = Self.temporary(target)
+        for (kind, file) in outputs {
             if (outcome == .completed || outcome == .stopped) && done.contains(kind) {
-                guard rename(temp.path, target.path) == 0 else {
-                    let reason = String(cString: strerror(errno))
-                    try? FileManager.default.removeItem(at: temp)
-                    throw GraphError(.outputUnwritable, at: context.location(parameter: kind), "cannot move the finished file to \"\(target.relativePath)\": \(reason)", node: context.id)
-                }
+                try file.commit()
             } else {
-                try? FileManager.default.removeItem(at: temp)
+                file.discard()
             }
         }
     }

@@ -57,10 +57,13 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
             try overlay.set("positioning-mode", "pixels-relative-to-edges")
         case "text":
             overlay = try bin.make("textoverlay", name: "overlay", ["text": p.string("text")!])
+        case "frameNumber":
+            // GStreamer 1.22's timeoverlay has no frame count: set the text before each frame.
+            overlay = try bin.make("textoverlay", name: "overlay")
+            let prefix = p.string("text")!
+            overlay.onEachBuffer(pad: "video_sink") { index, _ in try? overlay.set("text", "\(prefix)\(index)") }
         default:
-            overlay = try bin.make("timeoverlay", name: "overlay", [
-                "time-mode": p.string("show") == "frameNumber" ? "buffer-count" : "buffer-time", "text": p.string("text")!,
-            ])
+            overlay = try bin.make("timeoverlay", name: "overlay", ["time-mode": "buffer-time", "text": p.string("text")!])
         }
         if p.string("show") != "image" {
             try overlay.set("halignment", p.string("halign")!)
@@ -68,7 +71,7 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
             try overlay.set("font-desc", "Sans \(p.int("fontSize")!)")
             try overlay.set("shaded-background", true)
         }
-        try bin.expose(input: "in", overlay)
+        try bin.expose(input: "in", overlay, pad: p.string("show") == "image" ? "sink" : "video_sink")
         try bin.expose(output: "out", overlay)
     }
 }

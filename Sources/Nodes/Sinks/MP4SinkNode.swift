@@ -47,12 +47,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         fragmentInterval = context.parameters.double("fragmentInterval")!
     }
 
-    var target: URL { URL(fileURLWithPath: path) }
-    /// Beside the target, under a fixed name, so the next run to the same target removes a file
-    /// a killed run left behind.
-    var temporary: URL {
-        target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial")
-    }
+    var file: OutputFile { OutputFile(path: path, location: context.location(parameter: "path"), node: context.id) }
     var writesInPlace: Bool { fragmentInterval > 0 }
 
     public var output: OutputReport? {
@@ -63,14 +58,14 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
 
     public func build(in bin: BinBuilder) throws {
         let container = context.parameters.string("container")!
-        let isMov = container == "mov" || (container == "auto" && target.pathExtension.lowercased() == "mov")
+        let isMov = container == "mov" || (container == "auto" && file.target.pathExtension.lowercased() == "mov")
         let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
         if writesInPlace {
             try mux.set("fragment-duration", Int(fragmentInterval * 1000))
         } else {
             try mux.set("faststart", context.parameters.bool("faststart")!)
         }
-        let sink = try bin.make("filesink", name: "filesink", ["location": (writesInPlace ? target : temporary).path])
+        let sink = try bin.make("filesink", name: "filesink", ["location": (writesInPlace ? file.target : file.temporary).path])
         try bin.link(mux, sink)
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: "\(port)_%u", from: mux)
@@ -78,41 +73,18 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     }
 
     public func prepare() throws {
-        let at = context.location(parameter: "path")
-        let fm = FileManager.default
-        let folder = target.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
-        if fm.fileExists(atPath: folder.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw GraphError(.outputUnwritable, at: at, "cannot write \"\(path)\": \"\(folder.path)\" is a file, not a folder", node: context.id)
-            }
-        } else {
-            do {
-                try fm.createDirectory(at: folder, withIntermediateDirectories: true)
-            } catch {
-                throw GraphError(.outputUnwritable, at: at, "cannot create the folder for \"\(path)\": \(Self.reason(error))", node: context.id)
-            }
-        }
-        if fm.fileExists(atPath: target.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw GraphError(.outputUnwritable, at: at, "cannot write \"\(path)\": it is a folder", node: context.id)
-        }
-        try? fm.removeItem(at: temporary)
-        let probe = writesInPlace ? target : temporary
-        guard fm.createFile(atPath: probe.path, contents: nil) else {
-            throw GraphError(.outputUnwritable, at: at, "cannot write in \"\(folder.path)\": permission denied or disk full", node: context.id)
-        }
+        try file.prepare(inPlace: writesInPlace)
         lock.lock()
         status = .writing
         lock.unlock()
     }
 
     public func finish(_ outcome: RunStatus) throws {
-        let fm = FileManager.default
         lock.lock()
         let wasWriting = status == .writing
         lock.unlock()
         guard wasWriting else { return }
-        var final: OutputReport.Status
+        var final: OutputReport.Status = .failed
         defer {
             lock.lock()
             status = final
@@ -120,32 +92,14 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         }
         switch outcome {
         case .completed, .stopped:
-            final = .failed
-            if !writesInPlace {
-                // rename(2) replaces the target atomically: readers see the old file or the new.
-                guard rename(temporary.path, target.path) == 0 else {
-                    let reason = String(cString: strerror(errno))
-                    try? fm.removeItem(at: temporary)
-                    throw GraphError(.outputUnwritable, at: context.location(parameter: "path"),
-                                     "cannot move the finished file to \"\(path)\": \(reason)", node: context.id)
-                }
-            }
+            if !writesInPlace { try file.commit() }
             final = .completed
         case .failed:
-            final = .failed
             // A fragmented recording keeps what it wrote: surviving failure is its purpose.
-            if !writesInPlace { try? fm.removeItem(at: temporary) }
+            if !writesInPlace { file.discard() }
         case .cancelled:
             final = .cancelled
-            try? fm.removeItem(at: writesInPlace ? target : temporary)
+            if writesInPlace { file.removeTarget() } else { file.discard() }
         }
-    }
-
-    static func reason(_ error: Error) -> String {
-        let e = error as NSError
-        if let underlying = e.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        return e.localizedDescription
     }
 }

@@ -1,0 +1,81 @@
+import Foundation
+
+/// A file a node writes, by the engine's rule: written beside the target under a temporary
+/// name and renamed when complete, so an existing file is replaced only by a complete one and a
+/// failed run leaves nothing under the target name. The temporary name is fixed per target, so
+/// the next run to the same target removes what a killed run left.
+public struct OutputFile: Sendable {
+    /// The path as the graph gives it (relative paths are relative to the current folder).
+    public let path: String
+    /// Where errors point: `nodes.file.params.path`.
+    public let location: String
+    public let node: String
+
+    public init(path: String, location: String, node: String) {
+        self.path = path
+        self.location = location
+        self.node = node
+    }
+
+    public var target: URL { URL(fileURLWithPath: path) }
+    public var temporary: URL {
+        target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial")
+    }
+
+    /// Creates missing folders, removes a stale temporary file and checks that the file can be
+    /// created, before anything runs. `inPlace` writes under the target name from the start (a
+    /// fragmented recording that must survive a crash). Throws exit status 73.
+    public func prepare(inPlace: Bool = false) throws {
+        let fm = FileManager.default
+        let folder = target.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        if fm.fileExists(atPath: folder.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw failure("cannot write \"\(path)\": \"\(folder.path)\" is a file, not a folder") }
+        } else {
+            do {
+                try fm.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw failure("cannot create the folder for \"\(path)\": \(Self.reason(error))")
+            }
+        }
+        if fm.fileExists(atPath: target.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw failure("cannot write \"\(path)\": it is a folder")
+        }
+        try? fm.removeItem(at: temporary)
+        guard fm.createFile(atPath: (inPlace ? target : temporary).path, contents: nil) else {
+            throw failure("cannot write in \"\(folder.path)\": permission denied or disk full")
+        }
+    }
+
+    /// Moves the finished temporary file under the target name; rename(2) replaces it
+    /// atomically, so readers see the old file or the new one.
+    public func commit() throws {
+        guard rename(temporary.path, target.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            discard()
+            throw failure("cannot move the finished file to \"\(path)\": \(reason)")
+        }
+    }
+
+    /// Removes the temporary file (a failed or cancelled run).
+    public func discard() {
+        try? FileManager.default.removeItem(at: temporary)
+    }
+
+    /// Removes the target itself (cancelling an in-place recording).
+    public func removeTarget() {
+        try? FileManager.default.removeItem(at: target)
+    }
+
+    func failure(_ message: String) -> GraphError {
+        GraphError(.outputUnwritable, at: location, message, node: node)
+    }
+
+    static func reason(_ error: Error) -> String {
+        let e = error as NSError
+        if let underlying = e.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return e.localizedDescription
+    }
+}

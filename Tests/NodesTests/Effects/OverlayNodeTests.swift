@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+/// The overlay draws with GStreamer's Pango and gdk-pixbuf elements: check where it drew, by
+/// pixels, not how the glyphs look.
+@Suite struct OverlayNodeTests {
+    static func black(_ w: Int, _ h: Int) throws -> SampleBuffer {
+        try VideoTestFrames.frame(w, h) { _, _ in (0, 0, 0, 255) }
+    }
+
+    /// Pixels that are no longer black, as (x, y).
+    static func drawn(_ b: SampleBuffer, width: Int) -> [(Int, Int)] {
+        VideoTestFrames.pixels(b).pixels.enumerated().compactMap { i, p in
+            p[0] > 40 || p[1] > 40 || p[2] > 40 ? (i % width, i / width) : nil
+        }
+    }
+
+    @Test(arguments: [("left", "top"), ("right", "bottom")])
+    func textGoesWhereItIsAligned(_ halign: String, _ valign: String) throws {
+        let h = try NodeHarness(#"{ "type": "effect.overlay", "params": { "text": "GraphKit", "halign": "\#(halign)", "valign": "\#(valign)", "fontSize": 16 } }"#)
+        try h.push(try Self.black(320, 120))
+        let out = try #require(h.pull())
+        let px = Self.drawn(out, width: 320)
+        #expect(px.count > 100)
+        let meanX = Double(px.map(\.0).reduce(0, +)) / Double(px.count), meanY = Double(px.map(\.1).reduce(0, +)) / Double(px.count)
+        #expect(halign == "left" ? meanX < 120 : meanX > 200)
+        #expect(valign == "top" ? meanY < 50 : meanY > 70)
+        try h.finish()
+    }
+
+    @Test func frameNumbersChangeFromFrameToFrame() throws {
+        let h = try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "frameNumber", "fontSize": 16 } }"#)
+        var a = try Self.black(200, 60), b = try Self.black(200, 60)
+        a.presentationTime = .zero
+        b.presentationTime = MediaTime(value: 1, timescale: 30)
+        try h.push([a, b])
+        let first = try #require(h.pull()), second = try #require(h.pull())
+        #expect(!Self.drawn(first, width: 200).isEmpty)
+        #expect(first.bytes != second.bytes)
+        try h.finish()
+    }
+
+    @Test func aPNGWatermark() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let png = folder.appendingPathComponent("mark.png").path
+        try TestMedia.gstLaunch("videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=20,height=10 ! pngenc ! filesink location=\(png)")
+        let h = try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "image", "image": "\#(png)", "halign": "left", "valign": "top" } }"#)
+        try h.push(try Self.black(100, 50))
+        let px = Self.drawn(try #require(h.pull()), width: 100)
+        #expect(px.count == 200)  // the 20×10 mark, whole
+        #expect(px.allSatisfy { $0.0 < 25 && $0.1 < 15 })
+        try h.finish()
+        #expect(throws: GraphError(.inputUnreadable, at: "nodes.node.params.image", "cannot read \"/nonexistent.png\"", node: "node")) {
+            try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "image", "image": "/nonexistent.png" } }"#)
+        }
+    }
+}
