@@ -120,10 +120,6 @@ public final class Element: @unchecked Sendable {
         return String(cString: s)
     }
 
-    public func hasProperty(_ name: String) -> Bool {
-        g_object_class_find_property(UnsafeMutableRawPointer(raw.pointee.object.object.g_type_instance.g_class).assumingMemoryBound(to: GObjectClass.self), name) != nil
-    }
-
     /// Called on a streaming thread when the element adds a pad (a demuxer found a stream).
     public func onPadAdded(_ handler: @escaping @Sendable (Pad) -> Void) {
         let box = PadHandler(handler, nodeID: nodeID)
