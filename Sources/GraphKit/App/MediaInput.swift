@@ -144,10 +144,9 @@ public final class MediaInput: @unchecked Sendable {
     /// Appends a sample now, ready or not (as `AVAssetWriterInput.append` does inside a
     /// `requestMediaDataWhenReady` block after checking readiness).
     public func appendImmediately(_ buffer: SampleBuffer) throws {
-        guard let format = buffer.format else {
+        guard buffer.format != nil else {
             throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
         }
-        _ = format
         let capsString = buffer.capsForPushing
         lock.lock()
         if finished { lock.unlock(); throw finishedError }

@@ -130,7 +130,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         case .f32le: buffer.withAudioSamples(as: Float.self) { r.add($0) }
         }
         reducer = r
-        try emitNewBins(final: false)
+        try emitNewBins()
         return false
     }
 
@@ -140,7 +140,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         guard var r = reducer, let f = format else { return }
         r.finish()
         reducer = r
-        try emitNewBins(final: true)
+        try emitNewBins()
         let data = WaveformData(sampleRate: f.sampleRate, samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels,
                                 bits: context.parameters.int("bits")!, data: r.data)
         let p = context.parameters
@@ -172,7 +172,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     }
 
     /// Sends the bins finished since the last call downstream, as one peaks buffer.
-    private func emitNewBins(final: Bool) throws {
+    private func emitNewBins() throws {
         guard let host, host.isOutputConnected, let r = reducer, let f = format else { return }
         let total = r.binCount
         guard total > emittedBins else { return }

@@ -72,15 +72,14 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
         if frames > 0 { try source.set("num-buffers", frames) }
         let format = MediaFormat.rawVideo(.init(pixelFormat: PixelFormat(rawValue: p.string("pixelFormat")!)!,
                                                 width: p.int("width")!, height: p.int("height")!, frameRate: FrameRate(fps)))
-        let convert = try bin.make("videoconvert")
-        let scale = try bin.make("videoscale")
-        let rate = try bin.make("videorate", ["drop-only": true])
         let filter = try bin.makeCapsFilter(format.capsString)
         if device == "test" {
             // The test pattern is drawn at the asked format directly: no conversion to pay for.
             try bin.link(source, filter)
         } else {
-            try bin.link(source, convert, scale, rate, filter)
+            // A camera gives what it gives: convert, scale and thin its frames to what was asked.
+            try bin.link(source, try bin.make("videoconvert"), try bin.make("videoscale"),
+                         try bin.make("videorate", ["drop-only": true]), filter)
         }
         try bin.expose(output: "out", filter)
     }
