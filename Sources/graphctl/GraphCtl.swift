@@ -14,7 +14,7 @@ struct GraphCtl: ParsableCommand {
             130 cancelled.
             """,
         version: "graphctl \(GraphKitInfo.version)",
-        subcommands: [Run.self, Validate.self, Inspect.self, Devices.self]
+        subcommands: [Run.self, Validate.self, Inspect.self, Devices.self, Dot.self, Schema.self]
     )
 }
 
