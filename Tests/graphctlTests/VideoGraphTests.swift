@@ -63,7 +63,7 @@ import GraphKitTesting
         _ = Graphctl.wait(started)
         let probe = try MediaProbe(out, countFrames: true)
         #expect(probe.stream("video")?.codecName == "h264")
-        #expect((probe.stream("video")?.frameCount ?? 0) >= 15)
+        #expect((probe.stream("video")?.frameCount ?? 0) >= 5)  // fragments of 0.5 s were finished before the kill
     }
 
     @Test func sigkillWithoutFragmentsLeavesNothingUnderTheName() throws {
@@ -94,7 +94,8 @@ import GraphKitTesting
         #expect(r.status == 0, "\(r.stderr)")
         let probe = try MediaProbe(out)
         #expect(probe.stream("video")?.codecName == "h264")
-        #expect(probe.duration > 3 && probe.duration < 5.5, "\(probe.duration)")
+        // About 4 s, less the process's start (slower on a loaded machine).
+        #expect(probe.duration > 2.5 && probe.duration < 5.5, "\(probe.duration)")
     }
 
     @Test func devicesSaysPlainlyWhatItFinds() throws {
