@@ -23,11 +23,10 @@ GstBuffer *gk_buffer_ref(GstBuffer *buffer) { return gst_buffer_ref(buffer); }
 void gk_buffer_unref(GstBuffer *buffer) { gst_buffer_unref(buffer); }
 int gk_buffer_is_writable(GstBuffer *buffer) { return gst_buffer_is_writable(buffer) ? 1 : 0; }
 GstBuffer *gk_buffer_make_writable(GstBuffer *buffer) { return gst_buffer_make_writable(buffer); }
-int gk_mini_object_refcount(gpointer object) { return GST_MINI_OBJECT_REFCOUNT_VALUE(object); }
 void gk_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
+GstCaps *gk_caps_ref(GstCaps *caps) { return gst_caps_ref(caps); }
 void gk_sample_unref(GstSample *sample) { gst_sample_unref(sample); }
 void gk_message_unref(GstMessage *message) { gst_message_unref(message); }
-void gk_event_unref(GstEvent *event) { gst_event_unref(event); }
 
 int gk_object_set_from_string(gpointer object, const char *name, const char *value) {
     GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
@@ -179,8 +178,10 @@ gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn even
     p->event = event;
     p->context = context;
     p->destroy = destroy;
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
-                             transform_probe, p, transform_probe_free);
+    GstPadProbeType mask = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM;
+    if (transform != NULL)
+        mask |= GST_PAD_PROBE_TYPE_BUFFER;
+    return gst_pad_add_probe(pad, mask, transform_probe, p, transform_probe_free);
 }
 
 void gk_send_eos(GstElement *pipeline) { gst_element_send_event(pipeline, gst_event_new_eos()); }
@@ -226,39 +227,6 @@ int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height
         strides[i] = GST_VIDEO_INFO_PLANE_STRIDE(&info, i);
     }
     return (int)n;
-}
-
-typedef struct {
-    GkCapsFn fn;
-    void *context;
-    GDestroyNotify destroy;
-} CapsWatch;
-
-static void caps_watch_free(gpointer data) {
-    CapsWatch *w = data;
-    if (w->destroy)
-        w->destroy(w->context);
-    g_free(w);
-}
-
-static GstPadProbeReturn caps_watch_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    (void)pad;
-    CapsWatch *w = data;
-    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-    if (event && GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
-        GstCaps *caps = NULL;
-        gst_event_parse_caps(event, &caps);
-        w->fn(w->context, caps);
-    }
-    return GST_PAD_PROBE_OK;
-}
-
-gulong gk_pad_watch_caps(GstPad *pad, GkCapsFn fn, void *context, GDestroyNotify destroy) {
-    CapsWatch *w = g_new0(CapsWatch, 1);
-    w->fn = fn;
-    w->context = context;
-    w->destroy = destroy;
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, caps_watch_probe, w, caps_watch_free);
 }
 
 void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int width, int height, int stride) {

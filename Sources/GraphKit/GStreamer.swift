@@ -152,8 +152,8 @@ public final class Element: @unchecked Sendable {
         guard let p = gst_element_get_static_pad(raw, pad) else { return }
         defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
         let box = Unmanaged.passRetained(FormatHandler(handler)).toOpaque()
-        gk_pad_watch_caps(p, { ctx, caps in
-            guard let ctx, let caps, let format = GStreamer.format(from: caps) else { return }
+        gk_pad_add_transform(p, nil, { ctx, kind, caps in
+            guard kind == 0, let ctx, let caps, let format = GStreamer.format(from: caps) else { return }
             Unmanaged<FormatHandler>.fromOpaque(ctx).takeUnretainedValue().handler(format)
         }, box, { ctx in Unmanaged<FormatHandler>.fromOpaque(ctx!).release() })
     }
@@ -247,8 +247,6 @@ public final class Pad: @unchecked Sendable {
         defer { gk_caps_unref(caps) }
         return GStreamer.format(from: caps)
     }
-
-    public var isLinked: Bool { gst_pad_is_linked(raw) != 0 }
 
     /// Links this (source) pad to an element's sink pad.
     @discardableResult

@@ -13,7 +13,7 @@ struct GraphCtl: ParsableCommand {
             69 a GStreamer plugin is missing; 70 the run failed; 73 an output cannot be written;
             130 cancelled.
             """,
-        version: "graphctl \(GraphKitInfo.version)",
+        version: "graphctl \(GraphKitInfo.version) (GStreamer \(GraphKitInfo.gstreamerVersion))",
         subcommands: [Run.self, Validate.self, Inspect.self, Devices.self, Dot.self, Schema.self]
     )
 }

@@ -187,4 +187,28 @@ import Nodes
                            "live.out->w3.in": true, "slow.out->w4.in": true])
         #expect(report.edges.allSatisfy { $0.buffers == report.edges[0].buffers })  // every edge saw every buffer
     }
+
+    /// Caps are described once per caps object, not per sample: a format change mid-stream
+    /// still reaches the puller, on the first buffer of the new format.
+    @Test func aFormatChangeMidStreamReachesThePuller() throws {
+        let g = try graph("""
+            { "version": 1, "nodes": { "feed": { "type": "source.app", "params": { "maxBuffers": 0 } },
+              "take": { "type": "sink.app", "params": { "maxBuffers": 0 } } }, "edges": [ "feed.out -> take.in" ] }
+            """)
+        let run = try GraphRun(g)
+        try run.start()
+        let input = try run.input("feed")
+        let first = TestMedia.pcm(sampleRate: 8000, frames: 2048) { f, _ in Int16(f) }
+        let second = TestMedia.pcm(sampleRate: 16_000, channels: 2, frames: 2048) { f, _ in Int16(f) }.map { b -> SampleBuffer in
+            var b = b
+            b.presentationTime = b.presentationTime! + MediaTime(value: 1, timescale: 4)  // after the first
+            return b
+        }
+        for b in first + second { try input.appendImmediately(b) }
+        input.markAsFinished()
+        var formats: [MediaFormat?] = []
+        while let b = try run.output("take").copyNextSampleBuffer() { formats.append(b.format) }
+        #expect(run.wait().status == .completed)
+        #expect(formats == Array(repeating: first[0].format, count: 2) + Array(repeating: second[0].format, count: 2))
+    }
 }

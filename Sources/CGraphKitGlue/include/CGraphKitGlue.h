@@ -15,11 +15,10 @@ GstBuffer *gk_buffer_ref(GstBuffer *buffer);
 void gk_buffer_unref(GstBuffer *buffer);
 int gk_buffer_is_writable(GstBuffer *buffer);
 GstBuffer *gk_buffer_make_writable(GstBuffer *buffer);
-int gk_mini_object_refcount(gpointer object);
 void gk_caps_unref(GstCaps *caps);
+GstCaps *gk_caps_ref(GstCaps *caps);
 void gk_sample_unref(GstSample *sample);
 void gk_message_unref(GstMessage *message);
-void gk_event_unref(GstEvent *event);
 
 /* Sets a property from its string form, typed by the property's own spec.
  * Returns 0 when set, 1 when the object has no such property, 2 when the value does not parse. */
@@ -54,8 +53,8 @@ void gk_queue_sample(GstElement *queue, GkEdgeStats *stats);
 
 /* A Swift processing step run on a pad's streaming thread.
  * The transform takes ownership of `buffer` and returns the buffer to push on (owned), or NULL to
- * drop it. The event function is called with each new caps (borrowed; kind 0) and at end of
- * stream (caps NULL; kind 1). */
+ * drop it; a NULL transform watches events only (no buffer probe at all). The event function is
+ * called with each new caps (borrowed; kind 0) and at end of stream (caps NULL; kind 1). */
 typedef GstBuffer *(*GkTransformFn)(void *context, GstBuffer *buffer);
 typedef void (*GkEventFn)(void *context, int kind, GstCaps *caps);
 gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
@@ -74,11 +73,6 @@ GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, vo
 /* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
  * default layout of the format). Returns the number of planes, or 0 for an unknown format. */
 int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]);
-
-/* Calls back with each new caps arriving at a pad (borrowed), before the pad's element sees
- * them: the moment to configure the element from its input. */
-typedef void (*GkCapsFn)(void *context, GstCaps *caps);
-gulong gk_pad_watch_caps(GstPad *pad, GkCapsFn fn, void *context, GDestroyNotify destroy);
 
 /* Describes a one-plane frame whose rows are `stride` bytes apart (GstVideoMeta). */
 void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int width, int height, int stride);

@@ -14,7 +14,10 @@ public final class MediaInput: @unchecked Sendable {
     private let lock = NSLock()
     private var ready = true
     private var finished = false
-    private var currentCaps: String??
+    /// What the last appended buffer announced; caps are rebuilt only when that changes.
+    private var lastFormat: MediaFormat?
+    private var lastDetail: String?
+    private var announced = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var readyWaiters = 0
     private let readyCondition = NSCondition()
@@ -147,13 +150,16 @@ public final class MediaInput: @unchecked Sendable {
         guard buffer.format != nil else {
             throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
         }
-        let capsString = buffer.capsForPushing
         lock.lock()
         if finished { lock.unlock(); throw finishedError }
-        let changed = currentCaps != .some(capsString)
-        currentCaps = .some(capsString)
+        let changed = !announced || buffer.format != lastFormat || buffer.capsDetail != lastDetail
+        if changed {
+            announced = true
+            lastFormat = buffer.format
+            lastDetail = buffer.capsDetail
+        }
         lock.unlock()
-        if changed, let capsString {
+        if changed, let capsString = buffer.capsForPushing {
             let caps = gst_caps_from_string(capsString)!
             gst_app_src_set_caps(src, caps)
             gk_caps_unref(caps)

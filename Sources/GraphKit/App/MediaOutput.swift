@@ -7,6 +7,12 @@ import Foundation
 public final class MediaOutput: @unchecked Sendable {
     let appsink: UnsafeMutablePointer<GstElement>
     public let nodeID: String
+    /// The caps of the last sample (one reference held) and what they say: caps change rarely,
+    /// samples arrive by the thousand, so they are described once per caps object.
+    private let lock = NSLock()
+    private var lastCaps: UnsafeMutablePointer<GstCaps>?
+    private var lastFormat: MediaFormat?
+    private var lastDetail: String?
 
     init(appsink: UnsafeMutablePointer<GstElement>, nodeID: String) {
         self.appsink = appsink
@@ -14,7 +20,10 @@ public final class MediaOutput: @unchecked Sendable {
         gst_object_ref(UnsafeMutableRawPointer(appsink))
     }
 
-    deinit { gst_object_unref(UnsafeMutableRawPointer(appsink)) }
+    deinit {
+        if let lastCaps { gk_caps_unref(lastCaps) }
+        gst_object_unref(UnsafeMutableRawPointer(appsink))
+    }
 
     private var sink: UnsafeMutablePointer<GstAppSink> { UnsafeMutableRawPointer(appsink).assumingMemoryBound(to: GstAppSink.self) }
 
@@ -37,12 +46,18 @@ public final class MediaOutput: @unchecked Sendable {
         defer { gk_sample_unref(sample) }
         guard let buffer = gst_sample_get_buffer(sample) else { return nil }
         let caps = gst_sample_get_caps(sample)
-        let format = caps.flatMap { GStreamer.format(from: $0) }
-        let detail = caps.flatMap { c -> String? in
-            guard let s = gst_caps_to_string(c) else { return nil }
-            defer { g_free(s) }
-            return String(cString: s)
+        lock.lock()
+        defer { lock.unlock() }
+        if caps != lastCaps {
+            if let lastCaps { gk_caps_unref(lastCaps) }
+            lastCaps = caps.map { gk_caps_ref($0) }
+            lastFormat = caps.flatMap { GStreamer.format(from: $0) }
+            lastDetail = caps.flatMap { c -> String? in
+                guard let s = gst_caps_to_string(c) else { return nil }
+                defer { g_free(s) }
+                return String(cString: s)
+            }
         }
-        return SampleBuffer(owning: gk_buffer_ref(buffer), format: format, capsDetail: detail)
+        return SampleBuffer(owning: gk_buffer_ref(buffer), format: lastFormat, capsDetail: lastDetail)
     }
 }
