@@ -25,15 +25,33 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
         example: #"{ "type": "effect.colorMatrix", "params": { "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] } }"#
     )
 
-    /// rows[out][in], in stored-value units (the 1/255 and 255 cancel); bias × 255.
-    let rows: [[Float]]
-    let bias: [Float]
+    /// The matrix in stored-value units (the 1/255 and 255 cancel): `m[out][in]` with outputs and
+    /// inputs in R, G, B, A order; `k` is the bias × 255.
+    struct Matrix {
+        var m: [[Float]]
+        var k: [Float]
+
+        /// The alpha row is (0, 0, 0, 1) with no bias: alpha passes through unchanged.
+        var keepsAlpha: Bool { m[3] == [0, 0, 0, 1] && k[3] == 0 }
+
+        /// One pixel, in the order of operations the vector path repeats lane by lane, so both
+        /// give the same bytes: k + R·m0 + G·m1 + B·m2 + A·m3, clamped, rounded half up.
+        @inline(__always) func apply(r: Float, g: Float, b: Float, a: Float) -> (UInt8, UInt8, UInt8, UInt8) {
+            @inline(__always) func q(_ v: Float) -> UInt8 { UInt8(truncatingIfNeeded: Int32(min(255, max(0, v)) + 0.5)) }
+            return (q(k[0] + r * m[0][0] + g * m[0][1] + b * m[0][2] + a * m[0][3]),
+                    q(k[1] + r * m[1][0] + g * m[1][1] + b * m[1][2] + a * m[1][3]),
+                    q(k[2] + r * m[2][0] + g * m[2][1] + b * m[2][2] + a * m[2][3]),
+                    q(k[3] + r * m[3][0] + g * m[3][1] + b * m[3][2] + a * m[3][3]))
+        }
+    }
+
+    let matrix: Matrix
     private var offsets = (b: 0, g: 1, r: 2)
 
     public init(context: NodeContext) throws {
         let p = context.parameters
-        rows = ["r", "g", "b", "a"].map { p.numbers($0)!.map(Float.init) }
-        bias = p.numbers("bias")!.map { Float($0 * 255) }
+        matrix = Matrix(m: ["r", "g", "b", "a"].map { p.numbers($0)!.map(Float.init) },
+                        k: p.numbers("bias")!.map { Float($0 * 255) })
     }
 
     public func formatDidChange(to format: MediaFormat) throws {
@@ -41,36 +59,71 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     }
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
-        // Byte offsets of R, G, B, A in a pixel, and the matrix as 20 plain floats: a tight loop
-        // over bytes that the optimiser keeps in registers.
-        let o = (offsets.r, offsets.g, offsets.b, 3)
-        let m = rows, k = bias
-        let (m00, m01, m02, m03) = (m[0][0], m[0][1], m[0][2], m[0][3])
-        let (m10, m11, m12, m13) = (m[1][0], m[1][1], m[1][2], m[1][3])
-        let (m20, m21, m22, m23) = (m[2][0], m[2][1], m[2][2], m[2][3])
-        let (m30, m31, m32, m33) = (m[3][0], m[3][1], m[3][2], m[3][3])
-        let (k0, k1, k2, k3) = (k[0], k[1], k[2], k[3])
-        // Clamped to 0…255, v + 0.5 is exact (0.5 is a multiple of the float spacing there), so
-        // truncating it is rounding half away from zero, without a call to roundf.
-        @inline(__always) func q(_ v: Float) -> UInt8 { UInt8(truncatingIfNeeded: Int32(min(255, max(0, v)) + 0.5)) }
-        try buffer.withMutablePixelPlanes { planes in
-            let p = planes[0]
-            for y in 0..<p.height {
-                let row = (p.baseAddress + y * p.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                for x in 0..<p.width {
-                    let px = row + x * 4
-                    let r = Float(px[o.0]), g = Float(px[o.1]), b = Float(px[o.2]), a = Float(px[o.3])
-                    let nr = k0 + r * m00 + g * m01 + b * m02 + a * m03
-                    let ng = k1 + r * m10 + g * m11 + b * m12 + a * m13
-                    let nb = k2 + r * m20 + g * m21 + b * m22 + a * m23
-                    let na = k3 + r * m30 + g * m31 + b * m32 + a * m33
-                    px[o.0] = q(nr)
-                    px[o.1] = q(ng)
-                    px[o.2] = q(nb)
-                    px[o.3] = q(na)
-                }
+        let mx = matrix, keepAlpha = mx.keepsAlpha, bgra = offsets.b == 0
+        let (sr, sg, sb) = (UInt32(offsets.r * 8), UInt32(offsets.g * 8), UInt32(offsets.b * 8))
+        // The 20 coefficients as vectors of 16 equal lanes, made once per frame.
+        let v = Vectors(mx)
+        try VideoPixels.forEachRow(&buffer) { row, _ in
+            // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
+            let scalar = { (p: UInt32) -> UInt32 in
+                let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
+                return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
+            }
+            if bgra {
+                VideoPixels.map(row, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
+            } else {
+                VideoPixels.map(row, vector: { v.apply($0, red: 0, blue: 16, keepAlpha: keepAlpha) }, scalar: scalar)
             }
         }
         return true
     }
+
+    /// The matrix as vectors of 16 equal lanes, for 16 pixels at a time.
+    struct Vectors {
+        let r0, r1, r2, r3, rk, g0, g1, g2, g3, gk, b0, b1, b2, b3, bk, a0, a1, a2, a3, ak: F16
+
+        init(_ mx: Matrix) {
+            func v(_ o: Int, _ i: Int) -> F16 { F16(repeating: mx.m[o][i]) }
+            (r0, r1, r2, r3, rk) = (v(0, 0), v(0, 1), v(0, 2), v(0, 3), F16(repeating: mx.k[0]))
+            (g0, g1, g2, g3, gk) = (v(1, 0), v(1, 1), v(1, 2), v(1, 3), F16(repeating: mx.k[1]))
+            (b0, b1, b2, b3, bk) = (v(2, 0), v(2, 1), v(2, 2), v(2, 3), F16(repeating: mx.k[2]))
+            (a0, a1, a2, a3, ak) = (v(3, 0), v(3, 1), v(3, 2), v(3, 3), F16(repeating: mx.k[3]))
+        }
+
+        /// 16 pixels as four planes of floats, through the same operations as `Matrix.apply` in
+        /// the same order, so every lane gives the scalar path's byte.
+        @inline(__always) func apply(_ p: U16, red: UInt32, blue: UInt32, keepAlpha: Bool) -> U16 {
+            let r = channel(p, red), g = channel(p, 8), b = channel(p, blue), a = channel(p, 24)
+            var out = byte(rk + r * r0 + g * r1 + b * r2 + a * r3, red)
+                | byte(gk + r * g0 + g * g1 + b * g2 + a * g3, 8)
+                | byte(bk + r * b0 + g * b1 + b * b2 + a * b3, blue)
+            if keepAlpha {
+                out |= p & 0xFF00_0000
+            } else {
+                out |= byte(ak + r * a0 + g * a1 + b * a2 + a * a3, 24)
+            }
+            return out
+        }
+
+        /// One channel of 16 pixels as floats, without a conversion instruction (Swift's vector
+        /// int-to-float conversion goes element by element): 2²³ + v has v in its low mantissa bits.
+        @inline(__always) func channel(_ p: U16, _ shift: UInt32) -> F16 {
+            unsafeBitCast(((p &>> shift) & 0xFF) | 0x4B00_0000, to: F16.self) - 8_388_608
+        }
+
+        /// ⌊clamp(x, 0, 255) + 0.5⌋ in the low byte, moved to `shift`. y + 2²³ rounds y to the
+        /// nearest integer (ties to even) into the low mantissa bits; one less where that rounded
+        /// up gives the floor, which for y ≥ 0 is the scalar path's truncation.
+        @inline(__always) func byte(_ x: F16, _ shift: UInt32) -> U16 {
+            var y = x.replacing(with: 0, where: x .< 0)
+            y = y.replacing(with: 255, where: y .> 255) + 0.5
+            let t = y + 8_388_608
+            let up = unsafeBitCast(t - 8_388_608 .> y, to: SIMD16<Int32>.self)  // −1 where rounded up
+            let bits = unsafeBitCast(t, to: U16.self) &+ U16(truncatingIfNeeded: up)
+            return (bits & 0xFF) &<< shift
+        }
+    }
+
+    typealias F16 = SIMD16<Float>
+    typealias U16 = SIMD16<UInt32>
 }

@@ -36,21 +36,28 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
     @inline(__always) static func divide1000(_ s: UInt32) -> UInt32 { ((s >> 3) &* 33555) >> 22 }
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+        let bgra = offsets.b == 0
         let (ob, og, or) = (UInt32(offsets.b * 8), UInt32(offsets.g * 8), UInt32(offsets.r * 8))
-        let ff = SIMD16<UInt32>(repeating: 0xFF), alpha = SIMD16<UInt32>(repeating: 0xFF00_0000)
-        let (wr, wg, wb) = (SIMD16<UInt32>(repeating: 299), SIMD16<UInt32>(repeating: 587), SIMD16<UInt32>(repeating: 114))
-        let half = SIMD16<UInt32>(repeating: 500), magic = SIMD16<UInt32>(repeating: 33555)
+        let scalar = { (p: UInt32) -> UInt32 in
+            let y = Self.luma(r: p >> or & 0xFF, g: p >> og & 0xFF, b: p >> ob & 0xFF)
+            return (p & 0xFF00_0000) | y | y << 8 | y << 16
+        }
         try VideoPixels.forEachRow(&buffer) { row, _ in
-            VideoPixels.map(row, vector: { p in
-                let r = (p &>> or) & ff, g = (p &>> og) & ff, b = (p &>> ob) & ff
-                let s = wr &* r &+ wg &* g &+ wb &* b &+ half
-                let y = ((s &>> 3) &* magic) &>> 22
-                return (p & alpha) | y | (y &<< 8) | (y &<< 16)
-            }, scalar: { p in
-                let y = Self.luma(r: p >> or & 0xFF, g: p >> og & 0xFF, b: p >> ob & 0xFF)
-                return (p & 0xFF00_0000) | y | y << 8 | y << 16
-            })
+            // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
+            if bgra {
+                VideoPixels.map(row, vector: { Self.luma($0, red: 16, blue: 0) }, scalar: scalar)
+            } else {
+                VideoPixels.map(row, vector: { Self.luma($0, red: 0, blue: 16) }, scalar: scalar)
+            }
         }
         return true
+    }
+
+    /// 16 pixels at once: `luma(r:g:b:)` in each lane, written to the three colour bytes.
+    @inline(__always) static func luma(_ p: SIMD16<UInt32>, red: UInt32, blue: UInt32) -> SIMD16<UInt32> {
+        let r = (p &>> red) & 0xFF, g = (p &>> 8) & 0xFF, b = (p &>> blue) & 0xFF
+        let s = 299 &* r &+ 587 &* g &+ 114 &* b &+ 500
+        let y = ((s &>> 3) &* 33555) &>> 22
+        return (p & 0xFF00_0000) | y | (y &<< 8) | (y &<< 16)
     }
 }

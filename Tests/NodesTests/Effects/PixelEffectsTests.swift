@@ -86,6 +86,33 @@ import GraphKitTesting
         }
     }
 
+    /// The vector path (16 pixels at a time) gives the scalar path's bytes in every lane: every
+    /// value of every channel, in both byte orders, with alpha computed and passed through, and
+    /// at exact halves (0.5 × odd values), where rounding half up differs from half to even.
+    @Test(arguments: [PixelFormat.bgra, .rgba], [
+        #"{ "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] }"#,
+        #"{ "r": [0.5, 0, 0, 0], "g": [0, 0.5, 0, 0], "b": [0, 0, 0.5, 0], "a": [0, 0, 0, 0.5], "bias": [0.25, -0.1, 0, 0] }"#,
+        #"{ "r": [-1, 0, 0, 0.2], "g": [0, 1.5, 0, 0], "b": [0, 0, 1, 0], "a": [0.3, 0.3, 0.3, 0], "bias": [1, 0, 0, 0.1] }"#,
+    ])
+    func colorMatrixVectorLanesMatchTheScalarPath(_ pf: PixelFormat, _ params: String) throws {
+        let (w, h) = (64, 256)  // every byte value in every channel, in whole vectors
+        let frame = try VideoTestFrames.frame(w, h, pf) { x, y in
+            (UInt8(y), UInt8((y + x) & 255), UInt8((y + 3 * x) & 255), UInt8((255 - y + 5 * x) & 255))
+        }
+        let graph = try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "a": { "type": "source.app" }, "m": { "type": "effect.colorMatrix", "params": \#(params) }, "b": { "type": "sink.app" } }, "edges": ["a.out -> m.in", "m.out -> b.in"] }"#)
+        let node = try ColorMatrixNode(context: NodeContext(id: "m", parameters: graph.node("m")!.parameters))
+        let order = pf == .bgra ? (r: 2, g: 1, b: 0) : (r: 0, g: 1, b: 2)
+        let expected = VideoTestFrames.pixels(frame).pixels.map { p -> [UInt8] in
+            let (r, g, b, a) = node.matrix.apply(r: Float(p[order.r]), g: Float(p[order.g]), b: Float(p[order.b]), a: Float(p[3]))
+            var q = [UInt8](repeating: 0, count: 4)
+            (q[order.r], q[order.g], q[order.b], q[3]) = (r, g, b, a)
+            return q
+        }
+        let out = VideoTestFrames.pixels(try run(#"{ "type": "effect.colorMatrix", "params": \#(params) }"#, frame)).pixels
+        let wrong = out.indices.filter { out[$0] != expected[$0] }
+        #expect(wrong.isEmpty, "\(wrong.count) pixels differ, the first at \(wrong.first.map { ($0 % w, $0 / w) }.map { "\($0)" } ?? "")")
+    }
+
     @Test func mirrorBothAxes() throws {
         for (w, h, stride) in Self.shapes {
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in (UInt8(x), UInt8(y), 0, 255) }
