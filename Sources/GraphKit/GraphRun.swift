@@ -177,15 +177,42 @@ public final class GraphRun: @unchecked Sendable {
     /// Whether an edge runs through a bounded queue on its own thread, or links directly (holds
     /// nothing: the producer waits while the consumer takes each buffer, like `!` in
     /// gst-launch-1.0). A queue where a thread or a drop policy is needed: the graph gave the
-    /// edge a capacity; it leaves a live source; it is one branch of a fan-out; or it joins a
-    /// node with several connected inputs (a muxer interleaving streams). A file's bytes always
-    /// go straight to their demuxer, which pulls them in large blocks and seeks.
+    /// edge a capacity; it leaves a live source; it is one branch of a fan-out or leaves a node
+    /// with several outputs; or it joins a node with several inputs (a muxer interleaving
+    /// streams) fed by a streaming thread that also feeds another of those inputs, where the
+    /// muxer waiting on one input would stall the other. Streams from separate sources already
+    /// have a thread each and join directly, as in `gst-launch-1.0 … ! mux. … ! mux.`. A file's
+    /// bytes always go straight to their demuxer, which pulls them in large blocks and seeks.
     func needsQueue(_ e: Graph.Edge, live: Set<String>) -> Bool {
-        if graph.node(e.from.node)!.descriptor.output(e.from.port)?.formats == .container { return false }
+        if isContainer(e) { return false }
+        if needsOwnQueue(e, live: live) { return true }
+        let joined = graph.edges(into: e.to.node).filter { $0.to.port != e.to.port }
+        guard !joined.isEmpty else { return false }
+        let mine = threads(feeding: e, live: live)
+        return joined.contains { !threads(feeding: $0, live: live).isDisjoint(with: mine) }
+    }
+
+    private func isContainer(_ e: Graph.Edge) -> Bool {
+        graph.node(e.from.node)!.descriptor.output(e.from.port)?.formats == .container
+    }
+
+    /// The queue rules that depend on the edge alone, not on what it joins.
+    private func needsOwnQueue(_ e: Graph.Edge, live: Set<String>) -> Bool {
+        if isContainer(e) { return false }
         if e.capacity != .default || live.contains(e.from.node) { return true }
         if graph.edges(from: e.from.node).filter({ $0.from == e.from }).count > 1 { return true }
-        return Set(graph.edges(into: e.to.node).map(\.to.port)).count > 1
-            || Set(graph.edges(from: e.from.node).map(\.from.port)).count > 1
+        return Set(graph.edges(from: e.from.node).map(\.from.port)).count > 1
+    }
+
+    /// The streaming threads that may push buffers along an edge: its own queue's, or else
+    /// those of everything upstream as far as a queue or a source (each source has a thread).
+    /// Several inputs of one node count as every thread that feeds them: conservative, so a
+    /// join downstream of another join gets its queues.
+    private func threads(feeding e: Graph.Edge, live: Set<String>) -> Set<String> {
+        if needsOwnQueue(e, live: live) { return ["queue \(e.from)->\(e.to)"] }
+        let inputs = graph.edges(into: e.from.node)
+        if inputs.isEmpty { return ["source \(e.from.node)"] }
+        return inputs.reduce(into: Set<String>()) { $0.formUnion(threads(feeding: $1, live: live)) }
     }
 
     private func count(_ pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {

@@ -188,6 +188,25 @@ import Nodes
         #expect(report.edges.allSatisfy { $0.buffers == report.edges[0].buffers })  // every edge saw every buffer
     }
 
+    /// Two sources have a thread each, so their streams join the muxer directly, as in a
+    /// gst-launch-1.0 line; the muxer still interleaves them and the run ends.
+    @Test func streamsFromSeparateSourcesJoinTheMuxerWithoutQueues() throws {
+        let dir = try TestMedia.temporaryFolder().path
+        let g = try graph("""
+            { "version": 1, "nodes": {
+                "camera": { "type": "capture.video", "params": { "width": 64, "height": 48, "fps": 30, "duration": 1, "live": false } },
+                "mic": { "type": "capture.audio", "params": { "duration": 1, "live": false } },
+                "h264": { "type": "encode.h264" }, "aac": { "type": "encode.aac" },
+                "file": { "type": "sink.mp4", "params": { "path": "\(dir)/av.mp4" } } },
+              "edges": [ "camera.out -> h264.in", "h264.out -> file.video", "mic.out -> aac.in", "aac.out -> file.audio" ] }
+            """)
+        let report = try GraphRun(g).run()
+        #expect(report.edges.allSatisfy { !$0.queued })
+        let probe = try MediaProbe("\(dir)/av.mp4")
+        #expect(probe.streams.map(\.codecName).sorted() == ["aac", "h264"])
+        #expect(probe.stream("video")?.frameCount == 30)
+    }
+
     /// Caps are described once per caps object, not per sample: a format change mid-stream
     /// still reaches the puller, on the first buffer of the new format.
     @Test func aFormatChangeMidStreamReachesThePuller() throws {
