@@ -235,3 +235,38 @@ void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int 
     gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, gst_video_format_from_string(format),
                                    (guint)width, (guint)height, 1, offset, strides);
 }
+
+GstBufferPool *gk_frame_pool_new(const char *caps_string, guint size) {
+    GstCaps *caps = gst_caps_from_string(caps_string);
+    if (caps == NULL)
+        return NULL;
+    GstBufferPool *pool = gst_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, size, 0, 0);
+    gst_caps_unref(caps);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) {
+        gst_object_unref(pool);
+        return NULL;
+    }
+    return pool;
+}
+
+GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool) {
+    GstBuffer *buffer = NULL;
+    if (gst_buffer_pool_acquire_buffer(pool, &buffer, NULL) != GST_FLOW_OK)
+        return NULL;
+    return buffer;
+}
+
+void gk_frame_pool_free(GstBufferPool *pool) {
+    gst_buffer_pool_set_active(pool, FALSE);
+    gst_object_unref(pool);
+}
+
+gsize gk_video_frame_size(const char *format, int width, int height) {
+    GstVideoInfo info;
+    GstVideoFormat f = gst_video_format_from_string(format);
+    if (f == GST_VIDEO_FORMAT_UNKNOWN || !gst_video_info_set_format(&info, f, (guint)width, (guint)height))
+        return 0;
+    return GST_VIDEO_INFO_SIZE(&info);
+}

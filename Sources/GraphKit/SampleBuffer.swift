@@ -229,18 +229,50 @@ public struct SampleBuffer: @unchecked Sendable {
 
     /// The planes of a raw video frame, writable (copy-on-write as for bytes).
     public mutating func withMutablePixelPlanes<R>(_ body: ([PixelPlane]) throws -> R) throws -> R {
+        let v = try videoFormat()
+        let layout = planeLayout(v)
+        return try withUnsafeMutableBytes { raw in try body(Self.planes(layout, v, UnsafeRawBufferPointer(raw))) }
+    }
+
+    /// For an effect that writes every visible pixel of a frame from the pixels of its input:
+    /// calls `body` with the planes to read and the planes to write. They are the same memory
+    /// when this buffer is uniquely held (in place, no copy). Otherwise the frame stays as it is
+    /// for its other holders, `body` writes into a frame from `pool` (GStreamer's default
+    /// layout, so its rows may be spaced differently from the source's), and that frame
+    /// replaces this one, with the same format, timing and flags: one pass over the pixels
+    /// instead of a copy and then an edit.
+    public mutating func withPixelPlanes<R>(writingInto pool: FramePool,
+                                            _ body: (_ source: [PixelPlane], _ destination: [PixelPlane]) throws -> R) throws -> R {
+        let v = try videoFormat()
+        if isKnownUniquelyReferenced(&storage) && gk_buffer_is_writable(storage.buffer) != 0 {
+            return try withMutablePixelPlanes { try body($0, $0) }
+        }
+        var target = SampleBuffer(owning: try pool.frame(v), format: format, capsDetail: capsDetail)
+        gst_buffer_copy_into(target.storage.buffer, storage.buffer,
+                             GstBufferCopyFlags(rawValue: GST_BUFFER_COPY_FLAGS.rawValue | GST_BUFFER_COPY_TIMESTAMPS.rawValue), 0, gsize.max)
+        let layout = planeLayout(v)
+        let result = try withUnsafeBytes { raw in
+            let source = try Self.planes(layout, v, raw)
+            return try target.withMutablePixelPlanes { try body(source, $0) }
+        }
+        self = target
+        return result
+    }
+
+    private func videoFormat() throws -> MediaFormat.VideoFormat {
         guard case .rawVideo(let v)? = format else {
             throw GraphError(.runFailed, "buffer is not raw video (\(format?.description ?? "no format"))")
         }
-        let layout = planeLayout(v)
-        return try withUnsafeMutableBytes { raw in
-            let planes = try layout.map { l -> PixelPlane in
-                guard let base = raw.baseAddress, l.offset + l.stride * (l.height - 1) < raw.count else {
-                    throw GraphError(.runFailed, "video buffer of \(raw.count) bytes is too small for \(v.width)x\(v.height) \(v.pixelFormat.gstName)")
-                }
-                return PixelPlane(baseAddress: base + l.offset, bytesPerRow: l.stride, width: l.width, height: l.height)
+        return v
+    }
+
+    private static func planes(_ layout: [(offset: Int, stride: Int, width: Int, height: Int)], _ v: MediaFormat.VideoFormat,
+                        _ raw: UnsafeRawBufferPointer) throws -> [PixelPlane] {
+        try layout.map { l in
+            guard let base = raw.baseAddress, l.offset + l.stride * (l.height - 1) < raw.count else {
+                throw GraphError(.runFailed, "video buffer of \(raw.count) bytes is too small for \(v.width)x\(v.height) \(v.pixelFormat.gstName)")
             }
-            return try body(planes)
+            return PixelPlane(baseAddress: UnsafeMutableRawPointer(mutating: base) + l.offset, bytesPerRow: l.stride, width: l.width, height: l.height)
         }
     }
 

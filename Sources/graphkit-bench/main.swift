@@ -36,7 +36,7 @@ for _ in 0..<5 {
     })
 }
 let memcpyFPS = Double(frames) / median(memcpyRuns)
-row("| memcpy | \(Int(memcpyFPS)) | 1.00 |")
+row("| memcpy | \(Int(memcpyFPS)) | 1.00 | | |")
 
 let effects: [(String, String)] = [
     ("effect.dropChannel", #"{"channel": "green"}"#),
@@ -51,10 +51,13 @@ for (type, params) in effects {
     let spec = graph.node("e")!
     let node = try spec.type.init(context: NodeContext(id: "e", parameters: spec.parameters)) as! any ProcessingNode
     try node.formatDidChange(to: .rawVideo(format))
-    var runs: [Double] = []
+    var runs: [Double] = [], sharedRuns: [Double] = []
     for _ in 0..<5 {
         runs.append(try seconds { for _ in 0..<frames { _ = try node.process(&frame) } })
+        // A frame someone else also holds (a fan-out's other branch): the effect must not
+        // change it, and writes its result into another frame.
+        sharedRuns.append(try seconds { for _ in 0..<frames { var other = frame; _ = try node.process(&other) } })
     }
-    let fps = Double(frames) / median(runs)
-    row("| \(type) | \(Int(fps)) | \(String(format: "%.2f", fps / memcpyFPS)) |")
+    let fps = Double(frames) / median(runs), shared = Double(frames) / median(sharedRuns)
+    row("| \(type) | \(Int(fps)) | \(String(format: "%.2f", fps / memcpyFPS)) | \(Int(shared)) | \(String(format: "%.2f", shared / memcpyFPS)) |")
 }

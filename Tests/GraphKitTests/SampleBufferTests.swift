@@ -110,4 +110,47 @@ import Testing
             #expect(planes.map(\.height) == [3, 2, 2])
         }
     }
+
+    /// A uniquely held frame is written in place; a shared one is left alone for its other
+    /// holders, and the result goes into a pooled frame in the default layout, carrying the
+    /// format, timing and flags; a released pooled frame is handed out again.
+    @Test func pixelPlanesWritingIntoAPool() throws {
+        let f = MediaFormat.VideoFormat(pixelFormat: .bgra, width: 3, height: 2, frameRate: FrameRate(30))
+        let pool = FramePool()
+        func fill(_ b: inout SampleBuffer) throws -> (same: Bool, strides: [Int]) {
+            try b.withPixelPlanes(writingInto: pool) { source, destination in
+                for y in 0..<2 {
+                    for x in 0..<12 {
+                        let v = source[0].baseAddress.load(fromByteOffset: y * source[0].bytesPerRow + x, as: UInt8.self)
+                        destination[0].baseAddress.storeBytes(of: v &+ 1, toByteOffset: y * destination[0].bytesPerRow + x, as: UInt8.self)
+                    }
+                }
+                return (source[0].baseAddress == destination[0].baseAddress, [source[0].bytesPerRow, destination[0].bytesPerRow])
+            }
+        }
+
+        var unique = SampleBuffer(video: f, bytesPerRow: 16, presentationTime: MediaTime(value: 33, timescale: 1000))
+        let before = address(unique)
+        #expect(try fill(&unique) == (true, [16, 16]))
+        #expect(address(unique) == before)
+
+        var shared = unique
+        shared.duration = MediaTime(value: 33, timescale: 1000)
+        shared.flags = [.keyframe]
+        let original = shared, snapshot = shared.bytes
+        var edited = shared
+        #expect(try fill(&edited) == (false, [16, 12]))  // padded rows in, default rows out
+        #expect(original.bytes == snapshot)  // the other holder's frame is untouched
+        #expect(edited.bytes == [UInt8](repeating: 2, count: 24))
+        #expect(edited.format == original.format)
+        #expect(edited.presentationTime == MediaTime(value: 33, timescale: 1000) && edited.duration == MediaTime(value: 33, timescale: 1000))
+        #expect(edited.flags == [.keyframe])
+
+        let pooled = address(edited)
+        edited = original  // the pooled frame goes back to the pool
+        var again = original
+        _ = try fill(&again)
+        #expect(address(again) == pooled)
+    }
 }
+

@@ -76,3 +76,13 @@ int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height
 
 /* Describes a one-plane frame whose rows are `stride` bytes apart (GstVideoMeta). */
 void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int width, int height, int stride);
+
+/* A started buffer pool of frames of `size` bytes described by `caps`, growing as needed (no
+ * maximum); NULL when the caps do not parse or the pool refuses the configuration. */
+GstBufferPool *gk_frame_pool_new(const char *caps, guint size);
+/* One frame from the pool (a new reference), or NULL. */
+GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool);
+/* Stops the pool and drops our reference; frames still held elsewhere free themselves later. */
+void gk_frame_pool_free(GstBufferPool *pool);
+/* The byte size of one frame in GStreamer's default layout, or 0 for an unknown format. */
+gsize gk_video_frame_size(const char *format, int width, int height);

@@ -48,6 +48,8 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     let matrix: Matrix
     private var offsets = (b: 0, g: 1, r: 2)
 
+    private let pool = FramePool()
+
     public init(context: NodeContext) throws {
         let p = context.parameters
         matrix = Matrix(m: ["r", "g", "b", "a"].map { p.numbers($0)!.map(Float.init) },
@@ -63,16 +65,16 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
         let (sr, sg, sb) = (UInt32(offsets.r * 8), UInt32(offsets.g * 8), UInt32(offsets.b * 8))
         // The 20 coefficients as vectors of 16 equal lanes, made once per frame.
         let v = Vectors(mx)
-        try VideoPixels.forEachRow(&buffer) { row, _ in
+        try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in
             // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
             let scalar = { (p: UInt32) -> UInt32 in
                 let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
                 return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
             }
             if bgra {
-                VideoPixels.map(row, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
+                VideoPixels.map(row, into: out, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
             } else {
-                VideoPixels.map(row, vector: { v.apply($0, red: 0, blue: 16, keepAlpha: keepAlpha) }, scalar: scalar)
+                VideoPixels.map(row, into: out, vector: { v.apply($0, red: 0, blue: 16, keepAlpha: keepAlpha) }, scalar: scalar)
             }
         }
         return true

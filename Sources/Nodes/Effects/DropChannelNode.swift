@@ -21,6 +21,8 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
     let channel: String
     private var mask: UInt32 = .max
 
+    private let pool = FramePool()
+
     public init(context: NodeContext) throws {
         channel = context.parameters.string("channel")!
     }
@@ -34,7 +36,7 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
         let m = mask, vm = SIMD16<UInt32>(repeating: mask)
-        try VideoPixels.forEachRow(&buffer) { row, _ in VideoPixels.map(row, vector: { $0 & vm }, scalar: { $0 & m }) }
+        try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in VideoPixels.map(row, into: out, vector: { $0 & vm }, scalar: { $0 & m }) }
         return true
     }
 }

@@ -19,6 +19,8 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
 
     private var offsets = (b: 0, g: 1, r: 2)
 
+    private let pool = FramePool()
+
     public init(context: NodeContext) throws {}
 
     public func formatDidChange(to format: MediaFormat) throws {
@@ -42,12 +44,12 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
             let y = Self.luma(r: p >> or & 0xFF, g: p >> og & 0xFF, b: p >> ob & 0xFF)
             return (p & 0xFF00_0000) | y | y << 8 | y << 16
         }
-        try VideoPixels.forEachRow(&buffer) { row, _ in
+        try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in
             // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
             if bgra {
-                VideoPixels.map(row, vector: { Self.luma($0, red: 16, blue: 0) }, scalar: scalar)
+                VideoPixels.map(row, into: out, vector: { Self.luma($0, red: 16, blue: 0) }, scalar: scalar)
             } else {
-                VideoPixels.map(row, vector: { Self.luma($0, red: 0, blue: 16) }, scalar: scalar)
+                VideoPixels.map(row, into: out, vector: { Self.luma($0, red: 0, blue: 16) }, scalar: scalar)
             }
         }
         return true

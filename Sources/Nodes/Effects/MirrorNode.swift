@@ -1,7 +1,7 @@
 import GraphKit
 
 /// `effect.mirror`: flips frames left-to-right (`horizontal`, the front-camera mirror) or top to
-/// bottom (`vertical`), in place.
+/// bottom (`vertical`): in place when the frame is uniquely held, else into a pooled frame.
 ///
 /// Example:
 /// ```json
@@ -20,6 +20,7 @@ public final class MirrorNode: ProcessingNode, @unchecked Sendable {
     )
 
     let horizontal: Bool
+    private let pool = FramePool()
 
     public init(context: NodeContext) throws {
         horizontal = context.parameters.string("axis") == "horizontal"
@@ -31,19 +32,31 @@ public final class MirrorNode: ProcessingNode, @unchecked Sendable {
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
         if horizontal {
-            try VideoPixels.forEachRow(&buffer) { row, _ in var r = row; r.reverse() }
+            try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in
+                if UnsafeRawPointer(row.baseAddress!) == UnsafeRawPointer(out.baseAddress!) {
+                    var r = out
+                    r.reverse()
+                } else {
+                    for x in 0..<row.count { out[row.count - 1 - x] = row[x] }
+                }
+            }
         } else {
-            try buffer.withMutablePixelPlanes { planes in
-                let p = planes[0]
-                let bytes = p.width * 4
-                var scratch = [UInt8](repeating: 0, count: bytes)
-                for y in 0..<(p.height / 2) {
-                    let top = p.baseAddress + y * p.bytesPerRow, bottom = p.baseAddress + (p.height - 1 - y) * p.bytesPerRow
-                    scratch.withUnsafeMutableBytes { s in
-                        s.baseAddress!.copyMemory(from: top, byteCount: bytes)
-                        top.copyMemory(from: bottom, byteCount: bytes)
-                        bottom.copyMemory(from: s.baseAddress!, byteCount: bytes)
+            try buffer.withPixelPlanes(writingInto: pool) { source, destination in
+                let s = source[0], d = destination[0]
+                let bytes = s.width * 4
+                if s.baseAddress != d.baseAddress {
+                    for y in 0..<s.height {
+                        d.baseAddress.advanced(by: y * d.bytesPerRow).copyMemory(from: s.baseAddress + (s.height - 1 - y) * s.bytesPerRow, byteCount: bytes)
                     }
+                    return
+                }
+                let scratch = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+                defer { scratch.deallocate() }
+                for y in 0..<(s.height / 2) {
+                    let top = s.baseAddress + y * s.bytesPerRow, bottom = s.baseAddress + (s.height - 1 - y) * s.bytesPerRow
+                    scratch.copyMemory(from: top, byteCount: bytes)
+                    top.copyMemory(from: bottom, byteCount: bytes)
+                    bottom.copyMemory(from: scratch, byteCount: bytes)
                 }
             }
         }

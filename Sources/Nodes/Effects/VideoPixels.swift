@@ -19,29 +19,36 @@ enum VideoPixels {
         return v
     }
 
-    /// Calls `body` with each row's pixels, in place (the buffer copies first if shared).
-    static func forEachRow(_ buffer: inout SampleBuffer, _ body: (UnsafeMutableBufferPointer<UInt32>, Int) -> Void) throws {
-        try buffer.withMutablePixelPlanes { planes in
-            let p = planes[0]
-            for y in 0..<p.height {
-                let row = (p.baseAddress + y * p.bytesPerRow).bindMemory(to: UInt32.self, capacity: p.width)
-                body(UnsafeMutableBufferPointer(start: row, count: p.width), y)
+    /// Calls `body` with each visible row's pixels to read and to write: the same row when the
+    /// frame is uniquely held (in place), else the row of a frame from `pool` that replaces it
+    /// (see `SampleBuffer.withPixelPlanes(writingInto:_:)`). `body` writes every pixel.
+    static func forEachRow(_ buffer: inout SampleBuffer, pool: FramePool,
+                           _ body: (_ source: UnsafeBufferPointer<UInt32>, _ destination: UnsafeMutableBufferPointer<UInt32>, _ y: Int) -> Void) throws {
+        try buffer.withPixelPlanes(writingInto: pool) { source, destination in
+            let s = source[0], d = destination[0]
+            for y in 0..<s.height {
+                body(UnsafeBufferPointer(start: row(s, y), count: s.width), UnsafeMutableBufferPointer(start: row(d, y), count: d.width), y)
             }
         }
     }
 
-    /// Applies `vector` to 16 pixels at a time and `scalar` to the rest of a row.
+    static func row(_ p: SampleBuffer.PixelPlane, _ y: Int) -> UnsafeMutablePointer<UInt32> {
+        (p.baseAddress + y * p.bytesPerRow).bindMemory(to: UInt32.self, capacity: p.width)
+    }
+
+    /// Writes `vector` of 16 source pixels at a time, and `scalar` of the rest of the row, to
+    /// the destination row (which may be the source row: each pixel is read before it is written).
     @inline(__always)
-    static func map(_ row: UnsafeMutableBufferPointer<UInt32>, vector: (SIMD16<UInt32>) -> SIMD16<UInt32>, scalar: (UInt32) -> UInt32) {
-        let base = UnsafeMutableRawPointer(row.baseAddress!)
+    static func map(_ source: UnsafeBufferPointer<UInt32>, into destination: UnsafeMutableBufferPointer<UInt32>,
+                    vector: (SIMD16<UInt32>) -> SIMD16<UInt32>, scalar: (UInt32) -> UInt32) {
+        let from = UnsafeRawPointer(source.baseAddress!), to = UnsafeMutableRawPointer(destination.baseAddress!)
         var i = 0
-        while i + 16 <= row.count {
-            let v = base.loadUnaligned(fromByteOffset: i * 4, as: SIMD16<UInt32>.self)
-            base.storeBytes(of: vector(v), toByteOffset: i * 4, as: SIMD16<UInt32>.self)
+        while i + 16 <= source.count {
+            to.storeBytes(of: vector(from.loadUnaligned(fromByteOffset: i * 4, as: SIMD16<UInt32>.self)), toByteOffset: i * 4, as: SIMD16<UInt32>.self)
             i += 16
         }
-        while i < row.count {
-            row[i] = scalar(row[i])
+        while i < source.count {
+            destination[i] = scalar(source[i])
             i += 1
         }
     }

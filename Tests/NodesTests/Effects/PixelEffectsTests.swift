@@ -99,8 +99,7 @@ import GraphKitTesting
         let frame = try VideoTestFrames.frame(w, h, pf) { x, y in
             (UInt8(y), UInt8((y + x) & 255), UInt8((y + 3 * x) & 255), UInt8((255 - y + 5 * x) & 255))
         }
-        let graph = try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "a": { "type": "source.app" }, "m": { "type": "effect.colorMatrix", "params": \#(params) }, "b": { "type": "sink.app" } }, "edges": ["a.out -> m.in", "m.out -> b.in"] }"#)
-        let node = try ColorMatrixNode(context: NodeContext(id: "m", parameters: graph.node("m")!.parameters))
+        let node = try makeNode(#"{ "type": "effect.colorMatrix", "params": \#(params) }"#) as! ColorMatrixNode
         let order = pf == .bgra ? (r: 2, g: 1, b: 0) : (r: 0, g: 1, b: 2)
         let expected = VideoTestFrames.pixels(frame).pixels.map { p -> [UInt8] in
             let (r, g, b, a) = node.matrix.apply(r: Float(p[order.r]), g: Float(p[order.g]), b: Float(p[order.b]), a: Float(p[3]))
@@ -124,14 +123,43 @@ import GraphKitTesting
         }
     }
 
-    @Test func aSharedFrameIsCopiedNotChanged() throws {
-        let frame = try VideoTestFrames.frame(4, 2) { _, _ in (1, 2, 3, 4) }
-        let node = try DropChannelNode(context: NodeContext(id: "d", parameters: Parameters(["channel": .string("green")])))
-        try node.formatDidChange(to: frame.format!)
-        var copy = frame
-        _ = try node.process(&copy)
-        #expect(VideoTestFrames.pixels(frame).pixels.allSatisfy { $0 == [1, 2, 3, 4] })
-        #expect(VideoTestFrames.pixels(copy).pixels.allSatisfy { $0 == [1, 0, 3, 4] })
+    /// A frame someone else holds (a fan-out's other branch) is left as it is: the effect writes
+    /// into a pooled frame in the default layout, with the same pixels the in-place path gives.
+    @Test(arguments: [
+        #"{ "type": "effect.dropChannel", "params": { "channel": "green" } }"#,
+        #"{ "type": "effect.grayscale" }"#,
+        #"{ "type": "effect.colorMatrix", "params": { "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] } }"#,
+        #"{ "type": "effect.mirror", "params": { "axis": "horizontal" } }"#,
+        #"{ "type": "effect.mirror", "params": { "axis": "vertical" } }"#,
+    ])
+    func aSharedFrameIsLeftAloneAndTheResultPooled(_ json: String) throws {
+        let (w, h, stride) = (21, 3, 21 * 4 + 12)
+        func make() throws -> SampleBuffer {
+            try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
+                (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
+            }
+        }
+        let node = try makeNode(json)
+        var inPlace = try make()
+        try node.formatDidChange(to: inPlace.format!)
+        _ = try node.process(&inPlace)
+        let expected = VideoTestFrames.pixels(inPlace, bytesPerRow: stride).pixels
+
+        let original = try make()
+        let before = VideoTestFrames.pixels(original, bytesPerRow: stride)
+        for _ in 0..<3 {  // the second and third frames come back from the pool
+            var shared = original
+            _ = try node.process(&shared)
+            #expect(VideoTestFrames.pixels(shared).pixels == expected)
+            #expect(VideoTestFrames.pixels(original, bytesPerRow: stride) == before)
+        }
+    }
+
+    /// A node made from its JSON as a graph would make it (defaults filled in), to call directly.
+    func makeNode(_ json: String) throws -> any ProcessingNode {
+        let graph = try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "a": { "type": "source.app" }, "e": \#(json), "b": { "type": "sink.app" } }, "edges": ["a.out -> e.in", "e.out -> b.in"] }"#)
+        let spec = graph.node("e")!
+        return try spec.type.init(context: NodeContext(id: "e", parameters: spec.parameters)) as! any ProcessingNode
     }
 
     @Test func nonPackedFramesAreRefusedWithAReason() throws {
