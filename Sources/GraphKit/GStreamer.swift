@@ -27,14 +27,43 @@ public enum GStreamer {
         return true
     }
 
+    /// An element factory's rank (GST_RANK_PRIMARY is 256), or nil when it is not installed.
+    public static func rank(of factory: String) -> Int? {
+        initialize()
+        guard let f = gst_element_factory_find(factory) else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(f)) }
+        return Int(gst_plugin_feature_get_rank(f))
+    }
+
+    /// Ranks `factory` just above `others`, for this process only (the registry is unchanged),
+    /// so that decodebin, which breaks ties of rank by name, picks it. No effect when it is not
+    /// installed or already ranks higher.
+    public static func prefer(_ factory: String, over others: [String]) {
+        initialize()
+        func rank(_ name: String) -> (OpaquePointer, UInt32)? {
+            guard let f = gst_element_factory_find(name) else { return nil }
+            let feature = f  // a GstElementFactory is a GstPluginFeature
+            return (feature, gst_plugin_feature_get_rank(feature))
+        }
+        guard let (preferred, current) = rank(factory) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(preferred)) }
+        var highest: UInt32 = 0
+        for name in others {
+            guard let (feature, r) = rank(name) else { continue }
+            highest = max(highest, r)
+            gst_object_unref(UnsafeMutableRawPointer(feature))
+        }
+        if current <= highest { gst_plugin_feature_set_rank(preferred, highest + 1) }
+    }
+
     /// The Debian package that provides an element, for "missing plugin" messages.
     public static func debianPackage(forElement factory: String) -> String {
         let packages: [String: [String]] = [
             "gstreamer1.0-libav": ["avenc_aac", "avdec_aac", "avdec_h264", "avdec_mp3", "avdec_mp3float"],
-            "gstreamer1.0-plugins-ugly": ["x264enc", "mpg123audiodec", "lamemp3enc", "a52dec", "mpeg2dec"],
+            "gstreamer1.0-plugins-ugly": ["x264enc", "a52dec", "mpeg2dec"],
             "gstreamer1.0-plugins-good": ["mp4mux", "qtmux", "qtdemux", "wavparse", "wavenc", "flacparse", "flacdec",
                                           "v4l2src", "videoflip", "videocrop", "videobox", "gdkpixbufoverlay",
-                                          "level", "mpegaudioparse"],
+                                          "level", "mpegaudioparse", "mpg123audiodec", "lamemp3enc"],
             "gstreamer1.0-plugins-bad": ["voaacenc", "fdkaacenc", "h264parse", "openh264enc", "faac", "faad"],
             "gstreamer1.0-pulseaudio": ["pulsesrc", "pulsesink"],
             "gstreamer1.0-x": ["textoverlay", "timeoverlay", "clockoverlay", "ximagesink", "xvimagesink"],

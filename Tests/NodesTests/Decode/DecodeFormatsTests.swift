@@ -38,6 +38,25 @@ import Nodes
         #expect(abs(frames - 48_000) <= 2400, "\(ext): \(frames) frames")
     }
 
+    /// decodebin breaks ties of rank by name, which would pick libav's MP3 decoder; decode
+    /// ranks mpg123's above it (2.5 times as fast, a fifth of the memory; BENCHMARKS.md).
+    @Test func mp3PrefersMpg123() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let file = folder.appendingPathComponent("tone.mp3").path
+        try TestMedia.gstLaunch("audiotestsrc num-buffers=10 ! audioconvert ! lamemp3enc ! filesink location=\(file)")
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode" }, "out": { "type": "sink.app" } }, "edges": [ "src.out -> dec.in", "dec.audio -> out.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        while try run.output("out").copyNextSampleBuffer() != nil {}
+        #expect(run.wait().status == .completed)
+        let mpg123 = try #require(GStreamer.rank(of: "mpg123audiodec"))
+        #expect(mpg123 > GStreamer.rank(of: "avdec_mp3") ?? 0)
+        #expect(mpg123 > GStreamer.rank(of: "avdec_mp3float") ?? 0)
+    }
+
     @Test func trackSelectsAmongAudioTracks() throws {
         let folder = try TestMedia.temporaryFolder()
         let file = folder.appendingPathComponent("two.mka").path
