@@ -270,18 +270,22 @@ public final class GraphRun: @unchecked Sendable {
         throws -> ([String: UnsafeMutablePointer<GstPad>], [String: UnsafeMutablePointer<GstPad>])
     {
         let builder = BinBuilder(context: context, bin: bin)
-        let identity = try builder.make("identity", name: "process", ["silent": "true"])
-        try builder.expose(input: "in", identity)
-        // An `out` of the input's kind passes buffers on; an `out` of another kind (peaks from
-        // PCM) is fed by what the node emits, and the input ends in the node.
+        // An `out` of the input's kind passes buffers on, through an identity whose output pad
+        // the node transforms. Otherwise the input ends in the node, at a fakesink whose input
+        // pad it watches (one element fewer per buffer); an `out` of another kind (peaks from
+        // PCM) is then fed by what the node emits.
         let d = type(of: node).descriptor
         let passesThrough = d.output("out").map { out in d.input("in").map { out.formats.intersects($0.formats) } ?? false } ?? false
         var output: MediaInput?
+        let entry: Element
+        let watched: UnsafeMutablePointer<GstPad>
         if passesThrough {
-            try builder.expose(output: "out", identity)
+            entry = try builder.make("identity", name: "process", ["silent": "true"])
+            try builder.expose(output: "out", entry)
+            watched = gst_element_get_static_pad(entry.raw, "src")!
         } else {
-            let sink = try builder.make("fakesink", name: "consumed", ["sync": "false", "async": "false"])
-            try builder.link(identity, sink)
+            entry = try builder.make("fakesink", name: "consumed", ["sync": "false", "async": "false"])
+            watched = gst_element_get_static_pad(entry.raw, "sink")!
             if context.connectedOutputs.contains("out") {
                 let src = try builder.make("appsrc", name: "emit", [
                     "format": "time", "is-live": "false", "max-bytes": "0", "max-buffers": "0", "block": "false",
@@ -290,15 +294,15 @@ public final class GraphRun: @unchecked Sendable {
                 try builder.expose(output: "out", src)
             }
         }
-        let inputPad = gst_element_get_static_pad(identity.raw, "sink")!
+        try builder.expose(input: "in", entry)
+        let inputPad = gst_element_get_static_pad(entry.raw, "sink")!
         let host = ProcessingHost(inputPad: inputPad, output: output)
         gst_object_unref(UnsafeMutableRawPointer(inputPad))
         node.attach(host)
-        let pc = ProcessingContext(node: node, id: context.id, element: identity.raw, host: host)
+        let pc = ProcessingContext(node: node, id: context.id, element: entry.raw, host: host)
         processingContexts.append(pc)
-        let pad = gst_element_get_static_pad(identity.raw, "src")!
-        defer { gst_object_unref(UnsafeMutableRawPointer(pad)) }
-        gk_pad_add_transform(pad, { ctx, buffer in
+        defer { gst_object_unref(UnsafeMutableRawPointer(watched)) }
+        gk_pad_add_transform(watched, { ctx, buffer in
             let pc = Unmanaged<ProcessingContext>.fromOpaque(ctx!).takeUnretainedValue()
             var sample = SampleBuffer(owning: buffer!, format: pc.format)
             if pc.failed { return nil }

@@ -177,28 +177,29 @@ public struct WaveformReducer: Sendable {
         return (l, h)
     }
 
-    /// Min and max of (left + right) / 2, truncating toward zero, 8 frames at a time.
+    /// Min and max of (left + right) / 2, truncating toward zero, 8 frames at a time. Halving
+    /// never decreases a value, so it commutes with min and max: the loop keeps the sums (exact
+    /// in 32 bits) and halves the two results once.
     static func vectorStereoCombined(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int) -> (Int32, Int32) {
         let base = UnsafeRawPointer(s.baseAddress! + from * 2)
         var lo = SIMD8<Int32>(repeating: .max), hi = SIMD8<Int32>(repeating: .min)
         var f = 0
         while f + 8 <= count {
-            let v = base.loadUnaligned(fromByteOffset: f * 4, as: SIMD16<Int16>.self)
-            let sum = SIMD8<Int32>(truncatingIfNeeded: v.evenHalf) &+ SIMD8<Int32>(truncatingIfNeeded: v.oddHalf)
-            // Division by 2 toward zero: add 1 to negative odd sums before the arithmetic shift.
-            let mean = (sum &+ (sum &>> 31) & 1) &>> 1
-            lo = pointwiseMin(lo, mean)
-            hi = pointwiseMax(hi, mean)
+            // Each little-endian 32-bit word is one frame: left in the low half, right in the high.
+            let v = base.loadUnaligned(fromByteOffset: f * 4, as: SIMD8<Int32>.self)
+            let sum = ((v &<< 16) &>> 16) &+ (v &>> 16)
+            lo = pointwiseMin(lo, sum)
+            hi = pointwiseMax(hi, sum)
             f += 8
         }
         var l = lo.min(), h = hi.max()
         while f < count {
-            let v = (Int32(s[(from + f) * 2]) + Int32(s[(from + f) * 2 + 1])) / 2
+            let v = Int32(s[(from + f) * 2]) + Int32(s[(from + f) * 2 + 1])
             l = min(l, v)
             h = max(h, v)
             f += 1
         }
-        return (l, h)
+        return (l / 2, h / 2)
     }
 
     private mutating func closeBin() {
