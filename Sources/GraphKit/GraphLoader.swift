@@ -384,6 +384,12 @@ private struct Validation {
             problem(at, "node \"\(from.node)\" is connected to itself")
             return nil
         }
+        if capacity != .default, out.formats == .container {
+            // Not silently ignored: the demuxer pulls a file's bytes itself, in large blocks and
+            // with seeks, so there is nothing to bound.
+            problem("\(at).capacity", "\"\(from)\" carries a file's bytes, which its demuxer reads directly; a capacity bounds only media streams")
+            return nil
+        }
         return Graph.Edge(from: from, to: to, capacity: capacity, index: i)
     }
 

@@ -47,7 +47,9 @@ public final class NodeHarness: @unchecked Sendable {
         }
         for port in self.outputs {
             nodes.append(("out_\(port)", ["type": "sink.app", "params": ["maxBuffers": 0]]))
-            edges.append(["from": .string("node.\(port)"), "to": .string("out_\(port).in"), "capacity": unbounded])
+            let (from, to) = (JSONValue.string("node.\(port)"), JSONValue.string("out_\(port).in"))
+            // A file's bytes are never queued (a capacity there is refused); the sink.app holds them.
+            edges.append(d.output(port)?.formats == .container ? ["from": from, "to": to] : ["from": from, "to": to, "capacity": unbounded])
         }
         let document: JSONValue = .object([("version", 1), ("name", "harness"), ("nodes", .object(nodes)), ("edges", .array(edges))])
         let graph = try GraphLoader(registry: registry).load(document)
