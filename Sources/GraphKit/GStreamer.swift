@@ -124,7 +124,9 @@ public final class Element: @unchecked Sendable {
         self.raw = raw
         self.factory = factory
         self.nodeID = nodeID
-        self.name = String(cString: gst_object_get_name(raw.withMemoryRebound(to: GstObject.self, capacity: 1) { $0 }))
+        let name = gst_object_get_name(raw.withMemoryRebound(to: GstObject.self, capacity: 1) { $0 })!
+        self.name = String(cString: name)
+        g_free(name)  // a copy, ours to free
         gst_object_ref(UnsafeMutableRawPointer(raw))
     }
 

@@ -138,7 +138,7 @@ public final class MediaInput: @unchecked Sendable {
             let done = finished
             lock.unlock()
             if done { break }
-            readyCondition.wait(until: Date().addingTimeInterval(0.1))
+            _ = readyCondition.wait(until: Date().addingTimeInterval(0.1))  // woken at once when ready or finished
         }
         readyCondition.unlock()
         try appendImmediately(buffer)
