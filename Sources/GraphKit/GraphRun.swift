@@ -18,7 +18,7 @@ import Foundation
 public final class GraphRun: @unchecked Sendable {
     public let graph: Graph
     let pipeline: UnsafeMutablePointer<GstElement>
-    private(set) var nodes: [(spec: Graph.NodeSpec, node: any Node, bin: UnsafeMutablePointer<GstElement>)] = []
+    private(set) var nodes: [(spec: Graph.NodeSpec, node: any Node)] = []
     private var counters: [String: (inputs: [UnsafeMutablePointer<GkPadCounter>], outputs: [UnsafeMutablePointer<GkPadCounter>])] = [:]
     /// Per edge: its queue (nil for a pulled container stream), statistics and counter.
     private var edgeProbes: [(edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>?, stats: UnsafeMutablePointer<GkEdgeStats>, counter: UnsafeMutablePointer<GkPadCounter>, leaky: Bool)] = []
@@ -80,17 +80,15 @@ public final class GraphRun: @unchecked Sendable {
             // What feeds a node downstream: the nearest description upstream.
             descriptions[spec.id] = node.mediaDescription ?? inputDescriptions.values.first
 
-            let bin = gst_bin_new(spec.id)!
-            gst_bin_add(pipelineBin, bin)
             var inputs: [String: UnsafeMutablePointer<GstPad>] = [:]
             var outputs: [String: UnsafeMutablePointer<GstPad>] = [:]
             if let elementNode = node as? any ElementNode {
-                let builder = BinBuilder(context: context, bin: bin)
+                let builder = BinBuilder(context: context, pipeline: pipeline)
                 try elementNode.build(in: builder)
                 inputs = builder.exposedInputs
                 outputs = builder.exposedOutputs
             } else if let processing = node as? any ProcessingNode {
-                (inputs, outputs) = try buildProcessing(processing, context: context, bin: bin)
+                (inputs, outputs) = try buildProcessing(processing, context: context)
             } else {
                 throw GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(spec.descriptor.type) is neither an ElementNode nor a ProcessingNode", node: spec.id)
             }
@@ -105,7 +103,7 @@ public final class GraphRun: @unchecked Sendable {
             for pad in outputs.values { c.outputs.append(count(pad)) }
             counters[spec.id] = c
             exposed[spec.id] = (inputs, outputs)
-            nodes.append((spec, node, bin))
+            nodes.append((spec, node))
         }
 
         // Edges: a bounded queue where one is needed (needsQueue), a direct link elsewhere, and a
@@ -128,13 +126,13 @@ public final class GraphRun: @unchecked Sendable {
             }
             var tee: UnsafeMutablePointer<GstElement>?
             if edges.count > 1 {
-                let t = try makeElement("tee", name: "tee:\(from)")
+                let t = try makeElement("tee", name: "(tee)\(from)")
                 try set(t, "allow-not-linked", "true")
                 try link(source, gst_element_get_static_pad(t, "sink")!, owned: true, what: "\(from)")
                 tee = t
             }
             for e in edges {
-                let q = try makeElement("queue", name: "edge:\(e.from)->\(e.to)")
+                let q = try makeElement("queue", name: "(edge)\(e.from)->\(e.to)")
                 try set(q, "max-size-buffers", String(e.capacity.buffers ?? 0))
                 try set(q, "max-size-bytes", String(e.capacity.bytes ?? 0))
                 try set(q, "max-size-time", String(e.capacity.seconds.map { UInt64($0 * 1e9) } ?? 0))
@@ -166,7 +164,7 @@ public final class GraphRun: @unchecked Sendable {
         for (id, pads) in exposed {
             let connected = Set(graph.edges(from: id).map(\.from.port))
             for (port, pad) in pads.outputs where !connected.contains(port) {
-                let sink = try makeElement("fakesink", name: "unused:\(id).\(port)")
+                let sink = try makeElement("fakesink", name: "(unused)\(id).\(port)")
                 try set(sink, "sync", "false")
                 try set(sink, "async", "false")
                 try link(pad, gst_element_get_static_pad(sink, "sink")!, owned: true, what: "\(id).\(port)")
@@ -251,13 +249,17 @@ public final class GraphRun: @unchecked Sendable {
         let id: String
         let element: UnsafeMutablePointer<GstElement>
         let host: ProcessingHost
+        /// The input ends in the node (at a fakesink): every buffer goes on to the fakesink,
+        /// kept or not, so that the input's counter, on the same pad, sees it.
+        let endsHere: Bool
         var format: MediaFormat?
         var failed = false
-        init(node: any ProcessingNode, id: String, element: UnsafeMutablePointer<GstElement>, host: ProcessingHost) {
+        init(node: any ProcessingNode, id: String, element: UnsafeMutablePointer<GstElement>, host: ProcessingHost, endsHere: Bool) {
             self.node = node
             self.id = id
             self.element = element
             self.host = host
+            self.endsHere = endsHere
         }
         func fail(_ error: Error) {
             failed = true
@@ -266,10 +268,10 @@ public final class GraphRun: @unchecked Sendable {
         }
     }
 
-    private func buildProcessing(_ node: any ProcessingNode, context: NodeContext, bin: UnsafeMutablePointer<GstElement>)
+    private func buildProcessing(_ node: any ProcessingNode, context: NodeContext)
         throws -> ([String: UnsafeMutablePointer<GstPad>], [String: UnsafeMutablePointer<GstPad>])
     {
-        let builder = BinBuilder(context: context, bin: bin)
+        let builder = BinBuilder(context: context, pipeline: pipeline)
         // An `out` of the input's kind passes buffers on, through an identity whose output pad
         // the node transforms. Otherwise the input ends in the node, at a fakesink whose input
         // pad it watches (one element fewer per buffer); an `out` of another kind (peaks from
@@ -299,7 +301,7 @@ public final class GraphRun: @unchecked Sendable {
         let host = ProcessingHost(inputPad: inputPad, output: output)
         gst_object_unref(UnsafeMutableRawPointer(inputPad))
         node.attach(host)
-        let pc = ProcessingContext(node: node, id: context.id, element: entry.raw, host: host)
+        let pc = ProcessingContext(node: node, id: context.id, element: entry.raw, host: host, endsHere: !passesThrough)
         processingContexts.append(pc)
         defer { gst_object_unref(UnsafeMutableRawPointer(watched)) }
         gk_pad_add_transform(watched, { ctx, buffer in
@@ -307,7 +309,7 @@ public final class GraphRun: @unchecked Sendable {
             var sample = SampleBuffer(owning: buffer!, format: pc.format)
             if pc.failed { return nil }
             do {
-                guard try pc.node.process(&sample) else { return nil }
+                guard try pc.node.process(&sample) || pc.endsHere else { return nil }
                 return sample.retainedBuffer()
             } catch {
                 pc.fail(error)
@@ -363,11 +365,11 @@ public final class GraphRun: @unchecked Sendable {
         started = true
         condition.unlock()
         do {
-            for (_, node, _) in nodes { try node.prepare() }
+            for (_, node) in nodes { try node.prepare() }
         } catch {
             // Nothing played: let the nodes that did prepare clean up, and end the run here.
             let e = error as? GraphError ?? GraphError(.runFailed, "\(error)")
-            for (_, node, _) in nodes { try? node.finish(.failed) }
+            for (_, node) in nodes { try? node.finish(.failed) }
             condition.lock()
             finishedReport = makeReport(status: .failed, wall: 0, error: e)
             condition.broadcast()
@@ -498,7 +500,7 @@ public final class GraphRun: @unchecked Sendable {
         let wall = (ContinuousClock.now - startTime)
         // Sinks finalize (rename) or clean up by how the run ended.
         var finishError: GraphError?
-        for (spec, node, _) in nodes {
+        for (spec, node) in nodes {
             do {
                 try node.finish(status)
             } catch {
@@ -566,17 +568,20 @@ public final class GraphRun: @unchecked Sendable {
         return n.node.mediaDescription ?? graph.edges(into: id).compactMap { describe($0.from.node) }.first
     }
 
-    /// The node whose bin holds a GStreamer object (walking up to the pipeline's child).
+    /// The node a GStreamer object belongs to: walking up to the pipeline's child, a node's
+    /// element (`<node id>:<name>`) or the queue of an edge into the node (`(edge)a.out->b.in`).
     private func owningNode(of object: UnsafeMutablePointer<GstObject>?) -> String? {
         var current = object
         while let o = current {
             let parent = o.pointee.parent
             if parent == UnsafeMutableRawPointer(pipeline).assumingMemoryBound(to: GstObject.self) {
                 let name = String(cString: o.pointee.name)
-                if name.hasPrefix("edge:"), let arrow = name.range(of: "->") {
+                if name.hasPrefix("(edge)"), let arrow = name.range(of: "->") {
                     return PortRef(name[arrow.upperBound...])?.node
                 }
-                return nodes.contains { $0.spec.id == name } ? name : nil
+                guard let colon = name.firstIndex(of: ":") else { return nil }
+                let id = String(name[..<colon])
+                return nodes.contains { $0.spec.id == id } ? id : nil
             }
             current = parent
         }
@@ -584,7 +589,7 @@ public final class GraphRun: @unchecked Sendable {
     }
 
     private func makeReport(status: RunStatus, wall: Double, error: GraphError?) -> RunReport {
-        let nodeStats = nodes.map { (spec, _, _) -> NodeStatistics in
+        let nodeStats = nodes.map { (spec, _) -> NodeStatistics in
             let c = counters[spec.id] ?? ([], [])
             return NodeStatistics(id: spec.id, type: spec.descriptor.type,
                                   buffersIn: c.inputs.reduce(0) { $0 + Int($1.pointee.buffers) },

@@ -4,7 +4,7 @@
 /// loader, `graphctl validate` and `graphctl inspect` read without building anything, and an
 /// implementation in one of two families:
 ///
-/// - ``ElementNode``: builds a bin of GStreamer elements through ``BinBuilder`` (decoders,
+/// - ``ElementNode``: builds its GStreamer elements through ``BinBuilder`` (decoders,
 ///   encoders, muxers, capture). It never sees a GStreamer type.
 /// - ``ProcessingNode``: processes each ``SampleBuffer`` in Swift (effects, analysis).
 ///
@@ -44,8 +44,8 @@ extension Node {
     public var descriptor: NodeDescriptor { Self.descriptor }
 }
 
-/// A node made of GStreamer elements. `build(in:)` adds elements to the node's bin and exposes
-/// one pad per connected port under the port's name.
+/// A node made of GStreamer elements. `build(in:)` adds the node's elements to the run's
+/// pipeline and exposes one of their pads per connected port, under the port's name.
 public protocol ElementNode: Node {
     func build(in bin: BinBuilder) throws
 }

@@ -186,6 +186,8 @@ import Nodes
         #expect(queued == ["mic.out->gain.in": false, "gain.out->w1.in": true, "gain.out->w2.in": true,
                            "live.out->w3.in": true, "slow.out->w4.in": true])
         #expect(report.edges.allSatisfy { $0.buffers == report.edges[0].buffers })  // every edge saw every buffer
+        // A Swift node that consumes its input counts every buffer in, kept or not.
+        #expect(report.nodes.filter { $0.type == "analysis.waveform" }.allSatisfy { $0.buffersIn == report.edges[0].buffers })
     }
 
     /// Two sources have a thread each, so their streams join the muxer directly, as in a
