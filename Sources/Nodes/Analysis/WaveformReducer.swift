@@ -271,27 +271,31 @@ public struct WaveformData: Sendable, Equatable {
     /// Hands the JSON text out in chunks of about 64 KB: no string per value, and a long
     /// file's waveform costs its bins and one chunk, however long the text.
     public func encodeJSON(_ flush: ([UInt8]) throws -> Void) rethrows {
-        var out: [UInt8] = []
-        out.reserveCapacity(Self.chunk + 64)
-        out += Array("{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),\"samples_per_pixel\":\(samplesPerPixel),".utf8)
-        out += Array("\"bits\":\(bits),\"length\":\(length),\"data\":[".utf8)
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0)
+        var head = Array("{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),\"samples_per_pixel\":\(samplesPerPixel),".utf8)
+        head += Array("\"bits\":\(bits),\"length\":\(length),\"data\":[".utf8)
+        try flush(head)
+        // Digits go straight into a fixed chunk (no per-byte capacity checks), written out
+        // whenever fewer than one number's worth of room is left.
+        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: Self.chunk + 16)
+        defer { buffer.deallocate() }
+        var n = 0
         for (i, raw) in data.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
+            if i > 0 { buffer[n] = UInt8(ascii: ","); n += 1 }
             var v = value(raw)
-            if v < 0 { out.append(UInt8(ascii: "-")); v = -v }
-            var n = 0
-            withUnsafeMutableBytes(of: &digits) { d in
-                repeat { d[n] = UInt8(48 + v % 10); v /= 10; n += 1 } while v > 0
-                while n > 0 { n -= 1; out.append(d[n]) }
-            }
-            if out.count >= Self.chunk {
-                try flush(out)
-                out.removeAll(keepingCapacity: true)
+            if v < 0 { buffer[n] = UInt8(ascii: "-"); n += 1; v = -v }
+            var digits = 1, rest = v / 10
+            while rest > 0 { digits += 1; rest /= 10 }
+            var at = n + digits
+            n = at
+            repeat { at -= 1; buffer[at] = UInt8(48 + v % 10); v /= 10 } while v > 0
+            if n >= Self.chunk {
+                try flush(Array(buffer[0..<n]))
+                n = 0
             }
         }
-        out += Array("]}\n".utf8)
-        try flush(out)
+        let tail = Array("]}\n".utf8)
+        for b in tail { buffer[n] = b; n += 1 }
+        try flush(Array(buffer[0..<n]))
     }
 
     public func encodeDat(_ flush: ([UInt8]) throws -> Void) rethrows {

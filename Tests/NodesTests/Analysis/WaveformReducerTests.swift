@@ -78,6 +78,22 @@ import Nodes
         #expect(stereo8.json == #"{"version":2,"channels":2,"sample_rate":48000,"samples_per_pixel":512,"bits":8,"length":1,"data":[-2,2,-1,1]}"# + "\n")
     }
 
+    /// Long data crosses many 64 KB chunks: every value comes back, in order, each written once.
+    @Test func longJSONIsEveryValueInOrder() throws {
+        var rng = SystemRandomNumberGenerator()
+        let data = (0..<60_000).map { i in i < 4 ? [Int16.min, -1, 0, .max][i] : Int16.random(in: .min ... .max, using: &rng) }
+        let w = WaveformData(sampleRate: 44_100, samplesPerPixel: 256, channels: 1, bits: 16, data: data)
+        var chunks = 0
+        var bytes: [UInt8] = []
+        w.encodeJSON { bytes += $0; chunks += 1 }
+        #expect(chunks > 5)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"version":2,"channels":1,"sample_rate":44100,"samples_per_pixel":256,"bits":16,"length":30000,"data":[-32768,-1,0,32767,"#))
+        #expect(text.hasSuffix("]}\n"))
+        let values = text.split(separator: "[")[1].dropLast(3).split(separator: ",").map { Int16($0)! }
+        #expect(values == data)
+    }
+
     @Test func datLayoutIsVersion1ForOneChannelAnd2ForMore() {
         let mono = WaveformData(sampleRate: 44_100, samplesPerPixel: 256, channels: 1, bits: 16, data: [-2, 258])
         #expect(mono.dat == [1, 0, 0, 0, /* flags */ 0, 0, 0, 0, /* rate */ 0x44, 0xAC, 0, 0, /* spp */ 0, 1, 0, 0,
