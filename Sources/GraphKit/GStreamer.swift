@@ -19,6 +19,20 @@ public enum GStreamer {
         if let message = initResult { fatalError("GStreamer failed to initialise: \(message)") }
     }
 
+    /// Starts initialising on another thread and returns at once, so that a program that will
+    /// run a graph reads its options and its graph file while GStreamer loads its registry
+    /// (about 10 ms) on another core. `initialize()` then waits for it to finish.
+    public static func beginInitializing() {
+        Thread.detachNewThread { _ = initResult }
+    }
+
+    /// Waits for an initialisation begun by `beginInitializing()` (or initialises), without
+    /// judging the result: for a program about to exit, which must not do so under a thread
+    /// still inside gst_init.
+    public static func waitUntilInitialized() {
+        _ = initResult
+    }
+
     /// Whether an element factory is installed.
     public static func hasElement(_ factory: String) -> Bool {
         initialize()
