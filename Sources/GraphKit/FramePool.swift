@@ -25,7 +25,8 @@ public final class FramePool: Sendable {
     /// A frame of `format` in GStreamer's default layout (one new reference).
     func frame(_ format: MediaFormat.VideoFormat) throws -> UnsafeMutablePointer<GstBuffer> {
         try state.withLock { s in
-            if s.format != format || s.pool == nil {
+            // Only the layout matters: a change of frame rate keeps the pool.
+            if s.pool == nil || s.format?.pixelFormat != format.pixelFormat || s.format?.width != format.width || s.format?.height != format.height {
                 if let old = s.pool { gk_frame_pool_free(old) }
                 s.pool = nil
                 s.format = format

@@ -66,11 +66,16 @@ import GraphKitTesting
         #expect((probe.stream("video")?.frameCount ?? 0) >= 5)  // fragments of 0.5 s were finished before the kill
     }
 
+    /// graphs/record.json at 320x240 with no duration: it runs until stopped or killed.
+    func startUnboundedRecording(to out: String) throws -> (Process, Pipe, Pipe) {
+        try Graphctl.start(["run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.duration=0",
+                            "--set", "mic.duration=0", "--set", "camera.width=320", "--set", "camera.height=240"])
+    }
+
     @Test func sigkillWithoutFragmentsLeavesNothingUnderTheName() throws {
         let folder = try TestMedia.temporaryFolder()
         let out = folder.appendingPathComponent("whole.mp4").path
-        let started = try Graphctl.start(["run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.duration=0",
-                                          "--set", "mic.duration=0", "--set", "camera.width=320", "--set", "camera.height=240"])
+        let started = try startUnboundedRecording(to: out)
         Thread.sleep(forTimeInterval: 2)
         kill(started.0.processIdentifier, SIGKILL)
         _ = Graphctl.wait(started)
@@ -86,8 +91,7 @@ import GraphKitTesting
     @Test func interruptingAnUnboundedRecordingKeepsWhatWasRecorded() throws {
         let folder = try TestMedia.temporaryFolder()
         let out = folder.appendingPathComponent("int.mp4").path
-        let started = try Graphctl.start(["run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.duration=0",
-                                          "--set", "mic.duration=0", "--set", "camera.width=320", "--set", "camera.height=240"])
+        let started = try startUnboundedRecording(to: out)
         Thread.sleep(forTimeInterval: 4)
         kill(started.0.processIdentifier, SIGINT)
         let r = Graphctl.wait(started)

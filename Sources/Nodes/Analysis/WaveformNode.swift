@@ -123,13 +123,12 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard var r = reducer, let f = format else { throw GraphError(.runFailed, "PCM arrived before its format") }
-        reducer = nil  // keep the reducer's storage uniquely referenced while it grows
+        guard reducer != nil, let f = format else { throw GraphError(.runFailed, "PCM arrived before its format") }
+        // Mutated where it is stored: no copy of the reducer (and its arrays) per buffer.
         switch f.sampleFormat {
-        case .s16le: buffer.withAudioSamples(as: Int16.self) { r.add($0) }
-        case .f32le: buffer.withAudioSamples(as: Float.self) { r.add($0) }
+        case .s16le: buffer.withAudioSamples(as: Int16.self) { reducer!.add($0) }
+        case .f32le: buffer.withAudioSamples(as: Float.self) { reducer!.add($0) }
         }
-        reducer = r
         try emitNewBins()
         return false
     }
