@@ -16,6 +16,7 @@ public enum GStreamer {
     /// Initialises GStreamer once per process (thread-safe). Fatal if GStreamer cannot start:
     /// nothing in GraphKit can run without it.
     public static func initialize() {
+        background.wait()
         if let message = initResult { fatalError("GStreamer failed to initialise: \(message)") }
     }
 
@@ -23,14 +24,51 @@ public enum GStreamer {
     /// run a graph reads its options and its graph file while GStreamer loads its registry
     /// (about 10 ms) on another core. `initialize()` then waits for it to finish.
     public static func beginInitializing() {
-        Thread.detachNewThread { _ = initResult }
+        guard background.begin() else { return }
+        Thread.detachNewThread {
+            _ = initResult
+            background.finish()
+        }
     }
 
     /// Waits for an initialisation begun by `beginInitializing()` (or initialises), without
     /// judging the result: for a program about to exit, which must not do so under a thread
     /// still inside gst_init.
     public static func waitUntilInitialized() {
+        background.wait()
         _ = initResult
+    }
+
+    /// An initialisation under way on another thread. Waiters sleep on a condition: waiting on
+    /// `initResult` itself would spin a core (the runtime's once-lock is a priority-inheritance
+    /// futex, which spins while its owner runs).
+    private static let background = BackgroundStart()
+
+    private final class BackgroundStart: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var begun = false
+        private var done = false
+
+        func begin() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            if begun { return false }
+            begun = true
+            return true
+        }
+
+        func finish() {
+            condition.lock()
+            done = true
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() {
+            condition.lock()
+            while begun && !done { condition.wait() }
+            condition.unlock()
+        }
     }
 
     /// Whether an element factory is installed.
