@@ -23,10 +23,13 @@ let package = Package(
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"]),
+        // Arithmetic kernels that pick AVX2 or SSE2 at run time (Swift has no per-function
+        // target features). No GStreamer.
+        .target(name: "CKernels"),
         // The engine: formats, buffers, the Node contract, loader, scheduler, run reports.
         .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue"]),
         // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
-        .target(name: "Nodes", dependencies: ["GraphKit", "CCairo"]),
+        .target(name: "Nodes", dependencies: ["GraphKit", "CCairo", "CKernels"]),
         // NodeHarness: unit-test one node without writing GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         .executableTarget(
@@ -39,7 +42,7 @@ let package = Package(
         // Effect throughput benchmark (scripts/bench.py); not a product.
         .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
         .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
-        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
+        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels"]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
     ]
 )

@@ -136,10 +136,10 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     public func endOfStream() throws {
         lock.lock()
         defer { lock.unlock() }
-        guard var r = reducer, let f = format else { return }
-        r.finish()
-        reducer = r
+        guard reducer != nil, let f = format else { return }
+        reducer!.finish()
         try emitNewBins()
+        let r = reducer!
         let data = WaveformData(sampleRate: f.sampleRate, samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels,
                                 bits: context.parameters.int("bits")!, data: r.data)
         let p = context.parameters

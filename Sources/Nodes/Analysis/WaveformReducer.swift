@@ -1,3 +1,5 @@
+import CKernels
+
 /// Reduces PCM to waveform bins with audiowaveform's arithmetic (v1.10), value for value:
 ///
 /// - bins start at frame 0, never overlap, and the last partial bin counts like the others
@@ -43,6 +45,10 @@ public struct WaveformReducer: Sendable {
 
     /// Adds interleaved 16-bit samples (a whole number of frames).
     public mutating func add(_ samples: UnsafeBufferPointer<Int16>) {
+        if inputChannels == 2, !splitChannels, mode != .rms {
+            addStereoCombined(samples)
+            return
+        }
         let c = inputChannels
         let frames = samples.count / c
         var f = 0
@@ -120,13 +126,35 @@ public struct WaveformReducer: Sendable {
         squares[out] += sq
     }
 
-    private mutating func scanCombined(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int) {
-        if mode != .rms, inputChannels == 2, count >= 32 {
-            let (lo, hi) = Self.vectorStereoCombined(s, from: from, count: count)
-            mins[0] = min(mins[0], lo)
-            maxs[0] = max(maxs[0], hi)
-            return
+    /// The common case (stereo combined, minmax or maxabs), a buffer at a time: the open bin's
+    /// range stays in locals, and each finished bin is appended as it closes.
+    private mutating func addStereoCombined(_ s: UnsafeBufferPointer<Int16>) {
+        let frames = s.count / 2
+        var lo = mins[0], hi = maxs[0], filled = inBin
+        var f = 0
+        while f < frames {
+            let n = min(samplesPerPixel - filled, frames - f)
+            let (l, h) = Self.vectorStereoCombined(s, from: f, count: n)
+            lo = min(lo, l)
+            hi = max(hi, h)
+            f += n
+            filled += n
+            if filled == samplesPerPixel {
+                if mode == .minmax {
+                    data.append(Int16(lo))
+                    data.append(Int16(hi))
+                } else {
+                    let v = Int16(min(32767, max(abs(lo), abs(hi))))
+                    data.append(-v)
+                    data.append(v)
+                }
+                (lo, hi, filled) = (.max, .min, 0)
+            }
         }
+        (mins[0], maxs[0], inBin) = (lo, hi, filled)
+    }
+
+    private mutating func scanCombined(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int) {
         var lo = mins[0], hi = maxs[0]
         var sq = 0.0
         let c = inputChannels
@@ -177,29 +205,12 @@ public struct WaveformReducer: Sendable {
         return (l, h)
     }
 
-    /// Min and max of (left + right) / 2, truncating toward zero, 8 frames at a time. Halving
-    /// never decreases a value, so it commutes with min and max: the loop keeps the sums (exact
-    /// in 32 bits) and halves the two results once.
+    /// Min and max of (left + right) / 2, truncating toward zero: with AVX2's 32-bit min and max
+    /// where the CPU has them, else SSE2's 16-bit ones on the halves (CKernels).
     static func vectorStereoCombined(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int) -> (Int32, Int32) {
-        let base = UnsafeRawPointer(s.baseAddress! + from * 2)
-        var lo = SIMD8<Int32>(repeating: .max), hi = SIMD8<Int32>(repeating: .min)
-        var f = 0
-        while f + 8 <= count {
-            // Each little-endian 32-bit word is one frame: left in the low half, right in the high.
-            let v = base.loadUnaligned(fromByteOffset: f * 4, as: SIMD8<Int32>.self)
-            let sum = ((v &<< 16) &>> 16) &+ (v &>> 16)
-            lo = pointwiseMin(lo, sum)
-            hi = pointwiseMax(hi, sum)
-            f += 8
-        }
-        var l = lo.min(), h = hi.max()
-        while f < count {
-            let v = Int32(s[(from + f) * 2]) + Int32(s[(from + f) * 2 + 1])
-            l = min(l, v)
-            h = max(h, v)
-            f += 1
-        }
-        return (l / 2, h / 2)
+        var lo: Int32 = 0, hi: Int32 = 0
+        gk_stereo_half_sum_range(s.baseAddress! + from * 2, count, &lo, &hi)
+        return (lo, hi)
     }
 
     private mutating func closeBin() {

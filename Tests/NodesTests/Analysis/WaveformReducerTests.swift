@@ -1,3 +1,4 @@
+import CKernels
 import Testing
 import Nodes
 
@@ -104,6 +105,16 @@ import Nodes
     }
 }
 
+private extension Array where Element == Int {
+    /// These lengths, repeated until their sum reaches `total`.
+    func cycled(toCover total: Int) -> [Int] {
+        var out: [Int] = []
+        var sum = 0
+        while sum < total { for n in self { out.append(n); sum += n } }
+        return out
+    }
+}
+
 /// The vectorised paths agree with the plain arithmetic on every value, including the
 /// extremes and negative odd sums (where a shift alone would round the wrong way).
 @Suite struct WaveformReducerVectorTests {
@@ -139,6 +150,63 @@ import Nodes
             samples.withUnsafeBufferPointer { r.add($0) }
             r.finish()
             #expect(r.data == reference(samples, channels: channels, spp: spp, split: split), "spp \(spp)")
+        }
+    }
+
+    /// Both paths of the stereo kernel, whichever the CPU would pick, on every length from 0 to
+    /// 40 frames (the vector steps and the scalar tail) and at the extremes.
+    @Test func stereoKernelPathsMatchThePlainArithmetic() {
+        var rng = SystemRandomNumberGenerator()
+        var samples = (0..<(1000 * 2)).map { _ in Int16.random(in: .min ... .max, using: &rng) }
+        samples[10] = .min; samples[11] = .min  // -32768
+        samples[20] = .max; samples[21] = .max  // 32767
+        samples[30] = -1; samples[31] = -2  // -3 / 2 = -1
+        samples[40] = 1; samples[41] = 2  // 3 / 2 = 1
+        typealias Kernel = (UnsafePointer<Int16>?, Int, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> Void
+        var kernels: [(String, Kernel)] = [("sse2", gk_stereo_half_sum_range_sse2), ("dispatched", gk_stereo_half_sum_range)]
+        if gk_cpu_has_avx2() == 1 { kernels.append(("avx2", gk_stereo_half_sum_range_avx2)) }
+        for (name, kernel) in kernels {
+            for (from, count) in (0...40).map({ (0, $0) }) + [(1, 999), (3, 517), (0, 1000)] {
+                var expected = (lo: Int32.max, hi: Int32.min)
+                for f in from..<(from + count) {
+                    let v = (Int32(samples[f * 2]) + Int32(samples[f * 2 + 1])) / 2
+                    expected = (min(expected.lo, v), max(expected.hi, v))
+                }
+                var lo: Int32 = 0, hi: Int32 = 0
+                samples.withUnsafeBufferPointer { kernel($0.baseAddress! + from * 2, count, &lo, &hi) }
+                #expect(lo == expected.lo && hi == expected.hi, "\(name), frames \(from)..<\(from + count)")
+            }
+        }
+    }
+
+    /// Buffers that end inside a bin and inside a 16-frame block carry the open bin over; maxabs
+    /// folds each bin's range into (-v, v).
+    @Test(arguments: WaveformReducer.Mode.allCases.filter { $0 != .rms })
+    func stereoCombinedAcrossBuffers(_ mode: WaveformReducer.Mode) {
+        var rng = SystemRandomNumberGenerator()
+        var samples = (0..<(6000 * 2)).map { _ in Int16.random(in: .min ... .max, using: &rng) }
+        samples[2] = .min
+        samples[3] = .min  // (-32768 + -32768) / 2, the lowest combined value
+        samples[4] = -1
+        samples[5] = -2  // -3 / 2 = -1, not -2
+        for spp in [2, 37, 256] {
+            var r = WaveformReducer(samplesPerPixel: spp, inputChannels: 2, mode: mode)
+            var f = 0
+            for n in [1, 15, 17, 700, 1764].cycled(toCover: 6000) {
+                let end = min(6000, f + n)
+                samples[(f * 2)..<(end * 2)].withUnsafeBufferPointer { r.add($0) }
+                f = end
+                if f == 6000 { break }
+            }
+            r.finish()
+            var expected = reference(samples, channels: 2, spp: spp, split: false)
+            if mode == .maxabs {
+                for i in stride(from: 0, to: expected.count, by: 2) {
+                    let v = Int16(min(32767, max(abs(Int32(expected[i])), abs(Int32(expected[i + 1])))))
+                    (expected[i], expected[i + 1]) = (-v, v)
+                }
+            }
+            #expect(r.data == expected, "spp \(spp)")
         }
     }
 }
