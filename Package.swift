@@ -19,8 +19,9 @@ let package = Package(
             pkgConfig: "gstreamer-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
-        // Cairo draws waveform pictures (PNG and SVG): the Linux counterpart of Quartz 2D.
-        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        // Cairo draws waveform pictures (PNG and SVG): the Linux counterpart of Quartz 2D. Its
+        // headers at build time (libcairo2-dev); the library loaded when a picture is drawn.
+        .target(name: "CCairo"),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"]),
         // Arithmetic kernels that pick AVX2 or SSE2 at run time (Swift has no per-function
@@ -42,7 +43,9 @@ let package = Package(
         // Effect throughput benchmark (scripts/bench.py); not a product.
         .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
         .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
-        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels"]),
+        // The picture tests read PNG pixels back with Cairo, linked directly.
+        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"],
+                    linkerSettings: [.linkedLibrary("cairo")]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
     ]
 )

@@ -51,35 +51,46 @@ public struct WaveformRenderer: Sendable {
         }
     }
 
+    /// Cairo's functions, loaded on first use.
+    static func cairo() throws -> GkCairo {
+        var error: UnsafePointer<CChar>?
+        guard let table = gk_cairo(&error) else {
+            throw GraphError(.missingPlugin, "cannot draw waveform pictures: \(error.map { String(cString: $0) } ?? "libcairo.so.2 did not load"); install the Debian package libcairo2")
+        }
+        return table.pointee
+    }
+
     public func writePNG(_ data: WaveformData, to path: String) throws {
-        let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height))!
-        defer { cairo_surface_destroy(surface) }
-        draw(data, on: surface)
-        let status = cairo_surface_write_to_png(surface, path)
+        let cairo = try Self.cairo()
+        let surface = cairo.image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height))!
+        defer { cairo.surface_destroy(surface) }
+        draw(data, on: surface, with: cairo)
+        let status = cairo.surface_write_to_png(surface, path)
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw GraphError(.outputUnwritable, at: path, "cannot write PNG: \(String(cString: cairo_status_to_string(status)))")
+            throw GraphError(.outputUnwritable, at: path, "cannot write PNG: \(String(cString: cairo.status_to_string(status)))")
         }
     }
 
     public func writeSVG(_ data: WaveformData, to path: String) throws {
-        let surface = cairo_svg_surface_create(path, Double(width), Double(height))!
-        draw(data, on: surface)
-        cairo_surface_finish(surface)
-        let status = cairo_surface_status(surface)
-        cairo_surface_destroy(surface)
+        let cairo = try Self.cairo()
+        let surface = cairo.svg_surface_create(path, Double(width), Double(height))!
+        draw(data, on: surface, with: cairo)
+        cairo.surface_finish(surface)
+        let status = cairo.surface_status(surface)
+        cairo.surface_destroy(surface)
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw GraphError(.outputUnwritable, at: path, "cannot write SVG: \(String(cString: cairo_status_to_string(status)))")
+            throw GraphError(.outputUnwritable, at: path, "cannot write SVG: \(String(cString: cairo.status_to_string(status)))")
         }
     }
 
-    private func draw(_ data: WaveformData, on surface: OpaquePointer) {
-        let cr = cairo_create(surface)!
-        defer { cairo_destroy(cr) }
-        cairo_set_source_rgba(cr, backgroundColor.red, backgroundColor.green, backgroundColor.blue, backgroundColor.alpha)
-        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
-        cairo_paint(cr)
-        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
-        cairo_set_source_rgba(cr, waveColor.red, waveColor.green, waveColor.blue, waveColor.alpha)
+    private func draw(_ data: WaveformData, on surface: OpaquePointer, with cairo: GkCairo) {
+        let cr = cairo.create(surface)!
+        defer { cairo.destroy(cr) }
+        cairo.set_source_rgba(cr, backgroundColor.red, backgroundColor.green, backgroundColor.blue, backgroundColor.alpha)
+        cairo.set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo.paint(cr)
+        cairo.set_operator(cr, CAIRO_OPERATOR_OVER)
+        cairo.set_source_rgba(cr, waveColor.red, waveColor.green, waveColor.blue, waveColor.alpha)
 
         let w = Double(width), h = Double(height)
         let drawWidth = w * 0.95, left = (w - drawWidth) / 2
@@ -94,27 +105,27 @@ public struct WaveformRenderer: Sendable {
         switch style {
         case .filled:
             // The centre line, so that silence still shows: two whole pixel rows.
-            cairo_rectangle(cr, left, centre.rounded(.down) - 1, drawWidth, 2)
-            cairo_fill(cr)
-            cairo_move_to(cr, left, centre)
+            cairo.rectangle(cr, left, centre.rounded(.down) - 1, drawWidth, 2)
+            cairo.fill(cr)
+            cairo.move_to(cr, left, centre)
             for (i, a) in amplitudes.enumerated() {
-                cairo_line_to(cr, left + Double(i) * step, centre - a * scale)
-                cairo_line_to(cr, left + Double(i + 1) * step, centre - a * scale)
+                cairo.line_to(cr, left + Double(i) * step, centre - a * scale)
+                cairo.line_to(cr, left + Double(i + 1) * step, centre - a * scale)
             }
-            cairo_line_to(cr, left + drawWidth, centre)
+            cairo.line_to(cr, left + drawWidth, centre)
             for (i, a) in amplitudes.enumerated().reversed() {
-                cairo_line_to(cr, left + Double(i + 1) * step, centre + a * scale)
-                cairo_line_to(cr, left + Double(i) * step, centre + a * scale)
+                cairo.line_to(cr, left + Double(i + 1) * step, centre + a * scale)
+                cairo.line_to(cr, left + Double(i) * step, centre + a * scale)
             }
-            cairo_close_path(cr)
-            cairo_fill(cr)
+            cairo.close_path(cr)
+            cairo.fill(cr)
         case .bars:
             let barWidth = max(1, step * 0.7)
             for (i, a) in amplitudes.enumerated() {
                 let half = max(0.5, a * scale)
-                cairo_rectangle(cr, left + Double(i) * step + (step - barWidth) / 2, centre - half, barWidth, 2 * half)
+                cairo.rectangle(cr, left + Double(i) * step + (step - barWidth) / 2, centre - half, barWidth, 2 * half)
             }
-            cairo_fill(cr)
+            cairo.fill(cr)
         }
     }
 }
