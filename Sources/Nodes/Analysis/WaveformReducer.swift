@@ -290,15 +290,23 @@ public struct WaveformData: Sendable, Equatable {
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: Self.chunk + 16)
         defer { buffer.deallocate() }
         var n = 0
+        let pairs = Self.digitPairs
         for (i, raw) in data.enumerated() {
             if i > 0 { buffer[n] = UInt8(ascii: ","); n += 1 }
             var v = value(raw)
             if v < 0 { buffer[n] = UInt8(ascii: "-"); n += 1; v = -v }
-            var digits = 1, rest = v / 10
-            while rest > 0 { digits += 1; rest /= 10 }
+            // At most 5 digits (32768): the length by comparison, then two digits a step.
+            let digits = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5
             var at = n + digits
             n = at
-            repeat { at -= 1; buffer[at] = UInt8(48 + v % 10); v /= 10 } while v > 0
+            while v >= 10 {
+                let pair = (v % 100) * 2
+                v /= 100
+                at -= 2
+                buffer[at] = pairs[pair]
+                buffer[at + 1] = pairs[pair + 1]
+            }
+            if at > n - digits { at -= 1; buffer[at] = UInt8(48 + v) }  // an odd count: the leading digit
             if n >= Self.chunk {
                 try flush(Array(buffer[0..<n]))
                 n = 0
@@ -337,4 +345,9 @@ public struct WaveformData: Sendable, Equatable {
     }
 
     static let chunk = 64 << 10
+    /// "00" to "99", two ASCII digits each.
+    static let digitPairs: [UInt8] = (0..<100).flatMap { (n: Int) -> [UInt8] in
+        let (tens, ones) = n.quotientAndRemainder(dividingBy: 10)
+        return [UInt8(48 + tens), UInt8(48 + ones)]
+    }
 }

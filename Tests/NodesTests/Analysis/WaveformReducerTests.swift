@@ -82,7 +82,9 @@ import Nodes
     /// Long data crosses many 64 KB chunks: every value comes back, in order, each written once.
     @Test func longJSONIsEveryValueInOrder() throws {
         var rng = SystemRandomNumberGenerator()
-        let data = (0..<60_000).map { i in i < 4 ? [Int16.min, -1, 0, .max][i] : Int16.random(in: .min ... .max, using: &rng) }
+        // The extremes, then each count of digits at its edges, then random values.
+        let edges: [Int16] = [.min, -1, 0, .max, 9, 10, 99, 100, 999, 1000, 9999, 10000, -9, -10, -99, -100, -10000, 7, 1010, 20202]
+        let data = (0..<60_000).map { i in i < edges.count ? edges[i] : Int16.random(in: .min ... .max, using: &rng) }
         let w = WaveformData(sampleRate: 44_100, samplesPerPixel: 256, channels: 1, bits: 16, data: data)
         var chunks = 0
         var bytes: [UInt8] = []
