@@ -127,28 +127,34 @@ public struct WaveformReducer: Sendable {
     }
 
     /// The common case (stereo combined, minmax or maxabs), a buffer at a time: the open bin's
-    /// range stays in locals, and each finished bin is appended as it closes.
+    /// range stays in locals, and the bins this buffer closes, a number known in advance, are
+    /// written straight into room made for them at the end of `data`.
     private mutating func addStereoCombined(_ s: UnsafeBufferPointer<Int16>) {
         let frames = s.count / 2
+        let closing = (inBin + frames) / samplesPerPixel
+        var written = data.count
+        data.append(contentsOf: repeatElement(0, count: 2 * closing))
         var lo = mins[0], hi = maxs[0], filled = inBin
-        var f = 0
-        while f < frames {
-            let n = min(samplesPerPixel - filled, frames - f)
-            let (l, h) = Self.vectorStereoCombined(s, from: f, count: n)
-            lo = min(lo, l)
-            hi = max(hi, h)
-            f += n
-            filled += n
-            if filled == samplesPerPixel {
-                if mode == .minmax {
-                    data.append(Int16(lo))
-                    data.append(Int16(hi))
-                } else {
-                    let v = Int16(min(32767, max(abs(lo), abs(hi))))
-                    data.append(-v)
-                    data.append(v)
+        let (spp, maxabs) = (samplesPerPixel, mode == .maxabs)
+        data.withUnsafeMutableBufferPointer { out in
+            var f = 0
+            while f < frames {
+                let n = min(spp - filled, frames - f)
+                let (l, h) = Self.vectorStereoCombined(s, from: f, count: n)
+                lo = min(lo, l)
+                hi = max(hi, h)
+                f += n
+                filled += n
+                if filled == spp {
+                    if maxabs {
+                        let v = min(32767, max(abs(lo), abs(hi)))
+                        (lo, hi) = (-v, v)
+                    }
+                    out[written] = Int16(lo)
+                    out[written + 1] = Int16(hi)
+                    written += 2
+                    (lo, hi, filled) = (.max, .min, 0)
                 }
-                (lo, hi, filled) = (.max, .min, 0)
             }
         }
         (mins[0], maxs[0], inBin) = (lo, hi, filled)
