@@ -80,12 +80,7 @@ int gk_error_domain(const GError *error) {
     return -1;
 }
 
-static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    (void)pad;
-    GkPadCounter *c = data;
-    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-    if (b == NULL)
-        return GST_PAD_PROBE_OK;
+static void count_buffer(GkPadCounter *c, GstBuffer *b) {
     __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&c->bytes, (gint64)gst_buffer_get_size(b), __ATOMIC_RELAXED);
     if (GST_BUFFER_PTS_IS_VALID(b)) {
@@ -96,6 +91,13 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
             end += (gint64)GST_BUFFER_DURATION(b);
         __atomic_store_n(&c->end_ns, end, __ATOMIC_RELAXED);
     }
+}
+
+static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (b != NULL)
+        count_buffer(data, b);
     return GST_PAD_PROBE_OK;
 }
 
@@ -136,6 +138,8 @@ typedef struct {
     GkEventFn event;
     void *context;
     GDestroyNotify destroy;
+    GkPadCounter *counter; /* NULL: not counted here */
+    int count_after;
 } TransformProbe;
 
 static void transform_probe_free(gpointer data) {
@@ -150,11 +154,15 @@ static GstPadProbeReturn transform_probe(GstPad *pad, GstPadProbeInfo *info, gpo
     TransformProbe *p = data;
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
         GstBuffer *in = GST_PAD_PROBE_INFO_BUFFER(info);
+        if (p->counter != NULL && !p->count_after)
+            count_buffer(p->counter, in);
         GstBuffer *out = p->transform(p->context, in); /* takes ownership of in */
         if (out == NULL) {
             info->data = NULL;
             return GST_PAD_PROBE_HANDLED;
         }
+        if (p->counter != NULL && p->count_after)
+            count_buffer(p->counter, out);
         info->data = out;
         return GST_PAD_PROBE_OK;
     }
@@ -173,11 +181,22 @@ static GstPadProbeReturn transform_probe(GstPad *pad, GstPadProbeInfo *info, gpo
 
 gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
                             GDestroyNotify destroy) {
+    return gk_pad_add_counted_transform(pad, transform, event, context, destroy, NULL, 0);
+}
+
+gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
+                                    GDestroyNotify destroy, GkPadCounter *counter, int count_after) {
     TransformProbe *p = g_new0(TransformProbe, 1);
     p->transform = transform;
     p->event = event;
     p->context = context;
     p->destroy = destroy;
+    p->counter = counter;
+    p->count_after = count_after;
+    if (counter != NULL) {
+        counter->start_ns = -1;
+        counter->end_ns = -1;
+    }
     GstPadProbeType mask = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM;
     if (transform != NULL)
         mask |= GST_PAD_PROBE_TYPE_BUFFER;

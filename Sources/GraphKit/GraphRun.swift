@@ -59,7 +59,7 @@ public final class GraphRun: @unchecked Sendable {
         processingContexts.removeAll()
         gst_object_unref(UnsafeMutableRawPointer(pipeline))
         counters.removeAll()
-        for c in padCounters.values { c.deallocate() }
+        for c in Set(padCounters.values) { c.deallocate() }
         padCounters.removeAll()
         for e in edgeProbes { e.stats.deallocate() }
         edgeProbes.removeAll()
@@ -102,8 +102,8 @@ public final class GraphRun: @unchecked Sendable {
             for port in context.connectedOutputs where outputs[port] == nil {
                 throw GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(spec.descriptor.type) did not expose its output \"\(port)\"", node: spec.id)
             }
-            // Inputs are counted where their edges deliver (below).
-            counters[spec.id] = ([], outputs.values.map(count))
+            // Counted once the edges are made (below): an output may share its counter.
+            counters[spec.id] = ([], [])
             exposed[spec.id] = (inputs, outputs)
             nodes.append((spec, node))
         }
@@ -119,7 +119,9 @@ public final class GraphRun: @unchecked Sendable {
                 let e = edges[0]
                 let stats = UnsafeMutablePointer<GkEdgeStats>.allocate(capacity: 1)
                 stats.initialize(to: GkEdgeStats())
-                // The same buffers leave the output and enter the input: one probe counts both.
+                // The same buffers leave the output and enter the input: one counter serves both,
+                // kept by the input's Swift node where it has one, else by a probe on the output.
+                share(padCounters[exposed[e.to.node]!.inputs[e.to.port]!], with: source)
                 let counter = count(source)
                 counters[e.to.node]!.inputs.append(counter)
                 edgeProbes.append((e, nil, stats, counter, false))
@@ -144,6 +146,7 @@ public final class GraphRun: @unchecked Sendable {
                 stats.initialize(to: GkEdgeStats())
                 gk_queue_watch(q, stats)
                 let qsrc = gst_element_get_static_pad(q, "src")!
+                share(padCounters[exposed[e.to.node]!.inputs[e.to.port]!], with: qsrc)
                 let counter = count(qsrc)
                 counters[e.to.node]!.inputs.append(counter)
                 edgeProbes.append((e, q, stats, counter, leaky))
@@ -159,6 +162,8 @@ public final class GraphRun: @unchecked Sendable {
                 gst_object_unref(UnsafeMutableRawPointer(qsrc))
             }
         }
+
+        for (id, pads) in exposed { counters[id]!.outputs = pads.outputs.values.map(count) }
 
         // Outputs a node exposes but the graph leaves unconnected are discarded, not left
         // unlinked (an unlinked pad would stop the stream).
@@ -214,8 +219,23 @@ public final class GraphRun: @unchecked Sendable {
         return inputs.reduce(into: Set<String>()) { $0.formUnion(threads(feeding: $1, live: live)) }
     }
 
-    /// The counter of the buffers that pass a pad: probed once, however many statistics read it
-    /// (each probe costs about 0.1 us per buffer).
+    /// Makes `pad` report a counter that something else already keeps (a Swift node counting
+    /// what arrives at its input, on a direct link from `pad`), unless the pad has its own.
+    private func share(_ counter: UnsafeMutablePointer<GkPadCounter>?, with pad: UnsafeMutablePointer<GstPad>) {
+        if let counter, padCounters[pad] == nil { padCounters[pad] = counter }
+    }
+
+    /// A counter for a pad where a Swift node's probe counts the buffers itself.
+    private func counter(keptAt pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
+        let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
+        c.initialize(to: GkPadCounter())
+        padCounters[pad] = c
+        return c
+    }
+
+    /// The counter of the buffers that pass a pad: one per pad, however many statistics read it,
+    /// and a probe only where no Swift node counts them already (each probe on a pad is a
+    /// hook-list walk for every buffer).
     private func count(_ pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
         if let c = padCounters[pad] { return c }
         let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
@@ -309,7 +329,9 @@ public final class GraphRun: @unchecked Sendable {
         let pc = ProcessingContext(node: node, id: context.id, element: entry.raw, host: host, endsHere: !passesThrough)
         processingContexts.append(pc)
         defer { gst_object_unref(UnsafeMutableRawPointer(watched)) }
-        gk_pad_add_transform(watched, { ctx, buffer in
+        // The probe counts too: what arrives, at a consuming node's input; what it passes on, at
+        // a passing node's output.
+        gk_pad_add_counted_transform(watched, { ctx, buffer in
             let pc = Unmanaged<ProcessingContext>.fromOpaque(ctx!).takeUnretainedValue()
             var sample = SampleBuffer(owning: buffer!, format: pc.format)
             if pc.failed { return nil }
@@ -335,7 +357,7 @@ public final class GraphRun: @unchecked Sendable {
             }
         }, Unmanaged.passRetained(pc).toOpaque(), { ctx in
             Unmanaged<ProcessingContext>.fromOpaque(ctx!).release()
-        })
+        }, counter(keptAt: watched), passesThrough ? 1 : 0)
         return (builder.exposedInputs, builder.exposedOutputs)
     }
 

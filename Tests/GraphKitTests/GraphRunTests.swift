@@ -177,17 +177,28 @@ import Nodes
                 "live": { "type": "capture.audio", "params": { "duration": 0.2 } },
                 "w3": { "type": "analysis.waveform", "params": { "json": "\(dir)/3.json" } },
                 "slow": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
-                "w4": { "type": "analysis.waveform", "params": { "json": "\(dir)/4.json" } } },
+                "w4": { "type": "analysis.waveform", "params": { "json": "\(dir)/4.json" } },
+                "solo": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
+                "w5": { "type": "analysis.waveform", "params": { "json": "\(dir)/5.json" } } },
               "edges": [ "mic.out -> gain.in", "gain.out -> w1.in", "gain.out -> w2.in", "live.out -> w3.in",
-                         { "from": "slow.out", "to": "w4.in", "capacity": { "seconds": 0.1 } } ] }
+                         { "from": "slow.out", "to": "w4.in", "capacity": { "seconds": 0.1 } }, "solo.out -> w5.in" ] }
             """)
         let report = try GraphRun(g).run()
         let queued = Dictionary(uniqueKeysWithValues: report.edges.map { ("\($0.from)->\($0.to)", $0.queued) })
         #expect(queued == ["mic.out->gain.in": false, "gain.out->w1.in": true, "gain.out->w2.in": true,
-                           "live.out->w3.in": true, "slow.out->w4.in": true])
+                           "live.out->w3.in": true, "slow.out->w4.in": true, "solo.out->w5.in": false])
         #expect(report.edges.allSatisfy { $0.buffers == report.edges[0].buffers })  // every edge saw every buffer
         // A Swift node that consumes its input counts every buffer in, kept or not.
         #expect(report.nodes.filter { $0.type == "analysis.waveform" }.allSatisfy { $0.buffersIn == report.edges[0].buffers })
+        // Each side of a link reports the same buffers and bytes, however they are counted: by a
+        // probe, or by the Swift node at either end (gain passes on, w5 consumes).
+        let nodes = Dictionary(uniqueKeysWithValues: report.nodes.map { ($0.id, $0) })
+        #expect(report.edges[0].buffers > 0)
+        for (from, to) in [("mic", "gain"), ("gain", "w1"), ("solo", "w5")] {
+            #expect(nodes[from]!.buffersOut == report.edges[0].buffers, "\(from)")
+            #expect(nodes[from]!.bytesOut == nodes[to]!.bytesIn, "\(from) -> \(to)")
+        }
+        #expect(nodes["gain"]!.buffersIn == nodes["gain"]!.buffersOut)
     }
 
     /// Two sources have a thread each, so their streams join the muxer directly, as in a
