@@ -35,13 +35,15 @@ void gk_stereo_half_sum_range_sse2(const int16_t *s, size_t frames, int32_t *min
     }
     int32_t l = INT32_MAX, h = INT32_MIN;
     if (f > 0) {
-        int16_t los[8], his[8];
-        _mm_storeu_si128((__m128i *)los, lo);
-        _mm_storeu_si128((__m128i *)his, hi);
-        for (int i = 0; i < 8; i++) {
-            if (los[i] < l) l = los[i];
-            if (his[i] > h) h = his[i];
-        }
+        /* Across the 8 lanes: halves, then quarters, then neighbours. */
+        lo = _mm_min_epi16(lo, _mm_shuffle_epi32(lo, _MM_SHUFFLE(1, 0, 3, 2)));
+        hi = _mm_max_epi16(hi, _mm_shuffle_epi32(hi, _MM_SHUFFLE(1, 0, 3, 2)));
+        lo = _mm_min_epi16(lo, _mm_shuffle_epi32(lo, _MM_SHUFFLE(2, 3, 0, 1)));
+        hi = _mm_max_epi16(hi, _mm_shuffle_epi32(hi, _MM_SHUFFLE(2, 3, 0, 1)));
+        lo = _mm_min_epi16(lo, _mm_shufflelo_epi16(lo, _MM_SHUFFLE(2, 3, 0, 1)));
+        hi = _mm_max_epi16(hi, _mm_shufflelo_epi16(hi, _MM_SHUFFLE(2, 3, 0, 1)));
+        l = (int16_t)_mm_extract_epi16(lo, 0);
+        h = (int16_t)_mm_extract_epi16(hi, 0);
     }
     scalar_tail(s, f, frames, &l, &h);
     *min_value = l;
@@ -65,15 +67,16 @@ void gk_stereo_half_sum_range_avx2(const int16_t *s, size_t frames, int32_t *min
     }
     int32_t l = INT32_MAX, h = INT32_MIN;
     if (f > 0) {
-        int32_t los[8], his[8];
-        _mm256_storeu_si256((__m256i *)los, _mm256_min_epi32(lo0, lo1));
-        _mm256_storeu_si256((__m256i *)his, _mm256_max_epi32(hi0, hi1));
-        for (int i = 0; i < 8; i++) {
-            if (los[i] < l) l = los[i];
-            if (his[i] > h) h = his[i];
-        }
-        l /= 2;
-        h /= 2;
+        /* Across the 8 lanes: the two 128-bit halves, then halves, then neighbours. */
+        __m256i lo8 = _mm256_min_epi32(lo0, lo1), hi8 = _mm256_max_epi32(hi0, hi1);
+        __m128i lo4 = _mm_min_epi32(_mm256_castsi256_si128(lo8), _mm256_extracti128_si256(lo8, 1));
+        __m128i hi4 = _mm_max_epi32(_mm256_castsi256_si128(hi8), _mm256_extracti128_si256(hi8, 1));
+        lo4 = _mm_min_epi32(lo4, _mm_shuffle_epi32(lo4, _MM_SHUFFLE(1, 0, 3, 2)));
+        hi4 = _mm_max_epi32(hi4, _mm_shuffle_epi32(hi4, _MM_SHUFFLE(1, 0, 3, 2)));
+        lo4 = _mm_min_epi32(lo4, _mm_shuffle_epi32(lo4, _MM_SHUFFLE(2, 3, 0, 1)));
+        hi4 = _mm_max_epi32(hi4, _mm_shuffle_epi32(hi4, _MM_SHUFFLE(2, 3, 0, 1)));
+        l = _mm_cvtsi128_si32(lo4) / 2;
+        h = _mm_cvtsi128_si32(hi4) / 2;
     }
     scalar_tail(s, f, frames, &l, &h);
     *min_value = l;

@@ -296,26 +296,28 @@ public struct WaveformData: Sendable, Equatable {
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: Self.chunk + 16)
         defer { buffer.deallocate() }
         var n = 0
-        let pairs = Self.digitPairs
-        for (i, raw) in data.enumerated() {
-            if i > 0 { buffer[n] = UInt8(ascii: ","); n += 1 }
-            var v = value(raw)
-            if v < 0 { buffer[n] = UInt8(ascii: "-"); n += 1; v = -v }
-            // At most 5 digits (32768): the length by comparison, then two digits a step.
-            let digits = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5
-            var at = n + digits
-            n = at
-            while v >= 10 {
-                let pair = (v % 100) * 2
-                v /= 100
-                at -= 2
-                buffer[at] = pairs[pair]
-                buffer[at + 1] = pairs[pair + 1]
-            }
-            if at > n - digits { at -= 1; buffer[at] = UInt8(48 + v) }  // an odd count: the leading digit
-            if n >= Self.chunk {
-                try flush(Array(buffer[0..<n]))
-                n = 0
+        let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+        try Self.digitQuads.withUnsafeBufferPointer { quads in
+            for (i, raw) in data.enumerated() {
+                if i > 0 { buffer[n] = UInt8(ascii: ","); n &+= 1 }
+                var v = value(raw)
+                if v < 0 { buffer[n] = UInt8(ascii: "-"); n &+= 1; v = -v }
+                // At most 5 digits (32768): a leading digit above 9999, then up to four from the
+                // table as one 4-byte store (the bytes past the number are overwritten next).
+                if v > 9999 {
+                    let (high, low) = v.quotientAndRemainder(dividingBy: 10000)
+                    buffer[n] = UInt8(truncatingIfNeeded: 48 &+ high)
+                    base.storeBytes(of: quads[low], toByteOffset: n &+ 1, as: UInt32.self)
+                    n &+= 5
+                } else {
+                    let digits = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : 4
+                    base.storeBytes(of: quads[v] >> UInt32(8 &* (4 &- digits)), toByteOffset: n, as: UInt32.self)
+                    n &+= digits
+                }
+                if n >= Self.chunk {
+                    try flush(Array(buffer[0..<n]))
+                    n = 0
+                }
             }
         }
         let tail = Array("]}\n".utf8)
@@ -351,9 +353,9 @@ public struct WaveformData: Sendable, Equatable {
     }
 
     static let chunk = 64 << 10
-    /// "00" to "99", two ASCII digits each.
-    static let digitPairs: [UInt8] = (0..<100).flatMap { (n: Int) -> [UInt8] in
-        let (tens, ones) = n.quotientAndRemainder(dividingBy: 10)
-        return [UInt8(48 + tens), UInt8(48 + ones)]
+    /// "0000" to "9999", each as the 4 ASCII bytes of one little-endian word.
+    static let digitQuads: [UInt32] = (0..<10_000).map { (n: Int) -> UInt32 in
+        let ascii = { (digit: Int) in UInt32(48 + digit) }
+        return ascii(n / 1000) | ascii(n / 100 % 10) << 8 | ascii(n / 10 % 10) << 16 | ascii(n % 10) << 24
     }
 }
