@@ -20,8 +20,9 @@ public final class GraphRun: @unchecked Sendable {
     let pipeline: UnsafeMutablePointer<GstElement>
     private(set) var nodes: [(spec: Graph.NodeSpec, node: any Node)] = []
     private var counters: [String: (inputs: [UnsafeMutablePointer<GkPadCounter>], outputs: [UnsafeMutablePointer<GkPadCounter>])] = [:]
-    /// One counting probe per pad, shared by everything that sees the same buffers there: a
-    /// node's output, the edge leaving it and, on a direct link, the input it feeds.
+    /// One counter per pad, shared by everything that sees the same buffers there: a node's
+    /// output, the edge leaving it and, on a direct link, the input it feeds. Kept by a probe, or
+    /// by the Swift node whose transform already sees those buffers.
     private var padCounters: [UnsafeMutablePointer<GstPad>: UnsafeMutablePointer<GkPadCounter>] = [:]
     /// Per edge: its queue (nil for a pulled container stream), statistics and counter.
     private var edgeProbes: [(edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>?, stats: UnsafeMutablePointer<GkEdgeStats>, counter: UnsafeMutablePointer<GkPadCounter>, leaky: Bool)] = []

@@ -307,11 +307,11 @@ public struct WaveformData: Sendable, Equatable {
                 if v > 9999 {
                     let (high, low) = v.quotientAndRemainder(dividingBy: 10000)
                     buffer[n] = UInt8(truncatingIfNeeded: 48 &+ high)
-                    base.storeBytes(of: quads[low], toByteOffset: n &+ 1, as: UInt32.self)
+                    base.storeBytes(of: quads[low].littleEndian, toByteOffset: n &+ 1, as: UInt32.self)
                     n &+= 5
                 } else {
                     let digits = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : 4
-                    base.storeBytes(of: quads[v] >> UInt32(8 &* (4 &- digits)), toByteOffset: n, as: UInt32.self)
+                    base.storeBytes(of: (quads[v] >> UInt32(8 &* (4 &- digits))).littleEndian, toByteOffset: n, as: UInt32.self)
                     n &+= digits
                 }
                 if n >= Self.chunk {
@@ -353,7 +353,8 @@ public struct WaveformData: Sendable, Equatable {
     }
 
     static let chunk = 64 << 10
-    /// "0000" to "9999", each as the 4 ASCII bytes of one little-endian word.
+    /// "0000" to "9999", each as the 4 ASCII bytes of one word, the first digit in the lowest
+    /// byte (stored little-endian, so a right shift drops leading zeros).
     static let digitQuads: [UInt32] = (0..<10_000).map { (n: Int) -> UInt32 in
         let ascii = { (digit: Int) in UInt32(48 + digit) }
         return ascii(n / 1000) | ascii(n / 100 % 10) << 8 | ascii(n / 10 % 10) << 16 | ascii(n % 10) << 24
