@@ -43,12 +43,13 @@ def wav(path, minutes):
 
 
 def alternate(contenders, runs):
-    """Runs each contender once per round, `runs` rounds; returns medians per contender."""
+    """Runs each contender once per round, `runs` rounds; returns per contender the median wall
+    and RSS, the number of runs, and every round's wall (for ratios taken round by round)."""
     samples = {name: [] for name, _ in contenders}
     for _ in range(runs):
         for name, cmd in contenders:
             samples[name].append(measure(cmd))
-    return {name: (statistics.median(w for w, _ in s), statistics.median(m for _, m in s), len(s))
+    return {name: (statistics.median(w for w, _ in s), statistics.median(m for _, m in s), len(s), [w for w, _ in s])
             for name, s in samples.items()}
 
 
@@ -56,11 +57,15 @@ def table(title, command_lines, results, anchor):
     print(f"\n### {title}\n")
     for name, line in command_lines:
         print(f"- {name}: `{line}`")
-    print("\n| tool | wall (s, median) | peak RSS (MB, median) | wall / " + anchor + " | RSS − " + anchor + " (MB) | runs |")
-    print("|---|---|---|---|---|---|")
-    aw, am, _ = results[anchor]
-    for name, (w, m, n) in results.items():
-        print(f"| {name} | {w:.3f} | {m:.1f} | {w / aw:.3f} | {m - am:+.1f} | {n} |")
+    # The last column divides each round's wall by the anchor's in the same round and takes the
+    # median: steadier than the ratio of medians when the machine's speed drifts during a job.
+    print("\n| tool | wall (s, median) | peak RSS (MB, median) | wall / " + anchor + " | RSS − " + anchor +
+          " (MB) | runs | wall / " + anchor + ", per round (median) |")
+    print("|---|---|---|---|---|---|---|")
+    aw, am, _, arounds = results[anchor]
+    for name, (w, m, n, rounds) in results.items():
+        paired = statistics.median(x / y for x, y in zip(rounds, arounds))
+        print(f"| {name} | {w:.3f} | {m:.1f} | {w / aw:.3f} | {m - am:+.1f} | {n} | {paired:.3f} |")
     sys.stdout.flush()
 
 
