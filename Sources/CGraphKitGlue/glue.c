@@ -138,8 +138,8 @@ typedef struct {
     GkEventFn event;
     void *context;
     GDestroyNotify destroy;
-    GkPadCounter *counter; /* NULL: not counted here */
-    int count_after;
+    GkPadCounter *arriving; /* NULL: not counted here */
+    GkPadCounter *passed;
 } TransformProbe;
 
 static void transform_probe_free(gpointer data) {
@@ -154,15 +154,15 @@ static GstPadProbeReturn transform_probe(GstPad *pad, GstPadProbeInfo *info, gpo
     TransformProbe *p = data;
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
         GstBuffer *in = GST_PAD_PROBE_INFO_BUFFER(info);
-        if (p->counter != NULL && !p->count_after)
-            count_buffer(p->counter, in);
+        if (p->arriving != NULL)
+            count_buffer(p->arriving, in);
         GstBuffer *out = p->transform(p->context, in); /* takes ownership of in */
         if (out == NULL) {
             info->data = NULL;
             return GST_PAD_PROBE_HANDLED;
         }
-        if (p->counter != NULL && p->count_after)
-            count_buffer(p->counter, out);
+        if (p->passed != NULL)
+            count_buffer(p->passed, out);
         info->data = out;
         return GST_PAD_PROBE_OK;
     }
@@ -181,21 +181,24 @@ static GstPadProbeReturn transform_probe(GstPad *pad, GstPadProbeInfo *info, gpo
 
 gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
                             GDestroyNotify destroy) {
-    return gk_pad_add_counted_transform(pad, transform, event, context, destroy, NULL, 0);
+    return gk_pad_add_counted_transform(pad, transform, event, context, destroy, NULL, NULL);
 }
 
 gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
-                                    GDestroyNotify destroy, GkPadCounter *counter, int count_after) {
+                                    GDestroyNotify destroy, GkPadCounter *arriving, GkPadCounter *passed) {
     TransformProbe *p = g_new0(TransformProbe, 1);
     p->transform = transform;
     p->event = event;
     p->context = context;
     p->destroy = destroy;
-    p->counter = counter;
-    p->count_after = count_after;
-    if (counter != NULL) {
-        counter->start_ns = -1;
-        counter->end_ns = -1;
+    p->arriving = arriving;
+    p->passed = passed;
+    GkPadCounter *counters[] = {arriving, passed};
+    for (int i = 0; i < 2; i++) {
+        if (counters[i] != NULL) {
+            counters[i]->start_ns = -1;
+            counters[i]->end_ns = -1;
+        }
     }
     GstPadProbeType mask = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM;
     if (transform != NULL)

@@ -221,7 +221,8 @@ public final class GraphRun: @unchecked Sendable {
     }
 
     /// Makes `pad` report a counter that something else already keeps (a Swift node counting
-    /// what arrives at its input, on a direct link from `pad`), unless the pad has its own.
+    /// what arrives at its input, fed from `pad` by a direct link or a queue), unless the pad
+    /// has its own.
     private func share(_ counter: UnsafeMutablePointer<GkPadCounter>?, with pad: UnsafeMutablePointer<GstPad>) {
         if let counter, padCounters[pad] == nil { padCounters[pad] = counter }
     }
@@ -325,13 +326,14 @@ public final class GraphRun: @unchecked Sendable {
         try builder.expose(input: "in", entry)
         let inputPad = gst_element_get_static_pad(entry.raw, "sink")!
         let host = ProcessingHost(inputPad: inputPad, output: output)
-        gst_object_unref(UnsafeMutableRawPointer(inputPad))
+        gst_object_unref(UnsafeMutableRawPointer(inputPad))  // the element keeps it; the pointer stays valid
         node.attach(host)
         let pc = ProcessingContext(node: node, id: context.id, element: entry.raw, host: host, endsHere: !passesThrough)
         processingContexts.append(pc)
         defer { gst_object_unref(UnsafeMutableRawPointer(watched)) }
-        // The probe counts too: what arrives, at a consuming node's input; what it passes on, at
-        // a passing node's output.
+        // The probe counts too: every buffer arriving at the node's input (an identity passes on
+        // what it receives, so its output pad sees the same ones), and what a passing node sends
+        // on from its output.
         gk_pad_add_counted_transform(watched, { ctx, buffer in
             let pc = Unmanaged<ProcessingContext>.fromOpaque(ctx!).takeUnretainedValue()
             var sample = SampleBuffer(owning: buffer!, format: pc.format)
@@ -358,7 +360,7 @@ public final class GraphRun: @unchecked Sendable {
             }
         }, Unmanaged.passRetained(pc).toOpaque(), { ctx in
             Unmanaged<ProcessingContext>.fromOpaque(ctx!).release()
-        }, counter(keptAt: watched), passesThrough ? 1 : 0)
+        }, counter(keptAt: inputPad), passesThrough ? counter(keptAt: watched) : nil)
         return (builder.exposedInputs, builder.exposedOutputs)
     }
 

@@ -59,11 +59,11 @@ typedef GstBuffer *(*GkTransformFn)(void *context, GstBuffer *buffer);
 typedef void (*GkEventFn)(void *context, int kind, GstCaps *caps);
 gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
                             GDestroyNotify destroy);
-/* The same, counting the buffers into `counter` as it goes, so that the pad needs no counting
- * probe of its own (each probe on a pad is a hook-list walk per buffer): before the transform
- * (what arrives) when count_after is 0, or the buffers it passes on when 1. */
+/* The same, counting as it goes, so that no counting probe is needed beside it (each probe on a
+ * pad is a hook-list walk per buffer): what arrives into `arriving`, what the transform passes
+ * on into `passed`; either may be NULL. */
 gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
-                                    GDestroyNotify destroy, GkPadCounter *counter, int count_after);
+                                    GDestroyNotify destroy, GkPadCounter *arriving, GkPadCounter *passed);
 
 /* Sends EOS into every source of a pipeline (what gst-launch-1.0 -e does on Ctrl-C). */
 void gk_send_eos(GstElement *pipeline);

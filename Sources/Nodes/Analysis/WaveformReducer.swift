@@ -146,10 +146,7 @@ public struct WaveformReducer: Sendable {
                 f += n
                 filled += n
                 if filled == spp {
-                    if maxabs {
-                        let v = min(32767, max(abs(lo), abs(hi)))
-                        (lo, hi) = (-v, v)
-                    }
+                    if maxabs { (lo, hi) = Self.maxabsPair(lo, hi) }
                     out[written] = Int16(lo)
                     out[written + 1] = Int16(hi)
                     written += 2
@@ -219,6 +216,12 @@ public struct WaveformReducer: Sendable {
         return (lo, hi)
     }
 
+    /// A bin's range as maxabs writes it: (−v, v) for its largest magnitude, at most 32767.
+    @inline(__always) static func maxabsPair(_ lo: Int32, _ hi: Int32) -> (Int32, Int32) {
+        let v = min(32767, max(abs(lo), abs(hi)))
+        return (-v, v)
+    }
+
     private mutating func closeBin() {
         for ch in 0..<outputChannels {
             switch mode {
@@ -226,9 +229,9 @@ public struct WaveformReducer: Sendable {
                 data.append(Int16(mins[ch]))
                 data.append(Int16(maxs[ch]))
             case .maxabs:
-                let v = Int16(min(32767, max(abs(mins[ch]), abs(maxs[ch]))))
-                data.append(-v)
-                data.append(v)
+                let (lo, hi) = Self.maxabsPair(mins[ch], maxs[ch])
+                data.append(Int16(lo))
+                data.append(Int16(hi))
             case .rms:
                 let v = Int16(min(32767, (squares[ch] / Double(inBin)).squareRoot().rounded()))
                 data.append(-v)
