@@ -88,6 +88,91 @@ int gk_cpu_has_avx2(void) {
     return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 
+/* The colour matrix, 8 pixels a step. Multiplies and adds stay separate and in the order of the
+ * Swift path (target avx2 without fma, contraction off), so both give the same bytes.
+ * The flags are constants in each caller below, so each combination is its own loop:
+ * keep_alpha (alpha copied), alpha_in (some used row weighs A), bias (some used bias is not 0). */
+#pragma clang fp contract(off)
+__attribute__((target("avx2"), always_inline))
+static inline size_t color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count, const float *m,
+                                       const float *k, const uint8_t *byte_of, const int keep_alpha,
+                                       const int alpha_in, const int bias) {
+    const int outputs = keep_alpha ? 3 : 4, inputs = alpha_in ? 4 : 3;
+    __m256 w[4][4], b[4];
+    for (int c = 0; c < 4; c++) {
+        for (int j = 0; j < 4; j++) w[c][j] = _mm256_set1_ps(m[4 * c + j]);
+        b[c] = _mm256_set1_ps(k[c]);
+    }
+    /* pick[c]: channel c's byte of each pixel into the low byte of its 32-bit lane, the rest 0.
+     * order: after packing, a 128-bit lane holds R of its 4 pixels, then G, B and A; this puts
+     * each back at its byte in each pixel. */
+    uint8_t pick_bytes[4][32], order_bytes[32];
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < 32; i++) pick_bytes[c][i] = i % 4 == 0 ? (uint8_t)(i % 16 + byte_of[c]) : 0x80;
+    for (int i = 0; i < 32; i++) {
+        int pixel = i % 16 / 4, byte = i % 4, channel = 0;
+        while (byte_of[channel] != byte) channel++;
+        order_bytes[i] = (uint8_t)(channel * 4 + pixel);
+    }
+    __m256i pick[4];
+    for (int c = 0; c < 4; c++) pick[c] = _mm256_loadu_si256((const __m256i *)pick_bytes[c]);
+    const __m256i order = _mm256_loadu_si256((const __m256i *)order_bytes);
+    const __m256 top = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
+
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m256i p = _mm256_loadu_si256((const __m256i *)(src + i));
+        __m256 v[4];
+        for (int j = 0; j < inputs; j++) v[j] = _mm256_cvtepi32_ps(_mm256_shuffle_epi8(p, pick[j]));
+        __m256i o[4];
+        for (int c = 0; c < outputs; c++) {
+            __m256 s = bias ? _mm256_add_ps(b[c], _mm256_mul_ps(v[0], w[c][0])) : _mm256_mul_ps(v[0], w[c][0]);
+            for (int j = 1; j < inputs; j++) s = _mm256_add_ps(s, _mm256_mul_ps(v[j], w[c][j]));
+            /* min(255, s), with NaN kept as NaN (it converts to INT32_MIN, then packs to 0, as the
+             * Swift path's max(0, NaN) gives 0); below 0, the packs clamp. */
+            o[c] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_min_ps(top, s), half));
+        }
+        if (keep_alpha) o[3] = _mm256_srli_epi32(p, 24);
+        const __m256i packed = _mm256_packus_epi16(_mm256_packs_epi32(o[0], o[1]), _mm256_packs_epi32(o[2], o[3]));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_shuffle_epi8(packed, order));
+    }
+    return i;
+}
+#pragma clang fp contract(on)
+
+/* Chooses the loop for this matrix. */
+__attribute__((target("avx2")))
+static size_t color_matrix_avx2_variant(const uint32_t *src, uint32_t *dst, size_t count, const float *m,
+                                        const float *k, const uint8_t *byte_of, int keep_alpha) {
+    const int rows = keep_alpha ? 3 : 4;
+    int alpha_in = 0, bias = 0;
+    for (int c = 0; c < rows; c++) {
+        alpha_in |= m[4 * c + 3] != 0;
+        bias |= k[c] != 0;
+    }
+    switch ((keep_alpha ? 4 : 0) | (alpha_in ? 2 : 0) | (bias ? 1 : 0)) {
+    case 0: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 0, 0);
+    case 1: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 0, 1);
+    case 2: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 1, 0);
+    case 3: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 1, 1);
+    case 4: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 0, 0);
+    case 5: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 0, 1);
+    case 6: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 1, 0);
+    default: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 1, 1);
+    }
+}
+
+size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,
+                            const float m[16], const float k[4], const uint8_t byte_of[4], int keep_alpha) {
+    static int has_avx2 = -1;
+    int avx2 = __atomic_load_n(&has_avx2, __ATOMIC_RELAXED);
+    if (avx2 < 0) {
+        avx2 = gk_cpu_has_avx2();
+        __atomic_store_n(&has_avx2, avx2, __ATOMIC_RELAXED);
+    }
+    return avx2 ? color_matrix_avx2_variant(src, dst, count, m, k, byte_of, keep_alpha) : 0;
+}
+
 #else
 
 void gk_stereo_half_sum_range_sse2(const int16_t *s, size_t frames, int32_t *min_value, int32_t *max_value) {
@@ -102,6 +187,12 @@ void gk_stereo_half_sum_range_avx2(const int16_t *s, size_t frames, int32_t *min
 }
 
 int gk_cpu_has_avx2(void) { return 0; }
+
+size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,
+                            const float m[16], const float k[4], const uint8_t byte_of[4], int keep_alpha) {
+    (void)src; (void)dst; (void)count; (void)m; (void)k; (void)byte_of; (void)keep_alpha;
+    return 0;
+}
 
 #endif
 

@@ -20,4 +20,15 @@ void gk_stereo_half_sum_range_sse2(const int16_t *samples, size_t frames, int32_
 void gk_stereo_half_sum_range_avx2(const int16_t *samples, size_t frames, int32_t *min_value, int32_t *max_value);
 int gk_cpu_has_avx2(void);
 
+/* A 4×4 colour matrix on packed 8-bit pixels (BGRA or RGBA), the AVX2 path of effect.colorMatrix.
+ * m holds the rows for outputs R, G, B, A, each with the weights of inputs R, G, B, A; k the bias
+ * of each output, in stored-value units. byte_of[c] is the byte of channel c (R, G, B, A) in a
+ * pixel; alpha is always byte 3. Each output is, in single precision and in this order,
+ * k + R·m0 + G·m1 + B·m2 + A·m3 (a term whose weight is 0 is left out, which changes nothing),
+ * then ⌊min(max(x, 0), 255) + 0.5⌋. With keep_alpha, alpha is copied and its row not used.
+ * src and dst may be the same memory. Does whole groups of 8 pixels and returns how many pixels
+ * it did: count rounded down to a multiple of 8, or 0 where the CPU has no AVX2. */
+size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,
+                            const float m[16], const float k[4], const uint8_t byte_of[4], int keep_alpha);
+
 #endif

@@ -1,3 +1,4 @@
+import CKernels
 import GraphKit
 
 /// `effect.colorMatrix`: like `CIColorMatrix`, on the stored 8-bit values scaled to 0…1: each
@@ -47,6 +48,9 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
 
     let matrix: Matrix
     private var offsets = (b: 0, g: 1, r: 2)
+    /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
+    /// tests turn it off to check the Swift vector path on its own.
+    var usesAVX2Kernel = true
 
     private let pool = FramePool()
 
@@ -65,7 +69,14 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
         let (sr, sg, sb) = (UInt32(offsets.r * 8), UInt32(offsets.g * 8), UInt32(offsets.b * 8))
         // The 20 coefficients as vectors of 16 equal lanes, made once per frame.
         let v = Vectors(mx)
-        try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in
+        // For the C kernel: the rows flat, and the byte of R, G, B and A in a pixel.
+        let weights = mx.m.flatMap { $0 }, byteOf = [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b), 3]
+        let avx2 = usesAVX2Kernel
+        try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
+            // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
+            let done = avx2 ? gk_color_matrix_avx2(source.baseAddress!, destination.baseAddress!, source.count,
+                                                   weights, mx.k, byteOf, keepAlpha ? 1 : 0) : 0
+            let row = UnsafeBufferPointer(rebasing: source[done...]), out = UnsafeMutableBufferPointer(rebasing: destination[done...])
             // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
             let scalar = { (p: UInt32) -> UInt32 in
                 let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CKernels
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
@@ -86,16 +87,21 @@ import GraphKitTesting
         }
     }
 
-    /// The vector path (16 pixels at a time) gives the scalar path's bytes in every lane: every
-    /// value of every channel, in both byte orders, with alpha computed and passed through, and
-    /// at exact halves (0.5 × odd values), where rounding half up differs from half to even.
+    /// Both vector paths, AVX2 in C (8 pixels at a time, where the CPU has it) and Swift's
+    /// (16 at a time), give the scalar path's bytes in every lane: every value of every channel,
+    /// in both byte orders, with alpha computed and passed through, with and without bias and
+    /// weights of A (the C kernel has a loop for each), and at exact halves (0.5 × odd values),
+    /// where rounding half up differs from half to even. 67 pixels a row: whole vectors, then a
+    /// scalar tail.
     @Test(arguments: [PixelFormat.bgra, .rgba], [
         #"{ "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] }"#,
         #"{ "r": [0.5, 0, 0, 0], "g": [0, 0.5, 0, 0], "b": [0, 0, 0.5, 0], "a": [0, 0, 0, 0.5], "bias": [0.25, -0.1, 0, 0] }"#,
         #"{ "r": [-1, 0, 0, 0.2], "g": [0, 1.5, 0, 0], "b": [0, 0, 1, 0], "a": [0.3, 0.3, 0.3, 0], "bias": [1, 0, 0, 0.1] }"#,
+        #"{ "r": [1, 0, 0, 0.25], "bias": [0, 0.5, 0, 0] }"#,
+        #"{ "a": [0.1, 0.2, 0.3, 0] }"#,
     ])
     func colorMatrixVectorLanesMatchTheScalarPath(_ pf: PixelFormat, _ params: String) throws {
-        let (w, h) = (64, 256)  // every byte value in every channel, in whole vectors
+        let (w, h) = (67, 256)  // every byte value in every channel
         let frame = try VideoTestFrames.frame(w, h, pf) { x, y in
             (UInt8(y), UInt8((y + x) & 255), UInt8((y + 3 * x) & 255), UInt8((255 - y + 5 * x) & 255))
         }
@@ -107,9 +113,27 @@ import GraphKitTesting
             (q[order.r], q[order.g], q[order.b], q[3]) = (r, g, b, a)
             return q
         }
-        let out = VideoTestFrames.pixels(try run(#"{ "type": "effect.colorMatrix", "params": \#(params) }"#, frame)).pixels
-        let wrong = out.indices.filter { out[$0] != expected[$0] }
-        #expect(wrong.isEmpty, "\(wrong.count) pixels differ, the first at \(wrong.first.map { ($0 % w, $0 / w) }.map { "\($0)" } ?? "")")
+        try node.formatDidChange(to: frame.format!)
+        for avx2 in [false, true] {
+            node.usesAVX2Kernel = avx2
+            var copy = frame
+            _ = try node.process(&copy)
+            let out = VideoTestFrames.pixels(copy).pixels
+            let wrong = out.indices.filter { out[$0] != expected[$0] }
+            #expect(wrong.count == 0, "AVX2 \(avx2): \(wrong.count) pixels differ, the first at \(wrong.first.map { ($0 % w, $0 / w) }.map { "\($0)" } ?? "")")
+        }
+    }
+
+    /// Where the CPU has AVX2 (this project's machines do), the C kernel takes every whole group
+    /// of 8 pixels and leaves the rest; elsewhere it takes none and Swift does the row.
+    @Test func colorMatrixKernelTakesWholeGroupsOfEight() {
+        let pixels = [UInt32](repeating: 0x8040_2010, count: 21)
+        var out = [UInt32](repeating: 0, count: 21)
+        let identity: [Float] = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+        let done = gk_color_matrix_avx2(pixels, &out, 21, identity, [0, 0, 0, 0], [2, 1, 0, 3], 0)
+        #expect(done == (gk_cpu_has_avx2() == 1 ? 16 : 0))
+        #expect(out[..<done].allSatisfy { $0 == 0x8040_2010 })
+        #expect(out[done...].allSatisfy { $0 == 0 })
     }
 
     @Test func mirrorBothAxes() throws {
