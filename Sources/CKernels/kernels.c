@@ -1,6 +1,7 @@
 #include "CKernels.h"
 
 #include <limits.h>
+#include <math.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -91,12 +92,13 @@ int gk_cpu_has_avx2(void) {
 /* The colour matrix, 8 pixels a step. Multiplies and adds stay separate and in the order of the
  * Swift path (target avx2 without fma, contraction off), so both give the same bytes.
  * The flags are constants in each caller below, so each combination is its own loop:
- * keep_alpha (alpha copied), alpha_in (some used row weighs A), bias (some used bias is not 0). */
+ * keep_alpha (alpha copied), alpha_in (some used row weighs A), bias (some used bias is not 0),
+ * bounded (no sum can reach ±2^30, so the conversion cannot overflow and the packs alone clamp). */
 #pragma clang fp contract(off)
 __attribute__((target("avx2"), always_inline))
 static inline size_t color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count, const float *m,
                                        const float *k, const uint8_t *byte_of, const int keep_alpha,
-                                       const int alpha_in, const int bias) {
+                                       const int alpha_in, const int bias, const int bounded) {
     const int outputs = keep_alpha ? 3 : 4, inputs = alpha_in ? 4 : 3;
     __m256 w[4][4], b[4];
     for (int c = 0; c < 4; c++) {
@@ -128,9 +130,10 @@ static inline size_t color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_
         for (int c = 0; c < outputs; c++) {
             __m256 s = bias ? _mm256_add_ps(b[c], _mm256_mul_ps(v[0], w[c][0])) : _mm256_mul_ps(v[0], w[c][0]);
             for (int j = 1; j < inputs; j++) s = _mm256_add_ps(s, _mm256_mul_ps(v[j], w[c][j]));
-            /* min(255, s), with NaN kept as NaN (it converts to INT32_MIN, then packs to 0, as the
-             * Swift path's max(0, NaN) gives 0); below 0, the packs clamp. */
-            o[c] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_min_ps(top, s), half));
+            /* Unbounded: min(255, s) first, with NaN kept as NaN (it converts to INT32_MIN, then
+             * packs to 0, as the Swift path's max(0, NaN) gives 0). Below 0, the packs clamp. */
+            if (!bounded) s = _mm256_min_ps(top, s);
+            o[c] = _mm256_cvttps_epi32(_mm256_add_ps(s, half));
         }
         if (keep_alpha) o[3] = _mm256_srli_epi32(p, 24);
         const __m256i packed = _mm256_packus_epi16(_mm256_packs_epi32(o[0], o[1]), _mm256_packs_epi32(o[2], o[3]));
@@ -146,20 +149,24 @@ static size_t color_matrix_avx2_variant(const uint32_t *src, uint32_t *dst, size
                                         const float *k, const uint8_t *byte_of, int keep_alpha) {
     const int rows = keep_alpha ? 3 : 4;
     int alpha_in = 0, bias = 0;
+    double largest = 0;
     for (int c = 0; c < rows; c++) {
         alpha_in |= m[4 * c + 3] != 0;
         bias |= k[c] != 0;
+        double sum = fabs(k[c]);
+        for (int j = 0; j < 4; j++) sum += 255.0 * fabs(m[4 * c + j]);
+        if (sum > largest) largest = sum;
     }
-    switch ((keep_alpha ? 4 : 0) | (alpha_in ? 2 : 0) | (bias ? 1 : 0)) {
-    case 0: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 0, 0);
-    case 1: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 0, 1);
-    case 2: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 1, 0);
-    case 3: return color_matrix_avx2(src, dst, count, m, k, byte_of, 0, 1, 1);
-    case 4: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 0, 0);
-    case 5: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 0, 1);
-    case 6: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 1, 0);
-    default: return color_matrix_avx2(src, dst, count, m, k, byte_of, 1, 1, 1);
+    const int bounded = largest < 0x1p30;
+#define VARIANT(ka, ai, bi, bd) \
+    case ka << 3 | ai << 2 | bi << 1 | bd: return color_matrix_avx2(src, dst, count, m, k, byte_of, ka, ai, bi, bd);
+    switch ((keep_alpha ? 8 : 0) | (alpha_in ? 4 : 0) | (bias ? 2 : 0) | bounded) {
+    VARIANT(0, 0, 0, 0) VARIANT(0, 0, 0, 1) VARIANT(0, 0, 1, 0) VARIANT(0, 0, 1, 1)
+    VARIANT(0, 1, 0, 0) VARIANT(0, 1, 0, 1) VARIANT(0, 1, 1, 0) VARIANT(0, 1, 1, 1)
+    VARIANT(1, 0, 0, 0) VARIANT(1, 0, 0, 1) VARIANT(1, 0, 1, 0) VARIANT(1, 0, 1, 1)
+    VARIANT(1, 1, 0, 0) VARIANT(1, 1, 0, 1) VARIANT(1, 1, 1, 0) default: VARIANT(1, 1, 1, 1)
     }
+#undef VARIANT
 }
 
 size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,

@@ -90,15 +90,17 @@ import GraphKitTesting
     /// Both vector paths, AVX2 in C (8 pixels at a time, where the CPU has it) and Swift's
     /// (16 at a time), give the scalar path's bytes in every lane: every value of every channel,
     /// in both byte orders, with alpha computed and passed through, with and without bias and
-    /// weights of A (the C kernel has a loop for each), and at exact halves (0.5 × odd values),
-    /// where rounding half up differs from half to even. 67 pixels a row: whole vectors, then a
-    /// scalar tail.
+    /// weights of A, with sums that can and cannot overflow (the C kernel has a loop for each),
+    /// and at exact halves (0.5 × odd values), where rounding half up differs from half to even.
+    /// 67 pixels a row: whole vectors, then a scalar tail.
     @Test(arguments: [PixelFormat.bgra, .rgba], [
         #"{ "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] }"#,
         #"{ "r": [0.5, 0, 0, 0], "g": [0, 0.5, 0, 0], "b": [0, 0, 0.5, 0], "a": [0, 0, 0, 0.5], "bias": [0.25, -0.1, 0, 0] }"#,
         #"{ "r": [-1, 0, 0, 0.2], "g": [0, 1.5, 0, 0], "b": [0, 0, 1, 0], "a": [0.3, 0.3, 0.3, 0], "bias": [1, 0, 0, 0.1] }"#,
         #"{ "r": [1, 0, 0, 0.25], "bias": [0, 0.5, 0, 0] }"#,
         #"{ "a": [0.1, 0.2, 0.3, 0] }"#,
+        // Sums past Int32 and infinities of both signs, and where they meet, NaN.
+        #"{ "r": [1e7, 0, 0, 0], "g": [0, -1e7, 0, 0], "b": [3e38, -3e38, 0, 0] }"#,
     ])
     func colorMatrixVectorLanesMatchTheScalarPath(_ pf: PixelFormat, _ params: String) throws {
         let (w, h) = (67, 256)  // every byte value in every channel
