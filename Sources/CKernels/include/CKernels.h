@@ -31,4 +31,10 @@ int gk_cpu_has_avx2(void);
 size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,
                             const float m[16], const float k[4], const uint8_t byte_of[4], int keep_alpha);
 
+/* BT.601 luma, (299 R + 587 G + 114 B + 500) / 1000, written to R, G and B; alpha (byte 3) kept.
+ * The AVX2 path of effect.grayscale, exact in integers. byte_of[c] is the byte of R, G and B in
+ * a pixel. src and dst may be the same memory. Returns how many pixels it did: count rounded down
+ * to a multiple of 8, or 0 where the CPU has no AVX2. */
+size_t gk_grayscale_avx2(const uint32_t *src, uint32_t *dst, size_t count, const uint8_t byte_of[3]);
+
 #endif

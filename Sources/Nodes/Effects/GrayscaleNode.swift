@@ -1,3 +1,4 @@
+import CKernels
 import GraphKit
 
 /// `effect.grayscale`: BT.601 luma, Y = 0.299 R + 0.587 G + 0.114 B rounded to nearest, written
@@ -18,6 +19,9 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
     )
 
     private var offsets = (b: 0, g: 1, r: 2)
+    /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
+    /// tests turn it off to check the Swift vector path on its own.
+    var usesAVX2Kernel = true
 
     private let pool = FramePool()
 
@@ -44,7 +48,11 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
             let y = Self.luma(r: p >> or & 0xFF, g: p >> og & 0xFF, b: p >> ob & 0xFF)
             return (p & 0xFF00_0000) | y | y << 8 | y << 16
         }
-        try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in
+        let byteOf = [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b)], avx2 = usesAVX2Kernel
+        try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
+            // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
+            let done = avx2 ? gk_grayscale_avx2(source.baseAddress!, destination.baseAddress!, source.count, byteOf) : 0
+            let row = UnsafeBufferPointer(rebasing: source[done...]), out = UnsafeMutableBufferPointer(rebasing: destination[done...])
             // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
             if bgra {
                 VideoPixels.map(row, into: out, vector: { Self.luma($0, red: 16, blue: 0) }, scalar: scalar)

@@ -57,6 +57,34 @@ import GraphKitTesting
         }
     }
 
+    /// Both vector paths, AVX2 in C (where the CPU has it) and Swift's, give BT.601 rounded to
+    /// nearest for every value of every channel, in both byte orders; 67 pixels a row, so a
+    /// scalar tail too.
+    @Test(arguments: [PixelFormat.bgra, .rgba])
+    func grayscaleVectorPathsMatchTheFormula(_ pf: PixelFormat) throws {
+        let (w, h) = (67, 256)
+        let frame = try VideoTestFrames.frame(w, h, pf) { x, y in
+            (UInt8(y), UInt8((y + x) & 255), UInt8((y + 3 * x) & 255), UInt8((255 - y + 5 * x) & 255))
+        }
+        let order = pf == .bgra ? (r: 2, g: 1, b: 0) : (r: 0, g: 1, b: 2)
+        let expected = VideoTestFrames.pixels(frame).pixels.map { p -> [UInt8] in
+            let (r, g, b) = (Int(p[order.r]), Int(p[order.g]), Int(p[order.b]))
+            let sum: Int = 299 * r + 587 * g + 114 * b
+            let y = UInt8((sum + 500) / 1000)
+            return [y, y, y, p[3]]
+        }
+        let node = try makeNode(#"{ "type": "effect.grayscale" }"#) as! GrayscaleNode
+        try node.formatDidChange(to: frame.format!)
+        for avx2 in [false, true] {
+            node.usesAVX2Kernel = avx2
+            var copy = frame
+            _ = try node.process(&copy)
+            let out = VideoTestFrames.pixels(copy).pixels
+            let wrong = out.indices.filter { out[$0] != expected[$0] }
+            #expect(wrong.count == 0, "AVX2 \(avx2): \(wrong.count) pixels differ, the first at \(wrong.first.map { ($0 % w, $0 / w) }.map { "\($0)" } ?? "")")
+        }
+    }
+
     @Test func grayscaleDivisionIsExactForEverySum() {
         let wrong = (UInt32(0)...255_500).filter { GrayscaleNode.divide1000($0) != $0 / 1000 }
         #expect(wrong.isEmpty)
