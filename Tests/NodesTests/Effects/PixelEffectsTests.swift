@@ -166,6 +166,24 @@ import GraphKitTesting
         #expect(out[done...].allSatisfy { $0 == 0 })
     }
 
+    /// Every row width from 1 to 80 (vectors from both ends, then a middle of each length and
+    /// parity), in place and into a pooled frame when the frame is also held elsewhere.
+    @Test func horizontalMirrorOfEveryWidth() throws {
+        let node = try makeNode(#"{ "type": "effect.mirror", "params": { "axis": "horizontal" } }"#)
+        for w in 1...80 {
+            func make() throws -> SampleBuffer { try VideoTestFrames.frame(w, 2) { x, y in (UInt8(x), UInt8(y), UInt8(w), 255) } }
+            let expected: [[UInt8]] = (0..<2).flatMap { y in (0..<w).reversed().map { x in [UInt8(x), UInt8(y), UInt8(w), 255] } }
+            let original = try make()
+            try node.formatDidChange(to: original.format!)
+            var shared = original
+            _ = try node.process(&shared)
+            #expect(VideoTestFrames.pixels(shared).pixels == expected, "\(w) wide, shared")
+            var inPlace = try make()
+            _ = try node.process(&inPlace)
+            #expect(VideoTestFrames.pixels(inPlace).pixels == expected, "\(w) wide, in place")
+        }
+    }
+
     @Test func mirrorBothAxes() throws {
         for (w, h, stride) in Self.shapes {
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in (UInt8(x), UInt8(y), 0, 255) }
