@@ -24,8 +24,8 @@ let package = Package(
         .target(name: "CCairo"),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"]),
-        // Arithmetic kernels that pick AVX2 or SSE2 at run time (Swift has no per-function
-        // target features). No GStreamer.
+        // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
+        // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),
         // The engine: formats, buffers, the Node contract, loader, scheduler, run reports.
         .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue"]),

@@ -2,9 +2,11 @@
 #define GRAPHKIT_KERNELS_H
 /*
  * Arithmetic kernels that need instructions Swift cannot ask for: baseline x86-64 (SSE2) has
- * no 32-bit integer min or max, and Swift has no per-function target features, so a kernel
- * that should use AVX2 where the CPU has it lives here and picks its path once, at run time.
- * No GStreamer: plain memory in, numbers out.
+ * no 32-bit integer min, max or multiply, no byte shuffle and only 4 float lanes, and Swift has
+ * no per-function target features, so a kernel that should use AVX2 where the CPU has it lives
+ * here and picks its path once, at run time. Each gives the same numbers as the Swift code it
+ * stands in for, which stays as the path for other CPUs. No GStreamer: plain memory in, numbers
+ * out.
  */
 #include <stddef.h>
 #include <stdint.h>
