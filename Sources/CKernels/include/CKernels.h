@@ -26,7 +26,7 @@ int gk_cpu_has_avx2(void);
  * m holds the rows for outputs R, G, B, A, each with the weights of inputs R, G, B, A; k the bias
  * of each output, in stored-value units. byte_of[c] is the byte of channel c (R, G, B, A) in a
  * pixel; alpha is always byte 3. Each output is, in single precision and in this order,
- * k + R·m0 + G·m1 + B·m2 + A·m3 (a term whose weight is 0 is left out, which changes nothing),
+ * k + R·m0 + G·m1 + B·m2 + A·m3 (the A term and k are left out where all are 0: no value changes),
  * then ⌊min(max(x, 0), 255) + 0.5⌋. With keep_alpha, alpha is copied and its row not used.
  * src and dst may be the same memory. Does whole groups of 8 pixels and returns how many pixels
  * it did: count rounded down to a multiple of 8, or 0 where the CPU has no AVX2. */
