@@ -406,6 +406,11 @@ public final class GraphRun: @unchecked Sendable {
             condition.unlock()
             throw e
         }
+        // An append the graph refuses because the run failed reports that failure, as
+        // AVAssetWriter's error does, and not just the refusal.
+        for (_, node) in nodes {
+            (node as? AppSourceNode)?.input.reportRefusals { [weak self] in self?.failure(waitingUpTo: 2) }
+        }
         startTime = .now
         let result = gst_element_set_state(pipeline, GST_STATE_PLAYING)
         let thread = Thread { [self] in watchBus(startFailed: result == GST_STATE_CHANGE_FAILURE) }
@@ -437,6 +442,16 @@ public final class GraphRun: @unchecked Sendable {
         defer { condition.unlock() }
         while finishedReport == nil { condition.wait() }
         return finishedReport!
+    }
+
+    /// The run's error once it has ended, waiting up to `timeout` seconds for the end: nil if it
+    /// ended without one, or has not ended by then.
+    func failure(waitingUpTo timeout: Double) -> GraphError? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while finishedReport == nil, condition.wait(until: deadline) {}
+        return finishedReport?.error
     }
 
     /// The report, once the run is over, without blocking a concurrency thread.

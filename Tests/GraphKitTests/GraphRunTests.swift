@@ -159,10 +159,33 @@ import Nodes
         var registry = NodeRegistry.builtIn
         registry.register(Fails.self)
         let h = try NodeHarness(#"{ "type": "test.fails" }"#, registry: registry)
-        try h.push(TestMedia.sine(seconds: 0.1))
+        // The run may already have failed by the fourth push: then the push says so.
         #expect(throws: GraphError(.runFailed, at: "node \"node\" (test.fails)", "third buffer refused", node: "node")) {
+            try h.push(TestMedia.sine(seconds: 0.1))
             try h.finish()
         }
+    }
+
+    /// Once the run has failed, an append is refused with the run's error, which names the node
+    /// and the reason (as AVAssetWriter's error does), not only with the refusal.
+    @Test func anAppendRefusedAfterAFailureThrowsTheFailure() throws {
+        final class Fails: ProcessingNode, @unchecked Sendable {
+            static let descriptor = NodeDescriptor(
+                type: "test.failsAtOnce", category: .effect, summary: "throws on the first buffer",
+                inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
+                example: #"{ "type": "test.failsAtOnce" }"#)
+            init(context: NodeContext) throws {}
+            func process(_ buffer: inout SampleBuffer) throws -> Bool { throw GraphError(.runFailed, "refused at once") }
+        }
+        var registry = NodeRegistry.builtIn
+        registry.register(Fails.self)
+        let h = try NodeHarness(#"{ "type": "test.failsAtOnce" }"#, registry: registry)
+        var refusal: GraphError?
+        for buffer in TestMedia.sine(seconds: 60) {  // appends until the failed graph refuses one
+            do { try h.push(buffer) } catch { refusal = error as? GraphError; break }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        #expect(refusal == GraphError(.runFailed, at: "node \"node\" (test.failsAtOnce)", "refused at once", node: "node"))
     }
 
     /// A queue (a thread) only where one is needed; elsewhere a direct link that holds nothing.

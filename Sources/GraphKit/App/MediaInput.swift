@@ -23,6 +23,15 @@ public final class MediaInput: @unchecked Sendable {
     private let readyCondition = NSCondition()
     private var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
     private var requestScheduled = false
+    /// Set by the run: its error, once it has ended (waiting a little for the end). An append
+    /// the graph refuses throws that, since it says which node failed and why. Under `lock`.
+    private var failureOfTheRun: (@Sendable () -> GraphError?)?
+
+    func reportRefusals(with failure: @escaping @Sendable () -> GraphError?) {
+        lock.lock()
+        failureOfTheRun = failure
+        lock.unlock()
+    }
 
     init(appsrc: UnsafeMutablePointer<GstElement>, nodeID: String) {
         self.appsrc = appsrc
@@ -145,7 +154,8 @@ public final class MediaInput: @unchecked Sendable {
     }
 
     /// Appends a sample now, ready or not (as `AVAssetWriterInput.append` does inside a
-    /// `requestMediaDataWhenReady` block after checking readiness).
+    /// `requestMediaDataWhenReady` block after checking readiness). If the graph refuses it
+    /// because the run failed, this throws the run's error, which names the node at fault.
     public func appendImmediately(_ buffer: SampleBuffer) throws {
         guard buffer.format != nil else {
             throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
@@ -167,6 +177,10 @@ public final class MediaInput: @unchecked Sendable {
         // Never hold our lock across a push: enough-data is raised inside it, on this thread.
         let result = gst_app_src_push_buffer(src, buffer.retainedBuffer())
         guard result == GST_FLOW_OK else {
+            lock.lock()
+            let failure = failureOfTheRun
+            lock.unlock()
+            if let error = failure?() { throw error }
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "the graph no longer takes data (flow \(result.rawValue))", node: nodeID)
         }
     }
