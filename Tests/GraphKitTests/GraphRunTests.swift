@@ -142,25 +142,33 @@ import Nodes
         #expect(GStreamer.debianPackage(forElement: "avenc_aac") == "gstreamer1.0-libav")
     }
 
-    @Test func aSwiftNodeThatThrowsFailsTheRunNamingIt() throws {
-        final class Fails: ProcessingNode, @unchecked Sendable {
-            static let descriptor = NodeDescriptor(
-                type: "test.fails", category: .effect, summary: "throws on the third buffer",
-                inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
-                example: #"{ "type": "test.fails" }"#)
-            var seen = 0
-            init(context: NodeContext) throws {}
-            func process(_ buffer: inout SampleBuffer) throws -> Bool {
-                seen += 1
-                if seen == 3 { throw GraphError(.runFailed, "third buffer refused") }
-                return true
-            }
+    /// A Swift node that throws on buffer `at` (counting from 1), for the failure tests.
+    final class Fails: ProcessingNode, @unchecked Sendable {
+        static let descriptor = NodeDescriptor(
+            type: "test.fails", category: .effect, summary: "throws on buffer `at`",
+            inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
+            parameters: [ParameterDescriptor("at", .integer(1...1000), default: .integer(1), help: "the buffer refused")],
+            example: #"{ "type": "test.fails" }"#)
+        let at: Int
+        var seen = 0
+        init(context: NodeContext) throws { at = context.parameters.int("at")! }
+        func process(_ buffer: inout SampleBuffer) throws -> Bool {
+            seen += 1
+            if seen == at { throw GraphError(.runFailed, "buffer \(at) refused") }
+            return true
         }
+    }
+
+    func failingHarness(at: Int) throws -> NodeHarness {
         var registry = NodeRegistry.builtIn
         registry.register(Fails.self)
-        let h = try NodeHarness(#"{ "type": "test.fails" }"#, registry: registry)
+        return try NodeHarness(#"{ "type": "test.fails", "params": { "at": \#(at) } }"#, registry: registry)
+    }
+
+    @Test func aSwiftNodeThatThrowsFailsTheRunNamingIt() throws {
+        let h = try failingHarness(at: 3)
         // The run may already have failed by the fourth push: then the push says so.
-        #expect(throws: GraphError(.runFailed, at: "node \"node\" (test.fails)", "third buffer refused", node: "node")) {
+        #expect(throws: GraphError(.runFailed, at: "node \"node\" (test.fails)", "buffer 3 refused", node: "node")) {
             try h.push(TestMedia.sine(seconds: 0.1))
             try h.finish()
         }
@@ -169,23 +177,13 @@ import Nodes
     /// Once the run has failed, an append is refused with the run's error, which names the node
     /// and the reason (as AVAssetWriter's error does), not only with the refusal.
     @Test func anAppendRefusedAfterAFailureThrowsTheFailure() throws {
-        final class Fails: ProcessingNode, @unchecked Sendable {
-            static let descriptor = NodeDescriptor(
-                type: "test.failsAtOnce", category: .effect, summary: "throws on the first buffer",
-                inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
-                example: #"{ "type": "test.failsAtOnce" }"#)
-            init(context: NodeContext) throws {}
-            func process(_ buffer: inout SampleBuffer) throws -> Bool { throw GraphError(.runFailed, "refused at once") }
-        }
-        var registry = NodeRegistry.builtIn
-        registry.register(Fails.self)
-        let h = try NodeHarness(#"{ "type": "test.failsAtOnce" }"#, registry: registry)
+        let h = try failingHarness(at: 1)
         var refusal: GraphError?
         for buffer in TestMedia.sine(seconds: 60) {  // appends until the failed graph refuses one
             do { try h.push(buffer) } catch { refusal = error as? GraphError; break }
             Thread.sleep(forTimeInterval: 0.002)
         }
-        #expect(refusal == GraphError(.runFailed, at: "node \"node\" (test.failsAtOnce)", "refused at once", node: "node"))
+        #expect(refusal == GraphError(.runFailed, at: "node \"node\" (test.fails)", "buffer 1 refused", node: "node"))
     }
 
     /// A queue (a thread) only where one is needed; elsewhere a direct link that holds nothing.

@@ -62,10 +62,7 @@ import GraphKitTesting
     /// scalar tail too.
     @Test(arguments: [PixelFormat.bgra, .rgba])
     func grayscaleVectorPathsMatchTheFormula(_ pf: PixelFormat) throws {
-        let (w, h) = (67, 256)
-        let frame = try VideoTestFrames.frame(w, h, pf) { x, y in
-            (UInt8(y), UInt8((y + x) & 255), UInt8((y + 3 * x) & 255), UInt8((255 - y + 5 * x) & 255))
-        }
+        let frame = try Self.everyValue(pf)
         let order = pf == .bgra ? (r: 2, g: 1, b: 0) : (r: 0, g: 1, b: 2)
         let expected = VideoTestFrames.pixels(frame).pixels.map { p -> [UInt8] in
             let (r, g, b) = (Int(p[order.r]), Int(p[order.g]), Int(p[order.b]))
@@ -74,14 +71,30 @@ import GraphKitTesting
             return [y, y, y, p[3]]
         }
         let node = try makeNode(#"{ "type": "effect.grayscale" }"#) as! GrayscaleNode
+        try expectBothPaths(of: node, { node.usesAVX2Kernel = $0 }, on: frame, give: expected)
+    }
+
+    /// Every value of every channel: 256 rows of 67 pixels (whole vectors, then a scalar tail).
+    static func everyValue(_ pf: PixelFormat) throws -> SampleBuffer {
+        try VideoTestFrames.frame(67, 256, pf) { x, y in
+            (UInt8(y), UInt8((y + x) & 255), UInt8((y + 3 * x) & 255), UInt8((255 - y + 5 * x) & 255))
+        }
+    }
+
+    /// Runs `node` on `frame` with its AVX2 kernel off (the Swift vector path), then on, and
+    /// expects `expected` from both.
+    func expectBothPaths(of node: some ProcessingNode, _ useAVX2: (Bool) -> Void, on frame: SampleBuffer,
+                         give expected: [[UInt8]]) throws {
         try node.formatDidChange(to: frame.format!)
+        guard case .rawVideo(let v) = frame.format else { Issue.record("not a video frame"); return }
+        let width = v.width
         for avx2 in [false, true] {
-            node.usesAVX2Kernel = avx2
+            useAVX2(avx2)
             var copy = frame
             _ = try node.process(&copy)
             let out = VideoTestFrames.pixels(copy).pixels
             let wrong = out.indices.filter { out[$0] != expected[$0] }
-            #expect(wrong.count == 0, "AVX2 \(avx2): \(wrong.count) pixels differ, the first at \(wrong.first.map { ($0 % w, $0 / w) }.map { "\($0)" } ?? "")")
+            #expect(wrong.count == 0, "AVX2 \(avx2): \(wrong.count) pixels differ, the first at \(wrong.first.map { ($0 % width, $0 / width) }.map { "\($0)" } ?? "")")
         }
     }
 
@@ -131,10 +144,7 @@ import GraphKitTesting
         #"{ "r": [1e7, 0, 0, 0], "g": [0, -1e7, 0, 0], "b": [3e38, -3e38, 0, 0] }"#,
     ])
     func colorMatrixVectorLanesMatchTheScalarPath(_ pf: PixelFormat, _ params: String) throws {
-        let (w, h) = (67, 256)  // every byte value in every channel
-        let frame = try VideoTestFrames.frame(w, h, pf) { x, y in
-            (UInt8(y), UInt8((y + x) & 255), UInt8((y + 3 * x) & 255), UInt8((255 - y + 5 * x) & 255))
-        }
+        let frame = try Self.everyValue(pf)
         let node = try makeNode(#"{ "type": "effect.colorMatrix", "params": \#(params) }"#) as! ColorMatrixNode
         let order = pf == .bgra ? (r: 2, g: 1, b: 0) : (r: 0, g: 1, b: 2)
         let expected = VideoTestFrames.pixels(frame).pixels.map { p -> [UInt8] in
@@ -143,15 +153,7 @@ import GraphKitTesting
             (q[order.r], q[order.g], q[order.b], q[3]) = (r, g, b, a)
             return q
         }
-        try node.formatDidChange(to: frame.format!)
-        for avx2 in [false, true] {
-            node.usesAVX2Kernel = avx2
-            var copy = frame
-            _ = try node.process(&copy)
-            let out = VideoTestFrames.pixels(copy).pixels
-            let wrong = out.indices.filter { out[$0] != expected[$0] }
-            #expect(wrong.count == 0, "AVX2 \(avx2): \(wrong.count) pixels differ, the first at \(wrong.first.map { ($0 % w, $0 / w) }.map { "\($0)" } ?? "")")
-        }
+        try expectBothPaths(of: node, { node.usesAVX2Kernel = $0 }, on: frame, give: expected)
     }
 
     /// Where the CPU has AVX2 (this project's machines do), the C kernel takes every whole group
