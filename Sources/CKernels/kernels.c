@@ -96,29 +96,18 @@ int gk_cpu_has_avx2(void) {
  * bounded (no sum can reach ±2^30, so the conversion cannot overflow and the packs alone clamp). */
 #pragma clang fp contract(off)
 __attribute__((target("avx2"), always_inline))
-static inline size_t color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count, const float *m,
-                                       const float *k, const uint8_t *byte_of, const int keep_alpha,
-                                       const int alpha_in, const int bias, const int bounded) {
+static inline size_t color_matrix_avx2(const gk_color_matrix_plan *plan, const uint32_t *src, uint32_t *dst,
+                                       size_t count, const int keep_alpha, const int alpha_in,
+                                       const int bias, const int bounded) {
     const int outputs = keep_alpha ? 3 : 4, inputs = alpha_in ? 4 : 3;
     __m256 w[4][4], b[4];
-    for (int c = 0; c < 4; c++) {
-        for (int j = 0; j < 4; j++) w[c][j] = _mm256_set1_ps(m[4 * c + j]);
-        b[c] = _mm256_set1_ps(k[c]);
-    }
-    /* pick[c]: channel c's byte of each pixel into the low byte of its 32-bit lane, the rest 0.
-     * order: after packing, a 128-bit lane holds R of its 4 pixels, then G, B and A; this puts
-     * each back at its byte in each pixel. */
-    uint8_t pick_bytes[4][32], order_bytes[32];
-    for (int c = 0; c < 4; c++)
-        for (int i = 0; i < 32; i++) pick_bytes[c][i] = i % 4 == 0 ? (uint8_t)(i % 16 + byte_of[c]) : 0x80;
-    for (int i = 0; i < 32; i++) {
-        int pixel = i % 16 / 4, byte = i % 4, channel = 0;
-        while (byte_of[channel] != byte) channel++;
-        order_bytes[i] = (uint8_t)(channel * 4 + pixel);
-    }
     __m256i pick[4];
-    for (int c = 0; c < 4; c++) pick[c] = _mm256_loadu_si256((const __m256i *)pick_bytes[c]);
-    const __m256i order = _mm256_loadu_si256((const __m256i *)order_bytes);
+    for (int c = 0; c < 4; c++) {
+        for (int j = 0; j < 4; j++) w[c][j] = _mm256_set1_ps(plan->m[4 * c + j]);
+        b[c] = _mm256_set1_ps(plan->k[c]);
+        pick[c] = _mm256_loadu_si256((const __m256i *)plan->pick[c]);
+    }
+    const __m256i order = _mm256_loadu_si256((const __m256i *)plan->order);
     const __m256 top = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
 
     size_t i = 0;
@@ -143,24 +132,13 @@ static inline size_t color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_
 }
 #pragma clang fp contract(on)
 
-/* Chooses the loop for this matrix. */
+/* The loop this plan chose. */
 __attribute__((target("avx2")))
-static size_t color_matrix_avx2_variant(const uint32_t *src, uint32_t *dst, size_t count, const float *m,
-                                        const float *k, const uint8_t *byte_of, int keep_alpha) {
-    const int rows = keep_alpha ? 3 : 4;
-    int alpha_in = 0, bias = 0;
-    double largest = 0;
-    for (int c = 0; c < rows; c++) {
-        alpha_in |= m[4 * c + 3] != 0;
-        bias |= k[c] != 0;
-        double sum = fabs(k[c]);
-        for (int j = 0; j < 4; j++) sum += 255.0 * fabs(m[4 * c + j]);
-        if (sum > largest) largest = sum;
-    }
-    const int bounded = largest < 0x1p30;
+static size_t color_matrix_avx2_variant(const gk_color_matrix_plan *plan, const uint32_t *src, uint32_t *dst,
+                                        size_t count) {
 #define VARIANT(ka, ai, bi, bd) \
-    case ka << 3 | ai << 2 | bi << 1 | bd: return color_matrix_avx2(src, dst, count, m, k, byte_of, ka, ai, bi, bd);
-    switch ((keep_alpha ? 8 : 0) | (alpha_in ? 4 : 0) | (bias ? 2 : 0) | bounded) {
+    case ka << 3 | ai << 2 | bi << 1 | bd: return color_matrix_avx2(plan, src, dst, count, ka, ai, bi, bd);
+    switch (plan->variant) {
     VARIANT(0, 0, 0, 0) VARIANT(0, 0, 0, 1) VARIANT(0, 0, 1, 0) VARIANT(0, 0, 1, 1)
     VARIANT(0, 1, 0, 0) VARIANT(0, 1, 0, 1) VARIANT(0, 1, 1, 0) VARIANT(0, 1, 1, 1)
     VARIANT(1, 0, 0, 0) VARIANT(1, 0, 0, 1) VARIANT(1, 0, 1, 0) VARIANT(1, 0, 1, 1)
@@ -180,9 +158,8 @@ static int has_avx2(void) {
     return avx2;
 }
 
-size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,
-                            const float m[16], const float k[4], const uint8_t byte_of[4], int keep_alpha) {
-    return has_avx2() ? color_matrix_avx2_variant(src, dst, count, m, k, byte_of, keep_alpha) : 0;
+size_t gk_color_matrix_avx2(const gk_color_matrix_plan *plan, const uint32_t *src, uint32_t *dst, size_t count) {
+    return plan->avx2 ? color_matrix_avx2_variant(plan, src, dst, count) : 0;
 }
 
 /* 8 pixels a step. pmaddwd gives each pixel's two weighted pairs, hadd joins them, in pixel
@@ -233,9 +210,8 @@ void gk_stereo_half_sum_range_avx2(const int16_t *s, size_t frames, int32_t *min
 
 int gk_cpu_has_avx2(void) { return 0; }
 
-size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,
-                            const float m[16], const float k[4], const uint8_t byte_of[4], int keep_alpha) {
-    (void)src; (void)dst; (void)count; (void)m; (void)k; (void)byte_of; (void)keep_alpha;
+size_t gk_color_matrix_avx2(const gk_color_matrix_plan *plan, const uint32_t *src, uint32_t *dst, size_t count) {
+    (void)plan; (void)src; (void)dst; (void)count;
     return 0;
 }
 
@@ -245,6 +221,35 @@ size_t gk_grayscale_avx2(const uint32_t *src, uint32_t *dst, size_t count, const
 }
 
 #endif
+
+void gk_color_matrix_plan_make(gk_color_matrix_plan *plan, const float m[16], const float k[4],
+                               const uint8_t byte_of[4], int keep_alpha) {
+    const int rows = keep_alpha ? 3 : 4;
+    int alpha_in = 0, bias = 0;
+    double largest = 0;
+    for (int c = 0; c < 4; c++) {
+        for (int j = 0; j < 4; j++) plan->m[4 * c + j] = m[4 * c + j];
+        plan->k[c] = k[c];
+        if (c >= rows) continue;
+        alpha_in |= m[4 * c + 3] != 0;
+        bias |= k[c] != 0;
+        double sum = fabs(k[c]);
+        for (int j = 0; j < 4; j++) sum += 255.0 * fabs(m[4 * c + j]);
+        if (sum > largest) largest = sum;
+    }
+    plan->variant = (keep_alpha ? 8 : 0) | (alpha_in ? 4 : 0) | (bias ? 2 : 0) | (largest < 0x1p30 ? 1 : 0);
+    /* pick[c]: channel c's byte of each pixel into the low byte of its 32-bit lane, the rest 0.
+     * order: after packing, a 128-bit lane holds R of its 4 pixels, then G, B and A; this puts
+     * each back at its byte in each pixel. */
+    for (int c = 0; c < 4; c++)
+        for (int i = 0; i < 32; i++) plan->pick[c][i] = i % 4 == 0 ? (uint8_t)(i % 16 + byte_of[c]) : 0x80;
+    for (int i = 0; i < 32; i++) {
+        int pixel = i % 16 / 4, byte = i % 4, channel = 0;
+        while (channel < 3 && byte_of[channel] != byte) channel++;
+        plan->order[i] = (uint8_t)(channel * 4 + pixel);
+    }
+    plan->avx2 = gk_cpu_has_avx2();
+}
 
 typedef void (*range_fn)(const int16_t *, size_t, int32_t *, int32_t *);
 

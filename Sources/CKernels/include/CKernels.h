@@ -28,10 +28,21 @@ int gk_cpu_has_avx2(void);
  * pixel; alpha is always byte 3. Each output is, in single precision and in this order,
  * k + R·m0 + G·m1 + B·m2 + A·m3 (the A term and k are left out where all are 0: no value changes),
  * then ⌊min(max(x, 0), 255) + 0.5⌋. With keep_alpha, alpha is copied and its row not used.
- * src and dst may be the same memory. Does whole groups of 8 pixels and returns how many pixels
+ * A plan holds what the kernel works out once for a matrix and a byte order: make it when either
+ * changes, then run it on each row. */
+typedef struct {
+    float m[16], k[4];
+    uint8_t pick[4][32], order[32];  /* the shuffles that take channels out and put them back */
+    int variant;                     /* the loop: kept alpha, A weights, bias, sums bounded */
+    int avx2;                        /* whether the CPU has AVX2 */
+} gk_color_matrix_plan;
+
+void gk_color_matrix_plan_make(gk_color_matrix_plan *plan, const float m[16], const float k[4],
+                               const uint8_t byte_of[4], int keep_alpha);
+
+/* src and dst may be the same memory. Does whole groups of 8 pixels and returns how many pixels
  * it did: count rounded down to a multiple of 8, or 0 where the CPU has no AVX2. */
-size_t gk_color_matrix_avx2(const uint32_t *src, uint32_t *dst, size_t count,
-                            const float m[16], const float k[4], const uint8_t byte_of[4], int keep_alpha);
+size_t gk_color_matrix_avx2(const gk_color_matrix_plan *plan, const uint32_t *src, uint32_t *dst, size_t count);
 
 /* BT.601 luma, (299 R + 587 G + 114 B + 500) / 1000, written to R, G and B; alpha (byte 3) kept.
  * The AVX2 path of effect.grayscale, exact in integers. byte_of[c] is the byte of R, G and B in

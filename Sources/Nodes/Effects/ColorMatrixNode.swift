@@ -51,6 +51,8 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
     /// tests turn it off to check the Swift vector path on its own.
     var usesAVX2Kernel = true
+    /// The C kernel's shuffles and loop for this matrix and byte order (no AVX2 until made).
+    private var plan = gk_color_matrix_plan()
 
     private let pool = FramePool()
 
@@ -62,6 +64,8 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
 
     public func formatDidChange(to format: MediaFormat) throws {
         offsets = VideoPixels.channelOffsets(try VideoPixels.requirePacked(format, node: "effect.colorMatrix").pixelFormat)!
+        gk_color_matrix_plan_make(&plan, matrix.m.flatMap { $0 }, matrix.k,
+                                  [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b), 3], matrix.keepsAlpha ? 1 : 0)
     }
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
@@ -69,23 +73,22 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
         let (sr, sg, sb) = (UInt32(offsets.r * 8), UInt32(offsets.g * 8), UInt32(offsets.b * 8))
         // The 20 coefficients as vectors of 16 equal lanes, made once per frame.
         let v = Vectors(mx)
-        // For the C kernel: the rows flat, and the byte of R, G, B and A in a pixel.
-        let weights = mx.m.flatMap { $0 }, byteOf = [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b), 3]
         let avx2 = usesAVX2Kernel
-        try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
-            // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
-            let done = avx2 ? gk_color_matrix_avx2(source.baseAddress!, destination.baseAddress!, source.count,
-                                                   weights, mx.k, byteOf, keepAlpha ? 1 : 0) : 0
-            let row = UnsafeBufferPointer(rebasing: source[done...]), out = UnsafeMutableBufferPointer(rebasing: destination[done...])
-            // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
-            let scalar = { (p: UInt32) -> UInt32 in
-                let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
-                return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
-            }
-            if bgra {
-                VideoPixels.map(row, into: out, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
-            } else {
-                VideoPixels.map(row, into: out, vector: { v.apply($0, red: 0, blue: 16, keepAlpha: keepAlpha) }, scalar: scalar)
+        try withUnsafePointer(to: plan) { plan in
+            try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
+                // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
+                let done = avx2 ? gk_color_matrix_avx2(plan, source.baseAddress!, destination.baseAddress!, source.count) : 0
+                let row = UnsafeBufferPointer(rebasing: source[done...]), out = UnsafeMutableBufferPointer(rebasing: destination[done...])
+                // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
+                let scalar = { (p: UInt32) -> UInt32 in
+                    let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
+                    return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
+                }
+                if bgra {
+                    VideoPixels.map(row, into: out, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
+                } else {
+                    VideoPixels.map(row, into: out, vector: { v.apply($0, red: 0, blue: 16, keepAlpha: keepAlpha) }, scalar: scalar)
+                }
             }
         }
         return true

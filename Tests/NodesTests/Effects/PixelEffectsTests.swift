@@ -162,7 +162,9 @@ import GraphKitTesting
         let pixels = [UInt32](repeating: 0x8040_2010, count: 21)
         var out = [UInt32](repeating: 0, count: 21)
         let identity: [Float] = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
-        let done = gk_color_matrix_avx2(pixels, &out, 21, identity, [0, 0, 0, 0], [2, 1, 0, 3], 0)
+        var plan = gk_color_matrix_plan()
+        gk_color_matrix_plan_make(&plan, identity, [0, 0, 0, 0], [2, 1, 0, 3], 0)
+        let done = gk_color_matrix_avx2(&plan, pixels, &out, 21)
         #expect(done == (gk_cpu_has_avx2() == 1 ? 16 : 0))
         #expect(out[..<done].allSatisfy { $0 == 0x8040_2010 })
         #expect(out[done...].allSatisfy { $0 == 0 })
