@@ -240,10 +240,8 @@ public final class GraphRun: @unchecked Sendable {
     /// hook-list walk for every buffer).
     private func count(_ pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
         if let c = padCounters[pad] { return c }
-        let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
-        c.initialize(to: GkPadCounter())
+        let c = counter(keptAt: pad)
         gk_pad_count(pad, c)
-        padCounters[pad] = c
         return c
     }
 
@@ -438,20 +436,27 @@ public final class GraphRun: @unchecked Sendable {
     /// Blocks until the run is over and returns its report. Call from your own thread, not
     /// from a Swift concurrency task (use `report()` there).
     public func wait() -> RunReport {
-        condition.lock()
-        defer { condition.unlock() }
-        while finishedReport == nil { condition.wait() }
-        return finishedReport!
+        report(waitingUntil: nil)!
     }
 
     /// The run's error once it has ended, waiting up to `timeout` seconds for the end: nil if it
     /// ended without one, or has not ended by then.
     func failure(waitingUpTo timeout: Double) -> GraphError? {
-        let deadline = Date().addingTimeInterval(timeout)
+        report(waitingUntil: Date().addingTimeInterval(timeout))?.error
+    }
+
+    /// The report once the run has ended, waiting for the end until `deadline` (nil: for ever).
+    private func report(waitingUntil deadline: Date?) -> RunReport? {
         condition.lock()
         defer { condition.unlock() }
-        while finishedReport == nil, condition.wait(until: deadline) {}
-        return finishedReport?.error
+        while finishedReport == nil {
+            if let deadline {
+                if !condition.wait(until: deadline) { break }
+            } else {
+                condition.wait()
+            }
+        }
+        return finishedReport
     }
 
     /// The report, once the run is over, without blocking a concurrency thread.

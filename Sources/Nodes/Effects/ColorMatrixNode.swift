@@ -78,16 +78,15 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
             try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
                 // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
                 let done = avx2 ? gk_color_matrix_avx2(plan, source.baseAddress!, destination.baseAddress!, source.count) : 0
-                let row = UnsafeBufferPointer(rebasing: source[done...]), out = UnsafeMutableBufferPointer(rebasing: destination[done...])
                 // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
                 let scalar = { (p: UInt32) -> UInt32 in
                     let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
                     return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
                 }
                 if bgra {
-                    VideoPixels.map(row, into: out, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
+                    VideoPixels.map(source, into: destination, from: done, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
                 } else {
-                    VideoPixels.map(row, into: out, vector: { v.apply($0, red: 0, blue: 16, keepAlpha: keepAlpha) }, scalar: scalar)
+                    VideoPixels.map(source, into: destination, from: done, vector: { v.apply($0, red: 0, blue: 16, keepAlpha: keepAlpha) }, scalar: scalar)
                 }
             }
         }

@@ -52,12 +52,11 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
         try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
             // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
             let done = avx2 ? gk_grayscale_avx2(source.baseAddress!, destination.baseAddress!, source.count, byteOf) : 0
-            let row = UnsafeBufferPointer(rebasing: source[done...]), out = UnsafeMutableBufferPointer(rebasing: destination[done...])
             // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
             if bgra {
-                VideoPixels.map(row, into: out, vector: { Self.luma($0, red: 16, blue: 0) }, scalar: scalar)
+                VideoPixels.map(source, into: destination, from: done, vector: { Self.luma($0, red: 16, blue: 0) }, scalar: scalar)
             } else {
-                VideoPixels.map(row, into: out, vector: { Self.luma($0, red: 0, blue: 16) }, scalar: scalar)
+                VideoPixels.map(source, into: destination, from: done, vector: { Self.luma($0, red: 0, blue: 16) }, scalar: scalar)
             }
         }
         return true

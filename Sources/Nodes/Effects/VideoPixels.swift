@@ -37,12 +37,13 @@ enum VideoPixels {
     }
 
     /// Writes `vector` of 16 source pixels at a time, and `scalar` of the rest of the row, to
-    /// the destination row (which may be the source row: each pixel is read before it is written).
+    /// the destination row (which may be the source row: each pixel is read before it is written),
+    /// from pixel `start` on (the ones before it done already, by a C kernel).
     @inline(__always)
-    static func map(_ source: UnsafeBufferPointer<UInt32>, into destination: UnsafeMutableBufferPointer<UInt32>,
+    static func map(_ source: UnsafeBufferPointer<UInt32>, into destination: UnsafeMutableBufferPointer<UInt32>, from start: Int = 0,
                     vector: (SIMD16<UInt32>) -> SIMD16<UInt32>, scalar: (UInt32) -> UInt32) {
         let from = UnsafeRawPointer(source.baseAddress!), to = UnsafeMutableRawPointer(destination.baseAddress!)
-        var i = 0
+        var i = start
         while i + 16 <= source.count {
             to.storeBytes(of: vector(from.loadUnaligned(fromByteOffset: i * 4, as: SIMD16<UInt32>.self)), toByteOffset: i * 4, as: SIMD16<UInt32>.self)
             i += 16
