@@ -1,10 +1,12 @@
 /*
  * The figures behind BENCHMARKS.md's notes on effect.colorMatrix: what the shipped AVX2 kernel
- * does on one and on two threads, what it costs on a row that sits in L1, and the one faster
- * alternative that was not taken (16-bit fixed point with pmaddwd, as vImage's 8-bit matrix
- * multiply works), with how many of its bytes differ from the exact definition.
+ * does on one and on two threads, what it costs on a row that sits in L1, and the two faster
+ * alternatives that were not taken, each with how many of its bytes differ from the definition:
+ * 16-bit fixed point with pmaddwd (as vImage's 8-bit matrix multiply works), and fused
+ * multiply-adds (one rounding a term; Swift's addingProduct would give the same bytes, but on a
+ * CPU without FMA it compiles to a call to libm's fmaf for each lane).
  * A measurement, not part of GraphKit. Run:
- *   clang -O2 -pthread -I Sources/CKernels/include scripts/colormatrix-alternatives.c \
+ *   mkdir -p out && clang -O2 -pthread -I Sources/CKernels/include scripts/colormatrix-alternatives.c \
  *       Sources/CKernels/kernels.c -lm -o out/colormatrix-alternatives && out/colormatrix-alternatives
  */
 #include "CKernels.h"
@@ -63,15 +65,65 @@ static void fixed_point(const uint32_t *s, uint32_t *d, size_t n, const int16_t 
     }
 }
 
-typedef struct { uint32_t *pixels; size_t count; pthread_barrier_t *barrier; } Half;
+/* The shipped kernel's loop for sepia (alpha kept, no A weights, bounded), with each sum fused:
+ * fma(B, m2, fma(G, m1, fma(R, m0, ½))), truncated. The ½ rides in the first addend, so the
+ * rounding is still half up and costs nothing. */
+__attribute__((target("avx2,fma")))
+static void fused(const uint32_t *s, uint32_t *d, size_t n) {
+    __m256 w[3][3];
+    __m256i pick[3];
+    for (int c = 0; c < 3; c++) {
+        for (int j = 0; j < 3; j++) w[c][j] = _mm256_set1_ps(plan.m[4 * c + j]);
+        pick[c] = _mm256_loadu_si256((const __m256i *)plan.pick[c]);
+    }
+    const __m256i order = _mm256_loadu_si256((const __m256i *)plan.order);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        const __m256i p = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256 v[3];
+        __m256i o[4];
+        for (int j = 0; j < 3; j++) v[j] = _mm256_cvtepi32_ps(_mm256_shuffle_epi8(p, pick[j]));
+        for (int c = 0; c < 3; c++) {
+            __m256 sum = _mm256_fmadd_ps(v[0], w[c][0], half);
+            sum = _mm256_fmadd_ps(v[1], w[c][1], sum);
+            o[c] = _mm256_cvttps_epi32(_mm256_fmadd_ps(v[2], w[c][2], sum));
+        }
+        o[3] = _mm256_srli_epi32(p, 24);
+        const __m256i packed = _mm256_packus_epi16(_mm256_packs_epi32(o[0], o[1]), _mm256_packs_epi32(o[2], o[3]));
+        _mm256_storeu_si256((__m256i *)(d + i), _mm256_shuffle_epi8(packed, order));
+    }
+}
+
+static int fused_scalar(const float *row, int r, int g, int b) {
+    float v = fmaf((float)b, row[2], fmaf((float)g, row[1], fmaf((float)r, row[0], 0.5f)));
+    return v < 0 ? 0 : v > 255 ? 255 : (int)v;
+}
+
+typedef struct { uint32_t *pixels; size_t count; pthread_barrier_t *barrier; int fused; } Half;
 
 static void *run_half(void *arg) {
     Half *h = arg;
     for (int f = 0; f < FRAMES; f++) {
-        gk_color_matrix_avx2(&plan, h->pixels, h->pixels, h->count);
+        if (h->fused) fused(h->pixels, h->pixels, h->count);
+        else gk_color_matrix_avx2(&plan, h->pixels, h->pixels, h->count);
         pthread_barrier_wait(h->barrier);
     }
     return NULL;
+}
+
+/* Half a frame on each of two threads, with a barrier at the end of each frame. */
+static double two_threads(uint32_t *frame, size_t n, int use_fused) {
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, 2);
+    Half a = {frame, n / 2, &barrier, use_fused}, b = {frame + n / 2, n - n / 2, &barrier, use_fused};
+    pthread_t other;
+    const double t = now();
+    pthread_create(&other, NULL, run_half, &b);
+    run_half(&a);
+    pthread_join(other, NULL);
+    const double fps = FRAMES / (now() - t);
+    pthread_barrier_destroy(&barrier);
+    return fps;
 }
 
 int main(void) {
@@ -92,15 +144,7 @@ int main(void) {
     for (int f = 0; f < FRAMES; f++) gk_color_matrix_avx2(&plan, frame, frame, n);
     const double one = FRAMES / (now() - t);
 
-    pthread_barrier_t barrier;
-    pthread_barrier_init(&barrier, NULL, 2);
-    Half a = {frame, n / 2, &barrier}, b = {frame + n / 2, n - n / 2, &barrier};
-    pthread_t other;
-    t = now();
-    pthread_create(&other, NULL, run_half, &b);
-    run_half(&a);
-    pthread_join(other, NULL);
-    const double two = FRAMES / (now() - t);
+    const double two = two_threads(frame, n, 0);
 
     /* One 1920-pixel row, over and over: in L1, so arithmetic alone. */
     t = now();
@@ -114,6 +158,24 @@ int main(void) {
     for (int f = 0; f < FRAMES; f++) fixed_point(frame, frame, n, (const int16_t(*)[3])q);
     const double fixed = FRAMES / (now() - t);
 
+    t = now();
+    for (int f = 0; f < FRAMES; f++) fused(frame, frame, n);
+    const double fma_fps = FRAMES / (now() - t);
+    const double fma_two = two_threads(frame, n, 1);
+    t = now();
+    for (int k = 0; k < 200000; k++) fused(frame, frame, W);
+    const double fma_ns_per_pixel = (now() - t) / (200000.0 * W) * 1e9;
+
+    /* The fused kernel is the scalar fused arithmetic below, checked on a fresh frame. */
+    for (size_t i = 0; i < n * 4; i++) ((uint8_t *)copy)[i] = (uint8_t)(i * 31);
+    memcpy(frame, copy, n * 4);
+    fused(frame, frame, n);
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *in = (const uint8_t *)&copy[i], *out = (const uint8_t *)&frame[i];
+        for (int o = 0; o < 3; o++)
+            if (fused_scalar(&sepia[4 * o], in[2], in[1], in[0]) != out[2 - o] || out[3] != in[3]) { printf("fused kernel wrong at %zu\n", i); return 1; }
+    }
+
     /* The vector fixed point is the scalar fixed point below, checked on a fresh frame. */
     for (size_t i = 0; i < n * 4; i++) ((uint8_t *)copy)[i] = (uint8_t)(i * 31);
     memcpy(frame, copy, n * 4);
@@ -126,13 +188,15 @@ int main(void) {
         }
     }
 
-    long differ = 0;
+    long differ = 0, fused_differ = 0;
     for (int r = 0; r < 256; r++)
         for (int g = 0; g < 256; g++)
             for (int bl = 0; bl < 256; bl++)
                 for (int o = 0; o < 3; o++) {
                     int v = (r * q[o][0] + g * q[o][1] + bl * q[o][2] + 8192) >> 14;
-                    differ += (v > 255 ? 255 : v) != exact(&sepia[4 * o], r, g, bl);
+                    const int e = exact(&sepia[4 * o], r, g, bl);
+                    differ += (v > 255 ? 255 : v) != e;
+                    fused_differ += fused_scalar(&sepia[4 * o], r, g, bl) != e;
                 }
 
     printf("1080p BGRA sepia, frames/s (%d frames each):\n", FRAMES);
@@ -140,7 +204,10 @@ int main(void) {
     printf("  kernel, one thread              %6.0f  (%.2fx memcpy)\n", one, one / memcpy_fps);
     printf("  kernel, two threads             %6.0f  (%.2fx memcpy)\n", two, two / memcpy_fps);
     printf("  16-bit fixed point, one thread  %6.0f  (%.2fx memcpy, %.2fx the kernel)\n", fixed, fixed / memcpy_fps, fixed / one);
-    printf("kernel on a row in L1: %.3f ns a pixel\n", ns_per_pixel);
-    printf("fixed point against the exact bytes: %ld of %d outputs differ (%.2f %%)\n", differ, 3 << 24, 100.0 * differ / (3 << 24));
+    printf("  fused multiply-add, one thread  %6.0f  (%.2fx memcpy, %.2fx the kernel)\n", fma_fps, fma_fps / memcpy_fps, fma_fps / one);
+    printf("  fused multiply-add, two threads %6.0f  (%.2fx memcpy)\n", fma_two, fma_two / memcpy_fps);
+    printf("on a row in L1, ns a pixel: kernel %.3f, fused %.3f\n", ns_per_pixel, fma_ns_per_pixel);
+    printf("against the definition's bytes, over every RGB value: fixed point %ld of %d outputs differ (%.2f %%), fused %ld (%.4f %%)\n",
+           differ, 3 << 24, 100.0 * differ / (3 << 24), fused_differ, 100.0 * fused_differ / (3 << 24));
     return 0;
 }
