@@ -31,7 +31,8 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* The rounding of the Swift path and the kernel, for the fixed-point comparison. */
+/* The definition's bytes (the Swift path's and the kernel's), against which the alternatives'
+ * are counted. */
 static int exact(const float *row, int r, int g, int b) {
     float v = 0.0f + (float)r * row[0] + (float)g * row[1] + (float)b * row[2];
     v = v < 0 ? 0 : v > 255 ? 255 : v;
@@ -131,7 +132,7 @@ int main(void) {
     uint32_t *frame = aligned_alloc(64, n * 4), *copy = aligned_alloc(64, n * 4);
     for (size_t i = 0; i < n * 4; i++) ((uint8_t *)frame)[i] = (uint8_t)(i * 31);
     gk_color_matrix_plan_make(&plan, sepia, no_bias, bgra, 1);
-    if (!plan.avx2) { puts("no AVX2 here"); return 1; }
+    if (!plan.avx2 || !__builtin_cpu_supports("fma")) { puts("no AVX2 and FMA here"); return 1; }
 
     double t = now();
     for (int f = 0; f < FRAMES; f++) {
