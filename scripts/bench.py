@@ -117,8 +117,8 @@ def waveform_job(minutes, runs):
 
 def effects_job():
     print("\n### Effect throughput, 1920×1080 BGRA, offline (frames/s, median of 5 × 300 frames)\n")
-    print("- graphctl effects: `.build/release/graphkit-bench` (each effect's process() on a uniquely held frame, in place, and on a frame also held elsewhere, written into another frame; and a memcpy of the same frame, timed the same way)\n")
-    print("| effect | in place, frames/s | × memcpy | shared frame, frames/s | × memcpy |\n|---|---|---|---|---|")
+    print("- graphctl effects: `.build/release/graphkit-bench` (each effect's process() on a uniquely held frame, in place, and on a frame also held elsewhere, written into another frame; and a memcpy of the same frame, timed the same way in the same rounds; × memcpy is the median of the rounds' ratios)\n")
+    print("| effect | in place, frames/s | × memcpy | shared frame, frames/s | × memcpy | memcpy in its rounds, frames/s |\n|---|---|---|---|---|---|")
     sys.stdout.flush()
     sh([os.path.join(ROOT, ".build", "release", "graphkit-bench")])
     n = 300
