@@ -202,7 +202,8 @@ def main():
     sh(["gst-inspect-1.0", "avenc_aac"], stdout=subprocess.DEVNULL)
     for tool in ("gst-launch-1.0", "ffmpeg"):
         print(f"- {tool}: {shutil.which(tool)}")
-    print(f"- machine: {os.cpu_count()} cores; GStreamer " +
+    # `gst-launch-1.0 --version`'s second line is "GStreamer 1.22.0".
+    print(f"- machine: {os.cpu_count()} cores; " +
           subprocess.run(["gst-launch-1.0", "--version"], capture_output=True, text=True).stdout.splitlines()[1])
     jobs = a.jobs.split(",")
     if "validate" in jobs:
