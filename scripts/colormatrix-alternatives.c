@@ -33,7 +33,8 @@ static double now(void) {
 
 /* The definition's bytes (the Swift path's and the kernel's), against which the alternatives'
  * are counted. */
-static int exact(const float *row, int r, int g, int b) {
+static int exact(int o, int r, int g, int b) {
+    const float *row = &sepia[4 * o];
     float v = 0.0f + (float)r * row[0] + (float)g * row[1] + (float)b * row[2];
     v = v < 0 ? 0 : v > 255 ? 255 : v;
     return (int)(v + 0.5f);
@@ -41,8 +42,10 @@ static int exact(const float *row, int r, int g, int b) {
 
 /* Sepia in Q14 with pmaddwd, 8 pixels a step (BGRA): each pixel's (B, G) and (R, A) word pairs
  * against weights for two outputs at a time; rounded by adding 2^13, clamped by the packs. */
+static int16_t q[3][3];  /* the sepia weights in Q14 */
+
 __attribute__((target("avx2")))
-static void fixed_point(const uint32_t *s, uint32_t *d, size_t n, const int16_t q[3][3]) {
+static void fixed_point(const uint32_t *s, uint32_t *d, size_t n) {
     /* Per pixel, x holds the word pairs (B, G), (R, A) and y the same swapped. Outputs B and G
      * come from x against (bB, bG | gR, 0) plus y against (bR, 0 | gB, gG); R and A likewise. */
 #define PAIRS(a, b, c, d) _mm256_setr_epi16(a, b, c, d, a, b, c, d, a, b, c, d, a, b, c, d)
@@ -95,9 +98,35 @@ static void fused(const uint32_t *s, uint32_t *d, size_t n) {
     }
 }
 
-static int fused_scalar(const float *row, int r, int g, int b) {
+/* Output o (R, G, B) of one pixel, as each alternative's scalar arithmetic gives it. */
+static int fused_scalar(int o, int r, int g, int b) {
+    const float *row = &sepia[4 * o];
     float v = fmaf((float)b, row[2], fmaf((float)g, row[1], fmaf((float)r, row[0], 0.5f)));
     return v < 0 ? 0 : v > 255 ? 255 : (int)v;
+}
+
+static int fixed_scalar(int o, int r, int g, int b) {
+    int v = (r * q[o][0] + g * q[o][1] + b * q[o][2] + 8192) >> 14;
+    return v > 255 ? 255 : v;
+}
+
+/* Runs `kernel` on every RGB value (BGRA, with varied alpha) and checks each output against
+ * `scalar`, and that alpha is kept. */
+static int matches(void (*kernel)(const uint32_t *, uint32_t *, size_t), int (*scalar)(int, int, int, int), const char *name) {
+    const size_t n = (size_t)1 << 24;
+    uint32_t *pixels = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) pixels[i] = (uint32_t)i | (uint32_t)(i * 7 % 256) << 24;
+    kernel(pixels, pixels, n);
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        const int b = i & 255, g = i >> 8 & 255, r = i >> 16 & 255, a = i * 7 % 256;
+        const uint32_t p = pixels[i];
+        ok = scalar(0, r, g, b) == (int)(p >> 16 & 255) && scalar(1, r, g, b) == (int)(p >> 8 & 255) &&
+             scalar(2, r, g, b) == (int)(p & 255) && (int)(p >> 24) == a;
+        if (!ok) printf("%s kernel wrong at R %d G %d B %d\n", name, r, g, b);
+    }
+    free(pixels);
+    return ok;
 }
 
 /* The core's clock in GHz, to turn ns into cycles: a chain of dependent adds runs at one a cycle. */
@@ -160,11 +189,10 @@ int main(void) {
     for (int k = 0; k < 200000; k++) gk_color_matrix_avx2(&plan, frame, frame, W);
     const double ns_per_pixel = (now() - t) / (200000.0 * W) * 1e9;
 
-    int16_t q[3][3];
     for (int o = 0; o < 3; o++)
         for (int i = 0; i < 3; i++) q[o][i] = (int16_t)lrintf(sepia[4 * o + i] * 16384);
     t = now();
-    for (int f = 0; f < FRAMES; f++) fixed_point(frame, frame, n, (const int16_t(*)[3])q);
+    for (int f = 0; f < FRAMES; f++) fixed_point(frame, frame, n);
     const double fixed = FRAMES / (now() - t);
 
     t = now();
@@ -175,37 +203,17 @@ int main(void) {
     for (int k = 0; k < 200000; k++) fused(frame, frame, W);
     const double fma_ns_per_pixel = (now() - t) / (200000.0 * W) * 1e9;
 
-    /* The fused kernel is the scalar fused arithmetic below, checked on a fresh frame. */
-    for (size_t i = 0; i < n * 4; i++) ((uint8_t *)copy)[i] = (uint8_t)(i * 31);
-    memcpy(frame, copy, n * 4);
-    fused(frame, frame, n);
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *in = (const uint8_t *)&copy[i], *out = (const uint8_t *)&frame[i];
-        for (int o = 0; o < 3; o++)
-            if (fused_scalar(&sepia[4 * o], in[2], in[1], in[0]) != out[2 - o] || out[3] != in[3]) { printf("fused kernel wrong at %zu\n", i); return 1; }
-    }
-
-    /* The vector fixed point is the scalar fixed point below, checked on a fresh frame. */
-    for (size_t i = 0; i < n * 4; i++) ((uint8_t *)copy)[i] = (uint8_t)(i * 31);
-    memcpy(frame, copy, n * 4);
-    fixed_point(frame, frame, n, (const int16_t(*)[3])q);
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *in = (const uint8_t *)&copy[i], *out = (const uint8_t *)&frame[i];
-        for (int o = 0; o < 3; o++) {
-            int v = (in[2] * q[o][0] + in[1] * q[o][1] + in[0] * q[o][2] + 8192) >> 14;
-            if ((v > 255 ? 255 : v) != out[2 - o] || out[3] != in[3]) { printf("fixed point kernel wrong at %zu\n", i); return 1; }
-        }
-    }
+    if (!matches(fused, fused_scalar, "fused") || !matches(fixed_point, fixed_scalar, "fixed point"))
+        return 1;
 
     long differ = 0, fused_differ = 0;
     for (int r = 0; r < 256; r++)
         for (int g = 0; g < 256; g++)
             for (int bl = 0; bl < 256; bl++)
                 for (int o = 0; o < 3; o++) {
-                    int v = (r * q[o][0] + g * q[o][1] + bl * q[o][2] + 8192) >> 14;
-                    const int e = exact(&sepia[4 * o], r, g, bl);
-                    differ += (v > 255 ? 255 : v) != e;
-                    fused_differ += fused_scalar(&sepia[4 * o], r, g, bl) != e;
+                    const int e = exact(o, r, g, bl);
+                    differ += fixed_scalar(o, r, g, bl) != e;
+                    fused_differ += fused_scalar(o, r, g, bl) != e;
                 }
 
     printf("1080p BGRA sepia, frames/s (%d frames each):\n", FRAMES);
