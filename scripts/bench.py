@@ -136,7 +136,8 @@ def effects_job():
         sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-frames:v", "10",
             "-pix_fmt", "bgra", "-f", "rawvideo", raw])
     sepia = "colorchannelmixer=.393:.769:.189:0:.349:.686:.168:0:.272:.534:.131:0"
-    print("\nffmpeg's own filters on the same size and format, 300 frames (frames/s, median of 5; the source's cost included, measured alone as `null`):\n")
+    print("\nffmpeg's own filters on the same size and format, 300 frames (frames/s, median of 5; the source's cost included, measured alone as `null`), "
+          f"each as `ffmpeg -loglevel error -filter_threads N -stream_loop 29 -f rawvideo -pix_fmt bgra -s 1920x1080 -i {os.path.relpath(raw, ROOT)} -vf FILTER -f null -`:\n")
     print("| filter | frames/s |\n|---|---|")
     for label, vf, threads in (("null (source alone)", "null", "1"), (f"{sepia}, -filter_threads 1", sepia, "1"),
                                (f"{sepia}, -filter_threads 2", sepia, "2"), ("hflip, -filter_threads 1", "hflip", "1")):
