@@ -47,6 +47,8 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     }
 
     let matrix: Matrix
+    /// The 20 coefficients as vectors of 16 equal lanes, for the Swift vector path.
+    let vectors: Vectors
     private var offsets = (b: 0, g: 1, r: 2)
     /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
     /// tests turn it off to check the Swift vector path on its own.
@@ -60,6 +62,7 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
         let p = context.parameters
         matrix = Matrix(m: ["r", "g", "b", "a"].map { p.numbers($0)!.map(Float.init) },
                         k: p.numbers("bias")!.map { Float($0 * 255) })
+        vectors = Vectors(matrix)
     }
 
     public func formatDidChange(to format: MediaFormat) throws {
@@ -69,20 +72,18 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     }
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
-        let mx = matrix, keepAlpha = mx.keepsAlpha, bgra = offsets.b == 0
+        let mx = matrix, v = vectors, keepAlpha = mx.keepsAlpha, bgra = offsets.b == 0
         let (sr, sg, sb) = (UInt32(offsets.r * 8), UInt32(offsets.g * 8), UInt32(offsets.b * 8))
-        // The 20 coefficients as vectors of 16 equal lanes, made once per frame.
-        let v = Vectors(mx)
+        let scalar = { (p: UInt32) -> UInt32 in
+            let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
+            return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
+        }
         let avx2 = usesAVX2Kernel
         try withUnsafePointer(to: plan) { plan in
             try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
                 // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
                 let done = avx2 ? gk_color_matrix_avx2(plan, source.baseAddress!, destination.baseAddress!, source.count) : 0
                 // Constant shifts in each branch: a shift by a variable compiles to one lane at a time.
-                let scalar = { (p: UInt32) -> UInt32 in
-                    let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
-                    return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
-                }
                 if bgra {
                     VideoPixels.map(source, into: destination, from: done, vector: { v.apply($0, red: 16, blue: 0, keepAlpha: keepAlpha) }, scalar: scalar)
                 } else {
