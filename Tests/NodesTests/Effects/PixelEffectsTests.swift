@@ -131,8 +131,8 @@ import GraphKitTesting
     /// Both vector paths, AVX2 in C (8 pixels at a time, where the CPU has it) and Swift's
     /// (16 at a time), give the scalar path's bytes in every lane: every value of every channel,
     /// in both byte orders, with alpha computed and passed through, with and without bias and
-    /// weights of A, with sums that can and cannot overflow (the C kernel has a loop for each),
-    /// and at exact halves (0.5 × odd values), where rounding half up differs from half to even.
+    /// weights of A, with sums that can and cannot overflow (`everyLoop` reaches each of the C
+    /// kernel's loops), and at exact halves (0.5 × odd values), where rounding half up differs from half to even.
     /// 67 pixels a row: whole vectors, then a scalar tail.
     @Test(arguments: [PixelFormat.bgra, .rgba], [
         #"{ "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] }"#,
@@ -154,6 +154,32 @@ import GraphKitTesting
             return q
         }
         try expectBothPaths(of: node, { node.usesAVX2Kernel = $0 }, on: frame, give: expected)
+    }
+
+    /// One matrix for each of the C kernel's 16 loops: alpha kept or computed, A weighed or not,
+    /// a bias or none, sums bounded or able to pass 2^30.
+    static let everyLoop: [String] = [true, false].flatMap { keep in [true, false].flatMap { alphaIn in
+        [true, false].flatMap { bias in [true, false].map { bounded in
+            let r = "[0.4, 0.3, 0.2, \(alphaIn ? 0.25 : 0)]", g = "[0.1, \(bounded ? 0.8 : 2e7), 0.1, 0]"
+            let a = keep ? "[0, 0, 0, 1]" : "[0.1, 0.2, 0.3, 0]"
+            return #"{ "r": \#(r), "g": \#(g), "b": [0.2, 0.2, 0.5, 0], "a": \#(a), "bias": [\#(bias ? 0.1 : 0), 0, 0, 0] }"#
+        } }
+    } }
+
+    @Test func theLoopCasesReachEveryLoopOfTheKernel() throws {
+        var loops = Set<Int32>()
+        for params in Self.everyLoop {
+            let m = (try makeNode(#"{ "type": "effect.colorMatrix", "params": \#(params) }"#) as! ColorMatrixNode).matrix
+            var plan = gk_color_matrix_plan()
+            gk_color_matrix_plan_make(&plan, m.m.flatMap { $0 }, m.k, [2, 1, 0, 3], m.keepsAlpha ? 1 : 0)
+            loops.insert(plan.variant)
+        }
+        #expect(loops == Set(0..<16))
+    }
+
+    @Test(arguments: [PixelFormat.bgra, .rgba], everyLoop)
+    func colorMatrixEveryKernelLoopMatchesTheScalarPath(_ pf: PixelFormat, _ params: String) throws {
+        try colorMatrixVectorLanesMatchTheScalarPath(pf, params)
     }
 
     /// Where the CPU has AVX2 (this project's machines do), the C kernel takes every whole group
