@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // GStreamer headers and libraries (core, app, audio, video, pbutils).
@@ -28,7 +29,7 @@ let package = Package(
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),
         // The engine: formats, buffers, the Node contract, loader, scheduler, run reports.
-        .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue"]),
+        .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue", .product(name: "Logging", package: "swift-log")]),
         // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
         .target(name: "Nodes", dependencies: ["GraphKit", "CCairo", "CKernels"]),
         // NodeHarness: unit-test one node without writing GStreamer code.

@@ -1,0 +1,137 @@
+import CGStreamer
+import CGraphKitGlue
+import Foundation
+
+/// One of a node's GStreamer elements, seen without GStreamer types.
+public final class Element: @unchecked Sendable {
+    let raw: UnsafeMutablePointer<GstElement>
+    public let name: String
+    public let factory: String
+    let nodeID: String
+    private var handlers: [AnyObject] = []
+
+    init(raw: UnsafeMutablePointer<GstElement>, factory: String, nodeID: String) {
+        self.raw = raw
+        self.factory = factory
+        self.nodeID = nodeID
+        let name = gst_object_get_name(raw.withMemoryRebound(to: GstObject.self, capacity: 1) { $0 })!
+        self.name = String(cString: name)
+        g_free(name)  // a copy, ours to free
+        gst_object_ref(UnsafeMutableRawPointer(raw))
+    }
+
+    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
+
+    var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(raw) }
+
+    /// Sets a property from a value's text form, typed by the property's own declaration.
+    /// Throws (rather than GStreamer's silent ignore) for an unknown property or a bad value.
+    public func set(_ property: String, _ value: some CustomStringConvertible) throws {
+        switch gk_object_set_from_string(object, property, value.description) {
+        case 0: return
+        case 1: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "element \(factory) has no property \"\(property)\"", node: nodeID)
+        default: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "element \(factory) rejects \(property)=\(value)", node: nodeID)
+        }
+    }
+
+    /// A property's value in text form.
+    public func property(_ name: String) -> String? {
+        guard let s = gk_object_get_as_string(object, name) else { return nil }
+        defer { g_free(s) }
+        return String(cString: s)
+    }
+
+    /// Called on a streaming thread when the element adds a pad (a demuxer found a stream).
+    public func onPadAdded(_ handler: @escaping @Sendable (Pad) -> Void) {
+        let box = PadHandler(handler, nodeID: nodeID)
+        handlers.append(box)
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstPad>?, UnsafeMutableRawPointer?) -> Void = { _, pad, ctx in
+            guard let pad, let ctx else { return }
+            let h = Unmanaged<PadHandler>.fromOpaque(ctx).takeUnretainedValue()
+            h.handler(Pad(raw: pad, nodeID: h.nodeID))
+        }
+        g_signal_connect_data(object, "pad-added", unsafeBitCast(callback, to: GCallback.self),
+                              Unmanaged.passUnretained(box).toOpaque(), nil, GConnectFlags(rawValue: 0))
+    }
+
+    /// Called on a streaming thread once a demuxer has added every pad it will.
+    public func onNoMorePads(_ handler: @escaping @Sendable () -> Void) {
+        let box = VoidHandler(handler)
+        handlers.append(box)
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, ctx in
+            guard let ctx else { return }
+            Unmanaged<VoidHandler>.fromOpaque(ctx).takeUnretainedValue().handler()
+        }
+        g_signal_connect_data(object, "no-more-pads", unsafeBitCast(callback, to: GCallback.self),
+                              Unmanaged.passUnretained(box).toOpaque(), nil, GConnectFlags(rawValue: 0))
+    }
+
+    /// Called on the streaming thread with each new format arriving at this element's sink pad,
+    /// before the element sees it: the moment to configure it from its input (an encoder's
+    /// bitrate from the frame size).
+    public func onInputFormat(pad: String = "sink", _ handler: @escaping @Sendable (MediaFormat) -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        let box = Unmanaged.passRetained(FormatHandler(handler)).toOpaque()
+        gk_pad_add_transform(p, nil, { ctx, kind, caps in
+            guard kind == 0, let ctx, let caps, let format = GStreamer.format(from: caps) else { return }
+            Unmanaged<FormatHandler>.fromOpaque(ctx).takeUnretainedValue().handler(format)
+        }, box, { ctx in Unmanaged<FormatHandler>.fromOpaque(ctx!).release() })
+    }
+
+    /// Called on the streaming thread with each buffer's index and time as it arrives at this
+    /// element's sink pad, before the element sees it (a frame counter drawn by an overlay).
+    public func onEachBuffer(pad: String = "sink", _ handler: @escaping @Sendable (Int, MediaTime?) -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        let box = Unmanaged.passRetained(BufferHandler(handler)).toOpaque()
+        gk_pad_add_transform(p, { ctx, buffer in
+            let h = Unmanaged<BufferHandler>.fromOpaque(ctx!).takeUnretainedValue()
+            let pts = buffer!.pointee.pts
+            h.handler(h.count, pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
+            h.count += 1
+            return buffer
+        }, nil, box, { ctx in Unmanaged<BufferHandler>.fromOpaque(ctx!).release() })
+    }
+
+    /// Fails the run from a streaming thread with a message naming this node (exit 70).
+    public func postError(_ message: String, debug: String? = nil) {
+        gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)
+    }
+
+    /// Fails the run with a resource error: an output that cannot be written (exit 73).
+    public func postWriteError(_ message: String, debug: String? = nil) {
+        gk_element_post_error(raw, 2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue), message, debug)
+    }
+
+    /// A static pad of this element.
+    public func pad(_ name: String) -> Pad? {
+        guard let p = gst_element_get_static_pad(raw, name) else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        return Pad(raw: p, nodeID: nodeID)
+    }
+
+    /// Brings an element added while the pipeline runs to the pipeline's state.
+    public func syncStateWithParent() {
+        _ = gst_element_sync_state_with_parent(raw)
+    }
+
+    private final class PadHandler {
+        let handler: @Sendable (Pad) -> Void
+        let nodeID: String
+        init(_ h: @escaping @Sendable (Pad) -> Void, nodeID: String) { handler = h; self.nodeID = nodeID }
+    }
+    private final class BufferHandler: @unchecked Sendable {
+        let handler: @Sendable (Int, MediaTime?) -> Void
+        var count = 0  // touched only on the pad's streaming thread
+        init(_ h: @escaping @Sendable (Int, MediaTime?) -> Void) { handler = h }
+    }
+    private final class FormatHandler {
+        let handler: @Sendable (MediaFormat) -> Void
+        init(_ h: @escaping @Sendable (MediaFormat) -> Void) { handler = h }
+    }
+    private final class VoidHandler {
+        let handler: @Sendable () -> Void
+        init(_ h: @escaping @Sendable () -> Void) { handler = h }
+    }
+}

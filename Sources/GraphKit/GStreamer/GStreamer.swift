@@ -1,0 +1,110 @@
+import CGStreamer
+import CGraphKitGlue
+import Foundation
+
+/// Process-wide GStreamer set-up.
+public enum GStreamer {
+    private static let initResult: String? = {
+        // A registry cache beside the user's makes gst_init 8 ms instead of 0.3-0.5 s.
+        if let message = gk_init() {
+            defer { free(message) }
+            return String(cString: message)
+        }
+        return nil
+    }()
+
+    /// Initialises GStreamer once per process (thread-safe). Fatal if GStreamer cannot start:
+    /// nothing in GraphKit can run without it.
+    public static func initialize() {
+        background.wait()
+        if let message = initResult { fatalError("GStreamer failed to initialise: \(message)") }
+    }
+
+    /// Starts initialising on another thread and returns at once, so that a program that will
+    /// run a graph reads its options and its graph file while GStreamer loads its registry
+    /// (about 10 ms) on another core. `initialize()` then waits for it to finish.
+    public static func beginInitializing() {
+        guard background.begin() else { return }
+        Thread.detachNewThread {
+            _ = initResult
+            background.finish()
+        }
+    }
+
+    /// Waits for an initialisation begun by `beginInitializing()` (or initialises), without
+    /// judging the result: for a program about to exit, which must not do so under a thread
+    /// still inside gst_init.
+    public static func waitUntilInitialized() {
+        background.wait()
+        _ = initResult
+    }
+
+    /// An initialisation under way on another thread. Waiters sleep on a condition: waiting on
+    /// `initResult` itself would spin a core (the runtime's once-lock is a priority-inheritance
+    /// futex, which spins while its owner runs).
+    private static let background = BackgroundStart()
+
+    private final class BackgroundStart: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var begun = false
+        private var done = false
+
+        func begin() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            if begun { return false }
+            begun = true
+            return true
+        }
+
+        func finish() {
+            condition.lock()
+            done = true
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() {
+            condition.lock()
+            while begun && !done { condition.wait() }
+            condition.unlock()
+        }
+    }
+
+    /// Whether an element factory is installed.
+    public static func hasElement(_ factory: String) -> Bool {
+        initialize()
+        guard let f = gst_element_factory_find(factory) else { return false }
+        gst_object_unref(UnsafeMutableRawPointer(f))
+        return true
+    }
+
+    /// An element factory's rank (GST_RANK_PRIMARY is 256), or nil when it is not installed.
+    public static func rank(of factory: String) -> Int? {
+        initialize()
+        guard let f = gst_element_factory_find(factory) else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(f)) }
+        return Int(gst_plugin_feature_get_rank(f))
+    }
+
+    /// Ranks `factory` just above `others`, for this process only (the registry is unchanged),
+    /// so that decodebin, which breaks ties of rank by name, picks it. No effect when it is not
+    /// installed or already ranks higher.
+    public static func prefer(_ factory: String, over others: [String]) {
+        initialize()
+        func rank(_ name: String) -> (OpaquePointer, UInt32)? {
+            guard let f = gst_element_factory_find(name) else { return nil }
+            let feature = f  // a GstElementFactory is a GstPluginFeature
+            return (feature, gst_plugin_feature_get_rank(feature))
+        }
+        guard let (preferred, current) = rank(factory) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(preferred)) }
+        var highest: UInt32 = 0
+        for name in others {
+            guard let (feature, r) = rank(name) else { continue }
+            highest = max(highest, r)
+            gst_object_unref(UnsafeMutableRawPointer(feature))
+        }
+        if current <= highest { gst_plugin_feature_set_rank(preferred, highest + 1) }
+    }
+}
