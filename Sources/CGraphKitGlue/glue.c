@@ -1,3 +1,5 @@
+#define _GNU_SOURCE
+#include <pthread.h>
 #include "CGraphKitGlue.h"
 
 static GMutex init_lock;
@@ -93,18 +95,30 @@ static void count_buffer(GkPadCounter *c, GstBuffer *b) {
     }
 }
 
+static gboolean count_in_list(GstBuffer **buffer, guint index, gpointer data) {
+    (void)index;
+    count_buffer(data, *buffer);
+    return TRUE;
+}
+
 static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
     (void)pad;
-    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-    if (b != NULL)
-        count_buffer(data, b);
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+        if (b != NULL)
+            count_buffer(data, b);
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+        if (list != NULL)
+            gst_buffer_list_foreach(list, count_in_list, data);
+    }
     return GST_PAD_PROBE_OK;
 }
 
 gulong gk_pad_count(GstPad *pad, GkPadCounter *counter) {
     counter->start_ns = -1;
     counter->end_ns = -1;
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_probe, counter, NULL);
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, count_probe, counter, NULL);
 }
 
 static void store_max(gint64 *slot, gint64 value) {
@@ -129,8 +143,8 @@ static void on_overrun(GstElement *queue, gpointer data) {
     gk_queue_sample(queue, stats);
 }
 
-void gk_queue_watch(GstElement *queue, GkEdgeStats *stats) {
-    g_signal_connect(queue, "overrun", G_CALLBACK(on_overrun), stats);
+gulong gk_queue_watch(GstElement *queue, GkEdgeStats *stats) {
+    return g_signal_connect(queue, "overrun", G_CALLBACK(on_overrun), stats);
 }
 
 typedef struct {
@@ -149,20 +163,42 @@ static void transform_probe_free(gpointer data) {
     g_free(p);
 }
 
+/* One buffer through the transform: counted as it arrives and as it leaves. Takes ownership of
+ * `in`; returns the buffer to pass on (owned) or NULL when the transform dropped it. */
+static GstBuffer *transform_one(TransformProbe *p, GstBuffer *in) {
+    if (p->arriving != NULL)
+        count_buffer(p->arriving, in);
+    GstBuffer *out = p->transform(p->context, in);
+    if (out != NULL && p->passed != NULL)
+        count_buffer(p->passed, out);
+    return out;
+}
+
 static GstPadProbeReturn transform_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
     (void)pad;
     TransformProbe *p = data;
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        GstBuffer *in = GST_PAD_PROBE_INFO_BUFFER(info);
-        if (p->arriving != NULL)
-            count_buffer(p->arriving, in);
-        GstBuffer *out = p->transform(p->context, in); /* takes ownership of in */
-        if (out == NULL) {
+        GstBuffer *out = transform_one(p, GST_PAD_PROBE_INFO_BUFFER(info));
+        info->data = out;
+        return out == NULL ? GST_PAD_PROBE_HANDLED : GST_PAD_PROBE_OK;
+    }
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        /* Each buffer of a list on its own, in order: the list we pass on holds what the
+         * transform kept (we own the list the probe gave us). */
+        GstBufferList *in = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+        guint n = gst_buffer_list_length(in);
+        GstBufferList *out = gst_buffer_list_new_sized(n);
+        for (guint i = 0; i < n; i++) {
+            GstBuffer *b = transform_one(p, gst_buffer_ref(gst_buffer_list_get(in, i)));
+            if (b != NULL)
+                gst_buffer_list_add(out, b);
+        }
+        gst_buffer_list_unref(in);
+        if (gst_buffer_list_length(out) == 0) {
+            gst_buffer_list_unref(out);
             info->data = NULL;
             return GST_PAD_PROBE_HANDLED;
         }
-        if (p->passed != NULL)
-            count_buffer(p->passed, out);
         info->data = out;
         return GST_PAD_PROBE_OK;
     }
@@ -202,7 +238,7 @@ gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEven
     }
     GstPadProbeType mask = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM;
     if (transform != NULL)
-        mask |= GST_PAD_PROBE_TYPE_BUFFER;
+        mask |= GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST;
     return gst_pad_add_probe(pad, mask, transform_probe, p, transform_probe_free);
 }
 
@@ -292,3 +328,5 @@ gsize gk_video_frame_size(const char *format, int width, int height) {
         return 0;
     return GST_VIDEO_INFO_SIZE(&info);
 }
+
+void gk_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }

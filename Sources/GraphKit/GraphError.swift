@@ -64,3 +64,16 @@ public struct GraphError: Error, Sendable, Equatable, Codable, CustomStringConve
         problems.map(\.description).joined(separator: "\n")
     }
 }
+
+extension GraphError {
+    /// `error` as a GraphError of `node`: a GraphError keeps its code and location (and gains the
+    /// node when it names none); anything else is a run failure located at the node.
+    public init(_ error: any Error, node: String) {
+        if var e = error as? GraphError {
+            if e.node == nil { e.node = node }
+            self = e
+        } else {
+            self.init(.runFailed, at: "node \"\(node)\"", "\(error)", node: node)
+        }
+    }
+}

@@ -144,6 +144,7 @@ import Nodes
 
     /// A Swift node that throws on buffer `at` (counting from 1), for the failure tests.
     final class Fails: ProcessingNode, @unchecked Sendable {
+        static let bufferFlow = BufferFlow.passThrough
         static let descriptor = NodeDescriptor(
             type: "test.fails", category: .effect, summary: "throws on buffer `at`",
             inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],

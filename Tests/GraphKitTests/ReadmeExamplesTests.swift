@@ -12,6 +12,7 @@ public final class InvertNode: ProcessingNode, @unchecked Sendable {
         outputs: [PortDescriptor("out", .pcm([.s16le]), help: "the same, inverted")],
         parameters: [ParameterDescriptor("enabled", .boolean, default: .boolean(true), help: "off passes audio through")],
         example: #"{ "type": "effect.invert" }"#)
+    public static let bufferFlow = BufferFlow.passThrough   // or .consume: buffers end here
 
     let enabled: Bool
     public init(context: NodeContext) throws { enabled = context.parameters.bool("enabled")! }

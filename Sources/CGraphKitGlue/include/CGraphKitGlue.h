@@ -48,7 +48,7 @@ typedef struct {
     gint64 max_bytes;
     gint64 max_time_ns;
 } GkEdgeStats;
-void gk_queue_watch(GstElement *queue, GkEdgeStats *stats);
+gulong gk_queue_watch(GstElement *queue, GkEdgeStats *stats);
 void gk_queue_sample(GstElement *queue, GkEdgeStats *stats);
 
 /* A Swift processing step run on a pad's streaming thread.
@@ -64,6 +64,9 @@ gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn even
  * on into `passed`; either may be NULL. */
 gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
                                     GDestroyNotify destroy, GkPadCounter *arriving, GkPadCounter *passed);
+
+/* Names the calling thread (at most 15 bytes are kept), for debuggers and `ps -L`. */
+void gk_set_thread_name(const char *name);
 
 /* Sends EOS into every source of a pipeline (what gst-launch-1.0 -e does on Ctrl-C). */
 void gk_send_eos(GstElement *pipeline);

@@ -26,6 +26,8 @@ public final class MediaInput: @unchecked Sendable {
     /// Set by the run: its error, once it has ended (waiting a little for the end). An append
     /// the graph refuses throws that, since it says which node failed and why. Under `lock`.
     private var failureOfTheRun: (@Sendable () -> GraphError?)?
+    /// Set when the run has ended: why appends are refused from then on. Under `lock`.
+    private var endOfRun: GraphError?
 
     func reportRefusals(with failure: @escaping @Sendable () -> GraphError?) {
         lock.lock()
@@ -185,6 +187,21 @@ public final class MediaInput: @unchecked Sendable {
         }
     }
 
+    /// The run ended (failed, cancelled, stopped or completed): every append waiting or to come
+    /// throws, with the run's error when it had one.
+    func runEnded(_ error: GraphError?) {
+        lock.lock()
+        endOfRun = error ?? GraphError(.usage, at: "node \"\(nodeID)\"", "the run has ended; this input takes no more samples", node: nodeID)
+        finished = true
+        let resume = waiters
+        waiters.removeAll()
+        lock.unlock()
+        resume.forEach { $0.resume() }
+        readyCondition.lock()
+        readyCondition.broadcast()
+        readyCondition.unlock()
+    }
+
     /// Ends this input: end of stream flows downstream, and muxers can finalize.
     public func markAsFinished() {
         lock.lock()
@@ -200,7 +217,10 @@ public final class MediaInput: @unchecked Sendable {
         if !was { gst_app_src_end_of_stream(src) }
     }
 
+    /// Why an append is refused once the input is finished: the run's end, or markAsFinished().
     private var finishedError: GraphError {
-        GraphError(.usage, at: "node \"\(nodeID)\"", "append after markAsFinished()", node: nodeID)
+        lock.lock()
+        defer { lock.unlock() }
+        return endOfRun ?? GraphError(.usage, at: "node \"\(nodeID)\"", "append after markAsFinished()", node: nodeID)
     }
 }

@@ -1,25 +1,33 @@
 import CGStreamer
 import CGraphKitGlue
+import Foundation
 
 /// Builds an ``ElementNode``'s part of the pipeline: makes elements, links them, and exposes
 /// one pad per port.
 ///
-/// The elements go straight into the run's pipeline, named `<node id>:<name>` so that every bus
-/// message maps back to its node, and ports are the elements' own pads: no bin and no ghost
+/// The elements go straight into the run's pipeline, named `<node id>:<name>` for GStreamer's
+/// logs and recorded as the node's, so that every bus message maps back to its node; ports are
+/// the elements' own pads: no bin and no ghost
 /// pads around a node, whose proxying cost about a microsecond per buffer at each node
 /// boundary (BENCHMARKS.md), and GStreamer orders state changes over the whole graph as it
 /// does for a gst-launch-1.0 line.
 public final class BinBuilder {
     public let context: NodeContext
     let pipeline: UnsafeMutablePointer<GstElement>
+    let callbacks: CallbackRegistry
+    let directory: ElementDirectory
+    /// Elements may be made from a streaming thread too (a demuxer's pad-added handler).
+    private let lock = NSLock()
     private(set) var exposedInputs: [String: UnsafeMutablePointer<GstPad>] = [:]
     private(set) var exposedOutputs: [String: UnsafeMutablePointer<GstPad>] = [:]
     private(set) var elements: [Element] = []
     private var counter = 0
 
-    init(context: NodeContext, pipeline: UnsafeMutablePointer<GstElement>) {
+    init(context: NodeContext, pipeline: UnsafeMutablePointer<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory) {
         self.context = context
         self.pipeline = pipeline
+        self.callbacks = callbacks
+        self.directory = directory
     }
 
     public var nodeID: String { context.id }
@@ -27,50 +35,57 @@ public final class BinBuilder {
     /// Makes an element and adds it to the node. A missing element is a missing-plugin error
     /// (exit 69) that names the Debian package providing it.
     @discardableResult
-    public func make(_ factory: String, name: String? = nil, _ properties: KeyValuePairs<String, any CustomStringConvertible> = [:]) throws -> Element {
+    public func make(_ factory: String, name: String? = nil, _ properties: KeyValuePairs<String, any CustomStringConvertible> = [:]) throws(GraphError) -> Element {
+        lock.lock()
         counter += 1
         let elementName = "\(nodeID):" + (name ?? "\(factory)\(counter)")
+        lock.unlock()
         guard let raw = gst_element_factory_make(factory, elementName) else {
             throw GraphError(.missingPlugin, at: "node \"\(nodeID)\"",
                              "GStreamer element \"\(factory)\" is not installed; install the Debian package \(GStreamer.debianPackage(forElement: factory))",
                              node: nodeID)
         }
         guard gst_bin_add(pipeline.withMemoryRebound(to: GstBin.self, capacity: 1) { $0 }, raw) != 0 else {
+            gst_object_ref_sink(UnsafeMutableRawPointer(raw))  // still floating: ours to free
+            gst_object_unref(UnsafeMutableRawPointer(raw))
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "could not add \(factory) (\(elementName)) to the pipeline", node: nodeID)
         }
-        let element = Element(raw: raw, factory: factory, nodeID: nodeID)
+        directory.record(raw, node: nodeID)
+        let element = Element(raw: raw, factory: factory, nodeID: nodeID, callbacks: callbacks)
         for (key, value) in properties { try element.set(key, value) }
+        lock.lock()
         elements.append(element)
+        lock.unlock()
         return element
     }
 
     /// Makes a capsfilter that fixes a format.
     @discardableResult
-    public func makeCapsFilter(_ capsString: String) throws -> Element {
+    public func makeCapsFilter(_ capsString: String) throws(GraphError) -> Element {
         let e = try make("capsfilter")
         try e.set("caps", capsString)
         return e
     }
 
     /// Links elements in a chain, source pad to sink pad.
-    public func link(_ chain: Element...) throws {
+    public func link(_ chain: Element...) throws(GraphError) {
         for (a, b) in zip(chain, chain.dropFirst()) where gst_element_link(a.raw, b.raw) == 0 {
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "cannot link \(a.factory) to \(b.factory)", node: nodeID)
         }
     }
 
     /// Exposes an element's static sink pad as the node's input port.
-    public func expose(input port: String, _ element: Element, pad: String = "sink") throws {
+    public func expose(input port: String, _ element: Element, pad: String = "sink") throws(GraphError) {
         exposedInputs[port] = try exposable(port, staticPad: pad, of: element, alreadyExposed: exposedInputs[port] != nil)
     }
 
     /// Exposes an element's static source pad as the node's output port.
-    public func expose(output port: String, _ element: Element, pad: String = "src") throws {
+    public func expose(output port: String, _ element: Element, pad: String = "src") throws(GraphError) {
         exposedOutputs[port] = try exposable(port, staticPad: pad, of: element, alreadyExposed: exposedOutputs[port] != nil)
     }
 
     /// Exposes a request pad (a muxer's `audio_%u`) as the node's input port.
-    public func expose(input port: String, requesting template: String, from element: Element) throws {
+    public func expose(input port: String, requesting template: String, from element: Element) throws(GraphError) {
         guard exposedInputs[port] == nil else {
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "port \(port) exposed twice", node: nodeID)
         }
@@ -82,7 +97,7 @@ public final class BinBuilder {
     }
 
     /// A pad the element owns for as long as it exists (as long as the pipeline).
-    private func exposable(_ port: String, staticPad name: String, of element: Element, alreadyExposed: Bool) throws -> UnsafeMutablePointer<GstPad> {
+    private func exposable(_ port: String, staticPad name: String, of element: Element, alreadyExposed: Bool) throws(GraphError) -> UnsafeMutablePointer<GstPad> {
         guard !alreadyExposed else {
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "port \(port) exposed twice", node: nodeID)
         }

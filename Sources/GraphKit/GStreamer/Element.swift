@@ -8,15 +8,20 @@ public final class Element: @unchecked Sendable {
     public let name: String
     public let factory: String
     let nodeID: String
-    private var handlers: [AnyObject] = []
+    /// Owns the callbacks this element's handlers hand GStreamer (the run's registry).
+    let callbacks: CallbackRegistry
 
-    init(raw: UnsafeMutablePointer<GstElement>, factory: String, nodeID: String) {
+    init(raw: UnsafeMutablePointer<GstElement>, factory: String, nodeID: String, callbacks: CallbackRegistry) {
         self.raw = raw
         self.factory = factory
         self.nodeID = nodeID
-        let name = gst_object_get_name(raw.withMemoryRebound(to: GstObject.self, capacity: 1) { $0 })!
-        self.name = String(cString: name)
-        g_free(name)  // a copy, ours to free
+        self.callbacks = callbacks
+        if let name = gst_object_get_name(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstObject.self)) {
+            self.name = String(cString: name)
+            g_free(name)  // a copy, ours to free
+        } else {
+            self.name = factory
+        }
         gst_object_ref(UnsafeMutableRawPointer(raw))
     }
 
@@ -26,7 +31,7 @@ public final class Element: @unchecked Sendable {
 
     /// Sets a property from a value's text form, typed by the property's own declaration.
     /// Throws (rather than GStreamer's silent ignore) for an unknown property or a bad value.
-    public func set(_ property: String, _ value: some CustomStringConvertible) throws {
+    public func set(_ property: String, _ value: some CustomStringConvertible) throws(GraphError) {
         switch gk_object_set_from_string(object, property, value.description) {
         case 0: return
         case 1: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "element \(factory) has no property \"\(property)\"", node: nodeID)
@@ -42,28 +47,25 @@ public final class Element: @unchecked Sendable {
     }
 
     /// Called on a streaming thread when the element adds a pad (a demuxer found a stream).
+    /// The handler is kept until the run ends, then released: it may capture its node.
     public func onPadAdded(_ handler: @escaping @Sendable (Pad) -> Void) {
-        let box = PadHandler(handler, nodeID: nodeID)
-        handlers.append(box)
+        let nodeID = self.nodeID
         let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstPad>?, UnsafeMutableRawPointer?) -> Void = { _, pad, ctx in
             guard let pad, let ctx else { return }
-            let h = Unmanaged<PadHandler>.fromOpaque(ctx).takeUnretainedValue()
-            h.handler(Pad(raw: pad, nodeID: h.nodeID))
+            let h = Unmanaged<Handler<(UnsafeMutablePointer<GstPad>)>>.fromOpaque(ctx).takeUnretainedValue()
+            h.call(pad)
         }
-        g_signal_connect_data(object, "pad-added", unsafeBitCast(callback, to: GCallback.self),
-                              Unmanaged.passUnretained(box).toOpaque(), nil, GConnectFlags(rawValue: 0))
+        callbacks.connect(object, "pad-added", unsafeBitCast(callback, to: GCallback.self),
+                          context: Handler<(UnsafeMutablePointer<GstPad>)> { handler(Pad(raw: $0, nodeID: nodeID)) })
     }
 
     /// Called on a streaming thread once a demuxer has added every pad it will.
     public func onNoMorePads(_ handler: @escaping @Sendable () -> Void) {
-        let box = VoidHandler(handler)
-        handlers.append(box)
         let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, ctx in
             guard let ctx else { return }
-            Unmanaged<VoidHandler>.fromOpaque(ctx).takeUnretainedValue().handler()
+            Unmanaged<Handler<Void>>.fromOpaque(ctx).takeUnretainedValue().call(())
         }
-        g_signal_connect_data(object, "no-more-pads", unsafeBitCast(callback, to: GCallback.self),
-                              Unmanaged.passUnretained(box).toOpaque(), nil, GConnectFlags(rawValue: 0))
+        callbacks.connect(object, "no-more-pads", unsafeBitCast(callback, to: GCallback.self), context: Handler<Void>(handler))
     }
 
     /// Called on the streaming thread with each new format arriving at this element's sink pad,
@@ -72,11 +74,12 @@ public final class Element: @unchecked Sendable {
     public func onInputFormat(pad: String = "sink", _ handler: @escaping @Sendable (MediaFormat) -> Void) {
         guard let p = gst_element_get_static_pad(raw, pad) else { return }
         defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
-        let box = Unmanaged.passRetained(FormatHandler(handler)).toOpaque()
-        gk_pad_add_transform(p, nil, { ctx, kind, caps in
+        let box = Unmanaged.passRetained(Handler<MediaFormat>(handler)).toOpaque()
+        let id = gk_pad_add_transform(p, nil, { ctx, kind, caps in
             guard kind == 0, let ctx, let caps, let format = GStreamer.format(from: caps) else { return }
-            Unmanaged<FormatHandler>.fromOpaque(ctx).takeUnretainedValue().handler(format)
-        }, box, { ctx in Unmanaged<FormatHandler>.fromOpaque(ctx!).release() })
+            Unmanaged<Handler<MediaFormat>>.fromOpaque(ctx).takeUnretainedValue().call(format)
+        }, box, { ctx in Unmanaged<Handler<MediaFormat>>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
     }
 
     /// Called on the streaming thread with each buffer's index and time as it arrives at this
@@ -85,13 +88,14 @@ public final class Element: @unchecked Sendable {
         guard let p = gst_element_get_static_pad(raw, pad) else { return }
         defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
         let box = Unmanaged.passRetained(BufferHandler(handler)).toOpaque()
-        gk_pad_add_transform(p, { ctx, buffer in
+        let id = gk_pad_add_transform(p, { ctx, buffer in
             let h = Unmanaged<BufferHandler>.fromOpaque(ctx!).takeUnretainedValue()
             let pts = buffer!.pointee.pts
             h.handler(h.count, pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
             h.count += 1
             return buffer
         }, nil, box, { ctx in Unmanaged<BufferHandler>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
     }
 
     /// Fails the run from a streaming thread with a message naming this node (exit 70).
@@ -116,22 +120,14 @@ public final class Element: @unchecked Sendable {
         _ = gst_element_sync_state_with_parent(raw)
     }
 
-    private final class PadHandler {
-        let handler: @Sendable (Pad) -> Void
-        let nodeID: String
-        init(_ h: @escaping @Sendable (Pad) -> Void, nodeID: String) { handler = h; self.nodeID = nodeID }
+    /// A Swift closure kept alive for GStreamer as a callback's context.
+    private final class Handler<Argument>: @unchecked Sendable {
+        let call: @Sendable (Argument) -> Void
+        init(_ call: @escaping @Sendable (Argument) -> Void) { self.call = call }
     }
     private final class BufferHandler: @unchecked Sendable {
         let handler: @Sendable (Int, MediaTime?) -> Void
         var count = 0  // touched only on the pad's streaming thread
         init(_ h: @escaping @Sendable (Int, MediaTime?) -> Void) { handler = h }
-    }
-    private final class FormatHandler {
-        let handler: @Sendable (MediaFormat) -> Void
-        init(_ h: @escaping @Sendable (MediaFormat) -> Void) { handler = h }
-    }
-    private final class VoidHandler {
-        let handler: @Sendable () -> Void
-        init(_ h: @escaping @Sendable () -> Void) { handler = h }
     }
 }

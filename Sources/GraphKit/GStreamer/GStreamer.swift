@@ -13,11 +13,21 @@ public enum GStreamer {
         return nil
     }()
 
-    /// Initialises GStreamer once per process (thread-safe). Fatal if GStreamer cannot start:
-    /// nothing in GraphKit can run without it.
+    /// Initialises GStreamer once per process (thread-safe), for the calls that cannot report a
+    /// failure (making a buffer, looking up an element). A GStreamer that cannot start is
+    /// reported by ``start()``, which every run calls.
     public static func initialize() {
         background.wait()
-        if let message = initResult { fatalError("GStreamer failed to initialise: \(message)") }
+        _ = initResult
+    }
+
+    /// Initialises GStreamer once per process (thread-safe), or says why it cannot start
+    /// (exit 69, like a missing plugin: the media framework is unavailable).
+    public static func start() throws(GraphError) {
+        background.wait()
+        if let message = initResult {
+            throw GraphError(.missingPlugin, "GStreamer failed to initialise: \(message); check the installation (gstreamer1.0-plugins-base)")
+        }
     }
 
     /// Starts initialising on another thread and returns at once, so that a program that will

@@ -52,14 +52,31 @@ public struct Graph: Sendable {
         public var index: Int
     }
 
-    public var name: String?
-    public var description: String?
-    public var nodes: [NodeSpec]
-    public var edges: [Edge]
+    public let name: String?
+    public let description: String?
+    public let nodes: [NodeSpec]
+    public let edges: [Edge]
+    /// Lookups by node id, made once: a run asks them for every edge, so a graph of many
+    /// nodes must not be searched from the start each time.
+    private let nodeIndex: [String: Int]
+    private let edgesFrom: [String: [Edge]]
+    private let edgesInto: [String: [Edge]]
 
-    public func node(_ id: String) -> NodeSpec? { nodes.first { $0.id == id } }
-    public func edges(from node: String) -> [Edge] { edges.filter { $0.from.node == node } }
-    public func edges(into node: String) -> [Edge] { edges.filter { $0.to.node == node } }
+    init(name: String?, description: String?, nodes: [NodeSpec], edges: [Edge]) {
+        self.name = name
+        self.description = description
+        self.nodes = nodes
+        self.edges = edges
+        var index: [String: Int] = [:]
+        for (i, n) in nodes.enumerated() where index[n.id] == nil { index[n.id] = i }
+        nodeIndex = index
+        edgesFrom = Dictionary(grouping: edges, by: \.from.node)
+        edgesInto = Dictionary(grouping: edges, by: \.to.node)
+    }
+
+    public func node(_ id: String) -> NodeSpec? { nodeIndex[id].map { nodes[$0] } }
+    public func edges(from node: String) -> [Edge] { edgesFrom[node] ?? [] }
+    public func edges(into node: String) -> [Edge] { edgesInto[node] ?? [] }
 }
 
 extension Substring {

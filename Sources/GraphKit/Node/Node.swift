@@ -50,11 +50,24 @@ public protocol ElementNode: Node {
     func build(in bin: BinBuilder) throws
 }
 
-/// A node that processes buffers in Swift, one input `in` and one output `out` of the same
-/// format. It runs inside the pipeline on the streaming thread: no extra thread hop.
-/// `process` may change the buffer in place: when the buffer is uniquely held that writes
-/// straight into it; when it is shared (fan-out) the write copies first.
+/// How buffers flow through a ``ProcessingNode``: declared by each node, never inferred from its
+/// ports' formats.
+public enum BufferFlow: Sendable {
+    /// `process` hands each buffer on to the output `out` (changed in place or not), or drops it
+    /// by returning false. The node declares both `in` and `out`.
+    case passThrough
+    /// Buffers end in the node (`process`'s result is ignored). What it produces, if it declares
+    /// an output `out`, it sends through ``ProcessingHost/emit(_:)``, in a format of its own.
+    case consume
+}
+
+/// A node that processes buffers in Swift from one input `in`. It runs inside the pipeline on
+/// the streaming thread: no extra thread hop. `process` may change the buffer in place: when the
+/// buffer is uniquely held that writes straight into it; when it is shared (fan-out) the write
+/// copies first.
 public protocol ProcessingNode: Node {
+    /// Whether buffers pass through to `out` or end in the node (see ``BufferFlow``).
+    static var bufferFlow: BufferFlow { get }
     /// The negotiated input format, before the first buffer and whenever it changes.
     func formatDidChange(to format: MediaFormat) throws
     /// Processes one buffer. Return false to drop it.

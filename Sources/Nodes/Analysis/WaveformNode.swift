@@ -10,6 +10,9 @@ import GraphKit
 /// "wave": { "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }
 /// ```
 public final class WaveformNode: ProcessingNode, @unchecked Sendable {
+    /// PCM ends here; the peaks go out through the host, in a format of their own.
+    public static let bufferFlow = BufferFlow.consume
+
     static let binParameters = ["samplesPerPixel", "pixelsPerSecond", "width"]
     static let files = ["json", "dat", "png", "svg"]
 

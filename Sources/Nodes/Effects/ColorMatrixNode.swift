@@ -10,6 +10,9 @@ import GraphKit
 /// "sepia": { "type": "effect.colorMatrix", "params": { "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] } }
 /// ```
 public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
+    /// Each buffer is changed in place (or into a pooled frame) and passed on.
+    public static let bufferFlow = BufferFlow.passThrough
+
     public static let descriptor = NodeDescriptor(
         type: "effect.colorMatrix",
         category: .effect,

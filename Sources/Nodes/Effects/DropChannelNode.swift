@@ -8,6 +8,9 @@ import GraphKit
 /// "tint": { "type": "effect.dropChannel", "params": { "channel": "green" } }
 /// ```
 public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
+    /// Each buffer is changed in place (or into a pooled frame) and passed on.
+    public static let bufferFlow = BufferFlow.passThrough
+
     public static let descriptor = NodeDescriptor(
         type: "effect.dropChannel",
         category: .effect,

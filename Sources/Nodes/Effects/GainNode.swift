@@ -9,6 +9,9 @@ import GraphKit
 /// "louder": { "type": "effect.gain", "params": { "db": 6 } }
 /// ```
 public final class GainNode: ProcessingNode, @unchecked Sendable {
+    /// Each buffer is scaled in place and passed on.
+    public static let bufferFlow = BufferFlow.passThrough
+
     public static let descriptor = NodeDescriptor(
         type: "effect.gain",
         category: .effect,

@@ -9,6 +9,9 @@ import GraphKit
 /// "gray": { "type": "effect.grayscale" }
 /// ```
 public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
+    /// Each buffer is changed in place (or into a pooled frame) and passed on.
+    public static let bufferFlow = BufferFlow.passThrough
+
     public static let descriptor = NodeDescriptor(
         type: "effect.grayscale",
         category: .effect,

@@ -8,6 +8,9 @@ import GraphKit
 /// "selfie": { "type": "effect.mirror", "params": { "axis": "horizontal" } }
 /// ```
 public final class MirrorNode: ProcessingNode, @unchecked Sendable {
+    /// Each buffer is changed in place (or into a pooled frame) and passed on.
+    public static let bufferFlow = BufferFlow.passThrough
+
     public static let descriptor = NodeDescriptor(
         type: "effect.mirror",
         category: .effect,

@@ -46,7 +46,7 @@ struct Run: ParsableCommand {
         let run: GraphRun
         do {
             run = try GraphRun(graph)
-        } catch let error as GraphError {
+        } catch {
             throw report(error)
         }
 
@@ -54,7 +54,7 @@ struct Run: ParsableCommand {
         interrupts.install()
         do {
             try run.start()
-        } catch let error as GraphError {
+        } catch {
             throw report(error)
         }
 

@@ -1,0 +1,142 @@
+import CGStreamer
+import CGraphKitGlue
+import Logging
+
+/// Watches a running pipeline's bus on the run's own thread (never the Swift concurrency pool)
+/// and turns its messages into one outcome: end of stream, a failure as a ``GraphError`` that
+/// names the node it came from (the node each element was recorded for at build time), or a
+/// cancel. GStreamer's warnings go to the logger with their node's id.
+struct BusWatcher {
+    enum Outcome {
+        case endOfStream
+        case failed(GraphError)
+        case cancelled
+    }
+
+    let pipeline: Pipeline
+    let graph: Graph
+    let nodes: [(spec: Graph.NodeSpec, node: any Node)]
+    let failures: NodeFailures
+    let logger: Logger
+
+    /// The name of the application message that wakes the watcher to cancel.
+    static let cancelMessage = "graphkit-cancel"
+
+    /// Asks a watching ``watch(startFailed:)`` to end the run as cancelled, at once.
+    static func postCancel(to pipeline: Pipeline) {
+        guard let bus = gst_element_get_bus(pipeline.raw) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+        let structure = gst_structure_new_empty(cancelMessage)
+        if let message = gst_message_new_application(UnsafeMutableRawPointer(pipeline.raw).assumingMemoryBound(to: GstObject.self), structure) {
+            gst_bus_post(bus, message)
+        }
+    }
+
+    /// Blocks until the run's outcome is known. `sample` is called every few milliseconds (queue
+    /// depths). When the pipeline refused to start, an error it posted is awaited briefly.
+    func watch(startFailed: Bool, sample: () -> Void) -> Outcome {
+        guard let bus = gst_element_get_bus(pipeline.raw) else {
+            return .failed(GraphError(.runFailed, "the pipeline has no bus"))
+        }
+        defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+        let wanted = GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ELEMENT.rawValue
+            | GST_MESSAGE_WARNING.rawValue | GST_MESSAGE_APPLICATION.rawValue
+        var missingPlugin: String?
+        var idle = 0
+        while true {
+            guard let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: wanted)) else {
+                sample()
+                idle += 1
+                // A refused start normally posts its error at once; 1 s of silence is the guard.
+                if startFailed, idle >= 50 { return .failed(GraphError(.runFailed, "the pipeline failed to start")) }
+                continue
+            }
+            defer { gk_message_unref(msg) }
+            switch msg.pointee.type {
+            case GST_MESSAGE_EOS:
+                return .endOfStream
+            case GST_MESSAGE_ERROR:
+                return .failed(translate(error: msg, missingPlugin: missingPlugin))
+            case GST_MESSAGE_APPLICATION:
+                if let s = gst_message_get_structure(msg), String(cString: gst_structure_get_name(s)) == Self.cancelMessage {
+                    return .cancelled
+                }
+            case GST_MESSAGE_WARNING:
+                let (text, debug) = parse(msg, warning: true)
+                var metadata: Logger.Metadata = [:]
+                if let node = pipeline.directory.node(owning: msg.pointee.src) { metadata["node"] = .string(node) }
+                if let debug { metadata["debug"] = .string(debug) }
+                logger.warning("\(text.message)", metadata: metadata)
+            case GST_MESSAGE_ELEMENT:
+                if gst_is_missing_plugin_message(msg) != 0, let d = gst_missing_plugin_message_get_description(msg) {
+                    missingPlugin = String(cString: d)
+                    g_free(d)
+                }
+            default:
+                break
+            }
+            sample()
+        }
+    }
+
+    private struct Parsed {
+        var message: String
+        var domain: Int32
+        var code: Int32
+    }
+
+    private func parse(_ msg: UnsafeMutablePointer<GstMessage>, warning: Bool) -> (Parsed, String?) {
+        var gerror: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        if warning { gst_message_parse_warning(msg, &gerror, &debug) } else { gst_message_parse_error(msg, &gerror, &debug) }
+        defer {
+            if gerror != nil { g_error_free(gerror) }
+            g_free(debug)
+        }
+        let text = gerror.map { String(cString: $0.pointee.message) } ?? "unknown error"
+        return (Parsed(message: text, domain: gk_error_domain(gerror), code: gerror?.pointee.code ?? 0), debug.map { String(cString: $0) })
+    }
+
+    /// A bus error as the GraphError a user reads: its code from GStreamer's error domain, its
+    /// location and node from the element that posted it. A Swift node's own error (kept when it
+    /// failed) is reported as the node raised it.
+    private func translate(error msg: UnsafeMutablePointer<GstMessage>, missingPlugin: String?) -> GraphError {
+        let (parsed, debug) = parse(msg, warning: false)
+        let nodeID = pipeline.directory.node(owning: msg.pointee.src)
+        if let nodeID, var own = failures.error(of: nodeID) {
+            if own.problems.allSatisfy({ $0.location == nil }), let entry = nodes.first(where: { $0.spec.id == nodeID }) {
+                own.problems[0].location = "node \"\(nodeID)\" (\(entry.spec.descriptor.type))"
+            }
+            return own
+        }
+        var code = GraphError.Code.runFailed
+        switch (parsed.domain, parsed.code) {
+        case (0, Int32(GST_CORE_ERROR_MISSING_PLUGIN.rawValue)), (3, Int32(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue)):
+            code = .missingPlugin
+        case (2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue)),
+             (2, Int32(GST_RESOURCE_ERROR_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)):
+            code = .outputUnwritable
+        default:
+            break
+        }
+        var message = parsed.message
+        if code == .missingPlugin, let missingPlugin {
+            message += " Missing: \(missingPlugin); install the GStreamer plugin package that provides it (gstreamer1.0-plugins-good, -bad, -ugly or gstreamer1.0-libav)."
+        }
+        guard let nodeID, let entry = nodes.first(where: { $0.spec.id == nodeID }) else {
+            return GraphError(code, message, cause: debug)
+        }
+        var reading = ""
+        if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID) { reading = ", reading \(d)" }
+        return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(reading))", message, node: nodeID, cause: debug)
+    }
+
+    /// The nearest description upstream of a node (a file's path, a device).
+    private func describe(upstreamOf id: String) -> String? {
+        for e in graph.edges(into: id) {
+            if let n = nodes.first(where: { $0.spec.id == e.from.node }), let d = n.node.mediaDescription { return d }
+            if let d = describe(upstreamOf: e.from.node) { return d }
+        }
+        return nil
+    }
+}
