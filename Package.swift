@@ -43,6 +43,9 @@ let package = Package(
         ),
         // Effect throughput benchmark (scripts/bench.py); not a product.
         .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
+        // Runs 1,000 small graphs in one process and checks that nothing accumulates
+        // (Tests/GraphKitTests/SoakTests.swift); not a product.
+        .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // The picture tests read PNG pixels back with Cairo, linked directly.
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"],

@@ -28,8 +28,11 @@ struct GraphCtl: ParsableCommand {
             try command.run()
         } catch {
             if startsGStreamer { GStreamer.waitUntilInitialized() }
+            if startsGStreamer { GStreamer.deinitialize() }
             exit(withError: error)
         }
+        // Like gst-launch-1.0: every run has ended and been released by now.
+        if startsGStreamer { GStreamer.deinitialize() }
     }
 }
 

@@ -49,6 +49,22 @@ public enum GStreamer {
         _ = initResult
     }
 
+    /// Releases what GStreamer holds for the process, as gst-launch-1.0 does before it exits, so
+    /// that leak checkers (GStreamer's `GST_TRACERS=leaks`, valgrind) see only real leaks. Call
+    /// it last, once every run has ended and been released: GStreamer cannot be used after it.
+    public static func deinitialize() {
+        background.wait()
+        if initResult == nil { gst_deinit() }
+    }
+
+    /// Ends the streaming threads GStreamer keeps idle in its pool for the next run (they would
+    /// end by themselves after a while), for a program or test that counts its threads. Call it
+    /// only when no run is under way.
+    public static func stopIdleStreamingThreads() {
+        initialize()
+        gst_task_cleanup_all()
+    }
+
     /// An initialisation under way on another thread. Waiters sleep on a condition: waiting on
     /// `initResult` itself would spin a core (the runtime's once-lock is a priority-inheritance
     /// futex, which spins while its owner runs).

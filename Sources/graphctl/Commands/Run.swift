@@ -63,6 +63,7 @@ struct Run: ParsableCommand {
         ticker?.start()
         let result = run.wait()
         ticker?.finish()
+        interrupts.uninstall()
 
         if let stats {
             do {
@@ -107,10 +108,16 @@ final class InterruptHandler: @unchecked Sendable {
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { [self] in handle() }
+            source.setEventHandler { [weak self] in self?.handle() }
             source.resume()
             sources.append(source)
         }
+    }
+
+    /// Stops listening (the signals' handlers hold this object, and it holds the run).
+    func uninstall() {
+        queue.sync { sources.forEach { $0.cancel() } }
+        sources.removeAll()
     }
 
     private func handle() {

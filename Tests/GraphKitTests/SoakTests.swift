@@ -1,0 +1,46 @@
+import Foundation
+import GraphKit
+import Testing
+
+/// 1,000 small graphs through the library in one process (transcodes, waveforms, an app source,
+/// a failing graph and a cancelled one, in turn): descriptors and threads return to their
+/// counts, RSS grows by less than 5 MB, and every node object is freed after its run. The runs
+/// happen in `graphkit-soak`, a process of their own, so that no other test opens files or
+/// starts threads meanwhile.
+@Suite struct SoakTests {
+    static let executable: URL = {
+        var dir = Bundle.main.bundleURL
+        for _ in 0..<3 {
+            let candidate = dir.appendingPathComponent("graphkit-soak")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/graphkit-soak")
+    }()
+
+    @Test(.timeLimit(.minutes(5)))
+    func aThousandRunsLeaveNothingBehind() throws {
+        let p = Process()
+        p.executableURL = Self.executable
+        p.arguments = ["1000", "--rss-limit-mb", "5"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let summary = try JSONParser.parse(String(decoding: data, as: UTF8.self))
+        #expect(p.terminationStatus == 0, "\(summary)")
+        #expect(summary["runs"] == .number(1000))
+        guard case .array(let fds)? = summary["fileDescriptors"], case .array(let threads)? = summary["threads"],
+              case .array(let rss)? = summary["rssKB"], case .number(let rss0) = rss[0], case .number(let rss1) = rss[1] else {
+            Issue.record("unexpected summary: \(summary)")
+            return
+        }
+        #expect(fds[0] == fds[1], "open file descriptors before and after")
+        #expect(threads[0] == threads[1], "threads before and after")
+        #expect(rss1 - rss0 < 5 * 1024, "RSS grew by \(rss1 - rss0) KB")
+        #expect(summary["undeallocatedNodes"] == .number(0))
+        #expect(summary["problems"] == .array([]))
+    }
+}

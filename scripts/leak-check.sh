@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every graph in graphs/ with GStreamer's leaks tracer (GST_TRACERS=leaks) on small test
+# inputs, and fails if any GStreamer object is still alive when graphctl exits.
+# Usage: scripts/leak-check.sh [path/to/graphctl]   (default: .build/debug/graphctl)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+graphctl=$(realpath "${1:-.build/debug/graphctl}")
+graphs=$(pwd)/graphs
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+# Inputs made by GStreamer: 1 s of stereo tone in a WAV, and 1 s of 320x240 video with audio in an MP4.
+gst-launch-1.0 -q audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audio/x-raw,rate=44100,channels=2 ! wavenc ! filesink location=in.wav
+gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=240,framerate=30/1 ! x264enc ! h264parse ! mp4mux name=m ! filesink location=in.mp4 \
+  audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audioconvert ! avenc_aac ! m.
+short=(--set camera.duration=1 --set camera.live=false --set camera.width=320 --set camera.height=240)
+mic=(--set mic.duration=1 --set mic.live=false)
+declare -A sets=(
+  [m4a]="${mic[*]} --set file.path=o.m4a"
+  [record]="${short[*]} ${mic[*]} --set file.path=o.mp4"
+  [record-fragmented]="${short[*]} ${mic[*]} --set file.path=f.mp4 --set file.fragmentInterval=0.5"
+  [record-waveform]="${mic[*]} --set file.path=w.m4a --set wave.json=w.json --set wave.png=w.png"
+  [transcode-audio]="--set src.path=in.wav --set file.path=t.m4a"
+  [transcode-video]="--set src.path=in.mp4 --set file.path=t.mp4"
+  [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"
+)
+failed=0
+for graph in "$graphs"/*.json; do
+  name=$(basename "$graph" .json)
+  if [[ -z "${sets[$name]+x}" ]]; then echo "leak-check: no test inputs for graphs/$name.json; add them here" >&2; failed=1; continue; fi
+  # shellcheck disable=SC2086
+  if ! GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 GST_DEBUG_NO_COLOR=1 "$graphctl" run "$graph" --quiet ${sets[$name]} 2> log.txt; then
+    echo "leak-check: graphs/$name.json failed to run:" >&2; grep -v GST_TRACER log.txt >&2 || true; failed=1; continue
+  fi
+  alive=$(grep -c 'object-alive, type-name=(string)[A-Za-z]' log.txt || true)
+  if [[ "$alive" != 0 ]]; then
+    echo "leak-check: graphs/$name.json: $alive GStreamer objects alive at exit:" >&2
+    grep -o 'object-alive, type-name=(string)[A-Za-z0-9_]*, address=[^,]*, description=(string)[^,]*' log.txt | head -20 >&2 || true
+    failed=1
+  else
+    echo "leak-check: graphs/$name.json: no GStreamer object alive at exit"
+  fi
+done
+exit $failed
