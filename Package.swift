@@ -39,6 +39,7 @@ let package = Package(
             dependencies: [
                 "GraphKit", "Nodes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Effect throughput benchmark (scripts/bench.py); not a product.
@@ -46,7 +47,8 @@ let package = Package(
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
-        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
+        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting",
+                                                         .product(name: "Logging", package: "swift-log")]),
         // The picture tests read PNG pixels back with Cairo, linked directly.
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"],
                     linkerSettings: [.linkedLibrary("cairo")]),

@@ -73,6 +73,13 @@ void gk_element_post_error(GstElement *element, int domain, int code, const char
     gst_element_post_message(element, m);
 }
 
+void gk_element_post_warning(GstElement *element, const char *text, const char *debug) {
+    GError *error = g_error_new_literal(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED, text);
+    GstMessage *m = gst_message_new_warning(GST_OBJECT(element), error, debug);
+    g_error_free(error);
+    gst_element_post_message(element, m);
+}
+
 int gk_error_domain(const GError *error) {
     if (error == NULL) return -1;
     if (error->domain == GST_CORE_ERROR) return 0;

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraphKit
+import Logging
 import Nodes
 
 @main
@@ -47,8 +48,24 @@ func report(_ error: GraphError, file: String? = nil) -> ExitCode {
         line += problem.description
         printError(line)
     }
-    if let cause = error.cause, !cause.isEmpty { printError("  cause: \(cause)") }
+    // GStreamer's debug text helps a developer, not a user: only with --verbose.
+    if verboseOutput, let cause = error.cause, !cause.isEmpty { printError("  cause: \(cause)") }
     return ExitCode(error.code.exitStatus)
+}
+
+/// Set by `run --verbose`: error causes are printed, and the log shows debug messages.
+nonisolated(unsafe) var verboseOutput = false
+
+/// Routes GraphKit's log (swift-log) to standard error: warnings by default (GStreamer's, with
+/// the node id), errors only with --quiet, everything down to debug with --verbose.
+func bootstrapLogging(verbose: Bool, quiet: Bool) {
+    verboseOutput = verbose
+    let level: Logger.Level = verbose ? .debug : quiet ? .error : .warning
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
 }
 
 func printError(_ text: String) {

@@ -29,6 +29,8 @@ char *gk_object_get_as_string(gpointer object, const char *name);
 /* Posts an error message from an element, as GST_ELEMENT_ERROR does.
  * domain: 0 core, 1 library, 2 resource, 3 stream. */
 void gk_element_post_error(GstElement *element, int domain, int code, const char *text, const char *debug);
+/* Posts a warning message from an element, as GST_ELEMENT_WARNING does. */
+void gk_element_post_warning(GstElement *element, const char *text, const char *debug);
 /* 0 core, 1 library, 2 resource, 3 stream, -1 other. */
 int gk_error_domain(const GError *error);
 

@@ -103,6 +103,12 @@ public final class Element: @unchecked Sendable {
         gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)
     }
 
+    /// Reports something worth knowing that does not stop the run (GST_ELEMENT_WARNING): it goes
+    /// to the run's logger as a warning, with this node's id as `node` metadata.
+    public func postWarning(_ message: String, debug: String? = nil) {
+        gk_element_post_warning(raw, message, debug)
+    }
+
     /// Fails the run with a resource error: an output that cannot be written (exit 73).
     public func postWriteError(_ message: String, debug: String? = nil) {
         gk_element_post_error(raw, 2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue), message, debug)

@@ -243,9 +243,6 @@ public final class GraphRun: @unchecked Sendable {
         if status == .cancelled, error == nil {
             error = GraphError(.cancelled, "the run was cancelled")
         }
-        if let error, let cause = error.cause, !cause.isEmpty {
-            logger.debug("the run failed", metadata: ["node": .string(error.node ?? ""), "cause": .string(cause)])
-        }
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let report = makeReport(status: status, wall: wall, error: error)
         // Code blocked on an input wakes and throws the run's error.

@@ -28,10 +28,18 @@ struct Run: ParsableCommand {
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
+    @Flag(help: "Print GraphKit's debug messages and GStreamer's debug text with errors.")
+    var verbose = false
+
     @Option(help: ArgumentHelp("Write the run's statistics as JSON to this file.", valueName: "file"))
     var stats: String?
 
+    func validate() throws {
+        if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together.") }
+    }
+
     func run() throws {
+        bootstrapLogging(verbose: verbose, quiet: quiet)
         let graph: Graph
         do {
             graph = try GraphLoader.builtIn.load(contentsOf: self.graph, overrides: try options.parsed())
