@@ -5,7 +5,7 @@ import CGStreamer
 
 @Suite struct MediaFormatTests {
     func roundTrip(_ format: MediaFormat) -> MediaFormat? {
-        let caps = GStreamer.caps(format)
+        guard let caps = GStreamer.caps(format) else { return nil }
         defer { gk_caps_unref(caps) }
         return GStreamer.format(from: caps)
     }

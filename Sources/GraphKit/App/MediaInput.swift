@@ -165,16 +165,20 @@ public final class MediaInput: @unchecked Sendable {
         lock.lock()
         if finished { lock.unlock(); throw finishedError }
         let changed = !announced || buffer.format != lastFormat || buffer.capsDetail != lastDetail
+        lock.unlock()
+        if changed, let capsString = buffer.capsForPushing {
+            guard let caps = gst_caps_from_string(capsString) else {
+                throw GraphError(.usage, at: "node \"\(nodeID)\"", "the sample's format (\(capsString)) is not one GStreamer can describe", node: nodeID)
+            }
+            gst_app_src_set_caps(src, caps)
+            gk_caps_unref(caps)
+        }
         if changed {
+            lock.lock()
             announced = true
             lastFormat = buffer.format
             lastDetail = buffer.capsDetail
-        }
-        lock.unlock()
-        if changed, let capsString = buffer.capsForPushing {
-            let caps = gst_caps_from_string(capsString)!
-            gst_app_src_set_caps(src, caps)
-            gk_caps_unref(caps)
+            lock.unlock()
         }
         // Never hold our lock across a push: enough-data is raised inside it, on this thread.
         let result = gst_app_src_push_buffer(src, buffer.retainedBuffer())

@@ -2,9 +2,11 @@ import CGStreamer
 import CGraphKitGlue
 
 extension GStreamer {
-    static func caps(_ format: MediaFormat) -> UnsafeMutablePointer<GstCaps> {
+    /// The caps of a format (one new reference), or nil when GStreamer cannot parse them (a
+    /// `.data` name that is not a media type).
+    static func caps(_ format: MediaFormat) -> UnsafeMutablePointer<GstCaps>? {
         initialize()
-        return gst_caps_from_string(format.capsString)!
+        return gst_caps_from_string(format.capsString)
     }
 
     /// The format described by fixed caps, or nil for caps GraphKit has no name for.

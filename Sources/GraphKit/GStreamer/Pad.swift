@@ -14,7 +14,7 @@ public final class Pad: @unchecked Sendable {
     deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 
     public var name: String {
-        let s = gst_object_get_name(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstObject.self))!
+        guard let s = gst_object_get_name(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstObject.self)) else { return "" }
         defer { g_free(s) }
         return String(cString: s)
     }

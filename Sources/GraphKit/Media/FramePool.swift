@@ -26,17 +26,20 @@ public final class FramePool: Sendable {
     func frame(_ format: MediaFormat.VideoFormat) throws -> UnsafeMutablePointer<GstBuffer> {
         try state.withLock { s in
             // Only the layout matters: a change of frame rate keeps the pool.
-            if s.pool == nil || s.format?.pixelFormat != format.pixelFormat || s.format?.width != format.width || s.format?.height != format.height {
+            let sameLayout = s.format?.pixelFormat == format.pixelFormat && s.format?.width == format.width && s.format?.height == format.height
+            var pool = sameLayout ? s.pool : nil
+            if pool == nil {
                 if let old = s.pool { gk_frame_pool_free(old) }
                 s.pool = nil
                 s.format = format
                 let size = gk_video_frame_size(format.pixelFormat.gstName, gint(format.width), gint(format.height))
-                guard size > 0, let pool = gk_frame_pool_new(MediaFormat.rawVideo(format).capsString, guint(size)) else {
+                guard size > 0, let made = gk_frame_pool_new(MediaFormat.rawVideo(format).capsString, guint(size)) else {
                     throw GraphError(.runFailed, "cannot make a pool of \(format.width)x\(format.height) \(format.pixelFormat.gstName) frames")
                 }
-                s.pool = pool
+                s.pool = made
+                pool = made
             }
-            guard let buffer = gk_frame_pool_acquire(s.pool!) else {
+            guard let pool, let buffer = gk_frame_pool_acquire(pool) else {
                 throw GraphError(.runFailed, "cannot take a frame from the pool of \(format.width)x\(format.height) \(format.pixelFormat.gstName) frames")
             }
             return buffer

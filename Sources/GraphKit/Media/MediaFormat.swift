@@ -94,8 +94,18 @@ public enum MediaFormat: Sendable, Hashable, CustomStringConvertible {
 
 public enum SampleFormat: String, Sendable, Hashable, CaseIterable {
     case s16le, f32le
-    public var bytesPerSample: Int { self == .s16le ? 2 : 4 }
-    public var gstName: String { self == .s16le ? "S16LE" : "F32LE" }
+    public var bytesPerSample: Int {
+        switch self {
+        case .s16le: 2
+        case .f32le: 4
+        }
+    }
+    public var gstName: String {
+        switch self {
+        case .s16le: "S16LE"
+        case .f32le: "F32LE"
+        }
+    }
     public init?(gstName: String) {
         switch gstName {
         case "S16LE": self = .s16le
@@ -162,6 +172,7 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
             }
         }
 
+        /// Exhaustive, with no `default:`: a new kind must say what it meets.
         func intersects(_ other: Pattern) -> Bool {
             switch (self, other) {
             case (.any, _), (_, .any): return true
@@ -169,8 +180,10 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
                 return !f1.isDisjoint(with: f2) && r1.overlaps(r2) && c1.overlaps(c2)
             case let (.rawVideo(p1), .rawVideo(p2)):
                 return !p1.isDisjoint(with: p2)
-            default:
-                return kind == other.kind
+            case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
+                return true
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+                return false
             }
         }
 
@@ -182,7 +195,10 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
             case let .rawVideo(formats):
                 return "video/raw " + PixelFormat.allCases.filter(formats.contains).map(\.gstName).joined(separator: "|")
             case .any: return "any"
-            default: return kind!.displayName
+            case .aac: return FormatKind.aac.displayName
+            case .h264: return FormatKind.h264.displayName
+            case .peaks: return FormatKind.peaks.displayName
+            case .container: return FormatKind.container.displayName
             }
         }
     }
@@ -209,7 +225,8 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
         patterns.contains { p in other.patterns.contains { p.intersects($0) } }
     }
 
-    /// Whether a concrete format fits this set.
+    /// Whether a concrete format fits this set. Exhaustive, with no `default:`: a new kind of
+    /// pattern or format must say what it accepts.
     public func contains(_ format: MediaFormat) -> Bool {
         patterns.contains { pattern in
             switch (pattern, format) {
@@ -218,8 +235,10 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
                 return formats.contains(f.sampleFormat) && rates.contains(f.sampleRate) && channels.contains(f.channels)
             case let (.rawVideo(formats), .rawVideo(v)):
                 return formats.contains(v.pixelFormat)
-            default:
-                return pattern.kind == format.kind
+            case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
+                return true
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+                return false
             }
         }
     }
