@@ -47,6 +47,18 @@ struct Graphctl {
         return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
     }
 
+    /// Runs another program (a shell that sets limits, then starts graphctl).
+    static func runCommand(_ path: String, _ arguments: [String]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        return wait((p, out, err))
+    }
+
     static func run(_ arguments: String..., in folder: URL? = nil) throws -> Result {
         wait(try start(arguments, in: folder))
     }

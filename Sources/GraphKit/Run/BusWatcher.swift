@@ -126,9 +126,15 @@ struct BusWatcher {
         guard let nodeID, let entry = nodes.first(where: { $0.spec.id == nodeID }) else {
             return GraphError(code, message, cause: debug)
         }
-        var reading = ""
-        if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID) { reading = ", reading \(d)" }
-        return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(reading))", message, node: nodeID, cause: debug)
+        // What the node was doing: writing its file when the failure is the output's, else
+        // reading what feeds it.
+        var doing = ""
+        if code == .outputUnwritable, let output = entry.node.output {
+            doing = ", writing \"\(output.path)\""
+        } else if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID) {
+            doing = ", reading \(d)"
+        }
+        return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))", message, node: nodeID, cause: debug)
     }
 
     /// The nearest description upstream of a node (a file's path, a device).

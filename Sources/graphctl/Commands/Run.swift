@@ -133,9 +133,17 @@ final class InterruptHandler: @unchecked Sendable {
         if count == 1 {
             if !quiet { printError("\nstopping: finishing files (interrupt again to cancel)") }
             run.stop()
-        } else {
+        } else if count == 2 {
             if !quiet { printError("\ncancelling") }
             run.cancel()
+            // A second signal always exits: if the pipeline cannot even be stopped (an element
+            // stuck in a blocking call), give up on it rather than hang.
+            queue.asyncAfter(deadline: .now() + .seconds(5)) { [quiet] in
+                if !quiet { printError("the run did not stop within 5 s of cancelling; exiting") }
+                exit(GraphError.Code.cancelled.exitStatus)
+            }
+        } else {
+            exit(GraphError.Code.cancelled.exitStatus)  // a third signal: at once
         }
     }
 }
