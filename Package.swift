@@ -28,8 +28,11 @@ let package = Package(
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),
-        // The engine: formats, buffers, the Node contract, loader, scheduler, run reports.
-        .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue", .product(name: "Logging", package: "swift-log")]),
+        // The C descriptor a plugin exports (graphkit_plugin.h); no GStreamer.
+        .target(name: "CGraphKitPlugin"),
+        // The engine: formats, buffers, the Node contract, loader, scheduler, run reports, plugins.
+        .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue", "CGraphKitPlugin",
+                                                 .product(name: "Logging", package: "swift-log")]),
         // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
         .target(name: "Nodes", dependencies: ["GraphKit", "CCairo", "CKernels"]),
         // NodeHarness: unit-test one node without writing GStreamer code.
