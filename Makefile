@@ -2,8 +2,16 @@ SHELL := /bin/bash
 # GraphKit: the two commands are `make run` and `make test`. Each installs what is missing first.
 SWIFT ?= swift
 GRAPH := $(if $(wildcard graphs/record.json),graphs/record.json,graphs/m4a.json)
+# graphctl is built by tools/graphctl against GraphKit's shared library: the build users install.
+TOOLS := tools/graphctl
+GRAPHCTL_DEBUG := $(TOOLS)/.build/debug/graphctl
+GRAPHCTL_RELEASE := $(TOOLS)/.build/release/graphctl
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
-.PHONY: all deps build release run test bench clean
+.PHONY: all deps build release run test bench install uninstall plugin-example clean
 
 all: build
 
@@ -12,22 +20,41 @@ deps:
 
 build: deps
 	$(SWIFT) build
+	$(SWIFT) build --package-path $(TOOLS)
 
 release: deps
 	$(SWIFT) build -c release
+	$(SWIFT) build -c release --package-path $(TOOLS)
 
 run: build
-	$(SWIFT) run --skip-build graphctl run $(GRAPH)
+	$(GRAPHCTL_DEBUG) run $(GRAPH)
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	$(SWIFT) build --package-path $(TOOLS)
+	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
-# Benchmarks run the CLI as it ships: release, with the Swift runtime linked statically.
+# Installs graphctl, GraphKit's shared library beside it (found through graphctl's rpath, so it
+# runs from any folder with no environment set) and the plugin folder graphctl searches.
+# CONFIG=debug installs the debug build (the tests do, into a DESTDIR).
+CONFIG ?= release
+install: deps
+	$(SWIFT) build -c $(CONFIG) --package-path $(TOOLS)
+	install -d $(BINDIR) $(LIBDIR)/plugins
+	install -m 755 $(TOOLS)/.build/$(CONFIG)/graphctl $(BINDIR)/graphctl
+	install -m 644 $(TOOLS)/.build/$(CONFIG)/libGraphKit.so $(LIBDIR)/libGraphKit.so
+
+# Removes exactly what install added (the plugin folder only if nothing else was put in it).
+uninstall:
+	rm -f $(BINDIR)/graphctl $(LIBDIR)/libGraphKit.so
+	-rmdir $(LIBDIR)/plugins $(LIBDIR) 2>/dev/null
+
+# Benchmarks run the CLI as it is installed: release, linked against GraphKit's shared library.
 bench: deps
 	@bash scripts/install-deps.sh --bench
-	$(SWIFT) build -c release --static-swift-stdlib
-	python3 scripts/bench.py
+	$(SWIFT) build -c release
+	$(SWIFT) build -c release --package-path $(TOOLS)
+	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_RELEASE) python3 scripts/bench.py
 
 clean:
-	rm -rf .build out
+	rm -rf .build $(TOOLS)/.build out

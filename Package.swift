@@ -4,13 +4,13 @@ import PackageDescription
 let package = Package(
     name: "GraphKit",
     products: [
-        .library(name: "GraphKit", targets: ["GraphKit"]),
-        .library(name: "Nodes", targets: ["Nodes"]),
-        .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
-        .executable(name: "graphctl", targets: ["graphctl"]),
+        // One shared library for everything outside this package: the installed graphctl
+        // (tools/graphctl) and every plugin link it, so a process holds one copy of the engine,
+        // its type metadata and its registry (docs/PLUGINS.md). Executables inside this package
+        // link these targets statically: they load no plugins.
+        .library(name: "GraphKit", type: .dynamic, targets: ["GraphKit", "Nodes", "GraphKitTesting"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
@@ -37,14 +37,7 @@ let package = Package(
         .target(name: "Nodes", dependencies: ["GraphKit", "CCairo", "CKernels"]),
         // NodeHarness: unit-test one node without writing GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
-        .executableTarget(
-            name: "graphctl",
-            dependencies: [
-                "GraphKit", "Nodes",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+        // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
         // Effect throughput benchmark (scripts/bench.py); not a product.
         .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
         // Runs 1,000 small graphs in one process and checks that nothing accumulates

@@ -15,7 +15,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "out", "bench")
-GRAPHCTL = os.path.join(ROOT, ".build", "release", "graphctl")
+GRAPHCTL = os.environ.get("GRAPHCTL") or os.path.join(ROOT, "tools", "graphctl", ".build", "release", "graphctl")
 
 
 def sh(cmd, **kw):

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import GraphKit
-import Logging
 import Nodes
 
 @main
@@ -60,12 +59,7 @@ nonisolated(unsafe) var verboseOutput = false
 /// the node id), errors only with --quiet, everything down to debug with --verbose.
 func bootstrapLogging(verbose: Bool, quiet: Bool) {
     verboseOutput = verbose
-    let level: Logger.Level = verbose ? .debug : quiet ? .error : .warning
-    LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = level
-        return handler
-    }
+    GraphKitLogging.bootstrapStandardError(level: verbose ? .debug : quiet ? .error : .warning)
 }
 
 func printError(_ text: String) {

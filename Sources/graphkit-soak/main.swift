@@ -20,7 +20,30 @@ let runs = arguments.first.flatMap { Int($0) } ?? 1000
 let rssLimitMB = arguments.firstIndex(of: "--rss-limit-mb").flatMap { i in arguments.dropFirst(i - arguments.startIndex + 1).first.flatMap { Double($0) } } ?? 5
 
 func openFileDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
-func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
+/// The process's threads by name, less libdispatch's workers (named `…qos…`): Foundation's
+/// `Process`, which writes the test media, starts those, and libdispatch retires them on its
+/// own schedule; GraphKit starts none.
+func threadNames() -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).map {
+        ((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+    }.filter { !$0.contains("qos") }.sorted()
+}
+func threads() -> Int { threadNames().count }
+
+/// Ends the threads GStreamer and GLib keep idle for later runs, then waits until the thread
+/// count has stopped changing (threads told to stop end a moment later): at most 5 s, a guard.
+func settledThreadCount() -> Int {
+    GStreamer.stopIdleStreamingThreads()
+    var last = threads(), steadySince = Date()
+    let deadline = Date().addingTimeInterval(5)
+    while Date() < deadline {
+        usleep(10_000)
+        let now = threads()
+        if now != last { last = now; steadySince = Date() }
+        if Date().timeIntervalSince(steadySince) >= 0.2 { break }
+    }
+    return last
+}
 func residentKB() -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
@@ -115,8 +138,9 @@ var problems: [String] = []
 for i in 0..<(Kind.allCases.count * 4) {
     if let p = runOnce(Kind.allCases[i % Kind.allCases.count], i).problem { problems.append("warm-up: " + p) }
 }
-GStreamer.stopIdleStreamingThreads()
-let (fds0, threads0, rss0) = (openFileDescriptors(), threads(), residentKB())
+let threads0 = settledThreadCount()
+let names0 = threadNames()
+let (fds0, rss0) = (openFileDescriptors(), residentKB())
 var undeallocated = 0
 for i in 0..<runs {
     let kind = Kind.allCases[i % Kind.allCases.count]
@@ -128,12 +152,11 @@ for i in 0..<runs {
         if problems.count < 20 { problems.append("run \(i) (\(kind)): \(alive) node objects still alive after the run was released") }
     }
 }
-// GStreamer's streaming threads idle in a pool for a while before they end: let them end now.
-GStreamer.stopIdleStreamingThreads()
-let (fds1, threads1, rss1) = (openFileDescriptors(), threads(), residentKB())
+let threads1 = settledThreadCount()
+let (fds1, rss1) = (openFileDescriptors(), residentKB())
 let growthMB = Double(rss1 - rss0) / 1024
 if fds1 != fds0 { problems.append("open file descriptors: \(fds0) before, \(fds1) after") }
-if threads1 != threads0 { problems.append("threads: \(threads0) before, \(threads1) after") }
+if threads1 != threads0 { problems.append("threads: \(threads0) before (\(names0.joined(separator: ", "))), \(threads1) after (\(threadNames().joined(separator: ", ")))") }
 if growthMB >= rssLimitMB { problems.append("RSS grew by \(String(format: "%.1f", growthMB)) MB (limit \(rssLimitMB))") }
 try? FileManager.default.removeItem(at: folder)
 

@@ -12,16 +12,11 @@ struct Graphctl {
     /// The package root (for graphs/), found from this file's path.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// graphctl sits beside the test bundle in the build folder.
+    /// The graphctl users install, built by tools/graphctl against GraphKit's shared library
+    /// (`make test` builds it and names it in GRAPHCTL).
     static let executable: URL = {
         if let path = ProcessInfo.processInfo.environment["GRAPHCTL"] { return URL(fileURLWithPath: path) }
-        var dir = Bundle.main.bundleURL
-        for _ in 0..<3 {
-            let candidate = dir.appendingPathComponent("graphctl")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return root.appendingPathComponent(".build/debug/graphctl")
+        return root.appendingPathComponent("tools/graphctl/.build/debug/graphctl")
     }()
 
     static func graph(_ name: String) -> String { root.appendingPathComponent("graphs/\(name)").path }

@@ -57,12 +57,14 @@ public enum GStreamer {
         if initResult == nil { gst_deinit() }
     }
 
-    /// Ends the streaming threads GStreamer keeps idle in its pool for the next run (they would
-    /// end by themselves after a while), for a program or test that counts its threads. Call it
-    /// only when no run is under way.
+    /// Ends the streaming threads GStreamer and GLib keep idle in their pools for the next run
+    /// (they would end by themselves after a while), and from then on keeps none idle: for a
+    /// program or test that counts its threads. Call it only when no run is under way.
     public static func stopIdleStreamingThreads() {
         initialize()
         gst_task_cleanup_all()
+        g_thread_pool_set_max_unused_threads(0)  // a thread returning to the pool later ends too
+        g_thread_pool_stop_unused_threads()
     }
 
     /// An initialisation under way on another thread. Waiters sleep on a condition: waiting on
