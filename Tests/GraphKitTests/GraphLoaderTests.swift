@@ -46,7 +46,7 @@ import Nodes
         (graph(nodes: #""m c": { "type": "capture.audio" }"#, edges: ""),
          [#"nodes.m c: node id "m c" may use only letters, digits, _ and -"#]),
         (graph(nodes: #""a": { "type": "encode.acc" }"#, edges: ""),
-         [#"nodes.a.type: unknown node type "encode.acc"; did you mean "encode.aac"? (`graphctl inspect` lists them)"#]),
+         [#"nodes.a.type: unknown node type "encode.acc"; did you mean "encode.aac"? (`graphctl inspect` lists them); if a plugin provides it, load it with --plugin PATH or GRAPHKIT_PLUGIN_PATH (no plugin was searched for)"#]),
         (graph(nodes: #""a": { "type": "capture.audio", "parms": {} }"#, edges: ""),
          [#"nodes.a.parms: unknown key "parms"; did you mean "params"? (allowed: type, params)"#]),
         (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRte": 8000 } }"#, edges: ""),

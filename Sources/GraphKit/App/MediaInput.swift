@@ -112,7 +112,7 @@ public final class MediaInput: @unchecked Sendable {
     }
 
     /// Appends a sample, suspending until the graph is ready for it.
-    public func append(_ buffer: SampleBuffer) async throws {
+    public func append(_ buffer: SampleBuffer) async throws(GraphError) {
         while !isReadyForMoreMediaData {
             if isFinished { throw finishedError }
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -142,7 +142,7 @@ public final class MediaInput: @unchecked Sendable {
 
     /// Appends a sample, blocking the calling thread until the graph is ready for it. For
     /// threads of your own; never call it from a Swift concurrency task.
-    public func appendWaiting(_ buffer: SampleBuffer) throws {
+    public func appendWaiting(_ buffer: SampleBuffer) throws(GraphError) {
         readyCondition.lock()
         while !isReadyForMoreMediaData {
             lock.lock()
@@ -158,7 +158,7 @@ public final class MediaInput: @unchecked Sendable {
     /// Appends a sample now, ready or not (as `AVAssetWriterInput.append` does inside a
     /// `requestMediaDataWhenReady` block after checking readiness). If the graph refuses it
     /// because the run failed, this throws the run's error, which names the node at fault.
-    public func appendImmediately(_ buffer: SampleBuffer) throws {
+    public func appendImmediately(_ buffer: SampleBuffer) throws(GraphError) {
         guard buffer.format != nil else {
             throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
         }

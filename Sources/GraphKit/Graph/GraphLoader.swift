@@ -241,7 +241,14 @@ private struct Validation {
         guard let type = registry.lookup(typeName) else {
             var message = "unknown node type \"\(typeName)\""
             if let guess = registry.suggestion(for: typeName) { message += "; did you mean \"\(guess)\"?" }
-            problem("\(at).type", message + " (`graphctl inspect` lists them)")
+            message += " (`graphctl inspect` lists them)"
+            // A type from a plugin that was not loaded: say where plugins were looked for.
+            if registry.pluginSearchPaths.isEmpty {
+                message += "; if a plugin provides it, load it with --plugin PATH or \(PluginLoader.pathVariable) (no plugin was searched for)"
+            } else {
+                message += "; if a plugin provides it, load it with --plugin PATH (searched: \(registry.pluginSearchPaths.joined(separator: ", ")))"
+            }
+            problem("\(at).type", message)
             return nil
         }
         let d = type.descriptor

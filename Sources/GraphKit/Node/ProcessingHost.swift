@@ -1,29 +1,37 @@
 import CGStreamer
 import CGraphKitGlue
+import Foundation
 
 /// What the engine offers a ``ProcessingNode`` beyond its buffers.
 ///
-/// A node whose `out` port carries another kind of data than its `in` (an analysis that turns
-/// PCM into peaks) consumes its input and emits on its output through ``emit(_:)``. The engine
-/// ends that output after ``ProcessingNode/endOfStream()``.
+/// - A node that consumes its input (``BufferFlow/consume``) and declares an output `out`
+///   (an analysis that turns PCM into peaks) sends what it makes through ``emit(_:)``. The engine
+///   ends that output after ``ProcessingNode/endOfStream()``.
+/// - A node that passes buffers through (``BufferFlow/passThrough``) may send buffers of its own
+///   through ``emit(_:)`` from `process` or `endOfStream()`, after the one it was handed: the tail
+///   an effect with latency still holds when its input ends (an echo, a filter).
 public final class ProcessingHost: @unchecked Sendable {
     let inputPad: UnsafeMutablePointer<GstPad>
-    let output: MediaInput?
+    private let emitter: (@Sendable (SampleBuffer) throws(GraphError) -> Void)?
+    private let endOutput: @Sendable () -> Void
 
-    init(inputPad: UnsafeMutablePointer<GstPad>, output: MediaInput?) {
+    init(inputPad: UnsafeMutablePointer<GstPad>, emitter: (@Sendable (SampleBuffer) throws(GraphError) -> Void)?,
+         endOutput: @escaping @Sendable () -> Void = {}) {
         self.inputPad = inputPad
-        self.output = output
+        self.emitter = emitter
+        self.endOutput = endOutput
         gst_object_ref(UnsafeMutableRawPointer(inputPad))
     }
 
     deinit { gst_object_unref(UnsafeMutableRawPointer(inputPad)) }
 
     /// Whether anything downstream takes what ``emit(_:)`` sends.
-    public var isOutputConnected: Bool { output != nil }
+    public var isOutputConnected: Bool { emitter != nil }
 
-    /// Sends a buffer on the node's output (a no-op when the output is not connected).
-    public func emit(_ buffer: SampleBuffer) throws {
-        try output?.appendImmediately(buffer)
+    /// Sends a buffer on the node's output (a no-op when the output is not connected). Call it
+    /// on the streaming thread, from `process`, `formatDidChange` or `endOfStream`.
+    public func emit(_ buffer: SampleBuffer) throws(GraphError) {
+        try emitter?(buffer)
     }
 
     /// The duration of the stream feeding this node, when upstream knows it (a file does; a
@@ -34,5 +42,5 @@ public final class ProcessingHost: @unchecked Sendable {
         return MediaTime(nanoseconds: UInt64(ns))
     }
 
-    func finishOutput() { output?.markAsFinished() }
+    func finishOutput() { endOutput() }
 }

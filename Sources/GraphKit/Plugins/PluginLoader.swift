@@ -29,7 +29,7 @@ public enum PluginLoader {
     public static func load(paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
                             defaultDirectories: [String] = [], into registry: inout NodeRegistry) throws(GraphError) {
         let fromVariable = (environment[pathVariable] ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
-        registry.pluginSearchPaths = paths + fromVariable + defaultDirectories
+        registry.pluginSearchPaths = paths + fromVariable + defaultDirectories.filter { FileManager.default.fileExists(atPath: $0) }
         for path in paths { try load(path, explicitly: true, into: &registry) }
         for dir in fromVariable { try load(dir, explicitly: false, into: &registry) }
         for dir in defaultDirectories where FileManager.default.fileExists(atPath: dir) {

@@ -48,9 +48,19 @@ struct ProcessingNodeHost {
         try builder.expose(input: "in", entry)
         let inputPad = try staticPad(entry, "sink")
         defer { gst_object_unref(UnsafeMutableRawPointer(inputPad)) }
-        let host = ProcessingHost(inputPad: inputPad, output: output)
+        let gate = EmitGate()
+        let host: ProcessingHost
+        switch flow {
+        case .consume:
+            let appsrc = output
+            var emitter: (@Sendable (SampleBuffer) throws(GraphError) -> Void)?
+            if let appsrc { emitter = { (b: SampleBuffer) throws(GraphError) in try appsrc.appendImmediately(b) } }
+            host = ProcessingHost(inputPad: inputPad, emitter: emitter, endOutput: { appsrc?.markAsFinished() })
+        case .passThrough:
+            host = ProcessingHost(inputPad: inputPad, emitter: Self.pusher(on: watched, gate: gate, node: context.id))
+        }
         node.attach(host)
-        let step = Step(node: node, id: context.id, element: entry.raw, host: host, endsHere: flow == .consume, failures: failures)
+        let step = Step(node: node, id: context.id, element: entry.raw, host: host, endsHere: flow == .consume, failures: failures, gate: gate)
         // The probe counts too: every buffer arriving at the node's input (an identity passes on
         // what it receives, so its output pad sees the same ones), and what a passing node sends
         // on from its output.
@@ -63,7 +73,37 @@ struct ProcessingNodeHost {
             Unmanaged<Step>.fromOpaque(ctx!).release()
         }, stats.counter(keptAt: inputPad), flow == .passThrough ? stats.counter(keptAt: watched) : nil)
         pipeline.callbacks.adopt(probe: id, on: watched)
+        if flow == .passThrough {
+            // End of stream is handled where it enters the identity: by the time it reaches the
+            // output pad, GStreamer has marked that pad EOS, and a tail emitted then is refused.
+            let eos = gk_pad_add_transform(inputPad, nil, { ctx, kind, _ in
+                if kind == 1 { Unmanaged<Step>.fromOpaque(ctx!).takeUnretainedValue().endOfStream() }
+            }, Unmanaged.passRetained(step).toOpaque(), { ctx in
+                Unmanaged<Step>.fromOpaque(ctx!).release()
+            })
+            pipeline.callbacks.adopt(probe: eos, on: inputPad)
+        }
         return ExposedPorts(inputs: builder.exposedInputs, outputs: builder.exposedOutputs)
+    }
+
+    /// Sends a pass-through node's own buffers on from its output pad, from the streaming thread:
+    /// the pad's transform lets them by untouched (the gate), and what downstream answers decides:
+    /// a pipeline shutting down takes nothing more silently, anything else is an error.
+    private static func pusher(on pad: UnsafeMutablePointer<GstPad>, gate: EmitGate, node: String)
+        -> @Sendable (SampleBuffer) throws(GraphError) -> Void
+    {
+        gst_object_ref(UnsafeMutableRawPointer(pad))
+        let owned = OwnedPad(pad)
+        return { buffer throws(GraphError) in
+            gate.open = true
+            let result = gst_pad_push(owned.pad, buffer.retainedBuffer())
+            gate.open = false
+            switch result {
+            case GST_FLOW_OK, GST_FLOW_FLUSHING, GST_FLOW_EOS: return
+            default:
+                throw GraphError(.runFailed, at: "node \"\(node)\"", "downstream refused a buffer the node emitted (flow \(result.rawValue))", node: node)
+            }
+        }
     }
 
     private func staticPad(_ element: Element, _ name: String) throws(GraphError) -> UnsafeMutablePointer<GstPad> {
@@ -81,22 +121,25 @@ struct ProcessingNodeHost {
         let host: ProcessingHost
         let endsHere: Bool
         let failures: NodeFailures
+        let gate: EmitGate
         /// Touched only on the input's streaming thread.
         var format: MediaFormat?
         var failed = false
 
         init(node: any ProcessingNode, id: String, element: UnsafeMutablePointer<GstElement>, host: ProcessingHost,
-             endsHere: Bool, failures: NodeFailures) {
+             endsHere: Bool, failures: NodeFailures, gate: EmitGate) {
             self.node = node
             self.id = id
             self.element = element
             self.host = host
             self.endsHere = endsHere
             self.failures = failures
+            self.gate = gate
         }
 
         /// Takes ownership of `buffer`; returns the buffer to pass on, or nil to drop it.
         func process(_ buffer: UnsafeMutablePointer<GstBuffer>) -> UnsafeMutablePointer<GstBuffer>? {
+            if gate.open { return buffer }  // the node's own, emitted: already processed
             var sample = SampleBuffer(owning: buffer, format: format)
             if failed { return nil }
             do {
@@ -108,18 +151,28 @@ struct ProcessingNodeHost {
             }
         }
 
+        /// A new format (kind 0) on the watched pad; end of stream (kind 1) there too, except for a
+        /// pass-through node, whose end of stream comes from its input pad (``endOfStream()``).
         func event(kind: Int32, caps: UnsafeMutablePointer<GstCaps>?) {
-            do {
-                if kind == 0, let caps, let format = GStreamer.format(from: caps) {
-                    self.format = format
+            if kind == 0, let caps, let format = GStreamer.format(from: caps) {
+                self.format = format
+                do {
                     try node.formatDidChange(to: format)
-                } else if kind == 1 {
-                    if !failed { try node.endOfStream() }
-                    host.finishOutput()
+                } catch {
+                    fail(error)
                 }
+            } else if kind == 1, endsHere {
+                endOfStream()
+            }
+        }
+
+        func endOfStream() {
+            do {
+                if !failed { try node.endOfStream() }
             } catch {
                 fail(error)
             }
+            host.finishOutput()
         }
 
         /// Fails the run with the node's own error (its code decides the exit status).
@@ -130,6 +183,18 @@ struct ProcessingNodeHost {
             gk_element_post_error(element, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), e.message, nil)
         }
     }
+}
+
+/// Open while a pass-through node's own buffer passes its output pad (the streaming thread only).
+final class EmitGate: @unchecked Sendable {
+    var open = false
+}
+
+/// One reference to a pad, dropped with the last holder of the closure that keeps it.
+final class OwnedPad: @unchecked Sendable {
+    let pad: UnsafeMutablePointer<GstPad>
+    init(_ pad: UnsafeMutablePointer<GstPad>) { self.pad = pad }
+    deinit { gst_object_unref(UnsafeMutableRawPointer(pad)) }
 }
 
 /// The pads a node's ports are, by port name.

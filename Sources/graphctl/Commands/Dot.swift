@@ -14,13 +14,21 @@ struct Dot: ParsableCommand {
 
     @OptionGroup var options: OverrideOptions
 
+    @OptionGroup var plugins: PluginOptions
+
     @Option(help: ArgumentHelp("Statistics written by `graphctl run --stats`.", valueName: "file"))
     var stats: String?
 
     func run() throws {
+        let loader: GraphLoader
+        do {
+            loader = try plugins.loader()
+        } catch {
+            throw report(error)
+        }
         let g: Graph
         do {
-            g = try GraphLoader.builtIn.load(contentsOf: graph, overrides: try options.parsed())
+            g = try loader.load(contentsOf: graph, overrides: try options.parsed())
         } catch {
             throw report(error, file: graph)
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GraphKit
 import Nodes
 
@@ -16,6 +17,29 @@ struct OverrideOptions: ParsableArguments {
     }
 }
 
-extension GraphLoader {
-    static let builtIn = GraphLoader(registry: .builtIn)
+/// Where node types come from, for every command that reads graphs or node types: the built-ins,
+/// plugins named with --plugin, those in GRAPHKIT_PLUGIN_PATH's folders, and the installed
+/// plugin folder. One registry, so no command sees the built-ins only.
+struct PluginOptions: ParsableArguments {
+    @Option(name: .customLong("plugin"), help: ArgumentHelp(
+        "Load node types from a plugin: a shared object, or a folder of them (repeatable). \(PluginLoader.pathVariable) lists more folders.",
+        valueName: "path"))
+    var paths: [String] = []
+
+    func registry() throws(GraphError) -> NodeRegistry {
+        var registry = NodeRegistry.builtIn
+        try PluginLoader.load(paths: paths, defaultDirectories: Self.installedPluginFolder.map { [$0] } ?? [], into: &registry)
+        return registry
+    }
+
+    func loader() throws(GraphError) -> GraphLoader {
+        GraphLoader(registry: try registry())
+    }
+
+    /// PREFIX/lib/graphkit/plugins, for a graphctl installed as PREFIX/bin/graphctl.
+    static var installedPluginFolder: String? {
+        guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let prefix = URL(fileURLWithPath: exe).deletingLastPathComponent().deletingLastPathComponent()
+        return prefix.appendingPathComponent("lib/graphkit/plugins").path
+    }
 }

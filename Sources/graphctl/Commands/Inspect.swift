@@ -14,8 +14,22 @@ struct Inspect: ParsableCommand {
     @Flag(help: "Print JSON for machines.")
     var json = false
 
+    @Flag(help: "List the plugins loaded, with their versions, files and node types.")
+    var plugins = false
+
+    @OptionGroup var pluginOptions: PluginOptions
+
     func run() throws {
-        let registry = NodeRegistry.builtIn
+        let registry: NodeRegistry
+        do {
+            registry = try pluginOptions.registry()
+        } catch {
+            throw report(error)
+        }
+        if plugins {
+            printPlugins(registry)
+            return
+        }
         guard let type else {
             let all = registry.types.map { $0.descriptor }.sorted { $0.type < $1.type }
             if json {
@@ -27,7 +41,11 @@ struct Inspect: ParsableCommand {
                 let these = all.filter { $0.category == category }
                 guard !these.isEmpty else { continue }
                 print("\(category.rawValue):")
-                for d in these { print("  \(d.type.padding(toLength: width, withPad: " ", startingAt: 0))  \(d.summary)") }
+                for d in these {
+                    var from = ""
+                    if case .plugin(let name, _)? = registry.origin(of: d.type) { from = "  [plugin \(name)]" }
+                    print("  \(d.type.padding(toLength: width, withPad: " ", startingAt: 0))  \(d.summary)\(from)")
+                }
             }
             return
         }
@@ -39,10 +57,37 @@ struct Inspect: ParsableCommand {
             throw ExitCode(GraphError.Code.usage.exitStatus)
         }
         let d = node.descriptor
+        let origin = registry.origin(of: type) ?? .builtIn
         if json {
-            print(d.json.description)
+            guard case .object(var members) = d.json else { return }
+            members.append(("origin", .string(origin.description)))
+            print(JSONValue.object(members).description)
         } else {
             print(d.inspectText, terminator: "")
+            print("\nFrom: \(origin)")
+        }
+    }
+
+    /// `inspect --plugins`: like `gst-inspect-1.0 PLUGIN`, who each plugin says it is.
+    func printPlugins(_ registry: NodeRegistry) {
+        if json {
+            print(JSONValue.array(registry.plugins.map { p in
+                ["name": .string(p.name), "version": .string(p.version), "summary": .string(p.summary), "path": .string(p.path),
+                 "graphKitVersion": .string(p.graphKitVersion), "compilerVersion": .string(p.compilerVersion),
+                 "types": .array(p.types.map { .string($0) })]
+            }).description)
+            return
+        }
+        if registry.plugins.isEmpty {
+            let searched = registry.pluginSearchPaths.isEmpty ? "nowhere" : registry.pluginSearchPaths.joined(separator: ", ")
+            print("No plugins loaded (searched: \(searched)). Load one with --plugin PATH or \(PluginLoader.pathVariable).")
+            return
+        }
+        for p in registry.plugins {
+            print("\(p.name) \(p.version)\(p.summary.isEmpty ? "" : ": \(p.summary)")")
+            print("  file: \(p.path)")
+            print("  built with GraphKit \(p.graphKitVersion), Swift \(p.compilerVersion)")
+            print("  node types: \(p.types.joined(separator: ", "))")
         }
     }
 }

@@ -22,6 +22,8 @@ struct Run: ParsableCommand {
 
     @OptionGroup var options: OverrideOptions
 
+    @OptionGroup var plugins: PluginOptions
+
     @Option(help: "Show a progress line: auto (when standard error is a terminal), always or never.")
     var progress: ProgressMode = .auto
 
@@ -40,9 +42,15 @@ struct Run: ParsableCommand {
 
     func run() throws {
         bootstrapLogging(verbose: verbose, quiet: quiet)
+        let loader: GraphLoader
+        do {
+            loader = try plugins.loader()
+        } catch {
+            throw report(error)
+        }
         let graph: Graph
         do {
-            graph = try GraphLoader.builtIn.load(contentsOf: self.graph, overrides: try options.parsed())
+            graph = try loader.load(contentsOf: self.graph, overrides: try options.parsed())
         } catch {
             throw report(error, file: self.graph)
         }

@@ -7,8 +7,14 @@ struct Schema: ParsableCommand {
         abstract: "Print the graph file format as JSON Schema, with every node type and its parameters."
     )
 
-    func run() {
-        print(Self.schema(NodeRegistry.builtIn).description)
+    @OptionGroup var plugins: PluginOptions
+
+    func run() throws {
+        do {
+            print(Self.schema(try plugins.registry()).description)
+        } catch {
+            throw report(error)
+        }
     }
 
     static func parameterSchema(_ p: ParameterDescriptor) -> JSONValue {

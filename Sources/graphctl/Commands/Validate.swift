@@ -12,11 +12,19 @@ struct Validate: ParsableCommand {
 
     @OptionGroup var options: OverrideOptions
 
+    @OptionGroup var plugins: PluginOptions
+
     func run() throws {
+        let loader: GraphLoader
+        do {
+            loader = try plugins.loader()
+        } catch {
+            throw report(error)
+        }
         var status: Int32 = 0
         for path in graphs {
             do {
-                let graph = try GraphLoader.builtIn.load(contentsOf: path, overrides: try options.parsed())
+                let graph = try loader.load(contentsOf: path, overrides: try options.parsed())
                 print("\(path): ok (\(graph.nodes.count) nodes, \(graph.edges.count) edges)")
             } catch {
                 let code = report(error, file: path)
