@@ -29,10 +29,19 @@ release: deps
 run: build
 	$(GRAPHCTL_DEBUG) run $(GRAPH)
 
-test: deps
+# The tests also load plugins: the example and the fixtures that must be refused.
+test: deps plugin-example
 	$(SWIFT) build --build-tests
 	$(SWIFT) build --package-path $(TOOLS)
+	$(SWIFT) build --package-path Tests/Fixtures/plugins
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+# Builds the example plugin (examples/plugin-echo) and leaves it in out/plugins, so that
+# GRAPHKIT_PLUGIN_PATH=out/plugins graphctl run examples/plugin-echo/echo.json works from here.
+plugin-example: deps
+	$(SWIFT) build --package-path examples/plugin-echo
+	install -d out/plugins
+	install -m 644 examples/plugin-echo/.build/debug/libEchoPlugin.so out/plugins/libEchoPlugin.so
 
 # Installs graphctl, GraphKit's shared library beside it (found through graphctl's rpath, so it
 # runs from any folder with no environment set) and the plugin folder graphctl searches.
@@ -57,4 +66,4 @@ bench: deps
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_RELEASE) python3 scripts/bench.py
 
 clean:
-	rm -rf .build $(TOOLS)/.build out
+	rm -rf .build $(TOOLS)/.build examples/plugin-echo/.build Tests/Fixtures/plugins/.build out
