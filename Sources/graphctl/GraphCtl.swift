@@ -11,7 +11,8 @@ struct GraphCtl: ParsableCommand {
         discussion: """
             Exit status: 0 success; 64 usage error; 65 invalid graph; 66 an input cannot be read;
             69 a GStreamer plugin is missing; 70 the run failed; 73 an output cannot be written;
-            130 cancelled.
+            78 a GraphKit plugin cannot be used; 130 cancelled.
+            Node types from plugins: --plugin PATH, or folders in GRAPHKIT_PLUGIN_PATH.
             """,
         version: "graphctl \(GraphKitInfo.version) (GStreamer \(GraphKitInfo.gstreamerVersion))",
         subcommands: [Run.self, Validate.self, Inspect.self, Devices.self, Dot.self, Schema.self]
