@@ -13,6 +13,10 @@ LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
 .PHONY: all deps build release run test bench install uninstall plugin-example clean
 
+# The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
+# added here, and then misses it: drop the plans so each build starts from the sources.
+replan = rm -f $(1)/.build/debug.yaml $(1)/.build/release.yaml
+
 all: build
 
 deps:
@@ -20,10 +24,12 @@ deps:
 
 build: deps
 	$(SWIFT) build
+	$(call replan,$(TOOLS))
 	$(SWIFT) build --package-path $(TOOLS)
 
 release: deps
 	$(SWIFT) build -c release
+	$(call replan,$(TOOLS))
 	$(SWIFT) build -c release --package-path $(TOOLS)
 
 run: build
@@ -32,13 +38,16 @@ run: build
 # The tests also load plugins: the example and the fixtures that must be refused.
 test: deps plugin-example
 	$(SWIFT) build --build-tests
+	$(call replan,$(TOOLS))
 	$(SWIFT) build --package-path $(TOOLS)
+	$(call replan,Tests/Fixtures/plugins)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 # Builds the example plugin (examples/plugin-echo) and leaves it in out/plugins, so that
 # GRAPHKIT_PLUGIN_PATH=out/plugins graphctl run examples/plugin-echo/echo.json works from here.
 plugin-example: deps
+	$(call replan,examples/plugin-echo)
 	$(SWIFT) build --package-path examples/plugin-echo
 	install -d out/plugins
 	install -m 644 examples/plugin-echo/.build/debug/libEchoPlugin.so out/plugins/libEchoPlugin.so
@@ -48,6 +57,7 @@ plugin-example: deps
 # CONFIG=debug installs the debug build (the tests do, into a DESTDIR).
 CONFIG ?= release
 install: deps
+	$(call replan,$(TOOLS))
 	$(SWIFT) build -c $(CONFIG) --package-path $(TOOLS)
 	install -d $(BINDIR) $(LIBDIR)/plugins
 	install -m 755 $(TOOLS)/.build/$(CONFIG)/graphctl $(BINDIR)/graphctl
@@ -62,6 +72,7 @@ uninstall:
 bench: deps
 	@bash scripts/install-deps.sh --bench
 	$(SWIFT) build -c release
+	$(call replan,$(TOOLS))
 	$(SWIFT) build -c release --package-path $(TOOLS)
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_RELEASE) python3 scripts/bench.py
 

@@ -1,6 +1,8 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Where app code pushes samples into a running graph, like `AVAssetWriterInput`.
 ///
@@ -11,7 +13,7 @@ import Foundation
 public final class MediaInput: @unchecked Sendable {
     let appsrc: UnsafeMutablePointer<GstElement>
     public let nodeID: String
-    private let lock = NSLock()
+    private let lock = Lock()
     private var ready = true
     private var finished = false
     /// What the last appended buffer announced; caps are rebuilt only when that changes.
@@ -20,7 +22,7 @@ public final class MediaInput: @unchecked Sendable {
     private var announced = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var readyWaiters = 0
-    private let readyCondition = NSCondition()
+    private let readyCondition = Condition()
     private var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
     private var requestScheduled = false
     /// Set by the run: its error, once it has ended (waiting a little for the end). An append
@@ -149,7 +151,7 @@ public final class MediaInput: @unchecked Sendable {
             let done = finished
             lock.unlock()
             if done { break }
-            _ = readyCondition.wait(until: Date().addingTimeInterval(0.1))  // woken at once when ready or finished
+            readyCondition.wait(seconds: 0.1)  // woken at once when ready or finished; the limit is a guard
         }
         readyCondition.unlock()
         try appendImmediately(buffer)

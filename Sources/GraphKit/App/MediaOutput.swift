@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where app code pulls samples out of a running graph, like `AVAssetReaderTrackOutput`.
 /// Backed by a bounded `appsink`: a consumer that does not pull makes the graph wait.
@@ -9,7 +10,7 @@ public final class MediaOutput: @unchecked Sendable {
     public let nodeID: String
     /// The caps of the last sample (one reference held) and what they say: caps change rarely,
     /// samples arrive by the thousand, so they are described once per caps object.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var lastCaps: UnsafeMutablePointer<GstCaps>?
     private var lastFormat: MediaFormat?
     private var lastDetail: String?

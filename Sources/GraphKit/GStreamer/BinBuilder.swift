@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Builds an ``ElementNode``'s part of the pipeline: makes elements, links them, and exposes
 /// one pad per port.
@@ -17,7 +18,7 @@ public final class BinBuilder {
     let callbacks: CallbackRegistry
     let directory: ElementDirectory
     /// Elements may be made from a streaming thread too (a demuxer's pad-added handler).
-    private let lock = NSLock()
+    private let lock = Lock()
     private(set) var exposedInputs: [String: UnsafeMutablePointer<GstPad>] = [:]
     private(set) var exposedOutputs: [String: UnsafeMutablePointer<GstPad>] = [:]
     private(set) var elements: [Element] = []

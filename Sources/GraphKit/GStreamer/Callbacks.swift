@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Every callback a run hands GStreamer (signal handlers, pad probes), owned here.
 ///
@@ -14,7 +15,7 @@ final class CallbackRegistry: @unchecked Sendable {
         case signal(instance: UnsafeMutableRawPointer, id: gulong)
         case probe(pad: UnsafeMutablePointer<GstPad>, id: gulong)
     }
-    private let lock = NSLock()
+    private let lock = Lock()
     private var entries: [Entry] = []
     private var released = false
 
@@ -84,7 +85,7 @@ final class CallbackRegistry: @unchecked Sendable {
 /// bus message from any element (or from an element inside one, such as decodebin's children)
 /// maps to a node id without reading element names.
 final class ElementDirectory: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var owners: [UnsafeMutableRawPointer: String] = [:]
 
     func record(_ element: UnsafeMutablePointer<GstElement>, node: String) {

@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One of a node's GStreamer elements, seen without GStreamer types.
 public final class Element: @unchecked Sendable {

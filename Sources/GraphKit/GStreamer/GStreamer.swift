@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Process-wide GStreamer set-up.
 public enum GStreamer {
@@ -35,7 +36,7 @@ public enum GStreamer {
     /// (about 10 ms) on another core. `initialize()` then waits for it to finish.
     public static func beginInitializing() {
         guard background.begin() else { return }
-        Thread.detachNewThread {
+        background.thread = JoinableThread(name: "graphkit-init") {
             _ = initResult
             background.finish()
         }
@@ -73,9 +74,15 @@ public enum GStreamer {
     private static let background = BackgroundStart()
 
     private final class BackgroundStart: @unchecked Sendable {
-        private let condition = NSCondition()
+        private let condition = Condition()
         private var begun = false
         private var done = false
+        /// The thread doing it, joined by the first wait after it is done.
+        var thread: JoinableThread? {
+            get { condition.lock(); defer { condition.unlock() }; return _thread }
+            set { condition.lock(); _thread = newValue; condition.unlock() }
+        }
+        private var _thread: JoinableThread?
 
         func begin() -> Bool {
             condition.lock()
@@ -95,7 +102,10 @@ public enum GStreamer {
         func wait() {
             condition.lock()
             while begun && !done { condition.wait() }
+            let finished = _thread
+            _thread = nil
             condition.unlock()
+            finished?.join()
         }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A file a node writes, by the engine's rule: written beside the target under a temporary
 /// name and renamed when complete, so an existing file is replaced only by a complete one and a
@@ -28,9 +29,9 @@ public struct OutputFile: Sendable {
     public func prepare(inPlace: Bool = false) throws {
         let fm = FileManager.default
         let folder = target.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         if fm.fileExists(atPath: folder.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw failure("cannot write \"\(path)\": \"\(folder.path)\" is a file, not a folder") }
+            guard isDirectory else { throw failure("cannot write \"\(path)\": \"\(folder.path)\" is a file, not a folder") }
         } else {
             do {
                 try fm.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -38,7 +39,7 @@ public struct OutputFile: Sendable {
                 throw failure("cannot create the folder for \"\(path)\": \(Self.reason(error))")
             }
         }
-        if fm.fileExists(atPath: target.path, isDirectory: &isDirectory), isDirectory.boolValue {
+        if fm.fileExists(atPath: target.path, isDirectory: &isDirectory), isDirectory {
             throw failure("cannot write \"\(path)\": it is a folder")
         }
         try? fm.removeItem(at: temporary)
@@ -71,11 +72,11 @@ public struct OutputFile: Sendable {
         GraphError(.outputUnwritable, at: location, message, node: node)
     }
 
-    static func reason(_ error: Error) -> String {
-        let e = error as NSError
-        if let underlying = e.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
+    /// The system's words for why a file operation failed ("Permission denied").
+    static func reason(_ error: any Error) -> String {
+        if let posix = (error as? CocoaError)?.underlying as? POSIXError ?? error as? POSIXError {
+            return String(cString: strerror(posix.code.rawValue))
         }
-        return e.localizedDescription
+        return "\(error)"
     }
 }

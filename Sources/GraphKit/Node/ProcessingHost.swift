@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What the engine offers a ``ProcessingNode`` beyond its buffers.
 ///

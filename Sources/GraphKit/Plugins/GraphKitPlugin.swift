@@ -1,5 +1,6 @@
 import CGraphKitPlugin
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a plugin writes to export its node types: one C entry point returning the descriptor
 /// GraphKit checks before it calls anything else in the plugin.
@@ -29,7 +30,7 @@ public enum GraphKitPlugin {
 
     /// Descriptors already made, by plugin name: an entry point called again returns the same.
     nonisolated(unsafe) private static var made: [String: UnsafeMutablePointer<GraphKitPluginDescriptor>] = [:]
-    private static let lock = NSLock()
+    private static let lock = Lock()
 
     @usableFromInline
     static func makeDescriptor(abi: UInt32, graphKitVersion: String, compilerVersion: String, name: String, version: String,

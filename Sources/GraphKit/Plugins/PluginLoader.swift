@@ -1,5 +1,6 @@
 import CGraphKitPlugin
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A plugin that was loaded: who it says it is, where it came from, and what it added.
 public struct LoadedPlugin: Sendable, Equatable {
@@ -41,14 +42,14 @@ public enum PluginLoader {
     /// A path that does not exist is exit 66 when it was named explicitly; a directory from the
     /// path variable that does not exist is skipped, as GStreamer does.
     public static func load(_ path: String, explicitly: Bool = true, into registry: inout NodeRegistry) throws(GraphError) {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             if !explicitly { return }
             throw GraphError(.inputUnreadable, at: path, "no such plugin file or folder")
         }
-        if isDirectory.boolValue {
+        if isDirectory {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasSuffix(".so") }.sorted()
-            for name in names { try loadFile((path as NSString).appendingPathComponent(name), into: &registry) }
+            for name in names { try loadFile(URL(fileURLWithPath: path).appendingPathComponent(name).path, into: &registry) }
         } else {
             try loadFile(path, into: &registry)
         }
@@ -56,7 +57,7 @@ public enum PluginLoader {
 
     /// What each canonical path gave when first loaded in this process.
     nonisolated(unsafe) private static var loaded: [String: (plugin: LoadedPlugin, types: [any Node.Type])] = [:]
-    private static let lock = NSLock()
+    private static let lock = Lock()
 
     private static func loadFile(_ path: String, into registry: inout NodeRegistry) throws(GraphError) {
         let canonical = URL(fileURLWithPath: path).resolvingSymlinksInPath().path

@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// One run of a validated graph: its lifecycle, and the one object code holds.
@@ -27,7 +28,7 @@ public final class GraphRun: @unchecked Sendable {
     /// The nodes whose inputs say how far the run has got (those with no connected output).
     private let finals: [String]
 
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var started = false
     private var stopRequested = false
     private var cancelRequested = false
@@ -135,7 +136,7 @@ public final class GraphRun: @unchecked Sendable {
     /// from a Swift concurrency task (use `report()` there). A run never started reports at once
     /// that it was not started.
     public func wait() -> RunReport {
-        if let report = report(waitingUntil: nil) { return report }
+        if let report = report(waitingAtMost: nil) { return report }
         return makeReport(status: .failed, wall: 0, error: GraphError(.usage, "the run was never started; call start() first"))
     }
 
@@ -169,16 +170,20 @@ public final class GraphRun: @unchecked Sendable {
     /// The run's error once it has ended, waiting up to `timeout` seconds for the end: nil if it
     /// ended without one, or has not ended by then.
     func failure(waitingUpTo timeout: Double) -> GraphError? {
-        report(waitingUntil: Date().addingTimeInterval(timeout))?.error
+        report(waitingAtMost: timeout)?.error
     }
 
-    /// The report once the run has ended, waiting until `deadline` (nil: for ever); nil when the
-    /// run was never started or has not ended by then. Joins the watcher thread once it ended.
-    private func report(waitingUntil deadline: Date?) -> RunReport? {
+    /// The report once the run has ended, waiting at most `timeout` seconds (nil: for ever); nil
+    /// when the run was never started or has not ended by then. Joins the watcher thread once it
+    /// ended.
+    private func report(waitingAtMost timeout: Double?) -> RunReport? {
+        let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         condition.lock()
         while finishedReport == nil && started {
             if let deadline {
-                if !condition.wait(until: deadline) { break }
+                let left = ContinuousClock.now.duration(to: deadline)
+                if left <= .zero { break }
+                condition.wait(seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
             } else {
                 condition.wait()
             }

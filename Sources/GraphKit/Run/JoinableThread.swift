@@ -1,11 +1,12 @@
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A thread of our own that can be joined: a run's bus watcher. Foundation's `Thread` cannot be
 /// joined, so a program (or a test counting threads) could not know when it is gone.
 final class JoinableThread: @unchecked Sendable {
     private var thread = pthread_t()
-    private let lock = NSLock()
+    private let lock = Lock()
     private var joined = false
 
     /// Starts `body` on a new thread named `name` (at most 15 characters are kept).

@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Runs a ``ProcessingNode`` inside the pipeline: a pad probe on the streaming thread calls the
 /// node with each buffer, each new format and the end of stream, with no thread hop.
@@ -206,7 +207,7 @@ struct ExposedPorts {
 /// Errors that Swift nodes raised on streaming threads, kept with their code and location
 /// until the bus watcher reports the run's failure.
 final class NodeFailures: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var errors: [String: GraphError] = [:]
 
     func record(_ error: GraphError, node: String) {
