@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// Media made in tests: PCM computed in Swift, files made by GStreamer, results read by ffprobe.
@@ -46,22 +47,36 @@ public enum TestMedia {
                       + "audio/x-raw,format=S16LE,rate=\(sampleRate),channels=\(channels) ! wavenc ! filesink location=\(path)")
     }
 
+    /// Runs a tool found on the PATH and returns what it printed; throws with its error output
+    /// when it fails. Its output goes to files, not pipes, so no amount of it can stall either
+    /// side (and GraphKit needs no Foundation `Process`).
     @discardableResult
     public static func runTool(_ tool: String, _ arguments: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = [tool] + arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw GraphError(.runFailed, "\(tool) failed (\(p.terminationStatus)): \(String(decoding: errors, as: UTF8.self))")
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("stdout").path, err = folder.appendingPathComponent("stderr").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([tool] + arguments).map { strdup($0) } + [nil]
+        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawnp(&pid, tool, &actions, nil, argv, envp)
+        guard spawned == 0 else {
+            throw GraphError(.runFailed, "cannot start \(tool): \(String(cString: strerror(spawned)))")
         }
-        return String(decoding: data, as: UTF8.self)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let printed = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        let exited = status & 0x7f == 0, code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let errors = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+            throw GraphError(.runFailed, "\(tool) failed (\(exited ? "exit \(code)" : "signal \(status & 0x7f)")): \(errors)")
+        }
+        return printed
     }
 
     /// A fresh temporary folder for one test.
@@ -127,20 +142,25 @@ public struct MediaProbe: Sendable {
 
     /// The types of a file's top-level MP4 boxes, in order.
     public static func boxes(_ path: String) -> [String] {
-        guard let h = FileHandle(forReadingAtPath: path) else { return [] }
-        defer { try? h.close() }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
         var result: [String] = []
-        var offset: UInt64 = 0
+        var offset: off_t = 0
+        var b = [UInt8](repeating: 0, count: 16)
         while result.count < 64 {
-            try? h.seek(toOffset: offset)
-            guard let header = try? h.read(upToCount: 16), header.count >= 8 else { break }
-            let b = [UInt8](header)
-            var size = UInt64(b[0]) << 24 | UInt64(b[1]) << 16 | UInt64(b[2]) << 8 | UInt64(b[3])
+            let n = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 16, offset) }
+            guard n >= 8 else { break }
+            var size = UInt64(b[0]) << 24 | UInt64(b[1]) << 16
+            size |= UInt64(b[2]) << 8 | UInt64(b[3])
             let type = String(decoding: b[4..<8], as: UTF8.self)
-            if size == 1, b.count >= 16 { size = b[8..<16].reduce(0) { $0 << 8 | UInt64($1) } }
+            if size == 1, n >= 16 {
+                size = 0
+                for byte in b[8..<16] { size = size << 8 | UInt64(byte) }
+            }
             guard size >= 8 else { break }
             result.append(type)
-            offset += size
+            offset += off_t(size)
         }
         return result
     }

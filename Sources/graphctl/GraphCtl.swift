@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import GraphKit
 import Nodes
 
@@ -68,5 +70,22 @@ func printError(_ text: String) {
 }
 
 func writeStandardError(_ text: String) {
-    FileHandle.standardError.write(Data(text.utf8))
+    var bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
+        if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+        offset += n
+    }
+}
+
+/// `value` with `decimals` digits after the point, as printf's %.Nf (no Foundation needed).
+func fixed(_ value: Double, _ decimals: Int) -> String {
+    guard value.isFinite else { return "\(value)" }
+    let scale = (0..<decimals).reduce(1.0) { r, _ in r * 10 }
+    let scaled = (abs(value) * scale).rounded()
+    let whole = Int(scaled / scale), fraction = Int(scaled.truncatingRemainder(dividingBy: scale))
+    let digits = String(fraction)
+    let sign = value < 0 && scaled > 0 ? "-" : ""
+    return decimals == 0 ? "\(sign)\(whole)" : "\(sign)\(whole)." + String(repeating: "0", count: decimals - digits.count) + digits
 }

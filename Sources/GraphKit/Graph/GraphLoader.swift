@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads a graph document (GRAPH-FORMAT.md) and validates it before anything starts.
 ///
@@ -56,9 +56,9 @@ public struct GraphLoader: Sendable {
     }
 
     static func reason(for path: String) -> String {
-        var isDir: ObjCBool = false
+        var isDir = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) { return "no such file" }
-        if isDir.boolValue { return "it is a folder" }
+        if isDir { return "it is a folder" }
         return "permission denied"
     }
 
@@ -136,7 +136,7 @@ private struct Validation {
             for (id, value) in members {
                 let at = "nodes.\(id)"
                 if !seen.insert(id).inserted { problem(at, "node id \"\(id)\" is given twice"); continue }
-                if id.isEmpty || !id.unicodeScalars.allSatisfy({ Self.idCharacters.contains($0) }) {
+                if id.isEmpty || !id.unicodeScalars.allSatisfy(Self.isIDCharacter) {
                     problem(at, "node id \"\(id)\" may use only letters, digits, _ and -")
                 }
                 nodeEntries[id] = value
@@ -211,7 +211,10 @@ private struct Validation {
         return Graph(name: name, description: description, nodes: ordered, edges: edges)
     }
 
-    static let idCharacters = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "_-"))
+    /// Letters and digits (any script, as before), `_` and `-`.
+    static func isIDCharacter(_ c: Unicode.Scalar) -> Bool {
+        c.properties.isAlphabetic || c.properties.numericType != nil || c == "_" || c == "-"
+    }
 
     mutating func checkKeys(_ members: [(key: String, value: JSONValue)], allowed: [String], at base: String?) {
         var seen = Set<String>()

@@ -73,7 +73,7 @@ public struct OutputFile: Sendable {
     }
 
     /// The system's words for why a file operation failed ("Permission denied").
-    static func reason(_ error: any Error) -> String {
+    public static func reason(_ error: any Error) -> String {
         if let posix = (error as? CocoaError)?.underlying as? POSIXError ?? error as? POSIXError {
             return String(cString: strerror(posix.code.rawValue))
         }

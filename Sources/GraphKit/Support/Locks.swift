@@ -2,22 +2,23 @@
 import Glibc
 #endif
 
-/// A mutex for state that GStreamer's threads and the caller's share. GraphKit's own, so the
-/// engine needs no Foundation (whose ICU costs every graphctl process 7 MB of memory).
-final class Lock: @unchecked Sendable {
+/// A mutex for state that GStreamer's streaming threads and the run's own share (a node's
+/// counters, its status). GraphKit's own, so neither the engine nor a node needs Foundation
+/// (whose ICU costs every process 7 MB of memory).
+public final class Lock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    init() { pthread_mutex_init(mutex, nil) }
+    public init() { pthread_mutex_init(mutex, nil) }
 
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
 
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock()
         defer { unlock() }
         return try body()

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// `analysis.waveform`: reduces PCM to waveform peaks as it streams, and writes them as
@@ -64,7 +65,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
 
     let context: NodeContext
     let outputs: [(kind: String, file: OutputFile)]
-    private let lock = NSLock()
+    private let lock = Lock()
     private var reducer: WaveformReducer?
     private var format: MediaFormat.PCMFormat?
     private var host: ProcessingHost?
@@ -153,8 +154,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         for (kind, file) in outputs {
             let temp = file.temporary
             switch kind {
-            case "json": try write(to: temp, kind) { out in try data.encodeJSON { try out.write(contentsOf: $0) } }
-            case "dat": try write(to: temp, kind) { out in try data.encodeDat { try out.write(contentsOf: $0) } }
+            case "json": try write(to: temp, kind) { out in try data.encodeJSON(out) }
+            case "dat": try write(to: temp, kind) { out in try data.encodeDat(out) }
             case "png": try renderer.writePNG(data, to: temp.path)
             default: try renderer.writeSVG(data, to: temp.path)
             }
@@ -162,14 +163,24 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         }
     }
 
-    private func write(to url: URL, _ kind: String, _ body: (FileHandle) throws -> Void) throws {
-        do {
-            let handle = try FileHandle(forWritingTo: url)
-            defer { try? handle.close() }
-            try handle.truncate(atOffset: 0)
-            try body(handle)
-        } catch {
-            throw GraphError(.outputUnwritable, at: context.location(parameter: kind), "cannot write \"\(url.path)\": \(error.localizedDescription)", node: context.id)
+    /// Writes a file through `body`, which hands over its bytes a chunk at a time.
+    private func write(to url: URL, _ kind: String, _ body: (([UInt8]) throws -> Void) throws -> Void) throws {
+        let fail = { (reason: String) in
+            GraphError(.outputUnwritable, at: self.context.location(parameter: kind), "cannot write \"\(url.path)\": \(reason)", node: self.context.id)
+        }
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw fail(String(cString: strerror(errno))) }
+        defer { close(fd) }
+        try body { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw fail(String(cString: strerror(errno)))
+                }
+                offset += n
+            }
         }
     }
 

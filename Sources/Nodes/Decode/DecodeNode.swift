@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// `decode`: demuxes and decodes a media file, like `AVAssetReader` with
@@ -35,7 +36,7 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
     )
 
     let context: NodeContext
-    private let lock = NSLock()
+    private let lock = Lock()
     private var audioSeen = 0
     private var videoSeen = 0
     private var audioLinked = false

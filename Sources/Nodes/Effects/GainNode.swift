@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// `effect.gain`: multiplies PCM audio by a gain, in Swift, in place when the buffer is not

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// `effect.overlay`: draws text (fixed, the timestamp, or the frame number) or a PNG watermark

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// `sink.mp4`: writes MP4, M4A or MOV, like `AVAssetWriter`.
@@ -38,7 +39,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     let context: NodeContext
     let path: String
     let fragmentInterval: Double
-    private let lock = NSLock()
+    private let lock = Lock()
     private var status: OutputReport.Status = .unknown
 
     public init(context: NodeContext) throws {

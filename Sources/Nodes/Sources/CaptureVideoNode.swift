@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// `capture.video`: the camera, like `AVCaptureVideoDataOutput`; `device: "test"` is a moving,

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GraphKit
 
 /// `source.file`: the bytes of a media file, for `decode`.
@@ -30,12 +31,12 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
     public var mediaDescription: String? { "\"\(path)\"" }
 
     public func prepare() throws {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         let at = context.location(parameter: "path")
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw GraphError(.inputUnreadable, at: at, "cannot read \"\(path)\": no such file", node: context.id)
         }
-        guard !isDirectory.boolValue else {
+        guard !isDirectory else {
             throw GraphError(.inputUnreadable, at: at, "cannot read \"\(path)\": it is a folder", node: context.id)
         }
         guard FileManager.default.isReadableFile(atPath: path) else {

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import GraphKit
 import Nodes
 
@@ -37,7 +39,7 @@ struct Dot: ParsableCommand {
             do {
                 report = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: stats)))
             } catch {
-                printError("error: \(stats): cannot read run statistics: \(error.localizedDescription)")
+                printError("error: \(stats): cannot read run statistics: \(OutputFile.reason(error))")
                 throw ExitCode(GraphError.Code.inputUnreadable.exitStatus)
             }
         }
@@ -45,7 +47,7 @@ struct Dot: ParsableCommand {
     }
 
     static func quote(_ s: String) -> String {
-        "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
     }
 
     static func dot(_ g: Graph, report: RunReport?) -> String {

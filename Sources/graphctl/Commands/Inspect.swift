@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import GraphKit
 import Nodes
 
@@ -44,7 +46,7 @@ struct Inspect: ParsableCommand {
                 for d in these {
                     var from = ""
                     if case .plugin(let name, _)? = registry.origin(of: d.type) { from = "  [plugin \(name)]" }
-                    print("  \(d.type.padding(toLength: width, withPad: " ", startingAt: 0))  \(d.summary)\(from)")
+                    print("  \(d.type + String(repeating: " ", count: max(0, width - d.type.count)))  \(d.summary)\(from)")
                 }
             }
             return
@@ -142,7 +144,7 @@ extension NodeDescriptor {
             out += line + "\n    \(p.help)\n"
         }
         if requiresAnInput { out += "\nAt least one input must be connected.\n" }
-        out += "\nExample:\n  \"\(type.replacingOccurrences(of: ".", with: "_"))\": \(example)\n"
+        out += "\nExample:\n  \"\(type.replacing(".", with: "_"))\": \(example)\n"
         return out
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 import GraphKit
 import Nodes
 
@@ -87,7 +89,7 @@ struct Run: ParsableCommand {
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 try encoder.encode(result).write(to: URL(fileURLWithPath: stats))
             } catch {
-                printError("error: cannot write statistics to \"\(stats)\": \(error.localizedDescription)")
+                printError("error: cannot write statistics to \"\(stats)\": \(OutputFile.reason(error))")
                 throw ExitCode(GraphError.Code.outputUnwritable.exitStatus)
             }
         }
@@ -98,8 +100,8 @@ struct Run: ParsableCommand {
     }
 
     static func summary(_ r: RunReport) -> String {
-        var line = "\(r.status.rawValue) in \(String(format: "%.2f", r.wallSeconds)) s: "
-            + "\(String(format: "%.2f", r.mediaSeconds)) s of media (\(String(format: "%.1f", r.speed))x)"
+        var line = "\(r.status.rawValue) in \(fixed(r.wallSeconds, 2)) s: "
+            + "\(fixed(r.mediaSeconds, 2)) s of media (\(fixed(r.speed, 1))x)"
         let drops = r.edges.reduce(0) { $0 + $1.drops }
         if drops > 0 { line += ", \(drops) buffers dropped by live sources" }
         for o in r.outputs { line += "\n  \(o.node): \(o.path) \(o.status.rawValue)" }
@@ -156,27 +158,30 @@ final class InterruptHandler: @unchecked Sendable {
     }
 }
 
-/// The progress line on standard error: position / duration and speed.
+/// The progress line on standard error: position / duration and speed, five times a second.
 final class ProgressLine: @unchecked Sendable {
     let run: GraphRun
-    private let done = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    private let queue = DispatchQueue(label: "graphctl.progress")
+    private var timer: DispatchSourceTimer?
     private let started = ContinuousClock.now
 
     init(run: GraphRun) { self.run = run }
 
     func start() {
-        let thread = Thread { [self] in
-            while done.wait(timeout: .now() + .milliseconds(200)) == .timedOut { draw() }
-            writeStandardError("\r\u{1B}[K")
-            finished.signal()
-        }
-        thread.start()
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
+        t.setEventHandler { [weak self] in self?.draw() }
+        timer = t
+        t.resume()
     }
 
+    /// Stops drawing and clears the line; no draw happens after this returns.
     func finish() {
-        done.signal()
-        finished.wait()
+        queue.sync {
+            timer?.cancel()
+            timer = nil
+            writeStandardError("\r\u{1B}[K")
+        }
     }
 
     private func draw() {
@@ -189,11 +194,11 @@ final class ProgressLine: @unchecked Sendable {
             let fraction = min(1, position / duration)
             let filled = Int(fraction * 30)
             line = "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: 30 - filled) + "] "
-            line += String(format: "%.1f / %.1f s", position, duration)
+            line += "\(fixed(position, 1)) / \(fixed(duration, 1)) s"
         } else {
-            line = String(format: "%.1f s", position)
+            line = "\(fixed(position, 1)) s"
         }
-        line += String(format: "  %.1fx", speed)
+        line += "  \(fixed(speed, 1))x"
         writeStandardError("\r\u{1B}[K" + line)
     }
 }
