@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 GRAPH := $(if $(wildcard graphs/record.json),graphs/record.json,graphs/m4a.json)
 
-.PHONY: all deps build release run test bench clean
+.PHONY: all deps build release run test test-sanitize bench clean
 
 all: build
 
@@ -23,6 +23,11 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
+# The tests under the address sanitizer (with leaks) and then the thread sanitizer, each in its
+# own scratch folder; fails on a failed test or on any sanitizer report (scripts/sanitizers/).
+test-sanitize: deps
+	bash scripts/test-sanitize.sh address thread
+
 # Benchmarks run the CLI as it ships: release, with the Swift runtime linked statically.
 bench: deps
 	@bash scripts/install-deps.sh --bench
@@ -30,4 +35,4 @@ bench: deps
 	python3 scripts/bench.py
 
 clean:
-	rm -rf .build out
+	rm -rf .build .build-asan .build-tsan out

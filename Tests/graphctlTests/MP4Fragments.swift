@@ -10,8 +10,7 @@ struct MP4Fragments {
     var videoSamples = 0
 
     init(path: String) {
-        guard let data = FileManager.default.contents(atPath: path) else { return }
-        let bytes = [UInt8](data)
+        let bytes = Self.read(path)
         let top = Self.boxes(bytes, 0..<bytes.count)
         var videoTrack: UInt32?
         if let moov = top.first(where: { $0.type == "moov" && $0.isComplete }) {
@@ -40,6 +39,23 @@ struct MP4Fragments {
                     videoSamples += Int(Self.uint32(bytes, trun.body.lowerBound + 4) ?? 0)
                 }
             }
+        }
+    }
+
+    /// The file's bytes so far, read with read(2): FileManager.contents(atPath:) leaks a 4 KiB
+    /// buffer for each empty file it reads (swift-foundation; seen under the address sanitizer),
+    /// and the file is empty until the muxer writes.
+    static func read(_ path: String) -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return bytes }
+            bytes += chunk[0..<n]
         }
     }
 
