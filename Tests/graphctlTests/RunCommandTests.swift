@@ -105,4 +105,10 @@ import GraphKitTesting
         // Either way nothing is left under the temporary name.
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(".cancel.m4a.partial").path))
     }
+
+    /// The tests above wait on what the progress line shows; this pins how it is read.
+    @Test func progressLinePositionsAreRead() {
+        let text = "\r\u{1B}[K0.1 s  0.3x\r\u{1B}[K[===          ] 1.5 / 10.0 s  1.0x\r\u{1B}[K\nstopping: finishing files"
+        #expect(RunningGraphctl.positions(in: text) == [0.1, 1.5])
+    }
 }
