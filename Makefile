@@ -11,7 +11,7 @@ DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
-.PHONY: all deps build release run test bench install uninstall plugin-example clean
+.PHONY: all deps build release run test test-sanitize bench install uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -68,6 +68,13 @@ uninstall:
 	rm -f $(BINDIR)/graphctl $(LIBDIR)/libGraphKit.so
 	-rmdir $(LIBDIR)/plugins $(LIBDIR) 2>/dev/null
 
+# The tests under the address sanitizer (with leaks) and then the thread sanitizer, each in its
+# own scratch folder; fails on a failed test or on any sanitizer report (scripts/sanitizers/).
+test-sanitize: deps plugin-example
+	$(call replan,Tests/Fixtures/plugins)
+	$(SWIFT) build --package-path Tests/Fixtures/plugins
+	bash scripts/test-sanitize.sh address thread
+
 # Benchmarks run the CLI as it is installed: release, linked against GraphKit's shared library.
 bench: deps
 	@bash scripts/install-deps.sh --bench
@@ -77,4 +84,5 @@ bench: deps
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_RELEASE) python3 scripts/bench.py
 
 clean:
-	rm -rf .build $(TOOLS)/.build examples/plugin-echo/.build Tests/Fixtures/plugins/.build out
+	rm -rf .build .build-asan .build-tsan $(TOOLS)/.build $(TOOLS)/.build-asan $(TOOLS)/.build-tsan \
+	  examples/plugin-echo/.build Tests/Fixtures/plugins/.build out

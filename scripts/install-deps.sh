@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages GraphKit needs, only those that are missing.
 # Called by `make run`, `make test` and `make bench`; safe to run again.
+# Options add what one task needs: --bench (make bench), --stress (scripts/stress-test.sh).
 set -euo pipefail
 
 packages=(
@@ -18,9 +19,13 @@ packages=(
   libcairo2-dev
   ffmpeg
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(time hyperfine)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --bench) packages+=(time hyperfine) ;;
+    --stress) packages+=(stress) ;;
+    *) echo "usage: $0 [--bench] [--stress]" >&2; exit 64 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

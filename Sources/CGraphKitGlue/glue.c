@@ -337,3 +337,21 @@ gsize gk_video_frame_size(const char *format, int width, int height) {
 }
 
 void gk_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+GkPadCounter gk_pad_counter_read(const GkPadCounter *c) {
+    GkPadCounter r;
+    r.buffers = __atomic_load_n(&c->buffers, __ATOMIC_RELAXED);
+    r.bytes = __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
+    r.start_ns = __atomic_load_n(&c->start_ns, __ATOMIC_RELAXED);
+    r.end_ns = __atomic_load_n(&c->end_ns, __ATOMIC_RELAXED);
+    return r;
+}
+
+GkEdgeStats gk_edge_stats_read(const GkEdgeStats *s) {
+    GkEdgeStats r;
+    r.waits = __atomic_load_n(&s->waits, __ATOMIC_RELAXED);
+    r.max_buffers = __atomic_load_n(&s->max_buffers, __ATOMIC_RELAXED);
+    r.max_bytes = __atomic_load_n(&s->max_bytes, __ATOMIC_RELAXED);
+    r.max_time_ns = __atomic_load_n(&s->max_time_ns, __ATOMIC_RELAXED);
+    return r;
+}

@@ -22,39 +22,164 @@ struct Graphctl {
     static func graph(_ name: String) -> String { root.appendingPathComponent("graphs/\(name)").path }
 
     /// Starts graphctl; `wait` collects the result.
-    static func start(_ arguments: [String], in folder: URL? = nil) throws -> (Process, Pipe, Pipe) {
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = arguments
-        if let folder { p.currentDirectoryURL = folder }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        return (p, out, err)
+    static func start(_ arguments: [String], in folder: URL? = nil) throws -> RunningGraphctl {
+        try RunningGraphctl(arguments, in: folder)
     }
 
-    static func wait(_ started: (Process, Pipe, Pipe)) -> Result {
-        let (p, out, err) = started
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    static func wait(_ started: RunningGraphctl) -> Result {
+        started.wait()
     }
 
     /// Runs another program (a shell that sets limits, then starts graphctl).
     static func runCommand(_ path: String, _ arguments: [String]) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        return wait((p, out, err))
+        try RunningGraphctl(arguments, executable: URL(fileURLWithPath: path)).wait()
     }
 
     static func run(_ arguments: String..., in folder: URL? = nil) throws -> Result {
-        wait(try start(arguments, in: folder))
+        try start(arguments, in: folder).wait()
+    }
+}
+
+/// A graphctl that a test started. What it prints is read as it comes, by two threads of its
+/// own that `wait()` joins, so a test waits for something graphctl says or does (a media
+/// position on its progress line, a file's state) instead of sleeping. Every wait has a
+/// generous limit, but only as a guard: passing it fails the test, saying what never happened.
+final class RunningGraphctl: @unchecked Sendable {
+    struct Timeout: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// How long a wait may take before the test fails: far beyond what any of them needs, even
+    /// on a loaded machine, so that reaching it means something is wrong, not slow.
+    static let guardLimit: Duration = .seconds(120)
+
+    let process = Process()
+    private let condition = NSCondition()
+    private var stdout = Data()
+    private var stderr = Data()
+    private var readersRunning = 2
+    private var collected: Graphctl.Result?
+
+    /// Starts graphctl (or `executable`) with `arguments`, in `folder`, with `environment` (nil:
+    /// the test's own).
+    init(_ arguments: [String], in folder: URL? = nil, executable: URL = Graphctl.executable,
+         environment: [String: String]? = nil) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        if let folder { process.currentDirectoryURL = folder }
+        if let environment { process.environment = environment }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()  // closes the parent's copies of the write ends, so the readers see the end
+        read(out.fileHandleForReading, isStandardError: false)
+        read(err.fileHandleForReading, isStandardError: true)
+    }
+
+    var processIdentifier: pid_t { process.processIdentifier }
+
+    /// Sends a signal to graphctl.
+    func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Reads one pipe to its end on a thread of its own; `wait()` waits for both to end.
+    private func read(_ handle: FileHandle, isStandardError: Bool) {
+        let thread = Thread { [self] in
+            let fd = handle.fileDescriptor
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { try? handle.close() }
+                condition.lock()
+                if n > 0 {
+                    if isStandardError { stderr.append(contentsOf: chunk[0..<n]) } else { stdout.append(contentsOf: chunk[0..<n]) }
+                } else {
+                    readersRunning -= 1
+                }
+                condition.broadcast()
+                condition.unlock()
+                if n <= 0 { return }  // the last thing this thread does: `wait()` counts on it
+            }
+        }
+        thread.start()
+    }
+
+    /// What graphctl has written to standard error so far.
+    var standardError: String {
+        condition.lock()
+        defer { condition.unlock() }
+        return String(decoding: stderr, as: UTF8.self)
+    }
+
+    /// Waits until `isDone` holds, checking it each time graphctl writes to standard error (with
+    /// `--progress always`, five times a second). `isDone` is given what graphctl wrote so far.
+    /// If graphctl ends first or the guard limit passes, graphctl is killed and collected, and
+    /// this throws, naming `what` and quoting what graphctl said.
+    func wait(until what: String, _ isDone: (String) throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(Double(Self.guardLimit.components.seconds))
+        condition.lock()
+        while true {
+            let seen = stderr.count
+            let text = String(decoding: stderr, as: UTF8.self)
+            let ended = readersRunning == 0
+            condition.unlock()
+            if try isDone(text) { return }
+            if ended {
+                let r = wait()
+                throw Timeout(description: "graphctl ended (status \(r.status)) before \(what); it wrote: \(Self.tail(r.stderr))")
+            }
+            condition.lock()
+            if stderr.count == seen, readersRunning > 0, !condition.wait(until: deadline) {
+                condition.unlock()
+                send(SIGKILL)
+                let r = wait()
+                throw Timeout(description: "no sign that \(what) after \(Self.guardLimit) (the guard limit); graphctl wrote: \(Self.tail(r.stderr))")
+            }
+        }
+    }
+
+    /// Waits until graphctl's progress line (it needs `--progress always`) shows the media
+    /// position at `seconds` or beyond, and returns the position shown.
+    @discardableResult
+    func waitForPosition(atLeast seconds: Double) throws -> Double {
+        var shown = 0.0
+        try wait(until: "the media position reached \(seconds) s") { text in
+            shown = Self.positions(in: text).max() ?? 0
+            return shown >= seconds
+        }
+        return shown
+    }
+
+    /// The positions a progress line has shown: `\r\e[K1.2 s  1.0x` or
+    /// `\r\e[K[===   ] 1.2 / 10.0 s  1.0x`.
+    static func positions(in text: String) -> [Double] {
+        text.split(separator: "\r").compactMap { segment -> Double? in
+            var s = Substring(segment)
+            if s.hasPrefix("\u{1B}[K") { s = s.dropFirst(3) }
+            if s.hasPrefix("["), let close = s.firstIndex(of: "]") { s = s[s.index(after: close)...].drop { $0 == " " } }
+            guard let number = s.split(separator: " ", maxSplits: 1).first else { return nil }
+            return Double(number)
+        }
+    }
+
+    private static func tail(_ text: String) -> String {
+        text.count > 2000 ? "…" + text.suffix(2000) : text
+    }
+
+    /// Waits for graphctl to exit and both pipes to end (the reading threads are then done).
+    func wait() -> Graphctl.Result {
+        condition.lock()
+        while readersRunning > 0 { condition.wait() }
+        if let collected { condition.unlock(); return collected }
+        condition.unlock()
+        process.waitUntilExit()
+        condition.lock()
+        defer { condition.unlock() }
+        let r = Graphctl.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                                stderr: String(decoding: stderr, as: UTF8.self))
+        collected = r
+        return r
     }
 }

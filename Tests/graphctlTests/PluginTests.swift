@@ -12,19 +12,11 @@ import Testing
 
     /// graphctl with `arguments`, its plugin path variable set to `pluginPath` (nil: unset).
     func graphctl(_ arguments: [String], pluginPath: String? = nil, in folder: URL? = nil) throws -> (Graphctl.Result, Process.TerminationReason) {
-        let p = Process()
-        p.executableURL = Graphctl.executable
-        p.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment[PluginLoader.pathVariable] = pluginPath
-        p.environment = environment
-        if let folder { p.currentDirectoryURL = folder }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let r = Graphctl.wait((p, out, err))
-        return (r, p.terminationReason)
+        let running = try RunningGraphctl(arguments, in: folder, environment: environment)
+        let r = running.wait()
+        return (r, running.process.terminationReason)
     }
 
     // MARK: The example plugin

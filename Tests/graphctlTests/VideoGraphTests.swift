@@ -53,33 +53,44 @@ import GraphKitTesting
         #expect(captured == written + edge.drops, "captured \(captured), written \(written), dropped \(edge.drops)")
     }
 
+    /// Killed once two fragments are whole on disk, the file still plays: every video frame of
+    /// those fragments is read back.
     @Test func sigkillWithFragmentsLeavesAReadableFile() throws {
         let folder = try TestMedia.temporaryFolder()
         let out = folder.appendingPathComponent("frag.mp4").path
-        let started = try Graphctl.start(["run", Graphctl.graph("record-fragmented.json"), "--set", "file.path=\(out)",
-                                          "--set", "camera.width=320", "--set", "camera.height=240", "--set", "file.fragmentInterval=0.5"])
-        Thread.sleep(forTimeInterval: 3)
-        kill(started.0.processIdentifier, SIGKILL)
-        _ = Graphctl.wait(started)
+        let graphctl = try Graphctl.start(["run", Graphctl.graph("record-fragmented.json"), "--set", "file.path=\(out)",
+                                           "--set", "camera.width=320", "--set", "camera.height=240", "--set", "file.fragmentInterval=0.5",
+                                           "--progress", "always"])
+        try graphctl.wait(until: "two fragments with video were whole in \(out)") { _ in
+            MP4Fragments(path: out).videoSamples > 0 && MP4Fragments(path: out).fragments >= 2
+        }
+        graphctl.send(SIGKILL)
+        let r = graphctl.wait()
+        #expect(r.status == SIGKILL)  // Process reports the signal that ended it
+        let written = MP4Fragments(path: out)  // final now: nobody writes it any more
+        #expect(written.videoSamples > 0)
         let probe = try MediaProbe(out, countFrames: true)
         #expect(probe.stream("video")?.codecName == "h264")
-        #expect((probe.stream("video")?.frameCount ?? 0) >= 5)  // fragments of 0.5 s were finished before the kill
+        #expect((probe.stream("video")?.frameCount ?? 0) >= written.videoSamples, "\(written.videoSamples) frames in whole fragments")
     }
 
-    /// graphs/record.json at 320x240 with no duration: it runs until stopped or killed.
-    func startUnboundedRecording(to out: String) throws -> (Process, Pipe, Pipe) {
+    /// graphs/record.json at 320x240 with no duration: it runs until stopped or killed. The
+    /// progress line is on, so a test can wait for media to reach the file.
+    func startUnboundedRecording(to out: String, _ more: [String] = []) throws -> RunningGraphctl {
         try Graphctl.start(["run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.duration=0",
-                            "--set", "mic.duration=0", "--set", "camera.width=320", "--set", "camera.height=240"])
+                            "--set", "mic.duration=0", "--set", "camera.width=320", "--set", "camera.height=240",
+                            "--progress", "always"] + more)
     }
 
     @Test func sigkillWithoutFragmentsLeavesNothingUnderTheName() throws {
         let folder = try TestMedia.temporaryFolder()
         let out = folder.appendingPathComponent("whole.mp4").path
-        let started = try startUnboundedRecording(to: out)
-        Thread.sleep(forTimeInterval: 2)
-        kill(started.0.processIdentifier, SIGKILL)
-        _ = Graphctl.wait(started)
+        let graphctl = try startUnboundedRecording(to: out)
+        try graphctl.waitForPosition(atLeast: 1)  // a second of media has reached the muxer
+        graphctl.send(SIGKILL)
+        #expect(graphctl.wait().status == SIGKILL)
         #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(".whole.mp4.partial").path))  // killed mid-write
         // The next run to the same target removes what the killed one left.
         let again = try Graphctl.run("run", Graphctl.graph("record.json"), "--set", "file.path=\(out)", "--set", "camera.live=false",
                                      "--set", "mic.live=false", "--set", "camera.duration=0.5", "--set", "mic.duration=0.5",
@@ -88,18 +99,23 @@ import GraphKitTesting
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["whole.mp4"])
     }
 
+    /// Ctrl-C once two seconds of media are recorded: the file keeps all that reached it, as the
+    /// run's statistics count it, and at least what the progress line showed before the signal.
     @Test func interruptingAnUnboundedRecordingKeepsWhatWasRecorded() throws {
         let folder = try TestMedia.temporaryFolder()
-        let out = folder.appendingPathComponent("int.mp4").path
-        let started = try startUnboundedRecording(to: out)
-        Thread.sleep(forTimeInterval: 4)
-        kill(started.0.processIdentifier, SIGINT)
-        let r = Graphctl.wait(started)
+        let out = folder.appendingPathComponent("int.mp4").path, stats = folder.appendingPathComponent("stats.json").path
+        let graphctl = try startUnboundedRecording(to: out, ["--stats", stats])
+        let shown = try graphctl.waitForPosition(atLeast: 2)
+        graphctl.send(SIGINT)
+        let r = graphctl.wait()
         #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: stats)))
+        #expect(report.status == .stopped)
+        #expect(report.mediaSeconds >= shown - 0.05)  // the line shows tenths, rounded
         let probe = try MediaProbe(out)
         #expect(probe.stream("video")?.codecName == "h264")
-        // About 4 s, less the process's start (slower on a loaded machine).
-        #expect(probe.duration > 2.5 && probe.duration < 5.5, "\(probe.duration)")
+        #expect(probe.stream("audio")?.codecName == "aac")
+        #expect(abs(probe.duration - report.mediaSeconds) <= 0.05, "file \(probe.duration) s, run \(report.mediaSeconds) s")
     }
 
     @Test func devicesSaysPlainlyWhatItFinds() throws {

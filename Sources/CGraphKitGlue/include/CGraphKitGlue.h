@@ -52,6 +52,9 @@ typedef struct {
 } GkEdgeStats;
 gulong gk_queue_watch(GstElement *queue, GkEdgeStats *stats);
 void gk_queue_sample(GstElement *queue, GkEdgeStats *stats);
+/* Snapshots, read atomically: the streaming threads write these while a run lasts. */
+GkPadCounter gk_pad_counter_read(const GkPadCounter *counter);
+GkEdgeStats gk_edge_stats_read(const GkEdgeStats *stats);
 
 /* A Swift processing step run on a pad's streaming thread.
  * The transform takes ownership of `buffer` and returns the buffer to push on (owned), or NULL to

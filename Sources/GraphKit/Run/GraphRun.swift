@@ -219,8 +219,10 @@ public final class GraphRun: @unchecked Sendable {
         var error: GraphError?
         switch outcome {
         case .endOfStream:
+            // A cancel asked for while a stop's end of stream drained still cancels: the user
+            // asked to abandon the files, whichever message the bus delivered first.
             condition.lock()
-            status = stopRequested ? .stopped : .completed
+            status = cancelRequested ? .cancelled : stopRequested ? .stopped : .completed
             condition.unlock()
             pipeline.statistics.sampleQueues()
         case .failed(let e):

@@ -94,29 +94,29 @@ final class RunStatistics: @unchecked Sendable {
     func mediaSeconds(reaching nodes: [String]) -> Double {
         var best = 0
         for id in nodes {
-            for c in nodeInputs[id] ?? [] where c.pointee.start_ns >= 0 {
-                best = max(best, c.pointee.end_ns - min(c.pointee.start_ns, c.pointee.end_ns))
+            for c in (nodeInputs[id] ?? []).map { gk_pad_counter_read($0) } where c.start_ns >= 0 {
+                best = max(best, c.end_ns - min(c.start_ns, c.end_ns))
             }
         }
         return Double(best) / 1e9
     }
 
     func nodeStatistics(_ node: Graph.NodeSpec) -> NodeStatistics {
-        let inputs = nodeInputs[node.id] ?? [], outputs = nodeOutputs[node.id] ?? []
+        let inputs = (nodeInputs[node.id] ?? []).map { gk_pad_counter_read($0) }, outputs = (nodeOutputs[node.id] ?? []).map { gk_pad_counter_read($0) }
         return NodeStatistics(id: node.id, type: node.descriptor.type,
-                              buffersIn: inputs.reduce(0) { $0 + Int($1.pointee.buffers) },
-                              buffersOut: outputs.reduce(0) { $0 + Int($1.pointee.buffers) },
-                              bytesIn: inputs.reduce(0) { $0 + Int($1.pointee.bytes) },
-                              bytesOut: outputs.reduce(0) { $0 + Int($1.pointee.bytes) })
+                              buffersIn: inputs.reduce(0) { $0 + Int($1.buffers) },
+                              buffersOut: outputs.reduce(0) { $0 + Int($1.buffers) },
+                              bytesIn: inputs.reduce(0) { $0 + Int($1.bytes) },
+                              bytesOut: outputs.reduce(0) { $0 + Int($1.bytes) })
     }
 
     func edgeStatistics() -> [EdgeStatistics] {
         edges.sorted { $0.edge.index < $1.edge.index }.map { e in
-            EdgeStatistics(from: e.edge.from.description, to: e.edge.to.description, capacity: e.edge.capacity,
-                           buffers: Int(e.counter.pointee.buffers), maxBuffers: Int(e.stats.pointee.max_buffers),
-                           maxBytes: Int(e.stats.pointee.max_bytes), maxSeconds: Double(e.stats.pointee.max_time_ns) / 1e9,
-                           waits: Int(e.stats.pointee.waits), drops: e.leaky ? Int(e.stats.pointee.waits) : 0,
-                           queued: e.queue != nil)
+            let counter = gk_pad_counter_read(e.counter), stats = gk_edge_stats_read(e.stats)
+            return EdgeStatistics(from: e.edge.from.description, to: e.edge.to.description, capacity: e.edge.capacity,
+                                  buffers: Int(counter.buffers), maxBuffers: Int(stats.max_buffers),
+                                  maxBytes: Int(stats.max_bytes), maxSeconds: Double(stats.max_time_ns) / 1e9,
+                                  waits: Int(stats.waits), drops: e.leaky ? Int(stats.waits) : 0, queued: e.queue != nil)
         }
     }
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs the whole test suite N times in a row under CPU load (stress --cpu 2 by default) and
+# stops at the first failure, naming the run and the tests that failed. A flaky test shows up
+# here long before it shows up on someone else's machine.
+#
+#   scripts/stress-test.sh N [--cpu K]     e.g. scripts/stress-test.sh 20
+#
+# Logs: .build/stress/run-<i>.log. Each run has a 30-minute limit; a run that reaches it is a
+# failure (a hang), reported as such.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { echo "usage: $0 N [--cpu K]" >&2; exit 64; }
+[[ $# -ge 1 && "$1" =~ ^[1-9][0-9]*$ ]] || usage
+runs=$1; shift
+cpu=2
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --cpu) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || usage; cpu=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+SWIFT=${SWIFT:-swift}
+per_run_limit=${STRESS_RUN_LIMIT:-1800}
+
+bash scripts/install-deps.sh --stress
+$SWIFT build --build-tests
+
+logs=.build/stress
+mkdir -p "$logs"
+rm -f "$logs"/run-*.log
+
+load_pid=""
+stop_load() {
+  if [[ -n "$load_pid" ]]; then
+    kill -TERM -- "-$load_pid" 2>/dev/null || true  # stress and its workers: their own process group
+    wait "$load_pid" 2>/dev/null || true
+    load_pid=""
+  fi
+}
+trap stop_load EXIT
+trap 'exit 130' INT TERM
+if ((cpu > 0)); then
+  setsid stress --cpu "$cpu" >/dev/null 2>&1 &
+  load_pid=$!
+  echo "load: stress --cpu $cpu (process group $load_pid)"
+fi
+
+for ((i = 1; i <= runs; i++)); do
+  log="$logs/run-$i.log"
+  start=$SECONDS
+  status=0
+  timeout --kill-after=30 "$per_run_limit" $SWIFT test --skip-build >"$log" 2>&1 || status=$?
+  if ((status == 0)); then
+    echo "run $i of $runs: passed ($((SECONDS - start)) s)"
+    continue
+  fi
+  echo "run $i of $runs: FAILED (exit $status after $((SECONDS - start)) s); log: $log" >&2
+  if ((status == 124 || status == 137)); then
+    echo "  the run reached its ${per_run_limit} s limit (a hang); tests started but not finished:" >&2
+    # swift-testing prints "◇ Test x() started." and "✔/✘ Test x() passed/failed ...".
+    comm -23 <(sed -n 's/^◇ Test \(.*\) started\.$/\1/p' "$log" | sort -u) \
+             <(sed -n 's/^[✔✘━] Test \([^ ]*\) .*/\1/p' "$log" | sort -u) | sed 's/^/    /' >&2
+  fi
+  # swift-testing and XCTest failures, and a crash's signal, as they appear in the log.
+  grep -E '^✘ Test .*(recorded an issue|failed)|Test Case .* failed|error: |Fatal error|signal [0-9]+|Exited with' "$log" \
+    | grep -v '^✘ Test run ' | sed 's/^/  /' | head -40 >&2 || true
+  exit 1
+done
+echo "all $runs runs passed under stress --cpu $cpu"

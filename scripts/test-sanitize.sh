@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `make test-sanitize`: the test suite under the address sanitizer (with its leak checker) and,
+# separately, under the thread sanitizer, each built in its own scratch folder (.build-asan,
+# .build-tsan) so the ordinary build is untouched.
+#
+#   scripts/test-sanitize.sh [address] [thread]     (default: both)
+#
+# Every process the tests start (graphctl too) is instrumented and writes its reports to
+# <scratch>/sanitizer-logs/ rather than to standard error, so the tests' checks of what graphctl
+# prints and of its exit status stay as they are (exitcode=0: a report does not change a status).
+# A kind passes when the tests pass AND no report was written. Suppressions, each with its
+# reason: scripts/sanitizers/{lsan,tsan}.supp.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+kinds=("$@")
+((${#kinds[@]} > 0)) || kinds=(address thread)
+
+summarize() {  # the distinct report headlines, most frequent first, then where the logs are
+  local logs=$1
+  cat "$logs"/* | grep -E '^SUMMARY: ' | sed -E 's/ \(pid=[0-9]+\)//; s/ in \$s[^ ]*//' | sort | uniq -c | sort -rn | head -40
+  echo "  (full reports: $logs/; $(ls "$logs" | wc -l) processes reported)"
+}
+
+failed=()
+for kind in "${kinds[@]}"; do
+  case "$kind" in
+    address)
+      scratch=.build-asan
+      # Full unwinding: GLib and its neighbours have no frame pointers, and the suppressions
+      # must see the frames below g_malloc.
+      export ASAN_OPTIONS="log_path=$PWD/$scratch/sanitizer-logs/asan:exitcode=0:detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=40"
+      export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers/lsan.supp:print_suppressions=0"
+      ;;
+    thread)
+      scratch=.build-tsan
+      export TSAN_OPTIONS="log_path=$PWD/$scratch/sanitizer-logs/tsan:exitcode=0:suppressions=$PWD/scripts/sanitizers/tsan.supp"
+      ;;
+    *) echo "usage: $0 [address] [thread]" >&2; exit 64 ;;
+  esac
+  echo "== $kind sanitizer: building in $scratch"
+  # ld.gold warns about every sanitizer check symbol it cannot export: noise, left out.
+  $SWIFT build --build-tests --sanitize="$kind" --scratch-path "$scratch" 2>&1 | grep -v "Cannot export local symbol '__[at]san"
+  if ((PIPESTATUS[0] != 0)); then
+    failed+=("$kind (build)")
+    continue
+  fi
+  # graphctl, which the tests run, is built by its own package against GraphKit's shared
+  # library: the same sanitizer there, in a scratch folder of its own.
+  rm -f "tools/graphctl/$scratch/debug.yaml"
+  $SWIFT build --package-path tools/graphctl --sanitize="$kind" --scratch-path "tools/graphctl/$scratch" 2>&1 \
+    | grep -v "Cannot export local symbol '__[at]san"
+  if ((PIPESTATUS[0] != 0)); then
+    failed+=("$kind (graphctl build)")
+    continue
+  fi
+  export GRAPHCTL=$PWD/tools/graphctl/$scratch/debug/graphctl
+  logs=$scratch/sanitizer-logs
+  rm -rf "$logs"
+  mkdir -p "$logs"
+  echo "== $kind sanitizer: running the tests (log: $scratch/test.log)"
+  $SWIFT test --skip-build --sanitize="$kind" --scratch-path "$scratch" >"$scratch/test.log" 2>&1
+  status=$?
+  unset ASAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS
+  grep -E '^✘ Test .*(recorded an issue|failed)|Test Case .* failed|^✔ Test run|^✘ Test run|^━ Test run' "$scratch/test.log" | head -20
+  if ((status != 0)); then failed+=("$kind (tests, exit $status)"); fi
+  if compgen -G "$logs/*" >/dev/null; then
+    echo "== $kind sanitizer: reports"
+    summarize "$logs"
+    failed+=("$kind (reports)")
+  else
+    echo "== $kind sanitizer: no reports"
+  fi
+done
+
+if ((${#failed[@]} > 0)); then
+  echo "test-sanitize: not clean: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test-sanitize: clean (${kinds[*]})"
