@@ -32,8 +32,8 @@ import Nodes
     @Test func validGraphLoadsInTopologicalOrder() throws {
         let g = try loader.load(json: Self.graph(edges: #""aac.out -> file.audio", "mic.out -> aac.in""#))
         #expect(g.nodes.map(\.id) == ["mic", "aac", "file"])
-        #expect(g.node("aac")?.parameters.int("bitrate") == 96000)
-        #expect(g.node("aac")?.parameters.string("encoder") == "avenc_aac")  // the default
+        #expect(g.node("aac")?.parameters[AACEncoderNode.bitrate] == 96000)
+        #expect(g.node("aac")?.parameters[AACEncoderNode.encoder] == .avenc_aac)  // the default
         #expect(g.edges[0].capacity == .default)
     }
 
@@ -62,7 +62,7 @@ import Nodes
         (graph(nodes: #""a": { "type": "source.file" }"#, edges: ""),
          ["nodes.a.params.path: required parameter of source.file is missing (the file to read, relative to the current folder)"]),
         (graph(nodes: #""a": { "type": "capture.audio" }, "g": { "type": "effect.gain", "params": { "gain": 2, "db": 6 } }"#, edges: #""a.out -> g.in""#),
-         ["nodes.g.params.db: give gain or db, not both"]),
+         ["nodes.g.params: give only one of gain, db"]),
         (graph(edges: #""mic.out -> aac.in", "aac.out -> file.audio", "mic.out -> aac.in""#),
          [#"edges[2]: duplicate of edges[0] ("mic.out -> aac.in")"#]),
         (graph(nodes: #""mic": { "type": "capture.audio" }, "m2": { "type": "capture.audio" }, "aac": { "type": "encode.aac" }, "file": { "type": "sink.mp4", "params": { "path": "x.m4a" } }"#,
@@ -113,10 +113,10 @@ import Nodes
             .init(parsing: "mic.frequency=1000.5"), .init(parsing: "aac.bitrate=64000"),
             .init(parsing: "file.path=a=b.m4a"),
         ])
-        #expect(g.node("aac")?.parameters.int("bitrate") == 64000)  // the last --set wins
-        #expect(g.node("mic")?.parameters.bool("live") == false)
-        #expect(g.node("mic")?.parameters.double("frequency") == 1000.5)
-        #expect(g.node("file")?.parameters.string("path") == "a=b.m4a")
+        #expect(g.node("aac")?.parameters[AACEncoderNode.bitrate] == 64000)  // the last --set wins
+        #expect(g.node("mic")?.parameters[CaptureAudioNode.live] == false)
+        #expect(g.node("mic")?.parameters[CaptureAudioNode.frequency] == 1000.5)
+        #expect(try g.node("file")?.parameters.value(MP4SinkNode.path) == "a=b.m4a")
     }
 
     @Test func emptyOverrideRestoresTheDefault() throws {
@@ -125,7 +125,7 @@ import Nodes
             "aac": { "type": "encode.aac" }, "file": { "type": "sink.mp4", "params": { "path": "x.m4a" } }
             """)
         let g = try loader.load(json: text, overrides: [.init(parsing: "mic.sampleRate=")])
-        #expect(g.node("mic")?.parameters.int("sampleRate") == 44100)
+        #expect(g.node("mic")?.parameters[CaptureAudioNode.sampleRate] == 44100)
     }
 
     @Test func badOverridesAreInvalidGraphs() {

@@ -198,11 +198,12 @@ import Nodes
         static let descriptor = NodeDescriptor(
             type: "test.fails", category: .effect, summary: "throws on buffer `at`",
             inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
-            parameters: [ParameterDescriptor("at", .integer(1...1000), default: .integer(1), help: "the buffer refused")],
+            parameters: [at],
             example: #"{ "type": "test.fails" }"#)
         let at: Int
         var seen = 0
-        init(context: NodeContext) throws { at = context.parameters.int("at")! }
+        static let at = Parameter<Int>("at", 1...1000, default: 1, help: "the buffer refused")
+        init(context: NodeContext) throws { at = context.parameters[Self.at] }
         func process(_ buffer: inout SampleBuffer) throws -> Bool {
             seen += 1
             if seen == at { throw GraphError(.runFailed, "buffer \(at) refused") }

@@ -10,12 +10,13 @@ public final class InvertNode: ProcessingNode, @unchecked Sendable {
         type: "effect.invert", category: .effect, summary: "Flips the sign of PCM samples",
         inputs: [PortDescriptor("in", .pcm([.s16le]), help: "16-bit PCM")],
         outputs: [PortDescriptor("out", .pcm([.s16le]), help: "the same, inverted")],
-        parameters: [ParameterDescriptor("enabled", .boolean, default: .boolean(true), help: "off passes audio through")],
+        parameters: [enabled],
         example: #"{ "type": "effect.invert" }"#)
     public static let bufferFlow = BufferFlow.passThrough   // or .consume: buffers end here
+    static let enabled = Parameter<Bool>("enabled", default: true, help: "off passes audio through")
 
     let enabled: Bool
-    public init(context: NodeContext) throws { enabled = context.parameters.bool("enabled")! }
+    public init(context: NodeContext) throws { enabled = context.parameters[Self.enabled] }
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
         guard enabled else { return true }

@@ -5,15 +5,15 @@ public final class AppSinkNode: ElementNode, @unchecked Sendable {
         category: .app,
         summary: "Samples pulled by code (GraphRun.output(id)), like AVAssetReaderTrackOutput",
         inputs: [PortDescriptor("in", .any, help: "the samples to hand to code")],
-        parameters: [
-            ParameterDescriptor("maxBuffers", .integer(0...100_000), default: .integer(16),
-                                help: "samples held for a consumer that has not pulled them (0: no bound)"),
-        ],
+        parameters: [maxBuffers],
         example: #"{ "type": "sink.app", "params": { "maxBuffers": 16 } }"#
     )
 
+    public static let maxBuffers = Parameter<Int>("maxBuffers", 0...100_000, default: 16,
+                                           help: "samples held for a consumer that has not pulled them (0: no bound)")
+
     let context: NodeContext
-    private(set) var output: MediaOutput!
+    private(set) var output: MediaOutput?
 
     public init(context: NodeContext) throws {
         self.context = context
@@ -23,7 +23,7 @@ public final class AppSinkNode: ElementNode, @unchecked Sendable {
         // async=false: an appsink and an appsrc in one pipeline otherwise deadlock at preroll.
         // enable-last-sample=false: a kept last sample would make every in-place write copy.
         let sink = try bin.make("appsink", name: "appsink", [
-            "max-buffers": String(context.parameters.int("maxBuffers") ?? 16), "drop": "false",
+            "max-buffers": String(context.parameters[Self.maxBuffers]), "drop": "false",
             "sync": "false", "async": "false", "enable-last-sample": "false", "emit-signals": "false",
         ])
         output = MediaOutput(appsink: sink.raw, nodeID: context.id)

@@ -157,9 +157,12 @@ private struct Validation {
         case .array(let items)?:
             var inputOwner: [PortRef: Int] = [:]
             var pairs: [String: Int] = [:]
+            // Made once: looked up for every edge (a graph may have many thousands).
+            let known = Set(nodeEntries.keys)
+            let byID = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             for (i, item) in items.enumerated() {
                 let before = problems.count
-                guard let edge = self.edge(i, item, nodes: nodes, known: Set(nodeEntries.keys)) else {
+                guard let edge = self.edge(i, item, nodes: byID, known: known) else {
                     // Whatever a rejected edge names, its connections are not judged again below.
                     if problems.count > before { touchedByBadEdges.formUnion(Self.nodeNames(in: item)) }
                     continue
@@ -182,8 +185,13 @@ private struct Validation {
         }
 
         // Required inputs.
+        var connectedInputs: [String: Set<String>] = [:], feeders: [String: [String]] = [:]
+        for e in edges {
+            connectedInputs[e.to.node, default: []].insert(e.to.port)
+            feeders[e.to.node, default: []].append(e.from.node)
+        }
         for n in nodes where !touchedByBadEdges.contains(n.id) {
-            let connected = Set(edges.filter { $0.to.node == n.id }.map(\.to.port))
+            let connected = connectedInputs[n.id] ?? []
             for input in n.descriptor.inputs where input.presence == .always && !connected.contains(input.name) {
                 problem("nodes.\(n.id)", "input \"\(input.name)\" of \(n.descriptor.type) is not connected")
             }
@@ -198,7 +206,7 @@ private struct Validation {
             guard let parameter = n.descriptor.needsBoundedInput?(n.parameters) else { continue }
             var upstream = Set<String>(), frontier = [n.id]
             while let id = frontier.popLast() {
-                for e in edges where e.to.node == id && upstream.insert(e.from.node).inserted { frontier.append(e.from.node) }
+                for from in feeders[id] ?? [] where upstream.insert(from).inserted { frontier.append(from) }
             }
             for u in nodes where upstream.contains(u.id) && u.descriptor.isUnbounded?(u.parameters) == true {
                 problem("nodes.\(n.id).params.\(parameter)",
@@ -330,7 +338,7 @@ private struct Validation {
         problem(location, message + (names.isEmpty ? " (it takes none)" : " (it takes: \(names.joined(separator: ", ")))"))
     }
 
-    mutating func edge(_ i: Int, _ item: JSONValue, nodes: [Graph.NodeSpec], known: Set<String>) -> Graph.Edge? {
+    mutating func edge(_ i: Int, _ item: JSONValue, nodes: [String: Graph.NodeSpec], known: Set<String>) -> Graph.Edge? {
         let at = "edges[\(i)]"
         var fromText: Substring?, toText: Substring?
         var fromAt = at, toAt = at
@@ -373,8 +381,7 @@ private struct Validation {
         }
         guard ok else { return nil }
         // A node whose type was unknown was already reported; its ports cannot be checked.
-        guard let fromNode = nodes.first(where: { $0.id == from.node }),
-              let toNode = nodes.first(where: { $0.id == to.node }) else { return nil }
+        guard let fromNode = nodes[from.node], let toNode = nodes[to.node] else { return nil }
         let fd = fromNode.descriptor, td = toNode.descriptor
         guard let out = fd.output(from.port) else {
             problem(fromAt, "\(fd.type) node \"\(from.node)\" has no output \"\(from.port)\"" + portList(fd.outputs, "outputs")
@@ -435,24 +442,33 @@ private struct Validation {
         return c
     }
 
+    /// Kahn's algorithm, linear in nodes and edges; a cycle is a problem naming its nodes.
     mutating func topologicalOrder(_ nodes: [Graph.NodeSpec], _ edges: [Graph.Edge]) -> [Graph.NodeSpec] {
-        var indegree = Dictionary(uniqueKeysWithValues: nodes.map { ($0.id, 0) })
-        for e in edges { indegree[e.to.node, default: 0] += 1 }
-        var ready = nodes.filter { indegree[$0.id] == 0 }.map(\.id)
-        var order: [String] = []
-        while !ready.isEmpty {
-            let id = ready.removeFirst()
-            order.append(id)
-            for e in edges where e.from.node == id {
-                indegree[e.to.node]! -= 1
-                if indegree[e.to.node] == 0 { ready.append(e.to.node) }
+        var indegree: [String: Int] = [:]
+        var outgoing: [String: [String]] = [:]
+        for n in nodes { indegree[n.id] = 0 }
+        for e in edges {
+            indegree[e.to.node, default: 0] += 1
+            outgoing[e.from.node, default: []].append(e.to.node)
+        }
+        var order = nodes.filter { indegree[$0.id] == 0 }.map(\.id)
+        var next = 0
+        while next < order.count {
+            let id = order[next]
+            next += 1
+            for target in outgoing[id] ?? [] {
+                let left = (indegree[target] ?? 1) - 1
+                indegree[target] = left
+                if left == 0 { order.append(target) }
             }
         }
         if order.count < nodes.count {
-            let inCycle = nodes.map(\.id).filter { !order.contains($0) }
+            let placed = Set(order)
+            let inCycle = nodes.map(\.id).filter { !placed.contains($0) }
             problem("edges", "the graph has a cycle through \(inCycle.map { "\"\($0)\"" }.joined(separator: ", ")); data must flow one way")
             return nodes
         }
-        return order.map { id in nodes.first { $0.id == id }! }
+        let byID = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return order.compactMap { byID[$0] }
     }
 }

@@ -245,3 +245,6 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { patterns.map(\.description).joined(separator: " or ") }
 }
+
+extension SampleFormat: ParameterEnum {}
+extension PixelFormat: ParameterEnum {}

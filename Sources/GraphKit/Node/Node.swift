@@ -139,7 +139,7 @@ public struct NodeDescriptor: Sendable {
 
     public init(type: String, category: NodeCategory, summary: String,
                 inputs: [PortDescriptor] = [], outputs: [PortDescriptor] = [],
-                parameters: [ParameterDescriptor] = [], requiresAnInput: Bool = false,
+                parameters: [any ParameterDeclaration] = [], requiresAnInput: Bool = false,
                 check: (@Sendable (Parameters) -> [(parameter: String?, message: String)])? = nil,
                 exclusiveParameters: [[String]] = [],
                 isUnbounded: (@Sendable (Parameters) -> Bool)? = nil,
@@ -150,7 +150,7 @@ public struct NodeDescriptor: Sendable {
         self.summary = summary
         self.inputs = inputs
         self.outputs = outputs
-        self.parameters = parameters
+        self.parameters = parameters.map(\.descriptor)
         self.requiresAnInput = requiresAnInput
         self.check = check
         self.example = example

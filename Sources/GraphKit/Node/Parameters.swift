@@ -173,33 +173,6 @@ public struct Parameters: Sendable {
 
     public subscript(name: String) -> ParameterValue? { values[name] }
 
-    public func int(_ name: String) -> Int? {
-        switch values[name] {
-        case .integer(let i): i
-        case .number(let d): Int(d)
-        default: nil
-        }
-    }
-    public func double(_ name: String) -> Double? {
-        switch values[name] {
-        case .integer(let i): Double(i)
-        case .number(let d): d
-        default: nil
-        }
-    }
-    public func bool(_ name: String) -> Bool? {
-        if case .boolean(let b) = values[name] { return b }
-        return nil
-    }
-    public func string(_ name: String) -> String? {
-        if case .string(let s) = values[name] { return s }
-        return nil
-    }
-    public func numbers(_ name: String) -> [Double]? {
-        if case .numbers(let a) = values[name] { return a }
-        return nil
-    }
-    public func isAuto(_ name: String) -> Bool { values[name] == .auto }
 }
 
 /// The closest of `candidates` to `word` by edit distance, if close enough to be a typo.

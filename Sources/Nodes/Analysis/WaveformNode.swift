@@ -14,8 +14,29 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     /// PCM ends here; the peaks go out through the host, in a format of their own.
     public static let bufferFlow = BufferFlow.consume
 
-    static let binParameters = ["samplesPerPixel", "pixelsPerSecond", "width"]
-    static let files = ["json", "dat", "png", "svg"]
+    public static let samplesPerPixel = OptionalParameter<Int>("samplesPerPixel", 2...10_000_000, help: "frames per bin (256 when no bin size is given)")
+    public static let pixelsPerSecond = OptionalParameter<Int>("pixelsPerSecond", 1...100_000,
+                                                        help: "bins per second: a bin is floor(sampleRate / pixelsPerSecond) frames")
+    public static let width = OptionalParameter<Int>("width", 1...1_000_000,
+                                              help: "fit the whole stream in at most this many bins (needs a stream of known length)")
+    public static let mode = Parameter<WaveformReducer.Mode>("mode", default: .minmax,
+                                                      help: "minmax: min and max per bin; maxabs: the largest magnitude; rms: root mean square")
+    public static let bits = Parameter<Int>("bits", 8...16, default: 16, help: "8 or 16 bits per value in json and dat")
+    public static let splitChannels = Parameter<Bool>("splitChannels", default: false, help: "one waveform per channel instead of the channels combined")
+    public static let json = OptionalParameter<String>("json", help: "write audiowaveform JSON here")
+    public static let dat = OptionalParameter<String>("dat", help: "write audiowaveform binary .dat here")
+    public static let png = OptionalParameter<String>("png", help: "draw a PNG here")
+    public static let svg = OptionalParameter<String>("svg", help: "draw an SVG here")
+    public static let imageWidth = Parameter<Int>("imageWidth", 16...20_000, default: 1000, help: "picture width in pixels")
+    public static let imageHeight = Parameter<Int>("imageHeight", 16...10_000, default: 200, help: "picture height in pixels")
+    static let defaultWaveColor = "#3465a4", defaultBackgroundColor = "#ffffff"
+    public static let waveColor = Parameter<String>("waveColor", default: defaultWaveColor, help: "#rrggbb or #rrggbbaa")
+    public static let backgroundColor = Parameter<String>("backgroundColor", default: defaultBackgroundColor, help: "#rrggbb or #rrggbbaa")
+    public static let style = Parameter<WaveformRenderer.Style>("style", default: .filled, help: "filled outline, or one bar per bin")
+
+    /// The bin sizes, of which one at most may be given; the files the node may write.
+    static let binParameters = [samplesPerPixel, pixelsPerSecond, width]
+    static let files = [json, dat, png, svg]
 
     public static let descriptor = NodeDescriptor(
         type: "analysis.waveform",
@@ -24,42 +45,21 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
         outputs: [PortDescriptor("out", .peaks, presence: .optional,
                                  help: "the peaks as they are computed: 16-bit min/max pairs per bin per channel")],
-        parameters: [
-            ParameterDescriptor("samplesPerPixel", .integer(2...10_000_000), optional: true,
-                                help: "frames per bin (256 when no bin size is given)"),
-            ParameterDescriptor("pixelsPerSecond", .integer(1...100_000), optional: true,
-                                help: "bins per second: a bin is floor(sampleRate / pixelsPerSecond) frames"),
-            ParameterDescriptor("width", .integer(1...1_000_000), optional: true,
-                                help: "fit the whole stream in at most this many bins (needs a stream of known length)"),
-            ParameterDescriptor("mode", .enumeration(WaveformReducer.Mode.allCases.map(\.rawValue)), default: .string("minmax"),
-                                help: "minmax: min and max per bin; maxabs: the largest magnitude; rms: root mean square"),
-            ParameterDescriptor("bits", .integer(8...16), default: .integer(16), help: "8 or 16 bits per value in json and dat"),
-            ParameterDescriptor("splitChannels", .boolean, default: .boolean(false),
-                                help: "one waveform per channel instead of the channels combined"),
-            ParameterDescriptor("json", .string, optional: true, help: "write audiowaveform JSON here"),
-            ParameterDescriptor("dat", .string, optional: true, help: "write audiowaveform binary .dat here"),
-            ParameterDescriptor("png", .string, optional: true, help: "draw a PNG here"),
-            ParameterDescriptor("svg", .string, optional: true, help: "draw an SVG here"),
-            ParameterDescriptor("imageWidth", .integer(16...20_000), default: .integer(1000), help: "picture width in pixels"),
-            ParameterDescriptor("imageHeight", .integer(16...10_000), default: .integer(200), help: "picture height in pixels"),
-            ParameterDescriptor("waveColor", .string, default: .string("#3465a4"), help: "#rrggbb or #rrggbbaa"),
-            ParameterDescriptor("backgroundColor", .string, default: .string("#ffffff"), help: "#rrggbb or #rrggbbaa"),
-            ParameterDescriptor("style", .enumeration(WaveformRenderer.Style.allCases.map(\.rawValue)), default: .string("filled"),
-                                help: "filled outline, or one bar per bin"),
-        ],
+        parameters: binParameters + [mode, bits, splitChannels] as [any ParameterDeclaration] + files
+            + [imageWidth, imageHeight, waveColor, backgroundColor, style] as [any ParameterDeclaration],
         check: { p in
             var problems: [(parameter: String?, message: String)] = []
-            if let bits = p.int("bits"), bits != 8 && bits != 16 { problems.append(("bits", "must be 8 or 16, got \(bits)")) }
-            for key in ["waveColor", "backgroundColor"] {
-                if let c = p.string(key), WaveformRenderer.Color(hex: c) == nil {
-                    problems.append((key, "expected #rrggbb or #rrggbbaa, got \"\(c)\""))
-                }
+            if p[bits] != 8 && p[bits] != 16 { problems.append((bits.name, "must be 8 or 16, got \(p[bits])")) }
+            for color in [waveColor, backgroundColor] where WaveformRenderer.Color(hex: p[color]) == nil {
+                problems.append((color.name, "expected #rrggbb or #rrggbbaa, got \"\(p[color])\""))
             }
-            for key in files { if p.string(key)?.isEmpty == true { problems.append((key, "an empty path; leave the parameter out instead")) } }
+            for file in files where p[file]?.isEmpty == true {
+                problems.append((file.name, "an empty path; leave the parameter out instead"))
+            }
             return problems
         },
-        exclusiveParameters: [binParameters],
-        needsBoundedInput: { p in p["width"] != nil ? "width" : nil },
+        exclusiveParameters: [binParameters.map(\.name)],
+        needsBoundedInput: { p in p[width] != nil ? width.name : nil },
         example: #"{ "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }"#
     )
 
@@ -74,8 +74,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
 
     public init(context: NodeContext) throws {
         self.context = context
-        outputs = Self.files.compactMap { kind in
-            context.parameters.string(kind).map { (kind, OutputFile(path: $0, location: context.location(parameter: kind), node: context.id)) }
+        outputs = Self.files.compactMap { file in
+            context.parameters[file].map { (file.name, OutputFile(path: $0, location: context.location(parameter: file.name), node: context.id)) }
         }
     }
 
@@ -97,14 +97,13 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         self.format = pcm
         if reducer == nil {
             reducer = WaveformReducer(samplesPerPixel: try samplesPerPixel(pcm), inputChannels: pcm.channels,
-                                      splitChannels: context.parameters.bool("splitChannels")!,
-                                      mode: WaveformReducer.Mode(rawValue: context.parameters.string("mode")!)!)
+                                      splitChannels: context.parameters[Self.splitChannels], mode: context.parameters[Self.mode])
         }
     }
 
     func samplesPerPixel(_ pcm: MediaFormat.PCMFormat) throws -> Int {
         let p = context.parameters
-        if let pps = p.int("pixelsPerSecond") {
+        if let pps = p[Self.pixelsPerSecond] {
             let spp = pcm.sampleRate / pps
             guard spp >= 2 else {
                 throw GraphError(.runFailed, at: context.location(parameter: "pixelsPerSecond"),
@@ -112,7 +111,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
             }
             return spp
         }
-        if let width = p.int("width") {
+        if let width = p[Self.width] {
             guard let duration = host?.upstreamDuration() else {
                 throw GraphError(.runFailed, at: context.location(parameter: "width"),
                                  "width needs a stream of known length, and this one does not say how long it is; use samplesPerPixel or pixelsPerSecond",
@@ -121,7 +120,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
             let frames = Int((duration.seconds * Double(pcm.sampleRate)).rounded())
             return max(2, (frames + width - 1) / width)
         }
-        return p.int("samplesPerPixel") ?? 256
+        return p[Self.samplesPerPixel] ?? 256
     }
 
     public func process(_ buffer: inout SampleBuffer) throws -> Bool {
@@ -130,8 +129,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         guard reducer != nil, let f = format else { throw GraphError(.runFailed, "PCM arrived before its format") }
         // Mutated where it is stored: no copy of the reducer (and its arrays) per buffer.
         switch f.sampleFormat {
-        case .s16le: buffer.withAudioSamples(as: Int16.self) { reducer!.add($0) }
-        case .f32le: buffer.withAudioSamples(as: Float.self) { reducer!.add($0) }
+        case .s16le: buffer.withAudioSamples(as: Int16.self) { reducer?.add($0) }
+        case .f32le: buffer.withAudioSamples(as: Float.self) { reducer?.add($0) }
         }
         try emitNewBins()
         return false
@@ -141,16 +140,17 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard reducer != nil, let f = format else { return }
-        reducer!.finish()
+        reducer?.finish()
         try emitNewBins()
-        let r = reducer!
+        guard let r = reducer else { return }
         let data = WaveformData(sampleRate: f.sampleRate, samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels,
-                                bits: context.parameters.int("bits")!, data: r.data)
+                                bits: context.parameters[Self.bits], data: r.data)
         let p = context.parameters
-        let renderer = WaveformRenderer(width: p.int("imageWidth")!, height: p.int("imageHeight")!,
-                                        waveColor: .init(hex: p.string("waveColor")!)!,
-                                        backgroundColor: .init(hex: p.string("backgroundColor")!)!,
-                                        style: .init(rawValue: p.string("style")!)!)
+        // The colours were checked when the graph loaded; the defaults are valid by construction.
+        let renderer = WaveformRenderer(width: p[Self.imageWidth], height: p[Self.imageHeight],
+                                        waveColor: .init(hex: p[Self.waveColor]) ?? .init(hex: Self.defaultWaveColor) ?? .black,
+                                        backgroundColor: .init(hex: p[Self.backgroundColor]) ?? .init(hex: Self.defaultBackgroundColor) ?? .black,
+                                        style: p[Self.style])
         for (kind, file) in outputs {
             let temp = file.temporary
             switch kind {

@@ -1,4 +1,5 @@
 import CKernels
+import GraphKit
 
 /// Reduces PCM to waveform bins with audiowaveform's arithmetic (v1.10), value for value:
 ///
@@ -11,7 +12,7 @@ import CKernels
 ///
 /// Memory grows with the number of bins, never with the number of samples.
 public struct WaveformReducer: Sendable {
-    public enum Mode: String, Sendable, CaseIterable {
+    public enum Mode: String, Sendable, CaseIterable, ParameterEnum {
         case minmax, maxabs, rms
     }
 

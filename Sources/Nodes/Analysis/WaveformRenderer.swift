@@ -5,7 +5,7 @@ import GraphKit
 /// above the centre line and mirrored below, scaled so that the loudest bin reaches the drawing
 /// height, inside 95% of the width and 85% of the height, centred.
 public struct WaveformRenderer: Sendable {
-    public enum Style: String, Sendable, CaseIterable {
+    public enum Style: String, Sendable, CaseIterable, ParameterEnum {
         /// One filled outline through every bin.
         case filled
         /// One bar per bin.
@@ -14,6 +14,13 @@ public struct WaveformRenderer: Sendable {
 
     public struct Color: Sendable, Equatable {
         public var red, green, blue, alpha: Double
+        public static let black = Color(red: 0, green: 0, blue: 0, alpha: 1)
+        public init(red: Double, green: Double, blue: Double, alpha: Double) {
+            self.red = red
+            self.green = green
+            self.blue = blue
+            self.alpha = alpha
+        }
         /// `#rrggbb` or `#rrggbbaa`.
         public init?(hex: String) {
             guard hex.hasPrefix("#"), hex.count == 7 || hex.count == 9,
@@ -62,7 +69,10 @@ public struct WaveformRenderer: Sendable {
 
     public func writePNG(_ data: WaveformData, to path: String) throws {
         let cairo = try Self.cairo()
-        let surface = cairo.image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height))!
+        // Cairo returns an error surface rather than NULL; NULL would mean it could not even do that.
+        guard let surface = cairo.image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height)) else {
+            throw GraphError(.runFailed, at: path, "cannot draw a \(width)×\(height) picture: out of memory")
+        }
         defer { cairo.surface_destroy(surface) }
         draw(data, on: surface, with: cairo)
         let status = cairo.surface_write_to_png(surface, path)
@@ -73,7 +83,9 @@ public struct WaveformRenderer: Sendable {
 
     public func writeSVG(_ data: WaveformData, to path: String) throws {
         let cairo = try Self.cairo()
-        let surface = cairo.svg_surface_create(path, Double(width), Double(height))!
+        guard let surface = cairo.svg_surface_create(path, Double(width), Double(height)) else {
+            throw GraphError(.runFailed, at: path, "cannot draw a \(width)×\(height) picture: out of memory")
+        }
         draw(data, on: surface, with: cairo)
         cairo.surface_finish(surface)
         let status = cairo.surface_status(surface)
@@ -84,7 +96,7 @@ public struct WaveformRenderer: Sendable {
     }
 
     private func draw(_ data: WaveformData, on surface: OpaquePointer, with cairo: GkCairo) {
-        let cr = cairo.create(surface)!
+        guard let cr = cairo.create(surface) else { return }  // never NULL: an error context instead
         defer { cairo.destroy(cr) }
         cairo.set_source_rgba(cr, backgroundColor.red, backgroundColor.green, backgroundColor.blue, backgroundColor.alpha)
         cairo.set_operator(cr, CAIRO_OPERATOR_SOURCE)
@@ -98,7 +110,7 @@ public struct WaveformRenderer: Sendable {
         let amplitudes = Self.amplitudes(data)
         let n = amplitudes.count
         guard n > 0 else { return }
-        let peak = amplitudes.max()!
+        let peak = amplitudes.max() ?? 0
         let scale = peak > 0 ? halfHeight / peak : 0
         let step = drawWidth / Double(n)
 

@@ -20,20 +20,16 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             PortDescriptor("audio", .pcm(), presence: .sometimes, help: "the audio track selected by track, as PCM"),
             PortDescriptor("video", .rawVideo(), presence: .sometimes, help: "the first video track, as raw frames"),
         ],
-        parameters: [
-            ParameterDescriptor("track", .integer(0...63), default: .integer(0),
-                                help: "which audio track, counting from 0 among the file's audio tracks"),
-            ParameterDescriptor("sampleFormat", .enumeration(["s16le", "f32le"]), default: .string("s16le"), acceptsAuto: true,
-                                help: "audio sample format; auto keeps the decoder's own (16-bit or float) and converts only other formats"),
-            ParameterDescriptor("sampleRate", .integer(8_000...192_000), optional: true,
-                                help: "resample audio to this rate (default: the file's)"),
-            ParameterDescriptor("channels", .integer(1...8), optional: true,
-                                help: "mix audio to this many channels (default: the file's)"),
-            ParameterDescriptor("pixelFormat", .enumeration(["bgra", "rgba", "i420", "nv12"]), default: .string("bgra"),
-                                help: "video pixel format"),
-        ],
+        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
     )
+
+    public static let track = Parameter<Int>("track", 0...63, default: 0, help: "which audio track, counting from 0 among the file's audio tracks")
+    public static let sampleFormat = AutoParameter<SampleFormat>("sampleFormat", default: .value(.s16le),
+                                                          help: "audio sample format; auto keeps the decoder's own (16-bit or float) and converts only other formats")
+    public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...192_000, help: "resample audio to this rate (default: the file's)")
+    public static let channels = OptionalParameter<Int>("channels", 1...8, help: "mix audio to this many channels (default: the file's)")
+    public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra, help: "video pixel format")
 
     let context: NodeContext
     private let lock = Lock()
@@ -58,14 +54,17 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
 
         var audioEntry: Element?
         if context.connectedOutputs.contains("audio") {
-            let formats = p.isAuto("sampleFormat") ? "{ S16LE, F32LE }" : "(string)\(SampleFormat(rawValue: p.string("sampleFormat")!)!.gstName)"
+            let formats = switch p[Self.sampleFormat] {
+            case .auto: "{ S16LE, F32LE }"
+            case .value(let f): "(string)\(f.gstName)"
+            }
             var caps = "audio/x-raw, format=\(formats), layout=(string)interleaved"
-            if let rate = p.int("sampleRate") { caps += ", rate=(int)\(rate)" }
-            if let channels = p.int("channels") { caps += ", channels=(int)\(channels)" }
+            if let rate = p[Self.sampleRate] { caps += ", rate=(int)\(rate)" }
+            if let channels = p[Self.channels] { caps += ", channels=(int)\(channels)" }
             // No dither: float to 16-bit is a plain conversion, as a reader of samples expects.
             let convert = try bin.make("audioconvert", ["dithering": "none"])
             let filter = try bin.makeCapsFilter(caps)
-            if p.int("sampleRate") != nil {
+            if p[Self.sampleRate] != nil {
                 try bin.link(convert, try bin.make("audioresample"), filter)
             } else {
                 try bin.link(convert, filter)  // the file's own rate: nothing to resample
@@ -76,13 +75,13 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         var videoEntry: Element?
         if context.connectedOutputs.contains("video") {
             let convert = try bin.make("videoconvert")
-            let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(PixelFormat(rawValue: p.string("pixelFormat")!)!.gstName)")
+            let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
             try bin.link(convert, filter)
             try bin.expose(output: "video", filter)
             videoEntry = convert
         }
 
-        let track = p.int("track")!
+        let track = p[Self.track]
         let (audioBranch, videoBranch) = (audioEntry, videoEntry)
         decodebin.onPadAdded { [self] pad in
             let type = pad.mediaType ?? ""

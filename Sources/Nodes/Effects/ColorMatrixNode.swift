@@ -19,15 +19,17 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
         summary: "A 4×4 colour matrix and bias on BGRA/RGBA video (CIColorMatrix)",
         inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
         outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), help: "the transformed frames")],
-        parameters: [
-            ParameterDescriptor("r", .numbers(count: 4), default: .numbers([1, 0, 0, 0]), help: "the red output's weights of R, G, B, A"),
-            ParameterDescriptor("g", .numbers(count: 4), default: .numbers([0, 1, 0, 0]), help: "the green output's weights of R, G, B, A"),
-            ParameterDescriptor("b", .numbers(count: 4), default: .numbers([0, 0, 1, 0]), help: "the blue output's weights of R, G, B, A"),
-            ParameterDescriptor("a", .numbers(count: 4), default: .numbers([0, 0, 0, 1]), help: "the alpha output's weights of R, G, B, A"),
-            ParameterDescriptor("bias", .numbers(count: 4), default: .numbers([0, 0, 0, 0]), help: "added to R, G, B, A (in 0…1 units)"),
-        ],
+        parameters: rows + [bias],
         example: #"{ "type": "effect.colorMatrix", "params": { "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] } }"#
     )
+
+    public static let rows = [
+        Parameter<[Double]>("r", count: 4, default: [1, 0, 0, 0], help: "the red output's weights of R, G, B, A"),
+        Parameter<[Double]>("g", count: 4, default: [0, 1, 0, 0], help: "the green output's weights of R, G, B, A"),
+        Parameter<[Double]>("b", count: 4, default: [0, 0, 1, 0], help: "the blue output's weights of R, G, B, A"),
+        Parameter<[Double]>("a", count: 4, default: [0, 0, 0, 1], help: "the alpha output's weights of R, G, B, A"),
+    ]
+    public static let bias = Parameter<[Double]>("bias", count: 4, default: [0, 0, 0, 0], help: "added to R, G, B, A (in 0…1 units)")
 
     /// The matrix in stored-value units (the 1/255 and 255 cancel): `m[out][in]` with outputs and
     /// inputs in R, G, B, A order; `k` is the bias × 255.
@@ -63,13 +65,12 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
 
     public init(context: NodeContext) throws {
         let p = context.parameters
-        matrix = Matrix(m: ["r", "g", "b", "a"].map { p.numbers($0)!.map(Float.init) },
-                        k: p.numbers("bias")!.map { Float($0 * 255) })
+        matrix = Matrix(m: Self.rows.map { p[$0].map(Float.init) }, k: p[Self.bias].map { Float($0 * 255) })
         vectors = Vectors(matrix)
     }
 
     public func formatDidChange(to format: MediaFormat) throws {
-        offsets = VideoPixels.channelOffsets(try VideoPixels.requirePacked(format, node: "effect.colorMatrix").pixelFormat)!
+        offsets = try VideoPixels.packedOffsets(format, node: "effect.colorMatrix").offsets
         gk_color_matrix_plan_make(&plan, matrix.m.flatMap { $0 }, matrix.k,
                                   [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b), 3], matrix.keepsAlpha ? 1 : 0)
     }

@@ -16,24 +16,27 @@ public final class CropNode: ElementNode, @unchecked Sendable {
         summary: "Crops video to an aspect ratio (centred) or a rectangle",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .rawVideo(), help: "the cropped frames")],
-        parameters: [
-            ParameterDescriptor("aspect", .string, optional: true, help: "\"1:1\", \"3:4\", \"9:16\" or any \"W:H\", centred"),
-            ParameterDescriptor("x", .integer(0...16_384), optional: true, help: "rectangle: left edge"),
-            ParameterDescriptor("y", .integer(0...16_384), optional: true, help: "rectangle: top edge"),
-            ParameterDescriptor("width", .integer(2...16_384), optional: true, help: "rectangle: width"),
-            ParameterDescriptor("height", .integer(2...16_384), optional: true, help: "rectangle: height"),
-        ],
+        parameters: [aspect] + rectangle,
         check: { p in
-            let rect = ["x", "y", "width", "height"].filter { p[$0] != nil }
-            if let a = p.string("aspect") {
-                if CropNode.ratio(a) == nil { return [("aspect", "expected \"W:H\" with whole numbers above 0, got \"\(a)\"")] }
-                if !rect.isEmpty { return [(nil, "give aspect or a rectangle (x, y, width, height), not both")] }
+            let given = rectangle.filter { p[$0] != nil }.count
+            if let a = p[aspect] {
+                if CropNode.ratio(a) == nil { return [(aspect.name, "expected \"W:H\" with whole numbers above 0, got \"\(a)\"")] }
+                if given > 0 { return [(nil, "give aspect or a rectangle (x, y, width, height), not both")] }
                 return []
             }
-            return rect.count == 4 ? [] : [(nil, "give aspect, or all of x, y, width and height")]
+            return given == 4 ? [] : [(nil, "give aspect, or all of x, y, width and height")]
         },
         example: #"{ "type": "effect.crop", "params": { "aspect": "3:4" } }"#
     )
+
+    public static let aspect = OptionalParameter<String>("aspect", help: "\"1:1\", \"3:4\", \"9:16\" or any \"W:H\", centred")
+    /// x, y, width and height of the rectangle kept.
+    public static let rectangle = [
+        OptionalParameter<Int>("x", 0...16_384, help: "rectangle: left edge"),
+        OptionalParameter<Int>("y", 0...16_384, help: "rectangle: top edge"),
+        OptionalParameter<Int>("width", 2...16_384, help: "rectangle: width"),
+        OptionalParameter<Int>("height", 2...16_384, help: "rectangle: height"),
+    ]
 
     let context: NodeContext
 
@@ -62,10 +65,11 @@ public final class CropNode: ElementNode, @unchecked Sendable {
         crop.onInputFormat { format in
             guard case .rawVideo(let v) = format else { return }
             let r: (Int, Int, Int, Int)
-            if let a = p.string("aspect"), let ratio = Self.ratio(a) {
+            if let a = p[Self.aspect], let ratio = Self.ratio(a) {
                 r = Self.rectangle(width: v.width, height: v.height, aspect: ratio)
             } else {
-                r = (p.int("x")!, p.int("y")!, p.int("width")!, p.int("height")!)
+                let given = Self.rectangle.map { p[$0] ?? 0 }  // all four, or the loader refused the graph
+                r = (given[0], given[1], given[2], given[3])
                 guard r.0 + r.2 <= v.width, r.1 + r.3 <= v.height else {
                     crop.postError("node \"\(id)\": the rectangle \(r.2)×\(r.3) at (\(r.0), \(r.1)) does not fit a \(v.width)×\(v.height) frame")
                     return

@@ -17,23 +17,29 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
         summary: "Zeroes one colour channel of BGRA/RGBA video",
         inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
         outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), help: "the same frames without that channel")],
-        parameters: [ParameterDescriptor("channel", .enumeration(["red", "green", "blue"]), default: .string("green"), help: "the channel to drop")],
+        parameters: [channel],
         example: #"{ "type": "effect.dropChannel", "params": { "channel": "green" } }"#
     )
 
-    let channel: String
+    public enum Channel: String, ParameterEnum { case red, green, blue }
+    public static let channel = Parameter<Channel>("channel", default: .green, help: "the channel to drop")
+
+    let channel: Channel
     private var mask: UInt32 = .max
 
     private let pool = FramePool()
 
     public init(context: NodeContext) throws {
-        channel = context.parameters.string("channel")!
+        channel = context.parameters[Self.channel]
     }
 
     public func formatDidChange(to format: MediaFormat) throws {
-        let v = try VideoPixels.requirePacked(format, node: "effect.dropChannel")
-        let o = VideoPixels.channelOffsets(v.pixelFormat)!
-        let byte = channel == "red" ? o.r : channel == "green" ? o.g : o.b
+        let o = try VideoPixels.packedOffsets(format, node: "effect.dropChannel").offsets
+        let byte = switch channel {
+        case .red: o.r
+        case .green: o.g
+        case .blue: o.b
+        }
         mask = ~(UInt32(0xFF) << (8 * byte))  // pixels are little-endian words
     }
 

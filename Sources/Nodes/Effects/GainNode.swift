@@ -19,25 +19,23 @@ public final class GainNode: ProcessingNode, @unchecked Sendable {
         summary: "Audio gain, linear or in decibels",
         inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
         outputs: [PortDescriptor("out", .pcm(), help: "the same PCM, scaled")],
-        parameters: [
-            ParameterDescriptor("gain", .number(0...1000), optional: true, help: "linear factor (1 leaves the audio as it is)"),
-            ParameterDescriptor("db", .number(-120...60), optional: true, help: "gain in decibels (20·log10 of the factor)"),
-        ],
-        check: { p in
-            p["gain"] != nil && p["db"] != nil ? [(parameter: "db", message: "give gain or db, not both")] : []
-        },
+        parameters: [gain, db],
+        exclusiveParameters: [[gain.name, db.name]],
         example: #"{ "type": "effect.gain", "params": { "db": 6 } }"#
     )
+
+    public static let gain = OptionalParameter<Double>("gain", 0...1000, help: "linear factor (1 leaves the audio as it is)")
+    public static let db = OptionalParameter<Double>("db", -120...60, help: "gain in decibels (20·log10 of the factor)")
 
     /// The linear factor.
     public let factor: Float
 
     public init(context: NodeContext) throws {
         let p = context.parameters
-        if let db = p.double("db") {
+        if let db = p[Self.db] {
             factor = Float(pow(10, db / 20))
         } else {
-            factor = Float(p.double("gain") ?? 1)
+            factor = Float(p[Self.gain] ?? 1)
         }
     }
 

@@ -31,7 +31,7 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
     public init(context: NodeContext) throws {}
 
     public func formatDidChange(to format: MediaFormat) throws {
-        offsets = VideoPixels.channelOffsets(try VideoPixels.requirePacked(format, node: "effect.grayscale").pixelFormat)!
+        offsets = try VideoPixels.packedOffsets(format, node: "effect.grayscale").offsets
     }
 
     /// Exact: (299 R + 587 G + 114 B + 500) / 1000, which is 0.299 R + 0.587 G + 0.114 B rounded

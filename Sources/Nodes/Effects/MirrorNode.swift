@@ -17,16 +17,19 @@ public final class MirrorNode: ProcessingNode, @unchecked Sendable {
         summary: "Mirrors BGRA/RGBA video horizontally or vertically",
         inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
         outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), help: "mirrored frames")],
-        parameters: [ParameterDescriptor("axis", .enumeration(["horizontal", "vertical"]), default: .string("horizontal"),
-                                         help: "horizontal swaps left and right; vertical swaps top and bottom")],
+        parameters: [axis],
         example: #"{ "type": "effect.mirror", "params": { "axis": "horizontal" } }"#
     )
+
+    public enum Axis: String, ParameterEnum { case horizontal, vertical }
+    public static let axis = Parameter<Axis>("axis", default: .horizontal,
+                                      help: "horizontal swaps left and right; vertical swaps top and bottom")
 
     let horizontal: Bool
     private let pool = FramePool()
 
     public init(context: NodeContext) throws {
-        horizontal = context.parameters.string("axis") == "horizontal"
+        horizontal = context.parameters[Self.axis] == .horizontal
     }
 
     public func formatDidChange(to format: MediaFormat) throws {

@@ -16,22 +16,24 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
         summary: "Text, timestamp, frame number or a PNG watermark over video",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .rawVideo(), help: "frames with the overlay")],
-        parameters: [
-            ParameterDescriptor("show", .enumeration(["text", "timestamp", "frameNumber", "image"]), default: .string("text"),
-                                help: "what to draw"),
-            ParameterDescriptor("text", .string, default: .string(""), help: "the text (show: text), or a prefix (timestamp, frameNumber)"),
-            ParameterDescriptor("image", .string, optional: true, help: "a PNG to draw (show: image)"),
-            ParameterDescriptor("halign", .enumeration(["left", "center", "right"]), default: .string("left"), help: "horizontal position"),
-            ParameterDescriptor("valign", .enumeration(["top", "center", "bottom"]), default: .string("top"), help: "vertical position"),
-            ParameterDescriptor("fontSize", .integer(4...400), default: .integer(32), help: "text size in points"),
-        ],
+        parameters: [show, text, image, halign, valign, fontSize],
         check: { p in
-            if p.string("show") == "image", p.string("image") == nil { return [("image", "show: image needs the PNG's path")] }
-            if p.string("show") == "text", p.string("text")?.isEmpty ?? true { return [("text", "show: text needs the text")] }
+            if p[show] == .image, p[image] == nil { return [(image.name, "show: image needs the PNG's path")] }
+            if p[show] == .text, p[text].isEmpty { return [(text.name, "show: text needs the text")] }
             return []
         },
         example: #"{ "type": "effect.overlay", "params": { "show": "timestamp", "halign": "right", "valign": "bottom" } }"#
     )
+
+    public enum Show: String, ParameterEnum { case text, timestamp, frameNumber, image }
+    public static let show = Parameter<Show>("show", default: .text, help: "what to draw")
+    public static let text = Parameter<String>("text", default: "", help: "the text (show: text), or a prefix (timestamp, frameNumber)")
+    public static let image = OptionalParameter<String>("image", help: "a PNG to draw (show: image)")
+    public enum HorizontalAlignment: String, ParameterEnum { case left, center, right }
+    public static let halign = Parameter<HorizontalAlignment>("halign", default: .left, help: "horizontal position")
+    public enum VerticalAlignment: String, ParameterEnum { case top, center, bottom }
+    public static let valign = Parameter<VerticalAlignment>("valign", default: .top, help: "vertical position")
+    public static let fontSize = Parameter<Int>("fontSize", 4...400, default: 32, help: "text size in points")
 
     let context: NodeContext
 
@@ -40,7 +42,7 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
     }
 
     public func prepare() throws {
-        if let image = context.parameters.string("image"), context.parameters.string("show") == "image",
+        if let image = context.parameters[Self.image], context.parameters[Self.show] == .image,
            !FileManager.default.isReadableFile(atPath: image) {
             throw GraphError(.inputUnreadable, at: context.location(parameter: "image"), "cannot read \"\(image)\"", node: context.id)
         }
@@ -49,30 +51,40 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
     public func build(in bin: BinBuilder) throws {
         let p = context.parameters
         let overlay: Element
-        switch p.string("show")! {
-        case "image":
-            overlay = try bin.make("gdkpixbufoverlay", name: "overlay", ["location": p.string("image")!])
-            let (h, v) = (p.string("halign")!, p.string("valign")!)
-            try overlay.set("relative-x", h == "left" ? 0.02 : h == "center" ? 0.5 : 0.98)
-            try overlay.set("relative-y", v == "top" ? 0.02 : v == "center" ? 0.5 : 0.98)
+        let show = p[Self.show]
+        switch show {
+        case .image:
+            overlay = try bin.make("gdkpixbufoverlay", name: "overlay", ["location": p[Self.image] ?? ""])
+            let x = switch p[Self.halign] {
+            case .left: 0.02
+            case .center: 0.5
+            case .right: 0.98
+            }
+            let y = switch p[Self.valign] {
+            case .top: 0.02
+            case .center: 0.5
+            case .bottom: 0.98
+            }
+            try overlay.set("relative-x", x)
+            try overlay.set("relative-y", y)
             try overlay.set("positioning-mode", "pixels-relative-to-edges")
-        case "text":
-            overlay = try bin.make("textoverlay", name: "overlay", ["text": p.string("text")!])
-        case "frameNumber":
+        case .text:
+            overlay = try bin.make("textoverlay", name: "overlay", ["text": p[Self.text]])
+        case .frameNumber:
             // GStreamer 1.22's timeoverlay has no frame count: set the text before each frame.
             overlay = try bin.make("textoverlay", name: "overlay")
-            let prefix = p.string("text")!
+            let prefix = p[Self.text]
             overlay.onEachBuffer(pad: "video_sink") { index, _ in try? overlay.set("text", "\(prefix)\(index)") }
-        default:
-            overlay = try bin.make("timeoverlay", name: "overlay", ["time-mode": "buffer-time", "text": p.string("text")!])
+        case .timestamp:
+            overlay = try bin.make("timeoverlay", name: "overlay", ["time-mode": "buffer-time", "text": p[Self.text]])
         }
-        if p.string("show") != "image" {
-            try overlay.set("halignment", p.string("halign")!)
-            try overlay.set("valignment", p.string("valign")! == "center" ? "center" : p.string("valign")!)
-            try overlay.set("font-desc", "Sans \(p.int("fontSize")!)")
+        if show != .image {
+            try overlay.set("halignment", p[Self.halign].rawValue)
+            try overlay.set("valignment", p[Self.valign].rawValue)
+            try overlay.set("font-desc", "Sans \(p[Self.fontSize])")
             try overlay.set("shaded-background", true)
         }
-        try bin.expose(input: "in", overlay, pad: p.string("show") == "image" ? "sink" : "video_sink")
+        try bin.expose(input: "in", overlay, pad: show == .image ? "sink" : "video_sink")
         try bin.expose(output: "out", overlay)
     }
 }

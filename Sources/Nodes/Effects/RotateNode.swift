@@ -14,18 +14,31 @@ public final class RotateNode: ElementNode, @unchecked Sendable {
         summary: "Rotates video by 90, 180 or 270 degrees clockwise",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .rawVideo(), help: "rotated frames")],
-        parameters: [ParameterDescriptor("degrees", .enumeration(["90", "180", "270"]), default: .string("90"), help: "clockwise")],
+        parameters: [degrees],
         example: #"{ "type": "effect.rotate", "params": { "degrees": "90" } }"#
     )
 
-    let degrees: String
+    public enum Degrees: String, ParameterEnum {
+        case clockwise90 = "90", half = "180", clockwise270 = "270"
+        /// videoflip's name for the turn.
+        var videoDirection: String {
+            switch self {
+            case .clockwise90: "90r"
+            case .half: "180"
+            case .clockwise270: "90l"
+            }
+        }
+    }
+    public static let degrees = Parameter<Degrees>("degrees", default: .clockwise90, help: "clockwise")
+
+    let degrees: Degrees
 
     public init(context: NodeContext) throws {
-        degrees = context.parameters.string("degrees")!
+        degrees = context.parameters[Self.degrees]
     }
 
     public func build(in bin: BinBuilder) throws {
-        let direction = ["90": "90r", "180": "180", "270": "90l"][degrees]!
+        let direction = degrees.videoDirection
         let flip = try bin.make("videoflip", name: "flip", ["video-direction": direction])
         try bin.expose(input: "in", flip)
         try bin.expose(output: "out", flip)

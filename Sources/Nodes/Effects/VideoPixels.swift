@@ -13,10 +13,16 @@ enum VideoPixels {
     }
 
     static func requirePacked(_ format: MediaFormat, node: String) throws -> MediaFormat.VideoFormat {
-        guard case .rawVideo(let v) = format, channelOffsets(v.pixelFormat) != nil else {
+        try packedOffsets(format, node: node).format
+    }
+
+    /// The frame format and where its colour bytes are, or an error for a format that is not
+    /// packed BGRA or RGBA.
+    static func packedOffsets(_ format: MediaFormat, node: String) throws -> (format: MediaFormat.VideoFormat, offsets: (b: Int, g: Int, r: Int)) {
+        guard case .rawVideo(let v) = format, let offsets = channelOffsets(v.pixelFormat) else {
             throw GraphError(.runFailed, "\(node) takes BGRA or RGBA frames, got \(format); set the source's pixelFormat to bgra")
         }
-        return v
+        return (v, offsets)
     }
 
     /// Calls `body` with each visible row's pixels to read and to write: the same row when the

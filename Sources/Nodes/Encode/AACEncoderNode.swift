@@ -13,13 +13,14 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         summary: "Encodes PCM audio to AAC-LC",
         inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
         outputs: [PortDescriptor("out", .aac, help: "AAC access units, for sink.mp4")],
-        parameters: [
-            ParameterDescriptor("bitrate", .integer(8_000...512_000), default: .integer(96_000), help: "bits per second"),
-            ParameterDescriptor("encoder", .enumeration(["avenc_aac", "voaacenc"]), default: .string("avenc_aac"),
-                                help: "the GStreamer encoder: avenc_aac (FFmpeg's) or voaacenc (VisualOn)"),
-        ],
+        parameters: [bitrate, encoder],
         example: #"{ "type": "encode.aac", "params": { "bitrate": 96000 } }"#
     )
+
+    public static let bitrate = Parameter<Int>("bitrate", 8_000...512_000, default: 96_000, help: "bits per second")
+    public enum Encoder: String, ParameterEnum { case avenc_aac, voaacenc }
+    public static let encoder = Parameter<Encoder>("encoder", default: .avenc_aac,
+                                            help: "the GStreamer encoder: avenc_aac (FFmpeg's) or voaacenc (VisualOn)")
 
     let context: NodeContext
 
@@ -30,7 +31,7 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
     public func build(in bin: BinBuilder) throws {
         let p = context.parameters
         let convert = try bin.make("audioconvert")
-        let encoder = try bin.make(p.string("encoder")!, name: "encoder", ["bitrate": p.int("bitrate")!])
+        let encoder = try bin.make(p[Self.encoder].rawValue, name: "encoder", ["bitrate": p[Self.bitrate]])
         try bin.link(convert, encoder)
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", encoder)

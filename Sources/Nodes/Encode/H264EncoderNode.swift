@@ -17,21 +17,21 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         summary: "Encodes raw video to H.264 (x264)",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .h264, help: "H.264 (AVC), for sink.mp4")],
-        parameters: [
-            ParameterDescriptor("bitrate", .integer(10_000...200_000_000), default: .auto, acceptsAuto: true,
-                                help: "bits per second, or auto from the frame size (10.1 bits per pixel per second from 640×480 up, 4.05 below)"),
-            ParameterDescriptor("keyframeInterval", .integer(1...1000), default: .integer(60), help: "at most this many frames between keyframes"),
-            ParameterDescriptor("profile", .enumeration(["baseline", "main", "high"]), default: .string("high"), help: "H.264 profile"),
-            ParameterDescriptor("preset", .enumeration(["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow"]),
-                                default: .string("veryfast"), help: "x264 speed/quality trade-off (veryfast keeps 720p30 live on 2 cores)"),
-            ParameterDescriptor("bframes", .integer(0...16), default: .integer(0), help: "B-frames between reference frames (baseline allows none)"),
-        ],
+        parameters: [bitrate, keyframeInterval, profile, preset, bframes],
         check: { p in
-            p.string("profile") == "baseline" && (p.int("bframes") ?? 0) > 0
-                ? [(parameter: "bframes", message: "the baseline profile has no B-frames")] : []
+            p[profile] == .baseline && p[bframes] > 0 ? [(parameter: bframes.name, message: "the baseline profile has no B-frames")] : []
         },
         example: #"{ "type": "encode.h264", "params": { "keyframeInterval": 30, "profile": "high" } }"#
     )
+
+    public static let bitrate = AutoParameter<Int>("bitrate", 10_000...200_000_000, default: .auto,
+                                            help: "bits per second, or auto from the frame size (10.1 bits per pixel per second from 640×480 up, 4.05 below)")
+    public static let keyframeInterval = Parameter<Int>("keyframeInterval", 1...1000, default: 60, help: "at most this many frames between keyframes")
+    public enum Profile: String, ParameterEnum { case baseline, main, high }
+    public static let profile = Parameter<Profile>("profile", default: .high, help: "H.264 profile")
+    public enum Preset: String, ParameterEnum { case ultrafast, superfast, veryfast, faster, fast, medium, slow }
+    public static let preset = Parameter<Preset>("preset", default: .veryfast, help: "x264 speed/quality trade-off (veryfast keeps 720p30 live on 2 cores)")
+    public static let bframes = Parameter<Int>("bframes", 0...16, default: 0, help: "B-frames between reference frames (baseline allows none)")
 
     let context: NodeContext
 
@@ -49,9 +49,9 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         let p = context.parameters
         let convert = try bin.make("videoconvert")
         let encoder = try bin.make("x264enc", name: "encoder", [
-            "key-int-max": p.int("keyframeInterval")!, "speed-preset": p.string("preset")!, "bframes": p.int("bframes")!,
+            "key-int-max": p[Self.keyframeInterval], "speed-preset": p[Self.preset].rawValue, "bframes": p[Self.bframes],
         ])
-        if let bitrate = p.int("bitrate") {
+        if case .value(let bitrate) = p[Self.bitrate] {
             try encoder.set("bitrate", max(1, bitrate / 1000))  // x264enc takes kbit/s
         } else {
             encoder.onInputFormat { format in
@@ -59,7 +59,7 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
                 try? encoder.set("bitrate", max(1, Self.automaticBitrate(width: v.width, height: v.height) / 1000))
             }
         }
-        let profile = try bin.makeCapsFilter("video/x-h264, profile=(string)\(p.string("profile")!)")
+        let profile = try bin.makeCapsFilter("video/x-h264, profile=(string)\(p[Self.profile].rawValue)")
         try bin.link(convert, encoder, profile)
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", profile)

@@ -23,18 +23,18 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
             PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio track"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video track"),
         ],
-        parameters: [
-            ParameterDescriptor("path", .string, help: "the file to write; missing folders are created"),
-            ParameterDescriptor("container", .enumeration(["auto", "mp4", "m4a", "mov"]), default: .string("auto"),
-                                help: "file type; auto takes it from the extension (.mov is QuickTime, anything else MP4)"),
-            ParameterDescriptor("faststart", .boolean, default: .boolean(true),
-                                help: "index (moov) before the media data, for progressive playback"),
-            ParameterDescriptor("fragmentInterval", .number(0...3600), default: .number(0),
-                                help: "seconds per fragment; 0 writes one unfragmented file"),
-        ],
+        parameters: [path, container, faststart, fragmentInterval],
         requiresAnInput: true,
         example: #"{ "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }"#
     )
+
+    public static let path = RequiredParameter<String>("path", help: "the file to write; missing folders are created")
+    public enum Container: String, ParameterEnum { case auto, mp4, m4a, mov }
+    public static let container = Parameter<Container>("container", default: .auto,
+                                                help: "file type; auto takes it from the extension (.mov is QuickTime, anything else MP4)")
+    public static let faststart = Parameter<Bool>("faststart", default: true, help: "index (moov) before the media data, for progressive playback")
+    public static let fragmentInterval = Parameter<Double>("fragmentInterval", 0...3600, default: 0,
+                                                    help: "seconds per fragment; 0 writes one unfragmented file")
 
     let context: NodeContext
     let path: String
@@ -44,8 +44,8 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
 
     public init(context: NodeContext) throws {
         self.context = context
-        path = context.parameters.string("path")!
-        fragmentInterval = context.parameters.double("fragmentInterval")!
+        path = try context.parameters.value(Self.path)
+        fragmentInterval = context.parameters[Self.fragmentInterval]
     }
 
     var file: OutputFile { OutputFile(path: path, location: context.location(parameter: "path"), node: context.id) }
@@ -58,13 +58,13 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     }
 
     public func build(in bin: BinBuilder) throws {
-        let container = context.parameters.string("container")!
-        let isMov = container == "mov" || (container == "auto" && file.target.pathExtension.lowercased() == "mov")
+        let container = context.parameters[Self.container]
+        let isMov = container == .mov || (container == .auto && file.target.pathExtension.lowercased() == "mov")
         let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
         if writesInPlace {
             try mux.set("fragment-duration", Int(fragmentInterval * 1000))
         } else {
-            try mux.set("faststart", context.parameters.bool("faststart")!)
+            try mux.set("faststart", context.parameters[Self.faststart])
         }
         let sink = try bin.make("filesink", name: "filesink", ["location": (writesInPlace ? file.target : file.temporary).path])
         try bin.link(mux, sink)

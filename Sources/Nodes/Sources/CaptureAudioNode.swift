@@ -13,21 +13,21 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
         category: .source,
         summary: "Microphone or a test signal, as 16-bit PCM",
         outputs: [PortDescriptor("out", .pcm([.s16le]), help: "interleaved S16LE PCM at sampleRate and channels")],
-        parameters: [
-            ParameterDescriptor("device", .string, default: .string("test"),
-                                help: "\"test\" for a built-in signal, \"alsa:NAME\" or \"pulse:NAME\" for a device (a bare name is an ALSA device)"),
-            ParameterDescriptor("wave", .enumeration(["sine", "square", "saw", "silence", "white-noise"]), default: .string("sine"),
-                                help: "the test device's signal"),
-            ParameterDescriptor("frequency", .number(1...20_000), default: .number(440), help: "the test signal's frequency in Hz"),
-            ParameterDescriptor("sampleRate", .integer(8_000...192_000), default: .integer(44_100), help: "frames per second"),
-            ParameterDescriptor("channels", .integer(1...2), default: .integer(1), help: "1 (mono) or 2 (stereo)"),
-            ParameterDescriptor("duration", .number(0...86_400), default: .number(0), help: "seconds to capture; 0 captures until stopped"),
-            ParameterDescriptor("live", .boolean, default: .boolean(true),
-                                help: "test device only: false produces as fast as the graph takes it, with exact timestamps"),
-        ],
-        isUnbounded: { p in p.double("duration") == 0 },
+        parameters: [device, wave, frequency, sampleRate, channels, duration, live],
+        isUnbounded: { p in p[duration] == 0 },
         example: #"{ "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }"#
     )
+
+    public static let device = Parameter<String>("device", default: "test",
+                                          help: "\"test\" for a built-in signal, \"alsa:NAME\" or \"pulse:NAME\" for a device (a bare name is an ALSA device)")
+    public enum Wave: String, ParameterEnum { case sine, square, saw, silence, whiteNoise = "white-noise" }
+    public static let wave = Parameter<Wave>("wave", default: .sine, help: "the test device's signal")
+    public static let frequency = Parameter<Double>("frequency", 1...20_000, default: 440, help: "the test signal's frequency in Hz")
+    public static let sampleRate = Parameter<Int>("sampleRate", 8_000...192_000, default: 44_100, help: "frames per second")
+    public static let channels = Parameter<Int>("channels", 1...2, default: 1, help: "1 (mono) or 2 (stereo)")
+    public static let duration = Parameter<Double>("duration", 0...86_400, default: 0, help: "seconds to capture; 0 captures until stopped")
+    public static let live = Parameter<Bool>("live", default: true,
+                                      help: "test device only: false produces as fast as the graph takes it, with exact timestamps")
 
     let context: NodeContext
     let device: String
@@ -38,13 +38,13 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
     public init(context: NodeContext) throws {
         self.context = context
         let p = context.parameters
-        device = p.string("device")!
-        rate = p.int("sampleRate")!
-        channels = p.int("channels")!
-        duration = p.double("duration")!
+        device = p[Self.device]
+        rate = p[Self.sampleRate]
+        channels = p[Self.channels]
+        duration = p[Self.duration]
     }
 
-    public var isLive: Bool { device != "test" || context.parameters.bool("live")! }
+    public var isLive: Bool { device != "test" || context.parameters[Self.live] }
     public var mediaDescription: String? { device == "test" ? "the test signal" : "audio device \"\(device)\"" }
     public var expectedDuration: MediaTime? {
         duration > 0 ? MediaTime(value: Int64((duration * Double(rate)).rounded()), timescale: Int32(rate)) : nil
@@ -57,8 +57,8 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
             let frames = Int((duration * Double(rate)).rounded())
             let perBuffer = Self.framesPerBuffer(total: frames)
             source = try bin.make("audiotestsrc", name: "source", [
-                "is-live": isLive, "wave": context.parameters.string("wave")!,
-                "freq": context.parameters.double("frequency")!, "samplesperbuffer": perBuffer,
+                "is-live": isLive, "wave": context.parameters[Self.wave].rawValue,
+                "freq": context.parameters[Self.frequency], "samplesperbuffer": perBuffer,
             ])
             if frames > 0 { try source.set("num-buffers", (frames + perBuffer - 1) / perBuffer) }
         } else {

@@ -18,23 +18,22 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
         category: .source,
         summary: "Camera or a moving test pattern, as raw frames",
         outputs: [PortDescriptor("out", .rawVideo(), help: "raw frames of width × height at fps, in pixelFormat")],
-        parameters: [
-            ParameterDescriptor("device", .string, default: .string("test"),
-                                help: "\"test\" for a moving test pattern, or a V4L2 device path such as /dev/video0"),
-            ParameterDescriptor("pattern", .enumeration(["smpte", "ball", "snow", "gradient", "colors"]), default: .string("smpte"),
-                                help: "the test device's picture (it moves)"),
-            ParameterDescriptor("width", .integer(16...7680), default: .integer(1280), help: "frame width in pixels"),
-            ParameterDescriptor("height", .integer(16...4320), default: .integer(720), help: "frame height in pixels"),
-            ParameterDescriptor("fps", .integer(1...240), default: .integer(30), help: "frames per second"),
-            ParameterDescriptor("duration", .number(0...86_400), default: .number(0), help: "seconds to capture; 0 captures until stopped"),
-            ParameterDescriptor("pixelFormat", .enumeration(["bgra", "rgba", "i420", "nv12"]), default: .string("bgra"),
-                                help: "pixel format of the frames"),
-            ParameterDescriptor("live", .boolean, default: .boolean(true),
-                                help: "test device only: false produces frames as fast as the graph takes them, with exact timestamps"),
-        ],
-        isUnbounded: { p in p.double("duration") == 0 },
+        parameters: [device, pattern, width, height, fps, duration, pixelFormat, live],
+        isUnbounded: { p in p[duration] == 0 },
         example: #"{ "type": "capture.video", "params": { "width": 720, "height": 1280, "fps": 30, "duration": 10 } }"#
     )
+
+    public static let device = Parameter<String>("device", default: "test",
+                                          help: "\"test\" for a moving test pattern, or a V4L2 device path such as /dev/video0")
+    public enum Pattern: String, ParameterEnum { case smpte, ball, snow, gradient, colors }
+    public static let pattern = Parameter<Pattern>("pattern", default: .smpte, help: "the test device's picture (it moves)")
+    public static let width = Parameter<Int>("width", 16...7680, default: 1280, help: "frame width in pixels")
+    public static let height = Parameter<Int>("height", 16...4320, default: 720, help: "frame height in pixels")
+    public static let fps = Parameter<Int>("fps", 1...240, default: 30, help: "frames per second")
+    public static let duration = Parameter<Double>("duration", 0...86_400, default: 0, help: "seconds to capture; 0 captures until stopped")
+    public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra, help: "pixel format of the frames")
+    public static let live = Parameter<Bool>("live", default: true,
+                                      help: "test device only: false produces frames as fast as the graph takes them, with exact timestamps")
 
     let context: NodeContext
     let device: String
@@ -43,12 +42,12 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
 
     public init(context: NodeContext) throws {
         self.context = context
-        device = context.parameters.string("device")!
-        fps = context.parameters.int("fps")!
-        duration = context.parameters.double("duration")!
+        device = context.parameters[Self.device]
+        fps = context.parameters[Self.fps]
+        duration = context.parameters[Self.duration]
     }
 
-    public var isLive: Bool { device != "test" || context.parameters.bool("live")! }
+    public var isLive: Bool { device != "test" || context.parameters[Self.live] }
     public var mediaDescription: String? { device == "test" ? "the test pattern" : "camera \"\(device)\"" }
     public var expectedDuration: MediaTime? {
         duration > 0 ? MediaTime(value: Int64((duration * Double(fps)).rounded()), timescale: Int32(fps)) : nil
@@ -65,14 +64,14 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
         let frames = Int((duration * Double(fps)).rounded())
         let source: Element
         if device == "test" {
-            source = try bin.make("videotestsrc", name: "source", ["is-live": isLive, "pattern": p.string("pattern")!])
-            if p.string("pattern") == "smpte" { try source.set("horizontal-speed", 4) }
+            source = try bin.make("videotestsrc", name: "source", ["is-live": isLive, "pattern": p[Self.pattern].rawValue])
+            if p[Self.pattern] == .smpte { try source.set("horizontal-speed", 4) }
         } else {
             source = try bin.make("v4l2src", name: "source", ["device": device])
         }
         if frames > 0 { try source.set("num-buffers", frames) }
-        let format = MediaFormat.rawVideo(.init(pixelFormat: PixelFormat(rawValue: p.string("pixelFormat")!)!,
-                                                width: p.int("width")!, height: p.int("height")!, frameRate: FrameRate(fps)))
+        let format = MediaFormat.rawVideo(.init(pixelFormat: p[Self.pixelFormat], width: p[Self.width], height: p[Self.height],
+                                                frameRate: FrameRate(fps)))
         let filter = try bin.makeCapsFilter(format.capsString)
         if device == "test" {
             // The test pattern is drawn at the asked format directly: no conversion to pay for.

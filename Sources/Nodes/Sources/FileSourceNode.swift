@@ -14,18 +14,18 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
         category: .source,
         summary: "Reads a media file",
         outputs: [PortDescriptor("out", .container, help: "the file's bytes, for decode")],
-        parameters: [
-            ParameterDescriptor("path", .string, help: "the file to read, relative to the current folder"),
-        ],
+        parameters: [path],
         example: #"{ "type": "source.file", "params": { "path": "in.wav" } }"#
     )
+
+    public static let path = RequiredParameter<String>("path", help: "the file to read, relative to the current folder")
 
     let context: NodeContext
     let path: String
 
     public init(context: NodeContext) throws {
         self.context = context
-        path = context.parameters.string("path")!
+        path = try context.parameters.value(Self.path)
     }
 
     public var mediaDescription: String? { "\"\(path)\"" }

@@ -18,14 +18,13 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
         summary: "Echo: the audio repeated after a delay, fading by a feedback factor",
         inputs: [PortDescriptor("in", .pcm(), help: "PCM audio, 16-bit or float")],
         outputs: [PortDescriptor("out", .pcm(), help: "the same PCM with the echo, and its tail after the input ends")],
-        parameters: [
-            ParameterDescriptor("delay", .integer(1...5_000), default: .integer(250), help: "milliseconds between repeats"),
-            ParameterDescriptor("feedback", .number(0...0.95), default: .number(0.4), help: "each repeat's level against the one before"),
-            ParameterDescriptor("mix", .number(0...1), default: .number(0.5), help: "the echo's level in the output (0: none)"),
-        ],
+        parameters: [delay, feedback, mix],
         example: #"{ "type": "effect.echo", "params": { "delay": 250, "feedback": 0.4, "mix": 0.5 } }"#
     )
     public static let bufferFlow = BufferFlow.passThrough
+    public static let delay = Parameter<Int>("delay", 1...5_000, default: 250, help: "milliseconds between repeats")
+    public static let feedback = Parameter<Double>("feedback", 0...0.95, default: 0.4, help: "each repeat's level against the one before")
+    public static let mix = Parameter<Double>("mix", 0...1, default: 0.5, help: "the echo's level in the output (0: none)")
 
     let delayMilliseconds: Int
     let feedback: Float
@@ -43,9 +42,9 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
 
     public init(context: NodeContext) throws {
         let p = context.parameters
-        delayMilliseconds = p.int("delay") ?? 250
-        feedback = Float(p.double("feedback") ?? 0.4)
-        mix = Float(p.double("mix") ?? 0.5)
+        delayMilliseconds = p[Self.delay]
+        feedback = Float(p[Self.feedback])
+        mix = Float(p[Self.mix])
     }
 
     public func attach(_ host: ProcessingHost) { self.host = host }
