@@ -11,7 +11,7 @@ DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
-.PHONY: all deps build release run test test-sanitize bench install uninstall plugin-example clean
+.PHONY: all deps build release run test test-build test-sanitize bench install uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -35,13 +35,16 @@ release: deps
 run: build
 	$(GRAPHCTL_DEBUG) run $(GRAPH)
 
-# The tests also load plugins: the example and the fixtures that must be refused.
-test: deps plugin-example
+# Everything the tests run: the test bundles, graphctl (tools/graphctl), and the plugins they load
+# (the example, and the fixtures that must be refused). scripts/stress-test.sh builds this too.
+test-build: deps plugin-example
 	$(SWIFT) build --build-tests
 	$(call replan,$(TOOLS))
 	$(SWIFT) build --package-path $(TOOLS)
 	$(call replan,Tests/Fixtures/plugins)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
+
+test: test-build
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 # Builds the example plugin (examples/plugin-echo) and leaves it in out/plugins, so that

@@ -24,7 +24,8 @@ SWIFT=${SWIFT:-swift}
 per_run_limit=${STRESS_RUN_LIMIT:-1800}
 
 bash scripts/install-deps.sh --stress
-$SWIFT build --build-tests
+make test-build  # what `make test` builds: the tests, graphctl and the plugins they load
+export GRAPHCTL=$PWD/tools/graphctl/.build/debug/graphctl
 
 logs=.build/stress
 mkdir -p "$logs"
