@@ -18,7 +18,7 @@ import Glibc
 ///
 /// `register` runs once per load; it may throw, and then the plugin registers nothing.
 public enum GraphKitPlugin {
-    /// The descriptor, made once per process and kept for ever (plugins are never unloaded).
+    /// The descriptor, kept for ever (plugins are never unloaded).
     /// Inlined into the plugin, so the versions it states are the ones the plugin was built with.
     @inlinable
     public static func descriptor(name: String, version: String, summary: String = "",
@@ -28,16 +28,10 @@ public enum GraphKitPlugin {
                        register: register)
     }
 
-    /// Descriptors already made, by plugin name: an entry point called again returns the same.
-    nonisolated(unsafe) private static var made: [String: UnsafeMutablePointer<GraphKitPluginDescriptor>] = [:]
-    private static let lock = Lock()
-
     @usableFromInline
     static func makeDescriptor(abi: UInt32, graphKitVersion: String, compilerVersion: String, name: String, version: String,
                                summary: String, register: @escaping @Sendable (inout PluginRegistration) throws -> Void) -> UnsafeRawPointer {
-        lock.lock()
-        defer { lock.unlock() }
-        if let existing = made[name] { return UnsafeRawPointer(existing) }
+        // Kept for ever, like the plugin: the loader calls each file's entry point once.
         let d = UnsafeMutablePointer<GraphKitPluginDescriptor>.allocate(capacity: 1)
         d.initialize(to: GraphKitPluginDescriptor(
             abi_version: abi, reserved: 0, graphkit_version: strdup(graphKitVersion), compiler_version: strdup(compilerVersion),
@@ -56,7 +50,6 @@ public enum GraphKitPlugin {
                 sink.types = registration.types
                 return nil
             }))
-        made[name] = d
         return UnsafeRawPointer(d)
     }
 

@@ -94,7 +94,7 @@ final class RunStatistics: @unchecked Sendable {
     func mediaSeconds(reaching nodes: [String]) -> Double {
         var best = 0
         for id in nodes {
-            for c in (nodeInputs[id] ?? []).map { gk_pad_counter_read($0) } where c.start_ns >= 0 {
+            for c in (nodeInputs[id] ?? []).map({ gk_pad_counter_read($0) }) where c.start_ns >= 0 {
                 best = max(best, c.end_ns - min(c.start_ns, c.end_ns))
             }
         }
