@@ -11,7 +11,7 @@ DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
-.PHONY: all deps build release run test test-build test-sanitize bench install uninstall plugin-example clean
+.PHONY: all deps build release run test test-build test-sanitize bench install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -62,6 +62,11 @@ CONFIG ?= release
 install: deps
 	$(call replan,$(TOOLS))
 	$(SWIFT) build -c $(CONFIG) --package-path $(TOOLS)
+	$(MAKE) install-files
+
+# Copies what is built, building nothing: the tests install this way while other tests run the
+# same graphctl (relinking a library that running processes map would crash them).
+install-files:
 	install -d $(BINDIR) $(LIBDIR)/plugins
 	install -m 755 $(TOOLS)/.build/$(CONFIG)/graphctl $(BINDIR)/graphctl
 	install -m 644 $(TOOLS)/.build/$(CONFIG)/libGraphKit.so $(LIBDIR)/libGraphKit.so

@@ -196,23 +196,21 @@ public final class MediaInput: @unchecked Sendable {
     /// The run ended (failed, cancelled, stopped or completed): every append waiting or to come
     /// throws, with the run's error when it had one.
     func runEnded(_ error: GraphError?) {
-        lock.lock()
-        endOfRun = error ?? GraphError(.usage, at: "node \"\(nodeID)\"", "the run has ended; this input takes no more samples", node: nodeID)
-        finished = true
-        let resume = waiters
-        waiters.removeAll()
-        lock.unlock()
-        resume.forEach { $0.resume() }
-        readyCondition.lock()
-        readyCondition.broadcast()
-        readyCondition.unlock()
+        _ = finish(because: error ?? GraphError(.usage, at: "node \"\(nodeID)\"", "the run has ended; this input takes no more samples", node: nodeID))
     }
 
     /// Ends this input: end of stream flows downstream, and muxers can finalize.
     public func markAsFinished() {
+        if !finish(because: nil) { gst_app_src_end_of_stream(src) }
+    }
+
+    /// Marks the input finished (with the reason appends are refused from now on, if not
+    /// markAsFinished()) and wakes every waiting append; returns whether it was finished already.
+    private func finish(because reason: GraphError?) -> Bool {
         lock.lock()
         let was = finished
         finished = true
+        if let reason { endOfRun = reason }
         let resume = waiters
         waiters.removeAll()
         lock.unlock()
@@ -220,7 +218,7 @@ public final class MediaInput: @unchecked Sendable {
         readyCondition.lock()
         readyCondition.broadcast()
         readyCondition.unlock()
-        if !was { gst_app_src_end_of_stream(src) }
+        return was
     }
 
     /// Why an append is refused once the input is finished: the run's end, or markAsFinished().
