@@ -169,9 +169,22 @@ final class RunningGraphctl: @unchecked Sendable {
     }
 
     /// Waits for graphctl to exit and both pipes to end (the reading threads are then done).
+    /// Waits for graphctl to end. Past the guard limit it is killed (a hung run, such as the
+    /// intermittent stall on a truncated file the media issue names): the test then fails on its
+    /// status, and the stderr says so, instead of the suite waiting for ever.
     func wait() -> Graphctl.Result {
+        let deadline = Date().addingTimeInterval(Double(Self.guardLimit.components.seconds))
+        var killed = false
         condition.lock()
-        while readersRunning > 0 { condition.wait() }
+        while readersRunning > 0 {
+            if !condition.wait(until: deadline), !killed {
+                killed = true
+                condition.unlock()
+                send(SIGKILL)
+                condition.lock()
+                stderr.append(contentsOf: Array("\n[test runner: graphctl did not end within \(Self.guardLimit); killed]\n".utf8))
+            }
+        }
         if let collected { condition.unlock(); return collected }
         condition.unlock()
         process.waitUntilExit()
