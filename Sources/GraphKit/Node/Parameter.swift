@@ -238,6 +238,4 @@ extension Parameters {
         return v
     }
 
-    /// Whether the graph (or a `--set`) gave this parameter, rather than its default.
-    public func isGiven(_ p: some ParameterDeclaration) -> Bool { values[p.descriptor.name] != nil && explicit.contains(p.descriptor.name) }
 }

@@ -137,7 +137,7 @@ public final class GraphRun: @unchecked Sendable {
     /// that it was not started.
     public func wait() -> RunReport {
         if let report = report(waitingAtMost: nil) { return report }
-        return makeReport(status: .failed, wall: 0, error: GraphError(.usage, "the run was never started; call start() first"))
+        return notStarted
     }
 
     /// The report, once the run is over, without blocking a concurrency thread.

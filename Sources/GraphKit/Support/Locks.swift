@@ -18,12 +18,6 @@ public final class Lock: @unchecked Sendable {
     public func lock() { pthread_mutex_lock(mutex) }
     public func unlock() { pthread_mutex_unlock(mutex) }
 
-    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
-
     fileprivate var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 }
 

@@ -34,6 +34,7 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
     private var format: MediaFormat.PCMFormat?
     /// The delay line, interleaved like the audio: `delayFrames` frames of every channel.
     private var line: [Float] = []
+    private var channels = 1
     private var position = 0
     private var delayFrames = 0
     /// Where the next buffer starts, in frames since the first one (for the tail's timestamps).
@@ -56,6 +57,7 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
         if pcm == self.format { return }
         self.format = pcm
         delayFrames = max(1, pcm.sampleRate * delayMilliseconds / 1000)
+        channels = pcm.channels
         line = [Float](repeating: 0, count: delayFrames * pcm.channels)
         position = 0
     }
@@ -82,7 +84,7 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
 
     /// One sample through the line; the position moves on after a frame's last channel.
     @inline(__always) private func echo(_ x: Float, channel: Int, lastOfFrame: Bool) -> Float {
-        let slot = position * (line.count / delayFrames) + channel
+        let slot = position * channels + channel
         let d = line[slot]
         line[slot] = x + feedback * d
         if lastOfFrame { position = position + 1 == delayFrames ? 0 : position + 1 }
