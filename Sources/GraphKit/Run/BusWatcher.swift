@@ -137,11 +137,15 @@ struct BusWatcher {
         return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))", message, node: nodeID, cause: debug)
     }
 
-    /// The nearest description upstream of a node (a file's path, a device).
     private func describe(upstreamOf id: String) -> String? {
+        Self.describe(upstreamOf: id, graph: graph, nodes: nodes)
+    }
+
+    /// The nearest description upstream of a node (a file's path, a device).
+    static func describe(upstreamOf id: String, graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) -> String? {
         for e in graph.edges(into: id) {
             if let n = nodes.first(where: { $0.spec.id == e.from.node }), let d = n.node.mediaDescription { return d }
-            if let d = describe(upstreamOf: e.from.node) { return d }
+            if let d = describe(upstreamOf: e.from.node, graph: graph, nodes: nodes) { return d }
         }
         return nil
     }

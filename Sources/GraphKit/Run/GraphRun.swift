@@ -225,6 +225,10 @@ public final class GraphRun: @unchecked Sendable {
             status = cancelRequested ? .cancelled : stopRequested ? .stopped : .completed
             condition.unlock()
             pipeline.statistics.sampleQueues()
+            if status != .cancelled, let e = emptyOutput() {
+                status = .failed
+                error = e
+            }
         case .failed(let e):
             status = .failed
             error = e
@@ -255,6 +259,20 @@ public final class GraphRun: @unchecked Sendable {
         // Code blocked on an input wakes and throws the run's error.
         for (_, node) in nodes { (node as? AppSourceNode)?.input?.runEnded(error) }
         publish(report)
+    }
+
+    /// A file that no media reached would be unplayable (an MP4 with an empty index): as ffmpeg
+    /// refuses to write one, the run fails at its sink instead, and the sink removes it. This
+    /// is what a WAV header with no data chunk, or a stop before the first sample, comes to.
+    private func emptyOutput() -> GraphError? {
+        for (spec, node) in nodes {
+            guard let output = node.output, !graph.edges(into: spec.id).isEmpty,
+                  pipeline.statistics.nodeStatistics(spec).buffersIn == 0 else { continue }
+            let from = BusWatcher.describe(upstreamOf: spec.id, graph: graph, nodes: nodes).map { " from \($0)" } ?? ""
+            return GraphError(.runFailed, at: "node \"\(spec.id)\" (\(spec.descriptor.type), writing \"\(output.path)\")",
+                              "nothing to write: no media reached it\(from)", node: spec.id)
+        }
+        return nil
     }
 
     private func publish(_ report: RunReport) {

@@ -31,7 +31,16 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
     public func build(in bin: BinBuilder) throws {
         let p = context.parameters
         let convert = try bin.make("audioconvert")
-        let encoder = try bin.make(p[Self.encoder].rawValue, name: "encoder", ["bitrate": p[Self.bitrate]])
+        let encoder: Element
+        switch p[Self.encoder] {
+        case .avenc_aac:
+            // FFmpeg's encoder forces mid/side stereo by default, and FFmpeg 5.1 gets it wrong:
+            // every stereo file decodes as (L-R)/2 and (L+R)/2. Without forcing, it chooses
+            // per band and the channels come out as they went in.
+            encoder = try bin.make("avenc_aac", name: "encoder", ["bitrate": p[Self.bitrate], "aac-ms": false])
+        case .voaacenc:
+            encoder = try bin.make("voaacenc", name: "encoder", ["bitrate": p[Self.bitrate]])
+        }
         try bin.link(convert, encoder)
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", encoder)

@@ -45,7 +45,7 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
     }
 
     public func build(in bin: BinBuilder) throws {
-        let src = try bin.make("filesrc", name: "filesrc", ["location": path])
+        let src = try bin.make("filesrc", name: "filesrc", ["location": path, "blocksize": 65_536])
         try bin.expose(output: "out", src)
     }
 }

@@ -38,6 +38,40 @@ import Nodes
         #expect(abs(frames - 48_000) <= 2400, "\(ext): \(frames) frames")
     }
 
+    /// Every PCM layout a WAV file can hold, mono and stereo, with an odd number of samples: an
+    /// 8-bit or 24-bit mono file then has a data chunk of odd length, which wavparse cannot read
+    /// when it pulls (GStreamer 1.22 gives nothing and ends cleanly). Decoding reads in push mode,
+    /// so every sample arrives, at the level ffmpeg wrote.
+    static let wavCodecs = ["pcm_u8", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le", "pcm_f64le", "pcm_alaw", "pcm_mulaw"]
+
+    @Test(arguments: wavCodecs, [1, 2])
+    func everyWAVLayoutDecodesEverySample(_ codec: String, channels: Int) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("\(codec).wav").path
+        // ffmpeg's sine is at 1/8 of full scale; 8001 frames at 8 kHz.
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=8000:duration=2",
+                                             "-af", "atrim=end_sample=8001" + (channels == 2 ? ",pan=stereo|c0=c0|c1=c0" : ""),
+                                             "-c:a", codec, file])
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode", "params": { "sampleFormat": "f32le" } }, "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.audio -> out.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        var frames = 0
+        var peak: Float = 0
+        while let b = try run.output("out").copyNextSampleBuffer() {
+            #expect(b.format == .pcm(.init(sampleRate: 8000, channels: channels, sampleFormat: .f32le)))
+            frames += b.frameCount
+            peak = max(peak, b.withAudioSamples(as: Float.self) { $0.map(abs).max() ?? 0 })
+        }
+        #expect(run.wait().status == .completed)
+        #expect(frames == 8001, "\(codec), \(channels) ch: \(frames) frames")
+        #expect(abs(peak - 0.125) < 0.01, "\(codec), \(channels) ch: peak \(peak)")
+    }
+
     /// decodebin breaks ties of rank by name, which would pick libav's MP3 decoder; decode
     /// ranks mpg123's above it (2.5 times as fast, a fifth of the memory; BENCHMARKS.md).
     @Test func mp3PrefersMpg123() throws {
