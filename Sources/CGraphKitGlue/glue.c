@@ -355,3 +355,80 @@ GkEdgeStats gk_edge_stats_read(const GkEdgeStats *s) {
     r.max_time_ns = __atomic_load_n(&s->max_time_ns, __ATOMIC_RELAXED);
     return r;
 }
+
+/* gk_bin_keep_errors: see the header. */
+typedef struct {
+    GstBin *bin;            /* owns the child bus this watches: valid while the handler runs */
+    GMutex lock;
+    GSList *kept;           /* GstMessage* errors from elements not yet PAUSED */
+} GkErrorKeeper;
+
+static void gk_error_keeper_free(gpointer data) {
+    GkErrorKeeper *k = data;
+    g_slist_free_full(k->kept, (GDestroyNotify)gst_message_unref);
+    g_mutex_clear(&k->lock);
+    g_free(k);
+}
+
+static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message, gpointer data) {
+    (void)bus;
+    GkErrorKeeper *k = data;
+    GSList *release = NULL;
+    GstObject *src = GST_MESSAGE_SRC(message);
+    if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR && src && GST_IS_ELEMENT(src)) {
+        GST_OBJECT_LOCK(src);
+        gboolean before_paused = GST_STATE(GST_ELEMENT(src)) < GST_STATE_PAUSED;
+        GST_OBJECT_UNLOCK(src);
+        if (before_paused) {
+            g_mutex_lock(&k->lock);
+            k->kept = g_slist_prepend(k->kept, gst_message_copy(message));
+            g_mutex_unlock(&k->lock);
+        } else {
+            /* PAUSED already, so plugged: decodebin passes it on, except in the instant
+             * between the element's state change and decodebin taking it off its list. */
+            release = g_slist_prepend(release, gst_message_copy(message));
+        }
+    } else if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_STATE_CHANGED && src && GST_IS_ELEMENT(src)) {
+        GstState old_state, new_state;
+        gst_message_parse_state_changed(message, &old_state, &new_state, NULL);
+        if (new_state >= GST_STATE_PAUSED && old_state < GST_STATE_PAUSED) {
+            g_mutex_lock(&k->lock);
+            for (GSList *l = k->kept; l;) {
+                GSList *next = l->next;
+                if (GST_MESSAGE_SRC((GstMessage *)l->data) == src) {
+                    release = g_slist_prepend(release, l->data);
+                    k->kept = g_slist_delete_link(k->kept, l);
+                }
+                l = next;
+            }
+            g_mutex_unlock(&k->lock);
+        }
+    }
+    /* What GstBin's own handler does: the bin handles (forwards or drops) the message. */
+    GstBinClass *klass = GST_BIN_GET_CLASS(k->bin);
+    if (klass->handle_message) klass->handle_message(k->bin, message);
+    else gst_message_unref(message);
+    if (release) {
+        /* Posted from the top, past the bin that may have dropped it. When the bin did pass
+         * it on, this is a second report of the same failure, which the run's bus watcher
+         * ignores (the first error ends the run). */
+        GstObject *top = gst_object_ref(GST_OBJECT(k->bin));
+        GstObject *parent;
+        while ((parent = gst_object_get_parent(top))) { gst_object_unref(top); top = parent; }
+        for (GSList *l = release; l; l = l->next) gst_element_post_message(GST_ELEMENT(top), l->data);
+        g_slist_free(release);
+        gst_object_unref(top);
+    }
+    return GST_BUS_DROP;
+}
+
+int gk_bin_keep_errors(GstBin *bin) {
+    if (!bin || !bin->child_bus) return 0;
+    GkErrorKeeper *k = g_new0(GkErrorKeeper, 1);
+    k->bin = bin;
+    g_mutex_init(&k->lock);
+    /* GStreamer refuses to replace a sync handler; clearing GstBin's first is allowed. */
+    gst_bus_set_sync_handler(bin->child_bus, NULL, NULL, NULL);
+    gst_bus_set_sync_handler(bin->child_bus, gk_error_keeper_handler, k, gk_error_keeper_free);
+    return 1;
+}

@@ -173,17 +173,20 @@ final class RunningGraphctl: @unchecked Sendable {
     /// intermittent stall on a truncated file the media issue names): the test then fails on its
     /// status, and the stderr says so, instead of the suite waiting for ever.
     func wait() -> Graphctl.Result {
-        let deadline = Date().addingTimeInterval(Double(Self.guardLimit.components.seconds))
+        var deadline = Date().addingTimeInterval(Double(Self.guardLimit.components.seconds))
         var killed = false
         condition.lock()
         while readersRunning > 0 {
-            if !condition.wait(until: deadline), !killed {
-                killed = true
-                condition.unlock()
-                send(SIGKILL)
-                condition.lock()
-                stderr.append(contentsOf: Array("\n[test runner: graphctl did not end within \(Self.guardLimit); killed]\n".utf8))
-            }
+            if condition.wait(until: deadline) { continue }
+            // Killed, and its pipes still open ten seconds on (something it started holds
+            // them): stop waiting for them rather than wait for ever.
+            if killed { break }
+            killed = true
+            condition.unlock()
+            send(SIGKILL)
+            condition.lock()
+            stderr.append(contentsOf: Array("\n[test runner: graphctl did not end within \(Self.guardLimit); killed]\n".utf8))
+            deadline = Date().addingTimeInterval(10)
         }
         if let collected { condition.unlock(); return collected }
         condition.unlock()

@@ -99,3 +99,17 @@ GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool);
 void gk_frame_pool_free(GstBufferPool *pool);
 /* The byte size of one frame in GStreamer's default layout, or 0 for an unknown format. */
 gsize gk_video_frame_size(const char *format, int width, int height);
+
+/* Makes sure no error posted inside `bin` is lost: decodebin (GStreamer 1.22) drops errors from
+ * an element while it is plugging it (setting it to PAUSED), meaning to try another if that
+ * fails. A demuxer that reads in pull mode starts its task during that state change and may
+ * fail in it (a truncated MP4: "no playable streams"); its state change still succeeds, the
+ * error is gone, and the pipeline waits for ever. This watches the bin's child bus: an error
+ * from an element not yet PAUSED is kept, and posted again from the top-level pipeline once
+ * that element reaches PAUSED (so it was plugged, and its error was dropped). An element whose
+ * state change fails is taken out by decodebin, and its error, rightly dropped, stays unposted.
+ * An error from an element already PAUSED is posted again from the top at once (decodebin may
+ * still have been dropping its errors for an instant); the first error ends a run, so a second
+ * report of one is harmless. Call before the pipeline leaves NULL. Returns 0 if the bin's
+ * child bus could not be watched. */
+int gk_bin_keep_errors(GstBin *bin);

@@ -52,6 +52,9 @@ public final class BinBuilder {
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "could not add \(factory) (\(elementName)) to the pipeline", node: nodeID)
         }
         directory.record(raw, node: nodeID)
+        if Self.binsThatDropErrors.contains(factory) {
+            _ = gk_bin_keep_errors(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstBin.self))
+        }
         let element = Element(raw: raw, factory: factory, nodeID: nodeID, callbacks: callbacks)
         for (key, value) in properties { try element.set(key, value) }
         lock.lock()
@@ -59,6 +62,10 @@ public final class BinBuilder {
         lock.unlock()
         return element
     }
+
+    /// Bins that drop their children's errors while plugging them, which could lose a real
+    /// failure and stall the run (see `gk_bin_keep_errors`); their errors are kept and posted.
+    static let binsThatDropErrors: Set<String> = ["decodebin", "parsebin"]
 
     /// Makes a capsfilter that fixes a format.
     @discardableResult

@@ -8,7 +8,7 @@
 /// thread that also feeds another of those inputs, where the muxer waiting on one input would
 /// stall the other. Streams from separate sources already have a thread each and join directly,
 /// as in `gst-launch-1.0 … ! mux. … ! mux.`. A file's bytes always go straight to their
-/// decoder, which queues them itself and seeks.
+/// demuxer, which pulls them in large blocks and seeks.
 struct EdgePolicy {
     let graph: Graph
     /// The nodes that produce in real time (their edges drop instead of waiting).

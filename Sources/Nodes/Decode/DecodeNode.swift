@@ -39,28 +39,21 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
     private var videoLinked = false
     private var builder: BinBuilder?
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         builder = bin
         // MP3: libav's decoder and mpg123's share a rank, and decodebin would take libav's by
         // name; mpg123's decodes 2.5 times as fast in a fifth of the memory (BENCHMARKS.md).
         GStreamer.prefer("mpg123audiodec", over: ["avdec_mp3", "avdec_mp3float"])
         let decodebin = try bin.make("decodebin", name: "decodebin")
-        // The bytes reach decodebin through a queue, so it reads them in push mode, never pulls.
-        // In pull mode GStreamer 1.22 loses errors: a demuxer's task starts while decodebin is
-        // still plugging it, and decodebin drops errors from elements it is plugging, so a
-        // truncated MP4's "no playable streams" never reaches the bus and the run waits forever
-        // (gst-launch-1.0 filesrc ! decodebin: 2 hangs in 400 runs under load; with the queue,
-        // none). In push mode the demuxer sees data only once plugged. wavparse's pull mode also
-        // fails on a data chunk of odd length (8-bit and 24-bit mono WAV), where push mode reads
-        // every sample. Seeks still travel upstream, so an MP4 with its index at the end works.
-        let input = try bin.make("queue", name: "input", ["max-size-buffers": 16, "max-size-bytes": 0, "max-size-time": 0])
-        try bin.link(input, decodebin)
-        try bin.expose(input: "in", input)
+        // decodebin pulls from the file (demuxers read in large blocks and seek). GStreamer
+        // 1.22's decodebin may drop a demuxer's error in pull mode; BinBuilder keeps and reposts
+        // it (gk_bin_keep_errors), so a truncated MP4 fails instead of stalling.
+        try bin.expose(input: "in", decodebin)
 
         var audioEntry: Element?
         if context.connectedOutputs.contains("audio") {

@@ -23,14 +23,14 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
     let context: NodeContext
     let path: String
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
         path = try context.parameters.value(Self.path)
     }
 
     public var mediaDescription: String? { "\"\(path)\"" }
 
-    public func prepare() throws {
+    public func prepare() throws(GraphError) {
         var isDirectory = false
         let at = context.location(parameter: "path")
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -44,8 +44,28 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
         }
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let src = try bin.make("filesrc", name: "filesrc", ["location": path, "blocksize": 65_536])
-        try bin.expose(output: "out", src)
+        if Self.isWAV(path) {
+            // A WAV file is read in push mode, through a queue: wavparse (GStreamer 1.22)
+            // pulling a file whose data chunk has an odd length and ends the file (8-bit or
+            // 24-bit mono with an odd sample count) gives no sample and ends cleanly; pushed,
+            // it reads them all. Other files are pulled: demuxers read in blocks and seek.
+            let queue = try bin.make("queue", name: "push", ["max-size-buffers": 8, "max-size-bytes": 0, "max-size-time": 0])
+            try bin.link(src, queue)
+            try bin.expose(output: "out", queue)
+        } else {
+            try bin.expose(output: "out", src)
+        }
+    }
+
+    /// Whether the file starts as a WAV file does (RIFF, RF64 or BW64, then WAVE).
+    static func isWAV(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return false }  // prepare() reports why
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 12)
+        guard header.withUnsafeMutableBytes({ read(fd, $0.baseAddress, 12) }) == 12 else { return false }
+        return ["RIFF", "RF64", "BW64"].contains { header[0..<4].elementsEqual($0.utf8) } && header[8..<12].elementsEqual("WAVE".utf8)
     }
 }
