@@ -62,7 +62,7 @@ import Nodes
         (graph(nodes: #""a": { "type": "source.file" }"#, edges: ""),
          ["nodes.a.params.path: required parameter of source.file is missing (the file to read, relative to the current folder)"]),
         (graph(nodes: #""a": { "type": "capture.audio" }, "g": { "type": "effect.gain", "params": { "gain": 2, "db": 6 } }"#, edges: #""a.out -> g.in""#),
-         ["nodes.g.params: give only one of gain, db"]),
+         ["nodes.g.params.db: give gain or db, not both"]),
         (graph(edges: #""mic.out -> aac.in", "aac.out -> file.audio", "mic.out -> aac.in""#),
          [#"edges[2]: duplicate of edges[0] ("mic.out -> aac.in")"#]),
         (graph(nodes: #""mic": { "type": "capture.audio" }, "m2": { "type": "capture.audio" }, "aac": { "type": "encode.aac" }, "file": { "type": "sink.mp4", "params": { "path": "x.m4a" } }"#,

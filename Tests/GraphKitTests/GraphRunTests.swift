@@ -166,8 +166,8 @@ import Nodes
             type: "test.missing", category: .effect, summary: "needs an element that does not exist",
             inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
             example: #"{ "type": "test.missing" }"#)
-        init(context: NodeContext) throws {}
-        func build(in bin: BinBuilder) throws {
+        init(context: NodeContext) throws(GraphError) {}
+        func build(in bin: BinBuilder) throws(GraphError) {
             let e = try bin.make("x264enc_not_installed")
             try bin.expose(input: "in", e)
         }
@@ -203,8 +203,8 @@ import Nodes
         let at: Int
         var seen = 0
         static let at = Parameter<Int>("at", 1...1000, default: 1, help: "the buffer refused")
-        init(context: NodeContext) throws { at = context.parameters[Self.at] }
-        func process(_ buffer: inout SampleBuffer) throws -> Bool {
+        init(context: NodeContext) throws(GraphError) { at = context.parameters[Self.at] }
+        func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
             seen += 1
             if seen == at { throw GraphError(.runFailed, "buffer \(at) refused") }
             return true
@@ -315,5 +315,34 @@ import Nodes
         while let b = try run.output("take").copyNextSampleBuffer() { formats.append(b.format) }
         #expect(run.wait().status == .completed)
         #expect(formats == Array(repeating: first[0].format, count: 2) + Array(repeating: second[0].format, count: 2))
+    }
+    /// A run not yet playing when asked to stop (here: waiting for its first buffer) has
+    /// written nothing, and end of stream may not pass through it (a demuxer stalled reading a
+    /// damaged header): stopping it cancels it, so a stop always ends the run.
+    @Test func stoppingARunThatIsNotYetPlayingCancelsIt() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("never.m4a").path
+        let g = try graph("""
+            { "version": 1, "nodes": { "feed": { "type": "source.app" }, "aac": { "type": "encode.aac" },
+              "file": { "type": "sink.mp4", "params": { "path": "\(path)" } } },
+              "edges": [ "feed.out -> aac.in", "aac.out -> file.audio" ] }
+            """)
+        let run = try GraphRun(g)
+        try run.start()  // no buffer ever comes: the file sink waits for one to preroll
+        run.stop()
+        let waiter = TestThread("wait") { run.wait() }
+        let ended = TestEvent()
+        let watcher = TestThread("watch") { _ = waiter.join(); ended.signal() }
+        guard ended.wait() else {
+            run.cancel()  // the guard limit passed: free the test, and fail it
+            Issue.record("stop() did not end a run that never started playing")
+            return
+        }
+        _ = watcher.join()
+        let report = waiter.join()
+        #expect(report.status == .cancelled)
+        #expect(report.error?.code == .cancelled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
     }
 }

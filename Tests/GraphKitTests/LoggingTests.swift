@@ -34,8 +34,8 @@ import Testing
             type: "test.warns", category: .effect, summary: "passes audio on and warns once",
             inputs: [PortDescriptor("in", .pcm(), help: "")], outputs: [PortDescriptor("out", .pcm(), help: "")],
             example: #"{ "type": "test.warns" }"#)
-        init(context: NodeContext) throws {}
-        func build(in bin: BinBuilder) throws {
+        init(context: NodeContext) throws(GraphError) {}
+        func build(in bin: BinBuilder) throws(GraphError) {
             let identity = try bin.make("identity", name: "warner")
             identity.onEachBuffer { index, _ in if index == 0 { identity.postWarning("the first buffer passed") } }
             try bin.expose(input: "in", identity)

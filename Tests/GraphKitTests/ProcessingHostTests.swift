@@ -16,14 +16,14 @@ import Testing
         var host: ProcessingHost?
         var format: MediaFormat?
         var end: MediaTime?
-        init(context: NodeContext) throws {}
+        init(context: NodeContext) throws(GraphError) {}
         func attach(_ host: ProcessingHost) { self.host = host }
-        func formatDidChange(to format: MediaFormat) throws { self.format = format }
-        func process(_ buffer: inout SampleBuffer) throws -> Bool {
+        func formatDidChange(to format: MediaFormat) throws(GraphError) { self.format = format }
+        func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
             if let pts = buffer.presentationTime, let d = buffer.duration { end = pts + d }
             return true
         }
-        func endOfStream() throws {
+        func endOfStream() throws(GraphError) {
             let tail = SampleBuffer(format: format, bytes: [UInt8](repeating: 0x11, count: 64), presentationTime: end,
                                     duration: MediaTime(value: 32, timescale: 44_100))
             try host?.emit(tail)

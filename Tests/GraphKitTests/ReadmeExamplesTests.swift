@@ -16,9 +16,9 @@ public final class InvertNode: ProcessingNode, @unchecked Sendable {
     static let enabled = Parameter<Bool>("enabled", default: true, help: "off passes audio through")
 
     let enabled: Bool
-    public init(context: NodeContext) throws { enabled = context.parameters[Self.enabled] }
+    public init(context: NodeContext) throws(GraphError) { enabled = context.parameters[Self.enabled] }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         guard enabled else { return true }
         buffer.withMutableAudioSamples(as: Int16.self) { s in
             for i in s.indices { s[i] = s[i] == .min ? .max : -s[i] }

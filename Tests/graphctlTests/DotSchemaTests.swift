@@ -51,4 +51,45 @@ import GraphKitTesting
         let out = try TestMedia.runTool("python3", ["-c", check, schema, Graphctl.root.appendingPathComponent("graphs").path])
         #expect(out == "ok\n")
     }
+    /// Rules across parameters are data, so the schema states them: for each of these parameter
+    /// sets, JSON Schema (Python's jsonschema) and the loader agree on whether it is valid.
+    @Test func theSchemaAndTheLoaderAgreeOnRulesAcrossParameters() throws {
+        let cases: [(type: String, params: String)] = [
+            ("effect.crop", #"{"aspect": "3:4"}"#), ("effect.crop", #"{"x": 1}"#), ("effect.crop", "{}"),
+            ("effect.crop", #"{"aspect": "1:1", "x": 0, "y": 0, "width": 4, "height": 4}"#),
+            ("effect.crop", #"{"x": 0, "y": 0, "width": 4, "height": 4}"#), ("effect.crop", #"{"aspect": "3x4"}"#),
+            ("encode.h264", #"{"profile": "baseline", "bframes": 2}"#), ("encode.h264", #"{"profile": "baseline"}"#),
+            ("encode.h264", #"{"bframes": 2}"#), ("encode.h264", #"{"profile": "main", "bframes": 2}"#),
+            ("effect.overlay", "{}"), ("effect.overlay", #"{"show": "timestamp"}"#), ("effect.overlay", #"{"show": "image"}"#),
+            ("effect.overlay", #"{"show": "image", "image": "a.png"}"#), ("effect.overlay", #"{"text": "hi"}"#),
+            ("effect.gain", #"{"gain": 2, "db": 3}"#), ("effect.gain", #"{"db": 3}"#), ("effect.gain", "{}"),
+            ("analysis.waveform", #"{"bits": 12}"#), ("analysis.waveform", #"{"bits": 8}"#),
+            ("analysis.waveform", #"{"waveColor": "red"}"#), ("analysis.waveform", ##"{"waveColor": "#aabbcc80"}"##),
+            ("analysis.waveform", #"{"json": ""}"#), ("analysis.waveform", #"{"width": 10, "samplesPerPixel": 5}"#),
+            ("analysis.waveform", #"{"width": 10, "pixelsPerSecond": 5, "samplesPerPixel": 5}"#),
+        ]
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = folder.appendingPathComponent("schema.json").path, list = folder.appendingPathComponent("cases.json").path
+        try Graphctl.run("schema").stdout.write(toFile: schema, atomically: true, encoding: .utf8)
+        let documents = cases.map { #"{ "version": 1, "nodes": { "a": { "type": "\#($0.type)", "params": \#($0.params) } } }"# }
+        try ("[" + documents.joined(separator: ",\n") + "]").write(toFile: list, atomically: true, encoding: .utf8)
+        let check = """
+            import json, sys, jsonschema
+            s = json.load(open(sys.argv[1]))
+            for d in json.load(open(sys.argv[2])):
+                print('ok' if jsonschema.Draft202012Validator(s).is_valid(d) else 'bad')
+            """
+        let schemaVerdicts = try TestMedia.runTool("python3", ["-c", check, schema, list]).split(separator: "\n").map(String.init)
+        let loader = GraphLoader(registry: .builtIn)
+        for (i, document) in documents.enumerated() {
+            var problems: [String] = []
+            do { _ = try loader.load(json: document) } catch {
+                problems = error.problems.map(\.description).filter { $0.hasPrefix("nodes.a.params") }
+            }
+            let loaderVerdict = problems.isEmpty ? "ok" : "bad"
+            #expect(schemaVerdicts.count > i && schemaVerdicts[i] == loaderVerdict,
+                    "\(cases[i].type) \(cases[i].params): schema \(schemaVerdicts.count > i ? schemaVerdicts[i] : "?"), loader \(loaderVerdict) \(problems)")
+        }
+    }
 }

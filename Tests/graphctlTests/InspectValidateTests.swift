@@ -62,6 +62,6 @@ import Nodes
     @Test func versionNamesGraphKit() throws {
         let r = try Graphctl.run("--version")
         #expect(r.status == 0)
-        #expect(r.stdout.hasPrefix("graphctl 0.2.0"))
+        #expect(r.stdout.hasPrefix("graphctl 0.3.0"))
     }
 }

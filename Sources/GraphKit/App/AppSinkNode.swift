@@ -15,11 +15,11 @@ public final class AppSinkNode: ElementNode, @unchecked Sendable {
     let context: NodeContext
     private(set) var output: MediaOutput?
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         // async=false: an appsink and an appsrc in one pipeline otherwise deadlock at preroll.
         // enable-last-sample=false: a kept last sample would make every in-place write copy.
         let sink = try bin.make("appsink", name: "appsink", [

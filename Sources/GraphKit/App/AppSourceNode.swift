@@ -17,13 +17,13 @@ public final class AppSourceNode: ElementNode, LiveNode, @unchecked Sendable {
     let context: NodeContext
     private(set) var input: MediaInput?
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
     public var isLive: Bool { context.parameters[Self.live] }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let limit = context.parameters[Self.maxBuffers]
         let src = try bin.make("appsrc", name: "appsrc", [
             "format": "time", "is-live": isLive ? "true" : "false", "do-timestamp": "false",

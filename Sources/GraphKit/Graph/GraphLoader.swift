@@ -203,12 +203,13 @@ private struct Validation {
 
         // A consumer that needs a stream of known length, fed by one that never ends.
         for n in nodes {
-            guard let parameter = n.descriptor.needsBoundedInput?(n.parameters) else { continue }
+            guard let condition = n.descriptor.needsBoundedInputWhen, condition.holds(in: n.parameters),
+                  let parameter = condition.parameters.first else { continue }
             var upstream = Set<String>(), frontier = [n.id]
             while let id = frontier.popLast() {
                 for from in feeders[id] ?? [] where upstream.insert(from).inserted { frontier.append(from) }
             }
-            for u in nodes where upstream.contains(u.id) && u.descriptor.isUnbounded?(u.parameters) == true {
+            for u in nodes where upstream.contains(u.id) && u.descriptor.unboundedWhen?.holds(in: u.parameters) == true {
                 problem("nodes.\(n.id).params.\(parameter)",
                         "\(parameter) needs a stream of known length, but \"\(u.id)\" (\(u.descriptor.type)) runs until stopped")
             }
@@ -278,9 +279,11 @@ private struct Validation {
                 continue
             }
             given.removeAll { $0.key == o.parameter }
-            // One of an exclusive group replaces whichever of the group the file gave.
-            for group in d.exclusiveParameters where group.contains(o.parameter) {
-                given.removeAll { group.contains($0.key) && !$0.location.hasPrefix("--set") }
+            // One of an exclusive group, or of one form, replaces whichever of the others the
+            // file gave.
+            for rule in d.rules {
+                let replaced = rule.replaced(bySetting: o.parameter)
+                given.removeAll { replaced.contains($0.key) && !$0.location.hasPrefix("--set") }
             }
             if o.value.isEmpty { continue }
             switch spec.parseOverride(o.value) {
@@ -302,10 +305,6 @@ private struct Validation {
             }
         }
         let explicit = Set(values.keys)
-        for group in d.exclusiveParameters where group.filter(explicit.contains).count > 1 {
-            problem("\(at).params", "give only one of \(group.joined(separator: ", "))")
-            ok = false
-        }
         for spec in d.parameters where values[spec.name] == nil {
             if let dv = spec.defaultValue {
                 values[spec.name] = dv
@@ -315,10 +314,11 @@ private struct Validation {
             }
         }
         let parameters = Parameters(values, explicit: explicit)
-        if ok, let check = d.check {
-            for (param, message) in check(parameters) {
-                problem(param.map { "\(at).params.\($0)" } ?? at, message)
-                ok = false
+        if ok {
+            for rule in d.rules {
+                for (param, message) in rule.problems(in: parameters) {
+                    problem(param.map { "\(at).params.\($0)" } ?? "\(at).params", message)
+                }
             }
         }
         return Graph.NodeSpec(id: id, type: type, parameters: parameters)

@@ -23,8 +23,9 @@ public final class FramePool: Sendable {
     }
 
     /// A frame of `format` in GStreamer's default layout (one new reference).
-    func frame(_ format: MediaFormat.VideoFormat) throws -> UnsafeMutablePointer<GstBuffer> {
-        try state.withLock { s in
+    func frame(_ format: MediaFormat.VideoFormat) throws(GraphError) -> UnsafeMutablePointer<GstBuffer> {
+        // The buffer leaves the lock as an address: a new reference the caller owns.
+        let address = try state.withLock { (s: inout State) throws(GraphError) -> UInt in
             // Only the layout matters: a change of frame rate keeps the pool.
             let sameLayout = s.format?.pixelFormat == format.pixelFormat && s.format?.width == format.width && s.format?.height == format.height
             var pool = sameLayout ? s.pool : nil
@@ -42,7 +43,11 @@ public final class FramePool: Sendable {
             guard let pool, let buffer = gk_frame_pool_acquire(pool) else {
                 throw GraphError(.runFailed, "cannot take a frame from the pool of \(format.width)x\(format.height) \(format.pixelFormat.gstName) frames")
             }
-            return buffer
+            return UInt(bitPattern: buffer)
         }
+        guard let buffer = UnsafeMutablePointer<GstBuffer>(bitPattern: address) else {
+            throw GraphError(.runFailed, "the frame pool gave no frame")  // not reached: made from a buffer above
+        }
+        return buffer
     }
 }

@@ -171,7 +171,7 @@ public struct SampleBuffer: @unchecked Sendable {
 
     // MARK: Data
 
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         var map = GstMapInfo()
         guard gst_buffer_map(storage.buffer, &map, GST_MAP_READ) != 0 else {
             return try body(UnsafeRawBufferPointer(start: nil, count: 0))
@@ -181,7 +181,7 @@ public struct SampleBuffer: @unchecked Sendable {
     }
 
     /// Writes in place when uniquely held; copies first when shared.
-    public mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+    public mutating func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
         makeDataWritable()
         var map = GstMapInfo()
         guard gst_buffer_map(storage.buffer, &map, GstMapFlags(rawValue: GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue)) != 0 else {
@@ -202,15 +202,15 @@ public struct SampleBuffer: @unchecked Sendable {
     }
 
     /// The interleaved samples, typed (`Int16` for s16le, `Float` for f32le).
-    public func withAudioSamples<T, R>(as type: T.Type, _ body: (UnsafeBufferPointer<T>) throws -> R) rethrows -> R {
-        try withUnsafeBytes { raw in
+    public func withAudioSamples<T, R, E: Error>(as type: T.Type, _ body: (UnsafeBufferPointer<T>) throws(E) -> R) throws(E) -> R {
+        try withUnsafeBytes { (raw) throws(E) -> R in
             try body(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: T.self),
                                          count: raw.count / MemoryLayout<T>.stride))
         }
     }
 
-    public mutating func withMutableAudioSamples<T, R>(as type: T.Type, _ body: (UnsafeMutableBufferPointer<T>) throws -> R) rethrows -> R {
-        try withUnsafeMutableBytes { raw in
+    public mutating func withMutableAudioSamples<T, R, E: Error>(as type: T.Type, _ body: (UnsafeMutableBufferPointer<T>) throws(E) -> R) throws(E) -> R {
+        try withUnsafeMutableBytes { (raw) throws(E) -> R in
             try body(UnsafeMutableBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: T.self),
                                                 count: raw.count / MemoryLayout<T>.stride))
         }
@@ -228,10 +228,10 @@ public struct SampleBuffer: @unchecked Sendable {
     }
 
     /// The planes of a raw video frame, writable (copy-on-write as for bytes).
-    public mutating func withMutablePixelPlanes<R>(_ body: ([PixelPlane]) throws -> R) throws -> R {
+    public mutating func withMutablePixelPlanes<R>(_ body: ([PixelPlane]) throws(GraphError) -> R) throws(GraphError) -> R {
         let v = try videoFormat()
         let layout = planeLayout(v)
-        return try withUnsafeMutableBytes { raw in try body(Self.planes(layout, v, UnsafeRawBufferPointer(raw))) }
+        return try withUnsafeMutableBytes { (raw) throws(GraphError) -> R in try body(Self.planes(layout, v, UnsafeRawBufferPointer(raw))) }
     }
 
     /// For an effect that writes every visible pixel of a frame from the pixels of its input:
@@ -242,24 +242,24 @@ public struct SampleBuffer: @unchecked Sendable {
     /// replaces this one, with the same format, timing and flags: one pass over the pixels
     /// instead of a copy and then an edit.
     public mutating func withPixelPlanes<R>(writingInto pool: FramePool,
-                                            _ body: (_ source: [PixelPlane], _ destination: [PixelPlane]) throws -> R) throws -> R {
+                                            _ body: (_ source: [PixelPlane], _ destination: [PixelPlane]) throws(GraphError) -> R) throws(GraphError) -> R {
         let v = try videoFormat()
         if isKnownUniquelyReferenced(&storage) && gk_buffer_is_writable(storage.buffer) != 0 {
-            return try withMutablePixelPlanes { try body($0, $0) }
+            return try withMutablePixelPlanes { (planes) throws(GraphError) -> R in try body(planes, planes) }
         }
         var target = SampleBuffer(owning: try pool.frame(v), format: format, capsDetail: capsDetail)
         gst_buffer_copy_into(target.storage.buffer, storage.buffer,
                              GstBufferCopyFlags(rawValue: GST_BUFFER_COPY_FLAGS.rawValue | GST_BUFFER_COPY_TIMESTAMPS.rawValue), 0, gsize.max)
         let layout = planeLayout(v)
-        let result = try withUnsafeBytes { raw in
+        let result = try withUnsafeBytes { (raw) throws(GraphError) -> R in
             let source = try Self.planes(layout, v, raw)
-            return try target.withMutablePixelPlanes { try body(source, $0) }
+            return try target.withMutablePixelPlanes { (planes) throws(GraphError) -> R in try body(source, planes) }
         }
         self = target
         return result
     }
 
-    private func videoFormat() throws -> MediaFormat.VideoFormat {
+    private func videoFormat() throws(GraphError) -> MediaFormat.VideoFormat {
         guard case .rawVideo(let v)? = format else {
             throw GraphError(.runFailed, "buffer is not raw video (\(format?.description ?? "no format"))")
         }
@@ -267,8 +267,8 @@ public struct SampleBuffer: @unchecked Sendable {
     }
 
     private static func planes(_ layout: [(offset: Int, stride: Int, width: Int, height: Int)], _ v: MediaFormat.VideoFormat,
-                        _ raw: UnsafeRawBufferPointer) throws -> [PixelPlane] {
-        try layout.map { l in
+                        _ raw: UnsafeRawBufferPointer) throws(GraphError) -> [PixelPlane] {
+        try layout.map { (l) throws(GraphError) -> PixelPlane in
             guard let base = raw.baseAddress, l.offset + l.stride * (l.height - 1) < raw.count else {
                 throw GraphError(.runFailed, "video buffer of \(raw.count) bytes is too small for \(v.width)x\(v.height) \(v.pixelFormat.gstName)")
             }

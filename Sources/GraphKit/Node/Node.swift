@@ -20,13 +20,17 @@
 ///  finish(_:)          the run's control thread, once, after the pipeline has stopped:
 ///                      finalize or remove outputs according to the outcome
 /// ```
+///
+/// Every method throws ``GraphError`` and nothing else: a node says what went wrong in the
+/// terms of its graph (the parameter at fault, the file), and which exit status that is
+/// (`GraphError.Code`). The engine adds the node's id, and the run fails with that error.
 public protocol Node: AnyObject, Sendable {
     static var descriptor: NodeDescriptor { get }
-    init(context: NodeContext) throws
+    init(context: NodeContext) throws(GraphError)
     /// Checks and opens what the run needs (input files readable, output folders writable).
-    func prepare() throws
+    func prepare() throws(GraphError)
     /// Called once after the pipeline stopped, with how the run ended.
-    func finish(_ outcome: RunStatus) throws
+    func finish(_ outcome: RunStatus) throws(GraphError)
     /// What this node reads, for messages downstream: a file path, a device.
     var mediaDescription: String? { get }
     /// How much media this node will produce, when it knows (a capture with a duration).
@@ -36,8 +40,8 @@ public protocol Node: AnyObject, Sendable {
 }
 
 extension Node {
-    public func prepare() throws {}
-    public func finish(_ outcome: RunStatus) throws {}
+    public func prepare() throws(GraphError) {}
+    public func finish(_ outcome: RunStatus) throws(GraphError) {}
     public var mediaDescription: String? { nil }
     public var expectedDuration: MediaTime? { nil }
     public var output: OutputReport? { nil }
@@ -47,7 +51,7 @@ extension Node {
 /// A node made of GStreamer elements. `build(in:)` adds the node's elements to the run's
 /// pipeline and exposes one of their pads per connected port, under the port's name.
 public protocol ElementNode: Node {
-    func build(in bin: BinBuilder) throws
+    func build(in bin: BinBuilder) throws(GraphError)
 }
 
 /// How buffers flow through a ``ProcessingNode``: declared by each node, never inferred from its
@@ -69,19 +73,19 @@ public protocol ProcessingNode: Node {
     /// Whether buffers pass through to `out` or end in the node (see ``BufferFlow``).
     static var bufferFlow: BufferFlow { get }
     /// The negotiated input format, before the first buffer and whenever it changes.
-    func formatDidChange(to format: MediaFormat) throws
+    func formatDidChange(to format: MediaFormat) throws(GraphError)
     /// Processes one buffer. Return false to drop it.
-    func process(_ buffer: inout SampleBuffer) throws -> Bool
+    func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool
     /// End of stream on the input: the last chance to flush results.
-    func endOfStream() throws
+    func endOfStream() throws(GraphError)
     /// Called once before the run with what the engine offers beyond buffers: emitting on an
     /// output of another format, and asking upstream for the stream's duration.
     func attach(_ host: ProcessingHost)
 }
 
 extension ProcessingNode {
-    public func formatDidChange(to format: MediaFormat) throws {}
-    public func endOfStream() throws {}
+    public func formatDidChange(to format: MediaFormat) throws(GraphError) {}
+    public func endOfStream() throws(GraphError) {}
     public func attach(_ host: ProcessingHost) {}
 }
 
@@ -122,28 +126,23 @@ public struct NodeDescriptor: Sendable {
     public var parameters: [ParameterDescriptor]
     /// At least one of the optional inputs must be connected (a muxer).
     public var requiresAnInput: Bool
-    /// Checks across parameters, run after each is valid on its own. Returns problems located by
-    /// parameter name (nil for the node as a whole).
-    public var check: (@Sendable (Parameters) -> [(parameter: String?, message: String)])?
+    /// Rules across parameters, as data: the loader reports each broken one at the parameter to
+    /// change, `graphctl inspect` lists them and `graphctl schema` states them in JSON Schema.
+    public var rules: [ParameterRule]
     /// A graph fragment using the node, shown by `inspect` and loaded by a test.
     public var example: String
-    /// Groups of parameters of which one at most may be given; a `--set` of one replaces
-    /// whichever the graph file gave.
-    public var exclusiveParameters: [[String]]
-    /// For sources: whether, with these parameters, the stream never ends by itself (a capture
-    /// with no duration).
-    public var isUnbounded: (@Sendable (Parameters) -> Bool)?
-    /// For consumers: the parameter that needs a stream of known length, if these parameters
-    /// need one (a waveform fitted to a width).
-    public var needsBoundedInput: (@Sendable (Parameters) -> String?)?
+    /// For sources: when the stream never ends by itself (a capture with no duration).
+    public var unboundedWhen: ParameterCondition?
+    /// For consumers: when the node needs a stream of known length (a waveform fitted to a
+    /// width); the condition's parameter is where the loader reports an endless source.
+    public var needsBoundedInputWhen: ParameterCondition?
 
     public init(type: String, category: NodeCategory, summary: String,
                 inputs: [PortDescriptor] = [], outputs: [PortDescriptor] = [],
-                parameters: [any ParameterDeclaration] = [], requiresAnInput: Bool = false,
-                check: (@Sendable (Parameters) -> [(parameter: String?, message: String)])? = nil,
-                exclusiveParameters: [[String]] = [],
-                isUnbounded: (@Sendable (Parameters) -> Bool)? = nil,
-                needsBoundedInput: (@Sendable (Parameters) -> String?)? = nil,
+                parameters: [any ParameterDeclaration] = [], rules: [ParameterRule] = [],
+                requiresAnInput: Bool = false,
+                unboundedWhen: ParameterCondition? = nil,
+                needsBoundedInputWhen: ParameterCondition? = nil,
                 example: String) {
         self.type = type
         self.category = category
@@ -151,12 +150,11 @@ public struct NodeDescriptor: Sendable {
         self.inputs = inputs
         self.outputs = outputs
         self.parameters = parameters.map(\.descriptor)
+        self.rules = rules
         self.requiresAnInput = requiresAnInput
-        self.check = check
         self.example = example
-        self.exclusiveParameters = exclusiveParameters
-        self.isUnbounded = isUnbounded
-        self.needsBoundedInput = needsBoundedInput
+        self.unboundedWhen = unboundedWhen
+        self.needsBoundedInputWhen = needsBoundedInputWhen
     }
 
     public func input(_ name: String) -> PortDescriptor? { inputs.first { $0.name == name } }

@@ -26,7 +26,7 @@ public struct OutputFile: Sendable {
     /// Creates missing folders, removes a stale temporary file and checks that the file can be
     /// created, before anything runs. `inPlace` writes under the target name from the start (a
     /// fragmented recording that must survive a crash). Throws exit status 73.
-    public func prepare(inPlace: Bool = false) throws {
+    public func prepare(inPlace: Bool = false) throws(GraphError) {
         let fm = FileManager.default
         let folder = target.deletingLastPathComponent()
         var isDirectory = false
@@ -50,7 +50,7 @@ public struct OutputFile: Sendable {
 
     /// Moves the finished temporary file under the target name; rename(2) replaces it
     /// atomically, so readers see the old file or the new one.
-    public func commit() throws {
+    public func commit() throws(GraphError) {
         guard rename(temporary.path, target.path) == 0 else {
             let reason = String(cString: strerror(errno))
             discard()

@@ -17,6 +17,10 @@ public protocol ParameterDeclaration: Sendable {
     var descriptor: ParameterDescriptor { get }
 }
 
+extension ParameterDeclaration {
+    public var name: String { descriptor.name }
+}
+
 extension ParameterDescriptor: ParameterDeclaration {
     public var descriptor: ParameterDescriptor { self }
 }
@@ -113,12 +117,18 @@ public struct Parameter<Value: ParameterValueConvertible>: ParameterDeclaration 
         self.defaultValue = value
     }
 
-    public var name: String { descriptor.name }
 }
 
 extension Parameter where Value == Int {
     public init(_ name: String, _ range: ClosedRange<Int>, default value: Int, help: String) {
         self.init(ParameterDescriptor(name, .integer(range), default: .integer(value), help: help), default: value)
+    }
+}
+
+extension Parameter where Value == Int {
+    /// An integer that must be one of `choices`.
+    public init(_ name: String, oneOf choices: [Int], default value: Int, help: String) {
+        self.init(ParameterDescriptor(name, .integerChoice(choices), default: .integer(value), help: help), default: value)
     }
 }
 
@@ -135,8 +145,8 @@ extension Parameter where Value == Bool {
 }
 
 extension Parameter where Value == String {
-    public init(_ name: String, default value: String, help: String) {
-        self.init(ParameterDescriptor(name, .string, default: .string(value), help: help), default: value)
+    public init(_ name: String, format: StringFormat = .any, default value: String, help: String) {
+        self.init(ParameterDescriptor(name, .string(format), default: .string(value), help: help), default: value)
     }
 }
 
@@ -156,7 +166,6 @@ extension Parameter where Value: ParameterEnum {
 /// optional.
 public struct OptionalParameter<Value: ParameterValueConvertible>: ParameterDeclaration {
     public let descriptor: ParameterDescriptor
-    public var name: String { descriptor.name }
 }
 
 extension OptionalParameter where Value == Int {
@@ -172,8 +181,8 @@ extension OptionalParameter where Value == Double {
 }
 
 extension OptionalParameter where Value == String {
-    public init(_ name: String, help: String) {
-        descriptor = ParameterDescriptor(name, .string, optional: true, help: help)
+    public init(_ name: String, format: StringFormat = .any, help: String) {
+        descriptor = ParameterDescriptor(name, .string(format), optional: true, help: help)
     }
 }
 
@@ -181,12 +190,11 @@ extension OptionalParameter where Value == String {
 /// only a hand-made `Parameters` without it can make throw.
 public struct RequiredParameter<Value: ParameterValueConvertible>: ParameterDeclaration {
     public let descriptor: ParameterDescriptor
-    public var name: String { descriptor.name }
 }
 
 extension RequiredParameter where Value == String {
-    public init(_ name: String, help: String) {
-        descriptor = ParameterDescriptor(name, .string, help: help)
+    public init(_ name: String, format: StringFormat = .any, help: String) {
+        descriptor = ParameterDescriptor(name, .string(format), help: help)
     }
 }
 
@@ -194,7 +202,6 @@ extension RequiredParameter where Value == String {
 public struct AutoParameter<Value: ParameterValueConvertible>: ParameterDeclaration {
     public let descriptor: ParameterDescriptor
     let defaultValue: Auto<Value>
-    public var name: String { descriptor.name }
 }
 
 extension AutoParameter where Value == Int {

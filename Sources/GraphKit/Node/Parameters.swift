@@ -1,18 +1,53 @@
+/// What a string parameter accepts: any string, a non-empty one, or one matching a pattern.
+/// The loader checks it, and `graphctl schema` states it (`minLength`, `pattern`).
+public struct StringFormat: Sendable, Hashable {
+    /// A regular expression the whole string must match, in the syntax Swift's `Regex` and
+    /// JSON Schema share (written anchored, ^…$, since JSON Schema's patterns are not).
+    public var pattern: String?
+    public var minLength: Int
+    /// The form, for messages: `#rrggbb or #rrggbbaa`.
+    public var expected: String
+
+    public init(pattern: String? = nil, minLength: Int = 0, expected: String) {
+        self.pattern = pattern
+        self.minLength = minLength
+        self.expected = expected
+    }
+
+    /// Any string.
+    public static let any = StringFormat(expected: "a string")
+    /// A file path: not empty.
+    public static let path = StringFormat(minLength: 1, expected: "a path")
+    /// Strings matching `regex` (anchored, ^…$), described as `expected` in messages.
+    public static func pattern(_ regex: String, _ expected: String) -> StringFormat {
+        StringFormat(pattern: regex, minLength: 1, expected: expected)
+    }
+
+    public func matches(_ s: String) -> Bool {
+        guard s.count >= minLength else { return false }
+        guard let pattern else { return true }
+        guard let regex = try? Regex(pattern) else { return false }
+        return (try? regex.wholeMatch(in: s)) != nil
+    }
+}
+
 /// A parameter a node declares: name, type, range, default and help. `graphctl validate` and
 /// `graphctl inspect` read these without building the node.
 public struct ParameterDescriptor: Sendable {
     public enum Kind: Sendable, Equatable {
         case integer(ClosedRange<Int>)
+        /// An integer that is one of these (a sample width: 8 or 16).
+        case integerChoice([Int])
         case number(ClosedRange<Double>)
         case boolean
-        case string
+        case string(StringFormat)
         case enumeration([String])
         /// A fixed-length array of numbers, such as a colour-matrix row.
         case numbers(count: Int)
 
         public var typeName: String {
             switch self {
-            case .integer: "integer"
+            case .integer, .integerChoice: "integer"
             case .number: "number"
             case .boolean: "boolean"
             case .string: "string"
@@ -48,6 +83,7 @@ public struct ParameterDescriptor: Sendable {
     public var rangeDescription: String? {
         switch kind {
         case .integer(let r): "\(r.lowerBound) to \(r.upperBound)"
+        case .integerChoice(let values): Self.list(values.map(String.init), "or")
         case .number(let r): "\(ParameterValue.number(r.lowerBound)) to \(ParameterValue.number(r.upperBound))"
         case .enumeration(let names): names.joined(separator: ", ")
         default: nil
@@ -72,7 +108,17 @@ public struct ParameterDescriptor: Sendable {
             return .success(.number(n))
         case let (.boolean, .bool(b)):
             return .success(.boolean(b))
-        case let (.string, .string(s)):
+        case let (.integerChoice(values), .number(n)):
+            guard n == n.rounded(), abs(n) < 9.2e18, values.contains(Int(n)) else {
+                return .failure(.init("expected \(rangeDescription ?? ""), got \(json)"))
+            }
+            return .success(.integer(Int(n)))
+        case let (.string(format), .string(s)):
+            guard format.matches(s) else {
+                return .failure(.init(s.isEmpty && format.minLength > 0 && optional
+                                      ? "expected \(format.expected), got \"\"; leave the parameter out instead"
+                                      : "expected \(format.expected), got \(JSONValue.quote(s))"))
+            }
             return .success(.string(s))
         case let (.enumeration(names), .string(s)):
             guard names.contains(s) else {
@@ -96,11 +142,17 @@ public struct ParameterDescriptor: Sendable {
         }
     }
 
+    /// `a, b or c`.
+    static func list(_ items: [String], _ conjunction: String) -> String {
+        guard let last = items.last, items.count > 1 else { return items.joined() }
+        return items.dropLast().joined(separator: ", ") + " \(conjunction) " + last
+    }
+
     /// Reads a `--set` value by this parameter's declared type.
     public func parseOverride(_ text: String) -> Result<JSONValue, ParameterError> {
         if acceptsAuto, text == "auto" { return .success(.string("auto")) }
         switch kind {
-        case .integer:
+        case .integer, .integerChoice:
             guard let i = Int(text) else { return .failure(.init("expected an integer, got \"\(text)\"")) }
             return .success(.number(Double(i)))
         case .number:

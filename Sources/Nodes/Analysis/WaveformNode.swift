@@ -21,17 +21,18 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
                                               help: "fit the whole stream in at most this many bins (needs a stream of known length)")
     public static let mode = Parameter<WaveformReducer.Mode>("mode", default: .minmax,
                                                       help: "minmax: min and max per bin; maxabs: the largest magnitude; rms: root mean square")
-    public static let bits = Parameter<Int>("bits", 8...16, default: 16, help: "8 or 16 bits per value in json and dat")
+    public static let bits = Parameter<Int>("bits", oneOf: [8, 16], default: 16, help: "bits per value in json and dat")
     public static let splitChannels = Parameter<Bool>("splitChannels", default: false, help: "one waveform per channel instead of the channels combined")
-    public static let json = OptionalParameter<String>("json", help: "write audiowaveform JSON here")
-    public static let dat = OptionalParameter<String>("dat", help: "write audiowaveform binary .dat here")
-    public static let png = OptionalParameter<String>("png", help: "draw a PNG here")
-    public static let svg = OptionalParameter<String>("svg", help: "draw an SVG here")
+    public static let json = OptionalParameter<String>("json", format: .path, help: "write audiowaveform JSON here")
+    public static let dat = OptionalParameter<String>("dat", format: .path, help: "write audiowaveform binary .dat here")
+    public static let png = OptionalParameter<String>("png", format: .path, help: "draw a PNG here")
+    public static let svg = OptionalParameter<String>("svg", format: .path, help: "draw an SVG here")
     public static let imageWidth = Parameter<Int>("imageWidth", 16...20_000, default: 1000, help: "picture width in pixels")
     public static let imageHeight = Parameter<Int>("imageHeight", 16...10_000, default: 200, help: "picture height in pixels")
     static let defaultWaveColor = "#3465a4", defaultBackgroundColor = "#ffffff"
-    public static let waveColor = Parameter<String>("waveColor", default: defaultWaveColor, help: "#rrggbb or #rrggbbaa")
-    public static let backgroundColor = Parameter<String>("backgroundColor", default: defaultBackgroundColor, help: "#rrggbb or #rrggbbaa")
+    static let color = StringFormat.pattern("^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$", "#rrggbb or #rrggbbaa")
+    public static let waveColor = Parameter<String>("waveColor", format: color, default: defaultWaveColor, help: "the waveform's colour")
+    public static let backgroundColor = Parameter<String>("backgroundColor", format: color, default: defaultBackgroundColor, help: "the background's colour")
     public static let style = Parameter<WaveformRenderer.Style>("style", default: .filled, help: "filled outline, or one bar per bin")
 
     /// The bin sizes, of which one at most may be given; the files the node may write.
@@ -47,19 +48,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
                                  help: "the peaks as they are computed: 16-bit min/max pairs per bin per channel")],
         parameters: binParameters + [mode, bits, splitChannels] as [any ParameterDeclaration] + files
             + [imageWidth, imageHeight, waveColor, backgroundColor, style] as [any ParameterDeclaration],
-        check: { p in
-            var problems: [(parameter: String?, message: String)] = []
-            if p[bits] != 8 && p[bits] != 16 { problems.append((bits.name, "must be 8 or 16, got \(p[bits])")) }
-            for color in [waveColor, backgroundColor] where WaveformRenderer.Color(hex: p[color]) == nil {
-                problems.append((color.name, "expected #rrggbb or #rrggbbaa, got \"\(p[color])\""))
-            }
-            for file in files where p[file]?.isEmpty == true {
-                problems.append((file.name, "an empty path; leave the parameter out instead"))
-            }
-            return problems
-        },
-        exclusiveParameters: [binParameters.map(\.name)],
-        needsBoundedInput: { p in p[width] != nil ? width.name : nil },
+        rules: [.exclusive(samplesPerPixel, pixelsPerSecond, width)],
+        needsBoundedInputWhen: .given(width),
         example: #"{ "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }"#
     )
 
@@ -72,7 +62,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     private var emittedBins = 0
     private var written: [String] = []
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
         outputs = Self.files.compactMap { file in
             context.parameters[file].map { (file.name, OutputFile(path: $0, location: context.location(parameter: file.name), node: context.id)) }
@@ -81,11 +71,11 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
 
     public func attach(_ host: ProcessingHost) { self.host = host }
 
-    public func prepare() throws {
+    public func prepare() throws(GraphError) {
         for (_, file) in outputs { try file.prepare() }
     }
 
-    public func formatDidChange(to format: MediaFormat) throws {
+    public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         guard case .pcm(let pcm) = format else {
             throw GraphError(.runFailed, "analysis.waveform takes PCM audio, got \(format)")
         }
@@ -101,7 +91,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         }
     }
 
-    func samplesPerPixel(_ pcm: MediaFormat.PCMFormat) throws -> Int {
+    func samplesPerPixel(_ pcm: MediaFormat.PCMFormat) throws(GraphError) -> Int {
         let p = context.parameters
         if let pps = p[Self.pixelsPerSecond] {
             let spp = pcm.sampleRate / pps
@@ -123,7 +113,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         return p[Self.samplesPerPixel] ?? 256
     }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard reducer != nil, let f = format else { throw GraphError(.runFailed, "PCM arrived before its format") }
@@ -136,7 +126,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         return false
     }
 
-    public func endOfStream() throws {
+    public func endOfStream() throws(GraphError) {
         lock.lock()
         defer { lock.unlock() }
         guard reducer != nil, let f = format else { return }
@@ -154,8 +144,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         for (kind, file) in outputs {
             let temp = file.temporary
             switch kind {
-            case "json": try write(to: temp, kind) { out in try data.encodeJSON(out) }
-            case "dat": try write(to: temp, kind) { out in try data.encodeDat(out) }
+            case "json": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeJSON(out) }
+            case "dat": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeDat(out) }
             case "png": try renderer.writePNG(data, to: temp.path)
             default: try renderer.writeSVG(data, to: temp.path)
             }
@@ -164,14 +154,14 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     }
 
     /// Writes a file through `body`, which hands over its bytes a chunk at a time.
-    private func write(to url: URL, _ kind: String, _ body: (([UInt8]) throws -> Void) throws -> Void) throws {
+    private func write(to url: URL, _ kind: String, _ body: (([UInt8]) throws(GraphError) -> Void) throws(GraphError) -> Void) throws(GraphError) {
         let fail = { (reason: String) in
             GraphError(.outputUnwritable, at: self.context.location(parameter: kind), "cannot write \"\(url.path)\": \(reason)", node: self.context.id)
         }
         let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw fail(String(cString: strerror(errno))) }
         defer { close(fd) }
-        try body { bytes in
+        try body { (bytes) throws(GraphError) in
             var offset = 0
             while offset < bytes.count {
                 let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -185,7 +175,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     }
 
     /// Sends the bins finished since the last call downstream, as one peaks buffer.
-    private func emitNewBins() throws {
+    private func emitNewBins() throws(GraphError) {
         guard let host, host.isOutputConnected, let r = reducer, let f = format else { return }
         let total = r.binCount
         guard total > emittedBins else { return }
@@ -198,7 +188,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         try host.emit(buffer)
     }
 
-    public func finish(_ outcome: RunStatus) throws {
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
         lock.lock()
         let done = written
         lock.unlock()

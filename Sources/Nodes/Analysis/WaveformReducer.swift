@@ -291,7 +291,7 @@ public struct WaveformData: Sendable, Equatable {
 
     /// Hands the JSON text out in chunks of about 64 KB: no string per value, and a long
     /// file's waveform costs its bins and one chunk, however long the text.
-    public func encodeJSON(_ flush: ([UInt8]) throws -> Void) rethrows {
+    public func encodeJSON<E: Error>(_ flush: ([UInt8]) throws(E) -> Void) throws(E) {
         var head = Array("{\"version\":2,\"channels\":\(channels),\"sample_rate\":\(sampleRate),\"samples_per_pixel\":\(samplesPerPixel),".utf8)
         head += Array("\"bits\":\(bits),\"length\":\(length),\"data\":[".utf8)
         try flush(head)
@@ -301,7 +301,7 @@ public struct WaveformData: Sendable, Equatable {
         defer { buffer.deallocate() }
         var n = 0
         let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-        try Self.digitQuads.withUnsafeBufferPointer { quads in
+        try Self.digitQuads.withUnsafeBufferPointer { (quads) throws(E) in
             for (i, raw) in data.enumerated() {
                 if i > 0 { buffer[n] = UInt8(ascii: ","); n &+= 1 }
                 var v = value(raw)
@@ -329,7 +329,7 @@ public struct WaveformData: Sendable, Equatable {
         try flush(Array(buffer[0..<n]))
     }
 
-    public func encodeDat(_ flush: ([UInt8]) throws -> Void) rethrows {
+    public func encodeDat<E: Error>(_ flush: ([UInt8]) throws(E) -> Void) throws(E) {
         var out: [UInt8] = []
         out.reserveCapacity(Self.chunk + 64)
         func i32(_ v: Int) { withUnsafeBytes(of: Int32(v).littleEndian) { out += $0 } }

@@ -59,7 +59,7 @@ public struct WaveformRenderer: Sendable {
     }
 
     /// Cairo's functions, loaded on first use.
-    static func cairo() throws -> GkCairo {
+    static func cairo() throws(GraphError) -> GkCairo {
         var error: UnsafePointer<CChar>?
         guard let table = gk_cairo(&error) else {
             throw GraphError(.missingPlugin, "cannot draw waveform pictures: \(error.map { String(cString: $0) } ?? "libcairo.so.2 did not load"); install the Debian package libcairo2")
@@ -67,7 +67,7 @@ public struct WaveformRenderer: Sendable {
         return table.pointee
     }
 
-    public func writePNG(_ data: WaveformData, to path: String) throws {
+    public func writePNG(_ data: WaveformData, to path: String) throws(GraphError) {
         let cairo = try Self.cairo()
         // Cairo returns an error surface rather than NULL; NULL would mean it could not even do that.
         guard let surface = cairo.image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height)) else {
@@ -81,7 +81,7 @@ public struct WaveformRenderer: Sendable {
         }
     }
 
-    public func writeSVG(_ data: WaveformData, to path: String) throws {
+    public func writeSVG(_ data: WaveformData, to path: String) throws(GraphError) {
         let cairo = try Self.cairo()
         guard let surface = cairo.svg_surface_create(path, Double(width), Double(height)) else {
             throw GraphError(.runFailed, at: path, "cannot draw a \(width)×\(height) picture: out of memory")

@@ -63,19 +63,19 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
 
     private let pool = FramePool()
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         let p = context.parameters
         matrix = Matrix(m: Self.rows.map { p[$0].map(Float.init) }, k: p[Self.bias].map { Float($0 * 255) })
         vectors = Vectors(matrix)
     }
 
-    public func formatDidChange(to format: MediaFormat) throws {
+    public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         offsets = try VideoPixels.packedOffsets(format, node: "effect.colorMatrix").offsets
         gk_color_matrix_plan_make(&plan, matrix.m.flatMap { $0 }, matrix.k,
                                   [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b), 3], matrix.keepsAlpha ? 1 : 0)
     }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         let mx = matrix, v = vectors, keepAlpha = mx.keepsAlpha, bgra = offsets.b == 0
         let (sr, sg, sb) = (UInt32(offsets.r * 8), UInt32(offsets.g * 8), UInt32(offsets.b * 8))
         let scalar = { (p: UInt32) -> UInt32 in
@@ -83,7 +83,7 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
             return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
         }
         let avx2 = usesAVX2Kernel
-        try withUnsafePointer(to: plan) { plan in
+        try withUnsafePointer(to: plan) { (plan) throws(GraphError) in
             try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
                 // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
                 let done = avx2 ? gk_color_matrix_avx2(plan, source.baseAddress!, destination.baseAddress!, source.count) : 0

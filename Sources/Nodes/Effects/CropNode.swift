@@ -17,19 +17,11 @@ public final class CropNode: ElementNode, @unchecked Sendable {
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .rawVideo(), help: "the cropped frames")],
         parameters: [aspect] + rectangle,
-        check: { p in
-            let given = rectangle.filter { p[$0] != nil }.count
-            if let a = p[aspect] {
-                if CropNode.ratio(a) == nil { return [(aspect.name, "expected \"W:H\" with whole numbers above 0, got \"\(a)\"")] }
-                if given > 0 { return [(nil, "give aspect or a rectangle (x, y, width, height), not both")] }
-                return []
-            }
-            return given == 4 ? [] : [(nil, "give aspect, or all of x, y, width and height")]
-        },
+        rules: [.oneOf([aspect], rectangle)],
         example: #"{ "type": "effect.crop", "params": { "aspect": "3:4" } }"#
     )
 
-    public static let aspect = OptionalParameter<String>("aspect", help: "\"1:1\", \"3:4\", \"9:16\" or any \"W:H\", centred")
+    public static let aspect = OptionalParameter<String>("aspect", format: .pattern("^0*[1-9][0-9]*:0*[1-9][0-9]*$", "\"W:H\" with whole numbers above 0"), help: "\"1:1\", \"3:4\", \"9:16\" or any \"W:H\", centred")
     /// x, y, width and height of the rectangle kept.
     public static let rectangle = [
         OptionalParameter<Int>("x", 0...16_384, help: "rectangle: left edge"),
@@ -40,7 +32,7 @@ public final class CropNode: ElementNode, @unchecked Sendable {
 
     let context: NodeContext
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
@@ -58,7 +50,7 @@ public final class CropNode: ElementNode, @unchecked Sendable {
         return ((width - w) / 2, (height - h) / 2, w, h)
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let crop = try bin.make("videocrop", name: "crop")
         let p = context.parameters
         let id = context.id

@@ -29,11 +29,11 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
 
     private let pool = FramePool()
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         channel = context.parameters[Self.channel]
     }
 
-    public func formatDidChange(to format: MediaFormat) throws {
+    public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         let o = try VideoPixels.packedOffsets(format, node: "effect.dropChannel").offsets
         let byte = switch channel {
         case .red: o.r
@@ -43,7 +43,7 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
         mask = ~(UInt32(0xFF) << (8 * byte))  // pixels are little-endian words
     }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         let m = mask, vm = SIMD16<UInt32>(repeating: mask)
         try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in VideoPixels.map(row, into: out, vector: { $0 & vm }, scalar: { $0 & m }) }
         return true

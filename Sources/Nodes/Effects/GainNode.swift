@@ -20,7 +20,7 @@ public final class GainNode: ProcessingNode, @unchecked Sendable {
         inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
         outputs: [PortDescriptor("out", .pcm(), help: "the same PCM, scaled")],
         parameters: [gain, db],
-        exclusiveParameters: [[gain.name, db.name]],
+        rules: [.exclusive(gain, db)],
         example: #"{ "type": "effect.gain", "params": { "db": 6 } }"#
     )
 
@@ -30,7 +30,7 @@ public final class GainNode: ProcessingNode, @unchecked Sendable {
     /// The linear factor.
     public let factor: Float
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         let p = context.parameters
         if let db = p[Self.db] {
             factor = Float(pow(10, db / 20))
@@ -39,7 +39,7 @@ public final class GainNode: ProcessingNode, @unchecked Sendable {
         }
     }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         guard factor != 1, case .pcm(let f)? = buffer.format else { return true }
         let k = factor
         switch f.sampleFormat {

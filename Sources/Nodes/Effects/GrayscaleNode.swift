@@ -28,9 +28,9 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
 
     private let pool = FramePool()
 
-    public init(context: NodeContext) throws {}
+    public init(context: NodeContext) throws(GraphError) {}
 
-    public func formatDidChange(to format: MediaFormat) throws {
+    public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         offsets = try VideoPixels.packedOffsets(format, node: "effect.grayscale").offsets
     }
 
@@ -44,7 +44,7 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
     /// multiplies and shifts only, so it vectorises (checked for every s up to 255,500 in a test).
     @inline(__always) static func divide1000(_ s: UInt32) -> UInt32 { ((s >> 3) &* 33555) >> 22 }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         let bgra = offsets.b == 0
         let (ob, og, or) = (UInt32(offsets.b * 8), UInt32(offsets.g * 8), UInt32(offsets.r * 8))
         let scalar = { (p: UInt32) -> UInt32 in

@@ -28,15 +28,15 @@ public final class MirrorNode: ProcessingNode, @unchecked Sendable {
     let horizontal: Bool
     private let pool = FramePool()
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         horizontal = context.parameters[Self.axis] == .horizontal
     }
 
-    public func formatDidChange(to format: MediaFormat) throws {
+    public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         _ = try VideoPixels.requirePacked(format, node: "effect.mirror")
     }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         if horizontal {
             try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in Self.reverse(row, into: out) }
         } else {

@@ -17,18 +17,17 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .rawVideo(), help: "frames with the overlay")],
         parameters: [show, text, image, halign, valign, fontSize],
-        check: { p in
-            if p[show] == .image, p[image] == nil { return [(image.name, "show: image needs the PNG's path")] }
-            if p[show] == .text, p[text].isEmpty { return [(text.name, "show: text needs the text")] }
-            return []
-        },
+        rules: [
+            .when(.equals(show, .image), require: .given(image), because: "the PNG to draw"),
+            .when(.equals(show, .text), require: .nonEmpty(text), because: "the text to draw"),
+        ],
         example: #"{ "type": "effect.overlay", "params": { "show": "timestamp", "halign": "right", "valign": "bottom" } }"#
     )
 
     public enum Show: String, ParameterEnum { case text, timestamp, frameNumber, image }
     public static let show = Parameter<Show>("show", default: .text, help: "what to draw")
     public static let text = Parameter<String>("text", default: "", help: "the text (show: text), or a prefix (timestamp, frameNumber)")
-    public static let image = OptionalParameter<String>("image", help: "a PNG to draw (show: image)")
+    public static let image = OptionalParameter<String>("image", format: .path, help: "a PNG to draw (show: image)")
     public enum HorizontalAlignment: String, ParameterEnum { case left, center, right }
     public static let halign = Parameter<HorizontalAlignment>("halign", default: .left, help: "horizontal position")
     public enum VerticalAlignment: String, ParameterEnum { case top, center, bottom }
@@ -37,18 +36,18 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
 
     let context: NodeContext
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
-    public func prepare() throws {
+    public func prepare() throws(GraphError) {
         if let image = context.parameters[Self.image], context.parameters[Self.show] == .image,
            !FileManager.default.isReadableFile(atPath: image) {
             throw GraphError(.inputUnreadable, at: context.location(parameter: "image"), "cannot read \"\(image)\"", node: context.id)
         }
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let overlay: Element
         let show = p[Self.show]

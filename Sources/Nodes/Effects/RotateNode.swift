@@ -33,11 +33,11 @@ public final class RotateNode: ElementNode, @unchecked Sendable {
 
     let degrees: Degrees
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         degrees = context.parameters[Self.degrees]
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let direction = degrees.videoDirection
         let flip = try bin.make("videoflip", name: "flip", ["video-direction": direction])
         try bin.expose(input: "in", flip)

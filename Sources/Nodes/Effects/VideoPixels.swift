@@ -12,13 +12,13 @@ enum VideoPixels {
         }
     }
 
-    static func requirePacked(_ format: MediaFormat, node: String) throws -> MediaFormat.VideoFormat {
+    static func requirePacked(_ format: MediaFormat, node: String) throws(GraphError) -> MediaFormat.VideoFormat {
         try packedOffsets(format, node: node).format
     }
 
     /// The frame format and where its colour bytes are, or an error for a format that is not
     /// packed BGRA or RGBA.
-    static func packedOffsets(_ format: MediaFormat, node: String) throws -> (format: MediaFormat.VideoFormat, offsets: (b: Int, g: Int, r: Int)) {
+    static func packedOffsets(_ format: MediaFormat, node: String) throws(GraphError) -> (format: MediaFormat.VideoFormat, offsets: (b: Int, g: Int, r: Int)) {
         guard case .rawVideo(let v) = format, let offsets = channelOffsets(v.pixelFormat) else {
             throw GraphError(.runFailed, "\(node) takes BGRA or RGBA frames, got \(format); set the source's pixelFormat to bgra")
         }
@@ -29,7 +29,7 @@ enum VideoPixels {
     /// frame is uniquely held (in place), else the row of a frame from `pool` that replaces it
     /// (see `SampleBuffer.withPixelPlanes(writingInto:_:)`). `body` writes every pixel.
     static func forEachRow(_ buffer: inout SampleBuffer, pool: FramePool,
-                           _ body: (_ source: UnsafeBufferPointer<UInt32>, _ destination: UnsafeMutableBufferPointer<UInt32>, _ y: Int) -> Void) throws {
+                           _ body: (_ source: UnsafeBufferPointer<UInt32>, _ destination: UnsafeMutableBufferPointer<UInt32>, _ y: Int) -> Void) throws(GraphError) {
         try buffer.withPixelPlanes(writingInto: pool) { source, destination in
             let s = source[0], d = destination[0]
             for y in 0..<s.height {

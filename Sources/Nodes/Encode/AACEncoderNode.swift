@@ -24,11 +24,11 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
 
     let context: NodeContext
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let convert = try bin.make("audioconvert")
         let encoder: Element

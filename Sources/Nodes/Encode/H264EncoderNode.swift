@@ -18,9 +18,7 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .h264, help: "H.264 (AVC), for sink.mp4")],
         parameters: [bitrate, keyframeInterval, profile, preset, bframes],
-        check: { p in
-            p[profile] == .baseline && p[bframes] > 0 ? [(parameter: bframes.name, message: "the baseline profile has no B-frames")] : []
-        },
+        rules: [.when(.equals(profile, .baseline), require: .equals(bframes, 0), because: "the baseline profile has no B-frames")],
         example: #"{ "type": "encode.h264", "params": { "keyframeInterval": 30, "profile": "high" } }"#
     )
 
@@ -35,7 +33,7 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
 
     let context: NodeContext
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
@@ -45,7 +43,7 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         return Int((pixels * (width * height >= 640 * 480 ? 10.1 : 4.05)).rounded())
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let convert = try bin.make("videoconvert")
         let encoder = try bin.make("x264enc", name: "encoder", [

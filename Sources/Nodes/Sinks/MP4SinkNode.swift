@@ -42,7 +42,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     private let lock = Lock()
     private var status: OutputReport.Status = .unknown
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
         path = try context.parameters.value(Self.path)
         fragmentInterval = context.parameters[Self.fragmentInterval]
@@ -57,7 +57,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         return OutputReport(node: context.id, path: path, status: status)
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let container = context.parameters[Self.container]
         let isMov = container == .mov || (container == .auto && file.target.pathExtension.lowercased() == "mov")
         let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
@@ -73,14 +73,14 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         }
     }
 
-    public func prepare() throws {
+    public func prepare() throws(GraphError) {
         try file.prepare(inPlace: writesInPlace)
         lock.lock()
         status = .writing
         lock.unlock()
     }
 
-    public func finish(_ outcome: RunStatus) throws {
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
         lock.lock()
         let wasWriting = status == .writing
         lock.unlock()

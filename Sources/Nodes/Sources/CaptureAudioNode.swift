@@ -14,7 +14,7 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
         summary: "Microphone or a test signal, as 16-bit PCM",
         outputs: [PortDescriptor("out", .pcm([.s16le]), help: "interleaved S16LE PCM at sampleRate and channels")],
         parameters: [device, wave, frequency, sampleRate, channels, duration, live],
-        isUnbounded: { p in p[duration] == 0 },
+        unboundedWhen: .equals(duration, 0),
         example: #"{ "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }"#
     )
 
@@ -35,7 +35,7 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
     let channels: Int
     let duration: Double
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
         let p = context.parameters
         device = p[Self.device]
@@ -50,7 +50,7 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
         duration > 0 ? MediaTime(value: Int64((duration * Double(rate)).rounded()), timescale: Int32(rate)) : nil
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let caps = MediaFormat.pcm(.init(sampleRate: rate, channels: channels, sampleFormat: .s16le)).capsString
         let source: Element
         if device == "test" {

@@ -19,7 +19,7 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
         summary: "Camera or a moving test pattern, as raw frames",
         outputs: [PortDescriptor("out", .rawVideo(), help: "raw frames of width × height at fps, in pixelFormat")],
         parameters: [device, pattern, width, height, fps, duration, pixelFormat, live],
-        isUnbounded: { p in p[duration] == 0 },
+        unboundedWhen: .equals(duration, 0),
         example: #"{ "type": "capture.video", "params": { "width": 720, "height": 1280, "fps": 30, "duration": 10 } }"#
     )
 
@@ -40,7 +40,7 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
     let fps: Int
     let duration: Double
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         self.context = context
         device = context.parameters[Self.device]
         fps = context.parameters[Self.fps]
@@ -53,13 +53,13 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
         duration > 0 ? MediaTime(value: Int64((duration * Double(fps)).rounded()), timescale: Int32(fps)) : nil
     }
 
-    public func prepare() throws {
+    public func prepare() throws(GraphError) {
         if device != "test", !FileManager.default.fileExists(atPath: device) {
             throw GraphError(.runFailed, at: context.location(parameter: "device"), "no camera at \"\(device)\"", node: context.id)
         }
     }
 
-    public func build(in bin: BinBuilder) throws {
+    public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let frames = Int((duration * Double(fps)).rounded())
         let source: Element

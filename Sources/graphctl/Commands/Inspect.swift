@@ -94,6 +94,33 @@ struct Inspect: ParsableCommand {
     }
 }
 
+extension ParameterCondition {
+    var json: JSONValue {
+        switch test {
+        case .given(let p): ["given": .string(p)]
+        case .equals(let p, let v): ["parameter": .string(p), "equals": v.json]
+        case .nonEmpty(let p): ["nonEmpty": .string(p)]
+        case .not(let c): ["not": c.json]
+        }
+    }
+}
+
+extension ParameterRule {
+    var json: JSONValue {
+        func names(_ list: [String]) -> JSONValue { .array(list.map { .string($0) }) }
+        var members: [(key: String, value: JSONValue)]
+        switch kind {
+        case .exclusive(let list): members = [("exclusive", names(list))]
+        case .allOrNone(let list): members = [("allOrNone", names(list))]
+        case .oneOf(let forms): members = [("oneOf", .array(forms.map(names)))]
+        case let .implication(condition, requirement, reason):
+            members = [("if", condition.json), ("then", requirement.json)]
+            if let reason { members.append(("reason", .string(reason))) }
+        }
+        return .object(members + [("description", .string(description))])
+    }
+}
+
 extension NodeDescriptor {
     var json: JSONValue {
         func ports(_ list: [PortDescriptor]) -> JSONValue {
@@ -106,20 +133,28 @@ extension NodeDescriptor {
             var members: [(key: String, value: JSONValue)] = [("name", .string(p.name)), ("type", .string(p.kind.typeName))]
             switch p.kind {
             case .integer(let r): members += [("minimum", .number(Double(r.lowerBound))), ("maximum", .number(Double(r.upperBound)))]
+            case .integerChoice(let values): members.append(("values", .array(values.map { .number(Double($0)) })))
             case .number(let r): members += [("minimum", .number(r.lowerBound)), ("maximum", .number(r.upperBound))]
             case .enumeration(let names): members.append(("values", .array(names.map { .string($0) })))
             case .numbers(let n): members.append(("count", .number(Double(n))))
-            default: break
+            case .string(let format):
+                if let pattern = format.pattern { members.append(("pattern", .string(pattern))) }
+                if format.minLength > 0 { members.append(("minLength", .number(Double(format.minLength)))) }
+                if format != .any { members.append(("format", .string(format.expected))) }
+            case .boolean: break
             }
             if let dv = p.defaultValue { members.append(("default", dv.json)) }
             members += [("required", .bool(p.isRequired)), ("acceptsAuto", .bool(p.acceptsAuto)), ("help", .string(p.help))]
             return .object(members)
         }
-        return .object([
+        var members: [(key: String, value: JSONValue)] = [
             ("type", .string(type)), ("category", .string(category.rawValue)), ("summary", .string(summary)),
             ("inputs", ports(inputs)), ("outputs", ports(outputs)), ("parameters", .array(params)),
-            ("example", .string(example)),
-        ])
+            ("rules", .array(rules.map(\.json))),
+        ]
+        if let c = unboundedWhen { members.append(("unboundedWhen", c.json)) }
+        if let c = needsBoundedInputWhen { members.append(("needsBoundedInputWhen", c.json)) }
+        return .object(members + [("requiresAnInput", .bool(requiresAnInput)), ("example", .string(example))])
     }
 
     var inspectText: String {
@@ -138,11 +173,21 @@ extension NodeDescriptor {
         if parameters.isEmpty { out += "  none\n" }
         for p in parameters {
             var line = "  \(p.name): \(p.kind.typeName)"
-            if let range = p.rangeDescription { line += p.kind.typeName == "enumeration" ? " (\(range))" : ", \(range)" }
+            switch p.kind {
+            case .enumeration, .integerChoice: line += p.rangeDescription.map { " (\($0))" } ?? ""
+            case .string(let format) where format != .any: line += " (\(format.expected))"
+            default: line += p.rangeDescription.map { ", \($0)" } ?? ""
+            }
             if p.acceptsAuto { line += ", or \"auto\"" }
             if let dv = p.defaultValue { line += ", default \(dv)" } else if p.isRequired { line += ", required" } else { line += ", optional" }
             out += line + "\n    \(p.help)\n"
         }
+        if !rules.isEmpty {
+            out += "\nRules:\n"
+            for rule in rules { out += "  \(rule)\n" }
+        }
+        if let c = unboundedWhen { out += "\nRuns until stopped when \(c).\n" }
+        if let c = needsBoundedInputWhen { out += "\nNeeds an input of known length when \(c).\n" }
         if requiresAnInput { out += "\nAt least one input must be connected.\n" }
         out += "\nExample:\n  \"\(type.replacing(".", with: "_"))\": \(example)\n"
         return out

@@ -21,15 +21,71 @@ struct Schema: ParsableCommand {
         var s: [(key: String, value: JSONValue)] = [("description", .string(p.help))]
         switch p.kind {
         case .integer(let r): s += [("type", "integer"), ("minimum", .number(Double(r.lowerBound))), ("maximum", .number(Double(r.upperBound)))]
+        case .integerChoice(let values): s += [("type", "integer"), ("enum", .array(values.map { .number(Double($0)) }))]
         case .number(let r): s += [("type", "number"), ("minimum", .number(r.lowerBound)), ("maximum", .number(r.upperBound))]
         case .boolean: s.append(("type", "boolean"))
-        case .string: s.append(("type", "string"))
+        case .string(let format):
+            s.append(("type", "string"))
+            if format.minLength > 0 { s.append(("minLength", .number(Double(format.minLength)))) }
+            if let pattern = format.pattern { s.append(("pattern", .string(pattern))) }
         case .enumeration(let names): s.append(("enum", .array(names.map { .string($0) })))
         case .numbers(let n): s += [("type", "array"), ("items", ["type": "number"]), ("minItems", .number(Double(n))), ("maxItems", .number(Double(n)))]
         }
         if let d = p.defaultValue { s.append(("default", d.json)) }
         if p.acceptsAuto { return .object([("anyOf", .array([.object(s), ["const": "auto"]]))]) }
         return .object(s)
+    }
+
+    /// A condition on a `params` object. A parameter left out takes its default, so a test of
+    /// its value also holds when it is absent if the default passes it, and needs it present if not.
+    static func conditionSchema(_ c: ParameterCondition, _ d: NodeDescriptor) -> JSONValue {
+        func value(_ name: String, _ schema: JSONValue, defaultPasses: Bool) -> JSONValue {
+            let properties: (key: String, value: JSONValue) = ("properties", .object([(name, schema)]))
+            return defaultPasses ? .object([properties]) : .object([("required", [.string(name)]), properties])
+        }
+        switch c.test {
+        case .given(let name):
+            return ["required": [.string(name)]]
+        case .equals(let name, let v):
+            return value(name, ["const": v.json], defaultPasses: d.parameter(name)?.defaultValue == v)
+        case .nonEmpty(let name):
+            var defaultPasses = false
+            if case .string(let s)? = d.parameter(name)?.defaultValue { defaultPasses = !s.isEmpty }
+            return value(name, ["type": "string", "minLength": 1], defaultPasses: defaultPasses)
+        case .not(let inner):
+            return ["not": conditionSchema(inner, d)]
+        }
+    }
+
+    /// The node's rules across parameters, as schemas every `params` object must match.
+    static func ruleSchemas(_ d: NodeDescriptor) -> [JSONValue] {
+        func required(_ names: [String]) -> JSONValue { ["required": .array(names.map { .string($0) })] }
+        var schemas: [JSONValue] = []
+        var together: [(key: String, value: JSONValue)] = []
+        func allOrNone(_ names: [String]) {
+            guard names.count > 1 else { return }
+            for n in names { together.append((n, .array(names.filter { $0 != n }.map { .string($0) }))) }
+        }
+        for rule in d.rules {
+            switch rule.kind {
+            case .exclusive(let names):
+                var pairs: [JSONValue] = []
+                for (i, a) in names.enumerated() { for b in names[(i + 1)...] { pairs.append(required([a, b])) } }
+                schemas.append(["not": ["anyOf": .array(pairs)]])
+            case .allOrNone(let names):
+                allOrNone(names)
+            case .oneOf(let forms):
+                // Exactly one form: any parameter of a form means that form, complete.
+                schemas.append(["oneOf": .array(forms.map { form in
+                    .object([("anyOf", .array(form.map { required([$0]) }))])
+                })])
+                forms.forEach(allOrNone)
+            case let .implication(condition, requirement, _):
+                schemas.append(.object([("if", conditionSchema(condition, d)), ("then", conditionSchema(requirement, d))]))
+            }
+        }
+        if !together.isEmpty { schemas.append(["dependentRequired": .object(together)]) }
+        return schemas
     }
 
     static func schema(_ registry: NodeRegistry) -> JSONValue {
@@ -41,12 +97,22 @@ struct Schema: ParsableCommand {
                 ("additionalProperties", false),
             ]
             if !required.isEmpty { params.append(("required", .array(required))) }
-            let node: [(key: String, value: JSONValue)] = [
+            let rules = ruleSchemas(d)
+            if !rules.isEmpty { params.append(("allOf", .array(rules))) }
+            // `params` may be left out only when the defaults alone satisfy every rule.
+            let defaults = Parameters(Dictionary(uniqueKeysWithValues: d.parameters.compactMap { p in p.defaultValue.map { (p.name, $0) } }),
+                                      explicit: [])
+            let needsParams = !required.isEmpty || d.rules.contains { !$0.problems(in: defaults).isEmpty }
+            var node: [(key: String, value: JSONValue)] = [
                 ("description", .string(d.summary)), ("type", "object"),
                 ("properties", .object([("type", .object([("const", .string(d.type))])), ("params", .object(params))])),
-                ("required", .array(required.isEmpty ? ["type"] : ["type", "params"])),
+                ("required", .array(needsParams ? ["type", "params"] : ["type"])),
                 ("additionalProperties", false),
             ]
+            var notes: [String] = []
+            if let c = d.unboundedWhen { notes.append("runs until stopped when \(c)") }
+            if let c = d.needsBoundedInputWhen { notes.append("needs an input of known length when \(c)") }
+            if !notes.isEmpty { node.append(("$comment", .string(notes.joined(separator: "; ")))) }
             return .object(node)
         }
         let edgeObject: JSONValue = .object([

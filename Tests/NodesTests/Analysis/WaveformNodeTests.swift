@@ -118,10 +118,13 @@ import Nodes
         #expect(problems(#""width": 800"#, source: #""duration": 0"#)
                 == [#"nodes.wave.params.width: width needs a stream of known length, but "mic" (capture.audio) runs until stopped"#])
         #expect(problems(#""width": 800"#) == [])
-        #expect(problems(#""width": 800, "samplesPerPixel": 64"#) == ["nodes.wave.params: give only one of samplesPerPixel, pixelsPerSecond, width"])
+        #expect(problems(#""width": 800, "samplesPerPixel": 64"#) == ["nodes.wave.params.width: give samplesPerPixel or width, not both"])
+        #expect(problems(#""width": 800, "samplesPerPixel": 64, "pixelsPerSecond": 10"#)
+                == ["nodes.wave.params.pixelsPerSecond: give only one of samplesPerPixel, pixelsPerSecond and width"])
         // A --set of one bin size replaces whichever the file gave.
         #expect(problems(#""width": 800"#, source: #""duration": 0"#, overrides: ["wave.samplesPerPixel=512"]) == [])
         #expect(problems(#""waveColor": "blue", "bits": 12"#)
-                == ["nodes.wave.params.bits: must be 8 or 16, got 12", #"nodes.wave.params.waveColor: expected #rrggbb or #rrggbbaa, got "blue""#])
+                == [#"nodes.wave.params.waveColor: expected #rrggbb or #rrggbbaa, got "blue""#, "nodes.wave.params.bits: expected 8 or 16, got 12"])
+        #expect(problems(##""json": "", "waveColor": "#11223344""##) == [#"nodes.wave.params.json: expected a path, got ""; leave the parameter out instead"#])
     }
 }

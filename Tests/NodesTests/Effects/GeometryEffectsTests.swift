@@ -54,7 +54,8 @@ import Nodes
             }
         }
         #expect(problems(#""aspect": "4by3""#) == [#"nodes.c.params.aspect: expected "W:H" with whole numbers above 0, got "4by3""#])
-        #expect(problems(#""x": 1"#) == ["nodes.c: give aspect, or all of x, y, width and height"])
-        #expect(problems(#""aspect": "1:1", "x": 0, "y": 0, "width": 4, "height": 4"#) == ["nodes.c: give aspect or a rectangle (x, y, width, height), not both"])
+        #expect(problems(#""x": 1"#) == ["nodes.c.params.y: give aspect, or all of x, y, width and height (missing: y, width, height)"])
+        #expect(problems(#""aspect": "1:1", "x": 0, "y": 0, "width": 4, "height": 4"#) == ["nodes.c.params.x: give aspect, or x, y, width and height, not both"])
+        #expect(problems("") == ["nodes.c.params: give aspect, or all of x, y, width and height"])
     }
 }

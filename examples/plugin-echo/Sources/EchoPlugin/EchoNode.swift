@@ -41,7 +41,7 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
     private var start: MediaTime?
     private var framesSeen = 0
 
-    public init(context: NodeContext) throws {
+    public init(context: NodeContext) throws(GraphError) {
         let p = context.parameters
         delayMilliseconds = p[Self.delay]
         feedback = Float(p[Self.feedback])
@@ -50,7 +50,7 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
 
     public func attach(_ host: ProcessingHost) { self.host = host }
 
-    public func formatDidChange(to format: MediaFormat) throws {
+    public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         guard case .pcm(let pcm) = format else {
             throw GraphError(.runFailed, "effect.echo takes PCM audio, got \(format)")
         }
@@ -62,7 +62,7 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
         position = 0
     }
 
-    public func process(_ buffer: inout SampleBuffer) throws -> Bool {
+    public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         guard let f = format else { return true }
         if start == nil { start = buffer.presentationTime ?? .zero }
         framesSeen += buffer.frameCount
@@ -92,7 +92,7 @@ public final class EchoNode: ProcessingNode, @unchecked Sendable {
     }
 
     /// The input ended: what the line still holds, as silence echoed, until it fades out.
-    public func endOfStream() throws {
+    public func endOfStream() throws(GraphError) {
         guard let f = format, let host, mix > 0, feedback >= 0 else { return }
         let repeats = feedback > 0 ? Int((log(0.001) / log(Double(feedback))).rounded(.up)) : 1
         var remaining = delayFrames * max(1, repeats)

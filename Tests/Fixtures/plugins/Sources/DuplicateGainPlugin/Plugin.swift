@@ -4,8 +4,8 @@ import GraphKit
 final class DuplicateGainNode: ElementNode, @unchecked Sendable {
     static let descriptor = NodeDescriptor(type: "effect.gain", category: .effect, summary: "a second effect.gain",
                                            example: #"{ "type": "effect.gain" }"#)
-    init(context: NodeContext) throws {}
-    func build(in bin: BinBuilder) throws {}
+    init(context: NodeContext) throws(GraphError) {}
+    func build(in bin: BinBuilder) throws(GraphError) {}
 }
 
 @_cdecl("graphkit_plugin_descriptor")

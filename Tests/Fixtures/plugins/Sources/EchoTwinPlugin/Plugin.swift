@@ -4,8 +4,8 @@ import GraphKit
 final class EchoTwinNode: ElementNode, @unchecked Sendable {
     static let descriptor = NodeDescriptor(type: "effect.echo", category: .effect, summary: "a second effect.echo",
                                            example: #"{ "type": "effect.echo" }"#)
-    init(context: NodeContext) throws {}
-    func build(in bin: BinBuilder) throws {}
+    init(context: NodeContext) throws(GraphError) {}
+    func build(in bin: BinBuilder) throws(GraphError) {}
 }
 
 @_cdecl("graphkit_plugin_descriptor")

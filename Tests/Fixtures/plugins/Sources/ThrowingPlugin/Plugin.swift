@@ -4,8 +4,8 @@ import GraphKit
 final class LicensedNode: ElementNode, @unchecked Sendable {
     static let descriptor = NodeDescriptor(type: "effect.licensed", category: .effect, summary: "needs a licence",
                                            example: #"{ "type": "effect.licensed" }"#)
-    init(context: NodeContext) throws {}
-    func build(in bin: BinBuilder) throws {}
+    init(context: NodeContext) throws(GraphError) {}
+    func build(in bin: BinBuilder) throws(GraphError) {}
 }
 
 @_cdecl("graphkit_plugin_descriptor")
