@@ -115,12 +115,22 @@ public final class GraphRun: @unchecked Sendable {
 
     /// Ends the run gracefully: every source sends end of stream, so every muxer writes its
     /// index and every file is complete. The run's status becomes `stopped`.
+    ///
+    /// A run that is not yet playing (still reading its inputs' headers) has written nothing,
+    /// and end of stream cannot travel through it: stopping it cancels it.
     public func stop() {
         condition.lock()
         let already = stopRequested || finishedReport != nil
         stopRequested = true
         condition.unlock()
-        if !already { gk_send_eos(pipeline.raw) }
+        guard !already else { return }
+        var state = GST_STATE_VOID_PENDING
+        _ = gst_element_get_state(pipeline.raw, &state, nil, 0)  // the current state, not waiting
+        if state == GST_STATE_PLAYING {
+            gk_send_eos(pipeline.raw)
+        } else {
+            cancel()
+        }
     }
 
     /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.
