@@ -23,6 +23,47 @@ import GraphKitTesting
         #expect(probe.topLevelBoxes.firstIndex(of: "moov")! < probe.topLevelBoxes.firstIndex(of: "mdat")!)
     }
 
+    /// A phone's portrait video is stored landscape with a display rotation. The transcode turns
+    /// the picture as ffmpeg does (GStreamer's MP4 writer keeps no rotation), so it plays the
+    /// right way up: 120x160, the same picture as ffmpeg's own rotated decode of the input.
+    @Test func aRotatedVideoIsTurnedAsFFmpegTurnsIt() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plain = folder.appendingPathComponent("plain.mp4").path, rotated = folder.appendingPathComponent("rotated.mp4").path
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30:duration=1",
+                                             "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "libx264", "-qp", "0", "-c:a", "aac", plain])
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", plain, "-c", "copy", "-metadata:s:v:0", "rotate=90", rotated])
+        let out = folder.appendingPathComponent("out.mp4").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(rotated)", "--set", "file.path=\(out)")
+        #expect(r.status == 0, "\(r.stderr)")
+        let video = try #require(try MediaProbe(out).stream("video"))
+        #expect(video.width == 120 && video.height == 160)
+        // The first frame's luma, from ffmpeg's autorotated input and from our output.
+        func firstFrame(_ path: String) throws -> [UInt8] {
+            let raw = path + ".gray"
+            _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", raw])
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        }
+        let rotatedInput = try firstFrame(rotated), got = try firstFrame(out)
+        #expect(rotatedInput.count == 120 * 160 && got.count == rotatedInput.count)
+        // The graph mirrors each row after decoding.
+        let expected = stride(from: 0, to: rotatedInput.count, by: 120).flatMap { rotatedInput[$0..<min($0 + 120, rotatedInput.count)].reversed() }
+        func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+            Double(zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(max(1, b.count))
+        }
+        let same = meanDifference(expected, got)
+        #expect(same < 4, "mean luma difference \(same)")
+        // Turned the other way (180° off), the picture differs far more.
+        #expect(meanDifference(expected, got.reversed()) > 4 * max(same, 1))
+        // autorotate: false gives the frames as stored.
+        let stored = folder.appendingPathComponent("stored.mp4").path
+        let s = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(rotated)",
+                                 "--set", "dec.autorotate=false", "--set", "file.path=\(stored)")
+        #expect(s.status == 0, "\(s.stderr)")
+        let storedVideo = try #require(try MediaProbe(stored).stream("video"))
+        #expect(storedVideo.width == 160 && storedVideo.height == 120)
+    }
+
     @Test func transcodeVideoGraphRewritesAFile() throws {
         let folder = try TestMedia.temporaryFolder()
         let input = folder.appendingPathComponent("in.mp4").path

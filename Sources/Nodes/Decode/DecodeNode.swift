@@ -20,7 +20,7 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             PortDescriptor("audio", .pcm(), presence: .sometimes, help: "the audio track selected by track, as PCM"),
             PortDescriptor("video", .rawVideo(), presence: .sometimes, help: "the first video track, as raw frames"),
         ],
-        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat],
+        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
     )
 
@@ -30,6 +30,8 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
     public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...192_000, help: "resample audio to this rate (default: the file's)")
     public static let channels = OptionalParameter<Int>("channels", 1...8, help: "mix audio to this many channels (default: the file's)")
     public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra, help: "video pixel format")
+    public static let autorotate = Parameter<Bool>("autorotate", default: true,
+                                                   help: "turn the picture as the file says it is displayed (a phone's portrait video), as ffmpeg does; false gives frames as stored")
 
     let context: NodeContext
     private let lock = Lock()
@@ -81,7 +83,16 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
             try bin.link(convert, filter)
             try bin.expose(output: "video", filter)
-            videoEntry = convert
+            if p[Self.autorotate] {
+                // The display rotation (an MP4's matrix, as the image-orientation tag) applied
+                // to the pixels: GStreamer's MP4 writer keeps no such tag, so a file written
+                // from these frames plays the right way up. No rotation: passed through as is.
+                let rotate = try bin.make("videoflip", ["video-direction": "auto"])
+                try bin.link(rotate, convert)
+                videoEntry = rotate
+            } else {
+                videoEntry = convert
+            }
         }
 
         let track = p[Self.track]
