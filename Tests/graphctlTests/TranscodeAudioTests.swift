@@ -64,4 +64,22 @@ import GraphKitTesting
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(left == ["\(dataChunk).wav", "full.wav"].sorted(), "\(left)")
     }
+    /// 7.1 in: GStreamer's AAC encoder takes at most 6 channels. The run fails saying so and how
+    /// to mix down (it used to come out 5.1 with no word said); mixed down on purpose, it works.
+    @Test func moreChannelsThanTheEncoderTakesFailUnlessMixedDown() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("7.1.wav").path, m4a = folder.appendingPathComponent("out.m4a").path
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=0.5",
+                                             "-af", "pan=7.1|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0|c6=c0|c7=c0", wav])
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(wav)", "--set", "file.path=\(m4a)")
+        #expect(r.status == 70)
+        #expect(r.stderr.contains(#"node "aac" (encode.aac, reading "\#(wav)"): 8-channel audio cannot be encoded: avenc_aac takes 1 to 6 channels"#),
+                "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: m4a))
+        let mixed = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(wav)",
+                                     "--set", "dec.channels=2", "--set", "file.path=\(m4a)")
+        #expect(mixed.status == 0, "\(mixed.stderr)")
+        #expect(try MediaProbe(m4a).stream("audio")?.channels == 2)
+    }
 }

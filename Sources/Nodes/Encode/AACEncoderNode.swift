@@ -31,6 +31,15 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let convert = try bin.make("audioconvert")
+        // GStreamer 1.22's avenc_aac takes at most 6 channels (voaacenc 2), and audioconvert
+        // would mix 7.1 down to 5.1 without a word: more channels than the encoder takes fail
+        // the run instead, saying how to mix down on purpose.
+        let name = p[Self.encoder].rawValue, most = p[Self.encoder] == .avenc_aac ? 6 : 2
+        convert.onInputFormat { [convert] format in
+            guard case .pcm(let pcm) = format, pcm.channels > most else { return }
+            convert.postError("\(pcm.channels)-channel audio cannot be encoded: \(name) takes 1 to \(most) channels; "
+                              + "mix it down first (decode's \"channels\" parameter, for example 2 or \(most))")
+        }
         let encoder: Element
         switch p[Self.encoder] {
         case .avenc_aac:
