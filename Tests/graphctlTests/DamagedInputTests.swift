@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+
+/// Damaged files, as users have them: cut short, with bytes flipped, with a block zeroed. For
+/// each, `transcode-audio` either fails with 70 (corrupt media) and leaves nothing under the
+/// output's name, or succeeds with a file ffprobe reads, holding audio. Never a hang (the
+/// runner's guard would fail the test), a crash, or exit 0 with an unreadable file.
+@Suite struct DamagedInputTests {
+    /// A small, fixed-seed generator (SplitMix64): the same damage on every run.
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
+    }
+
+    static let formats: [(ext: String, pipeline: String)] = [
+        ("wav", "wavenc"),
+        ("flac", "flacenc"),
+        ("mp3", "lamemp3enc"),
+        ("ogg", "vorbisenc ! oggmux"),
+        ("m4a", "avenc_aac ! mp4mux faststart=true"),
+        ("mov", "avenc_aac ! qtmux"),
+    ]
+
+    /// Ways to damage a file of `count` bytes: a name, and the bytes made from the good ones.
+    static func damages(of good: [UInt8], seed: UInt64) -> [(String, [UInt8])] {
+        var random = Random(state: seed)
+        var result: [(String, [UInt8])] = []
+        for fraction in [0.05, 0.5, 0.9] { result.append(("cut at \(Int(fraction * 100))%", Array(good.prefix(Int(Double(good.count) * fraction))))) }
+        var flipped = good
+        for _ in 0..<16 { let i = 16 + random.below(good.count - 16); flipped[i] ^= UInt8(truncatingIfNeeded: 1 + random.below(255)) }
+        result.append(("16 bytes flipped", flipped))
+        var header = good
+        for _ in 0..<4 { let i = 4 + random.below(min(200, good.count) - 4); header[i] ^= 0xFF }
+        result.append(("header bytes flipped", header))
+        var zeroed = good
+        let start = good.count / 3
+        for i in start..<min(good.count, start + 2048) { zeroed[i] = 0 }
+        result.append(("2 KB zeroed", zeroed))
+        return result
+    }
+
+    @Test(arguments: formats.map(\.ext))
+    func damagedAudioFailsCleanlyOrGivesAPlayableFile(_ ext: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let encoder = try #require(Self.formats.first { $0.ext == ext }).pipeline
+        let good = folder.appendingPathComponent("good.\(ext)").path
+        try TestMedia.gstLaunch("audiotestsrc num-buffers=40 samplesperbuffer=1024 wave=pink-noise ! audio/x-raw,rate=44100,channels=2 ! audioconvert ! \(encoder) ! filesink location=\(good)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        for (i, (what, damaged)) in Self.damages(of: bytes, seed: UInt64(ext.utf8.reduce(0) { $0 &* 31 &+ Int($1) })).enumerated() {
+            let input = folder.appendingPathComponent("damaged-\(i).\(ext)").path, output = folder.appendingPathComponent("out-\(i).m4a").path
+            try Data(damaged).write(to: URL(fileURLWithPath: input))
+            let r = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--quiet", "--set", "src.path=\(input)", "--set", "file.path=\(output)")
+            switch r.status {
+            case 0:
+                // A success must be a file another program plays: audio, some of it.
+                let probe = try? MediaProbe(output)
+                #expect(probe?.stream("audio")?.codecName == "aac", "\(ext), \(what): exit 0 but ffprobe cannot read \(output)")
+                #expect((probe?.duration ?? 0) > 0, "\(ext), \(what): exit 0 with an empty file")
+            case 70:
+                #expect(r.stderr.contains("reading \"\(input)\""), "\(ext), \(what): \(r.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: output), "\(ext), \(what): a failed run left \(output)")
+            default:
+                Issue.record("\(ext), \(what): exit \(r.status): \(r.stderr)")
+            }
+            #expect(!r.stderr.contains("killed"), "\(ext), \(what): hung")
+        }
+        // Nothing half-written is left anywhere in the folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasSuffix(".partial") })
+    }
+    /// The same for a video with sound through `transcode-video`: both tracks, or a clean 70.
+    @Test func damagedVideoFailsCleanlyOrGivesAPlayableFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let good = folder.appendingPathComponent("good.mp4").path
+        try TestMedia.gstLaunch("mp4mux name=m ! filesink location=\(good) videotestsrc num-buffers=20 ! video/x-raw,width=160,height=120,framerate=20/1 ! x264enc ! m. "
+                                + "audiotestsrc num-buffers=22 ! audioconvert ! avenc_aac ! m.")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        for (i, (what, damaged)) in Self.damages(of: bytes, seed: 4).enumerated() {
+            let input = folder.appendingPathComponent("damaged-\(i).mp4").path, output = folder.appendingPathComponent("out-\(i).mp4").path
+            try Data(damaged).write(to: URL(fileURLWithPath: input))
+            let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--quiet", "--set", "src.path=\(input)", "--set", "file.path=\(output)")
+            switch r.status {
+            case 0:
+                let probe = try? MediaProbe(output)
+                #expect(probe?.stream("video")?.codecName == "h264" && probe?.stream("audio")?.codecName == "aac",
+                        "\(what): exit 0 but \(output) lacks a track ffprobe reads")
+            case 70:
+                #expect(r.stderr.contains("reading \"\(input)\""), "\(what): \(r.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: output), "\(what): a failed run left \(output)")
+            default:
+                Issue.record("\(what): exit \(r.status): \(r.stderr)")
+            }
+        }
+    }
+}
