@@ -237,6 +237,10 @@ public final class GraphRun: @unchecked Sendable {
         }
         // No streaming thread runs past this, and every callback is let go.
         pipeline.stop()
+        // A cancel that came while the pipeline stopped still wins, as one during the drain does.
+        condition.lock()
+        if cancelRequested, error == nil { status = .cancelled }
+        condition.unlock()
         let elapsed = ContinuousClock.now - startTime
         // Sinks finalize (rename) or clean up by how the run ended.
         var finishError: GraphError?
