@@ -2,6 +2,95 @@
 #include <pthread.h>
 #include "CGraphKitGlue.h"
 
+/* ThreadSanitizer annotations. GLib's GMutex, GCond and GAsyncQueue are futex-based and GStreamer
+ * is not instrumented, so TSan does not see how GStreamer orders our code on its threads: a
+ * pipeline started by one thread and run by pooled streaming threads, a buffer handed from one
+ * streaming thread to another through a queue (or from code through an appsrc), a GstBuffer freed
+ * and its slice reused. Where our code meets those hand-offs we say so: release where we hand
+ * something over, acquire where we receive it. Without -fsanitize=thread these compile to nothing.
+ *
+ * Two sync points per pipeline (the top-level object above the one a callback is given), kept
+ * apart so that streaming threads are not ordered with each other through them:
+ *   run_start:   released by the thread that starts the pipeline (or adds an element to a running
+ *                one), acquired at the entry of every callback GStreamer makes;
+ *   run_stopped: released at the exit of every callback, acquired by the thread that stopped the
+ *                pipeline once the state change has returned (its streaming threads are joined).
+ * A buffer is its own sync point: released when our code passes it on or lets it go, acquired when
+ * our code receives it (probe, appsink, pool, or a buffer just made). */
+#if defined(__SANITIZE_THREAD__)
+#define GK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GK_TSAN 1
+#endif
+#endif
+
+#ifdef GK_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+
+/* The pipeline an object is part of (the object itself when it has no parent). Parents are set
+ * when elements are added, before any of their callbacks can run. */
+static char *run_of(gpointer object) {
+    GstObject *o = object;
+    while (o != NULL && GST_OBJECT_PARENT(o) != NULL)
+        o = GST_OBJECT_PARENT(o);
+    return (char *)o;
+}
+#define RUN_START(run) ((void *)(run))
+#define RUN_STOPPED(run) ((void *)((run) + 1))
+static inline void run_starts(gpointer object) {
+    char *run = run_of(object);
+    if (run) __tsan_release(RUN_START(run));
+}
+static inline void run_stopped(gpointer object) {
+    char *run = run_of(object);
+    if (run) __tsan_acquire(RUN_STOPPED(run));
+}
+#define BUFFER_RECEIVED(b) __tsan_acquire((void *)(b))
+#define BUFFER_HANDED_ON(b) __tsan_release((void *)(b))
+#else
+#define run_starts(object) ((void)0)
+#define run_stopped(object) ((void)0)
+#define BUFFER_RECEIVED(b) ((void)0)
+#define BUFFER_HANDED_ON(b) ((void)0)
+#endif
+
+void gk_callback_enter(gpointer object) {
+#ifdef GK_TSAN
+    char *run = run_of(object);
+    if (run) __tsan_acquire(RUN_START(run));
+#else
+    (void)object;
+#endif
+}
+
+void gk_callback_leave(gpointer object) {
+#ifdef GK_TSAN
+    char *run = run_of(object);
+    if (run) __tsan_release(RUN_STOPPED(run));
+#else
+    (void)object;
+#endif
+}
+
+void gk_buffer_received(GstBuffer *buffer) {
+    BUFFER_RECEIVED(buffer);
+    (void)buffer;
+}
+
+GstStateChangeReturn gk_element_set_state(GstElement *element, GstState state) {
+    run_starts(element);
+    GstStateChangeReturn r = gst_element_set_state(element, state);
+    run_stopped(element);
+    return r;
+}
+
+gboolean gk_element_sync_state_with_parent(GstElement *element) {
+    run_starts(element);
+    return gst_element_sync_state_with_parent(element);
+}
+
 static GMutex init_lock;
 static gboolean initialised = FALSE;
 
@@ -21,8 +110,14 @@ char *gk_init(void) {
     return message;
 }
 
-GstBuffer *gk_buffer_ref(GstBuffer *buffer) { return gst_buffer_ref(buffer); }
-void gk_buffer_unref(GstBuffer *buffer) { gst_buffer_unref(buffer); }
+GstBuffer *gk_buffer_ref(GstBuffer *buffer) {
+    BUFFER_HANDED_ON(buffer);
+    return gst_buffer_ref(buffer);
+}
+void gk_buffer_unref(GstBuffer *buffer) {
+    BUFFER_HANDED_ON(buffer);
+    gst_buffer_unref(buffer);
+}
 int gk_buffer_is_writable(GstBuffer *buffer) { return gst_buffer_is_writable(buffer) ? 1 : 0; }
 GstBuffer *gk_buffer_make_writable(GstBuffer *buffer) { return gst_buffer_make_writable(buffer); }
 void gk_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
@@ -90,6 +185,7 @@ int gk_error_domain(const GError *error) {
 }
 
 static void count_buffer(GkPadCounter *c, GstBuffer *b) {
+    BUFFER_RECEIVED(b);
     __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&c->bytes, (gint64)gst_buffer_get_size(b), __ATOMIC_RELAXED);
     if (GST_BUFFER_PTS_IS_VALID(b)) {
@@ -100,6 +196,7 @@ static void count_buffer(GkPadCounter *c, GstBuffer *b) {
             end += (gint64)GST_BUFFER_DURATION(b);
         __atomic_store_n(&c->end_ns, end, __ATOMIC_RELAXED);
     }
+    BUFFER_HANDED_ON(b);
 }
 
 static gboolean count_in_list(GstBuffer **buffer, guint index, gpointer data) {
@@ -109,7 +206,7 @@ static gboolean count_in_list(GstBuffer **buffer, guint index, gpointer data) {
 }
 
 static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    (void)pad;
+    gk_callback_enter(pad);
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
         GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
         if (b != NULL)
@@ -119,6 +216,7 @@ static GstPadProbeReturn count_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
         if (list != NULL)
             gst_buffer_list_foreach(list, count_in_list, data);
     }
+    gk_callback_leave(pad);
     return GST_PAD_PROBE_OK;
 }
 
@@ -145,9 +243,11 @@ void gk_queue_sample(GstElement *queue, GkEdgeStats *stats) {
 }
 
 static void on_overrun(GstElement *queue, gpointer data) {
+    gk_callback_enter(queue);
     GkEdgeStats *stats = data;
     __atomic_fetch_add(&stats->waits, 1, __ATOMIC_RELAXED);
     gk_queue_sample(queue, stats);
+    gk_callback_leave(queue);
 }
 
 gulong gk_queue_watch(GstElement *queue, GkEdgeStats *stats) {
@@ -173,17 +273,27 @@ static void transform_probe_free(gpointer data) {
 /* One buffer through the transform: counted as it arrives and as it leaves. Takes ownership of
  * `in`; returns the buffer to pass on (owned) or NULL when the transform dropped it. */
 static GstBuffer *transform_one(TransformProbe *p, GstBuffer *in) {
+    BUFFER_RECEIVED(in);
     if (p->arriving != NULL)
         count_buffer(p->arriving, in);
     GstBuffer *out = p->transform(p->context, in);
     if (out != NULL && p->passed != NULL)
         count_buffer(p->passed, out);
+    if (out != NULL)
+        BUFFER_HANDED_ON(out);
     return out;
 }
 
+static GstPadProbeReturn transform_probe_body(GstPadProbeInfo *info, TransformProbe *p);
+
 static GstPadProbeReturn transform_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    (void)pad;
-    TransformProbe *p = data;
+    gk_callback_enter(pad);
+    GstPadProbeReturn r = transform_probe_body(info, data);
+    gk_callback_leave(pad);
+    return r;
+}
+
+static GstPadProbeReturn transform_probe_body(GstPadProbeInfo *info, TransformProbe *p) {
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
         GstBuffer *out = transform_one(p, GST_PAD_PROBE_INFO_BUFFER(info));
         info->data = out;
@@ -320,6 +430,7 @@ GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool) {
     GstBuffer *buffer = NULL;
     if (gst_buffer_pool_acquire_buffer(pool, &buffer, NULL) != GST_FLOW_OK)
         return NULL;
+    BUFFER_RECEIVED(buffer);
     return buffer;
 }
 

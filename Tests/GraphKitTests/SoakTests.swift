@@ -19,11 +19,20 @@ import Testing
         return root.appendingPathComponent(".build/debug/graphkit-soak")
     }()
 
+    /// Whether this build runs under ThreadSanitizer (`make test-sanitize`), whose runtime grows
+    /// and trims its own shadow memory and traces as it goes: there graphkit-soak's RSS moved by
+    /// +12.9 MB over 500 runs, +12.1 MB over 1,000, +3.7 MB over 2,000 and +6.5 MB over 3,000,
+    /// against +1.8 MB over 1,000 in the ordinary build. The RSS check says nothing about GraphKit
+    /// there and is left out; descriptors, threads and freed nodes are still checked (and leaks
+    /// by the address sanitizer's run).
+    static let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
+
     @Test(.timeLimit(.minutes(5)))
     func aThousandRunsLeaveNothingBehind() throws {
+        let rssLimitMB = Self.underThreadSanitizer ? Double.infinity : 5
         let p = Process()
         p.executableURL = Self.executable
-        p.arguments = ["1000", "--rss-limit-mb", "5"]
+        p.arguments = ["1000", "--rss-limit-mb", String(rssLimitMB)]
         let out = Pipe()
         p.standardOutput = out
         try p.run()
@@ -39,7 +48,7 @@ import Testing
         }
         #expect(fds[0] == fds[1], "open file descriptors before and after")
         #expect(threads[0] == threads[1], "threads before and after")
-        #expect(rss1 - rss0 < 5 * 1024, "RSS grew by \(rss1 - rss0) KB")
+        #expect(rss1 - rss0 < rssLimitMB * 1024, "RSS grew by \(rss1 - rss0) KB")
         #expect(summary["undeallocatedNodes"] == .number(0))
         #expect(summary["problems"] == .array([]))
     }

@@ -7,6 +7,19 @@
  */
 #include <gst/gst.h>
 
+/* Happens-before edges through GStreamer for ThreadSanitizer (glue.c says which); they do nothing
+ * in a build without -fsanitize=thread.
+ * gk_callback_enter/leave bracket every callback GStreamer makes into our code on its threads
+ * (`object` is the element or pad the callback is for); gk_buffer_received marks a buffer our
+ * code takes from elsewhere (made, pulled, handed to a probe); gk_buffer_ref/unref mark it handed
+ * on. Start and stop pipelines, and start elements added to a running one, through the two
+ * state functions below. */
+void gk_callback_enter(gpointer object);
+void gk_callback_leave(gpointer object);
+void gk_buffer_received(GstBuffer *buffer);
+GstStateChangeReturn gk_element_set_state(GstElement *element, GstState state);
+gboolean gk_element_sync_state_with_parent(GstElement *element);
+
 /* Initialises GStreamer once per process. Returns NULL on success, or a message to free. */
 char *gk_init(void);
 

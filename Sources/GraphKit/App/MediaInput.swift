@@ -42,11 +42,15 @@ public final class MediaInput: @unchecked Sendable {
         self.nodeID = nodeID
         gst_object_ref(UnsafeMutableRawPointer(appsrc))
         var callbacks = GstAppSrcCallbacks()
-        callbacks.need_data = { _, _, ctx in
+        callbacks.need_data = { src, _, ctx in
+            gk_callback_enter(src)
             Unmanaged<MediaInput>.fromOpaque(ctx!).takeUnretainedValue().setReady(true)
+            gk_callback_leave(src)
         }
-        callbacks.enough_data = { _, ctx in
+        callbacks.enough_data = { src, ctx in
+            gk_callback_enter(src)
             Unmanaged<MediaInput>.fromOpaque(ctx!).takeUnretainedValue().setReady(false)
+            gk_callback_leave(src)
         }
         gst_app_src_set_callbacks(src, &callbacks, Unmanaged.passUnretained(self).toOpaque(), nil)
     }

@@ -51,8 +51,10 @@ public final class Element: @unchecked Sendable {
     /// The handler is kept until the run ends, then released: it may capture its node.
     public func onPadAdded(_ handler: @escaping @Sendable (Pad) -> Void) {
         let nodeID = self.nodeID
-        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstPad>?, UnsafeMutableRawPointer?) -> Void = { _, pad, ctx in
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstPad>?, UnsafeMutableRawPointer?) -> Void = { element, pad, ctx in
             guard let pad, let ctx else { return }
+            gk_callback_enter(element)
+            defer { gk_callback_leave(element) }
             let h = Unmanaged<Handler<(UnsafeMutablePointer<GstPad>)>>.fromOpaque(ctx).takeUnretainedValue()
             h.call(pad)
         }
@@ -62,8 +64,10 @@ public final class Element: @unchecked Sendable {
 
     /// Called on a streaming thread once a demuxer has added every pad it will.
     public func onNoMorePads(_ handler: @escaping @Sendable () -> Void) {
-        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, ctx in
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { element, ctx in
             guard let ctx else { return }
+            gk_callback_enter(element)
+            defer { gk_callback_leave(element) }
             Unmanaged<Handler<Void>>.fromOpaque(ctx).takeUnretainedValue().call(())
         }
         callbacks.connect(object, "no-more-pads", unsafeBitCast(callback, to: GCallback.self), context: Handler<Void>(handler))
@@ -124,7 +128,7 @@ public final class Element: @unchecked Sendable {
 
     /// Brings an element added while the pipeline runs to the pipeline's state.
     public func syncStateWithParent() {
-        _ = gst_element_sync_state_with_parent(raw)
+        _ = gk_element_sync_state_with_parent(raw)
     }
 
     /// A Swift closure kept alive for GStreamer as a callback's context.

@@ -10,7 +10,10 @@ public struct SampleBuffer: @unchecked Sendable {
     final class Storage: @unchecked Sendable {
         /// One owned reference.
         let buffer: UnsafeMutablePointer<GstBuffer>
-        init(owning buffer: UnsafeMutablePointer<GstBuffer>) { self.buffer = buffer }
+        init(owning buffer: UnsafeMutablePointer<GstBuffer>) {
+            gk_buffer_received(buffer)  // for ThreadSanitizer: see CGraphKitGlue.h
+            self.buffer = buffer
+        }
         deinit { gk_buffer_unref(buffer) }
     }
 

@@ -102,7 +102,7 @@ public final class GraphRun: @unchecked Sendable {
             (node as? AppSourceNode)?.input?.reportRefusals { [weak self] in self?.failure(waitingUpTo: 2) }
         }
         startTime = .now
-        let refused = gst_element_set_state(pipeline.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE
+        let refused = gk_element_set_state(pipeline.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE
         let watcher = BusWatcher(pipeline: pipeline, graph: graph, nodes: nodes, failures: failures, logger: logger)
         let thread = JoinableThread(name: "graphkit-bus") { [self] in
             let outcome = watcher.watch(startFailed: refused) { pipeline.statistics.sampleQueues() }
@@ -247,6 +247,10 @@ public final class GraphRun: @unchecked Sendable {
         }
         // No streaming thread runs past this, and every callback is let go.
         pipeline.stop()
+        // A cancel that came while the pipeline stopped still wins, as one during the drain does.
+        condition.lock()
+        if cancelRequested, error == nil { status = .cancelled }
+        condition.unlock()
         let elapsed = ContinuousClock.now - startTime
         // Sinks finalize (rename) or clean up by how the run ended.
         var finishError: GraphError?

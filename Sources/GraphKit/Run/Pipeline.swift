@@ -32,7 +32,7 @@ final class Pipeline: @unchecked Sendable {
 
     /// Stops every streaming thread and releases every callback (idempotent).
     func stop() {
-        gst_element_set_state(raw, GST_STATE_NULL)
+        gk_element_set_state(raw, GST_STATE_NULL)
         callbacks.releaseAll()
     }
 
