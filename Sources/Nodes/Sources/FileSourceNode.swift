@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import GraphKit
+import Synchronization
 
 /// `source.file`: the bytes of a media file, for `decode`.
 ///
@@ -22,6 +23,8 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
 
     let context: NodeContext
     let path: String
+    /// The file, open for fdsrc when it is a WAV file (see `build`); -1 otherwise.
+    private let descriptor = Mutex<Int32>(-1)
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -45,17 +48,36 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
-        let src = try bin.make("filesrc", name: "filesrc", ["location": path, "blocksize": 65_536])
         if Self.isWAV(path) {
-            // A WAV file is read in push mode, through a queue: wavparse (GStreamer 1.22)
-            // pulling a file whose data chunk has an odd length and ends the file (8-bit or
-            // 24-bit mono with an odd sample count) gives no sample and ends cleanly; pushed,
-            // it reads them all. Other files are pulled: demuxers read in blocks and seek.
-            let queue = try bin.make("queue", name: "push", ["max-size-buffers": 8, "max-size-bytes": 0, "max-size-time": 0])
-            try bin.link(src, queue)
-            try bin.expose(output: "out", queue)
-        } else {
+            // A WAV file is read in push mode: wavparse (GStreamer 1.22) pulling a file whose
+            // data chunk has an odd length and ends the file (8-bit or 24-bit mono with an odd
+            // sample count) gives no sample and ends cleanly; pushed, it reads them all. fdsrc
+            // only pushes (a queue after filesrc would force push mode too, but stalled about
+            // once in 300 runs under load, in the queue's handling of a start-up query).
+            // Other files are pulled: demuxers read in blocks and seek.
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw GraphError(.inputUnreadable, at: context.location(parameter: "path"),
+                                 "cannot read \"\(path)\": \(String(cString: strerror(errno)))", node: context.id)
+            }
+            descriptor.withLock { $0 = fd }
+            let src = try bin.make("fdsrc", name: "fdsrc", ["fd": fd, "blocksize": 65_536])
             try bin.expose(output: "out", src)
+        } else {
+            let src = try bin.make("filesrc", name: "filesrc", ["location": path])
+            try bin.expose(output: "out", src)
+        }
+    }
+
+    /// The pipeline has stopped: fdsrc reads no more.
+    public func finish(_ outcome: RunStatus) throws(GraphError) { closeDescriptor() }
+
+    deinit { closeDescriptor() }
+
+    private func closeDescriptor() {
+        descriptor.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
         }
     }
 
