@@ -481,9 +481,25 @@ static void gk_error_keeper_free(gpointer data) {
     g_free(k);
 }
 
+/* k->lock is a GMutex, which ThreadSanitizer cannot see (GLib is not instrumented). */
+static void gk_keeper_lock(GkErrorKeeper *k) {
+    g_mutex_lock(&k->lock);
+#ifdef GK_TSAN
+    __tsan_acquire(&k->lock);
+#endif
+}
+
+static void gk_keeper_unlock(GkErrorKeeper *k) {
+#ifdef GK_TSAN
+    __tsan_release(&k->lock);
+#endif
+    g_mutex_unlock(&k->lock);
+}
+
 static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message, gpointer data) {
     (void)bus;
     GkErrorKeeper *k = data;
+    gk_callback_enter(k->bin);
     GSList *release = NULL;
     GstObject *src = GST_MESSAGE_SRC(message);
     if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR && src && GST_IS_ELEMENT(src)) {
@@ -491,9 +507,9 @@ static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message,
         gboolean before_paused = GST_STATE(GST_ELEMENT(src)) < GST_STATE_PAUSED;
         GST_OBJECT_UNLOCK(src);
         if (before_paused) {
-            g_mutex_lock(&k->lock);
+            gk_keeper_lock(k);
             k->kept = g_slist_prepend(k->kept, gst_message_copy(message));
-            g_mutex_unlock(&k->lock);
+            gk_keeper_unlock(k);
         } else {
             /* PAUSED already, so plugged: decodebin passes it on, except in the instant
              * between the element's state change and decodebin taking it off its list. */
@@ -503,7 +519,7 @@ static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message,
         GstState old_state, new_state;
         gst_message_parse_state_changed(message, &old_state, &new_state, NULL);
         if (new_state >= GST_STATE_PAUSED && old_state < GST_STATE_PAUSED) {
-            g_mutex_lock(&k->lock);
+            gk_keeper_lock(k);
             for (GSList *l = k->kept; l;) {
                 GSList *next = l->next;
                 if (GST_MESSAGE_SRC((GstMessage *)l->data) == src) {
@@ -512,7 +528,7 @@ static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message,
                 }
                 l = next;
             }
-            g_mutex_unlock(&k->lock);
+            gk_keeper_unlock(k);
         }
     }
     /* What GstBin's own handler does: the bin handles (forwards or drops) the message. */
@@ -530,6 +546,7 @@ static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message,
         g_slist_free(release);
         gst_object_unref(top);
     }
+    gk_callback_leave(k->bin);
     return GST_BUS_DROP;
 }
 
