@@ -43,7 +43,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func gstreamerWarningsReachTheApplicationsLoggerWithTheNodeID() throws {
         var registry = NodeRegistry.builtIn
         registry.register(Warns.self)

@@ -14,7 +14,7 @@ import Testing
     }
 
     /// A format GStreamer cannot describe is refused with an error naming the input, not a crash.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aFormatWithoutCapsIsRefused() throws {
         let run = try feedToSink()
         try run.start()
@@ -32,7 +32,7 @@ import Testing
 
     /// A producer blocked in appendWaiting (the graph is full: nobody pulls) wakes and throws when
     /// the run is cancelled, with the run's error.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aBlockedAppendWakesWhenTheRunIsCancelled() async throws {
         let run = try feedToSink()
         try run.start()

@@ -30,7 +30,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aPassThroughNodeEmitsATailAtTheEnd() throws {
         var registry = NodeRegistry.builtIn
         registry.register(Tail.self)

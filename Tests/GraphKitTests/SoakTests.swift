@@ -27,7 +27,7 @@ import Testing
     /// by the address sanitizer's run).
     static let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(15)))
     func aThousandRunsLeaveNothingBehind() throws {
         let rssLimitMB = Self.underThreadSanitizer ? Double.infinity : 5
         let p = Process()

@@ -83,6 +83,26 @@ final class RunningGraphctl: @unchecked Sendable {
         kill(process.processIdentifier, signal)
     }
 
+    /// Every thread's stack of a graphctl that passed the guard limit, from gdb when the machine
+    /// has it: what a hang was waiting on, for the test's failure message.
+    private func stacks() -> String {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "" }
+        let gdb = Process()
+        gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+        gdb.arguments = ["-p", String(process.processIdentifier), "-batch", "-ex", "thread apply all bt 12"]
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("gdb-\(process.processIdentifier).txt")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        guard let handle = try? FileHandle(forWritingTo: out) else { return "" }
+        defer { try? FileManager.default.removeItem(at: out) }
+        gdb.standardOutput = handle
+        gdb.standardError = FileHandle.nullDevice
+        guard (try? gdb.run()) != nil else { return "" }
+        gdb.waitUntilExit()
+        try? handle.close()
+        let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.hasPrefix("Thread ") || $0.hasPrefix("#") }.joined(separator: "\n")
+    }
+
     /// Reads one pipe to its end on a thread of its own; `wait()` waits for both to end.
     private func read(_ handle: FileHandle, isStandardError: Bool) {
         let thread = Thread { [self] in
@@ -133,9 +153,10 @@ final class RunningGraphctl: @unchecked Sendable {
             condition.lock()
             if stderr.count == seen, readersRunning > 0, !condition.wait(until: deadline) {
                 condition.unlock()
+                let threads = stacks()
                 send(SIGKILL)
                 let r = wait()
-                throw Timeout(description: "no sign that \(what) after \(Self.guardLimit) (the guard limit); graphctl wrote: \(Self.tail(r.stderr))")
+                throw Timeout(description: "no sign that \(what) after \(Self.guardLimit) (the guard limit); graphctl wrote: \(Self.tail(r.stderr))\n\(threads)")
             }
         }
     }
@@ -183,9 +204,10 @@ final class RunningGraphctl: @unchecked Sendable {
             if killed { break }
             killed = true
             condition.unlock()
+            let threads = stacks()
             send(SIGKILL)
             condition.lock()
-            stderr.append(contentsOf: Array("\n[test runner: graphctl did not end within \(Self.guardLimit); killed]\n".utf8))
+            stderr.append(contentsOf: Array("\n[test runner: graphctl did not end within \(Self.guardLimit); killed]\n\(threads)\n".utf8))
             deadline = Date().addingTimeInterval(10)
         }
         if let collected { condition.unlock(); return collected }

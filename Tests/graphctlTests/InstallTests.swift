@@ -7,7 +7,7 @@ import Testing
 /// from any folder with no environment set, loads a plugin dropped in the installed plugin
 /// folder, runs the example graph with it; `make uninstall` removes exactly what was installed.
 @Suite struct InstallTests {
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(15)))
     func installRunUninstall() throws {
         let stage = try TestMedia.temporaryFolder()
         let make = { (target: String) throws in

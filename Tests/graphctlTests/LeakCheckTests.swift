@@ -4,7 +4,7 @@ import Testing
 /// GStreamer's leaks tracer finds no object alive when `graphctl run` exits, for every graph in
 /// graphs/ (scripts/leak-check.sh gives each one small test inputs).
 @Suite struct LeakCheckTests {
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func everyExampleGraphLeavesNoGStreamerObjectAlive() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")

@@ -5,7 +5,7 @@ import Testing
 /// A write that fails part-way (here a file-size limit, as a full disk would) names the output
 /// being written, exits 73, and leaves nothing under the target's name or beside it.
 @Suite struct OutputErrorTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aFailedWriteNamesTheOutputPath() throws {
         let folder = try TestMedia.temporaryFolder()
         let wav = folder.appendingPathComponent("in.wav").path

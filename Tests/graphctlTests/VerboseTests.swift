@@ -4,7 +4,7 @@ import Testing
 
 /// GStreamer's debug text is for developers: `graphctl run` prints it only with --verbose.
 @Suite struct VerboseTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func theCauseIsPrintedOnlyWithVerbose() throws {
         let folder = try TestMedia.temporaryFolder()
         let junk = folder.appendingPathComponent("junk.wav").path
