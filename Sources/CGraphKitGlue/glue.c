@@ -499,6 +499,9 @@ static void gk_keeper_unlock(GkErrorKeeper *k) {
 static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message, gpointer data) {
     (void)bus;
     GkErrorKeeper *k = data;
+#ifdef GK_TSAN
+    __tsan_acquire(k);  /* its fields, set before the handler was installed */
+#endif
     gk_callback_enter(k->bin);
     GSList *release = NULL;
     GstObject *src = GST_MESSAGE_SRC(message);
@@ -555,6 +558,9 @@ int gk_bin_keep_errors(GstBin *bin) {
     GkErrorKeeper *k = g_new0(GkErrorKeeper, 1);
     k->bin = bin;
     g_mutex_init(&k->lock);
+#ifdef GK_TSAN
+    __tsan_release(k);
+#endif
     /* GStreamer refuses to replace a sync handler; clearing GstBin's first is allowed. */
     gst_bus_set_sync_handler(bin->child_bus, NULL, NULL, NULL);
     gst_bus_set_sync_handler(bin->child_bus, gk_error_keeper_handler, k, gk_error_keeper_free);

@@ -203,8 +203,8 @@ private struct Validation {
 
         // A consumer that needs a stream of known length, fed by one that never ends.
         for n in nodes {
-            guard let condition = n.descriptor.needsBoundedInputWhen, condition.holds(in: n.parameters),
-                  let parameter = condition.parameters.first else { continue }
+            guard let condition = n.descriptor.needsBoundedInputWhen, condition.holds(in: n.parameters) else { continue }
+            let parameter = condition.parameter
             var upstream = Set<String>(), frontier = [n.id]
             while let id = frontier.popLast() {
                 for from in feeders[id] ?? [] where upstream.insert(from).inserted { frontier.append(from) }

@@ -8,19 +8,23 @@
 /// !.given(image)
 /// ```
 public struct ParameterCondition: Sendable, Hashable, CustomStringConvertible {
-    public indirect enum Test: Sendable, Hashable {
+    public enum Test: Sendable, Hashable {
         /// The graph (or a `--set`) gives the parameter.
         case given(String)
         /// The parameter's value, given or by default, is this one.
         case equals(String, ParameterValue)
         /// The parameter's value, given or by default, is a string other than "".
         case nonEmpty(String)
-        case not(ParameterCondition)
     }
 
     public let test: Test
+    /// Whether the condition is the test's negation (`!.given(image)`).
+    public let negated: Bool
 
-    public init(_ test: Test) { self.test = test }
+    public init(_ test: Test, negated: Bool = false) {
+        self.test = test
+        self.negated = negated
+    }
 
     public static func given(_ parameter: some ParameterDeclaration) -> Self { Self(.given(parameter.name)) }
 
@@ -30,57 +34,45 @@ public struct ParameterCondition: Sendable, Hashable, CustomStringConvertible {
 
     public static func nonEmpty(_ parameter: Parameter<String>) -> Self { Self(.nonEmpty(parameter.name)) }
 
-    public static prefix func ! (condition: Self) -> Self {
-        if case .not(let inner) = condition.test { return inner }
-        return Self(.not(condition))
-    }
+    public static prefix func ! (condition: Self) -> Self { Self(condition.test, negated: !condition.negated) }
 
-    /// The parameters it reads, the first being where a problem is reported.
-    public var parameters: [String] {
+    /// The parameter it reads, where a problem is reported.
+    public var parameter: String {
         switch test {
-        case .given(let p), .equals(let p, _), .nonEmpty(let p): [p]
-        case .not(let c): c.parameters
+        case .given(let p), .equals(let p, _), .nonEmpty(let p): p
         }
     }
 
     public func holds(in p: Parameters) -> Bool {
-        switch test {
+        let holds = switch test {
         case .given(let name): p.explicit.contains(name)
         case .equals(let name, let value): p[name] == value
         case .nonEmpty(let name): if case .string(let s)? = p[name] { !s.isEmpty } else { false }
-        case .not(let c): !c.holds(in: p)
         }
+        return holds != negated
     }
 
     /// As a statement: `profile is "baseline"`.
     public var description: String {
-        switch test {
-        case .given(let p): "\(p) is given"
-        case .equals(let p, let v): "\(p) is \(v)"
-        case .nonEmpty(let p): "\(p) is not empty"
-        case .not(let c):
-            switch c.test {
-            case .given(let p): "\(p) is not given"
-            case .equals(let p, let v): "\(p) is not \(v)"
-            case .nonEmpty(let p): "\(p) is empty"
-            case .not(let inner): inner.description
-            }
+        switch (test, negated) {
+        case (.given(let p), false): "\(p) is given"
+        case (.given(let p), true): "\(p) is not given"
+        case (.equals(let p, let v), false): "\(p) is \(v)"
+        case (.equals(let p, let v), true): "\(p) is not \(v)"
+        case (.nonEmpty(let p), false): "\(p) is not empty"
+        case (.nonEmpty(let p), true): "\(p) is empty"
         }
     }
 
     /// As a demand: `bframes must be 0`.
     public var requirement: String {
-        switch test {
-        case .given(let p): "\(p) is required"
-        case .equals(let p, let v): "\(p) must be \(v)"
-        case .nonEmpty(let p): "\(p) must not be empty"
-        case .not(let c):
-            switch c.test {
-            case .given(let p): "\(p) must be left out"
-            case .equals(let p, let v): "\(p) must not be \(v)"
-            case .nonEmpty(let p): "\(p) must be empty"
-            case .not(let inner): inner.requirement
-            }
+        switch (test, negated) {
+        case (.given(let p), false): "\(p) is required"
+        case (.given(let p), true): "\(p) must be left out"
+        case (.equals(let p, let v), false): "\(p) must be \(v)"
+        case (.equals(let p, let v), true): "\(p) must not be \(v)"
+        case (.nonEmpty(let p), false): "\(p) must not be empty"
+        case (.nonEmpty(let p), true): "\(p) must be empty"
         }
     }
 }
@@ -134,7 +126,7 @@ public struct ParameterRule: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .exclusive(let names), .allOrNone(let names): names
         case .oneOf(let forms): forms.flatMap { $0 }
-        case .implication(let c, let r, _): c.parameters + r.parameters
+        case .implication(let c, let r, _): [c.parameter, r.parameter]
         }
     }
 
@@ -174,7 +166,7 @@ public struct ParameterRule: Sendable, Hashable, CustomStringConvertible {
             return [(first, "give \(choices) (missing: \(missing.joined(separator: ", ")))")]
         case let .implication(condition, requirement, reason):
             guard condition.holds(in: p), !requirement.holds(in: p) else { return [] }
-            return [(requirement.parameters.first, "\(requirement.requirement) when \(condition)" + (reason.map { " (\($0))" } ?? ""))]
+            return [(requirement.parameter, "\(requirement.requirement) when \(condition)" + (reason.map { " (\($0))" } ?? ""))]
         }
     }
 

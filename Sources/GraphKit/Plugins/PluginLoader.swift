@@ -57,6 +57,9 @@ public enum PluginLoader {
 
     /// What each canonical path gave when first loaded in this process.
     nonisolated(unsafe) private static var loaded: [String: (plugin: LoadedPlugin, types: [any Node.Type])] = [:]
+    /// Every plugin's descriptor, which the plugin made to be kept for as long as the plugin is
+    /// loaded: for ever (held here, and not lost to the leak checker).
+    nonisolated(unsafe) private static var descriptors: [UnsafePointer<GraphKitPluginDescriptor>] = []
     private static let lock = Lock()
 
     private static func loadFile(_ path: String, into registry: inout NodeRegistry) throws(GraphError) {
@@ -96,9 +99,11 @@ public enum PluginLoader {
                              "not a GraphKit plugin: it exports no \(GRAPHKIT_PLUGIN_ENTRY_SYMBOL) (see docs/PLUGINS.md)")
         }
         let entry = unsafeBitCast(symbol, to: GraphKitPluginEntry.self)
-        guard let d = entry()?.pointee else {
+        guard let descriptor = entry() else {
             throw GraphError(.pluginUnusable, at: path, "not a GraphKit plugin: its descriptor is missing")
         }
+        descriptors.append(descriptor)
+        let d = descriptor.pointee
         let name = d.name.map { String(cString: $0) } ?? "(unnamed)"
         let rebuild = "rebuild the plugin against this GraphKit with this compiler"
         guard d.abi_version == GraphKitInfo.pluginABIVersion else {

@@ -96,12 +96,12 @@ struct Inspect: ParsableCommand {
 
 extension ParameterCondition {
     var json: JSONValue {
-        switch test {
+        let test: JSONValue = switch test {
         case .given(let p): ["given": .string(p)]
         case .equals(let p, let v): ["parameter": .string(p), "equals": v.json]
         case .nonEmpty(let p): ["nonEmpty": .string(p)]
-        case .not(let c): ["not": c.json]
         }
+        return negated ? ["not": test] : test
     }
 }
 

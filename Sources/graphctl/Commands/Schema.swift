@@ -43,18 +43,18 @@ struct Schema: ParsableCommand {
             let properties: (key: String, value: JSONValue) = ("properties", .object([(name, schema)]))
             return defaultPasses ? .object([properties]) : .object([("required", [.string(name)]), properties])
         }
+        let test: JSONValue
         switch c.test {
         case .given(let name):
-            return ["required": [.string(name)]]
+            test = ["required": [.string(name)]]
         case .equals(let name, let v):
-            return value(name, ["const": v.json], defaultPasses: d.parameter(name)?.defaultValue == v)
+            test = value(name, ["const": v.json], defaultPasses: d.parameter(name)?.defaultValue == v)
         case .nonEmpty(let name):
             var defaultPasses = false
             if case .string(let s)? = d.parameter(name)?.defaultValue { defaultPasses = !s.isEmpty }
-            return value(name, ["type": "string", "minLength": 1], defaultPasses: defaultPasses)
-        case .not(let inner):
-            return ["not": conditionSchema(inner, d)]
+            test = value(name, ["type": "string", "minLength": 1], defaultPasses: defaultPasses)
         }
+        return c.negated ? ["not": test] : test
     }
 
     /// The node's rules across parameters, as schemas every `params` object must match.
