@@ -120,7 +120,7 @@ public final class GraphRun: @unchecked Sendable {
     /// and end of stream cannot travel through it: stopping it cancels it.
     public func stop() {
         condition.lock()
-        let already = stopRequested || finishedReport != nil
+        let already = stopRequested || cancelRequested || finishedReport != nil
         stopRequested = true
         condition.unlock()
         guard !already else { return }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Dispatch
 import FoundationEssentials
 import Glibc
-import Dispatch
 import GraphKit
 import Nodes
 
@@ -79,9 +78,19 @@ struct Run: ParsableCommand {
         let showProgress = !quiet && (progress == .always || (progress == .auto && isatty(2) != 0))
         let ticker = showProgress ? ProgressLine(run: run) : nil
         ticker?.start()
-        let result = run.wait()
+        var result = run.wait()
         ticker?.finish()
         interrupts.uninstall()
+        if interrupts.cancelRequested, result.status == .stopped || result.status == .completed {
+            // The second signal came as the files were being finished, too late for the run to
+            // abandon them: "cancelling" was printed, so the files go, as they would have.
+            for (i, o) in result.outputs.enumerated() where o.status == .completed {
+                try? FileManager.default.removeItem(atPath: o.path)
+                result.outputs[i].status = .cancelled
+            }
+            result.status = .cancelled
+            result.error = GraphError(.cancelled, "the run was cancelled")
+        }
 
         if let stats {
             do {
@@ -116,6 +125,8 @@ final class InterruptHandler: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     private var count = 0
     private let queue = DispatchQueue(label: "graphctl.signals")
+    /// The first signal's stop(), running off the signal queue.
+    private let stopping = DispatchGroup()
 
     init(run: GraphRun, quiet: Bool) {
         self.run = run
@@ -132,17 +143,24 @@ final class InterruptHandler: @unchecked Sendable {
         }
     }
 
-    /// Stops listening (the signals' handlers hold this object, and it holds the run).
+    /// Stops listening (the signals' handlers hold this object, and it holds the run). Signals
+    /// already received are handled first.
     func uninstall() {
         queue.sync { sources.forEach { $0.cancel() } }
         sources.removeAll()
+        stopping.wait()  // the run has ended, so a stop() under way returns at once
     }
+
+    /// Whether a second signal asked to cancel.
+    var cancelRequested: Bool { queue.sync { count >= 2 } }
 
     private func handle() {
         count += 1
         if count == 1 {
             if !quiet { printError("\nstopping: finishing files (interrupt again to cancel)") }
-            run.stop()
+            // Off this queue: sending end of stream may wait on the pipeline, and a second
+            // signal must be handled meanwhile.
+            DispatchQueue.global().async(group: stopping) { [run] in run.stop() }
         } else if count == 2 {
             if !quiet { printError("\ncancelling") }
             run.cancel()
