@@ -54,4 +54,24 @@ import Testing
         let names = Set(d.parameters.map(\.name))
         #expect(names.count == d.parameters.count, "\(type) declares a parameter twice")
     }
+    /// The rule kinds no built-in node uses yet, for plugin authors: all-or-none, and a negated
+    /// condition, each reported at the parameter to change.
+    @Test func allOrNoneAndNegatedConditionsAreEnforced() {
+        let x = OptionalParameter<Int>("x", 0...10, help: "x"), y = OptionalParameter<Int>("y", 0...10, help: "y")
+        let together = ParameterRule.allOrNone(x, y)
+        #expect(together.problems(in: Parameters([:])).isEmpty)
+        #expect(together.problems(in: Parameters(["x": .integer(1), "y": .integer(2)])).isEmpty)
+        let missing = together.problems(in: Parameters(["x": .integer(1)]))
+        #expect(missing.map(\.parameter) == ["y"])
+        #expect(missing.map(\.message) == ["give all of x and y, or none (missing: y)"])
+
+        let image = OptionalParameter<String>("image", help: "a picture")
+        let notBoth = ParameterRule.when(.given(x), require: !ParameterCondition.given(image))
+        #expect(notBoth.problems(in: Parameters(["x": .integer(1)])).isEmpty)
+        #expect(notBoth.problems(in: Parameters(["image": .string("a.png")])).isEmpty)
+        let both = notBoth.problems(in: Parameters(["x": .integer(1), "image": .string("a.png")]))
+        #expect(both.map(\.parameter) == ["image"])
+        #expect(both.map(\.message) == ["image must be left out when x is given"])
+        #expect(!(!ParameterCondition.given(image)) == .given(image))
+    }
 }
