@@ -94,7 +94,28 @@ void gk_send_eos(GstElement *pipeline);
 typedef void (*GkReleaseFn)(void *context);
 GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, void *context);
 
-#endif
+
+/* --- Stream timing (timing.c) ---------------------------------------------------------------
+ * What a writer needs to know about a stream that GStreamer 1.22 does not carry: an audio
+ * encoder's measured priming, and a video's display orientation. */
+
+/* Measures an audio encoder's delay: counts the samples arriving at its sink pad and the time
+ * its source pad sends, and at end of stream sends downstream, just before the EOS, a custom
+ * event "graphkit-encoder-delay" {priming, samples, rate}: priming = samples out - samples in
+ * (the encoder's lead-in, measured, not assumed), samples = the input's count. Nothing is sent
+ * when the counts are not consistent (no input, less out than in). The two probes' ids go to
+ * ids[0] (sink pad) and ids[1] (source pad). Returns 0 when the encoder lacks either pad. */
+int gk_encoder_measure_delay(GstElement *encoder, gulong ids[2]);
+
+/* What a pad sees go by: kind 0, the image-orientation tag ("rotate-90", "flip-rotate-0", ...)
+ * in `text`; kind 1, an encoder delay (a = priming, b = samples, c = rate). */
+typedef void (*GkStreamFactFn)(void *context, int kind, const char *text, gint64 a, gint64 b, gint64 c);
+gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, GDestroyNotify destroy);
+
+/* Rewrites each image-orientation tag leaving `pad` to "rotate-0": for an element that has
+ * turned the picture as the tag said (videoflip video-direction=auto), which passes the tag on
+ * as it came, so that a writer downstream would turn it once more. */
+gulong gk_pad_mark_upright(GstPad *pad);
 
 /* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
  * default layout of the format). Returns the number of planes, or 0 for an unknown format. */
@@ -126,3 +147,5 @@ gsize gk_video_frame_size(const char *format, int width, int height);
  * report of one is harmless. Call before the pipeline leaves NULL. Returns 0 if the bin's
  * child bus could not be watched. */
 int gk_bin_keep_errors(GstBin *bin);
+
+#endif

@@ -30,8 +30,8 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
     public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...192_000, help: "resample audio to this rate (default: the file's)")
     public static let channels = OptionalParameter<Int>("channels", 1...8, help: "mix audio to this many channels (default: the file's)")
     public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra, help: "video pixel format")
-    public static let autorotate = Parameter<Bool>("autorotate", default: true,
-                                                   help: "turn the picture as the file says it is displayed (a phone's portrait video), as ffmpeg does; false gives frames as stored")
+    public static let autorotate = Parameter<Bool>("autorotate", default: false,
+                                                   help: "true turns the picture as the file says it is displayed (a phone's portrait video), as ffmpeg does; false (the default) gives frames as stored and passes the orientation on, so sink.mp4 writes it, as AVFoundation keeps a track's transform")
 
     let context: NodeContext
     private let lock = Lock()
@@ -84,10 +84,11 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             try bin.link(convert, filter)
             try bin.expose(output: "video", filter)
             if p[Self.autorotate] {
-                // The display rotation (an MP4's matrix, as the image-orientation tag) applied
-                // to the pixels: GStreamer's MP4 writer keeps no such tag, so a file written
-                // from these frames plays the right way up. No rotation: passed through as is.
+                // The display orientation (an MP4's matrix, as the image-orientation tag)
+                // applied to the pixels, and the tag then says upright, so that a writer does
+                // not turn them again. No orientation: passed through as is.
                 let rotate = try bin.make("videoflip", ["video-direction": "auto"])
+                rotate.markUpright()
                 try bin.link(rotate, convert)
                 videoEntry = rotate
             } else {

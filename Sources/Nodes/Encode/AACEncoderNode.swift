@@ -50,6 +50,8 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         case .voaacenc:
             encoder = try bin.make("voaacenc", name: "encoder", ["bitrate": p[Self.bitrate]])
         }
+        // The priming it adds, measured, so that sink.mp4 writes an edit list (gapless).
+        encoder.measureEncoderDelay()
         try bin.link(convert, encoder)
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", encoder)

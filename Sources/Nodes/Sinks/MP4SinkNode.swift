@@ -10,6 +10,10 @@ import GraphKit
 /// name. With `fragmentInterval` the file is written under its name from the start, so a crash
 /// keeps every fragment written (`movieFragmentInterval`).
 ///
+/// A finished file's index then gets what GStreamer's writer leaves out (``MP4Index``): an AAC
+/// track's edit list from its measured encoder delay (gapless: decoders give back the input's
+/// samples, aligned) and a video track's display matrix from its orientation tag.
+///
 /// Example:
 /// ```json
 /// "file": { "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }
@@ -41,6 +45,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     let fragmentInterval: Double
     private let lock = Lock()
     private var status: OutputReport.Status = .unknown
+    private var indexEdits = MP4Index.Edits()
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -70,6 +75,15 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         try bin.link(mux, sink)
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: "\(port)_%u", from: mux)
+            bin.onStreamFacts(input: port) { [self] fact in
+                lock.lock()
+                defer { lock.unlock() }
+                switch fact {
+                case .encoderDelay(let delay) where port == "audio": indexEdits.audioDelay = delay
+                case .orientation(let orientation) where port == "video": indexEdits.orientation = orientation
+                default: break
+                }
+            }
         }
     }
 
@@ -93,7 +107,10 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         }
         switch outcome {
         case .completed, .stopped:
-            if !writesInPlace { try file.commit() }
+            if !writesInPlace {
+                try completeIndex()
+                try file.commit()
+            }
             final = .completed
         case .failed:
             // A fragmented recording keeps what it wrote: surviving failure is its purpose.
@@ -101,6 +118,20 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         case .cancelled:
             final = .cancelled
             if writesInPlace { file.removeTarget() } else { file.discard() }
+        }
+    }
+
+    /// Writes the edit list and display matrix into the finished temporary file.
+    private func completeIndex() throws(GraphError) {
+        lock.lock()
+        let edits = indexEdits
+        lock.unlock()
+        do {
+            try MP4Index.apply(edits, toFileAt: file.temporary.path)
+        } catch {
+            file.discard()
+            throw GraphError(.outputUnwritable, at: file.location,
+                             "cannot finish \"\(path)\": writing its index failed: \(error.reason)", node: context.id)
         }
     }
 }

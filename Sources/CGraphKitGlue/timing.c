@@ -1,0 +1,175 @@
+#include <gst/audio/audio.h>
+#include "CGraphKitGlue.h"
+
+/* Stream timing: an audio encoder's measured delay, and what a writer's pad sees go by.
+ * Declarations and contracts in CGraphKitGlue.h. */
+
+#define ENCODER_DELAY_EVENT "graphkit-encoder-delay"
+
+/* Shared by the encoder's two probes (each holds a reference). Touched on the encoder's
+ * streaming threads: input on the upstream thread, output and EOS on the one the encoder
+ * pushes from, which for GstAudioEncoder is the upstream thread too; atomics all the same. */
+typedef struct {
+    gint64 samples_in;
+    gint bpf;
+    gint rate;
+    gint64 first_pts;   /* -1 until the first output buffer */
+    gint64 end_pts;     /* end of the last output buffer */
+} DelayCounter;
+
+static void delay_counter_reset(DelayCounter *c) {
+    __atomic_store_n(&c->samples_in, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->first_pts, -1, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->end_pts, -1, __ATOMIC_RELAXED);
+}
+
+static void delay_counter_release(gpointer data) { g_atomic_rc_box_release(data); }
+
+static GstPadProbeReturn encoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    DelayCounter *c = data;
+    gk_callback_enter(pad);
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+        gint bpf = __atomic_load_n(&c->bpf, __ATOMIC_RELAXED);
+        if (b != NULL && bpf > 0)
+            __atomic_fetch_add(&c->samples_in, (gint64)(gst_buffer_get_size(b) / (gsize)bpf), __ATOMIC_RELAXED);
+    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+            GstCaps *caps = NULL;
+            GstAudioInfo audio;
+            gst_event_parse_caps(event, &caps);
+            if (caps != NULL && gst_audio_info_from_caps(&audio, caps)) {
+                __atomic_store_n(&c->bpf, GST_AUDIO_INFO_BPF(&audio), __ATOMIC_RELAXED);
+                __atomic_store_n(&c->rate, GST_AUDIO_INFO_RATE(&audio), __ATOMIC_RELAXED);
+            }
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+            delay_counter_reset(c);
+        }
+    }
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn encoder_output(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    DelayCounter *c = data;
+    gk_callback_enter(pad);
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+        if (b != NULL && GST_BUFFER_PTS_IS_VALID(b) && GST_BUFFER_DURATION_IS_VALID(b)) {
+            gint64 unset = -1;
+            __atomic_compare_exchange_n(&c->first_pts, &unset, (gint64)GST_BUFFER_PTS(b), FALSE,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+            __atomic_store_n(&c->end_pts, (gint64)(GST_BUFFER_PTS(b) + GST_BUFFER_DURATION(b)), __ATOMIC_RELAXED);
+        }
+    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+            gint64 first = __atomic_load_n(&c->first_pts, __ATOMIC_RELAXED);
+            gint64 end = __atomic_load_n(&c->end_pts, __ATOMIC_RELAXED);
+            gint64 in = __atomic_load_n(&c->samples_in, __ATOMIC_RELAXED);
+            gint rate = __atomic_load_n(&c->rate, __ATOMIC_RELAXED);
+            if (first >= 0 && end > first && in > 0 && rate > 0) {
+                /* GstAudioEncoder stamps output from sample counts, so the span converts back
+                 * exactly (to the nearest sample). */
+                gint64 out = (gint64)gst_util_uint64_scale_round((guint64)(end - first), (guint64)rate, GST_SECOND);
+                if (out >= in) {
+                    GstStructure *s = gst_structure_new(ENCODER_DELAY_EVENT, "priming", G_TYPE_INT64, out - in,
+                                                        "samples", G_TYPE_INT64, in, "rate", G_TYPE_INT, rate, NULL);
+                    /* Pushed from the EOS's own probe, so it arrives just before the EOS; this
+                     * probe sees it go by and lets it pass. */
+                    gst_pad_push_event(pad, gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, s));
+                }
+            }
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+            delay_counter_reset(c);
+        }
+    }
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+int gk_encoder_measure_delay(GstElement *encoder, gulong ids[2]) {
+    GstPad *sink = gst_element_get_static_pad(encoder, "sink");
+    GstPad *src = gst_element_get_static_pad(encoder, "src");
+    int ok = sink != NULL && src != NULL;
+    if (ok) {
+        DelayCounter *c = g_atomic_rc_box_new0(DelayCounter);
+        delay_counter_reset(c);
+        GstPadProbeType events = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH;
+        ids[0] = gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | events, encoder_input, c, delay_counter_release);
+        ids[1] = gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER | events, encoder_output,
+                                   g_atomic_rc_box_acquire(c), delay_counter_release);
+    }
+    if (sink) gst_object_unref(sink);
+    if (src) gst_object_unref(src);
+    return ok;
+}
+
+typedef struct {
+    GkStreamFactFn fn;
+    void *context;
+    GDestroyNotify destroy;
+} FactWatch;
+
+static void fact_watch_free(gpointer data) {
+    FactWatch *w = data;
+    if (w->destroy) w->destroy(w->context);
+    g_free(w);
+}
+
+static GstPadProbeReturn watch_facts(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    FactWatch *w = data;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    gk_callback_enter(pad);
+    if (event != NULL && GST_EVENT_TYPE(event) == GST_EVENT_TAG) {
+        GstTagList *tags = NULL;
+        gchar *orientation = NULL;
+        gst_event_parse_tag(event, &tags);
+        if (tags != NULL && gst_tag_list_get_string(tags, GST_TAG_IMAGE_ORIENTATION, &orientation)) {
+            w->fn(w->context, 0, orientation, 0, 0, 0);
+            g_free(orientation);
+        }
+    } else if (event != NULL && GST_EVENT_TYPE(event) == GST_EVENT_CUSTOM_DOWNSTREAM) {
+        const GstStructure *s = gst_event_get_structure(event);
+        gint64 priming = 0, samples = 0;
+        gint rate = 0;
+        if (s != NULL && gst_structure_has_name(s, ENCODER_DELAY_EVENT) &&
+            gst_structure_get_int64(s, "priming", &priming) && gst_structure_get_int64(s, "samples", &samples) &&
+            gst_structure_get_int(s, "rate", &rate))
+            w->fn(w->context, 1, NULL, priming, samples, rate);
+    }
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, GDestroyNotify destroy) {
+    FactWatch *w = g_new0(FactWatch, 1);
+    w->fn = fn;
+    w->context = context;
+    w->destroy = destroy;
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, watch_facts, w, fact_watch_free);
+}
+
+static GstPadProbeReturn mark_upright(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)data;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (event == NULL || GST_EVENT_TYPE(event) != GST_EVENT_TAG)
+        return GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    GstTagList *tags = NULL;
+    gst_event_parse_tag(event, &tags);
+    if (tags != NULL && gst_tag_list_get_tag_size(tags, GST_TAG_IMAGE_ORIENTATION) > 0) {
+        GstTagList *upright = gst_tag_list_copy(tags);
+        gst_tag_list_add(upright, GST_TAG_MERGE_REPLACE, GST_TAG_IMAGE_ORIENTATION, "rotate-0", NULL);
+        GstEvent *replacement = gst_event_new_tag(upright);
+        gst_event_unref(event);
+        info->data = replacement;
+    }
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_mark_upright(GstPad *pad) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, mark_upright, NULL, NULL);
+}

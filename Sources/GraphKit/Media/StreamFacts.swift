@@ -1,0 +1,98 @@
+import CGStreamer
+import CGraphKitGlue
+
+/// How many samples of an encoded audio stream are the encoder's lead-in (priming), and how
+/// many are the input's: what an MP4 edit list or an iTunes `iTunSMPB` tag describes so that a
+/// decoder gives back exactly the input. Measured while encoding (``Element/measureEncoderDelay()``).
+public struct EncoderDelay: Sendable, Equatable {
+    /// Samples the encoder put before the input's first one.
+    public var priming: Int
+    /// The input's sample count; whatever the last frame holds beyond it is padding.
+    public var samples: Int
+    public var sampleRate: Int
+
+    public init(priming: Int, samples: Int, sampleRate: Int) {
+        self.priming = priming
+        self.samples = samples
+        self.sampleRate = sampleRate
+    }
+}
+
+/// How a video is meant to be shown: a rotation clockwise, after a mirror (left-right) for the
+/// `flip` ones. The names are GStreamer's `image-orientation` tag values; in an MP4 or MOV
+/// file it is the video track header's display matrix (`AVAssetTrack.preferredTransform`).
+public enum DisplayOrientation: String, Sendable, CaseIterable {
+    case rotate0 = "rotate-0", rotate90 = "rotate-90", rotate180 = "rotate-180", rotate270 = "rotate-270"
+    case flipRotate0 = "flip-rotate-0", flipRotate90 = "flip-rotate-90"
+    case flipRotate180 = "flip-rotate-180", flipRotate270 = "flip-rotate-270"
+
+    /// Degrees clockwise, after the mirror when ``mirrored``.
+    public var degrees: Int {
+        switch self {
+        case .rotate0, .flipRotate0: 0
+        case .rotate90, .flipRotate90: 90
+        case .rotate180, .flipRotate180: 180
+        case .rotate270, .flipRotate270: 270
+        }
+    }
+
+    public var mirrored: Bool { rawValue.hasPrefix("flip-") }
+}
+
+/// Something a writer learns from a stream on its way in.
+public enum StreamFact: Sendable, Equatable {
+    case orientation(DisplayOrientation)
+    case encoderDelay(EncoderDelay)
+}
+
+extension Element {
+    /// Measures this audio encoder's delay while it runs (the samples it sends beyond those it
+    /// was given, at end of stream) and tells the writer downstream, which can then describe
+    /// the priming and padding (``BinBuilder/onStreamFacts(input:_:)``). For an encoder built on
+    /// GStreamer's `GstAudioEncoder`, which stamps its output from sample counts.
+    public func measureEncoderDelay() {
+        var ids: (gulong, gulong) = (0, 0)
+        let ok = withUnsafeMutablePointer(to: &ids) { tuple in
+            tuple.withMemoryRebound(to: gulong.self, capacity: 2) { gk_encoder_measure_delay(raw, $0) }
+        }
+        guard ok != 0 else { return }
+        for (pad, id) in [("sink", ids.0), ("src", ids.1)] {
+            guard let p = gst_element_get_static_pad(raw, pad) else { continue }
+            callbacks.adopt(probe: id, on: p)
+            gst_object_unref(UnsafeMutableRawPointer(p))
+        }
+    }
+}
+
+extension Element {
+    /// Says downstream that the picture leaving this element's `pad` is upright: for an element
+    /// that has turned it as the stream's orientation said (videoflip's `auto`), which passes
+    /// the orientation on as it came, so that a writer would turn the picture once more.
+    public func markUpright(pad name: String = "src") {
+        guard let p = gst_element_get_static_pad(raw, name) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_mark_upright(p), on: p)
+    }
+}
+
+extension BinBuilder {
+    /// Calls `handler` on the streaming thread with each display orientation and encoder delay
+    /// that reaches the node's input `port` (exposed already).
+    public func onStreamFacts(input port: String, _ handler: @escaping @Sendable (StreamFact) -> Void) {
+        guard let pad = exposedInputs[port] else { return }
+        final class Box: @unchecked Sendable {
+            let handler: @Sendable (StreamFact) -> Void
+            init(_ h: @escaping @Sendable (StreamFact) -> Void) { handler = h }
+        }
+        let box = Unmanaged.passRetained(Box(handler)).toOpaque()
+        let id = gk_pad_watch_stream_facts(pad, { ctx, kind, text, a, b, c in
+            let box = Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue()
+            if kind == 0, let text, let orientation = DisplayOrientation(rawValue: String(cString: text)) {
+                box.handler(.orientation(orientation))
+            } else if kind == 1 {
+                box.handler(.encoderDelay(EncoderDelay(priming: Int(a), samples: Int(b), sampleRate: Int(c))))
+            }
+        }, box, { ctx in Unmanaged<Box>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: pad)
+    }
+}
