@@ -18,6 +18,7 @@ packages=(
   gstreamer1.0-alsa
   libcairo2-dev
   ffmpeg
+  lame          # LAME itself, for test MP3s with its own gapless tag
 )
 for arg in "$@"; do
   case "$arg" in

@@ -101,6 +101,7 @@ char *gk_init(void) {
         GError *error = NULL;
         if (gst_init_check(NULL, NULL, &error)) {
             initialised = TRUE;
+            gk_quiet_known_criticals();
         } else {
             message = g_strdup(error ? error->message : "gst_init_check failed");
             g_clear_error(&error);

@@ -1,3 +1,4 @@
+#include <string.h>
 #include <gst/audio/audio.h>
 #include "CGraphKitGlue.h"
 
@@ -172,4 +173,90 @@ static GstPadProbeReturn mark_upright(GstPad *pad, GstPadProbeInfo *info, gpoint
 
 gulong gk_pad_mark_upright(GstPad *pad) {
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, mark_upright, NULL, NULL);
+}
+
+/* --- MP3 encoder delay from ffmpeg's Info tag ----------------------------------------------
+ * GStreamer 1.22's mpegaudioparse reads the encoder delay and padding from a LAME tag only when
+ * its encoder string starts "LAME"; ffmpeg's (libmp3lame through libavcodec) says "Lavc" in the
+ * same layout, so its MP3s decode with the delay and padding left in. The first frame's tag is
+ * relabelled on its way into the parser, which then trims them as it does for LAME's. */
+
+/* Where the LAME tag starts in a first frame that holds a Xing/Info header, or -1. */
+static gssize lame_tag_offset(const guint8 *data, gsize size) {
+    if (size < 4 || data[0] != 0xFF || (data[1] & 0xE0) != 0xE0)
+        return -1;
+    int mpeg1 = (data[1] & 0x18) == 0x18, mono = (data[3] & 0xC0) == 0xC0;
+    gsize side = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17);
+    gsize at = 4 + side;
+    if (size < at + 8 || (memcmp(data + at, "Xing", 4) != 0 && memcmp(data + at, "Info", 4) != 0))
+        return -1;
+    guint32 flags = GST_READ_UINT32_BE(data + at + 4);
+    at += 8;
+    if (flags & 1) at += 4;   /* frames */
+    if (flags & 2) at += 4;   /* bytes */
+    if (flags & 4) at += 100; /* seek table */
+    if (flags & 8) at += 4;   /* quality */
+    return size >= at + 36 ? (gssize)at : -1;
+}
+
+static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    gint *done = data;
+    if (!(info->type & GST_PAD_PROBE_TYPE_BUFFER) || __atomic_load_n(done, __ATOMIC_RELAXED))
+        return GST_PAD_PROBE_OK;
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (buffer == NULL)
+        return GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    GstMapInfo map;
+    gssize at = -1;
+    if (gst_buffer_map(buffer, &map, GST_MAP_READ)) {
+        at = lame_tag_offset(map.data, map.size);
+        if (at >= 0 && memcmp(map.data + at, "Lavc", 4) != 0)
+            at = -1;
+        gst_buffer_unmap(buffer, &map);
+    }
+    /* Only the stream's first frame can hold the tag. */
+    __atomic_store_n(done, 1, __ATOMIC_RELAXED);
+    if (at >= 0) {
+        buffer = gst_buffer_make_writable(buffer);
+        gst_buffer_fill(buffer, (gsize)at, "LAME", 4);
+        info->data = buffer;
+    }
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+/* GStreamer 1.22's audio decoders assert (a GLib critical on stderr) when gapless trimming
+ * takes a whole frame, which the MP3 parser's does for every tagged MP3: the frame is dropped
+ * as it should be. That one message is not shown; every other goes to GLib's handler. */
+static void quiet_whole_frame_clip(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)data;
+    if (message != NULL && strstr(message, "gst_audio_decoder_allocate_output_buffer: assertion 'size > 0' failed") != NULL)
+        return;
+    g_log_default_handler(domain, level, message, NULL);
+}
+
+void gk_quiet_known_criticals(void) {
+    g_log_set_handler("GStreamer-Audio", G_LOG_LEVEL_CRITICAL | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,
+                      quiet_whole_frame_clip, NULL);
+}
+
+static void on_deep_element_added(GstBin *bin, GstBin *sub, GstElement *element, gpointer data) {
+    (void)bin; (void)sub; (void)data;
+    GstElementFactory *factory = gst_element_get_factory(element);
+    if (factory == NULL || g_strcmp0(GST_OBJECT_NAME(factory), "mpegaudioparse") != 0)
+        return;
+    gk_callback_enter(element);
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink != NULL) {
+        /* Pulled or pushed, the first buffer the parser gets starts at its first frame. */
+        gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_PUSH,
+                          relabel_lavc, g_new0(gint, 1), g_free);
+        gst_object_unref(sink);
+    }
+    gk_callback_leave(element);
+}
+
+gulong gk_decodebin_read_lavc_mp3_delay(GstElement *decodebin) {
+    return g_signal_connect(decodebin, "deep-element-added", G_CALLBACK(on_deep_element_added), NULL);
 }

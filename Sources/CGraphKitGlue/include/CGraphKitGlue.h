@@ -117,6 +117,14 @@ gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, 
  * as it came, so that a writer downstream would turn it once more. */
 gulong gk_pad_mark_upright(GstPad *pad);
 
+/* Makes decodebin's MP3 parser trim the encoder delay and padding of ffmpeg's MP3s as it does
+ * LAME's (timing.c says how). Returns the signal handler's id. */
+gulong gk_decodebin_read_lavc_mp3_delay(GstElement *decodebin);
+
+/* Hides the one GLib critical GStreamer 1.22 prints for a gapless MP3 (timing.c). gk_init
+ * calls it. */
+void gk_quiet_known_criticals(void);
+
 /* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
  * default layout of the format). Returns the number of planes, or 0 for an unknown format. */
 int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]);

@@ -75,6 +75,15 @@ extension Element {
     }
 }
 
+extension Element {
+    /// For decodebin: an MP3 made by ffmpeg (its Info tag says "Lavc") is trimmed of its encoder
+    /// delay and padding as GStreamer trims LAME's, so it decodes to exactly the samples that were
+    /// encoded, as ffmpeg and BBC audiowaveform decode it. An MP3 without the tag decodes as is.
+    public func trimFFmpegMP3Delay() {
+        callbacks.adopt(signal: gk_decodebin_read_lavc_mp3_delay(raw), on: object)
+    }
+}
+
 extension BinBuilder {
     /// Calls `handler` on the streaming thread with each display orientation and encoder delay
     /// that reaches the node's input `port` (exposed already).

@@ -52,6 +52,9 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         // name; mpg123's decodes 2.5 times as fast in a fifth of the memory (BENCHMARKS.md).
         GStreamer.prefer("mpg123audiodec", over: ["avdec_mp3", "avdec_mp3float"])
         let decodebin = try bin.make("decodebin", name: "decodebin")
+        // GStreamer trims an MP3's encoder delay and padding when LAME wrote its tag, and not
+        // when ffmpeg did (in the same layout): both are trimmed, as ffmpeg trims them.
+        decodebin.trimFFmpegMP3Delay()
         // decodebin pulls from the file (demuxers read in large blocks and seek). GStreamer
         // 1.22's decodebin may drop a demuxer's error in pull mode; BinBuilder keeps and reposts
         // it (gk_bin_keep_errors), so a truncated MP4 fails instead of stalling.

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+/// `decode` gives exactly the samples that were encoded, at the right time: encoder delay and
+/// padding are trimmed where the file says what they are, as ffmpeg and AVAssetReader do.
+/// Every file is made by ffmpeg (or LAME) from the same known signal, 3 s of white noise plus
+/// 7 samples at 22,050 Hz: a length that is no multiple of any codec's frame.
+@Suite struct SampleExactDecodingTests {
+    static let rate = 22_050, count = 66_157
+
+    static func source(in folder: URL, rate: Int = rate) throws -> String {
+        let wav = folder.appendingPathComponent("source.wav").path
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=r=\(rate):a=0.25:seed=3",
+                                             "-af", "atrim=end_sample=\(count)", "-c:a", "pcm_s16le", wav])
+        return wav
+    }
+
+    /// The file decoded by `decode`, mono 16-bit at the file's rate.
+    static func decode(_ path: String) throws -> [Int16] {
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(path)" } },
+              "dec": { "type": "decode", "params": { "sampleFormat": "s16le" } }, "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.audio -> out.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        var samples: [Int16] = []
+        while let b = try run.output("out").copyNextSampleBuffer() { samples += b.withAudioSamples(as: Int16.self) { Array($0) } }
+        #expect(run.wait().status == .completed)
+        return samples
+    }
+
+    /// The shift that best lines `decoded` up with `input` (0: the first sample lands where
+    /// the source's does).
+    static func lag(of decoded: [Int16], against input: [Int16], within limit: Int = 2500) -> Int {
+        let window = 4096, start = input.count / 2
+        var best = (lag: Int.max, score: -Double.infinity)
+        for lag in -limit...limit {
+            var score = 0.0
+            for i in start..<(start + window) where i + lag >= 0 && i + lag < decoded.count {
+                score += Double(input[i]) * Double(decoded[i + lag])
+            }
+            if score > best.score { best = (lag, score) }
+        }
+        return best.lag
+    }
+
+    static func encode(_ wav: String, to file: String, _ arguments: [String]) throws {
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", wav] + arguments + [file])
+    }
+
+    /// MP3 with an Info tag, from ffmpeg ("Lavc") and from LAME itself, CBR and VBR: the decoder
+    /// delay (529) and the encoder's delay and padding are trimmed, and the count is the source's.
+    @Test(arguments: ["lavc-cbr", "lavc-vbr", "lame-cbr", "lame-vbr"])
+    func mp3WithATagDecodesToTheSourceExactly(_ kind: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = try Self.source(in: folder), mp3 = folder.appendingPathComponent("\(kind).mp3").path
+        let vbr = kind.hasSuffix("vbr")
+        if kind.hasPrefix("lame") {
+            _ = try TestMedia.runTool("lame", ["--silent"] + (vbr ? ["-V", "4"] : ["-b", "64"]) + [wav, mp3])
+        } else {
+            try Self.encode(wav, to: mp3, ["-c:a", "libmp3lame"] + (vbr ? ["-q:a", "4"] : ["-b:a", "64k"]))
+        }
+        let input = try Self.decode(wav), decoded = try Self.decode(mp3)
+        #expect(input.count == Self.count)
+        #expect(decoded.count == Self.count, "\(kind): \(decoded.count) samples")
+        #expect(Self.lag(of: decoded, against: input) == 0, "\(kind)")
+    }
+
+    /// Without the tag, nothing says what to trim: decoded as GStreamer gives it, delay and all
+    /// (ffmpeg does the same).
+    @Test func mp3WithoutATagKeepsWhatTheDecoderGives() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = try Self.source(in: folder), mp3 = folder.appendingPathComponent("untagged.mp3").path
+        try Self.encode(wav, to: mp3, ["-c:a", "libmp3lame", "-b:a", "64k", "-write_xing", "0"])
+        let decoded = try Self.decode(mp3)
+        #expect(decoded.count > Self.count && decoded.count % 576 == 0, "\(decoded.count)")
+        #expect(Self.lag(of: decoded, against: try Self.decode(wav)) > 0)
+    }
+
+    /// Opus (pre-skip and end trimming), Vorbis (granule positions), FLAC and WAV are exact
+    /// already, in GStreamer: pinned here.
+    @Test(arguments: [("opus", ["-c:a", "libopus", "-b:a", "48k"]), ("ogg", ["-c:a", "libvorbis"]), ("flac", []), ("wav", ["-c:a", "pcm_s24le"])])
+    func otherCodecsAreExact(_ ext: String, _ arguments: [String]) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Opus runs at 48 kHz: its source is made at that rate.
+        let rate = ext == "opus" ? 48_000 : Self.rate
+        let wav = try Self.source(in: folder, rate: rate), file = folder.appendingPathComponent("out.\(ext)").path
+        try Self.encode(wav, to: file, arguments)
+        let input = try Self.decode(wav), decoded = try Self.decode(file)
+        #expect(decoded.count == Self.count, "\(ext): \(decoded.count) samples")
+        #expect(Self.lag(of: decoded, against: input) == 0, "\(ext)")
+    }
+}
