@@ -260,3 +260,149 @@ static void on_deep_element_added(GstBin *bin, GstBin *sub, GstElement *element,
 gulong gk_decodebin_read_lavc_mp3_delay(GstElement *decodebin) {
     return g_signal_connect(decodebin, "deep-element-added", G_CALLBACK(on_deep_element_added), NULL);
 }
+
+/* --- An MP4's index on its way into the demuxer, and trimming decoded audio ------------------ */
+
+typedef struct {
+    GkIndexFn fn;
+    void *context;
+    GDestroyNotify destroy;
+} IndexWatch;
+
+static void index_watch_free(gpointer data) {
+    IndexWatch *w = data;
+    if (w->destroy) w->destroy(w->context);
+}
+static void index_watch_unref(gpointer data) { g_atomic_rc_box_release_full(data, index_watch_free); }
+
+static GstPadProbeReturn see_index(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    IndexWatch *w = data;
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (buffer == NULL || gst_buffer_get_size(buffer) < 8)
+        return GST_PAD_PROBE_OK;
+    guint8 head[8];
+    gst_buffer_extract(buffer, 0, head, 8);
+    /* qtdemux pulls the whole index at once: a buffer that is exactly one moov box. */
+    if (memcmp(head + 4, "moov", 4) != 0 || GST_READ_UINT32_BE(head) != gst_buffer_get_size(buffer))
+        return GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    buffer = gst_buffer_make_writable(buffer);
+    GstMapInfo map;
+    if (gst_buffer_map(buffer, &map, GST_MAP_READWRITE)) {
+        w->fn(w->context, map.data, map.size);
+        gst_buffer_unmap(buffer, &map);
+    }
+    info->data = buffer;
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+static void watch_demuxer_index(GstBin *bin, GstBin *sub, GstElement *element, gpointer data) {
+    (void)bin; (void)sub;
+    GstElementFactory *factory = gst_element_get_factory(element);
+    if (factory == NULL || g_strcmp0(GST_OBJECT_NAME(factory), "qtdemux") != 0)
+        return;
+    gk_callback_enter(element);
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink != NULL) {
+        gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_PULL, see_index,
+                          g_atomic_rc_box_acquire(data), index_watch_unref);
+        gst_object_unref(sink);
+    }
+    gk_callback_leave(element);
+}
+
+gulong gk_decodebin_watch_mp4_index(GstElement *decodebin, GkIndexFn fn, void *context, GDestroyNotify destroy) {
+    IndexWatch *w = g_atomic_rc_box_new0(IndexWatch);
+    w->fn = fn;
+    w->context = context;
+    w->destroy = destroy;
+    return g_signal_connect_data(decodebin, "deep-element-added", G_CALLBACK(watch_demuxer_index), w,
+                                 (GClosureNotify)index_watch_unref, 0);
+}
+
+struct GkAudioTrim {
+    gint64 start, end; /* in `timescale` units; end < 0: to the end */
+    gint timescale;
+    gint active;
+    gint bpf, rate;    /* of the stream through the probe */
+    gint64 stop_ns;    /* its segment's end, -1 if open */
+};
+
+GkAudioTrim *gk_audio_trim_new(void) {
+    GkAudioTrim *trim = g_atomic_rc_box_new0(GkAudioTrim);
+    trim->stop_ns = -1;
+    return trim;
+}
+void gk_audio_trim_unref(GkAudioTrim *trim) { g_atomic_rc_box_release(trim); }
+
+void gk_audio_trim_set(GkAudioTrim *trim, gint64 start, gint64 end, gint timescale) {
+    __atomic_store_n(&trim->start, start, __ATOMIC_RELAXED);
+    __atomic_store_n(&trim->end, end, __ATOMIC_RELAXED);
+    __atomic_store_n(&trim->timescale, timescale, __ATOMIC_RELAXED);
+    __atomic_store_n(&trim->active, timescale > 0, __ATOMIC_RELEASE);
+}
+
+static GstPadProbeReturn trim_audio(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GkAudioTrim *t = data;
+    if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        GstCaps *caps = NULL;
+        GstAudioInfo audio;
+        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+            gst_event_parse_caps(event, &caps);
+            if (caps != NULL && gst_audio_info_from_caps(&audio, caps)) {
+                __atomic_store_n(&t->bpf, GST_AUDIO_INFO_BPF(&audio), __ATOMIC_RELAXED);
+                __atomic_store_n(&t->rate, GST_AUDIO_INFO_RATE(&audio), __ATOMIC_RELAXED);
+            }
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+            const GstSegment *segment = NULL;
+            gst_event_parse_segment(event, &segment);
+            gboolean plain = segment->format == GST_FORMAT_TIME && segment->start == 0 && segment->time == 0 &&
+                             GST_CLOCK_TIME_IS_VALID(segment->stop);
+            __atomic_store_n(&t->stop_ns, plain ? (gint64)segment->stop : -1, __ATOMIC_RELAXED);
+        }
+        return GST_PAD_PROBE_OK;
+    }
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    gint bpf = __atomic_load_n(&t->bpf, __ATOMIC_RELAXED), rate = __atomic_load_n(&t->rate, __ATOMIC_RELAXED);
+    gint64 stop_ns = __atomic_load_n(&t->stop_ns, __ATOMIC_RELAXED);
+    gboolean active = __atomic_load_n(&t->active, __ATOMIC_ACQUIRE);
+    if (buffer == NULL || (!active && stop_ns < 0) || bpf <= 0 || rate <= 0 || !GST_BUFFER_PTS_IS_VALID(buffer))
+        return GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    gint scale = active ? t->timescale : 1;
+    /* Positions in samples at the stream's rate, from its time stamps (to the nearest sample).
+     * The segment's end, in nanoseconds cut down from an exact sample count, ends the stream at
+     * the nearest sample too: decoders clip at the sample after it (a Vorbis file's last
+     * granule gave one sample more than it holds). */
+    gint64 start = active ? (gint64)gst_util_uint64_scale_round((guint64)t->start, (guint64)rate, (guint64)scale) : 0;
+    gint64 end = !active || t->end < 0 ? G_MAXINT64 : (gint64)gst_util_uint64_scale_round((guint64)t->end, (guint64)rate, (guint64)scale);
+    if (stop_ns >= 0)
+        end = MIN(end, (gint64)gst_util_uint64_scale_round((guint64)stop_ns, (guint64)rate, GST_SECOND));
+    gint64 first = (gint64)gst_util_uint64_scale_round(GST_BUFFER_PTS(buffer), (guint64)rate, GST_SECOND);
+    gint64 count = (gint64)(gst_buffer_get_size(buffer) / (gsize)bpf);
+    gint64 from = MAX(first, start), to = MIN(first + count, end);
+    GstPadProbeReturn r = GST_PAD_PROBE_OK;
+    if (to <= from) {
+        r = GST_PAD_PROBE_DROP;
+    } else {
+        /* Planar layouts (a decoder's GstAudioMeta) are cut plane by plane. */
+        GstBuffer *kept = (from != first || to != first + count)
+            ? gst_audio_buffer_truncate(buffer, bpf, (gsize)(from - first), (gsize)(to - from))
+            : gst_buffer_make_writable(buffer);
+        kept = gst_buffer_make_writable(kept);
+        /* The kept samples' times start from the first kept one, as the file's timeline does. */
+        GST_BUFFER_PTS(kept) = gst_util_uint64_scale_round((guint64)(from - start), GST_SECOND, (guint64)rate);
+        GST_BUFFER_DURATION(kept) = gst_util_uint64_scale_round((guint64)(to - start), GST_SECOND, (guint64)rate) - GST_BUFFER_PTS(kept);
+        GST_BUFFER_DTS(kept) = GST_CLOCK_TIME_NONE;
+        info->data = kept;
+    }
+    gk_callback_leave(pad);
+    return r;
+}
+
+gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, trim_audio,
+                             g_atomic_rc_box_acquire(trim), (GDestroyNotify)gk_audio_trim_unref);
+}

@@ -125,6 +125,21 @@ gulong gk_decodebin_read_lavc_mp3_delay(GstElement *decodebin);
  * calls it. */
 void gk_quiet_known_criticals(void);
 
+/* Calls `fn` with each MP4/MOV index (a whole moov box) decodebin's qtdemux pulls, before the
+ * demuxer reads it: `fn` may change bytes, never the size. Returns the signal handler's id;
+ * `destroy` frees `context` once the handler and every probe it added are gone. */
+typedef void (*GkIndexFn)(void *context, guint8 *data, gsize size);
+gulong gk_decodebin_watch_mp4_index(GstElement *decodebin, GkIndexFn fn, void *context, GDestroyNotify destroy);
+
+/* Keeps only the samples of a decoded audio stream from `start` to `end` (in `timescale` units of
+ * the stream's time; end < 0: to its end), by each buffer's time stamp; kept samples are stamped
+ * from `start`. Inactive (everything passes) until set. Reference-counted: the probe holds one. */
+typedef struct GkAudioTrim GkAudioTrim;
+GkAudioTrim *gk_audio_trim_new(void);
+void gk_audio_trim_set(GkAudioTrim *trim, gint64 start, gint64 end, gint timescale);
+void gk_audio_trim_unref(GkAudioTrim *trim);
+gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim);
+
 /* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
  * default layout of the format). Returns the number of planes, or 0 for an unknown format. */
 int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]);

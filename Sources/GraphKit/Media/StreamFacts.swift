@@ -105,3 +105,49 @@ extension BinBuilder {
         callbacks.adopt(probe: id, on: pad)
     }
 }
+
+/// The samples to keep of a decoded audio stream, by position in its timeline: what an MP4's
+/// edit list or an iTunes gapless tag says (``Element/trimAudio(_:pad:)``). Keeps everything
+/// until ``keep(from:to:timescale:)`` is called, which may be late: before the first sample.
+public final class AudioTrim: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    public init() { raw = gk_audio_trim_new() }
+    deinit { gk_audio_trim_unref(raw) }
+
+    /// Keeps the samples from `start` to `end` (nil: to the stream's end), in `timescale` units
+    /// a second of the stream's own time; the first kept sample is then at time 0.
+    public func keep(from start: Int64, to end: Int64?, timescale: Int) {
+        gk_audio_trim_set(raw, gint64(start), gint64(end ?? -1), Int32(clamping: timescale))
+    }
+}
+
+extension Element {
+    /// Applies `trim` to the decoded audio arriving at this element's `pad`.
+    public func trimAudio(_ trim: AudioTrim, pad name: String = "sink") {
+        guard let p = gst_element_get_static_pad(raw, name) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_trim_audio(p, trim.raw), on: p)
+    }
+
+    /// For decodebin: calls `handler` on the streaming thread with each MP4/MOV index (the whole
+    /// `moov` box) its demuxer reads, before the demuxer reads it. The handler may change bytes
+    /// in place (the count stays): to read what GStreamer 1.22 reads inexactly, and to take it
+    /// out of the demuxer's hands.
+    public func onMP4Index(_ handler: @escaping @Sendable (inout [UInt8]) -> Void) {
+        final class Box: @unchecked Sendable {
+            let handler: @Sendable (inout [UInt8]) -> Void
+            init(_ h: @escaping @Sendable (inout [UInt8]) -> Void) { handler = h }
+        }
+        let box = Unmanaged.passRetained(Box(handler)).toOpaque()
+        let id = gk_decodebin_watch_mp4_index(raw, { ctx, data, size in
+            guard let ctx, let data else { return }
+            let count = Int(size)
+            var bytes = Array(UnsafeBufferPointer(start: data, count: count))
+            Unmanaged<Box>.fromOpaque(ctx).takeUnretainedValue().handler(&bytes)
+            guard bytes.count == count else { return }
+            bytes.withUnsafeBufferPointer { data.update(from: $0.baseAddress!, count: count) }
+        }, box, { ctx in Unmanaged<Box>.fromOpaque(ctx!).release() })
+        callbacks.adopt(signal: id, on: object)
+    }
+}

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import GraphKit
+import Synchronization
 
 /// `decode`: demuxes and decodes a media file, like `AVAssetReader` with
 /// `AVAssetReaderTrackOutput(outputSettings:)`. Each output exists only when the file has that
@@ -79,6 +80,19 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             }
             try bin.expose(output: "audio", filter)
             audioEntry = convert
+            // An MP4's sound track decodes to exactly its edit list's (or gapless tag's)
+            // samples, trimmed here rather than by the demuxer (MP4AudioEdit says why). The
+            // handler holds no node: the demuxer's probe keeps it as long as the pipeline.
+            let trim = AudioTrim(), track = p[Self.track]
+            let seen = FirstTime()
+            convert.trimAudio(trim)
+            decodebin.onMP4Index { [trim] moov in
+                // The first index only: a second read would find the edit lists gone.
+                guard seen.now() else { return }
+                if let edit = MP4AudioEdit.take(from: &moov, track: track) {
+                    trim.keep(from: edit.start, to: edit.end, timescale: edit.timescale)
+                }
+            }
         }
         var videoEntry: Element?
         if context.connectedOutputs.contains("video") {
@@ -131,6 +145,12 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
                 decodebin.postError("\(input) has no video track")
             }
         }
+    }
+
+    /// True the first time only.
+    private final class FirstTime: Sendable {
+        private let done = Atomic(false)
+        func now() -> Bool { !done.exchange(true, ordering: .relaxed) }
     }
 
     /// Streams nobody asked for go to a fakesink, so they never stall the ones in use.
