@@ -406,3 +406,63 @@ gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim) {
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, trim_audio,
                              g_atomic_rc_box_acquire(trim), (GDestroyNotify)gk_audio_trim_unref);
 }
+
+/* --- A stream's orientation, as its file says -------------------------------------------- */
+
+struct GkOrientation {
+    gchar *value; /* an image-orientation tag value, or NULL until set */
+    GMutex lock;
+};
+
+GkOrientation *gk_orientation_new(void) {
+    GkOrientation *o = g_atomic_rc_box_new0(GkOrientation);
+    g_mutex_init(&o->lock);
+    return o;
+}
+
+static void orientation_free(gpointer data) {
+    GkOrientation *o = data;
+    g_free(o->value);
+    g_mutex_clear(&o->lock);
+}
+void gk_orientation_unref(GkOrientation *o) { g_atomic_rc_box_release_full(o, orientation_free); }
+
+void gk_orientation_set(GkOrientation *o, const char *value) {
+    g_mutex_lock(&o->lock);
+    g_free(o->value);
+    o->value = g_strdup(value);
+    g_mutex_unlock(&o->lock);
+}
+
+static GstPadProbeReturn state_orientation(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GkOrientation *o = data;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (event == NULL || GST_EVENT_TYPE(event) != GST_EVENT_TAG)
+        return GST_PAD_PROBE_OK;
+    g_mutex_lock(&o->lock);
+    gchar *value = g_strdup(o->value);
+    g_mutex_unlock(&o->lock);
+    if (value == NULL)
+        return GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    GstTagList *tags = NULL;
+    gst_event_parse_tag(event, &tags);
+    gchar *current = NULL;
+    if (tags != NULL && gst_tag_list_get_tag_size(tags, GST_TAG_IMAGE_ORIENTATION) > 0)
+        gst_tag_list_get_string(tags, GST_TAG_IMAGE_ORIENTATION, &current);
+    if (tags != NULL && g_strcmp0(current, value) != 0) {
+        GstTagList *stated = gst_tag_list_copy(tags);
+        gst_tag_list_add(stated, GST_TAG_MERGE_REPLACE, GST_TAG_IMAGE_ORIENTATION, value, NULL);
+        gst_event_unref(event);
+        info->data = gst_event_new_tag(stated);
+    }
+    g_free(current);
+    g_free(value);
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_state_orientation(GstPad *pad, GkOrientation *orientation) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, state_orientation,
+                             g_atomic_rc_box_acquire(orientation), (GDestroyNotify)gk_orientation_unref);
+}

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+@testable import Nodes
 
 /// graphs/record.json and friends, end to end. Frame counts use live: false, which is
 /// deterministic in a debug build; the live path has its own test.
@@ -39,6 +40,54 @@ import GraphKitTesting
         #expect(input.rotation != 0)
         #expect(output.width == 160 && output.height == 120)
         #expect(output.rotation == input.rotation, "input \(input), output \(output)")
+    }
+
+    /// A mirrored display matrix (a selfie camera's), which GStreamer's demuxer does not read:
+    /// decode reads it from the index, and the output's matrix is the input's.
+    @Test(arguments: [DisplayOrientation.flipRotate0, .flipRotate90, .flipRotate180, .flipRotate270])
+    func aMirroredVideoKeepsItsOrientation(_ orientation: DisplayOrientation) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = try Self.rotatedInput(0, in: folder)
+        try Self.setOrientation(orientation, of: input)
+        #expect(try Self.orientation(of: input) == orientation)
+        let out = folder.appendingPathComponent("out.mp4").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(input)", "--set", "file.path=\(out)")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Self.orientation(of: out) == orientation)
+        // Turned and mirrored in the pixels instead, the output says upright.
+        let turned = folder.appendingPathComponent("turned.mp4").path
+        let t = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(input)",
+                                 "--set", "dec.autorotate=true", "--set", "file.path=\(turned)")
+        #expect(t.status == 0, "\(t.stderr)")
+        #expect(try Self.orientation(of: turned) == .rotate0)
+        let geometry = try Self.videoGeometry(turned)
+        #expect(orientation.degrees % 180 == 0 ? geometry.width == 160 : geometry.width == 120, "\(geometry)")
+    }
+
+    static func moov(_ path: String) throws -> (MP4Movie, offset: Int) {
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        let extent = try #require(try MP4Index.topLevelBoxes(fd).first { $0.type == "moov" })
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        return (try MP4Movie(parsing: bytes[extent.offset..<(extent.offset + extent.size)]), extent.offset)
+    }
+
+    static func orientation(of path: String) throws -> DisplayOrientation? {
+        try moov(path).0.tracks(handler: "vide").first?.track.orientation
+    }
+
+    /// Sets the video track's display matrix in place, as a phone writes it.
+    static func setOrientation(_ orientation: DisplayOrientation, of path: String) throws {
+        var (movie, offset) = try moov(path)
+        let (index, track) = try #require(movie.tracks(handler: "vide").first)
+        var edited = track
+        edited.setOrientation(orientation)
+        movie.moov.children[index] = edited.box
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64(offset))
+        try handle.write(contentsOf: Data(movie.moov.bytes))
+        try handle.close()
     }
 
     /// ffmpeg's `-metadata:s:v rotate=N` on a 160x120 H.264 file with sound.

@@ -140,6 +140,15 @@ void gk_audio_trim_set(GkAudioTrim *trim, gint64 start, gint64 end, gint timesca
 void gk_audio_trim_unref(GkAudioTrim *trim);
 gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim);
 
+/* Makes each tag event through `pad` say `value` as its image-orientation, once set (what a file
+ * says that its demuxer does not read: GStreamer 1.22's reads no mirrored matrix).
+ * Reference-counted: the probe holds one. */
+typedef struct GkOrientation GkOrientation;
+GkOrientation *gk_orientation_new(void);
+void gk_orientation_set(GkOrientation *orientation, const char *value);
+void gk_orientation_unref(GkOrientation *orientation);
+gulong gk_pad_state_orientation(GstPad *pad, GkOrientation *orientation);
+
 /* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
  * default layout of the format). Returns the number of planes, or 0 for an unknown format. */
 int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]);

@@ -122,7 +122,25 @@ public final class AudioTrim: @unchecked Sendable {
     }
 }
 
+/// A video stream's orientation as its file says it, stated in the stream's tags from the moment
+/// it is known (``Element/stateOrientation(_:pad:)``).
+public final class OrientationStatement: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    public init() { raw = gk_orientation_new() }
+    deinit { gk_orientation_unref(raw) }
+
+    public func set(_ orientation: DisplayOrientation) { gk_orientation_set(raw, orientation.rawValue) }
+}
+
 extension Element {
+    /// Makes the tags arriving at this element's `pad` say `statement`'s orientation, once set.
+    public func stateOrientation(_ statement: OrientationStatement, pad name: String = "sink") {
+        guard let p = gst_element_get_static_pad(raw, name) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_state_orientation(p, statement.raw), on: p)
+    }
+
     /// Applies `trim` to the decoded audio arriving at this element's `pad`.
     public func trimAudio(_ trim: AudioTrim, pad name: String = "sink") {
         guard let p = gst_element_get_static_pad(raw, name) else { return }

@@ -62,6 +62,8 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         try bin.expose(input: "in", decodebin)
 
         var audioEntry: Element?
+        var trim: AudioTrim?
+        var orientation: OrientationStatement?
         if context.connectedOutputs.contains("audio") {
             let formats = switch p[Self.sampleFormat] {
             case .auto: "{ S16LE, F32LE }"
@@ -81,18 +83,9 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             try bin.expose(output: "audio", filter)
             audioEntry = convert
             // An MP4's sound track decodes to exactly its edit list's (or gapless tag's)
-            // samples, trimmed here rather than by the demuxer (MP4AudioEdit says why). The
-            // handler holds no node: the demuxer's probe keeps it as long as the pipeline.
-            let trim = AudioTrim(), track = p[Self.track]
-            let seen = FirstTime()
-            convert.trimAudio(trim)
-            decodebin.onMP4Index { [trim] moov in
-                // The first index only: a second read would find the edit lists gone.
-                guard seen.now() else { return }
-                if let edit = MP4AudioEdit.take(from: &moov, track: track) {
-                    trim.keep(from: edit.start, to: edit.end, timescale: edit.timescale)
-                }
-            }
+            // samples, trimmed here rather than by the demuxer (MP4AudioEdit says why).
+            trim = AudioTrim()
+            convert.trimAudio(trim!)
         }
         var videoEntry: Element?
         if context.connectedOutputs.contains("video") {
@@ -110,6 +103,25 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
                 videoEntry = rotate
             } else {
                 videoEntry = convert
+            }
+            // The orientation an MP4's matrix says, mirrored ones too (GStreamer's demuxer
+            // reads only the four turns).
+            orientation = OrientationStatement()
+            videoEntry?.stateOrientation(orientation!)
+        }
+        if trim != nil || orientation != nil {
+            // The handler holds no node: the demuxer's probe keeps it as long as the pipeline.
+            let track = p[Self.track], seen = FirstTime()
+            decodebin.onMP4Index { [trim, orientation] moov in
+                // The first index only: a second read would find the edit lists gone.
+                guard seen.now() else { return }
+                if let orientation, let movie = try? MP4Movie(parsing: moov[...]),
+                   let stated = movie.tracks(handler: "vide").first?.track.orientation, stated != .rotate0 {
+                    orientation.set(stated)
+                }
+                if let trim, let edit = MP4AudioEdit.take(from: &moov, track: track) {
+                    trim.keep(from: edit.start, to: edit.end, timescale: edit.timescale)
+                }
             }
         }
 
