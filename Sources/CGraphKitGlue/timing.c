@@ -215,8 +215,10 @@ static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpoint
             at = -1;
         gst_buffer_unmap(buffer, &map);
     }
-    /* Only the stream's first frame can hold the tag. */
-    __atomic_store_n(done, 1, __ATOMIC_RELAXED);
+    /* Only the stream's first frame can hold the tag: looked for in the first buffer that is
+     * long enough to hold it, or holds it. */
+    if (at >= 0 || gst_buffer_get_size(buffer) >= 4 + 32 + 8 + 112 + 36)
+        __atomic_store_n(done, 1, __ATOMIC_RELAXED);
     if (at >= 0) {
         buffer = gst_buffer_make_writable(buffer);
         gst_buffer_fill(buffer, (gsize)at, "LAME", 4);

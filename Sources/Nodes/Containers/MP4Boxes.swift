@@ -166,6 +166,12 @@ struct MP4Track {
         return tkhd.body.u32(tkhd.body[0] == 1 ? 20 : 12)
     }
 
+    /// The first sample description's format (`mp4a` for AAC, `avc1`, …).
+    var sampleEntry: String {
+        guard let stsd = box.find(["mdia", "minf", "stbl", "stsd"]), stsd.body.count >= 16 else { return "" }
+        return String(decoding: stsd.body[12..<16], as: UTF8.self)
+    }
+
     /// Duration in the movie's clock, by the track header.
     var duration: UInt64 { box.first("tkhd")?.body.fullBoxField(version0: 20, version1: 28) ?? 0 }
 
