@@ -17,14 +17,15 @@ struct MP4AudioEdit: Equatable {
     /// Reads the sound tracks' edits from a `moov` box's bytes and takes them out of it (in
     /// place); returns the samples to keep of the `track`-th sound track (by track ID): the
     /// edit's, else the gapless tag's, else the whole media's. Nil for an edit list other than
-    /// one plain edit (an empty edit first, several edits), or a track other than AAC, which is
-    /// left to the demuxer.
+    /// one plain edit (an empty edit first, several edits), or a track other than AAC or Opus,
+    /// which is left to the demuxer.
     static func take(from moov: inout [UInt8], track: Int) -> MP4AudioEdit? {
         guard let movie = try? MP4Movie(parsing: moov[...]) else { return nil }
         let sound = movie.tracks(handler: "soun")
-        // AAC only: other codecs' decoders may apply their own delay (Opus' pre-skip), and
-        // are left to the demuxer.
-        guard track < sound.count, sound[track].track.sampleEntry == "mp4a" else { return nil }
+        // AAC and Opus, whose decoded samples keep their media times (Opus' decoder drops its
+        // pre-skip, which the edit also skips, and stamps the rest where they lie); other
+        // codecs are left to the demuxer.
+        guard track < sound.count, ["mp4a", "Opus"].contains(sound[track].track.sampleEntry) else { return nil }
         let edit = edit(of: sound[track].track, movieTimescale: movie.timescale, gapless: gaplessTag(in: moov))
         guard edit != nil else { return nil }
         // Every sound track's edit list goes (only the selected one is kept; the others are
