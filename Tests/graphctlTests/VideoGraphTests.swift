@@ -42,6 +42,31 @@ import GraphKitTesting
         #expect(output.rotation == input.rotation, "input \(input), output \(output)")
     }
 
+    /// An odd frame size cannot be H.264 4:2:0: the run fails saying so and how to crop, and
+    /// writes nothing (x264 said only "Can not initialize x264 encoder"); cropped, it works.
+    @Test func anOddFrameSizeIsRefusedWithTheCropThatFixesIt() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("odd.mp4").path, out = folder.appendingPathComponent("out.mp4").path
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=161x97:rate=30000/1001:duration=1",
+                                             "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "libx264", "-pix_fmt", "yuv444p", "-c:a", "aac", input])
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(input)", "--set", "file.path=\(out)")
+        #expect(r.status == 70)
+        #expect(r.stderr.contains("161x97 video cannot be encoded: H.264 (4:2:0) needs an even width and height; crop it to 160x96 first"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["odd.mp4"])
+        let graph = folder.appendingPathComponent("crop.json").path
+        try #"""
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\#(input)" } },
+              "dec": { "type": "decode" }, "crop": { "type": "effect.crop", "params": { "x": 0, "y": 0, "width": 160, "height": 96 } },
+              "h264": { "type": "encode.h264" }, "file": { "type": "sink.mp4", "params": { "path": "\#(out)" } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> crop.in", "crop.out -> h264.in", "h264.out -> file.video" ] }
+            """#.write(toFile: graph, atomically: true, encoding: .utf8)
+        let cropped = try Graphctl.run("run", graph)
+        #expect(cropped.status == 0, "\(cropped.stderr)")
+        let geometry = try Self.videoGeometry(out)
+        #expect(geometry.width == 160 && geometry.height == 96)
+    }
+
     /// A mirrored display matrix (a selfie camera's), which GStreamer's demuxer does not read:
     /// decode reads it from the index, and the output's matrix is the input's.
     @Test(arguments: [DisplayOrientation.flipRotate0, .flipRotate90, .flipRotate180, .flipRotate270])

@@ -57,6 +57,14 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
                 try? encoder.set("bitrate", max(1, Self.automaticBitrate(width: v.width, height: v.height) / 1000))
             }
         }
+        // x264 cannot take an odd width or height in 4:2:0 and would fail with "Can not
+        // initialize x264 encoder": the run fails saying why and what to do, as ffmpeg does.
+        convert.onInputFormat { [convert] format in
+            guard case .rawVideo(let v) = format, v.width % 2 != 0 || v.height % 2 != 0 else { return }
+            let even = "\(v.width / 2 * 2)x\(v.height / 2 * 2)"
+            convert.postError("\(v.width)x\(v.height) video cannot be encoded: H.264 (4:2:0) needs an even width and height; "
+                              + "crop it to \(even) first (effect.crop with width \(v.width / 2 * 2) and height \(v.height / 2 * 2))")
+        }
         let profile = try bin.makeCapsFilter("video/x-h264, profile=(string)\(p[Self.profile].rawValue)")
         try bin.link(convert, encoder, profile)
         try bin.expose(input: "in", convert)
