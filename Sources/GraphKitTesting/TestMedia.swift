@@ -85,6 +85,24 @@ public enum TestMedia {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
+
+    /// The shift, in samples, that best lines `decoded` up with `input` (by cross-correlation of
+    /// a 4,096-sample window from the middle): 0 when each decoded sample lands where the
+    /// input's does. For a signal without a period (noise), so that the best shift is unique.
+    public static func lag(of decoded: [Int16], against input: [Int16], within limit: Int = 2048) -> Int {
+        let window = min(4096, input.count - 2 * limit)
+        guard window > 256 else { return .max }
+        let start = max(limit, (input.count - window) / 2)
+        var best = (lag: Int.max, score: -Double.infinity)
+        for lag in -limit...limit {
+            var score = 0.0
+            for i in start..<(start + window) where i + lag >= 0 && i + lag < decoded.count {
+                score += Double(input[i]) * Double(decoded[i + lag])
+            }
+            if score > best.score { best = (lag, score) }
+        }
+        return best.lag
+    }
 }
 
 /// What ffprobe says of a file: its streams and format, as `ffprobe -show_format` after writing.

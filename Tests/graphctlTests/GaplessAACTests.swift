@@ -13,22 +13,6 @@ import GraphKitTesting
                                              "-af", "atrim=end_sample=\(samples)", "-c:a", "pcm_s16le", path])
     }
 
-    /// The shift (in samples) that best lines `decoded` up with `input`: 0 when aligned.
-    static func lag(of decoded: [Int16], against input: [Int16], within limit: Int = 2048) -> Int {
-        let window = min(4096, input.count - 2 * limit)
-        let start = max(limit, (input.count - window) / 2)
-        guard window > 256 else { return .max }
-        var best = (lag: 0, score: -Double.infinity)
-        for lag in -limit...limit {
-            var score = 0.0
-            for i in start..<(start + window) where i + lag >= 0 && i + lag < decoded.count {
-                score += Double(input[i]) * Double(decoded[i + lag])
-            }
-            if score > best.score { best = (lag, score) }
-        }
-        return best.lag
-    }
-
     static func audioTrack(_ path: String) throws -> MP4Track {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let moov = try #require(try MP4Box.parse(bytes[...]).first { $0.type == "moov" })
@@ -62,7 +46,7 @@ import GraphKitTesting
         // up to one frame over.
         let input = try TranscodeAudioTests.decode(wav, channels: 1), decoded = try TranscodeAudioTests.decode(m4a, channels: 1)
         #expect(decoded.count >= samples && decoded.count < samples + 1024, "\(decoded.count) samples for \(samples)")
-        if samples > 8192 { #expect(Self.lag(of: decoded, against: input) == 0) }
+        if samples > 8192 { #expect(TestMedia.lag(of: decoded, against: input) == 0) }
         let indexFirst = probe.topLevelBoxes.firstIndex(of: "moov")! < probe.topLevelBoxes.firstIndex(of: "mdat")!
         #expect(indexFirst == faststart)
     }

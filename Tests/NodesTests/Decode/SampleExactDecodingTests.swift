@@ -33,21 +33,6 @@ import GraphKitTesting
         return samples
     }
 
-    /// The shift that best lines `decoded` up with `input` (0: the first sample lands where
-    /// the source's does).
-    static func lag(of decoded: [Int16], against input: [Int16], within limit: Int = 2500) -> Int {
-        let window = 4096, start = input.count / 2
-        var best = (lag: Int.max, score: -Double.infinity)
-        for lag in -limit...limit {
-            var score = 0.0
-            for i in start..<(start + window) where i + lag >= 0 && i + lag < decoded.count {
-                score += Double(input[i]) * Double(decoded[i + lag])
-            }
-            if score > best.score { best = (lag, score) }
-        }
-        return best.lag
-    }
-
     static func encode(_ wav: String, to file: String, _ arguments: [String]) throws {
         _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", wav] + arguments + [file])
     }
@@ -68,7 +53,7 @@ import GraphKitTesting
         let input = try Self.decode(wav), decoded = try Self.decode(mp3)
         #expect(input.count == Self.count)
         #expect(decoded.count == Self.count, "\(kind): \(decoded.count) samples")
-        #expect(Self.lag(of: decoded, against: input) == 0, "\(kind)")
+        #expect(TestMedia.lag(of: decoded, against: input) == 0, "\(kind)")
     }
 
     /// Without the tag, nothing says what to trim: decoded as GStreamer gives it, delay and all
@@ -80,7 +65,7 @@ import GraphKitTesting
         try Self.encode(wav, to: mp3, ["-c:a", "libmp3lame", "-b:a", "64k", "-write_xing", "0"])
         let decoded = try Self.decode(mp3)
         #expect(decoded.count > Self.count && decoded.count % 576 == 0, "\(decoded.count)")
-        #expect(Self.lag(of: decoded, against: try Self.decode(wav)) > 0)
+        #expect(TestMedia.lag(of: decoded, against: try Self.decode(wav)) > 0)
     }
 
     /// Opus (pre-skip and end trimming, in Ogg and in MP4), Vorbis (granule positions), FLAC,
@@ -96,7 +81,7 @@ import GraphKitTesting
         try Self.encode(wav, to: file, arguments)
         let input = try Self.decode(wav), decoded = try Self.decode(file)
         #expect(decoded.count == Self.count, "\(ext): \(decoded.count) samples")
-        #expect(Self.lag(of: decoded, against: input) == 0, "\(ext)")
+        #expect(TestMedia.lag(of: decoded, against: input) == 0, "\(ext)")
     }
 
     /// AAC in M4A from ffmpeg: its edit list skips the 1,024 priming samples and lasts the
@@ -110,7 +95,7 @@ import GraphKitTesting
         try Self.encode(wav, to: m4a, ["-c:a", "aac", "-b:a", "96k"])
         let input = try Self.decode(wav), decoded = try Self.decode(m4a)
         #expect(decoded.count == Self.count, "\(rate) Hz: \(decoded.count) samples")
-        #expect(Self.lag(of: decoded, against: input) == 0)
+        #expect(TestMedia.lag(of: decoded, against: input) == 0)
     }
 
     /// An M4A whose priming and padding only iTunes' gapless tag describes (its edit list covers
@@ -127,7 +112,7 @@ import GraphKitTesting
         let input = try Self.decode(wav), decoded = try Self.decode(m4a)
         #expect(plain.count > Self.count + 1000, "without the tag: \(plain.count)")
         #expect(decoded.count == Self.count, "\(decoded.count) samples")
-        #expect(Self.lag(of: decoded, against: input) == 0)
+        #expect(TestMedia.lag(of: decoded, against: input) == 0)
     }
 
     /// Neither an edit list nor a tag: what GStreamer gives is kept, priming and all.
@@ -138,7 +123,7 @@ import GraphKitTesting
         try TestMedia.gstLaunch("filesrc location=\(wav) ! wavparse ! audioconvert ! avenc_aac ! mp4mux ! filesink location=\(m4a)")
         let decoded = try Self.decode(m4a)
         #expect(decoded.count == Self.count + 1024, "\(decoded.count) samples")
-        #expect(Self.lag(of: decoded, against: try Self.decode(wav)) == 1024)
+        #expect(TestMedia.lag(of: decoded, against: try Self.decode(wav)) == 1024)
     }
 
     /// GraphKit's own M4A (sink.mp4's edit list) reads back as its source, exactly.
@@ -157,7 +142,7 @@ import GraphKitTesting
         #expect(run.wait().status == .completed)
         let input = try Self.decode(wav), decoded = try Self.decode(m4a)
         #expect(decoded.count == Self.count, "\(decoded.count) samples")
-        #expect(Self.lag(of: decoded, against: input) == 0)
+        #expect(TestMedia.lag(of: decoded, against: input) == 0)
     }
 
     /// Writes iTunes' `iTunSMPB` into the file's index (moov/udta/meta/ilst), which GStreamer's
