@@ -65,7 +65,9 @@ struct BusWatcher {
                 let (text, debug) = parse(msg, warning: true)
                 var metadata: Logger.Metadata = [:]
                 if let node = pipeline.directory.node(owning: msg.pointee.src) { metadata["node"] = .string(node) }
-                if let debug { metadata["debug"] = .string(debug) }
+                // GStreamer's debug text is for developers: only a logger that shows debug
+                // messages gets it (graphctl's --verbose), as errors print their cause only then.
+                if let debug, logger.logLevel <= .debug { metadata["debug"] = .string(debug) }
                 logger.warning("\(text.message)", metadata: metadata)
             case GST_MESSAGE_ELEMENT:
                 if gst_is_missing_plugin_message(msg) != 0, let d = gst_missing_plugin_message_get_description(msg) {
