@@ -19,7 +19,41 @@ import Testing
         let r = try Graphctl.runCommand("/bin/bash", ["-c", script, Graphctl.executable.path, "run", Graphctl.graph("transcode-audio.json"),
                                                       "--set", "src.path=\(wav)", "--set", "file.path=\(out)"])
         #expect(r.status == 73, "\(r.stderr)")
-        #expect(r.stderr.contains("error: node \"file\" (sink.mp4, writing \"\(out)\")"), "\(r.stderr)")
+        // The system's reason (EFBIG), in the file or in mp4mux's own temporary file.
+        #expect(r.stderr.contains("error: node \"file\" (sink.mp4, writing \"\(out)\"): cannot write \"\(out)\": "), "\(r.stderr)")
+        #expect(r.stderr.contains("file too large"), "\(r.stderr)")
+        #expect(!r.stderr.contains("reading"), "\(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["in.wav"])
+    }
+
+    /// A full disk: a 64 KiB tmpfs mounted for the test (root only), too small for the 10 s of
+    /// AAC written into it. The error names the output and "no space left on device", says
+    /// "writing", exits 73, and leaves nothing on the full disk. With faststart the media waits
+    /// in mp4mux's own temporary file (elsewhere) and fills the disk at the end; without, as it
+    /// comes.
+    @Test(.timeLimit(.minutes(10)), .enabled(if: geteuid() == 0, "mounting a file system needs root"),
+          arguments: [true, false])
+    func aFullDiskNamesTheOutputAndTheCause(faststart: Bool) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("in.wav").path
+        try TestMedia.writeWAV(wav, seconds: 10, sampleRate: 44_100, channels: 2)
+        let disk = folder.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: false)
+        let mount = try Graphctl.runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", disk.path])
+        try #require(mount.status == 0, "cannot mount a tmpfs: \(mount.stderr)")
+        defer {
+            let unmount = try? Graphctl.runCommand("/bin/umount", [disk.path])
+            #expect(unmount?.status == 0, "the test's tmpfs stays mounted at \(disk.path): \(unmount?.stderr ?? "")")
+        }
+        let out = disk.appendingPathComponent("out.m4a").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(wav)",
+                                 "--set", "file.path=\(out)", "--set", "file.faststart=\(faststart)")
+        #expect(r.status == 73, "\(r.stderr)")
+        #expect(r.stderr.contains("error: node \"file\" (sink.mp4, writing \"\(out)\"): cannot write \"\(out)\": no space left on device"),
+                "\(r.stderr)")
+        #expect(!r.stderr.contains("reading"), "\(r.stderr)")
+        #expect(!r.stderr.contains("cause:"), "\(r.stderr)")  // GStreamer's debug text only with --verbose
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == [])
     }
 }

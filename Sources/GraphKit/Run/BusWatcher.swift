@@ -1,5 +1,6 @@
 import CGStreamer
 import CGraphKitGlue
+import Glibc
 import Logging
 
 /// Watches a running pipeline's bus on the run's own thread (never the Swift concurrency pool)
@@ -81,7 +82,7 @@ struct BusWatcher {
         }
     }
 
-    private struct Parsed {
+    struct Parsed {
         var message: String
         var domain: Int32
         var code: Int32
@@ -100,8 +101,10 @@ struct BusWatcher {
     }
 
     /// A bus error as the GraphError a user reads: its code from GStreamer's error domain, its
-    /// location and node from the element that posted it. A Swift node's own error (kept when it
-    /// failed) is reported as the node raised it.
+    /// location and node from the element that posted it, and its message in the user's terms
+    /// where GraphKit knows better than GStreamer's words (why the output could not be written).
+    /// GStreamer's own words and debug text then become the cause (printed with --verbose). A
+    /// Swift node's own error (kept when it failed) is reported as the node raised it.
     private func translate(error msg: UnsafeMutablePointer<GstMessage>, missingPlugin: String?) -> GraphError {
         let (parsed, debug) = parse(msg, warning: false)
         let nodeID = pipeline.directory.node(owning: msg.pointee.src)
@@ -121,22 +124,80 @@ struct BusWatcher {
         default:
             break
         }
+        let entry = nodeID.flatMap { id in nodes.first { $0.spec.id == id } }
         var message = parsed.message
+        var cause = debug
+        /// GStreamer's words, kept for --verbose above its debug text.
+        func replaceMessage(with text: String) {
+            cause = [parsed.message, debug].compactMap { $0 }.joined(separator: "\n")
+            message = text
+        }
         if code == .missingPlugin, let missingPlugin {
             message += " Missing: \(missingPlugin); install the GStreamer plugin package that provides it (gstreamer1.0-plugins-good, -bad, -ugly or gstreamer1.0-libav)."
+        } else if code == .outputUnwritable, let output = entry?.node.output {
+            replaceMessage(with: Self.writeFailure(parsed, debug: debug, path: output.path))
         }
-        guard let nodeID, let entry = nodes.first(where: { $0.spec.id == nodeID }) else {
-            return GraphError(code, message, cause: debug)
+        guard let nodeID, let entry else {
+            return GraphError(code, message, cause: cause)
         }
-        // What the node was doing: writing its file when the failure is the output's, else
-        // reading what feeds it.
+        // What the node was doing: a sink writes its file, whatever failed; any other node reads
+        // what feeds it.
         var doing = ""
-        if code == .outputUnwritable, let output = entry.node.output {
+        if let output = entry.node.output {
             doing = ", writing \"\(output.path)\""
         } else if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID) {
             doing = ", reading \(d)"
         }
-        return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))", message, node: nodeID, cause: debug)
+        return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))", message, node: nodeID, cause: cause)
+    }
+
+    private static func defaultMessage(domain: GQuark, code: Int32) -> String? {
+        guard let text = gst_error_get_message(domain, code) else { return nil }
+        defer { g_free(text) }
+        return String(cString: text)
+    }
+
+    /// "cannot write "out.m4a": no space left on device": the output as the graph names it (not
+    /// the temporary file being written) and the system's reason, found in GStreamer's words.
+    static func writeFailure(_ parsed: Parsed, debug: String?, path: String) -> String {
+        let temporary = OutputFile(path: path, location: "", node: "").temporary.path
+        var reason: String?
+        if parsed.code == Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue) {
+            reason = String(cString: strerror(ENOSPC))
+        } else {
+            reason = systemReason(in: [debug, parsed.message].compactMap { $0 }.joined(separator: "\n"))
+        }
+        // GStreamer's own sentence only when it adds something: not its domain's default, and
+        // not one about the temporary file, whose name the user never gave.
+        var detail: String?
+        if parsed.message != defaultMessage(domain: gst_resource_error_quark(), code: parsed.code),
+           !parsed.message.contains(temporary) {
+            var sentence = parsed.message
+            if sentence.hasSuffix(".") { sentence.removeLast() }
+            // mp4mux builds an index-first file in a temporary file of its own: say where.
+            if sentence.hasSuffix("temporary file"), let folder = g_get_tmp_dir() { sentence += " in \(String(cString: folder))" }
+            detail = lowercasedFirst(sentence)
+        }
+        let because = [detail, reason.map(lowercasedFirst)].compactMap { $0 }.joined(separator: ": ")
+        return "cannot write \"\(path)\": \(because.isEmpty ? "the write failed" : because)"
+    }
+
+    /// The strerror(3) text of an errno that `text` contains (GStreamer puts it in its debug
+    /// text: "system error: File too large"), the longest one if several match.
+    static func systemReason(in text: String) -> String? {
+        var best: String?
+        for number in 1..<134 {
+            guard let s = strerror(Int32(number)) else { continue }
+            let words = String(cString: s)
+            if words.hasPrefix("Unknown error") { continue }
+            if text.contains(words), words.count > (best?.count ?? 0) { best = words }
+        }
+        return best
+    }
+
+    static func lowercasedFirst(_ s: String) -> String {
+        guard let first = s.first, first.isUppercase, !(s.dropFirst().first?.isUppercase ?? false) else { return s }
+        return first.lowercased() + s.dropFirst()
     }
 
     private func describe(upstreamOf id: String) -> String? {
