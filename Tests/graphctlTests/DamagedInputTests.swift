@@ -70,6 +70,10 @@ import GraphKitTesting
                 // The decoder's error ("reading" the file), or, when it gave nothing at all
                 // without one, the sink's ("no media reached it from" the file): either names it.
                 #expect(r.stderr.contains("\"\(input)\""), "\(ext), \(what): \(r.stderr)")
+                // A file cut short says so, and where: not the demuxer's words.
+                if what.hasPrefix("cut at") {
+                    #expect(r.stderr.contains("\"\(input)\" ends at byte \(damaged.count)"), "\(ext), \(what): \(r.stderr)")
+                }
                 #expect(!FileManager.default.fileExists(atPath: output), "\(ext), \(what): a failed run left \(output)")
             default:
                 Issue.record("\(ext), \(what): exit \(r.status): \(r.stderr)")
@@ -98,10 +102,70 @@ import GraphKitTesting
                         "\(what): exit 0 but \(output) lacks a track ffprobe reads")
             case 70:
                 #expect(r.stderr.contains("\"\(input)\""), "\(what): \(r.stderr)")
+                if what.hasPrefix("cut at") {
+                    // The index (moov) is written last: a cut loses it.
+                    #expect(r.stderr.contains("\"\(input)\" ends at byte \(damaged.count) before its index: the file was not finished"),
+                            "\(what): \(r.stderr)")
+                }
                 #expect(!FileManager.default.fileExists(atPath: output), "\(what): a failed run left \(output)")
             default:
                 Issue.record("\(what): exit \(r.status): \(r.stderr)")
             }
         }
+    }
+
+    /// A recording killed before it wrote its index (kill -9 of a graphctl writing an MP4 whose
+    /// index comes last) leaves a temporary file that a later run cannot decode: it says that the
+    /// file was not finished, where it ends, and exits 70.
+    @Test(.timeLimit(.minutes(10)))
+    func aRecordingKilledBeforeItsIndexIsSaidToBeUnfinished() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("rec.m4a").path
+        let partial = folder.appendingPathComponent(".rec.m4a.partial").path
+        // Not live, so that it records faster than real time; without faststart, so that the
+        // media goes into the file as it comes and the index would come last.
+        let recording = try Graphctl.start(["run", Graphctl.graph("m4a.json"), "--progress", "always",
+                                            "--set", "mic.live=false", "--set", "mic.duration=3600",
+                                            "--set", "file.faststart=false", "--set", "file.path=\(target)"])
+        try recording.waitForPosition(atLeast: 60)  // a minute of AAC: far more than filesink holds back
+        recording.send(SIGKILL)
+        _ = recording.wait()
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
+        #expect(size > 65_536)
+        let killed = folder.appendingPathComponent("killed.m4a").path
+        try FileManager.default.moveItem(atPath: partial, toPath: killed)
+        let output = folder.appendingPathComponent("out.m4a").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(killed)", "--set", "file.path=\(output)")
+        #expect(r.status == 70, "\(r.stderr)")
+        #expect(r.stderr.contains("error: node \"dec\" (decode, reading \"\(killed)\"): \"\(killed)\" ends at byte \(size) before its index: the file was not finished"),
+                "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["killed.m4a"])
+    }
+
+    /// An index-first M4A cut in half decodes up to the cut without an error: the run succeeds
+    /// with what there is, and a warning says that the input ends early, and where.
+    @Test(.timeLimit(.minutes(10)))
+    func anIndexFirstFileCutInHalfSucceedsWithAWarning() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let good = folder.appendingPathComponent("good.m4a").path
+        try TestMedia.gstLaunch("audiotestsrc num-buffers=200 samplesperbuffer=1024 ! audio/x-raw,rate=44100,channels=2 ! audioconvert ! avenc_aac ! mp4mux faststart=true ! filesink location=\(good)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: good))
+        let half = folder.appendingPathComponent("half.m4a").path
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: half))
+        let output = folder.appendingPathComponent("out.m4a").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--progress", "never",
+                                 "--set", "src.path=\(half)", "--set", "file.path=\(output)")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("node=src"), "\(r.stderr)")
+        #expect(r.stderr.contains("\"\(half)\" ends at byte \(bytes.count / 2), inside its media data (which runs to byte "), "\(r.stderr)")
+        #expect(r.stderr.contains("the file was cut short; only what it holds was read"), "\(r.stderr)")
+        let full = try MediaProbe(good).duration, written = try MediaProbe(output).duration
+        #expect(written > 0 && written < full * 0.75, "\(written) s of \(full) s")
+        // The complete file: no warning.
+        let whole = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--progress", "never",
+                                     "--set", "src.path=\(good)", "--set", "file.path=\(output)")
+        #expect(whole.status == 0 && !whole.stderr.contains("warning"), "\(whole.stderr)")
     }
 }

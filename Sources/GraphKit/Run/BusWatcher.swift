@@ -101,10 +101,10 @@ struct BusWatcher {
     }
 
     /// A bus error as the GraphError a user reads: its code from GStreamer's error domain, its
-    /// location and node from the element that posted it, and its message in the user's terms
-    /// where GraphKit knows better than GStreamer's words (why the output could not be written).
-    /// GStreamer's own words and debug text then become the cause (printed with --verbose). A
-    /// Swift node's own error (kept when it failed) is reported as the node raised it.
+    /// location and node from the element that posted it, and its message in the user's terms:
+    /// what is wrong with the input file, why the output could not be written. GStreamer's own
+    /// words and debug text then become the cause (printed with --verbose). A Swift node's own
+    /// error (kept when it failed) is reported as the node raised it.
     private func translate(error msg: UnsafeMutablePointer<GstMessage>, missingPlugin: String?) -> GraphError {
         let (parsed, debug) = parse(msg, warning: false)
         let nodeID = pipeline.directory.node(owning: msg.pointee.src)
@@ -125,6 +125,7 @@ struct BusWatcher {
             break
         }
         let entry = nodeID.flatMap { id in nodes.first { $0.spec.id == id } }
+        let input = nodeID.flatMap { InputFile.feeding($0, pipeline: pipeline, graph: graph, nodes: nodes) }
         var message = parsed.message
         var cause = debug
         /// GStreamer's words, kept for --verbose above its debug text.
@@ -136,6 +137,12 @@ struct BusWatcher {
             message += " Missing: \(missingPlugin); install the GStreamer plugin package that provides it (gstreamer1.0-plugins-good, -bad, -ugly or gstreamer1.0-libav)."
         } else if code == .outputUnwritable, let output = entry?.node.output {
             replaceMessage(with: Self.writeFailure(parsed, debug: debug, path: output.path))
+        } else if code == .runFailed, parsed.domain == 3, Self.isGStreamersStreamError(parsed), let input {
+            if let diagnosis = ContainerDiagnosis.diagnose(path: input.path) {
+                replaceMessage(with: diagnosis.sentence(about: input.name))
+            } else if parsed.code == Int32(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue) {
+                replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises")
+            }
         }
         guard let nodeID, let entry else {
             return GraphError(code, message, cause: cause)
@@ -149,6 +156,22 @@ struct BusWatcher {
             doing = ", reading \(d)"
         }
         return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))", message, node: nodeID, cause: cause)
+    }
+
+    /// A stream error in GStreamer's words, which a diagnosis of the input may replace: a
+    /// demuxer's or decoder's, or the general one. A node's own message (the general code with
+    /// words of its own, such as "has no audio track") is never replaced.
+    private static func isGStreamersStreamError(_ parsed: Parsed) -> Bool {
+        switch parsed.code {
+        case Int32(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue), Int32(GST_STREAM_ERROR_WRONG_TYPE.rawValue),
+             Int32(GST_STREAM_ERROR_DECODE.rawValue), Int32(GST_STREAM_ERROR_DEMUX.rawValue),
+             Int32(GST_STREAM_ERROR_FORMAT.rawValue):
+            return true
+        case Int32(GST_STREAM_ERROR_FAILED.rawValue):
+            return parsed.message == defaultMessage(domain: gst_stream_error_quark(), code: parsed.code)
+        default:
+            return false
+        }
     }
 
     private static func defaultMessage(domain: GQuark, code: Int32) -> String? {

@@ -238,6 +238,8 @@ public final class GraphRun: @unchecked Sendable {
             if status != .cancelled, let e = emptyOutput() {
                 status = .failed
                 error = e
+            } else if status == .completed {
+                warnAboutInputsCutShort()
             }
         case .failed(let e):
             status = .failed
@@ -282,11 +284,26 @@ public final class GraphRun: @unchecked Sendable {
         for (spec, node) in nodes {
             guard let output = node.output, !graph.edges(into: spec.id).isEmpty,
                   pipeline.statistics.nodeStatistics(spec).buffersIn == 0 else { continue }
-            let from = BusWatcher.describe(upstreamOf: spec.id, graph: graph, nodes: nodes).map { " from \($0)" } ?? ""
+            var from = BusWatcher.describe(upstreamOf: spec.id, graph: graph, nodes: nodes).map { " from \($0)" } ?? ""
+            // A file that decoded to nothing without an error: its structure may say why.
+            if let input = InputFile.feeding(spec.id, pipeline: pipeline, graph: graph, nodes: nodes),
+               let diagnosis = ContainerDiagnosis.diagnose(path: input.path) {
+                from = " from \(input.name), which \(diagnosis.problem)"
+            }
             return GraphError(.runFailed, at: "node \"\(spec.id)\" (\(spec.descriptor.type), writing \"\(output.path)\")",
                               "nothing to write: no media reached it\(from)", node: spec.id)
         }
         return nil
+    }
+
+    /// An MP4 cut short behind its index (an index-first file cut in half) decodes without an
+    /// error, to the point where it was cut: the run succeeds, and a warning says that the end
+    /// of the input is missing.
+    private func warnAboutInputsCutShort() {
+        for (nodeID, input) in InputFile.all(in: pipeline, nodes: nodes).sorted(by: { $0.key < $1.key }) {
+            guard let diagnosis = ContainerDiagnosis.diagnose(path: input.path, indexOnly: true), diagnosis.cutShort else { continue }
+            logger.warning("\(diagnosis.sentence(about: input.name)); only what it holds was read", metadata: ["node": .string(nodeID)])
+        }
     }
 
     private func publish(_ report: RunReport) {
