@@ -42,7 +42,7 @@ struct BusWatcher {
         defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
         let wanted = GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ELEMENT.rawValue
             | GST_MESSAGE_WARNING.rawValue | GST_MESSAGE_APPLICATION.rawValue
-        var missingPlugin: String?
+        var missing: [MissingPlugin] = []
         var idle = 0
         while true {
             guard let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: wanted)) else {
@@ -57,7 +57,7 @@ struct BusWatcher {
             case GST_MESSAGE_EOS:
                 return .endOfStream
             case GST_MESSAGE_ERROR:
-                return .failed(translate(error: msg, missingPlugin: missingPlugin))
+                return .failed(translate(error: msg, missing: missing))
             case GST_MESSAGE_APPLICATION:
                 if let s = gst_message_get_structure(msg), String(cString: gst_structure_get_name(s)) == Self.cancelMessage {
                     return .cancelled
@@ -71,9 +71,8 @@ struct BusWatcher {
                 if let debug, logger.logLevel <= .debug { metadata["debug"] = .string(debug) }
                 logger.warning("\(text.message)", metadata: metadata)
             case GST_MESSAGE_ELEMENT:
-                if gst_is_missing_plugin_message(msg) != 0, let d = gst_missing_plugin_message_get_description(msg) {
-                    missingPlugin = String(cString: d)
-                    g_free(d)
+                if let m = MissingPlugin(msg, node: pipeline.directory.node(owning: msg.pointee.src)), !missing.contains(m) {
+                    missing.append(m)
                 }
             default:
                 break
@@ -102,10 +101,11 @@ struct BusWatcher {
 
     /// A bus error as the GraphError a user reads: its code from GStreamer's error domain, its
     /// location and node from the element that posted it, and its message in the user's terms:
-    /// what is wrong with the input file, why the output could not be written. GStreamer's own
-    /// words and debug text then become the cause (printed with --verbose). A Swift node's own
-    /// error (kept when it failed) is reported as the node raised it.
-    private func translate(error msg: UnsafeMutablePointer<GstMessage>, missingPlugin: String?) -> GraphError {
+    /// what is wrong with the input file, which codec is missing and which Debian package adds
+    /// it, why the output could not be written. GStreamer's own words and debug text become the
+    /// cause (printed with --verbose). A Swift node's own error (kept when it failed) is reported
+    /// as the node raised it.
+    private func translate(error msg: UnsafeMutablePointer<GstMessage>, missing: [MissingPlugin]) -> GraphError {
         let (parsed, debug) = parse(msg, warning: false)
         let nodeID = pipeline.directory.node(owning: msg.pointee.src)
         if let nodeID, var own = failures.error(of: nodeID) {
@@ -121,6 +121,10 @@ struct BusWatcher {
         case (2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue)),
              (2, Int32(GST_RESOURCE_ERROR_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)):
             code = .outputUnwritable
+        case (3, Int32(GST_STREAM_ERROR_FAILED.rawValue)):
+            // A stream the node found no decoder for is not exposed: the node then fails in its
+            // own words ("has no video track"), but the cause is the missing decoder.
+            if missing.contains(where: { $0.node == nodeID && $0.stream != nil }) { code = .missingPlugin }
         default:
             break
         }
@@ -133,8 +137,9 @@ struct BusWatcher {
             cause = [parsed.message, debug].compactMap { $0 }.joined(separator: "\n")
             message = text
         }
-        if code == .missingPlugin, let missingPlugin {
-            message += " Missing: \(missingPlugin); install the GStreamer plugin package that provides it (gstreamer1.0-plugins-good, -bad, -ugly or gstreamer1.0-libav)."
+        if code == .missingPlugin, !missing.isEmpty {
+            let here = missing.filter { $0.node == nodeID }
+            replaceMessage(with: MissingPlugin.message(here.isEmpty ? missing : here, input: input?.name))
         } else if code == .outputUnwritable, let output = entry?.node.output {
             replaceMessage(with: Self.writeFailure(parsed, debug: debug, path: output.path))
         } else if code == .runFailed, parsed.domain == 3, Self.isGStreamersStreamError(parsed), let input {
