@@ -118,14 +118,37 @@ public final class MediaInput: @unchecked Sendable {
     }
 
     /// Appends a sample, suspending until the graph is ready for it.
+    ///
+    /// A cancelled task appends nothing: this throws a `cancelled` error at once, or as soon as
+    /// the task is cancelled while it waits. The run goes on (a run let go, as the task's error
+    /// unwinds, is cancelled with it: see ``GraphRun``).
     public func append(_ buffer: SampleBuffer) async throws(GraphError) {
         while !isReadyForMoreMediaData {
             if isFinished { throw finishedError }
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                enqueueWaiter(c)
+            if Task.isCancelled { throw cancelledError }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    enqueueWaiter(c)
+                }
+            } onCancel: {
+                wakeWaiters()
             }
         }
+        if Task.isCancelled { throw cancelledError }
         try appendImmediately(buffer)
+    }
+
+    private var cancelledError: GraphError {
+        GraphError(.cancelled, at: "node \"\(nodeID)\"", "the task appending to this input was cancelled", node: nodeID)
+    }
+
+    /// Resumes every suspended append, to look again at why it waits (its task was cancelled).
+    private func wakeWaiters() {
+        lock.lock()
+        let resume = waiters
+        waiters.removeAll()
+        lock.unlock()
+        resume.forEach { $0.resume() }
     }
 
     private var isFinished: Bool {
@@ -134,10 +157,11 @@ public final class MediaInput: @unchecked Sendable {
         return finished
     }
 
-    /// Parks a waiter, or resumes it at once if the input became ready (or finished) meanwhile.
+    /// Parks a waiter, or resumes it at once if the input became ready (or finished) meanwhile,
+    /// or its task was cancelled (the cancellation handler may have run before it was parked).
     private func enqueueWaiter(_ c: CheckedContinuation<Void, Never>) {
         lock.lock()
-        if ready || finished {
+        if ready || finished || Task.isCancelled {
             lock.unlock()
             c.resume()
         } else {

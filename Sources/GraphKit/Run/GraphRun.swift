@@ -15,6 +15,10 @@ import Logging
 ///  wait(), report()  the RunReport, once the pipeline stopped and every node finished
 /// ```
 ///
+/// However a run ends, no output is left half-written: a run let go while it is still going
+/// (no `wait()`, the code that held it threw) is cancelled as its last reference goes, and a
+/// task awaiting ``report()`` that is cancelled cancels the run.
+///
 /// The parts, each with one job: ``Pipeline`` owns the GStreamer pipeline and everything handed
 /// to it; ``PipelineCompiler`` builds it from the graph; ``ProcessingNodeHost`` runs Swift nodes
 /// inside it; ``RunStatistics`` counts what flows; ``BusWatcher`` turns bus messages into the
@@ -35,6 +39,9 @@ public final class GraphRun: @unchecked Sendable {
     private var finishedReport: RunReport?
     private var reportWaiters: [CheckedContinuation<RunReport, Never>] = []
     private var watcherThread: JoinableThread?
+    /// The outcome the watcher saw when the run was being released meanwhile: `deinit` ends the
+    /// run with it, since the watcher cannot reach a run that is going away.
+    private let orphanedOutcome = OutcomeBox()
     private var startTime = ContinuousClock.now
 
     /// Builds the pipeline. Throws a GraphError naming the node at fault (a missing plugin is 69).
@@ -50,8 +57,18 @@ public final class GraphRun: @unchecked Sendable {
         finals = graph.nodes.filter { graph.edges(from: $0.id).isEmpty }.map(\.id)
     }
 
+    /// A run let go while it is still going is cancelled, here and now: the pipeline stops and
+    /// every sink removes what it wrote (their `finish(.cancelled)`), before the last reference
+    /// is gone. The watcher holds the run only weakly, so that this can happen.
     deinit {
-        watcherThread?.join()
+        condition.lock()
+        let running = started && finishedReport == nil
+        if running { cancelRequested = true }
+        let thread = watcherThread
+        condition.unlock()
+        if running { BusWatcher.postCancel(to: pipeline) }
+        thread?.join()
+        if let outcome = orphanedOutcome.take() { finish(outcome) }
         pipeline.stop()
     }
 
@@ -104,9 +121,11 @@ public final class GraphRun: @unchecked Sendable {
         startTime = .now
         let refused = gk_element_set_state(pipeline.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE
         let watcher = BusWatcher(pipeline: pipeline, graph: graph, nodes: nodes, failures: failures, logger: logger)
-        let thread = JoinableThread(name: "graphkit-bus") { [self] in
+        // The watcher holds the run weakly: a run nobody holds any more is cancelled by its deinit
+        // (which waits for this thread), and ends with the outcome left here.
+        let thread = JoinableThread(name: "graphkit-bus") { [weak self, pipeline, orphanedOutcome] in
             let outcome = watcher.watch(startFailed: refused) { pipeline.statistics.sampleQueues() }
-            finish(outcome)
+            if let self { self.finish(outcome) } else { orphanedOutcome.put(outcome) }
         }
         condition.lock()
         watcherThread = thread
@@ -151,16 +170,26 @@ public final class GraphRun: @unchecked Sendable {
     }
 
     /// The report, once the run is over, without blocking a concurrency thread.
+    ///
+    /// Cancelling the task that awaits it cancels the run (outputs removed), as cancelling a task
+    /// awaiting a download cancels the download; the report then says `cancelled`.
     public func report() async -> RunReport {
-        await withCheckedContinuation { continuation in
-            condition.lock()
-            if let report = finishedReport ?? (started ? nil : notStarted) {
-                condition.unlock()
-                continuation.resume(returning: report)
-            } else {
-                reportWaiters.append(continuation)
-                condition.unlock()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                condition.lock()
+                if let report = finishedReport ?? (started ? nil : notStarted) {
+                    condition.unlock()
+                    continuation.resume(returning: report)
+                } else {
+                    reportWaiters.append(continuation)
+                    condition.unlock()
+                }
             }
+        } onCancel: {
+            condition.lock()
+            let running = started
+            condition.unlock()
+            if running { cancel() }  // a run never started reports that at once, and stays as it is
         }
     }
 
@@ -328,4 +357,24 @@ public final class GraphRun: @unchecked Sendable {
 /// the oldest buffer when full, and count it, rather than make the source wait.
 public protocol LiveNode: Node {
     var isLive: Bool { get }
+}
+
+/// The watcher's outcome, handed to a run's deinit (see ``GraphRun``'s watcher thread).
+private final class OutcomeBox: @unchecked Sendable {
+    private let lock = Lock()
+    private var outcome: BusWatcher.Outcome?
+
+    func put(_ value: BusWatcher.Outcome) {
+        lock.lock()
+        outcome = value
+        lock.unlock()
+    }
+
+    func take() -> BusWatcher.Outcome? {
+        lock.lock()
+        defer { lock.unlock() }
+        let value = outcome
+        outcome = nil
+        return value
+    }
 }
