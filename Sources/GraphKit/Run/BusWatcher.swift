@@ -128,6 +128,12 @@ struct BusWatcher {
         default:
             break
         }
+        // A format GStreamer does not know at all is no plugin to install: a damaged file (a
+        // flipped byte in an MP4's sample entry) or a codec nothing reads. It fails as damaged
+        // media does (70), whichever element reports it first, naming the stream.
+        let here = missing.filter { $0.node == nodeID }
+        let unknownOnly = !missing.isEmpty && (here.isEmpty ? missing : here).allSatisfy(\.isUnknown)
+        if code == .missingPlugin, unknownOnly { code = .runFailed }
         let entry = nodeID.flatMap { id in nodes.first { $0.spec.id == id } }
         let input = nodeID.flatMap { InputFile.feeding($0, pipeline: pipeline, graph: graph, nodes: nodes) }
         var message = parsed.message
@@ -137,8 +143,7 @@ struct BusWatcher {
             cause = [parsed.message, debug].compactMap { $0 }.joined(separator: "\n")
             message = text
         }
-        if code == .missingPlugin, !missing.isEmpty {
-            let here = missing.filter { $0.node == nodeID }
+        if code == .missingPlugin || unknownOnly, !missing.isEmpty {
             replaceMessage(with: MissingPlugin.message(here.isEmpty ? missing : here, input: input?.name))
         } else if code == .outputUnwritable, let output = entry?.node.output {
             replaceMessage(with: Self.writeFailure(parsed, debug: debug, path: output.path))

@@ -10,6 +10,9 @@ struct MissingPlugin: Equatable {
     /// format when the missing piece is a demuxer ("Ogg").
     var stream: String?
     var isContainer = false
+    /// GStreamer does not know the format at all (an MP4 sample entry it has no name for): no
+    /// plugin would add it, and the file may as well be damaged.
+    var isUnknown = false
     /// The ``GStreamer/decoders`` key ("video/x-dirac").
     var key: String?
     /// The node whose element found the stream it cannot decode.
@@ -32,6 +35,7 @@ struct MissingPlugin: Equatable {
         let flags = gst_pb_utils_get_caps_description_flags(caps).rawValue
         guard flags != 0, let c = gst_pb_utils_get_codec_description(caps) else {
             stream = "a stream GStreamer does not know (\(mediaType))"
+            isUnknown = true
             return
         }
         let codec = String(cString: c)
@@ -55,6 +59,9 @@ struct MissingPlugin: Equatable {
     static func message(_ missing: [MissingPlugin], input: String?) -> String {
         let subject = input ?? "the input"
         return missing.map { m in
+            if m.isUnknown, let stream = m.stream {
+                return "\(subject) holds \(stream): the file is damaged, or made with a codec no GStreamer plugin reads"
+            }
             guard let stream = m.stream, let key = m.key else { return "a GStreamer plugin is missing: \(m.description)" }
             var sentence = m.isContainer
                 ? "\(subject) is in \(stream) format, which no installed GStreamer plugin reads"
