@@ -39,11 +39,12 @@ struct MP4AudioEdit: Equatable {
         for (offset, size) in boxes(in: moov, 8..<moov.count) {
             guard moov.fourCC(offset + 4) == "trak" else { continue }
             defer { trakOrdinal += 1 }
+            guard trakOrdinal < movie.trackIndices.count else { break }
             let index = movie.trackIndices[trakOrdinal]
             guard soundOrder.contains(index) else { continue }
             let track = movie.track(index)
-            let mediaScale = UInt64(max(1, track.mediaTimescale)), movieScale = UInt64(max(1, movie.timescale))
-            let mediaLength = (track.sampleTableDuration * movieScale + mediaScale - 1) / mediaScale
+            let length = (Double(track.sampleTableDuration) * Double(max(1, movie.timescale)) / Double(max(1, track.mediaTimescale))).rounded(.up)
+            let mediaLength = length < 1.8e19 ? UInt64(length) : UInt64.max
             longest = max(longest, mediaLength)
             for (child, childSize) in boxes(in: moov, (offset + 8)..<(offset + size)) {
                 switch moov.fourCC(child + 4) {
@@ -61,13 +62,15 @@ struct MP4AudioEdit: Equatable {
 
     /// The samples an edit list or a gapless tag keeps of `track`.
     static func edit(of track: MP4Track, movieTimescale: Int, gapless: (delay: Int64, count: Int64)?) -> MP4AudioEdit? {
-        let scale = track.mediaTimescale, mediaEnd = Int64(track.sampleTableDuration)
-        guard scale > 0, movieTimescale > 0, mediaEnd > 0 else { return nil }
+        // Every number comes from the file and may be damaged: none may overflow.
+        let scale = track.mediaTimescale, mediaEnd = Int64(clamping: track.sampleTableDuration)
+        guard scale > 0, movieTimescale > 0, mediaEnd > 0, mediaEnd < Int64.max else { return nil }
         let edits = track.edits ?? []
         if edits.count == 1, let e = edits.first, e.mediaTime >= 0 {
             // The edit's length is in the movie's clock: to the track's, rounded. Where that
             // lands within one movie tick of the sample table's end, the table's end is exact.
-            var end = e.mediaTime + Int64((Double(e.duration) * Double(scale) / Double(movieTimescale)).rounded())
+            let length = (Double(e.duration) * Double(scale) / Double(movieTimescale)).rounded()
+            guard length < 9e18, case (var end, false) = e.mediaTime.addingReportingOverflow(Int64(length)) else { return nil }
             let tick = Int64((Double(scale) / Double(movieTimescale)).rounded(.up))
             if abs(end - mediaEnd) <= tick { end = mediaEnd }
             let whole = e.mediaTime == 0 && end == mediaEnd
@@ -75,7 +78,7 @@ struct MP4AudioEdit: Equatable {
         } else if !edits.isEmpty {
             return nil
         }
-        if let gapless, gapless.delay + gapless.count <= mediaEnd {
+        if let gapless, case let (end, false) = gapless.delay.addingReportingOverflow(gapless.count), end <= mediaEnd {
             return MP4AudioEdit(start: gapless.delay, end: gapless.delay + gapless.count, timescale: scale)
         }
         // Nothing to skip: every sample of the media, to the sample table's end (the demuxer

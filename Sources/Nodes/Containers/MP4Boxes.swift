@@ -121,7 +121,10 @@ struct MP4Movie {
     mutating func rescale(to newScale: Int) {
         let old = timescale
         guard old > 0, newScale > 0, old != newScale else { return }
-        func scaled(_ v: UInt64) -> UInt64 { v == UInt64.max ? v : (v * UInt64(newScale) + UInt64(old) / 2) / UInt64(old) }
+        func scaled(_ v: UInt64) -> UInt64 {
+            let (product, overflow) = v.multipliedReportingOverflow(by: UInt64(newScale))
+            return overflow ? .max : (product / UInt64(old)) + (product % UInt64(old) >= UInt64(old + 1) / 2 ? 1 : 0)
+        }
         moov.modify(["mvhd"]) { mvhd in
             mvhd.body.setFullBoxField(version0: 12, version1: 20, UInt64(newScale), wideInVersion1: false)
             mvhd.body.setFullBoxField(version0: 16, version1: 24, scaled(mvhd.body.fullBoxField(version0: 16, version1: 24)), wideInVersion1: true)
@@ -162,7 +165,7 @@ struct MP4Track {
     }
 
     var trackID: UInt32 {
-        guard let tkhd = box.first("tkhd"), tkhd.body.count >= 16 else { return 0 }
+        guard let tkhd = box.first("tkhd"), tkhd.body.count >= 24 || (tkhd.body.count >= 16 && tkhd.body[0] != 1) else { return 0 }
         return tkhd.body.u32(tkhd.body[0] == 1 ? 20 : 12)
     }
 
@@ -183,10 +186,15 @@ struct MP4Track {
     /// The sum of the sample durations (`stts`), in the track's clock: where its media ends.
     var sampleTableDuration: UInt64 {
         guard let stts = box.find(["mdia", "minf", "stbl", "stts"]), stts.body.count >= 8 else { return 0 }
-        let count = Int(stts.body.u32(4))
+        // Counts come from the file: never more entries than its bytes hold (a damaged count
+        // would otherwise loop billions of times).
+        let count = min(Int(stts.body.u32(4)), (stts.body.count - 8) / 8)
         var total: UInt64 = 0
-        for i in 0..<count where 8 + i * 8 + 8 <= stts.body.count {
-            total += UInt64(stts.body.u32(8 + i * 8)) * UInt64(stts.body.u32(12 + i * 8))
+        for i in 0..<count {
+            let (part, over) = UInt64(stts.body.u32(8 + i * 8)).multipliedReportingOverflow(by: UInt64(stts.body.u32(12 + i * 8)))
+            let (sum, overSum) = total.addingReportingOverflow(part)
+            guard !over, !overSum else { return .max }  // a damaged table: no real end
+            total = sum
         }
         return total
     }
@@ -251,10 +259,9 @@ struct MP4Track {
     static func edits(_ body: [UInt8]) -> [Edit] {
         guard body.count >= 8 else { return [] }
         let wide = body[0] == 1
-        let count = Int(body.u32(4)), size = wide ? 20 : 12
-        return (0..<count).compactMap { i in
+        let size = wide ? 20 : 12, count = min(Int(body.u32(4)), (body.count - 8) / size)
+        return (0..<count).map { i in
             let at = 8 + i * size
-            guard at + size <= body.count else { return nil }
             return wide ? Edit(duration: body.u64(at), mediaTime: Int64(bitPattern: body.u64(at + 8)))
                 : Edit(duration: UInt64(body.u32(at)), mediaTime: Int64(Int32(bitPattern: body.u32(at + 4))))
         }

@@ -178,13 +178,11 @@ extension MP4Movie {
                     let box = stbl.children[c]
                     let wide = box.type == "co64", width = wide ? 8 : 4
                     guard box.body.count >= 8 else { continue }
-                    let count = Int(box.body.u32(4))
-                    var offsets: [UInt64] = (0..<count).compactMap { k in
-                        let at = 8 + k * width
-                        guard at + width <= box.body.count else { return nil }
-                        return wide ? box.body.u64(at) : UInt64(box.body.u32(at))
+                    let count = min(Int(box.body.u32(4)), (box.body.count - 8) / width)
+                    var offsets: [UInt64] = (0..<count).map { k in
+                        wide ? box.body.u64(8 + k * width) : UInt64(box.body.u32(8 + k * width))
                     }
-                    offsets = offsets.map { $0 >= UInt64(position) ? UInt64(Int64($0) + Int64(delta)) : $0 }
+                    offsets = offsets.map { $0 >= UInt64(position) ? $0 &+ UInt64(bitPattern: Int64(delta)) : $0 }
                     let needsWide = wide || offsets.contains { $0 > UInt64(UInt32.max) }
                     var body: [UInt8] = [0, 0, 0, 0]
                     body.appendU32(UInt32(offsets.count))

@@ -94,4 +94,53 @@ import GraphKitTesting
             }
         }
     }
+
+    /// The index of a damaged file (a flipped entry count, a size, a version) is read without a
+    /// crash, an overflow or a loop through billions of entries: decode reads every MP4's index
+    /// this way before the demuxer does. A flipped elst count once looped for minutes.
+    @Test func damagedIndexesAreReadSafely() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("a.mp4").path
+        try TestMedia.gstLaunch("videotestsrc num-buffers=10 ! video/x-raw,width=64,height=48 ! x264enc ! mp4mux name=m ! filesink location=\(file) "
+                                + "audiotestsrc num-buffers=10 ! audioconvert ! avenc_aac ! m.")
+        let (_, boxes) = try Self.movie(file)
+        let extent = try #require(boxes.first { $0.type == "moov" })
+        let moov = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))[extent.offset..<(extent.offset + extent.size)])
+        var random = SplitMix(seed: 0x6B_6B)
+        for round in 0..<3000 {
+            var damaged = moov
+            for _ in 0..<(1 + round % 8) {
+                let at = Int.random(in: 0..<damaged.count, using: &random)
+                damaged[at] = round % 3 == 0 ? 0xFF : UInt8.random(in: 0...255, using: &random)
+            }
+            var copy = damaged
+            _ = MP4AudioEdit.take(from: &copy, track: 0)
+            #expect(copy.count == damaged.count)
+            guard var movie = try? MP4Movie(parsing: damaged[...]) else { continue }
+            for (i, track) in movie.tracks(handler: "vide") + movie.tracks(handler: "soun") {
+                _ = (track.orientation, track.edits, track.sampleTableDuration, track.sampleEntry)
+                var edited = track
+                edited.setOrientation(.rotate90)
+                movie.moov.children[i] = edited.box
+            }
+            MP4Index.describe(EncoderDelay(priming: 1024, samples: 4000, sampleRate: 44_100), in: &movie)
+            movie.shiftChunkOffsets(after: 0, by: 36)
+            _ = movie.moov.bytes
+        }
+    }
+
+}
+
+/// A seeded generator: the same damage on every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
