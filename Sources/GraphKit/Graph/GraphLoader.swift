@@ -121,35 +121,26 @@ private struct Validation {
     }
 
     /// `text` split at each `->`, like Foundation's `components(separatedBy: "->")`: characters
-    /// are compared, so a `>` that a combining mark follows is not an arrow.
+    /// are compared, so a `>` that a combining mark follows is not an arrow. In ASCII a byte is a
+    /// character (CR LF aside, and neither is `-` or `>`), so bytes are compared, faster.
     static func splitArrow(_ text: String) -> [Substring] {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return split(text, text.utf8, UInt8(ascii: "-"), UInt8(ascii: ">")) }
+        return split(text, text, "-", ">")
+    }
+
+    private static func split<View: Collection>(_ text: String, _ view: View, _ dash: View.Element, _ greater: View.Element)
+        -> [Substring] where View.Index == String.Index, View.Element: Equatable
+    {
         var parts: [Substring] = []
-        var start = text.startIndex
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            // ASCII: each byte is a character (CR LF aside, and neither is '-' or '>').
-            let u = text.utf8
-            var i = u.startIndex
-            while i != u.endIndex {
-                let next = u.index(after: i)
-                if u[i] == UInt8(ascii: "-"), next != u.endIndex, u[next] == UInt8(ascii: ">") {
-                    parts.append(text[start..<i])
-                    i = u.index(after: next)
-                    start = i
-                } else {
-                    i = next
-                }
-            }
-        } else {
-            var i = text.startIndex
-            while i != text.endIndex {
-                let next = text.index(after: i)
-                if text[i] == "-", next != text.endIndex, text[next] == ">" {
-                    parts.append(text[start..<i])
-                    i = text.index(after: next)
-                    start = i
-                } else {
-                    i = next
-                }
+        var start = view.startIndex, i = view.startIndex
+        while i != view.endIndex {
+            let next = view.index(after: i)
+            if view[i] == dash, next != view.endIndex, view[next] == greater {
+                parts.append(text[start..<i])
+                i = view.index(after: next)
+                start = i
+            } else {
+                i = next
             }
         }
         parts.append(text[start...])
