@@ -178,4 +178,17 @@ import Nodes
         #expect(registry.lookup("effect.gain").map(ObjectIdentifier.init) == ObjectIdentifier(GainNode.self))
         #expect(registry.lookup("effect.gian") == nil)
     }
+
+    /// Found by fuzz-graph: an empty key at the top was reported at an empty place (graphctl
+    /// printed `error: FILE: : unknown key ""`). An empty key is written `""` in the path.
+    @Test func anEmptyKeyHasAPlace() {
+        let text = #"{ "version": 1, "nodes": { "a": { "type": "capture.audio", "params": { "": 1, "": 2 }, "": 0 } }, "": 3 }"#
+        #expect(problems(text) == [
+            #""": unknown key "" (allowed: version, name, description, nodes, edges)"#,
+            #"nodes.a."": unknown key "" (allowed: type, params)"#,
+            #"nodes.a.params."": parameter "" is given twice"#,
+            #"nodes.a.params."": unknown parameter "" for capture.audio (it takes: device, wave, frequency, sampleRate, channels, duration, live)"#,
+            #"nodes.a.params."": unknown parameter "" for capture.audio (it takes: device, wave, frequency, sampleRate, channels, duration, live)"#,
+        ])
+    }
 }

@@ -352,15 +352,23 @@ private struct Validation {
         return repeated.contains(true) ? repeated : nil
     }
 
+    /// The path of an object's member: `base.key`, or `key` at the top. An empty key is written
+    /// `""`, so that the place is never empty (found by fuzz-graph: `"": 1` at the top was
+    /// reported at an empty place, printed `error: FILE: : unknown key ""`).
+    static func member(_ key: String, of base: String?) -> String {
+        let k = key.isEmpty ? "\"\"" : key
+        return base.map { "\($0).\(k)" } ?? k
+    }
+
     mutating func checkKeys(_ members: [(key: String, value: JSONValue)], allowed: [String], at base: String?) {
         let repeated = Self.repeatedKeys(members)
         for (i, (key, _)) in members.enumerated() {
             if repeated?[i] == true {
-                problem(base.map { "\($0).\(key)" } ?? key, "key \"\(key)\" is given twice")
+                problem(Self.member(key, of: base), "key \"\(key)\" is given twice")
             } else if !allowed.contains(key) {
                 var message = "unknown key \"\(key)\""
                 if let guess = closestMatch(to: key, in: allowed) { message += "; did you mean \"\(guess)\"?" }
-                problem(base.map { "\($0).\(key)" } ?? key, message + " (allowed: \(allowed.joined(separator: ", ")))")
+                problem(Self.member(key, of: base), message + " (allowed: \(allowed.joined(separator: ", ")))")
             }
         }
     }
@@ -405,7 +413,7 @@ private struct Validation {
         case .object(let params)?:
             if let repeated = Self.repeatedKeys(params) {
                 for (i, (k, _)) in params.enumerated() where repeated[i] {
-                    problem("\(at).params.\(k)", "parameter \"\(k)\" is given twice")
+                    problem(Self.member(k, of: "\(at).params"), "parameter \"\(k)\" is given twice")
                 }
             }
             given.reserveCapacity(params.count)
@@ -437,13 +445,13 @@ private struct Validation {
         var ok = true
         for (key, json, override) in given {
             guard let spec = d.parameter(key) else {
-                unknownParameter(key, of: d, at: override ?? "\(at).params.\(key)")
+                unknownParameter(key, of: d, at: override ?? Self.member(key, of: "\(at).params"))
                 ok = false
                 continue
             }
             switch spec.validate(json) {
             case .success(let v): values[key] = v
-            case .failure(let e): problem(override ?? "\(at).params.\(key)", e.message); ok = false
+            case .failure(let e): problem(override ?? Self.member(key, of: "\(at).params"), e.message); ok = false
             }
         }
         let explicit = Set(values.keys)
