@@ -2,8 +2,8 @@ import GraphKit
 import Nodes
 import Glibc
 
-/// One input: the bytes of a media file (the seeds are small WAV, MP3, MP4, FLAC and Matroska
-/// files), written to a temporary file and decoded by `source.file → decode → sink.app` (audio
+/// One input: the bytes of a media file (the seeds are small WAV, MP3, FLAC, Ogg, M4A, MP4 and
+/// Matroska files), written to a temporary file and decoded by `source.file → decode → sink.app` (audio
 /// and video), every sample pulled, as an application reading a file does (AVAssetReader).
 ///
 /// A finding is a crash, a leak, a run that does not end within FUZZ_RUN_SECONDS (default 10;
@@ -24,7 +24,12 @@ let variants = [
     #"{ "sampleRate": 22050, "channels": 1, "autorotate": false }"#,
     #"{ "sampleFormat": "auto", "pixelFormat": "i420" }"#,
 ]
-let quiet: Void = GraphKitLogging.bootstrapStandardError(level: .error)
+/// Once, before the first input: GraphKit's log down to errors, and the folder removed at exit
+/// (each input's file is removed after its run).
+let setUp: Void = {
+    GraphKitLogging.bootstrapStandardError(level: .error)
+    atexit { rmdir(folder) }
+}()
 /// FUZZ_VERBOSE=1: each input's outcome on standard error (to look at a corpus with -runs=0).
 let verbose = getenv("FUZZ_VERBOSE") != nil
 
@@ -37,6 +42,7 @@ func fileExtension(_ b: [UInt8]) -> String {
     }
     if starts("RIFF") { return "wav" }
     if starts("fLaC") { return "flac" }
+    if starts("OggS") { return "ogg" }
     if starts("ID3") || (b.count > 1 && b[0] == 0xFF && b[1] & 0xE0 == 0xE0) { return "mp3" }
     if starts("ftyp", at: 4) { return starts("M4A", at: 8) ? "m4a" : "mp4" }
     if b.count > 3, b[0] == 0x1A, b[1] == 0x45, b[2] == 0xDF, b[3] == 0xA3 { return "mkv" }
@@ -45,7 +51,7 @@ func fileExtension(_ b: [UInt8]) -> String {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDecode(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    _ = quiet
+    _ = setUp
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     // A connected output that the file lacks fails the run (by design): video is read from the
     // containers that carry it.
