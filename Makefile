@@ -11,7 +11,7 @@ DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
-.PHONY: all deps build release run test test-build test-sanitize bench install install-files uninstall plugin-example clean
+.PHONY: all deps build release run test test-build test-sanitize fuzz bench install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -82,6 +82,12 @@ test-sanitize: deps plugin-example
 	$(call replan,Tests/Fixtures/plugins)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
 	bash scripts/test-sanitize.sh address thread
+
+# libFuzzer targets (Fuzz/): the graph loader fed any bytes, a decode graph fed damaged media.
+# Each runs FUZZ_SECONDS (default 600) under the address sanitizer; fails on any finding.
+# Built in Fuzz/.build-fuzz, never by build or test. README.md, "Fuzzing".
+fuzz: deps
+	bash Fuzz/run.sh
 
 # Benchmarks run the CLI as it is installed: release, linked against GraphKit's shared library.
 bench: deps

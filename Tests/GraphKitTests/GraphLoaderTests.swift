@@ -151,4 +151,44 @@ import Nodes
             try loader.load(contentsOf: "/nonexistent/g.json")
         }
     }
+
+    /// Edges are split at `->` and ports at the last `.` by characters, so ids and text beyond
+    /// ASCII behave as they always did (a `>` that a combining mark follows is no arrow).
+    @Test func edgeTextIsReadByCharacters() throws {
+        #expect(problems(Self.graph(edges: #""mic.out ->\u0301 aac.in", "aac.out -> file.audio""#)) == [
+            "edges[0]: expected \"node.port -> node.port\", got \"mic.out ->\u{301} aac.in\"",
+            #"nodes.aac: input "in" of encode.aac is not connected"#,
+        ])
+        let g = try loader.load(json: Self.graph(
+            nodes: #""mïc": { "type": "capture.audio", "params": { "duration": 1 } }, "aac": { "type": "encode.aac" }, "file": { "type": "sink.mp4", "params": { "path": "x.m4a" } }"#,
+            edges: #"" \tmïc.out->aac.in\t", { "from": "aac.out ", "to": " file.audio" }"#))
+        #expect(g.edges.map { "\($0.from) -> \($0.to)" } == ["mïc.out -> aac.in", "aac.out -> file.audio"])
+        #expect(PortRef(" \tmic.out ")?.description == "mic.out")
+        #expect(PortRef("a.b.c") == PortRef(node: "a.b", port: "c"))
+        #expect(PortRef(" é.out\t") == PortRef(node: "é", port: "out"))
+        for bad in ["mic.", ".out", "mic", "", " . ", "é.", ".\u{301}"] { #expect(PortRef(Substring(bad)) == nil, "\(bad)") }
+    }
+
+    /// A type registered again replaces the earlier one for the loader too.
+    @Test func aTypeRegisteredAgainReplacesTheEarlierOne() throws {
+        var registry = NodeRegistry.builtIn
+        registry.register(AppSinkNode.self)   // same type name as itself: still one entry, found
+        #expect(registry.types.filter { $0.descriptor.type == "sink.app" }.count == 1)
+        #expect(registry.lookup("sink.app").map(ObjectIdentifier.init) == ObjectIdentifier(AppSinkNode.self))
+        #expect(registry.lookup("effect.gain").map(ObjectIdentifier.init) == ObjectIdentifier(GainNode.self))
+        #expect(registry.lookup("effect.gian") == nil)
+    }
+
+    /// Found by fuzz-graph: an empty key at the top was reported at an empty place (graphctl
+    /// printed `error: FILE: : unknown key ""`). An empty key is written `""` in the path.
+    @Test func anEmptyKeyHasAPlace() {
+        let text = #"{ "version": 1, "nodes": { "a": { "type": "capture.audio", "params": { "": 1, "": 2 }, "": 0 } }, "": 3 }"#
+        #expect(problems(text) == [
+            #""": unknown key "" (allowed: version, name, description, nodes, edges)"#,
+            #"nodes.a."": unknown key "" (allowed: type, params)"#,
+            #"nodes.a.params."": parameter "" is given twice"#,
+            #"nodes.a.params."": unknown parameter "" for capture.audio (it takes: device, wave, frequency, sampleRate, channels, duration, live)"#,
+            #"nodes.a.params."": unknown parameter "" for capture.audio (it takes: device, wave, frequency, sampleRate, channels, duration, live)"#,
+        ])
+    }
 }

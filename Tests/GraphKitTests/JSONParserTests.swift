@@ -26,3 +26,31 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONParserFastPathTests {
+    /// Whole numbers of up to 15 characters are read without text; the rest as before.
+    @Test(arguments: ["0", "-0", "7", "-123", "999999999999999", "-99999999999999", "1234567890123456",
+                      "9007199254740993", "1.5", "-2.5e3", "1E2", "0.1", "123456789012345678901234567890"])
+    func numbersReadAsDoubleReadsThem(_ text: String) throws {
+        let v = try JSONParser.parse(text)
+        #expect(v == .number(Double(text)!))
+        if case .number(let n) = v { #expect(n.sign == Double(text)!.sign) }
+    }
+
+    @Test func stringsWithAndWithoutEscapes() throws {
+        #expect(try JSONParser.parse(#"["plain", "é ü", "a\"b", "tab\there", "\u00e9", ""]"#)
+                == ["plain", "é ü", "a\"b", "tab\there", "é", ""])
+    }
+
+    @Test func invalidUTF8AndControlCharactersAreSyntaxErrors() {
+        #expect(throws: JSONParser.SyntaxError(line: 1, column: 2, message: "invalid UTF-8 in string")) {
+            try JSONParser.parse(bytes: Array("[\"ab".utf8) + [0xC3, 0x28] + Array("\"]".utf8))
+        }
+        #expect(throws: JSONParser.SyntaxError(line: 1, column: 4, message: "control character in string")) {
+            try JSONParser.parse(bytes: Array("[\"a".utf8) + [0x01] + Array("\"]".utf8))
+        }
+        #expect(throws: JSONParser.SyntaxError(line: 1, column: 2, message: "expected a value, found 't'")) {
+            try JSONParser.parse("[tru]")
+        }
+    }
+}

@@ -8,6 +8,19 @@ public struct PortRef: Sendable, Hashable, CustomStringConvertible, Codable {
     }
     /// Parses `node.port`.
     public init?(_ text: Substring) {
+        let u = text.utf8
+        if u.allSatisfy({ $0 < 0x80 }) {
+            // ASCII, the usual case: a byte is a character (CR LF aside, which is neither a space,
+            // a tab nor a dot), so the same answer as below without breaking the text into characters.
+            func space(_ b: UInt8) -> Bool { b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
+            var lo = u.startIndex, hi = u.endIndex
+            while lo != hi, space(u[lo]) { lo = u.index(after: lo) }
+            while hi != lo, space(u[u.index(before: hi)]) { hi = u.index(before: hi) }
+            guard let dot = u[lo..<hi].lastIndex(of: UInt8(ascii: ".")), dot != lo, u.index(after: dot) != hi else { return nil }
+            node = String(text[lo..<dot])
+            port = String(text[u.index(after: dot)..<hi])
+            return
+        }
         let t = text.trimmingSpaces()
         guard let dot = t.lastIndex(of: "."), dot != t.startIndex, t.index(after: dot) != t.endIndex else { return nil }
         node = String(t[..<dot])
@@ -57,26 +70,60 @@ public struct Graph: Sendable {
     public let nodes: [NodeSpec]
     public let edges: [Edge]
     /// Lookups by node id, made once: a run asks them for every edge, so a graph of many
-    /// nodes must not be searched from the start each time.
+    /// nodes must not be searched from the start each time. One table by id; the edges leaving
+    /// and entering each node as runs of edge numbers (`edgesFrom[fromStart[i]..<fromStart[i+1]]`
+    /// for `nodes[i]`), in document order, rather than an array and a hash entry per node.
     private let nodeIndex: [String: Int]
-    private let edgesFrom: [String: [Edge]]
-    private let edgesInto: [String: [Edge]]
+    private let fromStart: [Int], edgesFrom: [Int32]
+    private let intoStart: [Int], edgesInto: [Int32]
 
-    init(name: String?, description: String?, nodes: [NodeSpec], edges: [Edge]) {
+    /// `nodeIndex` maps every id to its place in `nodes`, and `endpoints` gives each edge's two
+    /// nodes as places in `nodes`, when the caller has them (the loader); else they are made here.
+    init(name: String?, description: String?, nodes: [NodeSpec], edges: [Edge],
+         nodeIndex: [String: Int]? = nil, endpoints: [(from: Int, to: Int)]? = nil) {
         self.name = name
         self.description = description
         self.nodes = nodes
         self.edges = edges
-        var index: [String: Int] = [:]
-        for (i, n) in nodes.enumerated() where index[n.id] == nil { index[n.id] = i }
-        nodeIndex = index
-        edgesFrom = Dictionary(grouping: edges, by: \.from.node)
-        edgesInto = Dictionary(grouping: edges, by: \.to.node)
+        let index: [String: Int]
+        if let nodeIndex {
+            index = nodeIndex
+        } else {
+            var made: [String: Int] = [:]
+            made.reserveCapacity(nodes.count)
+            for (i, n) in nodes.enumerated() where made[n.id] == nil { made[n.id] = i }
+            index = made
+        }
+        self.nodeIndex = index
+        let ends = endpoints ?? edges.map { (index[$0.from.node] ?? -1, index[$0.to.node] ?? -1) }
+        (fromStart, edgesFrom) = Self.runs(count: nodes.count, ends.lazy.map(\.from))
+        (intoStart, edgesInto) = Self.runs(count: nodes.count, ends.lazy.map(\.to))
+    }
+
+    /// Edge numbers grouped by node place (a counting sort, stable): where each node's run starts,
+    /// and the runs. An edge whose node is not in the graph (-1) is in no run.
+    static func runs(count: Int, _ places: some Collection<Int>) -> ([Int], [Int32]) {
+        var start = [Int](repeating: 0, count: count + 1)
+        for p in places where p >= 0 { start[p + 1] += 1 }
+        for i in 0..<count { start[i + 1] += start[i] }
+        var next = start
+        var runs = [Int32](repeating: 0, count: start[count])
+        for (e, p) in places.enumerated() where p >= 0 {
+            runs[next[p]] = Int32(e)
+            next[p] += 1
+        }
+        return (start, runs)
     }
 
     public func node(_ id: String) -> NodeSpec? { nodeIndex[id].map { nodes[$0] } }
-    public func edges(from node: String) -> [Edge] { edgesFrom[node] ?? [] }
-    public func edges(into node: String) -> [Edge] { edgesInto[node] ?? [] }
+    public func edges(from node: String) -> [Edge] {
+        guard let i = nodeIndex[node] else { return [] }
+        return edgesFrom[fromStart[i]..<fromStart[i + 1]].map { edges[Int($0)] }
+    }
+    public func edges(into node: String) -> [Edge] {
+        guard let i = nodeIndex[node] else { return [] }
+        return edgesInto[intoStart[i]..<intoStart[i + 1]].map { edges[Int($0)] }
+    }
 }
 
 extension Substring {

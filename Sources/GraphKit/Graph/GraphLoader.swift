@@ -46,13 +46,7 @@ public struct GraphLoader: Sendable {
         } catch {
             throw GraphError(.inputUnreadable, at: path, "cannot read graph file: \(Self.reason(for: path))")
         }
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(bytes: Array(data))
-        } catch {
-            throw GraphError(.invalidGraph, at: "\(path): line \(error.line), column \(error.column)", "malformed JSON: \(error.message)")
-        }
-        return try load(json, overrides: overrides)
+        return try load(bytes: Array(data), file: path, overrides: overrides)
     }
 
     static func reason(for path: String) -> String {
@@ -64,11 +58,18 @@ public struct GraphLoader: Sendable {
 
     /// Loads a graph from JSON text.
     public func load(json text: String, overrides: [Override] = []) throws(GraphError) -> Graph {
+        try load(bytes: Array(text.utf8), overrides: overrides)
+    }
+
+    /// Loads a graph from the bytes of a JSON document (any bytes: what is not JSON is reported
+    /// with its line and column, after `file` when they were read from one).
+    public func load(bytes: [UInt8], file: String? = nil, overrides: [Override] = []) throws(GraphError) -> Graph {
         let json: JSONValue
         do {
-            json = try JSONParser.parse(text)
+            json = try JSONParser.parse(bytes: bytes)
         } catch {
-            throw GraphError(.invalidGraph, at: "line \(error.line), column \(error.column)", "malformed JSON: \(error.message)")
+            let place = "line \(error.line), column \(error.column)"
+            throw GraphError(.invalidGraph, at: file.map { "\($0): \(place)" } ?? place, "malformed JSON: \(error.message)")
         }
         return try load(json, overrides: overrides)
     }
@@ -83,29 +84,74 @@ public struct GraphLoader: Sendable {
 }
 
 /// One validation pass: collects problems instead of stopping at the first.
+///
+/// Linear in the document: each node id is hashed once into a table of node numbers (document
+/// order), each edge end is looked up once in it, and everything after the edges (inputs,
+/// reachability, order) works on those numbers with arrays, not on names.
 private struct Validation {
     let registry: NodeRegistry
     var problems: [GraphError.Problem] = []
 
     var touchedByBadEdges = Set<String>()
 
+    /// Each distinct node id, in document order; its place here is the node's number.
+    var ids: [String] = []
+    var number: [String: Int] = [:]
+    /// By node number: the node, when its type and parameters could be read, and its descriptor.
+    var specs: [Graph.NodeSpec?] = []
+    var kinds: [Int] = []
+    /// The descriptors of the node types met, once each (asking a type for it copies it).
+    var descriptors: [NodeDescriptor] = []
+    var types: [any Node.Type] = []
+    var kindOfType: [String: Int] = [:]
+    /// Made when a missing node is first named: suggestions from many thousands of ids.
+    var idSuggestions: NameSuggestions?
+
     init(registry: NodeRegistry) { self.registry = registry }
 
     /// The node ids an edge mentions, as far as they can be read.
     static func nodeNames(in item: JSONValue) -> [String] {
-        var texts: [String] = []
+        var texts: [Substring] = []
         switch item {
-        case .string(let s): texts = s.components(separatedBy: "->")
-        case .object: texts = [item["from"], item["to"]].compactMap { if case .string(let s)? = $0 { return s }; return nil }
+        case .string(let s): texts = splitArrow(s)
+        case .object: texts = [item["from"], item["to"]].compactMap { if case .string(let s)? = $0 { return Substring(s) }; return nil }
         default: break
         }
-        return texts.compactMap { PortRef(Substring($0))?.node }
+        return texts.compactMap { PortRef($0)?.node }
+    }
+
+    /// `text` split at each `->`, like Foundation's `components(separatedBy: "->")`: characters
+    /// are compared, so a `>` that a combining mark follows is not an arrow. In ASCII a byte is a
+    /// character (CR LF aside, and neither is `-` or `>`), so bytes are compared, faster.
+    static func splitArrow(_ text: String) -> [Substring] {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return split(text, text.utf8, UInt8(ascii: "-"), UInt8(ascii: ">")) }
+        return split(text, text, "-", ">")
+    }
+
+    private static func split<View: Collection>(_ text: String, _ view: View, _ dash: View.Element, _ greater: View.Element)
+        -> [Substring] where View.Index == String.Index, View.Element: Equatable
+    {
+        var parts: [Substring] = []
+        var start = view.startIndex, i = view.startIndex
+        while i != view.endIndex {
+            let next = view.index(after: i)
+            if view[i] == dash, next != view.endIndex, view[next] == greater {
+                parts.append(text[start..<i])
+                i = view.index(after: next)
+                start = i
+            } else {
+                i = next
+            }
+        }
+        parts.append(text[start...])
+        return parts
     }
 
     mutating func problem(_ location: String, _ message: String) {
         problems.append(.init(location, message))
     }
 
+    /// The graph, or nil when anything is wrong (each problem recorded).
     mutating func run(_ document: JSONValue, overrides: [GraphLoader.Override]) -> Graph? {
         guard case .object(let top) = document else {
             problem("(document)", "expected a JSON object, got \(document.typeName)")
@@ -127,119 +173,207 @@ private struct Validation {
         }
 
         // Nodes.
-        var nodes: [Graph.NodeSpec] = []
-        var nodeEntries: [String: JSONValue] = [:]
         switch document["nodes"] {
         case .object(let members)?:
             if members.isEmpty { problem("nodes", "a graph needs at least one node") }
-            var seen = Set<String>()
+            ids.reserveCapacity(members.count)
+            number.reserveCapacity(members.count)
+            specs.reserveCapacity(members.count)
+            kinds.reserveCapacity(members.count)
+            let overridesOf = Dictionary(grouping: overrides, by: \.node)
             for (id, value) in members {
-                let at = "nodes.\(id)"
-                if !seen.insert(id).inserted { problem(at, "node id \"\(id)\" is given twice"); continue }
-                if id.isEmpty || !id.unicodeScalars.allSatisfy(Self.isIDCharacter) {
-                    problem(at, "node id \"\(id)\" may use only letters, digits, _ and -")
+                if let first = number.updateValue(ids.count, forKey: id) {
+                    number[id] = first
+                    problem("nodes.\(id)", "node id \"\(id)\" is given twice")
+                    continue
                 }
-                nodeEntries[id] = value
-                if let spec = node(id: id, value, overrides: overrides.filter { $0.node == id }) { nodes.append(spec) }
+                ids.append(id)
+                if id.isEmpty || !id.unicodeScalars.allSatisfy(Self.isIDCharacter) {
+                    problem("nodes.\(id)", "node id \"\(id)\" may use only letters, digits, _ and -")
+                }
+                let read = node(id: id, value, overrides: overridesOf.isEmpty ? [] : overridesOf[id] ?? [])
+                specs.append(read?.spec)
+                kinds.append(read?.kind ?? -1)
             }
         case nil: problem("nodes", "missing; a graph needs at least one node")
         case let v?: problem("nodes", "expected an object of node id to node, got \(v.typeName)")
         }
-        for o in overrides where nodeEntries[o.node] == nil {
-            var message = "no node \"\(o.node)\" in the graph"
-            if let guess = closestMatch(to: o.node, in: Array(nodeEntries.keys)) { message += "; did you mean \"\(guess)\"?" }
-            problem(o.location, message)
+        for o in overrides where number[o.node] == nil {
+            problem(o.location, "no node \"\(o.node)\" in the graph" + suggestion(forNode: o.node))
         }
+
+        // Inputs, numbered: node k's input j is slot inputBase[k] + j.
+        var inputBase = [Int](repeating: 0, count: ids.count + 1)
+        for k in ids.indices { inputBase[k + 1] = inputBase[k] + (kinds[k] < 0 ? 0 : descriptors[kinds[k]].inputs.count) }
+        /// The first edge (its place in `edges` of the document) to reach each input: it owns it.
+        var firstInto = [Int](repeating: -1, count: inputBase[ids.count])
+        var firstFrom = [(node: Int, port: Int)](repeating: (-1, -1), count: inputBase[ids.count])
 
         // Edges.
         var edges: [Graph.Edge] = []
+        var ends: [(from: Int, to: Int)] = []
         switch document["edges"] {
         case .array(let items)?:
-            var inputOwner: [PortRef: Int] = [:]
-            var pairs: [String: Int] = [:]
-            // Made once: looked up for every edge (a graph may have many thousands).
-            let known = Set(nodeEntries.keys)
-            let byID = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            edges.reserveCapacity(items.count)
+            ends.reserveCapacity(items.count)
+            /// The later pairs into an input already reached (rare): output and input slot.
+            var laterPairs: [PairKey: Int] = [:]
             for (i, item) in items.enumerated() {
                 let before = problems.count
-                guard let edge = self.edge(i, item, nodes: byID, known: known) else {
+                guard let r = self.edge(i, item) else {
                     // Whatever a rejected edge names, its connections are not judged again below.
                     if problems.count > before { touchedByBadEdges.formUnion(Self.nodeNames(in: item)) }
                     continue
                 }
-                let key = "\(edge.from)->\(edge.to)"
-                if let first = pairs[key] {
-                    problem("edges[\(i)]", "duplicate of edges[\(first)] (\"\(edge.from) -> \(edge.to)\")")
+                let slot = inputBase[r.to] + r.input
+                let owner = firstInto[slot]
+                if owner < 0 {
+                    firstInto[slot] = i
+                    firstFrom[slot] = (r.from, r.output)
+                    edges.append(r.edge)
+                    ends.append((r.from, r.to))
                     continue
                 }
-                pairs[key] = i
-                if let first = inputOwner[edge.to] {
-                    problem("edges[\(i)]", "input \"\(edge.to)\" is already connected by edges[\(first)]; an input takes one connection (an output may feed several)")
+                let pair = PairKey(node: r.from, output: r.output, slot: slot)
+                if let first = firstFrom[slot] == (r.from, r.output) ? owner : laterPairs[pair] {
+                    problem("edges[\(i)]", "duplicate of edges[\(first)] (\"\(r.edge.from) -> \(r.edge.to)\")")
                     continue
                 }
-                inputOwner[edge.to] = i
-                edges.append(edge)
+                laterPairs[pair] = i
+                problem("edges[\(i)]", "input \"\(r.edge.to)\" is already connected by edges[\(owner)]; an input takes one connection (an output may feed several)")
             }
         case nil: break
         case let v?: problem("edges", "expected an array, got \(v.typeName)")
         }
 
         // Required inputs.
-        var connectedInputs: [String: Set<String>] = [:], feeders: [String: [String]] = [:]
-        for e in edges {
-            connectedInputs[e.to.node, default: []].insert(e.to.port)
-            feeders[e.to.node, default: []].append(e.from.node)
-        }
-        for n in nodes where !touchedByBadEdges.contains(n.id) {
-            let connected = connectedInputs[n.id] ?? []
-            for input in n.descriptor.inputs where input.presence == .always && !connected.contains(input.name) {
-                problem("nodes.\(n.id)", "input \"\(input.name)\" of \(n.descriptor.type) is not connected")
+        for k in ids.indices where kinds[k] >= 0 && (touchedByBadEdges.isEmpty || !touchedByBadEdges.contains(ids[k])) {
+            let d = descriptors[kinds[k]]
+            let slots = inputBase[k]..<inputBase[k + 1]
+            for (j, input) in d.inputs.enumerated() where input.presence == .always && firstInto[slots.lowerBound + j] < 0 {
+                problem("nodes.\(ids[k])", "input \"\(input.name)\" of \(d.type) is not connected")
             }
-            if n.descriptor.requiresAnInput, connected.isEmpty {
-                let names = n.descriptor.inputs.map(\.name).joined(separator: ", ")
-                problem("nodes.\(n.id)", "\(n.descriptor.type) needs at least one of its inputs connected (\(names))")
+            if d.requiresAnInput, slots.allSatisfy({ firstInto[$0] < 0 }) {
+                let names = d.inputs.map(\.name).joined(separator: ", ")
+                problem("nodes.\(ids[k])", "\(d.type) needs at least one of its inputs connected (\(names))")
             }
         }
 
-        // A consumer that needs a stream of known length, fed by one that never ends.
-        for n in nodes {
-            guard let condition = n.descriptor.needsBoundedInputWhen, condition.holds(in: n.parameters) else { continue }
-            let parameter = condition.parameter
-            var upstream = Set<String>(), frontier = [n.id]
-            while let id = frontier.popLast() {
-                for from in feeders[id] ?? [] where upstream.insert(from).inserted { frontier.append(from) }
-            }
-            for u in nodes where upstream.contains(u.id) && u.descriptor.unboundedWhen?.holds(in: u.parameters) == true {
-                problem("nodes.\(n.id).params.\(parameter)",
-                        "\(parameter) needs a stream of known length, but \"\(u.id)\" (\(u.descriptor.type)) runs until stopped")
-            }
-        }
+        let (outStart, outEdges) = Graph.runs(count: ids.count, ends.lazy.map(\.from))
+        boundedInputs(ends, outStart, outEdges)
 
         // Cycles, and topological order.
-        let ordered = topologicalOrder(nodes, edges)
-        return Graph(name: name, description: description, nodes: ordered, edges: edges)
+        let order = topologicalOrder(ends, outStart, outEdges)
+        guard problems.isEmpty else { return nil }
+        // No problem: every id has its node, so node numbers are the document's nodes.
+        var place = [Int](repeating: 0, count: ids.count)
+        for (p, k) in order.enumerated() { place[k] = p }
+        return Graph(name: name, description: description, nodes: order.map { specs[$0]! }, edges: edges,
+                     nodeIndex: number.mapValues { place[$0] }, endpoints: ends.map { (place[$0.from], place[$0.to]) })
+    }
+
+    /// An output (node and port numbers) and an input slot: one connection.
+    struct PairKey: Hashable {
+        var node: Int, output: Int, slot: Int
+    }
+
+    /// A consumer that needs a stream of known length, fed (through any path) by one that never
+    /// ends. Searched from whichever side has fewer nodes, so a graph with few of either costs
+    /// one pass per such node, and one with none of either costs nothing.
+    mutating func boundedInputs(_ ends: [(from: Int, to: Int)], _ outStart: [Int], _ outEdges: [Int32]) {
+        var needing: [Int] = [], unbounded: [Int] = []
+        for k in ids.indices where kinds[k] >= 0 {
+            let d = descriptors[kinds[k]], parameters = specs[k]!.parameters
+            if let c = d.needsBoundedInputWhen, c.holds(in: parameters) { needing.append(k) }
+            if d.unboundedWhen?.holds(in: parameters) == true { unbounded.append(k) }
+        }
+        guard !needing.isEmpty, !unbounded.isEmpty else { return }
+        /// Whether node k was reached in search number `mark[k]`.
+        var mark = [Int](repeating: -1, count: ids.count)
+        func search(_ start: Int, _ id: Int, _ runStart: [Int], _ runs: [Int32], _ next: (Int) -> Int) {
+            var frontier = [start]
+            while let k = frontier.popLast() {
+                for e in runs[runStart[k]..<runStart[k + 1]] {
+                    let n = next(Int(e))
+                    if mark[n] != id { mark[n] = id; frontier.append(n) }
+                }
+            }
+        }
+        var feeding: [[Int]]   // by position in `needing`: the endless sources upstream, in document order
+        if needing.count <= unbounded.count {
+            let (inStart, inEdges) = Graph.runs(count: ids.count, ends.lazy.map(\.to))
+            feeding = needing.enumerated().map { (s, n) in
+                search(n, s, inStart, inEdges) { ends[$0].from }
+                return unbounded.filter { mark[$0] == s }
+            }
+        } else {
+            feeding = Array(repeating: [], count: needing.count)
+            for (s, u) in unbounded.enumerated() {
+                search(u, s, outStart, outEdges) { ends[$0].to }
+                for (p, n) in needing.enumerated() where mark[n] == s { feeding[p].append(u) }
+            }
+        }
+        for (p, n) in needing.enumerated() {
+            let parameter = descriptors[kinds[n]].needsBoundedInputWhen!.parameter
+            for u in feeding[p] {
+                problem("nodes.\(ids[n]).params.\(parameter)",
+                        "\(parameter) needs a stream of known length, but \"\(ids[u])\" (\(descriptors[kinds[u]].type)) runs until stopped")
+            }
+        }
     }
 
     /// Letters and digits (any script, as before), `_` and `-`.
     static func isIDCharacter(_ c: Unicode.Scalar) -> Bool {
-        c.properties.isAlphabetic || c.properties.numericType != nil || c == "_" || c == "-"
+        if c.isASCII {
+            // The same answer, without looking up Unicode properties for every character of
+            // every id: the ASCII letters are the only alphabetic ASCII, the digits the only numeric.
+            switch UInt8(c.value) {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): return true
+            default: return false
+            }
+        }
+        return c.properties.isAlphabetic || c.properties.numericType != nil
+    }
+
+    /// Whether each member's key was given before it in the same object: a linear search for
+    /// the few keys a node or edge has, a set past that (a `nodes` object may have many thousands).
+    static func repeatedKeys(_ members: [(key: String, value: JSONValue)]) -> [Bool]? {
+        if members.count <= 16 {
+            var repeated: [Bool]?
+            for i in members.indices where members[..<i].contains(where: { $0.key == members[i].key }) {
+                if repeated == nil { repeated = Array(repeating: false, count: members.count) }
+                repeated![i] = true
+            }
+            return repeated
+        }
+        var seen = Set<String>(minimumCapacity: members.count)
+        let repeated = members.map { !seen.insert($0.key).inserted }
+        return repeated.contains(true) ? repeated : nil
+    }
+
+    /// The path of an object's member: `base.key`, or `key` at the top. An empty key is written
+    /// `""`, so that the place is never empty (found by fuzz-graph: `"": 1` at the top was
+    /// reported at an empty place, printed `error: FILE: : unknown key ""`).
+    static func member(_ key: String, of base: String?) -> String {
+        let k = key.isEmpty ? "\"\"" : key
+        return base.map { "\($0).\(k)" } ?? k
     }
 
     mutating func checkKeys(_ members: [(key: String, value: JSONValue)], allowed: [String], at base: String?) {
-        var seen = Set<String>()
-        for (key, _) in members {
-            let at = base.map { "\($0).\(key)" } ?? key
-            if !seen.insert(key).inserted {
-                problem(at, "key \"\(key)\" is given twice")
+        let repeated = Self.repeatedKeys(members)
+        for (i, (key, _)) in members.enumerated() {
+            if repeated?[i] == true {
+                problem(Self.member(key, of: base), "key \"\(key)\" is given twice")
             } else if !allowed.contains(key) {
                 var message = "unknown key \"\(key)\""
                 if let guess = closestMatch(to: key, in: allowed) { message += "; did you mean \"\(guess)\"?" }
-                problem(at, message + " (allowed: \(allowed.joined(separator: ", ")))")
+                problem(Self.member(key, of: base), message + " (allowed: \(allowed.joined(separator: ", ")))")
             }
         }
     }
 
-    mutating func node(id: String, _ value: JSONValue, overrides: [GraphLoader.Override]) -> Graph.NodeSpec? {
+    mutating func node(id: String, _ value: JSONValue, overrides: [GraphLoader.Override]) -> (spec: Graph.NodeSpec, kind: Int)? {
         let at = "nodes.\(id)"
         guard case .object(let members) = value else {
             problem(at, "expected an object with \"type\" and \"params\", got \(value.typeName)")
@@ -250,7 +384,15 @@ private struct Validation {
             problem("\(at).type", value["type"] == nil ? "missing; every node names its type" : "expected a string")
             return nil
         }
-        guard let type = registry.lookup(typeName) else {
+        let kind: Int
+        if let known = kindOfType[typeName] {
+            kind = known
+        } else if let type = registry.lookup(typeName) {
+            kind = descriptors.count
+            descriptors.append(type.descriptor)
+            types.append(type)
+            kindOfType[typeName] = kind
+        } else {
             var message = "unknown node type \"\(typeName)\""
             if let guess = registry.suggestion(for: typeName) { message += "; did you mean \"\(guess)\"?" }
             message += " (`graphctl inspect` lists them)"
@@ -263,12 +405,19 @@ private struct Validation {
             problem("\(at).type", message)
             return nil
         }
-        let d = type.descriptor
-        var given: [(key: String, value: JSONValue, location: String)] = []
+        let d = descriptors[kind]
+        // Where each value came from: nil for the file (nodes.ID.params.NAME, made only for a
+        // problem), else the --set.
+        var given: [(key: String, value: JSONValue, override: String?)] = []
         switch value["params"] {
         case .object(let params)?:
-            checkParamKeysTwice(params, at: "\(at).params")
-            for (k, v) in params { given.append((k, v, "\(at).params.\(k)")) }
+            if let repeated = Self.repeatedKeys(params) {
+                for (i, (k, _)) in params.enumerated() where repeated[i] {
+                    problem(Self.member(k, of: "\(at).params"), "parameter \"\(k)\" is given twice")
+                }
+            }
+            given.reserveCapacity(params.count)
+            for (k, v) in params { given.append((k, v, nil)) }
         case nil: break
         case let p?: problem("\(at).params", "expected an object, got \(p.typeName)")
         }
@@ -283,7 +432,7 @@ private struct Validation {
             // file gave.
             for rule in d.rules {
                 let replaced = rule.replaced(bySetting: o.parameter)
-                given.removeAll { replaced.contains($0.key) && !$0.location.hasPrefix("--set") }
+                given.removeAll { replaced.contains($0.key) && $0.override == nil }
             }
             if o.value.isEmpty { continue }
             switch spec.parseOverride(o.value) {
@@ -292,16 +441,17 @@ private struct Validation {
             }
         }
         var values: [String: ParameterValue] = [:]
+        values.reserveCapacity(d.parameters.count)
         var ok = true
-        for (key, json, location) in given {
+        for (key, json, override) in given {
             guard let spec = d.parameter(key) else {
-                unknownParameter(key, of: d, at: location)
+                unknownParameter(key, of: d, at: override ?? Self.member(key, of: "\(at).params"))
                 ok = false
                 continue
             }
             switch spec.validate(json) {
             case .success(let v): values[key] = v
-            case .failure(let e): problem(location, e.message); ok = false
+            case .failure(let e): problem(override ?? Self.member(key, of: "\(at).params"), e.message); ok = false
             }
         }
         let explicit = Set(values.keys)
@@ -321,14 +471,7 @@ private struct Validation {
                 }
             }
         }
-        return Graph.NodeSpec(id: id, type: type, parameters: parameters)
-    }
-
-    mutating func checkParamKeysTwice(_ members: [(key: String, value: JSONValue)], at base: String) {
-        var seen = Set<String>()
-        for (k, _) in members where !seen.insert(k).inserted {
-            problem("\(base).\(k)", "parameter \"\(k)\" is given twice")
-        }
+        return (Graph.NodeSpec(id: id, type: types[kind], parameters: parameters), kind)
     }
 
     mutating func unknownParameter(_ name: String, of d: NodeDescriptor, at location: String) {
@@ -338,20 +481,34 @@ private struct Validation {
         problem(location, message + (names.isEmpty ? " (it takes none)" : " (it takes: \(names.joined(separator: ", ")))"))
     }
 
-    mutating func edge(_ i: Int, _ item: JSONValue, nodes: [String: Graph.NodeSpec], known: Set<String>) -> Graph.Edge? {
+    /// `; did you mean "ID"?` for a node id the graph does not have, or nothing.
+    mutating func suggestion(forNode name: String) -> String {
+        if idSuggestions == nil { idSuggestions = NameSuggestions(ids) }
+        return idSuggestions!.closest(to: name).map { "; did you mean \"\($0)\"?" } ?? ""
+    }
+
+    /// An edge that can be made: its nodes by number, its output and input by their place in
+    /// the descriptors' lists.
+    struct ResolvedEdge {
+        var edge: Graph.Edge
+        var from: Int, output: Int
+        var to: Int, input: Int
+    }
+
+    mutating func edge(_ i: Int, _ item: JSONValue) -> ResolvedEdge? {
         let at = "edges[\(i)]"
         var fromText: Substring?, toText: Substring?
         var fromAt = at, toAt = at
         var capacity = EdgeCapacity.default
         switch item {
         case .string(let s):
-            let parts = s.components(separatedBy: "->")
+            let parts = Self.splitArrow(s)
             guard parts.count == 2 else {
                 problem(at, "expected \"node.port -> node.port\", got \"\(s)\"")
                 return nil
             }
-            fromText = Substring(parts[0])
-            toText = Substring(parts[1])
+            fromText = parts[0]
+            toText = parts[1]
         case .object(let members):
             checkKeys(members, allowed: ["from", "to", "capacity"], at: at)
             fromAt = "\(at).from"
@@ -372,32 +529,29 @@ private struct Validation {
             problem(toAt, "expected \"node.port\", got \"\(toText.trimmingSpaces())\"")
             return nil
         }
-        var ok = true
-        for (ref, loc) in [(from, fromAt), (to, toAt)] where !known.contains(ref.node) {
-            var message = "no node \"\(ref.node)\" in the graph"
-            if let guess = closestMatch(to: ref.node, in: Array(known)) { message += "; did you mean \"\(guess)\"?" }
-            problem(loc, message)
-            ok = false
-        }
-        guard ok else { return nil }
+        let fromNumber = number[from.node], toNumber = number[to.node]
+        if fromNumber == nil { problem(fromAt, "no node \"\(from.node)\" in the graph" + suggestion(forNode: from.node)) }
+        if toNumber == nil { problem(toAt, "no node \"\(to.node)\" in the graph" + suggestion(forNode: to.node)) }
+        guard let fromNumber, let toNumber else { return nil }
         // A node whose type was unknown was already reported; its ports cannot be checked.
-        guard let fromNode = nodes[from.node], let toNode = nodes[to.node] else { return nil }
-        let fd = fromNode.descriptor, td = toNode.descriptor
-        guard let out = fd.output(from.port) else {
+        guard kinds[fromNumber] >= 0, kinds[toNumber] >= 0 else { return nil }
+        let fd = descriptors[kinds[fromNumber]], td = descriptors[kinds[toNumber]]
+        guard let output = fd.outputs.firstIndex(where: { $0.name == from.port }) else {
             problem(fromAt, "\(fd.type) node \"\(from.node)\" has no output \"\(from.port)\"" + portList(fd.outputs, "outputs")
                     + suggestion(from.port, fd.outputs))
             return nil
         }
-        guard let input = td.input(to.port) else {
+        guard let input = td.inputs.firstIndex(where: { $0.name == to.port }) else {
             problem(toAt, "\(td.type) node \"\(to.node)\" has no input \"\(to.port)\"" + portList(td.inputs, "inputs")
                     + suggestion(to.port, td.inputs))
             return nil
         }
-        guard out.formats.intersects(input.formats) else {
-            problem(at, "cannot connect \"\(from)\" (\(out.formats)) to \"\(to)\" (\(input.formats))")
+        let out = fd.outputs[output], into = td.inputs[input]
+        guard out.formats.intersects(into.formats) else {
+            problem(at, "cannot connect \"\(from)\" (\(out.formats)) to \"\(to)\" (\(into.formats))")
             return nil
         }
-        if from.node == to.node {
+        if fromNumber == toNumber {
             problem(at, "node \"\(from.node)\" is connected to itself")
             return nil
         }
@@ -407,7 +561,8 @@ private struct Validation {
             problem("\(at).capacity", "\"\(from)\" carries a file's bytes, which its demuxer reads directly; a capacity bounds only media streams")
             return nil
         }
-        return Graph.Edge(from: from, to: to, capacity: capacity, index: i)
+        return ResolvedEdge(edge: Graph.Edge(from: from, to: to, capacity: capacity, index: i),
+                            from: fromNumber, output: output, to: toNumber, input: input)
     }
 
     func portList(_ ports: [PortDescriptor], _ what: String) -> String {
@@ -442,33 +597,31 @@ private struct Validation {
         return c
     }
 
-    /// Kahn's algorithm, linear in nodes and edges; a cycle is a problem naming its nodes.
-    mutating func topologicalOrder(_ nodes: [Graph.NodeSpec], _ edges: [Graph.Edge]) -> [Graph.NodeSpec] {
-        var indegree: [String: Int] = [:]
-        var outgoing: [String: [String]] = [:]
-        for n in nodes { indegree[n.id] = 0 }
-        for e in edges {
-            indegree[e.to.node, default: 0] += 1
-            outgoing[e.from.node, default: []].append(e.to.node)
-        }
-        var order = nodes.filter { indegree[$0.id] == 0 }.map(\.id)
+    /// Kahn's algorithm on node numbers, linear in nodes and edges; a cycle is a problem naming
+    /// its nodes. The order in which the nodes that were read are placed, sources first.
+    mutating func topologicalOrder(_ ends: [(from: Int, to: Int)], _ outStart: [Int], _ outEdges: [Int32]) -> [Int] {
+        var indegree = [Int](repeating: 0, count: ids.count)
+        for e in ends { indegree[e.to] += 1 }
+        var order: [Int] = []
+        order.reserveCapacity(ids.count)
+        for k in ids.indices where kinds[k] >= 0 && indegree[k] == 0 { order.append(k) }
         var next = 0
         while next < order.count {
-            let id = order[next]
+            let k = order[next]
             next += 1
-            for target in outgoing[id] ?? [] {
-                let left = (indegree[target] ?? 1) - 1
-                indegree[target] = left
-                if left == 0 { order.append(target) }
+            for e in outEdges[outStart[k]..<outStart[k + 1]] {
+                let target = ends[Int(e)].to
+                indegree[target] -= 1
+                if indegree[target] == 0 { order.append(target) }
             }
         }
-        if order.count < nodes.count {
-            let placed = Set(order)
-            let inCycle = nodes.map(\.id).filter { !placed.contains($0) }
+        let read = kinds.lazy.filter { $0 >= 0 }.count
+        if order.count < read {
+            var placed = [Bool](repeating: false, count: ids.count)
+            for k in order { placed[k] = true }
+            let inCycle = ids.indices.filter { kinds[$0] >= 0 && !placed[$0] }.map { ids[$0] }
             problem("edges", "the graph has a cycle through \(inCycle.map { "\"\($0)\"" }.joined(separator: ", ")); data must flow one way")
-            return nodes
         }
-        let byID = Dictionary(nodes.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        return order.compactMap { byID[$0] }
+        return order
     }
 }

@@ -127,7 +127,12 @@ public struct JSONParser {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     private func describeNext() -> String {
@@ -151,12 +156,13 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expectWord(_ word: String) throws(SyntaxError) {
-        let w = Array(word.utf8)
-        guard index + w.count <= bytes.count, Array(bytes[index..<index + w.count]) == w else {
+    private mutating func expectWord(_ word: StaticString) throws(SyntaxError) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count,
+              word.withUTF8Buffer({ w in w.indices.allSatisfy { bytes[index + $0] == w[$0] } }) else {
             throw error("expected a value, found \(describeNext())")
         }
-        index += w.count
+        index += count
     }
 
     private mutating func parseObject(depth: Int) throws(SyntaxError) -> JSONValue {
@@ -209,6 +215,18 @@ public struct JSONParser {
 
     private mutating func parseString() throws(SyntaxError) -> String {
         let start = index
+        // Most strings (keys, ids, types) have no escape: made straight from the bytes.
+        // ASCII needs no validation (the usual case); other bytes are validated below.
+        var end = start + 1, ascii = true
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 {
+            ascii = ascii && bytes[end] < 0x80
+            end += 1
+        }
+        if ascii, end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            let s = bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start + 1..<end]), as: UTF8.self) }
+            index = end + 1
+            return s
+        }
         index += 1
         var out = [UInt8]()
         while true {
@@ -298,6 +316,12 @@ public struct JSONParser {
             index += 1
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
             if digits(&self) == 0 { throw error("expected a digit in exponent, found \(describeNext())") }
+        }
+        // A whole number of up to 15 digits is exact as a Double: no text to make and read.
+        if index - start <= 15, !bytes[start..<index].contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }) {
+            var whole = 0
+            for b in bytes[start..<index] where b != UInt8(ascii: "-") { whole = whole * 10 + Int(b - UInt8(ascii: "0")) }
+            return .number(bytes[start] == UInt8(ascii: "-") ? -Double(whole) : Double(whole))
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         guard let value = Double(text) else { throw error("invalid number", at: start) }

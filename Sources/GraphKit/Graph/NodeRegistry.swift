@@ -20,6 +20,9 @@ public struct NodeRegistry: Sendable {
 
     public private(set) var types: [any Node.Type] = []
     private var origins: [String: Origin] = [:]
+    /// Each type name's place in `types`: the loader looks up every node's type, and a graph may
+    /// have many thousands of nodes (asking each type for its descriptor copies the descriptor).
+    private var positions: [String: Int] = [:]
     /// The plugins loaded into this registry, in load order.
     public internal(set) var plugins: [LoadedPlugin] = []
     /// Where plugins were looked for: an unknown node type's message names them.
@@ -36,10 +39,12 @@ public struct NodeRegistry: Sendable {
         types.removeAll { $0.descriptor.type == name }
         types.append(type)
         origins[name] = origin
+        positions = [:]
+        for (i, t) in types.enumerated() { positions[t.descriptor.type] = i }
     }
 
     public func lookup(_ typeName: String) -> (any Node.Type)? {
-        types.first { $0.descriptor.type == typeName }
+        positions[typeName].map { types[$0] }
     }
 
     /// Where a registered type comes from.

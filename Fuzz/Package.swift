@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libFuzzer targets (`make fuzz`, Fuzz/run.sh). A package of their own, so the ordinary
+// `swift build` and `make test` never see them: a fuzz target links only when built with
+// `--sanitize=fuzzer`, which supplies libFuzzer's main (SwiftPM then compiles executables with
+// -parse-as-library, so a target is just its LLVMFuzzerTestOneInput). Built into
+// Fuzz/.build-fuzz, against GraphKit's shared library, which the same flags instrument.
+let package = Package(
+    name: "GraphKitFuzz",
+    dependencies: [.package(name: "GraphKit", path: "..")],
+    targets: [
+        // The graph loader (what `graphctl validate` runs) fed any bytes: a graph or a GraphError.
+        .executableTarget(name: "fuzz-graph", dependencies: [
+            .product(name: "GraphKit", package: "GraphKit"),
+        ]),
+        // A decode graph (source.file → decode → sink.app) fed damaged media files: the run ends,
+        // completed or with a GraphError, within a time limit.
+        .executableTarget(name: "fuzz-decode", dependencies: [
+            .product(name: "GraphKit", package: "GraphKit"),
+        ]),
+    ]
+)

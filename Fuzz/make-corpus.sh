@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Regenerates Fuzz/Corpus/media: the seed files of the decode fuzz target (fuzz-decode), each a
+# few KB so that the fuzzer's mutations reach every part of them: WAV, MP3, FLAC, Ogg Vorbis,
+# AAC in M4A, H.264 + AAC in MP4, and VP8 + Vorbis and H.264 + Opus in Matroska. Made with ffmpeg
+# from its test sources, bit-exact and without metadata, so a rerun gives the same files on the
+# same ffmpeg. Fuzz/Corpus/graph (graph documents) is written by hand; the fuzz-graph target also
+# reads graphs/*.json.
+set -euo pipefail
+cd "$(dirname "$0")/Corpus/media"
+ff() { ffmpeg -v error -y -fflags +bitexact -flags:v +bitexact -flags:a +bitexact "$@"; }
+tone() { echo "sine=frequency=440:sample_rate=$1:duration=$2"; }
+video() { echo "testsrc=size=32x32:rate=10:duration=$1"; }
+
+ff -f lavfi -i "$(tone 8000 0.1)" -c:a pcm_s16le -map_metadata -1 tone.wav
+ff -f lavfi -i "$(tone 8000 0.2)" -ac 2 -c:a pcm_u8 -map_metadata -1 stereo-u8.wav
+ff -f lavfi -i "$(tone 8000 0.3)" -c:a libmp3lame -b:a 8k -map_metadata -1 -id3v2_version 0 -write_xing 0 tone.mp3
+ff -f lavfi -i "$(tone 8000 0.2)" -c:a flac -map_metadata -1 tone.flac
+ff -f lavfi -i "$(tone 8000 0.3)" -c:a libvorbis -q:a 0 -map_metadata -1 tone.ogg
+ff -f lavfi -i "$(tone 8000 0.3)" -c:a aac -b:a 16k -map_metadata -1 tone.m4a
+ff -f lavfi -i "$(video 0.3)" -f lavfi -i "$(tone 8000 0.3)" -c:v libx264 -preset ultrafast -g 3 \
+   -pix_fmt yuv420p -c:a aac -b:a 16k -map_metadata -1 -movflags +faststart av.mp4
+ff -f lavfi -i "$(video 0.3)" -f lavfi -i "$(tone 8000 0.3)" -c:v libvpx -b:v 20k -c:a libvorbis -q:a 0 \
+   -map_metadata -1 av.mkv
+ff -f lavfi -i "$(video 0.3)" -f lavfi -i "$(tone 48000 0.2)" -c:v libx264 -preset ultrafast -g 3 \
+   -pix_fmt yuv420p -c:a libopus -b:a 8k -map_metadata -1 h264-opus.mkv
+ls -l
+du -cb . | tail -1
