@@ -405,6 +405,8 @@ int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height
     return (int)n;
 }
 
+int gk_buffer_has_video_meta(GstBuffer *buffer) { return gst_buffer_get_video_meta(buffer) != NULL; }
+
 void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int width, int height, int stride) {
     gsize offset[GST_VIDEO_MAX_PLANES] = {0};
     gint strides[GST_VIDEO_MAX_PLANES] = {stride};
@@ -432,6 +434,20 @@ GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool) {
     if (gst_buffer_pool_acquire_buffer(pool, &buffer, NULL) != GST_FLOW_OK)
         return NULL;
     BUFFER_RECEIVED(buffer);
+    return buffer;
+}
+
+GstBuffer *gk_frame_pool_acquire_counted(GstBufferPool *pool, int *is_new) {
+    static GQuark seen = 0;
+    if (seen == 0)
+        seen = g_quark_from_static_string("graphkit-pool-seen");
+    GstBuffer *buffer = gk_frame_pool_acquire(pool);
+    if (buffer == NULL)
+        return NULL;
+    /* qdata survives the pool's reset of a returned buffer: a buffer without the mark is new. */
+    *is_new = gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(buffer), seen) == NULL;
+    if (*is_new)
+        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(buffer), seen, GINT_TO_POINTER(1), NULL);
     return buffer;
 }
 

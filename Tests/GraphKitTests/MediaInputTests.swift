@@ -2,6 +2,7 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 import Testing
 
 @Suite struct MediaInputTests {
@@ -38,7 +39,7 @@ import Testing
         try run.start()
         let input = try run.input("feed")
         let pcm = TestMedia.pcm(frames: 64 * 40, framesPerBuffer: 64) { frame, _ in Int16(truncatingIfNeeded: frame) }
-        let outcome = Task.detached { () -> GraphError? in
+        let outcome = TestThread("producer") { () -> GraphError? in
             do {
                 for b in pcm { try input.appendWaiting(b) }
                 return nil
@@ -49,8 +50,8 @@ import Testing
         // Wait until the producer is held back (the graph stopped taking samples), then cancel.
         while input.isReadyForMoreMediaData { try await Task.sleep(for: .milliseconds(5)) }
         run.cancel()
-        let error = await outcome.value
+        let error = await outcome.join()
         #expect(error?.code == .cancelled, "\(String(describing: error))")
-        #expect(run.wait().status == .cancelled)
+        #expect(await run.report().status == .cancelled)
     }
 }

@@ -154,6 +154,8 @@ gulong gk_pad_state_orientation(GstPad *pad, GkOrientation *orientation);
 int gk_video_layout(GstBuffer *buffer, const char *format, int width, int height, gsize offsets[4], gint strides[4]);
 
 /* Describes a one-plane frame whose rows are `stride` bytes apart (GstVideoMeta). */
+/* Whether the buffer carries a GstVideoMeta (its own plane offsets and strides). */
+int gk_buffer_has_video_meta(GstBuffer *buffer);
 void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int width, int height, int stride);
 
 /* A started buffer pool of frames of `size` bytes described by `caps`, growing as needed (no
@@ -161,6 +163,9 @@ void gk_buffer_add_packed_video_meta(GstBuffer *buffer, const char *format, int 
 GstBufferPool *gk_frame_pool_new(const char *caps, guint size);
 /* One frame from the pool (a new reference), or NULL. */
 GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool);
+/* As gk_frame_pool_acquire; *is_new is set to 1 when the pool had to allocate the buffer (a
+ * miss: never handed out before), 0 when it was recycled. */
+GstBuffer *gk_frame_pool_acquire_counted(GstBufferPool *pool, int *is_new);
 /* Stops the pool and drops our reference; frames still held elsewhere free themselves later. */
 void gk_frame_pool_free(GstBufferPool *pool);
 /* The byte size of one frame in GStreamer's default layout, or 0 for an unknown format. */
@@ -179,5 +184,20 @@ gsize gk_video_frame_size(const char *format, int width, int height);
  * report of one is harmless. Call before the pipeline leaves NULL. Returns 0 if the bin's
  * child bus could not be watched. */
 int gk_bin_keep_errors(GstBin *bin);
+
+/* One stream of a media file, as GStreamer's discoverer reads it (media.c). */
+typedef struct {
+    int kind; /* 1 audio, 2 video, 3 subtitles, 0 other */
+    int rate, channels;
+    int width, height, fps_n, fps_d;
+    char codec[128];
+    char caps[512];
+} GkStreamInfo;
+
+/* Reads a file's streams and duration without playing it (GstDiscoverer), in at most
+ * timeout_ns. Returns the number of streams written (at most max), or -1 with a message in
+ * error: -2 when a plugin is missing (the message names it). */
+int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStreamInfo *streams, int max,
+                char *error, size_t error_len);
 
 #endif

@@ -1,120 +1,47 @@
-import CGStreamer
-import CGraphKitGlue
-import FoundationEssentials
-import Glibc
 import Dispatch
 
-/// Where app code pushes samples into a running graph, like `AVAssetWriterInput`.
+/// Where app code pushes samples into a running graph (a `source.app` node), like
+/// `AVAssetWriterInput`. Get it from ``GraphRun/input(_:)``, and hold it while you append.
 ///
 /// Backpressure follows AVFoundation: check ``isReadyForMoreMediaData`` (or let
-/// ``requestMediaDataWhenReady(on:using:)`` call you when it is), or `await` ``append(_:)``,
-/// which suspends until the graph wants more. Backed by an `appsrc` with `format=time`, whose
-/// need-data / enough-data callbacks flip the ready state.
+/// ``requestMediaDataWhenReady(on:using:)`` call you when it is), `await` ``append(_:)``, which
+/// suspends until the graph wants more, or call ``appendWaiting(_:)`` from a thread of your own.
+///
+/// Every append is checked before it enters the graph: the sample's format against the one the
+/// input declared (`source.app`'s `format`), its byte count against its format, and its
+/// presentation time (present, and not earlier than the previous sample's). Each mistake throws
+/// a `usage` error naming the input.
+///
+/// No call can wait for ever: when the run ends (completed, stopped, failed or cancelled), every
+/// waiting append wakes and throws the run's error, and a `requestMediaDataWhenReady` block is
+/// called no more. An input must be finished (``markAsFinished()``) for the run to end by
+/// itself; an input the app no longer holds while the run's report is awaited (``GraphRun/report()``,
+/// ``GraphRun/wait()``) is finished for it, since nothing can append to it any more.
 public final class MediaInput: @unchecked Sendable {
-    let appsrc: UnsafeMutablePointer<GstElement>
-    public let nodeID: String
-    private let lock = Lock()
-    private var ready = true
-    private var finished = false
-    /// What the last appended buffer announced; caps are rebuilt only when that changes.
-    private var lastFormat: MediaFormat?
-    private var lastDetail: String?
-    private var announced = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var readyWaiters = 0
-    private let readyCondition = Condition()
-    private var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
-    private var requestScheduled = false
-    /// Set by the run: its error, once it has ended (waiting a little for the end). An append
-    /// the graph refuses throws that, since it says which node failed and why. Under `lock`.
-    private var failureOfTheRun: (@Sendable () -> GraphError?)?
-    /// Set when the run has ended: why appends are refused from then on. Under `lock`.
-    private var endOfRun: GraphError?
+    let core: AppInput
+    private let release: @Sendable () -> Void
 
-    func reportRefusals(with failure: @escaping @Sendable () -> GraphError?) {
-        lock.lock()
-        failureOfTheRun = failure
-        lock.unlock()
+    init(core: AppInput, release: @escaping @Sendable () -> Void) {
+        self.core = core
+        self.release = release
     }
 
-    init(appsrc: UnsafeMutablePointer<GstElement>, nodeID: String) {
-        self.appsrc = appsrc
-        self.nodeID = nodeID
-        gst_object_ref(UnsafeMutableRawPointer(appsrc))
-        var callbacks = GstAppSrcCallbacks()
-        callbacks.need_data = { src, _, ctx in
-            gk_callback_enter(src)
-            Unmanaged<MediaInput>.fromOpaque(ctx!).takeUnretainedValue().setReady(true)
-            gk_callback_leave(src)
-        }
-        callbacks.enough_data = { src, ctx in
-            gk_callback_enter(src)
-            Unmanaged<MediaInput>.fromOpaque(ctx!).takeUnretainedValue().setReady(false)
-            gk_callback_leave(src)
-        }
-        gst_app_src_set_callbacks(src, &callbacks, Unmanaged.passUnretained(self).toOpaque(), nil)
-    }
+    deinit { release() }
 
-    deinit {
-        var none = GstAppSrcCallbacks()
-        gst_app_src_set_callbacks(src, &none, nil, nil)
-        gst_object_unref(UnsafeMutableRawPointer(appsrc))
-    }
+    /// The `source.app` node this input feeds.
+    public var nodeID: String { core.nodeID }
 
-    private var src: UnsafeMutablePointer<GstAppSrc> { UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self) }
+    /// The format every sample must have, when the input declares one.
+    public var declaredFormat: MediaFormat? { core.declaredFormat }
 
-    /// Whether the graph can take another sample now without exceeding its bound.
-    public var isReadyForMoreMediaData: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return ready && !finished
-    }
+    /// Whether the graph can take another sample now without exceeding its bound. False once
+    /// the input is finished or the run has ended.
+    public var isReadyForMoreMediaData: Bool { core.isReadyForMoreMediaData }
 
-    /// Called from GStreamer's threads: flips state and signals, nothing more.
-    private func setReady(_ value: Bool) {
-        lock.lock()
-        ready = value
-        var resume: [CheckedContinuation<Void, Never>] = []
-        var schedule: (DispatchQueue, @Sendable () -> Void)?
-        if value {
-            resume = waiters
-            waiters.removeAll()
-            if let r = request, !requestScheduled, !finished {
-                requestScheduled = true
-                schedule = (r.queue, r.block)
-            }
-        }
-        lock.unlock()
-        if value {
-            readyCondition.lock()
-            readyCondition.broadcast()
-            readyCondition.unlock()
-        }
-        resume.forEach { $0.resume() }
-        if let (queue, block) = schedule { queue.async { [self] in runRequest(block) } }
-    }
-
-    private func runRequest(_ block: @escaping @Sendable () -> Void) {
-        block()
-        lock.lock()
-        requestScheduled = false
-        // Still ready: the block stopped for its own reasons; call it again as AVFoundation does.
-        let again = ready && !finished && request != nil
-        if again { requestScheduled = true }
-        let queue = request?.queue
-        lock.unlock()
-        if again, let queue { queue.async { [self] in runRequest(block) } }
-    }
-
-    /// Calls `block` on `queue` whenever the input is ready for more data, until
-    /// ``markAsFinished()``. The block appends while ``isReadyForMoreMediaData`` holds.
+    /// Calls `block` on `queue` whenever the input is ready for more data, until it is finished
+    /// or the run ends. The block appends while ``isReadyForMoreMediaData`` holds.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        lock.lock()
-        request = (queue, block)
-        let now = ready && !finished && !requestScheduled
-        if now { requestScheduled = true }
-        lock.unlock()
-        if now { queue.async { [self] in runRequest(block) } }
+        core.requestMediaDataWhenReady(on: queue, using: block)
     }
 
     /// Appends a sample, suspending until the graph is ready for it.
@@ -123,136 +50,29 @@ public final class MediaInput: @unchecked Sendable {
     /// the task is cancelled while it waits. The run goes on (a run let go, as the task's error
     /// unwinds, is cancelled with it: see ``GraphRun``).
     public func append(_ buffer: SampleBuffer) async throws(GraphError) {
-        while !isReadyForMoreMediaData {
-            if isFinished { throw finishedError }
-            if Task.isCancelled { throw cancelledError }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    enqueueWaiter(c)
-                }
-            } onCancel: {
-                wakeWaiters()
-            }
-        }
-        if Task.isCancelled { throw cancelledError }
-        try appendImmediately(buffer)
-    }
-
-    private var cancelledError: GraphError {
-        GraphError(.cancelled, at: "node \"\(nodeID)\"", "the task appending to this input was cancelled", node: nodeID)
-    }
-
-    /// Resumes every suspended append, to look again at why it waits (its task was cancelled).
-    private func wakeWaiters() {
-        lock.lock()
-        let resume = waiters
-        waiters.removeAll()
-        lock.unlock()
-        resume.forEach { $0.resume() }
-    }
-
-    private var isFinished: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return finished
-    }
-
-    /// Parks a waiter, or resumes it at once if the input became ready (or finished) meanwhile,
-    /// or its task was cancelled (the cancellation handler may have run before it was parked).
-    private func enqueueWaiter(_ c: CheckedContinuation<Void, Never>) {
-        lock.lock()
-        if ready || finished || Task.isCancelled {
-            lock.unlock()
-            c.resume()
-        } else {
-            waiters.append(c)
-            lock.unlock()
-        }
+        try await core.append(buffer)
     }
 
     /// Appends a sample, blocking the calling thread until the graph is ready for it. For
-    /// threads of your own; never call it from a Swift concurrency task.
+    /// threads of your own; from a Swift concurrency task, `await` ``append(_:)``.
+    @available(*, noasync, message: "blocks the thread; use await append(_:)")
     public func appendWaiting(_ buffer: SampleBuffer) throws(GraphError) {
-        readyCondition.lock()
-        while !isReadyForMoreMediaData {
-            lock.lock()
-            let done = finished
-            lock.unlock()
-            if done { break }
-            readyCondition.wait(seconds: 0.1)  // woken at once when ready or finished; the limit is a guard
-        }
-        readyCondition.unlock()
-        try appendImmediately(buffer)
+        try core.appendWaiting(buffer)
     }
 
     /// Appends a sample now, ready or not (as `AVAssetWriterInput.append` does inside a
     /// `requestMediaDataWhenReady` block after checking readiness). If the graph refuses it
     /// because the run failed, this throws the run's error, which names the node at fault.
     public func appendImmediately(_ buffer: SampleBuffer) throws(GraphError) {
-        guard buffer.format != nil else {
-            throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
-        }
-        lock.lock()
-        if finished { lock.unlock(); throw finishedError }
-        let changed = !announced || buffer.format != lastFormat || buffer.capsDetail != lastDetail
-        lock.unlock()
-        if changed, let capsString = buffer.capsForPushing {
-            guard let caps = gst_caps_from_string(capsString) else {
-                throw GraphError(.usage, at: "node \"\(nodeID)\"", "the sample's format (\(capsString)) is not one GStreamer can describe", node: nodeID)
-            }
-            gst_app_src_set_caps(src, caps)
-            gk_caps_unref(caps)
-        }
-        if changed {
-            lock.lock()
-            announced = true
-            lastFormat = buffer.format
-            lastDetail = buffer.capsDetail
-            lock.unlock()
-        }
-        // Never hold our lock across a push: enough-data is raised inside it, on this thread.
-        let result = gst_app_src_push_buffer(src, buffer.retainedBuffer())
-        guard result == GST_FLOW_OK else {
-            lock.lock()
-            let failure = failureOfTheRun
-            lock.unlock()
-            if let error = failure?() { throw error }
-            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "the graph no longer takes data (flow \(result.rawValue))", node: nodeID)
-        }
+        try core.appendImmediately(buffer)
     }
 
-    /// The run ended (failed, cancelled, stopped or completed): every append waiting or to come
-    /// throws, with the run's error when it had one.
-    func runEnded(_ error: GraphError?) {
-        _ = finish(because: error ?? GraphError(.usage, at: "node \"\(nodeID)\"", "the run has ended; this input takes no more samples", node: nodeID))
-    }
-
-    /// Ends this input: end of stream flows downstream, and muxers can finalize.
+    /// Ends this input: end of stream flows downstream, and muxers can finalize. A second call
+    /// does nothing.
     public func markAsFinished() {
-        if !finish(because: nil) { gst_app_src_end_of_stream(src) }
+        core.markAsFinished()
     }
 
-    /// Marks the input finished (with the reason appends are refused from now on, if not
-    /// markAsFinished()) and wakes every waiting append; returns whether it was finished already.
-    private func finish(because reason: GraphError?) -> Bool {
-        lock.lock()
-        let was = finished
-        finished = true
-        if let reason { endOfRun = reason }
-        let resume = waiters
-        waiters.removeAll()
-        lock.unlock()
-        resume.forEach { $0.resume() }
-        readyCondition.lock()
-        readyCondition.broadcast()
-        readyCondition.unlock()
-        return was
-    }
-
-    /// Why an append is refused once the input is finished: the run's end, or markAsFinished().
-    private var finishedError: GraphError {
-        lock.lock()
-        defer { lock.unlock() }
-        return endOfRun ?? GraphError(.usage, at: "node \"\(nodeID)\"", "append after markAsFinished()", node: nodeID)
-    }
+    /// Whether the input takes no more samples (finished, or the run has ended).
+    public var isFinished: Bool { core.isFinishedForAppends }
 }

@@ -28,13 +28,16 @@ public final class MediaOutput: @unchecked Sendable {
 
     private var sink: UnsafeMutablePointer<GstAppSink> { UnsafeMutableRawPointer(appsink).assumingMemoryBound(to: GstAppSink.self) }
 
-    /// The next sample, blocking until there is one; nil at end of stream (or when the run
-    /// stopped). Call from your own thread, not from a Swift concurrency task.
+    /// The next sample, blocking until there is one; nil at end of stream, and as soon as the
+    /// run has ended for any reason (the pipeline stops, and a waiting pull wakes). Call from
+    /// your own thread, not from a Swift concurrency task.
+    @available(*, noasync, message: "blocks the thread; pull on a thread of your own")
     public func copyNextSampleBuffer() -> SampleBuffer? {
         convert(gst_app_sink_pull_sample(sink))
     }
 
     /// The next sample, waiting at most `timeout` seconds; nil on timeout or end of stream.
+    @available(*, noasync, message: "blocks the thread; pull on a thread of your own")
     public func copyNextSampleBuffer(timeout: Double) -> SampleBuffer? {
         convert(gst_app_sink_try_pull_sample(sink, GstClockTime(max(0, timeout) * 1e9)))
     }

@@ -131,6 +131,20 @@ public struct SampleBuffer: @unchecked Sendable {
         set { makeMetadataWritable(); storage.buffer.pointee.duration = newValue.map { GstClockTime($0.nanoseconds) } ?? .max }
     }
 
+    /// Sets the timing on the buffer itself, for a buffer handed to the engine: no copy while
+    /// other `SampleBuffer` values share it (they see the new timing too), as long as no one
+    /// else holds the GStreamer buffer; otherwise as the setters do (a copy of the metadata).
+    @_spi(Engine)
+    public mutating func stampTiming(presentationTime: MediaTime?, duration: MediaTime?) {
+        guard gk_buffer_is_writable(storage.buffer) != 0 else {
+            self.presentationTime = presentationTime
+            self.duration = duration
+            return
+        }
+        storage.buffer.pointee.pts = presentationTime.map { GstClockTime($0.nanoseconds) } ?? .max
+        storage.buffer.pointee.duration = duration.map { GstClockTime($0.nanoseconds) } ?? .max
+    }
+
     public var flags: Flags {
         get {
             let raw = storage.buffer.pointee.mini_object.flags
@@ -261,6 +275,17 @@ public struct SampleBuffer: @unchecked Sendable {
         self = target
         return result
     }
+
+    /// Bytes a frame of `v` takes in this buffer's layout (its video meta's strides when it has
+    /// one); nil when GStreamer knows no such frame.
+    func videoByteCount(_ v: MediaFormat.VideoFormat) -> Int? {
+        let layout = planeLayout(v)
+        guard !layout.isEmpty else { return nil }
+        return layout.map { $0.offset + $0.stride * $0.height }.max()
+    }
+
+    /// Whether the buffer says how its rows are laid out (padded rows, `bytesPerRow`).
+    var hasPaddedRows: Bool { gk_buffer_has_video_meta(storage.buffer) != 0 }
 
     private func videoFormat() throws(GraphError) -> MediaFormat.VideoFormat {
         guard case .rawVideo(let v)? = format else {

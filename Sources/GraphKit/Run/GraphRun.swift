@@ -79,7 +79,7 @@ public final class GraphRun: @unchecked Sendable {
 
     /// The push endpoint of a `source.app` node.
     public func input(_ id: String) throws(GraphError) -> MediaInput {
-        guard let n = node(id) as? AppSourceNode, let input = n.input else {
+        guard let n = node(id) as? AppSourceNode, let input = n.mediaInput() else {
             throw GraphError(.usage, "no source.app node \"\(id)\" in the graph")
         }
         return input
@@ -164,7 +164,9 @@ public final class GraphRun: @unchecked Sendable {
     /// Blocks until the run is over and returns its report. Call from your own thread, not
     /// from a Swift concurrency task (use `report()` there). A run never started reports at once
     /// that it was not started.
+    @available(*, noasync, message: "blocks the thread; use await report()")
     public func wait() -> RunReport {
+        reportIsAwaited()
         if let report = report(waitingAtMost: nil) { return report }
         return notStarted
     }
@@ -174,7 +176,8 @@ public final class GraphRun: @unchecked Sendable {
     /// Cancelling the task that awaits it cancels the run (outputs removed), as cancelling a task
     /// awaiting a download cancels the download; the report then says `cancelled`.
     public func report() async -> RunReport {
-        await withTaskCancellationHandler {
+        reportIsAwaited()
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 condition.lock()
                 if let report = finishedReport ?? (started ? nil : notStarted) {
@@ -193,12 +196,23 @@ public final class GraphRun: @unchecked Sendable {
         }
     }
 
+    /// Inputs the app no longer holds are finished: nothing can append to them, and the report
+    /// would otherwise wait for them for ever.
+    private func reportIsAwaited() {
+        condition.lock()
+        let running = started && finishedReport == nil
+        condition.unlock()
+        guard running else { return }
+        for (_, node) in nodes { (node as? AppSourceNode)?.reportIsAwaited() }
+    }
+
     private var notStarted: RunReport {
         makeReport(status: .failed, wall: 0, error: GraphError(.usage, "the run was never started; call start() first"))
     }
 
     /// Starts, waits, and returns the report; throws the run's error if it failed.
     @discardableResult
+    @available(*, noasync, message: "blocks the thread; use start() and await report()")
     public func run() throws(GraphError) -> RunReport {
         try start()
         let report = wait()
@@ -243,6 +257,13 @@ public final class GraphRun: @unchecked Sendable {
             if gst_element_query_duration(pipeline.raw, GST_FORMAT_TIME, &d) != 0, d > 0 { duration = Double(d) / 1e9 }
         }
         return (position, duration)
+    }
+
+    /// The report once the run has ended, without waiting; nil while it runs (or before it starts).
+    public var finalReport: RunReport? {
+        condition.lock()
+        defer { condition.unlock() }
+        return finishedReport
     }
 
     public var isFinished: Bool {

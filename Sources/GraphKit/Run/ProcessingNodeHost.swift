@@ -26,7 +26,7 @@ struct ProcessingNodeHost {
             throw GraphError(.invalidGraph, at: context.location(), "\(d.type) passes buffers through but declares no output \"out\"", node: context.id)
         }
         let builder = pipeline.builder(for: context)
-        var output: MediaInput?
+        var output: AppInput?
         let entry: Element
         let watched: UnsafeMutablePointer<GstPad>
         switch flow {
@@ -41,7 +41,7 @@ struct ProcessingNodeHost {
                 let src = try builder.make("appsrc", name: "emit", [
                     "format": "time", "is-live": "false", "max-bytes": "0", "max-buffers": "0", "block": "false",
                 ])
-                output = MediaInput(appsrc: src.raw, nodeID: context.id)
+                output = AppInput(appsrc: src.raw, nodeID: context.id)
                 try builder.expose(output: "out", src)
             }
         }

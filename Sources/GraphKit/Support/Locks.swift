@@ -18,6 +18,13 @@ public final class Lock: @unchecked Sendable {
     public func lock() { pthread_mutex_lock(mutex) }
     public func unlock() { pthread_mutex_unlock(mutex) }
 
+    /// Runs `body` with the lock held.
+    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
     fileprivate var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 }
 

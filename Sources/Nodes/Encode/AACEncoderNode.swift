@@ -13,7 +13,7 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         summary: "Encodes PCM audio to AAC-LC",
         inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
         outputs: [PortDescriptor("out", .aac, help: "AAC access units, for sink.mp4")],
-        parameters: [bitrate, encoder],
+        parameters: [bitrate, encoder, sampleRate, channels],
         example: #"{ "type": "encode.aac", "params": { "bitrate": 96000 } }"#
     )
 
@@ -21,6 +21,9 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
     public enum Encoder: String, ParameterEnum { case avenc_aac, voaacenc }
     public static let encoder = Parameter<Encoder>("encoder", default: .avenc_aac,
                                             help: "the GStreamer encoder: avenc_aac (FFmpeg's) or voaacenc (VisualOn)")
+
+    public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...96_000, help: "resample to this rate before encoding (default: the input's)")
+    public static let channels = OptionalParameter<Int>("channels", 1...6, help: "mix to this many channels before encoding (default: the input's)")
 
     let context: NodeContext
 
@@ -35,8 +38,9 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         // would mix 7.1 down to 5.1 without a word: more channels than the encoder takes fail
         // the run instead, saying how to mix down on purpose.
         let name = p[Self.encoder].rawValue, most = p[Self.encoder] == .avenc_aac ? 6 : 2
+        let mixesDown = (p[Self.channels] ?? Int.max) <= most
         convert.onInputFormat { [convert] format in
-            guard case .pcm(let pcm) = format, pcm.channels > most else { return }
+            guard case .pcm(let pcm) = format, pcm.channels > most, !mixesDown else { return }
             convert.postError("\(pcm.channels)-channel audio cannot be encoded: \(name) takes 1 to \(most) channels; "
                               + "mix it down first (decode's \"channels\" parameter, for example 2 or \(most))")
         }
@@ -52,7 +56,15 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         }
         // The priming it adds, measured, so that sink.mp4 writes an edit list (gapless).
         encoder.measureEncoderDelay()
-        try bin.link(convert, encoder)
+        if p[Self.sampleRate] != nil || p[Self.channels] != nil {
+            // As AVAssetWriter converts to its output settings' AVSampleRateKey and AVNumberOfChannelsKey.
+            var caps = "audio/x-raw"
+            if let rate = p[Self.sampleRate] { caps += ", rate=(int)\(rate)" }
+            if let channels = p[Self.channels] { caps += ", channels=(int)\(channels)" }
+            try bin.link(convert, try bin.make("audioresample"), try bin.makeCapsFilter(caps), encoder)
+        } else {
+            try bin.link(convert, encoder)
+        }
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", encoder)
     }

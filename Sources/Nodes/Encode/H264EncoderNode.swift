@@ -17,7 +17,7 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         summary: "Encodes raw video to H.264 (x264)",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .h264, help: "H.264 (AVC), for sink.mp4")],
-        parameters: [bitrate, keyframeInterval, profile, preset, bframes],
+        parameters: [bitrate, keyframeInterval, profile, preset, bframes, width, height],
         rules: [.when(.equals(profile, .baseline), require: .equals(bframes, 0), because: "the baseline profile has no B-frames")],
         example: #"{ "type": "encode.h264", "params": { "keyframeInterval": 30, "profile": "high" } }"#
     )
@@ -30,6 +30,8 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
     public enum Preset: String, ParameterEnum { case ultrafast, superfast, veryfast, faster, fast, medium, slow }
     public static let preset = Parameter<Preset>("preset", default: .veryfast, help: "x264 speed/quality trade-off (veryfast keeps 720p30 live on 2 cores)")
     public static let bframes = Parameter<Int>("bframes", 0...16, default: 0, help: "B-frames between reference frames (baseline allows none)")
+    public static let width = OptionalParameter<Int>("width", 2...7680, help: "scale frames to this width (even; default: the frames' own)")
+    public static let height = OptionalParameter<Int>("height", 2...4320, help: "scale frames to this height (even; default: the frames' own)")
 
     let context: NodeContext
 
@@ -66,7 +68,16 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
                               + "crop it to \(even) first (effect.crop with width \(v.width / 2 * 2) and height \(v.height / 2 * 2))")
         }
         let profile = try bin.makeCapsFilter("video/x-h264, profile=(string)\(p[Self.profile].rawValue)")
-        try bin.link(convert, encoder, profile)
+        if p[Self.width] != nil || p[Self.height] != nil {
+            // A set size scales (AVAssetWriter's AVVideoWidthKey and AVVideoHeightKey do), and
+            // keeps the picture's shape where only one side is given.
+            var caps = "video/x-raw"
+            if let w = p[Self.width] { caps += ", width=(int)\(w)" }
+            if let h = p[Self.height] { caps += ", height=(int)\(h)" }
+            try bin.link(convert, try bin.make("videoscale"), try bin.makeCapsFilter(caps), encoder, profile)
+        } else {
+            try bin.link(convert, encoder, profile)
+        }
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", profile)
     }

@@ -4,12 +4,12 @@ import Foundation
 /// A thread a test starts and must join: `join()` waits for the body to return and gives its
 /// result, so nothing a test started outlives it, and its checks run on the test's own thread
 /// (an `#expect` on a thread nobody waits for may land after the test has ended).
-final class TestThread<Result: Sendable>: @unchecked Sendable {
+public final class TestThread<Result: Sendable>: @unchecked Sendable {
     private let lock = NSCondition()
     private var result: Result?
     private var waiter: CheckedContinuation<Result, Never>?
 
-    init(_ name: String, _ body: @escaping @Sendable () -> Result) {
+    public init(_ name: String, _ body: @escaping @Sendable () -> Result) {
         let thread = Thread { [self] in
             let r = body()
             lock.lock()
@@ -25,7 +25,7 @@ final class TestThread<Result: Sendable>: @unchecked Sendable {
     }
 
     /// Blocks until the thread's body has returned.
-    func join() -> Result {
+    public func join() -> Result {
         lock.lock()
         defer { lock.unlock() }
         while result == nil { lock.wait() }
@@ -33,7 +33,7 @@ final class TestThread<Result: Sendable>: @unchecked Sendable {
     }
 
     /// Suspends until the thread's body has returned, without blocking a concurrency thread.
-    func join() async -> Result {
+    public func join() async -> Result {
         await withCheckedContinuation { c in
             lock.lock()
             if let result {
@@ -48,13 +48,14 @@ final class TestThread<Result: Sendable>: @unchecked Sendable {
 }
 
 /// A one-time event between threads, with a guard limit that fails the test rather than hang.
-final class TestEvent: @unchecked Sendable {
+public final class TestEvent: @unchecked Sendable {
+    public init() {}
     private let semaphore = DispatchSemaphore(value: 0)
 
-    func signal() { semaphore.signal() }
+    public func signal() { semaphore.signal() }
 
     /// Whether the event came within `seconds`: a guard, far beyond what the test needs.
-    func wait(guardSeconds seconds: Int = 120) -> Bool {
+    public func wait(guardSeconds seconds: Int = 120) -> Bool {
         guard semaphore.wait(timeout: .now() + .seconds(seconds)) == .success else { return false }
         semaphore.signal()  // stays signalled for later waiters
         return true
