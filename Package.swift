@@ -8,7 +8,7 @@ let package = Package(
         // (tools/graphctl) and every plugin link it, so a process holds one copy of the engine,
         // its type metadata and its registry (docs/PLUGINS.md). Executables inside this package
         // link these targets statically: they load no plugins.
-        .library(name: "GraphKit", type: .dynamic, targets: ["GraphKit", "Nodes", "GraphKitTesting"]),
+        .library(name: "GraphKit", type: .dynamic, targets: ["GraphKit", "Nodes", "Assets", "GraphKitTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -35,6 +35,8 @@ let package = Package(
                                                  .product(name: "Logging", package: "swift-log")]),
         // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
         .target(name: "Nodes", dependencies: ["GraphKit", "CCairo", "CKernels"]),
+        // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
+        .target(name: "Assets", dependencies: ["GraphKit", "Nodes"]),
         // NodeHarness: unit-test one node without writing GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
@@ -43,11 +45,14 @@ let package = Package(
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
-        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting",
+        // Threads and events for the tests that check that nothing hangs; not a product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         // The picture tests read PNG pixels back with Cairo, linked directly.
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"],
                     linkerSettings: [.linkedLibrary("cairo")]),
+        .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
     ]
 )

@@ -1,0 +1,74 @@
+import GraphKit
+
+/// A media file and what it holds, like `AVURLAsset`: its duration and tracks, read when it is
+/// made (without decoding), so a missing, unreadable or damaged file throws here.
+public final class Asset: Sendable {
+    public let path: String
+    public let duration: MediaTime
+    /// Every audio and video track, in the file's order.
+    public let tracks: [AssetTrack]
+
+    /// Reads the file's tracks. Throws `inputUnreadable` (66) for a missing, unreadable or
+    /// damaged file, and `missingPlugin` (69) when nothing installed reads its format.
+    public init(path: String) throws(GraphError) {
+        let info = try MediaFileInfo(path: path)
+        self.path = path
+        duration = info.duration
+        tracks = info.streams.compactMap { stream -> AssetTrack? in
+            let type: MediaType
+            switch stream.kind {
+            case .audio: type = .audio
+            case .video: type = .video
+            case .subtitles, .other: return nil
+            }
+            return AssetTrack(assetPath: path, trackID: stream.number, indexInType: stream.indexInKind, mediaType: type,
+                              stream: stream, timeRange: MediaTimeRange(start: .zero, duration: info.duration))
+        }
+    }
+
+    /// The tracks of one media type, in the file's order.
+    public func tracks(withMediaType mediaType: MediaType) -> [AssetTrack] {
+        tracks.filter { $0.mediaType == mediaType }
+    }
+}
+
+/// One track of an ``Asset``, like `AVAssetTrack`.
+public struct AssetTrack: Sendable, CustomStringConvertible {
+    /// The file this track is in.
+    public let assetPath: String
+    /// The track's number in the file, from 1.
+    public let trackID: Int
+    /// Its place among the file's tracks of its media type, from 0.
+    public let indexInType: Int
+    public let mediaType: MediaType
+    let stream: MediaFileInfo.Stream
+    /// When the track plays: from 0 for the file's duration.
+    public let timeRange: MediaTimeRange
+
+    init(assetPath: String, trackID: Int, indexInType: Int, mediaType: MediaType, stream: MediaFileInfo.Stream, timeRange: MediaTimeRange) {
+        self.assetPath = assetPath
+        self.trackID = trackID
+        self.indexInType = indexInType
+        self.mediaType = mediaType
+        self.stream = stream
+        self.timeRange = timeRange
+    }
+
+    /// What the track decodes to, as far as the file says: PCM at its rate and channel count
+    /// (16-bit, what a reader gives by default), or BGRA frames at its size and rate.
+    public var format: MediaFormat? {
+        switch mediaType {
+        case .audio:
+            guard let rate = stream.sampleRate, let channels = stream.channels else { return nil }
+            return .pcm(.init(sampleRate: rate, channels: channels, sampleFormat: .s16le))
+        case .video:
+            guard let w = stream.width, let h = stream.height else { return nil }
+            return .rawVideo(.init(pixelFormat: .bgra, width: w, height: h, frameRate: stream.frameRate ?? FrameRate(0, 1)))
+        }
+    }
+
+    /// The codec as stored, in words (`MPEG-4 AAC`, `H.264 (High Profile)`).
+    public var codec: String { stream.codec }
+
+    public var description: String { "track \(trackID) (\(mediaType.rawValue), \(codec))" }
+}

@@ -1,0 +1,123 @@
+import Dispatch
+import GraphKit
+
+/// Decoded samples of one track, like `AVAssetReaderTrackOutput`: pull them one by one with
+/// ``copyNextSampleBuffer()`` on a thread of your own, or iterate ``samples`` in a task.
+///
+/// `outputSettings` say what to decode to: `.linearPCM(sampleFormat:sampleRate:channels:)` for
+/// audio, `.pixels(_:)` for video; nil gives audio in the decoder's own sample format (16-bit or
+/// float) and BGRA frames.
+public final class AssetReaderTrackOutput: @unchecked Sendable {
+    public let track: AssetTrack
+    public let outputSettings: ReaderOutputSettings?
+
+    private let lock = Lock()
+    private weak var reader: AssetReader?
+    private(set) var number = 0
+    private var attached = false
+    private var output: MediaOutput?
+    private var ended = false
+    /// One pull at a time for ``samples``, off the concurrency threads.
+    private let puller = DispatchQueue(label: "graphkit.asset-reader-output")
+
+    public init(track: AssetTrack, outputSettings: ReaderOutputSettings?) {
+        self.track = track
+        self.outputSettings = outputSettings
+    }
+
+    /// The next sample, blocking until it is decoded; nil at the end of the track or of the
+    /// reader's time range, and as soon as reading fails or is cancelled (then read the
+    /// reader's `status` and `error`). Never waits once reading has ended.
+    @available(*, noasync, message: "blocks the thread; iterate samples in a task")
+    public func copyNextSampleBuffer() -> SampleBuffer? {
+        let (output, reader): (MediaOutput?, AssetReader?) = lock.withLock { (ended ? nil : self.output, self.reader) }
+        guard let output, let reader else { return nil }
+        let range = reader.requestedRange
+        while true {
+            guard let sample = output.copyNextSampleBuffer() else { return end() }
+            guard let range else { return sample }
+            switch Self.clip(sample, to: range) {
+            case .before: continue
+            case .within(let clipped): return clipped
+            case .after: return end()
+            }
+        }
+    }
+
+    /// The samples, for `for try await sample in output.samples`: pulled one at a time as the
+    /// loop asks (no more are decoded ahead than the graph holds). The loop ends at the end of the
+    /// track, and throws the reader's error when reading fails or is cancelled. Cancelling the
+    /// task that iterates cancels the reader.
+    public var samples: AsyncThrowingStream<SampleBuffer, Error> {
+        AsyncThrowingStream(unfolding: { [self] () async throws -> SampleBuffer? in
+            let sample = await withTaskCancellationHandler {
+                await withCheckedContinuation { (c: CheckedContinuation<SampleBuffer?, Never>) in
+                    puller.async { [self] in c.resume(returning: copyNextSampleBuffer()) }
+                }
+            } onCancel: { [weak self] in
+                self?.lock.withLock { self?.reader }?.cancelReading()
+            }
+            if sample == nil, let error = lock.withLock({ reader })?.endError { throw error }
+            return sample
+        })
+    }
+
+    // MARK: For the reader
+
+    var isAttached: Bool { lock.withLock { attached } }
+    var hasEnded: Bool { lock.withLock { ended } }
+
+    func attach(to reader: AssetReader, number: Int) throws(GraphError) {
+        try lock.withLock { () throws(GraphError) in
+            guard !attached else { throw GraphError(.usage, at: "\(track)", "this output belongs to a reader already") }
+            attached = true
+            self.reader = reader
+            self.number = number
+        }
+    }
+
+    func start(with output: MediaOutput) {
+        lock.withLock { self.output = output }
+    }
+
+    private func end() -> SampleBuffer? {
+        let reader: AssetReader? = lock.withLock {
+            let first = !ended
+            ended = true
+            return first ? self.reader : nil
+        }
+        reader?.outputEnded()
+        return nil
+    }
+
+    // MARK: Time range
+
+    enum Clipped {
+        case before
+        case within(SampleBuffer)
+        case after
+    }
+
+    /// A sample against the time range: wholly before it, at least partly in it (PCM cut to
+    /// the range, to the sample), or at or after its end.
+    static func clip(_ sample: SampleBuffer, to range: MediaTimeRange) -> Clipped {
+        guard let pts = sample.presentationTime else { return .within(sample) }
+        if pts >= range.end { return .after }
+        guard case .pcm(let f)? = sample.format else {
+            // A frame is shown until the next: the one showing at the start is the first.
+            if let duration = sample.duration, pts + duration <= range.start { return .before }
+            return .within(sample)
+        }
+        let rate = Int32(clamping: f.sampleRate)
+        let frames = sample.frameCount
+        let first = pts < range.start ? Int((range.start - pts).converted(to: rate).value) : 0
+        let last = min(frames, Int((range.end - pts).converted(to: rate).value))
+        if first >= frames { return .before }
+        if first == 0 && last == frames { return .within(sample) }
+        guard last > first else { return .after }
+        let bytes = sample.withUnsafeBytes { Array($0[(first * f.bytesPerFrame)..<(last * f.bytesPerFrame)]) }
+        let start = pts + MediaTime(value: Int64(first), timescale: rate)
+        return .within(SampleBuffer(format: sample.format, bytes: bytes, presentationTime: start,
+                                    duration: MediaTime(value: Int64(last - first), timescale: rate)))
+    }
+}

@@ -1,0 +1,325 @@
+import FoundationEssentials
+import GraphKit
+import Nodes
+
+/// Encodes and writes samples into an MP4, MOV or M4A file, like `AVAssetWriter`.
+///
+/// ```swift
+/// let writer = try AssetWriter(outputPath: "out/movie.mp4", fileType: .mp4)
+/// let input = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 1280, height: 720))
+/// let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: input)
+/// try writer.add(input)
+/// try writer.startWriting()
+/// writer.startSession(atSourceTime: .zero)
+/// for n in 0..<300 {
+///     var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
+///     frame.withUnsafeMutableBytes { draw(n, into: $0) }
+///     try adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+/// }
+/// try await writer.finishWriting()
+/// ```
+///
+/// Underneath it is a graph: a `source.app` per input, `encode.h264` or `encode.aac`, and one
+/// `sink.mp4`, built when writing starts, with the engine's backpressure (an input is ready for
+/// more while its encoder keeps up), checks and errors. Several inputs (one audio, one video)
+/// are interleaved by the muxer.
+///
+/// Where AVFoundation raises an exception for a call in the wrong state, this throws a
+/// ``GraphError`` that says what to do. However writing ends (failure, ``cancelWriting()``, or
+/// the writer let go while writing), nothing is left under the output's name: the file is
+/// written under a temporary name and renamed only when complete.
+public final class AssetWriter: @unchecked Sendable {
+    /// Where writing is, like `AVAssetWriter.Status`.
+    public enum Status: String, Sendable {
+        case unknown, writing, completed, failed, cancelled
+    }
+
+    public let outputPath: String
+    public let fileType: FileType
+
+    private let lock = Lock()
+    private var inputs: [AssetWriterInput] = []
+    private var run: GraphRun?
+    private var state: Status = .unknown
+    private var failure: GraphError?
+    private var session: MediaTime?
+    private var finishing = false
+    private var optimizeForNetworkUse = false
+
+    /// A writer of `fileType` to `outputPath`. Missing folders are made when writing starts; a
+    /// file already there is replaced only once the new one is complete.
+    public init(outputPath: String, fileType: FileType) throws(GraphError) {
+        guard !outputPath.isEmpty else {
+            throw GraphError(.usage, at: "outputPath", "the output path is empty; name the file to write")
+        }
+        var isDirectory = false
+        if FileManager.default.fileExists(atPath: outputPath, isDirectory: &isDirectory), isDirectory {
+            throw GraphError(.outputUnwritable, at: outputPath, "cannot write \"\(outputPath)\": it is a folder; name a file in it")
+        }
+        self.outputPath = outputPath
+        self.fileType = fileType
+    }
+
+    /// Whether the index goes before the media data (`faststart`), so that playback can start
+    /// before the whole file has arrived. Set it before ``startWriting()``.
+    public var shouldOptimizeForNetworkUse: Bool {
+        get { lock.withLock { optimizeForNetworkUse } }
+        set { lock.withLock { optimizeForNetworkUse = newValue } }
+    }
+
+    public var status: Status {
+        lock.withLock {
+            refreshLocked()
+            return state
+        }
+    }
+
+    /// Why writing failed, once ``status`` is `.failed`: the node, file and cause.
+    public var error: GraphError? {
+        lock.withLock {
+            refreshLocked()
+            return failure
+        }
+    }
+
+    /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
+    private func refreshLocked() {
+        guard state == .writing, let report = run?.finalReport, report.status == .failed else { return }
+        state = .failed
+        failure = report.error
+    }
+
+    // MARK: Inputs
+
+    /// Whether `input` can be added now: before writing starts, not added to a writer yet, of a
+    /// media type the file type takes (an M4A holds audio only), and the first of its type.
+    public func canAdd(_ input: AssetWriterInput) -> Bool {
+        (try? check(adding: input)) != nil
+    }
+
+    /// Adds an input; throws, saying why, when ``canAdd(_:)`` would say no.
+    public func add(_ input: AssetWriterInput) throws(GraphError) {
+        try lock.withLock { () throws(GraphError) in
+            try checkLocked(adding: input)
+            try input.attach(to: self)
+            inputs.append(input)
+        }
+    }
+
+    private func check(adding input: AssetWriterInput) throws(GraphError) {
+        try lock.withLock { () throws(GraphError) in try checkLocked(adding: input) }
+    }
+
+    private func checkLocked(adding input: AssetWriterInput) throws(GraphError) {
+        guard state == .unknown else {
+            throw GraphError(.usage, at: "AssetWriter", "inputs are added before startWriting(); this writer is \(state.rawValue)")
+        }
+        guard !input.isAttached else {
+            throw GraphError(.usage, at: input.name, "this input belongs to a writer already; make a new AssetWriterInput")
+        }
+        guard input.outputSettings.mediaType == input.mediaType else {
+            let needed = input.mediaType == .audio ? "AudioSettings" : "VideoSettings"
+            throw GraphError(.usage, at: input.name, "a \(input.mediaType.rawValue) input needs \(needed), not settings for \(input.outputSettings.mediaType.rawValue)")
+        }
+        if fileType == .m4a, input.mediaType == .video {
+            throw GraphError(.usage, at: input.name, "an M4A file holds audio only; write video to .mp4 or .mov")
+        }
+        guard !inputs.contains(where: { $0.mediaType == input.mediaType }) else {
+            throw GraphError(.usage, at: input.name, "this writer has a \(input.mediaType.rawValue) input already; a file here holds one audio and one video track")
+        }
+        if let settings = input.outputSettings as? VideoSettings {
+            guard (2...7680).contains(settings.width), (2...4320).contains(settings.height),
+                  settings.width % 2 == 0, settings.height % 2 == 0 else {
+                throw GraphError(.usage, at: input.name,
+                                 "VideoSettings \(settings.width)x\(settings.height) cannot be encoded: H.264 here needs an even width from 2 to 7680 and an even height from 2 to 4320")
+            }
+            if let rate = settings.averageBitRate, !(10_000...200_000_000).contains(rate) {
+                throw GraphError(.usage, at: input.name, "averageBitRate \(rate) is out of range (10000 to 200000000 bits per second)")
+            }
+            if let interval = settings.keyframeInterval, !(1...1000).contains(interval) {
+                throw GraphError(.usage, at: input.name, "keyframeInterval \(interval) is out of range (1 to 1000 frames)")
+            }
+        }
+        if let settings = input.outputSettings as? AudioSettings {
+            guard (8_000...96_000).contains(settings.sampleRate) else {
+                throw GraphError(.usage, at: input.name, "AudioSettings sampleRate \(settings.sampleRate) cannot be encoded to AAC: choose 8000 to 96000 Hz")
+            }
+            guard (1...6).contains(settings.channels) else {
+                throw GraphError(.usage, at: input.name, "AudioSettings channels \(settings.channels) cannot be encoded to AAC here: choose 1 to 6")
+            }
+            if let rate = settings.bitRate, !(8_000...512_000).contains(rate) {
+                throw GraphError(.usage, at: input.name, "bitRate \(rate) is out of range (8000 to 512000 bits per second)")
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Builds the graph and starts it: the output's folder is made and checked here, and any
+    /// problem throws (and fails the writer).
+    public func startWriting() throws(GraphError) {
+        let inputs: [AssetWriterInput]
+        let faststart: Bool
+        (inputs, faststart) = try lock.withLock { () throws(GraphError) in
+            switch state {
+            case .unknown: break
+            case .cancelled: throw GraphError(.usage, at: "AssetWriter", "writing was cancelled; make a new AssetWriter")
+            default: throw GraphError(.usage, at: "AssetWriter", "startWriting() was called already")
+            }
+            guard !self.inputs.isEmpty else {
+                throw GraphError(.usage, at: "AssetWriter", "add an input (add(_:)) before startWriting()")
+            }
+            return (self.inputs, optimizeForNetworkUse)
+        }
+        do {
+            let graph = try makeGraph(inputs, faststart: faststart)
+            let run = try GraphRun(graph)
+            try run.start()
+            lock.withLock {
+                self.run = run
+                state = .writing
+            }
+            for input in inputs { try input.start(with: try run.input(input.nodeID)) }
+        } catch {
+            lock.withLock {
+                state = .failed
+                failure = error
+            }
+            run?.cancel()
+            throw error
+        }
+    }
+
+    private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool) throws(GraphError) -> Graph {
+        var b = GraphBuilder(name: "AssetWriter", description: "writes \(outputPath)")
+        let container: MP4SinkNode.Container = switch fileType {
+        case .mp4: .mp4
+        case .mov: .mov
+        case .m4a: .m4a
+        }
+        let file = b.add("file", MP4SinkNode.self) {
+            $0[\.path] = outputPath
+            $0[\.container] = container
+            $0[\.faststart] = faststart
+        }
+        for input in inputs {
+            let source = b.add(input.nodeID, AppSourceNode.self) {
+                $0[\.live] = input.expectsMediaDataInRealTime
+            }
+            switch input.outputSettings {
+            case let video as VideoSettings:
+                let encoder = b.add("\(input.nodeID)-encoder", H264EncoderNode.self) {
+                    $0[\.width] = video.width
+                    $0[\.height] = video.height
+                    if let rate = video.averageBitRate { $0[\.bitrate] = .value(rate) }
+                    if let interval = video.keyframeInterval { $0[\.keyframeInterval] = interval }
+                }
+                b.connect(source.output(), to: encoder.input())
+                b.connect(encoder.output(), to: file.input("video"), capacity: Self.intoTheMuxer)
+            case let audio as AudioSettings:
+                let encoder = b.add("\(input.nodeID)-encoder", AACEncoderNode.self) {
+                    $0[\.sampleRate] = audio.sampleRate
+                    $0[\.channels] = audio.channels
+                    if let rate = audio.bitRate { $0[\.bitrate] = rate }
+                }
+                b.connect(source.output(), to: encoder.input())
+                b.connect(encoder.output(), to: file.input("audio"), capacity: Self.intoTheMuxer)
+            default:
+                throw GraphError(.usage, at: input.name, "\(type(of: input.outputSettings)) are not settings GraphKit can encode with; use VideoSettings or AudioSettings")
+            }
+        }
+        return try b.build(registry: .builtIn)
+    }
+
+    /// What each track may hold, encoded, before the muxer: the muxer interleaves by time, so
+    /// it waits for the track that is behind (the video encoder holds frames to look ahead), and
+    /// the other must be able to run ahead meanwhile. Ten seconds of compressed media is a few
+    /// megabytes; inputs fed together, from one loop or from their own queues, never wait on
+    /// each other.
+    static let intoTheMuxer = EdgeCapacity(buffers: 100_000, bytes: 256 << 20, seconds: 10)
+
+    /// The file's time origin: samples before it are left out (audio to the sample), and a
+    /// sample at `atSourceTime` is at 0 in the file. Call it once, after ``startWriting()`` and
+    /// before the first append.
+    public func startSession(atSourceTime: MediaTime) {
+        lock.withLock {
+            if session == nil { session = atSourceTime }
+        }
+    }
+
+    var sessionStart: MediaTime? { lock.withLock { session } }
+
+    /// Why an input cannot take samples now, or nil when it can.
+    func refusal(for input: AssetWriterInput) -> GraphError? {
+        lock.withLock {
+            refreshLocked()
+            switch state {
+            case .unknown:
+                return GraphError(.usage, at: input.name, "call startWriting() (and startSession(atSourceTime:)) before appending")
+            case .writing where finishing:
+                return GraphError(.usage, at: input.name, "finishWriting() was called; this input takes no more samples")
+            case .writing:
+                return session == nil ? GraphError(.usage, at: input.name, "call startSession(atSourceTime:) before appending") : nil
+            case .completed:
+                return GraphError(.usage, at: input.name, "the file is written (finishWriting() completed); this input takes no more samples")
+            case .cancelled:
+                return GraphError(.cancelled, at: input.name, "writing was cancelled (cancelWriting()); this input takes no more samples")
+            case .failed:
+                return failure ?? GraphError(.runFailed, at: input.name, "writing failed")
+            }
+        }
+    }
+
+    /// Finishes every input that is not finished yet, waits for the file to be complete, and
+    /// throws if writing failed. The file is under ``outputPath`` once this returns.
+    public func finishWriting() async throws(GraphError) {
+        let (run, inputs) = try lock.withLock { () throws(GraphError) -> (GraphRun, [AssetWriterInput]) in
+            refreshLocked()
+            switch state {
+            case .unknown: throw GraphError(.usage, at: "AssetWriter", "call startWriting() before finishWriting()")
+            case .cancelled: throw GraphError(.usage, at: "AssetWriter", "writing was cancelled (cancelWriting()); there is nothing to finish")
+            case .completed: throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already; the file is written")
+            case .failed: throw failure ?? GraphError(.runFailed, at: "AssetWriter", "writing failed")
+            case .writing:
+                guard !finishing, let run = self.run else {
+                    throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already")
+                }
+                finishing = true
+                return (run, self.inputs)
+            }
+        }
+        for input in inputs { input.finishForWriter() }
+        let report = await run.report()
+        let error: GraphError? = lock.withLock {
+            switch report.status {
+            case .completed, .stopped:
+                state = .completed
+            case .cancelled:
+                state = .cancelled
+                failure = report.error
+            case .failed:
+                state = .failed
+                failure = report.error
+            }
+            return state == .completed ? nil : failure
+        }
+        if let error { throw error }
+    }
+
+    /// Abandons writing: appends stop, and nothing is left under ``outputPath``. Returns once
+    /// the partial file is gone.
+    public func cancelWriting() {
+        let run: GraphRun? = lock.withLock {
+            guard state == .unknown || state == .writing else { return nil }
+            state = .cancelled
+            return self.run
+        }
+        guard let run else { return }
+        run.cancel()
+        waitForEnd(of: run)
+    }
+
+    private func waitForEnd(of run: GraphRun) {
+        _ = run.wait()
+    }
+}

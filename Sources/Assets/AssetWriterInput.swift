@@ -1,0 +1,231 @@
+import Dispatch
+@_spi(Engine) import GraphKit
+
+/// One track of an ``AssetWriter``: what app code appends samples to, like `AVAssetWriterInput`.
+///
+/// Audio inputs take PCM (`SampleBuffer`s of `.pcm` format), video inputs raw frames (or use an
+/// ``AssetWriterInputPixelBufferAdaptor``). Backpressure is AVFoundation's: append while
+/// ``isReadyForMoreMediaData``, or let ``requestMediaDataWhenReady(on:using:)`` call you, or
+/// call an `append`, which waits (blocking or suspending) while the encoder is behind.
+///
+/// Each append is checked: the input's media type, the same format as the first sample, a byte
+/// count that fits the format, and a presentation time not earlier than the previous one. A
+/// mistake throws a `usage` error naming the input and saying what to do. When writing ends
+/// for any reason, a waiting append wakes and throws the writer's error.
+public final class AssetWriterInput: @unchecked Sendable {
+    public let mediaType: MediaType
+    public let outputSettings: any OutputSettings
+
+    private let lock = Lock()
+    private weak var writer: AssetWriter?
+    private var attached = false
+    private var realTime = false
+    private var media: MediaInput?
+    private var pendingRequest: (queue: DispatchQueue, block: @Sendable () -> Void)?
+    private var finished = false
+    /// The first sample's format: every later one must have it (a frame's rate aside).
+    private var format: MediaFormat?
+    /// The first video frame, held until the second says the frame rate.
+    private var heldFrame: SampleBuffer?
+    private var frameRate: FrameRate?
+
+    public init(mediaType: MediaType, outputSettings: some OutputSettings) {
+        self.mediaType = mediaType
+        self.outputSettings = outputSettings
+    }
+
+    /// Whether samples come from a live source (a camera, a microphone): the input then does
+    /// not hold the source back; set it before writing starts.
+    public var expectsMediaDataInRealTime: Bool {
+        get { lock.withLock { realTime } }
+        set { lock.withLock { realTime = newValue } }
+    }
+
+    /// Whether the encoder can take another sample now. False before writing starts, once the
+    /// input is finished, and once writing has ended.
+    public var isReadyForMoreMediaData: Bool {
+        let media = lock.withLock { finished ? nil : self.media }
+        return media?.isReadyForMoreMediaData ?? false
+    }
+
+    /// Calls `block` on `queue` whenever the input is ready for more, until it is finished or
+    /// writing ends; the block appends while ``isReadyForMoreMediaData`` holds. May be called
+    /// before writing starts: the calls begin when it does.
+    public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        let media: MediaInput? = lock.withLock {
+            if self.media == nil { pendingRequest = (queue, block) }
+            return self.media
+        }
+        media?.requestMediaDataWhenReady(on: queue, using: block)
+    }
+
+    /// Appends a sample, blocking the calling thread while the encoder is behind. From a Swift
+    /// concurrency task, `await` the async `append`.
+    @available(*, noasync, message: "blocks the thread; use await append(_:)")
+    public func append(_ sampleBuffer: SampleBuffer) throws(GraphError) {
+        let (media, ready) = try prepare(sampleBuffer)
+        for b in ready { try media.appendWaiting(b) }
+    }
+
+    /// Appends a sample, suspending while the encoder is behind.
+    public func append(_ sampleBuffer: SampleBuffer) async throws(GraphError) {
+        let (media, ready) = try prepare(sampleBuffer)
+        for b in ready { try await media.append(b) }
+    }
+
+    /// Ends this track: no more samples. ``AssetWriter/finishWriting()`` finishes every input
+    /// that is not finished yet.
+    public func markAsFinished() {
+        let (media, held): (MediaInput?, SampleBuffer?) = lock.withLock {
+            guard !finished else { return (nil, nil) }
+            finished = true
+            let held = heldFrame
+            heldFrame = nil
+            return (self.media, held)
+        }
+        if let media {
+            // A movie of one frame: no second frame said the rate, and one frame needs none.
+            if let held { try? media.appendImmediately(held) }
+            media.markAsFinished()
+        }
+    }
+
+    // MARK: For the writer
+
+    var name: String { "\(mediaType.rawValue) input" }
+    var nodeID: String { mediaType.rawValue }
+    var isAttached: Bool { lock.withLock { attached } }
+
+    func attach(to writer: AssetWriter) throws(GraphError) {
+        try lock.withLock { () throws(GraphError) in
+            guard !attached else { throw GraphError(.usage, at: name, "this input belongs to a writer already") }
+            attached = true
+            self.writer = writer
+        }
+    }
+
+    func start(with media: MediaInput) throws(GraphError) {
+        let request: (queue: DispatchQueue, block: @Sendable () -> Void)? = lock.withLock {
+            self.media = media
+            defer { pendingRequest = nil }
+            return pendingRequest
+        }
+        if let request { media.requestMediaDataWhenReady(on: request.queue, using: request.block) }
+    }
+
+    func finishForWriter() { markAsFinished() }
+
+    var writerForAdaptor: AssetWriter? { lock.withLock { writer } }
+
+    // MARK: Checks
+
+    /// Checks `buffer` and returns what to push now: nothing (held, or before the session), the
+    /// buffer, or the held first frame and this one.
+    private func prepare(_ buffer: SampleBuffer) throws(GraphError) -> (MediaInput, [SampleBuffer]) {
+        guard let writer = lock.withLock({ self.writer }) else {
+            throw GraphError(.usage, at: name, "add this input to an AssetWriter (add(_:)) and start writing before appending")
+        }
+        if let refusal = writer.refusal(for: self) { throw refusal }
+        guard let session = writer.sessionStart else {
+            throw GraphError(.usage, at: name, "call startSession(atSourceTime:) before appending")
+        }
+        guard let sampleFormat = buffer.format else {
+            throw GraphError(.usage, at: name, "the sample has no format; give it one (.pcm for audio, .rawVideo for video)")
+        }
+        switch (mediaType, sampleFormat) {
+        case (.audio, .pcm), (.video, .rawVideo): break
+        case (.audio, _):
+            throw GraphError(.usage, at: name, "an audio input takes PCM samples; this one is \(sampleFormat)")
+        case (.video, _):
+            throw GraphError(.usage, at: name, "a video input takes raw frames; this one is \(sampleFormat) (use AssetWriterInputPixelBufferAdaptor for pixel buffers)")
+        }
+        guard let pts = buffer.presentationTime else {
+            throw GraphError(.usage, at: name, "the sample has no presentation time; set presentationTime (or append through the adaptor, with a time)")
+        }
+        return try lock.withLock { () throws(GraphError) -> (MediaInput, [SampleBuffer]) in
+            guard !finished else { throw GraphError(.usage, at: name, "append after markAsFinished(); this input takes no more samples") }
+            guard let media else { throw GraphError(.usage, at: name, "call startWriting() before appending") }
+            if let format, !Self.sameStream(format, sampleFormat) {
+                throw GraphError(.usage, at: name,
+                                 "the sample is \(sampleFormat); this input's first sample was \(format): a writer input takes one format (convert before appending)")
+            }
+            if format == nil { format = sampleFormat }
+            var b = buffer
+            switch sampleFormat {
+            case .pcm(let f):
+                guard let trimmed = Self.fromSession(b, f, pts: pts, session: session) else { return (media, []) }
+                b = trimmed
+                return (media, [b])
+            case .rawVideo(let v):
+                guard pts >= session else { return (media, []) }  // before the session: left out
+                let time = pts - session
+                if let rate = frameRate {
+                    b.format = .rawVideo(.init(pixelFormat: v.pixelFormat, width: v.width, height: v.height, frameRate: rate))
+                    b.stampTiming(presentationTime: time, duration: Self.frameDuration(rate))
+                    return (media, [b])
+                }
+                guard var held = heldFrame else {
+                    b.stampTiming(presentationTime: time, duration: nil)
+                    heldFrame = b
+                    return (media, [])
+                }
+                heldFrame = nil
+                let rate = Self.frameRate(between: held.presentationTime ?? .zero, and: time)
+                frameRate = rate
+                for i in [0, 1] {
+                    var frame = i == 0 ? held : b
+                    guard case .rawVideo(let fv)? = frame.format else { continue }
+                    frame.format = .rawVideo(.init(pixelFormat: fv.pixelFormat, width: fv.width, height: fv.height, frameRate: rate))
+                    frame.stampTiming(presentationTime: i == 0 ? frame.presentationTime : time, duration: Self.frameDuration(rate))
+                    if i == 0 { held = frame } else { b = frame }
+                }
+                return (media, [held, b])
+            default:
+                return (media, [b])
+            }
+        }
+    }
+
+    /// Two formats of one stream: equal, a video frame's rate aside (the writer sets it).
+    private static func sameStream(_ a: MediaFormat, _ b: MediaFormat) -> Bool {
+        if case .rawVideo(let x) = a, case .rawVideo(let y) = b {
+            return x.pixelFormat == y.pixelFormat && x.width == y.width && x.height == y.height
+        }
+        return a == b
+    }
+
+    /// The PCM buffer on the session's clock, its samples before the session cut off; nil when
+    /// it ends before the session starts.
+    private static func fromSession(_ buffer: SampleBuffer, _ f: MediaFormat.PCMFormat, pts: MediaTime, session: MediaTime) -> SampleBuffer? {
+        let frames = buffer.frameCount
+        let rate = Int32(clamping: f.sampleRate)
+        if pts >= session {
+            var b = buffer
+            b.stampTiming(presentationTime: pts - session, duration: MediaTime(value: Int64(frames), timescale: rate))
+            return b
+        }
+        let skip = Int((session - pts).converted(to: rate).value)
+        guard skip < frames else { return nil }
+        let kept = buffer.withUnsafeBytes { Array($0[(skip * f.bytesPerFrame)...]) }
+        return SampleBuffer(format: buffer.format, bytes: kept, presentationTime: .zero,
+                            duration: MediaTime(value: Int64(frames - skip), timescale: rate))
+    }
+
+    /// The rate of frames `a` and `b` apart: the common NTSC rates and whole rates exactly,
+    /// others as the nearest thousandth of a frame per second.
+    static func frameRate(between a: MediaTime, and b: MediaTime) -> FrameRate {
+        let seconds = (b - a).seconds
+        guard seconds > 0 else { return FrameRate(0, 1) }
+        let fps = 1 / seconds
+        for (n, d) in [(24_000, 1001), (30_000, 1001), (60_000, 1001), (120_000, 1001)] where abs(fps - Double(n) / Double(d)) < 0.001 {
+            return FrameRate(n, d)
+        }
+        if abs(fps - fps.rounded()) < 0.001 { return FrameRate(Int(fps.rounded())) }
+        return FrameRate(Int((fps * 1000).rounded()), 1000)
+    }
+
+    private static func frameDuration(_ rate: FrameRate) -> MediaTime? {
+        guard rate.numerator > 0 else { return nil }
+        return MediaTime(value: Int64(rate.denominator), timescale: Int32(clamping: rate.numerator))
+    }
+}

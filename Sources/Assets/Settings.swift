@@ -1,0 +1,96 @@
+import GraphKit
+
+/// The kind of file an ``AssetWriter`` writes, like `AVFileType`.
+public enum FileType: String, Sendable, CaseIterable {
+    /// MPEG-4 (`.mp4`), audio and video.
+    case mp4
+    /// QuickTime (`.mov`), audio and video.
+    case mov
+    /// MPEG-4 audio (`.m4a`): audio only.
+    case m4a
+}
+
+/// What a track or an input carries, like `AVMediaType`.
+public enum MediaType: String, Sendable, CaseIterable {
+    case audio, video
+}
+
+/// How a writer input encodes what is appended to it (`outputSettings` in AVFoundation).
+public protocol OutputSettings: Sendable {
+    /// The media type these settings encode.
+    var mediaType: MediaType { get }
+}
+
+public enum VideoCodec: String, Sendable, CaseIterable { case h264 }
+public enum AudioCodec: String, Sendable, CaseIterable { case aac }
+
+/// Video encoding settings: `AVVideoCodecKey`, `AVVideoWidthKey`, `AVVideoHeightKey`,
+/// `AVVideoAverageBitRateKey` and `AVVideoMaxKeyFrameIntervalKey`. Frames of another size are
+/// scaled to `width` × `height`, which must be even (H.264 in 4:2:0).
+public struct VideoSettings: OutputSettings, Hashable {
+    public var codec: VideoCodec
+    public var width: Int
+    public var height: Int
+    /// Bits per second; nil picks one from the frame size (`recommendedVideoSettings`).
+    public var averageBitRate: Int?
+    /// At most this many frames between keyframes; nil: 60.
+    public var keyframeInterval: Int?
+
+    public init(codec: VideoCodec = .h264, width: Int, height: Int, averageBitRate: Int? = nil, keyframeInterval: Int? = nil) {
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.averageBitRate = averageBitRate
+        self.keyframeInterval = keyframeInterval
+    }
+
+    public var mediaType: MediaType { .video }
+}
+
+/// Audio encoding settings: `AVFormatIDKey`, `AVSampleRateKey`, `AVNumberOfChannelsKey` and
+/// `AVEncoderBitRateKey`. Audio of another rate or channel count is converted to these.
+public struct AudioSettings: OutputSettings, Hashable {
+    public var codec: AudioCodec
+    public var sampleRate: Int
+    public var channels: Int
+    /// Bits per second; nil: 96,000 per stereo pair's worth (as `encode.aac`'s default).
+    public var bitRate: Int?
+
+    public init(codec: AudioCodec = .aac, sampleRate: Int, channels: Int, bitRate: Int? = nil) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.bitRate = bitRate
+    }
+
+    public var mediaType: MediaType { .audio }
+}
+
+/// What an ``AssetReaderTrackOutput`` decodes its track to (`outputSettings` in AVFoundation).
+public enum ReaderOutputSettings: Sendable, Hashable {
+    /// Interleaved PCM (`kAudioFormatLinearPCM`), converted to `sampleRate` and `channels`
+    /// when given (else the track's own).
+    case linearPCM(sampleFormat: SampleFormat, sampleRate: Int? = nil, channels: Int? = nil)
+    /// Raw frames of this pixel format (`kCVPixelBufferPixelFormatTypeKey`).
+    case pixels(PixelFormat)
+
+    var mediaType: MediaType {
+        switch self {
+        case .linearPCM: .audio
+        case .pixels: .video
+        }
+    }
+}
+
+/// The frames a pixel-buffer adaptor's pool makes (`sourcePixelBufferAttributes`).
+public struct PixelBufferAttributes: Sendable, Hashable {
+    public var pixelFormat: PixelFormat
+    public var width: Int
+    public var height: Int
+
+    public init(pixelFormat: PixelFormat = .bgra, width: Int, height: Int) {
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+    }
+}

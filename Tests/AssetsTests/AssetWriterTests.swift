@@ -1,0 +1,442 @@
+import Assets
+import Dispatch
+import Foundation
+import GraphKit
+import GraphKitTesting
+import Synchronization
+import TestSupport
+import Testing
+
+/// AssetWriter as an AVFoundation user drives it: frames drawn into the adaptor's pool, PCM
+/// appended, sessions, misuse, and every way writing can end. Each result is read back with
+/// ffprobe or ffmpeg.
+@Suite(.timeLimit(.minutes(2))) struct AssetWriterTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// Draws frame `n`: every byte of row y is (n * 7 + y) & 0xFF, a picture that moves.
+    static func draw(_ n: Int, into frame: inout PixelBuffer) {
+        let rowBytes = frame.bytesPerRow, height = frame.height
+        frame.withUnsafeMutableBytes { raw in
+            for y in 0..<height {
+                let row = raw.baseAddress! + y * rowBytes
+                row.initializeMemory(as: UInt8.self, repeating: UInt8((n * 7 + y) & 0xFF), count: rowBytes)
+            }
+        }
+    }
+
+    /// The classic AVAssetWriter loop, prefixes dropped: a pool frame drawn, appended with its
+    /// time, 90 frames at 30 fps. The pool recycles: a handful of frames serve the whole movie.
+    @Test func framesDrawnIntoThePoolBecomeAMovie() async throws {
+        let out = path("frames.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let input = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 320, height: 240, keyframeInterval: 30))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(
+            assetWriterInput: input, sourcePixelBufferAttributes: PixelBufferAttributes(pixelFormat: .bgra, width: 320, height: 240))
+        #expect(adaptor.pixelBufferPool == nil)  // before writing starts, as in AVFoundation
+        #expect(writer.canAdd(input))
+        try writer.add(input)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let pool = try #require(adaptor.pixelBufferPool)
+        for n in 0..<90 {
+            var frame = try pool.makePixelBuffer()
+            #expect(frame.width == 320 && frame.height == 240 && frame.bytesPerRow >= 1280 && frame.pixelFormat == .bgra)
+            Self.draw(n, into: &frame)
+            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+        }
+        input.markAsFinished()
+        try await writer.finishWriting()
+        #expect(writer.status == .completed)
+        #expect(writer.error == nil)
+        #expect(pool.allocations <= 24, "the pool made \(pool.allocations) frames for 90")
+
+        let probe = try MediaProbe(out, countFrames: true)
+        let video = try #require(probe.stream("video"))
+        #expect(video.codecName == "h264" && video.width == 320 && video.height == 240)
+        #expect(video.frameCount == 90)
+        #expect(abs((video.frameRate ?? 0) - 30) < 0.01)
+        #expect(abs(probe.duration - 3) < 0.05)
+    }
+
+    /// The same loop from a plain thread, with the blocking append and requestMediaDataWhenReady
+    /// (RosyWriter's shape): frames at 30000/1001 fps, the rate the file states.
+    @Test func requestMediaDataWhenReadyDrivesTheBlockingAppend() throws {
+        let out = path("ntsc.mov")
+        let writer = try AssetWriter(outputPath: out, fileType: .mov)
+        let input = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 160, height: 120))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: input)
+        try writer.add(input)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let done = DispatchSemaphore(value: 0)
+        let next = Atomic<Int>(0)
+        let failures = Mutex<[String]>([])
+        input.requestMediaDataWhenReady(on: DispatchQueue(label: "feeder")) {
+            while input.isReadyForMoreMediaData {
+                let n = next.add(1, ordering: .relaxed).oldValue
+                if n == 60 {
+                    input.markAsFinished()
+                    done.signal()
+                    return
+                }
+                do {
+                    var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
+                    Self.draw(n, into: &frame)
+                    try adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n) * 1001, timescale: 30_000))
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                    done.signal()
+                    return
+                }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(failures.withLock { $0 }.isEmpty)
+        let finished = TestEvent()
+        let status = Mutex<AssetWriter.Status>(.unknown)
+        Task {
+            try? await writer.finishWriting()
+            status.withLock { $0 = writer.status }
+            finished.signal()
+        }
+        #expect(finished.wait(guardSeconds: 60))
+        #expect(status.withLock { $0 } == .completed)
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.frameCount == 60)
+        #expect(abs((probe.stream("video")?.frameRate ?? 0) - 29.97) < 0.01)
+        #expect(probe.formatName.contains("mov"))
+    }
+
+    /// Audio and video in one file, interleaved by the muxer; the audio converted to the
+    /// settings' rate and channel count, as AVAssetWriter converts.
+    @Test func audioAndVideoInOneFileWithConversion() async throws {
+        let out = path("av.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        writer.shouldOptimizeForNetworkUse = true
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 320, height: 240))
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 44_100, channels: 1, bitRate: 64_000))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let pcm = TestMedia.sine(sampleRate: 48_000, channels: 2, seconds: 2)
+        var a = 0
+        for n in 0..<60 {
+            var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
+            Self.draw(n, into: &frame)
+            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+            // Audio up to this frame's time, as a capture session delivers both.
+            while a < pcm.count, pcm[a].presentationTime! <= MediaTime(value: Int64(n + 1), timescale: 30) {
+                try await audio.append(pcm[a])
+                a += 1
+            }
+        }
+        while a < pcm.count { try await audio.append(pcm[a]); a += 1 }
+        try await writer.finishWriting()  // finishes both inputs itself
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.frameCount == 60)
+        #expect(probe.stream("audio")?.codecName == "aac")
+        #expect(probe.stream("audio")?.sampleRate == 44_100)
+        #expect(probe.stream("audio")?.channels == 1)
+        #expect(abs(probe.duration - 2) < 0.1)
+        #expect(probe.topLevelBoxes.firstIndex(of: "moov")! < probe.topLevelBoxes.firstIndex(of: "mdat")!)
+    }
+
+    /// startSession(atSourceTime:) is the file's zero: frames before it are left out, and audio
+    /// is cut to the sample.
+    @Test func theSessionStartIsTheFilesZero() async throws {
+        let out = path("session.m4a")
+        let writer = try AssetWriter(outputPath: out, fileType: .m4a)
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: MediaTime(value: 1, timescale: 2))  // 0.5 s
+        // 2 s of PCM starting at 0, in buffers of 300 samples (so the cut falls inside one).
+        for b in TestMedia.sine(sampleRate: 8_000, seconds: 2, framesPerBuffer: 300) { try await audio.append(b) }
+        try await writer.finishWriting()
+        let probe = try MediaProbe(out)
+        #expect(abs(probe.duration - 1.5) < 0.0002, "duration \(probe.duration)")  // 12,000 samples, gapless
+    }
+
+    // MARK: Mistakes say what to do
+
+    @Test func callsInTheWrongStateThrowSayingWhatToDo() async throws {
+        let writer = try AssetWriter(outputPath: path("states.m4a"), fileType: .m4a)
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        let tone = TestMedia.sine(sampleRate: 8_000, seconds: 0.5)
+        await expectUsage("add this input to an AssetWriter") { try await audio.append(tone[0]) }
+        try writer.add(audio)
+        await expectUsage("call startWriting()") { try await audio.append(tone[0]) }
+        await expectUsage("call startWriting() before finishWriting()") { try await writer.finishWriting() }
+        try writer.startWriting()
+        await expectUsage("startWriting() was called already") { try writer.startWriting() }
+        await expectUsage("inputs are added before startWriting()") {
+            try writer.add(AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1)))
+        }
+        await expectUsage("call startSession(atSourceTime:) before appending") { try await audio.append(tone[0]) }
+        writer.startSession(atSourceTime: .zero)
+        try await audio.append(tone[0])
+        audio.markAsFinished()
+        await expectUsage("append after markAsFinished()") { try await audio.append(tone[1]) }
+        try await writer.finishWriting()
+        #expect(writer.status == .completed)
+        await expectUsage("finishWriting() was called already") { try await writer.finishWriting() }
+        await expectUsage("takes no more samples") { try await audio.append(tone[2]) }
+    }
+
+    @Test func inputsAFileCannotHoldAreRefused() throws {
+        let m4a = try AssetWriter(outputPath: path("x.m4a"), fileType: .m4a)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 320, height: 240))
+        #expect(!m4a.canAdd(video))
+        expectUsageSync("an M4A file holds audio only") { try m4a.add(video) }
+
+        let mp4 = try AssetWriter(outputPath: path("x.mp4"), fileType: .mp4)
+        try mp4.add(video)
+        expectUsageSync("this input belongs to a writer already") { try mp4.add(video) }
+        expectUsageSync("has a video input already") {
+            try mp4.add(AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 320, height: 240)))
+        }
+        expectUsageSync("needs AudioSettings") {
+            try mp4.add(AssetWriterInput(mediaType: .audio, outputSettings: VideoSettings(width: 320, height: 240)))
+        }
+        expectUsageSync("needs an even width") {
+            try AssetWriter(outputPath: path("y.mp4"), fileType: .mp4)
+                .add(AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 321, height: 240)))
+        }
+        expectUsageSync("cannot be encoded to AAC") {
+            try AssetWriter(outputPath: path("y.m4a"), fileType: .m4a)
+                .add(AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 4_000, channels: 1)))
+        }
+        #expect(throws: GraphError.self) { try AssetWriter(outputPath: "", fileType: .mp4) }
+        #expect(throws: GraphError.self) { try AssetWriter(outputPath: folder.path, fileType: .mp4) }
+    }
+
+    /// Each bad sample is refused at append, naming the input, and writing goes on.
+    @Test func badSamplesAreRefusedNamingTheInput() async throws {
+        let out = path("checked.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let pool = try #require(adaptor.pixelBufferPool)
+        try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: .zero)
+        try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: 1, timescale: 10))
+
+        await expectUsage("earlier than the previous sample") {
+            try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: 1, timescale: 20))
+        }
+        await expectUsage("a video input takes raw frames") {
+            try await video.append(TestMedia.sine(seconds: 0.1)[0])
+        }
+        let other = try PixelBufferPool(pixelFormat: .bgra, width: 32, height: 48)
+        await expectUsage("a writer input takes one format") {
+            try await adaptor.append(try other.makePixelBuffer(), withPresentationTime: MediaTime(value: 3, timescale: 10))
+        }
+        let short = SampleBuffer(format: .rawVideo(.init(pixelFormat: .bgra, width: 64, height: 48, frameRate: FrameRate(10))),
+                                 byteCount: 100, presentationTime: MediaTime(value: 4, timescale: 10))
+        await expectUsage("a 64x48 BGRA frame is 12288 bytes") { try await video.append(short) }
+        var untimed = try pool.makePixelBuffer()
+        untimed.presentationTime = nil
+        await expectUsage("no presentation time") { try await video.append(untimed) }
+        try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: 2, timescale: 10))
+        try await writer.finishWriting()
+        #expect(try MediaProbe(out, countFrames: true).stream("video")?.frameCount == 3)
+    }
+
+    // MARK: However writing ends, no half-written file
+
+    @Test func cancelWritingLeavesNoFile() async throws {
+        let out = path("cancelled.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        for n in 0..<10 {
+            try await adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 10))
+        }
+        writer.cancelWriting()
+        #expect(writer.status == .cancelled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        await #expect(throws: GraphError.self) {
+            try await adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: 11, timescale: 10))
+        }
+        await expectUsage("writing was cancelled") { try await writer.finishWriting() }
+    }
+
+    @Test func aWriterLetGoWhileWritingLeavesNoFile() async throws {
+        let out = path("dropped.m4a")
+        do {
+            let writer = try AssetWriter(outputPath: out, fileType: .m4a)
+            let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+            try writer.add(audio)
+            try writer.startWriting()
+            writer.startSession(atSourceTime: .zero)
+            for b in TestMedia.sine(sampleRate: 8_000, seconds: 0.5) { try await audio.append(b) }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
+    @Test func anOutputThatCannotBeWrittenFailsStartWriting() throws {
+        let blocker = path("file")
+        FileManager.default.createFile(atPath: blocker, contents: Data([1]))
+        let writer = try AssetWriter(outputPath: blocker + "/movie.mp4", fileType: .mp4)  // a folder that is a file
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        try writer.add(audio)
+        #expect {
+            try writer.startWriting()
+        } throws: { error in
+            (error as? GraphError)?.code == .outputUnwritable
+        }
+        #expect(writer.status == .failed)
+        #expect(writer.error?.code == .outputUnwritable)
+    }
+
+    /// Nothing appended: the run fails at the sink ("nothing to write"), and nothing is left.
+    @Test func finishingWithNoSampleFailsAndLeavesNoFile() async throws {
+        let out = path("empty.m4a")
+        let writer = try AssetWriter(outputPath: out, fileType: .m4a)
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        await #expect(throws: GraphError.self) { try await writer.finishWriting() }
+        #expect(writer.status == .failed)
+        #expect(writer.error?.message.contains("nothing to write") == true)
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    // MARK: No call can hang
+
+    /// A producer blocked in append (the encoder is held back: the writer is busy on a huge
+    /// frame backlog) wakes and throws when writing is cancelled from elsewhere.
+    @Test func aBlockedAppendWakesWhenWritingIsCancelled() async throws {
+        let writer = try AssetWriter(outputPath: path("blocked.mp4"), fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 1920, height: 1080))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let waited = Atomic<Bool>(false)
+        let producer = TestThread("producer") { () -> GraphError? in
+            do {
+                for n in 0..<100_000 {
+                    if !video.isReadyForMoreMediaData { waited.store(true, ordering: .relaxed) }
+                    try adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                }
+                return nil
+            } catch {
+                return error as? GraphError
+            }
+        }
+        while !waited.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        writer.cancelWriting()
+        let error = await producer.join()
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+    }
+
+    /// The same with the async append, suspended.
+    @Test func aSuspendedAppendWakesWhenWritingIsCancelled() async throws {
+        let writer = try AssetWriter(outputPath: path("suspended.mp4"), fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 1920, height: 1080))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let waited = Atomic<Bool>(false)
+        let producer = Task { () -> GraphError? in
+            do {
+                for n in 0..<100_000 {
+                    if !video.isReadyForMoreMediaData { waited.store(true, ordering: .relaxed) }
+                    try await adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                }
+                return nil
+            } catch {
+                return error as? GraphError
+            }
+        }
+        while !waited.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        writer.cancelWriting()
+        let error = await producer.value
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+    }
+
+    /// finishWriting() finishes the inputs nobody finished: it returns, with a complete file.
+    @Test func finishWritingFinishesUnfinishedInputs() async throws {
+        let out = path("unfinished.m4a")
+        let writer = try AssetWriter(outputPath: out, fileType: .m4a)
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        for b in TestMedia.sine(sampleRate: 8_000, seconds: 1) { try await audio.append(b) }
+        try await writer.finishWriting()
+        #expect(abs(try MediaProbe(out).duration - 1) < 0.0002)
+    }
+
+    /// A requestMediaDataWhenReady loop stops being called when writing is cancelled, and the
+    /// append inside it throws.
+    @Test func aRequestLoopEndsWhenWritingIsCancelled() async throws {
+        let writer = try AssetWriter(outputPath: path("loop.mp4"), fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 1280, height: 720))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        let next = Atomic<Int>(0)
+        let outcome = Mutex<String?>(nil)
+        let ended = TestEvent()
+        let queue = DispatchQueue(label: "loop")
+        video.requestMediaDataWhenReady(on: queue) {  // before writing starts: begins when it does
+            while video.isReadyForMoreMediaData {
+                let n = next.add(1, ordering: .relaxed).oldValue
+                do {
+                    try adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                } catch {
+                    outcome.withLock { $0 = "\(error)" }
+                    ended.signal()
+                    return
+                }
+            }
+        }
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        while next.load(ordering: .relaxed) < 20 { try await Task.sleep(for: .milliseconds(5)) }
+        writer.cancelWriting()
+        let calls = next.load(ordering: .relaxed)
+        try await Task.sleep(for: .milliseconds(300))
+        queue.sync {}
+        #expect(!video.isReadyForMoreMediaData)
+        // Either the block was inside an append (which threw), or it had returned and is not called again.
+        #expect(ended.wait(guardSeconds: 1) || next.load(ordering: .relaxed) <= calls + 1)
+    }
+
+    // MARK: Helpers
+
+    func expectUsage(_ fragment: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            Issue.record("no error; expected one saying \"\(fragment)\"", sourceLocation: sourceLocation)
+        } catch let error as GraphError {
+            #expect(error.description.contains(fragment), "\(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    func expectUsageSync(_ fragment: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+        do {
+            try body()
+            Issue.record("no error; expected one saying \"\(fragment)\"", sourceLocation: sourceLocation)
+        } catch let error as GraphError {
+            #expect(error.description.contains(fragment), "\(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(error)", sourceLocation: sourceLocation)
+        }
+    }
+}
