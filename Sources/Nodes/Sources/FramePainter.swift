@@ -6,8 +6,9 @@ import GraphKit
 /// a row at a time; the gradient is separable (red and blue follow x, green follows y), so each
 /// frame computes one table across the width and each row is a single pass over it. Tables are
 /// made once: drawing a frame allocates nothing. YUV values use the matrix GStreamer assumes for
-/// caps without colorimetry (BT.601 up to 576 lines, BT.709 above, BT.2020 from 2160), limited
-/// range; chroma is taken at the top-left pixel of each 2×2 block.
+/// caps without colorimetry (GStreamer 1.22's gst_video_info_from_caps, measured: BT.601 up to
+/// 576 lines, BT.709 above, also at 2160), limited range; chroma is taken at the top-left pixel
+/// of each 2×2 block.
 ///
 /// Used by one source, on its streaming thread, one frame at a time: its tables are not shared.
 final class FramePainter: @unchecked Sendable {
@@ -120,7 +121,7 @@ final class FramePainter: @unchecked Sendable {
         let kr: Double, kb: Double
         var kg: Double { 1 - kr - kb }
         init(height: Int) {
-            (kr, kb) = height >= 2160 ? (0.2627, 0.0593) : height > 576 ? (0.2126, 0.0722) : (0.299, 0.114)
+            (kr, kb) = height > 576 ? (0.2126, 0.0722) : (0.299, 0.114)
         }
         func y(_ r: Double, _ g: Double, _ b: Double) -> Double { (kr * r + kg * g + kb * b) * 219 / 255 }
         func u(_ r: Double, _ g: Double, _ b: Double) -> Double { (b - (kr * r + kg * g + kb * b)) / (2 * (1 - kb)) * 224 / 255 }

@@ -102,6 +102,19 @@ import GraphKitTesting
         try h.finish()
     }
 
+    /// YUV follows the matrix GStreamer assumes for the frame's height: BT.601 up to 576 lines,
+    /// BT.709 above.
+    @Test(arguments: [(576, 0.299, 0.114), (578, 0.2126, 0.0722)])
+    func yuvUsesTheMatrixOfTheHeight(_ height: Int, _ kr: Double, _ kb: Double) throws {
+        let h = try Self.harness(##""width": 64, "height": \##(height), "frames": 1, "pattern": "solid", "color": "#ff4000", "pixelFormat": "i420""##)
+        let b = try #require(h.pull()).bytes
+        let y = 16 + (kr * 255 + (1 - kr - kb) * 64) * 219 / 255
+        let v = 128 + (255 - (kr * 255 + (1 - kr - kb) * 64)) / (2 * (1 - kr)) * 224 / 255
+        #expect(b[0] == UInt8(y.rounded()) && b[64 * height] != 0 && b[64 * height + 32 * (height / 2)] == UInt8(v.rounded()),
+                "Y \(b[0]) V \(b[64 * height + 32 * (height / 2)])")
+        try h.finish()
+    }
+
     /// red = x·256/w + 3n, green = y·256/h + n (both modulo 256), blue = 255 − red: exact in
     /// BGRA and RGBA, within one level of the exact YUV in I420 and NV12.
     @Test(arguments: PixelFormat.allCases)
