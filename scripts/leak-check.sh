@@ -16,6 +16,7 @@ gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=
 short=(--set camera.duration=1 --set camera.live=false --set camera.width=320 --set camera.height=240)
 mic=(--set mic.duration=1 --set mic.live=false)
 declare -A sets=(
+  [frames]="--set frames.duration=1 --set frames.width=320 --set frames.height=240 --set file.path=fr.mov"
   [m4a]="${mic[*]} --set file.path=o.m4a"
   [record]="${short[*]} ${mic[*]} --set file.path=o.mp4"
   [record-fragmented]="${short[*]} ${mic[*]} --set file.path=f.mp4 --set file.fragmentInterval=0.5"

@@ -456,6 +456,14 @@ void gk_frame_pool_free(GstBufferPool *pool) {
     gst_object_unref(pool);
 }
 
+gboolean gk_buffer_first_seen(GstBuffer *buffer) {
+    GQuark mark = g_quark_from_static_string("graphkit-buffer-seen");  /* thread-safe; once per frame */
+    if (gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(buffer), mark) != NULL)
+        return FALSE;
+    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(buffer), mark, GINT_TO_POINTER(1), NULL);
+    return TRUE;
+}
+
 gsize gk_video_frame_size(const char *format, int width, int height) {
     GstVideoInfo info;
     GstVideoFormat f = gst_video_format_from_string(format);

@@ -6,6 +6,7 @@ extension NodeRegistry {
         CaptureAudioNode.self,
         CaptureVideoNode.self,
         FileSourceNode.self,
+        FrameGeneratorNode.self,
         DecodeNode.self,
         GainNode.self,
         DropChannelNode.self,

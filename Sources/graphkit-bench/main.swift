@@ -7,6 +7,11 @@ import Foundation
 import GraphKit
 import Nodes
 
+// `graphkit-bench generate`: generate.frames instead (GeneratedFrames.swift).
+if CommandLine.arguments.dropFirst().first == "generate" {
+    try benchmarkGeneratedFrames()
+    exit(0)
+}
 
 let width = 1920, height = 1080
 let frames = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 300

@@ -170,6 +170,11 @@ GstBuffer *gk_frame_pool_acquire_counted(GstBufferPool *pool, int *is_new);
 void gk_frame_pool_free(GstBufferPool *pool);
 /* The byte size of one frame in GStreamer's default layout, or 0 for an unknown format. */
 gsize gk_video_frame_size(const char *format, int width, int height);
+/* Whether this is the first time `buffer` is seen here: marks it (GstMiniObject qdata, which a
+ * buffer pool keeps when it hands the same buffer out again) and returns TRUE if it had no mark.
+ * Counts the buffers a pool really allocated: a buffer made anew has no mark, even at an
+ * address a freed one had. */
+gboolean gk_buffer_first_seen(GstBuffer *buffer);
 
 /* Makes sure no error posted inside `bin` is lost: decodebin (GStreamer 1.22) drops errors from
  * an element while it is plugging it (setting it to PAUSED), meaning to try another if that
