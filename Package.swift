@@ -44,6 +44,11 @@ let package = Package(
         .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
+        // The examples in examples/, built with everything and run by Tests/AssetsTests/ExamplesTests.swift.
+        .executableTarget(name: "example-frames-to-movie", dependencies: ["GraphKit", "Assets"], path: "examples/frames-to-movie"),
+        .executableTarget(name: "example-peak-level", dependencies: ["GraphKit", "Assets"], path: "examples/peak-level"),
+        .executableTarget(name: "example-live-source", dependencies: ["GraphKit", "Assets"], path: "examples/live-source"),
+        .executableTarget(name: "example-custom-node", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "examples/custom-node"),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
