@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
         // Effect throughput benchmark (scripts/bench.py); not a product.
-        .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
+        .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes", "Assets"]),
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
         // The examples in examples/, built with everything and run by Tests/AssetsTests/ExamplesTests.swift.
