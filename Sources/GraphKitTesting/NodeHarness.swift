@@ -1,4 +1,4 @@
-import GraphKit
+@_spi(Testing) import GraphKit
 import Nodes
 
 /// Tests one node without writing GStreamer code, like `GstHarness` or NIO's `EmbeddedChannel`.
@@ -60,8 +60,9 @@ public final class NodeHarness: @unchecked Sendable {
     public var node: any Node { run.node("node")! }
 
     /// Pushes one buffer into an input. Never waits: the harness's connections are unbounded.
+    /// Unlike an app's append, nothing is checked: a test may feed a node untimed or odd samples.
     public func push(_ buffer: SampleBuffer, to port: String = "in") throws {
-        try run.input("in_\(port)").appendImmediately(buffer)
+        try run.input("in_\(port)").appendUnchecked(buffer)
     }
 
     /// Pushes several buffers.

@@ -63,7 +63,7 @@ import Testing
 
     /// The same loop from a plain thread, with the blocking append and requestMediaDataWhenReady
     /// (RosyWriter's shape): frames at 30000/1001 fps, the rate the file states.
-    @Test func requestMediaDataWhenReadyDrivesTheBlockingAppend() throws {
+    @Test func requestMediaDataWhenReadyDrivesTheBlockingAppend() async throws {
         let out = path("ntsc.mov")
         let writer = try AssetWriter(outputPath: out, fileType: .mov)
         let input = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 160, height: 120))
@@ -93,17 +93,11 @@ import Testing
                 }
             }
         }
-        #expect(done.wait(timeout: .now() + 60) == .success)
+        // Waited for on a thread of its own: a concurrency thread is never blocked.
+        #expect(await TestThread("wait") { done.wait(timeout: .now() + 60) == .success }.join())
         #expect(failures.withLock { $0 }.isEmpty)
-        let finished = TestEvent()
-        let status = Mutex<AssetWriter.Status>(.unknown)
-        Task {
-            try? await writer.finishWriting()
-            status.withLock { $0 = writer.status }
-            finished.signal()
-        }
-        #expect(finished.wait(guardSeconds: 60))
-        #expect(status.withLock { $0 } == .completed)
+        try await writer.finishWriting()
+        #expect(writer.status == .completed)
         let probe = try MediaProbe(out, countFrames: true)
         #expect(probe.stream("video")?.frameCount == 60)
         #expect(abs((probe.stream("video")?.frameRate ?? 0) - 29.97) < 0.01)

@@ -132,7 +132,7 @@ import Nodes
         #expect(problems(Self.graph(), overrides: ["aac.bitrate=fast", "mic.live=yes", "mix.live=true", "aac.bitrat=1"]) == [
             #"--set mic.live: expected true or false, got "yes""#,
             #"--set aac.bitrate: expected an integer, got "fast""#,
-            #"--set aac.bitrat: unknown parameter "bitrat" for encode.aac; did you mean "bitrate"? (it takes: bitrate, encoder)"#,
+            #"--set aac.bitrat: unknown parameter "bitrat" for encode.aac; did you mean "bitrate"? (it takes: bitrate, encoder, sampleRate, channels)"#,
             #"--set mix.live: no node "mix" in the graph; did you mean "mic"?"#,
         ])
         #expect(throws: GraphError(.invalidGraph, at: "--set aac", "expected node.param=value")) {

@@ -32,7 +32,7 @@ import Nodes
         #expect(r.stdout.contains("  out\n    formats: audio/aac\n"))
         let json = try JSONParser.parse(try Graphctl.run("inspect", "encode.aac", "--json").stdout)
         #expect(json["type"] == "encode.aac")
-        #expect(json["parameters"].map { if case .array(let a) = $0 { return a.count }; return 0 } == 2)
+        #expect(json["parameters"].map { if case .array(let a) = $0 { return a.count }; return 0 } == 4)  // bitrate, encoder, sampleRate, channels
         let typo = try Graphctl.run("inspect", "encode.acc")
         #expect(typo.status == 64)
         #expect(typo.stderr.hasPrefix("error: unknown node type \"encode.acc\"; did you mean \"encode.aac\"?"))

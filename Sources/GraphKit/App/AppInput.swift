@@ -197,10 +197,11 @@ final class AppInput: @unchecked Sendable {
     /// Appends a sample now, ready or not (as `AVAssetWriterInput.append` does inside a
     /// `requestMediaDataWhenReady` block after checking readiness). If the graph refuses it
     /// because the run failed, this throws the run's error, which names the node at fault.
-    func appendImmediately(_ buffer: SampleBuffer) throws(GraphError) {
+    func appendImmediately(_ buffer: SampleBuffer, checked: Bool = true) throws(GraphError) {
         guard let format = buffer.format else {
             throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
         }
+        let checksAppends = checksAppends && checked
         if checksAppends { try check(buffer, format) }
         lock.lock()
         if finished { lock.unlock(); throw finishedError }
@@ -272,7 +273,8 @@ final class AppInput: @unchecked Sendable {
                 throw GraphError(.usage, at: location, "the sample is empty (0 bytes)", node: nodeID)
             }
         }
-        guard buffer.presentationTime != nil else {
+        // A file's bytes have no time (a demuxer reads them); media samples must.
+        guard buffer.presentationTime != nil || format == .container else {
             throw GraphError(.usage, at: location,
                              "the sample has no presentation time; set presentationTime (a muxer cannot place a sample without one)",
                              node: nodeID)
@@ -288,6 +290,12 @@ final class AppInput: @unchecked Sendable {
     /// The run ended (failed, cancelled, stopped or completed): every append waiting or to come
     /// throws, with the run's error when it had one.
     func runEnded(_ error: GraphError?) {
+        if let error {
+            // The run's failure says more than any earlier reason (an input let go, say).
+            lock.lock()
+            endOfRun = error
+            lock.unlock()
+        }
         _ = finish(because: error ?? GraphError(.usage, at: "node \"\(nodeID)\"", "the run has ended; this input takes no more samples", node: nodeID))
     }
 

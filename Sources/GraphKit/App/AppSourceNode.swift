@@ -14,7 +14,7 @@ public final class AppSourceNode: ElementNode, LiveNode, @unchecked Sendable {
     public static let live = Parameter<Bool>("live", default: false,
                                       help: "timestamps follow the clock and a full edge drops instead of waiting")
     public static let format = OptionalParameter<String>(
-        "format", format: .pattern(#"^(?i)(audio/pcm|video/raw|audio/aac|video/h264)([ ,\t].*)?$"#, "a format such as \"audio/pcm s16le 48000 Hz 2 ch\""),
+        "format", format: .pattern(#"^[A-Za-z]+/[A-Za-z0-9]+([ ,\t].*)?$"#, "a format such as \"audio/pcm s16le 48000 Hz 2 ch\""),
         help: "the format every appended sample must have: \(MediaFormat.textForms); without it, any")
 
     let context: NodeContext

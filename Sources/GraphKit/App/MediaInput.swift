@@ -67,6 +67,13 @@ public final class MediaInput: @unchecked Sendable {
         try core.appendImmediately(buffer)
     }
 
+    /// Appends without the checks (format, byte count, timing), for a test harness that feeds
+    /// a node exactly what a test wants, untimed or odd samples included.
+    @_spi(Testing)
+    public func appendUnchecked(_ buffer: SampleBuffer) throws(GraphError) {
+        try core.appendImmediately(buffer, checked: false)
+    }
+
     /// Ends this input: end of stream flows downstream, and muxers can finalize. A second call
     /// does nothing.
     public func markAsFinished() {
