@@ -434,3 +434,43 @@ import Testing
         }
     }
 }
+
+/// Shapes of movies users make: one frame (a still), an odd rate, frames of another size
+/// than the settings (scaled), I420 frames.
+@Suite(.timeLimit(.minutes(2))) struct AssetWriterShapesTests {
+    func write(frames: Int, timescale: Int32, attributes: PixelBufferAttributes, settings: VideoSettings) async throws -> MediaProbe {
+        let out = try TestMedia.temporaryFolder().appendingPathComponent("shape.mp4").path
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let input = AssetWriterInput(mediaType: .video, outputSettings: settings)
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: attributes)
+        try writer.add(input)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        for n in 0..<frames {
+            try await adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: timescale))
+        }
+        try await writer.finishWriting()
+        return try MediaProbe(out, countFrames: true)
+    }
+
+    @Test func aStillOfOneFrame() async throws {
+        let probe = try await write(frames: 1, timescale: 30, attributes: PixelBufferAttributes(width: 64, height: 48),
+                                    settings: VideoSettings(width: 64, height: 48))
+        #expect(probe.stream("video")?.frameCount == 1)
+    }
+
+    @Test func sevenFramesASecond() async throws {
+        let probe = try await write(frames: 14, timescale: 7, attributes: PixelBufferAttributes(width: 64, height: 48),
+                                    settings: VideoSettings(width: 64, height: 48))
+        #expect(probe.stream("video")?.frameCount == 14)
+        #expect(abs((probe.stream("video")?.frameRate ?? 0) - 7) < 0.01)
+        #expect(abs(probe.duration - 2) < 0.01)
+    }
+
+    @Test func framesOfAnotherSizeAreScaledToTheSettings() async throws {
+        let probe = try await write(frames: 10, timescale: 10, attributes: PixelBufferAttributes(pixelFormat: .i420, width: 320, height: 240),
+                                    settings: VideoSettings(width: 160, height: 90))
+        #expect(probe.stream("video")?.width == 160 && probe.stream("video")?.height == 90)
+        #expect(probe.stream("video")?.frameCount == 10)
+    }
+}
