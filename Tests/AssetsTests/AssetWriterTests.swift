@@ -212,12 +212,7 @@ import Testing
     /// Each bad sample is refused at append, naming the input, and writing goes on.
     @Test func badSamplesAreRefusedNamingTheInput() async throws {
         let out = path("checked.mp4")
-        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
+        let (writer, video, adaptor) = try videoWriter(out, width: 64, height: 48)
         let pool = try #require(adaptor.pixelBufferPool)
         try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: .zero)
         try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: 1, timescale: 10))
@@ -247,12 +242,7 @@ import Testing
 
     @Test func cancelWritingLeavesNoFile() async throws {
         let out = path("cancelled.mp4")
-        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
+        let (writer, _, adaptor) = try videoWriter(out, width: 64, height: 48)
         for n in 0..<10 {
             try await adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 10))
         }
@@ -312,12 +302,7 @@ import Testing
     /// A producer blocked in append (the encoder is held back: the writer is busy on a huge
     /// frame backlog) wakes and throws when writing is cancelled from elsewhere.
     @Test func aBlockedAppendWakesWhenWritingIsCancelled() async throws {
-        let writer = try AssetWriter(outputPath: path("blocked.mp4"), fileType: .mp4)
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 1920, height: 1080))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
+        let (writer, video, adaptor) = try videoWriter(path("blocked.mp4"), width: 1920, height: 1080)
         let waited = Atomic<Bool>(false)
         let producer = TestThread("producer") { () -> GraphError? in
             do {
@@ -338,12 +323,7 @@ import Testing
 
     /// The same with the async append, suspended.
     @Test func aSuspendedAppendWakesWhenWritingIsCancelled() async throws {
-        let writer = try AssetWriter(outputPath: path("suspended.mp4"), fileType: .mp4)
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 1920, height: 1080))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
+        let (writer, video, adaptor) = try videoWriter(path("suspended.mp4"), width: 1920, height: 1080)
         let waited = Atomic<Bool>(false)
         let producer = Task { () -> GraphError? in
             do {
@@ -411,6 +391,17 @@ import Testing
     }
 
     // MARK: Helpers
+
+    /// A writer of one video input through an adaptor, writing, its session started at 0.
+    func videoWriter(_ out: String, width: Int, height: Int) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor) {
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: width, height: height))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        return (writer, video, adaptor)
+    }
 
     func expectUsage(_ fragment: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
         do {
