@@ -64,6 +64,9 @@ struct Batch: ParsableCommand {
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
+    @Flag(help: "Check everything, then list this shard's inputs on standard output (`run PATH` or `skip PATH`) without running any.")
+    var dryRun = false
+
     @Option(help: .hidden)
     var runsPerWorker: Int = 0
 
@@ -115,15 +118,25 @@ struct Batch: ParsableCommand {
         let mine = shard.map { s in planned.filter { s.contains($0.input) } } ?? planned
         var results: [InputResult] = []
         var work: [PlannedInput] = []
+        var done: [PlannedInput] = []
         for item in mine {
             if !force, item.isDone {
-                item.removePartials()
+                done.append(item)
                 results.append(InputResult(input: item.input.path, index: item.input.index, status: .skipped,
                                            exitCode: 0, wallSeconds: 0, error: nil, outputs: item.outputs))
             } else {
                 work.append(item)
             }
         }
+        if dryRun {
+            let skipped = Set(results.map(\.index))
+            var text = ""
+            for item in mine { text += (skipped.contains(item.input.index) ? "skip " : "run ") + item.input.path + "\n" }
+            print(text, terminator: "")
+            return
+        }
+        // A run killed after renaming its outputs but before its temporary files went: tidy.
+        for item in done { item.removePartials() }
         let jobs = self.jobs ?? Self.availableCores()
         let showLine = progress == .always || (progress == .auto && isatty(2) != 0)
         let progress = BatchProgress(total: work.count, showsLine: showLine, quiet: quiet)
