@@ -253,6 +253,29 @@ import GraphKitTesting
         #expect(Self.count(s, "completed") == 3)
     }
 
+    /// One SIGINT lets the running input finish and starts no other; a second kills it: 130, the
+    /// summary saying which inputs were cancelled, no temporary file left.
+    @Test(.timeLimit(.minutes(2))) func interruptsStopThenCancel() throws {
+        let folder = try Self.inputs(3)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A pipe nobody writes, sorted before the WAVs: the one worker hangs on it first.
+        #expect(mkfifo(folder.appendingPathComponent("in/a-pipe.wav").path, 0o644) == 0)
+        try "a-pipe.wav\na000.wav\na001.wav\na002.wav\n".write(to: folder.appendingPathComponent("in/list.txt"), atomically: true, encoding: .utf8)
+        let summary = folder.appendingPathComponent("s.json")
+        let batch = try Graphctl.start(Self.batch(folder, ["--jobs", "1", "--timeout", "0", "--summary", summary.path], inputs: "in/list.txt"))
+        // A worker exists only once its slot has taken the first input.
+        try Self.waitFor("a worker") { !Self.children(of: batch.processIdentifier).isEmpty }
+        batch.send(SIGINT)
+        try batch.wait(until: "the batch says it is stopping") { $0.contains("stopping: no new input starts") }
+        batch.send(SIGINT)
+        let r = batch.wait()
+        #expect(r.status == 130, "\(r.stderr)")
+        let s = try Self.summary(summary)
+        #expect(Self.count(s, "completed") == 0 && Self.count(s, "cancelled") == 4, "\(r.stderr)")
+        #expect(Self.entries(s).allSatisfy { Self.string($0["status"]) == "cancelled" && $0["exitCode"] == 130 })
+        #expect(Self.files(in: folder.appendingPathComponent("out")).isEmpty, "nothing written, nothing half-written")
+    }
+
     /// SIGKILL the batch half-way: its workers go too, nothing is left under a final name that
     /// is not complete, and the same command finishes the rest with the same files a batch that
     /// was never killed writes.
