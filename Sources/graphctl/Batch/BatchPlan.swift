@@ -40,6 +40,8 @@ enum BatchPlan {
         planned.reserveCapacity(inputs.count)
         var problems: [GraphError.Problem] = []
         var failedInputs = 0
+        /// Inputs whose own (templated) problems are shown, and those left out.
+        var shownInputs = 0, unshown = 0
         var code = GraphError.Code.invalidGraph
         /// Who writes each output (by its absolute path): the first input, the parameter, and
         /// every input that writes it, in order.
@@ -62,8 +64,9 @@ enum BatchPlan {
                 failedInputs += 1
                 if failedInputs == 1 {
                     problems += error.problems.map { rewrite($0, input: input, templates: templates) ?? $0 }
-                } else if failedInputs <= shownProblems {
-                    problems += own
+                    if !own.isEmpty { shownInputs = 1 }
+                } else if !own.isEmpty {
+                    if shownInputs < shownProblems { problems += own; shownInputs += 1 } else { unshown += 1 }
                 }
                 continue
             }
@@ -95,8 +98,8 @@ enum BatchPlan {
             guard let w = writers[full] else { continue }
             problems.append(collision(w.path, key: w.key, inputs: w.inputs, of: inputs.count, templates: templates))
         }
-        if failedInputs > shownProblems {
-            problems.append(GraphError.Problem(nil, "… and \(failedInputs - shownProblems) more inputs of \(inputs.count) with problems"))
+        if unshown > 0 {
+            problems.append(GraphError.Problem(nil, "… and \(unshown) more inputs of \(inputs.count) with problems"))
         }
         if !problems.isEmpty { throw GraphError(code, problems) }
         return planned
