@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,batch]
 """
 import argparse
 import os
@@ -207,6 +207,61 @@ def live_job():
           f"{captured} frames captured, {dropped} dropped (goal: 0), {r['wallSeconds']:.2f} s wall")
 
 
+def batch_job(runs, files=200):
+    """`graphctl batch` over 200 five-second MP3s through graphs/waveform.json (JSON and PNG per
+    input), against the hand-written alternative: xargs over `graphctl run`, one process per
+    input. Each contender writes into an empty folder of its own every round."""
+    folder = os.path.join(BENCH, "batch")
+    inputs = os.path.join(folder, "in")
+    os.makedirs(inputs, exist_ok=True)
+    for i in range(files):
+        path = os.path.join(inputs, f"in{i:03d}.mp3")
+        if not os.path.exists(path):
+            sh(["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", f"sine=frequency={200 + i * 5}:duration=5:sample_rate=44100",
+                "-ac", "2", "-b:a", "128k", path])
+    graph = os.path.join(ROOT, "graphs", "waveform.json")
+    def out(name):
+        return os.path.join(folder, f"out-{name}")
+    def batch(name, *extra):
+        return [GRAPHCTL, "batch", graph, "--quiet", "--inputs", inputs, "--map", "src.path={input}",
+                "--map", f"wave.json={out(name)}/{{stem}}.json", "--map", f"wave.png={out(name)}/{{stem}}.png"] + list(extra)
+    def xargs(name, jobs):
+        return ["sh", "-c", f"mkdir -p {out(name)} && ls {inputs} | xargs -P {jobs} -I@ {GRAPHCTL} run {graph} --quiet "
+                f"--set src.path={inputs}/@ --set wave.json={out(name)}/@.json --set wave.png={out(name)}/@.png"]
+    contenders = [
+        ("batch --jobs 1", "j1", batch("j1", "--jobs", "1")),
+        ("batch --jobs 2", "j2", batch("j2", "--jobs", "2")),
+        ("batch --jobs 2, a process per input", "j2p", batch("j2p", "--jobs", "2", "--runs-per-worker", "1")),
+        ("xargs -P 1 graphctl run", "x1", xargs("x1", 1)),
+        ("xargs -P 2 graphctl run", "x2", xargs("x2", 2)),
+    ]
+    samples = {name: [] for name, _, _ in contenders}
+    for _ in range(runs):
+        for name, key, cmd in contenders:
+            for d in os.listdir(folder):
+                if d.startswith("out-"):
+                    shutil.rmtree(os.path.join(folder, d))
+            samples[name].append(measure(cmd)[0])
+            written = len(os.listdir(out(key)))
+            if written != 2 * files:
+                sys.exit(f"{name}: wrote {written} files, not {2 * files}")
+    print(f"\n### {files} five-second MP3s → waveform JSON + PNG each (graphs/waveform.json), {os.cpu_count()} cores\n")
+    for name, _, cmd in contenders:
+        print(f"- {name}: `{' '.join(cmd).replace(ROOT + '/', '')}`")
+    print("\n| contender | wall (s, median) | inputs/s | throughput / batch --jobs 1 | wall / xargs -P 2, per round (median) | runs |")
+    print("|---|---|---|---|---|---|")
+    base = statistics.median(samples["batch --jobs 1"])
+    for name, _, _ in contenders:
+        w = statistics.median(samples[name])
+        paired = statistics.median(x / y for x, y in zip(samples[name], samples["xargs -P 2 graphctl run"]))
+        print(f"| {name} | {w:.3f} | {files / w:.1f} | {base / w:.2f}x | {paired:.3f} | {len(samples[name])} |")
+    scaling = statistics.median(a / b for a, b in zip(samples["batch --jobs 1"], samples["batch --jobs 2"]))
+    rounds = ", ".join(f"{a / b:.2f}" for a, b in zip(samples["batch --jobs 1"], samples["batch --jobs 2"]))
+    print(f"\n- --jobs 2 against --jobs 1, per round (median): {scaling:.2f}x the throughput (goal: at least 1.8x); "
+          f"by medians {base / statistics.median(samples['batch --jobs 2']):.2f}x; rounds: {rounds}")
+    sys.stdout.flush()
+
+
 def validate_job(runs):
     graphs = sorted(os.path.join(ROOT, "graphs", g) for g in os.listdir(os.path.join(ROOT, "graphs")) if g.endswith(".json"))
     times = []
@@ -222,7 +277,7 @@ def validate_job(runs):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,live,swiftapi")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,live,swiftapi,batch")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -255,6 +310,8 @@ def main():
         waveform_job(10, a.runs)
     if "wave60" in jobs:
         waveform_job(60, a.runs)
+    if "batch" in jobs:
+        batch_job(a.runs)
 
 
 if __name__ == "__main__":

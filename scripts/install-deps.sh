@@ -28,6 +28,14 @@ for arg in "$@"; do
   esac
 done
 
+# kubernetes-validate checks deploy/kubernetes/ against the Kubernetes API schema, offline (it
+# ships the schemas): Tests/graphctlTests/KubernetesManifestTests.swift runs it with python3 -m.
+if ! python3 -c "import kubernetes_validate" 2>/dev/null; then
+  echo "Installing kubernetes-validate (PyPI) for the manifest tests" >&2
+  python3 -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0 \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages kubernetes-validate==1.37.0
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

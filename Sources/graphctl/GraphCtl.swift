@@ -17,14 +17,14 @@ struct GraphCtl: ParsableCommand {
             Node types from plugins: --plugin PATH, or folders in GRAPHKIT_PLUGIN_PATH.
             """,
         version: "graphctl \(GraphKitInfo.version) (GStreamer \(GraphKitInfo.gstreamerVersion))",
-        subcommands: [Run.self, Validate.self, Inspect.self, Devices.self, Dot.self, Schema.self]
+        subcommands: [Run.self, Batch.self, Validate.self, Inspect.self, Devices.self, Dot.self, Schema.self, BatchWorker.self]
     )
 
     /// ArgumentParser's own main, with one addition: `run` starts GStreamer on the other core
     /// while the options and the graph are read (5 ms of a 10 ms start), and no exit happens
     /// while that start is under way.
     static func main() {
-        let startsGStreamer = CommandLine.arguments.dropFirst().first == "run"
+        let startsGStreamer = ["run", BatchWorker.name].contains(CommandLine.arguments.dropFirst().first ?? "")
         if startsGStreamer { GStreamer.beginInitializing() }
         do {
             var command = try parseAsRoot()
@@ -41,18 +41,23 @@ struct GraphCtl: ParsableCommand {
 
 /// Prints a GraphKit error the way every command does, and gives its exit status.
 func report(_ error: GraphError, file: String? = nil) -> ExitCode {
-    for problem in error.problems {
-        var line = "error: "
-        if let file, let location = problem.location, !location.hasPrefix(file), !location.hasPrefix("--set"),
-           !location.hasPrefix("node \"") {
-            line += "\(file): "
-        }
-        line += problem.description
-        printError(line)
-    }
+    for line in describe(error, file: file) { printError("error: " + line) }
     // GStreamer's debug text helps a developer, not a user: only with --verbose.
     if verboseOutput, let cause = error.cause, !cause.isEmpty { printError("  cause: \(cause)") }
     return ExitCode(error.code.exitStatus)
+}
+
+/// A GraphKit error's problems as `report` prints them (without `error: `): each with its place,
+/// after the graph file's name when the place is inside the file.
+func describe(_ error: GraphError, file: String? = nil) -> [String] {
+    error.problems.map { problem in
+        var line = ""
+        if let file, let location = problem.location, !location.hasPrefix(file), !location.hasPrefix("--set"),
+           !location.hasPrefix("--map"), !location.hasPrefix("--inputs"), !location.hasPrefix("node \"") {
+            line += "\(file): "
+        }
+        return line + problem.description
+    }
 }
 
 /// Set by `run --verbose`: error causes are printed, and the log shows debug messages.

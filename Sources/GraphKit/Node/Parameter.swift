@@ -181,8 +181,9 @@ extension OptionalParameter where Value == Double {
 }
 
 extension OptionalParameter where Value == String {
-    public init(_ name: String, format: StringFormat = .any, help: String) {
-        descriptor = ParameterDescriptor(name, .string(format), optional: true, help: help)
+    /// `writesFile`: the value is a file the node writes (see ``ParameterDescriptor/writesFile``).
+    public init(_ name: String, format: StringFormat = .any, writesFile: Bool = false, help: String) {
+        descriptor = ParameterDescriptor(name, .string(format), optional: true, writesFile: writesFile, help: help)
     }
 }
 
@@ -193,8 +194,9 @@ public struct RequiredParameter<Value: ParameterValueConvertible>: ParameterDecl
 }
 
 extension RequiredParameter where Value == String {
-    public init(_ name: String, format: StringFormat = .any, help: String) {
-        descriptor = ParameterDescriptor(name, .string(format), help: help)
+    /// `writesFile`: the value is a file the node writes (see ``ParameterDescriptor/writesFile``).
+    public init(_ name: String, format: StringFormat = .any, writesFile: Bool = false, help: String) {
+        descriptor = ParameterDescriptor(name, .string(format), writesFile: writesFile, help: help)
     }
 }
 

@@ -65,15 +65,20 @@ public struct ParameterDescriptor: Sendable {
     public var acceptsAuto: Bool
     /// Whether the parameter may be left out with no default (an output that is off, say).
     public var optional: Bool
+    /// Whether the value is the path of a file the node writes by ``OutputFile``'s rule (a
+    /// temporary name, renamed when complete), so that a file under that path is a complete one.
+    /// `graphctl batch` reads it to find each input's outputs, to skip those already done.
+    public var writesFile: Bool
     public var help: String
 
     public init(_ name: String, _ kind: Kind, default defaultValue: ParameterValue? = nil,
-                acceptsAuto: Bool = false, optional: Bool = false, help: String) {
+                acceptsAuto: Bool = false, optional: Bool = false, writesFile: Bool = false, help: String) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
         self.acceptsAuto = acceptsAuto
         self.optional = optional
+        self.writesFile = writesFile
         self.help = help
     }
 

@@ -1,0 +1,150 @@
+import FoundationEssentials
+import Glibc
+import GraphKit
+
+/// Every input checked before the first run: its overrides (`--set` and the expanded `--map`s)
+/// loaded into the graph, the files it will write found from the nodes' contracts (the
+/// parameters declared `writesFile`), and no output shared by two inputs or overwriting one.
+struct PlannedInput: Sendable {
+    let input: BatchInput
+    /// The `--map` overrides for this input (the `--set` ones are the same for all).
+    let overrides: [GraphLoader.Override]
+    /// The files the run writes, as the graph names them.
+    let outputs: [String]
+
+    /// Whether every output is there under its final name. Outputs are written under a
+    /// temporary name and renamed when complete, so one that is there is complete: a run killed
+    /// half-way (even by SIGKILL) leaves only its `.name.partial`. An input that writes no file
+    /// is never done.
+    var isDone: Bool {
+        !outputs.isEmpty && outputs.allSatisfy(InputList.isRegularFile)
+    }
+
+    /// Removes temporary files a killed run left for these outputs.
+    func removePartials() {
+        for path in outputs {
+            OutputFile(path: path, location: "", node: "").discard()
+        }
+    }
+}
+
+enum BatchPlan {
+    /// How many inputs' problems are printed before the rest are counted.
+    static let shownProblems = 10
+
+    /// Plans every input, or throws every problem found (65): a `--map` that gives a parameter
+    /// a value it cannot take, for a named input, or two inputs that would write the same file.
+    static func make(inputs: [BatchInput], graphFile: String, bytes: [UInt8], loader: GraphLoader,
+                     fixed: [GraphLoader.Override], templates: [InputTemplate]) throws(GraphError) -> [PlannedInput] {
+        var planned: [PlannedInput] = []
+        planned.reserveCapacity(inputs.count)
+        var problems: [GraphError.Problem] = []
+        var failedInputs = 0
+        /// Inputs whose own (templated) problems are shown, and those left out.
+        var shownInputs = 0, unshown = 0
+        var code = GraphError.Code.invalidGraph
+        /// Who writes each output (by its absolute path): the first input, the parameter, and
+        /// every input that writes it, in order.
+        var writers: [String: (path: String, key: String, inputs: [BatchInput])] = [:]
+        var shared: [String] = []
+        var inputPaths: [String: BatchInput] = [:]
+        let cwd = FileManager.default.currentDirectoryPath
+        for input in inputs { inputPaths[absolute(input.path, from: cwd)] = input }
+
+        for input in inputs {
+            let overrides = templates.map { $0.override(for: input) }
+            let graph: Graph
+            do {
+                graph = try loader.load(bytes: bytes, file: graphFile, overrides: fixed + overrides)
+            } catch {
+                if error.code.exitStatus > code.exitStatus { code = error.code }
+                // The first failing input shows every problem; the others only those that a
+                // template made (the rest would repeat the same message for every input).
+                let own = error.problems.compactMap { rewrite($0, input: input, templates: templates) }
+                failedInputs += 1
+                if failedInputs == 1 {
+                    problems += error.problems.map { rewrite($0, input: input, templates: templates) ?? $0 }
+                    if !own.isEmpty { shownInputs = 1 }
+                } else if !own.isEmpty {
+                    if shownInputs < shownProblems { problems += own; shownInputs += 1 } else { unshown += 1 }
+                }
+                continue
+            }
+            if let app = graph.nodes.first(where: { $0.descriptor.category == .app }) {
+                throw GraphError(.invalidGraph, at: "nodes.\(app.id).type",
+                                 "\(app.descriptor.type) is fed or drained by code (GraphRun.input/output); graphctl cannot run it")
+            }
+            var outputs: [String] = []
+            for node in graph.nodes {
+                for declaration in node.descriptor.parameters where declaration.descriptor.writesFile {
+                    guard case .string(let path)? = node.parameters[declaration.name] else { continue }
+                    let key = "\(node.id).\(declaration.name)"
+                    let full = absolute(path, from: cwd)
+                    if writers[full] != nil {
+                        if writers[full]!.inputs.count == 1 { shared.append(full) }
+                        writers[full]!.inputs.append(input)
+                    } else if let overwritten = inputPaths[full] {
+                        problems.append(GraphError.Problem(
+                            "--map \(key)", "for input \"\(input.path)\", \(key) would overwrite the input \"\(overwritten.path)\""))
+                    } else {
+                        writers[full] = (path, key, [input])
+                    }
+                    outputs.append(path)
+                }
+            }
+            planned.append(PlannedInput(input: input, overrides: overrides, outputs: outputs))
+        }
+        for full in shared.prefix(shownProblems) {
+            guard let w = writers[full] else { continue }
+            problems.append(collision(w.path, key: w.key, inputs: w.inputs, of: inputs.count, templates: templates))
+        }
+        if unshown > 0 {
+            problems.append(GraphError.Problem(nil, "… and \(unshown) more inputs of \(inputs.count) with problems"))
+        }
+        if !problems.isEmpty { throw GraphError(code, problems) }
+        return planned
+    }
+
+    /// Two inputs or more would write one file: said at the parameter (its `--map`, or its place
+    /// in the graph file when no `--map` sets it), with the inputs.
+    static func collision(_ path: String, key: String, inputs: [BatchInput], of total: Int,
+                          templates: [InputTemplate]) -> GraphError.Problem {
+        let dot = key.firstIndex(of: ".")!
+        let location = templates.last(where: { $0.key == key }).map { "--map \($0.source)" }
+            ?? "nodes.\(key[..<dot]).params.\(key[key.index(after: dot)...])"
+        let named = inputs.prefix(2).map { "\"\($0.path)\"" }.joined(separator: ", ")
+        let who = inputs.count == total ? "every input (\(total): \(named), …)"
+            : "\(inputs.count) inputs (\(named)\(inputs.count > 2 ? ", …" : ""))"
+        return GraphError.Problem(location, "\(key) writes \"\(path)\" for \(who): give each input a file of its own, "
+            + "such as --map \(key)=out/{stem}\(suffix(of: path)), or turn it off with --map \(key)=")
+    }
+
+    /// A problem a `--map` caused, said as the `--map` and the input: nil for one in the graph
+    /// or a `--set`, which is the same for every input.
+    static func rewrite(_ problem: GraphError.Problem, input: BatchInput, templates: [InputTemplate]) -> GraphError.Problem? {
+        guard let location = problem.location, location.hasPrefix("--set ") else { return nil }
+        let key = String(location.dropFirst("--set ".count))
+        guard let template = templates.last(where: { $0.key == key }) else { return nil }
+        return GraphError.Problem("--map \(template.source)", "for input \"\(input.path)\": \(problem.message)")
+    }
+
+    /// `.json` for `out/waveform.json`: the example in a message keeps the output's kind.
+    static func suffix(of path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[dot...])
+    }
+
+    /// `path` from the root (relative paths from `cwd`), `.` and `..` resolved by name (not through symbolic links): two
+    /// spellings of one output are caught as one.
+    static func absolute(_ path: String, from cwd: String) -> String {
+        let full = path.hasPrefix("/") ? path : cwd + "/" + path
+        var parts: [Substring] = []
+        for part in full.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+}

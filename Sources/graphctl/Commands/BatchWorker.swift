@@ -1,0 +1,145 @@
+import ArgumentParser
+import Dispatch
+import FoundationEssentials
+import Glibc
+import GraphKit
+import Nodes
+
+/// The process `graphctl batch` runs inputs in (not for users: hidden from help). It loads the
+/// graph file once, then runs one job per line of its standard input, each with its input's
+/// overrides, and answers each with one line on standard output (WorkerProtocol.swift).
+///
+/// It ignores SIGINT and SIGTERM: the batch decides what happens to a run (a run stopped by a
+/// signal would finalize a truncated output under its final name, which a resumed batch would
+/// then take for done). It exits at once when its standard input ends during a run: the batch
+/// that started it is gone (killed, even with SIGKILL), and its partial files are left for the
+/// next batch's run of that input to remove.
+struct BatchWorker: ParsableCommand {
+    static let name = "batch-worker"
+    static let configuration = CommandConfiguration(
+        commandName: name,
+        abstract: "Runs the inputs graphctl batch hands it (internal).",
+        shouldDisplay: false
+    )
+
+    @Argument(help: "The graph file.")
+    var graph: String
+
+    @OptionGroup var options: OverrideOptions
+
+    @OptionGroup var plugins: PluginOptions
+
+    func run() throws {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        // Errors travel in the replies; the log shows errors only (on the batch's captured stderr).
+        bootstrapLogging(verbose: false, quiet: true)
+        let jobs = JobReader()
+        jobs.start()
+        let loader: GraphLoader
+        let bytes: [UInt8]
+        let fixed: [GraphLoader.Override]
+        do {
+            loader = try plugins.loader()
+            fixed = try options.parsed()
+            bytes = try Array(Data(contentsOf: URL(fileURLWithPath: graph)))
+        } catch {
+            // The batch checked all of this before it started any worker: say why, and stop.
+            if let error = error as? GraphError { throw report(error, file: graph) }
+            printError("error: \(graph): cannot read graph file: \(OutputFile.reason(error))")
+            throw ExitCode(GraphError.Code.inputUnreadable.exitStatus)
+        }
+        while let line = jobs.next() {
+            guard let job = WorkerLine.decode(WorkerJob.self, line) else {
+                printError("error: batch-worker: not a job: \(String(decoding: line.prefix(200), as: UTF8.self))")
+                throw ExitCode(GraphError.Code.usage.exitStatus)
+            }
+            let reply = Self.run(job, loader: loader, bytes: bytes, file: graph, fixed: fixed)
+            jobs.finished()
+            guard writeAll(1, WorkerLine.encode(reply)) else { return }  // the batch is gone
+        }
+    }
+
+    /// One input through the graph, as `graphctl run` would run it (without its signals).
+    static func run(_ job: WorkerJob, loader: GraphLoader, bytes: [UInt8], file: String,
+                    fixed: [GraphLoader.Override]) -> WorkerReply {
+        do throws(GraphError) {
+            let graph = try loader.load(bytes: bytes, file: file, overrides: fixed + job.loaderOverrides)
+            let run = try GraphRun(graph)
+            let report = try run.run()
+            return WorkerReply(index: job.index, exitCode: 0, messages: [], mediaSeconds: report.mediaSeconds)
+        } catch {
+            return WorkerReply(index: job.index, exitCode: error.code.exitStatus,
+                               messages: describe(error, file: file), mediaSeconds: 0)
+        }
+    }
+}
+
+/// Reads the worker's standard input, a line at a time, on a thread of its own, so that the end
+/// of the input is seen while a run is under way: the batch has gone, and so does the worker.
+final class JobReader: @unchecked Sendable {
+    private let lock = Lock()
+    private let ready = DispatchSemaphore(value: 0)
+    private var lines: [[UInt8]] = []
+    private var ended = false
+    private var running = false
+
+    func start() {
+        DispatchQueue(label: "graphctl.batch-worker.stdin").async { [self] in
+            var pending: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                pending += chunk[0..<n]
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = Array(pending[..<newline])
+                    pending.removeSubrange(...newline)
+                    lock.lock()
+                    lines.append(line)
+                    lock.unlock()
+                    ready.signal()
+                }
+            }
+            lock.lock()
+            ended = true
+            let busy = running
+            lock.unlock()
+            // Nobody will read the reply, nor clean up after this run but the next batch: stop
+            // here rather than finish writing files for a batch that no longer exists.
+            if busy { _exit(GraphError.Code.cancelled.exitStatus) }
+            ready.signal()
+        }
+    }
+
+    /// The next job's line, or nil once standard input has ended.
+    func next() -> [UInt8]? {
+        ready.wait()
+        lock.lock()
+        defer { lock.unlock() }
+        if lines.isEmpty { return nil }
+        running = true
+        return lines.removeFirst()
+    }
+
+    /// The job `next()` gave has been run: an end of input from now on is an ordinary one.
+    func finished() {
+        lock.lock()
+        running = false
+        lock.unlock()
+    }
+}
+
+/// Writes every byte to `fd`; false if it cannot (the reader is gone).
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return false }
+        offset += n
+    }
+    return true
+}
