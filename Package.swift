@@ -41,7 +41,9 @@ let package = Package(
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
         // Effect throughput benchmark (scripts/bench.py); not a product.
-        .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes", "Assets"]),
+        .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
+        // The Swift API's benchmarks (AssetWriter's adaptor, AssetReader), without Foundation; not a product.
+        .executableTarget(name: "graphkit-api-bench", dependencies: ["GraphKit", "Assets"]),
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
         // The examples in examples/, built with everything and run by Tests/AssetsTests/ExamplesTests.swift.

@@ -170,7 +170,7 @@ def swift_api_job(runs):
     """The Swift API against gst-launch-1.0 doing the same job: 600 drawn 1280×720 frames
     through the pixel-buffer adaptor into H.264, and every sample of a 10-minute WAV through
     AssetReader's copyNextSampleBuffer() (the decode-only floor)."""
-    bench = os.path.join(ROOT, ".build", "release", "graphkit-bench")
+    bench = os.path.join(ROOT, ".build", "release", "graphkit-api-bench")
     out = os.path.join(BENCH, "adaptor")
     for fmt, caps in (("bgra", "BGRA"), ("i420", "I420")):
         ours = [bench, "adaptor", f"{out}-{fmt}.mp4", fmt]

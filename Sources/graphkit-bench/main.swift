@@ -7,20 +7,10 @@ import Foundation
 import GraphKit
 import Nodes
 
-// `graphkit-bench generate`: generate.frames instead (GeneratedFrames.swift); `adaptor` and
-// `reader`: the Swift API (AssetBenchmarks.swift).
-switch CommandLine.arguments.dropFirst().first {
-case "generate":
+// `graphkit-bench generate`: generate.frames instead (GeneratedFrames.swift).
+if CommandLine.arguments.dropFirst().first == "generate" {
     try benchmarkGeneratedFrames()
     exit(0)
-case "adaptor":
-    try await benchmarkAdaptor(Array(CommandLine.arguments.dropFirst(2)))
-    exit(0)
-case "reader":
-    try benchmarkReader(Array(CommandLine.arguments.dropFirst(2)))
-    exit(0)
-default:
-    break
 }
 
 let width = 1920, height = 1080

@@ -1,8 +1,7 @@
 import Assets
-import Foundation
 import GraphKit
 
-/// `graphkit-bench adaptor OUT.mp4 [bgra|i420]`: 600 drawn 1280×720 frames through
+/// `graphkit-api-bench adaptor OUT.mp4 [bgra|i420]`: 600 drawn 1280×720 frames through
 /// AssetWriterInputPixelBufferAdaptor into H.264 (x264 veryfast, 2,048 kb/s, keyframes every
 /// 250, as scripts/bench.py's gst-launch-1.0 line), counting the pool's allocations.
 func benchmarkAdaptor(_ arguments: [String]) async throws {
@@ -34,10 +33,10 @@ func benchmarkAdaptor(_ arguments: [String]) async throws {
     print("pool allocations: \(pool.allocations) in all, \(pool.allocations - steady) after frame 100")
 }
 
-/// `graphkit-bench reader FILE.wav`: every sample of a file through AssetReader's
+/// `graphkit-api-bench reader FILE.wav`: every sample of a file through AssetReader's
 /// copyNextSampleBuffer(), as 16-bit PCM.
 func benchmarkReader(_ arguments: [String]) throws {
-    guard let path = arguments.first else { throw GraphError(.usage, "graphkit-bench reader FILE") }
+    guard let path = arguments.first else { throw GraphError(.usage, "graphkit-api-bench reader FILE") }
     let start = ContinuousClock.now
     let asset = try Asset(path: path)
     let opened = ContinuousClock.now

@@ -1,0 +1,23 @@
+// The Swift API's benchmarks (scripts/bench.py, job swiftapi): a program as an app using
+// GraphKit would be, without Foundation (which costs a process about 7 MB and its start-up), so
+// that the figures are GraphKit's.
+//
+//   graphkit-api-bench adaptor OUT.mp4 [bgra|i420]
+//   graphkit-api-bench reader FILE.wav
+import Glibc
+import GraphKit
+
+do {
+    switch CommandLine.arguments.dropFirst().first {
+    case "adaptor":
+        try await benchmarkAdaptor(Array(CommandLine.arguments.dropFirst(2)))
+    case "reader":
+        try benchmarkReader(Array(CommandLine.arguments.dropFirst(2)))
+    default:
+        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE")
+        exit(64)
+    }
+} catch {
+    print("error: \(error)")
+    exit(70)
+}
