@@ -82,3 +82,34 @@ int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStr
     g_object_unref(discoverer);
     return count;
 }
+
+void gk_bin_unblock_app_sinks(GstBin *bin) {
+    GstIterator *it = gst_bin_iterate_recurse(bin);
+    GValue item = G_VALUE_INIT;
+    gboolean done = FALSE;
+    while (!done) {
+        switch (gst_iterator_next(it, &item)) {
+        case GST_ITERATOR_OK: {
+            GstElement *element = g_value_get_object(&item);
+            GstElementFactory *factory = gst_element_get_factory(element);
+            if (factory && g_strcmp0(GST_OBJECT_NAME(factory), "appsink") == 0) {
+                GstPad *pad = gst_element_get_static_pad(element, "sink");
+                if (pad) {
+                    gst_pad_send_event(pad, gst_event_new_flush_start());
+                    gst_object_unref(pad);
+                }
+            }
+            g_value_reset(&item);
+            break;
+        }
+        case GST_ITERATOR_RESYNC:
+            gst_iterator_resync(it);
+            break;
+        default:
+            done = TRUE;
+            break;
+        }
+    }
+    g_value_unset(&item);
+    gst_iterator_free(it);
+}

@@ -138,6 +138,26 @@ import Testing
         return (run, path)
     }
 
+    /// End of stream waits in a sink.app until the app has pulled everything (appsink's
+    /// wait-on-eos), holding its streaming thread: cancelling then must still end the run
+    /// (GStreamer 1.22 would wait for that thread for ever when stopping the pipeline).
+    @Test func cancellingWhileEndOfStreamWaitsForPullsEnds() async throws {
+        let r = try run(maxBuffers: 0, sink: #"{ "type": "sink.app", "params": { "maxBuffers": 0 } }"#)
+        let input = try r.input("feed")
+        for b in TestMedia.sine(seconds: 0.1) { try input.appendImmediately(b) }
+        input.markAsFinished()
+        try await Task.sleep(for: .milliseconds(200))  // end of stream reaches the sink and waits there
+        let ended = TestEvent()
+        let canceller = TestThread("cancel") { () -> RunStatus in
+            r.cancel()
+            let status = r.wait().status
+            ended.signal()
+            return status
+        }
+        #expect(await TestThread("guard") { ended.wait(guardSeconds: 20) }.join(), "the run did not end")
+        if ended.wait(guardSeconds: 0) { #expect(await canceller.join() == .cancelled) }
+    }
+
     /// The input was never finished, and the app does not hold it any more: awaiting the report
     /// finishes it, so the report comes, and the file is complete.
     @Test func aReportDoesNotWaitForAnInputNobodyHolds() async throws {

@@ -205,4 +205,9 @@ typedef struct {
 int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStreamInfo *streams, int max,
                 char *error, size_t error_len);
 
+/* Sends flush-start into every appsink of the bin: an appsink holding end of stream until its
+ * samples are pulled (wait-on-eos) would otherwise keep its streaming thread, and the stream lock
+ * that stopping the pipeline needs (GStreamer 1.22). For a pipeline about to stop. */
+void gk_bin_unblock_app_sinks(GstBin *bin);
+
 #endif

@@ -30,8 +30,11 @@ final class Pipeline: @unchecked Sendable {
 
     var bin: UnsafeMutablePointer<GstBin> { UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstBin.self) }
 
-    /// Stops every streaming thread and releases every callback (idempotent).
+    /// Stops every streaming thread and releases every callback (idempotent). An appsink that
+    /// holds end of stream until the app has pulled everything is flushed first, or stopping
+    /// would wait for its streaming thread for ever.
     func stop() {
+        gk_bin_unblock_app_sinks(bin)
         gk_element_set_state(raw, GST_STATE_NULL)
         callbacks.releaseAll()
     }
