@@ -238,9 +238,12 @@ import GraphKitTesting
         let folder = try Self.withPipe()
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("out"), summary = folder.appendingPathComponent("s.json")
-        let batch = try Graphctl.start(Self.batch(folder, ["--jobs", "1", "--timeout", "0", "--summary", summary.path], inputs: "in/list.txt"))
-        // One worker, inputs in order: with the three WAVs done, it is blocked on the pipe.
-        try Self.waitFor("the three WAVs' outputs") { Self.files(in: out).count == 3 }
+        let batch = try Graphctl.start(Self.batch(folder, ["--jobs", "1", "--timeout", "60", "--summary", summary.path], inputs: "in/list.txt"))
+        // One worker, inputs in order: with the three WAVs done (their outputs under their
+        // names, not the hidden .partial of one still running), it goes on to the pipe, where
+        // opening it blocks (a FIFO with no writer), within milliseconds; a second is ample.
+        try Self.waitFor("the three WAVs' outputs") { Self.files(in: out).filter { !$0.hasPrefix(".") }.count == 3 }
+        usleep(1_000_000)
         let workers = Self.children(of: batch.processIdentifier)
         #expect(workers.count == 1)
         for w in workers { kill(w, SIGSEGV) }
