@@ -202,9 +202,10 @@ import Testing
         #expect(reader.status == .failed)
     }
 
-    /// A file damaged after its header: the loop ends, and the reader says it failed, naming
-    /// the file (never a silent short read reported as complete).
-    @Test func aDamagedFileFailsTheReader() throws {
+    /// An index-first file cut in half after its asset was read: GStreamer decodes it to the cut
+    /// (issue 15's note), so the loop ends with what is there, some but not all of it, and never
+    /// hangs.
+    @Test func aFileCutInHalfReadsToTheCut() throws {
         let m4a = path("cut.m4a")
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=d=3", "-c:a", "aac", "-movflags", "+faststart", "-y", m4a])
         let asset = try Asset(path: m4a)
@@ -217,9 +218,7 @@ import Testing
         try reader.startReading()
         var frames = 0
         while let s = output.copyNextSampleBuffer() { frames += s.frameCount }
-        // GStreamer decodes an index-first file cut in half to the cut (issue 15's note): what
-        // is there is read, and no more.
-        #expect(frames < 3 * 44_100)
+        #expect(frames > 0 && frames < 3 * 44_100, "\(frames) frames")
         #expect(reader.status == .completed || reader.status == .failed)
     }
 }

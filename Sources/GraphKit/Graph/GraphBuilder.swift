@@ -15,7 +15,7 @@
 public struct GraphBuilder: Sendable {
     public var name: String?
     public var description: String?
-    private var nodes: [(id: String, type: String, parameters: [(String, JSONValue)])] = []
+    private var nodes: [(id: String, type: String, parameters: [(name: String, value: ParameterValue)])] = []
     private var edges: [(from: PortRef, to: PortRef, capacity: EdgeCapacity?)] = []
 
     public init(name: String? = nil, description: String? = nil) {
@@ -41,16 +41,8 @@ public struct GraphBuilder: Sendable {
 
     /// The graph document, as a graph file holds it.
     public var document: JSONValue {
-        var top: [(key: String, value: JSONValue)] = [("version", 1)]
-        if let name { top.append(("name", .string(name))) }
-        if let description { top.append(("description", .string(description))) }
-        top.append(("nodes", .object(nodes.map { node in
-            var members: [(key: String, value: JSONValue)] = [("type", .string(node.type))]
-            if !node.parameters.isEmpty { members.append(("params", .object(node.parameters.map { ($0.0, $0.1) }))) }
-            return (node.id, .object(members))
-        })))
-        top.append(("edges", .array(edges.map { Graph.edgeDocument(from: $0.from, to: $0.to, capacity: $0.capacity) })))
-        return .object(top)
+        Graph.document(name: name, description: description, nodes: nodes,
+                       edges: edges.map { ($0.from, $0.to, $0.capacity) })
     }
 
     /// Validates and returns the graph; throws the loader's `invalidGraph` error, every problem
@@ -74,26 +66,15 @@ public struct BuiltNode<N: Node>: Sendable, Hashable {
 /// `$0[\.bitrate] = 96_000` (a key path to the node type's static declaration), or
 /// `$0[AACEncoderNode.bitrate] = 96_000`.
 public struct NodeSettings<N: Node>: Sendable {
-    fileprivate(set) var values: [(String, JSONValue)] = []
+    fileprivate(set) var values: [(name: String, value: ParameterValue)] = []
 
     private mutating func set(_ name: String, _ value: ParameterValue?) {
-        values.removeAll { $0.0 == name }
-        if let value { values.append((name, value.json)) }
+        values.removeAll { $0.name == name }
+        if let value { values.append((name, value)) }
     }
 
     private func get(_ name: String) -> ParameterValue? {
-        values.first { $0.0 == name }.flatMap { Self.read($0.1) }
-    }
-
-    private static func read(_ json: JSONValue) -> ParameterValue? {
-        switch json {
-        case .bool(let b): .boolean(b)
-        case .number(let n): n == n.rounded() && abs(n) < 9.2e18 ? .integer(Int(n)) : .number(n)
-        case .string("auto"): .auto
-        case .string(let s): .string(s)
-        case .array(let a): .numbers(a.compactMap { if case .number(let n) = $0 { n } else { nil } })
-        case .null, .object: nil
-        }
+        values.first { $0.name == name }?.value
     }
 
     public subscript<V>(_ p: Parameter<V>) -> V? {
@@ -135,18 +116,28 @@ extension Graph {
     /// The graph as a graph document: what the loader reads back into an equal graph. Only the
     /// parameters given explicitly are written; the others keep their defaults.
     public var document: JSONValue {
+        Graph.document(name: name, description: description,
+                       nodes: nodes.map { node in
+                           (node.id, node.descriptor.type,
+                            node.parameters.values.filter { node.parameters.explicit.contains($0.key) }
+                                .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) })
+                       },
+                       edges: edges.sorted { $0.index < $1.index }.map { ($0.from, $0.to, $0.capacity == .default ? nil : $0.capacity) })
+    }
+
+    /// A graph document: the one writer for a graph and a builder.
+    static func document(name: String?, description: String?,
+                         nodes: [(id: String, type: String, parameters: [(name: String, value: ParameterValue)])],
+                         edges: [(from: PortRef, to: PortRef, capacity: EdgeCapacity?)]) -> JSONValue {
         var top: [(key: String, value: JSONValue)] = [("version", 1)]
         if let name { top.append(("name", .string(name))) }
         if let description { top.append(("description", .string(description))) }
         top.append(("nodes", .object(nodes.map { node in
-            var members: [(key: String, value: JSONValue)] = [("type", .string(node.descriptor.type))]
-            let given = node.parameters.values.filter { node.parameters.explicit.contains($0.key) }.sorted { $0.key < $1.key }
-            if !given.isEmpty { members.append(("params", .object(given.map { ($0.key, $0.value.json) }))) }
+            var members: [(key: String, value: JSONValue)] = [("type", .string(node.type))]
+            if !node.parameters.isEmpty { members.append(("params", .object(node.parameters.map { ($0.name, $0.value.json) }))) }
             return (node.id, .object(members))
         })))
-        top.append(("edges", .array(edges.sorted { $0.index < $1.index }.map {
-            Graph.edgeDocument(from: $0.from, to: $0.to, capacity: $0.capacity == .default ? nil : $0.capacity)
-        })))
+        top.append(("edges", .array(edges.map { edgeDocument(from: $0.from, to: $0.to, capacity: $0.capacity) })))
         return .object(top)
     }
 

@@ -16,10 +16,7 @@ extension SampleBuffer {
     /// Bytes from one row of the first plane to the next (at least 4 × width for BGRA).
     public var bytesPerRow: Int {
         guard let v = videoFormatIfAny else { return 0 }
-        var offsets = [gsize](repeating: 0, count: 4)
-        var strides = [gint](repeating: 0, count: 4)
-        guard gk_video_layout(storage.buffer, v.pixelFormat.gstName, gint(v.width), gint(v.height), &offsets, &strides) > 0 else { return 0 }
-        return Int(strides[0])
+        return planeLayout(v).first?.stride ?? 0
     }
 
     private var videoFormatIfAny: MediaFormat.VideoFormat? {

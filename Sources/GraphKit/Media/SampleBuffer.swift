@@ -304,7 +304,7 @@ public struct SampleBuffer: @unchecked Sendable {
         }
     }
 
-    private func planeLayout(_ v: MediaFormat.VideoFormat) -> [(offset: Int, stride: Int, width: Int, height: Int)] {
+    func planeLayout(_ v: MediaFormat.VideoFormat) -> [(offset: Int, stride: Int, width: Int, height: Int)] {
         var o = [gsize](repeating: 0, count: 4)
         var s = [gint](repeating: 0, count: 4)
         let n = Int(gk_video_layout(storage.buffer, v.pixelFormat.gstName, gint(v.width), gint(v.height), &o, &s))

@@ -229,36 +229,25 @@ struct Batch: ParsableCommand {
 final class BatchInterrupts: @unchecked Sendable {
     let pool: WorkerPool
     let progress: BatchProgress
-    private var sources: [DispatchSourceSignal] = []
-    private var count = 0
-    private let queue = DispatchQueue(label: "graphctl.batch.signals")
+    private var signals: InterruptSignals!
 
     init(pool: WorkerPool, progress: BatchProgress) {
         self.pool = pool
         self.progress = progress
+        signals = InterruptSignals(label: "graphctl.batch.signals") { [weak self] count in self?.handle(count) }
     }
 
     func install() {
         // A worker that has died must not take the batch with it when its pipe is written.
         signal(SIGPIPE, SIG_IGN)
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { [weak self] in self?.handle() }
-            source.resume()
-            sources.append(source)
-        }
+        signals.install()
     }
 
-    func uninstall() {
-        queue.sync { sources.forEach { $0.cancel() } }
-        sources.removeAll()
-    }
+    func uninstall() { signals.uninstall() }
 
-    var interrupted: Bool { queue.sync { count > 0 } }
+    var interrupted: Bool { signals.received > 0 }
 
-    private func handle() {
-        count += 1
+    private func handle(_ count: Int) {
         if count == 1 {
             progress.say("\nstopping: no new input starts; waiting for those running (interrupt again to stop them)")
             pool.stop()

@@ -122,43 +122,32 @@ struct Run: ParsableCommand {
 final class InterruptHandler: @unchecked Sendable {
     let run: GraphRun
     let quiet: Bool
-    private var sources: [DispatchSourceSignal] = []
-    private var count = 0
-    private let queue = DispatchQueue(label: "graphctl.signals")
+    private var signals: InterruptSignals!
     /// The first signal's stop(), running off the signal queue.
     private let stopping = DispatchGroup()
 
     init(run: GraphRun, quiet: Bool) {
         self.run = run
         self.quiet = quiet
+        signals = InterruptSignals(label: "graphctl.signals") { [weak self] count in self?.handle(count) }
     }
 
-    func install() {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { [weak self] in self?.handle() }
-            source.resume()
-            sources.append(source)
-        }
-    }
+    func install() { signals.install() }
 
     /// Stops listening (the signals' handlers hold this object, and it holds the run). Signals
     /// already received are handled first.
     func uninstall() {
-        queue.sync { sources.forEach { $0.cancel() } }
-        sources.removeAll()
+        signals.uninstall()
         stopping.wait()  // the run has ended, so a stop() under way returns at once
     }
 
     /// Whether a second signal asked to cancel.
-    var cancelRequested: Bool { queue.sync { count >= 2 } }
+    var cancelRequested: Bool { signals.received >= 2 }
 
-    private func handle() {
-        count += 1
+    private func handle(_ count: Int) {
         if count == 1 {
             if !quiet { printError("\nstopping: finishing files (interrupt again to cancel)") }
-            // Off this queue: sending end of stream may wait on the pipeline, and a second
+            // Off the signal queue: sending end of stream may wait on the pipeline, and a second
             // signal must be handled meanwhile.
             DispatchQueue.global().async(group: stopping) { [run] in run.stop() }
         } else if count == 2 {
@@ -166,7 +155,7 @@ final class InterruptHandler: @unchecked Sendable {
             run.cancel()
             // A second signal always exits: if the pipeline cannot even be stopped (an element
             // stuck in a blocking call), give up on it rather than hang.
-            queue.asyncAfter(deadline: .now() + .seconds(5)) { [quiet] in
+            signals.queue.asyncAfter(deadline: .now() + .seconds(5)) { [quiet] in
                 if !quiet { printError("the run did not stop within 5 s of cancelling; exiting") }
                 exit(GraphError.Code.cancelled.exitStatus)
             }
