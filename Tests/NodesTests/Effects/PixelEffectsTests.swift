@@ -225,6 +225,63 @@ import GraphKitTesting
         }
     }
 
+    /// Planar frames (I420, NV12) mirror plane by plane, in the decoder's own layout: a chroma
+    /// pair of NV12 stays a pair, odd widths keep their middle column, and a frame also held
+    /// elsewhere is left as it was.
+    @Test(arguments: [PixelFormat.i420, .nv12])
+    func planarFramesMirrorPlaneByPlane(_ pf: PixelFormat) throws {
+        for (w, h) in [(1, 1), (5, 3), (33, 4), (70, 6)] {
+            let v = VideoTestFrames.format(w, h, pf)
+            func make() throws -> SampleBuffer {
+                var b = SampleBuffer(format: .rawVideo(v), byteCount: Self.planarByteCount(w, h))
+                try b.withMutablePixelPlanes { planes in
+                    for (i, p) in planes.enumerated() {
+                        let rowBytes = p.width * MirrorNode.elementSizes(pf)[i]
+                        for y in 0..<p.height {
+                            for x in 0..<rowBytes { p.baseAddress.storeBytes(of: UInt8(truncatingIfNeeded: i * 97 + y * 31 + x * 7), toByteOffset: y * p.bytesPerRow + x, as: UInt8.self) }
+                        }
+                    }
+                }
+                return b
+            }
+            /// Each plane's visible rows, as byte arrays.
+            func rows(_ b: SampleBuffer) throws -> [[[UInt8]]] {
+                var copy = b
+                return try copy.withMutablePixelPlanes { planes in
+                    planes.enumerated().map { i, p in
+                        let rowBytes = p.width * MirrorNode.elementSizes(pf)[i]
+                        return (0..<p.height).map { y in (0..<rowBytes).map { p.baseAddress.load(fromByteOffset: y * p.bytesPerRow + $0, as: UInt8.self) } }
+                    }
+                }
+            }
+            let before = try rows(try make())
+            let size = MirrorNode.elementSizes(pf)
+            let mirrored = before.enumerated().map { i, plane in
+                plane.map { row in stride(from: row.count - size[i], through: 0, by: -size[i]).flatMap { row[$0..<($0 + size[i])] } }
+            }
+            let flipped = before.map { Array($0.reversed()) }
+            for (axis, expected) in [("horizontal", mirrored), ("vertical", flipped)] {
+                let node = try makeNode(#"{ "type": "effect.mirror", "params": { "axis": "\#(axis)" } }"#)
+                try node.formatDidChange(to: .rawVideo(v))
+                var inPlace = try make()
+                _ = try node.process(&inPlace)
+                #expect(try rows(inPlace) == expected, "\(pf) \(w)x\(h) \(axis), in place")
+                let original = try make()
+                var shared = original
+                _ = try node.process(&shared)
+                #expect(try rows(shared) == expected, "\(pf) \(w)x\(h) \(axis), shared")
+                #expect(try rows(original) == before, "\(pf) \(w)x\(h) \(axis): the other holder's frame changed")
+            }
+        }
+    }
+
+    /// Bytes of a planar 4:2:0 frame in GStreamer's default layout (rows of 4-byte multiples);
+    /// generous, so the same count serves I420 and NV12.
+    static func planarByteCount(_ w: Int, _ h: Int) -> Int {
+        let luma = (w + 3) / 4 * 4 * h, chromaRow = ((w + 1) / 2 + 3) / 4 * 4 * 2
+        return luma + chromaRow * ((h + 1) / 2) + 64
+    }
+
     /// A frame someone else holds (a fan-out's other branch) is left as it is: the effect writes
     /// into a pooled frame in the default layout, with the same pixels the in-place path gives.
     @Test(arguments: [
