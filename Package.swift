@@ -24,7 +24,8 @@ let package = Package(
         // headers at build time (libcairo2-dev); the library loaded when a picture is drawn.
         .target(name: "CCairo"),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
-        .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"]),
+        .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"],
+                linkerSettings: [.linkedLibrary("gstbase-1.0")]),  // convert.c's element is a GstBaseTransform
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),
@@ -54,7 +55,7 @@ let package = Package(
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport",
+        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport", "CGraphKitGlue",
                                                          .product(name: "Logging", package: "swift-log")]),
         // The picture tests read PNG pixels back with Cairo, linked directly.
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"],

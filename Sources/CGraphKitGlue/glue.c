@@ -102,6 +102,7 @@ char *gk_init(void) {
         if (gst_init_check(NULL, NULL, &error)) {
             initialised = TRUE;
             gk_quiet_known_criticals();
+            gk_register_elements();
         } else {
             message = g_strdup(error ? error->message : "gst_init_check failed");
             g_clear_error(&error);

@@ -5,6 +5,7 @@
  * functions) and for the per-buffer hot paths that are cheaper in C (counting probes).
  * Declarations only: every definition lives in glue.c.
  */
+#include <stdint.h>
 #include <gst/gst.h>
 
 /* Happens-before edges through GStreamer for ThreadSanitizer (glue.c says which); they do nothing
@@ -20,8 +21,24 @@ void gk_buffer_received(GstBuffer *buffer);
 GstStateChangeReturn gk_element_set_state(GstElement *element, GstState state);
 gboolean gk_element_sync_state_with_parent(GstElement *element);
 
-/* Initialises GStreamer once per process. Returns NULL on success, or a message to free. */
+/* Initialises GStreamer once per process and registers GraphKit's own elements (below).
+ * Returns NULL on success, or a message to free. */
 char *gk_init(void);
+
+/* Packed RGB to I420 (convert.c): the element `gkrgbtoi420`, which the encoders put before
+ * their encoder (I420 and NV12 pass through), and its kernel, for tests. A plan holds the
+ * fixed-point coefficients (16 fraction bits) for a matrix (Kr, Kb) and range, and where R, G
+ * and B are in a 4-byte pixel. */
+typedef struct {
+    int32_t y[3], u[3], v[3];
+    int32_t y_offset;
+    int r, g, b;
+} gk_rgb_to_i420_plan;
+void gk_rgb_to_i420_plan_make(gk_rgb_to_i420_plan *plan, double kr, double kb, int full_range,
+                              int r_offset, int g_offset, int b_offset);
+void gk_rgb_to_i420(const gk_rgb_to_i420_plan *plan, const uint8_t *src, int src_stride, int width, int height,
+                    uint8_t *y, int y_stride, uint8_t *u, int u_stride, uint8_t *v, int v_stride);
+void gk_register_elements(void);
 
 /* Mini-object macros, out of line. */
 GstBuffer *gk_buffer_ref(GstBuffer *buffer);
