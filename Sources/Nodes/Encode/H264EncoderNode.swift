@@ -23,7 +23,7 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
     )
 
     public static let bitrate = AutoParameter<Int>("bitrate", 10_000...200_000_000, default: .auto,
-                                            help: "bits per second, or auto from the frame size (10.1 bits per pixel per second from 640×480 up, 4.05 below)")
+                                            help: "average bits per second, or auto from the frame size (10.1 bits per pixel per second from 640×480 up, 4.05 below)")
     public static let keyframeInterval = Parameter<Int>("keyframeInterval", 1...1000, default: 60, help: "at most this many frames between keyframes")
     public enum Profile: String, ParameterEnum { case baseline, main, high }
     public static let profile = Parameter<Profile>("profile", default: .high, help: "H.264 profile")
@@ -50,8 +50,11 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         // GraphKit's own converter (CGraphKitGlue/convert.c): packed RGB to I420 in one pass,
         // a tenth of videoconvert's time; I420 and NV12 go through untouched.
         let convert = try bin.make("gkrgbtoi420", name: "convert")
+        // The bit rate is an average (x264's ABR, as AVVideoAverageBitRateKey and ffmpeg's -b:v):
+        // x264enc's default adds a 600 ms VBV, a constraint for streaming that costs time.
         let encoder = try bin.make("x264enc", name: "encoder", [
             "key-int-max": p[Self.keyframeInterval], "speed-preset": p[Self.preset].rawValue, "bframes": p[Self.bframes],
+            "vbv-buf-capacity": 0,
         ])
         if case .value(let bitrate) = p[Self.bitrate] {
             try encoder.set("bitrate", max(1, bitrate / 1000))  // x264enc takes kbit/s
