@@ -25,7 +25,8 @@ let package = Package(
         .target(name: "CCairo"),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"],
-                linkerSettings: [.linkedLibrary("gstbase-1.0")]),  // convert.c's element is a GstBaseTransform
+                // convert.c's element is a GstBaseTransform; glue.c sets appsink callbacks
+                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("gstapp-1.0")]),
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),

@@ -4,6 +4,7 @@
 //
 //   graphkit-api-bench adaptor OUT.mp4 [bgra|i420]
 //   graphkit-api-bench reader FILE.wav
+//   graphkit-api-bench start          (GStreamer started, nothing read: the process's fixed cost)
 import Glibc
 import GraphKit
 
@@ -13,8 +14,10 @@ do {
         try await benchmarkAdaptor(Array(CommandLine.arguments.dropFirst(2)))
     case "reader":
         try benchmarkReader(Array(CommandLine.arguments.dropFirst(2)))
+    case "start":
+        try GStreamer.start()
     default:
-        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE")
+        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE | start")
         exit(64)
     }
 } catch {
