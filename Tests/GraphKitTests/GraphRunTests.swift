@@ -294,6 +294,46 @@ import Nodes
         #expect(probe.stream("video")?.frameCount == 30)
     }
 
+    /// Pulls wait for a batch only briefly: samples that trickle in one at a time (a live
+    /// source) are each handed over at once, never held until half the sink's capacity has
+    /// gathered; and a puller waiting on a run that ends wakes.
+    @Test(.timeLimit(.minutes(1))) func aTrickledSampleIsPulledWithoutWaitingForABatch() async throws {
+        let g = try graph("""
+            { "version": 1, "nodes": { "feed": { "type": "source.app" },
+              "take": { "type": "sink.app", "params": { "maxBuffers": 64 } } }, "edges": [ "feed.out -> take.in" ] }
+            """)
+        let run = try GraphRun(g)
+        try run.start()
+        let input = try run.input("feed")
+        let output = try run.output("take")
+        let samples = TestMedia.pcm(sampleRate: 8000, frames: 5 * 256, framesPerBuffer: 256) { f, _ in Int16(truncatingIfNeeded: f) }
+        let puller = TestThread("puller") { () -> [Double] in
+            var waits: [Double] = []
+            for _ in samples {
+                let start = ContinuousClock.now
+                guard output.copyNextSampleBuffer() != nil else { break }
+                let waited = ContinuousClock.now - start
+                waits.append(Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18)
+            }
+            return waits
+        }
+        // One sample every 50 ms; each pull should end within a few ms of its sample's append.
+        for b in samples {
+            try input.appendImmediately(b)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let waits = await puller.join()
+        #expect(waits.count == samples.count)
+        // The first pull waits for the run to start; the later ones for the next append (50 ms),
+        // plus at most the batch wait and scheduling: never the 64-sample batch's time.
+        #expect(waits.dropFirst().allSatisfy { $0 < 0.2 }, "\(waits)")
+        // A puller waiting when the input finishes wakes with nil.
+        let last = TestThread("last") { output.copyNextSampleBuffer() == nil }
+        input.markAsFinished()
+        #expect(await last.join())
+        #expect(await run.report().status == .completed)
+    }
+
     /// Caps are described once per caps object, not per sample: a format change mid-stream
     /// still reaches the puller, on the first buffer of the new format.
     @Test func aFormatChangeMidStreamReachesThePuller() throws {
