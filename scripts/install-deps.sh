@@ -19,6 +19,9 @@ packages=(
   libcairo2-dev
   ffmpeg
   lame          # LAME itself, for test MP3s with its own gapless tag
+  xvfb          # an X server without a screen, for the tests of sink.preview (and scripts/leak-check.sh)
+  python3-xlib  # what those tests do to its windows: find, grab the pixels, close (Tests/Fixtures/x11)
+  weston        # a Wayland compositor without a screen (its headless backend), for sink.preview under Wayland
 )
 for arg in "$@"; do
   case "$arg" in

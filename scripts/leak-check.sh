@@ -7,8 +7,20 @@ cd "$(dirname "$0")/.."
 graphctl=$(realpath "${1:-.build/debug/graphctl}")
 graphs=$(pwd)/graphs
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+xvfb=""
+trap '[[ -n "$xvfb" ]] && { kill "$xvfb"; wait "$xvfb"; } 2>/dev/null; rm -rf "$work"' EXIT
 cd "$work"
+# sink.preview needs a display: an Xvfb of our own (on a display number it picks and writes to fd 3),
+# so that no window opens on the user's screen; timeout ends it even if this script is killed. env
+# unblocks SIGTERM, which a test runner's thread may have blocked for its children: the trap's kill
+# would not end them otherwise. Its standard output is not ours: a caller reading ours to its end
+# would wait for Xvfb too.
+env --default-signal=TERM,INT timeout -k 5 900 Xvfb -displayfd 3 -screen 0 640x480x24 -nolisten tcp -noreset \
+  3>display >/dev/null 2>xvfb.log &
+xvfb=$!
+for _ in $(seq 200); do [[ -s display ]] && break; sleep 0.05; done
+[[ -s display ]] || { echo "leak-check: Xvfb did not start:" >&2; cat xvfb.log >&2; exit 1; }
+export DISPLAY=":$(head -n 1 display)"
 # Inputs made by GStreamer: 1 s of stereo tone in a WAV, and 1 s of 320x240 video with audio in an MP4.
 gst-launch-1.0 -q audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audio/x-raw,rate=44100,channels=2 ! wavenc ! filesink location=in.wav
 gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=240,framerate=30/1 ! x264enc ! h264parse ! mp4mux name=m ! filesink location=in.mp4 \
@@ -19,6 +31,7 @@ declare -A sets=(
   [frames]="--set frames.duration=1 --set frames.width=320 --set frames.height=240 --set file.path=fr.mov"
   [m4a]="${mic[*]} --set file.path=o.m4a"
   [record]="${short[*]} ${mic[*]} --set file.path=o.mp4"
+  [record-preview]="${short[*]} ${mic[*]} --set file.path=p.mp4"
   [record-fragmented]="${short[*]} ${mic[*]} --set file.path=f.mp4 --set file.fragmentInterval=0.5"
   [record-waveform]="${mic[*]} --set file.path=w.m4a --set wave.json=w.json --set wave.png=w.png"
   [transcode-audio]="--set src.path=in.wav --set file.path=t.m4a"

@@ -92,6 +92,34 @@ gboolean gk_element_sync_state_with_parent(GstElement *element) {
     return gst_element_sync_state_with_parent(element);
 }
 
+char *gk_element_try_open(GstElement *element) {
+    GstStateChangeReturn r = gk_element_set_state(element, GST_STATE_READY);
+    gk_element_set_state(element, GST_STATE_NULL);
+    if (r != GST_STATE_CHANGE_FAILURE)
+        return NULL;
+    /* The error it posted went up to the pipeline's bus, where nobody watches yet. */
+    GstObject *top = gst_object_ref(GST_OBJECT(element)), *parent;
+    while ((parent = gst_object_get_parent(top))) { gst_object_unref(top); top = parent; }
+    GstBus *bus = gst_element_get_bus(GST_ELEMENT(top));
+    gst_object_unref(top);
+    char *words = NULL;
+    GstMessage *m;
+    while (bus && words == NULL && (m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR))) {
+        if (GST_MESSAGE_SRC(m) == GST_OBJECT(element)) {
+            GError *error = NULL;
+            gchar *debug = NULL;
+            gst_message_parse_error(m, &error, &debug);
+            words = g_strdup_printf("%s\n%s", error ? error->message : "", debug ? debug : "");
+            g_clear_error(&error);
+            g_free(debug);
+        }
+        gst_message_unref(m);
+    }
+    if (bus)
+        gst_object_unref(bus);
+    return words ? words : g_strdup("it could not be opened\n");
+}
+
 static GMutex init_lock;
 static gboolean initialised = FALSE;
 

@@ -20,5 +20,6 @@ extension NodeRegistry {
         AACEncoderNode.self,
         H264EncoderNode.self,
         MP4SinkNode.self,
+        PreviewSinkNode.self,
     ])
 }

@@ -20,6 +20,10 @@ void gk_callback_leave(gpointer object);
 void gk_buffer_received(GstBuffer *buffer);
 GstStateChangeReturn gk_element_set_state(GstElement *element, GstState state);
 gboolean gk_element_sync_state_with_parent(GstElement *element);
+/* Takes an element of a pipeline still in NULL to READY and back, which opens and closes its
+ * device (a display server, a sound card). Returns NULL when it opened, or GStreamer's words for
+ * why not (the text of the error it posted, its debug text after a newline; to free with g_free). */
+char *gk_element_try_open(GstElement *element);
 
 /* Initialises GStreamer once per process and registers GraphKit's own elements (below).
  * Returns NULL on success, or a message to free. */
@@ -234,5 +238,42 @@ int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStr
  * samples are pulled (wait-on-eos) would otherwise keep its streaming thread, and the stream lock
  * that stopping the pipeline needs (GStreamer 1.22). For a pipeline about to stop. */
 void gk_bin_unblock_app_sinks(GstBin *bin);
+
+/* --- Displays (display.c) -------------------------------------------------------------------
+ * A video sink that shows frames in a window (sink.preview) must never fail or stop what feeds
+ * it: a window closed, or a display that fails, costs the preview only. */
+
+/* What a display's guard keeps. Memory owned by the caller (the run's statistics), which outlives
+ * the probe; `title` too. */
+typedef struct {
+    gint64 failed;     /* buffers the sink returned an error for, counted, not passed upstream */
+    const char *title; /* sent to the sink as the stream's title before its first buffer; NULL: none */
+    gint title_sent;   /* touched on the pad's streaming thread only */
+} GkDisplay;
+
+/* Installed on `pad`, the source pad that feeds a display sink. Each buffer is pushed into the
+ * sink by the guard itself, so that a GST_FLOW_ERROR the sink returns (its window was closed;
+ * the error it posted is on the bus for the run to judge) is counted in display->failed and
+ * returned upstream as OK: the producers never see it. Every other result (flushing, end of stream,
+ * not negotiated) is returned as it came. Tag events are dropped (a file's title must not
+ * rename the window), and before the first buffer the sink is sent a tag event with the title. */
+gulong gk_pad_guard_display(GstPad *pad, GkDisplay *display);
+/* display->failed, read atomically. */
+gint64 gk_display_failed(const GkDisplay *display);
+
+/* Makes `sink`, an element of `pipeline`, one whose window being closed is no error: its
+ * "not found" resource error (ximagesink's and waylandsink's "Output window was closed") is
+ * turned, before the pipeline sees it, into an element message named GK_WINDOW_CLOSED from the
+ * sink. Handled as an error, it would fail the pipeline's state change when it comes before the
+ * pipeline plays (GstBin aborts it), and no end of stream could then finish the files. Every
+ * other message passes as GstBin's own handler passes it. Call before the pipeline leaves NULL.
+ * Returns 0 if the pipeline's child bus could not be watched. */
+#define GK_WINDOW_CLOSED "graphkit-window-closed"
+int gk_pipeline_watch_display(GstBin *pipeline, GstElement *sink);
+
+/* The buffers a base sink rendered, by its own count (its "stats" property: every render, shown
+ * or failed). GStreamer reports 0 once the sink is in NULL: read it before the pipeline stops.
+ * -1 when `sink` has no such property. */
+gint64 gk_base_sink_rendered(GstElement *sink);
 
 #endif

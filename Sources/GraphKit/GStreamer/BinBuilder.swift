@@ -17,6 +17,7 @@ public final class BinBuilder {
     let pipeline: UnsafeMutablePointer<GstElement>
     let callbacks: CallbackRegistry
     let directory: ElementDirectory
+    let statistics: RunStatistics
     /// Elements may be made from a streaming thread too (a demuxer's pad-added handler).
     private let lock = Lock()
     private(set) var exposedInputs: [String: UnsafeMutablePointer<GstPad>] = [:]
@@ -24,11 +25,13 @@ public final class BinBuilder {
     private(set) var elements: [Element] = []
     private var counter = 0
 
-    init(context: NodeContext, pipeline: UnsafeMutablePointer<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory) {
+    init(context: NodeContext, pipeline: UnsafeMutablePointer<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory,
+         statistics: RunStatistics) {
         self.context = context
         self.pipeline = pipeline
         self.callbacks = callbacks
         self.directory = directory
+        self.statistics = statistics
     }
 
     public var nodeID: String { context.id }
@@ -102,6 +105,33 @@ public final class BinBuilder {
         }
         gst_object_unref(UnsafeMutableRawPointer(p))  // the element keeps its request pad
         exposedInputs[port] = p
+    }
+
+    /// Makes `sink`, a video sink that shows frames in a window and is linked already, this node's
+    /// display, on the terms a preview needs:
+    ///
+    /// - What goes wrong in the sink stays there: an error it returns never reaches the elements
+    ///   that feed it (the frame is counted as not shown), so a display cannot stop a recording.
+    /// - Closing its window (the sink's "not found" resource error, which ximagesink, xvimagesink
+    ///   and waylandsink post: "Output window was closed") is no error: it stops the run as SIGINT
+    ///   does, once the pipeline plays: end of stream from the sources, every file finished, the
+    ///   run `stopped`. Any other error the sink posts fails the run.
+    /// - Its frames shown, and the frames that reached the node but were not shown, are the node's
+    ///   `shown` and `dropped` in the run's report.
+    /// - The window is titled `title`; the stream's own tags (a file's title) do not reach the sink.
+    public func display(_ sink: Element, title: String?) throws(GraphError) {
+        guard let input = gst_element_get_static_pad(sink.raw, "sink") else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(sink.factory) has no pad \"sink\"", node: nodeID)
+        }
+        defer { gst_object_unref(UnsafeMutableRawPointer(input)) }
+        guard let feeding = gst_pad_get_peer(input) else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(sink.factory) is shown before anything is linked to it", node: nodeID)
+        }
+        defer { gst_object_unref(UnsafeMutableRawPointer(feeding)) }
+        guard gk_pipeline_watch_display(pipeline.withMemoryRebound(to: GstBin.self, capacity: 1) { $0 }, sink.raw) != 0 else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "the pipeline's messages cannot be watched for \(sink.factory)", node: nodeID)
+        }
+        statistics.addDisplay(node: nodeID, sink: sink.raw, feeding: feeding, title: title)
     }
 
     /// A pad the element owns for as long as it exists (as long as the pipeline).

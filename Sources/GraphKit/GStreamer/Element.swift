@@ -126,6 +126,17 @@ public final class Element: @unchecked Sendable {
         return Pad(raw: p, nodeID: nodeID)
     }
 
+    /// Opens the element's device and closes it again (its READY state and back): a display
+    /// server, a sound card. Done while the graph is built, a device that cannot be opened fails
+    /// the run before anything runs or is written. Returns nil when it opened, or GStreamer's
+    /// words for why not, and its debug text.
+    public func tryOpening() -> (message: String, debug: String)? {
+        guard let words = gk_element_try_open(raw) else { return nil }
+        defer { g_free(words) }
+        let parts = String(cString: words).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+    }
+
     /// Brings an element added while the pipeline runs to the pipeline's state.
     public func syncStateWithParent() {
         _ = gk_element_sync_state_with_parent(raw)

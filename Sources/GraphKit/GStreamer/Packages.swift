@@ -19,7 +19,7 @@ extension GStreamer {
                                           "matroskademux", "avidemux", "speexdec", "wavpackdec", "alawdec", "mulawdec",
                                           "vp8dec", "vp9dec", "jpegdec", "pngdec"],
             "gstreamer1.0-plugins-bad": ["voaacenc", "h264parse", "openh264enc", "faad", "dtsdec", "av1dec", "tsdemux",
-                                         "mpegpsdemux", "aiffparse"],
+                                         "mpegpsdemux", "aiffparse", "waylandsink"],
             "gstreamer1.0-plugins-ugly": ["x264enc", "a52dec", "mpeg2dec", "amrnbdec", "amrwbdec", "asfdemux"],
             "gstreamer1.0-libav": ["avenc_aac", "avdec_aac", "avdec_h264", "avdec_mp3", "avdec_mp3float", "avdec_h265",
                                    "avdec_mpeg4", "avdec_eac3", "avdec_alac", "avdec_wmav2", "avdec_truehd", "avdec_prores",

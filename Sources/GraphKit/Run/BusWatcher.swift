@@ -6,7 +6,9 @@ import Logging
 /// Watches a running pipeline's bus on the run's own thread (never the Swift concurrency pool)
 /// and turns its messages into one outcome: end of stream, a failure as a ``GraphError`` that
 /// names the node it came from (the node each element was recorded for at build time), or a
-/// cancel. GStreamer's warnings go to the logger with their node's id.
+/// cancel. GStreamer's warnings go to the logger with their node's id. A display whose window
+/// was closed asks the run to stop, as SIGINT does (once the pipeline plays), and the watch goes
+/// on to the end of stream.
 struct BusWatcher {
     enum Outcome {
         case endOfStream
@@ -19,6 +21,8 @@ struct BusWatcher {
     let nodes: [(spec: Graph.NodeSpec, node: any Node)]
     let failures: NodeFailures
     let logger: Logger
+    /// Ends the run gracefully (``GraphRun/stop()``): end of stream from the sources.
+    let requestStop: @Sendable () -> Void
 
     /// The name of the application message that wakes the watcher to cancel.
     static let cancelMessage = "graphkit-cancel"
@@ -44,7 +48,20 @@ struct BusWatcher {
             | GST_MESSAGE_WARNING.rawValue | GST_MESSAGE_APPLICATION.rawValue
         var missing: [MissingPlugin] = []
         var idle = 0
+        // A window closed before the pipeline plays (its sinks still prerolling, for the first
+        // half-second of a live recording) stops it once it plays: stopping earlier would cancel.
+        // A pipeline that has not played 5 s later is stopped all the same (so cancelled).
+        var window = WindowClosed.no
+        func stopOnceClosedAndPlaying() {
+            guard case .closed(let when) = window else { return }
+            var state = GST_STATE_VOID_PENDING
+            _ = gst_element_get_state(pipeline.raw, &state, nil, 0)  // the current state, not waiting
+            guard state == GST_STATE_PLAYING || ContinuousClock.now - when > .seconds(5) else { return }
+            window = .stopRequested
+            requestStop()
+        }
         while true {
+            stopOnceClosedAndPlaying()
             guard let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: wanted)) else {
                 sample()
                 idle += 1
@@ -71,7 +88,12 @@ struct BusWatcher {
                 if let debug, logger.logLevel <= .debug { metadata["debug"] = .string(debug) }
                 logger.warning("\(text.message)", metadata: metadata)
             case GST_MESSAGE_ELEMENT:
-                if let m = MissingPlugin(msg, node: pipeline.directory.node(owning: msg.pointee.src)), !missing.contains(m) {
+                if let node = closedWindow(msg) {
+                    if case .no = window {
+                        window = .closed(ContinuousClock.now)
+                        logger.info("its window was closed: stopping the run; files are finished", metadata: ["node": .string(node)])
+                    }
+                } else if let m = MissingPlugin(msg, node: pipeline.directory.node(owning: msg.pointee.src)), !missing.contains(m) {
                     missing.append(m)
                 }
             default:
@@ -79,6 +101,16 @@ struct BusWatcher {
             }
             sample()
         }
+    }
+
+    private enum WindowClosed { case no, closed(ContinuousClock.Instant), stopRequested }
+
+    /// The node whose display's window was closed, if `msg` says so: the sink's "not found"
+    /// resource error, which ``BinBuilder/display(_:title:)`` has turned into an element message
+    /// before the pipeline saw it (see `gk_pipeline_watch_display`).
+    private func closedWindow(_ msg: UnsafeMutablePointer<GstMessage>) -> String? {
+        guard let s = gst_message_get_structure(msg), String(cString: gst_structure_get_name(s)) == GK_WINDOW_CLOSED else { return nil }
+        return pipeline.statistics.node(ofDisplay: msg.pointee.src)
     }
 
     struct Parsed {

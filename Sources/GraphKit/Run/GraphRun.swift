@@ -120,7 +120,9 @@ public final class GraphRun: @unchecked Sendable {
         }
         startTime = .now
         let refused = gk_element_set_state(pipeline.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE
-        let watcher = BusWatcher(pipeline: pipeline, graph: graph, nodes: nodes, failures: failures, logger: logger)
+        // A display's window closed stops the run as SIGINT does; the watcher holds the run weakly.
+        let watcher = BusWatcher(pipeline: pipeline, graph: graph, nodes: nodes, failures: failures, logger: logger,
+                                 requestStop: { [weak self] in self?.stop() })
         // The watcher holds the run weakly: a run nobody holds any more is cancelled by its deinit
         // (which waits for this thread), and ends with the outcome left here.
         let thread = JoinableThread(name: "graphkit-bus") { [weak self, pipeline, orphanedOutcome] in

@@ -30,10 +30,12 @@ final class Pipeline: @unchecked Sendable {
 
     var bin: UnsafeMutablePointer<GstBin> { UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstBin.self) }
 
-    /// Stops every streaming thread and releases every callback (idempotent). An appsink that
+    /// Stops every streaming thread and releases every callback (idempotent). What the elements
+    /// know only while they run is read first (a display's frames shown). An appsink that
     /// holds end of stream until the app has pulled everything is flushed first, or stopping
     /// would wait for its streaming thread for ever.
     func stop() {
+        statistics.readDisplays()
         gk_bin_unblock_app_sinks(bin)
         gk_element_set_state(raw, GST_STATE_NULL)
         callbacks.releaseAll()
@@ -41,7 +43,7 @@ final class Pipeline: @unchecked Sendable {
 
     /// A builder for one node's elements.
     func builder(for context: NodeContext) -> BinBuilder {
-        BinBuilder(context: context, pipeline: raw, callbacks: callbacks, directory: directory)
+        BinBuilder(context: context, pipeline: raw, callbacks: callbacks, directory: directory, statistics: statistics)
     }
 
     /// An element of the engine's own (a queue, a tee, a fakesink), recorded as `node`'s when it

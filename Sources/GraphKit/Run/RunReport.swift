@@ -22,6 +22,12 @@ public struct NodeStatistics: Sendable, Codable {
     public var buffersOut: Int
     public var bytesIn: Int
     public var bytesOut: Int
+    /// Frames a display node put in its window (`sink.preview`); absent for other nodes.
+    public var shown: Int?
+    /// Buffers that reached the node and that it let go rather than make the graph wait: a
+    /// display's frames not shown (dropped while its window was still busy with an earlier one,
+    /// late, or arriving after the window was closed). Absent for nodes that never drop.
+    public var dropped: Int?
 }
 
 public struct EdgeStatistics: Sendable, Codable {

@@ -1,9 +1,11 @@
 import CGStreamer
 import CGraphKitGlue
+import Glibc
 
-/// What flowed where during a run: buffers and bytes per node and per edge, and how deep each
-/// queue got. Counters live in C memory that the counting probes and queue signals write from
-/// streaming threads; this object owns that memory and frees it after the pipeline is gone.
+/// What flowed where during a run: buffers and bytes per node and per edge, how deep each queue
+/// got, and what each display showed. Counters live in C memory that the counting probes and
+/// queue signals write from streaming threads; this object owns that memory and frees it after
+/// the pipeline is gone.
 ///
 /// One counter per pad, shared by everything that sees the same buffers there: a node's output,
 /// the edge leaving it and, on a direct link, the input it feeds. It is kept by a probe, or by
@@ -23,12 +25,32 @@ final class RunStatistics: @unchecked Sendable {
     private var nodeInputs: [String: [UnsafeMutablePointer<GkPadCounter>]] = [:]
     private var nodeOutputs: [String: [UnsafeMutablePointer<GkPadCounter>]] = [:]
     private var edges: [EdgeEntry] = []
+    private var displays: [Display] = []
+    /// Guards the displays' readings, taken on the thread that stops the pipeline.
+    private let displayLock = Lock()
+
+    /// A video sink that shows a node's frames in a window (``BinBuilder/display(_:title:)``).
+    private struct Display {
+        var node: String
+        /// Referenced until this object goes: the sink is asked for its counts as the run stops.
+        var sink: UnsafeMutablePointer<GstElement>
+        var guardState: UnsafeMutablePointer<GkDisplay>
+        var title: UnsafeMutablePointer<CChar>?
+        /// The sink's count of buffers it rendered, read as the pipeline stops (GStreamer resets it
+        /// in NULL); nil until then.
+        var rendered: Int?
+    }
 
     init(callbacks: CallbackRegistry) { self.callbacks = callbacks }
 
     deinit {
         for c in Set(padCounters.values) { c.deallocate() }
         for e in edges { e.stats.deallocate() }
+        for d in displays {
+            d.guardState.deallocate()
+            free(d.title)
+            gst_object_unref(UnsafeMutableRawPointer(d.sink))
+        }
     }
 
     // MARK: Building (the compiler's thread, before the run starts)
@@ -76,6 +98,51 @@ final class RunStatistics: @unchecked Sendable {
         nodeOutputs[node] = pads.map(count)
     }
 
+    /// Makes `sink` a display of `node`: the guard on `feeding` (the pad linked to the sink) keeps
+    /// the sink's errors from its producers and gives it the window's title, and the sink's
+    /// counts become the node's frames shown and dropped.
+    func addDisplay(node: String, sink: UnsafeMutablePointer<GstElement>, feeding: UnsafeMutablePointer<GstPad>, title: String?) {
+        let state = UnsafeMutablePointer<GkDisplay>.allocate(capacity: 1)
+        let copy = title.flatMap { strdup($0) }
+        state.initialize(to: GkDisplay(failed: 0, title: copy.map { UnsafePointer($0) }, title_sent: 0))
+        callbacks.adopt(probe: gk_pad_guard_display(feeding, state), on: feeding)
+        gst_object_ref(UnsafeMutableRawPointer(sink))
+        displayLock.lock()
+        displays.append(Display(node: node, sink: sink, guardState: state, title: copy))
+        displayLock.unlock()
+    }
+
+    /// The node whose display `object` is, if it is one.
+    func node(ofDisplay object: UnsafeMutablePointer<GstObject>?) -> String? {
+        guard let object else { return nil }
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        return displays.first { UnsafeMutableRawPointer($0.sink) == UnsafeMutableRawPointer(object) }?.node
+    }
+
+    /// Reads what each display sink counted, once, while the pipeline still runs (GStreamer
+    /// resets the counts when a sink stops). Called as the pipeline stops.
+    func readDisplays() {
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        for i in displays.indices where displays[i].rendered == nil {
+            displays[i].rendered = max(0, Int(gk_base_sink_rendered(displays[i].sink)))
+        }
+    }
+
+    /// A display's frames shown (rendered, less the renders that failed because its window was
+    /// gone), once read; nil for a node with no display.
+    private func shown(by node: String) -> Int? {
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        let mine = displays.filter { $0.node == node }
+        guard !mine.isEmpty else { return nil }
+        return mine.reduce(0) { total, d in
+            let failed = Int(gk_display_failed(d.guardState))
+            return total + max(0, (d.rendered ?? 0) - failed)
+        }
+    }
+
     private static func newEdgeStats() -> UnsafeMutablePointer<GkEdgeStats> {
         let stats = UnsafeMutablePointer<GkEdgeStats>.allocate(capacity: 1)
         stats.initialize(to: GkEdgeStats())
@@ -103,11 +170,14 @@ final class RunStatistics: @unchecked Sendable {
 
     func nodeStatistics(_ node: Graph.NodeSpec) -> NodeStatistics {
         let inputs = (nodeInputs[node.id] ?? []).map { gk_pad_counter_read($0) }, outputs = (nodeOutputs[node.id] ?? []).map { gk_pad_counter_read($0) }
+        let buffersIn = inputs.reduce(0) { $0 + Int($1.buffers) }
+        let shown = shown(by: node.id)
         return NodeStatistics(id: node.id, type: node.descriptor.type,
-                              buffersIn: inputs.reduce(0) { $0 + Int($1.buffers) },
+                              buffersIn: buffersIn,
                               buffersOut: outputs.reduce(0) { $0 + Int($1.buffers) },
                               bytesIn: inputs.reduce(0) { $0 + Int($1.bytes) },
-                              bytesOut: outputs.reduce(0) { $0 + Int($1.bytes) })
+                              bytesOut: outputs.reduce(0) { $0 + Int($1.bytes) },
+                              shown: shown, dropped: shown.map { max(0, buffersIn - $0) })
     }
 
     func edgeStatistics() -> [EdgeStatistics] {

@@ -55,7 +55,10 @@ struct Dot: ParsableCommand {
         out += "  edge [fontname=\"Helvetica\", fontsize=10];\n"
         for n in g.nodes {
             var label = "\(n.id)\\n\(n.descriptor.type)"
-            if let s = report?.nodes.first(where: { $0.id == n.id }) { label += "\\nin \(s.buffersIn) · out \(s.buffersOut)" }
+            if let s = report?.nodes.first(where: { $0.id == n.id }) {
+                label += "\\nin \(s.buffersIn) · out \(s.buffersOut)"
+                if let shown = s.shown { label += "\\nshown \(shown) · dropped \(s.dropped ?? 0)" }
+            }
             out += "  \(quote(n.id)) [label=\"\(label)\"];\n"
         }
         for e in g.edges {

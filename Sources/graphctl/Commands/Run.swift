@@ -114,6 +114,7 @@ struct Run: ParsableCommand {
         let drops = r.edges.reduce(0) { $0 + $1.drops }
         if drops > 0 { line += ", \(drops) buffers dropped by live sources" }
         for o in r.outputs { line += "\n  \(o.node): \(o.path) \(o.status.rawValue)" }
+        for n in r.nodes { if let shown = n.shown { line += "\n  \(n.id): \(shown) frames shown, \(n.dropped ?? 0) dropped" } }
         return line
     }
 }
