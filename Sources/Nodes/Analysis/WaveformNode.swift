@@ -174,16 +174,17 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         }
     }
 
-    /// Sends the bins finished since the last call downstream, as one peaks buffer.
+    /// Sends the bins finished since the last call downstream, as one peaks buffer: their values
+    /// copied once, straight into it. Nothing is copied when nothing is connected.
     private func emitNewBins() throws(GraphError) {
         guard let host, host.isOutputConnected, let r = reducer, let f = format else { return }
         let total = r.binCount
         guard total > emittedBins else { return }
-        let values = Array(r.data[(emittedBins * 2 * r.outputChannels)..<(total * 2 * r.outputChannels)])
         let start = MediaTime(value: Int64(emittedBins * r.samplesPerPixel), timescale: Int32(f.sampleRate))
-        let buffer = SampleBuffer(format: .peaks(samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels),
-                                  bytes: values.withUnsafeBytes { Array($0) }, presentationTime: start,
-                                  duration: MediaTime(value: Int64((total - emittedBins) * r.samplesPerPixel), timescale: Int32(f.sampleRate)))
+        let buffer = r.data[(emittedBins * 2 * r.outputChannels)..<(total * 2 * r.outputChannels)].withUnsafeBytes { values in
+            SampleBuffer(format: .peaks(samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels), bytes: values, presentationTime: start,
+                         duration: MediaTime(value: Int64((total - emittedBins) * r.samplesPerPixel), timescale: Int32(f.sampleRate)))
+        }
         emittedBins = total
         try host.emit(buffer)
     }
