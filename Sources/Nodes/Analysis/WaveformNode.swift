@@ -146,8 +146,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
             switch kind {
             case "json": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeJSON(out) }
             case "dat": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeDat(out) }
-            case "png": try renderer.writePNG(data, to: temp.path)
-            default: try renderer.writeSVG(data, to: temp.path)
+            case "png": try write(to: temp, kind) { (out) throws(GraphError) in try renderer.encodePNG(data, out) }
+            default: try write(to: temp, kind) { (out) throws(GraphError) in try renderer.encodeSVG(data, out) }
             }
             written.append(kind)
         }
