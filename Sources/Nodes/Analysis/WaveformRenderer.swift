@@ -85,21 +85,21 @@ public struct WaveformRenderer: Sendable {
         let wideBars = 532 * w >= unit  // 0.7 of a slot is at least a pixel
         var amplitude = [Int32](repeating: -1, count: w)  // -1: no bin is drawn in this column
         let perBin = 2 * data.channels
+        let (from, to) = style == .filled ? (0, slot)
+            : wideBars ? (114 * w, 646 * w)  // a bar 70% of the slot, centred
+            : (380 * w - 400 * n, 380 * w + 400 * n)  // a bar one pixel wide, centred
         data.data.withUnsafeBufferPointer { values in
-            for i in 0..<n {
-                var a: Int32 = 0
-                for v in values[(i * perBin)..<((i + 1) * perBin)] { a = max(a, abs(Int32(v))) }
-                var x0 = left + i * slot, x1 = x0 + slot
-                if style == .bars {
-                    if wideBars {
-                        (x0, x1) = (x0 + 114 * w, x0 + 646 * w)
-                    } else {
-                        let middle = x0 + 380 * w
-                        (x0, x1) = (middle - 400 * n, middle + 400 * n)
-                    }
+            amplitude.withUnsafeMutableBufferPointer { columns in
+                var x = left  // the slot's left edge
+                for i in 0..<n {
+                    var a: Int32 = 0
+                    for v in values[(i * perBin)..<((i + 1) * perBin)] { a = max(a, abs(Int32(v))) }
+                    // Every column the footprint x + from ..< x + to overlaps (at the smallest
+                    // widths a narrow bar can start left of the picture: its first column is 0).
+                    let first = max(0, x + from) / unit, end = min(w, (x + to + unit - 1) / unit)
+                    for c in first..<max(first, end) where columns[c] < a { columns[c] = a }
+                    x += slot
                 }
-                let first = max(0, x0.floorDivided(by: unit)), end = min(w, x1.ceilDivided(by: unit))
-                for c in first..<max(first, end) where amplitude[c] < a { amplitude[c] = a }
             }
         }
         let peak = Int(amplitude.max() ?? 0)
@@ -111,8 +111,9 @@ public struct WaveformRenderer: Sendable {
         return amplitude.map { a in
             guard a >= 0 else { return .none }
             let h = max(minimum, peak > 0 ? 17 * height * Int(a) : 0)
-            var top = (centre - h).floorDivided(by: denominator)
-            var bottom = (centre + h).ceilDivided(by: denominator) - 1
+            // centre − h > 0: 17·H·a ≤ 17·H·peak, and a bar's half pixel is under 20·H·peak.
+            var top = (centre - h) / denominator
+            var bottom = (centre + h + denominator - 1) / denominator - 1
             if style == .filled { (top, bottom) = (min(top, line - 1), max(bottom, line)) }
             return Ink(top: Int32(max(0, top)), bottom: Int32(min(height - 1, bottom)))
         }
@@ -217,18 +218,4 @@ public struct WaveformRenderer: Sendable {
 
 private extension Double {
     func clamped(_ lo: Double, _ hi: Double) -> Double { Swift.min(hi, Swift.max(lo, self)) }
-}
-
-extension Int {
-    /// ⌊self / d⌋ for d > 0, also below zero (Swift's `/` truncates toward zero).
-    func floorDivided(by d: Int) -> Int {
-        let (q, r) = quotientAndRemainder(dividingBy: d)
-        return r < 0 ? q - 1 : q
-    }
-
-    /// ⌈self / d⌉ for d > 0.
-    func ceilDivided(by d: Int) -> Int {
-        let (q, r) = quotientAndRemainder(dividingBy: d)
-        return r > 0 ? q + 1 : q
-    }
 }
