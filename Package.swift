@@ -20,9 +20,8 @@ let package = Package(
             pkgConfig: "gstreamer-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
-        // Cairo draws waveform pictures (PNG and SVG): the Linux counterpart of Quartz 2D. Its
-        // headers at build time (libcairo2-dev); the library loaded when a picture is drawn.
-        .target(name: "CCairo"),
+        // zlib compresses waveform PNGs, a row at a time.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"],
                 // convert.c's element is a GstBaseTransform; glue.c sets appsink callbacks
@@ -36,7 +35,7 @@ let package = Package(
         .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue", "CGraphKitPlugin",
                                                  .product(name: "Logging", package: "swift-log")]),
         // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
-        .target(name: "Nodes", dependencies: ["GraphKit", "CCairo", "CKernels"]),
+        .target(name: "Nodes", dependencies: ["GraphKit", "CZlib", "CKernels"]),
         // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
         .target(name: "Assets", dependencies: ["GraphKit", "Nodes"]),
         // NodeHarness: unit-test one node without writing GStreamer code.
@@ -58,9 +57,10 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport", "CGraphKitGlue",
                                                          .product(name: "Logging", package: "swift-log")]),
-        // The picture tests read PNG pixels back with Cairo, linked directly.
-        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"],
-                    linkerSettings: [.linkedLibrary("cairo")]),
+        // The picture tests read PNGs back with Cairo (libpng underneath), a decoder of its own,
+        // and draw the pictures as they were drawn before issue 16 to compare.
+        .systemLibrary(name: "CCairo", path: "Tests/CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"]),
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
     ]

@@ -92,16 +92,45 @@ def mp3(wav_path, path):
 
 
 def waveform_job(minutes, runs):
+    """graphs/waveform.json as it ships (JSON + a 1,000-px PNG, 256 samples per pixel) against the
+    decode-only floor, with its variants: an SVG instead of the PNG, 20,000-px-wide pictures (a
+    zoomable waveform's), and the JSON alone. The WAV's tone is as loud throughout, so its picture
+    is a plain band; the same on a WAV whose loudness changes all along (ten of audiotestsrc's
+    signals at different volumes, in turn) gives a picture of every column's own height. On the
+    MP3, the graph as shipped and the JSON alone."""
     src_wav = os.path.join(BENCH, f"{minutes}min.wav")
     wav(src_wav, minutes)
     src_mp3 = os.path.join(BENCH, f"{minutes}min.mp3")
     mp3(src_wav, src_mp3)
+    src_varied = os.path.join(BENCH, f"{minutes}min-varied.wav")
+    if not os.path.exists(src_varied):
+        caps = "audio/x-raw,format=S16LE,rate=44100,channels=2,layout=interleaved"
+        # Signal, volume, and per cent of the length.
+        signals = [("sine freq=220", 0.2, 7), ("pink-noise", 0.7, 13), ("silence", 0, 5), ("ticks", 1.0, 15), ("red-noise", 0.4, 9),
+                   ("square freq=50", 0.05, 7), ("gaussian-noise", 0.3, 11), ("sine freq=3000", 0.9, 8), ("white-noise", 0.15, 13),
+                   ("saw freq=5", 0.6, 12)]
+        parts = []
+        for wave, volume, share in signals:
+            buffers = minutes * 60 * 441 * share // 1000  # of 1,000 frames
+            parts += ["audiotestsrc", f"wave={wave.split()[0]}", *wave.split()[1:], f"volume={volume}", f"num-buffers={buffers}",
+                      "samplesperbuffer=1000", "!", caps, "!", "c."]
+        sh(["gst-launch-1.0", "-q", "concat", "name=c", "!", caps, "!", "wavenc", "!", "filesink", f"location={src_varied}"] + parts)
+    out = lambda name: os.path.join(BENCH, f"waveform-{name}")
     results = {}
-    for label, src in (("WAV", src_wav), ("MP3 192 kb/s", src_mp3)):
-        ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "waveform.json"), "--quiet", "--set", f"src.path={src}",
-                "--set", f"wave.json={os.path.join(BENCH, 'waveform.json')}", "--set", "wave.png=", "--set", "wave.samplesPerPixel=256"]
+    for label, src in (("WAV", src_wav), ("WAV of varied loudness", src_varied), ("MP3 192 kb/s", src_mp3)):
+        def ours(*sets):
+            cmd = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "waveform.json"), "--quiet", "--set", f"src.path={src}",
+                   "--set", f"wave.json={out('data.json')}"]
+            for s in sets:
+                cmd += ["--set", s]
+            return cmd
         floor = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "decodebin", "!", "audioconvert", "!", "fakesink"]
-        contenders = [("graphctl", ours), ("decode floor", floor)]
+        contenders = [("graphctl, JSON + PNG (as shipped)", ours(f"wave.png={out('1000.png')}"))]
+        if label.startswith("WAV"):
+            contenders += [("graphctl, JSON + SVG", ours("wave.png=", f"wave.svg={out('1000.svg')}")),
+                           ("graphctl, JSON + PNG 20,000 px", ours(f"wave.png={out('20000.png')}", "wave.imageWidth=20000")),
+                           ("graphctl, JSON + SVG 20,000 px", ours("wave.png=", f"wave.svg={out('20000.svg')}", "wave.imageWidth=20000"))]
+        contenders += [("graphctl, JSON only", ours("wave.png=")), ("decode floor", floor)]
         if label.startswith("MP3"):
             # decodebin breaks the tie of rank between libav's MP3 decoder and mpg123's by name
             # and takes libav's; graphctl's decode prefers mpg123's. The floor with that decoder
@@ -109,8 +138,18 @@ def waveform_job(minutes, runs):
             contenders.append(("decode floor, mpg123", ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "mpegaudioparse", "!",
                                                         "mpg123audiodec", "!", "audioconvert", "!", "fakesink"]))
         r = alternate(contenders, runs)
-        table(f"{minutes}-minute 44.1 kHz stereo {label} → waveform JSON, 256 samples per pixel",
+        table(f"{minutes}-minute 44.1 kHz stereo {label} → waveform JSON and pictures (graphs/waveform.json, 256 samples per pixel)",
               [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "decode floor")
+        # Issue 16's goals, for each picture of the WAV: at most 1.6 times the floor's wall, at
+        # most 20 MB more than its peak RSS. Every round's ratio is listed, so that noise shows.
+        _, floor_rss, _, floor_rounds = r["decode floor"]
+        for name, (_, rss, _, rounds) in r.items():
+            if label.startswith("WAV") and ("PNG" in name or "SVG" in name):
+                ratios = [w / f for w, f in zip(rounds, floor_rounds)]
+                met = statistics.median(ratios) <= 1.6 and rss - floor_rss <= 20
+                print(f"- {name}: per round {', '.join(f'{x:.2f}' for x in ratios)}; RSS {rss - floor_rss:+.1f} MB "
+                      f"(goals ≤ 1.6×, ≤ +20 MB: {'met' if met else 'not met'})")
+        sys.stdout.flush()
         results[label] = r
     return results
 

@@ -16,7 +16,9 @@ packages=(
   gstreamer1.0-libav
   gstreamer1.0-x
   gstreamer1.0-alsa
-  libcairo2-dev
+  libcairo2-dev  # the picture tests read PNGs back and draw the pictures of before (graphs need none)
+  zlib1g-dev     # waveform PNGs are compressed with zlib
+  librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check
   ffmpeg
   lame          # LAME itself, for test MP3s with its own gapless tag
   xvfb          # an X server without a screen, for the tests of sink.preview (and scripts/leak-check.sh)

@@ -146,8 +146,8 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
             switch kind {
             case "json": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeJSON(out) }
             case "dat": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeDat(out) }
-            case "png": try renderer.writePNG(data, to: temp.path)
-            default: try renderer.writeSVG(data, to: temp.path)
+            case "png": try write(to: temp, kind) { (out) throws(GraphError) in try renderer.encodePNG(data, out) }
+            default: try write(to: temp, kind) { (out) throws(GraphError) in try renderer.encodeSVG(data, out) }
             }
             written.append(kind)
         }
@@ -174,16 +174,17 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         }
     }
 
-    /// Sends the bins finished since the last call downstream, as one peaks buffer.
+    /// Sends the bins finished since the last call downstream, as one peaks buffer: their values
+    /// copied once, straight into it. Nothing is copied when nothing is connected.
     private func emitNewBins() throws(GraphError) {
         guard let host, host.isOutputConnected, let r = reducer, let f = format else { return }
         let total = r.binCount
         guard total > emittedBins else { return }
-        let values = Array(r.data[(emittedBins * 2 * r.outputChannels)..<(total * 2 * r.outputChannels)])
         let start = MediaTime(value: Int64(emittedBins * r.samplesPerPixel), timescale: Int32(f.sampleRate))
-        let buffer = SampleBuffer(format: .peaks(samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels),
-                                  bytes: values.withUnsafeBytes { Array($0) }, presentationTime: start,
-                                  duration: MediaTime(value: Int64((total - emittedBins) * r.samplesPerPixel), timescale: Int32(f.sampleRate)))
+        let buffer = r.data[(emittedBins * 2 * r.outputChannels)..<(total * 2 * r.outputChannels)].withUnsafeBytes { values in
+            SampleBuffer(format: .peaks(samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels), bytes: values, presentationTime: start,
+                         duration: MediaTime(value: Int64((total - emittedBins) * r.samplesPerPixel), timescale: Int32(f.sampleRate)))
+        }
         emittedBins = total
         try host.emit(buffer)
     }

@@ -1,4 +1,3 @@
-import CCairo
 import Foundation
 import Testing
 import GraphKit
@@ -42,17 +41,6 @@ import Nodes
                 == #"{"version":2,"channels":1,"sample_rate":8000,"samples_per_pixel":2,"bits":8,"length":2,"data":[-3,3,-127,127]}"# + "\n")
     }
 
-    /// Reads a PNG back with Cairo: (r, g, b) of the pixel at x, y.
-    func pixel(_ png: String, _ x: Int, _ y: Int) -> (Int, Int, Int) {
-        let s = cairo_image_surface_create_from_png(png)!
-        defer { cairo_surface_destroy(s) }
-        cairo_surface_flush(s)
-        let stride = Int(cairo_image_surface_get_stride(s))
-        let p = cairo_image_surface_get_data(s)! + y * stride + x * 4
-        let v = UnsafeRawPointer(p).loadUnaligned(as: UInt32.self)  // ARGB32, native-endian
-        return (Int(v >> 16 & 0xFF), Int(v >> 8 & 0xFF), Int(v & 0xFF))
-    }
-
     @Test(arguments: ["filled", "bars"])
     func picturesAreMirroredScaledAndCentred(_ style: String) throws {
         // Four bins of 100 frames: silence, half, full, half.
@@ -66,20 +54,21 @@ import Nodes
             return Int16(f % 2 == 0 ? amplitude : -amplitude)
         })
         try h.finish()
-        let wave = (255, 0, 0), background = (0, 255, 0)
+        let pixel = try Pixels(png: png)
+        let wave: UInt32 = 0xFFFF_0000, background: UInt32 = 0xFF00_FF00
         // Drawing area: 95% of 400 = 380 wide from x = 10; bins 95 px each. 85% of 200 = 170 high.
-        #expect(pixel(png, 2, 2) == background)
-        #expect(pixel(png, 5, 100) == background)  // outside the 95% width
-        #expect(pixel(png, 30, 100) == wave || style == "bars")  // the centre line in silence
-        #expect(pixel(png, 30, 90) == background)
+        #expect(pixel[2, 2] == background)
+        #expect(pixel[5, 100] == background)  // outside the 95% width
+        #expect(pixel[30, 100] == wave || style == "bars")  // the centre line in silence
+        #expect(pixel[30, 90] == background)
         // The loudest bin (x 200…295) reaches 85 px above and below the centre: y 15…185.
-        #expect(pixel(png, 247, 17) == wave)
-        #expect(pixel(png, 247, 183) == wave)
-        #expect(pixel(png, 247, 12) == background)
-        #expect(pixel(png, 247, 188) == background)
+        #expect(pixel[247, 17] == wave)
+        #expect(pixel[247, 183] == wave)
+        #expect(pixel[247, 12] == background)
+        #expect(pixel[247, 188] == background)
         // Half as loud reaches half as far: y 57.5…142.5.
-        #expect(pixel(png, 152, 60) == wave)
-        #expect(pixel(png, 152, 54) == background)
+        #expect(pixel[152, 60] == wave)
+        #expect(pixel[152, 54] == background)
         let svg = try String(contentsOfFile: path("w-\(style).svg"), encoding: .utf8)
         #expect(svg.hasPrefix("<?xml") && svg.contains("<svg") && svg.contains("width=\"400\""))
     }
