@@ -24,8 +24,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"],
-                // convert.c's element is a GstBaseTransform; glue.c sets appsink callbacks
-                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("gstapp-1.0")]),
+                linkerSettings: [.linkedLibrary("gstbase-1.0")]),  // convert.c's element is a GstBaseTransform
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),

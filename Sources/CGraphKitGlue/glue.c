@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <gst/app/gstappsink.h>
 #include "CGraphKitGlue.h"
 
 /* ThreadSanitizer annotations. GLib's GMutex, GCond and GAsyncQueue are futex-based and GStreamer
@@ -620,75 +619,4 @@ int gk_bin_keep_errors(GstBin *bin) {
     gst_bus_set_sync_handler(bin->child_bus, NULL, NULL, NULL);
     gst_bus_set_sync_handler(bin->child_bus, gk_error_keeper_handler, k, gk_error_keeper_free);
     return 1;
-}
-
-/* ---- batched pulls from an appsink (MediaOutput) ----
- * A consumer that outruns its producer waits for every sample, and each wait and wake is a pair
- * of futex calls and a context switch: 15,000 of them for a 10-minute WAV, most of the reader's
- * system time. The appsink's new-sample callback counts the samples queued, and a consumer that
- * found none waits here until a batch has gathered (or the stream ends, or a short time passes),
- * then drains the batch without waiting. */
-struct gk_pull_batcher {
-    GMutex lock;
-    GCond ready;
-    guint queued;
-    guint wanted;
-    gboolean waiting;
-    gboolean eos;
-};
-
-static GstFlowReturn batcher_new_sample(GstAppSink *sink, gpointer data) {
-    (void)sink;
-    gk_pull_batcher *b = data;
-    g_mutex_lock(&b->lock);
-    b->queued++;
-    if (b->waiting && b->queued >= b->wanted) g_cond_signal(&b->ready);
-    g_mutex_unlock(&b->lock);
-    return GST_FLOW_OK;
-}
-
-static void batcher_eos(GstAppSink *sink, gpointer data) {
-    (void)sink;
-    gk_pull_batcher *b = data;
-    g_mutex_lock(&b->lock);
-    b->eos = TRUE;
-    g_cond_signal(&b->ready);
-    g_mutex_unlock(&b->lock);
-}
-
-static void batcher_free(gpointer data) {
-    gk_pull_batcher *b = data;
-    g_mutex_clear(&b->lock);
-    g_cond_clear(&b->ready);
-    g_free(b);
-}
-
-gk_pull_batcher *gk_pull_batcher_attach(GstElement *appsink) {
-    gk_pull_batcher *b = g_new0(gk_pull_batcher, 1);
-    g_mutex_init(&b->lock);
-    g_cond_init(&b->ready);
-    GstAppSinkCallbacks callbacks = { 0 };
-    callbacks.eos = batcher_eos;
-    callbacks.new_sample = batcher_new_sample;
-    /* The appsink owns the batcher: freed when the callbacks are replaced or the sink finalised. */
-    gst_app_sink_set_callbacks(GST_APP_SINK(appsink), &callbacks, b, batcher_free);
-    return b;
-}
-
-void gk_pull_batcher_pulled(gk_pull_batcher *b) {
-    g_mutex_lock(&b->lock);
-    if (b->queued > 0) b->queued--;
-    g_mutex_unlock(&b->lock);
-}
-
-void gk_pull_batcher_wait(gk_pull_batcher *b, guint batch, gint64 timeout_us) {
-    const gint64 until = g_get_monotonic_time() + timeout_us;
-    g_mutex_lock(&b->lock);
-    b->wanted = batch > 0 ? batch : 1;
-    b->waiting = TRUE;
-    while (b->queued < b->wanted && !b->eos) {
-        if (!g_cond_wait_until(&b->ready, &b->lock, until)) break;
-    }
-    b->waiting = FALSE;
-    g_mutex_unlock(&b->lock);
 }

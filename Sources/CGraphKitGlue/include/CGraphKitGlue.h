@@ -44,14 +44,6 @@ void gk_rgb_to_i420(const gk_rgb_to_i420_plan *plan, const uint8_t *src, int src
                     uint8_t *y, int y_stride, uint8_t *u, int u_stride, uint8_t *v, int v_stride);
 void gk_register_elements(void);
 
-/* Batched pulls from an appsink (glue.c): the sink's new-sample callback counts what is queued;
- * a consumer that found nothing waits until `batch` samples are, the stream ended, or
- * `timeout_us` passed, then pulls as usual. Owned by the appsink. */
-typedef struct gk_pull_batcher gk_pull_batcher;
-gk_pull_batcher *gk_pull_batcher_attach(GstElement *appsink);
-void gk_pull_batcher_pulled(gk_pull_batcher *b);
-void gk_pull_batcher_wait(gk_pull_batcher *b, guint batch, gint64 timeout_us);
-
 /* Mini-object macros, out of line. */
 GstBuffer *gk_buffer_ref(GstBuffer *buffer);
 void gk_buffer_unref(GstBuffer *buffer);

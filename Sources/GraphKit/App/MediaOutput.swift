@@ -15,21 +15,10 @@ public final class MediaOutput: @unchecked Sendable {
     private var lastFormat: MediaFormat?
     private var lastDetail: String?
 
-    /// Counts the samples queued, so that a consumer that finds none waits for a batch.
-    private let batcher: OpaquePointer
-    /// How many samples a waiting consumer waits for: half of what the sink may hold, so the
-    /// producer keeps going while the consumer drains.
-    private let batch: guint
-    /// The longest a consumer waits for a batch before it takes whatever comes: the latency a
-    /// live source's samples may gain (wakes per sample otherwise cost a file read 2.5× the system time).
-    static let batchWait: gint64 = 2_000  // µs
-
-    init(appsink: UnsafeMutablePointer<GstElement>, nodeID: String, maxBuffers: Int) {
+    init(appsink: UnsafeMutablePointer<GstElement>, nodeID: String) {
         self.appsink = appsink
         self.nodeID = nodeID
         gst_object_ref(UnsafeMutableRawPointer(appsink))
-        batcher = gk_pull_batcher_attach(appsink)
-        batch = guint(maxBuffers > 0 ? max(1, maxBuffers / 2) : 8)
     }
 
     deinit {
@@ -44,20 +33,13 @@ public final class MediaOutput: @unchecked Sendable {
     /// your own thread, not from a Swift concurrency task.
     @available(*, noasync, message: "blocks the thread; pull on a thread of your own")
     public func copyNextSampleBuffer() -> SampleBuffer? {
-        if let sample = gst_app_sink_try_pull_sample(sink, 0) { return taken(sample) }
-        gk_pull_batcher_wait(batcher, batch, Self.batchWait)
-        return taken(gst_app_sink_pull_sample(sink))
+        convert(gst_app_sink_pull_sample(sink))
     }
 
     /// The next sample, waiting at most `timeout` seconds; nil on timeout or end of stream.
     @available(*, noasync, message: "blocks the thread; pull on a thread of your own")
     public func copyNextSampleBuffer(timeout: Double) -> SampleBuffer? {
-        taken(gst_app_sink_try_pull_sample(sink, GstClockTime(max(0, timeout) * 1e9)))
-    }
-
-    private func taken(_ sample: OpaquePointer?) -> SampleBuffer? {
-        if sample != nil { gk_pull_batcher_pulled(batcher) }
-        return convert(sample)
+        convert(gst_app_sink_try_pull_sample(sink, GstClockTime(max(0, timeout) * 1e9)))
     }
 
     /// Whether end of stream was reached and every sample was pulled.
