@@ -256,7 +256,7 @@ def swift_api_job(runs):
     for fmt, caps in (("bgra", "BGRA"), ("i420", "I420")):
         ours = [bench, "adaptor", f"{out}-{fmt}.mp4", fmt]
         gst = ["gst-launch-1.0", "-q", "-e", "videotestsrc", "num-buffers=600", "!", f"video/x-raw,format={caps},width=1280,height=720,framerate=30/1",
-               "!", "videoconvert", "!", "x264enc", "speed-preset=veryfast", "bitrate=2048", "key-int-max=250", "bframes=0", "!",
+               "!", "videoconvert", "!", "x264enc", "speed-preset=veryfast", "bitrate=2048", "key-int-max=250", "bframes=0", "vbv-buf-capacity=0", "!",
                "video/x-h264,profile=high", "!", "mp4mux", "!", "filesink", f"location={out}-{fmt}-gst.mp4"]
         contenders = [("AssetWriter + adaptor", ours), ("gst-launch-1.0", gst)]
         r = alternate(contenders, runs)
