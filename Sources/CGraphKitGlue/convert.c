@@ -101,13 +101,8 @@ GK_ROWS(avx2, __attribute__((target("avx2"))))
 /* `src` rows are 4-byte aligned (GStreamer's packed RGB frames always are). */
 void gk_rgb_to_i420(const gk_rgb_to_i420_plan *plan, const uint8_t *src, int src_stride, int width, int height,
                     uint8_t *y, int y_stride, uint8_t *u, int u_stride, uint8_t *v, int v_stride) {
-    static int avx2 = -1;
-    int has = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
-    if (has < 0) {
-        has = __builtin_cpu_supports("avx2") ? 1 : 0;
-        __atomic_store_n(&avx2, has, __ATOMIC_RELAXED);
-    }
-    if (has) convert_avx2(plan, src, src_stride, width, height, y, y_stride, u, u_stride, v, v_stride);
+    /* A read of libgcc's CPU model, filled at start-up: nothing to cache. */
+    if (__builtin_cpu_supports("avx2")) convert_avx2(plan, src, src_stride, width, height, y, y_stride, u, u_stride, v, v_stride);
     else convert_baseline(plan, src, src_stride, width, height, y, y_stride, u, u_stride, v, v_stride);
 }
 
@@ -137,6 +132,7 @@ static gboolean is_rgb(const char *format) {
     return format && (!strcmp(format, "BGRA") || !strcmp(format, "RGBA") || !strcmp(format, "BGRx") || !strcmp(format, "RGBx"));
 }
 static gboolean is_yuv(const char *format) { return format && (!strcmp(format, "I420") || !strcmp(format, "NV12")); }
+static gboolean is_i420(const char *format) { return format && !strcmp(format, "I420"); }
 
 /* Appends to `list` each format of the structure's format field (one string or a list) that
  * `wanted` accepts. */
@@ -197,15 +193,8 @@ static GstCaps *transform_caps(GstBaseTransform *trans, GstPadDirection directio
             collect_formats(s, is_rgb, &found);
             if (gst_value_list_get_size(&found) > 0) set_strings(&other, (const char *const[]){ "I420", NULL });
         } else {
-            GValue i420 = G_VALUE_INIT;
-            g_value_init(&i420, GST_TYPE_LIST);
-            collect_formats(s, is_yuv, &i420);
-            for (guint k = 0; k < gst_value_list_get_size(&i420); k++) {
-                if (!strcmp(g_value_get_string(gst_value_list_get_value(&i420, k)), "I420")) {
-                    set_strings(&other, (const char *const[]){ "BGRA", "RGBA", "BGRx", "RGBx", NULL });
-                }
-            }
-            g_value_unset(&i420);
+            collect_formats(s, is_i420, &found);
+            if (gst_value_list_get_size(&found) > 0) set_strings(&other, (const char *const[]){ "BGRA", "RGBA", "BGRx", "RGBx", NULL });
         }
         append_with_formats(out, s, &same, FALSE);
         append_with_formats(out, s, &other, TRUE);

@@ -29,23 +29,19 @@ public final class MirrorNode: ProcessingNode, @unchecked Sendable {
 
     let horizontal: Bool
     private let pool = FramePool()
-    private let lock = Lock()
-    /// Bytes per element of each plane: what a horizontal flip keeps together (a BGRA pixel,
-    /// an I420 sample, an NV12 chroma pair).
-    private var elementSizes: [Int] = [4]
 
     public init(context: NodeContext) throws(GraphError) {
         horizontal = context.parameters[Self.axis] == .horizontal
     }
 
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
-        guard case .rawVideo(let v) = format else {
+        guard case .rawVideo = format else {
             throw GraphError(.runFailed, "effect.mirror takes raw video, got \(format)")
         }
-        let sizes = Self.elementSizes(v.pixelFormat)
-        lock.withLock { elementSizes = sizes }
     }
 
+    /// Bytes per element of each plane: what a horizontal flip keeps together (a BGRA pixel,
+    /// an I420 sample, an NV12 chroma pair).
     static func elementSizes(_ format: PixelFormat) -> [Int] {
         switch format {
         case .bgra, .rgba: [4]
@@ -55,7 +51,11 @@ public final class MirrorNode: ProcessingNode, @unchecked Sendable {
     }
 
     public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
-        let sizes = lock.withLock { elementSizes }
+        // The buffer says its own format: nothing to keep between calls.
+        guard case .rawVideo(let v)? = buffer.format else {
+            throw GraphError(.runFailed, "effect.mirror takes raw video, got \(buffer.format?.description ?? "no format")")
+        }
+        let sizes = Self.elementSizes(v.pixelFormat)
         let horizontal = horizontal
         try buffer.withPixelPlanes(writingInto: pool) { sources, destinations in
             for (i, (s, d)) in zip(sources, destinations).enumerated() {

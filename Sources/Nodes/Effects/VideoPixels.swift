@@ -12,10 +12,6 @@ enum VideoPixels {
         }
     }
 
-    static func requirePacked(_ format: MediaFormat, node: String) throws(GraphError) -> MediaFormat.VideoFormat {
-        try packedOffsets(format, node: node).format
-    }
-
     /// The frame format and where its colour bytes are, or an error for a format that is not
     /// packed BGRA or RGBA.
     static func packedOffsets(_ format: MediaFormat, node: String) throws(GraphError) -> (format: MediaFormat.VideoFormat, offsets: (b: Int, g: Int, r: Int)) {
