@@ -151,7 +151,12 @@ public final class AssetReader: @unchecked Sendable {
                     }
                     if output.track.mediaType == .audio { p[\.track] = output.track.indexInType }
                 }
-                let sink = b.add("out\(n)", AppSinkNode.self)
+                // Decoded audio comes in small samples (7 KB for 40 ms of 44.1 kHz stereo): 64 of
+                // them hold little, and let a puller faster than the decoder be woken once per 32
+                // (appqueue.c). Frames are big: the default 16.
+                let sink = b.add("out\(n)", AppSinkNode.self) { p in
+                    if output.track.mediaType == .audio { p[\.maxBuffers] = 64 }
+                }
                 b.connect(file.output(), to: decode.input())
                 b.connect(decode.output(output.track.mediaType.rawValue), to: sink.input())
             }

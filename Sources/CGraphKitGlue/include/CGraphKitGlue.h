@@ -231,6 +231,24 @@ int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStr
  * that stopping the pipeline needs (GStreamer 1.22). For a pipeline about to stop. */
 void gk_bin_unblock_app_sinks(GstBin *bin);
 
+/* --- The hand-off to code that pulls samples (appqueue.c) ------------------------------------
+ * Takes the buffers off an appsink's sink pad and hands them to a puller, waking a puller that
+ * found it empty once per batch (half of `capacity`, at most 32) rather than once per sample, or
+ * after 1 ms with anything to take. At most `capacity` samples are held (0: no bound); end of
+ * stream passes on to the appsink once everything was pulled. A flush-start into the appsink, or
+ * its pad stopping, wakes every wait (within 100 ms when no flush-start is sent). */
+typedef struct GkAppQueue GkAppQueue;
+/* One reference for the caller (gk_app_queue_unref); NULL when the element has no sink pad. */
+GkAppQueue *gk_app_queue_attach(GstElement *appsink, guint capacity);
+void gk_app_queue_unref(GkAppQueue *queue);
+/* The next buffer (transfer full) and its caps (transfer full, may be NULL), waiting at most
+ * timeout_us (negative: until there is one); NULL at the end, on timeout, or once stopped. */
+GstBuffer *gk_app_queue_pop(GkAppQueue *queue, gint64 timeout_us, GstCaps **caps);
+/* End of stream was reached and everything pulled. */
+gboolean gk_app_queue_is_at_end(GkAppQueue *queue);
+/* How many times a puller has gone to sleep on it. */
+guint64 gk_app_queue_sleeps(GkAppQueue *queue);
+
 /* --- Displays (display.c) -------------------------------------------------------------------
  * A video sink that shows frames in a window (sink.preview) must never fail or stop what feeds
  * it: a window closed, or a display that fails, costs the preview only. */

@@ -26,7 +26,7 @@ public final class AppSinkNode: ElementNode, @unchecked Sendable {
             "max-buffers": String(context.parameters[Self.maxBuffers]), "drop": "false",
             "sync": "false", "async": "false", "enable-last-sample": "false", "emit-signals": "false",
         ])
-        output = MediaOutput(appsink: sink.raw, nodeID: context.id)
+        output = MediaOutput(appsink: sink.raw, nodeID: context.id, capacity: context.parameters[Self.maxBuffers])
         try bin.expose(input: "in", sink)
     }
 }
