@@ -68,7 +68,7 @@ static gboolean push_locked(GkAppQueue *q, GstBuffer *buffer) {
     GkAppQueueItem item = { buffer, q->caps ? gst_caps_ref(q->caps) : NULL };
     gst_queue_array_push_tail_struct(q->items, &item);
     if (q->puller_waiting && gst_queue_array_get_length(q->items) >= q->wake_at)
-        g_cond_signal(&q->arrived);
+        g_cond_broadcast(&q->arrived);
     return TRUE;
 }
 

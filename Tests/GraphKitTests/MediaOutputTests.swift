@@ -2,6 +2,8 @@ import CGStreamer
 import CGraphKitGlue
 import Foundation
 import GraphKit
+import GraphKitTesting
+import Nodes
 import TestSupport
 import Testing
 
@@ -164,5 +166,33 @@ import Testing
         let start = ContinuousClock.now
         #expect(pipe.pop() == nil)
         #expect(ContinuousClock.now - start < .milliseconds(80))
+    }
+
+    /// `copyNextSampleBuffer(timeout:)` takes any Double: NaN and negative mean "do not wait",
+    /// a huge one waits as long as it must; the samples come through with their format.
+    @Test(.timeLimit(.minutes(1))) func anyTimeoutIsTakenWithoutACrash() async throws {
+        let g = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "feed": { "type": "source.app" }, "take": { "type": "sink.app" } },
+              "edges": [ "feed.out -> take.in" ] }
+            """)
+        let run = try GraphRun(g)
+        try run.start()
+        let input = try run.input("feed"), output = try run.output("take")
+        let early = await TestThread("early") { [output.copyNextSampleBuffer(timeout: .nan), output.copyNextSampleBuffer(timeout: -5)] }.join()
+        #expect(early.allSatisfy { $0 == nil })
+        let samples = TestMedia.pcm(sampleRate: 8000, frames: 3 * 256, framesPerBuffer: 256) { f, _ in Int16(truncatingIfNeeded: f) }
+        for b in samples { try input.appendImmediately(b) }
+        input.markAsFinished()
+        let pulled = await TestThread("puller") { () -> ([SampleBuffer?], SampleBuffer?, Bool) in
+            let got = samples.map { _ in output.copyNextSampleBuffer(timeout: .infinity) }
+            return (got, output.copyNextSampleBuffer(timeout: .greatestFiniteMagnitude), output.isAtEnd)
+        }.join()
+        for sample in pulled.0 {
+            #expect(sample?.format == samples[0].format)
+            #expect(sample?.frameCount == 256)
+        }
+        #expect(pulled.1 == nil)
+        #expect(pulled.2)
+        #expect(await run.report().status == .completed)
     }
 }

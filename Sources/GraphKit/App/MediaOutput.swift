@@ -43,7 +43,8 @@ public final class MediaOutput: @unchecked Sendable {
     /// The next sample, waiting at most `timeout` seconds; nil on timeout or end of stream.
     @available(*, noasync, message: "blocks the thread; pull on a thread of your own")
     public func copyNextSampleBuffer(timeout: Double) -> SampleBuffer? {
-        pull(timeout: gint64(min(max(0, timeout), 1e9) * 1e6))
+        let seconds = timeout.isNaN ? 0 : min(max(0, timeout), 1e9)
+        return pull(timeout: gint64(seconds * 1e6))
     }
 
     /// Whether end of stream was reached and every sample was pulled.
