@@ -319,4 +319,5 @@ static void gk_rgb_to_i420_init(GkRgbToI420 *self) { (void)self; }
 
 void gk_register_elements(void) {
     gst_element_register(NULL, "gkrgbtoi420", GST_RANK_NONE, gk_rgb_to_i420_get_type());
+    gst_element_register(NULL, "gkx264enc", GST_RANK_NONE, gk_x264_enc_get_type());
 }
