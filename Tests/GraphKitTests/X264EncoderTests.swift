@@ -328,7 +328,7 @@ final class EncodeRun {
         let deadline = ContinuousClock.now + .seconds(30)
         while gst_app_sink_is_eos(sink) == 0 {
             guard let sample = gst_app_sink_try_pull_sample(sink, 100_000_000) else {
-                try Self.throwError(of: pipeline)
+                try checkBus()
                 guard ContinuousClock.now < deadline else { throw GraphError(.runFailed, "no end of stream in 30 s") }
                 continue
             }
@@ -340,18 +340,23 @@ final class EncodeRun {
                               keyframe: b.pointee.mini_object.flags & GST_BUFFER_FLAG_DELTA_UNIT.rawValue == 0,
                               caps: String(cString: caps)))
         }
-        try Self.waitForEnd(of: pipeline)
+        if !ended { try Self.waitForEnd(of: pipeline) }
         _ = gk_element_set_state(pipeline, GST_STATE_NULL)
         return out
     }
 
-    /// Throws the error the pipeline posted, if it posted one.
-    static func throwError(of pipeline: UnsafeMutablePointer<GstElement>) throws {
+    private var ended = false
+
+    /// Throws the error the pipeline posted, if it posted one; notes its end of stream. (A
+    /// filtered pop drops the messages it does not ask for: both are asked for.)
+    private func checkBus() throws {
         let bus = gst_element_get_bus(pipeline)!
         defer { gst_object_unref(bus) }
-        guard let message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) else { return }
+        let wanted = GstMessageType(rawValue: GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue)
+        guard let message = gst_bus_pop_filtered(bus, wanted) else { return }
         defer { gk_message_unref(message) }
-        throw text(of: message)
+        if message.pointee.type == GST_MESSAGE_ERROR { throw Self.text(of: message) }
+        ended = true
     }
 
     static func text(of error: UnsafeMutablePointer<GstMessage>) -> GraphError {
