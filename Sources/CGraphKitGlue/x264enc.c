@@ -199,6 +199,7 @@ static gboolean make_param(GkX264Enc *self, const GstVideoInfo *info, const char
 
     if (GST_VIDEO_INFO_IS_INTERLACED(info)) {
         p->b_interlaced = 1;
+        /* An unknown order is taken as x264's default, top field first (x264enc takes bottom). */
         p->b_tff = GST_VIDEO_INFO_FIELD_ORDER(info) != GST_VIDEO_FIELD_ORDER_BOTTOM_FIELD_FIRST;
         /* Mixed: each frame says whether it is interlaced (handle_frame). */
         p->b_pic_struct = GST_VIDEO_INFO_INTERLACE_MODE(info) == GST_VIDEO_INTERLACE_MODE_MIXED;
