@@ -236,10 +236,17 @@ static gboolean open_x264(GkX264Enc *self) {
     return self->x264 != NULL;
 }
 
-static void post_open_error(GkX264Enc *self, const GstVideoInfo *info, const char *profile) {
+/* x264's last error, or a sentence saying it gave none. */
+static void why_x264_failed(GkX264Enc *self, char *why, gsize size) {
     GST_OBJECT_LOCK(self);
+    g_strlcpy(why, self->last_error[0] ? self->last_error : "x264 gave no reason", size);
+    GST_OBJECT_UNLOCK(self);
+}
+
+static void post_open_error(GkX264Enc *self, const GstVideoInfo *info, const char *profile) {
     char why[sizeof self->last_error];
-    g_strlcpy(why, self->last_error[0] ? self->last_error : "x264 gave no reason", sizeof why);
+    why_x264_failed(self, why, sizeof why);
+    GST_OBJECT_LOCK(self);
     const char *preset = x264_preset_names[self->preset];
     GST_OBJECT_UNLOCK(self);
     GST_ELEMENT_ERROR(self, LIBRARY, INIT,
@@ -404,10 +411,8 @@ static GstFlowReturn encode(GkX264Enc *self, x264_picture_t *pic, GstVideoFrame 
         release_input(frame);
     }
     if (size < 0) {
-        GST_OBJECT_LOCK(self);
         char why[sizeof self->last_error];
-        g_strlcpy(why, self->last_error[0] ? self->last_error : "x264 gave no reason", sizeof why);
-        GST_OBJECT_UNLOCK(self);
+        why_x264_failed(self, why, sizeof why);
         GST_ELEMENT_ERROR(self, STREAM, ENCODE, ("x264 failed to encode a frame: %s", why), ("x264_encoder_encode returned %d", size));
         return GST_FLOW_ERROR;
     }
