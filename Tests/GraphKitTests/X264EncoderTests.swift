@@ -56,6 +56,7 @@ import Testing
 
         try #require(out.count == frames)
         #expect(out.allSatisfy { $0.caps.contains("profile=(string)\(profile)") && $0.caps.contains("stream-format=(string)avc") })
+        #expect(out.first?.caps.contains("codec_data=(buffer)01") == true)  // an avcC record, version 1
         let pts = out.map(\.pts), dts = out.map(\.dts)
         #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 }, "DTS not rising: \(dts)")
         #expect(zip(dts, pts).allSatisfy { $0 <= $1 }, "a DTS after its PTS")
@@ -89,6 +90,17 @@ import Testing
         let first = out.map(\.pts).min()!
         let keys = out.filter(\.keyframe).map { Int(($0.pts - first) / EncodeRun.time(of: 1)) }.sorted()
         #expect(keys == [0, 17])
+    }
+
+    /// Downstream that asks for a byte stream gets one: start codes, the SPS first, no codec_data.
+    @Test(.timeLimit(.minutes(1))) func byteStreamWhenAskedFor() throws {
+        let run = try EncodeRun(encoder: "gkx264enc speed-preset=veryfast bitrate=1000", profile: "main,stream-format=byte-stream")
+        try run.push(frames: 10)
+        let out = try run.finish()
+        try #require(out.count == 10)
+        #expect(out.allSatisfy { $0.caps.contains("stream-format=(string)byte-stream") && !$0.caps.contains("codec_data") })
+        #expect(out.allSatisfy { $0.head.starts(with: [0, 0, 0, 1]) || $0.head.starts(with: [0, 0, 1]) })
+        #expect(out[0].head.count == 5 && out[0].head[4] & 0x1f == 7, "the first NAL unit is not an SPS: \(out[0].head)")
     }
 
     /// End of stream before any frame: nothing out, no error.
@@ -194,6 +206,7 @@ final class PadCounter: Sendable {
 final class EncodeRun {
     struct Packet {
         var pts: GstClockTime, dts: GstClockTime, keyframe: Bool, caps: String
+        var head: [UInt8]  // the first bytes
     }
 
     let pipeline: UnsafeMutablePointer<GstElement>
@@ -336,9 +349,11 @@ final class EncodeRun {
             let b = gst_sample_get_buffer(sample)!
             let caps = gst_caps_to_string(gst_sample_get_caps(sample))!
             defer { g_free(caps) }
+            var head = [UInt8](repeating: 0, count: 5)
+            head.removeLast(5 - Int(gst_buffer_extract(b, 0, &head, 5)))
             out.append(Packet(pts: b.pointee.pts, dts: b.pointee.dts,
                               keyframe: b.pointee.mini_object.flags & GST_BUFFER_FLAG_DELTA_UNIT.rawValue == 0,
-                              caps: String(cString: caps)))
+                              caps: String(cString: caps), head: head))
         }
         if !ended { try Self.waitForEnd(of: pipeline) }
         _ = gk_element_set_state(pipeline, GST_STATE_NULL)
