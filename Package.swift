@@ -23,8 +23,9 @@ let package = Package(
         // zlib compresses waveform PNGs, a row at a time.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
+        // convert.c's element is a GstBaseTransform; x264enc.c's encodes with libx264 (libx264-dev).
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"],
-                linkerSettings: [.linkedLibrary("gstbase-1.0")]),  // convert.c's element is a GstBaseTransform
+                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264")]),
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),

@@ -16,6 +16,7 @@ packages=(
   gstreamer1.0-libav
   gstreamer1.0-x
   gstreamer1.0-alsa
+  libx264-dev    # encode.h264's encoder (CGraphKitGlue/x264enc.c) links libx264; graphctl then needs libx264-164
   libcairo2-dev  # the picture tests read PNGs back and draw the pictures of before (graphs need none)
   zlib1g-dev     # waveform PNGs are compressed with zlib
   librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check

@@ -242,9 +242,9 @@ static GstCaps *fixate_caps(GstBaseTransform *trans, GstPadDirection direction, 
     return othercaps;
 }
 
-/* Output frames come from a pool, reused as the encoder lets them go. Without one (x264enc
- * offers none) GstBaseTransform allocates every frame afresh, and the kernel pays for zeroing
- * new pages: 4% of a 720p encode's CPU, measured. */
+/* Output frames come from a pool, reused as the encoder lets them go. Without one (gkx264enc,
+ * like x264enc, offers none) GstBaseTransform allocates every frame afresh, and the kernel pays
+ * for zeroing new pages: 4% of a 720p encode's CPU, measured. */
 static gboolean decide_allocation(GstBaseTransform *trans, GstQuery *query) {
     GstCaps *caps = NULL;
     gst_query_parse_allocation(query, &caps, NULL);
@@ -319,4 +319,5 @@ static void gk_rgb_to_i420_init(GkRgbToI420 *self) { (void)self; }
 
 void gk_register_elements(void) {
     gst_element_register(NULL, "gkrgbtoi420", GST_RANK_NONE, gk_rgb_to_i420_get_type());
+    gst_element_register(NULL, "gkx264enc", GST_RANK_NONE, gk_x264_enc_get_type());
 }

@@ -42,6 +42,10 @@ void gk_rgb_to_i420_plan_make(gk_rgb_to_i420_plan *plan, double kr, double kb, i
                               int r_offset, int g_offset, int b_offset);
 void gk_rgb_to_i420(const gk_rgb_to_i420_plan *plan, const uint8_t *src, int src_stride, int width, int height,
                     uint8_t *y, int y_stride, uint8_t *u, int u_stride, uint8_t *v, int v_stride);
+/* H.264 through libx264 (x264enc.c): the element `gkx264enc`, encode.h264's encoder, which
+ * lets each raw frame go as soon as x264 has copied it. */
+GType gk_x264_enc_get_type(void);
+/* Registers gkrgbtoi420 and gkx264enc (convert.c). */
 void gk_register_elements(void);
 
 /* Mini-object macros, out of line. */

@@ -157,7 +157,7 @@ final class RunStatistics: @unchecked Sendable {
     }
 
     /// Media seconds that reached `nodes` (the final ones): from the first timestamp each input
-    /// saw, since encoders may offset theirs (x264enc by 1000 h).
+    /// saw, since encoders may offset theirs (gkx264enc, as x264enc, by 1000 h).
     func mediaSeconds(reaching nodes: [String]) -> Double {
         var best = 0
         for id in nodes {

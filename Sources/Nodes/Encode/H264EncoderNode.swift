@@ -50,22 +50,23 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         // GraphKit's own converter (CGraphKitGlue/convert.c): packed RGB to I420 in one pass,
         // a tenth of videoconvert's time; I420 and NV12 go through untouched.
         let convert = try bin.make("gkrgbtoi420", name: "convert")
-        // The bit rate is an average (x264's ABR, as AVVideoAverageBitRateKey and ffmpeg's -b:v):
-        // x264enc's default adds a 600 ms VBV, a constraint for streaming that costs time.
-        let encoder = try bin.make("x264enc", name: "encoder", [
+        // GraphKit's own x264 encoder (CGraphKitGlue/x264enc.c): x264enc's settings under the
+        // same names, but each raw frame is let go once x264 has copied it, where x264enc holds
+        // it for all of x264's delay (~15 frames, 45 MB at 1080p). The bit rate is an average
+        // (x264's ABR without a VBV, as AVVideoAverageBitRateKey and ffmpeg's -b:v).
+        let encoder = try bin.make("gkx264enc", name: "encoder", [
             "key-int-max": p[Self.keyframeInterval], "speed-preset": p[Self.preset].rawValue, "bframes": p[Self.bframes],
-            "vbv-buf-capacity": 0,
         ])
         if case .value(let bitrate) = p[Self.bitrate] {
-            try encoder.set("bitrate", max(1, bitrate / 1000))  // x264enc takes kbit/s
+            try encoder.set("bitrate", max(1, bitrate / 1000))  // kbit/s
         } else {
             encoder.onInputFormat { format in
                 guard case .rawVideo(let v) = format else { return }
                 try? encoder.set("bitrate", max(1, Self.automaticBitrate(width: v.width, height: v.height) / 1000))
             }
         }
-        // x264 cannot take an odd width or height in 4:2:0 and would fail with "Can not
-        // initialize x264 encoder": the run fails saying why and what to do, as ffmpeg does.
+        // x264 cannot take an odd width or height in 4:2:0 (the encoder would fail saying only
+        // x264's "width not divisible by 2"): the run fails saying why and what to do, as ffmpeg does.
         convert.onInputFormat { [convert] format in
             guard case .rawVideo(let v) = format, v.width % 2 != 0 || v.height % 2 != 0 else { return }
             let even = "\(v.width / 2 * 2)x\(v.height / 2 * 2)"
