@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include "CGraphKitGlue.h"
+#include <malloc.h>
 
 /* ThreadSanitizer annotations. GLib's GMutex, GCond and GAsyncQueue are futex-based and GStreamer
  * is not instrumented, so TSan does not see how GStreamer orders our code on its threads: a
@@ -619,4 +620,10 @@ int gk_bin_keep_errors(GstBin *bin) {
     gst_bus_set_sync_handler(bin->child_bus, NULL, NULL, NULL);
     gst_bus_set_sync_handler(bin->child_bus, gk_error_keeper_handler, k, gk_error_keeper_free);
     return 1;
+}
+
+/* GStreamer.keepFrameMemory() says why. mallopt is in <malloc.h>, which Swift's Glibc lacks. */
+void gk_keep_frame_memory(void) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }

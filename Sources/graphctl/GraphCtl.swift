@@ -25,7 +25,10 @@ struct GraphCtl: ParsableCommand {
     /// while that start is under way.
     static func main() {
         let startsGStreamer = ["run", BatchWorker.name].contains(CommandLine.arguments.dropFirst().first ?? "")
-        if startsGStreamer { GStreamer.beginInitializing() }
+        if startsGStreamer {
+            GStreamer.keepFrameMemory()  // before any thread allocates
+            GStreamer.beginInitializing()
+        }
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -48,6 +48,10 @@ GType gk_x264_enc_get_type(void);
 /* Registers gkrgbtoi420 and gkx264enc (convert.c). */
 void gk_register_elements(void);
 
+/* malloc keeps frame-sized blocks in its heaps (mmap above 32 MiB only) and up to 64 MiB free at
+ * their tops: GStreamer.keepFrameMemory(). */
+void gk_keep_frame_memory(void);
+
 /* Mini-object macros, out of line. */
 GstBuffer *gk_buffer_ref(GstBuffer *buffer);
 void gk_buffer_unref(GstBuffer *buffer);
