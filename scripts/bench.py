@@ -188,16 +188,15 @@ def effects_job():
 
 
 def av_job(runs):
-    """graphctl draws BGRA and converts it (gkrgbtoi420); gst-launch-1.0 does the same with
-    videoconvert; ffmpeg's lavfi source draws yuv420p, so it converts nothing. The last row gives
-    ffmpeg BGRA frames too (swscale converts), the like-for-like of graphctl's job. All four
-    encode with the same x264 settings (veryfast, average 9.3 Mb/s, keyframes every 60, no
-    B-frames, high profile) and AAC 96 kb/s."""
+    """graphctl and gst-launch-1.0 draw the pattern in I420, as ffmpeg's lavfi source draws
+    yuv420p: nothing is converted. The BGRA rows draw packed RGB and convert it (graphctl with
+    gkrgbtoi420, ffmpeg with swscale). All encode with the same x264 settings (veryfast, average
+    9.3 Mb/s, keyframes every 60, no B-frames, high profile) and AAC 96 kb/s."""
     out = os.path.join(BENCH, "av")
     ours = [GRAPHCTL, "run", os.path.join(ROOT, "scripts", "bench-av.json"), "--quiet", "--set", f"file.path={out}-graphctl.mp4"]
     gst = ["gst-launch-1.0", "-q", "-e", "mp4mux", "name=m", "!", "filesink", f"location={out}-gst.mp4",
            "videotestsrc", "num-buffers=300", "pattern=smpte", "horizontal-speed=4", "!",
-           "video/x-raw,format=BGRA,width=1280,height=720,framerate=30/1", "!", "videoconvert", "!",
+           "video/x-raw,format=I420,width=1280,height=720,framerate=30/1", "!", "videoconvert", "!",
            "x264enc", "bitrate=9308", "key-int-max=60", "speed-preset=veryfast", "bframes=0", "vbv-buf-capacity=0", "!",
            "video/x-h264,profile=high", "!", "m.",
            "audiotestsrc", "num-buffers=431", "samplesperbuffer=1024", "!", "audio/x-raw,format=S16LE,rate=44100,channels=1", "!",
@@ -216,6 +215,7 @@ def av_job(runs):
     ff_smpte = ff("testsrc2", "ffmpeg-smpte")
     ff_smpte[ff_smpte.index("lavfi"):ff_smpte.index("lavfi") + 3] = ["yuv4mpegpipe", "-i", smpte]
     contenders = [("graphctl", ours), ("gst-launch-1.0", gst), ("ffmpeg", ff("testsrc2=size=1280x720:rate=30:duration=10", "ffmpeg")),
+                  ("graphctl, BGRA frames", ours[:-2] + ["--set", "camera.pixelFormat=bgra", "--set", f"file.path={out}-graphctl-bgra.mp4"]),
                   ("ffmpeg, BGRA frames", ff("testsrc2=size=1280x720:rate=30:duration=10,format=bgra", "ffmpeg-bgra")),
                   ("ffmpeg, graphctl's SMPTE frames", ff_smpte)]
     r = alternate(contenders, runs)
