@@ -234,9 +234,10 @@ typedef struct {
 int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStreamInfo *streams, int max,
                 char *error, size_t error_len);
 
-/* Sends flush-start into every appsink of the bin: an appsink holding end of stream until its
- * samples are pulled (wait-on-eos) would otherwise keep its streaming thread, and the stream lock
- * that stopping the pipeline needs (GStreamer 1.22). For a pipeline about to stop. */
+/* Sends flush-start into every appsink of the bin: its queue (below) holding end of stream until
+ * its samples are pulled, or a producer waiting for room in it, would otherwise keep its streaming
+ * thread, and the stream lock that stopping the pipeline needs, for up to 100 ms; a waiting pull
+ * wakes at once. For a pipeline about to stop. */
 void gk_bin_unblock_app_sinks(GstBin *bin);
 
 /* --- The hand-off to code that pulls samples (appqueue.c) ------------------------------------

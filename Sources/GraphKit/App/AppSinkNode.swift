@@ -20,12 +20,10 @@ public final class AppSinkNode: ElementNode, @unchecked Sendable {
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
+        // The samples never reach the appsink: MediaOutput's queue takes them off its pad and
+        // bounds them (maxBuffers); the appsink gets the events, and posts end of stream.
         // async=false: an appsink and an appsrc in one pipeline otherwise deadlock at preroll.
-        // enable-last-sample=false: a kept last sample would make every in-place write copy.
-        let sink = try bin.make("appsink", name: "appsink", [
-            "max-buffers": String(context.parameters[Self.maxBuffers]), "drop": "false",
-            "sync": "false", "async": "false", "enable-last-sample": "false", "emit-signals": "false",
-        ])
+        let sink = try bin.make("appsink", name: "appsink", ["sync": "false", "async": "false", "emit-signals": "false"])
         output = MediaOutput(appsink: sink.raw, nodeID: context.id, capacity: context.parameters[Self.maxBuffers])
         try bin.expose(input: "in", sink)
     }
