@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 import GraphKit
 import Nodes
 
@@ -190,5 +191,30 @@ import Nodes
             #"nodes.a.params."": unknown parameter "" for capture.audio (it takes: device, wave, frequency, sampleRate, channels, duration, live)"#,
             #"nodes.a.params."": unknown parameter "" for capture.audio (it takes: device, wave, frequency, sampleRate, channels, duration, live)"#,
         ])
+    }
+
+    /// Two outputs of one graph naming one file would write one temporary file at once: the
+    /// graph is refused before it runs, at the second writer, whichever way the path is spelt.
+    @Test func twoOutputsOfOneFileAreRefused() {
+        let cwd = FileManager.default.currentDirectoryPath
+        let twoSinks = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+            "aac": { "type": "encode.aac" },
+            "file": { "type": "sink.mp4", "params": { "path": "out/x.m4a" } },
+            "copy": { "type": "sink.mp4", "params": { "path": "\(cwd)/out/../out/./x.m4a" } }
+            """, edges: #""mic.out -> aac.in", "aac.out -> file.audio", "aac.out -> copy.audio""#)
+        #expect(problems(twoSinks) == [
+            #"nodes.copy.params.path: "\#(cwd)/out/../out/./x.m4a" is also written by nodes.file.params.path: each output needs a file of its own"#,
+        ])
+        // A --set that makes them one file is named as the place; one that parts them mends it.
+        let waveform = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+            "wave": { "type": "analysis.waveform", "params": { "json": "out/w.json" } }
+            """, edges: #""mic.out -> wave.in""#)
+        #expect(problems(waveform, overrides: ["wave.png=./out/w.json"]) == [
+            #"--set wave.png: "./out/w.json" is also written by nodes.wave.params.json: each output needs a file of its own"#,
+        ])
+        #expect(problems(twoSinks, overrides: ["copy.path=out/y.m4a"]).isEmpty)
+        #expect(problems(waveform, overrides: ["wave.png=out/w.png"]).isEmpty)
     }
 }

@@ -106,6 +106,11 @@ private struct Validation {
     var kindOfType: [String: Int] = [:]
     /// Made when a missing node is first named: suggestions from many thousands of ids.
     var idSuggestions: NameSuggestions?
+    /// The files the nodes write (parameters declared `writesFile`), by absolute path: where the
+    /// first writer of each is set. Two writers of one file would share its temporary file.
+    var writers: [String: String] = [:]
+    /// The current folder, asked for when the first such file is met.
+    var folder: String?
 
     init(registry: NodeRegistry) { self.registry = registry }
 
@@ -461,6 +466,17 @@ private struct Validation {
             } else if spec.isRequired {
                 problem("\(at).params.\(spec.name)", "required parameter of \(d.type) is missing (\(spec.help))")
                 ok = false
+            }
+        }
+        for spec in d.parameters where spec.writesFile {
+            guard case .string(let path)? = values[spec.name] else { continue }
+            let location = given.last(where: { $0.key == spec.name })?.override ?? "\(at).params.\(spec.name)"
+            if folder == nil { folder = FileManager.default.currentDirectoryPath }
+            let file = OutputFile.absolute(path, from: folder!)
+            if let first = writers[file] {
+                problem(location, "\"\(path)\" is also written by \(first): each output needs a file of its own")
+            } else {
+                writers[file] = location
             }
         }
         let parameters = Parameters(values, explicit: explicit)

@@ -19,6 +19,20 @@ public struct OutputFile: Sendable {
     }
 
     public var target: URL { URL(fileURLWithPath: path) }
+
+    /// `path` made absolute against `folder` (the current one by default), with `.` and `..`
+    /// worked out: two paths to one file (`out/a.mp4`, `./out/a.mp4`, its absolute path) give
+    /// the same text. Symbolic links are left as they are.
+    public static func absolute(_ path: String, from folder: String = FileManager.default.currentDirectoryPath) -> String {
+        let full = path.hasPrefix("/") ? path : folder + "/" + path
+        var parts: [Substring] = []
+        for part in full.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
     public var temporary: URL {
         target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).partial")
     }

@@ -49,7 +49,7 @@ enum BatchPlan {
         var shared: [String] = []
         var inputPaths: [String: BatchInput] = [:]
         let cwd = FileManager.default.currentDirectoryPath
-        for input in inputs { inputPaths[absolute(input.path, from: cwd)] = input }
+        for input in inputs { inputPaths[OutputFile.absolute(input.path, from: cwd)] = input }
 
         for input in inputs {
             let overrides = templates.map { $0.override(for: input) }
@@ -79,7 +79,7 @@ enum BatchPlan {
                 for declaration in node.descriptor.parameters where declaration.descriptor.writesFile {
                     guard case .string(let path)? = node.parameters[declaration.name] else { continue }
                     let key = "\(node.id).\(declaration.name)"
-                    let full = absolute(path, from: cwd)
+                    let full = OutputFile.absolute(path, from: cwd)
                     if writers[full] != nil {
                         if writers[full]!.inputs.count == 1 { shared.append(full) }
                         writers[full]!.inputs.append(input)
@@ -133,18 +133,5 @@ enum BatchPlan {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
         return String(name[dot...])
-    }
-
-    /// `path` from the root (relative paths from `cwd`), `.` and `..` resolved by name (not through symbolic links): two
-    /// spellings of one output are caught as one.
-    static func absolute(_ path: String, from cwd: String) -> String {
-        let full = path.hasPrefix("/") ? path : cwd + "/" + path
-        var parts: [Substring] = []
-        for part in full.split(separator: "/") {
-            if part == "." { continue }
-            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
-            parts.append(part)
-        }
-        return "/" + parts.joined(separator: "/")
     }
 }
