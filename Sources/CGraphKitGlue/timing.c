@@ -175,6 +175,97 @@ gulong gk_pad_mark_upright(GstPad *pad) {
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, mark_upright, NULL, NULL);
 }
 
+/* --- Presentation times ----------------------------------------------------------------------
+ * A demuxer that applies an edit list (qtdemux: the first B-frame stream's edit skips the
+ * frames' composition offset) or starts its timeline elsewhere (tsdemux) leaves the time stamps
+ * in the media's time and says where the presentation starts in the segment: start (media time)
+ * against time (presentation time). Every later element works in running time, so files come
+ * out right; code reading a buffer's PTS would see a time that many frames late. The probe moves
+ * the stamps and the segment together by (start - time): running time and stream time stay, and
+ * a PTS is its presentation time, as AVAssetReader gives it. */
+
+typedef struct {
+    gint64 shift; /* ns to take from each time stamp; 0 until a segment says otherwise */
+} PresentTimes;
+
+static void present_times_free(gpointer data) { g_free(data); }
+
+/* Moves one buffer's stamps; FALSE when it lies before the presentation (the segment clips it). */
+static gboolean present_buffer(GstBuffer **buffer, gint64 shift) {
+    GstBuffer *b = *buffer;
+    if (GST_BUFFER_PTS_IS_VALID(b) && (gint64)GST_BUFFER_PTS(b) < shift)
+        return FALSE;
+    b = gst_buffer_make_writable(b);
+    if (GST_BUFFER_PTS_IS_VALID(b))
+        GST_BUFFER_PTS(b) = (GstClockTime)((gint64)GST_BUFFER_PTS(b) - shift);
+    if (GST_BUFFER_DTS_IS_VALID(b))
+        GST_BUFFER_DTS(b) = (gint64)GST_BUFFER_DTS(b) < shift ? GST_CLOCK_TIME_NONE
+                                                            : (GstClockTime)((gint64)GST_BUFFER_DTS(b) - shift);
+    *buffer = b;
+    return TRUE;
+}
+
+static gboolean present_list_item(GstBuffer **buffer, guint idx, gpointer data) {
+    (void)idx;
+    if (!present_buffer(buffer, *(gint64 *)data)) {
+        gst_buffer_unref(*buffer);
+        *buffer = NULL; /* removed from the list */
+    }
+    return TRUE;
+}
+
+static GstPadProbeReturn present_times(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    PresentTimes *p = data;
+    GstPadProbeReturn r = GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+            const GstSegment *segment = NULL;
+            gst_event_parse_segment(event, &segment);
+            gint64 shift = 0;
+            if (segment->format == GST_FORMAT_TIME && segment->rate > 0 && segment->applied_rate == 1.0 &&
+                GST_CLOCK_TIME_IS_VALID(segment->time) && segment->start != segment->time)
+                shift = (gint64)segment->start - (gint64)segment->time;
+            __atomic_store_n(&p->shift, shift, __ATOMIC_RELAXED);
+            if (shift != 0) {
+                GstSegment moved;
+                gst_segment_copy_into(segment, &moved);
+                moved.start = segment->time;
+                if (GST_CLOCK_TIME_IS_VALID(segment->stop))
+                    moved.stop = (gint64)segment->stop < shift ? 0 : (GstClockTime)((gint64)segment->stop - shift);
+                if (GST_CLOCK_TIME_IS_VALID(segment->position))
+                    moved.position = (gint64)segment->position < shift ? moved.start
+                                                                      : (GstClockTime)((gint64)segment->position - shift);
+                GstEvent *replacement = gst_event_new_segment(&moved);
+                gst_event_set_seqnum(replacement, gst_event_get_seqnum(event));
+                gst_event_unref(event);
+                info->data = replacement;
+            }
+        }
+    } else {
+        gint64 shift = __atomic_load_n(&p->shift, __ATOMIC_RELAXED);
+        if (shift != 0 && (info->type & GST_PAD_PROBE_TYPE_BUFFER)) {
+            GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+            if (!present_buffer(&b, shift))
+                r = GST_PAD_PROBE_DROP;
+            else
+                info->data = b;
+        } else if (shift != 0 && (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST)) {
+            GstBufferList *list = gst_buffer_list_make_writable(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
+            gst_buffer_list_foreach(list, present_list_item, &shift);
+            info->data = list;
+        }
+    }
+    gk_callback_leave(pad);
+    return r;
+}
+
+gulong gk_pad_present_times(GstPad *pad) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+                             present_times, g_new0(PresentTimes, 1), present_times_free);
+}
+
 /* --- MP3 encoder delay from ffmpeg's Info tag ----------------------------------------------
  * GStreamer 1.22's mpegaudioparse reads the encoder delay and padding from a LAME tag only when
  * its encoder string starts "LAME"; ffmpeg's (libmp3lame through libavcodec) says "Lavc" in the

@@ -117,6 +117,35 @@ import Testing
         #expect(reader.status == .completed)
     }
 
+    /// Each frame is stamped with where it shows, as AVAssetReader stamps it: x264's B-frames
+    /// give an MP4 an edit list that skips their composition offset, which GStreamer's demuxer
+    /// leaves in the stamps (the first frame came out at 0.08 s, two frames late against the
+    /// sound). Sound and picture start together at 0, frame n at n/25 s.
+    @Test(arguments: ["mp4", "mov"])
+    func samplesAreStampedWithWhereTheyShow(container: String) throws {
+        let file = path("bframes.\(container)")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=s=160x120:r=25:d=2", "-f", "lavfi", "-i", "sine=r=48000:d=2",
+                                         "-c:v", "libx264", "-bf", "2", "-c:a", "aac", "-shortest", "-y", file])
+        let asset = try Asset(path: file)
+        let reader = try AssetReader(asset: asset)
+        let video = AssetReaderTrackOutput(track: try asset.track(withMediaType: .video), outputSettings: nil)
+        let audio = AssetReaderTrackOutput(track: try asset.track(withMediaType: .audio), outputSettings: nil)
+        try reader.add(video)
+        try reader.add(audio)
+        try reader.startReading()
+        var times: [Double] = []
+        while let f = video.copyNextSampleBuffer() { times.append(f.presentationTime?.seconds ?? -1) }
+        #expect(times.count == 50)
+        for (n, t) in times.enumerated() where abs(t - Double(n) / 25) > 0.001 {
+            Issue.record("\(container): frame \(n) at \(t) s, not \(Double(n) / 25) s")
+            break
+        }
+        let firstSound = audio.copyNextSampleBuffer()?.presentationTime?.seconds ?? -1
+        #expect(abs(firstSound) < 0.001, "\(container): the sound starts at \(firstSound) s")
+        while audio.copyNextSampleBuffer() != nil {}
+        #expect(reader.status == .completed)
+    }
+
     /// A pull waiting on another thread wakes with nil when reading is cancelled; later pulls
     /// return nil at once, and the status says why.
     @Test func cancelReadingWakesAPull() async throws {

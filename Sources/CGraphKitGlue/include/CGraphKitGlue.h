@@ -145,6 +145,10 @@ gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, 
  * turned the picture as the tag said (videoflip video-direction=auto), which passes the tag on
  * as it came, so that a writer downstream would turn it once more. */
 gulong gk_pad_mark_upright(GstPad *pad);
+/* Makes the time stamps leaving `pad` presentation times: a segment whose start (media time) is
+ * not its time (presentation time), as an edit list's or a transport stream's, is moved to start
+ * at its time, and every buffer's stamps with it (running and stream time unchanged). */
+gulong gk_pad_present_times(GstPad *pad);
 
 /* Makes decodebin's MP3 parser trim the encoder delay and padding of ffmpeg's MP3s as it does
  * LAME's (timing.c says how). Returns the signal handler's id. */

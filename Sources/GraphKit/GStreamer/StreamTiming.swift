@@ -33,6 +33,15 @@ extension Element {
         defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
         callbacks.adopt(probe: gk_pad_mark_upright(p), on: p)
     }
+
+    /// Makes the time stamps leaving this element's `pad` the stream's presentation times (an
+    /// edit list's or a transport stream's offset taken out of stamps and segment alike), so
+    /// that a sample's time is where it shows, as AVAssetReader gives it.
+    public func presentTimes(pad name: String = "src") {
+        guard let p = gst_element_get_static_pad(raw, name) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_present_times(p), on: p)
+    }
 }
 
 extension Element {

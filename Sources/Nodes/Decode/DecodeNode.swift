@@ -81,6 +81,7 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
                 try bin.link(convert, filter)  // the file's own rate: nothing to resample
             }
             try bin.expose(output: "audio", filter)
+            filter.presentTimes()
             audioEntry = convert
             // An MP4's sound track decodes to exactly its edit list's (or gapless tag's)
             // samples, trimmed here rather than by the demuxer (MP4AudioEdit says why).
@@ -93,6 +94,9 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
             try bin.link(convert, filter)
             try bin.expose(output: "video", filter)
+            // Frames stamped with where they show: an MP4 with B-frames has an edit list that
+            // skips their composition offset, which the demuxer leaves in the stamps.
+            filter.presentTimes()
             if p[Self.autorotate] {
                 // The display orientation (an MP4's matrix, as the image-orientation tag)
                 // applied to the pixels, and the tag then says upright, so that a writer does
