@@ -64,6 +64,21 @@ import Testing
         #expect(reader.status == .completed)
     }
 
+    /// A range from a time to the end, as AVFoundation writes it: a duration of
+    /// `.positiveInfinity` (it trapped in MediaTime(seconds: .infinity)).
+    @Test func aRangeToTheEndReadsTheRest() throws {
+        let asset = try Asset(path: try rampWAV())
+        let reader = try AssetReader(asset: asset)
+        reader.timeRange = MediaTimeRange(start: MediaTime(value: 3_001, timescale: 8_000), duration: MediaTime(seconds: .infinity))
+        let output = AssetReaderTrackOutput(track: asset.tracks[0], outputSettings: .linearPCM(sampleFormat: .s16le))
+        try reader.add(output)
+        try reader.startReading()
+        var count = 0
+        while let sample = output.copyNextSampleBuffer() { count += sample.frameCount }
+        #expect(count == 16_000 - 3_001)
+        #expect(reader.status == .completed)
+    }
+
     /// AAC in M4A, read as float, resampled and mixed down as the settings ask; the async
     /// sequence gives the same samples as the loop.
     @Test func outputSettingsConvertAndTheAsyncSequenceReads() async throws {

@@ -31,4 +31,21 @@ import Testing
         #expect(t.value == 36_000 * 90_000)
         #expect(MediaTime.rescale(-3, from: 2, to: 1) == -2)
     }
+
+    /// AVFoundation's "to the end" is a range whose duration is `.positiveInfinity`, made from
+    /// `CMTime(seconds: .infinity)`; seconds past what a timescale counts, and sums past it,
+    /// saturate instead of trapping. A negative time has no GStreamer stamp: 0.
+    @Test func infinitiesAndOverflowSaturate() {
+        #expect(MediaTime(seconds: .infinity) == .positiveInfinity)
+        #expect(MediaTime(seconds: -.infinity) == .negativeInfinity)
+        #expect(MediaTime(seconds: 1e300, preferredTimescale: 44_100) == .positiveInfinity)
+        #expect(!MediaTime.positiveInfinity.isFinite && MediaTime(seconds: 3).isFinite)
+        let range = MediaTimeRange(start: MediaTime(seconds: 2), duration: MediaTime(seconds: .infinity))
+        #expect(range.end == .positiveInfinity)
+        #expect(range.contains(MediaTime(value: 1_000_000, timescale: 1)))
+        #expect(!range.contains(MediaTime(seconds: 1)))
+        #expect(MediaTime(value: .max - 1, timescale: 1) + MediaTime(value: 5, timescale: 1) == .positiveInfinity)
+        #expect(MediaTime(value: -1024, timescale: 44_100).nanoseconds == 0)
+        #expect(MediaTime.positiveInfinity > MediaTime(value: .max - 1, timescale: 1))
+    }
 }
