@@ -53,11 +53,19 @@ public enum MediaFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Speaker positions by channel count, 3 to 8: 2.1, quad, 5.0, 5.1, 6.1, 7.1.
+    static let channelMasks: [Int: UInt64] = [3: 0xb, 4: 0x33, 5: 0x37, 6: 0x3f, 7: 0x13f, 8: 0xc3f]
+
     /// The GStreamer caps string for this format.
     public var capsString: String {
         switch self {
         case .pcm(let f):
-            return "audio/x-raw, format=(string)\(f.sampleFormat.gstName), layout=(string)interleaved, rate=(int)\(f.sampleRate), channels=(int)\(f.channels)"
+            var s = "audio/x-raw, format=(string)\(f.sampleFormat.gstName), layout=(string)interleaved, rate=(int)\(f.sampleRate), channels=(int)\(f.channels)"
+            // Past stereo, GStreamer needs to know which speaker each channel is for (audioconvert
+            // refuses caps without it): the usual layout for the count, as GStreamer's
+            // gst_audio_channel_get_fallback_mask and ffmpeg's default layouts give it.
+            if let mask = Self.channelMasks[f.channels] { s += ", channel-mask=(bitmask)0x\(String(mask, radix: 16))" }
+            return s
         case .aac(let rate, let channels):
             var s = "audio/mpeg, mpegversion=(int)4"
             if let rate { s += ", rate=(int)\(rate)" }
