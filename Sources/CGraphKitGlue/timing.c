@@ -266,6 +266,78 @@ gulong gk_pad_present_times(GstPad *pad) {
                              present_times, g_new0(PresentTimes, 1), present_times_free);
 }
 
+/* --- Time order into a writer --------------------------------------------------------------
+ * An MP4's index cannot hold samples whose decode times go back or repeat (a player stops or
+ * skips there), and GStreamer 1.22's muxer writes them anyway. The probe on each input of a
+ * writer fails the run at the first such buffer, saying where. */
+
+typedef struct {
+    gchar *input;       /* the writer's input, for the message */
+    GstSegment segment; /* the input's, for running time */
+    gint64 last;        /* running time of the last buffer's decode time; -1 before the first */
+} RisingTimes;
+
+static void rising_times_free(gpointer data) {
+    RisingTimes *r = data;
+    g_free(r->input);
+    g_free(r);
+}
+
+static GstPadProbeReturn require_rising(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    RisingTimes *r = data;
+    GstPadProbeReturn result = GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+            const GstSegment *segment = NULL;
+            gst_event_parse_segment(event, &segment);
+            gst_segment_copy_into(segment, &r->segment);
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+            r->last = -1;
+        }
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+        GstClockTime t = GST_BUFFER_DTS_IS_VALID(b) ? GST_BUFFER_DTS(b) : GST_BUFFER_PTS(b);
+        if (GST_CLOCK_TIME_IS_VALID(t) && r->segment.format == GST_FORMAT_TIME) {
+            /* Decode times before the segment start (B-frames' first) count below 0. */
+            guint64 magnitude = 0;
+            int sign = gst_segment_to_running_time_full(&r->segment, GST_FORMAT_TIME, t, &magnitude);
+            if (sign != 0) {
+                gint64 now = sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
+                if (r->last != -1 && now <= r->last) {
+                    GstObject *parent = gst_pad_get_parent(pad);
+                    gchar *text = g_strdup_printf(
+                        "the %s input's time stamps go %s at %.3f s (after %.3f s): the file could not be played there. "
+                        "Its source is out of time order (joined or damaged media?)",
+                        r->input, now == r->last ? "no further" : "back", (double)now / GST_SECOND, (double)r->last / GST_SECOND);
+                    if (parent != NULL && GST_IS_ELEMENT(parent))
+                        gk_element_post_error(GST_ELEMENT(parent), 3, GST_STREAM_ERROR_FORMAT, text, NULL);
+                    g_free(text);
+                    if (parent != NULL) gst_object_unref(parent);
+                    gst_buffer_unref(b);
+                    GST_PAD_PROBE_INFO_DATA(info) = NULL;
+                    GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_ERROR;
+                    result = GST_PAD_PROBE_HANDLED;
+                } else {
+                    r->last = now;
+                }
+            }
+        }
+    }
+    gk_callback_leave(pad);
+    return result;
+}
+
+gulong gk_pad_require_rising_times(GstPad *pad, const char *input) {
+    RisingTimes *r = g_new0(RisingTimes, 1);
+    r->input = g_strdup(input);
+    r->last = -1;
+    gst_segment_init(&r->segment, GST_FORMAT_UNDEFINED);
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, require_rising, r,
+                             rising_times_free);
+}
+
 /* --- MP3 encoder delay from ffmpeg's Info tag ----------------------------------------------
  * GStreamer 1.22's mpegaudioparse reads the encoder delay and padding from a LAME tag only when
  * its encoder string starts "LAME"; ffmpeg's (libmp3lame through libavcodec) says "Lavc" in the

@@ -149,6 +149,10 @@ gulong gk_pad_mark_upright(GstPad *pad);
  * not its time (presentation time), as an edit list's or a transport stream's, is moved to start
  * at its time, and every buffer's stamps with it (running and stream time unchanged). */
 gulong gk_pad_present_times(GstPad *pad);
+/* Fails the run (an error from the pad's parent, flow error) at the first buffer into `pad`
+ * whose decode time (else presentation time), in running time, is not later than the one
+ * before: what an MP4 index cannot hold. `input` names the pad in the message. */
+gulong gk_pad_require_rising_times(GstPad *pad, const char *input);
 
 /* Makes decodebin's MP3 parser trim the encoder delay and padding of ffmpeg's MP3s as it does
  * LAME's (timing.c says how). Returns the signal handler's id. */

@@ -56,6 +56,14 @@ extension Element {
 extension BinBuilder {
     /// Calls `handler` on the streaming thread with each display orientation and encoder delay
     /// that reaches the node's input `port` (exposed already).
+    /// Fails the run at the first buffer into input `port` whose time stamp does not follow
+    /// the one before, with a message that names the input: for a writer whose file cannot hold
+    /// such a stream.
+    public func requireRisingTimes(input port: String) {
+        guard let pad = exposedInputs[port] else { return }
+        callbacks.adopt(probe: gk_pad_require_rising_times(pad, port), on: pad)
+    }
+
     public func onStreamFacts(input port: String, _ handler: @escaping @Sendable (StreamFact) -> Void) {
         guard let pad = exposedInputs[port] else { return }
         final class Box: @unchecked Sendable {

@@ -75,6 +75,9 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         try bin.link(mux, sink)
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: "\(port)_%u", from: mux)
+            // GStreamer's muxer writes samples out of time order into an index no player reads
+            // right; such a stream fails the run instead of making a file that looks complete.
+            bin.requireRisingTimes(input: port)
             bin.onStreamFacts(input: port) { [self] fact in
                 lock.lock()
                 defer { lock.unlock() }

@@ -50,6 +50,30 @@ import Nodes
         #expect(!FileManager.default.fileExists(atPath: partial))
     }
 
+    /// Samples whose times go back (a joined transport stream overlapped by two frames and 0.1 s
+    /// of sound) were written into an index no player reads right, and the run said completed.
+    /// The run now fails at the first such sample, saying which input and where, and leaves no
+    /// file.
+    @Test(.timeLimit(.minutes(1)))
+    func samplesOutOfTimeOrderFailTheRun() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let path = folder.appendingPathComponent("order.m4a").path
+        var packets = try Self.aac(seconds: 1)
+        #expect(packets.count > 20)
+        let earlier = packets[8].presentationTime
+        packets[12].presentationTime = earlier
+        packets[12].decodeTime = earlier
+        let h = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(path)" } }"#, inputs: ["audio"])
+        try? h.push(packets, to: "audio")
+        let report = h.run.wait()
+        #expect(report.status == .failed)
+        let message = report.error?.description ?? ""
+        #expect(message.contains("node \"node\""), "\(message)")
+        #expect(message.contains("the audio input's time stamps go back at"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
+    }
+
     @Test func aParentThatIsAFileIsAnOutputError() throws {
         let folder = try TestMedia.temporaryFolder()
         let file = folder.appendingPathComponent("plain").path
