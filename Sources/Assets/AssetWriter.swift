@@ -249,6 +249,31 @@ public final class AssetWriter: @unchecked Sendable {
 
     var sessionStart: MediaTime? { lock.withLock { session } }
 
+    /// Whether inputs take samples: writing, and neither finishing nor ended.
+    var takesSamples: Bool {
+        lock.withLock {
+            refreshLocked()
+            return state == .writing && !finishing
+        }
+    }
+
+    /// Why writing ended, as an append that was waiting should throw it: the writer's error if
+    /// it failed, that it was cancelled; nil while writing.
+    func endedReason(for input: AssetWriterInput) -> GraphError? {
+        lock.withLock {
+            refreshLocked()
+            switch state {
+            case .failed: return failure
+            case .cancelled: return Self.cancelled(input)
+            default: return nil
+            }
+        }
+    }
+
+    private static func cancelled(_ input: AssetWriterInput) -> GraphError {
+        GraphError(.cancelled, at: input.name, "writing was cancelled (cancelWriting()); this input takes no more samples")
+    }
+
     /// Why an input cannot take samples now, or nil when it can.
     func refusal(for input: AssetWriterInput) -> GraphError? {
         lock.withLock {
@@ -263,7 +288,7 @@ public final class AssetWriter: @unchecked Sendable {
             case .completed:
                 return GraphError(.usage, at: input.name, "the file is written (finishWriting() completed); this input takes no more samples")
             case .cancelled:
-                return GraphError(.cancelled, at: input.name, "writing was cancelled (cancelWriting()); this input takes no more samples")
+                return Self.cancelled(input)
             case .failed:
                 return failure ?? GraphError(.runFailed, at: input.name, "writing failed")
             }
@@ -307,19 +332,34 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Abandons writing: appends stop, and nothing is left under ``outputPath``. Returns once
-    /// the partial file is gone.
+    /// the partial file is gone, blocking the thread meanwhile; from a Swift concurrency task,
+    /// `await` the async `cancelWriting()`.
+    ///
+    /// From the moment it is called, no input is ready for more, request blocks are called no
+    /// more, and waiting appends wake and throw `cancelled`.
+    @available(*, noasync, message: "blocks the thread until the partial file is gone; use await cancelWriting()")
     public func cancelWriting() {
-        let run: GraphRun? = lock.withLock {
-            guard state == .unknown || state == .writing else { return nil }
-            state = .cancelled
-            return self.run
-        }
-        guard let run else { return }
-        run.cancel()
-        waitForEnd(of: run)
+        guard let run = beginCancelling() else { return }
+        _ = run.wait()
     }
 
-    private func waitForEnd(of run: GraphRun) {
-        _ = run.wait()
+    /// Abandons writing, as the blocking ``cancelWriting()`` does, suspending until the partial
+    /// file is gone.
+    public func cancelWriting() async {
+        guard let run = beginCancelling() else { return }
+        _ = await run.report()
+    }
+
+    /// Marks the writer cancelled, closes its inputs and cancels the run: the run to wait for,
+    /// if one was going.
+    private func beginCancelling() -> GraphRun? {
+        let (run, inputs): (GraphRun?, [AssetWriterInput]) = lock.withLock {
+            guard state == .unknown || state == .writing else { return (nil, []) }
+            state = .cancelled
+            return (self.run, self.inputs)
+        }
+        for input in inputs { input.close(because: Self.cancelled(input)) }
+        run?.cancel()
+        return run
     }
 }
