@@ -30,6 +30,16 @@ public final class AssetWriterInput: @unchecked Sendable {
     private var frameRate: FrameRate?
     /// The last sample appended, on the source clock (set once the graph took it).
     private var last: Timing?
+    /// How far appends have got on the source clock: the end of the last audio buffer, or the
+    /// last frame's time. For the writer's watch on an append that cannot go on (see
+    /// ``AssetWriter``).
+    private var reached: MediaTime? { last?.reached }
+    /// When the append calls now in progress began (nil: none is), and when anything last
+    /// happened on this input (an append began or ended, a request, markAsFinished()).
+    private var appendingSince: ContinuousClock.Instant?
+    private var appendsInProgress = 0
+    private var lastActivity = ContinuousClock.now
+    private var requested = false
 
     public init(mediaType: MediaType, outputSettings: some OutputSettings) {
         self.mediaType = mediaType
@@ -56,6 +66,8 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// before writing starts: the calls begin when it does.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
         let media: MediaInput? = lock.withLock {
+            requested = true
+            lastActivity = .now
             if self.media == nil { pendingRequest = (queue, block) }
             return self.media
         }
@@ -67,6 +79,8 @@ public final class AssetWriterInput: @unchecked Sendable {
     @available(*, noasync, message: "blocks the thread; use await append(_:)")
     public func append(_ sampleBuffer: SampleBuffer) throws(GraphError) {
         let (media, ready, timing) = try prepare(sampleBuffer)
+        appendBegins()
+        defer { appendEnds() }
         do {
             for b in ready { try media.appendWaiting(b) }
         } catch {
@@ -78,12 +92,30 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// Appends a sample, suspending while the encoder is behind.
     public func append(_ sampleBuffer: SampleBuffer) async throws(GraphError) {
         let (media, ready, timing) = try prepare(sampleBuffer)
+        appendBegins()
+        defer { appendEnds() }
         do {
             for b in ready { try await media.append(b) }
         } catch {
             throw writersReason(for: error)
         }
         lock.withLock { last = timing }
+    }
+
+    private func appendBegins() {
+        lock.withLock {
+            if appendsInProgress == 0 { appendingSince = .now }
+            appendsInProgress += 1
+            lastActivity = .now
+        }
+    }
+
+    private func appendEnds() {
+        lock.withLock {
+            appendsInProgress -= 1
+            if appendsInProgress == 0 { appendingSince = nil }
+            lastActivity = .now
+        }
     }
 
     /// A waiting append woken because writing ended throws why it ended, as the writer says it
@@ -99,6 +131,7 @@ public final class AssetWriterInput: @unchecked Sendable {
         let (media, held): (MediaInput?, SampleBuffer?) = lock.withLock {
             guard !finished else { return (nil, nil) }
             finished = true
+            lastActivity = .now
             let held = heldFrame
             heldFrame = nil
             return (self.media, held)
@@ -159,6 +192,23 @@ public final class AssetWriterInput: @unchecked Sendable {
             return self.media
         }
         media?.close(because: error)
+    }
+
+    /// What the writer's watch needs to know of this input (see ``AssetWriter``).
+    struct Activity {
+        let input: AssetWriterInput
+        let finished: Bool
+        let appendingSince: ContinuousClock.Instant?
+        let lastActivity: ContinuousClock.Instant
+        let requested: Bool
+        let reached: MediaTime?
+    }
+
+    var activity: Activity {
+        lock.withLock {
+            Activity(input: self, finished: finished, appendingSince: appendingSince, lastActivity: lastActivity,
+                     requested: requested, reached: reached)
+        }
     }
 
     var writerForAdaptor: AssetWriter? { lock.withLock { writer } }
@@ -241,12 +291,13 @@ public final class AssetWriterInput: @unchecked Sendable {
         }
     }
 
-    /// Where a sample is on the source clock: its start (its end too, for audio), and the
-    /// spacing from the frame before (video).
+    /// Where a sample is on the source clock: its start (its end too, for audio), the spacing
+    /// from the frame before (video), and how far appends have got with it.
     struct Timing {
         var start: MediaTime
         var end: MediaTime?
         var spacing: MediaTime?
+        var reached: MediaTime { end ?? start }
     }
 
     /// A sample must come after the one before: a frame at a later time than the previous

@@ -583,3 +583,94 @@ import Testing
         #expect(probe.stream("video")?.frameCount == 10)
     }
 }
+
+/// Appending all of one track, then the other, from one loop: the muxer interleaves by time,
+/// so the first track's append waits for the other, which this loop appends only later. The
+/// writer says so (after `AssetWriter.stallSeconds`, 10 s) instead of waiting for ever; two
+/// producers of their own never trip it, however slow one of them is.
+@Suite(.timeLimit(.minutes(1))) struct AssetWriterStallTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    func avWriter(_ name: String) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput, String) {
+        let out = folder.appendingPathComponent(name).path
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        return (writer, video, adaptor, audio, out)
+    }
+
+    @Test func allTheVideoThenTheAudioFailsInsteadOfHanging() async throws {
+        let (writer, _, adaptor, audio, out) = try avWriter("sequential.mp4")
+        let pool = try #require(adaptor.pixelBufferPool)
+        var failure: GraphError?
+        var appended = 0
+        do {
+            for n in 0..<(30 * 30) {
+                try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                appended += 1
+            }
+            Issue.record("30 s of video went in with no audio; the muxer should have held it at about 10 s")
+        } catch {
+            failure = error
+        }
+        let error = try #require(failure)
+        #expect(appended > 9 * 30, "failed after \(appended) frames: \(error)")
+        #expect(error.code == .usage)
+        for fragment in ["video input", "waited 10 s", "audio input has no samples", "Interleave the appends",
+                         "requestMediaDataWhenReady", "markAsFinished() on the audio input"] {
+            #expect(error.description.contains(fragment), "\(error)")
+        }
+        #expect(writer.status == .failed)
+        #expect(writer.error?.message == error.message)
+        await #expect(throws: GraphError.self) { try await audio.append(TestMedia.sine(sampleRate: 8_000, seconds: 0.1)[0]) }
+        await #expect(throws: GraphError.self) { try await writer.finishWriting() }
+        #expect(!FileManager.default.fileExists(atPath: out))
+        // The partial file goes with the run, which is cancelled.
+        var left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        for _ in 0..<100 where !left.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// Video from one task runs 10 s ahead and waits; audio from another comes slowly (0.1 s
+    /// of it every 2 s of wall time, for 14 s), then catches up. The video waits far longer
+    /// than the bound in all, but never for an input that gets nothing: the file is written.
+    @Test func aSlowProducerOnItsOwnTaskIsNotAStall() async throws {
+        let (writer, video, adaptor, audio, out) = try avWriter("slow.mp4")
+        let pool = try #require(adaptor.pixelBufferPool)
+        let seconds = 16
+        let videoTask = Task { () async throws -> Duration in
+            let clock = ContinuousClock()
+            var waited = Duration.zero
+            for n in 0..<(seconds * 30) {
+                let start = clock.now
+                try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                waited += start.duration(to: clock.now)
+            }
+            video.markAsFinished()
+            return waited
+        }
+        let tone = TestMedia.sine(sampleRate: 8_000, seconds: Double(seconds), framesPerBuffer: 800)
+        let slowUntil = ContinuousClock.now + .seconds(14)
+        for buffer in tone {
+            if ContinuousClock.now < slowUntil { try await Task.sleep(for: .seconds(2)) }
+            try await audio.append(buffer)
+        }
+        audio.markAsFinished()
+        let waited = try await videoTask.value
+        #expect(waited > .seconds(11), "the video waited \(waited) in all: it should have waited longer than the bound")
+        try await writer.finishWriting()
+        #expect(writer.status == .completed)
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.frameCount == seconds * 30)
+        #expect(abs((probe.stream("audio")?.duration ?? 0) - Double(seconds)) < 0.1)
+    }
+}
