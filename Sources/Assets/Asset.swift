@@ -54,8 +54,11 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
         self.timeRange = timeRange
     }
 
-    /// What the track decodes to, as far as the file says: PCM at its rate and channel count
-    /// (16-bit, what a reader gives by default), or BGRA frames at its size and rate.
+    /// What the track decodes to, as far as the file says: PCM at its rate and channel count, or
+    /// BGRA frames at its size and rate. The PCM is given as 16-bit, what
+    /// `.linearPCM(sampleFormat: .s16le)` asks a reader for; a reader output with nil settings
+    /// gives the decoder's own sample format instead (16-bit or 32-bit float: float for AAC),
+    /// which the file does not say; ask for the format you want.
     public var format: MediaFormat? {
         switch mediaType {
         case .audio:

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import GraphKit
 import Nodes
@@ -23,6 +24,12 @@ import Nodes
 /// `sink.mp4`, built when writing starts, with the engine's backpressure (an input is ready for
 /// more while its encoder keeps up), checks and errors. Several inputs (one audio, one video)
 /// are interleaved by the muxer.
+///
+/// The muxer interleaves by time, so one input can run ahead of another by only so much
+/// (``intoTheMuxer``): appending all of one track and then the other from one loop would wait
+/// for ever. The writer watches for that: an append that has waited ``stallSeconds`` while
+/// another input, at least ``stallLead`` behind it, got nothing for as long (no append, no
+/// `markAsFinished()`, no request block) fails, and the writer with it, saying how to feed both.
 ///
 /// Where AVFoundation raises an exception for a call in the wrong state, this throws a
 /// ``GraphError`` that says what to do. However writing ends (failure, ``cancelWriting()``, or
@@ -180,6 +187,7 @@ public final class AssetWriter: @unchecked Sendable {
                 state = .writing
             }
             for input in inputs { try input.start(with: try run.input(input.nodeID)) }
+            if inputs.count > 1 { watchForStalls() }
         } catch {
             lock.withLock {
                 state = .failed
@@ -238,6 +246,76 @@ public final class AssetWriter: @unchecked Sendable {
     /// each other.
     static let intoTheMuxer = EdgeCapacity(buffers: 100_000, bytes: 256 << 20, seconds: 10)
 
+    // MARK: An append that nothing can unblock
+
+    /// How long an append waits, with another input idle for as long, before the writer says
+    /// it cannot go on. A producer that feeds an input at all, however slowly (a live source,
+    /// a slow decoder, a loop that appends each track in turn), does so far more often; a
+    /// pause this long while the other input is stuck is a stall, or close enough to one.
+    static let stallSeconds: Double = 10
+    /// How far ahead (media seconds) the waiting input must be of the idle one: the muxer holds
+    /// 10 s (``intoTheMuxer``) before it makes an input wait, so an input that waits for an idle
+    /// one is about that far ahead; one that waits for its own slow encoder need not be.
+    static let stallLead: Double = 5
+
+    /// Looks once a second, while writing, for an append that waits on an input nobody feeds.
+    private func watchForStalls() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
+            if self?.checkForStall() == false { self?.watchForStalls() }
+        }
+    }
+
+    /// Fails the writer if an append waits on an input nobody feeds; whether writing is over.
+    private func checkForStall() -> Bool {
+        let (inputs, session, writing) = lock.withLock { (self.inputs, self.session, state == .writing && !finishing) }
+        guard writing else { return true }
+        guard let error = Self.stall(among: inputs.map(\.activity), session: session ?? .zero, now: .now) else { return false }
+        fail(because: error)
+        return true
+    }
+
+    /// The error for an append that waits on an input nobody feeds, if one does.
+    static func stall(among inputs: [AssetWriterInput.Activity], session: MediaTime, now: ContinuousClock.Instant) -> GraphError? {
+        let bound = Duration.milliseconds(Int64(stallSeconds * 1000))
+        for waiting in inputs {
+            guard let since = waiting.appendingSince, since.duration(to: now) >= bound else { continue }
+            let ahead = waiting.reached ?? session
+            for idle in inputs where idle.input !== waiting.input {
+                guard !idle.finished, idle.appendingSince == nil, !idle.requested,
+                      idle.lastActivity.duration(to: now) >= bound else { continue }
+                let behind = idle.reached ?? session
+                guard (ahead - behind).seconds >= stallLead else { continue }
+                let w = waiting.input.name, i = idle.input.name
+                let idleAt = idle.reached == nil ? "has no samples" : "is at \(seconds(behind))"
+                return GraphError(.usage, at: w,
+                    "an append to the \(w) waited \(Int(stallSeconds)) s for room that only the \(i) can make: the file interleaves "
+                    + "its tracks, the \(w) is at \(seconds(ahead)) and the \(i) \(idleAt), and nothing was appended to the \(i) "
+                    + "meanwhile (appending all of one track before the other from one loop waits for ever). Interleave the appends "
+                    + "(each track up to about the same time), append to each input from its own task or with "
+                    + "requestMediaDataWhenReady(on:using:), or call markAsFinished() on the \(i) if it has no more samples")
+            }
+        }
+        return nil
+    }
+
+    private static func seconds(_ t: MediaTime) -> String {
+        "\((t.seconds * 10).rounded() / 10) s"
+    }
+
+    /// Fails writing with `error`: waiting appends wake and throw it, and nothing is left at
+    /// ``outputPath`` (the run is cancelled, which removes the partial file).
+    private func fail(because error: GraphError) {
+        let (run, inputs): (GraphRun?, [AssetWriterInput]) = lock.withLock {
+            guard state == .writing, !finishing else { return (nil, []) }
+            state = .failed
+            failure = error
+            return (self.run, self.inputs)
+        }
+        guard let run else { return }
+        for input in inputs { input.close(because: error) }
+        run.cancel()
+    }
+
     /// The file's time origin: samples before it are left out (audio to the sample), and a
     /// sample at `atSourceTime` is at 0 in the file. Call it once, after ``startWriting()`` and
     /// before the first append.
@@ -248,6 +326,31 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     var sessionStart: MediaTime? { lock.withLock { session } }
+
+    /// Whether inputs take samples: writing, and neither finishing nor ended.
+    var takesSamples: Bool {
+        lock.withLock {
+            refreshLocked()
+            return state == .writing && !finishing
+        }
+    }
+
+    /// Why writing ended, as an append that was waiting should throw it: the writer's error if
+    /// it failed, that it was cancelled; nil while writing.
+    func endedReason(for input: AssetWriterInput) -> GraphError? {
+        lock.withLock {
+            refreshLocked()
+            switch state {
+            case .failed: return failure
+            case .cancelled: return Self.cancelled(input)
+            default: return nil
+            }
+        }
+    }
+
+    private static func cancelled(_ input: AssetWriterInput) -> GraphError {
+        GraphError(.cancelled, at: input.name, "writing was cancelled (cancelWriting()); this input takes no more samples")
+    }
 
     /// Why an input cannot take samples now, or nil when it can.
     func refusal(for input: AssetWriterInput) -> GraphError? {
@@ -263,7 +366,7 @@ public final class AssetWriter: @unchecked Sendable {
             case .completed:
                 return GraphError(.usage, at: input.name, "the file is written (finishWriting() completed); this input takes no more samples")
             case .cancelled:
-                return GraphError(.cancelled, at: input.name, "writing was cancelled (cancelWriting()); this input takes no more samples")
+                return Self.cancelled(input)
             case .failed:
                 return failure ?? GraphError(.runFailed, at: input.name, "writing failed")
             }
@@ -307,19 +410,34 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Abandons writing: appends stop, and nothing is left under ``outputPath``. Returns once
-    /// the partial file is gone.
+    /// the partial file is gone, blocking the thread meanwhile; from a Swift concurrency task,
+    /// `await` the async `cancelWriting()`.
+    ///
+    /// From the moment it is called, no input is ready for more, request blocks are called no
+    /// more, and waiting appends wake and throw `cancelled`.
+    @available(*, noasync, message: "blocks the thread until the partial file is gone; use await cancelWriting()")
     public func cancelWriting() {
-        let run: GraphRun? = lock.withLock {
-            guard state == .unknown || state == .writing else { return nil }
-            state = .cancelled
-            return self.run
-        }
-        guard let run else { return }
-        run.cancel()
-        waitForEnd(of: run)
+        guard let run = beginCancelling() else { return }
+        _ = run.wait()
     }
 
-    private func waitForEnd(of run: GraphRun) {
-        _ = run.wait()
+    /// Abandons writing, as the blocking ``cancelWriting()`` does, suspending until the partial
+    /// file is gone.
+    public func cancelWriting() async {
+        guard let run = beginCancelling() else { return }
+        _ = await run.report()
+    }
+
+    /// Marks the writer cancelled, closes its inputs and cancels the run: the run to wait for,
+    /// if one was going.
+    private func beginCancelling() -> GraphRun? {
+        let (run, inputs): (GraphRun?, [AssetWriterInput]) = lock.withLock {
+            guard state == .unknown || state == .writing else { return (nil, []) }
+            state = .cancelled
+            return (self.run, self.inputs)
+        }
+        for input in inputs { input.close(because: Self.cancelled(input)) }
+        run?.cancel()
+        return run
     }
 }

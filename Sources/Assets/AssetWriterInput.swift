@@ -28,6 +28,18 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// The first video frame, held until the second says the frame rate.
     private var heldFrame: SampleBuffer?
     private var frameRate: FrameRate?
+    /// The last sample appended, on the source clock (set once the graph took it).
+    private var last: Timing?
+    /// How far appends have got on the source clock: the end of the last audio buffer, or the
+    /// last frame's time. For the writer's watch on an append that cannot go on (see
+    /// ``AssetWriter``).
+    private var reached: MediaTime? { last?.reached }
+    /// When the append calls now in progress began (nil: none is), and when anything last
+    /// happened on this input (an append began or ended, a request, markAsFinished()).
+    private var appendingSince: ContinuousClock.Instant?
+    private var appendsInProgress = 0
+    private var lastActivity = ContinuousClock.now
+    private var requested = false
 
     public init(mediaType: MediaType, outputSettings: some OutputSettings) {
         self.mediaType = mediaType
@@ -44,8 +56,9 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// Whether the encoder can take another sample now. False before writing starts, once the
     /// input is finished, and once writing has ended.
     public var isReadyForMoreMediaData: Bool {
-        let media = lock.withLock { finished ? nil : self.media }
-        return media?.isReadyForMoreMediaData ?? false
+        let (media, writer) = lock.withLock { finished ? (nil, nil) : (self.media, self.writer) }
+        guard let media, let writer, writer.takesSamples else { return false }
+        return media.isReadyForMoreMediaData
     }
 
     /// Calls `block` on `queue` whenever the input is ready for more, until it is finished or
@@ -53,6 +66,8 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// before writing starts: the calls begin when it does.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
         let media: MediaInput? = lock.withLock {
+            requested = true
+            lastActivity = .now
             if self.media == nil { pendingRequest = (queue, block) }
             return self.media
         }
@@ -63,14 +78,51 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// concurrency task, `await` the async `append`.
     @available(*, noasync, message: "blocks the thread; use await append(_:)")
     public func append(_ sampleBuffer: SampleBuffer) throws(GraphError) {
-        let (media, ready) = try prepare(sampleBuffer)
-        for b in ready { try media.appendWaiting(b) }
+        let (media, ready, timing) = try prepare(sampleBuffer)
+        appendBegins()
+        defer { appendEnds() }
+        do {
+            for b in ready { try media.appendWaiting(b) }
+        } catch {
+            throw writersReason(for: error)
+        }
+        lock.withLock { last = timing }
     }
 
     /// Appends a sample, suspending while the encoder is behind.
     public func append(_ sampleBuffer: SampleBuffer) async throws(GraphError) {
-        let (media, ready) = try prepare(sampleBuffer)
-        for b in ready { try await media.append(b) }
+        let (media, ready, timing) = try prepare(sampleBuffer)
+        appendBegins()
+        defer { appendEnds() }
+        do {
+            for b in ready { try await media.append(b) }
+        } catch {
+            throw writersReason(for: error)
+        }
+        lock.withLock { last = timing }
+    }
+
+    private func appendBegins() {
+        lock.withLock {
+            if appendsInProgress == 0 { appendingSince = .now }
+            appendsInProgress += 1
+            lastActivity = .now
+        }
+    }
+
+    private func appendEnds() {
+        lock.withLock {
+            appendsInProgress -= 1
+            if appendsInProgress == 0 { appendingSince = nil }
+            lastActivity = .now
+        }
+    }
+
+    /// A waiting append woken because writing ended throws why it ended, as the writer says it
+    /// (failed, with its error; cancelled), rather than the run's own account of it.
+    private func writersReason(for error: GraphError) -> GraphError {
+        guard let writer = lock.withLock({ self.writer }), let reason = writer.endedReason(for: self) else { return error }
+        return reason
     }
 
     /// Ends this track: no more samples. ``AssetWriter/finishWriting()`` finishes every input
@@ -79,16 +131,31 @@ public final class AssetWriterInput: @unchecked Sendable {
         let (media, held): (MediaInput?, SampleBuffer?) = lock.withLock {
             guard !finished else { return (nil, nil) }
             finished = true
+            lastActivity = .now
             let held = heldFrame
             heldFrame = nil
             return (self.media, held)
         }
         if let media {
-            // A movie of one frame: no second frame said the rate, and one frame needs none.
-            if let held { try? media.appendImmediately(held) }
+            // A movie of one frame: no second frame said the rate; it shows for one frame of
+            // the default rate (a picture with no duration is a movie of length 0, which players
+            // and ffmpeg treat as empty).
+            if var held {
+                if held.duration == nil || held.duration! <= .zero,
+                   case .rawVideo(let v)? = held.format {
+                    let rate = Self.defaultFrameRate
+                    held.format = .rawVideo(.init(pixelFormat: v.pixelFormat, width: v.width, height: v.height, frameRate: rate))
+                    held.stampTiming(presentationTime: held.presentationTime, duration: Self.frameDuration(rate))
+                }
+                try? media.appendImmediately(held)
+            }
             media.markAsFinished()
         }
     }
+
+    /// The rate a movie of one frame states, and the duration its frame shows for: what
+    /// AVFoundation's templates and most cameras use.
+    static let defaultFrameRate = FrameRate(30)
 
     // MARK: For the writer
 
@@ -115,14 +182,48 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     func finishForWriter() { markAsFinished() }
 
+    /// Writing ended or is ending (cancelled, failed): this input is ready no more, its
+    /// request block is called no more, and a waiting append wakes and throws `error`.
+    func close(because error: GraphError) {
+        let media = lock.withLock {
+            finished = true
+            heldFrame = nil
+            pendingRequest = nil
+            return self.media
+        }
+        media?.close(because: error)
+    }
+
+    /// What the writer's watch needs to know of this input (see ``AssetWriter``).
+    struct Activity {
+        let input: AssetWriterInput
+        let finished: Bool
+        let appendingSince: ContinuousClock.Instant?
+        let lastActivity: ContinuousClock.Instant
+        let requested: Bool
+        let reached: MediaTime?
+    }
+
+    var activity: Activity {
+        lock.withLock {
+            Activity(input: self, finished: finished, appendingSince: appendingSince, lastActivity: lastActivity,
+                     requested: requested, reached: reached)
+        }
+    }
+
     var writerForAdaptor: AssetWriter? { lock.withLock { writer } }
 
     // MARK: Checks
 
     /// Checks `buffer` and returns what to push now: nothing (held, or before the session), the
     /// buffer, or the held first frame and this one.
-    private func prepare(_ buffer: SampleBuffer) throws(GraphError) -> (MediaInput, [SampleBuffer]) {
-        guard let writer = lock.withLock({ self.writer }) else {
+    private func prepare(_ buffer: SampleBuffer) throws(GraphError) -> (MediaInput, [SampleBuffer], Timing?) {
+        let (writer, attached) = lock.withLock { (self.writer, self.attached) }
+        guard let writer else {
+            if attached {
+                throw GraphError(.usage, at: name,
+                                 "this input's AssetWriter is gone: nothing held it, so it was released (and its writing cancelled); hold the writer until finishWriting() returns")
+            }
             throw GraphError(.usage, at: name, "add this input to an AssetWriter (add(_:)) and start writing before appending")
         }
         if let refusal = writer.refusal(for: self) { throw refusal }
@@ -142,32 +243,36 @@ public final class AssetWriterInput: @unchecked Sendable {
         guard let pts = buffer.presentationTime else {
             throw GraphError(.usage, at: name, "the sample has no presentation time; set presentationTime (or append through the adaptor, with a time)")
         }
-        return try lock.withLock { () throws(GraphError) -> (MediaInput, [SampleBuffer]) in
+        return try lock.withLock { () throws(GraphError) -> (MediaInput, [SampleBuffer], Timing?) in
             guard !finished else { throw GraphError(.usage, at: name, "append after markAsFinished(); this input takes no more samples") }
             guard let media else { throw GraphError(.usage, at: name, "call startWriting() before appending") }
             if let format, !Self.sameStream(format, sampleFormat) {
                 throw GraphError(.usage, at: name,
                                  "the sample is \(sampleFormat); this input's first sample was \(format): a writer input takes one format (convert before appending)")
             }
+            let timing = try checkTiming(buffer, sampleFormat, pts: pts)
             if format == nil { format = sampleFormat }
             var b = buffer
             switch sampleFormat {
             case .pcm(let f):
-                guard let trimmed = Self.fromSession(b, f, pts: pts, session: session) else { return (media, []) }
+                guard let trimmed = Self.fromSession(b, f, pts: pts, session: session) else { return (media, [], timing) }
                 b = trimmed
-                return (media, [b])
+                return (media, [b], timing)
             case .rawVideo(let v):
-                guard pts >= session else { return (media, []) }  // before the session: left out
+                guard pts >= session else { return (media, [], timing) }  // before the session: left out
                 let time = pts - session
                 if let rate = frameRate {
+                    // Shown until the next frame, which is not here yet: as long as the spacing
+                    // before it (so the last frame lasts as long as the one before).
+                    let given = buffer.duration.flatMap { $0 > .zero ? $0 : nil }
                     b.format = .rawVideo(.init(pixelFormat: v.pixelFormat, width: v.width, height: v.height, frameRate: rate))
-                    b.stampTiming(presentationTime: time, duration: Self.frameDuration(rate))
-                    return (media, [b])
+                    b.stampTiming(presentationTime: time, duration: given ?? timing.spacing ?? Self.frameDuration(rate))
+                    return (media, [b], timing)
                 }
                 guard var held = heldFrame else {
                     b.stampTiming(presentationTime: time, duration: nil)
                     heldFrame = b
-                    return (media, [])
+                    return (media, [], timing)
                 }
                 heldFrame = nil
                 let rate = Self.frameRate(between: held.presentationTime ?? .zero, and: time)
@@ -179,10 +284,51 @@ public final class AssetWriterInput: @unchecked Sendable {
                     frame.stampTiming(presentationTime: i == 0 ? frame.presentationTime : time, duration: Self.frameDuration(rate))
                     if i == 0 { held = frame } else { b = frame }
                 }
-                return (media, [held, b])
+                return (media, [held, b], timing)
             default:
-                return (media, [b])
+                return (media, [b], timing)
             }
+        }
+    }
+
+    /// Where a sample is on the source clock: its start (its end too, for audio), the spacing
+    /// from the frame before (video), and how far appends have got with it.
+    struct Timing {
+        var start: MediaTime
+        var end: MediaTime?
+        var spacing: MediaTime?
+        var reached: MediaTime { end ?? start }
+    }
+
+    /// A sample must come after the one before: a frame at a later time than the previous
+    /// frame (two frames at one time make a file whose decode times go backwards), and audio
+    /// that starts where the previous buffer ended or later, give or take half a sample (times
+    /// computed from seconds round). Under `lock`; the sample's timing, recorded once the graph
+    /// takes the sample (a sample refused later, for its byte count say, leaves no trace).
+    private func checkTiming(_ buffer: SampleBuffer, _ sampleFormat: MediaFormat, pts: MediaTime) throws(GraphError) -> Timing {
+        if let last, pts < last.start {
+            throw GraphError(.usage, at: name,
+                             "the sample's time \(pts.seconds) s is earlier than the previous sample's \(last.start.seconds) s: append samples in time order")
+        }
+        switch sampleFormat {
+        case .pcm(let f):
+            let end = pts + MediaTime(value: Int64(buffer.frameCount), timescale: Int32(clamping: f.sampleRate))
+            if let last, let lastEnd = last.end {
+                let overlap = (lastEnd - pts).seconds * Double(f.sampleRate)
+                guard overlap < 0.5 else {
+                    throw GraphError(.usage, at: name,
+                                     "the samples at \(pts.seconds) s overlap the previous buffer, which started at \(last.start.seconds) s and ends at \(lastEnd.seconds) s (\(Int(overlap.rounded())) samples in both): start each buffer where the previous one ends, or later")
+                }
+            }
+            return Timing(start: pts, end: end)
+        case .rawVideo:
+            if let last, pts == last.start {
+                throw GraphError(.usage, at: name,
+                                 "the frame's time \(pts.seconds) s is the previous frame's time (\(last.start.seconds) s): each frame needs a later presentation time than the one before")
+            }
+            return Timing(start: pts, spacing: last.map { pts - $0.start })
+        default:
+            return Timing(start: pts)
         }
     }
 

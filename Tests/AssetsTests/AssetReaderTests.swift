@@ -127,8 +127,14 @@ import Testing
         #expect(frames == 100)
         #expect(reader.status == .reading)  // the audio is still to read
         var audioFrames = 0
-        while let a = audio.copyNextSampleBuffer() { audioFrames += a.frameCount }
+        var sampleFormats: Set<SampleFormat> = []
+        while let a = audio.copyNextSampleBuffer() {
+            audioFrames += a.frameCount
+            if case .pcm(let f)? = a.format { sampleFormats.insert(f.sampleFormat) }
+        }
         #expect(abs(audioFrames - 192_000) <= 1024)
+        // No settings: the decoder's own format, float for AAC (not AssetTrack.format's 16-bit).
+        #expect(sampleFormats == [.f32le])
         #expect(reader.status == .completed)
     }
 

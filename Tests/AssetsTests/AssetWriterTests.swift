@@ -238,6 +238,67 @@ import Testing
         #expect(try MediaProbe(out, countFrames: true).stream("video")?.frameCount == 3)
     }
 
+    /// Two frames at one time, and audio that starts before the previous buffer ends, would
+    /// make a file whose decode times go backwards: refused, naming the input and both times.
+    /// Audio a fraction of a sample early (times computed from seconds) is not an overlap.
+    @Test func repeatedTimesAndOverlappingAudioAreRefused() async throws {
+        let out = path("repeated.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let pool = try #require(adaptor.pixelBufferPool)
+        let tone = TestMedia.sine(sampleRate: 8_000, seconds: 2, framesPerBuffer: 800)  // 0.1 s each
+        for n in 0..<10 {
+            try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 10))
+            try await audio.append(tone[n])
+        }
+        await expectUsage("video input: the frame's time 0.9 s is the previous frame's time (0.9 s)") {
+            try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: 9, timescale: 10))
+        }
+        var early = tone[10]
+        early.presentationTime = MediaTime(value: 950, timescale: 1000)  // half of the previous buffer again
+        await expectUsage("audio input: the samples at 0.95 s overlap the previous buffer, which started at 0.9 s and ends at 1.0 s") {
+            try await audio.append(early)
+        }
+        // 0.3 of a sample early, as a time computed in seconds can be: taken.
+        var rounded = tone[10]
+        rounded.presentationTime = MediaTime(seconds: 1.0 - 0.3 / 8_000)
+        try await audio.append(rounded)
+        for n in 10..<20 {
+            try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 10))
+            if n > 10 { try await audio.append(tone[n]) }
+        }
+        try await writer.finishWriting()
+        #expect(writer.status == .completed)
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.frameCount == 20)
+        #expect(abs((probe.stream("audio")?.duration ?? 0) - 2) < 0.05)
+        let dts = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=dts_time", "-of", "csv=p=0", out])
+            .split(separator: "\n").compactMap { Double($0) }
+        #expect(dts.count == 20 && zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 }, "\(dts)")
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"])
+    }
+
+    /// An input whose writer nobody holds any more says so, not that it was never added.
+    @Test func anInputWhoseWriterWasReleasedSaysSo() async throws {
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        let tone = TestMedia.sine(sampleRate: 8_000, seconds: 0.5)
+        do {
+            let writer = try AssetWriter(outputPath: path("released.m4a"), fileType: .m4a)
+            try writer.add(audio)
+            try writer.startWriting()
+            writer.startSession(atSourceTime: .zero)
+            try await audio.append(tone[0])
+        }
+        await expectUsage("audio input: this input's AssetWriter is gone") { try await audio.append(tone[1]) }
+        #expect(!audio.isReadyForMoreMediaData)
+    }
+
     // MARK: However writing ends, no half-written file
 
     @Test func cancelWritingLeavesNoFile() async throws {
@@ -246,7 +307,7 @@ import Testing
         for n in 0..<10 {
             try await adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 10))
         }
-        writer.cancelWriting()
+        await writer.cancelWriting()
         #expect(writer.status == .cancelled)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
         await #expect(throws: GraphError.self) {
@@ -316,7 +377,7 @@ import Testing
             }
         }
         while !waited.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
-        writer.cancelWriting()
+        await writer.cancelWriting()
         let error = await producer.join()
         #expect(error?.code == .cancelled, "\(String(describing: error))")
     }
@@ -337,7 +398,7 @@ import Testing
             }
         }
         while !waited.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
-        writer.cancelWriting()
+        await writer.cancelWriting()
         let error = await producer.value
         #expect(error?.code == .cancelled, "\(String(describing: error))")
     }
@@ -381,13 +442,51 @@ import Testing
         try writer.startWriting()
         writer.startSession(atSourceTime: .zero)
         while next.load(ordering: .relaxed) < 20 { try await Task.sleep(for: .milliseconds(5)) }
-        writer.cancelWriting()
+        await writer.cancelWriting()
         let calls = next.load(ordering: .relaxed)
         try await Task.sleep(for: .milliseconds(300))
         queue.sync {}
         #expect(!video.isReadyForMoreMediaData)
         // Either the block was inside an append (which threw), or it had returned and is not called again.
         #expect(ended.wait(guardSeconds: 1) || next.load(ordering: .relaxed) <= calls + 1)
+    }
+
+    /// Once cancelWriting() is called, the input is ready no more and its request block is
+    /// not called again (it was called over and over, each append failing, while the run ended).
+    @Test func cancelWritingStopsTheRequestBlockAtOnce() async throws {
+        let writer = try AssetWriter(outputPath: path("feed.m4a"), fileType: .m4a)
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        try writer.add(audio)
+        let tone = TestMedia.sine(sampleRate: 8_000, seconds: 60, framesPerBuffer: 80)
+        let cancelling = Atomic<Bool>(false)
+        let next = Atomic<Int>(0)
+        let callsAfterCancel = Atomic<Int>(0)
+        let failedAppends = Atomic<Int>(0)
+        let queue = DispatchQueue(label: "feed")
+        audio.requestMediaDataWhenReady(on: queue) {
+            if cancelling.load(ordering: .relaxed) { callsAfterCancel.add(1, ordering: .relaxed) }
+            while audio.isReadyForMoreMediaData {
+                let n = next.add(1, ordering: .relaxed).oldValue
+                guard n < tone.count else { return }
+                do { try audio.append(tone[n]) } catch {
+                    failedAppends.add(1, ordering: .relaxed)
+                    return
+                }
+                usleep(2_000)
+            }
+        }
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        while next.load(ordering: .relaxed) < 50 { try await Task.sleep(for: .milliseconds(5)) }
+        cancelling.store(true, ordering: .relaxed)
+        await writer.cancelWriting()
+        #expect(!audio.isReadyForMoreMediaData)
+        try await Task.sleep(for: .milliseconds(300))
+        queue.sync {}
+        // One call may have been queued as cancel began; none after.
+        #expect(callsAfterCancel.load(ordering: .relaxed) <= 1)
+        #expect(failedAppends.load(ordering: .relaxed) <= 1)
+        #expect(writer.status == .cancelled)
     }
 
     // MARK: Helpers
@@ -430,6 +529,10 @@ import Testing
 /// than the settings (scaled), I420 frames.
 @Suite(.timeLimit(.minutes(2))) struct AssetWriterShapesTests {
     func write(frames: Int, timescale: Int32, attributes: PixelBufferAttributes, settings: VideoSettings) async throws -> MediaProbe {
+        try await writeFile(frames: frames, timescale: timescale, attributes: attributes, settings: settings).probe
+    }
+
+    func writeFile(frames: Int, timescale: Int32, attributes: PixelBufferAttributes, settings: VideoSettings) async throws -> (probe: MediaProbe, path: String) {
         let out = try TestMedia.temporaryFolder().appendingPathComponent("shape.mp4").path
         let writer = try AssetWriter(outputPath: out, fileType: .mp4)
         let input = AssetWriterInput(mediaType: .video, outputSettings: settings)
@@ -441,13 +544,28 @@ import Testing
             try await adaptor.append(try adaptor.pixelBufferPool!.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: timescale))
         }
         try await writer.finishWriting()
-        return try MediaProbe(out, countFrames: true)
+        return (try MediaProbe(out, countFrames: true), out)
     }
 
+    /// One frame, no rate to go by: it shows for one frame at 30 fps, so the movie has a
+    /// length and ffmpeg decodes its one picture (a duration of 0 made an "empty" file).
     @Test func aStillOfOneFrame() async throws {
-        let probe = try await write(frames: 1, timescale: 30, attributes: PixelBufferAttributes(width: 64, height: 48),
-                                    settings: VideoSettings(width: 64, height: 48))
+        let (probe, out) = try await writeFile(frames: 1, timescale: 30, attributes: PixelBufferAttributes(width: 64, height: 48),
+                                               settings: VideoSettings(width: 64, height: 48))
         #expect(probe.stream("video")?.frameCount == 1)
+        #expect(abs(probe.duration - 1.0 / 30) < 0.002, "duration \(probe.duration)")
+        #expect(abs((probe.stream("video")?.frameRate ?? 0) - 30) < 0.01)
+        let pictures = try TestMedia.temporaryFolder()
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out, pictures.appendingPathComponent("%d.png").path])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pictures.path) == ["1.png"])
+    }
+
+    /// Each frame lasts until the next; the last as long as the gap before it.
+    @Test func theLastFrameLastsAsLongAsTheGapBeforeIt() async throws {
+        let probe = try await write(frames: 2, timescale: 4, attributes: PixelBufferAttributes(width: 64, height: 48),
+                                    settings: VideoSettings(width: 64, height: 48))
+        #expect(probe.stream("video")?.frameCount == 2)
+        #expect(abs(probe.duration - 0.5) < 0.002, "duration \(probe.duration)")
     }
 
     @Test func sevenFramesASecond() async throws {
@@ -463,5 +581,96 @@ import Testing
                                     settings: VideoSettings(width: 160, height: 90))
         #expect(probe.stream("video")?.width == 160 && probe.stream("video")?.height == 90)
         #expect(probe.stream("video")?.frameCount == 10)
+    }
+}
+
+/// Appending all of one track, then the other, from one loop: the muxer interleaves by time,
+/// so the first track's append waits for the other, which this loop appends only later. The
+/// writer says so (after `AssetWriter.stallSeconds`, 10 s) instead of waiting for ever; two
+/// producers of their own never trip it, however slow one of them is.
+@Suite(.timeLimit(.minutes(1))) struct AssetWriterStallTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    func avWriter(_ name: String) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput, String) {
+        let out = folder.appendingPathComponent(name).path
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        return (writer, video, adaptor, audio, out)
+    }
+
+    @Test func allTheVideoThenTheAudioFailsInsteadOfHanging() async throws {
+        let (writer, _, adaptor, audio, out) = try avWriter("sequential.mp4")
+        let pool = try #require(adaptor.pixelBufferPool)
+        var failure: GraphError?
+        var appended = 0
+        do {
+            for n in 0..<(30 * 30) {
+                try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                appended += 1
+            }
+            Issue.record("30 s of video went in with no audio; the muxer should have held it at about 10 s")
+        } catch {
+            failure = error
+        }
+        let error = try #require(failure)
+        #expect(appended > 9 * 30, "failed after \(appended) frames: \(error)")
+        #expect(error.code == .usage)
+        for fragment in ["video input", "waited 10 s", "audio input has no samples", "Interleave the appends",
+                         "requestMediaDataWhenReady", "markAsFinished() on the audio input"] {
+            #expect(error.description.contains(fragment), "\(error)")
+        }
+        #expect(writer.status == .failed)
+        #expect(writer.error?.message == error.message)
+        await #expect(throws: GraphError.self) { try await audio.append(TestMedia.sine(sampleRate: 8_000, seconds: 0.1)[0]) }
+        await #expect(throws: GraphError.self) { try await writer.finishWriting() }
+        #expect(!FileManager.default.fileExists(atPath: out))
+        // The partial file goes with the run, which is cancelled.
+        var left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        for _ in 0..<100 where !left.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// Video from one task runs 10 s ahead and waits; audio from another comes slowly (0.1 s
+    /// of it every 2 s of wall time, for 14 s), then catches up. The video waits far longer
+    /// than the bound in all, but never for an input that gets nothing: the file is written.
+    @Test func aSlowProducerOnItsOwnTaskIsNotAStall() async throws {
+        let (writer, video, adaptor, audio, out) = try avWriter("slow.mp4")
+        let pool = try #require(adaptor.pixelBufferPool)
+        let seconds = 16
+        let videoTask = Task { () async throws -> Duration in
+            let clock = ContinuousClock()
+            var waited = Duration.zero
+            for n in 0..<(seconds * 30) {
+                let start = clock.now
+                try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                waited += start.duration(to: clock.now)
+            }
+            video.markAsFinished()
+            return waited
+        }
+        let tone = TestMedia.sine(sampleRate: 8_000, seconds: Double(seconds), framesPerBuffer: 800)
+        let slowUntil = ContinuousClock.now + .seconds(14)
+        for buffer in tone {
+            if ContinuousClock.now < slowUntil { try await Task.sleep(for: .seconds(2)) }
+            try await audio.append(buffer)
+        }
+        audio.markAsFinished()
+        let waited = try await videoTask.value
+        #expect(waited > .seconds(11), "the video waited \(waited) in all: it should have waited longer than the bound")
+        try await writer.finishWriting()
+        #expect(writer.status == .completed)
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.frameCount == seconds * 30)
+        #expect(abs((probe.stream("audio")?.duration ?? 0) - Double(seconds)) < 0.1)
     }
 }

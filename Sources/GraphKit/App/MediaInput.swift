@@ -74,6 +74,14 @@ public final class MediaInput: @unchecked Sendable {
         try core.appendImmediately(buffer, checked: false)
     }
 
+    /// Closes this input without ending its stream, because what it feeds is ending (an
+    /// AssetWriter cancelled or failed): it is ready no more, its `requestMediaDataWhenReady`
+    /// block is called no more, and every append waiting or to come throws `error`.
+    @_spi(Engine)
+    public func close(because error: GraphError) {
+        core.runEnded(error)
+    }
+
     /// Ends this input: end of stream flows downstream, and muxers can finalize. A second call
     /// does nothing.
     public func markAsFinished() {
