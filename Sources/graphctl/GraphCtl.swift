@@ -20,6 +20,13 @@ struct GraphCtl: ParsableCommand {
         subcommands: [Run.self, Batch.self, Validate.self, Inspect.self, Devices.self, Dot.self, Schema.self, BatchWorker.self]
     )
 
+    /// `graphctl` alone: the help, on standard error, and the status of a usage error (64), as
+    /// for any other missing argument.
+    func run() throws {
+        printError(GraphCtl.helpMessage())
+        throw ExitCode(64)
+    }
+
     /// ArgumentParser's own main, with one addition: `run` starts GStreamer on the other core
     /// while the options and the graph are read (5 ms of a 10 ms start), and no exit happens
     /// while that start is under way.

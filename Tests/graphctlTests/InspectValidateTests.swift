@@ -60,6 +60,8 @@ import Nodes
     }
 
     @Test func versionNamesGraphKit() throws {
+        let bare = try Graphctl.run()
+        #expect(bare.status == 64 && bare.stderr.contains("USAGE: graphctl <subcommand>"), "\(bare.status) \(bare.stderr)")
         let r = try Graphctl.run("--version")
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("graphctl 0.3.0"))

@@ -56,4 +56,21 @@ import Testing
         #expect(!r.stderr.contains("cause:"), "\(r.stderr)")  // GStreamer's debug text only with --verbose
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == [])
     }
+
+    /// A statistics file that cannot be written is found before the run, as an output is: the
+    /// transcode used to run to the end, write its file, and only then exit 73.
+    @Test(.timeLimit(.minutes(2)))
+    func anUnwritableStatsFileStopsTheRunBeforeItStarts() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let wav = folder.appendingPathComponent("in.wav").path
+        try TestMedia.writeWAV(wav, seconds: 1, sampleRate: 44_100, channels: 2)
+        let plain = folder.appendingPathComponent("plain").path
+        FileManager.default.createFile(atPath: plain, contents: Data())
+        let out = folder.appendingPathComponent("out.m4a").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(wav)",
+                                 "--set", "file.path=\(out)", "--stats", "\(plain)/stats.json")
+        #expect(r.status == 73, "\(r.stderr)")
+        #expect(r.stderr.contains("error: --stats: cannot write \"\(plain)/stats.json\": \"\(plain)\" is a file, not a folder"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["in.wav", "plain"])
+    }
 }

@@ -67,11 +67,20 @@ struct Run: ParsableCommand {
             throw report(error)
         }
 
+        // The statistics file follows the outputs' rule, and is checked before anything runs.
+        let statsFile = stats.map { OutputFile(path: $0, location: "--stats", node: "graphctl") }
+        do {
+            try statsFile?.prepare()
+        } catch {
+            throw report(error)
+        }
+
         let interrupts = InterruptHandler(run: run, quiet: quiet)
         interrupts.install()
         do {
             try run.start()
         } catch {
+            statsFile?.discard()
             throw report(error)
         }
 
@@ -92,13 +101,15 @@ struct Run: ParsableCommand {
             result.error = GraphError(.cancelled, "the run was cancelled")
         }
 
-        if let stats {
+        if let stats, let statsFile {
             do {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result).write(to: URL(fileURLWithPath: stats))
+                try encoder.encode(result).write(to: statsFile.temporary)
+                try statsFile.commit()
             } catch {
-                printError("error: cannot write statistics to \"\(stats)\": \(OutputFile.reason(error))")
+                statsFile.discard()
+                printError("error: cannot write statistics to \"\(stats)\": \((error as? GraphError)?.problems.first?.message ?? OutputFile.reason(error))")
                 throw ExitCode(GraphError.Code.outputUnwritable.exitStatus)
             }
         }
