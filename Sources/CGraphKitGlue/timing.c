@@ -341,8 +341,11 @@ gulong gk_pad_require_rising_times(GstPad *pad, const char *input) {
 /* --- MP3 encoder delay from ffmpeg's Info tag ----------------------------------------------
  * GStreamer 1.22's mpegaudioparse reads the encoder delay and padding from a LAME tag only when
  * its encoder string starts "LAME"; ffmpeg's (libmp3lame through libavcodec) says "Lavc" in the
- * same layout, so its MP3s decode with the delay and padding left in. The first frame's tag is
- * relabelled on its way into the parser, which then trims them as it does for LAME's. */
+ * same layout, so its MP3s decode with the delay and padding left in. ffmpeg's MP3 writer puts
+ * the stream's encoder name there ("Lavc60.31", say), "Lavf lame" for a bitexact libmp3lame and
+ * "Lavf" when it has none: a file remuxed with -c:a copy (cover art added, tags edited). The
+ * first frame's tag is relabelled on its way into the parser, which then trims them as it does
+ * for LAME's. */
 
 /* Where the LAME tag starts in a first frame that holds a Xing/Info header, or -1. */
 static gssize lame_tag_offset(const guint8 *data, gsize size) {
@@ -374,7 +377,7 @@ static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpoint
     gssize at = -1;
     if (gst_buffer_map(buffer, &map, GST_MAP_READ)) {
         at = lame_tag_offset(map.data, map.size);
-        if (at >= 0 && memcmp(map.data + at, "Lavc", 4) != 0)
+        if (at >= 0 && memcmp(map.data + at, "Lavc", 4) != 0 && memcmp(map.data + at, "Lavf", 4) != 0)
             at = -1;
         gst_buffer_unmap(buffer, &map);
     }

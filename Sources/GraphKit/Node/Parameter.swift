@@ -169,8 +169,9 @@ public struct OptionalParameter<Value: ParameterValueConvertible>: ParameterDecl
 }
 
 extension OptionalParameter where Value == Int {
-    public init(_ name: String, _ range: ClosedRange<Int>, help: String) {
-        descriptor = ParameterDescriptor(name, .integer(range), optional: true, help: help)
+    /// `multipleOf`: the value must be a multiple of it (2: even).
+    public init(_ name: String, _ range: ClosedRange<Int>, multipleOf: Int = 1, help: String) {
+        descriptor = ParameterDescriptor(name, .integer(range), optional: true, multipleOf: multipleOf, help: help)
     }
 }
 

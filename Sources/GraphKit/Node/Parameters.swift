@@ -69,12 +69,16 @@ public struct ParameterDescriptor: Sendable {
     /// temporary name, renamed when complete), so that a file under that path is a complete one.
     /// `graphctl batch` reads it to find each input's outputs, to skip those already done.
     public var writesFile: Bool
+    /// For an integer: its values are multiples of this (2: even, a 4:2:0 picture's sides).
+    public var multipleOf: Int
     public var help: String
 
     public init(_ name: String, _ kind: Kind, default defaultValue: ParameterValue? = nil,
-                acceptsAuto: Bool = false, optional: Bool = false, writesFile: Bool = false, help: String) {
+                acceptsAuto: Bool = false, optional: Bool = false, writesFile: Bool = false,
+                multipleOf: Int = 1, help: String) {
         self.name = name
         self.kind = kind
+        self.multipleOf = max(1, multipleOf)
         self.defaultValue = defaultValue
         self.acceptsAuto = acceptsAuto
         self.optional = optional
@@ -87,7 +91,7 @@ public struct ParameterDescriptor: Sendable {
     /// The range or choices, for messages and `inspect`.
     public var rangeDescription: String? {
         switch kind {
-        case .integer(let r): "\(r.lowerBound) to \(r.upperBound)"
+        case .integer(let r): "\(r.lowerBound) to \(r.upperBound)" + (multipleOf == 1 ? "" : multipleOf == 2 ? ", even" : ", a multiple of \(multipleOf)")
         case .integerChoice(let values): Self.list(values.map(String.init), "or")
         case .number(let r): "\(ParameterValue.number(r.lowerBound)) to \(ParameterValue.number(r.upperBound))"
         case .enumeration(let names): names.joined(separator: ", ")
@@ -105,6 +109,10 @@ public struct ParameterDescriptor: Sendable {
             guard n == n.rounded(), abs(n) < 9.2e18 else { return .failure(.init("expected an integer, got \(json)")) }
             let i = Int(n)
             guard range.contains(i) else { return .failure(.init("\(i) is out of range (\(rangeDescription!))")) }
+            guard i % multipleOf == 0 else {
+                return .failure(.init(multipleOf == 2 ? "\(i) is odd; expected an even integer (\(rangeDescription!))"
+                                      : "\(i) is not a multiple of \(multipleOf) (\(rangeDescription!))"))
+            }
             return .success(.integer(i))
         case let (.number(range), .number(n)):
             guard range.contains(n) else {

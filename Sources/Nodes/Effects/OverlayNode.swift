@@ -26,7 +26,7 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
 
     public enum Show: String, ParameterEnum { case text, timestamp, frameNumber, image }
     public static let show = Parameter<Show>("show", default: .text, help: "what to draw")
-    public static let text = Parameter<String>("text", default: "", help: "the text (show: text), or a prefix (timestamp, frameNumber)")
+    public static let text = Parameter<String>("text", default: "", help: "the text (show: text), or a prefix (timestamp, frameNumber); drawn as written, not as Pango markup")
     public static let image = OptionalParameter<String>("image", format: .path, help: "a PNG to draw (show: image)")
     public enum HorizontalAlignment: String, ParameterEnum { case left, center, right }
     public static let halign = Parameter<HorizontalAlignment>("halign", default: .left, help: "horizontal position")
@@ -68,14 +68,14 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
             try overlay.set("relative-y", y)
             try overlay.set("positioning-mode", "pixels-relative-to-edges")
         case .text:
-            overlay = try bin.make("textoverlay", name: "overlay", ["text": p[Self.text]])
+            overlay = try bin.make("textoverlay", name: "overlay", ["text": Self.literal(p[Self.text])])
         case .frameNumber:
             // GStreamer 1.22's timeoverlay has no frame count: set the text before each frame.
             overlay = try bin.make("textoverlay", name: "overlay")
-            let prefix = p[Self.text]
+            let prefix = Self.literal(p[Self.text])
             overlay.onEachBuffer(pad: "video_sink") { index, _ in try? overlay.set("text", "\(prefix)\(index)") }
         case .timestamp:
-            overlay = try bin.make("timeoverlay", name: "overlay", ["time-mode": "buffer-time", "text": p[Self.text]])
+            overlay = try bin.make("timeoverlay", name: "overlay", ["time-mode": "buffer-time", "text": Self.literal(p[Self.text])])
         }
         if show != .image {
             try overlay.set("halignment", p[Self.halign].rawValue)
@@ -85,5 +85,23 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
         }
         try bin.expose(input: "in", overlay, pad: show == .image ? "sink" : "video_sink")
         try bin.expose(output: "out", overlay)
+    }
+
+    /// The text overlays parse their text as Pango markup: "Q&A" is a markup error, and Pango
+    /// then draws nothing. Escape it (as `g_markup_escape_text` does) so the text is drawn as written.
+    static func literal(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "'": out += "&apos;"
+            case "\"": out += "&quot;"
+            default: out.append(c)
+            }
+        }
+        return out
     }
 }

@@ -22,7 +22,7 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
     public static let encoder = Parameter<Encoder>("encoder", default: .avenc_aac,
                                             help: "the GStreamer encoder: avenc_aac (FFmpeg's) or voaacenc (VisualOn)")
 
-    public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...96_000, help: "resample to this rate before encoding (default: the input's)")
+    public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...96_000, help: "resample to this rate before encoding (default: the input's if AAC takes it, else the nearest standard rate AAC takes: 96000 above 96 kHz, as ffmpeg)")
     public static let channels = OptionalParameter<Int>("channels", 1...6, help: "mix to this many channels before encoding (default: the input's)")
 
     let context: NodeContext
@@ -56,14 +56,19 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         }
         // The priming it adds, measured, so that sink.mp4 writes an edit list (gapless).
         encoder.measureEncoderDelay()
+        // AAC takes 7.35 to 96 kHz, and only the standard rates between: audio at another rate
+        // (a 192 kHz WAV, a 176.4 kHz FLAC) is resampled to the encoder's nearest rate, 96 kHz
+        // above it, as FFmpeg's command line does. At a rate the encoder takes, audioresample
+        // passes the buffers through untouched.
+        let resample = try bin.make("audioresample")
         if p[Self.sampleRate] != nil || p[Self.channels] != nil {
             // As AVAssetWriter converts to its output settings' AVSampleRateKey and AVNumberOfChannelsKey.
             var caps = "audio/x-raw"
             if let rate = p[Self.sampleRate] { caps += ", rate=(int)\(rate)" }
             if let channels = p[Self.channels] { caps += ", channels=(int)\(channels)" }
-            try bin.link(convert, try bin.make("audioresample"), try bin.makeCapsFilter(caps), encoder)
+            try bin.link(convert, resample, try bin.makeCapsFilter(caps), encoder)
         } else {
-            try bin.link(convert, encoder)
+            try bin.link(convert, resample, encoder)
         }
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", encoder)

@@ -30,8 +30,9 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
     public enum Preset: String, ParameterEnum { case ultrafast, superfast, veryfast, faster, fast, medium, slow }
     public static let preset = Parameter<Preset>("preset", default: .veryfast, help: "x264 speed/quality trade-off (veryfast keeps 720p30 live on 2 cores)")
     public static let bframes = Parameter<Int>("bframes", 0...16, default: 0, help: "B-frames between reference frames (baseline allows none)")
-    public static let width = OptionalParameter<Int>("width", 2...7680, help: "scale frames to this width (even; default: the frames' own)")
-    public static let height = OptionalParameter<Int>("height", 2...4320, help: "scale frames to this height (even; default: the frames' own)")
+    // x264 takes 4:2:0 only, whose sides are even; it has no minimum (2×2 encodes).
+    public static let width = OptionalParameter<Int>("width", 2...7680, multipleOf: 2, help: "scale frames to this width (even; default: the frames' own)")
+    public static let height = OptionalParameter<Int>("height", 2...4320, multipleOf: 2, help: "scale frames to this height (even; default: the frames' own)")
 
     let context: NodeContext
 

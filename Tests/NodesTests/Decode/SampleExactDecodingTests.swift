@@ -39,16 +39,30 @@ import GraphKitTesting
 
     /// MP3 with an Info tag, from ffmpeg ("Lavc") and from LAME itself, CBR and VBR: the decoder
     /// delay (529) and the encoder's delay and padding are trimmed, and the count is the source's.
-    @Test(arguments: ["lavc-cbr", "lavc-vbr", "lame-cbr", "lame-vbr"])
+    /// Remuxed by ffmpeg (`-c:a copy`, as when cover art is added), ffmpeg's tag says "Lavf"
+    /// (LAME's keeps its name).
+    @Test(arguments: ["lavc-cbr", "lavc-vbr", "lame-cbr", "lame-vbr",
+                      "lavc-cbr-remuxed", "lavc-vbr-remuxed", "lame-vbr-remuxed", "lavc-cbr-cover"])
     func mp3WithATagDecodesToTheSourceExactly(_ kind: String) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let wav = try Self.source(in: folder), mp3 = folder.appendingPathComponent("\(kind).mp3").path
-        let vbr = kind.hasSuffix("vbr")
+        let wav = try Self.source(in: folder), encoded = folder.appendingPathComponent("\(kind)-encoded.mp3").path
+        let vbr = kind.contains("vbr")
         if kind.hasPrefix("lame") {
-            _ = try TestMedia.runTool("lame", ["--silent"] + (vbr ? ["-V", "4"] : ["-b", "64"]) + [wav, mp3])
+            _ = try TestMedia.runTool("lame", ["--silent"] + (vbr ? ["-V", "4"] : ["-b", "64"]) + [wav, encoded])
         } else {
-            try Self.encode(wav, to: mp3, ["-c:a", "libmp3lame"] + (vbr ? ["-q:a", "4"] : ["-b:a", "64k"]))
+            try Self.encode(wav, to: encoded, ["-c:a", "libmp3lame"] + (vbr ? ["-q:a", "4"] : ["-b:a", "64k"]))
+        }
+        var mp3 = encoded
+        if kind.hasSuffix("remuxed") {
+            mp3 = folder.appendingPathComponent("\(kind).mp3").path
+            try Self.encode(encoded, to: mp3, ["-c:a", "copy"])
+        } else if kind.hasSuffix("cover") {
+            let png = folder.appendingPathComponent("cover.png").path
+            mp3 = folder.appendingPathComponent("\(kind).mp3").path
+            _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x64", "-frames:v", "1", png])
+            _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", encoded, "-i", png, "-map", "0", "-map", "1", "-c:a", "copy",
+                                                 "-c:v", "png", "-disposition:v", "attached_pic", mp3])
         }
         let input = try Self.decode(wav), decoded = try Self.decode(mp3)
         #expect(input.count == Self.count)

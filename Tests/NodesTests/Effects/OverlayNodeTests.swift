@@ -31,6 +31,22 @@ import Nodes
         try h.finish()
     }
 
+    /// Pango markup's special characters are drawn as written: as markup, "Q&A <1>" is an error
+    /// and Pango drew nothing at all.
+    @Test(arguments: ["text", "timestamp", "frameNumber"])
+    func markupCharactersAreDrawnAsWritten(_ show: String) throws {
+        let plain = try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "\#(show)", "text": "QA 1 ", "fontSize": 24 } }"#)
+        try plain.push(try Self.black(320, 60))
+        let reference = Self.drawn(try #require(plain.pull()), width: 320).count
+        try plain.finish()
+        let h = try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "\#(show)", "text": "Q&A <1> ", "fontSize": 24 } }"#)
+        try h.push(try Self.black(320, 60))
+        let px = Self.drawn(try #require(h.pull()), width: 320)
+        #expect(reference > 100)
+        #expect(px.count > reference)  // the same text and "&", "<", ">" besides
+        try h.finish()
+    }
+
     @Test func frameNumbersChangeFromFrameToFrame() throws {
         let h = try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "frameNumber", "fontSize": 16 } }"#)
         var a = try Self.black(200, 60), b = try Self.black(200, 60)

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
@@ -33,5 +34,34 @@ import Nodes
                 try NodeHarness(#"{ "type": "encode.aac", "params": { "encoder": "voaacenc" } }"#)
             }
         }
+    }
+
+    /// AAC takes at most 96 kHz (and only the standard rates): a file at another rate is
+    /// resampled to the encoder's nearest, 96 kHz above it, as FFmpeg's command line does. It
+    /// failed with a link error blaming the decoder.
+    @Test(.timeLimit(.minutes(2)), arguments: [192_000, 176_400, 100_000])
+    func ratesTheEncoderDoesNotTakeAreResampled(_ rate: Int) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("hi.wav").path, m4a = folder.appendingPathComponent("hi.m4a").path
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=sample_rate=\(rate):d=1",
+                                             "-c:a", "pcm_s24le", wav])
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(wav)" } },
+              "dec": { "type": "decode" }, "aac": { "type": "encode.aac" },
+              "file": { "type": "sink.mp4", "params": { "path": "\(m4a)" } } },
+              "edges": [ "src.out -> dec.in", "dec.audio -> aac.in", "aac.out -> file.audio" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        #expect(run.wait().status == .completed)
+        let probe = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries",
+                                                      "stream=codec_name,sample_rate:format=duration", "-of", "default=nw=1", m4a])
+        #expect(probe.contains("codec_name=aac") && probe.contains("sample_rate=96000"), "\(probe)")
+        let duration = probe.split(separator: "\n").first { $0.hasPrefix("duration=") }.flatMap { Double($0.dropFirst(9)) }
+        #expect(abs((duration ?? 0) - 1) < 0.001, "\(probe)")
+        // And it decodes, all of it.
+        let decoded = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", m4a, "-f", "null", "-"])
+        #expect(decoded.isEmpty)
     }
 }

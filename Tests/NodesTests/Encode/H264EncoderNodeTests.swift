@@ -32,4 +32,26 @@ import Nodes
             try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "e": { "type": "encode.h264", "params": { "profile": "baseline", "bframes": 2 } } } }"#)
         }
     }
+
+    /// x264 takes 4:2:0 only: an odd width or height is refused when the graph is loaded, at
+    /// the parameter, where it passed and the run failed blaming the decoder.
+    @Test func oddSizesAreRefusedAtTheParameter() throws {
+        func problems(_ params: String, _ overrides: [GraphLoader.Override] = []) -> [String] {
+            do {
+                _ = try GraphLoader(registry: .builtIn).load(json: """
+                    { "version": 1, "nodes": { "g": { "type": "generate.frames" }, "h264": { "type": "encode.h264", "params": { \(params) } },
+                      "s": { "type": "sink.app" } }, "edges": [ "g.out -> h264.in", "h264.out -> s.in" ] }
+                    """, overrides: overrides)
+                return []
+            } catch {
+                #expect(error.code == .invalidGraph)
+                return error.problems.map(\.description)
+            }
+        }
+        #expect(problems(#""width": 7, "height": 64"#) == ["nodes.h264.params.width: 7 is odd; expected an even integer (2 to 7680, even)"])
+        #expect(problems(#""height": 99"#) == ["nodes.h264.params.height: 99 is odd; expected an even integer (2 to 4320, even)"])
+        #expect(problems("", [try GraphLoader.Override(parsing: "h264.width=7")]).first?.hasSuffix("7 is odd; expected an even integer (2 to 7680, even)") == true)
+        #expect(problems(#""width": 1"#) == ["nodes.h264.params.width: 1 is out of range (2 to 7680, even)"])
+        #expect(problems(#""width": 2, "height": 2"#).isEmpty)
+    }
 }
