@@ -182,19 +182,61 @@ gulong gk_pad_mark_upright(GstPad *pad) {
  * against time (presentation time). Every later element works in running time, so files come
  * out right; code reading a buffer's PTS would see a time that many frames late. The probe moves
  * the stamps and the segment together by (start - time): running time and stream time stay, and
- * a PTS is its presentation time, as AVAssetReader gives it. */
+ * a PTS is its presentation time, as AVAssetReader gives it.
+ *
+ * It also keeps each stream in time order, which joined or damaged media breaks (two transport
+ * streams cat'ed together overlap by a few frames and 0.1 s of sound): a frame at or before the
+ * last one's time is left out, and sound that starts more than 20 ms before the last buffer's
+ * end loses the overlapping samples, as GStreamer's audiorate drops them. Gaps are left as they
+ * are. */
 
 typedef struct {
-    gint64 shift; /* ns to take from each time stamp; 0 until a segment says otherwise */
+    gint64 shift;    /* ns to take from each time stamp; 0 until a segment says otherwise */
+    gboolean audio;  /* from the caps: audio is cut to the sample, video dropped by frame */
+    gint rate, bpf;  /* the audio's */
+    gint64 last;     /* video: the last frame's PTS; audio: the last buffer's end; -1: none yet */
+    guint64 dropped; /* frames or samples left out, for one warning */
 } PresentTimes;
+
+#define PRESENT_AUDIO_TOLERANCE (20 * GST_MSECOND)
 
 static void present_times_free(gpointer data) { g_free(data); }
 
-/* Moves one buffer's stamps; FALSE when it lies before the presentation (the segment clips it). */
-static gboolean present_buffer(GstBuffer **buffer, gint64 shift) {
+/* Moves one buffer's stamps and keeps the stream in order; FALSE when it is left out. */
+static gboolean present_buffer(PresentTimes *p, GstBuffer **buffer) {
     GstBuffer *b = *buffer;
+    gint64 shift = p->shift;
     if (GST_BUFFER_PTS_IS_VALID(b) && (gint64)GST_BUFFER_PTS(b) < shift)
-        return FALSE;
+        return FALSE; /* before the presentation: the segment clips it */
+    if (!GST_BUFFER_PTS_IS_VALID(b)) {
+        if (shift == 0) return TRUE;
+    } else {
+        gint64 pts = (gint64)GST_BUFFER_PTS(b) - shift;
+        if (!p->audio) {
+            if (p->last >= 0 && pts <= p->last) { p->dropped++; return FALSE; }
+            p->last = pts;
+        } else if (p->rate > 0 && p->bpf > 0) {
+            gint64 count = (gint64)(gst_buffer_get_size(b) / (gsize)p->bpf);
+            gint64 cut = 0;
+            /* Stamps read from a container jitter (Matroska's are to the millisecond): an
+             * overlap under the tolerance is left for the encoder's own (40 ms), as audiorate
+             * leaves it. */
+            if (p->last >= 0 && pts < p->last - PRESENT_AUDIO_TOLERANCE)
+                cut = (gint64)gst_util_uint64_scale_round((guint64)(p->last - pts), (guint64)p->rate, GST_SECOND);
+            if (cut >= count) { p->dropped += (guint64)count; return FALSE; }
+            if (cut > 0) {
+                p->dropped += (guint64)cut;
+                b = gst_audio_buffer_truncate(b, p->bpf, (gsize)cut, (gsize)(count - cut));
+                GST_BUFFER_PTS(b) = (GstClockTime)(p->last + shift);
+                GST_BUFFER_DURATION(b) = gst_util_uint64_scale_round((guint64)(count - cut), GST_SECOND, (guint64)p->rate);
+                GST_BUFFER_DTS(b) = GST_CLOCK_TIME_NONE;
+                pts = p->last;
+                count -= cut;
+            }
+            p->last = pts + (gint64)gst_util_uint64_scale_round((guint64)count, GST_SECOND, (guint64)p->rate);
+        }
+        if (shift == 0) { *buffer = b; return TRUE; }
+    }
     b = gst_buffer_make_writable(b);
     if (GST_BUFFER_PTS_IS_VALID(b))
         GST_BUFFER_PTS(b) = (GstClockTime)((gint64)GST_BUFFER_PTS(b) - shift);
@@ -207,7 +249,7 @@ static gboolean present_buffer(GstBuffer **buffer, gint64 shift) {
 
 static gboolean present_list_item(GstBuffer **buffer, guint idx, gpointer data) {
     (void)idx;
-    if (!present_buffer(buffer, *(gint64 *)data)) {
+    if (!present_buffer(data, buffer)) {
         gst_buffer_unref(*buffer);
         *buffer = NULL; /* removed from the list */
     }
@@ -220,14 +262,34 @@ static GstPadProbeReturn present_times(GstPad *pad, GstPadProbeInfo *info, gpoin
     gk_callback_enter(pad);
     if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
         GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+            GstCaps *caps = NULL;
+            GstAudioInfo audio;
+            gst_event_parse_caps(event, &caps);
+            p->audio = caps != NULL && gst_audio_info_from_caps(&audio, caps);
+            if (p->audio) {
+                p->rate = GST_AUDIO_INFO_RATE(&audio);
+                p->bpf = GST_AUDIO_INFO_BPF(&audio);
+            }
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+            p->last = -1;
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && p->dropped > 0) {
+            GstObject *parent = gst_pad_get_parent(pad);
+            gchar *text = g_strdup_printf("%" G_GUINT64_FORMAT " %s out of time order left out (joined or damaged media?)",
+                                          p->dropped, p->audio ? "audio samples" : "video frames");
+            if (parent != NULL && GST_IS_ELEMENT(parent))
+                gk_element_post_warning(GST_ELEMENT(parent), text, NULL);
+            g_free(text);
+            if (parent != NULL) gst_object_unref(parent);
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
             const GstSegment *segment = NULL;
             gst_event_parse_segment(event, &segment);
             gint64 shift = 0;
             if (segment->format == GST_FORMAT_TIME && segment->rate > 0 && segment->applied_rate == 1.0 &&
                 GST_CLOCK_TIME_IS_VALID(segment->time) && segment->start != segment->time)
                 shift = (gint64)segment->start - (gint64)segment->time;
-            __atomic_store_n(&p->shift, shift, __ATOMIC_RELAXED);
+            p->shift = shift;
+            p->last = -1;
             if (shift != 0) {
                 GstSegment moved;
                 gst_segment_copy_into(segment, &moved);
@@ -243,27 +305,26 @@ static GstPadProbeReturn present_times(GstPad *pad, GstPadProbeInfo *info, gpoin
                 info->data = replacement;
             }
         }
-    } else {
-        gint64 shift = __atomic_load_n(&p->shift, __ATOMIC_RELAXED);
-        if (shift != 0 && (info->type & GST_PAD_PROBE_TYPE_BUFFER)) {
-            GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-            if (!present_buffer(&b, shift))
-                r = GST_PAD_PROBE_DROP;
-            else
-                info->data = b;
-        } else if (shift != 0 && (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST)) {
-            GstBufferList *list = gst_buffer_list_make_writable(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
-            gst_buffer_list_foreach(list, present_list_item, &shift);
-            info->data = list;
-        }
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+        if (!present_buffer(p, &b))
+            r = GST_PAD_PROBE_DROP;
+        else
+            info->data = b;
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        GstBufferList *list = gst_buffer_list_make_writable(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
+        gst_buffer_list_foreach(list, present_list_item, p);
+        info->data = list;
     }
     gk_callback_leave(pad);
     return r;
 }
 
 gulong gk_pad_present_times(GstPad *pad) {
+    PresentTimes *p = g_new0(PresentTimes, 1);
+    p->last = -1;
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
-                             present_times, g_new0(PresentTimes, 1), present_times_free);
+                             present_times, p, present_times_free);
 }
 
 /* --- Time order into a writer --------------------------------------------------------------

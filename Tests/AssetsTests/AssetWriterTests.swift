@@ -641,8 +641,8 @@ import Testing
     }
 
     /// Video from one task runs 10 s ahead and waits; audio from another comes slowly (0.1 s
-    /// of it every 2 s of wall time, for 14 s), then catches up. The video waits far longer
-    /// than the bound in all, but never for an input that gets nothing: the file is written.
+    /// of it every 2 s of wall time, for 14 s), then catches up. The video waits for most of
+    /// that, but never for an input that gets nothing: the file is written.
     @Test func aSlowProducerOnItsOwnTaskIsNotAStall() async throws {
         let (writer, video, adaptor, audio, out) = try avWriter("slow.mp4")
         let pool = try #require(adaptor.pixelBufferPool)
@@ -666,7 +666,9 @@ import Testing
         }
         audio.markAsFinished()
         let waited = try await videoTask.value
-        #expect(waited > .seconds(11), "the video waited \(waited) in all: it should have waited longer than the bound")
+        // It waited on the audio for most of the 14 s (how much depends on the machine's load;
+        // 8 s with the whole suite running on 2 cores): a watch on wall time alone would fire.
+        #expect(waited > .seconds(5), "the video waited \(waited) in all: it should have waited on the audio")
         try await writer.finishWriting()
         #expect(writer.status == .completed)
         let probe = try MediaProbe(out, countFrames: true)

@@ -168,4 +168,36 @@ import GraphKitTesting
                                      "--set", "src.path=\(good)", "--set", "file.path=\(output)")
         #expect(whole.status == 0 && !whole.stderr.contains("warning"), "\(whole.stderr)")
     }
+
+    /// Two transport streams joined with cat, the second's clock continuing the first's: they
+    /// overlap by two frames and 0.1 s of sound, as cut-and-joined recordings do. The transcode
+    /// gave exit 0 and a file whose decode times went back (ffmpeg: "non monotonically
+    /// increasing dts"). Now decode leaves out what goes back, says how much, and the file is
+    /// clean: every other frame, and the sound to the end.
+    @Test(.timeLimit(.minutes(2)))
+    func joinedTransportStreamsMakeACleanFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        func segment(_ name: String, offset: Int, frequency: Int) throws -> [UInt8] {
+            let path = folder.appendingPathComponent(name).path
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2",
+                                             "-f", "lavfi", "-i", "sine=f=\(frequency):sample_rate=44100:d=2", "-c:v", "libx264",
+                                             "-c:a", "aac", "-ac", "1", "-output_ts_offset", "\(offset)", "-y", path])
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        let joined = folder.appendingPathComponent("joined.ts")
+        try Data(try segment("a.ts", offset: 0, frequency: 440) + segment("b.ts", offset: 2, frequency: 880)).write(to: joined)
+        let out = folder.appendingPathComponent("out.mp4").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--progress", "never",
+                                 "--set", "src.path=\(joined.path)", "--set", "file.path=\(out)")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("video frames out of time order left out"), "\(r.stderr)")
+        #expect(r.stderr.contains("audio samples out of time order left out"), "\(r.stderr)")
+        let decoded = try Graphctl.runCommand("/usr/bin/ffmpeg", ["-v", "error", "-i", out, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        let frames = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v",
+                                                       "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", out])
+        #expect((96...100).contains(Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0), "\(frames)")
+        let probe = try MediaProbe(out)
+        #expect(abs((probe.stream("audio")?.duration ?? 0) - 3.9) < 0.15, "\(probe.streams)")
+    }
 }

@@ -40,6 +40,7 @@ import GraphKitTesting
                 jsonschema.validate(json.load(open(g)), s)
             bad = [{'version': 1, 'nodes': {'a': {'type': 'encode.acc'}}},
                    {'version': 1, 'nodes': {'a': {'type': 'encode.aac', 'params': {'bitrate': 1}}}},
+                   {'version': 1, 'nodes': {'a': {'type': 'encode.h264', 'params': {'width': 7}}}},
                    {'version': 1, 'nodes': {'a': {'type': 'encode.aac'}}, 'edgs': []}]
             for b in bad:
                 try:

@@ -147,7 +147,9 @@ gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, 
 gulong gk_pad_mark_upright(GstPad *pad);
 /* Makes the time stamps leaving `pad` presentation times: a segment whose start (media time) is
  * not its time (presentation time), as an edit list's or a transport stream's, is moved to start
- * at its time, and every buffer's stamps with it (running and stream time unchanged). */
+ * at its time, and every buffer's stamps with it (running and stream time unchanged). Keeps the
+ * stream in time order: a frame not later than the last is dropped, audio overlapping the last
+ * buffer loses the overlap; a warning at the end counts what was left out. */
 gulong gk_pad_present_times(GstPad *pad);
 /* Fails the run (an error from the pad's parent, flow error) at the first buffer into `pad`
  * whose decode time (else presentation time), in running time, is not later than the one

@@ -20,7 +20,9 @@ struct Schema: ParsableCommand {
     static func parameterSchema(_ p: ParameterDescriptor) -> JSONValue {
         var s: [(key: String, value: JSONValue)] = [("description", .string(p.help))]
         switch p.kind {
-        case .integer(let r): s += [("type", "integer"), ("minimum", .number(Double(r.lowerBound))), ("maximum", .number(Double(r.upperBound)))]
+        case .integer(let r):
+            s += [("type", "integer"), ("minimum", .number(Double(r.lowerBound))), ("maximum", .number(Double(r.upperBound)))]
+            if p.multipleOf > 1 { s.append(("multipleOf", .number(Double(p.multipleOf)))) }
         case .integerChoice(let values): s += [("type", "integer"), ("enum", .array(values.map { .number(Double($0)) }))]
         case .number(let r): s += [("type", "number"), ("minimum", .number(r.lowerBound)), ("maximum", .number(r.upperBound))]
         case .boolean: s.append(("type", "boolean"))
