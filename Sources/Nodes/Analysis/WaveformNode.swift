@@ -131,7 +131,9 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         defer { lock.unlock() }
         guard reducer != nil, let f = format else { return }
         reducer?.finish()
-        try emitNewBins()
+        // `width` bins, however many more samples came than the stream said it had.
+        if let width = context.parameters[Self.width] { reducer?.keepBins(width) }
+        try emitNewBins(final: true)
         guard let r = reducer else { return }
         let data = WaveformData(sampleRate: f.sampleRate, samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels,
                                 bits: context.parameters[Self.bits], data: r.data)
@@ -176,9 +178,12 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
 
     /// Sends the bins finished since the last call downstream, as one peaks buffer: their values
     /// copied once, straight into it. Nothing is copied when nothing is connected.
-    private func emitNewBins() throws(GraphError) {
+    private func emitNewBins(final: Bool = false) throws(GraphError) {
         guard let host, host.isOutputConnected, let r = reducer, let f = format else { return }
-        let total = r.binCount
+        var total = r.binCount
+        // With `width`, the last bin may take in samples past the stream's stated end: it goes
+        // at the end, with them.
+        if !final, let width = context.parameters[Self.width] { total = min(total, width - 1) }
         guard total > emittedBins else { return }
         let start = MediaTime(value: Int64(emittedBins * r.samplesPerPixel), timescale: Int32(f.sampleRate))
         let buffer = r.data[(emittedBins * 2 * r.outputChannels)..<(total * 2 * r.outputChannels)].withUnsafeBytes { values in

@@ -105,6 +105,24 @@ public struct WaveformReducer: Sendable {
         if inBin > 0 { closeBin() }
     }
 
+    /// Folds the finished bins past the first `count` into bin `count - 1`, so there are at
+    /// most `count`: each channel's lowest low and highest high, exact for minmax and maxabs
+    /// (whose pairs are (−v, v)); for rms the larger value. For a width computed from a stream's
+    /// stated length, which its decoded samples can pass by a bin.
+    public mutating func keepBins(_ count: Int) {
+        let width = 2 * outputChannels
+        guard count >= 1, binCount > count else { return }
+        let last = (count - 1) * width
+        for extra in count..<binCount {
+            let at = extra * width
+            for ch in 0..<outputChannels {
+                data[last + 2 * ch] = min(data[last + 2 * ch], data[at + 2 * ch])
+                data[last + 2 * ch + 1] = max(data[last + 2 * ch + 1], data[at + 2 * ch + 1])
+            }
+        }
+        data.removeSubrange((count * width)...)
+    }
+
     private mutating func scan(_ s: UnsafeBufferPointer<Int16>, from: Int, count: Int, channel: Int, into out: Int) {
         if mode != .rms, inputChannels <= 2, count >= 32 {
             let (lo, hi) = Self.vectorMinMax(s, from: from, count: count, channels: inputChannels, channel: channel)

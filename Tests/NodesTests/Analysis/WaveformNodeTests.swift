@@ -87,6 +87,24 @@ import Nodes
         #expect(json["length"] == 297)  // ceil(8000 / 27)
     }
 
+    /// A Vorbis file's stated length falls short of the samples it decodes to (3.003 s said,
+    /// more decoded): the bins sized from it made 101 for a width of 100. The last bin takes
+    /// the rest, and the sound's loudest sample is still in the data.
+    @Test func widthHoldsWhenTheStreamIsLongerThanItSays() throws {
+        let mkv = path("v.mkv")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=f=300:d=3", "-c:a", "libvorbis", "-y", mkv])
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(mkv)" } }, "dec": { "type": "decode" },
+              "wave": { "type": "analysis.waveform", "params": { "width": 100, "json": "\(path("v.json"))" } } },
+              "edges": [ "src.out -> dec.in", "dec.audio -> wave.in" ] }
+            """)
+        try GraphRun(graph).run()
+        let json = try JSONParser.parse(try String(contentsOfFile: path("v.json"), encoding: .utf8))
+        #expect(json["length"] == 100)
+        guard case .array(let values)? = json["data"] else { Issue.record("no data"); return }
+        #expect(values.count == 200)
+    }
+
     @Test func validationRejectsBadBinSizesAndWidthOnALiveSource() throws {
         let loader = GraphLoader(registry: .builtIn)
         func problems(_ params: String, source: String = #""duration": 1"#, overrides: [String] = []) -> [String] {

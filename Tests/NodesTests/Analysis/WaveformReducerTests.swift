@@ -26,6 +26,19 @@ import Nodes
         #expect(r.binCount == 3)  // ceil(10 / 4)
     }
 
+    /// Bins past a count fold into the last kept one: its lowest low and highest high, per
+    /// channel, as if it had taken their samples.
+    @Test func binsPastACountFoldIntoTheLast() {
+        var r = reduce([0, 1, 2, 3, 4, 5, -9, 7, 8, 20], spp: 2)  // bins [0,1] [2,3] [4,5] [-9,7] [8,20]
+        r.keepBins(3)
+        #expect(r.data == [0, 1, 2, 3, -9, 20])
+        var split = reduce([1, -1, 2, -2, 3, -3, 9, -9], channels: 2, spp: 1, split: true)
+        split.keepBins(2)
+        #expect(split.data == [1, 1, -1, -1, 2, 9, -9, -2])
+        split.keepBins(5)  // fewer than the count: unchanged
+        #expect(split.binCount == 2)
+    }
+
     @Test func squareWave() {
         let square: [Int16] = (0..<12).map { ($0 / 2) % 2 == 0 ? 1000 : -1000 }
         #expect(reduce(square, spp: 4).data == [-1000, 1000, -1000, 1000, -1000, 1000])
