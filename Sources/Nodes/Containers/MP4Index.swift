@@ -18,7 +18,10 @@ enum MP4Index {
     struct Edits {
         var audioDelay: EncoderDelay?
         var orientation: DisplayOrientation?
-        var isEmpty: Bool { audioDelay == nil && (orientation == nil || orientation == .rotate0) }
+        /// The file type's major brand to state ("M4A " for an audio file, as iTunes and
+        /// AVFoundation write it), when the muxer's is not it.
+        var majorBrand: String?
+        var isEmpty: Bool { audioDelay == nil && (orientation == nil || orientation == .rotate0) && majorBrand == nil }
     }
 
     struct Failure: Error {
@@ -38,6 +41,12 @@ enum MP4Index {
         guard fd >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         let boxes = try topLevelBoxes(fd)
+        if let brand = edits.majorBrand, brand.utf8.count == 4, let ftyp = boxes.first, ftyp.type == "ftyp", ftyp.size >= 16 {
+            // ftyp: size, type, major brand, minor version, compatible brands. The muxer's
+            // brand stays among the compatible ones (mp42, isom), so readers of either accept it.
+            try writeFully(fd, Array(brand.utf8), at: ftyp.offset + 8)
+        }
+        guard edits.audioDelay != nil || (edits.orientation != nil && edits.orientation != .rotate0) else { return }
         guard let moov = boxes.first(where: { $0.type == "moov" }) else { throw Failure(reason: "the file has no index (moov)") }
         var bytes = [UInt8](repeating: 0, count: moov.size)
         try readFully(fd, &bytes, at: moov.offset)

@@ -65,6 +65,17 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     public func build(in bin: BinBuilder) throws(GraphError) {
         let container = context.parameters[Self.container]
         let isMov = container == .mov || (container == .auto && file.target.pathExtension.lowercased() == "mov")
+        if container == .m4a || (container == .auto && file.target.pathExtension.lowercased() == "m4a") {
+            if context.connectedInputs.contains("video") {
+                if container == .m4a {
+                    throw GraphError(.invalidGraph, at: context.location(parameter: "container"),
+                                     "an M4A file holds sound only, and the video input is connected: write an MP4 (container mp4) or leave the video out",
+                                     node: context.id)
+                }
+            } else {
+                lock.withLock { indexEdits.majorBrand = "M4A " }
+            }
+        }
         let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
         if writesInPlace {
             try mux.set("fragment-duration", Int(fragmentInterval * 1000))

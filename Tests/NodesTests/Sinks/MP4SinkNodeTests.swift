@@ -74,6 +74,25 @@ import Nodes
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
     }
 
+    /// An .m4a says it is one, as iTunes and AVFoundation write it (major brand "M4A ", the
+    /// muxer's brands still compatible); container m4a with video connected is refused.
+    @Test func anM4AStatesItsFileType() throws {
+        let folder = try TestMedia.temporaryFolder()
+        for (name, container, brand) in [("a.m4a", "auto", "M4A "), ("b.m4a", "m4a", "M4A "), ("c.mp4", "auto", "mp42")] {
+            let path = folder.appendingPathComponent(name).path
+            let h = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(path)", "container": "\#(container)" } }"#, inputs: ["audio"])
+            try h.push(try Self.aac(seconds: 0.5), to: "audio")
+            #expect(try h.finish().report.status == .completed)
+            let major = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=major_brand", "-of", "csv=p=0", path])
+            #expect(major.trimmingCharacters(in: .newlines) == brand, "\(name)")
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-i", path, "-f", "null", "-"])
+        }
+        let video = folder.appendingPathComponent("v.m4a").path
+        #expect(throws: GraphError.self) {
+            try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(video)", "container": "m4a" } }"#, inputs: ["audio", "video"])
+        }
+    }
+
     @Test func aParentThatIsAFileIsAnOutputError() throws {
         let folder = try TestMedia.temporaryFolder()
         let file = folder.appendingPathComponent("plain").path
