@@ -161,6 +161,14 @@ import GraphKitTesting
         #expect(r.stderr.contains("nodes.wave.params.png: wave.png writes \"out/waveform.png\" for every input"), "\(r.stderr)")
         r = try batch("src.path={input}", "wave.json=\(out.path)/all.json", "wave.png=")
         #expect(r.status == 65 && r.stderr.contains("wave.json writes \"\(out.path)/all.json\" for every input"), "\(r.stderr)")
+        // Two inputs of one name in two folders: the suggestion is not the template that collided.
+        let other = folder.appendingPathComponent("in2")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "\(dir)/a000.wav", toPath: other.appendingPathComponent("a000.wav").path)
+        r = try Graphctl.start(["batch", Self.waveform, "--inputs", dir, "--inputs", other.path, "--map", "src.path={input}",
+                                "--map", "wave.json=\(out.path)/{stem}.json", "--map", "wave.png="]).wait()
+        #expect(r.status == 65 && r.stderr.contains("such as --map wave.json=out/{dir}/{stem}.json"), "\(r.stderr)")
+        try FileManager.default.removeItem(at: other)
         // An output that would overwrite an input.
         r = try batch("src.path={input}", "wave.json={input}", "wave.png=")
         #expect(r.status == 65 && r.stderr.contains("would overwrite the input"), "\(r.stderr)")

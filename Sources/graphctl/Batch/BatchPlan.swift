@@ -115,8 +115,13 @@ enum BatchPlan {
         let named = inputs.prefix(2).map { "\"\($0.path)\"" }.joined(separator: ", ")
         let who = inputs.count == total ? "every input (\(total): \(named), …)"
             : "\(inputs.count) inputs (\(named)\(inputs.count > 2 ? ", …" : ""))"
+        // Suggest a template that parts them where this one did not: the input's folder when
+        // the names alone collide (a/x.wav and b/x.wav), its place in the list past that.
+        let used = templates.last(where: { $0.key == key })?.source ?? ""
+        let suggestion = !used.contains("{stem}") && !used.contains("{name}") ? "out/{stem}"
+            : !used.contains("{dir}") ? "out/{dir}/{stem}" : "out/{index}-{stem}"
         return GraphError.Problem(location, "\(key) writes \"\(path)\" for \(who): give each input a file of its own, "
-            + "such as --map \(key)=out/{stem}\(suffix(of: path)), or turn it off with --map \(key)=")
+            + "such as --map \(key)=\(suggestion)\(suffix(of: path)), or turn it off with --map \(key)=")
     }
 
     /// A problem a `--map` caused, said as the `--map` and the input: nil for one in the graph
