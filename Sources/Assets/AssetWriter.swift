@@ -320,9 +320,13 @@ public final class AssetWriter: @unchecked Sendable {
     /// sample at `atSourceTime` is at 0 in the file. Call it once, after ``startWriting()`` and
     /// before the first append.
     public func startSession(atSourceTime: MediaTime) {
-        lock.withLock {
-            if session == nil { session = atSourceTime }
+        let inputs: [AssetWriterInput] = lock.withLock {
+            guard session == nil else { return [] }
+            session = atSourceTime
+            return self.inputs
         }
+        // Request blocks begin now: before the session, every append they made would fail.
+        for input in inputs { input.beginRequests() }
     }
 
     var sessionStart: MediaTime? { lock.withLock { session } }

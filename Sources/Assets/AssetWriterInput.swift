@@ -63,13 +63,19 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     /// Calls `block` on `queue` whenever the input is ready for more, until it is finished or
     /// writing ends; the block appends while ``isReadyForMoreMediaData`` holds. May be called
-    /// before writing starts: the calls begin when it does.
+    /// before writing starts: the calls begin once writing has started and the session with it
+    /// (``AssetWriter/startSession(atSourceTime:)``), before which every append would fail.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        let writer = lock.withLock { self.writer }
+        let sessionStarted = writer?.sessionStart != nil
         let media: MediaInput? = lock.withLock {
             requested = true
             lastActivity = .now
-            if self.media == nil { pendingRequest = (queue, block) }
-            return self.media
+            guard let media = self.media, sessionStarted else {
+                pendingRequest = (queue, block)
+                return nil
+            }
+            return media
         }
         media?.requestMediaDataWhenReady(on: queue, using: block)
     }
@@ -172,12 +178,19 @@ public final class AssetWriterInput: @unchecked Sendable {
     }
 
     func start(with media: MediaInput) throws(GraphError) {
-        let request: (queue: DispatchQueue, block: @Sendable () -> Void)? = lock.withLock {
-            self.media = media
+        lock.withLock { self.media = media }
+        if lock.withLock({ self.writer })?.sessionStart != nil { beginRequests() }
+    }
+
+    /// Writing and the session have started: a block waiting in requestMediaDataWhenReady is
+    /// handed to the input, which calls it whenever it is ready.
+    func beginRequests() {
+        let (media, request): (MediaInput?, (queue: DispatchQueue, block: @Sendable () -> Void)?) = lock.withLock {
+            guard let media = self.media, !finished else { return (nil, nil) }
             defer { pendingRequest = nil }
-            return pendingRequest
+            return (media, pendingRequest)
         }
-        if let request { media.requestMediaDataWhenReady(on: request.queue, using: request.block) }
+        if let media, let request { media.requestMediaDataWhenReady(on: request.queue, using: request.block) }
     }
 
     func finishForWriter() { markAsFinished() }

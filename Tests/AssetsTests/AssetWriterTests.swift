@@ -476,6 +476,10 @@ import Testing
             }
         }
         try writer.startWriting()
+        // The block is not called between these two (its appends would fail: on a loaded
+        // machine it was, hundreds of times, before the session started).
+        usleep(100_000)
+        #expect(next.load(ordering: .relaxed) == 0)
         writer.startSession(atSourceTime: .zero)
         while next.load(ordering: .relaxed) < 50 { try await Task.sleep(for: .milliseconds(5)) }
         cancelling.store(true, ordering: .relaxed)
