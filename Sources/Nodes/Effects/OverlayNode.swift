@@ -54,19 +54,26 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
         switch show {
         case .image:
             overlay = try bin.make("gdkpixbufoverlay", name: "overlay", ["location": p[Self.image] ?? ""])
-            let x = switch p[Self.halign] {
-            case .left: 0.02
-            case .center: 0.5
-            case .right: 0.98
+            // In pixels-absolute mode the image's corner goes at coef × the frame's size plus
+            // relative × the image's own: (0.02, 0), (0.5, −0.5), (0.98, −1) put it at the left
+            // or top margin, in the middle, or at the right or bottom margin, inside the frame.
+            // (relative-x in the default mode is a fraction of the frame, so "right" put the
+            // image's left edge at 98% and drew 2% of it.)
+            let (coefX, relativeX) = switch p[Self.halign] {
+            case .left: (0.02, 0.0)
+            case .center: (0.5, -0.5)
+            case .right: (0.98, -1.0)
             }
-            let y = switch p[Self.valign] {
-            case .top: 0.02
-            case .center: 0.5
-            case .bottom: 0.98
+            let (coefY, relativeY) = switch p[Self.valign] {
+            case .top: (0.02, 0.0)
+            case .center: (0.5, -0.5)
+            case .bottom: (0.98, -1.0)
             }
-            try overlay.set("relative-x", x)
-            try overlay.set("relative-y", y)
-            try overlay.set("positioning-mode", "pixels-relative-to-edges")
+            try overlay.set("positioning-mode", "pixels-absolute")
+            try overlay.set("coef-x", coefX)
+            try overlay.set("coef-y", coefY)
+            try overlay.set("relative-x", relativeX)
+            try overlay.set("relative-y", relativeY)
         case .text:
             overlay = try bin.make("textoverlay", name: "overlay", ["text": Self.literal(p[Self.text])])
         case .frameNumber:

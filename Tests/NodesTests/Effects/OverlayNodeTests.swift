@@ -73,4 +73,19 @@ import Nodes
             try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "image", "image": "/nonexistent.png" } }"#)
         }
     }
+
+    /// An image aligned right, bottom or centre lies inside the frame, as text does: it was
+    /// placed with its corner at 98% (or 50%) of the frame, so "right" showed 2% of it.
+    @Test(arguments: [("center", "center", 128, 96), ("right", "bottom", 249, 187), ("left", "bottom", 6, 187), ("right", "top", 249, 4)])
+    func anImageGoesWhereItIsAligned(_ halign: String, _ valign: String, _ x: Int, _ y: Int) throws {
+        let folder = try TestMedia.temporaryFolder()
+        let png = folder.appendingPathComponent("mark.png").path
+        try TestMedia.gstLaunch("videotestsrc num-buffers=1 pattern=white ! video/x-raw,width=64,height=48 ! pngenc ! filesink location=\(png)")
+        let h = try NodeHarness(#"{ "type": "effect.overlay", "params": { "show": "image", "image": "\#(png)", "halign": "\#(halign)", "valign": "\#(valign)" } }"#)
+        try h.push(try Self.black(320, 240))
+        let px = Self.drawn(try #require(h.pull()), width: 320)
+        try h.finish()
+        #expect(px.count == 64 * 48, "\(halign) \(valign): \(px.count) pixels drawn")  // whole, inside the frame
+        #expect(px.map(\.0).min() == x && px.map(\.1).min() == y, "\(halign) \(valign): at (\(px.map(\.0).min() ?? -1), \(px.map(\.1).min() ?? -1))")
+    }
 }
