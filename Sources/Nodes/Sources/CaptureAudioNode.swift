@@ -47,14 +47,17 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
     public var isLive: Bool { device != "test" || context.parameters[Self.live] }
     public var mediaDescription: String? { device == "test" ? "the test signal" : "audio device \"\(device)\"" }
     public var expectedDuration: MediaTime? {
-        duration > 0 ? MediaTime(value: Int64((duration * Double(rate)).rounded()), timescale: Int32(rate)) : nil
+        duration > 0 ? MediaTime(value: Int64(frameCount), timescale: Int32(rate)) : nil
     }
+
+    /// The samples a duration asks for, at least one.
+    var frameCount: Int { duration > 0 ? max(1, Int((duration * Double(rate)).rounded())) : 0 }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let caps = MediaFormat.pcm(.init(sampleRate: rate, channels: channels, sampleFormat: .s16le)).capsString
         let source: Element
         if device == "test" {
-            let frames = Int((duration * Double(rate)).rounded())
+            let frames = frameCount
             let perBuffer = Self.framesPerBuffer(total: frames)
             source = try bin.make("audiotestsrc", name: "source", [
                 "is-live": isLive, "wave": context.parameters[Self.wave].rawValue,
@@ -71,6 +74,13 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
             if duration > 0 { try source.set("num-buffers", Int((duration * 100).rounded(.up))) }
         }
         let convert = try bin.make("audioconvert")
+        if device == "test", frameCount > 0, frameCount % Self.framesPerBuffer(total: frameCount) != 0 {
+            // No buffer size near 1024 divides the count (44,101 samples, say): the last buffer
+            // is cut to the sample.
+            let trim = AudioTrim()
+            trim.keep(from: 0, to: Int64(frameCount), timescale: rate)
+            convert.trimAudio(trim)
+        }
         let resample = try bin.make("audioresample")
         let filter = try bin.makeCapsFilter(caps)
         try bin.link(source, convert, resample, filter)

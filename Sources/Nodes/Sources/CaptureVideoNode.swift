@@ -50,8 +50,12 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
     public var isLive: Bool { device != "test" || context.parameters[Self.live] }
     public var mediaDescription: String? { device == "test" ? "the test pattern" : "camera \"\(device)\"" }
     public var expectedDuration: MediaTime? {
-        duration > 0 ? MediaTime(value: Int64((duration * Double(fps)).rounded()), timescale: Int32(fps)) : nil
+        duration > 0 ? MediaTime(value: Int64(frameCount), timescale: Int32(fps)) : nil
     }
+
+    /// The frames a duration asks for: at least one (a duration under half a frame made none,
+    /// which num-buffers took as no limit, and the capture never ended).
+    var frameCount: Int { duration > 0 ? max(1, Int((duration * Double(fps)).rounded())) : 0 }
 
     public func prepare() throws(GraphError) {
         if device != "test", !FileManager.default.fileExists(atPath: device) {
@@ -61,7 +65,7 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
-        let frames = Int((duration * Double(fps)).rounded())
+        let frames = frameCount
         let source: Element
         if device == "test" {
             source = try bin.make("videotestsrc", name: "source", ["is-live": isLive, "pattern": p[Self.pattern].rawValue])

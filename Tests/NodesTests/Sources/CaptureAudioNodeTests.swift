@@ -25,6 +25,19 @@ import GraphKitTesting
         try h.finish()
     }
 
+    /// Counts no buffer size near 1024 divides (a prime rate, odd durations) end on the sample:
+    /// they were rounded up to whole buffers (44,101 Hz × 1 s gave 45,056), and a duration under
+    /// a sample gives one.
+    @Test(.timeLimit(.minutes(1)), arguments: [(44_101, 1.0, 44_101), (48_000, 1.23456, 59_259), (22_050, 2.7183, 59_939), (44_100, 0.00001, 1)])
+    func anyCountEndsOnTheSample(rate: Int, seconds: Double, expected: Int) throws {
+        let h = try NodeHarness(#"{ "type": "capture.audio", "params": { "sampleRate": \#(rate), "duration": \#(seconds), "live": false } }"#)
+        let buffers = try h.pullAll()
+        #expect(buffers.reduce(0) { $0 + $1.frameCount } == expected)
+        let end = buffers.last.flatMap { b in b.presentationTime.map { $0 + MediaTime(value: Int64(b.frameCount), timescale: Int32(rate)) } }
+        #expect(abs((end?.seconds ?? 0) - Double(expected) / Double(rate)) < 1e-6)  // stamps are in nanoseconds
+        try h.finish()
+    }
+
     @Test func framesPerBufferDividesTheDurationWhenItCan() {
         #expect(CaptureAudioNode.framesPerBuffer(total: 441_000) == 1000)
         #expect(CaptureAudioNode.framesPerBuffer(total: 480_000) == 1000)

@@ -16,6 +16,15 @@ import Nodes
         #expect(frames[0].bytes != frames[9].bytes)  // it moves
     }
 
+    /// A duration under half a frame is one frame: it was none, which the test source took as
+    /// no limit, and the capture never ended.
+    @Test(.timeLimit(.minutes(1)))
+    func aDurationUnderHalfAFrameGivesOneFrame() throws {
+        let h = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "fps": 30, "duration": 0.01, "live": false } }"#)
+        #expect(try h.pullAll().count == 1)
+        try h.finish()
+    }
+
     @Test func aMissingCameraFailsNamingIt() {
         #expect(throws: GraphError(.runFailed, at: "nodes.node.params.device", "no camera at \"/dev/video99\"", node: "node")) {
             try NodeHarness(#"{ "type": "capture.video", "params": { "device": "/dev/video99" } }"#)
