@@ -16,6 +16,27 @@ import Nodes
         #expect(all.stdout.split(separator: "\n").count == graphs.count)
     }
 
+    /// What only a node can check (a duration under half a frame at its rate, a format it
+    /// cannot read) validate refuses as run does, and an empty output path is one problem.
+    @Test func validateRefusesWhatRunWouldRefuse() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let graph = folder.appendingPathComponent("g.json")
+        try Data("""
+            { "version": 1, "nodes": {
+              "gen": { "type": "generate.frames", "params": { "duration": 0.01, "fps": 30 } },
+              "h264": { "type": "encode.h264" }, "file": { "type": "sink.mp4", "params": { "path": "out/x.mp4" } } },
+              "edges": [ "gen.out -> h264.in", "h264.out -> file.video" ] }
+            """.utf8).write(to: graph)
+        let r = try Graphctl.run("validate", graph.path)
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr.contains("nodes.gen.params.duration: duration 0.01 s is less than half a frame at 30 fps"), "\(r.stderr)")
+        let text = try String(contentsOf: graph, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "out/x.mp4", with: "").replacingOccurrences(of: "0.01", with: "1").utf8).write(to: graph)
+        let empty = try Graphctl.run("validate", graph.path)
+        #expect(empty.status == 65, "\(empty.stderr)")
+        #expect(empty.stderr.components(separatedBy: "nodes.file.params.path").count == 2, "one problem at the path: \(empty.stderr)")
+    }
+
     @Test func inspectListsEveryTypeByCategory() throws {
         let r = try Graphctl.run("inspect")
         #expect(r.status == 0)

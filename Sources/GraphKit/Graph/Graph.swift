@@ -124,6 +124,25 @@ public struct Graph: Sendable {
         guard let i = nodeIndex[node] else { return [] }
         return edgesInto[intoStart[i]..<intoStart[i + 1]].map { edges[Int($0)] }
     }
+
+    /// Makes each node as a run would, building nothing: a node's `init` checks what only it
+    /// can (a duration under half a frame at its rate, say). Throws the invalid-graph problems
+    /// found, so that `graphctl validate` refuses what `run` would; other errors (a device to
+    /// open, a display) are the run's to find.
+    public func checkNodes() throws(GraphError) {
+        var problems: [GraphError.Problem] = []
+        for spec in nodes {
+            let context = NodeContext(id: spec.id, parameters: spec.parameters,
+                                      connectedInputs: Set(edges(into: spec.id).map(\.to.port)),
+                                      connectedOutputs: Set(edges(from: spec.id).map(\.from.port)))
+            do {
+                _ = try spec.type.init(context: context)
+            } catch where error.code == .invalidGraph {
+                problems += error.problems
+            } catch {}
+        }
+        if !problems.isEmpty { throw GraphError(.invalidGraph, problems) }
+    }
 }
 
 extension Substring {

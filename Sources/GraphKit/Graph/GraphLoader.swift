@@ -448,6 +448,7 @@ private struct Validation {
         var values: [String: ParameterValue] = [:]
         values.reserveCapacity(d.parameters.count)
         var ok = true
+        var refused: Set<String> = []
         for (key, json, override) in given {
             guard let spec = d.parameter(key) else {
                 unknownParameter(key, of: d, at: override ?? Self.member(key, of: "\(at).params"))
@@ -456,11 +457,15 @@ private struct Validation {
             }
             switch spec.validate(json) {
             case .success(let v): values[key] = v
-            case .failure(let e): problem(override ?? Self.member(key, of: "\(at).params"), e.message); ok = false
+            case .failure(let e):
+                problem(override ?? Self.member(key, of: "\(at).params"), e.message)
+                ok = false
+                refused.insert(key)
             }
         }
         let explicit = Set(values.keys)
-        for spec in d.parameters where values[spec.name] == nil {
+        // A value refused above was given: it is not missing too.
+        for spec in d.parameters where values[spec.name] == nil && !refused.contains(spec.name) {
             if let dv = spec.defaultValue {
                 values[spec.name] = dv
             } else if spec.isRequired {

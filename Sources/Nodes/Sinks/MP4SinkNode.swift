@@ -32,7 +32,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         example: #"{ "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }"#
     )
 
-    public static let path = RequiredParameter<String>("path", writesFile: true, help: "the file to write; missing folders are created")
+    public static let path = RequiredParameter<String>("path", format: .path, writesFile: true, help: "the file to write; missing folders are created")
     public enum Container: String, ParameterEnum { case auto, mp4, m4a, mov }
     public static let container = Parameter<Container>("container", default: .auto,
                                                 help: "file type; auto takes it from the extension (.mov is QuickTime, anything else MP4)")

@@ -19,7 +19,7 @@ public final class FileSourceNode: ElementNode, @unchecked Sendable {
         example: #"{ "type": "source.file", "params": { "path": "in.wav" } }"#
     )
 
-    public static let path = RequiredParameter<String>("path", help: "the file to read, relative to the current folder")
+    public static let path = RequiredParameter<String>("path", format: .path, help: "the file to read, relative to the current folder")
 
     let context: NodeContext
     let path: String

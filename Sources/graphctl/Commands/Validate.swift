@@ -25,6 +25,7 @@ struct Validate: ParsableCommand {
         for path in graphs {
             do {
                 let graph = try loader.load(contentsOf: path, overrides: try options.parsed())
+                try graph.checkNodes()
                 print("\(path): ok (\(graph.nodes.count) nodes, \(graph.edges.count) edges)")
             } catch {
                 let code = report(error, file: path)
