@@ -77,11 +77,23 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         let profile = try bin.makeCapsFilter("video/x-h264, profile=(string)\(p[Self.profile].rawValue)")
         if p[Self.width] != nil || p[Self.height] != nil {
             // A set size scales (AVAssetWriter's AVVideoWidthKey and AVVideoHeightKey do), and
-            // keeps the picture's shape where only one side is given.
+            // keeps the picture's shape where only one side is given: the other side follows
+            // from the frames' own (even, as ffmpeg's scale=W:-2), in square pixels. (Left to
+            // videoscale, the other side stayed and the pixels were stretched instead.)
+            let (width, height) = (p[Self.width], p[Self.height])
             var caps = "video/x-raw"
-            if let w = p[Self.width] { caps += ", width=(int)\(w)" }
-            if let h = p[Self.height] { caps += ", height=(int)\(h)" }
-            try bin.link(convert, try bin.make("videoscale"), try bin.makeCapsFilter(caps), encoder, profile)
+            if let w = width { caps += ", width=(int)\(w)" }
+            if let h = height { caps += ", height=(int)\(h)" }
+            let size = try bin.makeCapsFilter(caps)
+            if width == nil || height == nil {
+                convert.onInputFormat { [size] format in
+                    guard case .rawVideo(let v) = format, v.width > 0, v.height > 0 else { return }
+                    let other = { (given: Int, of: Int, by: Int) in max(2, Int((Double(given) * Double(of) / Double(by) / 2).rounded()) * 2) }
+                    let w = width ?? other(height!, v.width, v.height), h = height ?? other(width!, v.height, v.width)
+                    try? size.set("caps", "video/x-raw, width=(int)\(w), height=(int)\(h), pixel-aspect-ratio=(fraction)1/1")
+                }
+            }
+            try bin.link(convert, try bin.make("videoscale"), size, encoder, profile)
         } else {
             try bin.link(convert, encoder, profile)
         }

@@ -27,6 +27,18 @@ import Nodes
         #expect(Set(times).count == 30)
     }
 
+    /// One side given: the other follows from the frames' shape, even, in square pixels (it
+    /// stayed, and 1280×720 with width 320 became 320×720, stretched).
+    @Test(.timeLimit(.minutes(1)), arguments: [("width", 320, 320, 180), ("height", 90, 160, 90), ("width", 100, 100, 56)])
+    func oneSideGivenKeepsTheShape(side: String, value: Int, width: Int, height: Int) throws {
+        let h = try NodeHarness(#"{ "type": "encode.h264", "params": { "\#(side)": \#(value) } }"#)
+        let source = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 1280, "height": 720, "duration": 0.2, "live": false, "pattern": "ball" } }"#)
+        try h.push(try source.pullAll())
+        let out = try h.pullAll()
+        #expect(out.count == 6)
+        #expect(out.first?.format == .h264(width: width, height: height))
+    }
+
     @Test func baselineHasNoBFrames() {
         #expect(throws: GraphError.self) {
             try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "e": { "type": "encode.h264", "params": { "profile": "baseline", "bframes": 2 } } } }"#)
