@@ -56,6 +56,8 @@ import Nodes
          ["nodes.a.params.sampleRate: 1000 is out of range (8000 to 192000)"]),
         (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRate": "44100" } }"#, edges: ""),
          [#"nodes.a.params.sampleRate: expected integer, got a string "44100""#]),
+        (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRate": null } }"#, edges: ""),
+         ["nodes.a.params.sampleRate: expected integer, got null"]),
         (graph(nodes: #""a": { "type": "capture.audio", "params": { "sampleRate": 44100.5 } }"#, edges: ""),
          ["nodes.a.params.sampleRate: expected an integer, got 44100.5"]),
         (graph(nodes: #""a": { "type": "capture.audio", "params": { "wave": "sin" } }"#, edges: ""),

@@ -151,7 +151,7 @@ public struct ParameterDescriptor: Sendable {
             }
             return .success(.numbers(values))
         default:
-            return .failure(.init("expected \(expected), got \(json.typeName) \(json)"))
+            return .failure(.init(json == .null ? "expected \(expected), got null" : "expected \(expected), got \(json.typeName) \(json)"))
         }
     }
 

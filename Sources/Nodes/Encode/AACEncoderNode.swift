@@ -42,7 +42,7 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         convert.onInputFormat { [convert] format in
             guard case .pcm(let pcm) = format, pcm.channels > most, !mixesDown else { return }
             convert.postError("\(pcm.channels)-channel audio cannot be encoded: \(name) takes 1 to \(most) channels; "
-                              + "mix it down first (decode's \"channels\" parameter, for example 2 or \(most))")
+                              + "mix it down first (decode's \"channels\" parameter, for example \(most == 2 ? "2" : "2 or \(most)"))")
         }
         let encoder: Element
         switch p[Self.encoder] {
