@@ -66,18 +66,14 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// before writing starts: the calls begin once writing has started and the session with it
     /// (``AssetWriter/startSession(atSourceTime:)``), before which every append would fail.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        let writer = lock.withLock { self.writer }
-        let sessionStarted = writer?.sessionStart != nil
-        let media: MediaInput? = lock.withLock {
+        lock.withLock {
             requested = true
             lastActivity = .now
-            guard let media = self.media, sessionStarted else {
-                pendingRequest = (queue, block)
-                return nil
-            }
-            return media
+            pendingRequest = (queue, block)
         }
-        media?.requestMediaDataWhenReady(on: queue, using: block)
+        // Handed on here if writing and the session have started, else by whichever of them
+        // comes last (beginRequests takes the block once, so a race hands it on once).
+        if lock.withLock({ self.writer })?.sessionStart != nil { beginRequests() }
     }
 
     /// Appends a sample, blocking the calling thread while the encoder is behind. From a Swift

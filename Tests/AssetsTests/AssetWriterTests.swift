@@ -592,7 +592,7 @@ import Testing
 /// so the first track's append waits for the other, which this loop appends only later. The
 /// writer says so (after `AssetWriter.stallSeconds`, 10 s) instead of waiting for ever; two
 /// producers of their own never trip it, however slow one of them is.
-@Suite(.timeLimit(.minutes(1))) struct AssetWriterStallTests {
+@Suite(.timeLimit(.minutes(10))) struct AssetWriterStallTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -6,7 +6,7 @@ import Testing
 /// The outputs' rule (a temporary file beside the target, renamed over it when complete) on
 /// targets that are not plain new files: a device or a pipe, a symbolic link, a name near the
 /// file system's limit, and a target another run is writing at the same time.
-@Suite(.timeLimit(.minutes(1))) struct OutputFileTests {
+@Suite(.timeLimit(.minutes(10))) struct OutputFileTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -174,7 +174,7 @@ import GraphKitTesting
     /// gave exit 0 and a file whose decode times went back (ffmpeg: "non monotonically
     /// increasing dts"). Now decode leaves out what goes back, says how much, and the file is
     /// clean: every other frame, and the sound to the end.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func joinedTransportStreamsMakeACleanFile() throws {
         let folder = try TestMedia.temporaryFolder()
         func segment(_ name: String, offset: Int, frequency: Int) throws -> [UInt8] {

@@ -59,7 +59,7 @@ import Testing
 
     /// A statistics file that cannot be written is found before the run, as an output is: the
     /// transcode used to run to the end, write its file, and only then exit 73.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func anUnwritableStatsFileStopsTheRunBeforeItStarts() throws {
         let folder = try TestMedia.temporaryFolder()
         let wav = folder.appendingPathComponent("in.wav").path
