@@ -226,7 +226,7 @@ static gboolean present_buffer(PresentTimes *p, GstBuffer **buffer) {
             if (cut >= count) { p->dropped += (guint64)count; return FALSE; }
             if (cut > 0) {
                 p->dropped += (guint64)cut;
-                b = gst_audio_buffer_truncate(b, p->bpf, (gsize)cut, (gsize)(count - cut));
+                b = gst_buffer_make_writable(gst_audio_buffer_truncate(b, p->bpf, (gsize)cut, (gsize)(count - cut)));
                 GST_BUFFER_PTS(b) = (GstClockTime)(p->last + shift);
                 GST_BUFFER_DURATION(b) = gst_util_uint64_scale_round((guint64)(count - cut), GST_SECOND, (guint64)p->rate);
                 GST_BUFFER_DTS(b) = GST_CLOCK_TIME_NONE;
