@@ -316,6 +316,17 @@ public final class AssetWriter: @unchecked Sendable {
         run.cancel()
     }
 
+    /// Waits until the run has ended, and with it the partial file has gone: for an append that
+    /// is about to throw why writing ended, so that a program that stops on the error leaves
+    /// nothing beside the target.
+    func waitUntilRunEnded() {
+        if let run = lock.withLock({ self.run }) { _ = run.wait() }
+    }
+
+    func runEnded() async {
+        if let run = lock.withLock({ self.run }) { _ = await run.report() }
+    }
+
     /// The file's time origin: samples before it are left out (audio to the sample), and a
     /// sample at `atSourceTime` is at 0 in the file. Call it once, after ``startWriting()`` and
     /// before the first append.
@@ -414,22 +425,13 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Abandons writing: appends stop, and nothing is left under ``outputPath``. Returns once
-    /// the partial file is gone, blocking the thread meanwhile; from a Swift concurrency task,
-    /// `await` the async `cancelWriting()`.
+    /// the partial file is gone (it blocks the thread meanwhile, as AVAssetWriter's does).
     ///
     /// From the moment it is called, no input is ready for more, request blocks are called no
     /// more, and waiting appends wake and throw `cancelled`.
-    @available(*, noasync, message: "blocks the thread until the partial file is gone; use await cancelWriting()")
     public func cancelWriting() {
         guard let run = beginCancelling() else { return }
         _ = run.wait()
-    }
-
-    /// Abandons writing, as the blocking ``cancelWriting()`` does, suspending until the partial
-    /// file is gone.
-    public func cancelWriting() async {
-        guard let run = beginCancelling() else { return }
-        _ = await run.report()
     }
 
     /// Marks the writer cancelled, closes its inputs and cancels the run: the run to wait for,

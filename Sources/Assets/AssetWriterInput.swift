@@ -86,7 +86,9 @@ public final class AssetWriterInput: @unchecked Sendable {
         do {
             for b in ready { try media.appendWaiting(b) }
         } catch {
-            throw writersReason(for: error)
+            guard let (writer, reason) = writersReason(for: error) else { throw error }
+            writer.waitUntilRunEnded()
+            throw reason
         }
         lock.withLock { last = timing }
     }
@@ -99,7 +101,9 @@ public final class AssetWriterInput: @unchecked Sendable {
         do {
             for b in ready { try await media.append(b) }
         } catch {
-            throw writersReason(for: error)
+            guard let (writer, reason) = writersReason(for: error) else { throw error }
+            await writer.runEnded()
+            throw reason
         }
         lock.withLock { last = timing }
     }
@@ -121,10 +125,11 @@ public final class AssetWriterInput: @unchecked Sendable {
     }
 
     /// A waiting append woken because writing ended throws why it ended, as the writer says it
-    /// (failed, with its error; cancelled), rather than the run's own account of it.
-    private func writersReason(for error: GraphError) -> GraphError {
-        guard let writer = lock.withLock({ self.writer }), let reason = writer.endedReason(for: self) else { return error }
-        return reason
+    /// (failed, with its error; cancelled), rather than the run's own account of it, once the
+    /// run has ended (see ``AssetWriter/waitUntilRunEnded()``); nil while writing goes on.
+    private func writersReason(for error: GraphError) -> (AssetWriter, GraphError)? {
+        guard let writer = lock.withLock({ self.writer }), let reason = writer.endedReason(for: self) else { return nil }
+        return (writer, reason)
     }
 
     /// Ends this track: no more samples. ``AssetWriter/finishWriting()`` finishes every input

@@ -78,6 +78,10 @@ import Testing
         try write("long", to: file)
         #expect(try String(contentsOfFile: path(name), encoding: .utf8) == "long")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [name])
+        // A name past the limit is refused before anything runs (it failed at the rename).
+        let tooLong = String(repeating: "d", count: 252) + ".mov"
+        let refused = message { try output(path(tooLong)).prepare() }
+        #expect(refused?.contains("its name is 256 bytes long, and a file name takes at most 255") == true, "\(refused ?? "accepted")")
     }
 
     /// Two runs writing one target at once shared its temporary file, and each failed in turn

@@ -84,6 +84,9 @@ public struct OutputFile: Sendable {
                 throw failure("cannot create the folder for \"\(path)\": \(Self.reason(error))")
             }
         }
+        if target.lastPathComponent.utf8.count > 255 {
+            throw failure("cannot write \"\(path)\": its name is \(target.lastPathComponent.utf8.count) bytes long, and a file name takes at most 255")
+        }
         var info = stat()
         if stat(target.path, &info) == 0 {
             switch info.st_mode & S_IFMT {

@@ -68,8 +68,10 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         }
         // x264 cannot take an odd width or height in 4:2:0 (the encoder would fail saying only
         // x264's "width not divisible by 2"): the run fails saying why and what to do, as ffmpeg does.
+        // A size set here scales to even sides, whatever comes in (AssetWriter's VideoSettings).
+        let scales = p[Self.width] != nil || p[Self.height] != nil
         convert.onInputFormat { [convert] format in
-            guard case .rawVideo(let v) = format, v.width % 2 != 0 || v.height % 2 != 0 else { return }
+            guard !scales, case .rawVideo(let v) = format, v.width % 2 != 0 || v.height % 2 != 0 else { return }
             let even = "\(v.width / 2 * 2)x\(v.height / 2 * 2)"
             convert.postError("\(v.width)x\(v.height) video cannot be encoded: H.264 (4:2:0) needs an even width and height; "
                               + "crop it to \(even) first (effect.crop with width \(v.width / 2 * 2) and height \(v.height / 2 * 2))")
@@ -78,8 +80,8 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
         if p[Self.width] != nil || p[Self.height] != nil {
             // A set size scales (AVAssetWriter's AVVideoWidthKey and AVVideoHeightKey do), and
             // keeps the picture's shape where only one side is given: the other side follows
-            // from the frames' own (even, as ffmpeg's scale=W:-2), in square pixels. (Left to
-            // videoscale, the other side stayed and the pixels were stretched instead.)
+            // from the frames' own (even, as ffmpeg's scale=W:-2). (Left to videoscale, the
+            // other side stayed and the pixels were stretched instead.)
             let (width, height) = (p[Self.width], p[Self.height])
             var caps = "video/x-raw"
             if let w = width { caps += ", width=(int)\(w)" }
@@ -90,7 +92,9 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
                     guard case .rawVideo(let v) = format, v.width > 0, v.height > 0 else { return }
                     let other = { (given: Int, of: Int, by: Int) in max(2, Int((Double(given) * Double(of) / Double(by) / 2).rounded()) * 2) }
                     let w = width ?? other(height!, v.width, v.height), h = height ?? other(width!, v.height, v.width)
-                    try? size.set("caps", "video/x-raw, width=(int)\(w), height=(int)\(h), pixel-aspect-ratio=(fraction)1/1")
+                    // The pixels' own shape is kept (videoscale sets it so the picture's is too),
+                    // as ffmpeg's scale keeps the sample aspect ratio.
+                    try? size.set("caps", "video/x-raw, width=(int)\(w), height=(int)\(h)")
                 }
             }
             try bin.link(convert, try bin.make("videoscale"), size, encoder, profile)

@@ -39,6 +39,7 @@ struct Run: ParsableCommand {
 
     func validate() throws {
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together.") }
+        if stats?.isEmpty == true { throw ValidationError("--stats needs a file to write.") }
     }
 
     func run() throws {

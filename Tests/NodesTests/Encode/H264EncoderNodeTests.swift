@@ -39,6 +39,18 @@ import Nodes
         #expect(out.first?.format == .h264(width: width, height: height))
     }
 
+    /// Odd frames scaled to a size set here are encoded (AssetWriter's VideoSettings asks so):
+    /// the advice to crop them first is for frames encoded at their own size.
+    @Test(.timeLimit(.minutes(10)))
+    func oddFramesScaledToAnEvenSizeAreEncoded() throws {
+        let h = try NodeHarness(#"{ "type": "encode.h264", "params": { "width": 320, "height": 240 } }"#)
+        let source = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 641, "height": 361, "duration": 0.2, "live": false } }"#)
+        try h.push(try source.pullAll())
+        let out = try h.pullAll()
+        #expect(out.count == 6)
+        #expect(out.first?.format == .h264(width: 320, height: 240))
+    }
+
     @Test func baselineHasNoBFrames() {
         #expect(throws: GraphError.self) {
             try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "e": { "type": "encode.h264", "params": { "profile": "baseline", "bframes": 2 } } } }"#)
