@@ -4,7 +4,7 @@ import Testing
 
 /// The programs in examples/ compile with the package and run here, each on real media, and
 /// what they write is checked.
-@Suite(.timeLimit(.minutes(2))) struct ExamplesTests {
+@Suite(.timeLimit(.minutes(10))) struct ExamplesTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -70,7 +70,7 @@ import Testing
     }
 
     /// A graph built in code runs: 10 frames drawn, encoded and written.
-    @Test(.timeLimit(.minutes(2))) func aBuiltGraphRuns() async throws {
+    @Test(.timeLimit(.minutes(10))) func aBuiltGraphRuns() async throws {
         let path = try TestMedia.temporaryFolder().appendingPathComponent("ten.mp4").path
         var b = GraphBuilder()
         let frames = b.add("frames", FrameGeneratorNode.self) {

@@ -297,7 +297,7 @@ import Nodes
     /// A sink with room for many samples hands each one over as it arrives: samples that trickle
     /// in one at a time (a live source) are never held back to fill the sink's capacity; and a
     /// puller waiting on a run whose input finishes wakes.
-    @Test(.timeLimit(.minutes(1))) func eachTrickledSampleIsPulledAsItArrives() async throws {
+    @Test(.timeLimit(.minutes(10))) func eachTrickledSampleIsPulledAsItArrives() async throws {
         let g = try graph("""
             { "version": 1, "nodes": { "feed": { "type": "source.app" },
               "take": { "type": "sink.app", "params": { "maxBuffers": 64 } } }, "edges": [ "feed.out -> take.in" ] }

@@ -78,7 +78,7 @@ import Testing
 
     /// A puller faster than the graph sleeps about once per batch (half the capacity), not once
     /// per sample as on a bare appsink; every sample arrives, in order, then the end.
-    @Test(.timeLimit(.minutes(1))) func aFastPullerSleepsOncePerBatchAndMissesNothing() {
+    @Test(.timeLimit(.minutes(10))) func aFastPullerSleepsOncePerBatchAndMissesNothing() {
         // 50 µs a sample (usleep makes it more): a batch of 8 gathers well within the 1 ms window.
         let pipe = Pipe(capacity: 16, microsecondsPerSample: 50)
         let count = 1600
@@ -102,7 +102,7 @@ import Testing
 
     /// End of stream reaches the bus only once every sample was pulled (what appsink's
     /// wait-on-eos does), so a run does not end with samples nobody has seen.
-    @Test(.timeLimit(.minutes(1))) func endOfStreamWaitsForEverySampleToBePulled() {
+    @Test(.timeLimit(.minutes(10))) func endOfStreamWaitsForEverySampleToBePulled() {
         let pipe = Pipe(capacity: 16)
         for i in 0..<10 { pipe.push(i) }
         pipe.endOfStream()
@@ -116,7 +116,7 @@ import Testing
 
     /// A sample that trickles in alone is handed over within the batch window (1 ms), not held
     /// for a batch that never comes; a pull with a timeout gives nil when nothing came.
-    @Test(.timeLimit(.minutes(1))) func aLoneSampleIsNotHeldForABatch() {
+    @Test(.timeLimit(.minutes(10))) func aLoneSampleIsNotHeldForABatch() {
         let pipe = Pipe(capacity: 16)
         pipe.play()
         let start = ContinuousClock.now
@@ -133,7 +133,7 @@ import Testing
 
     /// A pipeline stopped without a flush-start (its pads just deactivated) still wakes a puller
     /// waiting on an empty queue, and a graph waiting for room in a full one: stopping returns.
-    @Test(.timeLimit(.minutes(1))) func stoppingThePipelineWakesEveryWaitWithoutAFlush() {
+    @Test(.timeLimit(.minutes(10))) func stoppingThePipelineWakesEveryWaitWithoutAFlush() {
         let empty = Pipe(capacity: 16)
         empty.play()
         let puller = TestThread("puller") { empty.pop() }
@@ -157,7 +157,7 @@ import Testing
 
     /// A flush-start (what a stopping run sends, `gk_bin_unblock_app_sinks`) wakes a waiting
     /// puller at once and drops what was queued.
-    @Test(.timeLimit(.minutes(1))) func aFlushWakesThePullerAndDropsTheQueue() {
+    @Test(.timeLimit(.minutes(10))) func aFlushWakesThePullerAndDropsTheQueue() {
         let pipe = Pipe(capacity: 4)
         for i in 0..<4 { pipe.push(i) }
         pipe.play()
@@ -170,7 +170,7 @@ import Testing
 
     /// `copyNextSampleBuffer(timeout:)` takes any Double: NaN and negative mean "do not wait",
     /// a huge one waits as long as it must; the samples come through with their format.
-    @Test(.timeLimit(.minutes(1))) func anyTimeoutIsTakenWithoutACrash() async throws {
+    @Test(.timeLimit(.minutes(10))) func anyTimeoutIsTakenWithoutACrash() async throws {
         let g = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "feed": { "type": "source.app" }, "take": { "type": "sink.app" } },
               "edges": [ "feed.out -> take.in" ] }

@@ -15,7 +15,7 @@ import Testing
     /// The encoder lets each raw frame go once x264 has copied it: however long x264's delay,
     /// at most 2 raw buffers are alive (the one it is encoding, and one being freed) whenever a
     /// frame arrives; and none is left after the run (each released exactly once).
-    @Test(.timeLimit(.minutes(1))) func holdsNoRawFramesDuringX264sDelay() throws {
+    @Test(.timeLimit(.minutes(10))) func holdsNoRawFramesDuringX264sDelay() throws {
         let run = try EncodeRun(encoder: "gkx264enc speed-preset=veryfast bitrate=1000")
         try run.push(frames: 60)
         let delay = run.latencyFrames
@@ -29,7 +29,7 @@ import Testing
 
     /// The same measure sees GStreamer's x264enc hold a raw frame for each frame of x264's delay:
     /// the one above would fail with it.
-    @Test(.timeLimit(.minutes(1)), .enabled(if: hasX264enc, "needs GStreamer's x264enc (gstreamer1.0-plugins-ugly)"))
+    @Test(.timeLimit(.minutes(10)), .enabled(if: hasX264enc, "needs GStreamer's x264enc (gstreamer1.0-plugins-ugly)"))
     func theMeasureSeesX264encHoldItsDelay() throws {
         let run = try EncodeRun(encoder: "x264enc speed-preset=veryfast bitrate=1000 vbv-buf-capacity=0")
         try run.push(frames: 60)
@@ -43,7 +43,7 @@ import Testing
     /// PTS those of the input (shifted, as x264enc shifts them, by the 1000 h that keeps the
     /// first DTS of B-frames above zero), keyframes where the interval asks, the profile asked
     /// for in the SPS; and the MP4 decodes to the same frames at the same times.
-    @Test(.timeLimit(.minutes(1)), arguments: [(0, "baseline"), (0, "high"), (2, "main"), (2, "high")])
+    @Test(.timeLimit(.minutes(10)), arguments: [(0, "baseline"), (0, "high"), (2, "main"), (2, "high")])
     func encodesEveryFrameInOrder(bframes: Int, profile: String) throws {
         let frames = 60, keyInterval = 15
         let folder = try TestMedia.temporaryFolder()
@@ -80,7 +80,7 @@ import Testing
 
     /// A keyframe asked for (a force-key-unit event, as a segmenter sends) lands on the frame
     /// that follows it, and nowhere else in a picture that has no scene cut.
-    @Test(.timeLimit(.minutes(1)), arguments: [0, 2])
+    @Test(.timeLimit(.minutes(10)), arguments: [0, 2])
     func forcedKeyframeLandsWhereAsked(bframes: Int) throws {
         let run = try EncodeRun(encoder: "gkx264enc speed-preset=veryfast bitrate=1000 key-int-max=250 bframes=\(bframes)")
         run.forceKeyframe(atFrame: 17)
@@ -93,7 +93,7 @@ import Testing
     }
 
     /// Downstream that asks for a byte stream gets one: start codes, the SPS first, no codec_data.
-    @Test(.timeLimit(.minutes(1))) func byteStreamWhenAskedFor() throws {
+    @Test(.timeLimit(.minutes(10))) func byteStreamWhenAskedFor() throws {
         let run = try EncodeRun(encoder: "gkx264enc speed-preset=veryfast bitrate=1000", profile: "main,stream-format=byte-stream")
         try run.push(frames: 10)
         let out = try run.finish()
@@ -104,14 +104,14 @@ import Testing
     }
 
     /// End of stream before any frame: nothing out, no error.
-    @Test(.timeLimit(.minutes(1))) func endOfStreamWithoutFrames() throws {
+    @Test(.timeLimit(.minutes(10))) func endOfStreamWithoutFrames() throws {
         let run = try EncodeRun(encoder: "gkx264enc")
         #expect(try run.finish().isEmpty)
     }
 
     /// New caps mid-stream (another size): the frames of the old size leave first, under the
     /// old caps; then the encoder starts again with a keyframe, under new caps.
-    @Test(.timeLimit(.minutes(1))) func newSizeMidStream() throws {
+    @Test(.timeLimit(.minutes(10))) func newSizeMidStream() throws {
         let run = try EncodeRun(encoder: "gkx264enc speed-preset=veryfast bitrate=1000 bframes=2")
         try run.push(frames: 20)
         run.setSize(width: 160, height: 120)
@@ -126,7 +126,7 @@ import Testing
 
     /// Flushing seeks while frames are inside x264: they are dropped, x264 starts again, and
     /// what follows is encoded.
-    @Test(.timeLimit(.minutes(1))) func flushingSeek() throws {
+    @Test(.timeLimit(.minutes(10))) func flushingSeek() throws {
         GStreamer.initialize()
         let pipeline = try #require(gst_parse_launch(
             "videotestsrc pattern=ball ! video/x-raw,format=NV12,width=160,height=120,framerate=30/1 ! gkx264enc speed-preset=veryfast ! "
@@ -147,7 +147,7 @@ import Testing
     }
 
     /// A frame size x264 refuses (odd, in 4:2:0) fails the run with x264's reason.
-    @Test(.timeLimit(.minutes(1))) func refusesAnOddSizeSayingWhy() throws {
+    @Test(.timeLimit(.minutes(10))) func refusesAnOddSizeSayingWhy() throws {
         let run = try EncodeRun(encoder: "gkx264enc", width: 321, height: 240)
         try? run.push(frames: 1)
         let error = try #require(throws: GraphError.self) { try run.finish() }

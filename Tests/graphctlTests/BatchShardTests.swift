@@ -13,7 +13,7 @@ import GraphKitTesting
         return r.stdout.split(separator: "\n").map { String($0.dropFirst("run ".count)) }
     }
 
-    @Test(.timeLimit(.minutes(3))) func shardProcessesTakeEveryInputExactlyOnce() throws {
+    @Test(.timeLimit(.minutes(10))) func shardProcessesTakeEveryInputExactlyOnce() throws {
         let folder = try BatchTests.inputs(36, seconds: 0.1)
         defer { try? FileManager.default.removeItem(at: folder) }
         let summaries = folder.appendingPathComponent("summaries")

@@ -71,7 +71,7 @@ import GraphKitTesting
     /// without their green (white is magenta, yellow red, cyan blue), no green anywhere. The
     /// recorded file and the window saw the same frames, but for those the preview reports it
     /// dropped.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func theWindowShowsTheRecordedPictureAndTheFramesItDropped() throws {
         let display = try VirtualDisplay()
         defer { display.stop() }
@@ -106,7 +106,7 @@ import GraphKitTesting
     /// Ctrl-C does: exit 0, the run `stopped`, and a complete MP4 holding every frame that
     /// reached the encoder, index first. Closed as soon as it shows its first frame (the
     /// pipeline may still be starting: it stops once playing) or once recording is under way.
-    @Test(.timeLimit(.minutes(3)), arguments: [0, 1.5])
+    @Test(.timeLimit(.minutes(10)), arguments: [0, 1.5])
     func closingTheWindowStopsTheRunAndFinishesTheFile(afterSeconds media: Double) throws {
         let display = try VirtualDisplay()
         defer { display.stop() }
@@ -137,7 +137,7 @@ import GraphKitTesting
     /// recording: the file's frames follow one another with no gap, while the preview counts the
     /// frames it could not show. (A preview that made its producer wait would fill the queues on
     /// the way, 2 s of frames, and the camera would then drop 2 s of them.)
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func aStalledDisplayCostsThePreviewFramesNotTheRecording() throws {
         let display = try VirtualDisplay()
         defer { display.stop() }
@@ -164,7 +164,7 @@ import GraphKitTesting
 
     /// With Wayland and no X server, the preview is a Wayland client (waylandsink) that shows
     /// the recording's frames, counted as under X.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func underWaylandAloneThePreviewShowsTheFrames() throws {
         let compositor = try HeadlessWayland()
         defer { compositor.stop() }

@@ -18,7 +18,7 @@ import Nodes
         #expect(!Self.files.isEmpty, "no files in \(Self.folder.path)")
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: files)
+    @Test(.timeLimit(.minutes(10)), arguments: files)
     func aFoundFileEndsTheRunCleanly(_ name: String) throws {
         let path = Self.folder.appendingPathComponent(name).path
         let video = name.hasSuffix(".mkv") || name.hasSuffix(".mp4")
