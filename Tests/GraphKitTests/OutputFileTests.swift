@@ -100,13 +100,13 @@ import Testing
         try write("second", to: output(target))
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "second")
 
-        // Another process that holds the temporary file's lock (for 2 s): refused in the same way.
+        // Another process that holds the temporary file's lock (for 5 s): refused in the same way.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["-o", first.temporary.path, "sleep", "2"]
+        holder.arguments = ["-o", first.temporary.path, "sleep", "5"]
         try holder.run()
         var held = false
-        for _ in 0..<100 where !held {
+        for _ in 0..<200 where !held {
             let fd = open(first.temporary.path, O_RDONLY)
             if fd >= 0 {
                 held = flock(fd, LOCK_EX | LOCK_NB) != 0
