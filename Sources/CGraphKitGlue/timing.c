@@ -175,6 +175,18 @@ gulong gk_pad_mark_upright(GstPad *pad) {
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, mark_upright, NULL, NULL);
 }
 
+/* Posts `text` as a warning, or an error (stream format), from the element `pad` belongs to. */
+static void post_from_pad_parent(GstPad *pad, gboolean error, const gchar *text) {
+    GstObject *parent = gst_pad_get_parent(pad);
+    if (parent != NULL && GST_IS_ELEMENT(parent)) {
+        if (error)
+            gk_element_post_error(GST_ELEMENT(parent), 3, GST_STREAM_ERROR_FORMAT, text, NULL);
+        else
+            gk_element_post_warning(GST_ELEMENT(parent), text, NULL);
+    }
+    if (parent != NULL) gst_object_unref(parent);
+}
+
 /* --- Presentation times ----------------------------------------------------------------------
  * A demuxer that applies an edit list (qtdemux: the first B-frame stream's edit skips the
  * frames' composition offset) or starts its timeline elsewhere (tsdemux) leaves the time stamps
@@ -274,13 +286,10 @@ static GstPadProbeReturn present_times(GstPad *pad, GstPadProbeInfo *info, gpoin
         } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
             p->last = -1;
         } else if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && p->dropped > 0) {
-            GstObject *parent = gst_pad_get_parent(pad);
             gchar *text = g_strdup_printf("%" G_GUINT64_FORMAT " %s out of time order left out (joined or damaged media?)",
                                           p->dropped, p->audio ? "audio samples" : "video frames");
-            if (parent != NULL && GST_IS_ELEMENT(parent))
-                gk_element_post_warning(GST_ELEMENT(parent), text, NULL);
+            post_from_pad_parent(pad, FALSE, text);
             g_free(text);
-            if (parent != NULL) gst_object_unref(parent);
         } else if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
             const GstSegment *segment = NULL;
             gst_event_parse_segment(event, &segment);
@@ -367,15 +376,12 @@ static GstPadProbeReturn require_rising(GstPad *pad, GstPadProbeInfo *info, gpoi
             if (sign != 0) {
                 gint64 now = sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
                 if (r->last != -1 && now <= r->last) {
-                    GstObject *parent = gst_pad_get_parent(pad);
                     gchar *text = g_strdup_printf(
                         "the %s input's time stamps go %s at %.3f s (after %.3f s): the file could not be played there. "
                         "Its source is out of time order (joined or damaged media?)",
                         r->input, now == r->last ? "no further" : "back", (double)now / GST_SECOND, (double)r->last / GST_SECOND);
-                    if (parent != NULL && GST_IS_ELEMENT(parent))
-                        gk_element_post_error(GST_ELEMENT(parent), 3, GST_STREAM_ERROR_FORMAT, text, NULL);
+                    post_from_pad_parent(pad, TRUE, text);
                     g_free(text);
-                    if (parent != NULL) gst_object_unref(parent);
                     gst_buffer_unref(b);
                     GST_PAD_PROBE_INFO_DATA(info) = NULL;
                     GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_ERROR;

@@ -243,14 +243,7 @@ import Testing
     /// Audio a fraction of a sample early (times computed from seconds) is not an overlap.
     @Test func repeatedTimesAndOverlappingAudioAreRefused() async throws {
         let out = path("repeated.mp4")
-        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
-        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.add(audio)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
+        let (writer, _, adaptor, audio) = try writingAV(to: out)
         let pool = try #require(adaptor.pixelBufferPool)
         let tone = TestMedia.sine(sampleRate: 8_000, seconds: 2, framesPerBuffer: 800)  // 0.1 s each
         for n in 0..<10 {
@@ -601,14 +594,7 @@ import Testing
 
     func avWriter(_ name: String) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput, String) {
         let out = folder.appendingPathComponent(name).path
-        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
-        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.add(audio)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
+        let (writer, video, adaptor, audio) = try writingAV(to: out)
         return (writer, video, adaptor, audio, out)
     }
 
@@ -680,4 +666,18 @@ import Testing
         #expect(probe.stream("video")?.frameCount == seconds * 30)
         #expect(abs((probe.stream("audio")?.duration ?? 0) - Double(seconds)) < 0.1)
     }
+}
+
+/// A writer of 64×48 video (through an adaptor) and 8 kHz mono sound to `out`, writing, its
+/// session started at 0.
+func writingAV(to out: String) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput) {
+    let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+    let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+    let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+    let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+    try writer.add(video)
+    try writer.add(audio)
+    try writer.startWriting()
+    writer.startSession(atSourceTime: .zero)
+    return (writer, video, adaptor, audio)
 }

@@ -132,8 +132,7 @@ public struct OutputFile: Sendable {
                 throw failure("cannot write in \"\(target.deletingLastPathComponent().path)\": \(String(cString: strerror(errno)))")
             }
             // A killed run's is replaced. Another run's, in this process or another, is locked
-            // (flock locks belong to the open file, so this process's own are in `held`).
-            if Self.held.withLock({ $0[temp] != nil }) { break }
+            // (a flock lock belongs to an open file: a second open of it cannot take it).
             let existing = open(temp, O_RDONLY | O_CLOEXEC)
             if existing >= 0 {
                 let free = flock(existing, LOCK_EX | LOCK_NB) == 0

@@ -21,7 +21,9 @@ enum MP4Index {
         /// The file type's major brand to state ("M4A " for an audio file, as iTunes and
         /// AVFoundation write it), when the muxer's is not it.
         var majorBrand: String?
-        var isEmpty: Bool { audioDelay == nil && (orientation == nil || orientation == .rotate0) && majorBrand == nil }
+        /// Whether the index (moov) changes: an edit list or a display matrix to write.
+        var changesIndex: Bool { audioDelay != nil || (orientation != nil && orientation != .rotate0) }
+        var isEmpty: Bool { !changesIndex && majorBrand == nil }
     }
 
     struct Failure: Error {
@@ -46,7 +48,7 @@ enum MP4Index {
             // brand stays among the compatible ones (mp42, isom), so readers of either accept it.
             try writeFully(fd, Array(brand.utf8), at: ftyp.offset + 8)
         }
-        guard edits.audioDelay != nil || (edits.orientation != nil && edits.orientation != .rotate0) else { return }
+        guard edits.changesIndex else { return }
         guard let moov = boxes.first(where: { $0.type == "moov" }) else { throw Failure(reason: "the file has no index (moov)") }
         var bytes = [UInt8](repeating: 0, count: moov.size)
         try readFully(fd, &bytes, at: moov.offset)

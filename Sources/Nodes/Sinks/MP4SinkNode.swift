@@ -64,8 +64,9 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let container = context.parameters[Self.container]
-        let isMov = container == .mov || (container == .auto && file.target.pathExtension.lowercased() == "mov")
-        if container == .m4a || (container == .auto && file.target.pathExtension.lowercased() == "m4a") {
+        let fileExtension = file.target.pathExtension.lowercased()
+        let isMov = container == .mov || (container == .auto && fileExtension == "mov")
+        if container == .m4a || (container == .auto && fileExtension == "m4a") {
             if context.connectedInputs.contains("video") {
                 if container == .m4a {
                     throw GraphError(.invalidGraph, at: context.location(parameter: "container"),

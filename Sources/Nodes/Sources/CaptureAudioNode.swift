@@ -56,9 +56,11 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let caps = MediaFormat.pcm(.init(sampleRate: rate, channels: channels, sampleFormat: .s16le)).capsString
         let source: Element
+        var lastBufferCut = false
         if device == "test" {
             let frames = frameCount
             let perBuffer = Self.framesPerBuffer(total: frames)
+            lastBufferCut = frames % perBuffer != 0
             source = try bin.make("audiotestsrc", name: "source", [
                 "is-live": isLive, "wave": context.parameters[Self.wave].rawValue,
                 "freq": context.parameters[Self.frequency], "samplesperbuffer": perBuffer,
@@ -74,7 +76,7 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
             if duration > 0 { try source.set("num-buffers", Int((duration * 100).rounded(.up))) }
         }
         let convert = try bin.make("audioconvert")
-        if device == "test", frameCount > 0, frameCount % Self.framesPerBuffer(total: frameCount) != 0 {
+        if lastBufferCut {
             // No buffer size near 1024 divides the count (44,101 samples, say): the last buffer
             // is cut to the sample.
             let trim = AudioTrim()
