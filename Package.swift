@@ -7,8 +7,10 @@ let package = Package(
         // One shared library for everything outside this package: the installed graphctl
         // (tools/graphctl) and every plugin link it, so a process holds one copy of the engine,
         // its type metadata and its registry (docs/PLUGINS.md). Executables inside this package
-        // link these targets statically: they load no plugins.
-        .library(name: "GraphKit", type: .dynamic, targets: ["GraphKit", "Nodes", "Assets", "GraphKitTesting"]),
+        // link these targets statically: they load no plugins. Test helpers are not in it:
+        // GraphKitTesting is a product of its own package (Packages/GraphKitTesting).
+        .library(name: "GraphKit", type: .dynamic,
+                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -31,14 +33,26 @@ let package = Package(
         .target(name: "CKernels"),
         // The C descriptor a plugin exports (graphkit_plugin.h); no GStreamer.
         .target(name: "CGraphKitPlugin"),
-        // The engine: formats, buffers, the Node contract, loader, scheduler, run reports, plugins.
-        .target(name: "GraphKit", dependencies: ["CGStreamer", "CGraphKitGlue", "CGraphKitPlugin",
-                                                 .product(name: "Logging", package: "swift-log")]),
-        // Built-in nodes, one file each, by category. They see GraphKit only, never GStreamer.
-        .target(name: "Nodes", dependencies: ["GraphKit", "CZlib", "CKernels"]),
+        // The layers, each a target, so the compiler keeps them apart (docs/ARCHITECTURE.md):
+        // MediaContainers: what media files' own bytes say (ISO-BMFF boxes read and edited, a
+        // damaged file's diagnosis); no GStreamer, no engine.
+        .target(name: "MediaContainers"),
+        // GraphKitCore: media types, the node contract, parameters, the graph loader and the
+        // registry. It cannot import GStreamer: it has no such dependency.
+        .target(name: "GraphKitCore", dependencies: ["MediaContainers", "CGraphKitPlugin",
+                                                     .product(name: "Logging", package: "swift-log")]),
+        // GraphKitRuntime: everything that knows GStreamer: the pipeline a graph compiles to,
+        // the run, the elements nodes build, the ends code pushes into and pulls from.
+        .target(name: "GraphKitRuntime", dependencies: ["GraphKitCore", "MediaContainers", "CGStreamer", "CGraphKitGlue",
+                                                        .product(name: "Logging", package: "swift-log")]),
+        // `import GraphKit`: the three above, as one module for applications and plugins.
+        .target(name: "GraphKit", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime"]),
+        // Built-in nodes, one file each, by category. They see GraphKit's Swift API, never GStreamer.
+        .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime", "CZlib", "CKernels"]),
         // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
-        .target(name: "Assets", dependencies: ["GraphKit", "Nodes"]),
-        // NodeHarness: unit-test one node without writing GStreamer code.
+        .target(name: "Assets", dependencies: ["GraphKitCore", "GraphKitRuntime", "Nodes"]),
+        // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code. Not
+        // in the shared library; other packages get it from Packages/GraphKitTesting.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
         // Effect throughput benchmark (scripts/bench.py); not a product.
@@ -55,8 +69,12 @@ let package = Package(
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "GraphKitTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport", "CGraphKitGlue",
-                                                         .product(name: "Logging", package: "swift-log")]),
+        // Tests mirror the targets they test.
+        .testTarget(name: "MediaContainersTests", dependencies: ["MediaContainers", "GraphKit", "GraphKitTesting"]),
+        .testTarget(name: "GraphKitCoreTests", dependencies: ["GraphKitCore", "GraphKit", "Nodes", "GraphKitTesting"]),
+        .testTarget(name: "GraphKitRuntimeTests", dependencies: ["GraphKitRuntime", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport",
+                                                                "CGStreamer", "CGraphKitGlue",
+                                                                .product(name: "Logging", package: "swift-log")]),
         // The picture tests read PNGs back with Cairo (libpng underneath), a decoder of its own,
         // and draw the pictures as they were drawn before issue 16 to compare.
         .systemLibrary(name: "CCairo", path: "Tests/CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),

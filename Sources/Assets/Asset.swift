@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// A media file and what it holds, like `AVURLAsset`: its duration and tracks, read when it is
 /// made (without decoding), so a missing, unreadable or damaged file throws here.

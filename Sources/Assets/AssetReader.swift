@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 import Nodes
 
 /// Reads decoded samples out of a file, like `AVAssetReader`.

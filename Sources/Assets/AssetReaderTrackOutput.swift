@@ -1,5 +1,7 @@
 import Dispatch
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// Decoded samples of one track, like `AVAssetReaderTrackOutput`: pull them one by one with
 /// ``copyNextSampleBuffer()`` on a thread of your own, or iterate ``samples`` in a task.

@@ -1,6 +1,8 @@
 import Dispatch
 import FoundationEssentials
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 import Nodes
 
 /// Encodes and writes samples into an MP4, MOV or M4A file, like `AVAssetWriter`.

@@ -1,5 +1,6 @@
 import Dispatch
-@_spi(Engine) import GraphKit
+@_spi(Engine) import GraphKitCore
+@_spi(Engine) import GraphKitRuntime
 
 /// One track of an ``AssetWriter``: what app code appends samples to, like `AVAssetWriterInput`.
 ///

@@ -1,4 +1,5 @@
-@_spi(Engine) import GraphKit
+@_spi(Engine) import GraphKitCore
+@_spi(Engine) import GraphKitRuntime
 
 /// Appends pixel buffers with their times to a video ``AssetWriterInput``, and hands out frames
 /// to draw into from a pool, like `AVAssetWriterInputPixelBufferAdaptor`.

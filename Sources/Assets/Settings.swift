@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// The kind of file an ``AssetWriter`` writes, like `AVFileType`.
 public enum FileType: String, Sendable, CaseIterable {

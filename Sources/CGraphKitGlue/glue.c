@@ -403,11 +403,11 @@ static void wrapped_release(gpointer data) {
     g_free(w);
 }
 
-GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, void *context) {
+GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, void *context, int readonly) {
     WrappedRelease *w = g_new0(WrappedRelease, 1);
     w->release = release;
     w->context = context;
-    return gst_buffer_new_wrapped_full(0, data, size, 0, size, w, wrapped_release);
+    return gst_buffer_new_wrapped_full(readonly ? GST_MEMORY_FLAG_READONLY : 0, data, size, 0, size, w, wrapped_release);
 }
 
 #include <gst/video/video.h>

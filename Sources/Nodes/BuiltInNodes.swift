@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 extension NodeRegistry {
     /// Every node GraphKit ships, in one explicit list, plus the app endpoints of the core.

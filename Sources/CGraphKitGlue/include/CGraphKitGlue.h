@@ -118,10 +118,11 @@ void gk_set_thread_name(const char *name);
 /* Sends EOS into every source of a pipeline (what gst-launch-1.0 -e does on Ctrl-C). */
 void gk_send_eos(GstElement *pipeline);
 
-/* Frees the GstMemory wrappers made by gk_buffer_new_wrapped: calls back once, when the last
- * reference to the memory is gone. */
+/* A buffer over memory the caller owns: `release` is called once, when the last reference to the
+ * memory is gone. `readonly` marks the memory so (GStreamer copies before writing into it), for
+ * memory Swift code may still read. */
 typedef void (*GkReleaseFn)(void *context);
-GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, void *context);
+GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, void *context, int readonly);
 
 
 /* --- Stream timing (timing.c) ---------------------------------------------------------------

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `analysis.waveform`: reduces PCM to waveform peaks as it streams, and writes them as
 /// audiowaveform JSON/.dat data and PNG/SVG pictures when the stream ends. Memory grows with the

@@ -1,5 +1,7 @@
 import CKernels
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// Reduces PCM to waveform bins with audiowaveform's arithmetic (v1.10), value for value:
 ///

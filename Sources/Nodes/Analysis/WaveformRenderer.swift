@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// Draws waveform data as a picture (PNG or SVG), one pixel column at a time: the mirrored
 /// waveform, its peaks above the centre line and mirrored below, scaled so that the loudest bin

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 import Synchronization
 
 /// `decode`: demuxes and decodes a media file, like `AVAssetReader` with

@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `effect.crop`: crops frames to an aspect ratio, centred, keeping the width as far as the frame
 /// allows (720×1280 at 3:4 becomes 720×960), or to an explicit rectangle. The output size

@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `effect.dropChannel`: sets one colour channel to zero (dropping green "de-greens" a picture).
 /// One AND per pixel, 16 pixels at a time: memory speed.

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `effect.gain`: multiplies PCM audio by a gain, in Swift, in place when the buffer is not
 /// shared. 16-bit samples saturate instead of wrapping.

@@ -1,5 +1,7 @@
 import CKernels
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `effect.grayscale`: BT.601 luma, Y = 0.299 R + 0.587 G + 0.114 B rounded to nearest, written
 /// to all three colour channels; alpha is kept.

@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `effect.mirror`: flips frames left-to-right (`horizontal`, the front-camera mirror) or top to
 /// bottom (`vertical`): in place when the frame is uniquely held, else into a pooled frame.

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `effect.overlay`: draws text (fixed, the timestamp, or the frame number) or a PNG watermark
 /// onto video, with GStreamer's Pango text overlays and `gdkpixbufoverlay`.

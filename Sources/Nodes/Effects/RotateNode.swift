@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `effect.rotate`: rotates frames clockwise by 90, 180 or 270 degrees (orientation). 90 and 270
 /// swap width and height. GStreamer's `videoflip` moves the pixels.

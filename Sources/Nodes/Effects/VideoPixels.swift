@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// Shared plumbing of the per-pixel video effects: each visible row of a packed 4-byte frame
 /// (BGRA or RGBA), as 32-bit pixels, whatever the stride.

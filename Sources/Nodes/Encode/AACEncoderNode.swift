@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `encode.aac`: AAC-LC encoder, like an `AVAssetWriterInput` with `kAudioFormatMPEG4AAC`.
 ///

@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `encode.h264`: H.264 encoder (x264), like an `AVAssetWriterInput` with `AVVideoCodecType.h264`.
 ///

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `sink.mp4`: writes MP4, M4A or MOV, like `AVAssetWriter`.
 ///

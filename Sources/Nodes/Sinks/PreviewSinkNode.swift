@@ -1,5 +1,7 @@
 import FoundationEssentials
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `sink.preview`: shows the video it receives in a window, as it flows, like
 /// `AVCaptureVideoPreviewLayer` beside a recording or `autovideosink` at the end of a

@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `capture.audio`: the microphone, like `AVCaptureAudioDataOutput`; `device: "test"` is a
 /// built-in test signal, so a graph runs on a machine with no sound card.

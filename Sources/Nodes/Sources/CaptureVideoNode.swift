@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `capture.video`: the camera, like `AVCaptureVideoDataOutput`; `device: "test"` is a moving,
 /// colourful test pattern, so a graph runs on a machine with no camera.

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Glibc
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 import Synchronization
 
 /// `source.file`: the bytes of a media file, for `decode`.

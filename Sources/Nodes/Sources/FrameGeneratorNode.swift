@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// `generate.frames`: frames drawn in Swift, like a loop appending `CVPixelBuffer`s from a
 /// `CVPixelBufferPool` to an `AVAssetWriterInputPixelBufferAdaptor`: a moving gradient, a

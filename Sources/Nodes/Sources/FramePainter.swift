@@ -1,4 +1,6 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
+import MediaContainers
 
 /// Draws `generate.frames`'s patterns into a frame's planes, in any of the four pixel formats.
 ///

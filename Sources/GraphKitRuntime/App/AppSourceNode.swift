@@ -1,0 +1,88 @@
+import GraphKitCore
+import MediaContainers
+/// `source.app`: a graph input that code pushes samples into (see ``MediaInput``).
+public final class AppSourceNode: ElementNode, LiveNode, @unchecked Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "source.app",
+        category: .app,
+        summary: "Samples appended by code (GraphRun.input(id)), like AVAssetWriterInput",
+        outputs: [PortDescriptor("out", .any, help: "the appended samples")],
+        parameters: [maxBuffers, live, format],
+        example: #"{ "type": "source.app", "params": { "maxBuffers": 8, "format": "audio/pcm s16le 48000 Hz 2 ch" } }"#
+    )
+
+    public static let maxBuffers = Parameter<Int>("maxBuffers", 0...100_000, default: 8,
+                                           help: "samples held before isReadyForMoreMediaData turns false (0: no bound)")
+    public static let live = Parameter<Bool>("live", default: false,
+                                      help: "timestamps follow the clock and a full edge drops instead of waiting")
+    public static let format = OptionalParameter<String>(
+        "format", format: .pattern(#"^[A-Za-z]+/[A-Za-z0-9]+([ ,\t].*)?$"#, "a format such as \"audio/pcm s16le 48000 Hz 2 ch\""),
+        help: "the format every appended sample must have: \(MediaFormat.textForms); without it, any")
+
+    let context: NodeContext
+    let declaredFormat: MediaFormat?
+    private(set) var input: AppInput?
+    private let lock = Lock()
+    /// The handle app code holds, while it holds one.
+    private weak var handle: MediaInput?
+    /// Set once the run's report is awaited: from then on, an input nobody holds is finished.
+    private var reportAwaited = false
+
+    public init(context: NodeContext) throws(GraphError) {
+        self.context = context
+        if let text = context.parameters[Self.format] {
+            guard let format = MediaFormat(text: text) else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "format"),
+                                 "\"\(text)\" is not a format; write one such as \(MediaFormat.textForms)", node: context.id)
+            }
+            declaredFormat = format
+        } else {
+            declaredFormat = nil
+        }
+    }
+
+    public var isLive: Bool { context.parameters[Self.live] }
+
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        let limit = context.parameters[Self.maxBuffers]
+        let src = try bin.make("appsrc", name: "appsrc", [
+            "format": "time", "is-live": isLive ? "true" : "false", "do-timestamp": "false",
+            "max-bytes": "0", "max-buffers": String(limit), "block": "false", "emit-signals": "false",
+        ])
+        input = AppInput(appsrc: src.raw, nodeID: context.id, checksAppends: true, declaredFormat: declaredFormat)
+        try bin.expose(output: "out", src)
+    }
+
+    /// The handle app code appends through: the one it holds, or a new one.
+    func mediaInput() -> MediaInput? {
+        guard let input else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        if let handle { return handle }
+        let made = MediaInput(core: input) { [weak self] in self?.handleReleased() }
+        handle = made
+        return made
+    }
+
+    private func handleReleased() {
+        lock.lock()
+        let finish = reportAwaited && handle == nil
+        lock.unlock()
+        if finish { input?.markAsFinished(reason: Self.released(context.id)) }
+    }
+
+    /// The run's report is awaited: an input the app does not hold can never be finished by it.
+    func reportIsAwaited() {
+        lock.lock()
+        reportAwaited = true
+        let held = handle != nil
+        lock.unlock()
+        if !held { input?.markAsFinished(reason: Self.released(context.id)) }
+    }
+
+    private static func released(_ id: String) -> GraphError {
+        GraphError(.usage, at: "input \"\(id)\"",
+                   "this input was finished because no MediaInput for it was held while the run's report was awaited; hold the input while appending",
+                   node: id)
+    }
+}

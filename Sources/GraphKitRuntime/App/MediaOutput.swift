@@ -1,0 +1,73 @@
+import CGStreamer
+import CGraphKitGlue
+import FoundationEssentials
+import Glibc
+import GraphKitCore
+import MediaContainers
+
+/// Where app code pulls samples out of a running graph, like `AVAssetReaderTrackOutput`.
+/// Backed by an `appsink` and a bounded queue taken off its pad (`appqueue.c`): a consumer that
+/// does not pull makes the graph wait, and a consumer faster than the graph is woken once per
+/// batch of samples, not once per sample.
+public final class MediaOutput: @unchecked Sendable {
+    let appsink: UnsafeMutablePointer<GstElement>
+    private let queue: OpaquePointer
+    public let nodeID: String
+    /// The caps of the last sample (one reference held) and what they say: caps change rarely,
+    /// samples arrive by the thousand, so they are described once per caps object.
+    private let lock = Lock()
+    private var lastCaps: UnsafeMutablePointer<GstCaps>?
+    private var lastFormat: MediaFormat?
+    private var lastDetail: String?
+
+    /// `capacity`: samples held for a consumer that has not pulled them (0: no bound).
+    init(appsink: UnsafeMutablePointer<GstElement>, nodeID: String, capacity: Int) {
+        self.appsink = appsink
+        self.nodeID = nodeID
+        gst_object_ref(UnsafeMutableRawPointer(appsink))
+        queue = gk_app_queue_attach(appsink, guint(capacity))!  // an appsink always has its sink pad
+    }
+
+    deinit {
+        if let lastCaps { gk_caps_unref(lastCaps) }
+        gk_app_queue_unref(queue)
+        gst_object_unref(UnsafeMutableRawPointer(appsink))
+    }
+
+    /// The next sample, blocking until there is one; nil at end of stream, and as soon as the
+    /// run has ended for any reason (the pipeline stops, and a waiting pull wakes). Call from
+    /// your own thread, not from a Swift concurrency task.
+    @available(*, noasync, message: "blocks the thread; pull on a thread of your own")
+    public func copyNextSampleBuffer() -> SampleBuffer? {
+        pull(timeout: -1)
+    }
+
+    /// The next sample, waiting at most `timeout` seconds; nil on timeout or end of stream.
+    @available(*, noasync, message: "blocks the thread; pull on a thread of your own")
+    public func copyNextSampleBuffer(timeout: Double) -> SampleBuffer? {
+        let seconds = timeout.isNaN ? 0 : min(max(0, timeout), 1e9)
+        return pull(timeout: gint64(seconds * 1e6))
+    }
+
+    /// Whether end of stream was reached and every sample was pulled.
+    public var isAtEnd: Bool { gk_app_queue_is_at_end(queue) != 0 }
+
+    private func pull(timeout microseconds: gint64) -> SampleBuffer? {
+        var caps: UnsafeMutablePointer<GstCaps>?
+        guard let buffer = gk_app_queue_pop(queue, microseconds, &caps) else { return nil }
+        defer { if let caps { gk_caps_unref(caps) } }
+        lock.lock()
+        defer { lock.unlock() }
+        if caps != lastCaps {
+            if let lastCaps { gk_caps_unref(lastCaps) }
+            lastCaps = caps.map { gk_caps_ref($0) }
+            lastFormat = caps.flatMap { GStreamer.format(from: $0) }
+            lastDetail = caps.flatMap { c -> String? in
+                guard let s = gst_caps_to_string(c) else { return nil }
+                defer { g_free(s) }
+                return String(cString: s)
+            }
+        }
+        return SampleBuffer(owning: buffer, format: lastFormat, capsDetail: lastDetail)
+    }
+}

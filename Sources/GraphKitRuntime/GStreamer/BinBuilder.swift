@@ -1,0 +1,150 @@
+import CGStreamer
+import CGraphKitGlue
+import FoundationEssentials
+import Glibc
+import GraphKitCore
+import MediaContainers
+
+/// Builds an ``ElementNode``'s part of the pipeline: makes elements, links them, and exposes
+/// one pad per port.
+///
+/// The elements go straight into the run's pipeline, named `<node id>:<name>` for GStreamer's
+/// logs and recorded as the node's, so that every bus message maps back to its node; ports are
+/// the elements' own pads: no bin and no ghost
+/// pads around a node, whose proxying cost about a microsecond per buffer at each node
+/// boundary (BENCHMARKS.md), and GStreamer orders state changes over the whole graph as it
+/// does for a gst-launch-1.0 line.
+public final class BinBuilder {
+    public let context: NodeContext
+    let pipeline: UnsafeMutablePointer<GstElement>
+    let callbacks: CallbackRegistry
+    let directory: ElementDirectory
+    let statistics: RunStatistics
+    /// Elements may be made from a streaming thread too (a demuxer's pad-added handler).
+    private let lock = Lock()
+    private(set) var exposedInputs: [String: UnsafeMutablePointer<GstPad>] = [:]
+    private(set) var exposedOutputs: [String: UnsafeMutablePointer<GstPad>] = [:]
+    private(set) var elements: [Element] = []
+    private var counter = 0
+
+    init(context: NodeContext, pipeline: UnsafeMutablePointer<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory,
+         statistics: RunStatistics) {
+        self.context = context
+        self.pipeline = pipeline
+        self.callbacks = callbacks
+        self.directory = directory
+        self.statistics = statistics
+    }
+
+    public var nodeID: String { context.id }
+
+    /// Makes an element and adds it to the node. A missing element is a missing-plugin error
+    /// (exit 69) that names the Debian package providing it.
+    @discardableResult
+    public func make(_ factory: String, name: String? = nil, _ properties: KeyValuePairs<String, any CustomStringConvertible> = [:]) throws(GraphError) -> Element {
+        lock.lock()
+        counter += 1
+        let elementName = "\(nodeID):" + (name ?? "\(factory)\(counter)")
+        lock.unlock()
+        guard let raw = gst_element_factory_make(factory, elementName) else {
+            throw GraphError(.missingPlugin, at: "node \"\(nodeID)\"",
+                             "GStreamer element \"\(factory)\" is not installed; install the Debian package \(GStreamer.debianPackage(forElement: factory))",
+                             node: nodeID)
+        }
+        guard gst_bin_add(pipeline.withMemoryRebound(to: GstBin.self, capacity: 1) { $0 }, raw) != 0 else {
+            gst_object_ref_sink(UnsafeMutableRawPointer(raw))  // still floating: ours to free
+            gst_object_unref(UnsafeMutableRawPointer(raw))
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "could not add \(factory) (\(elementName)) to the pipeline", node: nodeID)
+        }
+        directory.record(raw, node: nodeID)
+        if Self.binsThatDropErrors.contains(factory) {
+            _ = gk_bin_keep_errors(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstBin.self))
+        }
+        let element = Element(raw: raw, factory: factory, nodeID: nodeID, callbacks: callbacks)
+        for (key, value) in properties { try element.set(key, value) }
+        lock.lock()
+        elements.append(element)
+        lock.unlock()
+        return element
+    }
+
+    /// Bins that drop their children's errors while plugging them, which could lose a real
+    /// failure and stall the run (see `gk_bin_keep_errors`); their errors are kept and posted.
+    static let binsThatDropErrors: Set<String> = ["decodebin", "parsebin"]
+
+    /// Makes a capsfilter that fixes a format.
+    @discardableResult
+    public func makeCapsFilter(_ capsString: String) throws(GraphError) -> Element {
+        let e = try make("capsfilter")
+        try e.set("caps", capsString)
+        return e
+    }
+
+    /// Links elements in a chain, source pad to sink pad.
+    public func link(_ chain: Element...) throws(GraphError) {
+        for (a, b) in zip(chain, chain.dropFirst()) where gst_element_link(a.raw, b.raw) == 0 {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "cannot link \(a.factory) to \(b.factory)", node: nodeID)
+        }
+    }
+
+    /// Exposes an element's static sink pad as the node's input port.
+    public func expose(input port: String, _ element: Element, pad: String = "sink") throws(GraphError) {
+        exposedInputs[port] = try exposable(port, staticPad: pad, of: element, alreadyExposed: exposedInputs[port] != nil)
+    }
+
+    /// Exposes an element's static source pad as the node's output port.
+    public func expose(output port: String, _ element: Element, pad: String = "src") throws(GraphError) {
+        exposedOutputs[port] = try exposable(port, staticPad: pad, of: element, alreadyExposed: exposedOutputs[port] != nil)
+    }
+
+    /// Exposes a request pad (a muxer's `audio_%u`) as the node's input port.
+    public func expose(input port: String, requesting template: String, from element: Element) throws(GraphError) {
+        guard exposedInputs[port] == nil else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "port \(port) exposed twice", node: nodeID)
+        }
+        guard let p = gst_element_request_pad_simple(element.raw, template) else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(element.factory) gave no \(template) pad", node: nodeID)
+        }
+        gst_object_unref(UnsafeMutableRawPointer(p))  // the element keeps its request pad
+        exposedInputs[port] = p
+    }
+
+    /// Makes `sink`, a video sink that shows frames in a window and is linked already, this node's
+    /// display, on the terms a preview needs:
+    ///
+    /// - What goes wrong in the sink stays there: an error it returns never reaches the elements
+    ///   that feed it (the frame is counted as not shown), so a display cannot stop a recording.
+    /// - Closing its window (the sink's "not found" resource error, which ximagesink, xvimagesink
+    ///   and waylandsink post: "Output window was closed") is no error: it stops the run as SIGINT
+    ///   does, once the pipeline plays: end of stream from the sources, every file finished, the
+    ///   run `stopped`. Any other error the sink posts fails the run.
+    /// - Its frames shown, and the frames that reached the node but were not shown, are the node's
+    ///   `shown` and `dropped` in the run's report.
+    /// - The window is titled `title`; the stream's own tags (a file's title) do not reach the sink.
+    public func display(_ sink: Element, title: String?) throws(GraphError) {
+        guard let input = gst_element_get_static_pad(sink.raw, "sink") else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(sink.factory) has no pad \"sink\"", node: nodeID)
+        }
+        defer { gst_object_unref(UnsafeMutableRawPointer(input)) }
+        guard let feeding = gst_pad_get_peer(input) else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(sink.factory) is shown before anything is linked to it", node: nodeID)
+        }
+        defer { gst_object_unref(UnsafeMutableRawPointer(feeding)) }
+        guard gk_pipeline_watch_display(pipeline.withMemoryRebound(to: GstBin.self, capacity: 1) { $0 }, sink.raw) != 0 else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "the pipeline's messages cannot be watched for \(sink.factory)", node: nodeID)
+        }
+        statistics.addDisplay(node: nodeID, sink: sink.raw, feeding: feeding, title: title)
+    }
+
+    /// A pad the element owns for as long as it exists (as long as the pipeline).
+    private func exposable(_ port: String, staticPad name: String, of element: Element, alreadyExposed: Bool) throws(GraphError) -> UnsafeMutablePointer<GstPad> {
+        guard !alreadyExposed else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "port \(port) exposed twice", node: nodeID)
+        }
+        guard let p = gst_element_get_static_pad(element.raw, name) else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(element.factory) has no pad \"\(name)\"", node: nodeID)
+        }
+        gst_object_unref(UnsafeMutableRawPointer(p))
+        return p
+    }
+}

@@ -1,0 +1,115 @@
+import CGStreamer
+import CGraphKitGlue
+import FoundationEssentials
+import Glibc
+import GraphKitCore
+import MediaContainers
+
+/// Every callback a run hands GStreamer (signal handlers, pad probes), owned here.
+///
+/// Each callback's context is retained when it is handed over and released by GStreamer's
+/// destroy notify, never earlier. When the run has stopped, ``releaseAll()`` disconnects every
+/// handler and removes every probe, which fires those notifies: a closure that captures its
+/// node (a demuxer's pad-added handler) cannot keep the node, its elements and itself alive in
+/// a cycle, and no late signal finds a freed context.
+final class CallbackRegistry: @unchecked Sendable {
+    private enum Entry {
+        case signal(instance: UnsafeMutableRawPointer, id: gulong)
+        case probe(pad: UnsafeMutablePointer<GstPad>, id: gulong)
+    }
+    private let lock = Lock()
+    private var entries: [Entry] = []
+    private var released = false
+
+    /// Connects `callback` to `signal` on `instance`, with `context` retained until disconnected.
+    func connect(_ instance: UnsafeMutableRawPointer, _ signal: String, _ callback: GCallback, context: AnyObject) {
+        let retained = Unmanaged.passRetained(context).toOpaque()
+        let id = g_signal_connect_data(instance, signal, callback, retained, { data, _ in
+            if let data { Unmanaged<AnyObject>.fromOpaque(data).release() }
+        }, GConnectFlags(rawValue: 0))
+        guard id != 0 else {
+            Unmanaged<AnyObject>.fromOpaque(retained).release()
+            return
+        }
+        gst_object_ref(instance)
+        record(.signal(instance: instance, id: id))
+    }
+
+    /// Records a handler connected in C whose data the caller frees after ``releaseAll()``.
+    func adopt(signal id: gulong, on instance: UnsafeMutableRawPointer) {
+        guard id != 0 else { return }
+        gst_object_ref(instance)
+        record(.signal(instance: instance, id: id))
+    }
+
+    /// Records a probe added to `pad` (whose context GStreamer releases with its destroy notify).
+    func adopt(probe id: gulong, on pad: UnsafeMutablePointer<GstPad>) {
+        guard id != 0 else { return }
+        gst_object_ref(UnsafeMutableRawPointer(pad))
+        record(.probe(pad: pad, id: id))
+    }
+
+    private func record(_ entry: Entry) {
+        lock.lock()
+        let late = released
+        if !late { entries.append(entry) }
+        lock.unlock()
+        // Added after the run let go (a pad-added handler racing the stop): let go at once.
+        if late { release(entry) }
+    }
+
+    /// Disconnects and removes everything; each context is released by its destroy notify.
+    /// Call once no streaming thread runs (the pipeline is in NULL).
+    func releaseAll() {
+        lock.lock()
+        released = true
+        let all = entries
+        entries.removeAll()
+        lock.unlock()
+        all.forEach(release)
+    }
+
+    private func release(_ entry: Entry) {
+        switch entry {
+        case let .signal(instance, id):
+            if g_signal_handler_is_connected(instance, id) != 0 { g_signal_handler_disconnect(instance, id) }
+            gst_object_unref(instance)
+        case let .probe(pad, id):
+            gst_pad_remove_probe(pad, id)
+            gst_object_unref(UnsafeMutableRawPointer(pad))
+        }
+    }
+
+    deinit { releaseAll() }
+}
+
+/// Which node each element of a run belongs to, recorded when the element is made, so that a
+/// bus message from any element (or from an element inside one, such as decodebin's children)
+/// maps to a node id without reading element names.
+final class ElementDirectory: @unchecked Sendable {
+    private let lock = Lock()
+    private var owners: [UnsafeMutableRawPointer: String] = [:]
+
+    func record(_ element: UnsafeMutablePointer<GstElement>, node: String) {
+        lock.lock()
+        owners[UnsafeMutableRawPointer(element)] = node
+        lock.unlock()
+    }
+
+    /// The node of `object`, or of its nearest ancestor that a node made; nil for the pipeline's
+    /// own elements that serve no single node (a fan-out's tee).
+    func node(owning object: UnsafeMutablePointer<GstObject>?) -> String? {
+        guard var current = object else { return nil }
+        gst_object_ref(UnsafeMutableRawPointer(current))
+        while true {
+            lock.lock()
+            let owner = owners[UnsafeMutableRawPointer(current)]
+            lock.unlock()
+            let parent = owner == nil ? gst_object_get_parent(current) : nil
+            gst_object_unref(UnsafeMutableRawPointer(current))
+            if let owner { return owner }
+            guard let parent else { return nil }
+            current = parent
+        }
+    }
+}

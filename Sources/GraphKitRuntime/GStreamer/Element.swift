@@ -1,0 +1,157 @@
+import CGStreamer
+import CGraphKitGlue
+import FoundationEssentials
+import Glibc
+import GraphKitCore
+import MediaContainers
+
+/// One of a node's GStreamer elements, seen without GStreamer types.
+public final class Element: @unchecked Sendable {
+    let raw: UnsafeMutablePointer<GstElement>
+    public let name: String
+    public let factory: String
+    let nodeID: String
+    /// Owns the callbacks this element's handlers hand GStreamer (the run's registry).
+    let callbacks: CallbackRegistry
+
+    init(raw: UnsafeMutablePointer<GstElement>, factory: String, nodeID: String, callbacks: CallbackRegistry) {
+        self.raw = raw
+        self.factory = factory
+        self.nodeID = nodeID
+        self.callbacks = callbacks
+        if let name = gst_object_get_name(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstObject.self)) {
+            self.name = String(cString: name)
+            g_free(name)  // a copy, ours to free
+        } else {
+            self.name = factory
+        }
+        gst_object_ref(UnsafeMutableRawPointer(raw))
+    }
+
+    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
+
+    var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(raw) }
+
+    /// Sets a property from a value's text form, typed by the property's own declaration.
+    /// Throws (rather than GStreamer's silent ignore) for an unknown property or a bad value.
+    public func set(_ property: String, _ value: some CustomStringConvertible) throws(GraphError) {
+        switch gk_object_set_from_string(object, property, value.description) {
+        case 0: return
+        case 1: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "element \(factory) has no property \"\(property)\"", node: nodeID)
+        default: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "element \(factory) rejects \(property)=\(value)", node: nodeID)
+        }
+    }
+
+    /// A property's value in text form.
+    public func property(_ name: String) -> String? {
+        guard let s = gk_object_get_as_string(object, name) else { return nil }
+        defer { g_free(s) }
+        return String(cString: s)
+    }
+
+    /// Called on a streaming thread when the element adds a pad (a demuxer found a stream).
+    /// The handler is kept until the run ends, then released: it may capture its node.
+    public func onPadAdded(_ handler: @escaping @Sendable (Pad) -> Void) {
+        let nodeID = self.nodeID
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstPad>?, UnsafeMutableRawPointer?) -> Void = { element, pad, ctx in
+            guard let pad, let ctx else { return }
+            gk_callback_enter(element)
+            defer { gk_callback_leave(element) }
+            let h = Unmanaged<Handler<(UnsafeMutablePointer<GstPad>)>>.fromOpaque(ctx).takeUnretainedValue()
+            h.call(pad)
+        }
+        callbacks.connect(object, "pad-added", unsafeBitCast(callback, to: GCallback.self),
+                          context: Handler<(UnsafeMutablePointer<GstPad>)> { handler(Pad(raw: $0, nodeID: nodeID)) })
+    }
+
+    /// Called on a streaming thread once a demuxer has added every pad it will.
+    public func onNoMorePads(_ handler: @escaping @Sendable () -> Void) {
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { element, ctx in
+            guard let ctx else { return }
+            gk_callback_enter(element)
+            defer { gk_callback_leave(element) }
+            Unmanaged<Handler<Void>>.fromOpaque(ctx).takeUnretainedValue().call(())
+        }
+        callbacks.connect(object, "no-more-pads", unsafeBitCast(callback, to: GCallback.self), context: Handler<Void>(handler))
+    }
+
+    /// Called on the streaming thread with each new format arriving at this element's sink pad,
+    /// before the element sees it: the moment to configure it from its input (an encoder's
+    /// bitrate from the frame size).
+    public func onInputFormat(pad: String = "sink", _ handler: @escaping @Sendable (MediaFormat) -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        let box = Unmanaged.passRetained(Handler<MediaFormat>(handler)).toOpaque()
+        let id = gk_pad_add_transform(p, nil, { ctx, kind, caps in
+            guard kind == 0, let ctx, let caps, let format = GStreamer.format(from: caps) else { return }
+            Unmanaged<Handler<MediaFormat>>.fromOpaque(ctx).takeUnretainedValue().call(format)
+        }, box, { ctx in Unmanaged<Handler<MediaFormat>>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
+    }
+
+    /// Called on the streaming thread with each buffer's index and time as it arrives at this
+    /// element's sink pad, before the element sees it (a frame counter drawn by an overlay).
+    public func onEachBuffer(pad: String = "sink", _ handler: @escaping @Sendable (Int, MediaTime?) -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        let box = Unmanaged.passRetained(BufferHandler(handler)).toOpaque()
+        let id = gk_pad_add_transform(p, { ctx, buffer in
+            let h = Unmanaged<BufferHandler>.fromOpaque(ctx!).takeUnretainedValue()
+            let pts = buffer!.pointee.pts
+            h.handler(h.count, pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
+            h.count += 1
+            return buffer
+        }, nil, box, { ctx in Unmanaged<BufferHandler>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
+    }
+
+    /// Fails the run from a streaming thread with a message naming this node (exit 70).
+    public func postError(_ message: String, debug: String? = nil) {
+        gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)
+    }
+
+    /// Reports something worth knowing that does not stop the run (GST_ELEMENT_WARNING): it goes
+    /// to the run's logger as a warning, with this node's id as `node` metadata.
+    public func postWarning(_ message: String, debug: String? = nil) {
+        gk_element_post_warning(raw, message, debug)
+    }
+
+    /// Fails the run with a resource error: an output that cannot be written (exit 73).
+    public func postWriteError(_ message: String, debug: String? = nil) {
+        gk_element_post_error(raw, 2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue), message, debug)
+    }
+
+    /// A static pad of this element.
+    public func pad(_ name: String) -> Pad? {
+        guard let p = gst_element_get_static_pad(raw, name) else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        return Pad(raw: p, nodeID: nodeID)
+    }
+
+    /// Opens the element's device and closes it again (its READY state and back): a display
+    /// server, a sound card. Done while the graph is built, a device that cannot be opened fails
+    /// the run before anything runs or is written. Returns nil when it opened, or GStreamer's
+    /// words for why not, and its debug text.
+    public func tryOpening() -> (message: String, debug: String)? {
+        guard let words = gk_element_try_open(raw) else { return nil }
+        defer { g_free(words) }
+        let parts = String(cString: words).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+    }
+
+    /// Brings an element added while the pipeline runs to the pipeline's state.
+    public func syncStateWithParent() {
+        _ = gk_element_sync_state_with_parent(raw)
+    }
+
+    /// A Swift closure kept alive for GStreamer as a callback's context.
+    private final class Handler<Argument>: @unchecked Sendable {
+        let call: @Sendable (Argument) -> Void
+        init(_ call: @escaping @Sendable (Argument) -> Void) { self.call = call }
+    }
+    private final class BufferHandler: @unchecked Sendable {
+        let handler: @Sendable (Int, MediaTime?) -> Void
+        var count = 0  // touched only on the pad's streaming thread
+        init(_ h: @escaping @Sendable (Int, MediaTime?) -> Void) { handler = h }
+    }
+}

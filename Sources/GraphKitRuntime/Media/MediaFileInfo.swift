@@ -1,0 +1,82 @@
+import CGStreamer
+import CGraphKitGlue
+import FoundationEssentials
+import Glibc
+import GraphKitCore
+import MediaContainers
+
+/// What a media file holds, read without playing it (GStreamer's discoverer): its duration and
+/// streams. ``Asset`` is built on it; `ffprobe -show_streams` is its command-line counterpart.
+public struct MediaFileInfo: Sendable {
+    public enum Kind: String, Sendable { case audio, video, subtitles, other }
+
+    public struct Stream: Sendable {
+        /// Its place among the file's streams, from 1.
+        public var number: Int
+        /// Its place among the file's streams of its kind, from 0 (decode's `track` for audio).
+        public var indexInKind: Int
+        public var kind: Kind
+        /// The codec, in words (`MPEG-4 AAC`, `H.264 (High Profile)`).
+        public var codec: String
+        /// The stream as it decodes: rate and channels for audio, size and rate for video.
+        public var sampleRate: Int?
+        public var channels: Int?
+        public var width: Int?
+        public var height: Int?
+        public var frameRate: FrameRate?
+        /// The stream as stored (GStreamer caps), for messages.
+        public var storedFormat: String
+    }
+
+    public var path: String
+    public var duration: MediaTime
+    public var streams: [Stream]
+
+    /// Reads `path`. Throws `inputUnreadable` (66) for a missing, unreadable or damaged file,
+    /// and `missingPlugin` (69) when no installed plugin reads its format, naming the file.
+    public init(path: String, timeout seconds: Double = 20) throws(GraphError) {
+        GStreamer.initialize()
+        self.path = path
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": no such file")
+        }
+        guard !isDirectory else { throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": it is a folder") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": permission denied")
+        }
+        guard let uri = gst_filename_to_uri(path, nil) else {
+            throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": not a path GStreamer can open")
+        }
+        defer { g_free(uri) }
+        var durationNs: guint64 = 0
+        var found = [GkStreamInfo](repeating: GkStreamInfo(), count: 64)
+        var message = [CChar](repeating: 0, count: 512)
+        let count = gk_discover(uri, guint64(seconds * 1e9), &durationNs, &found, Int32(found.count), &message, message.count)
+        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if count == -2 {
+            throw GraphError(.missingPlugin, at: path, "cannot read \"\(path)\": \(text) is not installed")
+        }
+        if count < 0 {
+            var why = text
+            if let diagnosis = ContainerDiagnosis.diagnose(path: path) { why = diagnosis.problem }
+            throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": \(why)")
+        }
+        duration = durationNs == GstClockTime.max ? .zero : MediaTime(nanoseconds: UInt64(durationNs))
+        var perKind: [Kind: Int] = [:]
+        streams = found.prefix(Int(count)).enumerated().map { i, s in
+            let kind: Kind = switch s.kind { case 1: .audio; case 2: .video; case 3: .subtitles; default: .other }
+            let index = perKind[kind, default: 0]
+            perKind[kind] = index + 1
+            var codec = s.codec, caps = s.caps
+            let codecText = withUnsafeBytes(of: &codec) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let capsText = withUnsafeBytes(of: &caps) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            return Stream(number: i + 1, indexInKind: index, kind: kind, codec: codecText,
+                          sampleRate: kind == .audio && s.rate > 0 ? Int(s.rate) : nil,
+                          channels: kind == .audio && s.channels > 0 ? Int(s.channels) : nil,
+                          width: kind == .video ? Int(s.width) : nil, height: kind == .video ? Int(s.height) : nil,
+                          frameRate: kind == .video && s.fps_n > 0 && s.fps_d > 0 ? FrameRate(Int(s.fps_n), Int(s.fps_d)) : nil,
+                          storedFormat: capsText)
+        }
+    }
+}

@@ -1,0 +1,282 @@
+import CGStreamer
+import CGraphKitGlue
+import Glibc
+import Logging
+import GraphKitCore
+import MediaContainers
+
+/// Watches a running pipeline's bus on the run's own thread (never the Swift concurrency pool)
+/// and turns its messages into one outcome: end of stream, a failure as a ``GraphError`` that
+/// names the node it came from (the node each element was recorded for at build time), or a
+/// cancel. GStreamer's warnings go to the logger with their node's id. A display whose window
+/// was closed asks the run to stop, as SIGINT does (once the pipeline plays), and the watch goes
+/// on to the end of stream.
+struct BusWatcher {
+    enum Outcome {
+        case endOfStream
+        case failed(GraphError)
+        case cancelled
+    }
+
+    let pipeline: Pipeline
+    let graph: Graph
+    let nodes: [(spec: Graph.NodeSpec, node: any Node)]
+    let failures: NodeFailures
+    let logger: Logger
+    /// Ends the run gracefully (``GraphRun/stop()``): end of stream from the sources.
+    let requestStop: @Sendable () -> Void
+
+    /// The name of the application message that wakes the watcher to cancel.
+    static let cancelMessage = "graphkit-cancel"
+
+    /// Asks a watching ``watch(startFailed:)`` to end the run as cancelled, at once.
+    static func postCancel(to pipeline: Pipeline) {
+        guard let bus = gst_element_get_bus(pipeline.raw) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+        let structure = gst_structure_new_empty(cancelMessage)
+        if let message = gst_message_new_application(UnsafeMutableRawPointer(pipeline.raw).assumingMemoryBound(to: GstObject.self), structure) {
+            gst_bus_post(bus, message)
+        }
+    }
+
+    /// Blocks until the run's outcome is known. `sample` is called every few milliseconds (queue
+    /// depths). When the pipeline refused to start, an error it posted is awaited briefly.
+    func watch(startFailed: Bool, sample: () -> Void) -> Outcome {
+        guard let bus = gst_element_get_bus(pipeline.raw) else {
+            return .failed(GraphError(.runFailed, "the pipeline has no bus"))
+        }
+        defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+        let wanted = GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ELEMENT.rawValue
+            | GST_MESSAGE_WARNING.rawValue | GST_MESSAGE_APPLICATION.rawValue
+        var missing: [MissingPlugin] = []
+        var idle = 0
+        // A window closed before the pipeline plays (its sinks still prerolling, for the first
+        // half-second of a live recording) stops it once it plays: stopping earlier would cancel.
+        // A pipeline that has not played 5 s later is stopped all the same (so cancelled).
+        var window = WindowClosed.no
+        func stopOnceClosedAndPlaying() {
+            guard case .closed(let when) = window else { return }
+            var state = GST_STATE_VOID_PENDING
+            _ = gst_element_get_state(pipeline.raw, &state, nil, 0)  // the current state, not waiting
+            guard state == GST_STATE_PLAYING || ContinuousClock.now - when > .seconds(5) else { return }
+            window = .stopRequested
+            requestStop()
+        }
+        while true {
+            stopOnceClosedAndPlaying()
+            guard let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: wanted)) else {
+                sample()
+                idle += 1
+                // A refused start normally posts its error at once; 1 s of silence is the guard.
+                if startFailed, idle >= 50 { return .failed(GraphError(.runFailed, "the pipeline failed to start")) }
+                continue
+            }
+            defer { gk_message_unref(msg) }
+            switch msg.pointee.type {
+            case GST_MESSAGE_EOS:
+                return .endOfStream
+            case GST_MESSAGE_ERROR:
+                return .failed(translate(error: msg, missing: missing))
+            case GST_MESSAGE_APPLICATION:
+                if let s = gst_message_get_structure(msg), String(cString: gst_structure_get_name(s)) == Self.cancelMessage {
+                    return .cancelled
+                }
+            case GST_MESSAGE_WARNING:
+                let (text, debug) = parse(msg, warning: true)
+                var metadata: Logger.Metadata = [:]
+                if let node = pipeline.directory.node(owning: msg.pointee.src) { metadata["node"] = .string(node) }
+                // GStreamer's debug text is for developers: only a logger that shows debug
+                // messages gets it (graphctl's --verbose), as errors print their cause only then.
+                if let debug, logger.logLevel <= .debug { metadata["debug"] = .string(debug) }
+                logger.warning("\(text.message)", metadata: metadata)
+            case GST_MESSAGE_ELEMENT:
+                if let node = closedWindow(msg) {
+                    if case .no = window {
+                        window = .closed(ContinuousClock.now)
+                        logger.info("its window was closed: stopping the run; files are finished", metadata: ["node": .string(node)])
+                    }
+                } else if let m = MissingPlugin(msg, node: pipeline.directory.node(owning: msg.pointee.src)), !missing.contains(m) {
+                    missing.append(m)
+                }
+            default:
+                break
+            }
+            sample()
+        }
+    }
+
+    private enum WindowClosed { case no, closed(ContinuousClock.Instant), stopRequested }
+
+    /// The node whose display's window was closed, if `msg` says so: the sink's "not found"
+    /// resource error, which ``BinBuilder/display(_:title:)`` has turned into an element message
+    /// before the pipeline saw it (see `gk_pipeline_watch_display`).
+    private func closedWindow(_ msg: UnsafeMutablePointer<GstMessage>) -> String? {
+        guard let s = gst_message_get_structure(msg), String(cString: gst_structure_get_name(s)) == GK_WINDOW_CLOSED else { return nil }
+        return pipeline.statistics.node(ofDisplay: msg.pointee.src)
+    }
+
+    struct Parsed {
+        var message: String
+        var domain: Int32
+        var code: Int32
+    }
+
+    private func parse(_ msg: UnsafeMutablePointer<GstMessage>, warning: Bool) -> (Parsed, String?) {
+        var gerror: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        if warning { gst_message_parse_warning(msg, &gerror, &debug) } else { gst_message_parse_error(msg, &gerror, &debug) }
+        defer {
+            if gerror != nil { g_error_free(gerror) }
+            g_free(debug)
+        }
+        let text = gerror.map { String(cString: $0.pointee.message) } ?? "unknown error"
+        return (Parsed(message: text, domain: gk_error_domain(gerror), code: gerror?.pointee.code ?? 0), debug.map { String(cString: $0) })
+    }
+
+    /// A bus error as the GraphError a user reads: its code from GStreamer's error domain, its
+    /// location and node from the element that posted it, and its message in the user's terms:
+    /// what is wrong with the input file, which codec is missing and which Debian package adds
+    /// it, why the output could not be written. GStreamer's own words and debug text become the
+    /// cause (printed with --verbose). A Swift node's own error (kept when it failed) is reported
+    /// as the node raised it.
+    private func translate(error msg: UnsafeMutablePointer<GstMessage>, missing: [MissingPlugin]) -> GraphError {
+        let (parsed, debug) = parse(msg, warning: false)
+        let nodeID = pipeline.directory.node(owning: msg.pointee.src)
+        if let nodeID, var own = failures.error(of: nodeID) {
+            if own.problems.allSatisfy({ $0.location == nil }), let entry = nodes.first(where: { $0.spec.id == nodeID }) {
+                own.problems[0].location = "node \"\(nodeID)\" (\(entry.spec.descriptor.type))"
+            }
+            return own
+        }
+        var code = GraphError.Code.runFailed
+        switch (parsed.domain, parsed.code) {
+        case (0, Int32(GST_CORE_ERROR_MISSING_PLUGIN.rawValue)), (3, Int32(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue)):
+            code = .missingPlugin
+        case (2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue)),
+             (2, Int32(GST_RESOURCE_ERROR_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)):
+            code = .outputUnwritable
+        case (3, Int32(GST_STREAM_ERROR_FAILED.rawValue)):
+            // A stream the node found no decoder for is not exposed: the node then fails in its
+            // own words ("has no video track"), but the cause is the missing decoder.
+            if missing.contains(where: { $0.node == nodeID && $0.stream != nil }) { code = .missingPlugin }
+        default:
+            break
+        }
+        // A format GStreamer does not know at all is no plugin to install: a damaged file (a
+        // flipped byte in an MP4's sample entry) or a codec nothing reads. It fails as damaged
+        // media does (70), whichever element reports it first, naming the stream.
+        let here = missing.filter { $0.node == nodeID }
+        let unknownOnly = !missing.isEmpty && (here.isEmpty ? missing : here).allSatisfy(\.isUnknown)
+        if code == .missingPlugin, unknownOnly { code = .runFailed }
+        let entry = nodeID.flatMap { id in nodes.first { $0.spec.id == id } }
+        let input = nodeID.flatMap { InputFile.feeding($0, pipeline: pipeline, graph: graph, nodes: nodes) }
+        var message = parsed.message
+        var cause = debug
+        /// GStreamer's words, kept for --verbose above its debug text.
+        func replaceMessage(with text: String) {
+            cause = [parsed.message, debug].compactMap { $0 }.joined(separator: "\n")
+            message = text
+        }
+        if code == .missingPlugin || unknownOnly, !missing.isEmpty {
+            replaceMessage(with: MissingPlugin.message(here.isEmpty ? missing : here, input: input?.name))
+        } else if code == .outputUnwritable, let output = entry?.node.output {
+            replaceMessage(with: Self.writeFailure(parsed, debug: debug, path: output.path))
+        } else if code == .runFailed, parsed.domain == 3, Self.isGStreamersStreamError(parsed), let input {
+            if let diagnosis = ContainerDiagnosis.diagnose(path: input.path) {
+                replaceMessage(with: diagnosis.sentence(about: input.name))
+            } else if parsed.code == Int32(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue) {
+                replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises")
+            }
+        }
+        guard let nodeID, let entry else {
+            return GraphError(code, message, cause: cause)
+        }
+        // What the node was doing: a sink writes its file, whatever failed; any other node reads
+        // what feeds it.
+        var doing = ""
+        if let output = entry.node.output {
+            doing = ", writing \"\(output.path)\""
+        } else if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID) {
+            doing = ", reading \(d)"
+        }
+        return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))", message, node: nodeID, cause: cause)
+    }
+
+    /// A stream error in GStreamer's words, which a diagnosis of the input may replace: a
+    /// demuxer's or decoder's, or the general one. A node's own message (the general code with
+    /// words of its own, such as "has no audio track") is never replaced.
+    private static func isGStreamersStreamError(_ parsed: Parsed) -> Bool {
+        switch parsed.code {
+        case Int32(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue), Int32(GST_STREAM_ERROR_WRONG_TYPE.rawValue),
+             Int32(GST_STREAM_ERROR_DECODE.rawValue), Int32(GST_STREAM_ERROR_DEMUX.rawValue),
+             Int32(GST_STREAM_ERROR_FORMAT.rawValue):
+            return true
+        case Int32(GST_STREAM_ERROR_FAILED.rawValue):
+            return parsed.message == defaultMessage(domain: gst_stream_error_quark(), code: parsed.code)
+        default:
+            return false
+        }
+    }
+
+    private static func defaultMessage(domain: GQuark, code: Int32) -> String? {
+        guard let text = gst_error_get_message(domain, code) else { return nil }
+        defer { g_free(text) }
+        return String(cString: text)
+    }
+
+    /// "cannot write "out.m4a": no space left on device": the output as the graph names it (not
+    /// the temporary file being written) and the system's reason, found in GStreamer's words.
+    static func writeFailure(_ parsed: Parsed, debug: String?, path: String) -> String {
+        let temporary = OutputFile(path: path, location: "", node: "").temporary.path
+        var reason: String?
+        if parsed.code == Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue) {
+            reason = String(cString: strerror(ENOSPC))
+        } else {
+            reason = systemReason(in: [debug, parsed.message].compactMap { $0 }.joined(separator: "\n"))
+        }
+        // GStreamer's own sentence only when it adds something: not its domain's default, and
+        // not one about the temporary file, whose name the user never gave.
+        var detail: String?
+        if parsed.message != defaultMessage(domain: gst_resource_error_quark(), code: parsed.code),
+           !parsed.message.contains(temporary) {
+            var sentence = parsed.message
+            if sentence.hasSuffix(".") { sentence.removeLast() }
+            // mp4mux builds an index-first file in a temporary file of its own: say where.
+            if sentence.hasSuffix("temporary file"), let folder = g_get_tmp_dir() { sentence += " in \(String(cString: folder))" }
+            detail = lowercasedFirst(sentence)
+        }
+        let because = [detail, reason.map(lowercasedFirst)].compactMap { $0 }.joined(separator: ": ")
+        return "cannot write \"\(path)\": \(because.isEmpty ? "the write failed" : because)"
+    }
+
+    /// The strerror(3) text of an errno that `text` contains (GStreamer puts it in its debug
+    /// text: "system error: File too large"), the longest one if several match.
+    static func systemReason(in text: String) -> String? {
+        var best: String?
+        for number in 1..<134 {
+            guard let s = strerror(Int32(number)) else { continue }
+            let words = String(cString: s)
+            if words.hasPrefix("Unknown error") { continue }
+            if text.contains(words), words.count > (best?.count ?? 0) { best = words }
+        }
+        return best
+    }
+
+    static func lowercasedFirst(_ s: String) -> String {
+        guard let first = s.first, first.isUppercase, !(s.dropFirst().first?.isUppercase ?? false) else { return s }
+        return first.lowercased() + s.dropFirst()
+    }
+
+    private func describe(upstreamOf id: String) -> String? {
+        Self.describe(upstreamOf: id, graph: graph, nodes: nodes)
+    }
+
+    /// The nearest description upstream of a node (a file's path, a device).
+    static func describe(upstreamOf id: String, graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) -> String? {
+        for e in graph.edges(into: id) {
+            if let n = nodes.first(where: { $0.spec.id == e.from.node }), let d = n.node.mediaDescription { return d }
+            if let d = describe(upstreamOf: e.from.node, graph: graph, nodes: nodes) { return d }
+        }
+        return nil
+    }
+}

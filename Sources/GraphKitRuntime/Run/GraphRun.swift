@@ -1,0 +1,405 @@
+import CGStreamer
+import CGraphKitGlue
+import FoundationEssentials
+import Glibc
+import Logging
+import GraphKitCore
+import MediaContainers
+
+/// One run of a validated graph: its lifecycle, and the one object code holds.
+///
+/// ```
+///  GraphRun(graph)   PipelineCompiler makes every node and links every edge (EdgePolicy)
+///  start()           nodes prepare (check files), the pipeline plays, BusWatcher watches
+///  stop()            end of stream from every source: files finalize (AVAssetWriter's
+///                    finishWriting, gst-launch-1.0 -e)
+///  cancel()          abandon: outputs removed (cancelWriting)
+///  wait(), report()  the RunReport, once the pipeline stopped and every node finished
+/// ```
+///
+/// However a run ends, no output is left half-written: a run let go while it is still going
+/// (no `wait()`, the code that held it threw) is cancelled as its last reference goes, and a
+/// task awaiting ``report()`` that is cancelled cancels the run.
+///
+/// The parts, each with one job: ``Pipeline`` owns the GStreamer pipeline and everything handed
+/// to it; ``PipelineCompiler`` builds it from the graph; ``ProcessingNodeHost`` runs Swift nodes
+/// inside it; ``RunStatistics`` counts what flows; ``BusWatcher`` turns bus messages into the
+/// run's outcome on a thread of the run's own, joined when the run is waited for.
+public final class GraphRun: @unchecked Sendable {
+    public let graph: Graph
+    private let pipeline: Pipeline
+    private let nodes: [(spec: Graph.NodeSpec, node: any Node)]
+    private let failures: NodeFailures
+    private let logger: Logger
+    /// The nodes whose inputs say how far the run has got (those with no connected output).
+    private let finals: [String]
+
+    private let condition = Condition()
+    private var started = false
+    private var stopRequested = false
+    private var cancelRequested = false
+    private var finishedReport: RunReport?
+    private var reportWaiters: [CheckedContinuation<RunReport, Never>] = []
+    private var watcherThread: JoinableThread?
+    /// The outcome the watcher saw when the run was being released meanwhile: `deinit` ends the
+    /// run with it, since the watcher cannot reach a run that is going away.
+    private let orphanedOutcome = OutcomeBox()
+    private var startTime = ContinuousClock.now
+
+    /// Builds the pipeline. Throws a GraphError naming the node at fault (a missing plugin is 69).
+    /// `logger` receives GraphKit's messages about this run (GStreamer's warnings, with the node
+    /// id as `node` metadata); by default they go where `LoggingSystem` sends "graphkit".
+    public init(_ graph: Graph, logger: Logger? = nil) throws(GraphError) {
+        self.graph = graph
+        self.logger = logger ?? .graphKit
+        let compiled = try PipelineCompiler(graph: graph).compile()
+        pipeline = compiled.pipeline
+        nodes = compiled.nodes
+        failures = compiled.failures
+        finals = graph.nodes.filter { graph.edges(from: $0.id).isEmpty }.map(\.id)
+    }
+
+    /// A run let go while it is still going is cancelled, here and now: the pipeline stops and
+    /// every sink removes what it wrote (their `finish(.cancelled)`), before the last reference
+    /// is gone. The watcher holds the run only weakly, so that this can happen.
+    deinit {
+        condition.lock()
+        let running = started && finishedReport == nil
+        if running { cancelRequested = true }
+        let thread = watcherThread
+        condition.unlock()
+        if running { BusWatcher.postCancel(to: pipeline) }
+        thread?.join()
+        if let outcome = orphanedOutcome.take() { finish(outcome) }
+        pipeline.stop()
+    }
+
+    // MARK: Access for code
+
+    /// The node instance with this id.
+    public func node(_ id: String) -> (any Node)? { nodes.first { $0.spec.id == id }?.node }
+
+    /// The push endpoint of a `source.app` node.
+    public func input(_ id: String) throws(GraphError) -> MediaInput {
+        guard let n = node(id) as? AppSourceNode, let input = n.mediaInput() else {
+            throw GraphError(.usage, "no source.app node \"\(id)\" in the graph")
+        }
+        return input
+    }
+
+    /// The pull endpoint of a `sink.app` node.
+    public func output(_ id: String) throws(GraphError) -> MediaOutput {
+        guard let n = node(id) as? AppSinkNode, let output = n.output else {
+            throw GraphError(.usage, "no sink.app node \"\(id)\" in the graph")
+        }
+        return output
+    }
+
+    // MARK: Running
+
+    /// Prepares every node and starts the pipeline. Problems found before anything plays
+    /// (an unreadable input, an output folder that cannot be made) throw here, and end the run.
+    public func start() throws(GraphError) {
+        condition.lock()
+        guard !started else { condition.unlock(); return }
+        started = true
+        condition.unlock()
+        for (spec, node) in nodes {
+            do {
+                try node.prepare()
+            } catch {
+                // Nothing played: let the nodes that did prepare clean up, and end the run here.
+                let e = GraphError(error, node: spec.id)
+                for (_, node) in nodes { try? node.finish(.failed) }
+                publish(makeReport(status: .failed, wall: 0, error: e))
+                throw e
+            }
+        }
+        // An append the graph refuses because the run failed reports that failure, as
+        // AVAssetWriter's error does, and not just the refusal.
+        for (_, node) in nodes {
+            (node as? AppSourceNode)?.input?.reportRefusals { [weak self] in self?.failure(waitingUpTo: 2) }
+        }
+        startTime = .now
+        let refused = gk_element_set_state(pipeline.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE
+        // A display's window closed stops the run as SIGINT does; the watcher holds the run weakly.
+        let watcher = BusWatcher(pipeline: pipeline, graph: graph, nodes: nodes, failures: failures, logger: logger,
+                                 requestStop: { [weak self] in self?.stop() })
+        // The watcher holds the run weakly: a run nobody holds any more is cancelled by its deinit
+        // (which waits for this thread), and ends with the outcome left here.
+        let thread = JoinableThread(name: "graphkit-bus") { [weak self, pipeline, orphanedOutcome] in
+            let outcome = watcher.watch(startFailed: refused) { pipeline.statistics.sampleQueues() }
+            if let self { self.finish(outcome) } else { orphanedOutcome.put(outcome) }
+        }
+        condition.lock()
+        watcherThread = thread
+        condition.unlock()
+    }
+
+    /// Ends the run gracefully: every source sends end of stream, so every muxer writes its
+    /// index and every file is complete. The run's status becomes `stopped`.
+    ///
+    /// A run that is not yet playing (still reading its inputs' headers) has written nothing,
+    /// and end of stream cannot travel through it: stopping it cancels it.
+    public func stop() {
+        condition.lock()
+        let already = stopRequested || cancelRequested || finishedReport != nil
+        stopRequested = true
+        condition.unlock()
+        guard !already else { return }
+        var state = GST_STATE_VOID_PENDING
+        _ = gst_element_get_state(pipeline.raw, &state, nil, 0)  // the current state, not waiting
+        if state == GST_STATE_PLAYING {
+            gk_send_eos(pipeline.raw)
+        } else {
+            cancel()
+        }
+    }
+
+    /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.
+    public func cancel() {
+        condition.lock()
+        let already = cancelRequested || finishedReport != nil
+        cancelRequested = true
+        condition.unlock()
+        if !already { BusWatcher.postCancel(to: pipeline) }
+    }
+
+    /// Blocks until the run is over and returns its report. Call from your own thread, not
+    /// from a Swift concurrency task (use `report()` there). A run never started reports at once
+    /// that it was not started.
+    @available(*, noasync, message: "blocks the thread; use await report()")
+    public func wait() -> RunReport {
+        reportIsAwaited()
+        if let report = report(waitingAtMost: nil) { return report }
+        return notStarted
+    }
+
+    /// The report, once the run is over, without blocking a concurrency thread.
+    ///
+    /// Cancelling the task that awaits it cancels the run (outputs removed), as cancelling a task
+    /// awaiting a download cancels the download; the report then says `cancelled`.
+    public func report() async -> RunReport {
+        reportIsAwaited()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                condition.lock()
+                if let report = finishedReport ?? (started ? nil : notStarted) {
+                    condition.unlock()
+                    continuation.resume(returning: report)
+                } else {
+                    reportWaiters.append(continuation)
+                    condition.unlock()
+                }
+            }
+        } onCancel: {
+            condition.lock()
+            let running = started
+            condition.unlock()
+            if running { cancel() }  // a run never started reports that at once, and stays as it is
+        }
+    }
+
+    /// Inputs the app no longer holds are finished: nothing can append to them, and the report
+    /// would otherwise wait for them for ever.
+    private func reportIsAwaited() {
+        condition.lock()
+        let running = started && finishedReport == nil
+        condition.unlock()
+        guard running else { return }
+        for (_, node) in nodes { (node as? AppSourceNode)?.reportIsAwaited() }
+    }
+
+    private var notStarted: RunReport {
+        makeReport(status: .failed, wall: 0, error: GraphError(.usage, "the run was never started; call start() first"))
+    }
+
+    /// Starts, waits, and returns the report; throws the run's error if it failed.
+    @discardableResult
+    @available(*, noasync, message: "blocks the thread; use start() and await report()")
+    public func run() throws(GraphError) -> RunReport {
+        try start()
+        let report = wait()
+        if let error = report.error { throw error }
+        return report
+    }
+
+    /// The run's error once it has ended, waiting up to `timeout` seconds for the end: nil if it
+    /// ended without one, or has not ended by then.
+    func failure(waitingUpTo timeout: Double) -> GraphError? {
+        report(waitingAtMost: timeout)?.error
+    }
+
+    /// The report once the run has ended, waiting at most `timeout` seconds (nil: for ever); nil
+    /// when the run was never started or has not ended by then. Joins the watcher thread once it
+    /// ended.
+    private func report(waitingAtMost timeout: Double?) -> RunReport? {
+        let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
+        condition.lock()
+        while finishedReport == nil && started {
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                if left <= .zero { break }
+                condition.wait(seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+            } else {
+                condition.wait()
+            }
+        }
+        let report = finishedReport
+        let thread = report == nil ? nil : watcherThread
+        condition.unlock()
+        thread?.join()
+        return report
+    }
+
+    /// Where the run is: media seconds that reached the final nodes, and the total when known.
+    public var progress: (position: Double, duration: Double?) {
+        let position = pipeline.statistics.mediaSeconds(reaching: finals)
+        var duration = nodes.compactMap { $0.node.expectedDuration?.seconds }.max()
+        if duration == nil {
+            var d: gint64 = 0
+            if gst_element_query_duration(pipeline.raw, GST_FORMAT_TIME, &d) != 0, d > 0 { duration = Double(d) / 1e9 }
+        }
+        return (position, duration)
+    }
+
+    /// The report once the run has ended, without waiting; nil while it runs (or before it starts).
+    public var finalReport: RunReport? {
+        condition.lock()
+        defer { condition.unlock() }
+        return finishedReport
+    }
+
+    public var isFinished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return finishedReport != nil
+    }
+
+    // MARK: Ending (on the watcher thread)
+
+    private func finish(_ outcome: BusWatcher.Outcome) {
+        var status: RunStatus
+        var error: GraphError?
+        switch outcome {
+        case .endOfStream:
+            // A cancel asked for while a stop's end of stream drained still cancels: the user
+            // asked to abandon the files, whichever message the bus delivered first.
+            condition.lock()
+            status = cancelRequested ? .cancelled : stopRequested ? .stopped : .completed
+            condition.unlock()
+            pipeline.statistics.sampleQueues()
+            if status != .cancelled, let e = emptyOutput() {
+                status = .failed
+                error = e
+            } else if status == .completed {
+                warnAboutInputsCutShort()
+            }
+        case .failed(let e):
+            status = .failed
+            error = e
+        case .cancelled:
+            status = .cancelled
+        }
+        // No streaming thread runs past this, and every callback is let go.
+        pipeline.stop()
+        // A cancel that came while the pipeline stopped still wins, as one during the drain does.
+        condition.lock()
+        if cancelRequested, error == nil { status = .cancelled }
+        condition.unlock()
+        let elapsed = ContinuousClock.now - startTime
+        // Sinks finalize (rename) or clean up by how the run ended.
+        var finishError: GraphError?
+        for (spec, node) in nodes {
+            do {
+                try node.finish(status)
+            } catch {
+                if finishError == nil { finishError = GraphError(error, node: spec.id) }
+            }
+        }
+        if error == nil, let e = finishError {
+            error = e
+            status = .failed
+        }
+        if status == .cancelled, error == nil {
+            error = GraphError(.cancelled, "the run was cancelled")
+        }
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let report = makeReport(status: status, wall: wall, error: error)
+        // Code blocked on an input wakes and throws the run's error.
+        for (_, node) in nodes { (node as? AppSourceNode)?.input?.runEnded(error) }
+        publish(report)
+    }
+
+    /// A file that no media reached would be unplayable (an MP4 with an empty index): as ffmpeg
+    /// refuses to write one, the run fails at its sink instead, and the sink removes it. This
+    /// is what a WAV header with no data chunk, or a stop before the first sample, comes to.
+    private func emptyOutput() -> GraphError? {
+        for (spec, node) in nodes {
+            guard let output = node.output, !graph.edges(into: spec.id).isEmpty,
+                  pipeline.statistics.nodeStatistics(spec).buffersIn == 0 else { continue }
+            var from = BusWatcher.describe(upstreamOf: spec.id, graph: graph, nodes: nodes).map { " from \($0)" } ?? ""
+            // A file that decoded to nothing without an error: its structure may say why.
+            if let input = InputFile.feeding(spec.id, pipeline: pipeline, graph: graph, nodes: nodes),
+               let diagnosis = ContainerDiagnosis.diagnose(path: input.path) {
+                from = " from \(input.name), which \(diagnosis.problem)"
+            }
+            return GraphError(.runFailed, at: "node \"\(spec.id)\" (\(spec.descriptor.type), writing \"\(output.path)\")",
+                              "nothing to write: no media reached it\(from)", node: spec.id)
+        }
+        return nil
+    }
+
+    /// An MP4 cut short behind its index (an index-first file cut in half) decodes without an
+    /// error, to the point where it was cut: the run succeeds, and a warning says that the end
+    /// of the input is missing.
+    private func warnAboutInputsCutShort() {
+        for (nodeID, input) in InputFile.all(in: pipeline, nodes: nodes).sorted(by: { $0.key < $1.key }) {
+            guard let diagnosis = ContainerDiagnosis.diagnose(path: input.path, indexOnly: true), diagnosis.cutShort else { continue }
+            logger.warning("\(diagnosis.sentence(about: input.name)); only what it holds was read", metadata: ["node": .string(nodeID)])
+        }
+    }
+
+    private func publish(_ report: RunReport) {
+        condition.lock()
+        finishedReport = report
+        let waiters = reportWaiters
+        reportWaiters.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        waiters.forEach { $0.resume(returning: report) }
+    }
+
+    private func makeReport(status: RunStatus, wall: Double, error: GraphError?) -> RunReport {
+        RunReport(status: status, wallSeconds: wall, mediaSeconds: pipeline.statistics.mediaSeconds(reaching: finals),
+                  nodes: nodes.map { pipeline.statistics.nodeStatistics($0.spec) },
+                  edges: pipeline.statistics.edgeStatistics(),
+                  outputs: nodes.compactMap { $0.node.output }, error: error)
+    }
+}
+
+/// A node that may produce in real time from a clock (capture). Edges leaving a live node drop
+/// the oldest buffer when full, and count it, rather than make the source wait.
+public protocol LiveNode: Node {
+    var isLive: Bool { get }
+}
+
+/// The watcher's outcome, handed to a run's deinit (see ``GraphRun``'s watcher thread).
+private final class OutcomeBox: @unchecked Sendable {
+    private let lock = Lock()
+    private var outcome: BusWatcher.Outcome?
+
+    func put(_ value: BusWatcher.Outcome) {
+        lock.lock()
+        outcome = value
+        lock.unlock()
+    }
+
+    func take() -> BusWatcher.Outcome? {
+        lock.lock()
+        defer { lock.unlock() }
+        let value = outcome
+        outcome = nil
+        return value
+    }
+}

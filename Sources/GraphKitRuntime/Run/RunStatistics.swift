@@ -1,0 +1,194 @@
+import CGStreamer
+import CGraphKitGlue
+import Glibc
+import GraphKitCore
+import MediaContainers
+
+/// What flowed where during a run: buffers and bytes per node and per edge, how deep each queue
+/// got, and what each display showed. Counters live in C memory that the counting probes and
+/// queue signals write from streaming threads; this object owns that memory and frees it after
+/// the pipeline is gone.
+///
+/// One counter per pad, shared by everything that sees the same buffers there: a node's output,
+/// the edge leaving it and, on a direct link, the input it feeds. It is kept by a probe, or by
+/// the Swift node whose transform already sees those buffers (each probe on a pad is a
+/// hook-list walk for every buffer).
+final class RunStatistics: @unchecked Sendable {
+    private struct EdgeEntry {
+        var edge: Graph.Edge
+        var queue: UnsafeMutablePointer<GstElement>?
+        var stats: UnsafeMutablePointer<GkEdgeStats>
+        var counter: UnsafeMutablePointer<GkPadCounter>
+        var leaky: Bool
+    }
+
+    private let callbacks: CallbackRegistry
+    private var padCounters: [UnsafeMutablePointer<GstPad>: UnsafeMutablePointer<GkPadCounter>] = [:]
+    private var nodeInputs: [String: [UnsafeMutablePointer<GkPadCounter>]] = [:]
+    private var nodeOutputs: [String: [UnsafeMutablePointer<GkPadCounter>]] = [:]
+    private var edges: [EdgeEntry] = []
+    private var displays: [Display] = []
+    /// Guards the displays' readings, taken on the thread that stops the pipeline.
+    private let displayLock = Lock()
+
+    /// A video sink that shows a node's frames in a window (``BinBuilder/display(_:title:)``).
+    private struct Display {
+        var node: String
+        /// Referenced until this object goes: the sink is asked for its counts as the run stops.
+        var sink: UnsafeMutablePointer<GstElement>
+        var guardState: UnsafeMutablePointer<GkDisplay>
+        var title: UnsafeMutablePointer<CChar>?
+        /// The sink's count of buffers it rendered, read as the pipeline stops (GStreamer resets it
+        /// in NULL); nil until then.
+        var rendered: Int?
+    }
+
+    init(callbacks: CallbackRegistry) { self.callbacks = callbacks }
+
+    deinit {
+        for c in Set(padCounters.values) { c.deallocate() }
+        for e in edges { e.stats.deallocate() }
+        for d in displays {
+            d.guardState.deallocate()
+            free(d.title)
+            gst_object_unref(UnsafeMutableRawPointer(d.sink))
+        }
+    }
+
+    // MARK: Building (the compiler's thread, before the run starts)
+
+    /// A counter for a pad where a Swift node's probe counts the buffers itself.
+    func counter(keptAt pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
+        let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
+        c.initialize(to: GkPadCounter(buffers: 0, bytes: 0, start_ns: -1, end_ns: -1))
+        padCounters[pad] = c
+        return c
+    }
+
+    /// The counter of the buffers that pass a pad, with a probe only where nothing counts them.
+    func count(_ pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
+        if let c = padCounters[pad] { return c }
+        let c = counter(keptAt: pad)
+        callbacks.adopt(probe: gk_pad_count(pad, c), on: pad)
+        return c
+    }
+
+    /// Makes `pad` report the counter that `input` already has (a Swift node counting what
+    /// arrives at its input, fed from `pad`), unless the pad has its own.
+    func share(countOf input: UnsafeMutablePointer<GstPad>, with pad: UnsafeMutablePointer<GstPad>) {
+        if let counter = padCounters[input], padCounters[pad] == nil { padCounters[pad] = counter }
+    }
+
+    /// An edge linked directly: its buffers are those leaving `source`.
+    func addDirectEdge(_ edge: Graph.Edge, source: UnsafeMutablePointer<GstPad>) {
+        let counter = count(source)
+        nodeInputs[edge.to.node, default: []].append(counter)
+        edges.append(EdgeEntry(edge: edge, queue: nil, stats: Self.newEdgeStats(), counter: counter, leaky: false))
+    }
+
+    /// An edge through `queue`: its buffers are those leaving the queue.
+    func addQueuedEdge(_ edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>, source: UnsafeMutablePointer<GstPad>, leaky: Bool) {
+        let stats = Self.newEdgeStats()
+        callbacks.adopt(signal: gk_queue_watch(queue, stats), on: UnsafeMutableRawPointer(queue))
+        let counter = count(source)
+        nodeInputs[edge.to.node, default: []].append(counter)
+        edges.append(EdgeEntry(edge: edge, queue: queue, stats: stats, counter: counter, leaky: leaky))
+    }
+
+    /// Counts what leaves each of a node's outputs.
+    func countOutputs(of node: String, _ pads: [UnsafeMutablePointer<GstPad>]) {
+        nodeOutputs[node] = pads.map(count)
+    }
+
+    /// Makes `sink` a display of `node`: the guard on `feeding` (the pad linked to the sink) keeps
+    /// the sink's errors from its producers and gives it the window's title, and the sink's
+    /// counts become the node's frames shown and dropped.
+    func addDisplay(node: String, sink: UnsafeMutablePointer<GstElement>, feeding: UnsafeMutablePointer<GstPad>, title: String?) {
+        let state = UnsafeMutablePointer<GkDisplay>.allocate(capacity: 1)
+        let copy = title.flatMap { strdup($0) }
+        state.initialize(to: GkDisplay(failed: 0, title: copy.map { UnsafePointer($0) }, title_sent: 0))
+        callbacks.adopt(probe: gk_pad_guard_display(feeding, state), on: feeding)
+        gst_object_ref(UnsafeMutableRawPointer(sink))
+        displayLock.lock()
+        displays.append(Display(node: node, sink: sink, guardState: state, title: copy))
+        displayLock.unlock()
+    }
+
+    /// The node whose display `object` is, if it is one.
+    func node(ofDisplay object: UnsafeMutablePointer<GstObject>?) -> String? {
+        guard let object else { return nil }
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        return displays.first { UnsafeMutableRawPointer($0.sink) == UnsafeMutableRawPointer(object) }?.node
+    }
+
+    /// Reads what each display sink counted, once, while the pipeline still runs (GStreamer
+    /// resets the counts when a sink stops). Called as the pipeline stops.
+    func readDisplays() {
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        for i in displays.indices where displays[i].rendered == nil {
+            displays[i].rendered = max(0, Int(gk_base_sink_rendered(displays[i].sink)))
+        }
+    }
+
+    /// A display's frames shown (rendered, less the renders that failed because its window was
+    /// gone), once read; nil for a node with no display.
+    private func shown(by node: String) -> Int? {
+        displayLock.lock()
+        defer { displayLock.unlock() }
+        let mine = displays.filter { $0.node == node }
+        guard !mine.isEmpty else { return nil }
+        return mine.reduce(0) { total, d in
+            let failed = Int(gk_display_failed(d.guardState))
+            return total + max(0, (d.rendered ?? 0) - failed)
+        }
+    }
+
+    private static func newEdgeStats() -> UnsafeMutablePointer<GkEdgeStats> {
+        let stats = UnsafeMutablePointer<GkEdgeStats>.allocate(capacity: 1)
+        stats.initialize(to: GkEdgeStats())
+        return stats
+    }
+
+    // MARK: Reading (any thread; counters are written with atomics)
+
+    /// Records how deep each queue is now (called every few milliseconds while the run lasts).
+    func sampleQueues() {
+        for e in edges { if let q = e.queue { gk_queue_sample(q, e.stats) } }
+    }
+
+    /// Media seconds that reached `nodes` (the final ones): from the first timestamp each input
+    /// saw, since encoders may offset theirs (gkx264enc, as x264enc, by 1000 h).
+    func mediaSeconds(reaching nodes: [String]) -> Double {
+        var best = 0
+        for id in nodes {
+            for c in (nodeInputs[id] ?? []).map({ gk_pad_counter_read($0) }) where c.start_ns >= 0 {
+                best = max(best, c.end_ns - min(c.start_ns, c.end_ns))
+            }
+        }
+        return Double(best) / 1e9
+    }
+
+    func nodeStatistics(_ node: Graph.NodeSpec) -> NodeStatistics {
+        let inputs = (nodeInputs[node.id] ?? []).map { gk_pad_counter_read($0) }, outputs = (nodeOutputs[node.id] ?? []).map { gk_pad_counter_read($0) }
+        let buffersIn = inputs.reduce(0) { $0 + Int($1.buffers) }
+        let shown = shown(by: node.id)
+        return NodeStatistics(id: node.id, type: node.descriptor.type,
+                              buffersIn: buffersIn,
+                              buffersOut: outputs.reduce(0) { $0 + Int($1.buffers) },
+                              bytesIn: inputs.reduce(0) { $0 + Int($1.bytes) },
+                              bytesOut: outputs.reduce(0) { $0 + Int($1.bytes) },
+                              shown: shown, dropped: shown.map { max(0, buffersIn - $0) })
+    }
+
+    func edgeStatistics() -> [EdgeStatistics] {
+        edges.sorted { $0.edge.index < $1.edge.index }.map { e in
+            let counter = gk_pad_counter_read(e.counter), stats = gk_edge_stats_read(e.stats)
+            return EdgeStatistics(from: e.edge.from.description, to: e.edge.to.description, capacity: e.edge.capacity,
+                                  buffers: Int(counter.buffers), maxBuffers: Int(stats.max_buffers),
+                                  maxBytes: Int(stats.max_bytes), maxSeconds: Double(stats.max_time_ns) / 1e9,
+                                  waits: Int(stats.waits), drops: e.leaky ? Int(stats.waits) : 0, queued: e.queue != nil)
+        }
+    }
+}

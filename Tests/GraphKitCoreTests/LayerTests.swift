@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+/// The layers of docs/ARCHITECTURE.md are targets, and these tests keep them so: the core and the
+/// containers library cannot reach GStreamer (no target they depend on, however indirectly, is a
+/// GStreamer module, so `import CGStreamer` there does not compile), and the nodes and Assets, which
+/// could, import none (they build elements through GraphKitRuntime's Swift API only).
+@Suite struct LayerTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let gstreamerModules: Set<String> = ["CGStreamer", "CGraphKitGlue"]
+
+    /// Each target's direct dependencies, by name, from the manifest as SwiftPM reads it.
+    static func targets() throws -> [String: [String]] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // A scratch folder of its own: `swift test` holds the package's .build locked while it runs.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("graphkit-dump-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        p.arguments = ["swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var result: [String: [String]] = [:]
+        for target in try #require(json["targets"] as? [[String: Any]]) {
+            let name = try #require(target["name"] as? String)
+            let deps = (target["dependencies"] as? [[String: [Any]]] ?? []).compactMap { $0.values.first?.first as? String }
+            result[name] = deps
+        }
+        return result
+    }
+
+    static func closure(of target: String, in targets: [String: [String]]) -> Set<String> {
+        var seen: Set<String> = []
+        var next = [target]
+        while let t = next.popLast() {
+            for d in targets[t] ?? [] where seen.insert(d).inserted { next.append(d) }
+        }
+        return seen
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func theCoreAndTheContainersCannotReachGStreamer() throws {
+        let targets = try Self.targets()
+        for layer in ["GraphKitCore", "MediaContainers"] {
+            #expect(targets[layer] != nil, "no target \(layer)")
+            let reached = Self.closure(of: layer, in: targets)
+            #expect(reached.isDisjoint(with: Self.gstreamerModules), "\(layer) depends on \(reached.intersection(Self.gstreamerModules))")
+        }
+        // The runtime is where GStreamer is: if it stopped depending on it, this test would be stale.
+        #expect(Self.closure(of: "GraphKitRuntime", in: targets).isSuperset(of: Self.gstreamerModules))
+    }
+
+    @Test func noLayerAboveTheRuntimeImportsGStreamer() throws {
+        let importing = try ["GraphKitCore", "MediaContainers", "Nodes", "Assets"].flatMap { layer in
+            try FileManager.default.subpathsOfDirectory(atPath: Self.root.appendingPathComponent("Sources/\(layer)").path)
+                .filter { $0.hasSuffix(".swift") }
+                .filter { file in
+                    let text = try String(contentsOf: Self.root.appendingPathComponent("Sources/\(layer)/\(file)"), encoding: .utf8)
+                    return text.split(separator: "\n").contains { line in
+                        Self.gstreamerModules.contains { line.hasPrefix("import \($0)") || line.hasPrefix("@_implementationOnly import \($0)") }
+                    }
+                }
+                .map { "Sources/\(layer)/\($0)" }
+        }
+        #expect(importing.isEmpty, "these import a GStreamer module: \(importing)")
+    }
+}

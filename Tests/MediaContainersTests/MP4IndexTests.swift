@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+@testable import MediaContainers
+
+/// MP4Index edits a finished file's index; when the index grows before the media (faststart),
+/// every chunk offset moves with it and the samples still decode.
+@Suite struct MP4IndexTests {
+    static func decode(_ path: String) throws -> [Int16] {
+        let raw = path + ".raw"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", path, "-f", "s16le", raw])
+        return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    static func movie(_ path: String) throws -> (MP4Movie, [MP4Index.Extent]) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let moov = try #require(try MP4Box.parse(bytes[...]).first { $0.type == "moov" })
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        return (MP4Movie(moov: moov), try MP4Index.topLevelBoxes(fd))
+    }
+
+    /// A faststart M4A without an edit list: the edit list makes the index 36 bytes longer.
+    @Test(arguments: [false, true])
+    func anEditListBeforeTheMediaMovesEveryChunk(wideOffsets: Bool) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let original = folder.appendingPathComponent("original.m4a").path, edited = folder.appendingPathComponent("edited.m4a").path
+        try TestMedia.gstLaunch("audiotestsrc num-buffers=20 samplesperbuffer=1000 wave=white-noise ! audio/x-raw,rate=8000,channels=1 ! "
+                                + "avenc_aac aac-ms=false ! mp4mux faststart=true ! filesink location=\(original)")
+        // Take the edit lists out (moving the chunks back by what that saves), and optionally
+        // make the offset table 64-bit: the file as another writer might leave it.
+        var (movie, boxes) = try Self.movie(original)
+        let moov = try #require(boxes.first { $0.type == "moov" })
+        #expect(boxes.firstIndex { $0.type == "moov" }! < boxes.firstIndex { $0.type == "mdat" }!)
+        for i in movie.trackIndices { movie.moov.children[i].children.removeAll { $0.type == "edts" } }
+        if wideOffsets {
+            for i in movie.trackIndices {
+                movie.moov.children[i].modify(["mdia", "minf", "stbl"]) { stbl in
+                    for c in stbl.children.indices where stbl.children[c].type == "stco" {
+                        let body = stbl.children[c].body, n = Int(body.u32(4))
+                        var wide: [UInt8] = [0, 0, 0, 0]
+                        wide.appendU32(UInt32(n))
+                        for k in 0..<n { wide.appendU64(UInt64(body.u32(8 + 4 * k))) }
+                        stbl.children[c] = MP4Box(type: "co64", body: wide)
+                    }
+                }
+            }
+        }
+        var shift = movie.moov.bytes.count - moov.size
+        var stripped = movie
+        while true {
+            stripped = movie
+            stripped.shiftChunkOffsets(after: moov.offset, by: shift)
+            if stripped.moov.bytes.count - moov.size == shift { break }
+            shift = stripped.moov.bytes.count - moov.size
+        }
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: original)))
+        try Data(bytes[..<moov.offset] + stripped.moov.bytes + bytes[(moov.offset + moov.size)...]).write(to: URL(fileURLWithPath: edited))
+        #expect(try Self.movie(edited).0.track(movie.trackIndices[0]).edits == nil)
+        let before = try Self.decode(edited)
+        #expect(before == (try Self.decode(original)))
+
+        try MP4Index.apply(.init(audioDelay: EncoderDelay(priming: 1024, samples: 19_500, sampleRate: 8000)), toFileAt: edited)
+        let (after, afterBoxes) = try Self.movie(edited)
+        #expect(afterBoxes.map(\.type) == boxes.map(\.type))
+        let track = try #require(after.tracks(handler: "soun").first?.track)
+        #expect(track.edits == [MP4Track.Edit(duration: 19_500, mediaTime: 1024)])
+        #expect(after.timescale == 8000)
+        // The same samples, now from the first after the priming.
+        let decoded = try Self.decode(edited)
+        #expect(decoded.count >= 19_500)
+        #expect(Array(decoded.prefix(19_000)) == Array(before.dropFirst(1024).prefix(19_000)))
+        #expect(!FileManager.default.fileExists(atPath: edited + ".index"))
+    }
+
+    /// Each orientation's matrix reads back as the same orientation.
+    @Test func everyOrientationRoundTripsThroughTheMatrix() throws {
+        var tkhd = MP4Box(type: "tkhd", body: [UInt8](repeating: 0, count: 84))
+        tkhd.body.setU32(76, 160 << 16)
+        tkhd.body.setU32(80, 120 << 16)
+        for o in DisplayOrientation.allCases {
+            var track = MP4Track(box: MP4Box(type: "trak", children: [tkhd]))
+            track.setOrientation(o)
+            #expect(track.orientation == o)
+            // Translation puts the turned picture back where the screen is: no corner below 0.
+            let m = try #require(track.matrix)
+            for (x, y) in [(0, 0), (160, 0), (0, 120), (160, 120)] {
+                let tx = Int(m[0] >> 16) * x + Int(m[3] >> 16) * y + Int(m[6] >> 16)
+                let ty = Int(m[1] >> 16) * x + Int(m[4] >> 16) * y + Int(m[7] >> 16)
+                #expect(tx >= 0 && ty >= 0, "\(o): corner (\(x), \(y)) lands at (\(tx), \(ty))")
+            }
+        }
+    }
+
+    /// The index of a damaged file (a flipped entry count, a size, a version) is read without a
+    /// crash, an overflow or a loop through billions of entries: decode reads every MP4's index
+    /// this way before the demuxer does. A flipped elst count once looped for minutes.
+    @Test func damagedIndexesAreReadSafely() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("a.mp4").path
+        try TestMedia.gstLaunch("videotestsrc num-buffers=10 ! video/x-raw,width=64,height=48 ! x264enc ! mp4mux name=m ! filesink location=\(file) "
+                                + "audiotestsrc num-buffers=10 ! audioconvert ! avenc_aac ! m.")
+        let (_, boxes) = try Self.movie(file)
+        let extent = try #require(boxes.first { $0.type == "moov" })
+        let moov = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))[extent.offset..<(extent.offset + extent.size)])
+        var random = SplitMix(seed: 0x6B_6B)
+        for round in 0..<3000 {
+            var damaged = moov
+            for _ in 0..<(1 + round % 8) {
+                let at = Int.random(in: 0..<damaged.count, using: &random)
+                damaged[at] = round % 3 == 0 ? 0xFF : UInt8.random(in: 0...255, using: &random)
+            }
+            var copy = damaged
+            _ = MP4AudioEdit.take(from: &copy, track: 0)
+            #expect(copy.count == damaged.count)
+            guard var movie = try? MP4Movie(parsing: damaged[...]) else { continue }
+            for (i, track) in movie.tracks(handler: "vide") + movie.tracks(handler: "soun") {
+                _ = (track.orientation, track.edits, track.sampleTableDuration, track.sampleEntry)
+                var edited = track
+                edited.setOrientation(.rotate90)
+                movie.moov.children[i] = edited.box
+            }
+            MP4Index.describe(EncoderDelay(priming: 1024, samples: 4000, sampleRate: 44_100), in: &movie)
+            movie.shiftChunkOffsets(after: 0, by: 36)
+            _ = movie.moov.bytes
+        }
+    }
+
+}
+
+/// A seeded generator: the same damage on every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
