@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include "CGraphKitGlue.h"
+#include "GstGraphKit.h"
 #include <malloc.h>
 
 /* ThreadSanitizer annotations. GLib's GMutex, GCond and GAsyncQueue are futex-based and GStreamer
@@ -120,6 +121,17 @@ char *gk_element_try_open(GstElement *element) {
     return words ? words : g_strdup("it could not be opened\n");
 }
 
+/* GraphKit's own elements, in this process: the graphkit plugin (Sources/GstGraphKit), linked
+ * into this library and registered from its descriptor, as a program built with static plugins
+ * registers them. Returns NULL, or a message to free. */
+static char *register_elements(void) {
+    const GstPluginDesc *own = gst_plugin_graphkit_get_desc();
+    if (!gst_plugin_register_static(own->major_version, own->minor_version, own->name, own->description, own->plugin_init,
+                                    own->version, own->license, own->source, own->package, own->origin))
+        return g_strdup_printf("GraphKit's GStreamer elements (the %s plugin) could not be registered", own->name);
+    return NULL;
+}
+
 static GMutex init_lock;
 static gboolean initialised = FALSE;
 
@@ -131,7 +143,7 @@ char *gk_init(void) {
         if (gst_init_check(NULL, NULL, &error)) {
             initialised = TRUE;
             gk_quiet_known_criticals();
-            gk_register_elements();
+            message = register_elements();
         } else {
             message = g_strdup(error ? error->message : "gst_init_check failed");
             g_clear_error(&error);
