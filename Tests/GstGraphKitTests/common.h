@@ -30,4 +30,14 @@ static inline GstCaps *gk_check_output_caps(GstHarness *h) {
     return caps;
 }
 
+/* A suite of one test case, `*tc`, whose tests may take up to 10 minutes each (the Swift tests'
+ * hard limit): a guard against a hang on a loaded machine, not a measure of speed. */
+static inline Suite *gk_check_suite(const char *name, TCase **tc) {
+    Suite *s = suite_create(name);
+    *tc = tcase_create("general");
+    tcase_set_timeout(*tc, 600);
+    suite_add_tcase(s, *tc);
+    return s;
+}
+
 #endif

@@ -274,10 +274,8 @@ GST_START_TEST(test_pad_templates)
 GST_END_TEST;
 
 static Suite *gkrgbtoi420_suite(void) {
-    Suite *s = suite_create("gkrgbtoi420");
-    TCase *tc = tcase_create("general");
-    tcase_set_timeout(tc, 600);
-    suite_add_tcase(s, tc);
+    TCase *tc;
+    Suite *s = gk_check_suite("gkrgbtoi420", &tc);
     tcase_add_test(tc, test_from_the_plugin_file);
     tcase_add_loop_test(tc, test_every_sample_is_the_exact_value_within_one_step, 0, 6);
     tcase_add_test(tc, test_default_matrix_by_size);

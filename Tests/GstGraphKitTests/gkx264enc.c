@@ -409,10 +409,8 @@ GST_START_TEST(test_bitrate_changes_while_playing)
 GST_END_TEST;
 
 static Suite *gkx264enc_suite(void) {
-    Suite *s = suite_create("gkx264enc");
-    TCase *tc = tcase_create("general");
-    tcase_set_timeout(tc, 600);
-    suite_add_tcase(s, tc);
+    TCase *tc;
+    Suite *s = gk_check_suite("gkx264enc", &tc);
     tcase_add_test(tc, test_from_the_plugin_file);
     tcase_add_test(tc, test_lets_each_frame_go_once_x264_has_copied_it);
     tcase_add_test(tc, test_the_measure_sees_x264enc_hold_its_delay);
