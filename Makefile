@@ -11,7 +11,28 @@ DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
-.PHONY: all deps build release run test test-build test-sanitize fuzz bench install install-files uninstall plugin-example clean
+# The graphkit GStreamer plugin (Sources/GstGraphKit: gkrgbtoi420, gkx264enc), built with the
+# compiler and pkg-config as GStreamer's own plugins are, into out/gstreamer-1.0, so that
+# `GST_PLUGIN_PATH=out/gstreamer-1.0 gst-launch-1.0 … ! gkx264enc ! …` works from here. Not a
+# SwiftPM library: SwiftPM links one with swiftc, which makes it need the Swift runtime
+# (libswiftCore, and a runpath into the toolchain) in every gst-inspect-1.0 and scanner that
+# loads it, and exports every symbol. Here only the plugin's descriptor is exported. GraphKit
+# itself compiles the same sources in (Package.swift) and registers them in its own process.
+# The compiler is the Swift toolchain's clang (SwiftPM's), unless CC is given.
+ifeq ($(origin CC),default)
+CC := clang
+endif
+GST_PLUGIN := out/gstreamer-1.0/libgstgraphkit.so
+GST_PLUGIN_SOURCES := $(shell find Sources/GstGraphKit -name '*.c')
+GST_PLUGIN_HEADERS := $(shell find Sources/GstGraphKit -name '*.h')
+GST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter
+# Each element alone in GStreamer's own harness (libgstcheck), one program per element
+# (Tests/GstGraphKitTests/ELEMENT.c), loading the plugin file as gst-launch-1.0 does, with a
+# registry of their own so that the user's is left as it is.
+GST_CHECKS := $(patsubst Tests/GstGraphKitTests/%.c,.build/gst-check/%,$(wildcard Tests/GstGraphKitTests/*.c))
+GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURDIR)/.build/gst-check/registry.bin
+
+.PHONY: all deps build release run test test-build test-elements test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -22,12 +43,12 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
-build: deps
+build: deps gst-plugin
 	$(SWIFT) build
 	$(call replan,$(TOOLS))
 	$(SWIFT) build --package-path $(TOOLS)
 
-release: deps
+release: deps gst-plugin
 	$(SWIFT) build -c release
 	$(call replan,$(TOOLS))
 	$(SWIFT) build -c release --package-path $(TOOLS)
@@ -36,16 +57,33 @@ run: build
 	$(GRAPHCTL_DEBUG) run $(GRAPH)
 
 # Everything the tests run: the test bundles, graphctl (tools/graphctl), and the plugins they load
-# (the example, and the fixtures that must be refused). scripts/stress-test.sh builds this too.
-test-build: deps plugin-example
+# (the example, the fixtures that must be refused, the GStreamer plugin and its harness tests).
+# scripts/stress-test.sh builds this too.
+test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 	$(SWIFT) build --build-tests
 	$(call replan,$(TOOLS))
 	$(SWIFT) build --package-path $(TOOLS)
 	$(call replan,Tests/Fixtures/plugins)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
 
-test: test-build
+test: test-build test-elements
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+gst-plugin: deps $(GST_PLUGIN)
+
+$(GST_PLUGIN): $(GST_PLUGIN_SOURCES) $(GST_PLUGIN_HEADERS)
+	install -d $(@D)
+	$(CC) $(GST_CFLAGS) -shared -fPIC -fvisibility=hidden -ISources/GstGraphKit/include $(GST_PLUGIN_SOURCES) \
+	  $$(pkg-config --cflags --libs gstreamer-1.0 gstreamer-base-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 x264) \
+	  -lm -Wl,-z,defs -Wl,--as-needed -o $@
+
+.build/gst-check/%: Tests/GstGraphKitTests/%.c $(wildcard Tests/GstGraphKitTests/*.h)
+	install -d $(@D)
+	$(CC) $(GST_CFLAGS) $< $$(pkg-config --cflags --libs gstreamer-check-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0) -lm -o $@
+
+# Runs each element's harness tests (each test in a process of its own, as libcheck does).
+test-elements: gst-plugin $(GST_CHECKS)
+	@for check in $(GST_CHECKS); do $(GST_CHECK_ENV) $$check || exit 1; done
 
 # Builds the example plugin (examples/plugin-echo) and leaves it in out/plugins, so that
 # GRAPHKIT_PLUGIN_PATH=out/plugins graphctl run examples/plugin-echo/echo.json works from here.
@@ -59,22 +97,24 @@ plugin-example: deps
 # runs from any folder with no environment set) and the plugin folder graphctl searches.
 # CONFIG=debug installs the debug build (the tests do, into a DESTDIR).
 CONFIG ?= release
-install: deps
+install: deps gst-plugin
 	$(call replan,$(TOOLS))
 	$(SWIFT) build -c $(CONFIG) --package-path $(TOOLS)
 	$(MAKE) install-files
 
 # Copies what is built, building nothing: the tests install this way while other tests run the
-# same graphctl (relinking a library that running processes map would crash them).
+# same graphctl (relinking a library that running processes map would crash them). The GStreamer
+# plugin goes to PREFIX/lib/graphkit/gstreamer-1.0, for GST_PLUGIN_PATH (graphctl does not need it).
 install-files:
-	install -d $(BINDIR) $(LIBDIR)/plugins
+	install -d $(BINDIR) $(LIBDIR)/plugins $(LIBDIR)/gstreamer-1.0
 	install -m 755 $(TOOLS)/.build/$(CONFIG)/graphctl $(BINDIR)/graphctl
 	install -m 644 $(TOOLS)/.build/$(CONFIG)/libGraphKit.so $(LIBDIR)/libGraphKit.so
+	install -m 644 $(GST_PLUGIN) $(LIBDIR)/gstreamer-1.0/libgstgraphkit.so
 
 # Removes exactly what install added (the plugin folder only if nothing else was put in it).
 uninstall:
-	rm -f $(BINDIR)/graphctl $(LIBDIR)/libGraphKit.so
-	-rmdir $(LIBDIR)/plugins $(LIBDIR) 2>/dev/null
+	rm -f $(BINDIR)/graphctl $(LIBDIR)/libGraphKit.so $(LIBDIR)/gstreamer-1.0/libgstgraphkit.so
+	-rmdir $(LIBDIR)/gstreamer-1.0 $(LIBDIR)/plugins $(LIBDIR) 2>/dev/null
 
 # The tests under the address sanitizer (with leaks) and then the thread sanitizer, each in its
 # own scratch folder; fails on a failed test or on any sanitizer report (scripts/sanitizers/).

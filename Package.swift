@@ -24,10 +24,15 @@ let package = Package(
         ),
         // zlib compresses waveform PNGs, a row at a time.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
-        // convert.c's element is a GstBaseTransform; x264enc.c's encodes with libx264 (libx264-dev).
-        .target(name: "CGraphKitGlue", dependencies: ["CGStreamer"],
+        // GraphKit's GStreamer elements, the graphkit plugin: one folder per element, plugin.c
+        // registers them. Linked into GraphKit, which registers them in its process at start-up;
+        // the Makefile builds the same sources into libgstgraphkit.so for gst-launch-1.0
+        // (GST_PLUGIN_PATH), tested alone by Tests/GstGraphKitTests. gkx264enc links libx264.
+        .target(name: "GstGraphKit", dependencies: ["CGStreamer"],
                 linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264")]),
+        // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
+        .target(name: "CGraphKitGlue", dependencies: ["CGStreamer", "GstGraphKit"],
+                linkerSettings: [.linkedLibrary("gstbase-1.0")]),
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include "CGraphKitGlue.h"
+#include "GstGraphKit.h"
 #include <malloc.h>
 
 /* ThreadSanitizer annotations. GLib's GMutex, GCond and GAsyncQueue are futex-based and GStreamer
@@ -120,6 +121,37 @@ char *gk_element_try_open(GstElement *element) {
     return words ? words : g_strdup("it could not be opened\n");
 }
 
+/* GraphKit's own elements, in this process: the graphkit plugin (Sources/GstGraphKit), linked
+ * into this library and registered from its descriptor, as a program built with static plugins
+ * registers them. The same elements installed as a plugin file (libgstgraphkit.so, found through
+ * GST_PLUGIN_PATH) are only listed in the registry, by a scan in another process
+ * (gst-plugin-scanner) or from the registry's cache: registering ours replaces those entries, so
+ * GStreamer never loads that file here, whatever its version. Unless it has loaded it already:
+ * a scan in this process (GST_REGISTRY_FORK=no, or no scanner) loads each new file, and its
+ * types then hold the elements' GType names, which ours cannot take again (GLib refuses a
+ * second "GkX264Enc", and each element of ours would fail with criticals). Those elements are
+ * then used as they are if they are this GraphKit's version; another version's is refused,
+ * saying which file. Returns NULL, or a message to free. */
+static char *register_elements(void) {
+    const GstPluginDesc *own = gst_plugin_graphkit_get_desc();
+    GstPlugin *loaded = gst_registry_find_plugin(gst_registry_get(), own->name);
+    char *message = NULL;
+    if (loaded && gst_plugin_get_filename(loaded) && gst_plugin_is_loaded(loaded)) {
+        if (g_strcmp0(gst_plugin_get_version(loaded), own->version) != 0)
+            message = g_strdup_printf("GStreamer loaded GraphKit %s's elements into this process (the %s plugin, %s), and "
+                                      "GraphKit %s cannot register its own beside them: take that folder out of "
+                                      "GST_PLUGIN_PATH, or install GraphKit %s's plugin there",
+                                      gst_plugin_get_version(loaded), own->name, gst_plugin_get_filename(loaded),
+                                      own->version, own->version);
+    } else if (!gst_plugin_register_static(own->major_version, own->minor_version, own->name, own->description,
+                                           own->plugin_init, own->version, own->license, own->source, own->package,
+                                           own->origin)) {
+        message = g_strdup_printf("GraphKit's GStreamer elements (the %s plugin) could not be registered", own->name);
+    }
+    if (loaded) gst_object_unref(loaded);
+    return message;
+}
+
 static GMutex init_lock;
 static gboolean initialised = FALSE;
 
@@ -131,7 +163,7 @@ char *gk_init(void) {
         if (gst_init_check(NULL, NULL, &error)) {
             initialised = TRUE;
             gk_quiet_known_criticals();
-            gk_register_elements();
+            message = register_elements();
         } else {
             message = g_strdup(error ? error->message : "gst_init_check failed");
             g_clear_error(&error);

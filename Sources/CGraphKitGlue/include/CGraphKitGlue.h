@@ -3,7 +3,8 @@
 /*
  * Out-of-line helpers for the parts of GStreamer that Swift cannot import (macros, variadic
  * functions) and for the per-buffer hot paths that are cheaper in C (counting probes).
- * Declarations only: every definition lives in glue.c.
+ * Declarations only; each section names the file that defines it (glue.c when it names none).
+ * GraphKit's GStreamer elements are not here: they are the graphkit plugin (Sources/GstGraphKit).
  */
 #include <stdint.h>
 #include <gst/gst.h>
@@ -25,28 +26,9 @@ gboolean gk_element_sync_state_with_parent(GstElement *element);
  * why not (the text of the error it posted, its debug text after a newline; to free with g_free). */
 char *gk_element_try_open(GstElement *element);
 
-/* Initialises GStreamer once per process and registers GraphKit's own elements (below).
- * Returns NULL on success, or a message to free. */
+/* Initialises GStreamer once per process and registers GraphKit's own elements (the graphkit
+ * plugin, Sources/GstGraphKit) in it. Returns NULL on success, or a message to free. */
 char *gk_init(void);
-
-/* Packed RGB to I420 (convert.c): the element `gkrgbtoi420`, which the encoders put before
- * their encoder (I420 and NV12 pass through), and its kernel, for tests. A plan holds the
- * fixed-point coefficients (16 fraction bits) for a matrix (Kr, Kb) and range, and where R, G
- * and B are in a 4-byte pixel. */
-typedef struct {
-    int32_t y[3], u[3], v[3];
-    int32_t y_offset;
-    int r, g, b;
-} gk_rgb_to_i420_plan;
-void gk_rgb_to_i420_plan_make(gk_rgb_to_i420_plan *plan, double kr, double kb, int full_range,
-                              int r_offset, int g_offset, int b_offset);
-void gk_rgb_to_i420(const gk_rgb_to_i420_plan *plan, const uint8_t *src, int src_stride, int width, int height,
-                    uint8_t *y, int y_stride, uint8_t *u, int u_stride, uint8_t *v, int v_stride);
-/* H.264 through libx264 (x264enc.c): the element `gkx264enc`, encode.h264's encoder, which
- * lets each raw frame go as soon as x264 has copied it. */
-GType gk_x264_enc_get_type(void);
-/* Registers gkrgbtoi420 and gkx264enc (convert.c). */
-void gk_register_elements(void);
 
 /* malloc keeps frame-sized blocks in its heaps (mmap above 32 MiB only) and up to 64 MiB free at
  * their tops: GStreamer.keepFrameMemory(). */

@@ -5,108 +5,22 @@
  * Why not videoconvert: GStreamer 1.22's videoconvert takes its generic path for these formats
  * (unpack to AYUV64, matrix, chroma resampler, pack): 3.4 ms for a 1280x720 frame on one core,
  * a fifth of the CPU of a 720p H.264 encode at x264's veryfast preset (perf, BENCHMARKS.md).
- * This kernel does the same arithmetic in fixed point, 2 rows at a time: Y per pixel, and per
- * 2x2 block one chroma sample, the block's mean, as videoconvert gives for these formats. The
- * matrix (BT.601, BT.709, BT.2020) and range (limited or full) are the
- * output caps' colorimetry, which downstream sees; with none given, GStreamer's default for
- * the frame size (BT.709 from 720 lines up, BT.601 below), so the encoder's colour description
- * says what was done.
+ * The kernel (kernel.c) does the same arithmetic in fixed point, 2 rows at a time: Y per pixel,
+ * and per 2x2 block one chroma sample, the block's mean, as videoconvert gives for these
+ * formats. The matrix (BT.601, BT.709, BT.2020) and range (limited or full) are the output
+ * caps' colorimetry, which downstream sees; with none given, GStreamer's default for the frame
+ * size (BT.709 from 720 lines up, BT.601 below), so the encoder's colour description says what
+ * was done.
+ *
+ * Example launch line:
+ *   gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,format=BGRA,width=1280,height=720 !
+ *     gkrgbtoi420 ! video/x-raw,colorimetry=bt601 ! gkx264enc ! mp4mux ! filesink location=out.mp4
  */
-#include <math.h>
 #include <string.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 #include <gst/video/gstvideofilter.h>
-#include "CGraphKitGlue.h"
-
-/* ---- the kernel ---- */
-
-void gk_rgb_to_i420_plan_make(gk_rgb_to_i420_plan *plan, double kr, double kb, int full_range,
-                              int r_offset, int g_offset, int b_offset) {
-    const double kg = 1.0 - kr - kb;
-    const double ys = full_range ? 1.0 : 219.0 / 255.0, cs = full_range ? 1.0 : 224.0 / 255.0;
-    const double one = 1 << 16;
-    /* Y' = off + ys (kr R + kg G + kb B); Cb = 128 + cs (B - Y)/(2(1 - kb)); Cr likewise. */
-    plan->y[0] = (int32_t)lrint(ys * kr * one);
-    plan->y[1] = (int32_t)lrint(ys * kg * one);
-    plan->y[2] = (int32_t)lrint(ys * kb * one);
-    const double cb = cs / (2.0 * (1.0 - kb)), cr = cs / (2.0 * (1.0 - kr));
-    plan->u[0] = (int32_t)lrint(-kr * cb * one);
-    plan->u[1] = (int32_t)lrint(-kg * cb * one);
-    plan->u[2] = (int32_t)lrint((1.0 - kb) * cb * one);
-    plan->v[0] = (int32_t)lrint((1.0 - kr) * cr * one);
-    plan->v[1] = (int32_t)lrint(-kg * cr * one);
-    plan->v[2] = (int32_t)lrint(-kb * cr * one);
-    plan->y_offset = full_range ? 0 : 16;
-    plan->r = r_offset;
-    plan->g = g_offset;
-    plan->b = b_offset;
-}
-
-static inline uint8_t clamp8(int32_t v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
-
-/* The rows are read as 32-bit pixels and split with shifts (R, G and B at bit 8 × their byte
- * offset, little-endian), which compilers turn into vector code; byte loads at a stride of 4
- * they do not. Each function is compiled twice, for AVX2 and for the baseline, and the AVX2
- * one is called where the CPU has it. */
-#define GK_ROWS(SUFFIX, TARGET)                                                                         \
-TARGET static void luma_row_##SUFFIX(const gk_rgb_to_i420_plan *p, const uint32_t *src, uint8_t *dst, int width) { \
-    const int32_t yr = p->y[0], yg = p->y[1], yb = p->y[2];                                             \
-    const int32_t add = (p->y_offset << 16) + (1 << 15);                                                \
-    const int rs = 8 * p->r, gs = 8 * p->g, bs = 8 * p->b;                                              \
-    for (int x = 0; x < width; x++) {                                                                   \
-        const uint32_t px = src[x];                                                                     \
-        const int32_t r = (int32_t)((px >> rs) & 255), g = (int32_t)((px >> gs) & 255), b = (int32_t)((px >> bs) & 255); \
-        /* Never above 255 nor below 0 (the coefficients are positive and sum to at most 1). */      \
-        dst[x] = (uint8_t)((yr * r + yg * g + yb * b + add) >> 16);                                     \
-    }                                                                                                   \
-}                                                                                                       \
-TARGET static void chroma_row_##SUFFIX(const gk_rgb_to_i420_plan *p, const uint32_t *row0, const uint32_t *row1, \
-                                       uint8_t *u, uint8_t *v, int width) {                             \
-    const int32_t ur = p->u[0], ug = p->u[1], ub = p->u[2], vr = p->v[0], vg = p->v[1], vb = p->v[2];   \
-    const int rs = 8 * p->r, gs = 8 * p->g, bs = 8 * p->b;                                              \
-    const int32_t add = (128 << 18) + (1 << 17);                                                        \
-    const int pairs = width / 2;                                                                        \
-    for (int cx = 0; cx < pairs; cx++) {                                                                \
-        const uint32_t a0 = row0[2 * cx], a1 = row0[2 * cx + 1], b0 = row1[2 * cx], b1 = row1[2 * cx + 1]; \
-        const int32_t r = (int32_t)(((a0 >> rs) & 255) + ((a1 >> rs) & 255) + ((b0 >> rs) & 255) + ((b1 >> rs) & 255)); \
-        const int32_t g = (int32_t)(((a0 >> gs) & 255) + ((a1 >> gs) & 255) + ((b0 >> gs) & 255) + ((b1 >> gs) & 255)); \
-        const int32_t b = (int32_t)(((a0 >> bs) & 255) + ((a1 >> bs) & 255) + ((b0 >> bs) & 255) + ((b1 >> bs) & 255)); \
-        u[cx] = clamp8((ur * r + ug * g + ub * b + add) >> 18);                                         \
-        v[cx] = clamp8((vr * r + vg * g + vb * b + add) >> 18);                                         \
-    }                                                                                                   \
-    if (width & 1) {  /* the last column's pixel twice */                                              \
-        const uint32_t a0 = row0[width - 1], b0 = row1[width - 1];                                      \
-        const int32_t r = (int32_t)(2 * (((a0 >> rs) & 255) + ((b0 >> rs) & 255)));                   \
-        const int32_t g = (int32_t)(2 * (((a0 >> gs) & 255) + ((b0 >> gs) & 255)));                   \
-        const int32_t b = (int32_t)(2 * (((a0 >> bs) & 255) + ((b0 >> bs) & 255)));                   \
-        u[pairs] = clamp8((ur * r + ug * g + ub * b + add) >> 18);                                      \
-        v[pairs] = clamp8((vr * r + vg * g + vb * b + add) >> 18);                                      \
-    }                                                                                                   \
-}                                                                                                       \
-TARGET static void convert_##SUFFIX(const gk_rgb_to_i420_plan *plan, const uint8_t *src, int src_stride, int width, int height, \
-                                    uint8_t *y, int y_stride, uint8_t *u, int u_stride, uint8_t *v, int v_stride) { \
-    for (int row = 0; row < height; row += 2) {                                                         \
-        const uint32_t *row0 = (const uint32_t *)(src + (size_t)row * src_stride);                     \
-        const uint32_t *row1 = row + 1 < height ? (const uint32_t *)(src + (size_t)(row + 1) * src_stride) : row0; \
-        luma_row_##SUFFIX(plan, row0, y + (size_t)row * y_stride, width);                               \
-        if (row + 1 < height) luma_row_##SUFFIX(plan, row1, y + (size_t)(row + 1) * y_stride, width);   \
-        chroma_row_##SUFFIX(plan, row0, row1, u + (size_t)(row / 2) * u_stride, v + (size_t)(row / 2) * v_stride, width); \
-    }                                                                                                   \
-}
-
-GK_ROWS(baseline, )
-GK_ROWS(avx2, __attribute__((target("avx2"))))
-
-/* `src` rows are 4-byte aligned (GStreamer's packed RGB frames always are). */
-void gk_rgb_to_i420(const gk_rgb_to_i420_plan *plan, const uint8_t *src, int src_stride, int width, int height,
-                    uint8_t *y, int y_stride, uint8_t *u, int u_stride, uint8_t *v, int v_stride) {
-    /* A read of libgcc's CPU model, filled at start-up: nothing to cache. */
-    if (__builtin_cpu_supports("avx2")) convert_avx2(plan, src, src_stride, width, height, y, y_stride, u, u_stride, v, v_stride);
-    else convert_baseline(plan, src, src_stride, width, height, y, y_stride, u, u_stride, v, v_stride);
-}
-
-/* ---- the element ---- */
+#include "kernel.h"
 
 typedef struct {
     GstVideoFilter parent;
@@ -317,7 +231,6 @@ static void gk_rgb_to_i420_class_init(GkRgbToI420Class *klass) {
 
 static void gk_rgb_to_i420_init(GkRgbToI420 *self) { (void)self; }
 
-void gk_register_elements(void) {
-    gst_element_register(NULL, "gkrgbtoi420", GST_RANK_NONE, gk_rgb_to_i420_get_type());
-    gst_element_register(NULL, "gkx264enc", GST_RANK_NONE, gk_x264_enc_get_type());
-}
+/* Rank none: only a pipeline that names it uses it (encode.h264 does); autoplugging
+ * keeps choosing videoconvert. */
+GST_ELEMENT_REGISTER_DEFINE(gkrgbtoi420, "gkrgbtoi420", GST_RANK_NONE, gk_rgb_to_i420_get_type())

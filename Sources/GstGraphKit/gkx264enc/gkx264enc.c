@@ -13,6 +13,10 @@
  * and as ffmpeg's libx264 does for the same settings: the x264 option strings of the three are
  * the same (BENCHMARKS.md says how they were compared). Profile and stream format come from
  * downstream caps, as x264enc negotiates them.
+ *
+ * Example launch line:
+ *   gst-launch-1.0 -e videotestsrc num-buffers=60 ! video/x-raw,format=I420,width=1280,height=720 !
+ *     gkx264enc speed-preset=veryfast bitrate=2048 ! video/x-h264,profile=high ! mp4mux ! filesink location=out.mp4
  */
 #include <stdarg.h>
 #include <stdint.h>  /* x264.h uses its types without including it */
@@ -22,7 +26,6 @@
 #include <gst/video/gstvideoencoder.h>
 #include <gst/pbutils/codec-utils.h>
 #include <x264.h>
-#include "CGraphKitGlue.h"
 
 GST_DEBUG_CATEGORY_STATIC(gk_x264_enc_debug);
 #define GST_CAT_DEFAULT gk_x264_enc_debug
@@ -657,3 +660,7 @@ static void gk_x264_enc_init(GkX264Enc *self) {
     self->bframes = -1;
     self->last_pts = -1;
 }
+
+/* Rank none: only a pipeline that names it uses it (encode.h264 does); autoplugging
+ * (encodebin) keeps choosing x264enc. */
+GST_ELEMENT_REGISTER_DEFINE(gkx264enc, "gkx264enc", GST_RANK_NONE, gk_x264_enc_get_type())
