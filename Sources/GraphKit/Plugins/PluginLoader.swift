@@ -106,10 +106,10 @@ public enum PluginLoader {
         var identity: String { "\(status.st_dev):\(status.st_ino)" }
     }
 
-    /// What each file (by device and inode) gave when first loaded in this process, with the
-    /// descriptor it was loaded through: kept open for ever, as the library stays loaded, so
-    /// that its name (/proc/self/fd/N) never names another file (the dynamic loader returns
-    /// the library already loaded under a name it is asked for again).
+    /// What each file (by device and inode) gave when first loaded in this process. The
+    /// descriptor a library was loaded through is never closed, as the library is never
+    /// unloaded: its name (/proc/self/fd/N) must never name another file, since the dynamic
+    /// loader hands back the library already loaded under a name it is asked for again.
     nonisolated(unsafe) private static var loaded: [String: (plugin: LoadedPlugin, types: [any Node.Type])] = [:]
     /// Every plugin's descriptor, which the plugin made to be kept for as long as the plugin is
     /// loaded: for ever (held here, and not lost to the leak checker).
