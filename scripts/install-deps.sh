@@ -25,6 +25,7 @@ packages=(
   xvfb          # an X server without a screen, for the tests of sink.preview (and scripts/leak-check.sh)
   python3-xlib  # what those tests do to its windows: find, grab the pixels, close (Tests/Fixtures/x11)
   weston        # a Wayland compositor without a screen (its headless backend), for sink.preview under Wayland
+  python3-venv  # the venv checkov is installed in (below)
 )
 for arg in "$@"; do
   case "$arg" in
@@ -48,14 +49,25 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-((${#missing[@]} == 0)) && exit 0
-
-echo "Installing missing Debian packages: ${missing[*]}" >&2
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-  sudo=sudo
+if ((${#missing[@]} > 0)); then
+  echo "Installing missing Debian packages: ${missing[*]}" >&2
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# checkov (PyPI) runs its Kubernetes policies over deploy/kubernetes/ offline, for
+# KubernetesManifestTests. It brings many pinned dependencies, so it lives in a venv of its own
+# (python3-venv above), where it cannot change kubernetes-validate's.
+checkov_venv="${HOME}/.cache/graphkit/checkov-3.3.30"
+if [[ ! -x $checkov_venv/bin/checkov ]]; then
+  echo "Installing checkov 3.3.30 (PyPI) into $checkov_venv for the manifest tests" >&2
+  rm -rf "$checkov_venv"
+  python3 -m venv "$checkov_venv"
+  "$checkov_venv/bin/python" -m pip install --quiet --disable-pip-version-check checkov==3.3.30
+fi

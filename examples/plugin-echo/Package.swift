@@ -3,7 +3,9 @@ import PackageDescription
 
 // A GraphKit plugin in its own package: a node type, effect.echo, that graphctl loads at run
 // time (docs/PLUGINS.md walks through it). It depends on GraphKit's shared library product,
-// so the plugin and graphctl share one copy of the engine.
+// so the plugin and graphctl share one copy of the engine. EchoPluginNote is a C file that puts
+// the plugin's note (GRAPHKIT_PLUGIN_NOTE) into the library: graphctl reads it from the file
+// before it loads it.
 let package = Package(
     name: "plugin-echo",
     products: [
@@ -13,6 +15,7 @@ let package = Package(
         .package(name: "GraphKit", path: "../.."),
     ],
     targets: [
-        .target(name: "EchoPlugin", dependencies: [.product(name: "GraphKit", package: "GraphKit")]),
+        .target(name: "EchoPluginNote", dependencies: [.product(name: "GraphKit", package: "GraphKit")], publicHeadersPath: "."),
+        .target(name: "EchoPlugin", dependencies: ["EchoPluginNote", .product(name: "GraphKit", package: "GraphKit")]),
     ]
 )

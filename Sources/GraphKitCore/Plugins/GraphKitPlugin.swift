@@ -2,8 +2,18 @@ import CGraphKitPlugin
 import FoundationEssentials
 import Glibc
 
-/// What a plugin writes to export its node types: one C entry point returning the descriptor
-/// GraphKit checks before it calls anything else in the plugin.
+/// What a plugin writes to export its node types, in two parts.
+///
+/// A note, in one C file of the plugin's package (its own small C target, which the Swift
+/// target depends on), that graphctl reads from the file before anything of the plugin runs:
+///
+/// ```c
+/// #include <graphkit_plugin.h>
+/// GRAPHKIT_PLUGIN_NOTE("echo", "1.0.0");
+/// ```
+///
+/// And one C entry point returning the descriptor GraphKit checks once the file is loaded,
+/// before it calls anything else in the plugin (its name and version are the note's):
 ///
 /// ```swift
 /// import GraphKit
@@ -18,6 +28,10 @@ import Glibc
 ///
 /// `register` runs once per load; it may throw, and then the plugin registers nothing.
 public enum GraphKitPlugin {
+    /// The toolchain that compiled GraphKit (its clang's `__VERSION__`): a plugin's note must
+    /// name the same one, or the plugin is refused without being loaded.
+    public static var toolchain: String { String(cString: graphkit_toolchain()) }
+
     /// The descriptor, kept for ever (plugins are never unloaded).
     /// Inlined into the plugin, so the versions it states are the ones the plugin was built with.
     @inlinable

@@ -3,6 +3,8 @@ import PackageDescription
 
 // Plugins that must be refused, for Tests/graphctlTests/PluginTests.swift: one registers a type
 // GraphKit has built in, one a type the example plugin registers, one throws from registration.
+// Each carries its note (a C target of its own, GRAPHKIT_PLUGIN_NOTE), so each gets as far as
+// the check it is there for.
 let package = Package(
     name: "fixture-plugins",
     products: [
@@ -12,8 +14,11 @@ let package = Package(
     ],
     dependencies: [.package(name: "GraphKit", path: "../../..")],
     targets: [
-        .target(name: "DuplicateGainPlugin", dependencies: [.product(name: "GraphKit", package: "GraphKit")]),
-        .target(name: "EchoTwinPlugin", dependencies: [.product(name: "GraphKit", package: "GraphKit")]),
-        .target(name: "ThrowingPlugin", dependencies: [.product(name: "GraphKit", package: "GraphKit")]),
+        .target(name: "DuplicateGainNote", dependencies: [.product(name: "GraphKit", package: "GraphKit")], publicHeadersPath: "."),
+        .target(name: "DuplicateGainPlugin", dependencies: ["DuplicateGainNote", .product(name: "GraphKit", package: "GraphKit")]),
+        .target(name: "EchoTwinNote", dependencies: [.product(name: "GraphKit", package: "GraphKit")], publicHeadersPath: "."),
+        .target(name: "EchoTwinPlugin", dependencies: ["EchoTwinNote", .product(name: "GraphKit", package: "GraphKit")]),
+        .target(name: "ThrowingNote", dependencies: [.product(name: "GraphKit", package: "GraphKit")], publicHeadersPath: "."),
+        .target(name: "ThrowingPlugin", dependencies: ["ThrowingNote", .product(name: "GraphKit", package: "GraphKit")]),
     ]
 )

@@ -1,0 +1,4 @@
+// DuplicateGainPlugin's note (GRAPHKIT_PLUGIN_NOTE): the name and version its descriptor gives.
+#include <graphkit_plugin.h>
+
+GRAPHKIT_PLUGIN_NOTE("dupgain", "0.0.1");
