@@ -253,17 +253,28 @@ import Nodes
                 "slow": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
                 "w4": { "type": "analysis.waveform", "params": { "json": "\(dir)/4.json" } },
                 "solo": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
-                "w5": { "type": "analysis.waveform", "params": { "json": "\(dir)/5.json" } } },
+                "w5": { "type": "analysis.waveform", "params": { "json": "\(dir)/5.json" } },
+                "app": { "type": "source.app", "params": { "live": true } },
+                "w6": { "type": "analysis.waveform", "params": { "json": "\(dir)/6.json" } } },
               "edges": [ "mic.out -> gain.in", "gain.out -> w1.in", "gain.out -> w2.in", "live.out -> w3.in",
-                         { "from": "slow.out", "to": "w4.in", "capacity": { "seconds": 0.1 } }, "solo.out -> w5.in" ] }
+                         { "from": "slow.out", "to": "w4.in", "capacity": { "seconds": 0.1 } }, "solo.out -> w5.in",
+                         "app.out -> w6.in" ] }
             """)
-        let report = try GraphRun(g).run()
+        let run = try GraphRun(g)
+        try run.start()
+        // Code that appends in real time is not a live capture source: its edge never drops.
+        let app = try run.input("app")
+        for b in TestMedia.sine(seconds: 0.2) { try app.appendWaiting(b) }
+        app.markAsFinished()
+        let report = run.wait()
         let queued = Dictionary(uniqueKeysWithValues: report.edges.map { ("\($0.from)->\($0.to)", $0.queued) })
         #expect(queued == ["mic.out->gain.in": false, "gain.out->w1.in": true, "gain.out->w2.in": true,
-                           "live.out->w3.in": true, "slow.out->w4.in": true, "solo.out->w5.in": false])
-        #expect(report.edges.allSatisfy { $0.buffers == report.edges[0].buffers })  // every edge saw every buffer
+                           "live.out->w3.in": true, "slow.out->w4.in": true, "solo.out->w5.in": false,
+                           "app.out->w6.in": false])
+        // Every edge of the capture sources saw every buffer (the app's sent its own).
+        #expect(report.edges.filter { $0.from != "app.out" }.allSatisfy { $0.buffers == report.edges[0].buffers })
         // A Swift node that consumes its input counts every buffer in, kept or not.
-        #expect(report.nodes.filter { $0.type == "analysis.waveform" }.allSatisfy { $0.buffersIn == report.edges[0].buffers })
+        #expect(report.nodes.filter { $0.type == "analysis.waveform" && $0.id != "w6" }.allSatisfy { $0.buffersIn == report.edges[0].buffers })
         // Each side of a link reports the same buffers and bytes, however they are counted: by a
         // probe, or by the Swift node at either end (gain passes on, w5 consumes).
         let nodes = Dictionary(uniqueKeysWithValues: report.nodes.map { ($0.id, $0) })
