@@ -286,6 +286,72 @@ import Nodes
         #expect(nodes["gain"]!.buffersIn == nodes["gain"]!.buffersOut)
     }
 
+    /// A consumer slower than real time: each buffer takes it 40 ms.
+    final class Slow: ProcessingNode, @unchecked Sendable {
+        static let bufferFlow = BufferFlow.consume
+        static let descriptor = NodeDescriptor(
+            type: "test.slow", category: .analysis, summary: "takes 40 ms over each buffer",
+            inputs: [PortDescriptor("in", .any, help: "")], example: #"{ "type": "test.slow" }"#)
+        init(context: NodeContext) throws(GraphError) {}
+        func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
+            usleep(40_000)
+            return true
+        }
+    }
+
+    /// A live microphone (a second of 1,024-sample buffers: 43) fanned out to a consumer that
+    /// cannot keep up, through an edge of one buffer, and to one that can: the slow edge drops,
+    /// and every buffer the source produced either passed an edge or was counted as dropped
+    /// there; the source node's `dropped` is its edges' drops (issue 27: drops are counted
+    /// wherever a graph makes them, so that the run's summary can warn).
+    @Test func aLiveSourcesDropsAreCountedExactlyAtItsEdgesAndItsNode() throws {
+        var registry = NodeRegistry.builtIn
+        registry.register(Slow.self)
+        let dir = try TestMedia.temporaryFolder().path
+        let g = try GraphLoader(registry: registry).load(json: """
+            { "version": 1, "nodes": {
+                "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+                "slow": { "type": "test.slow" },
+                "wave": { "type": "analysis.waveform", "params": { "json": "\(dir)/w.json" } } },
+              "edges": [ { "from": "mic.out", "to": "slow.in", "capacity": { "buffers": 1 } }, "mic.out -> wave.in" ] }
+            """)
+        let report = try GraphRun(g).run()
+        let mic = try #require(report.nodes.first { $0.id == "mic" })
+        let slow = try #require(report.edges.first { $0.to == "slow.in" })
+        let fast = try #require(report.edges.first { $0.to == "wave.in" })
+        #expect(mic.buffersOut >= 40, "\(mic)")
+        #expect(slow.drops > 0, "\(slow)")
+        #expect(fast.drops == 0, "\(fast)")
+        for edge in [slow, fast] {
+            #expect(edge.buffers + edge.drops == mic.buffersOut, "\(edge) of \(mic.buffersOut) buffers")
+        }
+        #expect(mic.dropped == slow.drops + fast.drops, "\(mic)")
+        #expect(report.nodes.first { $0.id == "slow" }?.buffersIn == slow.buffers)
+    }
+
+    /// The run's report says where buffers were dropped and how many in all, for a summary to
+    /// warn with: here a live microphone's edge into a consumer that cannot keep up; a graph
+    /// that drops nothing says so.
+    @Test func theReportListsEveryPlaceThatDropped() throws {
+        var registry = NodeRegistry.builtIn
+        registry.register(Slow.self)
+        let g = try GraphLoader(registry: registry).load(json: """
+            { "version": 1, "nodes": { "mic": { "type": "capture.audio", "params": { "duration": 0.5 } }, "slow": { "type": "test.slow" } },
+              "edges": [ { "from": "mic.out", "to": "slow.in", "capacity": { "buffers": 1 } } ] }
+            """)
+        let report = try GraphRun(g).run()
+        let dropped = report.edges[0].drops
+        #expect(dropped > 0)
+        #expect(report.drops == [DropSite(node: "mic", edge: "mic.out -> slow.in", buffers: dropped, reason: .liveSourceAhead)])
+        #expect(report.droppedBuffers == dropped)
+        let calm = try GraphLoader(registry: registry).load(json: """
+            { "version": 1, "nodes": { "mic": { "type": "capture.audio", "params": { "duration": 0.2, "live": false } }, "slow": { "type": "test.slow" } },
+              "edges": [ "mic.out -> slow.in" ] }
+            """)
+        let waited = try GraphRun(calm).run()
+        #expect(waited.drops.isEmpty && waited.droppedBuffers == 0, "\(waited.drops)")
+    }
+
     /// Two sources have a thread each, so their streams join the muxer directly, as in a
     /// gst-launch-1.0 line; the muxer still interleaves them and the run ends.
     @Test func streamsFromSeparateSourcesJoinTheMuxerWithoutQueues() throws {
