@@ -9,8 +9,9 @@ import Testing
 
 /// Real-time writer inputs (`expectsMediaDataInRealTime`), as issue 27 found them: RosyWriter's
 /// pattern kept 19-23 of 60 appended frames and 0.77 s of 1.91 s of sound, because the input's
-/// edge dropped what `append` had accepted. AVFoundation never drops an appended sample: real
-/// time shows in readiness only.
+/// edge dropped what `append` had accepted; and a `requestMediaDataWhenReady` block with nothing
+/// to append was called 8.7 million times in 6 s. AVFoundation never drops an appended sample
+/// (real time shows in readiness only) and calls the block when the input can take more.
 @Suite(.timeLimit(.minutes(10)), .serialized) struct RealTimeWriterInputTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
@@ -36,6 +37,27 @@ import Testing
         let out = folder.appendingPathComponent("steady.mp4").path
         let counts = try await RealTimeRecording(path: out).record(frames: 150, width: 1920, height: 1080, paced: true, underLoad: underLoad)
         try RealTimeRecording.expectInFile(out, counts)
+    }
+
+    /// A real-time input whose block has nothing to append (a camera that has stopped) costs next
+    /// to nothing: the block is called again after a pause that grows to 50 ms, never in a loop
+    /// (issue 27: 8.7 million calls in 6 s, a whole core). Measured in a process of its own (the
+    /// test binary runs just this test again), so that the tests running meanwhile are not
+    /// counted: the whole process, pipeline included, stays under 0.1 CPU-s for 10 s (here a 3 s
+    /// window, so 0.03 s; 10 s measured 0.049-0.052, of which 0.023-0.031 with no block at all),
+    /// and the block is called about 20 times a second.
+    @Test func anIdleRealTimeInputCostsNoCPU() async throws {
+        if let report = ProcessInfo.processInfo.environment[IdleInput.reportVariable] {
+            let seconds = ProcessInfo.processInfo.environment[IdleInput.secondsVariable].flatMap(Double.init) ?? 3
+            try await IdleInput.measure(seconds: seconds, reportingTo: report, in: folder)
+            return
+        }
+        let seconds = 3.0
+        let m = try await IdleInput.measureInAProcessOfItsOwn(test: "anIdleRealTimeInputCostsNoCPU", seconds: seconds)
+        print("an idle real-time input for \(seconds) s: \(m.cpuSeconds) CPU-s, block called \(m.calls) times")
+        #expect(m.cpuSeconds < 0.1 * seconds / 10, "\(m.cpuSeconds) CPU-s in \(seconds) s")
+        #expect(m.calls >= 1, "the block was never called")
+        #expect(m.calls <= Int(seconds * 20) + 20, "the block was called \(m.calls) times in \(seconds) s")
     }
 }
 
@@ -131,5 +153,75 @@ struct RealTimeRecording {
                 "appended \(appendedSeconds) s of sound, the file has \(seconds) s", sourceLocation: sourceLocation)
         // mp4mux writes chunks of 0.25 s at most; the video's first frames wait for x264's delay.
         #expect(lag < 0.5, "a packet is stored \(lag) s after a later one", sourceLocation: sourceLocation)
+    }
+}
+
+/// An idle real-time writer input, measured: a video input whose request block never has
+/// anything to append.
+enum IdleInput {
+    static let reportVariable = "GRAPHKIT_IDLE_INPUT_REPORT"
+    static let secondsVariable = "GRAPHKIT_IDLE_INPUT_SECONDS"
+
+    struct Measurement: Sendable {
+        var cpuSeconds: Double
+        var calls: Int
+    }
+
+    /// Runs `test` again in a child process (the test binary, filtered to it), which measures
+    /// for `seconds` and writes what it measured to a file.
+    static func measureInAProcessOfItsOwn(test: String, seconds: Double) async throws -> Measurement {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("idle.txt").path
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let status = await TestThread("measure") { () -> Int32 in
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: binary)
+            child.arguments = ["--testing-library", "swift-testing", "--filter", test]
+            var environment = ProcessInfo.processInfo.environment
+            environment[reportVariable] = report
+            environment[secondsVariable] = String(seconds)
+            child.environment = environment
+            child.standardOutput = FileHandle.nullDevice
+            child.standardError = FileHandle.nullDevice
+            do { try child.run() } catch { return -1 }
+            child.waitUntilExit()
+            return child.terminationStatus
+        }.join()
+        let text = try String(contentsOfFile: report, encoding: .utf8)
+        let fields = text.split(separator: " ")
+        guard status == 0, fields.count == 2, let cpu = Double(fields[0]), let calls = Int(fields[1]) else {
+            throw CPULoad.Failure(description: "the measuring process exited \(status) and reported \"\(text)\"")
+        }
+        return Measurement(cpuSeconds: cpu, calls: calls)
+    }
+
+    /// The measurement itself: a writer started, a block registered that appends nothing, half a
+    /// second to settle, then `seconds` measured with getrusage (the whole process).
+    static func measure(seconds: Double, reportingTo report: String, in folder: URL) async throws {
+        let writer = try AssetWriter(outputPath: folder.appendingPathComponent("idle.mp4").path, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 320, height: 240))
+        video.expectsMediaDataInRealTime = true
+        try writer.add(video)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        let calls = Atomic<Int>(0)
+        video.requestMediaDataWhenReady(on: DispatchQueue(label: "camera")) {
+            calls.add(1, ordering: .relaxed)  // a camera with no frame yet: nothing to append
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let before = (cpu: cpuSeconds(), calls: calls.load(ordering: .relaxed))
+        try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+        let after = (cpu: cpuSeconds(), calls: calls.load(ordering: .relaxed))
+        writer.cancelWriting()
+        try "\(after.cpu - before.cpu) \(after.calls - before.calls)".write(toFile: report, atomically: true, encoding: .utf8)
+    }
+
+    /// User and system CPU time of the whole process.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func s(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return s(usage.ru_utime) + s(usage.ru_stime)
     }
 }
