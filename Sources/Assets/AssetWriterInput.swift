@@ -287,7 +287,12 @@ public final class AssetWriterInput: @unchecked Sendable {
                     return (media, [b], timing)
                 }
                 guard var held = heldFrame else {
-                    b.stampTiming(presentationTime: time, duration: nil)
+                    // Held with timing of its own (a copy of the buffer's metadata when the app
+                    // still holds the frame): stamping in place would give the app's pixel buffer
+                    // this time, and the next append of that same buffer (a still shown for
+                    // several frames) would restamp the held frame with its own time.
+                    b.presentationTime = time
+                    b.duration = nil
                     heldFrame = b
                     return (media, [], timing)
                 }
