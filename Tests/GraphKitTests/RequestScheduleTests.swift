@@ -96,6 +96,16 @@ import Testing
         expect(s.readinessChanged(to: true), .call(token: 6))
     }
 
+    /// A block registered again while the old one waits out a pause is called now, not after it.
+    @Test func aNewBlockIsCalledAtOnce() {
+        var s = RequestSchedule()
+        expect(s.blockRegistered(at: t0), .call(token: 1))
+        expect(s.callBegins(1), true)
+        expect(s.callEnded(at: t0 + .milliseconds(20)), .callAfter(.milliseconds(10), token: 2))
+        expect(s.blockRegistered(at: t0 + .milliseconds(21)), .call(token: 3))
+        expect(s.callBegins(2), false)
+    }
+
     /// Room freed while the block runs (it appended nothing, someone else did and the graph took
     /// it): called again at once, since its call saw a full input's last moments.
     @Test func roomFreedDuringACallCallsAgain() {

@@ -14,10 +14,10 @@
 ///   block last appended (or was registered), from ``shortestPause`` to ``longestPause``. So a
 ///   producer's sample waits at most half the gap before it: 8 ms at 60 fps, less than half a
 ///   frame at any steady rate (a block that takes a camera's latest frame misses none), and at
-///   most 50 ms after a long silence; and a block with nothing to append for a while is called
-///   20 times a second (1.5× fewer each step before that), never in a busy loop: an idle
-///   real-time input measured 0.01 CPU-s in 10 s for its calls (issue 27: 8.7 million calls, a
-///   whole core).
+///   most 50 ms after a long silence; and a block with nothing to append is called less and
+///   less often (each pause half the silence so far), down to 20 times a second, never in a
+///   busy loop: its 200 calls in 10 s measured about 0.02 CPU-s (issue 27: 8.7 million calls in
+///   6 s, a whole core).
 ///
 /// Never while the input is not ready (the block would have nothing to do), and never again
 /// once the input is finished or the block let go.
@@ -57,14 +57,16 @@ struct RequestSchedule: Sendable {
     /// Whether a sample may be appended now: ready and not finished.
     var takesSamples: Bool { isReady && !isFinished }
 
-    /// A block was registered (or replaced): called now if the input is ready and no call is on
-    /// its way (a call on its way calls the new block).
+    /// A block was registered (or replaced): called now if the input is ready, unless a call is
+    /// about to run (which calls the new block) or running (which is followed by another).
     mutating func blockRegistered(at now: Instant) -> Action {
         guard !isFinished else { return .none }
         hasBlock = true
         idleSince = now
-        if case .idle = phase, isReady { return callNow() }
-        return .none
+        switch phase {
+        case .idle, .pending(_, paused: true): return isReady ? callNow() : .none
+        case .pending(_, paused: false), .running: return .none
+        }
     }
 
     /// The graph wants more (`ready`: need-data, as the input empties, or on every sample it takes

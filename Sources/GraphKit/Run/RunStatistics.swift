@@ -37,7 +37,7 @@ final class RunStatistics: @unchecked Sendable {
     private var displays: [Display] = []
     /// Guards the displays' readings and the dropping queues' last levels, taken on the thread
     /// that stops the pipeline.
-    private let displayLock = Lock()
+    private let readingsLock = Lock()
     /// Buffers each dropping queue (by index in `edges`) still held as the pipeline stopped:
     /// flushed with the run, not dropped by it.
     private var heldAtStop: [Int: Int] = [:]
@@ -123,16 +123,16 @@ final class RunStatistics: @unchecked Sendable {
         state.initialize(to: GkDisplay(failed: 0, title: copy.map { UnsafePointer($0) }, title_sent: 0))
         callbacks.adopt(probe: gk_pad_guard_display(feeding, state), on: feeding)
         gst_object_ref(UnsafeMutableRawPointer(sink))
-        displayLock.lock()
+        readingsLock.lock()
         displays.append(Display(node: node, sink: sink, guardState: state, title: copy))
-        displayLock.unlock()
+        readingsLock.unlock()
     }
 
     /// The node whose display `object` is, if it is one.
     func node(ofDisplay object: UnsafeMutablePointer<GstObject>?) -> String? {
         guard let object else { return nil }
-        displayLock.lock()
-        defer { displayLock.unlock() }
+        readingsLock.lock()
+        defer { readingsLock.unlock() }
         return displays.first { UnsafeMutableRawPointer($0.sink) == UnsafeMutableRawPointer(object) }?.node
     }
 
@@ -140,8 +140,8 @@ final class RunStatistics: @unchecked Sendable {
     /// counted (GStreamer resets the counts when a sink stops), and what each dropping queue
     /// still holds (flushed as it stops: not a drop). Called as the pipeline stops.
     func readDisplays() {
-        displayLock.lock()
-        defer { displayLock.unlock() }
+        readingsLock.lock()
+        defer { readingsLock.unlock() }
         for i in displays.indices where displays[i].rendered == nil {
             displays[i].rendered = max(0, Int(gk_base_sink_rendered(displays[i].sink)))
         }
@@ -156,17 +156,17 @@ final class RunStatistics: @unchecked Sendable {
     /// still held as the pipeline stopped. 0 for an edge that never drops.
     private func drops(_ i: Int) -> Int {
         guard let entering = edges[i].entering else { return 0 }
-        displayLock.lock()
+        readingsLock.lock()
         let held = heldAtStop[i] ?? 0
-        displayLock.unlock()
+        readingsLock.unlock()
         return max(0, Int(gk_pad_counter_read(entering).buffers) - Int(gk_pad_counter_read(edges[i].counter).buffers) - held)
     }
 
     /// A display's frames shown (rendered, less the renders that failed because its window was
     /// gone), once read; nil for a node with no display.
     private func shown(by node: String) -> Int? {
-        displayLock.lock()
-        defer { displayLock.unlock() }
+        readingsLock.lock()
+        defer { readingsLock.unlock() }
         let mine = displays.filter { $0.node == node }
         guard !mine.isEmpty else { return nil }
         return mine.reduce(0) { total, d in
