@@ -47,8 +47,11 @@ public final class AssetWriterInput: @unchecked Sendable {
         self.outputSettings = outputSettings
     }
 
-    /// Whether samples come from a live source (a camera, a microphone): the input then does
-    /// not hold the source back; set it before writing starts.
+    /// Whether samples come from a real-time source (a camera, a microphone), as in AVFoundation:
+    /// readiness is then worked out for real time, ready again as soon as one more sample fits
+    /// (not once the input has emptied), so that a source which drops what it cannot hand over
+    /// (`alwaysDiscardsLateVideoFrames`) drops as few as it can. It never changes what happens to
+    /// a sample `append` accepted: every one is written. Set it before writing starts.
     public var expectsMediaDataInRealTime: Bool {
         get { lock.withLock { realTime } }
         set { lock.withLock { realTime = newValue } }
@@ -285,7 +288,12 @@ public final class AssetWriterInput: @unchecked Sendable {
                     return (media, [b], timing)
                 }
                 guard var held = heldFrame else {
-                    b.stampTiming(presentationTime: time, duration: nil)
+                    // Held with timing of its own (a copy of the buffer's metadata when the app
+                    // still holds the frame): stamping in place would give the app's pixel buffer
+                    // this time, and the next append of that same buffer (a still shown for
+                    // several frames) would restamp the held frame with its own time.
+                    b.presentationTime = time
+                    b.duration = nil
                     heldFrame = b
                     return (media, [], timing)
                 }

@@ -489,6 +489,25 @@ import Testing
         #expect(writer.status == .cancelled)
     }
 
+    /// A still shown for a second: one pixel buffer appended at 30 times, as AVFoundation allows
+    /// (a slideshow's picture, a camera's buffer handed over again). The first frame, held until
+    /// the second says the rate, keeps its own time: it was stamped in place, in the buffer the
+    /// app appends again, and took the second frame's time (the file failed, "time stamps go no
+    /// further").
+    @Test func theSamePixelBufferAppendedAgainIsAFrameEachTime() async throws {
+        let out = path("still.mp4")
+        let (writer, _, adaptor) = try videoWriter(out, width: 64, height: 48)
+        var still = try #require(adaptor.pixelBufferPool).makePixelBuffer()
+        Self.draw(0, into: &still)
+        for n in 0..<30 {
+            try await adaptor.append(still, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+        }
+        try await writer.finishWriting()
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.frameCount == 30)
+        #expect(abs(probe.duration - 1) < 0.002, "duration \(probe.duration)")
+    }
+
     // MARK: Helpers
 
     /// A writer of one video input through an adaptor, writing, its session started at 0.

@@ -253,17 +253,28 @@ import Nodes
                 "slow": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
                 "w4": { "type": "analysis.waveform", "params": { "json": "\(dir)/4.json" } },
                 "solo": { "type": "capture.audio", "params": { "live": false, "duration": 0.2 } },
-                "w5": { "type": "analysis.waveform", "params": { "json": "\(dir)/5.json" } } },
+                "w5": { "type": "analysis.waveform", "params": { "json": "\(dir)/5.json" } },
+                "app": { "type": "source.app", "params": { "live": true } },
+                "w6": { "type": "analysis.waveform", "params": { "json": "\(dir)/6.json" } } },
               "edges": [ "mic.out -> gain.in", "gain.out -> w1.in", "gain.out -> w2.in", "live.out -> w3.in",
-                         { "from": "slow.out", "to": "w4.in", "capacity": { "seconds": 0.1 } }, "solo.out -> w5.in" ] }
+                         { "from": "slow.out", "to": "w4.in", "capacity": { "seconds": 0.1 } }, "solo.out -> w5.in",
+                         "app.out -> w6.in" ] }
             """)
-        let report = try GraphRun(g).run()
+        let run = try GraphRun(g)
+        try run.start()
+        // Code that appends in real time is not a live capture source: its edge never drops.
+        let app = try run.input("app")
+        for b in TestMedia.sine(seconds: 0.2) { try app.appendWaiting(b) }
+        app.markAsFinished()
+        let report = run.wait()
         let queued = Dictionary(uniqueKeysWithValues: report.edges.map { ("\($0.from)->\($0.to)", $0.queued) })
         #expect(queued == ["mic.out->gain.in": false, "gain.out->w1.in": true, "gain.out->w2.in": true,
-                           "live.out->w3.in": true, "slow.out->w4.in": true, "solo.out->w5.in": false])
-        #expect(report.edges.allSatisfy { $0.buffers == report.edges[0].buffers })  // every edge saw every buffer
+                           "live.out->w3.in": true, "slow.out->w4.in": true, "solo.out->w5.in": false,
+                           "app.out->w6.in": false])
+        // Every edge of the capture sources saw every buffer (the app's sent its own).
+        #expect(report.edges.filter { $0.from != "app.out" }.allSatisfy { $0.buffers == report.edges[0].buffers })
         // A Swift node that consumes its input counts every buffer in, kept or not.
-        #expect(report.nodes.filter { $0.type == "analysis.waveform" }.allSatisfy { $0.buffersIn == report.edges[0].buffers })
+        #expect(report.nodes.filter { $0.type == "analysis.waveform" && $0.id != "w6" }.allSatisfy { $0.buffersIn == report.edges[0].buffers })
         // Each side of a link reports the same buffers and bytes, however they are counted: by a
         // probe, or by the Swift node at either end (gain passes on, w5 consumes).
         let nodes = Dictionary(uniqueKeysWithValues: report.nodes.map { ($0.id, $0) })
@@ -273,6 +284,72 @@ import Nodes
             #expect(nodes[from]!.bytesOut == nodes[to]!.bytesIn, "\(from) -> \(to)")
         }
         #expect(nodes["gain"]!.buffersIn == nodes["gain"]!.buffersOut)
+    }
+
+    /// A consumer slower than real time: each buffer takes it 40 ms.
+    final class Slow: ProcessingNode, @unchecked Sendable {
+        static let bufferFlow = BufferFlow.consume
+        static let descriptor = NodeDescriptor(
+            type: "test.slow", category: .analysis, summary: "takes 40 ms over each buffer",
+            inputs: [PortDescriptor("in", .any, help: "")], example: #"{ "type": "test.slow" }"#)
+        init(context: NodeContext) throws(GraphError) {}
+        func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
+            usleep(40_000)
+            return true
+        }
+    }
+
+    /// A live microphone (a second of 1,024-sample buffers: 43) fanned out to a consumer that
+    /// cannot keep up, through an edge of one buffer, and to one that can: the slow edge drops,
+    /// and every buffer the source produced either passed an edge or was counted as dropped
+    /// there; the source node's `dropped` is its edges' drops (issue 27: drops are counted
+    /// wherever a graph makes them, so that the run's summary can warn).
+    @Test func aLiveSourcesDropsAreCountedExactlyAtItsEdgesAndItsNode() throws {
+        var registry = NodeRegistry.builtIn
+        registry.register(Slow.self)
+        let dir = try TestMedia.temporaryFolder().path
+        let g = try GraphLoader(registry: registry).load(json: """
+            { "version": 1, "nodes": {
+                "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+                "slow": { "type": "test.slow" },
+                "wave": { "type": "analysis.waveform", "params": { "json": "\(dir)/w.json" } } },
+              "edges": [ { "from": "mic.out", "to": "slow.in", "capacity": { "buffers": 1 } }, "mic.out -> wave.in" ] }
+            """)
+        let report = try GraphRun(g).run()
+        let mic = try #require(report.nodes.first { $0.id == "mic" })
+        let slow = try #require(report.edges.first { $0.to == "slow.in" })
+        let fast = try #require(report.edges.first { $0.to == "wave.in" })
+        #expect(mic.buffersOut >= 40, "\(mic)")
+        #expect(slow.drops > 0, "\(slow)")
+        #expect(fast.drops == 0, "\(fast)")
+        for edge in [slow, fast] {
+            #expect(edge.buffers + edge.drops == mic.buffersOut, "\(edge) of \(mic.buffersOut) buffers")
+        }
+        #expect(mic.dropped == slow.drops + fast.drops, "\(mic)")
+        #expect(report.nodes.first { $0.id == "slow" }?.buffersIn == slow.buffers)
+    }
+
+    /// The run's report says where buffers were dropped and how many in all, for a summary to
+    /// warn with: here a live microphone's edge into a consumer that cannot keep up; a graph
+    /// that drops nothing says so.
+    @Test func theReportListsEveryPlaceThatDropped() throws {
+        var registry = NodeRegistry.builtIn
+        registry.register(Slow.self)
+        let g = try GraphLoader(registry: registry).load(json: """
+            { "version": 1, "nodes": { "mic": { "type": "capture.audio", "params": { "duration": 0.5 } }, "slow": { "type": "test.slow" } },
+              "edges": [ { "from": "mic.out", "to": "slow.in", "capacity": { "buffers": 1 } } ] }
+            """)
+        let report = try GraphRun(g).run()
+        let dropped = report.edges[0].drops
+        #expect(dropped > 0)
+        #expect(report.drops == [DropSite(node: "mic", edge: "mic.out -> slow.in", buffers: dropped, reason: .liveSourceAhead)])
+        #expect(report.droppedBuffers == dropped)
+        let calm = try GraphLoader(registry: registry).load(json: """
+            { "version": 1, "nodes": { "mic": { "type": "capture.audio", "params": { "duration": 0.2, "live": false } }, "slow": { "type": "test.slow" } },
+              "edges": [ "mic.out -> slow.in" ] }
+            """)
+        let waited = try GraphRun(calm).run()
+        #expect(waited.drops.isEmpty && waited.droppedBuffers == 0, "\(waited.drops)")
     }
 
     /// Two sources have a thread each, so their streams join the muxer directly, as in a

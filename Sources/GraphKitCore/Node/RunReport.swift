@@ -25,6 +25,51 @@ public struct RunReport: Sendable, Codable {
         self.outputs = outputs
         self.error = error
     }
+
+    /// Every place the run let buffers go rather than make a producer wait, with how many: each
+    /// edge of a live capture source that was full, and each display that did not show every
+    /// frame. Nothing else drops to keep up; in particular nothing code appended (`source.app`).
+    /// Empty when nothing was dropped.
+    public var drops: [DropSite] {
+        var sites = edges.filter { $0.drops > 0 }.map {
+            DropSite(node: String($0.from.prefix { $0 != "." }), edge: "\($0.from) -> \($0.to)", buffers: $0.drops, reason: .liveSourceAhead)
+        }
+        for n in nodes where n.shown != nil && (n.dropped ?? 0) > 0 {
+            sites.append(DropSite(node: n.id, edge: nil, buffers: n.dropped ?? 0, reason: .displayBusy))
+        }
+        return sites
+    }
+
+    /// Buffers dropped anywhere in the run (the sum of ``drops``): 0 when every buffer produced
+    /// reached where the graph sends it.
+    public var droppedBuffers: Int { drops.reduce(0) { $0 + $1.buffers } }
+}
+
+/// A place where a run dropped buffers, and how many (see ``RunReport/drops``).
+public struct DropSite: Sendable, Codable, Equatable {
+    public enum Reason: String, Sendable, Codable {
+        /// A live capture source's edge was full: what it feeds did not keep up with the source's
+        /// clock, and the oldest buffer waiting was let go (`alwaysDiscardsLateVideoFrames`).
+        /// Those buffers are missing from what the graph wrote.
+        case liveSourceAhead
+        /// A display (`sink.preview`) did not show them: busy with an earlier frame, late, or
+        /// closed. What the graph records beside it has them.
+        case displayBusy
+    }
+
+    /// The node whose policy dropped them: the live source, or the display.
+    public var node: String
+    /// The edge, as `from -> to`, for a live source's drops; nil for a display's.
+    public var edge: String?
+    public var buffers: Int
+    public var reason: Reason
+
+    public init(node: String, edge: String?, buffers: Int, reason: Reason) {
+        self.node = node
+        self.edge = edge
+        self.buffers = buffers
+        self.reason = reason
+    }
 }
 
 public struct NodeStatistics: Sendable, Codable {
@@ -36,9 +81,10 @@ public struct NodeStatistics: Sendable, Codable {
     public var bytesOut: Int
     /// Frames a display node put in its window (`sink.preview`); absent for other nodes.
     public var shown: Int?
-    /// Buffers that reached the node and that it let go rather than make the graph wait: a
-    /// display's frames not shown (dropped while its window was still busy with an earlier one,
-    /// late, or arriving after the window was closed). Absent for nodes that never drop.
+    /// Buffers the node let go rather than make the graph wait: a display's frames not shown
+    /// (dropped while its window was still busy with an earlier one, late, or arriving after the
+    /// window was closed); a live capture source's buffers dropped at its full edges (the sum of
+    /// those edges' `drops`). Absent for nodes that never drop.
     public var dropped: Int?
 
     package init(id: String, type: String, buffersIn: Int, buffersOut: Int, bytesIn: Int, bytesOut: Int,
@@ -66,7 +112,9 @@ public struct EdgeStatistics: Sendable, Codable {
     public var maxSeconds: Double
     /// Times the connection was full: its producer waited (offline) or dropped (live).
     public var waits: Int
-    /// Buffers dropped because the connection was full (live sources only).
+    /// Buffers dropped because the connection was full: what entered it, less what left it and
+    /// what it still held when the run stopped. Only an edge leaving a live capture source drops;
+    /// every other edge makes its producer wait, and reports 0.
     public var drops: Int
     /// Whether the edge ran through a bounded queue on its own thread; false for a direct link,
     /// which holds no buffer (see GraphRun's edge policy).

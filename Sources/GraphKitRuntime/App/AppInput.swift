@@ -23,8 +23,8 @@ final class AppInput: @unchecked Sendable {
     private let lock = Lock()
     /// The time of the last sample appended (its decode time when it has one), under `lock`.
     private var lastTime: MediaTime?
-    private var ready = true
-    private var finished = false
+    /// Whether the input is ready and finished, and when the request block runs. Under `lock`.
+    private var schedule = RequestSchedule()
     /// What the last appended buffer announced; caps are rebuilt only when that changes.
     private var lastFormat: MediaFormat?
     private var lastDetail: String?
@@ -33,7 +33,6 @@ final class AppInput: @unchecked Sendable {
     private var readyWaiters = 0
     private let readyCondition = Condition()
     private var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
-    private var requestScheduled = false
     /// Set by the run: its error, once it has ended (waiting a little for the end). An append
     /// the graph refuses throws that, since it says which node failed and why. Under `lock`.
     private var failureOfTheRun: (@Sendable () -> GraphError?)?
@@ -78,23 +77,19 @@ final class AppInput: @unchecked Sendable {
     var isReadyForMoreMediaData: Bool {
         lock.lock()
         defer { lock.unlock() }
-        return ready && !finished
+        return schedule.takesSamples
     }
 
     /// Called from GStreamer's threads: flips state and signals, nothing more.
     private func setReady(_ value: Bool) {
         lock.lock()
-        ready = value
+        let action = schedule.readinessChanged(to: value)
         var resume: [CheckedContinuation<Void, Never>] = []
-        var schedule: (DispatchQueue, @Sendable () -> Void)?
         if value {
             resume = waiters
             waiters.removeAll()
-            if let r = request, !requestScheduled, !finished {
-                requestScheduled = true
-                schedule = (r.queue, r.block)
-            }
         }
+        let queue = request?.queue
         lock.unlock()
         if value {
             readyCondition.lock()
@@ -102,30 +97,48 @@ final class AppInput: @unchecked Sendable {
             readyCondition.unlock()
         }
         resume.forEach { $0.resume() }
-        if let (queue, block) = schedule { queue.async { [self] in runRequest(block) } }
+        perform(action, on: queue)
     }
 
-    private func runRequest(_ block: @escaping @Sendable () -> Void) {
+    /// Dispatches the request block as the schedule says: now, or after a pause (see
+    /// ``RequestSchedule``). A call whose turn was taken by another, or that comes after the
+    /// input finished, does nothing.
+    private func perform(_ action: RequestSchedule.Action, on queue: DispatchQueue?) {
+        guard let queue else { return }
+        switch action {
+        case .none:
+            break
+        case .call(let token):
+            queue.async { [self] in runRequest(token) }
+        case .callAfter(let pause, let token):
+            let c = pause.components
+            let nanoseconds = Int(c.seconds) * 1_000_000_000 + Int(c.attoseconds / 1_000_000_000)
+            queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in runRequest(token) }
+        }
+    }
+
+    private func runRequest(_ token: UInt64) {
+        lock.lock()
+        let block = schedule.callBegins(token) ? request?.block : nil
+        lock.unlock()
+        guard let block else { return }
         block()
         lock.lock()
-        requestScheduled = false
-        // Still ready: the block stopped for its own reasons; call it again as AVFoundation does.
-        let again = ready && !finished && request != nil
-        if again { requestScheduled = true }
+        let action = schedule.callEnded(at: .now)
         let queue = request?.queue
         lock.unlock()
-        if again, let queue { queue.async { [self] in runRequest(block) } }
+        perform(action, on: queue)
     }
 
     /// Calls `block` on `queue` whenever the input is ready for more data, until
-    /// ``markAsFinished()``. The block appends while ``isReadyForMoreMediaData`` holds.
+    /// ``markAsFinished()``. The block appends while ``isReadyForMoreMediaData`` holds; when and
+    /// how often it is called is ``RequestSchedule``'s rule (never in a busy loop).
     func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
         lock.lock()
         request = (queue, block)
-        let now = ready && !finished && !requestScheduled
-        if now { requestScheduled = true }
+        let action = schedule.blockRegistered(at: .now)
         lock.unlock()
-        if now { queue.async { [self] in runRequest(block) } }
+        perform(action, on: queue)
     }
 
     /// Appends a sample, suspending until the graph is ready for it.
@@ -165,14 +178,14 @@ final class AppInput: @unchecked Sendable {
     private var isFinished: Bool {
         lock.lock()
         defer { lock.unlock() }
-        return finished
+        return schedule.isFinished
     }
 
     /// Parks a waiter, or resumes it at once if the input became ready (or finished) meanwhile,
     /// or its task was cancelled (the cancellation handler may have run before it was parked).
     private func enqueueWaiter(_ c: CheckedContinuation<Void, Never>) {
         lock.lock()
-        if ready || finished || Task.isCancelled {
+        if schedule.isReady || schedule.isFinished || Task.isCancelled {
             lock.unlock()
             c.resume()
         } else {
@@ -186,10 +199,7 @@ final class AppInput: @unchecked Sendable {
     func appendWaiting(_ buffer: SampleBuffer) throws(GraphError) {
         readyCondition.lock()
         while !isReadyForMoreMediaData {
-            lock.lock()
-            let done = finished
-            lock.unlock()
-            if done { break }
+            if isFinished { break }
             readyCondition.wait(seconds: 0.1)  // woken at once when ready or finished; the limit is a guard
         }
         readyCondition.unlock()
@@ -206,7 +216,7 @@ final class AppInput: @unchecked Sendable {
         let checksAppends = checksAppends && checked
         if checksAppends { try check(buffer, format) }
         lock.lock()
-        if finished { lock.unlock(); throw finishedError }
+        if schedule.isFinished { lock.unlock(); throw finishedError }
         if checksAppends {
             // Checked again under the lock: two threads appending at once keep the order they got in.
             let time = buffer.decodeTime ?? buffer.presentationTime
@@ -234,6 +244,11 @@ final class AppInput: @unchecked Sendable {
         }
         // Never hold our lock across a push: enough-data is raised inside it, on this thread.
         let result = gst_app_src_push_buffer(src, buffer.retainedBuffer())
+        if result == GST_FLOW_OK {
+            lock.lock()
+            schedule.appended()
+            lock.unlock()
+        }
         guard result == GST_FLOW_OK else {
             lock.lock()
             let failure = failureOfTheRun
@@ -313,8 +328,8 @@ final class AppInput: @unchecked Sendable {
     /// markAsFinished()) and wakes every waiting append; returns whether it was finished already.
     private func finish(because reason: GraphError?) -> Bool {
         lock.lock()
-        let was = finished
-        finished = true
+        let was = schedule.isFinished
+        schedule.finish()
         if let reason, endOfRun == nil { endOfRun = reason }
         let resume = waiters
         waiters.removeAll()

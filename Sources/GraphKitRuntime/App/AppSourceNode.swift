@@ -1,7 +1,16 @@
 import GraphKitCore
 import MediaContainers
 /// `source.app`: a graph input that code pushes samples into (see ``MediaInput``).
-public final class AppSourceNode: ElementNode, LiveNode, @unchecked Sendable {
+///
+/// Nothing it accepted is ever dropped, real time or not (as AVFoundation keeps every appended
+/// sample): its edge is a link like any source's, never a queue that drops. A real-time producer
+/// (`live`) sees real time in readiness only, and drops what it cannot hand over itself (as
+/// `alwaysDiscardsLateVideoFrames` does). Nor is the stream live to GStreamer (`is-live`): a live
+/// source's buffers carry the pipeline clock's running time, and these carry the app's own times,
+/// which muxers interleave as they do a file's. (A live appsrc was measured to interleave the same
+/// on GStreamer 1.22, the app's times 2 s behind the clock and audio coming 1 s late in bursts;
+/// it gave nothing but a source that holds its samples until the pipeline plays.)
+public final class AppSourceNode: ElementNode, @unchecked Sendable {
     public static let descriptor = NodeDescriptor(
         type: "source.app",
         category: .app,
@@ -14,7 +23,7 @@ public final class AppSourceNode: ElementNode, LiveNode, @unchecked Sendable {
     public static let maxBuffers = Parameter<Int>("maxBuffers", 0...100_000, default: 8,
                                            help: "samples held before isReadyForMoreMediaData turns false (0: no bound)")
     public static let live = Parameter<Bool>("live", default: false,
-                                      help: "timestamps follow the clock and a full edge drops instead of waiting")
+                                      help: "the producer runs in real time: ready again as soon as one sample fits (not once the input has emptied); nothing appended is dropped")
     public static let format = OptionalParameter<String>(
         "format", format: .pattern(#"^[A-Za-z]+/[A-Za-z0-9]+([ ,\t].*)?$"#, "a format such as \"audio/pcm s16le 48000 Hz 2 ch\""),
         help: "the format every appended sample must have: \(MediaFormat.textForms); without it, any")
@@ -41,16 +50,26 @@ public final class AppSourceNode: ElementNode, LiveNode, @unchecked Sendable {
         }
     }
 
+    /// Whether the producer runs in real time (`live`): see ``readyAgainPercent(limit:live:)``.
     public var isLive: Bool { context.parameters[Self.live] }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let limit = context.parameters[Self.maxBuffers]
         let src = try bin.make("appsrc", name: "appsrc", [
-            "format": "time", "is-live": isLive ? "true" : "false", "do-timestamp": "false",
+            "format": "time", "is-live": "false", "do-timestamp": "false",
             "max-bytes": "0", "max-buffers": String(limit), "block": "false", "emit-signals": "false",
+            "min-percent": String(Self.readyAgainPercent(limit: limit, live: isLive)),
         ])
         input = AppInput(appsrc: src.raw, nodeID: context.id, checksAppends: true, declaredFormat: declaredFormat)
         try bin.expose(output: "out", src)
+    }
+
+    /// When a full input is ready again (appsrc's need-data), as a percentage of `limit` buffers
+    /// still held: an offline producer once the input has emptied (0: woken once a batch), a
+    /// real-time one as soon as one more sample fits, so that it drops as few as it can.
+    static func readyAgainPercent(limit: Int, live: Bool) -> Int {
+        guard live, limit > 1 else { return 0 }
+        return (limit - 1) * 100 / limit  // appsrc compares held * 100 / limit <= this, in integers
     }
 
     /// The handle app code appends through: the one it holds, or a new one.

@@ -5,7 +5,8 @@ import MediaContainers
 /// in gst-launch-1.0). Decided from the graph alone, before any element exists.
 ///
 /// A queue where a thread or a drop policy is needed: the graph gave the edge a capacity; it
-/// leaves a live source; it is one branch of a fan-out or leaves a node with several outputs;
+/// leaves a live capture source (``LiveNode``: the one place a graph drops buffers rather than
+/// wait, each drop counted); it is one branch of a fan-out or leaves a node with several outputs;
 /// or it joins a node with several inputs (a muxer interleaving streams) fed by a streaming
 /// thread that also feeds another of those inputs, where the muxer waiting on one input would
 /// stall the other. Streams from separate sources already have a thread each and join directly,
@@ -13,7 +14,8 @@ import MediaContainers
 /// demuxer, which pulls them in large blocks and seeks.
 struct EdgePolicy {
     let graph: Graph
-    /// The nodes that produce in real time (their edges drop instead of waiting).
+    /// The nodes that capture in real time (their edges drop instead of waiting): ``LiveNode``s
+    /// that say they are live. `source.app` is never one, whatever its `live`.
     let live: Set<String>
 
     func needsQueue(_ e: Graph.Edge) -> Bool {

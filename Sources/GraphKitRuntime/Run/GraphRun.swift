@@ -378,8 +378,11 @@ public final class GraphRun: @unchecked Sendable {
     }
 }
 
-/// A node that may produce in real time from a clock (capture). Edges leaving a live node drop
-/// the oldest buffer when full, and count it, rather than make the source wait.
+/// A node that may produce in real time from a clock that waits for nobody (capture: a camera, a
+/// microphone). Edges leaving a live node drop the oldest buffer when full, and count it (in the
+/// edge's and the node's statistics), rather than make the source wait, as
+/// `alwaysDiscardsLateVideoFrames` does. Code appending into a graph (`source.app`) is not one:
+/// what `append` accepted is never dropped; real time shows in its readiness only.
 public protocol LiveNode: Node {
     var isLive: Bool { get }
 }

@@ -103,12 +103,17 @@ struct PipelineCompiler {
                 try pipeline.set(q, "max-size-buffers", String(e.capacity.buffers ?? 0))
                 try pipeline.set(q, "max-size-bytes", String(e.capacity.bytes ?? 0))
                 try pipeline.set(q, "max-size-time", String(e.capacity.seconds.map { UInt64($0 * 1e9) } ?? 0))
+                // Out of a live capture source only (never source.app): a full queue lets its oldest
+                // buffer go, and the statistics count each one (what enters less what leaves).
                 let leaky = policy.isLeaky(e)
                 if leaky { try pipeline.set(q, "leaky", "downstream") }
-                let qsrc = try staticPad(q, "src")
-                defer { gst_object_unref(UnsafeMutableRawPointer(qsrc)) }
+                let qsrc = try staticPad(q, "src"), qsink = try staticPad(q, "sink")
+                defer {
+                    gst_object_unref(UnsafeMutableRawPointer(qsrc))
+                    gst_object_unref(UnsafeMutableRawPointer(qsink))
+                }
                 stats.share(countOf: sink, with: qsrc)
-                stats.addQueuedEdge(e, queue: q, source: qsrc, leaky: leaky)
+                stats.addQueuedEdge(e, queue: q, source: qsrc, sink: qsink, leaky: leaky)
                 if let tee {
                     guard let teePad = gst_element_request_pad_simple(tee, "src_%u") else {
                         throw GraphError(.runFailed, "the fan-out of \(e.from) gave no output pad")

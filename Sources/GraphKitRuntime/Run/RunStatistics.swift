@@ -5,9 +5,16 @@ import GraphKitCore
 import MediaContainers
 
 /// What flowed where during a run: buffers and bytes per node and per edge, how deep each queue
-/// got, and what each display showed. Counters live in C memory that the counting probes and
-/// queue signals write from streaming threads; this object owns that memory and frees it after
-/// the pipeline is gone.
+/// got, what each display showed, and every buffer the graph dropped. Counters live in C memory
+/// that the counting probes and queue signals write from streaming threads; this object owns
+/// that memory and frees it after the pipeline is gone.
+///
+/// A graph drops buffers in two places only, both by design and both counted: the edges leaving
+/// a live capture source (``LiveNode``), whose queue lets its oldest buffer go when full rather
+/// than hold the source back, and a display (`sink.preview`), which shows what it can. A
+/// dropping edge counts what enters its queue and what leaves it; what entered, did not leave
+/// and was not still held when the pipeline stopped was dropped (exact for a run whose streams
+/// ended; within the buffers in flight for one stopped midway).
 ///
 /// One counter per pad, shared by everything that sees the same buffers there: a node's output,
 /// the edge leaving it and, on a direct link, the input it feeds. It is kept by a probe, or by
@@ -18,8 +25,10 @@ final class RunStatistics: @unchecked Sendable {
         var edge: Graph.Edge
         var queue: UnsafeMutablePointer<GstElement>?
         var stats: UnsafeMutablePointer<GkEdgeStats>
+        /// What left the edge (its queue's output, or the producer's on a direct link).
         var counter: UnsafeMutablePointer<GkPadCounter>
-        var leaky: Bool
+        /// What entered a dropping edge's queue; nil for an edge that never drops.
+        var entering: UnsafeMutablePointer<GkPadCounter>?
     }
 
     private let callbacks: CallbackRegistry
@@ -28,8 +37,12 @@ final class RunStatistics: @unchecked Sendable {
     private var nodeOutputs: [String: [UnsafeMutablePointer<GkPadCounter>]] = [:]
     private var edges: [EdgeEntry] = []
     private var displays: [Display] = []
-    /// Guards the displays' readings, taken on the thread that stops the pipeline.
-    private let displayLock = Lock()
+    /// Guards the displays' readings and the dropping queues' last levels, taken on the thread
+    /// that stops the pipeline.
+    private let readingsLock = Lock()
+    /// Buffers each dropping queue (by index in `edges`) still held as the pipeline stopped:
+    /// flushed with the run, not dropped by it.
+    private var heldAtStop: [Int: Int] = [:]
 
     /// A video sink that shows a node's frames in a window (``BinBuilder/display(_:title:)``).
     private struct Display {
@@ -83,16 +96,19 @@ final class RunStatistics: @unchecked Sendable {
     func addDirectEdge(_ edge: Graph.Edge, source: UnsafeMutablePointer<GstPad>) {
         let counter = count(source)
         nodeInputs[edge.to.node, default: []].append(counter)
-        edges.append(EdgeEntry(edge: edge, queue: nil, stats: Self.newEdgeStats(), counter: counter, leaky: false))
+        edges.append(EdgeEntry(edge: edge, queue: nil, stats: Self.newEdgeStats(), counter: counter, entering: nil))
     }
 
-    /// An edge through `queue`: its buffers are those leaving the queue.
-    func addQueuedEdge(_ edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>, source: UnsafeMutablePointer<GstPad>, leaky: Bool) {
+    /// An edge through `queue`: its buffers are those leaving the queue (`source`). A queue that
+    /// drops when full (`leaky`) also counts what enters it (at `sink`), so that its drops are
+    /// counted exactly.
+    func addQueuedEdge(_ edge: Graph.Edge, queue: UnsafeMutablePointer<GstElement>, source: UnsafeMutablePointer<GstPad>,
+                       sink: UnsafeMutablePointer<GstPad>, leaky: Bool) {
         let stats = Self.newEdgeStats()
         callbacks.adopt(signal: gk_queue_watch(queue, stats), on: UnsafeMutableRawPointer(queue))
         let counter = count(source)
         nodeInputs[edge.to.node, default: []].append(counter)
-        edges.append(EdgeEntry(edge: edge, queue: queue, stats: stats, counter: counter, leaky: leaky))
+        edges.append(EdgeEntry(edge: edge, queue: queue, stats: stats, counter: counter, entering: leaky ? count(sink) : nil))
     }
 
     /// Counts what leaves each of a node's outputs.
@@ -109,34 +125,50 @@ final class RunStatistics: @unchecked Sendable {
         state.initialize(to: GkDisplay(failed: 0, title: copy.map { UnsafePointer($0) }, title_sent: 0))
         callbacks.adopt(probe: gk_pad_guard_display(feeding, state), on: feeding)
         gst_object_ref(UnsafeMutableRawPointer(sink))
-        displayLock.lock()
+        readingsLock.lock()
         displays.append(Display(node: node, sink: sink, guardState: state, title: copy))
-        displayLock.unlock()
+        readingsLock.unlock()
     }
 
     /// The node whose display `object` is, if it is one.
     func node(ofDisplay object: UnsafeMutablePointer<GstObject>?) -> String? {
         guard let object else { return nil }
-        displayLock.lock()
-        defer { displayLock.unlock() }
+        readingsLock.lock()
+        defer { readingsLock.unlock() }
         return displays.first { UnsafeMutableRawPointer($0.sink) == UnsafeMutableRawPointer(object) }?.node
     }
 
-    /// Reads what each display sink counted, once, while the pipeline still runs (GStreamer
-    /// resets the counts when a sink stops). Called as the pipeline stops.
+    /// Reads, once, what the elements know only while they run: what each display sink
+    /// counted (GStreamer resets the counts when a sink stops), and what each dropping queue
+    /// still holds (flushed as it stops: not a drop). Called as the pipeline stops.
     func readDisplays() {
-        displayLock.lock()
-        defer { displayLock.unlock() }
+        readingsLock.lock()
+        defer { readingsLock.unlock() }
         for i in displays.indices where displays[i].rendered == nil {
             displays[i].rendered = max(0, Int(gk_base_sink_rendered(displays[i].sink)))
         }
+        for (i, e) in edges.enumerated() where e.entering != nil && heldAtStop[i] == nil {
+            guard let queue = e.queue, let text = gk_object_get_as_string(UnsafeMutableRawPointer(queue), "current-level-buffers") else { continue }
+            heldAtStop[i] = Int(String(cString: text)) ?? 0
+            g_free(text)
+        }
+    }
+
+    /// Buffers a dropping edge let go: what entered its queue, less what left it and what it
+    /// still held as the pipeline stopped. 0 for an edge that never drops.
+    private func drops(_ i: Int) -> Int {
+        guard let entering = edges[i].entering else { return 0 }
+        readingsLock.lock()
+        let held = heldAtStop[i] ?? 0
+        readingsLock.unlock()
+        return max(0, Int(gk_pad_counter_read(entering).buffers) - Int(gk_pad_counter_read(edges[i].counter).buffers) - held)
     }
 
     /// A display's frames shown (rendered, less the renders that failed because its window was
     /// gone), once read; nil for a node with no display.
     private func shown(by node: String) -> Int? {
-        displayLock.lock()
-        defer { displayLock.unlock() }
+        readingsLock.lock()
+        defer { readingsLock.unlock() }
         let mine = displays.filter { $0.node == node }
         guard !mine.isEmpty else { return nil }
         return mine.reduce(0) { total, d in
@@ -174,21 +206,26 @@ final class RunStatistics: @unchecked Sendable {
         let inputs = (nodeInputs[node.id] ?? []).map { gk_pad_counter_read($0) }, outputs = (nodeOutputs[node.id] ?? []).map { gk_pad_counter_read($0) }
         let buffersIn = inputs.reduce(0) { $0 + Int($1.buffers) }
         let shown = shown(by: node.id)
+        // What the node let go: a display's frames not shown, a live source's drops at its edges.
+        let notShown = shown.map { max(0, buffersIn - $0) }
+        let dropping = edges.indices.filter { edges[$0].entering != nil && edges[$0].edge.from.node == node.id }
+        let atEdges = dropping.isEmpty ? nil : dropping.reduce(0) { $0 + drops($1) }
         return NodeStatistics(id: node.id, type: node.descriptor.type,
                               buffersIn: buffersIn,
                               buffersOut: outputs.reduce(0) { $0 + Int($1.buffers) },
                               bytesIn: inputs.reduce(0) { $0 + Int($1.bytes) },
                               bytesOut: outputs.reduce(0) { $0 + Int($1.bytes) },
-                              shown: shown, dropped: shown.map { max(0, buffersIn - $0) })
+                              shown: shown, dropped: notShown == nil && atEdges == nil ? nil : (notShown ?? 0) + (atEdges ?? 0))
     }
 
     func edgeStatistics() -> [EdgeStatistics] {
-        edges.sorted { $0.edge.index < $1.edge.index }.map { e in
+        edges.indices.sorted { edges[$0].edge.index < edges[$1].edge.index }.map { i in
+            let e = edges[i]
             let counter = gk_pad_counter_read(e.counter), stats = gk_edge_stats_read(e.stats)
             return EdgeStatistics(from: e.edge.from.description, to: e.edge.to.description, capacity: e.edge.capacity,
                                   buffers: Int(counter.buffers), maxBuffers: Int(stats.max_buffers),
                                   maxBytes: Int(stats.max_bytes), maxSeconds: Double(stats.max_time_ns) / 1e9,
-                                  waits: Int(stats.waits), drops: e.leaky ? Int(stats.waits) : 0, queued: e.queue != nil)
+                                  waits: Int(stats.waits), drops: drops(i), queued: e.queue != nil)
         }
     }
 }
