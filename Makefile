@@ -60,6 +60,7 @@ run: build
 # (the example, the fixtures that must be refused, the GStreamer plugin and its harness tests).
 # scripts/stress-test.sh builds this too.
 test-build: deps plugin-example gst-plugin $(GST_CHECKS)
+	@bash scripts/install-deps.sh --stress  # the real-time writer tests run under `stress --cpu 2` too
 	$(SWIFT) build --build-tests
 	$(call replan,$(TOOLS))
 	$(SWIFT) build --package-path $(TOOLS)

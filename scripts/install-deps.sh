@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages GraphKit needs, only those that are missing.
 # Called by `make run`, `make test` and `make bench`; safe to run again.
-# Options add what one task needs: --bench (make bench), --stress (scripts/stress-test.sh).
+# Options add what one task needs: --bench (make bench), --stress (the tests under load, scripts/stress-test.sh).
 set -euo pipefail
 
 packages=(
@@ -16,7 +16,7 @@ packages=(
   gstreamer1.0-libav
   gstreamer1.0-x
   gstreamer1.0-alsa
-  libx264-dev    # encode.h264's encoder (CGraphKitGlue/x264enc.c) links libx264; graphctl then needs libx264-164
+  libx264-dev    # encode.h264's encoder (GstGraphKit/gkx264enc) links libx264; graphctl then needs libx264-164
   libcairo2-dev  # the picture tests read PNGs back and draw the pictures of before (graphs need none)
   zlib1g-dev     # waveform PNGs are compressed with zlib
   librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check

@@ -165,7 +165,8 @@ char *gk_init(void) {
             gk_quiet_known_criticals();
             message = register_elements();
         } else {
-            message = g_strdup(error ? error->message : "gst_init_check failed");
+            message = g_strdup_printf("GStreamer failed to initialise: %s; check the installation (gstreamer1.0-plugins-base)",
+                                      error ? error->message : "gst_init_check failed");
             g_clear_error(&error);
         }
     }

@@ -27,7 +27,7 @@ gboolean gk_element_sync_state_with_parent(GstElement *element);
 char *gk_element_try_open(GstElement *element);
 
 /* Initialises GStreamer once per process and registers GraphKit's own elements (the graphkit
- * plugin, Sources/GstGraphKit) in it. Returns NULL on success, or a message to free. */
+ * plugin, Sources/GstGraphKit) in it. Returns NULL on success, or a message to free: a whole sentence, the cause and what to do. */
 char *gk_init(void);
 
 /* malloc keeps frame-sized blocks in its heaps (mmap above 32 MiB only) and up to 64 MiB free at

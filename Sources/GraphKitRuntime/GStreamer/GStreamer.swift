@@ -32,7 +32,7 @@ public enum GStreamer {
     public static func start() throws(GraphError) {
         background.wait()
         if let message = initResult {
-            throw GraphError(.missingPlugin, "GStreamer failed to initialise: \(message); check the installation (gstreamer1.0-plugins-base)")
+            throw GraphError(.missingPlugin, message)  // a sentence of its own (gk_init): the cause and what to do
         }
     }
 

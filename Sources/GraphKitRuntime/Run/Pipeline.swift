@@ -33,11 +33,11 @@ final class Pipeline: @unchecked Sendable {
     var bin: UnsafeMutablePointer<GstBin> { UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstBin.self) }
 
     /// Stops every streaming thread and releases every callback (idempotent). What the elements
-    /// know only while they run is read first (a display's frames shown). An appsink that
-    /// holds end of stream until the app has pulled everything is flushed first, or stopping
-    /// would wait for its streaming thread for ever.
+    /// know only while they run is read first (a display's frames shown, what a dropping queue
+    /// still holds). An appsink that holds end of stream until the app has pulled everything is
+    /// flushed first, or stopping would wait for its streaming thread for ever.
     func stop() {
-        statistics.readDisplays()
+        statistics.readBeforeStopping()
         gk_bin_unblock_app_sinks(bin)
         gk_element_set_state(raw, GST_STATE_NULL)
         callbacks.releaseAll()

@@ -141,7 +141,7 @@ final class RunStatistics: @unchecked Sendable {
     /// Reads, once, what the elements know only while they run: what each display sink
     /// counted (GStreamer resets the counts when a sink stops), and what each dropping queue
     /// still holds (flushed as it stops: not a drop). Called as the pipeline stops.
-    func readDisplays() {
+    func readBeforeStopping() {
         readingsLock.lock()
         defer { readingsLock.unlock() }
         for i in displays.indices where displays[i].rendered == nil {

@@ -50,10 +50,10 @@ public final class H264EncoderNode: ElementNode, @unchecked Sendable {
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
-        // GraphKit's own converter (CGraphKitGlue/convert.c): packed RGB to I420 in one pass,
+        // GraphKit's own converter (GstGraphKit/gkrgbtoi420): packed RGB to I420 in one pass,
         // a tenth of videoconvert's time; I420 and NV12 go through untouched.
         let convert = try bin.make("gkrgbtoi420", name: "convert")
-        // GraphKit's own x264 encoder (CGraphKitGlue/x264enc.c): x264enc's settings under the
+        // GraphKit's own x264 encoder (GstGraphKit/gkx264enc): x264enc's settings under the
         // same names, but each raw frame is let go once x264 has copied it, where x264enc holds
         // it for all of x264's delay (~15 frames, 45 MB at 1080p). The bit rate is an average
         // (x264's ABR without a VBV, as AVVideoAverageBitRateKey and ffmpeg's -b:v).
