@@ -14,16 +14,21 @@ struct PlannedInput: Sendable {
 
     /// Whether every output is there under its final name. Outputs are written under a
     /// temporary name and renamed when complete, so one that is there is complete: a run killed
-    /// half-way (even by SIGKILL) leaves only its `.name.partial`. An input that writes no file
-    /// is never done.
+    /// half-way (even by SIGKILL) leaves only its `.name.partial`. A symbolic link there is not
+    /// an output (someone else's, unless links are followed). An input that writes no file is
+    /// never done.
     var isDone: Bool {
-        !outputs.isEmpty && outputs.allSatisfy(InputList.isRegularFile)
+        !outputs.isEmpty && outputs.allSatisfy { path in
+            var st = stat()
+            let found = OutputFile.followsSymbolicLinks ? stat(path, &st) : lstat(path, &st)
+            return found == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        }
     }
 
     /// Removes temporary files a killed run left for these outputs.
     func removePartials() {
         for path in outputs {
-            OutputFile(path: path, location: "", node: "").discard()
+            OutputFile(path: path, location: "", node: "").removeLeftovers()
         }
     }
 }

@@ -95,7 +95,7 @@ struct Run: ParsableCommand {
             // The second signal came as the files were being finished, too late for the run to
             // abandon them: "cancelling" was printed, so the files go, as they would have.
             for (i, o) in result.outputs.enumerated() where o.status == .completed {
-                try? FileManager.default.removeItem(atPath: o.path)
+                unlink(o.path)  // the name itself, never where a link there leads
                 result.outputs[i].status = .cancelled
             }
             result.status = .cancelled
@@ -106,7 +106,7 @@ struct Run: ParsableCommand {
             do {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result).write(to: statsFile.temporary)
+                try statsFile.write(Array(encoder.encode(result)))
                 try statsFile.commit()
             } catch {
                 statsFile.discard()
