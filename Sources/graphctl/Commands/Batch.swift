@@ -229,21 +229,20 @@ struct Batch: ParsableCommand {
 final class BatchInterrupts: @unchecked Sendable {
     let pool: WorkerPool
     let progress: BatchProgress
-    private var signals: InterruptSignals!
+    private let signals = InterruptSignals.shared
 
     init(pool: WorkerPool, progress: BatchProgress) {
         self.pool = pool
         self.progress = progress
-        signals = InterruptSignals(label: "graphctl.batch.signals") { [weak self] count in self?.handle(count) }
     }
 
     func install() {
         // A worker that has died must not take the batch with it when its pipe is written.
         signal(SIGPIPE, SIG_IGN)
-        signals.install()
+        signals.handle { [weak self] count in self?.handle(count) }
     }
 
-    func uninstall() { signals.uninstall() }
+    func uninstall() { signals.stopHandling() }
 
     var interrupted: Bool { signals.received > 0 }
 
