@@ -195,11 +195,11 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     }
 
     /// Opens `folder` (relative to `base`, or the current folder; from the root when absolute)
-    /// one component at a time, none followed if it is a link, making missing ones. A link on
-    /// the way is followed when root or this user owns it (its target was then chosen by one of
-    /// them), or when ``followsSymbolicLinks`` is set; anyone else's link is refused, since it
-    /// could lead the write anywhere.
-    func openFolder(_ folder: String, from base: Int32? = nil) throws(GraphError) -> Int32 {
+    /// one component at a time, none followed if it is a link, making missing ones (`creating`).
+    /// A link on the way is followed when root or this user owns it (its target was then chosen
+    /// by one of them), or when ``followsSymbolicLinks`` is set; anyone else's link is refused,
+    /// since it could lead the write anywhere.
+    func openFolder(_ folder: String, from base: Int32? = nil, creating: Bool = true) throws(GraphError) -> Int32 {
         let flags = Self.pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
         var fd = folder.hasPrefix("/") ? open("/", flags) : base.map { dup($0) } ?? open(".", flags)
         guard fd >= 0 else { throw failure("cannot write \"\(path)\": cannot open its folder: \(Self.errnoText())") }
@@ -226,7 +226,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
             let openError = errno
             var info = stat()
             guard fstatat(fd, part, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                guard errno == ENOENT else { throw fail("cannot write \"\(path)\": \"\(here)\": \(Self.errnoText())") }
+                guard errno == ENOENT, creating else { throw fail("cannot write \"\(path)\": \"\(here)\": \(Self.errnoText())") }
                 // Missing: made here, and opened (without following) on the next round.
                 guard mkdirat(fd, part, 0o777) == 0 || errno == EEXIST else {
                     throw fail("cannot create the folder for \"\(path)\": \"\(here)\": \(Self.errnoText())")
@@ -487,9 +487,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     /// holds (a regular file no live run holds), without following any link on the way.
     public func removeLeftovers() {
         let (folderPath, name) = Self.split(path)
-        let flags = Self.pathOnly | O_DIRECTORY | O_CLOEXEC
-        let folder = open(folderPath, flags)
-        guard folder >= 0 else { return }
+        guard let folder = try? openFolder(folderPath, creating: false) else { return }
         defer { close(folder) }
         let temporaryName = Self.temporaryName(for: name)
         if case .free = Self.leftover(in: folder, temporaryName) { unlinkat(folder, temporaryName, 0) }
@@ -521,8 +519,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     public static func discardAll() {
         let files = live.withLock { $0.values.compactMap(\.file) }
         for file in files {
-            file.discard()
-            file.removeTarget()
+            if file.lock.withLock({ file.opened?.temporaryName == nil }) { file.removeTarget() } else { file.discard() }
         }
     }
 

@@ -43,26 +43,12 @@ struct InputFile {
     /// The `location` of every `filesrc` in the pipeline, by the node it belongs to.
     private static func fileLocations(in pipeline: Pipeline) -> [String: String] {
         var found: [String: String] = [:]
-        guard let iterator = gst_bin_iterate_elements(pipeline.bin) else { return found }
-        defer { gst_iterator_free(iterator) }
-        var item = GValue()
-        defer { if item.g_type != 0 { g_value_unset(&item) } }
-        loop: while true {
-            switch gst_iterator_next(iterator, &item) {
-            case GST_ITERATOR_OK:
-                if let object = g_value_get_object(&item) {
-                    let element = object.assumingMemoryBound(to: GstElement.self)
-                    if factoryName(of: element) == "filesrc", let path = stringProperty(object, "location"),
-                       let node = pipeline.directory.node(owning: object.assumingMemoryBound(to: GstObject.self)) {
-                        found[node] = path
-                    }
-                }
-                g_value_reset(&item)
-            case GST_ITERATOR_RESYNC:
-                gst_iterator_resync(iterator)
-                found.removeAll()
-            default:
-                break loop
+        for element in pipeline.elements() {
+            defer { gst_object_unref(UnsafeMutableRawPointer(element)) }
+            let object = UnsafeMutableRawPointer(element)
+            if factoryName(of: element) == "filesrc", let path = stringProperty(object, "location"),
+               let node = pipeline.directory.node(owning: object.assumingMemoryBound(to: GstObject.self)) {
+                found[node] = path
             }
         }
         return found

@@ -86,20 +86,31 @@ extension Pipeline {
         }
     }
 
-    /// Every element of the pipeline, each with a reference the caller releases.
-    private func elements() -> [UnsafeMutablePointer<GstElement>] {
-        var found: [UnsafeMutablePointer<GstElement>] = []
-        guard let iterator = gst_bin_iterate_recurse(bin) else { return found }
+    /// Every element of the pipeline, nested ones too, each with a reference the caller releases.
+    func elements() -> [UnsafeMutablePointer<GstElement>] {
+        Self.collect(gst_bin_iterate_recurse(bin), GstElement.self)
+    }
+
+    /// The element's sink pads, each with a reference the caller releases.
+    private func sinkPads(of element: UnsafeMutablePointer<GstElement>) -> [UnsafeMutablePointer<GstPad>] {
+        Self.collect(gst_element_iterate_sink_pads(element), GstPad.self)
+    }
+
+    /// What a GStreamer iterator gives, each with a reference the caller releases (taken again
+    /// from the start if the iterated set changes meanwhile).
+    private static func collect<T>(_ iterator: UnsafeMutablePointer<GstIterator>?, _ type: T.Type) -> [UnsafeMutablePointer<T>] {
+        var found: [UnsafeMutablePointer<T>] = []
+        guard let iterator else { return found }
         defer { gst_iterator_free(iterator) }
         var item = GValue()
         defer { if item.g_type != 0 { g_value_unset(&item) } }
         loop: while true {
             switch gst_iterator_next(iterator, &item) {
             case GST_ITERATOR_OK:
-                if let object = g_value_dup_object(&item) { found.append(object.assumingMemoryBound(to: GstElement.self)) }
+                if let object = g_value_dup_object(&item) { found.append(object.assumingMemoryBound(to: T.self)) }
                 g_value_reset(&item)
             case GST_ITERATOR_RESYNC:
-                for e in found { gst_object_unref(UnsafeMutableRawPointer(e)) }
+                for o in found { gst_object_unref(UnsafeMutableRawPointer(o)) }
                 found.removeAll()
                 gst_iterator_resync(iterator)
             default:
@@ -107,29 +118,6 @@ extension Pipeline {
             }
         }
         return found
-    }
-
-    /// The element's sink pads, each with a reference the caller releases.
-    private func sinkPads(of element: UnsafeMutablePointer<GstElement>) -> [UnsafeMutablePointer<GstPad>] {
-        var pads: [UnsafeMutablePointer<GstPad>] = []
-        guard let iterator = gst_element_iterate_sink_pads(element) else { return pads }
-        defer { gst_iterator_free(iterator) }
-        var item = GValue()
-        defer { if item.g_type != 0 { g_value_unset(&item) } }
-        loop: while true {
-            switch gst_iterator_next(iterator, &item) {
-            case GST_ITERATOR_OK:
-                if let object = g_value_dup_object(&item) { pads.append(object.assumingMemoryBound(to: GstPad.self)) }
-                g_value_reset(&item)
-            case GST_ITERATOR_RESYNC:
-                for p in pads { gst_object_unref(UnsafeMutableRawPointer(p)) }
-                pads.removeAll()
-                gst_iterator_resync(iterator)
-            default:
-                break loop
-            }
-        }
-        return pads
     }
 
     private func fedByMuxer(_ element: UnsafeMutablePointer<GstElement>) -> Bool {
