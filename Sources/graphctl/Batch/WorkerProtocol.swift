@@ -15,10 +15,18 @@ struct WorkerJob: Codable, Sendable {
     var index: Int
     /// The input's `--map` overrides (the `--set` ones are on the worker's command line).
     var overrides: [Override]
+    /// For an input whose name is not UTF-8: its path as bytes, and as the overrides show it
+    /// (escaped). An override whose value is that text reads the input's own bytes.
+    var inputBytes: [UInt8]?
+    var inputText: String?
 
-    init(index: Int, overrides: [GraphLoader.Override]) {
+    init(index: Int, overrides: [GraphLoader.Override], input: BatchInput? = nil) {
         self.index = index
         self.overrides = overrides.map { Override(node: $0.node, parameter: $0.parameter, value: $0.value) }
+        if let input, input.isEscaped {
+            inputBytes = input.bytes
+            inputText = input.path
+        }
     }
 
     var loaderOverrides: [GraphLoader.Override] {
@@ -34,6 +42,8 @@ struct WorkerReply: Codable, Sendable {
     var messages: [String]
     /// Media seconds that reached the graph's final nodes.
     var mediaSeconds: Double
+    /// The files the run wrote, as the graph names them: complete, and there.
+    var outputs: [String] = []
 }
 
 enum WorkerLine {

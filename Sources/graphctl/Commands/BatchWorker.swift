@@ -29,7 +29,10 @@ struct BatchWorker: ParsableCommand {
 
     @OptionGroup var plugins: PluginOptions
 
+    @OptionGroup var outputs: OutputOptions
+
     func run() throws {
+        outputs.apply()
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
@@ -64,14 +67,30 @@ struct BatchWorker: ParsableCommand {
     /// One input through the graph, as `graphctl run` would run it (without its signals).
     static func run(_ job: WorkerJob, loader: GraphLoader, bytes: [UInt8], file: String,
                     fixed: [GraphLoader.Override]) -> WorkerReply {
+        var overrides = job.loaderOverrides
+        // An input whose name is not UTF-8 is read by its own bytes: opened here, and named to
+        // the graph by a path that leads to this open file. Messages say its name as listed.
+        var reopened: (fd: Int32, path: String, shown: String)?
+        if let name = job.inputBytes, let shown = job.inputText {
+            let fd = InputList.withCString(name) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+            if fd >= 0 {
+                reopened = (fd, "/proc/self/fd/\(fd)", shown)
+                overrides = overrides.map { o in o.value == shown ? GraphLoader.Override(node: o.node, parameter: o.parameter, value: "/proc/self/fd/\(fd)") : o }
+            }
+        }
+        defer { if let reopened { close(reopened.fd) } }
+        func named(_ text: String) -> String {
+            reopened.map { text.replacing($0.path, with: $0.shown) } ?? text
+        }
         do throws(GraphError) {
-            let graph = try loader.load(bytes: bytes, file: file, overrides: fixed + job.loaderOverrides)
+            let graph = try loader.load(bytes: bytes, file: file, overrides: fixed + overrides)
             let run = try GraphRun(graph)
             let report = try run.run()
-            return WorkerReply(index: job.index, exitCode: 0, messages: [], mediaSeconds: report.mediaSeconds)
+            return WorkerReply(index: job.index, exitCode: 0, messages: [], mediaSeconds: report.mediaSeconds,
+                               outputs: report.outputs.filter { $0.status == .completed }.map(\.path))
         } catch {
             return WorkerReply(index: job.index, exitCode: error.code.exitStatus,
-                               messages: describe(error, file: file), mediaSeconds: 0)
+                               messages: describe(error, file: file).map(named), mediaSeconds: 0)
         }
     }
 }
