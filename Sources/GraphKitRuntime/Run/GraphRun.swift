@@ -371,6 +371,12 @@ public final class GraphRun: @unchecked Sendable {
         }
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let report = makeReport(status: status, wall: wall, error: error)
+        // What a live source let go is missing from what the graph wrote: say where, and how much.
+        // (A display's frames not shown are its own business: what it shows beside has them.)
+        for site in report.drops where site.reason == .liveSourceAhead {
+            logger.warning("\(site.buffers) buffers dropped at \(site.edge ?? site.node): what \(site.node) feeds did not keep up with it (a live source drops rather than wait)",
+                           metadata: ["node": .string(site.node)])
+        }
         // Code blocked on an input wakes and throws the run's error.
         for (_, node) in nodes { (node as? AppSourceNode)?.input?.runEnded(error) }
         publish(report)

@@ -24,7 +24,7 @@ struct OverrideOptions: ParsableArguments {
 /// plugin folder. One registry, so no command sees the built-ins only.
 struct PluginOptions: ParsableArguments {
     @Option(name: .customLong("plugin"), help: ArgumentHelp(
-        "Load node types from a plugin: a shared object, or a folder of them (repeatable). \(PluginLoader.pathVariable) lists more folders.",
+        "Load node types from a plugin: a shared object, or a folder of them (repeatable). \(PluginLoader.pathVariable) lists more folders (absolute paths). Each file and folder must belong to you or root and not be writable by others.",
         valueName: "path"))
     var paths: [String] = []
 

@@ -141,8 +141,8 @@ struct Run: ParsableCommand {
     static func summary(_ r: RunReport) -> String {
         var line = "\(r.status.rawValue) in \(fixed(r.wallSeconds, 2)) s: "
             + "\(fixed(r.mediaSeconds, 2)) s of media (\(fixed(r.speed, 1))x)"
-        let drops = r.edges.reduce(0) { $0 + $1.drops }
-        if drops > 0 { line += ", \(drops) buffers dropped by live sources" }
+        let dropped = r.drops.filter { $0.reason == .liveSourceAhead }.reduce(0) { $0 + $1.buffers }
+        if dropped > 0 { line += ", \(dropped) buffers dropped by live sources" }
         for o in r.outputs { line += "\n  \(o.node): \(o.path) \(o.status.rawValue)" }
         for n in r.nodes { if let shown = n.shown { line += "\n  \(n.id): \(shown) frames shown, \(n.dropped ?? 0) dropped" } }
         return line
