@@ -132,7 +132,9 @@ GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, vo
  * its source pad sends, and at end of stream sends downstream, just before the EOS, a custom
  * event "graphkit-encoder-delay" {priming, samples, rate}: priming = samples out - samples in
  * (the encoder's lead-in, measured, not assumed), samples = the input's count. Nothing is sent
- * when the counts are not consistent (no input, less out than in). The two probes' ids go to
+ * when the counts are not consistent (no input, less out than in). The segment leaving the
+ * encoder is open-ended: its input's end (a demuxer's segment stop) would cut the output's
+ * delayed last frames at the muxer. The two probes' ids go to
  * ids[0] (sink pad) and ids[1] (source pad). Returns 0 when the encoder lacks either pad. */
 int gk_encoder_measure_delay(GstElement *encoder, gulong ids[2]);
 

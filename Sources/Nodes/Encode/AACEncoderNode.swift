@@ -50,10 +50,14 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
             // FFmpeg's encoder forces mid/side stereo by default, and FFmpeg 5.1 gets it wrong:
             // every stereo file decodes as (L-R)/2 and (L+R)/2. Without forcing, it chooses
             // per band and the channels come out as they went in.
-            encoder = try bin.make("avenc_aac", name: "encoder", ["bitrate": p[Self.bitrate], "aac-ms": false])
+            encoder = try bin.make("avenc_aac", name: "encoder", ["bitrate": p[Self.bitrate], "aac-ms": false, "perfect-timestamp": true])
         case .voaacenc:
-            encoder = try bin.make("voaacenc", name: "encoder", ["bitrate": p[Self.bitrate]])
+            encoder = try bin.make("voaacenc", name: "encoder", ["bitrate": p[Self.bitrate], "perfect-timestamp": true])
         }
+        // Stamped from the samples it took (perfect-timestamp), not from its input's stamps:
+        // those jitter (Matroska's are to the millisecond) and the encoder would follow them,
+        // making its output's span, and so the priming measured from it, off by the jitter of
+        // the last buffer (1,037 for 1,024 from a FLAC in Matroska).
         // The priming it adds, measured, so that sink.mp4 writes an edit list (gapless).
         encoder.measureEncoderDelay()
         // AAC takes 7.35 to 96 kHz, and only the standard rates between: audio at another rate
