@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// Reads a graph document (GRAPH-FORMAT.md) and validates it before anything starts.
 ///
@@ -39,21 +40,50 @@ public struct GraphLoader: Sendable {
     }
 
     /// Loads a graph file. An unreadable file is exit 66; anything wrong inside it is 65.
+    /// The file is read to its end, whatever its size says: a pipe (`/dev/stdin`, a shell's
+    /// `<(…)`) or a file under /proc holds a graph as well as a regular file does.
     public func load(contentsOf path: String, overrides: [Override] = []) throws(GraphError) -> Graph {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw GraphError(.inputUnreadable, at: path, "cannot read graph file: \(Self.reason(for: path))")
-        }
-        return try load(bytes: Array(data), file: path, overrides: overrides)
+        try load(bytes: try Self.read(path), file: path, overrides: overrides)
     }
 
-    static func reason(for path: String) -> String {
-        var isDir = false
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) { return "no such file" }
-        if isDir { return "it is a folder" }
-        return "permission denied"
+    /// The most a graph file may hold: far beyond any graph (100,000 nodes are a few MB), and a
+    /// bound on what an endless stream (`/dev/zero`) can make it read.
+    static let largestFile = 64 << 20
+
+    /// The bytes of the file at `path`, read through one descriptor until its end.
+    static func read(_ path: String) throws(GraphError) -> [UInt8] {
+        func failure(_ reason: String) -> GraphError {
+            GraphError(.inputUnreadable, at: path, "cannot read graph file: \(reason)")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(reason(errno)) }
+        defer { close(fd) }
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { throw failure("it is a folder") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure(reason(errno))
+            }
+            if n == 0 { return bytes }
+            guard bytes.count + n <= largestFile else {
+                throw GraphError(.invalidGraph, at: path, "the graph file holds more than \(largestFile >> 20) MiB: it is no graph (a graph is JSON text)")
+            }
+            bytes += chunk[..<n]
+        }
+    }
+
+    /// Why a file cannot be opened or read, in words.
+    static func reason(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: "no such file"
+        case EACCES, EPERM: "permission denied"
+        case EISDIR: "it is a folder"
+        default: String(cString: strerror(code)).lowercased()
+        }
     }
 
     /// Loads a graph from JSON text.
