@@ -113,3 +113,12 @@ void gk_bin_unblock_app_sinks(GstBin *bin) {
     g_value_unset(&item);
     gst_iterator_free(it);
 }
+
+/* --- What an element is, for messages ------------------------------------------------------- */
+
+const char *gk_object_factory_name(GstObject *object) {
+    if (object == NULL || !GST_IS_ELEMENT(object))
+        return NULL;
+    GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(object));
+    return factory ? GST_OBJECT_NAME(factory) : NULL;
+}

@@ -246,6 +246,10 @@ typedef struct {
 int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStreamInfo *streams, int max,
                 char *error, size_t error_len);
 
+/* The name of the factory that made `object`, when it is an element (media.c); NULL otherwise.
+ * Owned by the factory: not to be freed. */
+const char *gk_object_factory_name(GstObject *object);
+
 /* Sends flush-start into every appsink of the bin: its queue (below) holding end of stream until
  * its samples are pulled, or a producer waiting for room in it, would otherwise keep its streaming
  * thread, and the stream lock that stopping the pipeline needs, for up to 100 ms; a waiting pull

@@ -184,6 +184,10 @@ struct BusWatcher {
                 replaceMessage(with: diagnosis.sentence(about: input.name))
             } else if parsed.code == Int32(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue) {
                 replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises")
+            } else if parsed.code == Int32(GST_STREAM_ERROR_WRONG_TYPE.rawValue),
+                      ["decodebin", "typefind"].contains(Self.factory(of: msg.pointee.src)) {
+                // decodebin's type finder found text: "This appears to be a text file".
+                replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises (\(Self.lowercasedFirst(Self.sentence(parsed.message))))")
             }
         }
         guard let nodeID, let entry else {
@@ -259,6 +263,14 @@ struct BusWatcher {
         }
         return best
     }
+
+    /// The factory name of the element `object` is, if it is one.
+    static func factory(of object: UnsafeMutablePointer<GstObject>?) -> String? {
+        gk_object_factory_name(object).map { String(cString: $0) }
+    }
+
+    /// A sentence without its final period, to go inside another.
+    static func sentence(_ s: String) -> String { s.hasSuffix(".") ? String(s.dropLast()) : s }
 
     static func lowercasedFirst(_ s: String) -> String {
         guard let first = s.first, first.isUppercase, !(s.dropFirst().first?.isUppercase ?? false) else { return s }
