@@ -79,6 +79,29 @@ import Nodes
         #expect(r.stdout == "\(marked.path): ok (3 nodes, 2 edges)\n")
     }
 
+    /// validate refuses what cannot run: a format decode is set to give that the node it feeds
+    /// does not take (it accepted it, and the run read the bytes as another format), at the
+    /// parameter, in the file or on the command line.
+    @Test func validateRefusesAFormatThatCannotReachAnInput() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let graph = folder.appendingPathComponent("gray.json")
+        try Data("""
+            { "version": 1, "nodes": {
+              "src": { "type": "source.file", "params": { "path": "in.mp4" } }, "dec": { "type": "decode", "params": { "pixelFormat": "nv12" } },
+              "gray": { "type": "effect.grayscale" }, "h264": { "type": "encode.h264" }, "file": { "type": "sink.mp4", "params": { "path": "out/x.mp4" } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> gray.in", "gray.out -> h264.in", "h264.out -> file.video" ] }
+            """.utf8).write(to: graph)
+        let r = try Graphctl.run("validate", graph.path)
+        #expect(r.status == 65)
+        #expect(r.stderr == "error: \(graph.path): nodes.dec.params.pixelFormat: \"dec.video\" carries video/raw NV12 as pixelFormat is \"nv12\", which \"gray.in\" (effect.grayscale) does not take: it takes video/raw BGRA|RGBA (edges[1]: \"dec.video -> gray.in\")\n")
+        let mended = try Graphctl.run("validate", graph.path, "--set", "dec.pixelFormat=rgba")
+        #expect(mended.status == 0, "\(mended.stderr)")
+        let set = try Graphctl.run("validate", graph.path, "--set", "dec.pixelFormat=i420")
+        #expect(set.status == 65)
+        #expect(set.stderr.contains(": --set dec.pixelFormat: \"dec.video\" carries video/raw I420 as pixelFormat is \"i420\""), "\(set.stderr)")
+    }
+
     @Test func inspectListsEveryTypeByCategory() throws {
         let r = try Graphctl.run("inspect")
         #expect(r.status == 0)

@@ -18,8 +18,21 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         summary: "Demuxes and decodes a media file to PCM audio and raw video",
         inputs: [PortDescriptor("in", .container, help: "a media file's bytes, from source.file")],
         outputs: [
-            PortDescriptor("audio", .pcm(), presence: .sometimes, help: "the audio track selected by track, as PCM"),
-            PortDescriptor("video", .rawVideo(), presence: .sometimes, help: "the first video track, as raw frames"),
+            // What each output carries follows from the parameters, so that the loader refuses
+            // a graph whose decode gives what a node downstream cannot take, at the parameter.
+            PortDescriptor("audio", .pcm(), presence: .sometimes,
+                           carries: .decided(by: [.sampleFormat: sampleFormat, .sampleRate: sampleRate, .channels: channels]) { p in
+                               let formats: Set<SampleFormat> = switch p[DecodeNode.sampleFormat] {
+                               case .auto: [.s16le, .f32le]
+                               case .value(let f): [f]
+                               }
+                               return .pcm(formats, sampleRates: p[DecodeNode.sampleRate].map { $0...$0 } ?? 1...768_000,
+                                           channels: p[DecodeNode.channels].map { $0...$0 } ?? 1...64)
+                           },
+                           help: "the audio track selected by track, as PCM"),
+            PortDescriptor("video", .rawVideo(), presence: .sometimes,
+                           carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[DecodeNode.pixelFormat]]) },
+                           help: "the first video track, as raw frames"),
         ],
         parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
