@@ -85,3 +85,15 @@ extension FormatSet {
         r.count == 1 ? "\(r.lowerBound)" : "[ \(r.lowerBound), \(r.upperBound) ]"
     }
 }
+
+extension Element {
+    /// Gives raw audio arriving at `pad` without a channel mask, past stereo, the usual layout
+    /// for its count (up to 8), else unpositioned channels: GStreamer's converter refuses such
+    /// caps ("no channel-mask"), which a plain PCM WAV of 9 or 63 channels has, and ffmpeg
+    /// decodes it.
+    public func completeChannelMask(pad name: String = "sink") {
+        guard let p = gst_element_get_static_pad(raw, name) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_complete_channel_mask(p), on: p)
+    }
+}

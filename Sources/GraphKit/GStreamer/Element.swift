@@ -40,6 +40,10 @@ public final class Element: @unchecked Sendable {
         }
     }
 
+    /// Links this element's source pad to `next`'s sink pad, while the pipeline runs (a
+    /// demuxer's pad-added handler choosing a route); false when they cannot be linked.
+    public func link(to next: Element) -> Bool { gst_element_link(raw, next.raw) != 0 }
+
     /// A property's value in text form.
     public func property(_ name: String) -> String? {
         guard let s = gk_object_get_as_string(object, name) else { return nil }
