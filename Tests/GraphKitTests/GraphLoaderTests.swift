@@ -17,9 +17,9 @@ import Nodes
         return #"{ "version": 1, "nodes": { \#(n) }, "edges": [ \#(e) ]\#(extra) }"#
     }
 
-    func problems(_ text: String, overrides: [String] = []) -> [String] {
+    func problems(_ text: String, overrides: [String] = [], loader: GraphLoader? = nil) -> [String] {
         do {
-            _ = try loader.load(json: text, overrides: try overrides.map { try GraphLoader.Override(parsing: $0) })
+            _ = try (loader ?? self.loader).load(json: text, overrides: try overrides.map { try GraphLoader.Override(parsing: $0) })
             return []
         } catch let error as GraphError {
             #expect(error.code == .invalidGraph)
@@ -225,19 +225,9 @@ import Nodes
     /// inputs it feeds, or the graph is refused (65) at the parameter that decides the format,
     /// else at the edge. Before, `sampleFormat: "f32le"` into a node declaring 16-bit PCM loaded.
     @Test func aFormatThatCannotReachAnInputIsRefusedWhereItIsDecided() throws {
-        let loader = GraphLoader(registry: Takes<TakesS16>.registry)
+        let takes = GraphLoader(registry: Takes<TakesS16>.registry)
         func problems(_ nodes: String, _ edges: String, _ overrides: [String] = []) -> [String] {
-            do {
-                _ = try loader.load(json: #"{ "version": 1, "nodes": { \#(nodes) }, "edges": [ \#(edges) ] }"#,
-                                    overrides: try overrides.map { try GraphLoader.Override(parsing: $0) })
-                return []
-            } catch let error as GraphError {
-                #expect(error.code == .invalidGraph)
-                return error.problems.map(\.description)
-            } catch {
-                Issue.record("not a GraphError: \(error)")
-                return []
-            }
+            self.problems(Self.graph(nodes: nodes, edges: edges), overrides: overrides, loader: takes)
         }
         let decode = #""src": { "type": "source.file", "params": { "path": "in.m4a" } }, "dec": { "type": "decode", "params": { "sampleFormat": "f32le" } }"#
         let s16 = "audio/pcm S16LE 1-768000 Hz 1-64 ch", f32 = "audio/pcm F32LE 1-768000 Hz 1-64 ch"

@@ -27,6 +27,14 @@ import GraphKitTesting
         r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }.map { $0 + "\n" }.joined()
     }
 
+    /// The waveform data of the one-channel file, which every channel of the others must match.
+    static func monoReference(in folder: URL) throws -> [Int] {
+        let mono = folder.appendingPathComponent("mono.wav").path, json = folder.appendingPathComponent("mono.json").path
+        try Self.wav(mono, channels: 1)
+        try #require(try Self.waveform(mono, json, "").status == 0)
+        return try Self.data(json).values
+    }
+
     static func data(_ json: String) throws -> (channels: Int, values: [Int]) {
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any]
         return (object?["channels"] as? Int ?? 0, object?["data"] as? [Int] ?? [])
@@ -38,16 +46,14 @@ import GraphKitTesting
     func aWaveformOfEveryAdvertisedChannelCount(_ channels: Int) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let mono = folder.appendingPathComponent("mono.wav").path, wav = folder.appendingPathComponent("in.wav").path
-        try Self.wav(mono, channels: 1)
+        let wav = folder.appendingPathComponent("in.wav").path
         try Self.wav(wav, channels: channels)
-        let reference = folder.appendingPathComponent("mono.json").path
-        try #require(try Self.waveform(mono, reference, "").status == 0)
+        let one = try Self.monoReference(in: folder)
         let json = folder.appendingPathComponent("w.json").path, png = folder.appendingPathComponent("w.png").path
         let r = try Self.waveform(wav, json, png)
         if channels <= 64 {
             #expect(r.status == 0, "\(channels) channels: \(r.stderr)")
-            let (count, values) = try Self.data(json), (_, one) = try Self.data(reference)
+            let (count, values) = try Self.data(json)
             #expect(count == channels)
             #expect(!one.isEmpty && values.count == one.count * channels)
             // Bin b of channel c: values[(b × channels + c) × 2 ..< +2], the mono bin's.
@@ -73,8 +79,7 @@ import GraphKitTesting
     func aPlainPCMHeaderOfManyChannelsDecodes(_ channels: Int) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let mono = folder.appendingPathComponent("mono.wav").path, made = folder.appendingPathComponent("made.wav").path
-        try Self.wav(mono, channels: 1)
+        let made = folder.appendingPathComponent("made.wav").path
         try Self.wav(made, channels: channels)
         // GStreamer wrote WAVE_FORMAT_EXTENSIBLE; the same samples under a 16-byte PCM fmt chunk.
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: made)))
@@ -89,11 +94,10 @@ import GraphKitTesting
         plain += le(1, 2) + header[2...] + data
         let wav = folder.appendingPathComponent("plain.wav").path
         try Data(plain).write(to: URL(fileURLWithPath: wav))
-        let reference = folder.appendingPathComponent("mono.json").path, json = folder.appendingPathComponent("w.json").path
-        try #require(try Self.waveform(mono, reference, "").status == 0)
+        let one = try Self.monoReference(in: folder), json = folder.appendingPathComponent("w.json").path
         let r = try Self.waveform(wav, json, "")
         #expect(r.status == 0, "\(channels) channels: \(r.stderr)")
-        let (count, values) = try Self.data(json), (_, one) = try Self.data(reference)
+        let (count, values) = try Self.data(json)
         #expect(count == channels && values.count == one.count * channels)
         #expect(values.count == one.count * channels && (0..<one.count).allSatisfy { values[($0 / 2 * channels) * 2 + $0 % 2] == one[$0] })
     }
