@@ -1,4 +1,6 @@
-// Reading a media file's streams without playing it: GStreamer's discoverer, for Asset.
+// What media holds, for messages and for nodes that read it: a file's streams without playing it
+// (GStreamer's discoverer, for Asset), where a stream's format was refused and what would have
+// been taken, and the channel mask audio caps lack.
 #include "CGraphKitGlue.h"
 #include <gst/pbutils/pbutils.h>
 #include <gst/audio/audio.h>

@@ -169,6 +169,27 @@ final class Takes<D: DeclaredInput>: ProcessingNode, @unchecked Sendable {
         #expect(refused.error?.problems.first?.location == "node \"take\" (test.takes-\(pixels))")
     }
 
+    /// decode mixes channels when its `channels` says so, never to suit a node downstream: six
+    /// channels into a node that takes one fail at that node, saying the count (the converter
+    /// would have mixed them down unasked); with `channels: 1` the node is given mono.
+    @Test func decodeMixesChannelsOnlyWhenTheGraphSaysSo() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("six.wav").path
+        try Self.tone(wav, ["-ac", "6", "-c:a", "pcm_s16le"])
+        let nodes = """
+            "src": { "type": "source.file", "params": { "path": "\(wav)" } }, "dec": { "type": "decode", "params": { PARAMS } },
+            "take": { "type": "test.takes-mono" }, "drain": { "type": "sink.app" }
+            """, edges = #""src.out -> dec.in", "dec.audio -> take.in", "take.out -> drain.in""#
+        let (none, refused) = try Self.run(nodes.replacingOccurrences(of: "PARAMS", with: ""), edges)
+        #expect(refused.status == .failed && none.isEmpty)
+        #expect(refused.error?.node == "take")
+        #expect(refused.error?.message == "\"\(wav)\" has 6 audio channels, and its input \"in\" takes channel counts of 1", "\(String(describing: refused.error))")
+        let (mono, report) = try Self.run(nodes.replacingOccurrences(of: "PARAMS", with: #""channels": 1"#), edges)
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        #expect(mono.reduce(0) { $0 + $1.byteCount } == 88_200 * 2)
+    }
+
     /// Samples appended in one format to a node that takes another: nothing converts them, and
     /// the run fails at the node (they were read as the other format).
     @Test(arguments: [("s16le", SampleFormat.f32le), ("f32le", .s16le)])

@@ -53,6 +53,7 @@ public final class Pad: @unchecked Sendable {
         public var format: SampleFormat? { interleaved ? SampleFormat(gstName: sampleFormat) : nil }
     }
 
+    /// The raw audio this pad carries, when its caps are fixed; nil for anything else.
     public var audioShape: AudioShape? {
         guard let caps = gst_pad_get_current_caps(raw) ?? gst_pad_query_caps(raw, nil) else { return nil }
         defer { gk_caps_unref(caps) }

@@ -11,9 +11,10 @@ import GraphKit
 /// whose header says 1 Hz claims 100,000 s, and a transcode resampled it to AAC's 7,350 Hz for
 /// 18 minutes (ffmpeg accepts any rate above 0, and does the same).
 enum DecodedAudio: Equatable {
-    /// Through the converter, to these caps: the parameters', and for what they leave open, the
-    /// stream's own channel count and rate (so that nothing downstream makes the converter mix
-    /// or resample what the graph did not ask to change).
+    /// Through the converter, to these caps: the parameters', and without `channels`, the
+    /// stream's own count, so that nothing downstream makes the converter mix what the graph did
+    /// not ask to change (a later change of count is mixed to the first, as ffmpeg keeps its
+    /// output's layout). Without `sampleRate` there is no resampler, so the rate stays open.
     case convert(caps: String)
     /// Straight to the output, whose caps are these.
     case direct(caps: String)
@@ -52,7 +53,8 @@ enum DecodedAudio: Equatable {
         guard Self.channels.contains(shape.channels) else {
             return .refuse("\(input) has \(shape.channels) audio channels, and decode gives \(Self.channels.lowerBound) to \(Self.channels.upperBound)")
         }
-        caps += ", rate=(int)\(sampleRate ?? shape.sampleRate), channels=(int)\(channels ?? shape.channels)"
+        if let sampleRate { caps += ", rate=(int)\(sampleRate)" }
+        caps += ", channels=(int)\(channels ?? shape.channels)"
         guard shape.channels > converterChannels else { return .convert(caps: caps) }
         // Past the converter's limit: as it is, or not at all.
         var changes: [String] = []
