@@ -267,6 +267,21 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
         FormatSet([.rawVideo(pixelFormats: formats)])
     }
 
+    /// The narrowest set that holds `format`, for an output that gives one format (a
+    /// `source.app` that declares it); a format GraphKit has no pattern for gives `.any`.
+    public init(exactly format: MediaFormat) {
+        switch format {
+        case .pcm(let f):
+            self = .pcm([f.sampleFormat], sampleRates: f.sampleRate...f.sampleRate, channels: f.channels...f.channels)
+        case .rawVideo(let v): self = .rawVideo([v.pixelFormat])
+        case .aac: self = .aac
+        case .h264: self = .h264
+        case .peaks: self = .peaks
+        case .container: self = .container
+        case .data: self = .any
+        }
+    }
+
     public func intersects(_ other: FormatSet) -> Bool {
         patterns.contains { p in other.patterns.contains { p.intersects($0) } }
     }
