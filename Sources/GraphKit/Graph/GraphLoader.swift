@@ -48,10 +48,12 @@ public struct GraphLoader: Sendable {
 
     /// The most a graph file may hold: far beyond any graph (100,000 nodes are a few MB), and a
     /// bound on what an endless stream (`/dev/zero`) can make it read.
-    static let largestFile = 64 << 20
+    public static let largestFile = 64 << 20
 
-    /// The bytes of the file at `path`, read through one descriptor until its end.
-    static func read(_ path: String) throws(GraphError) -> [UInt8] {
+    /// The bytes of the graph file at `path`, read through one descriptor until its end (a pipe
+    /// too); an unreadable file is exit 66, one past ``largestFile`` 65. For code that reads a
+    /// graph file once and loads it several times (`graphctl batch`).
+    public static func read(_ path: String) throws(GraphError) -> [UInt8] {
         func failure(_ reason: String) -> GraphError {
             GraphError(.inputUnreadable, at: path, "cannot read graph file: \(reason)")
         }
