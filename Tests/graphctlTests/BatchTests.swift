@@ -136,6 +136,41 @@ import GraphKitTesting
         }
     }
 
+    /// The workers run the graph the batch read and checked, sent to them: a graph from a pipe
+    /// (which only the batch can read, once) runs every input, and a graph file changed once the
+    /// batch has started changes nothing (a worker never reads the file again by its name).
+    @Test(.timeLimit(.minutes(10))) func workersRunTheGraphTheBatchRead() throws {
+        let folder = try Self.inputs(3)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let graphctl = Graphctl.executable.path
+        let args = Self.batch(folder, ["--quiet", "--jobs", "2"]).dropFirst(2).map { "'\($0)'" }.joined(separator: " ")
+        let piped = try Graphctl.runCommand("/bin/bash", ["-c", "cat '\(Self.waveform)' | '\(graphctl)' batch /dev/stdin \(args)"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(Self.files(in: folder.appendingPathComponent("out")) == ["a000.json", "a001.json", "a002.json"])
+
+        // A graph file rewritten under the batch: what ran is what was read first (JSON at 8 bits
+        // per value, where the file now says 16).
+        let graph = folder.appendingPathComponent("g.json")
+        let text = try String(contentsOfFile: Self.waveform, encoding: .utf8)
+        try text.replacingOccurrences(of: #""wave": { "type": "analysis.waveform", "params": {"#,
+                                      with: #""wave": { "type": "analysis.waveform", "params": { "bits": 8,"#)
+            .write(to: graph, atomically: false, encoding: .utf8)
+        #expect(try String(contentsOf: graph, encoding: .utf8).contains(#""bits": 8"#), "the graph's wave node changed its shape")
+        let slow = try Self.inputs(6, seconds: 2)
+        defer { try? FileManager.default.removeItem(at: slow) }
+        var arguments = Self.batch(slow, ["--quiet", "--jobs", "1"])
+        arguments[1] = graph.path
+        let running = try Graphctl.start(arguments)
+        Thread.sleep(forTimeInterval: 0.5)
+        try text.write(to: graph, atomically: true, encoding: .utf8)  // 16 bits from now on
+        let r = running.wait()
+        #expect(r.status == 0, "\(r.stderr)")
+        for name in Self.files(in: slow.appendingPathComponent("out")) {
+            let json = try Self.summary(slow.appendingPathComponent("out/\(name)"))
+            #expect(json["bits"] == 8, "\(name)")
+        }
+    }
+
     @Test func aBadTemplateFailsTheBatchBeforeAnythingRuns() throws {
         let folder = try Self.inputs(3)
         defer { try? FileManager.default.removeItem(at: folder) }

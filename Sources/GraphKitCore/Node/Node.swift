@@ -37,6 +37,9 @@ public protocol Node: AnyObject, Sendable {
     var expectedDuration: MediaTime? { get }
     /// For sinks: the file written and how writing ended.
     var output: OutputReport? { get }
+    /// Every file the node writes, with how writing ended: ``output``, or several (the waveform's
+    /// data and pictures). The run reports each, and fails when one of them received no media.
+    var outputs: [OutputReport] { get }
 }
 
 extension Node {
@@ -45,6 +48,7 @@ extension Node {
     public var mediaDescription: String? { nil }
     public var expectedDuration: MediaTime? { nil }
     public var output: OutputReport? { nil }
+    public var outputs: [OutputReport] { output.map { [$0] } ?? [] }
     public var descriptor: NodeDescriptor { Self.descriptor }
 }
 

@@ -597,16 +597,4 @@ public struct FileIdentity: Hashable, Sendable {
     }
 }
 
-/// A node that writes several files (`analysis.waveform`'s data and pictures): the run reports
-/// each one, as it reports a sink's ``Node/output``, and a run in which one of them received no
-/// media fails.
-public protocol WritesFiles: Node {
-    var outputs: [OutputReport] { get }
-}
 
-extension Node {
-    /// Every file the node writes, with how writing ended.
-    public var writtenFiles: [OutputReport] {
-        (self as? any WritesFiles)?.outputs ?? output.map { [$0] } ?? []
-    }
-}

@@ -370,14 +370,13 @@ struct BusWatcher {
             reason = systemReason(in: [debug, parsed.message].compactMap { $0 }.joined(separator: "\n"))
         }
         // GStreamer's own sentence only when it adds something: not its domain's default, and
-        // not one about the temporary file, whose name the user never gave.
+        // not one about a temporary file (ours, or mp4mux's unnamed one beside the output),
+        // whose name the user never gave: the output and the system's reason say it all.
         var detail: String?
         if parsed.message != defaultMessage(domain: gst_resource_error_quark(), code: parsed.code),
-           !parsed.message.contains(temporary) {
+           !parsed.message.contains(temporary), !parsed.message.lowercased().contains("temporary file") {
             var sentence = parsed.message
             if sentence.hasSuffix(".") { sentence.removeLast() }
-            // mp4mux builds an index-first file in a temporary file of its own: say where.
-            if sentence.hasSuffix("temporary file"), let folder = g_get_tmp_dir() { sentence += " in \(String(cString: folder))" }
             detail = lowercasedFirst(sentence)
         }
         let because = [detail, reason.map(lowercasedFirst)].compactMap { $0 }.joined(separator: ": ")

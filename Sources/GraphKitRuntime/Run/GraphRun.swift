@@ -387,7 +387,7 @@ public final class GraphRun: @unchecked Sendable {
     /// is what a WAV header with no data chunk, or a stop before the first sample, comes to.
     private func emptyOutput() -> GraphError? {
         for (spec, node) in nodes {
-            let outputs = node.writtenFiles
+            let outputs = node.outputs
             guard !outputs.isEmpty, !graph.edges(into: spec.id).isEmpty,
                   pipeline.statistics.nodeStatistics(spec).buffersIn == 0 else { continue }
             var from = BusWatcher.describe(upstreamOf: spec.id, graph: graph, nodes: nodes).map { " from \($0)" } ?? ""
@@ -467,7 +467,7 @@ public final class GraphRun: @unchecked Sendable {
         RunReport(status: status, wallSeconds: wall, mediaSeconds: pipeline.statistics.mediaSeconds(reaching: finals),
                   nodes: nodes.map { pipeline.statistics.nodeStatistics($0.spec) },
                   edges: pipeline.statistics.edgeStatistics(),
-                  outputs: nodes.flatMap { Self.checked($0.node.writtenFiles) }, error: error)
+                  outputs: nodes.flatMap { Self.checked($0.node.outputs) }, error: error)
     }
 
     /// The outputs as their nodes report them, where one said to be complete is there: a file

@@ -10,13 +10,13 @@ import MediaContainers
 ///
 /// Each file is made when the run starts and written through its descriptor when the stream
 /// ends (``OutputFile``: never reopened by name), then renamed into place if the run succeeds.
-/// The run reports each file it writes (``WritesFiles``).
+/// The run reports each file it writes (``Node/outputs``).
 ///
 /// Example:
 /// ```json
 /// "wave": { "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }
 /// ```
-public final class WaveformNode: ProcessingNode, WritesFiles, @unchecked Sendable {
+public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     /// PCM ends here; the peaks go out through the host, in a format of their own.
     public static let bufferFlow = BufferFlow.consume
 

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import GraphKit
 
@@ -15,6 +16,8 @@ final class WorkerPool: @unchecked Sendable {
         /// argv for a worker: the executable, `batch-worker`, the graph and fixed options.
         var workerArguments: [String]
         var executable: String
+        /// The graph file's bytes, sent to each worker as it starts (``WorkerStart``).
+        var graph: [UInt8]
         var jobs: Int
         /// Seconds an input may run; nil for no limit.
         var timeout: Double?
@@ -84,7 +87,10 @@ final class WorkerPool: @unchecked Sendable {
             let started = ContinuousClock.now
             if worker == nil {
                 do {
-                    worker = try WorkerProcess(executable: configuration.executable, arguments: configuration.workerArguments)
+                    let started = try WorkerProcess(executable: configuration.executable, arguments: configuration.workerArguments)
+                    // A worker that cannot take the graph has died: the job's send below finds it so.
+                    _ = started.send(WorkerLine.encode(WorkerStart(graph: Data(configuration.graph))))
+                    worker = started
                     runs = 0
                 } catch {
                     ended(result(item, .failed, exitCode: error.code.exitStatus, since: started,

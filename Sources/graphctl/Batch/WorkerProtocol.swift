@@ -34,6 +34,13 @@ struct WorkerJob: Codable, Sendable {
     }
 }
 
+/// The first line a worker reads: the graph file's bytes as the batch read and checked them, so
+/// that every input runs that very graph (a worker never reads the file again by its name, which
+/// could name another file by then, or a pipe already drained).
+struct WorkerStart: Codable, Sendable {
+    var graph: Data
+}
+
 struct WorkerReply: Codable, Sendable {
     var index: Int
     /// graphctl's exit status for this run: 0, or the GraphError's code.

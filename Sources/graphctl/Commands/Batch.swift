@@ -104,11 +104,12 @@ struct Batch: ParsableCommand {
         } catch {
             throw report(error)
         }
+        // Read once, here (a pipe too): the workers run these very bytes.
         let bytes: [UInt8]
         do {
-            bytes = try Array(Data(contentsOf: URL(fileURLWithPath: graph)))
+            bytes = try GraphLoader.read(graph)
         } catch {
-            throw report(GraphError(.inputUnreadable, at: graph, "cannot read graph file: \(OutputFile.reason(error))"))
+            throw report(error)
         }
         let planned: [PlannedInput]
         let listed: Int
@@ -165,7 +166,7 @@ struct Batch: ParsableCommand {
         for p in plugins.paths { arguments += ["--plugin", p] }
         if outputs.followSymlinks { arguments.append("--follow-symlinks") }
         let resultsLock = Lock()
-        let pool = WorkerPool(.init(workerArguments: arguments, executable: Self.executable(), jobs: jobs,
+        let pool = WorkerPool(.init(workerArguments: arguments, executable: Self.executable(), graph: bytes, jobs: jobs,
                                     timeout: timeout > 0 ? timeout : nil, runsPerWorker: runsPerWorker),
                               work: work) { result in
             resultsLock.lock()

@@ -5,9 +5,10 @@ import Glibc
 import GraphKit
 import Nodes
 
-/// The process `graphctl batch` runs inputs in (not for users: hidden from help). It loads the
-/// graph file once, then runs one job per line of its standard input, each with its input's
-/// overrides, and answers each with one line on standard output (WorkerProtocol.swift).
+/// The process `graphctl batch` runs inputs in (not for users: hidden from help). It takes the
+/// graph's bytes from the batch (its first line), then runs one job per line of its standard
+/// input, each with its input's overrides, and answers each with one line on standard output
+/// (WorkerProtocol.swift).
 ///
 /// It ignores SIGINT and SIGTERM: the batch decides what happens to a run (a run stopped by a
 /// signal would finalize a truncated output under its final name, which a resumed batch would
@@ -41,18 +42,21 @@ struct BatchWorker: ParsableCommand {
         let jobs = JobReader()
         jobs.start()
         let loader: GraphLoader
-        let bytes: [UInt8]
         let fixed: [GraphLoader.Override]
         do {
             loader = try plugins.loader()
             fixed = try options.parsed()
-            bytes = try Array(Data(contentsOf: URL(fileURLWithPath: graph)))
         } catch {
             // The batch checked all of this before it started any worker: say why, and stop.
-            if let error = error as? GraphError { throw report(error, file: graph) }
-            printError("error: \(graph): cannot read graph file: \(OutputFile.reason(error))")
-            throw ExitCode(GraphError.Code.inputUnreadable.exitStatus)
+            throw report(error, file: graph)
         }
+        // The graph as the batch read it (its first line); `graph` only names it in messages.
+        guard let first = jobs.next(), let start = WorkerLine.decode(WorkerStart.self, first) else {
+            printError("error: batch-worker: the batch sent no graph")
+            throw ExitCode(GraphError.Code.usage.exitStatus)
+        }
+        jobs.finished()
+        let bytes = Array(start.graph)
         while let line = jobs.next() {
             guard let job = WorkerLine.decode(WorkerJob.self, line) else {
                 printError("error: batch-worker: not a job: \(String(decoding: line.prefix(200), as: UTF8.self))")
