@@ -253,10 +253,11 @@ import Nodes
         #expect(problems(plain + #", "take": { "type": "test.takes-mono" }"#, #""src.out -> dec.in", "dec.audio -> take.in""#, ["dec.channels=2"]) == [
             #"--set dec.channels: "dec.audio" carries audio/pcm S16LE 1-768000 Hz 2 ch as channels is 2, which "take.in" (test.takes-mono) does not take: it takes audio/pcm S16LE|F32LE 1-768000 Hz 1 ch (edges[1]: "dec.audio -> take.in")"#,
         ])
-        // Decided by no parameter: at the edge (capture.audio gives 16-bit only).
+        // Decided by no parameter: at the edge (capture.audio gives 16-bit only, at the rate and
+        // channel count its parameters say).
         #expect(problems(#""mic": { "type": "capture.audio", "params": { "duration": 1 } }, "gain": { "type": "effect.gain" }, "take": { "type": "test.takes-f32le" }"#,
                          #""mic.out -> gain.in", "gain.out -> take.in""#) == [
-            #"edges[1]: "mic.out" carries audio/pcm S16LE 1-768000 Hz 1-64 ch, through "gain.out", which "take.in" (test.takes-f32le) does not take: it takes \#(f32)"#,
+            #"edges[1]: "mic.out" carries audio/pcm S16LE 44100 Hz 1 ch, through "gain.out", which "take.in" (test.takes-f32le) does not take: it takes \#(f32)"#,
         ])
         // Built-in nodes alike: decode's pixel format into the colour effects (BGRA, RGBA).
         #expect(problems(plain + #", "gray": { "type": "effect.grayscale" }"#, #""src.out -> dec.in", "dec.video -> gray.in""#, ["dec.pixelFormat=i420"]) == [
