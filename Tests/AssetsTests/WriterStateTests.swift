@@ -1,0 +1,169 @@
+@testable import Assets
+import GraphKit
+import Nodes
+import Testing
+
+/// AssetWriter's state (``WriterState``) on its own: every status, what each call does or says
+/// in it, and the stall rule while writing. No graph, no clock: instants are arguments.
+@Suite struct WriterStateTests {
+    let t0 = ContinuousClock.now
+
+    func audio(_ settings: any OutputSettings = AudioSettings(sampleRate: 8_000, channels: 1), belongs: Bool = false) -> WriterState.Candidate {
+        .init(name: "audio input", mediaType: .audio, settings: settings, belongsToAWriter: belongs)
+    }
+
+    func video(_ settings: VideoSettings = VideoSettings(width: 64, height: 48)) -> WriterState.Candidate {
+        .init(name: "video input", mediaType: .video, settings: settings, belongsToAWriter: false)
+    }
+
+    func refusal(_ body: () throws -> Void) -> String {
+        do {
+            try body()
+            return "no error"
+        } catch {
+            return (error as? GraphError)?.message ?? "\(error)"
+        }
+    }
+
+    /// unknown → writing → completed, and what an append is told at each step.
+    @Test func fromUnknownToCompleted() throws {
+        var s = WriterState(fileType: .m4a)
+        #expect(s.status == .unknown)
+        #expect(refusal { try s.startWriting() }.contains("add an input"))
+        #expect(refusal { _ = try s.admission(for: "audio input") }.contains("call startWriting() (and startSession(atSourceTime:)) before appending"))
+        #expect(refusal { try s.finishWriting() }.contains("call startWriting() before finishWriting()"))
+        try s.add(audio())
+        try s.startWriting()
+        #expect(s.status == .unknown)  // starting: the graph is being built
+        #expect(refusal { try s.startWriting() }.contains("called already"))
+        #expect(refusal { try s.add(audio()) }.contains("inputs are added before startWriting(); this writer is unknown"))
+        let r1 = s.started(at: t0)
+        #expect(r1 == .startInputs(sessionStarted: false))
+        #expect(s.status == .writing && s.takesSamples)
+        #expect(refusal { try s.add(audio()) }.contains("this writer is writing"))
+        #expect(refusal { _ = try s.admission(for: "audio input") }.contains("call startSession(atSourceTime:) before appending"))
+        let r2 = s.startSession(at: MediaTime(value: 1, timescale: 2))
+        #expect(r2)
+        let r3 = s.startSession(at: .zero)
+        #expect(!r3)  // once
+        #expect(try s.admission(for: "audio input") == MediaTime(value: 1, timescale: 2))
+        try s.finishWriting()
+        #expect(!s.takesSamples && s.status == .writing)
+        #expect(refusal { _ = try s.admission(for: "audio input") }.contains("finishWriting() was called; this input takes no more samples"))
+        #expect(refusal { try s.finishWriting() }.contains("finishWriting() was called already"))
+        let r4 = s.finished(.completed, error: nil)
+        #expect(r4 == nil)
+        #expect(s.status == .completed && s.error == nil)
+        #expect(refusal { _ = try s.admission(for: "audio input") }.contains("the file is written"))
+        #expect(refusal { try s.finishWriting() }.contains("the file is written"))
+        let r5 = s.cancel()
+        #expect(!r5)  // nothing left to cancel
+    }
+
+    /// A session started before writing counts once writing starts: request blocks begin then.
+    @Test func aSessionBeforeWritingStartsWithIt() throws {
+        var s = WriterState(fileType: .m4a)
+        try s.add(audio())
+        let r6 = s.startSession(at: .zero)
+        #expect(r6)
+        try s.startWriting()
+        let r7 = s.started(at: t0)
+        #expect(r7 == .startInputs(sessionStarted: true))
+    }
+
+    /// cancelWriting() while the graph starts: the start cancels the run it made.
+    @Test func cancelledWhileStarting() throws {
+        var s = WriterState(fileType: .m4a)
+        try s.add(audio())
+        try s.startWriting()
+        let r8 = s.cancel()
+        #expect(r8)
+        let r9 = s.started(at: t0)
+        #expect(r9 == .cancelRun)
+        #expect(s.status == .cancelled)
+        #expect(s.endedReason(for: "audio input")?.code == .cancelled)
+        #expect(refusal { try s.startWriting() }.contains("writing was cancelled; make a new AssetWriter"))
+        #expect(refusal { try s.finishWriting() }.contains("writing was cancelled (cancelWriting()); there is nothing to finish"))
+        let r10 = s.cancel()
+        #expect(!r10)
+    }
+
+    /// A run that fails on its own fails the writer with its error; an append is told it.
+    @Test func aRunThatFailsFailsTheWriter() throws {
+        var s = WriterState(fileType: .m4a)
+        try s.add(audio())
+        try s.startWriting()
+        _ = s.started(at: t0)
+        let failure = GraphError(.runFailed, at: "node \"file\"", "disk full")
+        s.runFailed(failure)
+        #expect(s.status == .failed && s.error?.message == "disk full")
+        #expect(refusal { _ = try s.admission(for: "audio input") } == "disk full")
+        #expect(refusal { try s.finishWriting() } == "disk full")
+        #expect(s.endedReason(for: "audio input")?.message == "disk full")
+    }
+
+    /// The stall rule runs while writing, fails the writer when it finds a stall, and stops once
+    /// finishing (finishWriting() ends every input itself).
+    @Test func theStallRuleFailsTheWriterWhileWriting() throws {
+        for finishing in [false, true] {
+            var s = WriterState(fileType: .mp4)
+            try s.add(video())
+            try s.add(audio())
+            try s.startWriting()
+            _ = s.started(at: t0)
+            _ = s.startSession(at: .zero)
+            _ = s.note(.appendBegins, input: 0, at: t0)
+            _ = s.note(.appendEnds(reached: MediaTime(value: 10, timescale: 1)), input: 0, at: t0)
+            _ = s.note(.appendBegins, input: 0, at: t0)
+            guard case .arm(let at, let token) = s.note(.appendWaits, input: 0, at: t0) else {
+                Issue.record("no alarm")
+                return
+            }
+            if finishing { try s.finishWriting() }
+            let verdict = s.alarm(token, at: at)
+            if finishing {
+                guard case .none = verdict else { Issue.record("a stall while finishing"); return }
+                #expect(s.status == .writing)
+            } else {
+                guard case .stall(let error) = verdict else { Issue.record("no stall"); return }
+                #expect(s.status == .failed && s.error?.message == error.message)
+                let r11 = s.note(.appendEnds(reached: nil), input: 0, at: at)
+                #expect(r11 == .none)
+            }
+        }
+    }
+
+    /// Inputs a file cannot take, and settings outside what the encoders declare: the ranges are
+    /// the nodes' own (`encode.h264`, `encode.aac`), quoted from their declarations.
+    @Test func settingsAreCheckedAgainstTheEncodersDeclarations() throws {
+        var m4a = WriterState(fileType: .m4a)
+        #expect(refusal { try m4a.add(video()) }.contains("an M4A file holds audio only"))
+        #expect(refusal { try m4a.add(audio(belongs: true)) }.contains("belongs to a writer already"))
+        #expect(refusal { try m4a.add(audio(VideoSettings(width: 64, height: 48))) }.contains("needs AudioSettings"))
+        try m4a.add(audio())
+        #expect(refusal { try m4a.add(audio()) }.contains("has a audio input already"))
+
+        guard case .integer(let widths) = H264EncoderNode.width.descriptor.kind,
+              case .integer(let heights) = H264EncoderNode.height.descriptor.kind,
+              case .integer(let rates) = AACEncoderNode.sampleRate.descriptor.kind,
+              case .integer(let channels) = AACEncoderNode.channels.descriptor.kind,
+              case .integer(let bits) = H264EncoderNode.bitrate.descriptor.kind else {
+            Issue.record("the encoders' parameters are not integer ranges")
+            return
+        }
+        #expect(H264EncoderNode.width.descriptor.multipleOf == 2)
+        let mp4 = WriterState(fileType: .mp4)
+        #expect(refusal { try mp4.check(adding: video(VideoSettings(width: widths.upperBound, height: heights.upperBound))) } == "no error")
+        #expect(refusal { try mp4.check(adding: video(VideoSettings(width: widths.lowerBound + 1, height: 48))) }
+            .contains("needs an even width from \(widths.lowerBound) to \(widths.upperBound) and an even height from \(heights.lowerBound) to \(heights.upperBound)"))
+        #expect(refusal { try mp4.check(adding: video(VideoSettings(width: 64, height: heights.upperBound + 2))) }.contains("cannot be encoded"))
+        #expect(refusal { try mp4.check(adding: video(VideoSettings(width: 64, height: 48, averageBitRate: bits.lowerBound - 1))) }
+            .contains("out of range (\(bits.lowerBound) to \(bits.upperBound) bits per second)"))
+        #expect(refusal { try mp4.check(adding: video(VideoSettings(width: 64, height: 48, keyframeInterval: 0))) }.contains("keyframeInterval 0 is out of range"))
+        #expect(refusal { try mp4.check(adding: audio(AudioSettings(sampleRate: rates.upperBound + 1, channels: 1))) }
+            .contains("cannot be encoded to AAC: choose \(rates.lowerBound) to \(rates.upperBound) Hz"))
+        #expect(refusal { try mp4.check(adding: audio(AudioSettings(sampleRate: 48_000, channels: channels.upperBound + 1))) }
+            .contains("choose \(channels.lowerBound) to \(channels.upperBound)"))
+        #expect(refusal { try mp4.check(adding: audio(AudioSettings(sampleRate: 48_000, channels: 2, bitRate: 1))) }.contains("bitRate 1 is out of range"))
+    }
+}
