@@ -14,8 +14,8 @@ public final class AssetReaderTrackOutput: Sendable {
     public let track: AssetTrack
     public let outputSettings: ReaderOutputSettings?
 
-    /// Where the output is, set once by the reader: whether a state of its own is worth having
-    /// is the reader's (``ReaderState``: what a pull does, whether this output has ended).
+    /// What the reader gave this output (when it was added, and when reading started). Its
+    /// state, what a pull does and whether it has ended, is the reader's: ``ReaderState``.
     private struct Locked {
         weak var reader: AssetReader?
         var number: Int?
