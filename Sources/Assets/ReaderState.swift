@@ -6,36 +6,14 @@ import GraphKitCore
 /// is a `mutating` transition that throws, naming the state, when the call is wrong in it, or
 /// returns what the reader must do. The reader keeps one under its `Mutex` and performs the actions.
 struct ReaderState: Sendable {
-    private enum State {
-        case unknown
-        /// startReading() is building and starting the graph.
-        case starting
-        case reading
-        case completed
-        case failed(GraphError)
-        case cancelled
-    }
-
-    private var state = State.unknown
+    private var state = Lifecycle<Void>.unknown
     /// Whether each output, by its number, has given its last sample.
     private var ended: [Bool] = []
     /// The part of the file to read; nil: all of it.
     private(set) var range: MediaTimeRange?
 
-    var status: AssetReader.Status {
-        switch state {
-        case .unknown, .starting: .unknown
-        case .reading: .reading
-        case .completed: .completed
-        case .failed: .failed
-        case .cancelled: .cancelled
-        }
-    }
-
-    var error: GraphError? {
-        guard case .failed(let error) = state else { return nil }
-        return error
-    }
+    var status: AssetReader.Status { state.status() }
+    var error: GraphError? { state.error }
 
     var outputCount: Int { ended.count }
 
@@ -76,7 +54,7 @@ struct ReaderState: Sendable {
     /// The graph runs: whether to go on (false: cancelReading() came meanwhile; cancel the run).
     mutating func started() -> Bool {
         guard case .starting = state else { return false }
-        state = .reading
+        state = .running(())
         return true
     }
 
@@ -87,7 +65,7 @@ struct ReaderState: Sendable {
 
     /// The run ended on its own, with `status`: reading fails with its error, or is complete.
     mutating func runEnded(_ status: RunStatus, error: GraphError?) {
-        guard case .reading = state else { return }
+        guard case .running = state else { return }
         switch status {
         case .failed: state = .failed(error ?? GraphError(.runFailed, at: "AssetReader", "reading failed"))
         case .completed, .stopped: state = .completed
@@ -96,15 +74,7 @@ struct ReaderState: Sendable {
     }
 
     /// cancelReading(): whether there is a run to cancel (or one starting).
-    mutating func cancel() -> Bool {
-        switch state {
-        case .unknown, .starting, .reading:
-            state = .cancelled
-            return true
-        case .completed, .failed, .cancelled:
-            return false
-        }
-    }
+    mutating func cancel() -> Bool { state.cancel() }
 
     /// What copyNextSampleBuffer() does for output `number`.
     enum Pull: Equatable {
@@ -117,7 +87,7 @@ struct ReaderState: Sendable {
 
     func pull(output number: Int) -> Pull {
         switch state {
-        case .reading, .completed: ended[number] ? .end : .pull
+        case .running, .completed: ended[number] ? .end : .pull
         case .unknown, .starting, .failed, .cancelled: .end
         }
     }
@@ -127,7 +97,7 @@ struct ReaderState: Sendable {
     mutating func outputEnded(_ number: Int) -> Bool {
         guard !ended[number] else { return false }
         ended[number] = true
-        guard case .reading = state, ended.allSatisfy({ $0 }) else { return false }
+        guard case .running = state, ended.allSatisfy({ $0 }) else { return false }
         state = .completed
         return true
     }

@@ -9,14 +9,10 @@ import GraphKitCore
 struct WriterState: Sendable {
     typealias Instant = ContinuousClock.Instant
 
-    private enum State {
-        case unknown
-        /// startWriting() is building and starting the graph.
-        case starting
-        case writing(finishing: Bool, watch: StallWatch)
-        case completed
-        case failed(GraphError)
-        case cancelled
+    /// What writing holds: whether finishWriting() was called, and the stall rule.
+    private struct Writing: Sendable {
+        var finishing = false
+        var watch: StallWatch
     }
 
     /// What a writer input is, to decide whether it can be added.
@@ -28,7 +24,7 @@ struct WriterState: Sendable {
     }
 
     let fileType: FileType
-    private var state = State.unknown
+    private var state = Lifecycle<Writing>.unknown
     /// The inputs' names and media types, in the order they were added.
     private(set) var inputs: [(name: String, mediaType: MediaType)] = []
     /// The file's time origin, once startSession(atSourceTime:) was called (before or after
@@ -39,20 +35,8 @@ struct WriterState: Sendable {
         self.fileType = fileType
     }
 
-    var status: AssetWriter.Status {
-        switch state {
-        case .unknown, .starting: .unknown
-        case .writing: .writing
-        case .completed: .completed
-        case .failed: .failed
-        case .cancelled: .cancelled
-        }
-    }
-
-    var error: GraphError? {
-        guard case .failed(let error) = state else { return nil }
-        return error
-    }
+    var status: AssetWriter.Status { state.status() }
+    var error: GraphError? { state.error }
 
     // MARK: Inputs
 
@@ -109,14 +93,14 @@ struct WriterState: Sendable {
     /// The graph runs, since `now`.
     mutating func started(at now: Instant) -> StartAction {
         guard case .starting = state else { return .cancelRun }
-        state = .writing(finishing: false, watch: StallWatch(inputs: inputs.map(\.name), since: now))
+        state = .running(Writing(watch: StallWatch(inputs: inputs.map(\.name), since: now)))
         return .startInputs(sessionStarted: session != nil)
     }
 
     /// Building or starting the graph failed (or handing the inputs their ends did).
     mutating func startFailed(_ error: GraphError) {
         switch state {
-        case .starting, .writing: state = .failed(error)
+        case .starting, .running: state = .failed(error)
         default: break
         }
     }
@@ -131,14 +115,14 @@ struct WriterState: Sendable {
 
     /// The run failed on its own (an encoder, a full disk): the writer fails with it.
     mutating func runFailed(_ error: GraphError?) {
-        guard case .writing = state else { return }
+        guard case .running = state else { return }
         state = .failed(error ?? GraphError(.runFailed, at: "AssetWriter", "writing failed"))
     }
 
     /// Whether inputs take samples: writing, and neither finishing nor ended.
     var takesSamples: Bool {
-        guard case .writing(let finishing, _) = state else { return false }
-        return !finishing
+        guard case .running(let writing) = state else { return false }
+        return !writing.finishing
     }
 
     /// An input may append: the session's start, or why it cannot, naming the state.
@@ -146,9 +130,9 @@ struct WriterState: Sendable {
         switch state {
         case .unknown, .starting:
             throw GraphError(.usage, at: input, "call startWriting() (and startSession(atSourceTime:)) before appending")
-        case .writing(finishing: true, _):
+        case .running(let writing) where writing.finishing:
             throw GraphError(.usage, at: input, "finishWriting() was called; this input takes no more samples")
-        case .writing:
+        case .running:
             guard let session else { throw GraphError(.usage, at: input, "call startSession(atSourceTime:) before appending") }
             return session
         case .completed:
@@ -181,15 +165,17 @@ struct WriterState: Sendable {
         case .cancelled: throw GraphError(.usage, at: "AssetWriter", "writing was cancelled (cancelWriting()); there is nothing to finish")
         case .completed: throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already; the file is written")
         case .failed(let error): throw error
-        case .writing(finishing: true, _): throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already")
-        case .writing(_, let watch): state = .writing(finishing: true, watch: watch)
+        case .running(let writing) where writing.finishing: throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already")
+        case .running(var writing):
+            writing.finishing = true
+            state = .running(writing)
         }
     }
 
     /// The run ended after finishWriting(): the error finishWriting() throws, or nil once the
     /// file is complete.
     mutating func finished(_ status: RunStatus, error: GraphError?) -> GraphError? {
-        guard case .writing = state else { return self.error ?? error }
+        guard case .running = state else { return self.error ?? error }
         switch status {
         case .completed, .stopped:
             state = .completed
@@ -205,15 +191,7 @@ struct WriterState: Sendable {
     }
 
     /// cancelWriting(): whether there is anything to stop (inputs to close, a run to cancel).
-    mutating func cancel() -> Bool {
-        switch state {
-        case .unknown, .starting, .writing:
-            state = .cancelled
-            return true
-        case .completed, .failed, .cancelled:
-            return false
-        }
-    }
+    mutating func cancel() -> Bool { state.cancel() }
 
     /// Fails writing with `error` (a stall): whether it was writing and not finishing, so that
     /// its inputs are closed and the run cancelled.
@@ -227,18 +205,18 @@ struct WriterState: Sendable {
 
     /// Something happened on input `index` at `now` (see ``StallWatch``).
     mutating func note(_ event: StallWatch.Event, input index: Int, at now: Instant) -> StallWatch.Action {
-        guard case .writing(let finishing, var watch) = state else { return .none }
-        let action = watch.note(event, input: index, at: now, session: session ?? .zero)
-        state = .writing(finishing: finishing, watch: watch)
-        return finishing ? .none : action
+        guard case .running(var writing) = state, !writing.finishing else { return .none }
+        let action = writing.watch.note(event, input: index, at: now, session: session ?? .zero)
+        state = .running(writing)
+        return action
     }
 
     /// The stall rule's alarm `token` rang at `now`: fails writing if an append waits on an input
     /// nobody feeds (the verdict's error), or says when to look again.
     mutating func alarm(_ token: UInt64, at now: Instant) -> StallWatch.Verdict {
-        guard case .writing(finishing: false, var watch) = state else { return .none }
-        let verdict = watch.alarm(token, at: now, session: session ?? .zero)
-        state = .writing(finishing: false, watch: watch)
+        guard case .running(var writing) = state, !writing.finishing else { return .none }
+        let verdict = writing.watch.alarm(token, at: now, session: session ?? .zero)
+        state = .running(writing)
         if case .stall(let error) = verdict { _ = fail(because: error) }
         return verdict
     }

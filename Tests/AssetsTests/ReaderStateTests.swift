@@ -5,15 +5,6 @@ import Testing
 /// AssetReader's state (``ReaderState``) on its own: each status, and what copyNextSampleBuffer()
 /// does in it (pull the graph's next sample, or return nil at once).
 @Suite struct ReaderStateTests {
-    func refusal(_ body: () throws -> Void) -> String {
-        do {
-            try body()
-            return "no error"
-        } catch {
-            return (error as? GraphError)?.message ?? "\(error)"
-        }
-    }
-
     @Test func whatAPullDoesInEachState() throws {
         var s = ReaderState()
         #expect(refusal { try s.startReading() }.contains("add an output"))

@@ -16,15 +16,6 @@ import Testing
         .init(name: "video input", mediaType: .video, settings: settings, belongsToAWriter: false)
     }
 
-    func refusal(_ body: () throws -> Void) -> String {
-        do {
-            try body()
-            return "no error"
-        } catch {
-            return (error as? GraphError)?.message ?? "\(error)"
-        }
-    }
-
     /// unknown → writing → completed, and what an append is told at each step.
     @Test func fromUnknownToCompleted() throws {
         var s = WriterState(fileType: .m4a)
