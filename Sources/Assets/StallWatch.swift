@@ -62,14 +62,29 @@ struct StallWatch: Sendable {
         var reached: MediaTime?
     }
 
-    private var inputs: [Input]
+    private var inputs: [Input] = []
     /// The alarm set and not yet rung, by its deadline and token.
     private var armed: (at: Instant, token: UInt64)?
     private var nextToken: UInt64 = 0
 
     /// A watch over inputs named `names` (for the message), all idle since `start`.
-    init(inputs names: [String], since start: Instant) {
-        inputs = names.map { Input(name: $0, lastActivity: start) }
+    init(inputs names: [String], since begin: Instant) {
+        for name in names { add(name) }
+        start(at: begin)
+    }
+
+    init() {}
+
+    /// An input joins, named `name` for the message: the next index.
+    mutating func add(_ name: String) {
+        inputs.append(Input(name: name, lastActivity: .now))
+    }
+
+    /// Writing starts at `now`: every input is idle since then. What was noted before (a request
+    /// block registered, an input finished before writing) stays.
+    mutating func start(at now: Instant) {
+        for i in inputs.indices { inputs[i].lastActivity = now }
+        armed = nil
     }
 
     /// Something happened on input `index` at `now`; the session starts at `session` (what an

@@ -9,10 +9,9 @@ import GraphKitCore
 struct WriterState: Sendable {
     typealias Instant = ContinuousClock.Instant
 
-    /// What writing holds: whether finishWriting() was called, and the stall rule.
+    /// What writing holds: whether finishWriting() was called.
     private struct Writing: Sendable {
         var finishing = false
-        var watch: StallWatch
     }
 
     /// What a writer input is, to decide whether it can be added.
@@ -30,6 +29,9 @@ struct WriterState: Sendable {
     /// The file's time origin, once startSession(atSourceTime:) was called (before or after
     /// startWriting(), as the app likes; appends wait for both).
     private(set) var session: MediaTime?
+    /// The stall rule: it hears of the inputs from the start (a request block registered before
+    /// writing counts), and rules while writing and not finishing.
+    private var watch = StallWatch()
 
     init(fileType: FileType) {
         self.fileType = fileType
@@ -66,6 +68,7 @@ struct WriterState: Sendable {
     mutating func add(_ input: Candidate) throws(GraphError) {
         try check(adding: input)
         inputs.append((input.name, input.mediaType))
+        watch.add(input.name)
     }
 
     // MARK: Writing
@@ -93,7 +96,8 @@ struct WriterState: Sendable {
     /// The graph runs, since `now`.
     mutating func started(at now: Instant) -> StartAction {
         guard case .starting = state else { return .cancelRun }
-        state = .running(Writing(watch: StallWatch(inputs: inputs.map(\.name), since: now)))
+        state = .running(Writing())
+        watch.start(at: now)
         return .startInputs(sessionStarted: session != nil)
     }
 
@@ -166,9 +170,8 @@ struct WriterState: Sendable {
         case .completed: throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already; the file is written")
         case .failed(let error): throw error
         case .running(let writing) where writing.finishing: throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already")
-        case .running(var writing):
-            writing.finishing = true
-            state = .running(writing)
+        case .running:
+            state = .running(Writing(finishing: true))
         }
     }
 
@@ -205,18 +208,16 @@ struct WriterState: Sendable {
 
     /// Something happened on input `index` at `now` (see ``StallWatch``).
     mutating func note(_ event: StallWatch.Event, input index: Int, at now: Instant) -> StallWatch.Action {
-        guard case .running(var writing) = state, !writing.finishing else { return .none }
-        let action = writing.watch.note(event, input: index, at: now, session: session ?? .zero)
-        state = .running(writing)
+        let action = watch.note(event, input: index, at: now, session: session ?? .zero)
+        guard case .running(let writing) = state, !writing.finishing else { return .none }
         return action
     }
 
     /// The stall rule's alarm `token` rang at `now`: fails writing if an append waits on an input
     /// nobody feeds (the verdict's error), or says when to look again.
     mutating func alarm(_ token: UInt64, at now: Instant) -> StallWatch.Verdict {
-        guard case .running(var writing) = state, !writing.finishing else { return .none }
-        let verdict = writing.watch.alarm(token, at: now, session: session ?? .zero)
-        state = .running(writing)
+        guard case .running(let writing) = state, !writing.finishing else { return .none }
+        let verdict = watch.alarm(token, at: now, session: session ?? .zero)
         if case .stall(let error) = verdict { _ = fail(because: error) }
         return verdict
     }

@@ -124,6 +124,25 @@ import Testing
         }
     }
 
+    /// A request block registered before writing starts (as AVFoundation allows), or an input
+    /// finished before it, feeds or ends that input: it is never the idle one an append waits on.
+    @Test func whatInputsSaidBeforeWritingCounts() throws {
+        for event in [StallWatch.Event.requested, .finished] {
+            var s = WriterState(fileType: .mp4)
+            try s.add(video())
+            try s.add(audio())
+            _ = s.note(event, input: 0, at: t0)
+            try s.startWriting()
+            _ = s.started(at: t0)
+            _ = s.startSession(at: .zero)
+            _ = s.note(.appendBegins, input: 1, at: t0)
+            _ = s.note(.appendEnds(reached: MediaTime(value: 10, timescale: 1)), input: 1, at: t0)
+            _ = s.note(.appendBegins, input: 1, at: t0)
+            let waits = s.note(.appendWaits, input: 1, at: t0)
+            #expect(waits == .none, "\(event): \(waits)")
+        }
+    }
+
     /// Inputs a file cannot take, and settings outside what the encoders declare: the ranges are
     /// the nodes' own (`encode.h264`, `encode.aac`), quoted from their declarations.
     @Test func settingsAreCheckedAgainstTheEncodersDeclarations() throws {
