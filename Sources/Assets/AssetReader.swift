@@ -84,7 +84,8 @@ public final class AssetReader: Sendable {
         try check(adding: output)
         try locked.withLock { l throws(GraphError) in
             try l.state.checkAdding()
-            try output.attach(to: self, number: l.state.add())  // the output's lock inside the reader's: never the other way
+            try output.attach(to: self, number: l.state.outputCount)  // the output's lock inside the reader's: never the other way
+            _ = l.state.add()
             l.outputs.append(output)
         }
     }

@@ -13,18 +13,18 @@ import Testing
         try s.startReading()
         #expect(s.status == .unknown && s.pull(output: audio) == .end)
         #expect(refusal { try s.checkAdding() }.contains("outputs are added before startReading()"))
-        let r1 = s.started()
-        #expect(r1)
+        let goesOn = s.started()
+        #expect(goesOn)
         #expect(s.status == .reading && s.pull(output: audio) == .pull && s.pull(output: video) == .pull)
         #expect(refusal { try s.startReading() }.contains("called already"))
-        let r2 = s.outputEnded(video)
-        #expect(!r2)
+        let allEnded = s.outputEnded(video)
+        #expect(!allEnded)
         #expect(s.pull(output: video) == .end && s.pull(output: audio) == .pull)
         // The run completes (every stream at its end): what the audio output holds is still given.
         s.runEnded(.completed, error: nil)
         #expect(s.status == .completed && s.pull(output: audio) == .pull)
-        let r3 = s.outputEnded(audio)
-        #expect(!r3)  // complete already: nothing left to stop
+        let stopsTheRun = s.outputEnded(audio)
+        #expect(!stopsTheRun)  // complete already: nothing left to stop
         #expect(s.pull(output: audio) == .end && s.endError == nil)
     }
 
@@ -35,12 +35,12 @@ import Testing
         let a = s.add(), b = s.add()
         try s.startReading()
         _ = s.started()
-        let r4 = s.outputEnded(a)
-        #expect(!r4)
-        let r5 = s.outputEnded(a)
-        #expect(!r5)  // once
-        let r6 = s.outputEnded(b)
-        #expect(r6)
+        let firstEnded = s.outputEnded(a)
+        #expect(!firstEnded)
+        let again = s.outputEnded(a)
+        #expect(!again)  // once
+        let lastEnded = s.outputEnded(b)
+        #expect(lastEnded)
         #expect(s.status == .completed)
     }
 
@@ -51,12 +51,12 @@ import Testing
         let n = cancelled.add()
         try cancelled.startReading()
         _ = cancelled.started()
-        let r7 = cancelled.cancel()
-        #expect(r7)
+        let stops = cancelled.cancel()
+        #expect(stops)
         #expect(cancelled.pull(output: n) == .end && cancelled.status == .cancelled)
         #expect(cancelled.endError?.code == .cancelled)
-        let r8 = cancelled.cancel()
-        #expect(!r8)
+        let stopsAgain = cancelled.cancel()
+        #expect(!stopsAgain)
         #expect(refusal { try cancelled.startReading() }.contains("reading was cancelled; make a new AssetReader"))
 
         var failed = ReaderState()
@@ -73,10 +73,10 @@ import Testing
         var s = ReaderState()
         _ = s.add()
         try s.startReading()
-        let r9 = s.cancel()
-        #expect(r9)
-        let r10 = s.started()
-        #expect(!r10)
+        let stops = s.cancel()
+        #expect(stops)
+        let goesOn = s.started()
+        #expect(!goesOn)
         #expect(s.status == .cancelled)
     }
 

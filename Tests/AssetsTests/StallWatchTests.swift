@@ -16,8 +16,8 @@ import Testing
 
     /// Appends a sample to `input` that takes it to `reached`, at `time`.
     func appended(_ w: inout StallWatch, _ input: Int, reaching reached: Double, at time: Double) {
-        let r1 = w.note(.appendBegins, input: input, at: at(time), session: .zero)
-        #expect(r1 == .none)
+        let begins = w.note(.appendBegins, input: input, at: at(time), session: .zero)
+        #expect(begins == .none)
         _ = w.note(.appendEnds(reached: seconds(reached)), input: input, at: at(time), session: .zero)
     }
 
@@ -35,8 +35,8 @@ import Testing
     @Test func anAppendWaitingOnAnIdleInputIsAStallAfterTenSeconds() throws {
         var w = watch()
         appended(&w, video, reaching: 9, at: 0.5)
-        let r2 = w.note(.appendBegins, input: video, at: at(1), session: .zero)
-        #expect(r2 == .none)
+        let begins = w.note(.appendBegins, input: video, at: at(1), session: .zero)
+        #expect(begins == .none)
         let alarm = try #require(token(w.note(.appendWaits, input: video, at: at(1), session: .zero)))
         #expect(alarm.at == at(11))
         guard case .stall(let error) = w.alarm(alarm.token, at: alarm.at, session: .zero) else {
@@ -54,8 +54,8 @@ import Testing
         var w = watch()
         appended(&w, video, reaching: 4.9, at: 0)
         _ = w.note(.appendBegins, input: video, at: at(0), session: .zero)
-        let r3 = w.note(.appendWaits, input: video, at: at(0), session: .zero)
-        #expect(r3 == .none)
+        let waits = w.note(.appendWaits, input: video, at: at(0), session: .zero)
+        #expect(waits == .none)
         // The session's start is where an input with nothing is: 3 s in, the video is 1.9 s ahead.
         var late = watch()
         _ = late.note(.appendBegins, input: video, at: at(0), session: seconds(3))
@@ -106,8 +106,8 @@ import Testing
             _ = w.note(event, input: audio, at: at(0), session: .zero)
             appended(&w, video, reaching: 10, at: 0)
             _ = w.note(.appendBegins, input: video, at: at(0), session: .zero)
-            let r4 = w.note(.appendWaits, input: video, at: at(0), session: .zero)
-            #expect(r4 == .none, "\(event)")
+            let waits = w.note(.appendWaits, input: video, at: at(0), session: .zero)
+            #expect(waits == .none, "\(event)")
         }
     }
 

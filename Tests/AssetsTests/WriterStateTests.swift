@@ -28,38 +28,38 @@ import Testing
         #expect(s.status == .unknown)  // starting: the graph is being built
         #expect(refusal { try s.startWriting() }.contains("called already"))
         #expect(refusal { try s.add(audio()) }.contains("inputs are added before startWriting(); this writer is unknown"))
-        let r1 = s.started(at: t0)
-        #expect(r1 == .startInputs(sessionStarted: false))
+        let start = s.started(at: t0)
+        #expect(start == .startInputs(sessionStarted: false))
         #expect(s.status == .writing && s.takesSamples)
         #expect(refusal { try s.add(audio()) }.contains("this writer is writing"))
         #expect(refusal { _ = try s.admission(for: "audio input") }.contains("call startSession(atSourceTime:) before appending"))
-        let r2 = s.startSession(at: MediaTime(value: 1, timescale: 2))
-        #expect(r2)
-        let r3 = s.startSession(at: .zero)
-        #expect(!r3)  // once
+        let first = s.startSession(at: MediaTime(value: 1, timescale: 2))
+        #expect(first)
+        let second = s.startSession(at: .zero)
+        #expect(!second)  // once
         #expect(try s.admission(for: "audio input") == MediaTime(value: 1, timescale: 2))
         try s.finishWriting()
         #expect(!s.takesSamples && s.status == .writing)
         #expect(refusal { _ = try s.admission(for: "audio input") }.contains("finishWriting() was called; this input takes no more samples"))
         #expect(refusal { try s.finishWriting() }.contains("finishWriting() was called already"))
-        let r4 = s.finished(.completed, error: nil)
-        #expect(r4 == nil)
+        let thrown = s.finished(.completed, error: nil)
+        #expect(thrown == nil)
         #expect(s.status == .completed && s.error == nil)
         #expect(refusal { _ = try s.admission(for: "audio input") }.contains("the file is written"))
         #expect(refusal { try s.finishWriting() }.contains("the file is written"))
-        let r5 = s.cancel()
-        #expect(!r5)  // nothing left to cancel
+        let cancels = s.cancel()
+        #expect(!cancels)  // nothing left to cancel
     }
 
     /// A session started before writing counts once writing starts: request blocks begin then.
     @Test func aSessionBeforeWritingStartsWithIt() throws {
         var s = WriterState(fileType: .m4a)
         try s.add(audio())
-        let r6 = s.startSession(at: .zero)
-        #expect(r6)
+        let set = s.startSession(at: .zero)
+        #expect(set)
         try s.startWriting()
-        let r7 = s.started(at: t0)
-        #expect(r7 == .startInputs(sessionStarted: true))
+        let start = s.started(at: t0)
+        #expect(start == .startInputs(sessionStarted: true))
     }
 
     /// cancelWriting() while the graph starts: the start cancels the run it made.
@@ -67,16 +67,16 @@ import Testing
         var s = WriterState(fileType: .m4a)
         try s.add(audio())
         try s.startWriting()
-        let r8 = s.cancel()
-        #expect(r8)
-        let r9 = s.started(at: t0)
-        #expect(r9 == .cancelRun)
+        let cancels = s.cancel()
+        #expect(cancels)
+        let start = s.started(at: t0)
+        #expect(start == .cancelRun)
         #expect(s.status == .cancelled)
         #expect(s.endedReason(for: "audio input")?.code == .cancelled)
         #expect(refusal { try s.startWriting() }.contains("writing was cancelled; make a new AssetWriter"))
         #expect(refusal { try s.finishWriting() }.contains("writing was cancelled (cancelWriting()); there is nothing to finish"))
-        let r10 = s.cancel()
-        #expect(!r10)
+        let cancelsAgain = s.cancel()
+        #expect(!cancelsAgain)
     }
 
     /// A run that fails on its own fails the writer with its error; an append is told it.
@@ -93,20 +93,33 @@ import Testing
         #expect(s.endedReason(for: "audio input")?.message == "disk full")
     }
 
+    /// A writer of video (input 0) and audio (input 1), writing since t0, its session at 0;
+    /// `before` is what the video input said before writing started.
+    func writingAV(before: StallWatch.Event? = nil) throws -> WriterState {
+        var s = WriterState(fileType: .mp4)
+        try s.add(video())
+        try s.add(audio())
+        if let before { _ = s.note(before, input: 0, at: t0) }
+        try s.startWriting()
+        _ = s.started(at: t0)
+        _ = s.startSession(at: .zero)
+        return s
+    }
+
+    /// Input `index` gets 10 s in, and its next append waits: what the stall rule says.
+    func waitTenSecondsAhead(_ s: inout WriterState, input index: Int) -> StallWatch.Action {
+        _ = s.note(.appendBegins, input: index, at: t0)
+        _ = s.note(.appendEnds(reached: MediaTime(value: 10, timescale: 1)), input: index, at: t0)
+        _ = s.note(.appendBegins, input: index, at: t0)
+        return s.note(.appendWaits, input: index, at: t0)
+    }
+
     /// The stall rule runs while writing, fails the writer when it finds a stall, and stops once
     /// finishing (finishWriting() ends every input itself).
     @Test func theStallRuleFailsTheWriterWhileWriting() throws {
         for finishing in [false, true] {
-            var s = WriterState(fileType: .mp4)
-            try s.add(video())
-            try s.add(audio())
-            try s.startWriting()
-            _ = s.started(at: t0)
-            _ = s.startSession(at: .zero)
-            _ = s.note(.appendBegins, input: 0, at: t0)
-            _ = s.note(.appendEnds(reached: MediaTime(value: 10, timescale: 1)), input: 0, at: t0)
-            _ = s.note(.appendBegins, input: 0, at: t0)
-            guard case .arm(let at, let token) = s.note(.appendWaits, input: 0, at: t0) else {
+            var s = try writingAV()
+            guard case .arm(let at, let token) = waitTenSecondsAhead(&s, input: 0) else {
                 Issue.record("no alarm")
                 return
             }
@@ -118,8 +131,8 @@ import Testing
             } else {
                 guard case .stall(let error) = verdict else { Issue.record("no stall"); return }
                 #expect(s.status == .failed && s.error?.message == error.message)
-                let r11 = s.note(.appendEnds(reached: nil), input: 0, at: at)
-                #expect(r11 == .none)
+                let after = s.note(.appendEnds(reached: nil), input: 0, at: at)
+                #expect(after == .none)
             }
         }
     }
@@ -128,17 +141,8 @@ import Testing
     /// finished before it, feeds or ends that input: it is never the idle one an append waits on.
     @Test func whatInputsSaidBeforeWritingCounts() throws {
         for event in [StallWatch.Event.requested, .finished] {
-            var s = WriterState(fileType: .mp4)
-            try s.add(video())
-            try s.add(audio())
-            _ = s.note(event, input: 0, at: t0)
-            try s.startWriting()
-            _ = s.started(at: t0)
-            _ = s.startSession(at: .zero)
-            _ = s.note(.appendBegins, input: 1, at: t0)
-            _ = s.note(.appendEnds(reached: MediaTime(value: 10, timescale: 1)), input: 1, at: t0)
-            _ = s.note(.appendBegins, input: 1, at: t0)
-            let waits = s.note(.appendWaits, input: 1, at: t0)
+            var s = try writingAV(before: event)
+            let waits = waitTenSecondsAhead(&s, input: 1)
             #expect(waits == .none, "\(event): \(waits)")
         }
     }
