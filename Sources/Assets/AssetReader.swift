@@ -104,11 +104,13 @@ public final class AssetReader: Sendable {
             throw GraphError(.usage, at: "\(track)", "a \(track.mediaType.rawValue) track cannot be read as \(settings.mediaType.rawValue); use \(fix)")
         }
         if case .linearPCM(_, let rate, let channels)? = output.outputSettings {
-            if let rate, !(8_000...192_000).contains(rate) {
-                throw GraphError(.usage, at: "\(track)", "sampleRate \(rate) is out of range: choose 8000 to 192000 Hz")
+            // decode's own ranges: it resamples and mixes.
+            let rates = DeclaredRange(DecodeNode.sampleRate), counts = DeclaredRange(DecodeNode.channels)
+            if let rate, !rates.allows(rate) {
+                throw GraphError(.usage, at: "\(track)", "sampleRate \(rate) is out of range: choose \(rates.span) Hz")
             }
-            if let channels, !(1...8).contains(channels) {
-                throw GraphError(.usage, at: "\(track)", "channels \(channels) is out of range: choose 1 to 8")
+            if let channels, !counts.allows(channels) {
+                throw GraphError(.usage, at: "\(track)", "channels \(channels) is out of range: choose \(counts.span)")
             }
         }
         if track.mediaType == .video, track.indexInType > 0 {

@@ -10,11 +10,11 @@ enum EncoderLimits {
     static func problem(with settings: any OutputSettings) -> String? {
         switch settings {
         case let video as VideoSettings:
-            let width = Limit(H264EncoderNode.width), height = Limit(H264EncoderNode.height)
+            let width = DeclaredRange(H264EncoderNode.width), height = DeclaredRange(H264EncoderNode.height)
             guard width.allows(video.width), height.allows(video.height) else {
                 return "VideoSettings \(video.width)x\(video.height) cannot be encoded: H.264 here needs \(width.phrase("width")) and \(height.phrase("height"))"
             }
-            let bitrate = Limit(H264EncoderNode.bitrate), interval = Limit(H264EncoderNode.keyframeInterval)
+            let bitrate = DeclaredRange(H264EncoderNode.bitrate), interval = DeclaredRange(H264EncoderNode.keyframeInterval)
             if let rate = video.averageBitRate, !bitrate.allows(rate) {
                 return "averageBitRate \(rate) is out of range (\(bitrate.span) bits per second)"
             }
@@ -22,7 +22,7 @@ enum EncoderLimits {
                 return "keyframeInterval \(frames) is out of range (\(interval.span) frames)"
             }
         case let audio as AudioSettings:
-            let rate = Limit(AACEncoderNode.sampleRate), channels = Limit(AACEncoderNode.channels), bitrate = Limit(AACEncoderNode.bitrate)
+            let rate = DeclaredRange(AACEncoderNode.sampleRate), channels = DeclaredRange(AACEncoderNode.channels), bitrate = DeclaredRange(AACEncoderNode.bitrate)
             guard rate.allows(audio.sampleRate) else {
                 return "AudioSettings sampleRate \(audio.sampleRate) cannot be encoded to AAC: choose \(rate.span) Hz"
             }
@@ -36,32 +36,5 @@ enum EncoderLimits {
             break
         }
         return nil
-    }
-
-    /// An integer parameter's range and step, as its node declares them.
-    struct Limit {
-        let range: ClosedRange<Int>
-        let multipleOf: Int
-
-        init(_ parameter: some ParameterDeclaration) {
-            guard case .integer(let range) = parameter.descriptor.kind else {
-                preconditionFailure("\(parameter.name) is declared \(parameter.descriptor.kind.typeName), not an integer range")
-            }
-            self.range = range
-            multipleOf = parameter.descriptor.multipleOf
-        }
-
-        func allows(_ value: Int) -> Bool { range.contains(value) && value % multipleOf == 0 }
-
-        var span: String { "\(range.lowerBound) to \(range.upperBound)" }
-
-        /// "an even width from 2 to 7680".
-        func phrase(_ noun: String) -> String {
-            switch multipleOf {
-            case 1: "a \(noun) from \(span)"
-            case 2: "an even \(noun) from \(span)"
-            default: "a \(noun) from \(span) that is a multiple of \(multipleOf)"
-            }
-        }
     }
 }
