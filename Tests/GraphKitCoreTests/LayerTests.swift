@@ -54,6 +54,29 @@ import Testing
         #expect(Self.closure(of: "GraphKitRuntime", in: targets).isSuperset(of: Self.gstreamerModules))
     }
 
+    /// A file imports only targets its own target depends on (directly or not): an import that
+    /// builds only because SwiftPM happened to build the other module first breaks another
+    /// build's order (`make fuzz`'s did: Nodes imported the GraphKit umbrella).
+    @Test(.timeLimit(.minutes(10)))
+    func everyImportIsADeclaredDependency() throws {
+        let targets = try Self.targets()
+        var strays: [String] = []
+        let sources = Self.root.appendingPathComponent("Sources")
+        for target in try FileManager.default.contentsOfDirectory(atPath: sources.path) where targets[target] != nil {
+            let allowed = Self.closure(of: target, in: targets).union([target])
+            for file in try FileManager.default.subpathsOfDirectory(atPath: sources.appendingPathComponent(target).path) where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: sources.appendingPathComponent("\(target)/\(file)"), encoding: .utf8)
+                for line in text.split(separator: "\n") {
+                    let words = line.split(separator: " ").filter { !$0.hasPrefix("@") && !["public", "package", "internal"].contains($0) }
+                    guard words.count >= 2, words[0] == "import" else { continue }
+                    let module = String(words[1].split(separator: ".")[0])
+                    if targets[module] != nil, !allowed.contains(module) { strays.append("Sources/\(target)/\(file) imports \(module)") }
+                }
+            }
+        }
+        #expect(strays.isEmpty, "imports of targets not depended on: \(strays)")
+    }
+
     @Test func noLayerAboveTheRuntimeImportsGStreamer() throws {
         let importing = try ["GraphKitCore", "MediaContainers", "Nodes", "Assets"].flatMap { layer in
             try FileManager.default.subpathsOfDirectory(atPath: Self.root.appendingPathComponent("Sources/\(layer)").path)
