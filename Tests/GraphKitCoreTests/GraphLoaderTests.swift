@@ -2,6 +2,7 @@ import TestSupport
 import Testing
 import Foundation
 import GraphKit
+import GraphKitTesting
 import Nodes
 
 @Suite struct GraphLoaderTests {
@@ -221,6 +222,25 @@ import Nodes
         #expect(problems(waveform, overrides: ["wave.png=out/w.png"]).isEmpty)
     }
 
+    /// One file, whatever path leads to it: a folder reached through a symbolic link is that
+    /// folder, as the run compares files (``FileRoles``). Compared as text, these two loaded, and
+    /// the run found them one file only when it checked every reader and writer.
+    @Test func twoOutputsThroughALinkedFolderAreOneFile() throws {
+        let folder = try TestMedia.temporaryFolder().path
+        try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/here", withDestinationPath: "out")
+        let twoSinks = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+            "aac": { "type": "encode.aac" },
+            "file": { "type": "sink.mp4", "params": { "path": "\(folder)/out/x.m4a" } },
+            "copy": { "type": "sink.mp4", "params": { "path": "\(folder)/here/x.m4a" } }
+            """, edges: #""mic.out -> aac.in", "aac.out -> file.audio", "aac.out -> copy.audio""#)
+        #expect(problems(twoSinks) == [
+            #"nodes.copy.params.path: "\#(folder)/here/x.m4a" is also written by nodes.file.params.path: each output needs a file of its own"#,
+        ])
+        #expect(problems(twoSinks, overrides: ["copy.path=\(folder)/here/y.m4a"]).isEmpty)
+    }
+
     /// Declared formats are a contract at load time: a format an output carries in this graph
     /// (decode's, as its parameters make it; an effect's, as its input gives it) must reach the
     /// inputs it feeds, or the graph is refused (65) at the parameter that decides the format,
@@ -253,10 +273,11 @@ import Nodes
         #expect(problems(plain + #", "take": { "type": "test.takes-mono" }"#, #""src.out -> dec.in", "dec.audio -> take.in""#, ["dec.channels=2"]) == [
             #"--set dec.channels: "dec.audio" carries audio/pcm S16LE 1-768000 Hz 2 ch as channels is 2, which "take.in" (test.takes-mono) does not take: it takes audio/pcm S16LE|F32LE 1-768000 Hz 1 ch (edges[1]: "dec.audio -> take.in")"#,
         ])
-        // Decided by no parameter: at the edge (capture.audio gives 16-bit only).
+        // Decided by no parameter: at the edge (capture.audio gives 16-bit only; its rate and
+        // channels are its parameters', 44100 Hz and 1 by default, since 663ff95).
         #expect(problems(#""mic": { "type": "capture.audio", "params": { "duration": 1 } }, "gain": { "type": "effect.gain" }, "take": { "type": "test.takes-f32le" }"#,
                          #""mic.out -> gain.in", "gain.out -> take.in""#) == [
-            #"edges[1]: "mic.out" carries audio/pcm S16LE 1-768000 Hz 1-64 ch, through "gain.out", which "take.in" (test.takes-f32le) does not take: it takes \#(f32)"#,
+            #"edges[1]: "mic.out" carries audio/pcm S16LE 44100 Hz 1 ch, through "gain.out", which "take.in" (test.takes-f32le) does not take: it takes \#(f32)"#,
         ])
         // Built-in nodes alike: decode's pixel format into the colour effects (BGRA, RGBA).
         #expect(problems(plain + #", "gray": { "type": "effect.grayscale" }"#, #""src.out -> dec.in", "dec.video -> gray.in""#, ["dec.pixelFormat=i420"]) == [
