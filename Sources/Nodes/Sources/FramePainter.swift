@@ -13,6 +13,8 @@ import MediaContainers
 /// of each 2×2 block.
 ///
 /// Used by one source, on its streaming thread, one frame at a time: its tables are not shared.
+// @unchecked: its scratch tables are unsafe pointers the compiler cannot follow; one streaming
+// thread draws with it, one frame at a time (the generator's callback is never re-entered).
 final class FramePainter: @unchecked Sendable {
     struct RGB: Equatable, Sendable {
         var r: UInt8, g: UInt8, b: UInt8
