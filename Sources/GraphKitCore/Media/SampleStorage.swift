@@ -11,9 +11,6 @@ import Synchronization
 /// A class (not a protocol) so that a buffer's copy-on-write can ask whether Swift holds it
 /// uniquely (`isKnownUniquelyReferenced` needs a class type); each kind of storage overrides
 /// every member. Times are nanoseconds (nil: none), as they cross into the engine.
-// @unchecked: an open class (each storage subclasses it) cannot be checked Sendable; the
-// storages' bytes are written only while one buffer holds them (copy on write, checked with
-// isKnownUniquelyReferenced), which the compiler cannot see.
 @_spi(Engine)
 open class SampleStorage: @unchecked Sendable {
     // @unchecked: an abstract base with no state of its own; each kind of storage says why it is safe.
@@ -93,8 +90,6 @@ package enum SampleStorageAllocation {
 /// A buffer's bytes in Swift memory, with its timing and flags beside them. A shallow copy
 /// (new timing, same bytes) shares the memory, as a GStreamer buffer's copy shares its memory;
 /// the memory is writable only while one storage holds it.
-// @unchecked: a subclass of SampleStorage (above); its timing is written only while one buffer
-// holds it.
 package final class MemoryStorage: SampleStorage, @unchecked Sendable {
     // @unchecked: written only through a SampleBuffer that holds this storage uniquely
     // (copy-on-write), and the bytes only while this storage alone holds them (`isWritable`).
@@ -159,7 +154,6 @@ package final class MemoryStorage: SampleStorage, @unchecked Sendable {
 }
 
 /// One allocation, shared by the storages whose bytes it holds.
-// @unchecked: raw memory, written only while one storage holds the block (see MemoryStorage).
 private final class MemoryBlock: @unchecked Sendable {
     // @unchecked: the pointer never changes; the bytes are written only while one storage holds it.
     let memory: UnsafeMutableRawBufferPointer

@@ -9,8 +9,8 @@ import Glibc
 /// Kept beside `Mutex` for the code that locks a region rather than a value: the nodes and
 /// GStreamer wrappers of other targets, and RunStatistics, whose guarded tables hold unsafe
 /// pointers a Mutex cannot take without sending them. New code uses `Mutex`.
-// @unchecked: a pthread mutex behind an unsafe pointer, which the compiler cannot see into.
 public final class Lock: @unchecked Sendable {
+    // @unchecked: a pthread mutex behind an unsafe pointer, which the compiler cannot see into.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
     public init() { pthread_mutex_init(mutex, nil) }
@@ -35,8 +35,8 @@ public final class Lock: @unchecked Sendable {
 
 /// A condition variable with its own lock, on the monotonic clock (a wait with a deadline is not
 /// moved by a change of the wall clock).
-// @unchecked: a pthread condition variable and its mutex (Mutex has no condition to wait on).
 package final class Condition: @unchecked Sendable {
+    // @unchecked: a pthread condition variable and its mutex (Mutex has no condition to wait on).
     private let mutex = Lock()
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 

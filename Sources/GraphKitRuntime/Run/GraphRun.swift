@@ -26,9 +26,9 @@ import Synchronization
 /// to it; ``PipelineCompiler`` builds it from the graph; ``ProcessingNodeHost`` runs Swift nodes
 /// inside it; ``RunStatistics`` counts what flows; ``BusWatcher`` turns bus messages into the
 /// run's outcome on a thread of the run's own, joined when the run is waited for.
-// @unchecked: the `var`s below are guarded by `condition`'s lock, a pthread condition variable
-// (waits with a deadline on the monotonic clock), which Mutex cannot wait on.
 public final class GraphRun: @unchecked Sendable {
+    // @unchecked: the `var`s below are guarded by `condition`'s lock, a pthread condition variable
+    // (waits with a deadline on the monotonic clock), which Mutex cannot wait on.
     public let graph: Graph
     private let pipeline: Pipeline
     private let nodes: [(spec: Graph.NodeSpec, node: any Node)]

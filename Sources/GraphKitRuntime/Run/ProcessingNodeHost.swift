@@ -143,10 +143,10 @@ struct ProcessingNodeHost {
     }
 
     /// The probe's context: the node and what it needs on the streaming thread.
-    // @unchecked: `element` is a GstElement (a GObject, thread-safe to post on; the pointer never
-    // changes), which the compiler cannot see; `format` and `failed` are touched only on the
-    // input's streaming thread (GStreamer calls a pad's probes in turn).
     fileprivate final class Step: @unchecked Sendable {
+        // @unchecked: `element` is a GstElement (a GObject, thread-safe to post on; the pointer never
+        // changes), which the compiler cannot see; `format` and `failed` are touched only on the
+        // input's streaming thread (GStreamer calls a pad's probes in turn).
         let node: any ProcessingNode
         let id: String
         let element: UnsafeMutablePointer<GstElement>
