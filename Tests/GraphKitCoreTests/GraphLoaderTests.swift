@@ -227,6 +227,7 @@ import Nodes
     /// the run found them one file only when it checked every reader and writer.
     @Test func twoOutputsThroughALinkedFolderAreOneFile() throws {
         let folder = try TestMedia.temporaryFolder().path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: folder + "/here", withDestinationPath: "out")
         let twoSinks = Self.graph(nodes: """

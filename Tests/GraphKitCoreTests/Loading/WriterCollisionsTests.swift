@@ -8,13 +8,15 @@ import Nodes
 
 /// Pass 6 alone: two outputs that lead to one file, compared as the run compares files (the
 /// folder by identity, the name in it), from the working directory the loader is given.
-@Suite struct WriterCollisionsTests {
+@Suite final class WriterCollisionsTests {
+    /// A folder of each test's own, removed after it.
     let folder: String
     init() throws {
         folder = try TestMedia.temporaryFolder().path
         try FileManager.default.createDirectory(atPath: folder + "/real", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: folder + "/link", withDestinationPath: "real")
     }
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
 
     /// Two sinks writing `a` and `b`; `--set`s as given.
     func problems(_ a: String, _ b: String, in workingDirectory: String, _ overrides: [String] = []) throws -> [String] {
