@@ -240,6 +240,14 @@ import Nodes
             #"nodes.copy.params.path: "\#(folder)/here/x.m4a" is also written by nodes.file.params.path: each output needs a file of its own"#,
         ])
         #expect(problems(twoSinks, overrides: ["copy.path=\(folder)/here/y.m4a"]).isEmpty)
+        // Said among the nodes' problems, before the edges', as before the loader had passes.
+        let alsoABadEdge = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+            "aac": { "type": "encode.aac" },
+            "file": { "type": "sink.mp4", "params": { "path": "\(folder)/out/x.m4a" } },
+            "copy": { "type": "sink.mp4", "params": { "path": "\(folder)/here/x.m4a" } }
+            """, edges: #""mic.out -> aac.in", "aac.out -> file.audio", "aac.out -> copy.audio", "aac.out -> nowhere.in""#)
+        #expect(problems(alsoABadEdge).map { $0.prefix { $0 != ":" } } == ["nodes.copy.params.path", "edges[3]"])
     }
 
     /// Declared formats are a contract at load time: a format an output carries in this graph

@@ -118,15 +118,16 @@ public struct GraphLoader: Sendable {
         let read = ReadDocument.run(document)
         guard let top = read.result else { throw GraphError(.invalidGraph, read.problems) }
         let nodes = ResolveNodes.run(top.nodes, overrides: overrides, registry: registry)
+        // Said with the nodes' problems, before the edges', as each node's were before the passes.
+        let collisions = WriterCollisions.run(nodes.result, workingDirectory: workingDirectory)
         let edges = ResolveEdges.run(top.edges, nodes: nodes.result)
         let order = TopologicalOrder.run(nodes.result, edges.result)
-        var problems = read.problems + nodes.problems + edges.problems
+        var problems = read.problems + nodes.problems + collisions + edges.problems
         problems += RequiredInputs.run(nodes.result, edges.result)
         problems += BoundedInputs.run(nodes.result, edges.result)
         problems += order.problems
         // Formats, from the sources down: only on a whole graph, where each node's inputs are known.
         if problems.isEmpty { problems += FormatContract.run(nodes.result, edges.result, order: order.result) }
-        problems += WriterCollisions.run(nodes.result, workingDirectory: workingDirectory)
         guard problems.isEmpty, let specs = nodes.result.specs(in: order.result) else {
             throw GraphError(.invalidGraph, problems.isEmpty ? [.init("nodes", "a node could not be read")] : problems)
         }

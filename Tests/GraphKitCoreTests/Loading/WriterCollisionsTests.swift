@@ -6,7 +6,7 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 
-/// Pass 6 alone: two outputs that lead to one file, compared as the run compares files (the
+/// Pass 2b alone: two outputs that lead to one file, compared as the run compares files (the
 /// folder by identity, the name in it), from the working directory the loader is given.
 @Suite final class WriterCollisionsTests {
     /// A folder of each test's own, removed after it.

@@ -7,10 +7,11 @@
 ///               (top level)     (ids, types,    (ports, formats    TopologicalOrder
 ///                               parameters,     meet, capacities,        │
 ///                               --set)          one per input)           ▼
-///                                                               FormatContract (only on a
-///                                                               graph the passes before found
-///                                                               whole) ─► WriterCollisions
-///                                                               (by file identity) ─► Graph
+///                                    │                          FormatContract (only on a
+///                                    ▼                          graph the passes before found
+///                               WriterCollisions                whole) ─► Graph
+///                               (by file identity; its problems
+///                               follow the nodes')
 /// ```
 ///
 /// A pass never reads anything but its arguments: the working directory the writers' paths are

@@ -1,10 +1,10 @@
-/// Pass 6: each file the graph writes has one writer. Two output parameters (declared
-/// `writesFile`) that lead to one file would share its temporary file: the second is reported,
-/// naming the first. Files are compared as the run compares them (``FileRoles/Place``): by the
-/// folder they are in, found by identity (device and inode, through any link), and their name in
-/// it; for a folder not made yet, the nearest one that exists and the rest of the path. So
-/// `out/a.m4a`, `./out/a.m4a` and `link-to-out/a.m4a` are one file. Relative paths are relative
-/// to `workingDirectory`, which the loader is given.
+/// Pass 2b, on the nodes alone: each file the graph writes has one writer. Two output parameters
+/// (declared `writesFile`) that lead to one file would share its temporary file: the second is
+/// reported, naming the first, among the nodes' problems. Files are compared as the run compares
+/// them (``FileRoles/Place``): by the folder they are in, found by identity (device and inode,
+/// through any link), and their name in it; for a folder not made yet, the nearest one that
+/// exists and the rest of the path. So `out/a.m4a`, `./out/a.m4a` and `link-to-out/a.m4a` are one
+/// file. Relative paths are relative to `workingDirectory`, which the loader is given.
 enum WriterCollisions {
     static func run(_ nodes: NodeTable, workingDirectory: String) -> [GraphError.Problem] {
         var problems = Problems()
