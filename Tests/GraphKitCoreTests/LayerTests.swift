@@ -1,4 +1,5 @@
 import Foundation
+import GraphKitTesting
 import Testing
 
 /// The layers of docs/ARCHITECTURE.md are targets, and these tests keep them so: the core and the
@@ -11,18 +12,10 @@ import Testing
 
     /// Each target's direct dependencies, by name, from the manifest as SwiftPM reads it.
     static func targets() throws -> [String: [String]] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // A scratch folder of its own: `swift test` holds the package's .build locked while it runs.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("graphkit-dump-\(UUID().uuidString)")
+        let scratch = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        p.arguments = ["swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
+        let data = Data(try TestMedia.runTool("swift", ["package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]).utf8)
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         var result: [String: [String]] = [:]
         for target in try #require(json["targets"] as? [[String: Any]]) {
