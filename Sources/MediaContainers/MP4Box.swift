@@ -101,10 +101,11 @@ package struct MP4Box: Sendable, Equatable {
         type = header.type
         sizeField = header.sizeField
         extendedType = header.extendedType
-        content = .data(Array(body))
         let leading: Int, strict: Bool
         switch depth > Self.maximumDepth ? .leaf : Self.layout(of: type, in: parent) {
-        case .leaf: return
+        case .leaf:
+            content = .data(Array(body))
+            return
         case .container(let n, let s): (leading, strict) = (n, s)
         case .meta:
             // ISO's version and flags are zero; a QuickTime `meta` starts with its first child's size.
@@ -117,6 +118,7 @@ package struct MP4Box: Sendable, Equatable {
         } catch {
             // A lenient container that is not boxes is kept as it is: its bytes, written back unchanged.
             if strict { throw error }
+            content = .data(Array(body))
         }
     }
 
