@@ -31,7 +31,19 @@ public struct FourCC: Hashable, Sendable, Comparable, ExpressibleByStringLiteral
         self.init(text)
     }
 
-    public init(stringLiteral text: String) { self.init(text) }
+    /// A literal (`"moov"`): its UTF-8 bytes when they are four ASCII characters, read where
+    /// the compiler put them, without making a String (every comparison with a literal makes
+    /// one of these).
+    public init(stringLiteral text: StaticString) {
+        if text.hasPointerRepresentation, text.utf8CodeUnitCount == 4 {
+            let p = text.utf8Start
+            if p[0] < 0x80, p[1] < 0x80, p[2] < 0x80, p[3] < 0x80 {
+                self.init(UInt32(p[0]) << 24 | UInt32(p[1]) << 16 | UInt32(p[2]) << 8 | UInt32(p[3]))
+                return
+            }
+        }
+        self.init(text.description)
+    }
 
     public var bytes: [UInt8] { [UInt8(rawValue >> 24), UInt8((rawValue >> 16) & 0xFF), UInt8((rawValue >> 8) & 0xFF), UInt8(rawValue & 0xFF)] }
     public var description: String { String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) })) }
@@ -105,22 +117,40 @@ public struct BoxHeader: Sendable, Equatable {
     /// came in, made 64-bit when the size no longer fits 32 bits; 0 only when `toEndAllowed`
     /// (the box is the last of its sequence, so "to the end" still ends where it does).
     public func bytes(bodyLength: UInt64, toEndAllowed: Bool) -> [UInt8] {
-        let extended = UInt64(extendedType == nil ? 0 : 16)
         var out: [UInt8] = []
-        out.reserveCapacity(32)
-        if sizeField == .toEnd, toEndAllowed {
+        out.reserveCapacity(Self.maximumLength)
+        write(bodyLength: bodyLength, toEndAllowed: toEndAllowed, to: &out)
+        return out
+    }
+
+    /// Appends ``bytes(bodyLength:toEndAllowed:)`` to `out`.
+    public func write(bodyLength: UInt64, toEndAllowed: Bool, to out: inout [UInt8]) {
+        let extended = UInt64(extendedType == nil ? 0 : 16)
+        switch form(bodyLength: bodyLength, toEndAllowed: toEndAllowed) {
+        case .toEnd:
             out.appendU32(0)
             out.appendU32(type.rawValue)
-        } else if sizeField == .large || 8 + extended + bodyLength > UInt64(UInt32.max) {
+        case .large:
             out.appendU32(1)
             out.appendU32(type.rawValue)
             out.appendU64(16 + extended + bodyLength)
-        } else {
+        case .compact:
             out.appendU32(UInt32(8 + extended + bodyLength))
             out.appendU32(type.rawValue)
         }
         if let extendedType { out += extendedType }
-        return out
+    }
+
+    /// The length of ``bytes(bodyLength:toEndAllowed:)``, without making them.
+    public func length(bodyLength: UInt64, toEndAllowed: Bool) -> Int {
+        (form(bodyLength: bodyLength, toEndAllowed: toEndAllowed) == .large ? 16 : 8) + (extendedType == nil ? 0 : 16)
+    }
+
+    /// How the size is written for a body of `bodyLength` bytes.
+    private func form(bodyLength: UInt64, toEndAllowed: Bool) -> SizeField {
+        if sizeField == .toEnd, toEndAllowed { return .toEnd }
+        let extended = UInt64(extendedType == nil ? 0 : 16)
+        return sizeField == .large || 8 + extended + bodyLength > UInt64(UInt32.max) ? .large : .compact
     }
 }
 

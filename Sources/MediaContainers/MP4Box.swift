@@ -128,7 +128,8 @@ package struct MP4Box: Sendable, Equatable {
     static func parseSequence(_ bytes: ArraySlice<UInt8>, in parent: FourCC?, depth: Int) throws(ContainerError) -> ([MP4Box], ArraySlice<UInt8>) {
         var walker = BoxWalker(MemoryBytes(bytes))
         var boxes: [MP4Box] = []
-        let within = parent.map { "its \($0) box" } ?? "the file"
+        /// Where, for an error (made only for one: this runs for every box).
+        var within: String { parent.map { "its \($0) box" } ?? "the file" }
         while let step = try walker.next() {
             switch step {
             case .box(let extent):
@@ -175,10 +176,10 @@ package struct MP4Box: Sendable, Equatable {
     package func write(to out: inout [UInt8], last: Bool) {
         switch content {
         case .data(let bytes):
-            out += headerBytes(bodyLength: UInt64(bytes.count), last: last)
+            header.write(bodyLength: UInt64(bytes.count), toEndAllowed: last, to: &out)
             out += bytes
         case .boxes(let leading, let children, let trailing):
-            out += headerBytes(bodyLength: bodyLength, last: last)
+            header.write(bodyLength: bodyLength, toEndAllowed: last, to: &out)
             out += leading
             Self.write(children, trailingEmpty: trailing.isEmpty, to: &out)
             out += trailing
@@ -189,9 +190,8 @@ package struct MP4Box: Sendable, Equatable {
         for (i, box) in boxes.enumerated() { box.write(to: &out, last: trailingEmpty && i == boxes.count - 1) }
     }
 
-    private func headerBytes(bodyLength: UInt64, last: Bool) -> [UInt8] {
-        BoxHeader(type: type, sizeField: sizeField, extendedType: extendedType).bytes(bodyLength: bodyLength, toEndAllowed: last)
-    }
+    /// The header it is written with (its size set by the writing).
+    private var header: BoxHeader { BoxHeader(type: type, sizeField: sizeField, extendedType: extendedType) }
 
     /// The body's length.
     package var bodyLength: UInt64 {
@@ -207,7 +207,7 @@ package struct MP4Box: Sendable, Equatable {
     /// The box's length, header included.
     package func length(last: Bool = true) -> UInt64 {
         let body = bodyLength
-        return UInt64(headerBytes(bodyLength: body, last: last).count) + body
+        return UInt64(header.length(bodyLength: body, toEndAllowed: last)) + body
     }
 
     // MARK: Finding and changing

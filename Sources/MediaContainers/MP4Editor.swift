@@ -60,7 +60,7 @@ package struct MP4Editor {
     package func box(at index: Int) throws(ContainerError) -> MP4Box {
         switch items[index] {
         case .new(let box): return box
-        case .kept(let extent?, _): return try MP4File(file).read(extent)
+        case .kept(let extent?, _): return try MP4File.read(extent, from: file)
         case .kept(nil, _): throw ContainerError("there is no box at the end of the file, only stray bytes")
         }
     }

@@ -30,8 +30,11 @@ package struct MP4File<Source: ByteSource> {
     package func first(_ type: FourCC) -> BoxExtent? { boxes.first { $0.type == type } }
 
     /// The box at `extent`, read and parsed: it must be whole.
-    package func read(_ extent: BoxExtent) throws(ContainerError) -> MP4Box {
-        guard isWhole(extent) else {
+    package func read(_ extent: BoxExtent) throws(ContainerError) -> MP4Box { try Self.read(extent, from: source) }
+
+    /// The box at `extent` of `source`, read and parsed: it must be whole.
+    package static func read(_ extent: BoxExtent, from source: Source) throws(ContainerError) -> MP4Box {
+        guard extent.end <= source.count else {
             throw ContainerError("its \(extent.type) box at byte \(extent.offset) runs to byte \(extent.end), past the end of the file at byte \(source.count)")
         }
         let bytes = try source.read(at: extent.offset, count: Int(extent.size))

@@ -45,6 +45,32 @@ private func checkVersion(_ version: UInt8, of type: FourCC) throws(ContainerErr
     guard version <= 1 else { throw ContainerError("its \(type) box is of version \(version), which is not defined") }
 }
 
+/// What `mvhd`, `tkhd` and `mdhd` open with: a full box's version (0: its times and duration
+/// are 32 bits, 1: 64) and flags, then the creation and modification times.
+package struct HeaderTimes: Sendable, Equatable {
+    package var version: UInt8
+    package var flags: UInt32
+    package var creationTime: UInt64
+    package var modificationTime: UInt64
+
+    init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
+        (version, flags) = try r.versionAndFlags()
+        try checkVersion(version, of: type)
+        creationTime = try wideOrNarrow(&r, version)
+        modificationTime = try wideOrNarrow(&r, version)
+    }
+
+    /// Whether the box is written as version 1: it was, or a value (its duration too) no
+    /// longer fits 32 bits.
+    func isWide(duration: UInt64) -> Bool { version == 1 || max(creationTime, modificationTime, duration) > UInt64(UInt32.max) }
+
+    func write(to out: inout [UInt8], wide: Bool) {
+        out.appendVersionAndFlags(wide ? 1 : 0, flags)
+        out.appendWideOrNarrow(creationTime, wide: wide)
+        out.appendWideOrNarrow(modificationTime, wide: wide)
+    }
+}
+
 extension [UInt8] {
     mutating func appendWideOrNarrow(_ v: UInt64, wide: Bool) { if wide { appendU64(v) } else { appendU32(UInt32(truncatingIfNeeded: v)) } }
 }
@@ -53,10 +79,8 @@ extension [UInt8] {
 package struct MovieHeader: MP4BoxValue {
     package static let types: Set<FourCC> = ["mvhd"]
     package var type: FourCC { "mvhd" }
-    package var version: UInt8
-    package var flags: UInt32
-    package var creationTime: UInt64
-    package var modificationTime: UInt64
+    package var times: HeaderTimes
+    package var version: UInt8 { times.version }
     /// Ticks a second of the movie's clock, in which durations and edits are.
     package var timescale: UInt32
     package var duration: UInt64
@@ -64,20 +88,15 @@ package struct MovieHeader: MP4BoxValue {
     package var rest: [UInt8]
 
     package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
-        (version, flags) = try r.versionAndFlags()
-        try checkVersion(version, of: type)
-        creationTime = try wideOrNarrow(&r, version)
-        modificationTime = try wideOrNarrow(&r, version)
+        times = try HeaderTimes(reading: &r, type: type)
         timescale = try r.u32()
-        duration = try wideOrNarrow(&r, version)
+        duration = try wideOrNarrow(&r, times.version)
         rest = Array(r.rest())
     }
 
     package func write(to out: inout [UInt8]) {
-        let wide = version == 1 || max(creationTime, modificationTime, duration) > UInt64(UInt32.max)
-        out.appendVersionAndFlags(wide ? 1 : 0, flags)
-        out.appendWideOrNarrow(creationTime, wide: wide)
-        out.appendWideOrNarrow(modificationTime, wide: wide)
+        let wide = times.isWide(duration: duration)
+        times.write(to: &out, wide: wide)
         out.appendU32(timescale)
         out.appendWideOrNarrow(duration, wide: wide)
         out += rest
@@ -88,11 +107,9 @@ package struct MovieHeader: MP4BoxValue {
 package struct TrackHeader: MP4BoxValue {
     package static let types: Set<FourCC> = ["tkhd"]
     package var type: FourCC { "tkhd" }
-    package var version: UInt8
-    /// 1: enabled, 2: in the movie, 4: in the preview.
-    package var flags: UInt32
-    package var creationTime: UInt64
-    package var modificationTime: UInt64
+    /// Flags 1: enabled, 2: in the movie, 4: in the preview.
+    package var times: HeaderTimes
+    package var version: UInt8 { times.version }
     package var trackID: UInt32
     package var duration: UInt64
     package var layer: UInt16
@@ -108,13 +125,10 @@ package struct TrackHeader: MP4BoxValue {
     package var extra: [UInt8]
 
     package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
-        (version, flags) = try r.versionAndFlags()
-        try checkVersion(version, of: type)
-        creationTime = try wideOrNarrow(&r, version)
-        modificationTime = try wideOrNarrow(&r, version)
+        times = try HeaderTimes(reading: &r, type: type)
         trackID = try r.u32()
         reserved0 = try r.u32()
-        duration = try wideOrNarrow(&r, version)
+        duration = try wideOrNarrow(&r, times.version)
         reserved1 = try r.u64()
         layer = try r.u16()
         alternateGroup = try r.u16()
@@ -127,10 +141,8 @@ package struct TrackHeader: MP4BoxValue {
     }
 
     package func write(to out: inout [UInt8]) {
-        let wide = version == 1 || max(creationTime, modificationTime, duration) > UInt64(UInt32.max)
-        out.appendVersionAndFlags(wide ? 1 : 0, flags)
-        out.appendWideOrNarrow(creationTime, wide: wide)
-        out.appendWideOrNarrow(modificationTime, wide: wide)
+        let wide = times.isWide(duration: duration)
+        times.write(to: &out, wide: wide)
         out.appendU32(trackID)
         out.appendU32(reserved0)
         out.appendWideOrNarrow(duration, wide: wide)
@@ -200,10 +212,7 @@ package struct EditList: MP4BoxValue {
 package struct MediaHeader: MP4BoxValue {
     package static let types: Set<FourCC> = ["mdhd"]
     package var type: FourCC { "mdhd" }
-    package var version: UInt8
-    package var flags: UInt32
-    package var creationTime: UInt64
-    package var modificationTime: UInt64
+    package var times: HeaderTimes
     package var timescale: UInt32
     package var duration: UInt64
     /// ISO 639-2/T, three letters of 5 bits each (QuickTime: a Macintosh language code).
@@ -212,22 +221,17 @@ package struct MediaHeader: MP4BoxValue {
     package var extra: [UInt8]
 
     package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
-        (version, flags) = try r.versionAndFlags()
-        try checkVersion(version, of: type)
-        creationTime = try wideOrNarrow(&r, version)
-        modificationTime = try wideOrNarrow(&r, version)
+        times = try HeaderTimes(reading: &r, type: type)
         timescale = try r.u32()
-        duration = try wideOrNarrow(&r, version)
+        duration = try wideOrNarrow(&r, times.version)
         language = try r.u16()
         quality = try r.u16()
         extra = Array(r.rest())
     }
 
     package func write(to out: inout [UInt8]) {
-        let wide = version == 1 || max(creationTime, modificationTime, duration) > UInt64(UInt32.max)
-        out.appendVersionAndFlags(wide ? 1 : 0, flags)
-        out.appendWideOrNarrow(creationTime, wide: wide)
-        out.appendWideOrNarrow(modificationTime, wide: wide)
+        let wide = times.isWide(duration: duration)
+        times.write(to: &out, wide: wide)
         out.appendU32(timescale)
         out.appendWideOrNarrow(duration, wide: wide)
         out.appendU16(language)
@@ -318,8 +322,6 @@ package struct TimeToSample: MP4BoxValue {
         }
         return total
     }
-
-    package var sampleCount: UInt64 { entries.reduce(0) { $0 + UInt64($1.count) } }
 }
 
 /// `stsz`: each sample's size in bytes, or one size for all.

@@ -16,22 +16,25 @@ public func fuzzContainers(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let source = MemoryBytes(bytes)
     _ = ContainerDiagnosis.diagnose(source)
-    _ = ContainerDiagnosis.diagnose(source, indexOnly: true)
     _ = WAVEHeader(source)?.statedMicroseconds
     _ = (WAVEHeader.isWave64(source), WAVEHeader.isAIFF(source))
     _ = MPEGAudio.frameLength(bytes)
 
     let file: MP4File<MemoryBytes>
     do { file = try MP4File(source) } catch { fail("walking bytes in memory threw: \(error)") }
+    var movie: MP4Movie?
     for extent in file.boxes where file.isWhole(extent) {
         guard let box = try? file.read(extent) else { continue }
         let original = bytes[Int(extent.offset)..<Int(extent.end)]
         guard same(box.bytes, original) else { fail("the \(extent.type) box at \(extent.offset) does not write back as read") }
         checkTypedBoxes(box)
-        if box.type == "moov" { exercise(MP4Movie(moov: box)) }
+        if box.type == "moov", movie == nil {
+            movie = MP4Movie(moov: box)
+            exercise(MP4Movie(moov: box))
+        }
         if box.type == "moof" { exerciseFragment(box) }
     }
-    if file.first("moov") != nil { edit(bytes, file) }
+    if let movie, file.first("moov").map(file.isWhole) == true { edit(bytes, file, movie) }
     return 0
 }
 
@@ -40,7 +43,7 @@ let scratch: Int32 = {
     var template = Array("/dev/shm/graphkit-fuzz-containers-XXXXXX".utf8CString)
     let fd = mkstemp(&template)
     guard fd >= 0 else { fail("cannot make a scratch file in /dev/shm: \(errno)") }
-    unlink(String(cString: template))
+    template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
     return fd
 }()
 
@@ -116,7 +119,7 @@ func exerciseFragment(_ moof: MP4Box) {
 /// sink.mp4's edits (an edit list for AAC's priming, a display matrix, the brand) on a copy of
 /// a file in memory. When they succeed, the file still reads and every chunk offset that
 /// pointed into a box the edit kept points to the same bytes.
-func edit(_ bytes: [UInt8], _ file: MP4File<MemoryBytes>) {
+func edit(_ bytes: [UInt8], _ file: MP4File<MemoryBytes>, _ before: MP4Movie) {
     let fd = scratch
     let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
     guard written == bytes.count, ftruncate(fd, off_t(bytes.count)) == 0 else { fail("cannot write the scratch file: \(errno)") }
@@ -127,7 +130,6 @@ func edit(_ bytes: [UInt8], _ file: MP4File<MemoryBytes>) {
     let edited = FileBytes(descriptor: fd)
     guard let after = try? MP4File(edited), let movie = try? after.movie() else { fail("an edited file's index does not read") }
     // The offsets before and after, track by track, table by table, in order.
-    guard let before = try? file.movie() else { return }
     let old = before.chunkOffsets, new = movie.chunkOffsets
     guard old.count == new.count else { fail("an edit changed the number of chunk offsets (\(old.count) to \(new.count))") }
     let kept = file.boxes.filter { !["moov", "ftyp"].contains($0.type) && file.isWhole($0) }
