@@ -2,10 +2,10 @@ import ContainersUnderFuzz
 import Glibc
 
 /// One input: the bytes of a media file (the seeds are small MP4, M4A, MOV and fragmented MP4
-/// files, and the WAV, MP3, FLAC and Ogg ones of fuzz-decode), read and edited by GraphKit's
-/// container library in process, without GStreamer: the box walk, the box tree, the typed
-/// boxes, the movie (tracks, edits, metadata, gapless), the diagnosis of every format, a WAV
-/// header, and the editor (in memory, through a memfd: what sink.mp4 does to its file).
+/// files, and fuzz-decode's media ones), read and edited by GraphKit's container library in
+/// process, without GStreamer: the box walk, the box tree, the typed boxes, the movie (tracks,
+/// edits, metadata, gapless), the diagnosis of every format, a WAV header, and the editor (on
+/// a file in /dev/shm, through its descriptor: what sink.mp4 does to its file).
 ///
 /// A finding is a crash (a Swift trap on an overflow or an index out of range counts: the
 /// library must check its arithmetic and throw), a hang (libFuzzer's -timeout), and a broken
