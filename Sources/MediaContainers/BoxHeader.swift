@@ -10,8 +10,7 @@ public struct FourCC: Hashable, Sendable, Comparable, ExpressibleByStringLiteral
     public init(_ text: some StringProtocol) {
         var value: UInt32 = 0
         var n = 0
-        // Four ASCII characters, as nearly every code is (and every comparison with a literal
-        // makes one): their UTF-8 bytes are the code.
+        // Four ASCII characters, as nearly every code is: their UTF-8 bytes are the code.
         if text.utf8.count == 4, text.utf8.allSatisfy({ $0 < 0x80 }) {
             for byte in text.utf8 { value = value << 8 | UInt32(byte) }
             rawValue = value
