@@ -429,6 +429,11 @@ import Testing
         for cut in [0, 3, 16, 63, 64, 100, at, noteEnd - 1] {
             #expect(throws: PluginNote.Problem.self, "cut at \(cut)") { try note(Array(bytes.prefix(cut))).get() }
         }
+        // A program-header offset (e_phoff, bytes 32-39) past Int.max: a crash found by the
+        // random damage below, now read as damaged like any offset past the end.
+        var far = bytes
+        far[39] = 0x80
+        #expect(throws: PluginNote.Problem.self) { try note(far).get() }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<300 {
             var damaged = Array(bytes.prefix(8192))

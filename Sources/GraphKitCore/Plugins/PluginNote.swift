@@ -62,7 +62,8 @@ public struct PluginNote: Sendable, Equatable {
         guard header[4] == 2 else { return .failure(.unsupportedELF("32-bit")) }
         guard header[5] == 1 else { return .failure(.unsupportedELF("big-endian")) }
         guard le16(header, 16) == 3 else { return .failure(.notSharedObject) }  // ET_DYN
-        let phoff = Int(le64(header, 32)), phentsize = Int(le16(header, 54)), phnum = Int(le16(header, 56))
+        // A damaged offset may be any 64-bit number: clamped, it is past the end like any other.
+        let phoff = Int(clamping: le64(header, 32)), phentsize = Int(le16(header, 54)), phnum = Int(le16(header, 56))
         guard phentsize >= 56, phnum > 0, phnum < 4096 else { return .failure(.damaged("no program headers")) }
         guard let table = read(phoff, phentsize * phnum) else { return .failure(.damaged("program headers past the end")) }
         for i in 0..<phnum {
