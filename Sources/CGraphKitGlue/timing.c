@@ -363,3 +363,57 @@ int gk_element_move_into(GstElement *holder, const char *property, GstElement *e
     gst_object_unref(element);
     return ok;
 }
+
+/* --- Gapless marks from the demuxer, where GraphKit trims itself ------------------------------
+ * GStreamer 1.24+'s qtdemux marks gapless AAC for trimming itself: a GstAudioClippingMeta on the
+ * first and last buffers, which the decoder applies. GraphKit's decode trims an MP4's sound track
+ * to the sample itself (gkaudiotrim, from the index it read, the same figures on every version);
+ * with both, the priming would go twice. Decided by what the demuxer does, per buffer: where
+ * GraphKit's trim is on (its timescale set) and a buffer into an audio decoder carries such a
+ * mark, the mark is taken off, so the decoder gives every sample and gkaudiotrim alone cuts. On
+ * GStreamer 1.22, whose qtdemux marks nothing, no buffer is touched; where GraphKit trims nothing
+ * (no edit list, no gapless tag; Ogg Opus), GStreamer's marks are left to do their work. */
+
+GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim) {
+    if (gst_buffer_get_audio_clipping_meta(buffer) == NULL)
+        return buffer;
+    gint timescale = 0;
+    g_object_get(trim, "timescale", &timescale, NULL);
+    if (timescale <= 0)
+        return buffer;
+    buffer = gst_buffer_make_writable(buffer);
+    GstAudioClippingMeta *meta;
+    while ((meta = gst_buffer_get_audio_clipping_meta(buffer)) != NULL)
+        gst_buffer_remove_meta(buffer, (GstMeta *)meta);
+    return buffer;
+}
+
+static GstPadProbeReturn drop_clipping(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (buffer == NULL || gst_buffer_get_audio_clipping_meta(buffer) == NULL)
+        return GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    info->data = gk_buffer_without_clipping(buffer, data);
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+static void watch_audio_decoders(GstBin *bin, GstBin *sub, GstElement *element, gpointer data) {
+    (void)bin; (void)sub;
+    GstElementFactory *factory = gst_element_get_factory(element);
+    const gchar *klass = factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+    if (klass == NULL || strstr(klass, "Decoder") == NULL || strstr(klass, "Audio") == NULL)
+        return;
+    gk_callback_enter(element);
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink != NULL) {
+        gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, drop_clipping, gst_object_ref(data), gst_object_unref);
+        gst_object_unref(sink);
+    }
+    gk_callback_leave(element);
+}
+
+gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim) {
+    return g_signal_connect_data(decodebin, "deep-element-added", G_CALLBACK(watch_audio_decoders), gst_object_ref(trim),
+                                 (GClosureNotify)(void (*)(void))gst_object_unref, 0);
+}

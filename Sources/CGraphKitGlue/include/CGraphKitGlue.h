@@ -140,6 +140,14 @@ void gk_audio_trim_set(GkAudioTrim *trim, gint64 start, gint64 end, gint timesca
 void gk_audio_trim_unref(GkAudioTrim *trim);
 gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim);
 
+/* Where `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on the buffers into
+ * decodebin's audio decoders (GStreamer 1.24+'s qtdemux: GstAudioClippingMeta) are taken off,
+ * so that the priming is not cut twice (timing.c says why). Returns the signal handler's id. */
+gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim);
+/* The decision for one buffer: `buffer` without its clipping marks when `trim`'s timescale is
+ * set, else as it came (takes and returns a reference). */
+GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
+
 /* Whether videoflip in video-direction=auto passes the image-orientation tag on as it came after
  * turning the picture (GStreamer 1.22's does, so a writer downstream would turn it once more):
  * asked of videoflip itself, a frame turned by rotate-90. 1 yes, 0 no, -1 no videoflip. */

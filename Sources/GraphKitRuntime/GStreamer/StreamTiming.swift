@@ -17,6 +17,15 @@ extension Element {
     public func trimFFmpegMP3Delay() {
         callbacks.adopt(signal: gk_decodebin_read_lavc_mp3_delay(raw), on: object)
     }
+
+    /// For decodebin: once `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on
+    /// the sound into its decoders (GStreamer 1.24+'s qtdemux marks AAC's priming and padding)
+    /// are taken off, so that only `trim` cuts: the same samples on every GStreamer version, and
+    /// never the priming twice. Where no mark comes (GStreamer 1.22) nothing changes; where
+    /// `trim` is off, GStreamer's marks do their work.
+    public func leaveTrimming(to trim: Element) {
+        callbacks.adopt(signal: gk_decodebin_leave_trimming_to(raw, trim.raw), on: object)
+    }
 }
 
 extension BinBuilder {

@@ -95,6 +95,9 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             // samples, trimmed here rather than by the demuxer (MP4AudioEdit and gkaudiotrim
             // say why); it keeps everything until the index is read.
             trim = try bin.make("gkaudiotrim")
+            // GStreamer 1.24+'s demuxer marks AAC's priming for its decoder to cut: taken off
+            // where gkaudiotrim cuts, so that it is not cut twice.
+            decodebin.leaveTrimming(to: trim!)
             audio = AudioBranch(convert: convert, converted: resample ?? convert, filter: filter, trim: trim!)
         }
         var videoEntry: Element?
