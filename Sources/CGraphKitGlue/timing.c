@@ -417,3 +417,37 @@ gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim) {
     return g_signal_connect_data(decodebin, "deep-element-added", G_CALLBACK(watch_audio_decoders), gst_object_ref(trim),
                                  (GClosureNotify)(void (*)(void))gst_object_unref, 0);
 }
+
+/* --- Streams nobody takes are not decoded ------------------------------------------------------ */
+
+typedef struct {
+    int audio, video; /* whether decoded audio, video is wanted */
+} DecodeOnly;
+
+/* decodebin's autoplug-continue: TRUE plugs on (parser, decoder), FALSE exposes the pad as it is.
+ * A stream of a kind nobody takes stops at its encoded caps; a container (caps a demuxer takes,
+ * however named: video/quicktime, audio/x-wav) is always opened. */
+static gboolean continue_plugging(GstElement *bin, GstPad *pad, GstCaps *caps, gpointer data) {
+    (void)bin; (void)pad;
+    const DecodeOnly *d = data;
+    if (caps == NULL || gst_caps_is_empty(caps) || gst_caps_is_any(caps))
+        return TRUE;
+    const gchar *name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+    gboolean audio = g_str_has_prefix(name, "audio/"), video = g_str_has_prefix(name, "video/") || g_str_has_prefix(name, "image/");
+    if ((!audio && !video) || (audio && d->audio) || (video && d->video))
+        return TRUE;
+    GList *demuxers = gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_DEMUXER, GST_RANK_MARGINAL);
+    GList *takers = gst_element_factory_list_filter(demuxers, caps, GST_PAD_SINK, FALSE);
+    gboolean container = takers != NULL;
+    gst_plugin_feature_list_free(takers);
+    gst_plugin_feature_list_free(demuxers);
+    return container;
+}
+
+gulong gk_decodebin_decode_only(GstElement *decodebin, int audio, int video) {
+    DecodeOnly *d = g_new0(DecodeOnly, 1);
+    d->audio = audio;
+    d->video = video;
+    return g_signal_connect_data(decodebin, "autoplug-continue", G_CALLBACK(continue_plugging), d,
+                                 (GClosureNotify)(void (*)(void))g_free, 0);
+}

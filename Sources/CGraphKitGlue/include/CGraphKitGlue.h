@@ -147,6 +147,10 @@ gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim);
 /* The decision for one buffer: `buffer` without its clipping marks when `trim`'s timescale is
  * set, else as it came (takes and returns a reference). */
 GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
+/* Makes decodebin decode only the kinds of stream asked for (audio, video: 1 or 0): a stream of
+ * another kind leaves it encoded, undecoded, and a container is always opened. Returns the
+ * signal handler's id. */
+gulong gk_decodebin_decode_only(GstElement *decodebin, int audio, int video);
 
 /* Whether videoflip in video-direction=auto passes the image-orientation tag on as it came after
  * turning the picture (GStreamer 1.22's does, so a writer downstream would turn it once more):

@@ -23,6 +23,13 @@ extension Element {
     /// are taken off, so that only `trim` cuts: the same samples on every GStreamer version, and
     /// never the priming twice. Where no mark comes (GStreamer 1.22) nothing changes; where
     /// `trim` is off, GStreamer's marks do their work.
+    /// For decodebin: decodes only audio, or only video, when only that is wanted; a stream of
+    /// the other kind leaves encoded (no parser, no decoder is plugged for it), so that a stream
+    /// nobody takes costs no decoding. Containers are opened whatever they are called.
+    public func decodeOnly(audio: Bool, video: Bool) {
+        callbacks.adopt(signal: gk_decodebin_decode_only(raw, audio ? 1 : 0, video ? 1 : 0), on: object)
+    }
+
     public func leaveTrimming(to trim: Element) {
         callbacks.adopt(signal: gk_decodebin_leave_trimming_to(raw, trim.raw), on: object)
     }

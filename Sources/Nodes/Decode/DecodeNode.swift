@@ -71,6 +71,9 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         // GStreamer trims an MP3's encoder delay and padding when LAME wrote its tag, and not
         // when ffmpeg did (in the same layout): both are trimmed, as ffmpeg trims them.
         decodebin.trimFFmpegMP3Delay()
+        // A kind of stream no edge takes is not decoded (a film's picture when only its sound is
+        // read): it leaves decodebin encoded and goes to a fakesink.
+        decodebin.decodeOnly(audio: context.connectedOutputs.contains("audio"), video: context.connectedOutputs.contains("video"))
         // decodebin pulls from the file (demuxers read in large blocks and seek). GStreamer
         // 1.22's decodebin may drop a demuxer's error in pull mode; BinBuilder keeps and reposts
         // it (gk_bin_keep_errors), so a truncated MP4 fails instead of stalling.
