@@ -1,6 +1,7 @@
 #include <string.h>
 #include <gst/audio/audio.h>
 #include "CGraphKitGlue.h"
+#include "GstGraphKit.h"
 
 /* Stream timing: what a writer's pad sees go by, and what decodebin's own elements need where
  * GraphKit cannot put an element of its own (inside decodebin). The other workarounds are
@@ -63,24 +64,6 @@ gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, 
  * first frame's tag is relabelled on its way into the parser, which then trims them as it does
  * for LAME's. */
 
-/* Where the LAME tag starts in a first frame that holds a Xing/Info header, or -1. */
-static gssize lame_tag_offset(const guint8 *data, gsize size) {
-    if (size < 4 || data[0] != 0xFF || (data[1] & 0xE0) != 0xE0)
-        return -1;
-    int mpeg1 = (data[1] & 0x18) == 0x18, mono = (data[3] & 0xC0) == 0xC0;
-    gsize side = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17);
-    gsize at = 4 + side;
-    if (size < at + 8 || (memcmp(data + at, "Xing", 4) != 0 && memcmp(data + at, "Info", 4) != 0))
-        return -1;
-    guint32 flags = GST_READ_UINT32_BE(data + at + 4);
-    at += 8;
-    if (flags & 1) at += 4;   /* frames */
-    if (flags & 2) at += 4;   /* bytes */
-    if (flags & 4) at += 100; /* seek table */
-    if (flags & 8) at += 4;   /* quality */
-    return size >= at + 36 ? (gssize)at : -1;
-}
-
 static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
     gint *done = data;
     if (!(info->type & GST_PAD_PROBE_TYPE_BUFFER) || __atomic_load_n(done, __ATOMIC_RELAXED))
@@ -89,23 +72,11 @@ static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpoint
     if (buffer == NULL)
         return GST_PAD_PROBE_OK;
     gk_callback_enter(pad);
-    GstMapInfo map;
-    gssize at = -1;
-    if (gst_buffer_map(buffer, &map, GST_MAP_READ)) {
-        at = lame_tag_offset(map.data, map.size);
-        if (at >= 0 && memcmp(map.data + at, "Lavc", 4) != 0 && memcmp(map.data + at, "Lavf", 4) != 0)
-            at = -1;
-        gst_buffer_unmap(buffer, &map);
-    }
-    /* Only the stream's first frame can hold the tag: looked for in the first buffer that is
-     * long enough to hold it, or holds it. */
-    if (at >= 0 || gst_buffer_get_size(buffer) >= 4 + 32 + 8 + 112 + 36)
-        __atomic_store_n(done, 1, __ATOMIC_RELAXED);
-    if (at >= 0) {
-        buffer = gst_buffer_make_writable(buffer);
-        gst_buffer_fill(buffer, (gsize)at, "LAME", 4);
-        info->data = buffer;
-    }
+    /* gklavcmp3tag's own work (Sources/GstGraphKit/gklavcmp3tag): the element cannot go inside
+     * decodebin, before the parser it plugs. */
+    gboolean seen = FALSE;
+    info->data = gk_mp3_relabel_ffmpeg_tag(buffer, &seen);
+    if (seen) __atomic_store_n(done, 1, __ATOMIC_RELAXED);
     gk_callback_leave(pad);
     return GST_PAD_PROBE_OK;
 }
