@@ -18,11 +18,6 @@ extension Element {
         callbacks.adopt(signal: gk_decodebin_read_lavc_mp3_delay(raw), on: object)
     }
 
-    /// For decodebin: once `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on
-    /// the sound into its decoders (GStreamer 1.24+'s qtdemux marks AAC's priming and padding)
-    /// are taken off, so that only `trim` cuts: the same samples on every GStreamer version, and
-    /// never the priming twice. Where no mark comes (GStreamer 1.22) nothing changes; where
-    /// `trim` is off, GStreamer's marks do their work.
     /// For decodebin: decodes only audio, or only video, when only that is wanted; a stream of
     /// the other kind leaves encoded (no parser, no decoder is plugged for it), so that a stream
     /// nobody takes costs no decoding. Containers are opened whatever they are called.
@@ -30,6 +25,11 @@ extension Element {
         callbacks.adopt(signal: gk_decodebin_decode_only(raw, audio ? 1 : 0, video ? 1 : 0), on: object)
     }
 
+    /// For decodebin: once `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on
+    /// the sound into its decoders (GStreamer 1.24+'s qtdemux marks AAC's priming and padding)
+    /// are taken off, so that only `trim` cuts: the same samples on every GStreamer version, and
+    /// never the priming twice. Where no mark comes (GStreamer 1.22) nothing changes; where
+    /// `trim` is off, GStreamer's marks do their work.
     public func leaveTrimming(to trim: Element) {
         callbacks.adopt(signal: gk_decodebin_leave_trimming_to(raw, trim.raw), on: object)
     }
@@ -57,9 +57,10 @@ extension BinBuilder {
     }
 }
 
-/// The samples to keep of a decoded audio stream, by position in its timeline: what an MP4's
-/// edit list or an iTunes gapless tag says (``Element/trimAudio(_:pad:)``). Keeps everything
-/// until ``keep(from:to:timescale:)`` is called, which may be late: before the first sample.
+/// The samples to keep of a decoded audio stream, by position in its timeline
+/// (``Element/trimAudio(_:pad:)``), as a probe: for capture.audio, which cuts its last buffer to
+/// the sample. decode uses the gkaudiotrim element, which does the same. Keeps everything until
+/// ``keep(from:to:timescale:)`` is called, which may be late: before the first sample.
 public final class AudioTrim: @unchecked Sendable {
     let raw: OpaquePointer
 
