@@ -142,7 +142,8 @@ static GstFlowReturn encoded_chain(GstPad *pad, GstObject *parent, GstBuffer *bu
     return gst_proxy_pad_chain_default(pad, parent, buffer);
 }
 
-/* Takes `encoder` (floating or not) as the child, once. */
+/* Takes `encoder` as the child, once: a floating one is owned from here, another gets the
+ * bin's own reference (gst_bin_add takes one either way). */
 static void set_encoder(GkEncoderDelay *self, GstElement *encoder) {
     if (encoder == NULL) return;
     GST_OBJECT_LOCK(self);
@@ -151,7 +152,7 @@ static void set_encoder(GkEncoderDelay *self, GstElement *encoder) {
     GST_OBJECT_UNLOCK(self);
     if (taken) {
         g_warning("gkencoderdelay: its encoder is set already");
-        gst_object_unref(gst_object_ref_sink(encoder));
+        if (g_object_is_floating(encoder)) gst_object_unref(gst_object_ref_sink(encoder));
         return;
     }
     gst_bin_add(GST_BIN(self), encoder);
@@ -168,7 +169,7 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
     GkEncoderDelay *self = (GkEncoderDelay *)object;
     switch (id) {
     case PROP_ENCODER:
-        set_encoder(self, g_value_get_object(value) ? gst_object_ref(g_value_get_object(value)) : NULL);
+        set_encoder(self, g_value_get_object(value));
         break;
     case PROP_ENCODER_FACTORY: {
         const gchar *factory = g_value_get_string(value);
