@@ -5,7 +5,7 @@
 /// 3 s, 132,300-sample file from ffmpeg decoded to 132,097), and reads no `iTunSMPB`. So
 /// `decode` takes the sound tracks' edit lists out of the index on its way into the demuxer
 /// (each `edts` box becomes `free`, the same size), which then gives every sample, priming and
-/// all, and keeps the edit's samples itself (``AudioTrim``), exactly.
+/// all, and keeps the edit's samples itself (the gkaudiotrim element), exactly.
 package struct MP4AudioEdit: Sendable, Equatable {
     /// In the track's clock (`mdhd`), from the start of its media.
     package var start: Int64

@@ -26,7 +26,7 @@ import GraphKitTesting
         defer { try? FileManager.default.removeItem(at: folder) }
         let original = folder.appendingPathComponent("original.m4a").path, edited = folder.appendingPathComponent("edited.m4a").path
         try TestMedia.gstLaunch("audiotestsrc num-buffers=20 samplesperbuffer=1000 wave=white-noise ! audio/x-raw,rate=8000,channels=1 ! "
-                                + "avenc_aac aac-ms=false ! mp4mux faststart=true ! filesink location=\(original)")
+                                + "avenc_aac aac-ms=0 ! mp4mux faststart=true ! filesink location=\(original)")
         // Take the edit lists out (moving the chunks back by what that saves), and optionally
         // make the offset table 64-bit: the file as another writer might leave it.
         var (movie, boxes) = try Self.movie(original)

@@ -131,14 +131,6 @@ void gk_quiet_known_criticals(void);
 typedef void (*GkIndexFn)(void *context, guint8 *data, gsize size);
 gulong gk_decodebin_watch_mp4_index(GstElement *decodebin, GkIndexFn fn, void *context, GDestroyNotify destroy);
 
-/* Keeps only the samples of a decoded audio stream from `start` to `end` (in `timescale` units of
- * the stream's time; end < 0: to its end), by each buffer's time stamp; kept samples are stamped
- * from `start`. Inactive (everything passes) until set. Reference-counted: the probe holds one. */
-typedef struct GkAudioTrim GkAudioTrim;
-GkAudioTrim *gk_audio_trim_new(void);
-void gk_audio_trim_set(GkAudioTrim *trim, gint64 start, gint64 end, gint timescale);
-void gk_audio_trim_unref(GkAudioTrim *trim);
-gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim);
 
 /* Where `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on the buffers into
  * decodebin's audio decoders (GStreamer 1.24+'s qtdemux: GstAudioClippingMeta) are taken off,

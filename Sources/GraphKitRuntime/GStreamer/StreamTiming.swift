@@ -57,23 +57,6 @@ extension BinBuilder {
     }
 }
 
-/// The samples to keep of a decoded audio stream, by position in its timeline
-/// (``Element/trimAudio(_:pad:)``), as a probe: for capture.audio, which cuts its last buffer to
-/// the sample. decode uses the gkaudiotrim element, which does the same. Keeps everything until
-/// ``keep(from:to:timescale:)`` is called, which may be late: before the first sample.
-public final class AudioTrim: @unchecked Sendable {
-    let raw: OpaquePointer
-
-    public init() { raw = gk_audio_trim_new() }
-    deinit { gk_audio_trim_unref(raw) }
-
-    /// Keeps the samples from `start` to `end` (nil: to the stream's end), in `timescale` units
-    /// a second of the stream's own time; the first kept sample is then at time 0.
-    public func keep(from start: Int64, to end: Int64?, timescale: Int) {
-        gk_audio_trim_set(raw, gint64(start), gint64(end ?? -1), Int32(clamping: timescale))
-    }
-}
-
 extension BinBuilder {
     /// Puts `encoder`, an audio encoder made by ``make(_:name:_:)``, inside a gkencoderdelay,
     /// which measures the priming it adds and tells the writer downstream at end of stream
@@ -98,13 +81,6 @@ extension BinBuilder {
 }
 
 extension Element {
-    /// Applies `trim` to the decoded audio arriving at this element's `pad`.
-    public func trimAudio(_ trim: AudioTrim, pad name: String = "sink") {
-        guard let p = gst_element_get_static_pad(raw, name) else { return }
-        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
-        callbacks.adopt(probe: gk_pad_trim_audio(p, trim.raw), on: p)
-    }
-
     /// For decodebin: calls `handler` on the streaming thread with each MP4/MOV index (the whole
     /// `moov` box) its demuxer reads, before the demuxer reads it. The handler may change bytes
     /// in place (the count stays): to read what GStreamer 1.22 reads inexactly, and to take it

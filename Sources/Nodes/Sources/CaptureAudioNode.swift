@@ -83,16 +83,16 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
             if duration > 0 { try source.set("num-buffers", Int((duration * 100).rounded(.up))) }
         }
         let convert = try bin.make("audioconvert")
+        let resample = try bin.make("audioresample")
+        let filter = try bin.makeCapsFilter(caps)
         if lastBufferCut {
             // No buffer size near 1024 divides the count (44,101 samples, say): the last buffer
             // is cut to the sample.
-            let trim = AudioTrim()
-            trim.keep(from: 0, to: Int64(frameCount), timescale: rate)
-            convert.trimAudio(trim)
+            let cut = try bin.make("gkaudiotrim", ["start": "0", "end": String(frameCount), "timescale": String(rate)])
+            try bin.link(source, cut, convert, resample, filter)
+        } else {
+            try bin.link(source, convert, resample, filter)
         }
-        let resample = try bin.make("audioresample")
-        let filter = try bin.makeCapsFilter(caps)
-        try bin.link(source, convert, resample, filter)
         try bin.expose(output: "out", filter)
     }
 
