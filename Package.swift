@@ -10,7 +10,8 @@ let package = Package(
         // link these targets statically: they load no plugins. Test helpers are not in it:
         // GraphKitTesting is a product of its own package (Packages/GraphKitTesting).
         .library(name: "GraphKit", type: .dynamic,
-                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets"]),
+                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets",
+                           "CoreVideo", "CoreMedia", "AVFoundation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -56,6 +57,13 @@ let package = Package(
         .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime", "CZlib", "CKernels"]),
         // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
         .target(name: "Assets", dependencies: ["GraphKitCore", "GraphKitRuntime", "Nodes"]),
+        // AVFoundation source compatibility (issue 30): Apple's modules by Apple's names, so code
+        // written for Apple's platforms compiles here with its imports unchanged. A thin layer
+        // over Assets. CoreVideo (with the CoreFoundation/CoreGraphics names such code uses) ←
+        // CoreMedia ← AVFoundation, each re-exporting the one below, as on Apple's platforms.
+        .target(name: "CoreVideo", dependencies: ["GraphKitCore"]),
+        .target(name: "CoreMedia", dependencies: ["CoreVideo", "GraphKitCore"]),
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "Assets", "GraphKitCore", "GraphKitRuntime", "MediaContainers"]),
         // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code. Not
         // in the shared library; other packages get it from Packages/GraphKitTesting.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
@@ -85,6 +93,10 @@ let package = Package(
         .systemLibrary(name: "CCairo", path: "Tests/CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"]),
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
+        // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
+        // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
+        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "GraphKitTesting", "TestSupport"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
     ]
 )
