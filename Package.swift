@@ -79,6 +79,9 @@ let package = Package(
         .executableTarget(name: "example-peak-level", dependencies: ["GraphKit", "Assets"], path: "examples/peak-level"),
         .executableTarget(name: "example-live-source", dependencies: ["GraphKit", "Assets"], path: "examples/live-source"),
         .executableTarget(name: "example-custom-node", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "examples/custom-node"),
+        // AVFoundation code as written for Apple's platforms (issue 30), Swift 5 mode as most app code is.
+        .executableTarget(name: "example-avfoundation-frames-to-movie", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-frames-to-movie", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes"], path: "Tests/TestSupport"),

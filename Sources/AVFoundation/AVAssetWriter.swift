@@ -53,12 +53,14 @@ open class AVAssetWriter: @unchecked Sendable {
     // MARK: State
 
     public var status: Status {
+        // A failure found here (the writer's own run then cancelled, to leave nothing behind)
+        // is a failure, not a cancellation.
         let failed = state.withLock { $0.failure != nil }
         switch writer.status {
         case .completed: return .completed
+        case _ where failed: return .failed
         case .cancelled: return .cancelled
         case .failed: return .failed
-        case _ where failed: return .failed
         case .writing: return .writing
         case .unknown: return .unknown
         }
