@@ -82,6 +82,8 @@ let package = Package(
         // AVFoundation code as written for Apple's platforms (issue 30), Swift 5 mode as most app code is.
         .executableTarget(name: "example-avfoundation-frames-to-movie", dependencies: ["AVFoundation"],
                           path: "examples/avfoundation-frames-to-movie", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-waveform", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes"], path: "Tests/TestSupport"),
