@@ -84,6 +84,10 @@ let package = Package(
                           path: "examples/avfoundation-frames-to-movie", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation"],
                           path: "examples/avfoundation-waveform", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "example-avfoundation-audio-to-m4a", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-audio-to-m4a", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "example-avfoundation-rosywriter", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-rosywriter", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes"], path: "Tests/TestSupport"),

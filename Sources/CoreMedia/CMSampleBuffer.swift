@@ -1,4 +1,5 @@
 @_spi(Engine) import GraphKitCore
+import Synchronization
 
 /// A sample buffer, as CoreMedia's: format description, timing and data. Over GraphKit's
 /// `SampleBuffer` (no copy of the data either way); a video frame's pixels are its image buffer
@@ -9,9 +10,9 @@ public final class CMSampleBuffer: @unchecked Sendable {
     package let formatDescription: CMFormatDescription?
     package let imageBuffer: CVImageBuffer?
     /// The times as given (a PCM buffer's in its sample rate).
-    package let presentationTimeStamp: CMTime
-    package let decodeTimeStamp: CMTime
-    package let duration: CMTime
+    package private(set) var presentationTimeStamp: CMTime
+    package private(set) var decodeTimeStamp: CMTime
+    package private(set) var duration: CMTime
 
     /// A sample buffer over `sample`. Its times are given in the sample rate for PCM (as
     /// CoreMedia's readers give them) when that is exact, else as the engine keeps them.
@@ -37,6 +38,12 @@ public final class CMSampleBuffer: @unchecked Sendable {
         } else {
             duration = time(sample.duration)
         }
+    }
+
+    /// A PCM buffer made by app code, its time as given.
+    package convenience init(sample: SampleBuffer, presentationTimeStamp: CMTime) {
+        self.init(sample: sample)
+        self.presentationTimeStamp = presentationTimeStamp
     }
 
     /// A sample buffer for a pixel buffer shown at `presentationTimeStamp`.
@@ -84,8 +91,14 @@ public final class CMSampleBuffer: @unchecked Sendable {
 /// A block of bytes, as CoreMedia's `CMBlockBuffer`: a sample buffer's data (the buffer's own
 /// memory, not a copy).
 public final class CMBlockBuffer: @unchecked Sendable {
-    package let sample: SampleBuffer
-    package init(sample: SampleBuffer) { self.sample = sample }
+    private let lock = Mutex<SampleBuffer>(SampleBuffer(format: nil, byteCount: 0))
+    package var sample: SampleBuffer { lock.withLock { $0 } }
+    package init(sample: SampleBuffer) { lock.withLock { $0 = sample } }
+
+    /// Writes into the block (copying first if a sample buffer made from it holds the bytes).
+    fileprivate func write(_ body: (UnsafeMutableRawBufferPointer) -> OSStatus) -> OSStatus {
+        lock.withLock { s in s.withUnsafeMutableBytes(body) }
+    }
 }
 
 public let kCMBlockBufferNoErr: OSStatus = 0
@@ -173,3 +186,99 @@ public func CMBlockBufferGetDataPointer(_ theBuffer: CMBlockBuffer, atOffset off
 
 /// Whether the data is one contiguous block: always, here.
 public func CMBlockBufferIsRangeContiguous(_ theBuffer: CMBlockBuffer, atOffset offset: Int, length: Int) -> Bool { true }
+
+// MARK: Making sample buffers, as capture code and tests do
+
+public typealias CMBlockBufferFlags = UInt32
+public let kCMBlockBufferAssureMemoryNowFlag: CMBlockBufferFlags = 1 << 0
+public let kCMBlockBufferAlwaysCopyDataFlag: CMBlockBufferFlags = 1 << 1
+public let kCMSampleBufferError_RequiredParameterMissing: OSStatus = -12731
+public let kCMSampleBufferError_InvalidMediaFormat: OSStatus = -12743
+
+/// The hooks of a custom block source: not used by GraphKit (pass nil).
+public struct CMBlockBufferCustomBlockSource {}
+
+/// A block of `dataLength` bytes. With `memoryBlock` nil, GraphKit allocates it (zeroed); with
+/// memory given, the bytes are copied and `blockAllocator` is ignored (GraphKit's blocks own
+/// their memory: a difference from CoreMedia, which would refer to it).
+@discardableResult
+public func CMBlockBufferCreateWithMemoryBlock(allocator structureAllocator: CFAllocator?, memoryBlock: UnsafeMutableRawPointer?, blockLength: Int,
+                                               blockAllocator: CFAllocator?, customBlockSource: UnsafePointer<CMBlockBufferCustomBlockSource>?,
+                                               offsetToData: Int, dataLength: Int, flags: CMBlockBufferFlags,
+                                               blockBufferOut: UnsafeMutablePointer<CMBlockBuffer?>) -> OSStatus {
+    blockBufferOut.pointee = nil
+    guard blockLength >= 0, offsetToData >= 0 else { return kCMBlockBufferBadOffsetParameterErr }
+    guard dataLength >= 0, offsetToData + dataLength <= blockLength else { return kCMBlockBufferBadLengthParameterErr }
+    let sample: SampleBuffer
+    if let memoryBlock {
+        sample = SampleBuffer(format: nil, bytes: UnsafeRawBufferPointer(start: memoryBlock + offsetToData, count: dataLength))
+    } else {
+        sample = SampleBuffer(format: nil, byteCount: dataLength)
+    }
+    blockBufferOut.pointee = CMBlockBuffer(sample: sample)
+    return kCMBlockBufferNoErr
+}
+
+/// Copies `dataLength` bytes from `sourceBytes` into the block at `offsetIntoDestination`.
+@discardableResult
+public func CMBlockBufferReplaceDataBytes(with sourceBytes: UnsafeRawPointer, blockBuffer destinationBuffer: CMBlockBuffer,
+                                          offsetIntoDestination: Int, dataLength: Int) -> OSStatus {
+    destinationBuffer.write { raw in
+        guard offsetIntoDestination >= 0, offsetIntoDestination <= raw.count else { return kCMBlockBufferBadOffsetParameterErr }
+        guard dataLength >= 0, offsetIntoDestination + dataLength <= raw.count else { return kCMBlockBufferBadLengthParameterErr }
+        if dataLength > 0 { (raw.baseAddress! + offsetIntoDestination).copyMemory(from: sourceBytes, byteCount: dataLength) }
+        return kCMBlockBufferNoErr
+    }
+}
+
+/// A packet of a compressed audio stream (unused for PCM: pass nil).
+public struct AudioStreamPacketDescription: Sendable {
+    public var mStartOffset: Int64
+    public var mVariableFramesInPacket: UInt32
+    public var mDataByteSize: UInt32
+    public init() { mStartOffset = 0; mVariableFramesInPacket = 0; mDataByteSize = 0 }
+    public init(mStartOffset: Int64, mVariableFramesInPacket: UInt32, mDataByteSize: UInt32) {
+        self.mStartOffset = mStartOffset
+        self.mVariableFramesInPacket = mVariableFramesInPacket
+        self.mDataByteSize = mDataByteSize
+    }
+}
+
+/// A PCM sample buffer of `sampleCount` frames from `dataBuffer`, starting at `presentationTimeStamp`
+/// (its duration is the frames at the description's rate). PCM only: a compressed description is
+/// `kCMSampleBufferError_InvalidMediaFormat`; a data length that is not `sampleCount` frames is
+/// `kCMSampleBufferError_InvalidSampleData`.
+@discardableResult
+public func CMAudioSampleBufferCreateReadyWithPacketDescriptions(allocator: CFAllocator?, dataBuffer: CMBlockBuffer, formatDescription: CMFormatDescription,
+                                                                 sampleCount numSamples: CMItemCount, presentationTimeStamp: CMTime,
+                                                                 packetDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
+                                                                 sampleBufferOut: UnsafeMutablePointer<CMSampleBuffer?>) -> OSStatus {
+    sampleBufferOut.pointee = nil
+    guard case .pcm(let f) = formatDescription.format else { return kCMSampleBufferError_InvalidMediaFormat }
+    guard presentationTimeStamp.isNumeric, let pts = presentationTimeStamp.mediaTime else { return kCMSampleBufferError_RequiredParameterMissing }
+    var sample = dataBuffer.sample
+    guard numSamples >= 0, sample.byteCount == numSamples * f.bytesPerFrame else { return kCMSampleBufferError_InvalidSampleData }
+    sample.format = formatDescription.format
+    sample.presentationTime = pts
+    sample.duration = MediaTime(value: Int64(numSamples), timescale: Int32(f.sampleRate))
+    sampleBufferOut.pointee = CMSampleBuffer(sample: sample, presentationTimeStamp: presentationTimeStamp)
+    return OSStatus(noErr)
+}
+
+/// A sample buffer for a pixel buffer, with its timing.
+@discardableResult
+public func CMSampleBufferCreateReadyWithImageBuffer(allocator: CFAllocator?, imageBuffer: CVImageBuffer, formatDescription: CMVideoFormatDescription,
+                                                     sampleTiming: UnsafePointer<CMSampleTimingInfo>,
+                                                     sampleBufferOut: UnsafeMutablePointer<CMSampleBuffer?>) -> OSStatus {
+    sampleBufferOut.pointee = CMSampleBuffer(imageBuffer: imageBuffer, presentationTimeStamp: sampleTiming.pointee.presentationTimeStamp,
+                                             duration: sampleTiming.pointee.duration)
+    return OSStatus(noErr)
+}
+
+/// The description of a pixel buffer's frames.
+@discardableResult
+public func CMVideoFormatDescriptionCreateForImageBuffer(allocator: CFAllocator?, imageBuffer: CVImageBuffer,
+                                                         formatDescriptionOut: UnsafeMutablePointer<CMVideoFormatDescription?>) -> OSStatus {
+    formatDescriptionOut.pointee = CMFormatDescription(format: .rawVideo(imageBuffer.videoFormat))
+    return OSStatus(noErr)
+}

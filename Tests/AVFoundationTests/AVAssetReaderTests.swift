@@ -195,18 +195,9 @@ import Testing
 
     // MARK: The example
 
-    func example(_ name: String) throws -> String {
-        let candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-                          URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug").standardized]
-        for dir in candidates where FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent(name).path) {
-            return dir.appendingPathComponent(name).path
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "\(name) (build the package first)"])
-    }
-
     @Test func waveformExample() throws {
         let wav = try sine("waveform.wav")
-        let printed = try TestMedia.runTool(try example("example-avfoundation-waveform"), [wav.path, "10"])
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-waveform"), [wav.path, "10"])
         #expect(printed.contains("read 44100 frames of 2 channels (1.000 s)"), "\(printed)")
         let peaks = try #require(printed.split(separator: "\n").first { $0.hasPrefix("peaks ") })
             .split(separator: " ").dropFirst().compactMap { Float($0) }
@@ -214,7 +205,7 @@ import Testing
         // The same on AAC, from an M4A: lossy, so the peaks are near, and the frame count is
         // what ffprobe counts.
         let m4a = try sine("waveform.m4a")
-        let aac = try TestMedia.runTool(try example("example-avfoundation-waveform"), [m4a.path, "10"])
+        let aac = try TestMedia.runTool(try builtExample("example-avfoundation-waveform"), [m4a.path, "10"])
         let aacPeaks = try #require(aac.split(separator: "\n").first { $0.hasPrefix("peaks ") })
             .split(separator: " ").dropFirst().compactMap { Float($0) }
         #expect(aacPeaks.dropFirst().dropLast().allSatisfy { abs($0 - 0.125) < 0.01 }, "\(aacPeaks)")

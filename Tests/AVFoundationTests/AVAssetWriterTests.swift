@@ -170,18 +170,9 @@ import Testing
 
     // MARK: The example
 
-    func example(_ name: String) throws -> String {
-        let candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-                          URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug").standardized]
-        for dir in candidates where FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent(name).path) {
-            return dir.appendingPathComponent(name).path
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "\(name) (build the package first)"])
-    }
-
     @Test func framesToMovieExample() throws {
         let out = folder.appendingPathComponent("frames.mp4").path
-        let printed = try TestMedia.runTool(try example("example-avfoundation-frames-to-movie"), [out, "60"])
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-frames-to-movie"), [out, "60"])
         #expect(printed.contains("wrote 60 frames (2.0 s)"), "\(printed)")
         let probe = try MediaProbe(out, countFrames: true)
         let v = try #require(probe.stream("video"))
