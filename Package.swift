@@ -72,6 +72,8 @@ let package = Package(
         .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
         // The Swift API's benchmarks (AssetWriter's adaptor, AssetReader), without Foundation; not a product.
         .executableTarget(name: "graphkit-api-bench", dependencies: ["GraphKit", "Assets"]),
+        // The same adaptor benchmark through AVFoundation's names (issue 30); not a product.
+        .executableTarget(name: "graphkit-avf-bench", dependencies: ["AVFoundation"]),
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
         // The examples in examples/, built with everything and run by Tests/AssetsTests/ExamplesTests.swift.

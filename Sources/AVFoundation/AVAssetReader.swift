@@ -144,8 +144,8 @@ open class AVAssetReaderOutput: @unchecked Sendable {
 /// Reads one track, decoded as `outputSettings` say (linear PCM for audio:
 /// `AVFormatIDKey: kAudioFormatLinearPCM` with 16-bit integer or 32-bit float samples,
 /// interleaved, little-endian, optionally `AVSampleRateKey` and `AVNumberOfChannelsKey`; for
-/// video `kCVPixelBufferPixelFormatTypeKey`). `outputSettings: nil`, which in AVFoundation gives
-/// the samples as stored (compressed), is refused: GraphKit's reader decodes.
+/// video `kCVPixelBufferPixelFormatTypeKey`). `outputSettings: nil` gives the samples as stored,
+/// compressed, as AVFoundation's does: AAC and H.264 (another codec fails reading, named).
 open class AVAssetReaderTrackOutput: AVAssetReaderOutput, @unchecked Sendable {
     public let track: AVAssetTrack
     public let outputSettings: [String: Any]?
@@ -197,7 +197,9 @@ enum ReaderSettings {
 
     static func read(_ settings: [String: Any]?, mediaType: AVMediaType) throws(SettingsError) -> ReaderOutputSettings {
         guard let settings else {
-            throw SettingsError("outputSettings nil (the samples as stored, compressed) is not supported: GraphKit's reader decodes; ask for linear PCM or a pixel format")
+            // The samples as stored (AAC, H.264), not decoded.
+            guard let type = mediaType.assets else { throw SettingsError("GraphKit reads audio and video tracks only, not \(mediaType.rawValue)") }
+            return .stored(type)
         }
         switch mediaType {
         case .audio:

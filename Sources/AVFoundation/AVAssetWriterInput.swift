@@ -133,8 +133,18 @@ open class AVAssetWriterInput: @unchecked Sendable {
         set { props.withLock { $0.writer = newValue } }
     }
 
-    /// The input that writes samples as they are: built when Assets can (see passthrough).
+    /// `outputSettings: nil`: samples written as they are. AAC and H.264 (as a reader gives them
+    /// with `outputSettings: nil`, or as an encoder hands them over, with their codec
+    /// configuration); a hint of another format is refused by name.
     static func passthroughInput(mediaType: AVMediaType, hint: CMFormatDescription?) throws(SettingsError) -> AssetWriterInput {
-        throw SettingsError("outputSettings nil (writing samples as they are) is not supported yet; give AAC or H.264 settings")
+        guard let type = mediaType.assets else { throw SettingsError("GraphKit writes audio and video tracks only, not \(mediaType.rawValue)") }
+        if let hint {
+            switch (type, hint.format) {
+            case (.audio, .aac), (.video, .h264): break
+            default:
+                throw SettingsError("outputSettings nil writes samples as they are: AAC audio or H.264 video; the sourceFormatHint is \(hint.format) (give settings to encode it)")
+            }
+        }
+        return AssetWriterInput(mediaType: type, outputSettings: PassthroughSettings(mediaType: type))
     }
 }

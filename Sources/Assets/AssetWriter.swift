@@ -194,6 +194,9 @@ public final class AssetWriter: Sendable {
         for input in inputs {
             let source = b.add(input.nodeID, AppSourceNode.self) {
                 $0[\.live] = input.expectsMediaDataInRealTime
+                if let passthrough = input.outputSettings as? PassthroughSettings {
+                    $0[\.format] = passthrough.mediaType == .audio ? "audio/aac" : "video/h264"
+                }
             }
             switch input.outputSettings {
             case let video as VideoSettings:
@@ -213,8 +216,11 @@ public final class AssetWriter: Sendable {
                 }
                 b.connect(source.output(), to: encoder.input())
                 b.connect(encoder.output(), to: file.input("audio"), capacity: Self.intoTheMuxer)
+            case let passthrough as PassthroughSettings:
+                // Encoded already: straight to the muxer, which takes the samples' own caps.
+                b.connect(source.output(), to: file.input(passthrough.mediaType.rawValue), capacity: Self.intoTheMuxer)
             default:
-                throw GraphError(.usage, at: input.name, "\(type(of: input.outputSettings)) are not settings GraphKit can encode with; use VideoSettings or AudioSettings")
+                throw GraphError(.usage, at: input.name, "\(type(of: input.outputSettings)) are not settings GraphKit can encode with; use VideoSettings, AudioSettings or PassthroughSettings")
             }
         }
         return try b.build(registry: .builtIn)
