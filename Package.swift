@@ -15,6 +15,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `make docs`: the DocC catalogs of the AVFoundation compatibility modules (a plugin
+        // only: nothing of it is linked).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // GStreamer headers and libraries (core, app, audio, video, pbutils).

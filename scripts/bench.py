@@ -34,6 +34,15 @@ def measure(cmd):
     return wall, int(rss_kb) / 1024.0
 
 
+def cpu_seconds(cmd):
+    """User plus system CPU seconds of one command (its children included), by /usr/bin/time."""
+    r = subprocess.run(["/usr/bin/time", "-f", "%U %S"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"benchmark command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
+    user, system = r.stderr.strip().splitlines()[-1].split()
+    return float(user) + float(system)
+
+
 def wav(path, minutes):
     if os.path.exists(path):
         return
@@ -281,6 +290,15 @@ def swift_api_job(runs):
         a, c = r["AssetWriter + adaptor"], r["AVAssetWriter + adaptor (AVFoundation names)"]
         print(f"- AVFoundation names / Assets, wall per round (median): {statistics.median(x / y for x, y in zip(c[3], a[3])):.3f}"
               f" (goal: at most 1.02); medians {c[0]:.3f} s / {a[0]:.3f} s")
+        # CPU time (user + system) as well: on a machine other work shares, wall time carries
+        # its load, and the layer's own cost is compute.
+        cpu = {name: [] for name in ("assets", "compat")}
+        for _ in range(runs):
+            for name, cmd in (("assets", ours), ("compat", compat)):
+                cpu[name].append(cpu_seconds(cmd))
+        print(f"- AVFoundation names / Assets, CPU time (user + system) per round (median): "
+              f"{statistics.median(x / y for x, y in zip(cpu['compat'], cpu['assets'])):.3f}; "
+              f"medians {statistics.median(cpu['compat']):.3f} s / {statistics.median(cpu['assets']):.3f} s")
     path = os.path.join(BENCH, "wave-10min.wav")
     wav(path, 10)
     ours = [bench, "reader", path]

@@ -186,7 +186,6 @@ open class AVAssetWriter: @unchecked Sendable {
             if writer.status != .failed && writer.status != .cancelled { fail(error) }
             return
         }
-        writeTransforms()
     }
 
     /// Abandons writing: nothing is left at `outputURL`.
@@ -212,9 +211,5 @@ open class AVAssetWriter: @unchecked Sendable {
     func withinSession(_ time: CMTime) -> Bool {
         guard let end = state.withLock({ $0.sessionEnd }), let t = time.mediaTime else { return true }
         return t < end
-    }
-
-    /// Writes the inputs' transforms into the finished file's track headers.
-    private func writeTransforms() {
     }
 }

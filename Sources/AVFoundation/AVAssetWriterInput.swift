@@ -5,7 +5,7 @@ import Synchronization
 /// One track of an ``AVAssetWriter``, as AVFoundation's: over GraphKit's `AssetWriterInput`.
 ///
 /// `outputSettings` is AVFoundation's dictionary (``AVFormatIDKey``, ``AVVideoCodecKey``…):
-/// AAC for audio, H.264 for video. Settings GraphKit cannot honour do not raise an exception
+/// AAC for audio, H.264 for video; nil writes AAC or H.264 samples as they are (passthrough). Settings GraphKit cannot honour do not raise an exception
 /// as AVFoundation's do: ``AVAssetWriter/canAdd(_:)`` says no, and adding the input anyway
 /// fails the writer with an error naming the key.
 ///
@@ -69,8 +69,9 @@ open class AVAssetWriterInput: @unchecked Sendable {
         return input.isReadyForMoreMediaData
     }
 
-    /// The track's display transform (a portrait recording's rotation), written into the
-    /// file's track header once writing completes. Set it before writing starts.
+    /// The track's display transform (a portrait recording's rotation): kept, and not written
+    /// into the file yet (GraphKit's writer has no hook for a track's matrix; the file shows
+    /// the frames as they are).
     public var transform: CGAffineTransform {
         get { props.withLock { $0.transform } }
         set { props.withLock { $0.transform = newValue } }
