@@ -150,6 +150,7 @@ bench: deps
 # The DocC catalogs of the AVFoundation compatibility modules (issue 30), through
 # swift-docc-plugin, into .build/docs/TARGET; any warning fails. Not part of `make test`.
 docs:
+	@mkdir -p .build/docs
 	@for t in $(DOC_TARGETS); do \
 		echo "documentation for $$t"; \
 		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$t \
