@@ -21,15 +21,11 @@ open class AVAssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
         assetWriterInput = input
         self.sourcePixelBufferAttributes = sourcePixelBufferAttributes
         let a = sourcePixelBufferAttributes ?? [:]
-        var type = kCVPixelFormatType_32BGRA
         var problem: String?
-        switch a[kCVPixelBufferPixelFormatTypeKey] {
-        case nil: break
-        case let list as [Any]:
-            if let n = list.first.flatMap(settingsInteger), let t = OSType(exactly: n) { type = t } else { problem = "kCVPixelBufferPixelFormatTypeKey holds no format" }
-        case let v:
-            if let n = settingsInteger(v), let t = OSType(exactly: n) { type = t } else { problem = "kCVPixelBufferPixelFormatTypeKey must be a pixel format code" }
-        }
+        let type = CoreVideo.pixelFormatType(in: a, default: kCVPixelFormatType_32BGRA) ?? {
+            problem = "kCVPixelBufferPixelFormatTypeKey must be a pixel format code (or an array of them)"
+            return kCVPixelFormatType_32BGRA
+        }()
         let format = PixelFormat(cvPixelFormat: type)
         if problem == nil, format == nil {
             problem = "pixel format '\(type.fourCharacters)' is not one GraphKit holds: use kCVPixelFormatType_32BGRA, _32RGBA, _420YpCbCr8Planar or _420YpCbCr8BiPlanarVideoRange"

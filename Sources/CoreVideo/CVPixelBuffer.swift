@@ -276,6 +276,17 @@ public func CVPixelBufferCreateWithBytes(_ allocator: CFAllocator?, _ width: Int
     return kCVReturnSuccess
 }
 
+/// The pixel format `attributes` ask for with `kCVPixelBufferPixelFormatTypeKey` (a code, or an
+/// array of codes, of which the first is used): `defaultFormat` when they do not say, nil when
+/// the value is not a code.
+package func pixelFormatType(in attributes: CFDictionary, default defaultFormat: OSType) -> OSType? {
+    switch attributes[kCVPixelBufferPixelFormatTypeKey] {
+    case nil: defaultFormat
+    case let list as [Any]: list.first.flatMap(settingsInteger).flatMap(OSType.init(exactly:))
+    case let value: settingsInteger(value).flatMap(OSType.init(exactly:))
+    }
+}
+
 // MARK: CVPixelBufferPool
 
 /// Frames to draw into, recycled, as CoreVideo's `CVPixelBufferPool`: over GraphKit's
@@ -297,16 +308,7 @@ public final class CVPixelBufferPool: @unchecked Sendable {
     package static func make(attributes: CFDictionary?, defaultWidth: Int? = nil, defaultHeight: Int? = nil,
                              defaultFormat: OSType = kCVPixelFormatType_32BGRA) -> Result<CVPixelBufferPool, CVReturnError> {
         let a = attributes ?? [:]
-        let type: OSType
-        switch a[kCVPixelBufferPixelFormatTypeKey] {
-        case nil: type = defaultFormat
-        case let list as [Any]:  // CoreVideo takes an array of formats: the first is used here
-            guard let first = list.first.flatMap(settingsInteger), let t = OSType(exactly: first) else { return .failure(.init(kCVReturnInvalidPixelBufferAttributes)) }
-            type = t
-        case let value:
-            guard let n = settingsInteger(value), let t = OSType(exactly: n) else { return .failure(.init(kCVReturnInvalidPixelBufferAttributes)) }
-            type = t
-        }
+        guard let type = CoreVideo.pixelFormatType(in: a, default: defaultFormat) else { return .failure(.init(kCVReturnInvalidPixelBufferAttributes)) }
         guard let width = a[kCVPixelBufferWidthKey].map(settingsInteger) ?? defaultWidth,
               let height = a[kCVPixelBufferHeightKey].map(settingsInteger) ?? defaultHeight else {
             return .failure(.init(kCVReturnInvalidPixelBufferAttributes))
