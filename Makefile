@@ -32,7 +32,9 @@ GST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter
 GST_CHECKS := $(patsubst Tests/GstGraphKitTests/%.c,.build/gst-check/%,$(wildcard Tests/GstGraphKitTests/*.c))
 GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURDIR)/.build/gst-check/registry.bin
 
-.PHONY: all deps build release run test test-build test-elements test-plugin-example test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
+DOC_TARGETS := CoreVideo CoreMedia AVFoundation
+
+.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -144,6 +146,16 @@ bench: deps
 	$(call replan,$(TOOLS))
 	$(SWIFT) build -c release --package-path $(TOOLS)
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_RELEASE) python3 scripts/bench.py
+
+# The DocC catalogs of the AVFoundation compatibility modules (issue 30), through
+# swift-docc-plugin, into .build/docs/TARGET; any warning fails. Not part of `make test`.
+docs:
+	@mkdir -p .build/docs
+	@for t in $(DOC_TARGETS); do \
+		echo "documentation for $$t"; \
+		$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target $$t \
+			--output-path .build/docs/$$t --warnings-as-errors || exit 1; \
+	done
 
 clean:
 	rm -rf .build .build-asan .build-tsan $(TOOLS)/.build $(TOOLS)/.build-asan $(TOOLS)/.build-tsan \

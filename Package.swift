@@ -10,10 +10,14 @@ let package = Package(
         // link these targets statically: they load no plugins. Test helpers are not in it:
         // GraphKitTesting is a product of its own package (Packages/GraphKitTesting).
         .library(name: "GraphKit", type: .dynamic,
-                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets"]),
+                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets",
+                           "CoreVideo", "CoreMedia", "AVFoundation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `make docs`: the DocC catalogs of the AVFoundation compatibility modules (a plugin
+        // only: nothing of it is linked).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // GStreamer headers and libraries (core, app, audio, video, pbutils).
@@ -56,6 +60,13 @@ let package = Package(
         .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime", "CZlib", "CKernels"]),
         // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
         .target(name: "Assets", dependencies: ["GraphKitCore", "GraphKitRuntime", "Nodes"]),
+        // AVFoundation source compatibility (issue 30): Apple's modules by Apple's names, so code
+        // written for Apple's platforms compiles here with its imports unchanged. A thin layer
+        // over Assets. CoreVideo (with the CoreFoundation/CoreGraphics names such code uses) ←
+        // CoreMedia ← AVFoundation, each re-exporting the one below, as on Apple's platforms.
+        .target(name: "CoreVideo", dependencies: ["GraphKitCore"]),
+        .target(name: "CoreMedia", dependencies: ["CoreVideo", "GraphKitCore"]),
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "Assets", "GraphKitCore", "GraphKitRuntime", "MediaContainers"]),
         // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code. Not
         // in the shared library; other packages get it from Packages/GraphKitTesting.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
@@ -64,6 +75,8 @@ let package = Package(
         .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
         // The Swift API's benchmarks (AssetWriter's adaptor, AssetReader), without Foundation; not a product.
         .executableTarget(name: "graphkit-api-bench", dependencies: ["GraphKit", "Assets"]),
+        // The same adaptor benchmark through AVFoundation's names (issue 30); not a product.
+        .executableTarget(name: "graphkit-avf-bench", dependencies: ["AVFoundation"]),
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
         // The examples in examples/, built with everything and run by Tests/AssetsTests/ExamplesTests.swift.
@@ -71,6 +84,15 @@ let package = Package(
         .executableTarget(name: "example-peak-level", dependencies: ["GraphKit", "Assets"], path: "examples/peak-level"),
         .executableTarget(name: "example-live-source", dependencies: ["GraphKit", "Assets"], path: "examples/live-source"),
         .executableTarget(name: "example-custom-node", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "examples/custom-node"),
+        // AVFoundation code as written for Apple's platforms (issue 30), Swift 5 mode as most app code is.
+        .executableTarget(name: "example-avfoundation-frames-to-movie", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-frames-to-movie", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-waveform", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "example-avfoundation-audio-to-m4a", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-audio-to-m4a", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "example-avfoundation-rosywriter", dependencies: ["AVFoundation"],
+                          path: "examples/avfoundation-rosywriter", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes"], path: "Tests/TestSupport"),
@@ -85,6 +107,10 @@ let package = Package(
         .systemLibrary(name: "CCairo", path: "Tests/CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"]),
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
+        // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
+        // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
+        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "GraphKitTesting", "TestSupport"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
     ]
 )

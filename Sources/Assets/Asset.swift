@@ -43,7 +43,7 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
     /// Its place among the file's tracks of its media type, from 0.
     public let indexInType: Int
     public let mediaType: MediaType
-    let stream: MediaFileInfo.Stream
+    package let stream: MediaFileInfo.Stream
     /// When the track plays: from 0 for the file's duration.
     public let timeRange: MediaTimeRange
 

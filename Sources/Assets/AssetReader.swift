@@ -132,6 +132,18 @@ public final class AssetReader: Sendable {
             for output in outputs {
                 let n = output.number
                 let file = b.add("file\(n)", FileSourceNode.self) { $0[\.path] = asset.path }
+                if case .stored(let type)? = output.outputSettings {
+                    // As stored: demuxed, not decoded.
+                    let demux = b.add("demux\(n)", DemuxNode.self) { p in
+                        if type == .audio { p[\.track] = output.track.indexInType }
+                    }
+                    let sink = b.add("out\(n)", AppSinkNode.self) { p in
+                        if type == .audio { p[\.maxBuffers] = 64 }
+                    }
+                    b.connect(file.output(), to: demux.input())
+                    b.connect(demux.output(type.rawValue), to: sink.input())
+                    continue
+                }
                 let decode = b.add("decode\(n)", DecodeNode.self) { p in
                     switch output.outputSettings {
                     case .linearPCM(let format, let rate, let channels)?:
@@ -140,7 +152,7 @@ public final class AssetReader: Sendable {
                         p[\.channels] = channels
                     case .pixels(let format)?:
                         p[\.pixelFormat] = format
-                    case nil:
+                    case .stored?, nil:
                         p[\.sampleFormat] = .auto  // the decoder's own
                     }
                     if output.track.mediaType == .audio { p[\.track] = output.track.indexInType }

@@ -56,6 +56,7 @@ public final class AssetWriter: Sendable {
         var inputs: [AssetWriterInput] = []
         var run: GraphRun?
         var optimizeForNetworkUse = false
+        var fragmentInterval: MediaTime?
 
         /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
         mutating func refresh() {
@@ -94,6 +95,14 @@ public final class AssetWriter: Sendable {
     public var shouldOptimizeForNetworkUse: Bool {
         get { locked.withLock { $0.optimizeForNetworkUse } }
         set { locked.withLock { $0.optimizeForNetworkUse = newValue } }
+    }
+
+    /// Fragments of this length (`fragmentInterval` of `sink.mp4`), so that a crash keeps what
+    /// was written, like `movieFragmentInterval`; nil (the default) writes one unfragmented
+    /// file. Set it before ``startWriting()``.
+    public var movieFragmentInterval: MediaTime? {
+        get { locked.withLock { $0.fragmentInterval } }
+        set { locked.withLock { $0.fragmentInterval = newValue } }
     }
 
     public var status: Status {
@@ -137,13 +146,13 @@ public final class AssetWriter: Sendable {
     /// Builds the graph and starts it: the output's folder is made and checked here, and any
     /// problem throws (and fails the writer).
     public func startWriting() throws(GraphError) {
-        let (inputs, faststart) = try locked.withLock { l throws(GraphError) in
+        let (inputs, faststart, fragments) = try locked.withLock { l throws(GraphError) in
             try l.state.startWriting()
-            return (l.inputs, l.optimizeForNetworkUse)
+            return (l.inputs, l.optimizeForNetworkUse, l.fragmentInterval)
         }
         let run: GraphRun
         do {
-            run = try GraphRun(try makeGraph(inputs, faststart: faststart))
+            run = try GraphRun(try makeGraph(inputs, faststart: faststart, fragmentInterval: fragments))
             try run.start()
         } catch {
             locked.withLock { $0.state.startFailed(error) }
@@ -169,7 +178,7 @@ public final class AssetWriter: Sendable {
         }
     }
 
-    private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool) throws(GraphError) -> Graph {
+    private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool, fragmentInterval: MediaTime?) throws(GraphError) -> Graph {
         var b = GraphBuilder(name: "AssetWriter", description: "writes \(outputPath)")
         let container: MP4SinkNode.Container = switch fileType {
         case .mp4: .mp4
@@ -180,10 +189,14 @@ public final class AssetWriter: Sendable {
             $0[\.path] = outputPath
             $0[\.container] = container
             $0[\.faststart] = faststart
+            if let fragmentInterval { $0[\.fragmentInterval] = fragmentInterval.seconds }
         }
         for input in inputs {
             let source = b.add(input.nodeID, AppSourceNode.self) {
                 $0[\.live] = input.expectsMediaDataInRealTime
+                if let passthrough = input.outputSettings as? PassthroughSettings {
+                    $0[\.format] = passthrough.mediaType == .audio ? "audio/aac" : "video/h264"
+                }
             }
             switch input.outputSettings {
             case let video as VideoSettings:
@@ -203,8 +216,11 @@ public final class AssetWriter: Sendable {
                 }
                 b.connect(source.output(), to: encoder.input())
                 b.connect(encoder.output(), to: file.input("audio"), capacity: Self.intoTheMuxer)
+            case let passthrough as PassthroughSettings:
+                // Encoded already: straight to the muxer, which takes the samples' own caps.
+                b.connect(source.output(), to: file.input(passthrough.mediaType.rawValue), capacity: Self.intoTheMuxer)
             default:
-                throw GraphError(.usage, at: input.name, "\(type(of: input.outputSettings)) are not settings GraphKit can encode with; use VideoSettings or AudioSettings")
+                throw GraphError(.usage, at: input.name, "\(type(of: input.outputSettings)) are not settings GraphKit can encode with; use VideoSettings, AudioSettings or PassthroughSettings")
             }
         }
         return try b.build(registry: .builtIn)

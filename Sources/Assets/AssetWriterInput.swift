@@ -182,7 +182,11 @@ public final class AssetWriterInput: Sendable {
         guard let format = buffer.format else {
             throw GraphError(.usage, at: name, "the sample has no format; give it one (.pcm for audio, .rawVideo for video)")
         }
+        let passthrough = outputSettings is PassthroughSettings
         switch (mediaType, format) {
+        case (.audio, .aac) where passthrough, (.video, .h264) where passthrough: break
+        case _ where passthrough:
+            throw GraphError(.usage, at: name, "this input writes samples as they are: it takes \(mediaType == .audio ? "AAC" : "H.264") samples (as a reader's .stored output gives them); this one is \(format)")
         case (.audio, .pcm), (.video, .rawVideo): break
         case (.audio, _):
             throw GraphError(.usage, at: name, "an audio input takes PCM samples; this one is \(format)")
@@ -197,6 +201,19 @@ public final class AssetWriterInput: Sendable {
             guard let media = l.media else { throw GraphError(.usage, at: name, "call startWriting() before appending") }
             // The graph input's checks, and the time order of a track, on the times the app gave
             // (before anything is held or cut to the session).
+            if passthrough {
+                // Encoded samples go in decode order (B-frames' presentation times go back and
+                // forth) and are written whole, on the session's clock.
+                guard let stamp = try media.admit(buffer, format: format, rule: .notEarlier, at: name) else { return (media, [buffer], nil) }
+                var shaped = l.state.shape(buffer, format, stamp: stamp, session: session)
+                if session > .zero {
+                    for i in shaped.indices {
+                        shaped[i].presentationTime = shaped[i].presentationTime.map { $0 - session }
+                        shaped[i].decodeTime = shaped[i].decodeTime.map { $0 - session }
+                    }
+                }
+                return (media, shaped, stamp)
+            }
             guard let stamp = try media.admit(buffer, format: format, rule: .track, at: name) else { return (media, [buffer], nil) }
             return (media, l.state.shape(buffer, format, stamp: stamp, session: session), stamp)
         }

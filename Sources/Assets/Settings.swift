@@ -68,6 +68,14 @@ public struct AudioSettings: OutputSettings, Hashable {
     public var mediaType: MediaType { .audio }
 }
 
+/// Samples written as they are, already encoded (AAC for audio, H.264 for video, with their
+/// codec configuration, as a reader's `.stored` output gives them): no encoder, the muxer takes
+/// them with their timing (`outputSettings: nil` in AVFoundation).
+public struct PassthroughSettings: OutputSettings, Hashable {
+    public var mediaType: MediaType
+    public init(mediaType: MediaType) { self.mediaType = mediaType }
+}
+
 /// What an ``AssetReaderTrackOutput`` decodes its track to (`outputSettings` in AVFoundation).
 public enum ReaderOutputSettings: Sendable, Hashable {
     /// Interleaved PCM (`kAudioFormatLinearPCM`), converted to `sampleRate` and `channels`
@@ -75,11 +83,15 @@ public enum ReaderOutputSettings: Sendable, Hashable {
     case linearPCM(sampleFormat: SampleFormat, sampleRate: Int? = nil, channels: Int? = nil)
     /// Raw frames of this pixel format (`kCVPixelBufferPixelFormatTypeKey`).
     case pixels(PixelFormat)
+    /// The compressed samples as stored, not decoded (`outputSettings: nil` in AVFoundation):
+    /// AAC or H.264, with their codec configuration and the file's timing (`demux`).
+    case stored(MediaType)
 
     var mediaType: MediaType {
         switch self {
         case .linearPCM: .audio
         case .pixels: .video
+        case .stored(let type): type
         }
     }
 }

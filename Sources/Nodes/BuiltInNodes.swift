@@ -10,6 +10,7 @@ extension NodeRegistry {
         FileSourceNode.self,
         FrameGeneratorNode.self,
         DecodeNode.self,
+        DemuxNode.self,
         GainNode.self,
         DropChannelNode.self,
         GrayscaleNode.self,

@@ -1,0 +1,222 @@
+import Assets
+@_spi(Engine) import GraphKitCore
+import GraphKitRuntime
+import Synchronization
+
+// MARK: Asynchronous properties
+
+/// A property of an asset or track that `load(_:)` reads, as AVFoundation's.
+public class AVPartialAsyncProperty<Root>: @unchecked Sendable {
+    let name: String
+    init(_ name: String) { self.name = name }
+}
+
+/// A property of type `Value`, as AVFoundation's: `try await asset.load(.duration)`.
+public final class AVAsyncProperty<Root, Value>: AVPartialAsyncProperty<Root>, @unchecked Sendable {
+    let read: (Root) throws -> Value
+    init(_ name: String, _ read: @escaping (Root) throws -> Value) {
+        self.read = read
+        super.init(name)
+    }
+}
+
+/// What `load(_:)` is declared on, as in AVFoundation.
+public protocol AVAsynchronousKeyValueLoading {}
+
+extension AVAsynchronousKeyValueLoading {
+    /// Reads a property; throws when the file cannot be read (an error in AVFoundationErrorDomain).
+    public func load<T>(_ property: AVAsyncProperty<Self, T>) async throws -> T { try property.read(self) }
+
+    public func load<A, B>(_ a: AVAsyncProperty<Self, A>, _ b: AVAsyncProperty<Self, B>) async throws -> (A, B) {
+        (try a.read(self), try b.read(self))
+    }
+
+    public func load<A, B, C>(_ a: AVAsyncProperty<Self, A>, _ b: AVAsyncProperty<Self, B>, _ c: AVAsyncProperty<Self, C>) async throws -> (A, B, C) {
+        (try a.read(self), try b.read(self), try c.read(self))
+    }
+
+    public func load<A, B, C, D>(_ a: AVAsyncProperty<Self, A>, _ b: AVAsyncProperty<Self, B>, _ c: AVAsyncProperty<Self, C>,
+                                 _ d: AVAsyncProperty<Self, D>) async throws -> (A, B, C, D) {
+        (try a.read(self), try b.read(self), try c.read(self), try d.read(self))
+    }
+}
+
+/// How far a property has loaded, for `status(of:)`.
+public enum AVAsyncPropertyStatus<Value> {
+    case notYetLoaded, loading, loaded(Value), failed(any Error)
+}
+
+extension AVPartialAsyncProperty where Root: AVAsset {
+    public static var duration: AVAsyncProperty<Root, CMTime> { AVAsyncProperty("duration") { CMTime(try $0.loaded().duration) } }
+    public static var tracks: AVAsyncProperty<Root, [AVAssetTrack]> { AVAsyncProperty("tracks") { try $0.loadedTracks() } }
+    public static var isPlayable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isPlayable") { try !$0.loadedTracks().isEmpty } }
+    public static var isReadable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isReadable") { try !$0.loadedTracks().isEmpty } }
+    /// False: GraphKit has no export session yet.
+    public static var isExportable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isExportable") { _ in false } }
+    public static var providesPreciseDurationAndTiming: AVAsyncProperty<Root, Bool> { AVAsyncProperty("providesPreciseDurationAndTiming") { _ in true } }
+    public static var preferredRate: AVAsyncProperty<Root, Float> { AVAsyncProperty("preferredRate") { _ in 1 } }
+    public static var preferredVolume: AVAsyncProperty<Root, Float> { AVAsyncProperty("preferredVolume") { _ in 1 } }
+    public static var preferredTransform: AVAsyncProperty<Root, CGAffineTransform> { AVAsyncProperty("preferredTransform") { _ in .identity } }
+}
+
+// MARK: AVAsset, AVURLAsset
+
+/// A media file, as AVFoundation's: over GraphKit's `Asset`, read (without decoding) when a
+/// property is first loaded. Load properties with `try await asset.load(.duration, .tracks)`;
+/// the synchronous properties AVFoundation deprecated are here too, and read the file the same
+/// way (an unreadable file gives a zero duration and no tracks, as AVFoundation's do).
+open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
+    package let fileURL: URL
+    private let state = Mutex<(asset: Result<Asset, NSError>, tracks: [AVAssetTrack])?>(nil)
+
+    /// An asset for a local file URL (`AVURLAsset` is the same with options).
+    public convenience init(url URL: URL) { self.init(fileURL: URL) }
+
+    package init(fileURL: URL) { self.fileURL = fileURL }
+
+    /// GraphKit's asset, read once.
+    package func loaded() throws -> Asset {
+        try loadState().asset.get()
+    }
+
+    func loadedTracks() throws -> [AVAssetTrack] {
+        let s = loadState()
+        _ = try s.asset.get()
+        return s.tracks
+    }
+
+    private func loadState() -> (asset: Result<Asset, NSError>, tracks: [AVAssetTrack]) {
+        state.withLock { s in
+            if let s { return s }
+            let result: Result<Asset, NSError>
+            if !fileURL.isFileURL {
+                result = .failure(avError(.fileFormatNotRecognized, "\(fileURL) is not a file URL; GraphKit reads local files"))
+            } else {
+                do { result = .success(try Asset(path: fileURL.path)) } catch { result = .failure(avError(error)) }
+            }
+            let tracks = (try? result.get())?.tracks.map { AVAssetTrack(track: $0, asset: self) } ?? []
+            s = (result, tracks)
+            return s!
+        }
+    }
+
+    /// The tracks of `mediaType`, in the file's order.
+    public func loadTracks(withMediaType mediaType: AVMediaType) async throws -> [AVAssetTrack] {
+        try loadedTracks().filter { $0.mediaType == mediaType }
+    }
+
+    public func loadTrack(withTrackID trackID: CMPersistentTrackID) async throws -> AVAssetTrack? {
+        try loadedTracks().first { $0.trackID == trackID }
+    }
+
+    /// Calls `handler` once the keys are loaded (the old way; use `load(_:)`).
+    public func loadValuesAsynchronously(forKeys keys: [String], completionHandler handler: (@Sendable () -> Void)? = nil) {
+        _ = loadState()
+        if let handler { DispatchQueue.global().async(execute: handler) }
+    }
+
+    // The synchronous properties AVFoundation deprecated.
+
+    @available(*, deprecated, message: "Use load(.duration) instead")
+    public var duration: CMTime { (try? loaded()).map { CMTime($0.duration) } ?? .zero }
+
+    @available(*, deprecated, message: "Use load(.tracks) instead")
+    public var tracks: [AVAssetTrack] { (try? loadedTracks()) ?? [] }
+
+    @available(*, deprecated, message: "Use loadTracks(withMediaType:) instead")
+    public func tracks(withMediaType mediaType: AVMediaType) -> [AVAssetTrack] {
+        ((try? loadedTracks()) ?? []).filter { $0.mediaType == mediaType }
+    }
+
+    @available(*, deprecated, message: "Use load(.isPlayable) instead")
+    public var isPlayable: Bool { !((try? loadedTracks()) ?? []).isEmpty }
+
+    @available(*, deprecated, message: "Use load(.isReadable) instead")
+    public var isReadable: Bool { !((try? loadedTracks()) ?? []).isEmpty }
+}
+
+/// A local media file, as AVFoundation's `AVURLAsset`; `options` are accepted and not used
+/// (timing is always precise here).
+open class AVURLAsset: AVAsset, @unchecked Sendable {
+    public let url: URL
+
+    public init(url URL: URL, options: [String: Any]? = nil) {
+        url = URL
+        super.init(fileURL: URL)
+    }
+}
+
+public let AVURLAssetPreferPreciseDurationAndTimingKey = "AVURLAssetPreferPreciseDurationAndTimingKey"
+
+// MARK: AVAssetTrack
+
+public typealias CMPersistentTrackID = Int32
+public let kCMPersistentTrackID_Invalid: CMPersistentTrackID = 0
+
+/// One track of an asset, as AVFoundation's: over GraphKit's `AssetTrack`.
+open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
+    package let track: AssetTrack
+    public private(set) weak var asset: AVAsset?
+    public let trackID: CMPersistentTrackID
+    public let mediaType: AVMediaType
+
+    init(track: AssetTrack, asset: AVAsset) {
+        self.track = track
+        self.asset = asset
+        trackID = CMPersistentTrackID(track.trackID)
+        mediaType = AVMediaType(track.mediaType)
+    }
+
+    /// The format as stored: AAC or H.264 with its rate, channels or size; PCM as it decodes
+    /// for a file of PCM; empty when the file says too little.
+    var storedFormats: [CMFormatDescription] {
+        let s = track.stream
+        let caps = s.storedFormat
+        let format: MediaFormat?
+        if caps.hasPrefix("audio/mpeg") {
+            format = .aac(sampleRate: s.sampleRate, channels: s.channels)
+        } else if caps.hasPrefix("video/x-h264") {
+            format = .h264(width: s.width, height: s.height)
+        } else {
+            format = track.format
+        }
+        return format.map { [CMFormatDescription(format: $0, capsDetail: caps)] } ?? []
+    }
+
+    var size: CGSize { CGSize(width: track.stream.width ?? 0, height: track.stream.height ?? 0) }
+    var frameRate: Float { Float(track.stream.frameRate?.framesPerSecond ?? 0) }
+    var range: CMTimeRange { CMTimeRange(track.timeRange) }
+
+    // The synchronous properties AVFoundation deprecated.
+
+    @available(*, deprecated, message: "Use load(.formatDescriptions) instead")
+    public var formatDescriptions: [Any] { storedFormats }
+    @available(*, deprecated, message: "Use load(.naturalSize) instead")
+    public var naturalSize: CGSize { size }
+    @available(*, deprecated, message: "Use load(.nominalFrameRate) instead")
+    public var nominalFrameRate: Float { frameRate }
+    @available(*, deprecated, message: "Use load(.preferredTransform) instead")
+    public var preferredTransform: CGAffineTransform { .identity }
+    @available(*, deprecated, message: "Use load(.timeRange) instead")
+    public var timeRange: CMTimeRange { range }
+    @available(*, deprecated, message: "Use load(.isPlayable) instead")
+    public var isPlayable: Bool { true }
+    @available(*, deprecated, message: "Use load(.isEnabled) instead")
+    public var isEnabled: Bool { true }
+}
+
+extension AVPartialAsyncProperty where Root: AVAssetTrack {
+    public static var mediaType: AVAsyncProperty<Root, AVMediaType> { AVAsyncProperty("mediaType") { $0.mediaType } }
+    public static var formatDescriptions: AVAsyncProperty<Root, [CMFormatDescription]> { AVAsyncProperty("formatDescriptions") { $0.storedFormats } }
+    public static var naturalSize: AVAsyncProperty<Root, CGSize> { AVAsyncProperty("naturalSize") { $0.size } }
+    public static var nominalFrameRate: AVAsyncProperty<Root, Float> { AVAsyncProperty("nominalFrameRate") { $0.frameRate } }
+    /// The identity: GraphKit does not read a track's display matrix yet.
+    public static var preferredTransform: AVAsyncProperty<Root, CGAffineTransform> { AVAsyncProperty("preferredTransform") { _ in .identity } }
+    public static var timeRange: AVAsyncProperty<Root, CMTimeRange> { AVAsyncProperty("timeRange") { $0.range } }
+    public static var isPlayable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isPlayable") { _ in true } }
+    public static var isEnabled: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isEnabled") { _ in true } }
+    /// The sample rate for audio, 600 for video (what AVFoundation's writers commonly use).
+    public static var naturalTimeScale: AVAsyncProperty<Root, CMTimeScale> {
+        AVAsyncProperty("naturalTimeScale") { CMTimeScale($0.track.stream.sampleRate ?? 600) }
+    }
+}

@@ -1,0 +1,234 @@
+import Assets
+@_spi(Engine) import GraphKitCore
+import Synchronization
+
+/// Reads decoded samples out of an asset, as AVFoundation's: over GraphKit's `AssetReader`.
+///
+/// As in AVFoundation, `startReading()` returns false with `status` `.failed` and `error` set
+/// when reading cannot start, and `copyNextSampleBuffer()` returns nil at the end, after a
+/// failure and after `cancelReading()`. Adding an output `canAdd` refuses fails the reader
+/// (AVFoundation raises an exception) with an error saying why.
+open class AVAssetReader: @unchecked Sendable {
+    public enum Status: Int, Sendable {
+        case unknown = 0, reading, completed, failed, cancelled
+    }
+
+    public let asset: AVAsset
+    package let reader: AssetReader
+    private let state = Mutex<(failure: NSError?, outputs: [AVAssetReaderOutput])>((nil, []))
+
+    /// A reader of `asset`; throws when the file cannot be read.
+    public init(asset: AVAsset) throws {
+        self.asset = asset
+        do {
+            reader = try AssetReader(asset: try asset.loaded())
+        } catch {
+            throw avError(error)
+        }
+    }
+
+    public var status: Status {
+        let failed = state.withLock { $0.failure != nil }
+        switch reader.status {
+        case .completed: return .completed
+        case _ where failed: return .failed
+        case .cancelled: return .cancelled
+        case .failed: return .failed
+        case .reading: return .reading
+        case .unknown: return .unknown
+        }
+    }
+
+    public var error: (any Error)? { state.withLock { $0.failure } ?? reader.error.map { avError($0) } }
+
+    public var outputs: [AVAssetReaderOutput] { state.withLock { $0.outputs } }
+
+    /// The part of the asset to read (by default all of it): a numeric start and a numeric or
+    /// infinite duration. Set it before `startReading()`.
+    public var timeRange: CMTimeRange {
+        get { CMTimeRange(reader.timeRange) }
+        set {
+            guard let range = newValue.mediaTimeRange else {
+                fail(avError(.operationNotAllowed, "timeRange needs a numeric start and duration, not \(newValue)"))
+                return
+            }
+            reader.timeRange = range
+        }
+    }
+
+    public func canAdd(_ output: AVAssetReaderOutput) -> Bool {
+        guard output.problem == nil, let gk = output.output else { return false }
+        return reader.canAdd(gk)
+    }
+
+    public func add(_ output: AVAssetReaderOutput) {
+        if let problem = output.problem {
+            fail(avError(.operationNotAllowed, "cannot add the output: \(problem)"))
+            return
+        }
+        guard let gk = output.output else { return }
+        do {
+            try reader.add(gk)
+            output.reader = self
+            state.withLock { $0.outputs.append(output) }
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Starts decoding; false, with `status` `.failed` and `error` set, when it cannot.
+    @discardableResult
+    public func startReading() -> Bool {
+        if state.withLock({ $0.failure != nil }) { return false }
+        do {
+            try reader.startReading()
+            return true
+        } catch {
+            fail(error)
+            return false
+        }
+    }
+
+    /// Stops reading: every output gives nil from now on.
+    public func cancelReading() { reader.cancelReading() }
+
+    func fail(_ error: any Error) {
+        let first = state.withLock { s in
+            guard s.failure == nil else { return false }
+            s.failure = avError(error)
+            return true
+        }
+        if first, reader.status == .reading { reader.cancelReading() }
+    }
+
+    var failed: Bool { state.withLock { $0.failure != nil } }
+}
+
+/// What a reader gives samples through, as AVFoundation's.
+open class AVAssetReaderOutput: @unchecked Sendable {
+    package let output: AssetReaderTrackOutput?
+    let problem: String?
+    public let mediaType: AVMediaType
+    private let props = Mutex<(reader: AVAssetReader?, copies: Bool)>((nil, true))
+
+    init(output: AssetReaderTrackOutput?, mediaType: AVMediaType, problem: String?) {
+        self.output = output
+        self.mediaType = mediaType
+        self.problem = problem
+    }
+
+    /// Whether each sample is a copy the caller may change. Either way GraphKit gives the
+    /// decoder's buffer without a copy: its data is read-only to everyone, and writing through
+    /// a pixel buffer's lock copies first, so a copy is never needed to be safe.
+    public var alwaysCopiesSampleData: Bool {
+        get { props.withLock { $0.copies } }
+        set { props.withLock { $0.copies = newValue } }
+    }
+
+    /// False: outputs read forward once.
+    public var supportsRandomAccess: Bool { get { false } set {} }
+
+    weak var reader: AVAssetReader? {
+        get { props.withLock { $0.reader } }
+        set { props.withLock { $0.reader = newValue } }
+    }
+
+    /// The next sample, blocking until it is decoded; nil at the end, before reading starts,
+    /// after a failure or `cancelReading()` (then see the reader's `status` and `error`).
+    public func copyNextSampleBuffer() -> CMSampleBuffer? {
+        guard let output, let reader, !reader.failed else { return nil }
+        return output.copyNextSampleBuffer().map { CMSampleBuffer(sample: $0) }
+    }
+}
+
+/// Reads one track, decoded as `outputSettings` say (linear PCM for audio:
+/// `AVFormatIDKey: kAudioFormatLinearPCM` with 16-bit integer or 32-bit float samples,
+/// interleaved, little-endian, optionally `AVSampleRateKey` and `AVNumberOfChannelsKey`; for
+/// video `kCVPixelBufferPixelFormatTypeKey`). `outputSettings: nil` gives the samples as stored,
+/// compressed, as AVFoundation's does: AAC and H.264 (another codec fails reading, named).
+open class AVAssetReaderTrackOutput: AVAssetReaderOutput, @unchecked Sendable {
+    public let track: AVAssetTrack
+    public let outputSettings: [String: Any]?
+
+    public init(track: AVAssetTrack, outputSettings: [String: Any]?) {
+        self.track = track
+        self.outputSettings = outputSettings
+        var made: AssetReaderTrackOutput?
+        var problem: String?
+        do {
+            let settings = try ReaderSettings.read(outputSettings, mediaType: track.mediaType)
+            made = AssetReaderTrackOutput(track: track.track, outputSettings: settings)
+        } catch {
+            problem = error.message
+        }
+        super.init(output: made, mediaType: track.mediaType, problem: problem)
+    }
+}
+
+/// Reads audio tracks mixed together, decoded as `audioSettings` say (as a track output's).
+/// GraphKit mixes no tracks yet: one track is read as it is; more are refused by `canAdd`.
+open class AVAssetReaderAudioMixOutput: AVAssetReaderOutput, @unchecked Sendable {
+    public let audioTracks: [AVAssetTrack]
+    public let audioSettings: [String: Any]?
+
+    public init(audioTracks: [AVAssetTrack], audioSettings: [String: Any]?) {
+        self.audioTracks = audioTracks
+        self.audioSettings = audioSettings
+        var made: AssetReaderTrackOutput?
+        var problem: String?
+        do throws(SettingsError) {
+            guard audioTracks.count == 1, let track = audioTracks.first, track.mediaType == .audio else {
+                throw SettingsError(audioTracks.isEmpty ? "an audio mix output needs an audio track"
+                                    : "GraphKit mixes no tracks yet: give one audio track (this has \(audioTracks.count) tracks)")
+            }
+            let settings = try ReaderSettings.read(audioSettings ?? [AVFormatIDKey: kAudioFormatLinearPCM], mediaType: .audio)
+            made = AssetReaderTrackOutput(track: track.track, outputSettings: settings)
+        } catch {
+            problem = error.message
+        }
+        super.init(output: made, mediaType: .audio, problem: problem)
+    }
+}
+
+/// A reader output's settings dictionary, read into GraphKit's.
+enum ReaderSettings {
+    static let audioKeys: Set<String> = [AVFormatIDKey, AVSampleRateKey, AVNumberOfChannelsKey, AVLinearPCMBitDepthKey, AVLinearPCMIsFloatKey,
+                                         AVLinearPCMIsBigEndianKey, AVLinearPCMIsNonInterleaved, AVChannelLayoutKey]
+
+    static func read(_ settings: [String: Any]?, mediaType: AVMediaType) throws(SettingsError) -> ReaderOutputSettings {
+        guard let settings else {
+            // The samples as stored (AAC, H.264), not decoded.
+            guard let type = mediaType.assets else { throw SettingsError("GraphKit reads audio and video tracks only, not \(mediaType.rawValue)") }
+            return .stored(type)
+        }
+        switch mediaType {
+        case .audio:
+            for key in settings.keys where !audioKeys.contains(key) {
+                throw SettingsError("the audio output settings have \(key), which a reader does not take")
+            }
+            guard settingsInteger(settings[AVFormatIDKey]) == Int(kAudioFormatLinearPCM) else {
+                throw SettingsError("a reader decodes to linear PCM: AVFormatIDKey must be kAudioFormatLinearPCM")
+            }
+            if settingsBool(settings[AVLinearPCMIsBigEndianKey]) == true { throw SettingsError("big-endian PCM is not given: AVLinearPCMIsBigEndianKey must be false") }
+            if settingsBool(settings[AVLinearPCMIsNonInterleaved]) == true { throw SettingsError("non-interleaved PCM is not given: AVLinearPCMIsNonInterleaved must be false") }
+            let isFloat = settingsBool(settings[AVLinearPCMIsFloatKey]) ?? false
+            let depth = settingsInteger(settings[AVLinearPCMBitDepthKey]) ?? (isFloat ? 32 : 16)
+            let format: SampleFormat
+            switch (isFloat, depth) {
+            case (false, 16): format = .s16le
+            case (true, 32): format = .f32le
+            default: throw SettingsError("\(depth)-bit \(isFloat ? "float" : "integer") PCM is not given: ask for 16-bit integer or 32-bit float")
+            }
+            return .linearPCM(sampleFormat: format, sampleRate: settingsInteger(settings[AVSampleRateKey]),
+                              channels: settingsInteger(settings[AVNumberOfChannelsKey]))
+        case .video:
+            guard let n = settingsInteger(settings[kCVPixelBufferPixelFormatTypeKey]), let type = OSType(exactly: n),
+                  let format = PixelFormat(cvPixelFormat: type) else {
+                throw SettingsError("a video output needs kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA, _32RGBA, _420YpCbCr8Planar or _420YpCbCr8BiPlanarVideoRange")
+            }
+            return .pixels(format)
+        default:
+            throw SettingsError("GraphKit reads audio and video tracks only, not \(mediaType.rawValue)")
+        }
+    }
+}

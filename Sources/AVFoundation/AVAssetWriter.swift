@@ -1,0 +1,215 @@
+import Assets
+@_spi(Engine) import GraphKitCore
+import Synchronization
+
+/// Writes media into an MP4, MOV or M4A file, as AVFoundation's: over GraphKit's `AssetWriter`
+/// (one graph: a source per input, an encoder, the muxer).
+///
+/// As in AVFoundation: `startWriting()` returns false and `status` is `.failed` when writing
+/// cannot start (a file already at `outputURL` included: writing fails then, as Apple
+/// documents); `append` returns false once the writer has failed. Where AVFoundation raises an
+/// Objective-C exception (adding an input `canAdd` refuses, appending before
+/// `startSession(atSourceTime:)`), GraphKit fails the writer instead, with an `error` saying what
+/// to do: nothing here stops the program.
+open class AVAssetWriter: @unchecked Sendable {
+    public enum Status: Int, Sendable {
+        case unknown = 0, writing, completed, failed, cancelled
+    }
+
+    public let outputURL: URL
+    public let outputFileType: AVFileType
+    package let writer: AssetWriter
+
+    private struct State {
+        var failure: NSError?
+        var inputs: [AVAssetWriterInput] = []
+        var sessionEnd: MediaTime?
+        var fragmentInterval = CMTime.invalid
+    }
+    private let state = Mutex(State())
+
+    /// A writer of `outputFileType` (`.mp4`, `.mov` or `.m4a`) to the file URL `outputURL`.
+    /// Throws for another file type or a URL that is not a file's.
+    public init(outputURL: URL, fileType outputFileType: AVFileType) throws {
+        guard outputURL.isFileURL else {
+            throw avError(.invalidOutputURLPathExtension, "\(outputURL) is not a file URL; GraphKit writes local files")
+        }
+        guard let type = outputFileType.assets else {
+            throw avError(.operationNotAllowed, "GraphKit writes .mp4, .mov and .m4a files (AVFileType.mp4, .mov, .m4a), not \(outputFileType.rawValue)")
+        }
+        do {
+            writer = try AssetWriter(outputPath: outputURL.path, fileType: type)
+        } catch {
+            throw avError(error)
+        }
+        self.outputURL = outputURL
+        self.outputFileType = outputFileType
+    }
+
+    public convenience init(url outputURL: URL, fileType outputFileType: AVFileType) throws {
+        try self.init(outputURL: outputURL, fileType: outputFileType)
+    }
+
+    // MARK: State
+
+    public var status: Status {
+        // A failure found here (the writer's own run then cancelled, to leave nothing behind)
+        // is a failure, not a cancellation.
+        let failed = state.withLock { $0.failure != nil }
+        switch writer.status {
+        case .completed: return .completed
+        case _ where failed: return .failed
+        case .cancelled: return .cancelled
+        case .failed: return .failed
+        case .writing: return .writing
+        case .unknown: return .unknown
+        }
+    }
+
+    /// Why writing failed, once `status` is `.failed`: an error in AVFoundation's domain whose
+    /// description is GraphKit's message (the input, the file, the cause).
+    public var error: (any Error)? {
+        if let failure = state.withLock({ $0.failure }) { return failure }
+        return writer.error.map { avError($0) }
+    }
+
+    public var inputs: [AVAssetWriterInput] { state.withLock { $0.inputs } }
+
+    /// The media types the file type takes: audio only for M4A.
+    public var availableMediaTypes: [AVMediaType] { outputFileType == .m4a ? [.audio] : [.audio, .video] }
+
+    /// Whether the index goes before the media data (`faststart`). Set it before `startWriting()`.
+    public var shouldOptimizeForNetworkUse: Bool {
+        get { writer.shouldOptimizeForNetworkUse }
+        set { writer.shouldOptimizeForNetworkUse = newValue }
+    }
+
+    /// Fragments of this length, so a crash keeps what was written (invalid, the default: one
+    /// unfragmented file). Set it before `startWriting()`.
+    public var movieFragmentInterval: CMTime {
+        get { state.withLock { $0.fragmentInterval } }
+        set {
+            state.withLock { $0.fragmentInterval = newValue }
+            writer.movieFragmentInterval = newValue.isNumeric && newValue.value > 0 ? newValue.mediaTime : nil
+        }
+    }
+
+    /// Whether `outputSettings` are settings GraphKit can encode `mediaType` with.
+    public func canApply(outputSettings: [String: Any]?, forMediaType mediaType: AVMediaType) -> Bool {
+        guard let outputSettings else { return true }
+        return (try? WriterSettings.read(outputSettings, mediaType: mediaType)) != nil
+    }
+
+    // MARK: Inputs
+
+    /// Whether `input` can be added: its settings are ones GraphKit honours, and GraphKit's
+    /// writer takes it (before writing starts, one input per media type, a type the file takes).
+    public func canAdd(_ input: AVAssetWriterInput) -> Bool {
+        guard input.settingsError == nil, let gk = input.input, input.writer == nil else { return false }
+        return writer.canAdd(gk)
+    }
+
+    /// Adds an input. One `canAdd(_:)` refuses fails the writer (AVFoundation raises an
+    /// exception), with an error saying why.
+    public func add(_ input: AVAssetWriterInput) {
+        if let problem = input.settingsError {
+            fail(avError(.operationNotAllowed, "cannot add \(problem)"))
+            return
+        }
+        guard let gk = input.input, input.writer == nil else {
+            fail(avError(.operationNotAllowed, "cannot add this \(input.mediaType.rawValue) input: it belongs to a writer already"))
+            return
+        }
+        do {
+            try writer.add(gk)
+            input.writer = self
+            state.withLock { $0.inputs.append(input) }
+        } catch {
+            fail(error)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Starts writing; false, with `status` `.failed` and `error` set, when it cannot (a file
+    /// already at `outputURL`, a folder that cannot be made, an input refused when added).
+    @discardableResult
+    public func startWriting() -> Bool {
+        if state.withLock({ $0.failure != nil }) { return false }
+        if FileManager.default.fileExists(atPath: outputURL.path) {
+            fail(avError(.fileAlreadyExists, "cannot write \(outputURL.path): a file is there already (AVFoundation does not replace it either); remove it first"))
+            return false
+        }
+        do {
+            try writer.startWriting()
+            return true
+        } catch {
+            fail(error)
+            return false
+        }
+    }
+
+    /// The file's time origin: a sample at `startTime` is at 0 in the file; earlier samples are
+    /// left out. Call it after `startWriting()` and before appending.
+    public func startSession(atSourceTime startTime: CMTime) {
+        guard let t = startTime.mediaTime, t.isFinite else {
+            fail(avError(.operationNotAllowed, "startSession(atSourceTime:) needs a numeric time, not \(startTime)"))
+            return
+        }
+        writer.startSession(atSourceTime: t)
+    }
+
+    /// The session's end: samples appended from now on at or after `endTime` are left out.
+    /// (Samples appended before this call are written whole, a difference from AVFoundation,
+    /// which trims the track at `endTime`: call it before the last appends, or give the end of
+    /// the last sample.)
+    public func endSession(atSourceTime endTime: CMTime) {
+        state.withLock { $0.sessionEnd = endTime.mediaTime }
+    }
+
+    /// Finishes every input, completes the file, then calls `handler` (on another thread).
+    /// Check `status` in it.
+    public func finishWriting(completionHandler handler: @escaping @Sendable () -> Void) {
+        Task {
+            await self.finishWriting()
+            handler()
+        }
+    }
+
+    /// Finishes every input and completes the file; `status` is then `.completed`, or `.failed`
+    /// with `error` set.
+    public func finishWriting() async {
+        if state.withLock({ $0.failure != nil }) { return }
+        do {
+            try await writer.finishWriting()
+        } catch {
+            if writer.status != .failed && writer.status != .cancelled { fail(error) }
+            return
+        }
+    }
+
+    /// Abandons writing: nothing is left at `outputURL`.
+    public func cancelWriting() { writer.cancelWriting() }
+
+    // MARK: For the inputs
+
+    var failure: NSError? {
+        state.withLock { $0.failure } ?? (writer.status == .failed || writer.status == .cancelled ? avError(.unknown, "writing ended") : nil)
+    }
+
+    /// Fails the writer with `error` (the first failure stays), abandoning what was written.
+    func fail(_ error: any Error) {
+        let first = state.withLock { s in
+            guard s.failure == nil else { return false }
+            s.failure = avError(error)
+            return true
+        }
+        if first, writer.status == .writing { writer.cancelWriting() }
+    }
+
+    /// Whether a sample at `time` is before the session's end (all are, until `endSession`).
+    func withinSession(_ time: CMTime) -> Bool {
+        guard let end = state.withLock({ $0.sessionEnd }), let t = time.mediaTime else { return true }
+        return t < end
+    }
+}

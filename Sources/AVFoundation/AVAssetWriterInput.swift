@@ -1,0 +1,151 @@
+import Assets
+@_spi(Engine) import GraphKitCore
+import Synchronization
+
+/// One track of an ``AVAssetWriter``, as AVFoundation's: over GraphKit's `AssetWriterInput`.
+///
+/// `outputSettings` is AVFoundation's dictionary (``AVFormatIDKey``, ``AVVideoCodecKey``…):
+/// AAC for audio, H.264 for video; nil writes AAC or H.264 samples as they are (passthrough). Settings GraphKit cannot honour do not raise an exception
+/// as AVFoundation's do: ``AVAssetWriter/canAdd(_:)`` says no, and adding the input anyway
+/// fails the writer with an error naming the key.
+///
+/// `append(_:)` returns false when the sample was not taken; the writer's `status` is then
+/// `.failed` (or `.cancelled`, `.completed`) and its `error` says why, as in AVFoundation. A
+/// mistake AVFoundation answers with an exception (appending to an input of another media
+/// type, before `startSession`) fails the writer the same way.
+open class AVAssetWriterInput: @unchecked Sendable {
+    public let mediaType: AVMediaType
+    public let outputSettings: [String: Any]?
+    public let sourceFormatHint: CMFormatDescription?
+    /// GraphKit's input; nil when the settings cannot be honoured (``settingsError`` says why).
+    package let input: AssetWriterInput?
+    let settingsError: String?
+
+    private struct Props {
+        weak var writer: AVAssetWriter?
+        var transform = CGAffineTransform.identity
+        var mediaTimeScale: CMTimeScale = 0
+        var naturalSize = CGSize.zero
+        var performsMultiPass = false
+    }
+    private let props = Mutex(Props())
+
+    public convenience init(mediaType: AVMediaType, outputSettings: [String: Any]?) {
+        self.init(mediaType: mediaType, outputSettings: outputSettings, sourceFormatHint: nil)
+    }
+
+    public init(mediaType: AVMediaType, outputSettings: [String: Any]?, sourceFormatHint: CMFormatDescription?) {
+        self.mediaType = mediaType
+        self.outputSettings = outputSettings
+        self.sourceFormatHint = sourceFormatHint
+        var made: AssetWriterInput?
+        var problem: String?
+        do {
+            switch try WriterSettings.read(outputSettings, mediaType: mediaType) {
+            case .encode(let settings):
+                made = AssetWriterInput(mediaType: mediaType.assets!, outputSettings: settings)
+            case .passthrough:
+                made = try Self.passthroughInput(mediaType: mediaType, hint: sourceFormatHint)
+            }
+        } catch {
+            problem = error.message
+        }
+        input = made
+        settingsError = problem.map { "the \(mediaType == .audio ? "audio" : mediaType == .video ? "video" : mediaType.rawValue) input: \($0)" }
+    }
+
+    // MARK: Properties
+
+    /// Whether samples come from a real-time source (a camera, a microphone): GraphKit's input
+    /// then tunes its readiness for latency. Every appended sample is still written.
+    public var expectsMediaDataInRealTime: Bool {
+        get { input?.expectsMediaDataInRealTime ?? false }
+        set { input?.expectsMediaDataInRealTime = newValue }
+    }
+
+    /// Whether the input takes another sample now.
+    public var isReadyForMoreMediaData: Bool {
+        guard let input, writer?.failure == nil else { return false }
+        return input.isReadyForMoreMediaData
+    }
+
+    /// The track's display transform (a portrait recording's rotation): kept, and not written
+    /// into the file yet (GraphKit's writer has no hook for a track's matrix; the file shows
+    /// the frames as they are).
+    public var transform: CGAffineTransform {
+        get { props.withLock { $0.transform } }
+        set { props.withLock { $0.transform = newValue } }
+    }
+
+    /// Accepted and not used: the track's timescale is the muxer's (90 kHz for video, the
+    /// sample rate for audio).
+    public var mediaTimeScale: CMTimeScale {
+        get { props.withLock { $0.mediaTimeScale } }
+        set { props.withLock { $0.mediaTimeScale = newValue } }
+    }
+
+    /// Accepted and not used: a video track's size is the encoded size.
+    public var naturalSize: CGSize {
+        get { props.withLock { $0.naturalSize } }
+        set { props.withLock { $0.naturalSize = newValue } }
+    }
+
+    /// Accepted; GraphKit encodes in one pass.
+    public var performsMultiPassEncodingIfSupported: Bool {
+        get { props.withLock { $0.performsMultiPass } }
+        set { props.withLock { $0.performsMultiPass = newValue } }
+    }
+
+    /// False: GraphKit encodes in one pass.
+    public var canPerformMultiplePasses: Bool { false }
+
+    // MARK: Feeding
+
+    /// Calls `block` on `queue` whenever the input is ready for more, until it is finished or
+    /// writing ends; the block appends while ``isReadyForMoreMediaData`` holds.
+    public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        input?.requestMediaDataWhenReady(on: queue, using: block)
+    }
+
+    /// Appends a sample (PCM for audio, a frame for video, or an encoded sample to a
+    /// passthrough input), waiting while the encoder is behind. False when it was not taken:
+    /// see the writer's `status` and `error`.
+    @discardableResult
+    public func append(_ sampleBuffer: CMSampleBuffer) -> Bool {
+        guard let writer else { return false }
+        guard let input, writer.failure == nil else { return false }
+        guard writer.withinSession(sampleBuffer.presentationTimeStamp) else { return true }
+        do {
+            try input.append(sampleBuffer.sampleForEngine)
+            return true
+        } catch {
+            writer.fail(error)
+            return false
+        }
+    }
+
+    /// No more samples for this track.
+    public func markAsFinished() { input?.markAsFinished() }
+
+    // MARK: For the writer
+
+    var writer: AVAssetWriter? {
+        get { props.withLock { $0.writer } }
+        set { props.withLock { $0.writer = newValue } }
+    }
+
+    /// `outputSettings: nil`: samples written as they are. AAC and H.264 (as a reader gives them
+    /// with `outputSettings: nil`, or as an encoder hands them over, with their codec
+    /// configuration); a hint of another format is refused by name.
+    static func passthroughInput(mediaType: AVMediaType, hint: CMFormatDescription?) throws(SettingsError) -> AssetWriterInput {
+        guard let type = mediaType.assets else { throw SettingsError("GraphKit writes audio and video tracks only, not \(mediaType.rawValue)") }
+        if let hint {
+            switch (type, hint.format) {
+            case (.audio, .aac), (.video, .h264): break
+            default:
+                throw SettingsError("outputSettings nil writes samples as they are: AAC audio or H.264 video; the sourceFormatHint is \(hint.format) (give settings to encode it)")
+            }
+        }
+        return AssetWriterInput(mediaType: type, outputSettings: PassthroughSettings(mediaType: type))
+    }
+}

@@ -1,0 +1,185 @@
+import Assets
+import GraphKitCore
+
+// The keys and constants of AVFoundation's settings dictionaries (AVAudioSettings.h,
+// AVVideoSettings.h), with Apple's string values, and their reading into GraphKit's settings.
+
+// MARK: Audio keys
+
+public let AVFormatIDKey = "AVFormatIDKey"
+public let AVSampleRateKey = "AVSampleRateKey"
+public let AVNumberOfChannelsKey = "AVNumberOfChannelsKey"
+public let AVChannelLayoutKey = "AVChannelLayoutKey"
+public let AVEncoderBitRateKey = "AVEncoderBitRateKey"
+public let AVEncoderBitRatePerChannelKey = "AVEncoderBitRatePerChannelKey"
+/// Accepted and ignored: the AAC encoder has one quality.
+public let AVEncoderAudioQualityKey = "AVEncoderAudioQualityKey"
+/// Accepted and ignored: the AAC encoder runs at a constant bit rate.
+public let AVEncoderBitRateStrategyKey = "AVEncoderBitRateStrategyKey"
+public let AVLinearPCMBitDepthKey = "AVLinearPCMBitDepthKey"
+public let AVLinearPCMIsFloatKey = "AVLinearPCMIsFloatKey"
+public let AVLinearPCMIsBigEndianKey = "AVLinearPCMIsBigEndianKey"
+public let AVLinearPCMIsNonInterleaved = "AVLinearPCMIsNonInterleaved"
+public let AVAudioBitRateStrategy_Constant = "AVAudioBitRateStrategy_Constant"
+public let AVAudioBitRateStrategy_Variable = "AVAudioBitRateStrategy_Variable"
+
+/// AVFoundation's audio quality levels (for `AVEncoderAudioQualityKey`).
+public enum AVAudioQuality: Int, Sendable {
+    case min = 0, low = 0x20, medium = 0x40, high = 0x60, max = 0x7F
+}
+
+// MARK: Video keys
+
+public let AVVideoCodecKey = "AVVideoCodecKey"
+public let AVVideoWidthKey = "AVVideoWidthKey"
+public let AVVideoHeightKey = "AVVideoHeightKey"
+public let AVVideoCompressionPropertiesKey = "AVVideoCompressionPropertiesKey"
+public let AVVideoAverageBitRateKey = "AverageBitRate"
+public let AVVideoMaxKeyFrameIntervalKey = "MaxKeyFrameInterval"
+public let AVVideoMaxKeyFrameIntervalDurationKey = "MaxKeyFrameIntervalDuration"
+public let AVVideoProfileLevelKey = "ProfileLevel"
+public let AVVideoExpectedSourceFrameRateKey = "ExpectedFrameRate"
+public let AVVideoAverageNonDroppableFrameRateKey = "AverageNonDroppableFrameRate"
+public let AVVideoAllowFrameReorderingKey = "AllowFrameReordering"
+public let AVVideoH264EntropyModeKey = "H264EntropyMode"
+public let AVVideoH264EntropyModeCAVLC = "CAVLC"
+public let AVVideoH264EntropyModeCABAC = "CABAC"
+public let AVVideoScalingModeKey = "AVVideoScalingModeKey"
+public let AVVideoScalingModeFit = "AVVideoScalingModeFit"
+public let AVVideoScalingModeResize = "AVVideoScalingModeResize"
+public let AVVideoScalingModeResizeAspect = "AVVideoScalingModeResizeAspect"
+public let AVVideoScalingModeResizeAspectFill = "AVVideoScalingModeResizeAspectFill"
+public let AVVideoColorPropertiesKey = "AVVideoColorPropertiesKey"
+public let AVVideoPixelAspectRatioKey = "AVVideoPixelAspectRatioKey"
+public let AVVideoCleanApertureKey = "AVVideoCleanApertureKey"
+public let AVVideoProfileLevelH264BaselineAutoLevel = "H264_Baseline_AutoLevel"
+public let AVVideoProfileLevelH264MainAutoLevel = "H264_Main_AutoLevel"
+public let AVVideoProfileLevelH264HighAutoLevel = "H264_High_AutoLevel"
+public let AVVideoProfileLevelH264Baseline41 = "H264_Baseline_4_1"
+public let AVVideoProfileLevelH264Main41 = "H264_Main_4_1"
+public let AVVideoProfileLevelH264High40 = "H264_High_4_0"
+public let AVVideoProfileLevelH264High41 = "H264_High_4_1"
+/// The H.264 codec name before `AVVideoCodecType` (deprecated by Apple, still common).
+public let AVVideoCodecH264 = "avc1"
+
+/// A video codec, as AVFoundation's.
+public struct AVVideoCodecType: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public static let h264 = AVVideoCodecType("avc1")
+    /// Not encoded by GraphKit: an input with it cannot be added.
+    public static let hevc = AVVideoCodecType("hvc1")
+    public static let jpeg = AVVideoCodecType("jpeg")
+    public static let proRes422 = AVVideoCodecType("apcn")
+    public static let proRes4444 = AVVideoCodecType("ap4h")
+}
+
+// MARK: Reading settings
+
+/// What an input's settings dictionary asks for, or why it cannot be honoured.
+enum WriterSettings {
+    case encode(any OutputSettings)
+    /// `outputSettings: nil`: samples are written as they are.
+    case passthrough
+
+    static let audioKeys: Set<String> = [AVFormatIDKey, AVSampleRateKey, AVNumberOfChannelsKey, AVChannelLayoutKey, AVEncoderBitRateKey,
+                                         AVEncoderBitRatePerChannelKey, AVEncoderAudioQualityKey, AVEncoderBitRateStrategyKey]
+    static let videoKeys: Set<String> = [AVVideoCodecKey, AVVideoWidthKey, AVVideoHeightKey, AVVideoCompressionPropertiesKey,
+                                         AVVideoScalingModeKey, AVVideoColorPropertiesKey, AVVideoPixelAspectRatioKey, AVVideoCleanApertureKey]
+    static let compressionKeys: Set<String> = [AVVideoAverageBitRateKey, AVVideoMaxKeyFrameIntervalKey, AVVideoMaxKeyFrameIntervalDurationKey,
+                                               AVVideoProfileLevelKey, AVVideoExpectedSourceFrameRateKey, AVVideoAverageNonDroppableFrameRateKey,
+                                               AVVideoAllowFrameReorderingKey, AVVideoH264EntropyModeKey]
+
+    /// Reads `settings` for `mediaType`; throws a message naming the key at fault.
+    static func read(_ settings: [String: Any]?, mediaType: AVMediaType) throws(SettingsError) -> WriterSettings {
+        guard let settings else { return .passthrough }
+        switch mediaType {
+        case .audio: return .encode(try audio(settings))
+        case .video: return .encode(try video(settings))
+        default: throw SettingsError("GraphKit writes audio and video tracks only, not \(mediaType.rawValue)")
+        }
+    }
+
+    static func audio(_ s: [String: Any]) throws(SettingsError) -> AudioSettings {
+        for key in s.keys where !audioKeys.contains(key) {
+            let hint = key.hasPrefix("AVLinearPCM") ? " (linear PCM keys are for PCM output, which GraphKit's writer does not make: it encodes AAC)" : ""
+            throw SettingsError("the audio settings have \(key), which GraphKit does not take\(hint)")
+        }
+        guard let id = settingsInteger(s[AVFormatIDKey]).flatMap(AudioFormatID.init(exactly:)) else {
+            throw SettingsError("the audio settings need AVFormatIDKey (kAudioFormatMPEG4AAC)")
+        }
+        guard id == kAudioFormatMPEG4AAC else {
+            throw SettingsError("AVFormatIDKey is '\(id.fourCharacters)'; GraphKit's writer encodes AAC (kAudioFormatMPEG4AAC) only")
+        }
+        guard let rate = settingsInteger(s[AVSampleRateKey]), rate > 0 else {
+            throw SettingsError("the audio settings need AVSampleRateKey, a whole number of hertz (such as 48000)")
+        }
+        var channels = settingsInteger(s[AVNumberOfChannelsKey])
+        if let layout = s[AVChannelLayoutKey] {
+            guard let data = layout as? Data, data.count >= 4 else {
+                throw SettingsError("AVChannelLayoutKey must be the bytes of an AudioChannelLayout (Data)")
+            }
+            let tag = data.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            let count = Int(AudioChannelLayoutTag_GetNumberOfChannels(tag))
+            if let c = channels, count != 0, c != count {
+                throw SettingsError("AVChannelLayoutKey's layout has \(count) channels but AVNumberOfChannelsKey says \(c)")
+            }
+            if channels == nil, count > 0 { channels = count }
+        }
+        guard let channels, channels > 0 else { throw SettingsError("the audio settings need AVNumberOfChannelsKey") }
+        var bitRate = settingsInteger(s[AVEncoderBitRateKey])
+        if bitRate == nil, let perChannel = settingsInteger(s[AVEncoderBitRatePerChannelKey]) { bitRate = perChannel * channels }
+        if s[AVEncoderBitRateKey] != nil && bitRate == nil { throw SettingsError("AVEncoderBitRateKey must be a whole number of bits per second") }
+        return AudioSettings(sampleRate: rate, channels: channels, bitRate: bitRate)
+    }
+
+    static func video(_ s: [String: Any]) throws(SettingsError) -> VideoSettings {
+        for key in s.keys where !videoKeys.contains(key) {
+            throw SettingsError("the video settings have \(key), which GraphKit does not take")
+        }
+        let codec: String? = switch s[AVVideoCodecKey] {
+        case let c as AVVideoCodecType: c.rawValue
+        case let c as String: c
+        default: nil
+        }
+        guard let codec else { throw SettingsError("the video settings need AVVideoCodecKey (AVVideoCodecType.h264)") }
+        guard codec == AVVideoCodecType.h264.rawValue else {
+            throw SettingsError("AVVideoCodecKey is \(codec); GraphKit's writer encodes H.264 (AVVideoCodecType.h264) only")
+        }
+        guard let width = settingsInteger(s[AVVideoWidthKey]), width > 0 else { throw SettingsError("the video settings need AVVideoWidthKey, a positive whole number") }
+        guard let height = settingsInteger(s[AVVideoHeightKey]), height > 0 else { throw SettingsError("the video settings need AVVideoHeightKey, a positive whole number") }
+        var settings = VideoSettings(width: width, height: height)
+        if let c = s[AVVideoCompressionPropertiesKey] {
+            guard let props = c as? [String: Any] else { throw SettingsError("AVVideoCompressionPropertiesKey must be a dictionary") }
+            for key in props.keys where !compressionKeys.contains(key) {
+                throw SettingsError("the compression properties have \(key), which GraphKit does not take")
+            }
+            if let v = props[AVVideoAverageBitRateKey] {
+                guard let rate = settingsInteger(v), rate > 0 else { throw SettingsError("AVVideoAverageBitRateKey must be a positive whole number of bits per second") }
+                settings.averageBitRate = rate
+            }
+            if let v = props[AVVideoMaxKeyFrameIntervalKey] {
+                guard let interval = settingsInteger(v), interval > 0 else { throw SettingsError("AVVideoMaxKeyFrameIntervalKey must be a positive whole number of frames") }
+                settings.keyframeInterval = interval
+            }
+            if let v = props[AVVideoMaxKeyFrameIntervalDurationKey], settings.keyframeInterval == nil {
+                // In frames, at the expected frame rate (30 when not given).
+                guard let seconds = settingsNumber(v), seconds > 0 else { throw SettingsError("AVVideoMaxKeyFrameIntervalDurationKey must be a positive number of seconds") }
+                let fps = settingsNumber(props[AVVideoExpectedSourceFrameRateKey]) ?? 30
+                settings.keyframeInterval = max(1, Int((seconds * fps).rounded()))
+            }
+            if let v = props[AVVideoProfileLevelKey] {
+                guard let profile = v as? String, profile.hasPrefix("H264_") else {
+                    throw SettingsError("AVVideoProfileLevelKey must be an H.264 profile (AVVideoProfileLevelH264HighAutoLevel…)")
+                }
+            }
+        }
+        return settings
+    }
+}
+
+struct SettingsError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,134 @@
+import GraphKitCore
+
+public typealias CMMediaType = FourCharCode
+public let kCMMediaType_Audio: CMMediaType = 0x736F_756E  // 'soun'
+public let kCMMediaType_Video: CMMediaType = 0x7669_6465  // 'vide'
+public let kCMVideoCodecType_H264: FourCharCode = 0x6176_6331  // 'avc1'
+public typealias CMVideoCodecType = FourCharCode
+public typealias CMAudioFormatDescription = CMFormatDescription
+public typealias CMVideoFormatDescription = CMFormatDescription
+
+public struct CMVideoDimensions: Sendable, Hashable {
+    public var width: Int32
+    public var height: Int32
+    public init() { width = 0; height = 0 }
+    public init(width: Int32, height: Int32) { self.width = width; self.height = height }
+}
+
+/// What a sample buffer holds, as CoreMedia's: over GraphKit's `MediaFormat` (with the codec
+/// configuration a compressed stream needs, when it came out of a file).
+public final class CMFormatDescription: @unchecked Sendable {
+    package let format: MediaFormat
+    /// The full description a buffer arrived with (an AAC or H.264 codec configuration).
+    package let capsDetail: String?
+    /// CMAudioFormatDescriptionGetStreamBasicDescription returns a pointer: it lives as long as this.
+    private let asbd: UnsafeMutablePointer<AudioStreamBasicDescription>?
+
+    package init(format: MediaFormat, capsDetail: String? = nil) {
+        self.format = format
+        self.capsDetail = capsDetail
+        if let d = Self.streamDescription(format) {
+            asbd = .allocate(capacity: 1)
+            asbd!.initialize(to: d)
+        } else {
+            asbd = nil
+        }
+    }
+
+    deinit { asbd?.deallocate() }
+
+    static func streamDescription(_ format: MediaFormat) -> AudioStreamBasicDescription? {
+        switch format {
+        case .pcm(let f):
+            let bytes = UInt32(f.sampleFormat.bytesPerSample)
+            let flags = f.sampleFormat == .f32le ? kAudioFormatFlagIsFloat | kAudioFormatFlagIsPacked
+                                                 : kAudioFormatFlagIsSignedInteger | kAudioFormatFlagIsPacked
+            return AudioStreamBasicDescription(mSampleRate: Double(f.sampleRate), mFormatID: kAudioFormatLinearPCM, mFormatFlags: flags,
+                                               mBytesPerPacket: bytes * UInt32(f.channels), mFramesPerPacket: 1,
+                                               mBytesPerFrame: bytes * UInt32(f.channels), mChannelsPerFrame: UInt32(f.channels),
+                                               mBitsPerChannel: bytes * 8, mReserved: 0)
+        case .aac(let rate, let channels):
+            return AudioStreamBasicDescription(mSampleRate: Double(rate ?? 0), mFormatID: kAudioFormatMPEG4AAC, mFormatFlags: 0,
+                                               mBytesPerPacket: 0, mFramesPerPacket: 1024, mBytesPerFrame: 0,
+                                               mChannelsPerFrame: UInt32(channels ?? 0), mBitsPerChannel: 0, mReserved: 0)
+        default:
+            return nil
+        }
+    }
+
+    var mediaType: CMMediaType {
+        switch format {
+        case .pcm, .aac: kCMMediaType_Audio
+        case .rawVideo, .h264: kCMMediaType_Video
+        default: 0
+        }
+    }
+
+    var mediaSubType: FourCharCode {
+        switch format {
+        case .pcm: kAudioFormatLinearPCM
+        case .aac: kAudioFormatMPEG4AAC
+        case .rawVideo(let v): v.pixelFormat.cvPixelFormat
+        case .h264: kCMVideoCodecType_H264
+        default: 0
+        }
+    }
+
+    fileprivate var streamBasicDescription: UnsafePointer<AudioStreamBasicDescription>? { asbd.map { UnsafePointer($0) } }
+}
+
+public func CMFormatDescriptionGetMediaType(_ desc: CMFormatDescription) -> CMMediaType { desc.mediaType }
+/// The codec or pixel format: `'lpcm'`, `'aac '`, `'avc1'`, or a CoreVideo pixel format code.
+public func CMFormatDescriptionGetMediaSubType(_ desc: CMFormatDescription) -> FourCharCode { desc.mediaSubType }
+
+/// The stream's description; nil for a video description. Valid as long as `desc` is.
+public func CMAudioFormatDescriptionGetStreamBasicDescription(_ desc: CMAudioFormatDescription) -> UnsafePointer<AudioStreamBasicDescription>? {
+    desc.streamBasicDescription
+}
+
+/// Width and height; zeros for a description that is not video (or H.264 whose size is unknown).
+public func CMVideoFormatDescriptionGetDimensions(_ videoDesc: CMVideoFormatDescription) -> CMVideoDimensions {
+    switch videoDesc.format {
+    case .rawVideo(let v): CMVideoDimensions(width: Int32(v.width), height: Int32(v.height))
+    case .h264(let w, let h): CMVideoDimensions(width: Int32(w ?? 0), height: Int32(h ?? 0))
+    default: CMVideoDimensions()
+    }
+}
+
+public let kCMFormatDescriptionError_InvalidParameter: OSStatus = -12710
+public let kCMFormatDescriptionError_ValueNotAvailable: OSStatus = -12718
+
+/// An audio format description from a stream description: 16-bit signed or 32-bit float
+/// interleaved little-endian PCM, or AAC (`kAudioFormatMPEG4AAC`). Anything else is
+/// `kCMFormatDescriptionError_InvalidParameter`. The layout, magic cookie and extensions are
+/// accepted and not read (an AAC description made here carries no codec configuration: samples
+/// appended with it as a writer input's hint must carry theirs, as samples read from a file do).
+@discardableResult
+public func CMAudioFormatDescriptionCreate(allocator: CFAllocator?, asbd: UnsafePointer<AudioStreamBasicDescription>, layoutSize: Int,
+                                           layout: UnsafePointer<AudioChannelLayout>?, magicCookieSize: Int, magicCookie: UnsafeRawPointer?,
+                                           extensions: CFDictionary?, formatDescriptionOut: UnsafeMutablePointer<CMAudioFormatDescription?>) -> OSStatus {
+    formatDescriptionOut.pointee = nil
+    guard let format = mediaFormat(asbd.pointee) else { return kCMFormatDescriptionError_InvalidParameter }
+    formatDescriptionOut.pointee = CMFormatDescription(format: format)
+    return OSStatus(noErr)
+}
+
+/// GraphKit's format for a stream description, when it holds one.
+package func mediaFormat(_ d: AudioStreamBasicDescription) -> MediaFormat? {
+    let rate = Int(d.mSampleRate), channels = Int(d.mChannelsPerFrame)
+    guard d.mSampleRate > 0, Double(rate) == d.mSampleRate, channels > 0 else { return nil }
+    switch d.mFormatID {
+    case kAudioFormatMPEG4AAC:
+        return .aac(sampleRate: rate, channels: channels)
+    case kAudioFormatLinearPCM:
+        guard d.mFormatFlags & (kAudioFormatFlagIsBigEndian | kAudioFormatFlagIsNonInterleaved) == 0 else { return nil }
+        let float = d.mFormatFlags & kAudioFormatFlagIsFloat != 0
+        switch (float, d.mBitsPerChannel) {
+        case (true, 32): return .pcm(.init(sampleRate: rate, channels: channels, sampleFormat: .f32le))
+        case (false, 16): return .pcm(.init(sampleRate: rate, channels: channels, sampleFormat: .s16le))
+        default: return nil
+        }
+    default:
+        return nil
+    }
+}

@@ -1,0 +1,213 @@
+import AVFoundation
+import GraphKitTesting
+import Testing
+
+/// AVAsset, AVAssetTrack, AVAssetReader and its outputs, CMSampleBuffer, CMBlockBuffer and
+/// CMFormatDescription against AVFoundation's documented behaviour, on media made here; and the
+/// waveform example (AVFoundation code, compiled unchanged).
+@Suite(.timeLimit(.minutes(10))) struct AVAssetReaderTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    static let pcm16: [String: Any] = [AVFormatIDKey: kAudioFormatLinearPCM, AVLinearPCMBitDepthKey: 16, AVLinearPCMIsFloatKey: false,
+                                      AVLinearPCMIsBigEndianKey: false, AVLinearPCMIsNonInterleaved: false]
+
+    /// One second of a stereo 440 Hz sine at 1/8 of full scale (ffmpeg's), in `name`'s format.
+    func sine(_ name: String, seconds: Double = 1) throws -> URL {
+        let url = folder.appendingPathComponent(name)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)", "-af", "pan=stereo|c0=c0|c1=c0", "-y", url.path])
+        return url
+    }
+
+    func movie(frames: Int) throws -> URL {
+        let url = folder.appendingPathComponent("movie.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25",
+                                         "-f", "lavfi", "-i", "sine=duration=\(Double(frames) / 25)", "-t", "\(Double(frames) / 25)", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                                         "-c:a", "aac", "-y", url.path])
+        return url
+    }
+
+    @Test func assetLoadsItsPropertiesAsAVFoundationDoes() async throws {
+        let asset = AVURLAsset(url: try movie(frames: 25))
+        let (duration, tracks) = try await asset.load(.duration, .tracks)
+        #expect(abs(duration.seconds - 1.0) < 0.05, "\(duration.seconds)")
+        #expect(tracks.map(\.mediaType).sorted { $0.rawValue < $1.rawValue } == [.audio, .video])
+        #expect(try await asset.load(.isPlayable))
+        let video = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        let (size, rate, range) = try await video.load(.naturalSize, .nominalFrameRate, .timeRange)
+        #expect(size == CGSize(width: 160, height: 120) && rate == 25 && range.start == .zero)
+        let descriptions = try await video.load(.formatDescriptions)
+        #expect(CMFormatDescriptionGetMediaType(descriptions[0]) == kCMMediaType_Video)
+        #expect(CMFormatDescriptionGetMediaSubType(descriptions[0]) == kCMVideoCodecType_H264)
+        #expect(CMVideoFormatDescriptionGetDimensions(descriptions[0]) == CMVideoDimensions(width: 160, height: 120))
+        let audio = try #require(try await asset.loadTracks(withMediaType: .audio).first)
+        let audioDescription = try await audio.load(.formatDescriptions)[0]
+        #expect(CMFormatDescriptionGetMediaSubType(audioDescription) == kAudioFormatMPEG4AAC)
+        let asbd = try #require(CMAudioFormatDescriptionGetStreamBasicDescription(audioDescription)?.pointee)
+        #expect(asbd.mFormatID == kAudioFormatMPEG4AAC && asbd.mSampleRate == 44100 && asbd.mChannelsPerFrame == 1)
+        #expect(try await asset.loadTrack(withTrackID: video.trackID) === video)
+    }
+
+    @available(*, deprecated)
+    @Test func deprecatedSynchronousProperties() throws {
+        let asset = AVAsset(url: try movie(frames: 10))
+        #expect(asset.tracks.count == 2 && asset.tracks(withMediaType: .audio).count == 1 && asset.isPlayable)
+        #expect(abs(asset.duration.seconds - 0.4) < 0.05)
+        let video = asset.tracks(withMediaType: .video)[0]
+        #expect(video.naturalSize.width == 160 && video.nominalFrameRate == 25 && video.preferredTransform.isIdentity)
+        #expect(video.formatDescriptions.count == 1)
+        // An unreadable file: no tracks and a zero duration, as AVFoundation's synchronous properties.
+        let missing = AVAsset(url: folder.appendingPathComponent("missing.mp4"))
+        #expect(missing.tracks.isEmpty && missing.duration == .zero && !missing.isPlayable)
+    }
+
+    @Test func unreadableFilesThrowInAVFoundationsDomain() async throws {
+        let missing = AVURLAsset(url: folder.appendingPathComponent("missing.m4a"))
+        await #expect(throws: (any Error).self) { try await missing.load(.duration) }
+        do {
+            _ = try await missing.load(.tracks)
+        } catch let error as NSError {
+            #expect(error.domain == AVFoundationErrorDomain && error.localizedDescription.contains("missing.m4a"))
+        }
+        #expect(throws: (any Error).self) { try AVAssetReader(asset: missing) }
+    }
+
+    /// PCM read to the end: the sample count is the file's, each buffer's count is its frames,
+    /// times are in the sample rate, and copyNextSampleBuffer returns nil at the end.
+    @Test func readerGivesEveryPCMFrameThenNil() throws {
+        let asset = AVURLAsset(url: try sine("sine.wav"))
+        let reader = try AVAssetReader(asset: asset)
+        let track = asset.tracks(withMediaType: .audio)[0]
+        let output = AVAssetReaderTrackOutput(track: track, outputSettings: Self.pcm16)
+        #expect(reader.canAdd(output))
+        reader.add(output)
+        #expect(reader.status == .unknown && output.copyNextSampleBuffer() == nil, "nil before reading starts")
+        #expect(reader.startReading() && reader.status == .reading)
+        var frames = 0
+        var expectedStart = CMTime.zero
+        while let sb = output.copyNextSampleBuffer() {
+            #expect(CMSampleBufferIsValid(sb) && CMSampleBufferDataIsReady(sb))
+            let n = CMSampleBufferGetNumSamples(sb)
+            let pts = CMSampleBufferGetPresentationTimeStamp(sb)
+            #expect(pts.timescale == 44100 && pts == expectedStart, "\(pts) vs \(expectedStart)")
+            #expect(CMSampleBufferGetDuration(sb) == CMTimeMake(value: Int64(n), timescale: 44100))
+            let block = try #require(CMSampleBufferGetDataBuffer(sb))
+            #expect(CMBlockBufferGetDataLength(block) == n * 4 && CMSampleBufferGetTotalSampleSize(sb) == n * 4)
+            #expect(CMSampleBufferGetImageBuffer(sb) == nil)
+            let desc = try #require(CMSampleBufferGetFormatDescription(sb))
+            let asbd = try #require(CMAudioFormatDescriptionGetStreamBasicDescription(desc)?.pointee)
+            #expect(asbd.mFormatID == kAudioFormatLinearPCM && asbd.mBitsPerChannel == 16 && asbd.mChannelsPerFrame == 2
+                    && asbd.mFormatFlags & kAudioFormatFlagIsSignedInteger != 0 && asbd.mBytesPerFrame == 4)
+            frames += n
+            expectedStart = pts + CMSampleBufferGetDuration(sb)
+        }
+        #expect(frames == 44100)
+        #expect(output.copyNextSampleBuffer() == nil && reader.status == .completed && reader.error == nil)
+    }
+
+    @Test func blockBufferFunctions() throws {
+        let asset = AVURLAsset(url: try sine("block.wav"))
+        let reader = try AVAssetReader(asset: asset)
+        let output = AVAssetReaderTrackOutput(track: asset.tracks(withMediaType: .audio)[0],
+                                              outputSettings: [AVFormatIDKey: kAudioFormatLinearPCM, AVLinearPCMIsFloatKey: true, AVLinearPCMBitDepthKey: 32])
+        reader.add(output)
+        reader.startReading()
+        let sb = try #require(output.copyNextSampleBuffer())
+        let block = try #require(CMSampleBufferGetDataBuffer(sb))
+        let length = CMBlockBufferGetDataLength(block)
+        var copied = [UInt8](repeating: 0, count: length)
+        #expect(CMBlockBufferCopyDataBytes(block, atOffset: 0, dataLength: length, destination: &copied) == kCMBlockBufferNoErr)
+        var lengthAtOffset = 0, total = 0
+        var pointer: UnsafeMutablePointer<CChar>?
+        #expect(CMBlockBufferGetDataPointer(block, atOffset: 8, lengthAtOffsetOut: &lengthAtOffset, totalLengthOut: &total, dataPointerOut: &pointer) == kCMBlockBufferNoErr)
+        #expect(total == length && lengthAtOffset == length - 8)
+        #expect(UnsafeRawPointer(pointer!).load(as: UInt8.self) == copied[8])
+        // Out of range: CoreMedia's error codes, nothing copied.
+        #expect(CMBlockBufferCopyDataBytes(block, atOffset: length - 2, dataLength: 4, destination: &copied) == kCMBlockBufferBadLengthParameterErr)
+        #expect(CMBlockBufferCopyDataBytes(block, atOffset: length + 1, dataLength: 0, destination: &copied) == kCMBlockBufferBadOffsetParameterErr)
+        let floats = copied.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(floats.map(abs).max()! > 0.1 && floats.map(abs).max()! < 0.13, "ffmpeg's sine is at 1/8 of full scale")
+        let asbd = CMAudioFormatDescriptionGetStreamBasicDescription(CMSampleBufferGetFormatDescription(sb)!)!.pointee
+        #expect(asbd.mFormatFlags & kAudioFormatFlagIsFloat != 0 && asbd.mBitsPerChannel == 32)
+        // A copy with new timing shares the data.
+        var timing = CMSampleTimingInfo(duration: CMSampleBufferGetDuration(sb), presentationTimeStamp: CMTimeMake(value: 5, timescale: 1), decodeTimeStamp: .invalid)
+        var copy: CMSampleBuffer?
+        #expect(CMSampleBufferCreateCopyWithNewTiming(allocator: nil, sampleBuffer: sb, sampleTimingEntryCount: 1, sampleTimingArray: &timing, sampleBufferOut: &copy) == OSStatus(noErr))
+        #expect(CMSampleBufferGetPresentationTimeStamp(copy!) == CMTimeMake(value: 5, timescale: 1))
+        #expect(CMSampleBufferGetNumSamples(copy!) == CMSampleBufferGetNumSamples(sb))
+        reader.cancelReading()
+        #expect(output.copyNextSampleBuffer() == nil && reader.status == .cancelled)
+    }
+
+    /// Video frames as pixel buffers; CMSampleBufferGetNumSamples is 1 for each.
+    @Test func videoFramesArePixelBuffers() throws {
+        let asset = AVURLAsset(url: try movie(frames: 12))
+        let reader = try AVAssetReader(asset: asset)
+        let output = AVAssetReaderTrackOutput(track: asset.tracks(withMediaType: .video)[0],
+                                              outputSettings: [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange])
+        reader.add(output)
+        reader.startReading()
+        var count = 0
+        while let sb = output.copyNextSampleBuffer() {
+            #expect(CMSampleBufferGetNumSamples(sb) == 1 && CMSampleBufferGetDataBuffer(sb) == nil)
+            let image = try #require(CMSampleBufferGetImageBuffer(sb))
+            #expect(CVPixelBufferGetWidth(image) == 160 && CVPixelBufferGetPlaneCount(image) == 2)
+            #expect(CVPixelBufferGetPixelFormatType(image) == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            #expect(CMFormatDescriptionGetMediaSubType(CMSampleBufferGetFormatDescription(sb)!) == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            #expect(abs(CMSampleBufferGetPresentationTimeStamp(sb).seconds - Double(count) / 25) < 0.001)
+            count += 1
+        }
+        #expect(count == 12 && reader.status == .completed)
+    }
+
+    @Test func timeRangeAndAudioMixOutput() throws {
+        let asset = AVURLAsset(url: try sine("range.wav", seconds: 2))
+        let reader = try AVAssetReader(asset: asset)
+        reader.timeRange = CMTimeRange(start: CMTimeMake(value: 1, timescale: 2), duration: CMTimeMake(value: 1, timescale: 4))
+        let mix = AVAssetReaderAudioMixOutput(audioTracks: asset.tracks(withMediaType: .audio), audioSettings: Self.pcm16)
+        #expect(reader.canAdd(mix))
+        reader.add(mix)
+        reader.startReading()
+        var frames = 0
+        var first: CMTime?
+        while let sb = mix.copyNextSampleBuffer() {
+            first = first ?? CMSampleBufferGetPresentationTimeStamp(sb)
+            frames += CMSampleBufferGetNumSamples(sb)
+        }
+        #expect(frames == 11025 && first == CMTimeMake(value: 1, timescale: 2))
+        #expect(reader.timeRange.duration == CMTimeMake(value: 1, timescale: 4))
+    }
+
+    /// What a reader cannot give is refused by canAdd, and adding it anyway fails the reader
+    /// (AVFoundation raises): startReading returns false, nothing crashes.
+    @Test func refusedOutputsFailTheReader() throws {
+        let asset = AVURLAsset(url: try sine("refused.wav"))
+        let track = asset.tracks(withMediaType: .audio)[0]
+        let reader = try AVAssetReader(asset: asset)
+        let bigEndian = AVAssetReaderTrackOutput(track: track, outputSettings: [AVFormatIDKey: kAudioFormatLinearPCM, AVLinearPCMIsBigEndianKey: true])
+        let twoTracks = AVAssetReaderAudioMixOutput(audioTracks: [track, track], audioSettings: nil)
+        #expect(!reader.canAdd(bigEndian) && !reader.canAdd(twoTracks))
+        reader.add(bigEndian)
+        #expect(reader.status == .failed && (reader.error?.localizedDescription ?? "").contains("AVLinearPCMIsBigEndianKey"))
+        #expect(!reader.startReading() && bigEndian.copyNextSampleBuffer() == nil)
+    }
+
+    // MARK: The example
+
+    @Test func waveformExample() throws {
+        let wav = try sine("waveform.wav")
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-waveform"), [wav.path, "10"])
+        #expect(printed.contains("read 44100 frames of 2 channels (1.000 s)"), "\(printed)")
+        let peaks = try #require(printed.split(separator: "\n").first { $0.hasPrefix("peaks ") })
+            .split(separator: " ").dropFirst().compactMap { Float($0) }
+        #expect(peaks.count == 10 && peaks.allSatisfy { abs($0 - 0.125) < 0.002 }, "\(peaks)")
+        // The same on AAC, from an M4A: lossy, so the peaks are near, and the frame count is
+        // what ffprobe counts.
+        let m4a = try sine("waveform.m4a")
+        let aac = try TestMedia.runTool(try builtExample("example-avfoundation-waveform"), [m4a.path, "10"])
+        let aacPeaks = try #require(aac.split(separator: "\n").first { $0.hasPrefix("peaks ") })
+            .split(separator: " ").dropFirst().compactMap { Float($0) }
+        #expect(aacPeaks.dropFirst().dropLast().allSatisfy { abs($0 - 0.125) < 0.01 }, "\(aacPeaks)")
+        #expect(aac.contains("of 2 channels"), "\(aac)")
+    }
+}

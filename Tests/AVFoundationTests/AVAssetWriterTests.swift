@@ -1,0 +1,183 @@
+import AVFoundation
+import GraphKitTesting
+import Testing
+
+/// AVAssetWriter, AVAssetWriterInput and the pixel-buffer adaptor against AVFoundation's
+/// documented behaviour, and the frames-to-movie example (AVFoundation code, compiled
+/// unchanged) judged by ffprobe.
+@Suite(.timeLimit(.minutes(10))) struct AVAssetWriterTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    static let video: [String: Any] = [AVVideoCodecKey: AVVideoCodecType.h264, AVVideoWidthKey: 320, AVVideoHeightKey: 240]
+    static let bgra: [String: Any] = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
+
+    /// Writes `frames` frames through the adaptor; the writer, finished.
+    func writeFrames(_ url: URL, frames: Int, configure: (AVAssetWriter) -> Void = { _ in }) async throws -> AVAssetWriter {
+        let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
+        let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: Self.bgra)
+        #expect(writer.canAdd(input))
+        writer.add(input)
+        configure(writer)
+        #expect(adaptor.pixelBufferPool == nil, "no pool before writing starts, as in AVFoundation")
+        #expect(writer.status == .unknown)
+        #expect(writer.startWriting())
+        #expect(writer.status == .writing)
+        writer.startSession(atSourceTime: .zero)
+        let pool = try #require(adaptor.pixelBufferPool)
+        for n in 0..<frames {
+            var pb: CVPixelBuffer?
+            #expect(CVPixelBufferPoolCreatePixelBuffer(nil, pool, &pb) == kCVReturnSuccess)
+            let frame = try #require(pb)
+            CVPixelBufferLockBaseAddress(frame, [])
+            memset(CVPixelBufferGetBaseAddress(frame)!, Int32(n * 4), CVPixelBufferGetDataSize(frame))
+            CVPixelBufferUnlockBaseAddress(frame, [])
+            #expect(adaptor.append(frame, withPresentationTime: CMTimeMake(value: Int64(n), timescale: 25)))
+        }
+        input.markAsFinished()
+        await writer.finishWriting()
+        return writer
+    }
+
+    @Test func framesThroughTheAdaptorMakeAMovie() async throws {
+        let url = folder.appendingPathComponent("adaptor.mp4")
+        let writer = try await writeFrames(url, frames: 50)
+        #expect(writer.status == .completed && writer.error == nil)
+        let probe = try MediaProbe(url.path, countFrames: true)
+        let v = try #require(probe.stream("video"))
+        #expect(v.codecName == "h264" && v.width == 320 && v.height == 240 && v.frameCount == 50)
+        #expect(abs(probe.duration - 2.0) < 0.05, "\(probe.duration)")
+    }
+
+    /// "Writing fails if a file already exists at the output URL" (Apple's documentation).
+    @Test func startWritingFailsOverAnExistingFile() throws {
+        let url = folder.appendingPathComponent("exists.mp4")
+        try Data("keep me".utf8).write(to: url)
+        let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
+        writer.add(AVAssetWriterInput(mediaType: .video, outputSettings: Self.video))
+        #expect(!writer.startWriting())
+        #expect(writer.status == .failed)
+        let error = try #require(writer.error as NSError?)
+        #expect(error.domain == AVFoundationErrorDomain && error.code == AVErrorCode.fileAlreadyExists.rawValue)
+        #expect(try Data(contentsOf: url) == Data("keep me".utf8))
+    }
+
+    /// After a failure, `append` returns false and `status` is `.failed` with the error, as
+    /// AVFoundation documents; nothing crashes and nothing is left at the output URL.
+    @Test func appendReturnsFalseOnceTheWriterHasFailed() throws {
+        let url = folder.appendingPathComponent("failed.mp4")
+        let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
+        let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: Self.bgra)
+        writer.add(input)
+        #expect(writer.startWriting())
+        writer.startSession(atSourceTime: .zero)
+        var pb: CVPixelBuffer?
+        CVPixelBufferCreate(nil, 320, 240, kCVPixelFormatType_32BGRA, nil, &pb)
+        let frame = try #require(pb)
+        #expect(adaptor.append(frame, withPresentationTime: CMTimeMake(value: 2, timescale: 1)))
+        // A time that is not a number: AVFoundation raises; GraphKit fails the writer.
+        #expect(!adaptor.append(frame, withPresentationTime: .invalid))
+        #expect(writer.status == .failed)
+        let message = writer.error.map { $0.localizedDescription } ?? ""
+        #expect(message.contains("not a number"), "\(message)")
+        #expect(!adaptor.append(frame, withPresentationTime: CMTimeMake(value: 3, timescale: 1)))
+        #expect(!input.isReadyForMoreMediaData)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    /// Settings GraphKit cannot honour: canAdd says no, and adding anyway fails the writer
+    /// with the key at fault (AVFoundation raises an exception).
+    @Test func unsupportedSettingsAreRefusedByName() throws {
+        let url = folder.appendingPathComponent("refused.mp4")
+        let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
+        let hevc = AVAssetWriterInput(mediaType: .video, outputSettings: [AVVideoCodecKey: AVVideoCodecType.hevc, AVVideoWidthKey: 320, AVVideoHeightKey: 240])
+        let noWidth = AVAssetWriterInput(mediaType: .video, outputSettings: [AVVideoCodecKey: AVVideoCodecType.h264, AVVideoHeightKey: 240])
+        let pcm = AVAssetWriterInput(mediaType: .audio, outputSettings: [AVFormatIDKey: kAudioFormatLinearPCM, AVSampleRateKey: 48000, AVNumberOfChannelsKey: 2])
+        let odd = AVAssetWriterInput(mediaType: .audio, outputSettings: [AVFormatIDKey: kAudioFormatMPEG4AAC, AVSampleRateKey: 48000, AVNumberOfChannelsKey: 2, "Volume": 1])
+        #expect(!writer.canAdd(hevc) && !writer.canAdd(noWidth) && !writer.canAdd(pcm) && !writer.canAdd(odd))
+        #expect(!writer.canApply(outputSettings: [AVVideoCodecKey: AVVideoCodecType.hevc], forMediaType: .video))
+        #expect(writer.canApply(outputSettings: Self.video, forMediaType: .video))
+        writer.add(noWidth)
+        #expect(writer.status == .failed)
+        let message = writer.error.map { $0.localizedDescription } ?? ""
+        #expect(message.contains("AVVideoWidthKey"), "\(message)")
+        #expect(!writer.startWriting())
+        let m4a = try AVAssetWriter(outputURL: folder.appendingPathComponent("a.m4a"), fileType: .m4a)
+        #expect(!m4a.canAdd(AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)))
+        #expect(m4a.availableMediaTypes == [.audio])
+        #expect(throws: (any Error).self) { try AVAssetWriter(outputURL: folder.appendingPathComponent("a.wav"), fileType: .wav) }
+    }
+
+    @Test func finishWritingCompletionHandlerAndCancel() async throws {
+        let url = folder.appendingPathComponent("handler.mp4")
+        let writer = try AVAssetWriter(url: url, fileType: .mov)
+        let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: nil)
+        writer.add(input)
+        #expect(writer.inputs.count == 1 && writer.outputURL == url && writer.outputFileType == .mov)
+        writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        var pb: CVPixelBuffer?
+        CVPixelBufferPoolCreatePixelBuffer(nil, try #require(adaptor.pixelBufferPool), &pb)
+        #expect(CVPixelBufferGetWidth(pb!) == 320 && CVPixelBufferGetHeight(pb!) == 240, "the pool makes frames of the output size by default")
+        adaptor.append(pb!, withPresentationTime: .zero)
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            writer.finishWriting { c.resume() }
+        }
+        #expect(writer.status == .completed)
+        #expect(try MediaProbe(url.path).formatName.contains("mov"))
+
+        let cancelled = folder.appendingPathComponent("cancelled.mp4")
+        let w2 = try AVAssetWriter(outputURL: cancelled, fileType: .mp4)
+        w2.add(AVAssetWriterInput(mediaType: .video, outputSettings: Self.video))
+        w2.startWriting()
+        w2.cancelWriting()
+        #expect(w2.status == .cancelled && !FileManager.default.fileExists(atPath: cancelled.path))
+    }
+
+    @Test func networkUseAndFragments() async throws {
+        let fast = folder.appendingPathComponent("fast.mp4")
+        _ = try await writeFrames(fast, frames: 10) { $0.shouldOptimizeForNetworkUse = true }
+        let boxes = MediaProbe.boxes(fast.path)
+        #expect(boxes.firstIndex(of: "moov")! < boxes.firstIndex(of: "mdat")!)
+        let fragmented = folder.appendingPathComponent("fragments.mp4")
+        _ = try await writeFrames(fragmented, frames: 50) { $0.movieFragmentInterval = CMTime(seconds: 0.5, preferredTimescale: 600) }
+        #expect(MediaProbe.boxes(fragmented.path).contains("moof"), "\(MediaProbe.boxes(fragmented.path))")
+        #expect(try MediaProbe(fragmented.path, countFrames: true).stream("video")?.frameCount == 50)
+    }
+
+    /// endSession(atSourceTime:): samples appended at or after the end are left out.
+    @Test func endSessionLeavesLaterSamplesOut() async throws {
+        let url = folder.appendingPathComponent("ended.mp4")
+        let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
+        let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: Self.bgra)
+        writer.add(input)
+        writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        writer.endSession(atSourceTime: CMTimeMake(value: 10, timescale: 25))
+        let pool = try #require(adaptor.pixelBufferPool)
+        for n in 0..<20 {
+            var pb: CVPixelBuffer?
+            CVPixelBufferPoolCreatePixelBuffer(nil, pool, &pb)
+            #expect(adaptor.append(pb!, withPresentationTime: CMTimeMake(value: Int64(n), timescale: 25)))
+        }
+        await writer.finishWriting()
+        #expect(try MediaProbe(url.path, countFrames: true).stream("video")?.frameCount == 10)
+    }
+
+    // MARK: The example
+
+    @Test func framesToMovieExample() throws {
+        let out = folder.appendingPathComponent("frames.mp4").path
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-frames-to-movie"), [out, "60"])
+        #expect(printed.contains("wrote 60 frames (2.0 s)"), "\(printed)")
+        let probe = try MediaProbe(out, countFrames: true)
+        let v = try #require(probe.stream("video"))
+        #expect(v.codecName == "h264" && v.width == 640 && v.height == 360 && v.frameCount == 60)
+        #expect(abs(probe.duration - 2.0) < 0.05, "\(probe.duration)")
+        #expect(abs((v.frameRate ?? 0) - 30) < 0.01)
+    }
+}

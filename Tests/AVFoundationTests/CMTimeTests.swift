@@ -1,0 +1,215 @@
+import CoreMedia
+import Testing
+
+/// CMTime and CMTimeRange against CoreMedia's documented behaviour (CMTime.h and Apple's
+/// documentation of each function), symbol by symbol.
+@Suite struct CMTimeTests {
+    let half = CMTimeMake(value: 1, timescale: 2)
+
+    /// Field-by-field identity, for results whose representation CoreMedia documents.
+    func same(_ a: CMTime, _ b: CMTime) -> Bool {
+        a.value == b.value && a.timescale == b.timescale && a.flags == b.flags && a.epoch == b.epoch
+    }
+
+    @Test func constructorsAndConstants() {
+        #expect(same(CMTimeMake(value: 3, timescale: 30), CMTime(value: 3, timescale: 30, flags: .valid, epoch: 0)))
+        #expect(same(CMTimeMakeWithEpoch(value: 3, timescale: 30, epoch: 2), CMTime(value: 3, timescale: 30, flags: .valid, epoch: 2)))
+        #expect(!CMTime().isValid && same(CMTime(), .invalid) && same(kCMTimeInvalid, .invalid))
+        #expect(same(kCMTimeZero, CMTime(value: 0, timescale: 1)) && CMTime.zero.isNumeric)
+        #expect(kCMTimeIndefinite.isIndefinite && !kCMTimeIndefinite.isNumeric && kCMTimeIndefinite.isValid)
+        #expect(kCMTimePositiveInfinity.isPositiveInfinity && kCMTimeNegativeInfinity.isNegativeInfinity)
+        #expect(CMTIME_IS_VALID(half) && CMTIME_IS_NUMERIC(half) && !CMTIME_IS_INVALID(half))
+        #expect(CMTIME_IS_INDEFINITE(.indefinite) && CMTIME_IS_POSITIVEINFINITY(.positiveInfinity) && CMTIME_IS_NEGATIVEINFINITY(.negativeInfinity))
+        #expect(kCMTimeMaxTimescale == 1_000_000_000)
+        #expect(CMTimeRoundingMethod.default == .roundHalfAwayFromZero)
+    }
+
+    @Test func makeWithSeconds() {
+        #expect(same(CMTimeMakeWithSeconds(0.5, preferredTimescale: 600), CMTime(value: 300, timescale: 600)))
+        #expect(same(CMTime(seconds: 2.5, preferredTimescale: 10), CMTime(value: 25, timescale: 10)))
+        // Rounded (half away from zero), and marked so.
+        let r = CMTimeMakeWithSeconds(1.0 / 3.0, preferredTimescale: 10)
+        #expect(r.value == 3 && r.timescale == 10 && r.hasBeenRounded)
+        #expect(CMTimeMakeWithSeconds(-0.25, preferredTimescale: 2).value == -1)
+        // A timescale that is not positive gives invalid, as Apple documents.
+        #expect(!CMTimeMakeWithSeconds(1, preferredTimescale: 0).isValid)
+        #expect(!CMTimeMakeWithSeconds(.nan, preferredTimescale: 600).isValid)
+        #expect(CMTimeMakeWithSeconds(.infinity, preferredTimescale: 600).isPositiveInfinity)
+        #expect(CMTimeMakeWithSeconds(-.infinity, preferredTimescale: 600).isNegativeInfinity)
+        // Overflow halves the timescale until the value fits.
+        let big = CMTimeMakeWithSeconds(1e10, preferredTimescale: 1_000_000_000)
+        #expect(big.isNumeric && big.timescale < 1_000_000_000 && big.hasBeenRounded && abs(big.seconds - 1e10) < 1)
+        #expect(CMTimeMakeWithSeconds(1e300, preferredTimescale: 600).isPositiveInfinity)
+    }
+
+    @Test func getSeconds() {
+        #expect(CMTimeGetSeconds(half) == 0.5 && half.seconds == 0.5)
+        #expect(CMTimeGetSeconds(.invalid).isNaN && CMTimeGetSeconds(.indefinite).isNaN)
+        #expect(CMTimeGetSeconds(.positiveInfinity) == .infinity && CMTimeGetSeconds(.negativeInfinity) == -.infinity)
+    }
+
+    @Test func addSameAndDifferentTimescales() {
+        #expect(same(CMTimeAdd(CMTimeMake(value: 1, timescale: 30), CMTimeMake(value: 2, timescale: 30)), CMTimeMake(value: 3, timescale: 30)))
+        // Different timescales: their least common multiple.
+        #expect(same(CMTimeAdd(CMTimeMake(value: 1, timescale: 6), CMTimeMake(value: 1, timescale: 4)), CMTimeMake(value: 5, timescale: 12)))
+        // A least common multiple over kCMTimeMaxTimescale: that, rounded by default.
+        let s = CMTimeAdd(CMTimeMake(value: 1, timescale: 999_999_937), CMTimeMake(value: 1, timescale: 3))
+        #expect(s.timescale == 1_000_000_000 && s.hasBeenRounded && s.value == 333_333_334)
+        // An operand's rounded flag carries over.
+        #expect(CMTimeAdd(CMTimeMakeWithSeconds(1.0 / 3.0, preferredTimescale: 10), half).hasBeenRounded)
+        #expect(same(half + half, CMTimeMake(value: 2, timescale: 2)))
+    }
+
+    @Test func addOverflowHalvesTheTimescaleThenGivesInfinity() {
+        let nearMax = CMTimeMake(value: .max - 1, timescale: 1000)
+        let sum = CMTimeAdd(nearMax, CMTimeMake(value: 10, timescale: 1000))
+        #expect(sum.timescale == 500 && sum.hasBeenRounded && sum.value == (Int64.max - 1) / 2 + 5)
+        #expect(CMTimeAdd(CMTimeMake(value: .max, timescale: 1), CMTimeMake(value: 1, timescale: 1)).isPositiveInfinity)
+        #expect(CMTimeSubtract(CMTimeMake(value: .min + 1, timescale: 1), CMTimeMake(value: 5, timescale: 1)).isNegativeInfinity)
+    }
+
+    @Test func addInvalidInfiniteIndefinite() {
+        let one = CMTimeMake(value: 1, timescale: 1)
+        #expect(!CMTimeAdd(.invalid, one).isValid && !CMTimeAdd(one, .invalid).isValid)
+        #expect(!CMTimeAdd(.invalid, .positiveInfinity).isValid)
+        #expect(CMTimeAdd(.positiveInfinity, one).isPositiveInfinity && CMTimeAdd(one, .negativeInfinity).isNegativeInfinity)
+        #expect(CMTimeAdd(.positiveInfinity, .positiveInfinity).isPositiveInfinity)
+        #expect(CMTimeAdd(.negativeInfinity, .negativeInfinity).isNegativeInfinity)
+        #expect(!CMTimeAdd(.positiveInfinity, .negativeInfinity).isValid && !CMTimeAdd(.negativeInfinity, .positiveInfinity).isValid)
+        #expect(CMTimeAdd(.indefinite, one).isIndefinite && CMTimeAdd(one, .indefinite).isIndefinite)
+        // An infinity wins over indefinite (infinity is checked first).
+        #expect(CMTimeAdd(.indefinite, .positiveInfinity).isPositiveInfinity)
+    }
+
+    @Test func subtract() {
+        let one = CMTimeMake(value: 1, timescale: 1)
+        #expect(same(CMTimeSubtract(CMTimeMake(value: 1, timescale: 4), CMTimeMake(value: 1, timescale: 6)), CMTimeMake(value: 1, timescale: 12)))
+        #expect(!CMTimeSubtract(.positiveInfinity, .positiveInfinity).isValid && !CMTimeSubtract(.negativeInfinity, .negativeInfinity).isValid)
+        #expect(CMTimeSubtract(.positiveInfinity, .negativeInfinity).isPositiveInfinity)
+        #expect(CMTimeSubtract(.negativeInfinity, .positiveInfinity).isNegativeInfinity)
+        #expect(CMTimeSubtract(one, .positiveInfinity).isNegativeInfinity && CMTimeSubtract(one, .negativeInfinity).isPositiveInfinity)
+        #expect(CMTimeSubtract(.indefinite, one).isIndefinite && !CMTimeSubtract(.invalid, one).isValid)
+        #expect(same(one - half, CMTimeMake(value: 1, timescale: 2)))
+    }
+
+    @Test func epochs() {
+        let a = CMTimeMakeWithEpoch(value: 5, timescale: 1, epoch: 1)
+        let b = CMTimeMakeWithEpoch(value: 3, timescale: 1, epoch: 1)
+        let other = CMTimeMakeWithEpoch(value: 3, timescale: 1, epoch: 2)
+        let duration = CMTimeMake(value: 2, timescale: 1)
+        // Times of different nonzero epochs cannot be combined.
+        #expect(!CMTimeAdd(a, other).isValid && !CMTimeSubtract(a, other).isValid)
+        // A duration (epoch 0) adds to a time of any epoch, keeping it.
+        #expect(same(CMTimeAdd(a, duration), CMTimeMakeWithEpoch(value: 7, timescale: 1, epoch: 1)))
+        // The difference of two times of one epoch is a duration.
+        #expect(same(CMTimeSubtract(a, b), CMTimeMake(value: 2, timescale: 1)))
+        // Compared, a greater epoch is later whatever the values.
+        #expect(CMTimeCompare(other, a) == 1 && CMTimeCompare(a, other) == -1)
+    }
+
+    @Test func multiply() {
+        #expect(same(CMTimeMultiply(CMTimeMake(value: 3, timescale: 30), multiplier: 4), CMTimeMake(value: 12, timescale: 30)))
+        #expect(same(half * Int32(3), CMTimeMake(value: 3, timescale: 2)) && same(Int32(3) * half, CMTimeMake(value: 3, timescale: 2)))
+        #expect(!CMTimeMultiply(.invalid, multiplier: 2).isValid)
+        #expect(CMTimeMultiply(.indefinite, multiplier: 2).isIndefinite)
+        #expect(CMTimeMultiply(.positiveInfinity, multiplier: -2).isNegativeInfinity)
+        #expect(CMTimeMultiply(.negativeInfinity, multiplier: -2).isPositiveInfinity)
+        // Overflow halves the timescale, then gives an infinity of the product's sign.
+        let m = CMTimeMultiply(CMTimeMake(value: Int64.max / 2 + 1, timescale: 1000), multiplier: 2)
+        #expect(m.timescale == 500 && m.hasBeenRounded)
+        #expect(CMTimeMultiply(CMTimeMake(value: .max, timescale: 1), multiplier: -2).isNegativeInfinity)
+        #expect(same(CMTimeMultiplyByRatio(CMTimeMake(value: 10, timescale: 30), multiplier: 3, divisor: 2), CMTimeMake(value: 15, timescale: 30)))
+        #expect(!CMTimeMultiplyByRatio(half, multiplier: 1, divisor: 0).isValid)
+    }
+
+    @Test func multiplyByFloat64() {
+        // The timescale is doubled until it is at least 65,536.
+        let r = CMTimeMultiplyByFloat64(CMTimeMake(value: 1, timescale: 30), multiplier: 1.5)
+        #expect(r.timescale == 30 * 4096 && r.value == 6144 && !r.hasBeenRounded)
+        #expect(same(CMTimeMultiplyByFloat64(CMTimeMake(value: 3, timescale: 100_000), multiplier: 2), CMTimeMake(value: 6, timescale: 100_000)))
+        #expect(CMTimeMultiplyByFloat64(CMTimeMake(value: 1, timescale: 3), multiplier: 1.0 / 3.0).hasBeenRounded)
+        #expect(CMTimeMultiplyByFloat64(.positiveInfinity, multiplier: -0.5).isNegativeInfinity)
+        #expect(CMTimeMultiplyByFloat64(.indefinite, multiplier: 2).isIndefinite)
+        #expect(!CMTimeMultiplyByFloat64(.invalid, multiplier: 2).isValid)
+        #expect(CMTimeMultiplyByFloat64(CMTimeMake(value: .max / 2, timescale: 1), multiplier: 1e10).isPositiveInfinity)
+        #expect((half * 2.0).seconds == 1.0 && (2.0 * half).seconds == 1.0)
+    }
+
+    /// -infinity < all finite values < indefinite < +infinity < invalid; invalid equal to invalid.
+    @Test func compareOrdersEveryKind() {
+        let ordered: [CMTime] = [.negativeInfinity, CMTimeMake(value: -5, timescale: 1), half, CMTimeMake(value: 3, timescale: 1),
+                                 .indefinite, .positiveInfinity, .invalid]
+        for (i, a) in ordered.enumerated() {
+            for (j, b) in ordered.enumerated() {
+                #expect(CMTimeCompare(a, b) == (i < j ? -1 : i > j ? 1 : 0), "\(i) vs \(j)")
+            }
+        }
+        #expect(CMTimeCompare(CMTimeMake(value: 1, timescale: 2), CMTimeMake(value: 2, timescale: 4)) == 0)
+        #expect(CMTimeCompare(.invalid, CMTime(value: 7, timescale: 3, flags: [], epoch: 9)) == 0)
+        #expect(CMTimeCompare(CMTimeMake(value: .max, timescale: 1_000_000_000), CMTimeMake(value: .max, timescale: 999_999_999)) == -1)
+        // Comparable and Equatable through CMTimeCompare.
+        #expect(half == CMTimeMake(value: 50, timescale: 100) && half < CMTimeMake(value: 2, timescale: 3))
+        #expect(CMTime.invalid == CMTime.invalid && CMTime.positiveInfinity > CMTime.indefinite)
+        #expect(ordered.shuffled().sorted().map { $0.seconds.isNaN ? "nan" : "\($0.seconds)" }
+                == ordered.map { $0.seconds.isNaN ? "nan" : "\($0.seconds)" })
+        #expect(Set([half, CMTimeMake(value: 2, timescale: 4), CMTimeMake(value: 1, timescale: 3)]).count == 2)
+    }
+
+    @Test func minimumMaximumAbsoluteValue() {
+        let third = CMTimeMake(value: 1, timescale: 3)
+        #expect(same(CMTimeMinimum(half, third), third) && same(CMTimeMaximum(half, third), half))
+        // By CMTimeCompare's order, invalid is the greatest.
+        #expect(same(CMTimeMinimum(.invalid, half), half) && !CMTimeMaximum(.invalid, half).isValid)
+        #expect(CMTimeMaximum(.positiveInfinity, half).isPositiveInfinity && CMTimeMinimum(.negativeInfinity, half).isNegativeInfinity)
+        #expect(same(CMTimeAbsoluteValue(CMTimeMake(value: -3, timescale: 4)), CMTimeMake(value: 3, timescale: 4)))
+        #expect(CMTimeAbsoluteValue(.negativeInfinity).isPositiveInfinity && CMTimeAbsoluteValue(.indefinite).isIndefinite)
+        #expect(!CMTimeAbsoluteValue(.invalid).isValid)
+    }
+
+    @Test func convertScaleRoundingMethods() {
+        let t = CMTimeMake(value: 25, timescale: 10)    // 2.5 → timescale 1
+        let n = CMTimeMake(value: -25, timescale: 10)   // -2.5
+        let u = CMTimeMake(value: 21, timescale: 10)    // 2.1
+        func v(_ time: CMTime, _ m: CMTimeRoundingMethod) -> Int64 { CMTimeConvertScale(time, timescale: 1, method: m).value }
+        #expect(v(t, .roundHalfAwayFromZero) == 3 && v(n, .roundHalfAwayFromZero) == -3 && v(u, .roundHalfAwayFromZero) == 2)
+        #expect(v(t, .roundTowardZero) == 2 && v(n, .roundTowardZero) == -2)
+        #expect(v(u, .roundAwayFromZero) == 3 && v(CMTimeMake(value: -21, timescale: 10), .roundAwayFromZero) == -3)
+        #expect(v(u, .roundTowardPositiveInfinity) == 3 && v(CMTimeMake(value: -21, timescale: 10), .roundTowardPositiveInfinity) == -2)
+        #expect(v(u, .roundTowardNegativeInfinity) == 2 && v(CMTimeMake(value: -21, timescale: 10), .roundTowardNegativeInfinity) == -3)
+        // QuickTime: toward zero to a smaller timescale, away from zero to a larger one, and a
+        // negative time never rounds to 0 but to -1/newTimescale.
+        #expect(v(CMTimeMake(value: 29, timescale: 10), .quickTime) == 2)
+        #expect(CMTimeConvertScale(CMTimeMake(value: 1, timescale: 3), timescale: 10, method: .quickTime).value == 4)
+        #expect(CMTimeConvertScale(CMTimeMake(value: -1, timescale: 1000), timescale: 10, method: .quickTime).value == -1)
+        #expect(CMTimeConvertScale(CMTimeMake(value: 1, timescale: 1000), timescale: 10, method: .quickTime).value == 0)
+        // Rounding is flagged; an exact conversion is not.
+        #expect(CMTimeConvertScale(u, timescale: 1, method: .default).hasBeenRounded)
+        #expect(!CMTimeConvertScale(t, timescale: 100, method: .default).hasBeenRounded)
+        #expect(same(t.convertScale(100, method: .default), CMTimeMake(value: 250, timescale: 100)))
+        // A non-numeric time stays non-numeric.
+        #expect(CMTimeConvertScale(.positiveInfinity, timescale: 10, method: .default).isPositiveInfinity)
+        #expect(CMTimeConvertScale(.indefinite, timescale: 10, method: .default).isIndefinite)
+        #expect(!CMTimeConvertScale(.invalid, timescale: 10, method: .default).isValid)
+    }
+
+    @Test func timeRanges() {
+        let r = CMTimeRangeMake(start: CMTimeMake(value: 1, timescale: 1), duration: CMTimeMake(value: 2, timescale: 1))
+        #expect(CMTimeRangeGetEnd(r) == CMTimeMake(value: 3, timescale: 1) && r.end == CMTimeMake(value: 3, timescale: 1))
+        // The start is in, the end is not.
+        #expect(CMTimeRangeContainsTime(r, time: CMTimeMake(value: 1, timescale: 1)) && r.containsTime(CMTimeMake(value: 299, timescale: 100)))
+        #expect(!r.containsTime(CMTimeMake(value: 3, timescale: 1)) && !r.containsTime(.invalid))
+        #expect(r.isValid && !CMTimeRange.invalid.isValid && !CMTimeRange().isValid)
+        // A negative duration, or a duration of a nonzero epoch, is not a valid range.
+        #expect(!CMTimeRange(start: .zero, duration: CMTimeMake(value: -1, timescale: 1)).isValid)
+        #expect(!CMTimeRange(start: .zero, duration: CMTimeMakeWithEpoch(value: 1, timescale: 1, epoch: 1)).isValid)
+        #expect(CMTimeRange.zero.isEmpty && CMTimeRange(start: .zero, duration: .indefinite).isIndefinite)
+        #expect(CMTimeRange(start: .zero, end: CMTimeMake(value: 3, timescale: 1)).duration == CMTimeMake(value: 3, timescale: 1))
+        #expect(CMTimeRangeFromTimeToTime(start: half, end: CMTimeMake(value: 1, timescale: 1)).duration == half)
+        let s = CMTimeRange(start: CMTimeMake(value: 2, timescale: 1), duration: CMTimeMake(value: 5, timescale: 1))
+        #expect(r.intersection(s) == CMTimeRange(start: CMTimeMake(value: 2, timescale: 1), duration: CMTimeMake(value: 1, timescale: 1)))
+        #expect(r.union(s) == CMTimeRange(start: CMTimeMake(value: 1, timescale: 1), duration: CMTimeMake(value: 6, timescale: 1)))
+        #expect(s.containsTimeRange(CMTimeRange(start: CMTimeMake(value: 3, timescale: 1), duration: CMTimeMake(value: 1, timescale: 1))))
+        #expect(CMTimeRange(start: .zero, duration: .positiveInfinity).containsTime(CMTimeMake(value: 1_000_000, timescale: 1)))
+        #expect(CMTimeRangeEqual(r, r) && kCMTimeRangeZero == .zero && !kCMTimeRangeInvalid.isValid)
+    }
+}

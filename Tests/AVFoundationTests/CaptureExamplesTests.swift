@@ -1,0 +1,87 @@
+import AVFoundation
+import GraphKitTesting
+import Testing
+
+/// The recording examples (AVFoundation code as written for Apple's platforms, compiled
+/// unchanged), run here and judged by ffprobe and ffmpeg; and the CoreMedia functions capture
+/// code makes sample buffers with.
+@Suite(.timeLimit(.minutes(10))) struct CaptureExamplesTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    @Test func audioToM4A() throws {
+        let out = folder.appendingPathComponent("tone.m4a").path
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-audio-to-m4a"), [out, "2"])
+        #expect(printed.contains("wrote 88200 frames (2.0 s) of AAC"), "\(printed)")
+        let probe = try MediaProbe(out)
+        let a = try #require(probe.stream("audio"))
+        #expect(a.codecName == "aac" && a.sampleRate == 44100 && a.channels == 2 && probe.streams.count == 1)
+        #expect(abs(probe.duration - 2.0) < 0.03, "\(probe.duration)")
+        // The tone's peak, 8000 of 32767: -12.2 dBFS, through AAC (past the encoder's first
+        // frames, where AAC overshoots).
+        let detected = try TestMedia.runTool("sh", ["-c", "ffmpeg -v info -ss 0.1 -t 1.8 -i '\(out)' -af volumedetect -f null - 2>&1 | grep max_volume"])
+        let db = Double(detected.split(separator: ":").last!.replacingOccurrences(of: "dB", with: "").trimmingCharacters(in: .whitespacesAndNewlines))!
+        #expect(abs(db - -12.2) < 1.0, "\(detected)")
+    }
+
+    /// Real-time inputs: every buffer is appended or dropped by the recorder (never by the
+    /// writer), and what was appended is in the file.
+    @Test func rosyWriterRecorder() throws {
+        let out = folder.appendingPathComponent("rosy.mov").path
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-rosywriter"), [out, "2"])
+        func counts(_ kind: String) -> (appended: Int, dropped: Int)? {
+            guard let line = printed.split(separator: "\n").first(where: { $0.hasPrefix(kind + ":") }) else { return nil }
+            let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+            return numbers.count >= 3 ? (numbers[0], numbers[1]) : nil
+        }
+        let video = try #require(counts("video"), "\(printed)")
+        let audio = try #require(counts("audio"), "\(printed)")
+        #expect(video.appended + video.dropped == 60 && audio.appended + audio.dropped == 86, "\(printed)")
+        let probe = try MediaProbe(out, countFrames: true)
+        let v = try #require(probe.stream("video")), a = try #require(probe.stream("audio"))
+        #expect(v.codecName == "h264" && v.width == 480 && v.height == 360 && v.frameCount == video.appended)
+        #expect(a.codecName == "aac" && a.channels == 1 && a.sampleRate == 44100)
+        // The audio's length (a dropped frame before the last would lengthen the video's last
+        // frame, which is shown until the end).
+        let audioSeconds = Double(audio.appended * 1024) / 44100
+        #expect(abs((a.duration ?? 0) - audioSeconds) < 0.05, "\(String(describing: a.duration)) vs \(audioSeconds)")
+    }
+
+    @Test func sampleBufferCreation() throws {
+        var asbd = AudioStreamBasicDescription(mSampleRate: 8000, mFormatID: kAudioFormatLinearPCM, mFormatFlags: kAudioFormatFlagsNativeFloatPacked,
+                                               mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4, mChannelsPerFrame: 1,
+                                               mBitsPerChannel: 32, mReserved: 0)
+        var format: CMAudioFormatDescription?
+        #expect(CMAudioFormatDescriptionCreate(allocator: nil, asbd: &asbd, layoutSize: 0, layout: nil, magicCookieSize: 0, magicCookie: nil,
+                                               extensions: nil, formatDescriptionOut: &format) == noErr)
+        #expect(CMAudioFormatDescriptionGetStreamBasicDescription(format!)!.pointee == asbd)
+        var bad = asbd
+        bad.mBitsPerChannel = 24
+        var none: CMAudioFormatDescription?
+        #expect(CMAudioFormatDescriptionCreate(allocator: nil, asbd: &bad, layoutSize: 0, layout: nil, magicCookieSize: 0, magicCookie: nil,
+                                               extensions: nil, formatDescriptionOut: &none) == kCMFormatDescriptionError_InvalidParameter && none == nil)
+        var bytes: [Float] = [0.5, -0.5, 0.25, 1]
+        var block: CMBlockBuffer?
+        #expect(CMBlockBufferCreateWithMemoryBlock(allocator: nil, memoryBlock: &bytes, blockLength: 16, blockAllocator: nil, customBlockSource: nil,
+                                                   offsetToData: 0, dataLength: 16, flags: 0, blockBufferOut: &block) == kCMBlockBufferNoErr)
+        var tooShort: CMBlockBuffer?
+        #expect(CMBlockBufferCreateWithMemoryBlock(allocator: nil, memoryBlock: nil, blockLength: 8, blockAllocator: nil, customBlockSource: nil,
+                                                   offsetToData: 4, dataLength: 8, flags: 0, blockBufferOut: &tooShort) == kCMBlockBufferBadLengthParameterErr)
+        var one: Float = 0.75
+        #expect(CMBlockBufferReplaceDataBytes(with: &one, blockBuffer: block!, offsetIntoDestination: 12, dataLength: 4) == kCMBlockBufferNoErr)
+        #expect(CMBlockBufferReplaceDataBytes(with: &one, blockBuffer: block!, offsetIntoDestination: 14, dataLength: 4) == kCMBlockBufferBadLengthParameterErr)
+        var sb: CMSampleBuffer?
+        #expect(CMAudioSampleBufferCreateReadyWithPacketDescriptions(allocator: nil, dataBuffer: block!, formatDescription: format!, sampleCount: 3,
+                                                                     presentationTimeStamp: .zero, packetDescriptions: nil, sampleBufferOut: &sb)
+                == kCMSampleBufferError_InvalidSampleData && sb == nil)
+        #expect(CMAudioSampleBufferCreateReadyWithPacketDescriptions(allocator: nil, dataBuffer: block!, formatDescription: format!, sampleCount: 4,
+                                                                     presentationTimeStamp: CMTimeMake(value: 80, timescale: 8000), packetDescriptions: nil,
+                                                                     sampleBufferOut: &sb) == noErr)
+        let buffer = try #require(sb)
+        #expect(CMSampleBufferGetNumSamples(buffer) == 4 && CMSampleBufferGetDuration(buffer) == CMTimeMake(value: 4, timescale: 8000))
+        #expect(CMSampleBufferGetPresentationTimeStamp(buffer) == CMTimeMake(value: 80, timescale: 8000))
+        var out = [Float](repeating: 0, count: 4)
+        CMBlockBufferCopyDataBytes(CMSampleBufferGetDataBuffer(buffer)!, atOffset: 0, dataLength: 16, destination: &out)
+        #expect(out == [0.5, -0.5, 0.25, 0.75])
+    }
+}

@@ -1,0 +1,186 @@
+// RosyWriter's recorder, in Swift: video and audio sample buffers arrive from capture callbacks
+// in real time; the recorder starts its session at the first buffer's time and appends each
+// buffer on its writing queue when the input is ready, dropping (and counting) what arrives
+// while it is not, as RosyWriter's MovieRecorder does. The camera and microphone are simulated
+// (frames from a pixel-buffer pool at 30 fps, 1024-frame PCM buffers at 44.1 kHz, on a
+// real-time clock); the recorder is AVFoundation code compiled unchanged on Linux.
+//
+//   swift run example-avfoundation-rosywriter out/rosy.mov [seconds]
+import AVFoundation
+
+final class MovieRecorder {
+    private let writer: AVAssetWriter
+    private let videoInput: AVAssetWriterInput
+    private let audioInput: AVAssetWriterInput
+    private let writingQueue = DispatchQueue(label: "movierecorder.writing")
+    private var haveStartedSession = false
+    private(set) var appended: [AVMediaType: Int] = [.video: 0, .audio: 0]
+    private(set) var dropped: [AVMediaType: Int] = [.video: 0, .audio: 0]
+    private(set) var failure: Error?
+
+    init(url: URL, width: Int, height: Int, audioFormat: CMAudioFormatDescription) throws {
+        writer = try AVAssetWriter(outputURL: url, fileType: .mov)
+        let bitsPerPixel: Float = width * height < 640 * 480 ? 4.05 : 10.1
+        let videoSettings: [String: Any] = [
+            AVVideoCodecKey: AVVideoCodecType.h264,
+            AVVideoWidthKey: width,
+            AVVideoHeightKey: height,
+            AVVideoCompressionPropertiesKey: [
+                AVVideoAverageBitRateKey: Int(Float(width * height) * bitsPerPixel),
+                AVVideoExpectedSourceFrameRateKey: 30,
+                AVVideoMaxKeyFrameIntervalKey: 30,
+            ],
+        ]
+        videoInput = AVAssetWriterInput(mediaType: .video, outputSettings: videoSettings)
+        videoInput.expectsMediaDataInRealTime = true
+        let asbd = CMAudioFormatDescriptionGetStreamBasicDescription(audioFormat)!.pointee
+        let audioSettings: [String: Any] = [
+            AVFormatIDKey: kAudioFormatMPEG4AAC,
+            AVSampleRateKey: asbd.mSampleRate,
+            AVNumberOfChannelsKey: asbd.mChannelsPerFrame,
+            AVEncoderBitRatePerChannelKey: 64_000,
+        ]
+        audioInput = AVAssetWriterInput(mediaType: .audio, outputSettings: audioSettings, sourceFormatHint: audioFormat)
+        audioInput.expectsMediaDataInRealTime = true
+        guard writer.canAdd(videoInput), writer.canAdd(audioInput) else {
+            throw NSError(domain: "MovieRecorder", code: 1, userInfo: [NSLocalizedDescriptionKey: "cannot add the inputs"])
+        }
+        writer.add(videoInput)
+        writer.add(audioInput)
+        guard writer.startWriting() else {
+            throw writer.error ?? NSError(domain: "MovieRecorder", code: 2, userInfo: nil)
+        }
+    }
+
+    func appendVideoSampleBuffer(_ sampleBuffer: CMSampleBuffer) { append(sampleBuffer, ofMediaType: .video) }
+    func appendAudioSampleBuffer(_ sampleBuffer: CMSampleBuffer) { append(sampleBuffer, ofMediaType: .audio) }
+
+    private func append(_ sampleBuffer: CMSampleBuffer, ofMediaType mediaType: AVMediaType) {
+        writingQueue.async {
+            guard self.failure == nil else { return }
+            if !self.haveStartedSession {
+                self.writer.startSession(atSourceTime: CMSampleBufferGetPresentationTimeStamp(sampleBuffer))
+                self.haveStartedSession = true
+            }
+            let input = mediaType == .video ? self.videoInput : self.audioInput
+            if input.isReadyForMoreMediaData {
+                if input.append(sampleBuffer) {
+                    self.appended[mediaType, default: 0] += 1
+                } else {
+                    self.failure = self.writer.error
+                }
+            } else {
+                self.dropped[mediaType, default: 0] += 1
+            }
+        }
+    }
+
+    func finishRecording(completion: @escaping (Error?) -> Void) {
+        writingQueue.async {
+            self.videoInput.markAsFinished()
+            self.audioInput.markAsFinished()
+            self.writer.finishWriting {
+                completion(self.writer.status == .completed ? nil : (self.writer.error ?? self.failure))
+            }
+        }
+    }
+}
+
+// MARK: The simulated camera and microphone
+
+let arguments = CommandLine.arguments
+let outputURL = URL(fileURLWithPath: arguments.count > 1 ? arguments[1] : "out/rosy.mov")
+let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2
+let width = 480, height = 360, sampleRate = 44_100.0, framesPerAudioBuffer = 1024
+
+var asbd = AudioStreamBasicDescription(mSampleRate: sampleRate, mFormatID: kAudioFormatLinearPCM,
+                                       mFormatFlags: kAudioFormatFlagIsSignedInteger | kAudioFormatFlagIsPacked,
+                                       mBytesPerPacket: 2, mFramesPerPacket: 1, mBytesPerFrame: 2, mChannelsPerFrame: 1,
+                                       mBitsPerChannel: 16, mReserved: 0)
+var audioFormat: CMAudioFormatDescription?
+CMAudioFormatDescriptionCreate(allocator: nil, asbd: &asbd, layoutSize: 0, layout: nil, magicCookieSize: 0, magicCookie: nil,
+                               extensions: nil, formatDescriptionOut: &audioFormat)
+var cameraPool: CVPixelBufferPool?
+CVPixelBufferPoolCreate(nil, nil, [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA,
+                                   kCVPixelBufferWidthKey as String: width, kCVPixelBufferHeightKey as String: height] as CFDictionary,
+                        &cameraPool)
+
+try? FileManager.default.removeItem(at: outputURL)
+let recorder: MovieRecorder
+do {
+    recorder = try MovieRecorder(url: outputURL, width: width, height: height, audioFormat: audioFormat!)
+} catch {
+    print("cannot record: \(error.localizedDescription)")
+    exit(1)
+}
+
+func cameraFrame(_ n: Int) -> CMSampleBuffer? {
+    var pixelBuffer: CVPixelBuffer?
+    guard CVPixelBufferPoolCreatePixelBuffer(nil, cameraPool!, &pixelBuffer) == kCVReturnSuccess, let pixelBuffer else { return nil }
+    CVPixelBufferLockBaseAddress(pixelBuffer, [])
+    let base = CVPixelBufferGetBaseAddress(pixelBuffer)!
+    let bytesPerRow = CVPixelBufferGetBytesPerRow(pixelBuffer)
+    for y in 0..<height {
+        let row = (base + y * bytesPerRow).assumingMemoryBound(to: UInt32.self)
+        for x in 0..<width { row[x] = 0xFF00_0000 | UInt32((x + n * 4) & 0xFF) << 16 | UInt32(y & 0xFF) << 8 }
+    }
+    CVPixelBufferUnlockBaseAddress(pixelBuffer, [])
+    var description: CMVideoFormatDescription?
+    CMVideoFormatDescriptionCreateForImageBuffer(allocator: nil, imageBuffer: pixelBuffer, formatDescriptionOut: &description)
+    var timing = CMSampleTimingInfo(duration: CMTime(value: 1, timescale: 30), presentationTimeStamp: CMTime(value: Int64(n), timescale: 30),
+                                    decodeTimeStamp: .invalid)
+    var sampleBuffer: CMSampleBuffer?
+    CMSampleBufferCreateReadyWithImageBuffer(allocator: nil, imageBuffer: pixelBuffer, formatDescription: description!, sampleTiming: &timing,
+                                             sampleBufferOut: &sampleBuffer)
+    return sampleBuffer
+}
+
+func microphoneBuffer(_ n: Int) -> CMSampleBuffer? {
+    var samples = [Int16](repeating: 0, count: framesPerAudioBuffer)
+    for i in samples.indices { samples[i] = Int16(6000 * sin(2 * Double.pi * 440 * Double(n * framesPerAudioBuffer + i) / sampleRate)) }
+    let length = samples.count * 2
+    var block: CMBlockBuffer?
+    CMBlockBufferCreateWithMemoryBlock(allocator: nil, memoryBlock: nil, blockLength: length, blockAllocator: nil, customBlockSource: nil,
+                                       offsetToData: 0, dataLength: length, flags: 0, blockBufferOut: &block)
+    samples.withUnsafeBytes { _ = CMBlockBufferReplaceDataBytes(with: $0.baseAddress!, blockBuffer: block!, offsetIntoDestination: 0, dataLength: length) }
+    var sampleBuffer: CMSampleBuffer?
+    CMAudioSampleBufferCreateReadyWithPacketDescriptions(allocator: nil, dataBuffer: block!, formatDescription: audioFormat!,
+                                                         sampleCount: framesPerAudioBuffer,
+                                                         presentationTimeStamp: CMTime(value: Int64(n * framesPerAudioBuffer), timescale: Int32(sampleRate)),
+                                                         packetDescriptions: nil, sampleBufferOut: &sampleBuffer)
+    return sampleBuffer
+}
+
+// Deliver each buffer when its time comes, as capture does.
+let videoFrames = Int(seconds * 30)
+let audioBuffers = Int(seconds * sampleRate) / framesPerAudioBuffer
+let start = DispatchTime.now().uptimeNanoseconds
+var nextVideo = 0, nextAudio = 0
+while nextVideo < videoFrames || nextAudio < audioBuffers {
+    let videoDue = nextVideo < videoFrames ? Double(nextVideo) / 30 : .infinity
+    let audioDue = nextAudio < audioBuffers ? Double(nextAudio * framesPerAudioBuffer) / sampleRate : .infinity
+    let due = min(videoDue, audioDue)
+    let now = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    if due > now { usleep(useconds_t((due - now) * 1e6)) }
+    if videoDue <= audioDue {
+        if let frame = cameraFrame(nextVideo) { recorder.appendVideoSampleBuffer(frame) }
+        nextVideo += 1
+    } else {
+        if let buffer = microphoneBuffer(nextAudio) { recorder.appendAudioSampleBuffer(buffer) }
+        nextAudio += 1
+    }
+}
+
+let finished = DispatchSemaphore(value: 0)
+var recordingError: Error?
+recorder.finishRecording { error in
+    recordingError = error
+    finished.signal()
+}
+finished.wait()
+if let recordingError {
+    print("recording failed: \(recordingError.localizedDescription)")
+    exit(1)
+}
+print("video: \(recorder.appended[.video]!) appended, \(recorder.dropped[.video]!) dropped of \(videoFrames)")
+print("audio: \(recorder.appended[.audio]!) appended, \(recorder.dropped[.audio]!) dropped of \(audioBuffers)")
