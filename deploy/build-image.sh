@@ -17,8 +17,8 @@
 # one `swift` runs from) is mounted into the build stage at /opt/swift, with the local folders
 # git's url.insteadOf rewrites GitHub to (the Swift package mirror) and those settings. The image
 # is tagged --tag (default localhost/graphkit:dev) and left in the local store (nothing pushed,
-# no manifest changed); --iidfile FILE receives its ID (the tag may be moved by another build). Needs root
-# (debootstrap), podman (buildah cannot mount the toolchain the same way).
+# no manifest changed); --iidfile FILE receives its ID (another build may move the tag). Needs
+# root (debootstrap) and podman (buildah cannot mount the toolchain the same way).
 #
 # Options: --build-image REF, --run-image REF (default docker.io/library/swift:6.3.1-bookworm and
 # its -slim), --manifests DIR (default deploy/kubernetes). CONTAINER_TOOL=podman|buildah picks
@@ -95,6 +95,8 @@ local_base() {
   [[ $(id -u) -eq 0 ]] || { echo "error: --local makes its base with debootstrap, which needs root" >&2; exit 64; }
   host_tools
   local name=localhost/graphkit-debian:bookworm key digest dir
+  exec 8>"$(root_cache)/image-base.lock"
+  flock 8 # two builds at once make it once
   key=$(echo "bookworm minbase $(debian_mirror) recipe=2" | sha256sum | cut -d' ' -f1)
   if [[ $(podman image inspect --format '{{index .Labels "io.graphkit.base"}}' "$name" 2>/dev/null) != "$key" ]]; then
     dir=$(root_cache)/image-base-bookworm
@@ -129,7 +131,7 @@ pinned() {
   [[ $digest =~ ^sha256:[0-9a-f]{64}$ ]] || fail "no digest for $ref (got \"$digest\")"
   echo "$name@$digest"
 }
-mounts=()
+local_options=()
 if ((local)); then
   [[ $tool == podman ]] || { echo "error: --local builds with podman (it mounts the Swift toolchain into the build)" >&2; exit 69; }
   # shellcheck source=scripts/debian-root.sh
@@ -138,16 +140,16 @@ if ((local)); then
   run_image=$build_image
   toolchain=$SWIFT_TOOLCHAIN
   [[ -x $toolchain/usr/bin/swift ]] || { echo "error: no Swift toolchain at $toolchain (set SWIFT_TOOLCHAIN)" >&2; exit 69; }
-  mounts+=(-v "$toolchain:/opt/swift:ro")
+  local_options+=(-v "$toolchain:/opt/swift:ro")
   gitconfig=$(mktemp)
   trap 'rm -f "$gitconfig"' EXIT
   while IFS=$'\t' read -r base value; do
     [[ -n $base ]] || continue
     git config --file "$gitconfig" --add "url.$base.insteadOf" "$value"
-    mounts+=(-v "$base:$base:ro")
+    local_options+=(-v "$base:$base:ro")
   done <<<"$(git_local_mirrors)"
-  mounts+=(-v "$gitconfig:/etc/gitconfig:ro" --pull=never)
-  [[ -z $iidfile ]] || mounts+=(--iidfile "$iidfile")
+  local_options+=(-v "$gitconfig:/etc/gitconfig:ro" --pull=never)
+  [[ -z $iidfile ]] || local_options+=(--iidfile "$iidfile")
 else
   build_image=$(pinned "$build_image")
   run_image=$(pinned "$run_image")
@@ -162,7 +164,7 @@ labels=(--label "org.opencontainers.image.revision=$revision"
         --label "io.graphkit.build-image=$build_image")
 build=(-f "$here/Containerfile" --build-arg "SWIFT_BUILD_IMAGE=$build_image" --build-arg "SWIFT_RUN_IMAGE=$run_image"
        "${labels[@]}" -t "$tag" "$root")
-if [[ $tool == buildah ]]; then buildah bud --isolation chroot "${build[@]}"; else podman build "${mounts[@]}" "${build[@]}"; fi
+if [[ $tool == buildah ]]; then buildah bud --isolation chroot "${build[@]}"; else podman build "${local_options[@]}" "${build[@]}"; fi
 
 if ((local)); then
   echo "built $tag: $(podman image inspect --format '{{.Id}} {{.Size}}' "$tag" | awk '{ printf "%s, %.0f MB", substr($1, 1, 12), $2 / 1e6 }')" >&2

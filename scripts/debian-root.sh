@@ -26,6 +26,21 @@ debian_mirror() {
   echo "${url:-http://deb.debian.org/debian}"
 }
 
+# The start of every script that uses a root: it must run as root (debootstrap, mount, chroot),
+# and the host tools it uses are installed if missing.
+start_root_script() {
+  [[ $(id -u) -eq 0 ]] || { echo "error: $1 needs root (debootstrap, mount, chroot)" >&2; exit 64; }
+  host_tools
+}
+
+# Copies a run's test log (the tree's .build/test.log, in the root) to .build-NAME/test.log in
+# the host's tree.
+keep_log() {
+  local tree=$1 repo=$2 name=$3
+  mkdir -p "$repo/.build-$name"
+  cp "$tree/.build/test.log" "$repo/.build-$name/test.log" 2>/dev/null || true
+}
+
 # Installs the host tools these scripts use, if missing (apt).
 host_tools() {
   local missing=() tool

@@ -24,10 +24,8 @@ source "$here/debian-root.sh"
 suite=${1:-bookworm}
 command=${2:-make test}
 [[ $suite == bookworm || $suite == trixie ]] || { echo "usage: $0 [bookworm|trixie] [COMMAND]" >&2; exit 64; }
-[[ $(id -u) -eq 0 ]] || { echo "error: $0 needs root (debootstrap, mount, chroot)" >&2; exit 64; }
-
 started=$(date +%s)
-host_tools
+start_root_script "$0"
 root=$(root_cache)/bare-$suite-$$
 cleanup() {
   if [[ ${KEEP_ROOT:-0} == 1 ]]; then note "kept $root"; else remove_root "$root"; rm -f "$root.debootstrap.log"; fi
@@ -41,8 +39,7 @@ git -C "$repo" bundle create -q "$root/graphkit.bundle" HEAD
 made=$(date +%s)
 note "bare $suite root made in $((made - started)) s; running '$command' in a fresh clone of $(git -C "$repo" rev-parse --short HEAD)"
 status=0
-run_in_root "$root" "" "git clone -q /graphkit.bundle /root/graphkit && cd /root/graphkit && $command" || status=$?
-mkdir -p "$repo/.build-bare-$suite"
-cp "$root/root/graphkit/.build/test.log" "$repo/.build-bare-$suite/test.log" 2>/dev/null || true
+run_in_root "$root" "" "git -c advice.detachedHead=false clone -q /graphkit.bundle /root/graphkit && cd /root/graphkit && $command" || status=$?
+keep_log "$root/root/graphkit" "$repo" "bare-$suite"
 note "bare $suite: '$command' exited $status after $(( $(date +%s) - made )) s (the root took $((made - started)) s; log: .build-bare-$suite/test.log)"
 exit "$status"

@@ -32,10 +32,8 @@ case "$suite" in
   bookworm) name=debian12 ;;
   *) echo "usage: $0 [trixie|bookworm] [COMMAND]" >&2; exit 64 ;;
 esac
-[[ $(id -u) -eq 0 ]] || { echo "error: $0 needs root (debootstrap, mount, chroot)" >&2; exit 64; }
-
 started=$(date +%s)
-host_tools
+start_root_script "$0"
 cache=$(root_cache)
 root=$cache/$name-root
 include=git,make
@@ -70,7 +68,6 @@ note "running '$command' on $name ($(chroot "$root" cat /etc/debian_version), $(
 status=0
 run_in_root "$root" "" "cd /build/graphkit && $command" || status=$?
 
-mkdir -p "$repo/.build-$name"
-cp "$root/build/graphkit/.build/test.log" "$repo/.build-$name/test.log" 2>/dev/null || true
+keep_log "$root/build/graphkit" "$repo" "$name"
 note "$name: '$command' exited $status after $(( $(date +%s) - started )) s (log: .build-$name/test.log)"
 exit "$status"
