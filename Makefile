@@ -32,7 +32,7 @@ GST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter
 GST_CHECKS := $(patsubst Tests/GstGraphKitTests/%.c,.build/gst-check/%,$(wildcard Tests/GstGraphKitTests/*.c))
 GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURDIR)/.build/gst-check/registry.bin
 
-.PHONY: all deps build release run test test-build test-elements test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
+.PHONY: all deps build release run test test-build test-elements test-plugin-example test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -67,8 +67,15 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 	$(call replan,Tests/Fixtures/plugins)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
 
-test: test-build test-elements
+test: test-build test-elements test-plugin-example
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+# The example plugin's own tests: NodeHarness from the GraphKitTesting product (Packages/), as a
+# plugin author tests a node, against the shared library.
+test-plugin-example: plugin-example
+	$(call replan,Packages/GraphKitTesting)
+	$(SWIFT) build --build-tests --package-path examples/plugin-echo
+	$(SWIFT) test --skip-build --package-path examples/plugin-echo
 
 # The whole suite on Debian 13 (trixie: GStreamer 1.26, FFmpeg 7.1), in a root made with
 # debootstrap from the host's Debian archive and kept in /var/cache/graphkit/debian13-root, with
@@ -162,4 +169,4 @@ bench: deps
 
 clean:
 	rm -rf .build .build-asan .build-tsan $(TOOLS)/.build $(TOOLS)/.build-asan $(TOOLS)/.build-tsan \
-	  examples/plugin-echo/.build Tests/Fixtures/plugins/.build out
+	  examples/plugin-echo/.build Packages/GraphKitTesting/.build Tests/Fixtures/plugins/.build out

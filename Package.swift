@@ -73,10 +73,10 @@ let package = Package(
         .executableTarget(name: "example-custom-node", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "examples/custom-node"),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes"], path: "Tests/TestSupport"),
         // Tests mirror the targets they test.
         .testTarget(name: "MediaContainersTests", dependencies: ["MediaContainers", "GraphKit", "GraphKitTesting"]),
-        .testTarget(name: "GraphKitCoreTests", dependencies: ["GraphKitCore", "GraphKit", "Nodes", "GraphKitTesting"]),
+        .testTarget(name: "GraphKitCoreTests", dependencies: ["GraphKitCore", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "GraphKitRuntimeTests", dependencies: ["GraphKitRuntime", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport",
                                                                 "CGStreamer", "CGraphKitGlue",
                                                                 .product(name: "Logging", package: "swift-log")]),

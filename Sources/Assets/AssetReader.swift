@@ -2,6 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 import Nodes
+import Synchronization
 
 /// Reads decoded samples out of a file, like `AVAssetReader`.
 ///
@@ -20,19 +21,30 @@ import Nodes
 /// reads the file on its own, so one output read to its end while another is not read at all
 /// cannot hold either back. A consumer that stops pulling makes its branch wait (the outputs are
 /// bounded); ``cancelReading()`` or letting the reader go ends everything.
-public final class AssetReader: @unchecked Sendable {
+///
+/// Its state is a value, ``ReaderState`` (status, time range, which outputs have ended, and so
+/// what a pull does), kept under one `Mutex` with the outputs and the run.
+public final class AssetReader: Sendable {
     /// Where reading is, like `AVAssetReader.Status`.
     public enum Status: String, Sendable {
         case unknown, reading, completed, failed, cancelled
     }
 
     public let asset: Asset
-    private let lock = Lock()
-    private var range: MediaTimeRange?
-    private var outputs: [AssetReaderTrackOutput] = []
-    private var run: GraphRun?
-    private var state: Status = .unknown
-    private var failure: GraphError?
+
+    private struct Locked {
+        var state = ReaderState()
+        var outputs: [AssetReaderTrackOutput] = []
+        var run: GraphRun?
+
+        /// A run that has ended on its own says how reading ended.
+        mutating func refresh() {
+            guard let report = run?.finalReport else { return }
+            state.runEnded(report.status, error: report.error)
+        }
+    }
+
+    private let locked = Mutex(Locked())
 
     public init(asset: Asset) throws(GraphError) {
         self.asset = asset
@@ -42,60 +54,45 @@ public final class AssetReader: @unchecked Sendable {
     /// (audio to the sample, video from the frame showing then) up to `end`. Set it before
     /// ``startReading()``.
     public var timeRange: MediaTimeRange {
-        get { lock.withLock { range ?? MediaTimeRange(start: .zero, duration: asset.duration) } }
-        set { lock.withLock { if state == .unknown { range = newValue } } }
+        get { locked.withLock { $0.state.range } ?? MediaTimeRange(start: .zero, duration: asset.duration) }
+        set { locked.withLock { $0.state.setRange(newValue) } }
     }
 
-    var requestedRange: MediaTimeRange? { lock.withLock { range } }
-
     public var status: Status {
-        lock.withLock {
-            refreshLocked()
-            return state
+        locked.withLock { l in
+            l.refresh()
+            return l.state.status
         }
     }
 
     /// Why reading failed, once ``status`` is `.failed`.
     public var error: GraphError? {
-        lock.withLock {
-            refreshLocked()
-            return failure
-        }
-    }
-
-    private func refreshLocked() {
-        guard state == .reading, let report = run?.finalReport else { return }
-        switch report.status {
-        case .failed:
-            state = .failed
-            failure = report.error
-        case .completed, .stopped:
-            state = .completed
-        case .cancelled:
-            break
+        locked.withLock { l in
+            l.refresh()
+            return l.state.error
         }
     }
 
     // MARK: Outputs
 
     public func canAdd(_ output: AssetReaderTrackOutput) -> Bool {
-        (try? lock.withLock { () throws(GraphError) in try checkLocked(adding: output) }) != nil
+        (try? check(adding: output)) != nil
     }
 
     /// Adds an output; throws, saying why, when ``canAdd(_:)`` would say no.
     public func add(_ output: AssetReaderTrackOutput) throws(GraphError) {
-        try lock.withLock { () throws(GraphError) in
-            try checkLocked(adding: output)
-            try output.attach(to: self, number: outputs.count)
-            outputs.append(output)
+        try check(adding: output)
+        try locked.withLock { l throws(GraphError) in
+            try l.state.checkAdding()
+            try output.attach(to: self, number: l.state.outputCount)  // the output's lock inside the reader's: never the other way
+            _ = l.state.add()
+            l.outputs.append(output)
         }
     }
 
-    private func checkLocked(adding output: AssetReaderTrackOutput) throws(GraphError) {
+    private func check(adding output: AssetReaderTrackOutput) throws(GraphError) {
+        try locked.withLock { l throws(GraphError) in try l.state.checkAdding() }
         let track = output.track
-        guard state == .unknown else {
-            throw GraphError(.usage, at: "AssetReader", "outputs are added before startReading(); this reader is \(state.rawValue)")
-        }
         guard !output.isAttached else {
             throw GraphError(.usage, at: "\(track)", "this output belongs to a reader already; make a new AssetReaderTrackOutput")
         }
@@ -107,11 +104,13 @@ public final class AssetReader: @unchecked Sendable {
             throw GraphError(.usage, at: "\(track)", "a \(track.mediaType.rawValue) track cannot be read as \(settings.mediaType.rawValue); use \(fix)")
         }
         if case .linearPCM(_, let rate, let channels)? = output.outputSettings {
-            if let rate, !(8_000...192_000).contains(rate) {
-                throw GraphError(.usage, at: "\(track)", "sampleRate \(rate) is out of range: choose 8000 to 192000 Hz")
+            // decode's own ranges: it resamples and mixes.
+            let rates = DeclaredRange(DecodeNode.sampleRate), counts = DeclaredRange(DecodeNode.channels)
+            if let rate, !rates.allows(rate) {
+                throw GraphError(.usage, at: "\(track)", "sampleRate \(rate) is out of range: choose \(rates.span) Hz")
             }
-            if let channels, !(1...8).contains(channels) {
-                throw GraphError(.usage, at: "\(track)", "channels \(channels) is out of range: choose 1 to 8")
+            if let channels, !counts.allows(channels) {
+                throw GraphError(.usage, at: "\(track)", "channels \(channels) is out of range: choose \(counts.span)")
             }
         }
         if track.mediaType == .video, track.indexInType > 0 {
@@ -123,18 +122,11 @@ public final class AssetReader: @unchecked Sendable {
 
     /// Builds the graph and starts decoding. A file that has become unreadable throws here.
     public func startReading() throws(GraphError) {
-        let outputs = try lock.withLock { () throws(GraphError) -> [AssetReaderTrackOutput] in
-            switch state {
-            case .unknown: break
-            case .cancelled: throw GraphError(.usage, at: "AssetReader", "reading was cancelled; make a new AssetReader")
-            default: throw GraphError(.usage, at: "AssetReader", "startReading() was called already")
-            }
-            guard !self.outputs.isEmpty else { throw GraphError(.usage, at: "AssetReader", "add an output (add(_:)) before startReading()") }
-            if let range, range.duration <= .zero || range.start < .zero {
-                throw GraphError(.usage, at: "timeRange", "the time range \(range) is empty or starts before 0")
-            }
-            return self.outputs
+        let (outputs, range) = try locked.withLock { l throws(GraphError) in
+            try l.state.startReading()
+            return (l.outputs, l.state.range)
         }
+        let run: GraphRun
         do {
             var b = GraphBuilder(name: "AssetReader", description: "reads \(asset.path)")
             for output in outputs {
@@ -162,40 +154,51 @@ public final class AssetReader: @unchecked Sendable {
                 b.connect(file.output(), to: decode.input())
                 b.connect(decode.output(output.track.mediaType.rawValue), to: sink.input())
             }
-            let run = try GraphRun(try b.build(registry: .builtIn))
+            run = try GraphRun(try b.build(registry: .builtIn))
             try run.start()
-            lock.withLock {
-                self.run = run
-                state = .reading
-            }
-            for output in outputs { output.start(with: try run.output("out\(output.number)")) }
         } catch {
-            lock.withLock {
-                state = .failed
-                failure = error
-            }
+            locked.withLock { $0.state.startFailed(error) }
+            throw error
+        }
+        let goesOn = locked.withLock { l in
+            l.run = run
+            return l.state.started()
+        }
+        guard goesOn else {
+            run.cancel()
+            throw GraphError(.usage, at: "AssetReader", "reading was cancelled (cancelReading()) while it started; make a new AssetReader")
+        }
+        do {
+            for output in outputs { output.start(with: try run.output("out\(output.number)"), range: range) }
+        } catch {
+            locked.withLock { $0.state.startFailed(error) }
+            run.cancel()
             throw error
         }
     }
 
     /// Stops reading: every output returns nil from now on, and a pull waiting wakes.
     public func cancelReading() {
-        let run: GraphRun? = lock.withLock {
-            guard state == .unknown || state == .reading else { return nil }
-            state = .cancelled
-            return self.run
-        }
-        run?.cancel()
+        let (cancels, run) = locked.withLock { l in (l.state.cancel(), l.run) }
+        if cancels { run?.cancel() }
     }
 
-    /// An output has given its last sample: once all have, reading is complete, and what is
-    /// left of the file (past the time range) is not decoded.
-    func outputEnded() {
-        let run: GraphRun? = lock.withLock {
-            guard state == .reading, outputs.allSatisfy(\.hasEnded) else { return nil }
-            refreshLocked()
-            if state == .reading { state = .completed }
-            return state == .completed ? self.run : nil
+    // MARK: For the outputs
+
+    /// What output `number`'s copyNextSampleBuffer() does now.
+    func pull(output number: Int) -> ReaderState.Pull {
+        locked.withLock { l in
+            l.refresh()
+            return l.state.pull(output: number)
+        }
+    }
+
+    /// Output `number` has given its last sample: once all have, reading is complete, and what
+    /// is left of the file (past the time range) is not decoded.
+    func outputEnded(_ number: Int) {
+        let run: GraphRun? = locked.withLock { l in
+            l.refresh()
+            return l.state.outputEnded(number) ? l.run : nil
         }
         if let run, run.finalReport == nil { run.cancel() }
     }
@@ -203,13 +206,9 @@ public final class AssetReader: @unchecked Sendable {
     /// The reader's outcome for an output that got nil: its error when reading failed or was
     /// cancelled.
     var endError: GraphError? {
-        lock.withLock {
-            refreshLocked()
-            switch state {
-            case .failed: return failure
-            case .cancelled: return GraphError(.cancelled, at: "AssetReader", "reading was cancelled")
-            default: return nil
-            }
+        locked.withLock { l in
+            l.refresh()
+            return l.state.endError
         }
     }
 }

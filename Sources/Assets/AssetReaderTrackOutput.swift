@@ -2,6 +2,7 @@ import Dispatch
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// Decoded samples of one track, like `AVAssetReaderTrackOutput`: pull them one by one with
 /// ``copyNextSampleBuffer()`` on a thread of your own, or iterate ``samples`` in a task.
@@ -9,16 +10,20 @@ import MediaContainers
 /// `outputSettings` say what to decode to: `.linearPCM(sampleFormat:sampleRate:channels:)` for
 /// audio, `.pixels(_:)` for video; nil gives audio in the decoder's own sample format (16-bit or
 /// float) and BGRA frames.
-public final class AssetReaderTrackOutput: @unchecked Sendable {
+public final class AssetReaderTrackOutput: Sendable {
     public let track: AssetTrack
     public let outputSettings: ReaderOutputSettings?
 
-    private let lock = Lock()
-    private weak var reader: AssetReader?
-    private(set) var number = 0
-    private var attached = false
-    private var output: MediaOutput?
-    private var ended = false
+    /// What the reader gave this output (when it was added, and when reading started). Its
+    /// state, what a pull does and whether it has ended, is the reader's: ``ReaderState``.
+    private struct Locked {
+        weak var reader: AssetReader?
+        var number: Int?
+        var output: MediaOutput?
+        var range: MediaTimeRange?
+    }
+
+    private let locked = Mutex(Locked())
     /// One pull at a time for ``samples``, off the concurrency threads.
     private let puller = DispatchQueue(label: "graphkit.asset-reader-output")
 
@@ -28,22 +33,23 @@ public final class AssetReaderTrackOutput: @unchecked Sendable {
     }
 
     /// The next sample, blocking until it is decoded; nil at the end of the track or of the
-    /// reader's time range, and as soon as reading fails or is cancelled (then read the
-    /// reader's `status` and `error`). Never waits once reading has ended.
+    /// reader's time range, before reading starts, and at once once reading has failed or was
+    /// cancelled (then read the reader's `status` and `error`). Never waits once reading has ended.
     @available(*, noasync, message: "blocks the thread; iterate samples in a task")
     public func copyNextSampleBuffer() -> SampleBuffer? {
-        let (output, reader): (MediaOutput?, AssetReader?) = lock.withLock { (ended ? nil : self.output, self.reader) }
-        guard let output, let reader else { return nil }
-        let range = reader.requestedRange
-        while true {
-            guard let sample = output.copyNextSampleBuffer() else { return end() }
+        let (reader, number, output, range) = locked.withLock { ($0.reader, $0.number, $0.output, $0.range) }
+        guard let reader, let number, let output else { return nil }
+        pulling: while reader.pull(output: number) == .pull {
+            guard let sample = output.copyNextSampleBuffer() else { break }
             guard let range else { return sample }
             switch Self.clip(sample, to: range) {
-            case .before: continue
+            case .before: continue pulling
             case .within(let clipped): return clipped
-            case .after: return end()
+            case .after: break pulling
             }
         }
+        reader.outputEnded(number)
+        return nil
     }
 
     /// The samples, for `for try await sample in output.samples`: pulled one at a time as the
@@ -57,39 +63,31 @@ public final class AssetReaderTrackOutput: @unchecked Sendable {
                     puller.async { [self] in c.resume(returning: copyNextSampleBuffer()) }
                 }
             } onCancel: { [weak self] in
-                self?.lock.withLock { self?.reader }?.cancelReading()
+                self?.locked.withLock { $0.reader }?.cancelReading()
             }
-            if sample == nil, let error = lock.withLock({ reader })?.endError { throw error }
+            if sample == nil, let error = locked.withLock({ $0.reader })?.endError { throw error }
             return sample
         })
     }
 
     // MARK: For the reader
 
-    var isAttached: Bool { lock.withLock { attached } }
-    var hasEnded: Bool { lock.withLock { ended } }
+    var isAttached: Bool { locked.withLock { $0.number != nil } }
+    var number: Int { locked.withLock { $0.number ?? 0 } }
 
     func attach(to reader: AssetReader, number: Int) throws(GraphError) {
-        try lock.withLock { () throws(GraphError) in
-            guard !attached else { throw GraphError(.usage, at: "\(track)", "this output belongs to a reader already") }
-            attached = true
-            self.reader = reader
-            self.number = number
+        try locked.withLock { l throws(GraphError) in
+            guard l.number == nil else { throw GraphError(.usage, at: "\(track)", "this output belongs to a reader already") }
+            l.reader = reader
+            l.number = number
         }
     }
 
-    func start(with output: MediaOutput) {
-        lock.withLock { self.output = output }
-    }
-
-    private func end() -> SampleBuffer? {
-        let reader: AssetReader? = lock.withLock {
-            let first = !ended
-            ended = true
-            return first ? self.reader : nil
+    func start(with output: MediaOutput, range: MediaTimeRange?) {
+        locked.withLock { l in
+            l.output = output
+            l.range = range
         }
-        reader?.outputEnded()
-        return nil
     }
 
     // MARK: Time range

@@ -1,9 +1,9 @@
-import Dispatch
 import FoundationEssentials
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 import Nodes
+import Synchronization
 
 /// Encodes and writes samples into an MP4, MOV or M4A file, like `AVAssetWriter`.
 ///
@@ -29,15 +29,19 @@ import Nodes
 ///
 /// The muxer interleaves by time, so one input can run ahead of another by only so much
 /// (``intoTheMuxer``): appending all of one track and then the other from one loop would wait
-/// for ever. The writer watches for that: an append that has waited ``stallSeconds`` while
-/// another input, at least ``stallLead`` behind it, got nothing for as long (no append, no
+/// for ever. The writer watches for that (``StallWatch``): an append that has waited 10 s while
+/// another input, at least 5 s behind it, got nothing for as long (no append, no
 /// `markAsFinished()`, no request block) fails, and the writer with it, saying how to feed both.
+///
+/// Its state is a value, ``WriterState`` (status, session, finishing, the stall rule), kept
+/// under one `Mutex` with the inputs and the run; each method here asks it for a transition and
+/// performs what it returns. Time comes from an ``AlarmClock``: the machine's, or a test's.
 ///
 /// Where AVFoundation raises an exception for a call in the wrong state, this throws a
 /// ``GraphError`` that says what to do. However writing ends (failure, ``cancelWriting()``, or
 /// the writer let go while writing), nothing is left under the output's name: the file is
 /// written under a temporary name and renamed only when complete.
-public final class AssetWriter: @unchecked Sendable {
+public final class AssetWriter: Sendable {
     /// Where writing is, like `AVAssetWriter.Status`.
     public enum Status: String, Sendable {
         case unknown, writing, completed, failed, cancelled
@@ -45,19 +49,33 @@ public final class AssetWriter: @unchecked Sendable {
 
     public let outputPath: String
     public let fileType: FileType
+    private let clock: any AlarmClock
 
-    private let lock = Lock()
-    private var inputs: [AssetWriterInput] = []
-    private var run: GraphRun?
-    private var state: Status = .unknown
-    private var failure: GraphError?
-    private var session: MediaTime?
-    private var finishing = false
-    private var optimizeForNetworkUse = false
+    private struct Locked {
+        var state: WriterState
+        var inputs: [AssetWriterInput] = []
+        var run: GraphRun?
+        var optimizeForNetworkUse = false
+
+        /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
+        mutating func refresh() {
+            guard let report = run?.finalReport, report.status == .failed else { return }
+            state.runFailed(report.error)
+        }
+
+        func index(of input: AssetWriterInput) -> Int? { inputs.firstIndex { $0 === input } }
+    }
+
+    private let locked: Mutex<Locked>
 
     /// A writer of `fileType` to `outputPath`. Missing folders are made when writing starts; a
     /// file already there is replaced only once the new one is complete.
-    public init(outputPath: String, fileType: FileType) throws(GraphError) {
+    public convenience init(outputPath: String, fileType: FileType) throws(GraphError) {
+        try self.init(outputPath: outputPath, fileType: fileType, clock: SystemAlarmClock())
+    }
+
+    /// A writer whose rules run on `clock` (a test's virtual one, say).
+    package init(outputPath: String, fileType: FileType, clock: any AlarmClock) throws(GraphError) {
         guard !outputPath.isEmpty else {
             throw GraphError(.usage, at: "outputPath", "the output path is empty; name the file to write")
         }
@@ -67,98 +85,50 @@ public final class AssetWriter: @unchecked Sendable {
         }
         self.outputPath = outputPath
         self.fileType = fileType
+        self.clock = clock
+        locked = Mutex(Locked(state: WriterState(fileType: fileType)))
     }
 
     /// Whether the index goes before the media data (`faststart`), so that playback can start
     /// before the whole file has arrived. Set it before ``startWriting()``.
     public var shouldOptimizeForNetworkUse: Bool {
-        get { lock.withLock { optimizeForNetworkUse } }
-        set { lock.withLock { optimizeForNetworkUse = newValue } }
+        get { locked.withLock { $0.optimizeForNetworkUse } }
+        set { locked.withLock { $0.optimizeForNetworkUse = newValue } }
     }
 
     public var status: Status {
-        lock.withLock {
-            refreshLocked()
-            return state
+        locked.withLock { l in
+            l.refresh()
+            return l.state.status
         }
     }
 
     /// Why writing failed, once ``status`` is `.failed`: the node, file and cause.
     public var error: GraphError? {
-        lock.withLock {
-            refreshLocked()
-            return failure
+        locked.withLock { l in
+            l.refresh()
+            return l.state.error
         }
-    }
-
-    /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
-    private func refreshLocked() {
-        guard state == .writing, let report = run?.finalReport, report.status == .failed else { return }
-        state = .failed
-        failure = report.error
     }
 
     // MARK: Inputs
 
     /// Whether `input` can be added now: before writing starts, not added to a writer yet, of a
-    /// media type the file type takes (an M4A holds audio only), and the first of its type.
+    /// media type the file type takes (an M4A holds audio only), the first of its type, and with
+    /// settings its encoder takes (the ranges `encode.h264` and `encode.aac` declare).
     public func canAdd(_ input: AssetWriterInput) -> Bool {
-        (try? check(adding: input)) != nil
+        let candidate = input.candidate
+        return locked.withLock { l in (try? l.state.check(adding: candidate)) != nil }
     }
 
     /// Adds an input; throws, saying why, when ``canAdd(_:)`` would say no.
     public func add(_ input: AssetWriterInput) throws(GraphError) {
-        try lock.withLock { () throws(GraphError) in
-            try checkLocked(adding: input)
-            try input.attach(to: self)
-            inputs.append(input)
-        }
-    }
-
-    private func check(adding input: AssetWriterInput) throws(GraphError) {
-        try lock.withLock { () throws(GraphError) in try checkLocked(adding: input) }
-    }
-
-    private func checkLocked(adding input: AssetWriterInput) throws(GraphError) {
-        guard state == .unknown else {
-            throw GraphError(.usage, at: "AssetWriter", "inputs are added before startWriting(); this writer is \(state.rawValue)")
-        }
-        guard !input.isAttached else {
-            throw GraphError(.usage, at: input.name, "this input belongs to a writer already; make a new AssetWriterInput")
-        }
-        guard input.outputSettings.mediaType == input.mediaType else {
-            let needed = input.mediaType == .audio ? "AudioSettings" : "VideoSettings"
-            throw GraphError(.usage, at: input.name, "a \(input.mediaType.rawValue) input needs \(needed), not settings for \(input.outputSettings.mediaType.rawValue)")
-        }
-        if fileType == .m4a, input.mediaType == .video {
-            throw GraphError(.usage, at: input.name, "an M4A file holds audio only; write video to .mp4 or .mov")
-        }
-        guard !inputs.contains(where: { $0.mediaType == input.mediaType }) else {
-            throw GraphError(.usage, at: input.name, "this writer has a \(input.mediaType.rawValue) input already; a file here holds one audio and one video track")
-        }
-        if let settings = input.outputSettings as? VideoSettings {
-            guard (2...7680).contains(settings.width), (2...4320).contains(settings.height),
-                  settings.width % 2 == 0, settings.height % 2 == 0 else {
-                throw GraphError(.usage, at: input.name,
-                                 "VideoSettings \(settings.width)x\(settings.height) cannot be encoded: H.264 here needs an even width from 2 to 7680 and an even height from 2 to 4320")
-            }
-            if let rate = settings.averageBitRate, !(10_000...200_000_000).contains(rate) {
-                throw GraphError(.usage, at: input.name, "averageBitRate \(rate) is out of range (10000 to 200000000 bits per second)")
-            }
-            if let interval = settings.keyframeInterval, !(1...1000).contains(interval) {
-                throw GraphError(.usage, at: input.name, "keyframeInterval \(interval) is out of range (1 to 1000 frames)")
-            }
-        }
-        if let settings = input.outputSettings as? AudioSettings {
-            guard (8_000...96_000).contains(settings.sampleRate) else {
-                throw GraphError(.usage, at: input.name, "AudioSettings sampleRate \(settings.sampleRate) cannot be encoded to AAC: choose 8000 to 96000 Hz")
-            }
-            guard (1...6).contains(settings.channels) else {
-                throw GraphError(.usage, at: input.name, "AudioSettings channels \(settings.channels) cannot be encoded to AAC here: choose 1 to 6")
-            }
-            if let rate = settings.bitRate, !(8_000...512_000).contains(rate) {
-                throw GraphError(.usage, at: input.name, "bitRate \(rate) is out of range (8000 to 512000 bits per second)")
-            }
+        let candidate = input.candidate
+        try locked.withLock { l throws(GraphError) in
+            try l.state.check(adding: candidate)
+            try input.attach(to: self)  // the input's lock inside the writer's: never the other way
+            try l.state.add(candidate)
+            l.inputs.append(input)
         }
     }
 
@@ -167,36 +137,35 @@ public final class AssetWriter: @unchecked Sendable {
     /// Builds the graph and starts it: the output's folder is made and checked here, and any
     /// problem throws (and fails the writer).
     public func startWriting() throws(GraphError) {
-        let inputs: [AssetWriterInput]
-        let faststart: Bool
-        (inputs, faststart) = try lock.withLock { () throws(GraphError) in
-            switch state {
-            case .unknown: break
-            case .cancelled: throw GraphError(.usage, at: "AssetWriter", "writing was cancelled; make a new AssetWriter")
-            default: throw GraphError(.usage, at: "AssetWriter", "startWriting() was called already")
-            }
-            guard !self.inputs.isEmpty else {
-                throw GraphError(.usage, at: "AssetWriter", "add an input (add(_:)) before startWriting()")
-            }
-            return (self.inputs, optimizeForNetworkUse)
+        let (inputs, faststart) = try locked.withLock { l throws(GraphError) in
+            try l.state.startWriting()
+            return (l.inputs, l.optimizeForNetworkUse)
         }
+        let run: GraphRun
         do {
-            let graph = try makeGraph(inputs, faststart: faststart)
-            let run = try GraphRun(graph)
+            run = try GraphRun(try makeGraph(inputs, faststart: faststart))
             try run.start()
-            lock.withLock {
-                self.run = run
-                state = .writing
-            }
-            for input in inputs { try input.start(with: try run.input(input.nodeID)) }
-            if inputs.count > 1 { watchForStalls() }
         } catch {
-            lock.withLock {
-                state = .failed
-                failure = error
-            }
-            run?.cancel()
+            locked.withLock { $0.state.startFailed(error) }
             throw error
+        }
+        let action = locked.withLock { l in
+            l.run = run
+            return l.state.started(at: clock.now)
+        }
+        switch action {
+        case .cancelRun:
+            run.cancel()
+            _ = run.wait()
+            throw GraphError(.usage, at: "AssetWriter", "writing was cancelled (cancelWriting()) while it started; make a new AssetWriter")
+        case .startInputs(let sessionStarted):
+            do {
+                for input in inputs { input.start(with: try run.input(input.nodeID), sessionStarted: sessionStarted) }
+            } catch {
+                locked.withLock { $0.state.startFailed(error) }
+                run.cancel()
+                throw error
+            }
         }
     }
 
@@ -248,180 +217,86 @@ public final class AssetWriter: @unchecked Sendable {
     /// each other.
     static let intoTheMuxer = EdgeCapacity(buffers: 100_000, bytes: 256 << 20, seconds: 10)
 
-    // MARK: An append that nothing can unblock
+    // MARK: The stall rule
 
-    /// How long an append waits, with another input idle for as long, before the writer says
-    /// it cannot go on. A producer that feeds an input at all, however slowly (a live source,
-    /// a slow decoder, a loop that appends each track in turn), does so far more often; a
-    /// pause this long while the other input is stuck is a stall, or close enough to one.
-    static let stallSeconds: Double = 10
-    /// How far ahead (media seconds) the waiting input must be of the idle one: the muxer holds
-    /// 10 s (``intoTheMuxer``) before it makes an input wait, so an input that waits for an idle
-    /// one is about that far ahead; one that waits for its own slow encoder need not be.
-    static let stallLead: Double = 5
+    /// Performs what the stall rule said: an alarm on the clock.
+    private func perform(_ action: StallWatch.Action) {
+        guard case .arm(let deadline, let token) = action else { return }
+        clock.schedule(at: deadline) { [weak self] in self?.alarmRang(token) }
+    }
 
-    /// Looks once a second, while writing, for an append that waits on an input nobody feeds.
-    private func watchForStalls() {
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
-            if self?.checkForStall() == false { self?.watchForStalls() }
+    private func alarmRang(_ token: UInt64) {
+        let (verdict, run, inputs) = locked.withLock { l in (l.state.alarm(token, at: clock.now), l.run, l.inputs) }
+        switch verdict {
+        case .none:
+            break
+        case .arm(let deadline, let token):
+            perform(.arm(at: deadline, token: token))
+        case .stall(let error):
+            // Waiting appends wake and throw it, and the run is cancelled, which removes the
+            // partial file.
+            for input in inputs { input.close(because: error) }
+            run?.cancel()
         }
     }
 
-    /// Fails the writer if an append waits on an input nobody feeds; whether writing is over.
-    private func checkForStall() -> Bool {
-        let (inputs, session, writing) = lock.withLock { (self.inputs, self.session, state == .writing && !finishing) }
-        guard writing else { return true }
-        guard let error = Self.stall(among: inputs.map(\.activity), session: session ?? .zero, now: .now) else { return false }
-        fail(because: error)
-        return true
-    }
+    // MARK: For the inputs
 
-    /// The error for an append that waits on an input nobody feeds, if one does.
-    static func stall(among inputs: [AssetWriterInput.Activity], session: MediaTime, now: ContinuousClock.Instant) -> GraphError? {
-        let bound = Duration.milliseconds(Int64(stallSeconds * 1000))
-        for waiting in inputs {
-            guard let since = waiting.appendingSince, since.duration(to: now) >= bound else { continue }
-            let ahead = waiting.reached ?? session
-            for idle in inputs where idle.input !== waiting.input {
-                guard !idle.finished, idle.appendingSince == nil, !idle.requested,
-                      idle.lastActivity.duration(to: now) >= bound else { continue }
-                let behind = idle.reached ?? session
-                guard (ahead - behind).seconds >= stallLead else { continue }
-                let w = waiting.input.name, i = idle.input.name
-                let idleAt = idle.reached == nil ? "has no samples" : "is at \(seconds(behind))"
-                return GraphError(.usage, at: w,
-                    "an append to the \(w) waited \(Int(stallSeconds)) s for room that only the \(i) can make: the file interleaves "
-                    + "its tracks, the \(w) is at \(seconds(ahead)) and the \(i) \(idleAt), and nothing was appended to the \(i) "
-                    + "meanwhile (appending all of one track before the other from one loop waits for ever). Interleave the appends "
-                    + "(each track up to about the same time), append to each input from its own task or with "
-                    + "requestMediaDataWhenReady(on:using:), or call markAsFinished() on the \(i) if it has no more samples")
-            }
+    /// An input's append begins: the session's start, or why it cannot append now.
+    func beginAppend(for input: AssetWriterInput) throws(GraphError) -> MediaTime {
+        let (session, action) = try locked.withLock { l throws(GraphError) in
+            l.refresh()
+            let session = try l.state.admission(for: input.name)
+            return (session, l.index(of: input).map { l.state.note(.appendBegins, input: $0, at: clock.now) } ?? .none)
         }
-        return nil
+        perform(action)
+        return session
     }
 
-    private static func seconds(_ t: MediaTime) -> String {
-        "\((t.seconds * 10).rounded() / 10) s"
+    /// Something happened on `input` that the stall rule counts.
+    func note(_ event: StallWatch.Event, from input: AssetWriterInput) {
+        perform(locked.withLock { l in l.index(of: input).map { l.state.note(event, input: $0, at: clock.now) } ?? .none })
     }
 
-    /// Fails writing with `error`: waiting appends wake and throw it, and nothing is left at
-    /// ``outputPath`` (the run is cancelled, which removes the partial file).
-    private func fail(because error: GraphError) {
-        let (run, inputs): (GraphRun?, [AssetWriterInput]) = lock.withLock {
-            guard state == .writing, !finishing else { return (nil, []) }
-            state = .failed
-            failure = error
-            return (self.run, self.inputs)
+    /// Whether inputs take samples: writing, and neither finishing nor ended.
+    var takesSamples: Bool {
+        locked.withLock { l in
+            l.refresh()
+            return l.state.takesSamples
         }
-        guard let run else { return }
-        for input in inputs { input.close(because: error) }
-        run.cancel()
     }
 
-    /// Waits until the run has ended, and with it the partial file has gone: for an append that
-    /// is about to throw why writing ended, so that a program that stops on the error leaves
-    /// nothing beside the target.
-    func waitUntilRunEnded() {
-        if let run = lock.withLock({ self.run }) { _ = run.wait() }
-    }
-
-    func runEnded() async {
-        if let run = lock.withLock({ self.run }) { _ = await run.report() }
+    /// Why writing ended, as an append that was waiting should throw it (the writer's error if
+    /// it failed, that it was cancelled), with the run to wait for first, so that a program that
+    /// stops on the error leaves nothing beside the target; nil while writing goes on.
+    func writingEnded(for input: AssetWriterInput) -> (reason: GraphError, run: GraphRun?)? {
+        locked.withLock { l in
+            l.refresh()
+            return l.state.endedReason(for: input.name).map { ($0, l.run) }
+        }
     }
 
     /// The file's time origin: samples before it are left out (audio to the sample), and a
     /// sample at `atSourceTime` is at 0 in the file. Call it once, after ``startWriting()`` and
     /// before the first append.
     public func startSession(atSourceTime: MediaTime) {
-        let inputs: [AssetWriterInput] = lock.withLock {
-            guard session == nil else { return [] }
-            session = atSourceTime
-            return self.inputs
-        }
+        let inputs = locked.withLock { l in l.state.startSession(at: atSourceTime) ? l.inputs : [] }
         // Request blocks begin now: before the session, every append they made would fail.
-        for input in inputs { input.beginRequests() }
-    }
-
-    var sessionStart: MediaTime? { lock.withLock { session } }
-
-    /// Whether inputs take samples: writing, and neither finishing nor ended.
-    var takesSamples: Bool {
-        lock.withLock {
-            refreshLocked()
-            return state == .writing && !finishing
-        }
-    }
-
-    /// Why writing ended, as an append that was waiting should throw it: the writer's error if
-    /// it failed, that it was cancelled; nil while writing.
-    func endedReason(for input: AssetWriterInput) -> GraphError? {
-        lock.withLock {
-            refreshLocked()
-            switch state {
-            case .failed: return failure
-            case .cancelled: return Self.cancelled(input)
-            default: return nil
-            }
-        }
-    }
-
-    private static func cancelled(_ input: AssetWriterInput) -> GraphError {
-        GraphError(.cancelled, at: input.name, "writing was cancelled (cancelWriting()); this input takes no more samples")
-    }
-
-    /// Why an input cannot take samples now, or nil when it can.
-    func refusal(for input: AssetWriterInput) -> GraphError? {
-        lock.withLock {
-            refreshLocked()
-            switch state {
-            case .unknown:
-                return GraphError(.usage, at: input.name, "call startWriting() (and startSession(atSourceTime:)) before appending")
-            case .writing where finishing:
-                return GraphError(.usage, at: input.name, "finishWriting() was called; this input takes no more samples")
-            case .writing:
-                return session == nil ? GraphError(.usage, at: input.name, "call startSession(atSourceTime:) before appending") : nil
-            case .completed:
-                return GraphError(.usage, at: input.name, "the file is written (finishWriting() completed); this input takes no more samples")
-            case .cancelled:
-                return Self.cancelled(input)
-            case .failed:
-                return failure ?? GraphError(.runFailed, at: input.name, "writing failed")
-            }
-        }
+        for input in inputs { input.sessionDidStart() }
     }
 
     /// Finishes every input that is not finished yet, waits for the file to be complete, and
     /// throws if writing failed. The file is under ``outputPath`` once this returns.
     public func finishWriting() async throws(GraphError) {
-        let (run, inputs) = try lock.withLock { () throws(GraphError) -> (GraphRun, [AssetWriterInput]) in
-            refreshLocked()
-            switch state {
-            case .unknown: throw GraphError(.usage, at: "AssetWriter", "call startWriting() before finishWriting()")
-            case .cancelled: throw GraphError(.usage, at: "AssetWriter", "writing was cancelled (cancelWriting()); there is nothing to finish")
-            case .completed: throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already; the file is written")
-            case .failed: throw failure ?? GraphError(.runFailed, at: "AssetWriter", "writing failed")
-            case .writing:
-                guard !finishing, let run = self.run else {
-                    throw GraphError(.usage, at: "AssetWriter", "finishWriting() was called already")
-                }
-                finishing = true
-                return (run, self.inputs)
-            }
+        let (run, inputs) = try locked.withLock { l throws(GraphError) in
+            l.refresh()
+            try l.state.finishWriting()
+            return (l.run, l.inputs)
         }
         for input in inputs { input.finishForWriter() }
-        let report = await run.report()
-        let error: GraphError? = lock.withLock {
-            switch report.status {
-            case .completed, .stopped:
-                state = .completed
-            case .cancelled:
-                state = .cancelled
-                failure = report.error
-            case .failed:
-                state = .failed
-                failure = report.error
-            }
-            return state == .completed ? nil : failure
+        let report = await run?.report()
+        let error = locked.withLock { l in
+            l.state.finished(report?.status ?? .failed, error: report?.error)
         }
         if let error { throw error }
     }
@@ -432,20 +307,10 @@ public final class AssetWriter: @unchecked Sendable {
     /// From the moment it is called, no input is ready for more, request blocks are called no
     /// more, and waiting appends wake and throw `cancelled`.
     public func cancelWriting() {
-        guard let run = beginCancelling() else { return }
-        _ = run.wait()
-    }
-
-    /// Marks the writer cancelled, closes its inputs and cancels the run: the run to wait for,
-    /// if one was going.
-    private func beginCancelling() -> GraphRun? {
-        let (run, inputs): (GraphRun?, [AssetWriterInput]) = lock.withLock {
-            guard state == .unknown || state == .writing else { return (nil, []) }
-            state = .cancelled
-            return (self.run, self.inputs)
-        }
-        for input in inputs { input.close(because: Self.cancelled(input)) }
+        let (cancels, run, inputs) = locked.withLock { l in (l.state.cancel(), l.run, l.inputs) }
+        guard cancels else { return }
+        for input in inputs { input.close(because: WriterState.cancelled(input.name)) }
         run?.cancel()
-        return run
+        _ = run?.wait()
     }
 }

@@ -1,5 +1,6 @@
 @_spi(Engine) import GraphKitCore
 @_spi(Engine) import GraphKitRuntime
+import Synchronization
 
 /// Appends pixel buffers with their times to a video ``AssetWriterInput``, and hands out frames
 /// to draw into from a pool, like `AVAssetWriterInputPixelBufferAdaptor`.
@@ -7,11 +8,10 @@
 /// Frames from ``pixelBufferPool`` are recycled: once the encoder has read a frame, it goes back
 /// to the pool, so drawing a movie allocates no frame per frame once the stream is steady
 /// (``PixelBufferPool/allocations`` counts the ones made).
-public final class AssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
+public final class AssetWriterInputPixelBufferAdaptor: Sendable {
     public let assetWriterInput: AssetWriterInput
     public let sourcePixelBufferAttributes: PixelBufferAttributes?
-    private let lock = Lock()
-    private var pool: PixelBufferPool?
+    private let pool = Mutex<PixelBufferPool?>(nil)
 
     /// An adaptor for a video input; `sourcePixelBufferAttributes` says what frames the pool
     /// makes (by default BGRA at the input's output size).
@@ -23,7 +23,7 @@ public final class AssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
     /// Frames to draw into; nil until the writer has started writing (as in AVFoundation), and
     /// for an input that is not a video input.
     public var pixelBufferPool: PixelBufferPool? {
-        lock.withLock {
+        pool.withLock { pool in
             if let pool { return pool }
             guard let writer = assetWriterInput.writerForAdaptor, writer.status == .writing,
                   let settings = assetWriterInput.outputSettings as? VideoSettings else { return nil }

@@ -1,6 +1,9 @@
-// Reading a media file's streams without playing it: GStreamer's discoverer, for Asset.
+// What media holds, for messages and for nodes that read it: a file's streams without playing it
+// (GStreamer's discoverer, for Asset), where a stream's format was refused and what would have
+// been taken, and the channel mask audio caps lack.
 #include "CGraphKitGlue.h"
 #include <gst/pbutils/pbutils.h>
+#include <gst/audio/audio.h>
 #include <string.h>
 
 static void copy_text(char *to, size_t size, const char *from) {
@@ -112,4 +115,171 @@ void gk_bin_unblock_app_sinks(GstBin *bin) {
     }
     g_value_unset(&item);
     gst_iterator_free(it);
+}
+
+/* --- What an element is, for messages ------------------------------------------------------- */
+
+const char *gk_object_factory_name(GstObject *object) {
+    if (object == NULL || !GST_IS_ELEMENT(object))
+        return NULL;
+    GstElementFactory *factory = gst_element_get_factory(GST_ELEMENT(object));
+    return factory ? GST_OBJECT_NAME(factory) : NULL;
+}
+
+/* --- Where a stream's format was refused, and what would have been taken ------------------- */
+
+static gboolean is_raw(const GstCaps *caps) {
+    if (caps == NULL || gst_caps_get_size(caps) == 0)
+        return FALSE;
+    const gchar *name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+    return g_str_equal(name, "audio/x-raw") || g_str_equal(name, "video/x-raw");
+}
+
+/* A source pad whose caps its peer refused: the pad still holds them as a sticky event to send
+ * (pending, to be tried again before the next buffer), and the peer took no caps at all. */
+static GstCaps *refused_caps(GstPad *pad) {
+    if (!GST_PAD_HAS_PENDING_EVENTS(pad))
+        return NULL;
+    GstCaps *found = NULL;
+    GstEvent *sticky = gst_pad_get_sticky_event(pad, GST_EVENT_CAPS, 0);
+    GstPad *peer = gst_pad_get_peer(pad);
+    if (sticky != NULL && peer != NULL) {
+        GstCaps *caps = NULL, *taken = gst_pad_get_current_caps(peer);
+        gst_event_parse_caps(sticky, &caps);
+        if (taken == NULL && is_raw(caps))
+            found = gst_caps_ref(caps);
+        if (taken) gst_caps_unref(taken);
+    }
+    if (sticky) gst_event_unref(sticky);
+    if (peer) gst_object_unref(peer);
+    return found;
+}
+
+GstCaps *gk_bin_find_refused_caps(GstBin *bin, GstElement **owner) {
+    GstCaps *found = NULL;
+    *owner = NULL;
+    GstIterator *elements = gst_bin_iterate_recurse(bin);
+    GValue item = G_VALUE_INIT;
+    gboolean done = FALSE;
+    while (!done) {
+        switch (gst_iterator_next(elements, &item)) {
+        case GST_ITERATOR_OK: {
+            GstElement *element = g_value_get_object(&item);
+            GstIterator *pads = gst_element_iterate_src_pads(element);
+            GValue padItem = G_VALUE_INIT;
+            while (found == NULL && gst_iterator_next(pads, &padItem) == GST_ITERATOR_OK) {
+                found = refused_caps(g_value_get_object(&padItem));
+                if (found) *owner = gst_object_ref(element);
+                g_value_reset(&padItem);
+            }
+            g_value_unset(&padItem);
+            gst_iterator_free(pads);
+            g_value_reset(&item);
+            if (found) done = TRUE;
+            break;
+        }
+        case GST_ITERATOR_RESYNC:
+            gst_iterator_resync(elements);
+            break;
+        default:
+            done = TRUE;
+        }
+    }
+    g_value_unset(&item);
+    gst_iterator_free(elements);
+    return found;
+}
+
+/* Whether some structure of `accepted` takes `value` for `field` (one without the field takes
+ * any value of it). */
+static gboolean field_taken(const GstCaps *accepted, const gchar *field, const GValue *value) {
+    for (guint i = 0; i < gst_caps_get_size(accepted); i++) {
+        const GValue *allowed = gst_structure_get_value(gst_caps_get_structure(accepted, i), field);
+        if (allowed == NULL || gst_value_intersect(NULL, value, allowed))
+            return TRUE;
+    }
+    return FALSE;
+}
+
+int gk_caps_field_refused(const GstCaps *offered, const GstCaps *accepted, const char *field) {
+    if (offered == NULL || accepted == NULL || gst_caps_get_size(offered) == 0 || gst_caps_is_any(accepted))
+        return 0;
+    const GValue *value = gst_structure_get_value(gst_caps_get_structure(offered, 0), field);
+    if (value == NULL)
+        return 0;
+    return gst_caps_is_empty(accepted) || !field_taken(accepted, field, value);
+}
+
+int gk_caps_int_field(const GstCaps *caps, const char *field, int *value) {
+    if (caps == NULL || gst_caps_get_size(caps) == 0)
+        return 0;
+    return gst_structure_get_int(gst_caps_get_structure(caps, 0), field, value);
+}
+
+int gk_caps_field_span(const GstCaps *caps, const char *field, int *low, int *high) {
+    gboolean any = FALSE;
+    *low = G_MAXINT;
+    *high = G_MININT;
+    for (guint i = 0; i < gst_caps_get_size(caps); i++) {
+        const GValue *v = gst_structure_get_value(gst_caps_get_structure(caps, i), field);
+        int lo, hi;
+        if (v == NULL) {
+            lo = 1;
+            hi = G_MAXINT;
+        } else if (G_VALUE_HOLDS_INT(v)) {
+            lo = hi = g_value_get_int(v);
+        } else if (GST_VALUE_HOLDS_INT_RANGE(v)) {
+            lo = gst_value_get_int_range_min(v);
+            hi = gst_value_get_int_range_max(v);
+        } else if (GST_VALUE_HOLDS_LIST(v) && gst_value_list_get_size(v) > 0) {
+            lo = G_MAXINT;
+            hi = G_MININT;
+            for (guint j = 0; j < gst_value_list_get_size(v); j++) {
+                const GValue *item = gst_value_list_get_value(v, j);
+                if (!G_VALUE_HOLDS_INT(item)) continue;
+                lo = MIN(lo, g_value_get_int(item));
+                hi = MAX(hi, g_value_get_int(item));
+            }
+            if (lo > hi) continue;
+        } else {
+            continue;
+        }
+        *low = MIN(*low, lo);
+        *high = MAX(*high, hi);
+        any = TRUE;
+    }
+    return any;
+}
+
+/* --- A channel mask for audio whose caps give none ------------------------------------------ */
+
+static GstPadProbeReturn complete_channel_mask(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)data;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (event == NULL || GST_EVENT_TYPE(event) != GST_EVENT_CAPS)
+        return GST_PAD_PROBE_OK;
+    GstCaps *caps = NULL;
+    gst_event_parse_caps(event, &caps);
+    const GstStructure *s = caps && gst_caps_get_size(caps) > 0 ? gst_caps_get_structure(caps, 0) : NULL;
+    gint channels = 0;
+    if (s == NULL || !gst_structure_has_name(s, "audio/x-raw") || !gst_structure_get_int(s, "channels", &channels) ||
+        channels <= 2 || gst_structure_has_field(s, "channel-mask"))
+        return GST_PAD_PROBE_OK;
+    gk_callback_enter(pad);
+    /* GStreamer's usual layout for the count (as its converter assumes up to 8), else none:
+     * unpositioned channels, which is what the file says. */
+    guint64 mask = channels <= 64 ? gst_audio_channel_get_fallback_mask(channels) : 0;
+    GstCaps *completed = gst_caps_copy(caps);
+    gst_caps_set_simple(completed, "channel-mask", GST_TYPE_BITMASK, mask, NULL);
+    GstEvent *replacement = gst_event_new_caps(completed);
+    gst_event_set_seqnum(replacement, gst_event_get_seqnum(event));
+    gst_caps_unref(completed);
+    gst_event_unref(event);
+    info->data = replacement;
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_complete_channel_mask(GstPad *pad) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, complete_channel_mask, NULL, NULL);
 }

@@ -65,7 +65,24 @@ static GstPadProbeReturn encoder_output(GstPad *pad, GstPadProbeInfo *info, gpoi
         }
     } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
         GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-        if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+            /* GstAudioEncoder passes its input's segment on as it came, but its output runs
+             * later than its input by the priming: a segment that ends where the input ends (a
+             * demuxer's: qtdemux, oggdemux) would have the muxer drop the frames that start
+             * past that end, and with them the input's last samples (132,300 samples of ALAC
+             * came out 132,096). The output's end is the end of its stream. */
+            const GstSegment *segment = NULL;
+            gst_event_parse_segment(event, &segment);
+            if (segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID(segment->stop) && segment->rate > 0) {
+                GstSegment open;
+                gst_segment_copy_into(segment, &open);
+                open.stop = GST_CLOCK_TIME_NONE;
+                GstEvent *replacement = gst_event_new_segment(&open);
+                gst_event_set_seqnum(replacement, gst_event_get_seqnum(event));
+                gst_event_unref(event);
+                info->data = replacement;
+            }
+        } else if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
             gint64 first = __atomic_load_n(&c->first_pts, __ATOMIC_RELAXED);
             gint64 end = __atomic_load_n(&c->end_pts, __ATOMIC_RELAXED);
             gint64 in = __atomic_load_n(&c->samples_in, __ATOMIC_RELAXED);

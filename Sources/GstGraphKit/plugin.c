@@ -34,4 +34,4 @@ static gboolean plugin_init(GstPlugin *plugin) {
  * later). Origin: the GStreamer build system's words for a package that names none. */
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, graphkit,
                   "GraphKit's elements: packed RGB to I420 in one pass, H.264 through libx264 that holds no raw frame",
-                  plugin_init, "0.3.0", "GPL", "GraphKit", "Unknown package origin")
+                  plugin_init, "0.4.0", "GPL", "GraphKit", "Unknown package origin")

@@ -96,13 +96,18 @@ package struct ContainerDiagnosis: Sendable, Equatable {
     }
 
     /// The box structure breaks at `offset`: the file ends inside a box header, or no box
-    /// starts there. Without an index so far, the file is unfinished either way, and its usable
-    /// part ends there.
+    /// starts there. What follows is said as it is: a file that goes on past the break is not
+    /// one that ends there (random bytes after a whole header once read "ends at byte 24"
+    /// for a file of 100 KB).
     private static func truncated(at offset: UInt64, sawIndex: Bool, file: HeaderReader) -> ContainerDiagnosis {
         let endsInHeader = file.size - offset < 16
-        if !sawIndex { return .ends(at: endsInHeader ? file.size : offset, " before its index: the file was not finished") }
         if endsInHeader {
+            if !sawIndex { return .ends(at: file.size, " before its index: the file was not finished") }
             return .ends(at: file.size, ", inside a box header at byte \(offset): the file was cut short")
+        }
+        let rest = file.size - offset
+        if !sawIndex {
+            return ContainerDiagnosis(problem: "is damaged at byte \(offset): no MP4 box starts there, and no index came before it (\(rest) more bytes follow, which are not MP4 boxes)")
         }
         return ContainerDiagnosis(problem: "is damaged at byte \(offset): no box starts there")
     }
@@ -269,7 +274,22 @@ package struct HeaderReader {
             return nil
         }
         self.fd = fd
-        size = UInt64(st.st_size)
+        // Files whose size the kernel does not know until they are read (those under /proc
+        // and /sys say 0) are measured by reading them: their size is what a read gives.
+        size = st.st_size > 0 ? UInt64(st.st_size) : Self.measure(fd)
+    }
+
+    /// The bytes a read of `fd` gives, up to 64 MiB (a file whose size is unknown is small).
+    private static func measure(_ fd: Int32) -> UInt64 {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var total: UInt64 = 0
+        while total < 64 << 20 {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(total)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            total += UInt64(n)
+        }
+        return total
     }
 
     package func close() { Glibc.close(fd) }

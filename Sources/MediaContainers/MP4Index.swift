@@ -43,9 +43,16 @@ package enum MP4Index {
 
     package static func apply(_ edits: Edits, toFileAt path: String) throws(Failure) {
         guard !edits.isEmpty else { return }
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        let fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
         defer { close(fd) }
+        try apply(edits, toFileDescriptor: fd)
+    }
+
+    /// The same edits on a file open for reading and writing (a sink's temporary file, never
+    /// reopened by name): everything happens through `fd`, the file stays the same file.
+    package static func apply(_ edits: Edits, toFileDescriptor fd: Int32) throws(Failure) {
+        guard !edits.isEmpty else { return }
         let boxes = try topLevelBoxes(fd)
         if let brand = edits.majorBrand, brand.utf8.count == 4, let ftyp = boxes.first, ftyp.type == "ftyp", ftyp.size >= 16 {
             // ftyp: size, type, major brand, minor version, compatible brands. The muxer's
@@ -86,7 +93,15 @@ package enum MP4Index {
                 if updated.count - moov.size == shift { break }
                 shift = updated.count - moov.size
             }
-            try rewrite(path, fd: fd, replacing: moov, with: updated)
+            // Moved in place, from the end when it grows: no second file, no name.
+            var st = stat()
+            guard fstat(fd, &st) == 0 else { throw Failure(reason: String(cString: strerror(errno))) }
+            let tail = (moov.offset + moov.size)..<Int(st.st_size)
+            try move(fd, tail, by: shift)
+            try writeFully(fd, updated, at: moov.offset)
+            if shift < 0 {
+                guard ftruncate(fd, off_t(tail.upperBound + shift)) == 0 else { throw Failure(reason: String(cString: strerror(errno))) }
+            }
         }
     }
 
@@ -127,36 +142,18 @@ package enum MP4Index {
         return boxes
     }
 
-    /// Writes the file again beside itself with the index replaced, then puts it in its place.
-    package static func rewrite(_ path: String, fd: Int32, replacing moov: Extent, with bytes: [UInt8]) throws(Failure) {
-        let staging = path + ".index"
-        let out = open(staging, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard out >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
-        var done = false
-        defer {
-            close(out)
-            if !done { unlink(staging) }
-        }
-        try copy(from: fd, range: 0..<moov.offset, to: out)
-        try writeFully(out, bytes, at: moov.offset)
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Failure(reason: String(cString: strerror(errno))) }
-        let rest = (moov.offset + moov.size)..<Int(st.st_size)
-        try copy(from: fd, range: rest, to: out, at: moov.offset + bytes.count)
-        guard rename(staging, path) == 0 else { throw Failure(reason: String(cString: strerror(errno))) }
-        done = true
-    }
-
-    package static func copy(from fd: Int32, range: Range<Int>, to out: Int32, at destination: Int? = nil) throws(Failure) {
+    /// Moves the bytes of `range` by `shift` within the file (overlapping ranges too: from the
+    /// end when they move forward).
+    package static func move(_ fd: Int32, _ range: Range<Int>, by shift: Int) throws(Failure) {
+        guard shift != 0, !range.isEmpty else { return }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset = range.lowerBound
-        var target = destination ?? range.lowerBound
-        while offset < range.upperBound {
-            let n = min(buffer.count, range.upperBound - offset)
-            try readFully(fd, &buffer, at: offset, upTo: n)
-            try writeFully(out, buffer[0..<n], at: target)
-            offset += n
-            target += n
+        var done = 0
+        while done < range.count {
+            let n = min(buffer.count, range.count - done)
+            let from = shift > 0 ? range.upperBound - done - n : range.lowerBound + done
+            try readFully(fd, &buffer, at: from, upTo: n)
+            try writeFully(fd, buffer[0..<n], at: from + shift)
+            done += n
         }
     }
 

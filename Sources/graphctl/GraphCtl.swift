@@ -31,7 +31,11 @@ struct GraphCtl: ParsableCommand {
     /// while the options and the graph are read (5 ms of a 10 ms start), and no exit happens
     /// while that start is under way.
     static func main() {
-        let startsGStreamer = ["run", BatchWorker.name].contains(CommandLine.arguments.dropFirst().first ?? "")
+        let command = CommandLine.arguments.dropFirst().first ?? ""
+        // Before anything else: a signal from here on ends the process with 130, removing what
+        // it made, until the command says what a signal means (workers ignore them).
+        if command != BatchWorker.name { InterruptSignals.shared.install() }
+        let startsGStreamer = ["run", BatchWorker.name].contains(command)
         if startsGStreamer {
             GStreamer.keepFrameMemory()  // before any thread allocates
             GStreamer.beginInitializing()
@@ -62,8 +66,8 @@ func report(_ error: GraphError, file: String? = nil) -> ExitCode {
 func describe(_ error: GraphError, file: String? = nil) -> [String] {
     error.problems.map { problem in
         var line = ""
-        if let file, let location = problem.location, !location.hasPrefix(file), !location.hasPrefix("--set"),
-           !location.hasPrefix("--map"), !location.hasPrefix("--inputs"), !location.hasPrefix("node \"") {
+        if let file, let location = problem.location, !location.hasPrefix(file), !location.hasPrefix("--"),
+           !location.hasPrefix("node \"") {
             line += "\(file): "
         }
         return line + problem.description

@@ -2,6 +2,7 @@ import Assets
 import Foundation
 import GraphKit
 import GraphKitTesting
+import Nodes
 import TestSupport
 import Testing
 
@@ -239,6 +240,26 @@ import Testing
         #expect { try reader.startReading() } throws: { ($0 as? GraphError)?.message.contains("called already") == true }
         #expect(!reader.canAdd(AssetReaderTrackOutput(track: asset.tracks[0], outputSettings: nil)))
         reader.cancelReading()
+    }
+
+    /// Settings past what decode declares it converts to are refused when the output is added,
+    /// quoting decode's own ranges (`graphctl inspect decode`).
+    @Test func settingsOutsideDecodesRangesAreRefused() throws {
+        let asset = try Asset(path: try rampWAV())
+        let reader = try AssetReader(asset: asset)
+        guard case .integer(let rates) = DecodeNode.sampleRate.descriptor.kind,
+              case .integer(let channels) = DecodeNode.channels.descriptor.kind else {
+            Issue.record("decode's sampleRate and channels are not integer ranges")
+            return
+        }
+        let fast = AssetReaderTrackOutput(track: asset.tracks[0], outputSettings: .linearPCM(sampleFormat: .s16le, sampleRate: rates.upperBound + 1))
+        #expect { try reader.add(fast) } throws: {
+            ($0 as? GraphError)?.message.contains("choose \(rates.lowerBound) to \(rates.upperBound) Hz") == true
+        }
+        let wide = AssetReaderTrackOutput(track: asset.tracks[0], outputSettings: .linearPCM(sampleFormat: .s16le, channels: channels.upperBound + 1))
+        #expect(!reader.canAdd(wide))
+        #expect(reader.canAdd(AssetReaderTrackOutput(track: asset.tracks[0],
+                                                     outputSettings: .linearPCM(sampleFormat: .s16le, sampleRate: rates.upperBound, channels: channels.upperBound))))
     }
 
     /// A file removed after the asset was read: startReading fails, naming it.

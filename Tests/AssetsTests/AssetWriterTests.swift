@@ -605,38 +605,53 @@ import Testing
 
 /// Appending all of one track, then the other, from one loop: the muxer interleaves by time,
 /// so the first track's append waits for the other, which this loop appends only later. The
-/// writer says so (after `AssetWriter.stallSeconds`, 10 s) instead of waiting for ever; two
-/// producers of their own never trip it, however slow one of them is.
+/// writer says so (after 10 s, ``StallWatch``) instead of waiting for ever; two producers of
+/// their own never trip it, however slow one of them is. On virtual time (``VirtualClock``): the
+/// graph, its backpressure and the waits are real; the seconds pass when the test says, and
+/// only once the writer has set an alarm. None of these tests sleeps.
 @Suite(.timeLimit(.minutes(10))) struct AssetWriterStallTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
-    func avWriter(_ name: String) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput, String) {
+    func avWriter(_ name: String, clock: VirtualClock) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput, String) {
         let out = folder.appendingPathComponent(name).path
-        let (writer, video, adaptor, audio) = try writingAV(to: out)
+        let (writer, video, adaptor, audio) = try writingAV(to: out, clock: clock)
         return (writer, video, adaptor, audio, out)
     }
 
     @Test func allTheVideoThenTheAudioFailsInsteadOfHanging() async throws {
-        let (writer, _, adaptor, audio, out) = try avWriter("sequential.mp4")
+        let clock = VirtualClock()
+        let (writer, _, adaptor, audio, out) = try avWriter("sequential.mp4", clock: clock)
         let pool = try #require(adaptor.pixelBufferPool)
-        var failure: GraphError?
-        var appended = 0
-        do {
-            for n in 0..<(30 * 30) {
-                try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
-                appended += 1
+        let appended = Atomic<Int>(0)
+        let producer = Task { () -> (any Error)? in
+            defer { clock.stop() }
+            do {
+                for n in 0..<(30 * 30) {
+                    try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+                    appended.add(1, ordering: .relaxed)
+                }
+                return nil
+            } catch {
+                return error
             }
-            Issue.record("30 s of video went in with no audio; the muxer should have held it at about 10 s")
-        } catch {
-            failure = error
         }
-        let error = try #require(failure)
+        // Time passes only while the writer has an alarm set: while a video append waits, 5 s or
+        // more ahead of the audio, which has nothing. Each alarm rings on advance(to:), and then
+        // the writer has acted on it.
+        while writer.status == .writing, let due = await clock.nextAlarm() { clock.advance(to: due) }
+        guard let failure = await producer.value else {
+            Issue.record("30 s of video went in with no audio; the muxer should have held it at about 10 s")
+            return
+        }
+        let error = try #require(failure as? GraphError, "\(failure)")
         // The partial file went with the run before the append threw: a program that stops on
         // the error leaves nothing (it left a .partial file, the run still ending).
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         #expect(left.isEmpty, "\(left)")
-        #expect(appended > 9 * 30, "failed after \(appended) frames: \(error)")
+        // The rule holds the video to be 5 s or more ahead of the audio (at 0) when it fails.
+        #expect(appended.load(ordering: .relaxed) >= 5 * 30, "failed after \(appended.load(ordering: .relaxed)) frames: \(error)")
+        #expect(clock.alarms.rung >= 1)
         #expect(error.code == .usage)
         for fragment in ["video input", "waited 10 s", "audio input has no samples", "Interleave the appends",
                          "requestMediaDataWhenReady", "markAsFinished() on the audio input"] {
@@ -649,36 +664,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
-    /// Video from one task runs 10 s ahead and waits; audio from another comes slowly (0.1 s
-    /// of it every 2 s of wall time, for 14 s), then catches up. The video waits for most of
-    /// that, but never for an input that gets nothing: the file is written.
+    /// Video from one task runs 10 s ahead and waits; audio from this one comes slowly (0.1 s
+    /// of it every 2 s, for 14 s), then catches up. The video waits through all of that (the
+    /// writer's alarm rings while it does), but never for an input that gets nothing: the file
+    /// is written.
     @Test func aSlowProducerOnItsOwnTaskIsNotAStall() async throws {
-        let (writer, video, adaptor, audio, out) = try avWriter("slow.mp4")
+        let clock = VirtualClock()
+        let (writer, video, adaptor, audio, out) = try avWriter("slow.mp4", clock: clock)
         let pool = try #require(adaptor.pixelBufferPool)
         let seconds = 16
-        let videoTask = Task { () async throws -> Duration in
-            let clock = ContinuousClock()
-            var waited = Duration.zero
+        let videoTask = Task {
             for n in 0..<(seconds * 30) {
-                let start = clock.now
                 try await adaptor.append(try pool.makePixelBuffer(), withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
-                waited += start.duration(to: clock.now)
             }
             video.markAsFinished()
-            return waited
         }
+        // The video is 5 s or more ahead of the audio, and an append of it waits: the writer
+        // has set an alarm, 10 s from now.
+        let due = try #require(await clock.nextAlarm())
+        #expect(due == clock.now + .seconds(10))
         let tone = TestMedia.sine(sampleRate: 8_000, seconds: Double(seconds), framesPerBuffer: 800)
-        let slowUntil = ContinuousClock.now + .seconds(14)
-        for buffer in tone {
-            if ContinuousClock.now < slowUntil { try await Task.sleep(for: .seconds(2)) }
+        for (k, buffer) in tone.enumerated() {
+            if k < 7 { clock.advance(by: .seconds(2)) }  // 14 s of a slow producer
             try await audio.append(buffer)
         }
         audio.markAsFinished()
-        let waited = try await videoTask.value
-        // It waited on the audio for much of the 14 s: about 11 s alone, 4 to 8 s with the whole
-        // suite running on 2 cores (the encoder then keeps it from running far ahead). More
-        // than a second in all shows the scenario happened.
-        #expect(waited > .seconds(1), "the video waited \(waited) in all: it should have waited on the audio")
+        try await videoTask.value
+        #expect(clock.alarms.rung >= 1, "the writer looked for a stall while the audio trickled in")
         try await writer.finishWriting()
         #expect(writer.status == .completed)
         let probe = try MediaProbe(out, countFrames: true)
@@ -688,9 +700,9 @@ import Testing
 }
 
 /// A writer of 64×48 video (through an adaptor) and 8 kHz mono sound to `out`, writing, its
-/// session started at 0.
-func writingAV(to out: String) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput) {
-    let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+/// session started at 0; its rules on `clock` when one is given (else the machine's).
+func writingAV(to out: String, clock: VirtualClock? = nil) throws -> (AssetWriter, AssetWriterInput, AssetWriterInputPixelBufferAdaptor, AssetWriterInput) {
+    let writer = try clock.map { try AssetWriter(outputPath: out, fileType: .mp4, clock: $0) } ?? AssetWriter(outputPath: out, fileType: .mp4)
     let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
     let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
     let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import Foundation
 import GraphKit
@@ -17,9 +18,9 @@ import Nodes
         return #"{ "version": 1, "nodes": { \#(n) }, "edges": [ \#(e) ]\#(extra) }"#
     }
 
-    func problems(_ text: String, overrides: [String] = []) -> [String] {
+    func problems(_ text: String, overrides: [String] = [], loader: GraphLoader? = nil) -> [String] {
         do {
-            _ = try loader.load(json: text, overrides: try overrides.map { try GraphLoader.Override(parsing: $0) })
+            _ = try (loader ?? self.loader).load(json: text, overrides: try overrides.map { try GraphLoader.Override(parsing: $0) })
             return []
         } catch let error as GraphError {
             #expect(error.code == .invalidGraph)
@@ -218,5 +219,49 @@ import Nodes
         ])
         #expect(problems(twoSinks, overrides: ["copy.path=out/y.m4a"]).isEmpty)
         #expect(problems(waveform, overrides: ["wave.png=out/w.png"]).isEmpty)
+    }
+
+    /// Declared formats are a contract at load time: a format an output carries in this graph
+    /// (decode's, as its parameters make it; an effect's, as its input gives it) must reach the
+    /// inputs it feeds, or the graph is refused (65) at the parameter that decides the format,
+    /// else at the edge. Before, `sampleFormat: "f32le"` into a node declaring 16-bit PCM loaded.
+    @Test func aFormatThatCannotReachAnInputIsRefusedWhereItIsDecided() throws {
+        let takes = GraphLoader(registry: Takes<TakesS16>.registry)
+        func problems(_ nodes: String, _ edges: String, _ overrides: [String] = []) -> [String] {
+            self.problems(Self.graph(nodes: nodes, edges: edges), overrides: overrides, loader: takes)
+        }
+        let decode = #""src": { "type": "source.file", "params": { "path": "in.m4a" } }, "dec": { "type": "decode", "params": { "sampleFormat": "f32le" } }"#
+        let s16 = "audio/pcm S16LE 1-768000 Hz 1-64 ch", f32 = "audio/pcm F32LE 1-768000 Hz 1-64 ch"
+        #expect(problems(decode + #", "take": { "type": "test.takes-s16le" }"#, #""src.out -> dec.in", "dec.audio -> take.in""#) == [
+            #"nodes.dec.params.sampleFormat: "dec.audio" carries \#(f32) as sampleFormat is "f32le", which "take.in" (test.takes-s16le) does not take: it takes \#(s16) (edges[1]: "dec.audio -> take.in")"#,
+        ])
+        // Set on the command line: the --set is the place. Through an effect: said so.
+        let plain = #""src": { "type": "source.file", "params": { "path": "in.m4a" } }, "dec": { "type": "decode" }"#
+        #expect(problems(plain + #", "gain": { "type": "effect.gain" }, "take": { "type": "test.takes-s16le" }"#,
+                         #""src.out -> dec.in", "dec.audio -> gain.in", "gain.out -> take.in""#, ["dec.sampleFormat=f32le"]) == [
+            #"--set dec.sampleFormat: "dec.audio" carries \#(f32) as sampleFormat is "f32le", through "gain.out", which "take.in" (test.takes-s16le) does not take: it takes \#(s16) (edges[2]: "gain.out -> take.in")"#,
+        ])
+        // auto can give 16-bit (decode converts to it), so it is accepted; so is 16-bit.
+        #expect(problems(plain + #", "take": { "type": "test.takes-s16le" }"#, #""src.out -> dec.in", "dec.audio -> take.in""#, ["dec.sampleFormat=auto"]).isEmpty)
+        #expect(problems(plain + #", "take": { "type": "test.takes-s16le" }"#, #""src.out -> dec.in", "dec.audio -> take.in""#).isEmpty)
+        // One output feeds both: it carries one format to both, and no one format suits them.
+        #expect(problems(plain + #", "a": { "type": "test.takes-s16le" }, "b": { "type": "test.takes-f32le" }"#,
+                         #""src.out -> dec.in", "dec.audio -> a.in", "dec.audio -> b.in""#, ["dec.sampleFormat=auto"]) == [
+            #"--set dec.sampleFormat: "dec.audio" carries audio/pcm S16LE|F32LE 1-768000 Hz 1-64 ch as sampleFormat is "auto", which "a.in" and "b.in" take in no one format in common (an output gives everything it feeds one format) (edges[2]: "dec.audio -> b.in")"#,
+        ])
+        // The channel count decode mixes to, at its parameter.
+        #expect(problems(plain + #", "take": { "type": "test.takes-mono" }"#, #""src.out -> dec.in", "dec.audio -> take.in""#, ["dec.channels=2"]) == [
+            #"--set dec.channels: "dec.audio" carries audio/pcm S16LE 1-768000 Hz 2 ch as channels is 2, which "take.in" (test.takes-mono) does not take: it takes audio/pcm S16LE|F32LE 1-768000 Hz 1 ch (edges[1]: "dec.audio -> take.in")"#,
+        ])
+        // Decided by no parameter: at the edge (capture.audio gives 16-bit only, at the rate and
+        // channel count its parameters say).
+        #expect(problems(#""mic": { "type": "capture.audio", "params": { "duration": 1 } }, "gain": { "type": "effect.gain" }, "take": { "type": "test.takes-f32le" }"#,
+                         #""mic.out -> gain.in", "gain.out -> take.in""#) == [
+            #"edges[1]: "mic.out" carries audio/pcm S16LE 44100 Hz 1 ch, through "gain.out", which "take.in" (test.takes-f32le) does not take: it takes \#(f32)"#,
+        ])
+        // Built-in nodes alike: decode's pixel format into the colour effects (BGRA, RGBA).
+        #expect(problems(plain + #", "gray": { "type": "effect.grayscale" }"#, #""src.out -> dec.in", "dec.video -> gray.in""#, ["dec.pixelFormat=i420"]) == [
+            #"--set dec.pixelFormat: "dec.video" carries video/raw I420 as pixelFormat is "i420", which "gray.in" (effect.grayscale) does not take: it takes video/raw BGRA|RGBA (edges[1]: "dec.video -> gray.in")"#,
+        ])
     }
 }

@@ -26,6 +26,18 @@ import GraphKit
             try JSONParser.parse(text)
         }
     }
+    /// A UTF-8 byte-order mark first (some editors write one) is not text: accepted, as common
+    /// JSON parsers accept it, and columns count from after it. Anywhere else it is an error.
+    @Test func aByteOrderMarkFirstIsAccepted() throws {
+        let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        #expect(try JSONParser.parse(bytes: mark + Array(#"{"a": [1]}"#.utf8)) == .object([("a", [1.0])]))
+        #expect(throws: JSONParser.SyntaxError(line: 1, column: 7, message: "leading zeros are not allowed in numbers")) {
+            try JSONParser.parse(bytes: mark + Array("{\"a\": 01}".utf8))
+        }
+        #expect(throws: JSONParser.SyntaxError(line: 1, column: 7, message: "expected a value, found byte 0xef")) {
+            try JSONParser.parse(bytes: Array("{\"a\": ".utf8) + mark + Array("1}".utf8))
+        }
+    }
 }
 
 @Suite struct JSONParserFastPathTests {

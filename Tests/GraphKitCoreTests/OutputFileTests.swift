@@ -1,11 +1,13 @@
 import Foundation
+import Glibc
 import GraphKit
 import GraphKitTesting
 import Testing
 
 /// The outputs' rule (a temporary file beside the target, renamed over it when complete) on
 /// targets that are not plain new files: a device or a pipe, a symbolic link, a name near the
-/// file system's limit, and a target another run is writing at the same time.
+/// file system's limit, a target another run is writing at the same time; and against whoever
+/// else can write the folder, replacing names while the run writes.
 @Suite(.timeLimit(.minutes(10))) struct OutputFileTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
@@ -14,10 +16,10 @@ import Testing
 
     func output(_ path: String) -> OutputFile { OutputFile(path: path, location: "nodes.file.params.path", node: "file") }
 
-    /// Writes `text` through the rule: prepare, write the temporary file, commit.
+    /// Writes `text` through the rule: prepare, write through the descriptor, commit.
     func write(_ text: String, to file: OutputFile) throws {
         try file.prepare()
-        try Data(text.utf8).write(to: file.temporary)
+        try file.write(Array(text.utf8))
         try file.commit()
     }
 
@@ -50,21 +52,130 @@ import Testing
         #expect(stat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR)
     }
 
-    /// A symbolic link is written through, as ffmpeg writes: the link stays and the file it
-    /// names is replaced; a link to a file not made yet makes it.
-    @Test func aLinkIsWrittenThrough() throws {
-        let real = path("real.m4a"), link = path("link.m4a")
-        try Data("old".utf8).write(to: URL(fileURLWithPath: real))
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real.m4a")
-        try write("new", to: output(link))
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "real.m4a")
-        #expect(try String(contentsOfFile: real, encoding: .utf8) == "new")
+    /// A symbolic link at the output's name is refused (73, naming the output and where the
+    /// link leads), as is one whose target is not made yet: anyone who can write the folder
+    /// could plant it and choose which file a root run replaces. The file it names, and the
+    /// link, stay as they were; nothing is made beside them. (`--follow-symlinks` writes
+    /// through: RunCommandTests.followSymlinksWritesThroughALinkOnRequest.)
+    @Test func aLinkAtTheNameIsRefused() throws {
+        let victim = path("victim"), link = path("link.m4a")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: victim)
+        let refused = message { try write("new", to: output(link)) }
+        #expect(refused?.contains("cannot write \"\(link)\": it is a symbolic link (to \"\(victim)\")") == true, "\(refused ?? "accepted")")
+        #expect(refused?.contains("--follow-symlinks") == true)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == victim)
 
         let dangling = path("later.m4a")
         try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: "made.m4a")
-        try write("made", to: output(dangling))
-        #expect(try String(contentsOfFile: path("made.m4a"), encoding: .utf8) == "made")
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dangling) == "made.m4a")
+        #expect(message { try write("made", to: output(dangling)) }?.contains("it is a symbolic link") == true)
+        #expect(!FileManager.default.fileExists(atPath: path("made.m4a")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["later.m4a", "link.m4a", "victim"])
+    }
+
+    /// What sits under the temporary name and was not left by a run (a link to another file, a
+    /// named pipe) is neither followed, opened nor removed: the output is refused, naming it.
+    @Test func aLinkOrAPipeAtTheTemporaryNameIsRefused() throws {
+        let victim = path("victim")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        let target = path("out.json")
+        try FileManager.default.createSymbolicLink(atPath: path(".out.json.partial"), withDestinationPath: victim)
+        let link = message { try write("x", to: output(target)) }
+        #expect(link?.contains("its temporary name \"\(folder.path)/.out.json.partial\" is a symbolic link, which no run made") == true,
+                "\(link ?? "accepted")")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        try FileManager.default.removeItem(atPath: path(".out.json.partial"))
+        #expect(mkfifo(path(".out.json.partial"), 0o644) == 0)
+        let pipe = message { try write("x", to: output(target)) }  // would block for ever if it opened the pipe
+        #expect(pipe?.contains("is a named pipe, which no run made") == true, "\(pipe ?? "accepted")")
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    /// Whoever can write the folder may replace the temporary file during the run (with a link
+    /// to another file, a pipe): the writes still go into the file the run made, through its
+    /// descriptor, and the rename is refused (73) since the name no longer holds that file. A
+    /// link or a pipe put at the final name meanwhile is refused the same way. The file a link
+    /// names is never touched.
+    @Test(arguments: ["temporary link", "temporary pipe", "final link", "final pipe"])
+    func namesReplacedDuringTheRunAreNeverFollowed(_ attack: String) throws {
+        let victim = path("victim")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        let target = path("out.png"), temporary = path(".out.png.partial")
+        let file = output(target)
+        try file.prepare()
+        try file.write(Array("half".utf8))
+        let name = attack.hasPrefix("temporary") ? temporary : target
+        let planted = path("planted")
+        if attack.hasSuffix("link") {
+            try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: victim)
+        } else {
+            #expect(mkfifo(planted, 0o644) == 0)
+        }
+        #expect(rename(planted, name) == 0)  // atomically, over the run's own file when it is the temporary one
+        try file.write(Array(" and the rest".utf8))
+        let refused = message { try file.commit() }
+        #expect(refused?.contains("cannot move the finished file to \"\(target)\"") == true, "\(refused ?? "accepted")")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        var info = stat()
+        #expect(lstat(name, &info) == 0 && info.st_mode & S_IFMT == (attack.hasSuffix("link") ? S_IFLNK : S_IFIFO), "what was planted stays")
+        if attack.hasPrefix("final") {
+            #expect(!FileManager.default.fileExists(atPath: temporary), "the run's own temporary file is removed")
+        }
+    }
+
+    /// A folder moved away during the run, and a link put in its place, does not lead the rename
+    /// there: refused (73), and nothing appears where the link leads.
+    @Test func aFolderReplacedByALinkDuringTheRunIsRefused() throws {
+        let outputs = folder.appendingPathComponent("out"), elsewhere = folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: false)
+        let file = output(outputs.appendingPathComponent("a.json").path)
+        try file.prepare()  // makes out/
+        try file.write(Array("{}".utf8))
+        #expect(rename(outputs.path, path("moved")) == 0)
+        try FileManager.default.createSymbolicLink(atPath: outputs.path, withDestinationPath: elsewhere.path)
+        let refused = message { try file.commit() }
+        #expect(refused?.contains("was moved or replaced while the run wrote it") == true, "\(refused ?? "accepted")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path("moved")) == [])
+    }
+
+    /// A link on the way to the output's folder is followed when root or this user made it (its
+    /// target was chosen by one of them); another user's link there is refused, since that user
+    /// could point it anywhere. Root only: only root can give a link to another user.
+    @Test(.enabled(if: geteuid() == 0, "giving a link to another user needs root"))
+    func anotherUsersLinkInTheFolderPathIsRefused() throws {
+        let victimFolder = folder.appendingPathComponent("etc")
+        try FileManager.default.createDirectory(at: victimFolder, withIntermediateDirectories: false)
+        let mine = path("mine"), theirs = path("theirs")
+        try FileManager.default.createSymbolicLink(atPath: mine, withDestinationPath: victimFolder.path)
+        try FileManager.default.createSymbolicLink(atPath: theirs, withDestinationPath: victimFolder.path)
+        #expect(lchown(theirs, 65534, 65534) == 0)
+        let refused = message { try write("x", to: output(theirs + "/passwd")) }
+        #expect(refused?.contains("\"\(theirs)\" is a symbolic link owned by another user (uid 65534)") == true, "\(refused ?? "accepted")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victimFolder.path) == [])
+        try write("mine", to: output(mine + "/own.json"))
+        #expect(try String(contentsOfFile: victimFolder.appendingPathComponent("own.json").path, encoding: .utf8) == "mine")
+    }
+
+    /// The unnamed file kept aside for mp4mux's faststart data is in the output's folder (its
+    /// disk), has no name there, and can be opened again through /proc/self/fd.
+    @Test func theScratchFileHasNoName() throws {
+        let file = output(path("movie.mp4"))
+        try file.prepare()
+        let reopen = try file.scratchFile()
+        #expect(reopen.hasPrefix("/proc/self/fd/"))
+        let fd = open(reopen, O_RDWR)
+        #expect(fd >= 0)
+        #expect(Glibc.write(fd, "media", 5) == 5)
+        close(fd)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(names == [".movie.mp4.partial"], "\(names)")
+        var scratch = stat(), here = stat()
+        #expect(stat(reopen, &scratch) == 0 && stat(folder.path, &here) == 0)
+        #expect(scratch.st_dev == here.st_dev && scratch.st_nlink == 0 && scratch.st_size == 5)
+        file.discard()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
     }
 
     /// A name of 250 bytes is a valid file name, but ".NAME.partial" would not be (the limit is
@@ -95,7 +206,7 @@ import Testing
         let refused = message { try output(target).prepare() }
         #expect(refused?.contains("another run is writing it now") == true, "\(refused ?? "accepted")")
         #expect(FileManager.default.fileExists(atPath: first.temporary.path))  // the first's is left alone
-        try Data("first".utf8).write(to: first.temporary)
+        try first.write(Array("first".utf8))
         try first.commit()
         try write("second", to: output(target))
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "second")

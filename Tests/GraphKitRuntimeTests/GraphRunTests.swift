@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 import GraphKit
+import Logging
 import GraphKitTesting
 import Nodes
 
@@ -339,11 +340,15 @@ import Nodes
             { "version": 1, "nodes": { "mic": { "type": "capture.audio", "params": { "duration": 0.5 } }, "slow": { "type": "test.slow" } },
               "edges": [ { "from": "mic.out", "to": "slow.in", "capacity": { "buffers": 1 } } ] }
             """)
-        let report = try GraphRun(g).run()
+        let captured = LoggingTests.Captured()
+        let report = try GraphRun(g, logger: Logger(label: "test") { _ in LoggingTests.CapturingHandler(captured: captured) }).run()
         let dropped = report.edges[0].drops
         #expect(dropped > 0)
         #expect(report.drops == [DropSite(node: "mic", edge: "mic.out -> slow.in", buffers: dropped, reason: .liveSourceAhead)])
         #expect(report.droppedBuffers == dropped)
+        // And the run says so, naming the edge and the count: what was dropped is not in the output.
+        let warnings = captured.lock.withLock { captured.entries.filter { $0.level == .warning }.map(\.message) }
+        #expect(warnings == ["\(dropped) buffers dropped at mic.out -> slow.in: what mic feeds did not keep up with it (a live source drops rather than wait)"])
         let calm = try GraphLoader(registry: registry).load(json: """
             { "version": 1, "nodes": { "mic": { "type": "capture.audio", "params": { "duration": 0.2, "live": false } }, "slow": { "type": "test.slow" } },
               "edges": [ "mic.out -> slow.in" ] }

@@ -25,6 +25,30 @@ import GraphKit
         #expect(roundTrip(format) == format)
     }
 
+    /// What a connection can carry, and why it carries nothing: the loader reports a refusal
+    /// at what decides the aspect that differs.
+    @Test func formatSetsIntersectAndSayWhereTheyDiffer() {
+        let any16 = FormatSet.pcm([.s16le]), stereo = FormatSet.pcm(channels: 2...2), f32at48k = FormatSet.pcm([.f32le], sampleRates: 48_000...48_000)
+        #expect(any16.intersection(stereo) == .pcm([.s16le], channels: 2...2))
+        #expect(any16.intersection(f32at48k).isEmpty)
+        #expect(any16.differences(from: f32at48k) == [.sampleFormat])
+        #expect(FormatSet.pcm([.f32le], sampleRates: 8_000...8_000, channels: 6...6).differences(from: f32at48k.intersection(stereo)) == [.sampleRate, .channels])
+        #expect(FormatSet.rawVideo([.i420]).differences(from: .rawVideo([.bgra, .rgba])) == [.pixelFormat])
+        #expect(FormatSet.rawVideo().differences(from: .pcm()) == [.kind])
+        #expect(FormatSet.any.intersection(.peaks) == .peaks && FormatSet.peaks.differences(from: .any).isEmpty)
+        // The caps a Swift node's input is held to.
+        #expect(FormatSet.pcm([.s16le], channels: 1...1).capsString
+                == "audio/x-raw, format=(string){ S16LE }, layout=(string)interleaved, rate=(int)[ 1, 768000 ], channels=(int)1")
+        #expect(FormatSet.rawVideo([.bgra, .rgba]).capsString == "video/x-raw, format=(string){ BGRA, RGBA }")
+        #expect(FormatSet.any.capsString == nil)
+        // One format as a set: what a source that declares it gives.
+        let pcm = MediaFormat.pcm(.init(sampleRate: 48_000, channels: 2, sampleFormat: .f32le))
+        #expect(FormatSet(exactly: pcm) == .pcm([.f32le], sampleRates: 48_000...48_000, channels: 2...2))
+        #expect(FormatSet(exactly: pcm).contains(pcm) && !FormatSet(exactly: pcm).contains(.pcm(.init(sampleRate: 44_100, channels: 2, sampleFormat: .f32le))))
+        #expect(FormatSet(exactly: .data("video/x-vp9")) == .any)
+        #expect("\(FormatSet(exactly: pcm))" == "audio/pcm F32LE 48000 Hz 2 ch")
+    }
+
     @Test func unknownCapsKeepTheirName() {
         let caps = gst_caps_from_string("video/x-vp9")!
         defer { gk_caps_unref(caps) }

@@ -56,11 +56,39 @@ import GraphKit
         sizeless.replaceSubrange(mdat.offset..<mdat.offset + 4, with: [0, 0, 0, 0])
         #expect(try Self.diagnose(sizeless, as: "sizeless.m4a", in: folder)?.problem
                 == "ends at byte \(moov.offset) before its index: the file was not finished")
-        // A box structure that breaks (zeroed bytes where the index should start): there.
+        // A box structure that breaks (zeroed bytes where the index should start): there, and
+        // the file goes on past it.
         var broken = bytes
         for i in moov.offset..<moov.offset + 8 { broken[i] = 0 }
-        #expect(try Self.diagnose(broken, as: "broken.m4a", in: folder)?.problem
-                == "ends at byte \(moov.offset) before its index: the file was not finished")
+        let rest = bytes.count - moov.offset
+        let b = try Self.diagnose(broken, as: "broken.m4a", in: folder)
+        #expect(b?.problem == "is damaged at byte \(moov.offset): no MP4 box starts there, and no index came before it (\(rest) more bytes follow, which are not MP4 boxes)")
+        #expect(b?.cutShort == false)
+    }
+
+    /// Random bytes, or zeros, after a whole MP4 header: the file does not end there (it was
+    /// said to "end at byte 28 before its index" at 100 KB); what is there is said.
+    @Test(arguments: ["random", "zeros"])
+    func bytesThatAreNoBoxesAfterAHeaderAreSaidToBeThere(_ kind: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (_, bytes) = try Self.make("good.m4a", "avenc_aac ! mp4mux faststart=true", in: folder)
+        let ftyp = try #require(Self.boxes(bytes).first)
+        #expect(ftyp.type == "ftyp")
+        var generator = SystemRandomNumberGenerator()
+        var tail = (0..<100_000).map { _ in kind == "zeros" ? 0 : UInt8.random(in: 0...255, using: &generator) }
+        tail[4] = 0x01  // no box type by chance (four printable bytes there would read as one)
+        let d = try Self.diagnose(Array(bytes.prefix(ftyp.size)) + tail, as: "\(kind).m4a", in: folder)
+        #expect(d?.problem == "is damaged at byte \(ftyp.size): no MP4 box starts there, and no index came before it (100000 more bytes follow, which are not MP4 boxes)")
+    }
+
+    /// A file whose size the kernel says is 0 until it is read (under /proc) is measured by
+    /// reading it: not "empty". (It is text, which no walk claims.)
+    @Test func aProcFileIsReadNotJudgedByItsStatedSize() throws {
+        #expect(ContainerDiagnosis.diagnose(path: "/proc/self/status") == nil)
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try Self.diagnose([], as: "empty.m4a", in: folder)?.problem == "is empty (0 bytes)")
     }
 
     @Test func anIndexFirstMP4CutShortSaysWhere() throws {

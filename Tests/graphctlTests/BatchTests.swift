@@ -136,6 +136,41 @@ import GraphKitTesting
         }
     }
 
+    /// The workers run the graph the batch read and checked, sent to them: a graph from a pipe
+    /// (which only the batch can read, once) runs every input, and a graph file changed once the
+    /// batch has started changes nothing (a worker never reads the file again by its name).
+    @Test(.timeLimit(.minutes(10))) func workersRunTheGraphTheBatchRead() throws {
+        let folder = try Self.inputs(3)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let graphctl = Graphctl.executable.path
+        let args = Self.batch(folder, ["--quiet", "--jobs", "2"]).dropFirst(2).map { "'\($0)'" }.joined(separator: " ")
+        let piped = try Graphctl.runCommand("/bin/bash", ["-c", "cat '\(Self.waveform)' | '\(graphctl)' batch /dev/stdin \(args)"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(Self.files(in: folder.appendingPathComponent("out")) == ["a000.json", "a001.json", "a002.json"])
+
+        // A graph file rewritten under the batch: what ran is what was read first (JSON at 8 bits
+        // per value, where the file now says 16).
+        let graph = folder.appendingPathComponent("g.json")
+        let text = try String(contentsOfFile: Self.waveform, encoding: .utf8)
+        try text.replacingOccurrences(of: #""wave": { "type": "analysis.waveform", "params": {"#,
+                                      with: #""wave": { "type": "analysis.waveform", "params": { "bits": 8,"#)
+            .write(to: graph, atomically: false, encoding: .utf8)
+        #expect(try String(contentsOf: graph, encoding: .utf8).contains(#""bits": 8"#), "the graph's wave node changed its shape")
+        let slow = try Self.inputs(6, seconds: 2)
+        defer { try? FileManager.default.removeItem(at: slow) }
+        var arguments = Self.batch(slow, ["--quiet", "--jobs", "1"])
+        arguments[1] = graph.path
+        let running = try Graphctl.start(arguments)
+        Thread.sleep(forTimeInterval: 0.5)
+        try text.write(to: graph, atomically: true, encoding: .utf8)  // 16 bits from now on
+        let r = running.wait()
+        #expect(r.status == 0, "\(r.stderr)")
+        for name in Self.files(in: slow.appendingPathComponent("out")) {
+            let json = try Self.summary(slow.appendingPathComponent("out/\(name)"))
+            #expect(json["bits"] == 8, "\(name)")
+        }
+    }
+
     @Test func aBadTemplateFailsTheBatchBeforeAnythingRuns() throws {
         let folder = try Self.inputs(3)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -169,9 +204,10 @@ import GraphKitTesting
                                 "--map", "wave.json=\(out.path)/{stem}.json", "--map", "wave.png="]).wait()
         #expect(r.status == 65 && r.stderr.contains("such as --map wave.json=out/{dir}/{stem}.json"), "\(r.stderr)")
         try FileManager.default.removeItem(at: other)
-        // An output that would overwrite an input.
+        // An output that would overwrite its own input.
         r = try batch("src.path={input}", "wave.json={input}", "wave.png=")
-        #expect(r.status == 65 && r.stderr.contains("would overwrite the input"), "\(r.stderr)")
+        #expect(r.status == 65 && r.stderr.contains("--map wave.json: for input \"\(dir)/a000.wav\": \"\(dir)/a000.wav\" is also read by --map src.path"),
+                "\(r.stderr)")
         // Unknown node, malformed map.
         r = try batch("src.path={input}", "wav.json=\(out.path)/{stem}.json", "wave.png=")
         #expect(r.status == 65 && r.stderr.contains("wav"), "\(r.stderr)")
@@ -191,6 +227,139 @@ import GraphKitTesting
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("empty"), withIntermediateDirectories: true)
         r = try Graphctl.start(Self.batch(folder, inputs: "empty")).wait()
         #expect(r.status == 66 && r.stderr.contains("no inputs"), "\(r.stderr)")
+    }
+
+    /// Every file the batch writes (each input's outputs, the summary) against every file it
+    /// reads (every input, the graph file, the manifests), by what the paths lead to: an output
+    /// that is another input through a symbolic or a hard link, and a summary that is an input,
+    /// a link to one, the graph file, a manifest or an output, are refused before anything runs
+    /// (65), naming both. Nothing is written, the inputs stay as they were.
+    @Test func aBatchNeverWritesAFileItReads() throws {
+        let folder = try Self.inputs(3)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fm = FileManager.default
+        let dir = folder.appendingPathComponent("in").path, out = folder.appendingPathComponent("out")
+        let graph = folder.appendingPathComponent("waveform.json").path
+        try fm.copyItem(atPath: Self.waveform, toPath: graph)
+        try fm.createDirectory(at: out, withIntermediateDirectories: false)
+        let original = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/a001.wav"))
+        func batch(_ extra: [String], inputs: String = dir) throws -> Graphctl.Result {
+            try Graphctl.start(["batch", graph, "--inputs", inputs, "--map", "src.path={input}",
+                                "--map", "wave.json=\(out.path)/{stem}.json", "--map", "wave.png="] + extra).wait()
+        }
+        // An output that is another input: through a symbolic link, then a hard link.
+        try fm.createSymbolicLink(atPath: out.appendingPathComponent("a000.json").path, withDestinationPath: "\(dir)/a001.wav")
+        var r = try batch([])
+        #expect(r.status == 65 && r.stderr.contains("--map wave.json: for input \"\(dir)/a000.wav\", wave.json would overwrite the input \"\(dir)/a001.wav\""),
+                "\(r.stderr)")
+        try fm.removeItem(atPath: out.appendingPathComponent("a000.json").path)
+        #expect(link("\(dir)/a001.wav", out.appendingPathComponent("a000.json").path) == 0)
+        r = try batch([])
+        #expect(r.status == 65 && r.stderr.contains("would overwrite the input \"\(dir)/a001.wav\""), "\(r.stderr)")
+        try fm.removeItem(atPath: out.appendingPathComponent("a000.json").path)
+
+        // The summary.
+        let manifest = folder.appendingPathComponent("list.txt").path
+        try "in/a000.wav\nin/a001.wav\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        let hard = folder.appendingPathComponent("hard.wav").path
+        #expect(link("\(dir)/a001.wav", hard) == 0)
+        let cases: [(summary: String, problem: String)] = [
+            ("\(dir)/a001.wav", "--summary: \"\(dir)/a001.wav\" is also read by the input \"\(dir)/a001.wav\""),
+            (hard, "--summary: \"\(hard)\" is, through a link, the file read by the input \"\(dir)/a001.wav\""),
+            (graph, "--summary: \"\(graph)\" is also read by the graph file"),
+            ("\(out.path)/a002.json", "--summary: \"\(out.path)/a002.json\" is also written by --map wave.json for input \"\(dir)/a002.wav\""),
+        ]
+        for (summary, problem) in cases {
+            r = try batch(["--summary", summary])
+            #expect(r.status == 65 && r.stderr.contains(problem), "\(summary): \(r.stderr)")
+        }
+        r = try batch(["--summary", manifest], inputs: manifest)
+        #expect(r.status == 65 && r.stderr.contains("--summary: \"\(manifest)\" is also read by --inputs \(manifest)"), "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/a001.wav")) == original)
+        #expect(Self.files(in: out) == [], "nothing ran")
+    }
+
+    /// Symbolic links planted at an input's outputs do not make it done (it was `skipped`, exit
+    /// 0): it runs, and is refused (73) since its outputs' names are links; the files they
+    /// name are not touched.
+    @Test func linksAtTheOutputsAreNotOutputs() throws {
+        let folder = try Self.inputs(2)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("out"), summary = folder.appendingPathComponent("s.json")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
+        let victim = folder.appendingPathComponent("victim").path
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: out.appendingPathComponent("a000.json").path, withDestinationPath: victim)
+        let r = try Graphctl.start(Self.batch(folder, ["--summary", summary.path])).wait()
+        #expect(r.status == 70, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot write \"\(out.path)/a000.json\": it is a symbolic link"), "\(r.stderr)")
+        let s = try Self.summary(summary)
+        #expect(Self.count(s, "completed") == 1 && Self.count(s, "failed") == 1 && Self.count(s, "skipped") == 0)
+        #expect(Self.entries(s).first { Self.string($0["input"])?.hasSuffix("a000.wav") == true }?["exitCode"] == 73)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+    }
+
+    /// Success means output: an input whose file holds no media (a WAV with a header and no
+    /// samples) fails (70, the input and the cause named), and the summary lists only files that
+    /// were written: none for it, where it said `completed` with outputs that did not exist.
+    @Test func theSummaryListsOnlyFilesWritten() throws {
+        let folder = try Self.inputs(1)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let empty = folder.appendingPathComponent("in/empty.wav").path
+        try WaveformGraphTests.writeEmptyWAV(empty)
+        let out = folder.appendingPathComponent("out"), summary = folder.appendingPathComponent("s.json")
+        let r = try Graphctl.start(Self.batch(folder, ["--summary", summary.path])).wait()
+        #expect(r.status == 70, "\(r.stderr)")
+        #expect(r.stderr.contains("nothing to write: no media reached it from \"\(empty)\""), "\(r.stderr)")
+        let s = try Self.summary(summary)
+        let entries = Self.entries(s)
+        #expect(entries.first { Self.string($0["input"]) == empty }?["outputs"] == .array([]))
+        #expect(entries.first { Self.string($0["input"]) == empty }.map { Self.string($0["status"]) } == "failed")
+        #expect(entries.first { Self.string($0["input"])?.hasSuffix("a000.wav") == true }?["outputs"] == .array([.string("\(out.path)/a000.json")]))
+        #expect(Self.files(in: out) == ["a000.json"])
+    }
+
+    /// Names are bytes: a folder's files whose names are not UTF-8 are inputs too (three inputs,
+    /// where the batch saw one), shown with their stray bytes escaped, read by their own bytes,
+    /// and writing outputs under the escaped name. A manifest's lines may end with CRLF.
+    @Test func namesAreBytesAndManifestsTakeCRLF() throws {
+        let folder = try Self.inputs(1)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let dir = folder.appendingPathComponent("in").path
+        for byte in [0xE9, 0xE8] as [UInt8] {
+            let name = Array("\(dir)/caf".utf8) + [byte] + Array(".wav".utf8) + [0]
+            #expect(name.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { link("\(dir)/a000.wav", $0.baseAddress!) } } == 0)
+        }
+        let out = folder.appendingPathComponent("out"), summary = folder.appendingPathComponent("s.json")
+        var r = try Graphctl.start(Self.batch(folder, ["--summary", summary.path])).wait()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("batch: 3 inputs"), "\(r.stderr)")
+        #expect(Self.files(in: out) == ["a000.json", "caf\\xE8.json", "caf\\xE9.json"])
+        let inputs = Self.entries(try Self.summary(summary)).compactMap { Self.string($0["input"]) }
+        #expect(inputs == ["\(dir)/a000.wav", "\(dir)/caf\\xE8.wav", "\(dir)/caf\\xE9.wav"], "\(inputs)")
+
+        let manifest = folder.appendingPathComponent("list.txt").path
+        try FileManager.default.copyItem(atPath: "\(dir)/a000.wav", toPath: "\(dir)/b.wav")
+        try Data("in/a000.wav\r\nin/b.wav\r\n".utf8).write(to: URL(fileURLWithPath: manifest))
+        r = try Graphctl.start(Self.batch(folder, ["--force"], inputs: "list.txt")).wait()
+        #expect(r.status == 0 && r.stderr.contains("batch: 2 inputs"), "\(r.stderr)")
+        #expect(Self.files(in: out).contains("b.json"))
+    }
+
+    /// `--jobs -1` is a usage error that says so (it said "Missing value"); more jobs than the
+    /// CPUs this process may use run on that many, with a warning.
+    @Test func jobsAreFromOneToTheCPUs() throws {
+        let folder = try Self.inputs(3)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var r = try Graphctl.start(Self.batch(folder, ["--jobs", "-1"])).wait()
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("--jobs must be at least 1 (got -1)"), "\(r.stderr)")
+        r = try Graphctl.start(Self.batch(folder, ["--jobs", "100000"])).wait()
+        #expect(r.status == 0, "\(r.stderr)")
+        let cores = r.stderr.split(separator: "\n").first { $0.hasPrefix("warning: --jobs 100000 is more than the ") }
+            .flatMap { Int($0.dropFirst("warning: --jobs 100000 is more than the ".count).prefix { $0.isNumber }) }
+        #expect(cores != nil && cores! < 100000, "\(r.stderr)")
+        #expect(r.stderr.contains("running 3 on \(min(3, cores ?? 0)) worker"), "\(r.stderr)")
     }
 
     /// A manifest of three WAVs and a named pipe nobody writes: opening it blocks for ever.

@@ -200,4 +200,39 @@ import GraphKitTesting
         let probe = try MediaProbe(out)
         #expect(abs((probe.stream("audio")?.duration ?? 0) - 3.9) < 0.15, "\(probe.streams)")
     }
+
+    /// An M4A's header followed by bytes that are no MP4 boxes: the message said the file "ends
+    /// at byte 28 before its index" when 100 KB followed. It says what is there, and where.
+    @Test func bytesThatAreNoBoxesAfterAnMP4HeaderAreNamed() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let good = folder.appendingPathComponent("good.m4a").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", "-y", good])
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
+        let header = bytes[0..<4].reduce(0) { $0 << 8 | Int($1) }
+        #expect(String(decoding: bytes[4..<8], as: UTF8.self) == "ftyp")
+        var random = Random(state: 11)
+        var tail = (0..<100_000).map { _ in UInt8(random.below(256)) }
+        tail[4] = 0x01  // no box type by chance
+        let damaged = folder.appendingPathComponent("damaged.m4a").path, out = folder.appendingPathComponent("out.m4a").path
+        try Data(bytes.prefix(header) + tail).write(to: URL(fileURLWithPath: damaged))
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--progress", "never",
+                                 "--set", "src.path=\(damaged)", "--set", "file.path=\(out)")
+        #expect(r.status == 70)
+        #expect(r.stderr == "error: node \"dec\" (decode, reading \"\(damaged)\"): \"\(damaged)\" is damaged at byte \(header): no MP4 box starts there, and no index came before it (100000 more bytes follow, which are not MP4 boxes)\n")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// A file under /proc says its size is 0 until it is read: it was called "empty". It is
+    /// read, found to be text, and said to be so.
+    @Test func aProcFileIsNotCalledEmpty() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let json = folder.appendingPathComponent("w.json").path
+        let r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--progress", "never",
+                                 "--set", "src.path=/proc/self/status", "--set", "wave.json=\(json)", "--set", "wave.png=")
+        #expect(r.status == 70)
+        #expect(r.stderr == "error: node \"dec\" (decode, reading \"/proc/self/status\"): \"/proc/self/status\" is not in a media format GStreamer recognises (this appears to be a text file)\n")
+        #expect(!FileManager.default.fileExists(atPath: json))
+    }
 }

@@ -38,6 +38,10 @@ struct Graphctl {
     static func run(_ arguments: String..., in folder: URL? = nil) throws -> Result {
         try start(arguments, in: folder).wait()
     }
+
+    static func run(_ arguments: [String], in folder: URL? = nil) throws -> Result {
+        try start(arguments, in: folder).wait()
+    }
 }
 
 /// A graphctl that a test started. What it prints is read as it comes, by two threads of its

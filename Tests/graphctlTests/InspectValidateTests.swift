@@ -37,6 +37,71 @@ import Nodes
         #expect(empty.stderr.components(separatedBy: "nodes.file.params.path").count == 2, "one problem at the path: \(empty.stderr)")
     }
 
+    /// A graph read from a pipe (`/dev/stdin`, a shell's `<(…)`) is read to its end, as a
+    /// file is: it was refused as "permission denied" (its size said 0). What cannot be read
+    /// says why: a folder, a missing file, an endless stream.
+    @Test func aGraphFromAPipeIsRead() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let graphctl = Graphctl.executable.path, graph = Graphctl.graph("waveform.json")
+        let piped = try Graphctl.runCommand("/bin/bash", ["-c", "cat '\(graph)' | '\(graphctl)' validate /dev/stdin"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdout == "/dev/stdin: ok (3 nodes, 2 edges)\n")
+        let substituted = try Graphctl.runCommand("/bin/bash", ["-c", "'\(graphctl)' validate <(cat '\(graph)')"])
+        #expect(substituted.status == 0, "\(substituted.stderr)")
+        // And it runs.
+        let wav = folder.appendingPathComponent("in.wav").path, json = folder.appendingPathComponent("w.json").path
+        try TestMedia.writeWAV(wav, seconds: 0.5, sampleRate: 8000, channels: 1)
+        let run = try Graphctl.runCommand("/bin/bash", ["-c", "cat '\(graph)' | '\(graphctl)' run --quiet /dev/stdin --set src.path='\(wav)' --set wave.json='\(json)' --set wave.png="])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: json))
+
+        let missing = try Graphctl.run("validate", folder.appendingPathComponent("none.json").path)
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasSuffix("none.json: cannot read graph file: no such file\n"), "\(missing.stderr)")
+        let isFolder = try Graphctl.run("validate", folder.path)
+        #expect(isFolder.status == 66)
+        #expect(isFolder.stderr.hasSuffix(": cannot read graph file: it is a folder\n"), "\(isFolder.stderr)")
+        let endless = try Graphctl.run("validate", "/dev/zero")
+        #expect(endless.status == 65)
+        #expect(endless.stderr == "error: /dev/zero: the graph file holds more than 64 MiB: it is no graph (a graph is JSON text)\n")
+    }
+
+    /// A graph file that starts with a UTF-8 byte-order mark is read as one without: it was
+    /// "malformed JSON: … found byte 0xef".
+    @Test func aGraphWithAByteOrderMarkIsAccepted() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let marked = folder.appendingPathComponent("marked.json")
+        try Data([0xEF, 0xBB, 0xBF] + (try Data(contentsOf: URL(fileURLWithPath: Graphctl.graph("waveform.json"))))).write(to: marked)
+        let r = try Graphctl.run("validate", marked.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "\(marked.path): ok (3 nodes, 2 edges)\n")
+    }
+
+    /// validate refuses what cannot run: a format decode is set to give that the node it feeds
+    /// does not take (it accepted it, and the run read the bytes as another format), at the
+    /// parameter, in the file or on the command line.
+    @Test func validateRefusesAFormatThatCannotReachAnInput() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let graph = folder.appendingPathComponent("gray.json")
+        try Data("""
+            { "version": 1, "nodes": {
+              "src": { "type": "source.file", "params": { "path": "in.mp4" } }, "dec": { "type": "decode", "params": { "pixelFormat": "nv12" } },
+              "gray": { "type": "effect.grayscale" }, "h264": { "type": "encode.h264" }, "file": { "type": "sink.mp4", "params": { "path": "out/x.mp4" } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> gray.in", "gray.out -> h264.in", "h264.out -> file.video" ] }
+            """.utf8).write(to: graph)
+        let r = try Graphctl.run("validate", graph.path)
+        #expect(r.status == 65)
+        #expect(r.stderr == "error: \(graph.path): nodes.dec.params.pixelFormat: \"dec.video\" carries video/raw NV12 as pixelFormat is \"nv12\", which \"gray.in\" (effect.grayscale) does not take: it takes video/raw BGRA|RGBA (edges[1]: \"dec.video -> gray.in\")\n")
+        let mended = try Graphctl.run("validate", graph.path, "--set", "dec.pixelFormat=rgba")
+        #expect(mended.status == 0, "\(mended.stderr)")
+        let set = try Graphctl.run("validate", graph.path, "--set", "dec.pixelFormat=i420")
+        #expect(set.status == 65)
+        #expect(set.stderr.contains(": --set dec.pixelFormat: \"dec.video\" carries video/raw I420 as pixelFormat is \"i420\""), "\(set.stderr)")
+    }
+
     @Test func inspectListsEveryTypeByCategory() throws {
         let r = try Graphctl.run("inspect")
         #expect(r.status == 0)
@@ -85,6 +150,6 @@ import Nodes
         #expect(bare.status == 64 && bare.stderr.contains("USAGE: graphctl <subcommand>"), "\(bare.status) \(bare.stderr)")
         let r = try Graphctl.run("--version")
         #expect(r.status == 0)
-        #expect(r.stdout.hasPrefix("graphctl 0.3.0"))
+        #expect(r.stdout.hasPrefix("graphctl 0.4.0"))
     }
 }

@@ -101,6 +101,129 @@ import GraphKitTesting
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(".cancel.m4a.partial").path))
     }
 
+    /// A run that would write a file it reads is refused before anything runs (65), naming both
+    /// parameters, however the two paths lead to one file: the same name, a hard link, a
+    /// symbolic link (at the output's name or on its folder's path), another spelling of the
+    /// path. The same for --stats against the input, the graph file, a plugin and an output.
+    /// The input is left as it was (it used to become JSON, with exit 0).
+    @Test func aRunNeverWritesAFileItReads() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let song = folder.appendingPathComponent("song.wav").path
+        try TestMedia.writeWAV(song, seconds: 0.5, sampleRate: 8000, channels: 1)
+        let original = try Data(contentsOf: URL(fileURLWithPath: song))
+        let hard = folder.appendingPathComponent("hard.wav").path, soft = folder.appendingPathComponent("soft.json").path
+        #expect(link(song, hard) == 0)
+        try FileManager.default.createSymbolicLink(atPath: soft, withDestinationPath: song)
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("here").path, withDestinationPath: folder.path)
+        let graph = folder.appendingPathComponent("waveform.json").path
+        try FileManager.default.copyItem(atPath: Graphctl.graph("waveform.json"), toPath: graph)
+        let waveform = ["run", graph, "--set", "src.path=\(song)", "--set", "wave.png="]
+        let cases: [(extra: [String], problem: String)] = [
+            (["--set", "wave.json=\(song)"], "--set wave.json: \"\(song)\" is also read by --set src.path"),
+            (["--set", "wave.json=\(hard)"], "--set wave.json: \"\(hard)\" is, through a link, the file read by --set src.path (\"\(song)\")"),
+            (["--set", "wave.json=\(soft)"], "--set wave.json: \"\(soft)\" is, through a link, the file read by --set src.path"),
+            (["--set", "wave.json=\(folder.path)/here/song.wav"], "is, through a link, the file read by --set src.path"),
+            (["--set", "wave.json=\(folder.path)/./song.wav"], "--set wave.json: \"\(folder.path)/./song.wav\" is, through a link, the file read by --set src.path"),
+            (["--set", "wave.json=\(folder.path)/w.json", "--stats", song], "--stats: \"\(song)\" is also read by --set src.path"),
+            (["--set", "wave.json=\(folder.path)/w.json", "--stats", hard], "--stats: \"\(hard)\" is, through a link, the file read by --set src.path"),
+            (["--set", "wave.json=\(folder.path)/w.json", "--stats", graph], "--stats: \"\(graph)\" is also read by the graph file"),
+            (["--set", "wave.json=\(folder.path)/w.json", "--stats", "\(folder.path)/w.json"],
+             "--stats: \"\(folder.path)/w.json\" is also written by --set wave.json: each output needs a file of its own"),
+            (["--set", "wave.json=\(folder.path)/w.json", "--stats", "\(folder.path)/.w.json.partial"],
+             "--stats: \"\(folder.path)/.w.json.partial\" is the temporary name of the file written by --set wave.json"),
+        ]
+        for (extra, problem) in cases {
+            let r = try Graphctl.run(waveform + extra)
+            #expect(r.status == 65, "\(extra): \(r.stderr)")
+            #expect(r.stderr.contains(problem), "\(extra): \(r.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == original)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["hard.wav", "here", "soft.json", "song.wav", "waveform.json"])
+        // The transcode too, and a loaded plugin's file as --stats.
+        let t = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(song)", "--set", "file.path=\(song)")
+        #expect(t.status == 65 && t.stderr.contains("--set file.path: \"\(song)\" is also read by --set src.path"), "\(t.stderr)")
+        let plugin = Graphctl.root.appendingPathComponent("out/plugins/libEchoPlugin.so").path
+        if FileManager.default.fileExists(atPath: plugin) {
+            let p = try Graphctl.run(waveform + ["--plugin", plugin, "--set", "wave.json=\(folder.path)/w.json", "--stats", plugin])
+            #expect(p.status == 65 && p.stderr.contains("--stats: \"\(plugin)\" is also read by the plugin"), "\(p.stderr)")
+        }
+    }
+
+    /// A symbolic link at an output's name is refused by default (73, naming it and the way
+    /// out), and written through with --follow-symlinks: the file it names is replaced, the
+    /// link stays.
+    @Test func followSymlinksWritesThroughALinkOnRequest() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("in.wav").path
+        try TestMedia.writeWAV(wav, seconds: 0.5, sampleRate: 8000, channels: 1)
+        let real = folder.appendingPathComponent("real.json").path, link = folder.appendingPathComponent("link.json").path
+        try Data("old".utf8).write(to: URL(fileURLWithPath: real))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real.json")
+        let args = ["run", Graphctl.graph("waveform.json"), "--set", "src.path=\(wav)", "--set", "wave.json=\(link)", "--set", "wave.png="]
+        let refused = try Graphctl.run(args)
+        #expect(refused.status == 73, "\(refused.stderr)")
+        #expect(refused.stderr.contains("error: nodes.wave.params.json: cannot write \"\(link)\": it is a symbolic link (to \"real.json\")"),
+                "\(refused.stderr)")
+        #expect(try String(contentsOfFile: real, encoding: .utf8) == "old")
+        let followed = try Graphctl.run(args + ["--follow-symlinks"])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        #expect(try String(contentsOfFile: real, encoding: .utf8).hasPrefix("{\"version\":2"))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "real.json")
+    }
+
+    /// A run blocked on its input (a named pipe whose writer has sent nothing) ends on one
+    /// SIGTERM, with 130 (cancelled: it never played), leaving nothing. It used to block in
+    /// open(2) while the graph was built, before any handler was installed: SIGTERM killed it
+    /// with 143; and with a handler, one SIGTERM was ignored. The signal handlers are now
+    /// installed first thing, and the input is opened without blocking (poll waits for data,
+    /// and stopping the pipeline ends that wait).
+    @Test(.timeLimit(.minutes(10)))
+    func oneSignalEndsARunBlockedOnAPipe() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipe = folder.appendingPathComponent("in.mp3").path, out = folder.appendingPathComponent("out.m4a").path
+        #expect(mkfifo(pipe, 0o644) == 0)
+        let graphctl = try Graphctl.start(["run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(pipe)", "--set", "file.path=\(out)"])
+        // graphctl has the pipe open (a writer's non-blocking open succeeds once a reader has it).
+        var writer: Int32 = -1
+        while writer < 0 {
+            writer = open(pipe, O_WRONLY | O_NONBLOCK)
+            if writer < 0 {
+                #expect(errno == ENXIO, "\(String(cString: strerror(errno)))")
+                #expect(kill(graphctl.processIdentifier, 0) == 0, "graphctl ended before it opened its input: \(graphctl.standardError)")
+                usleep(10_000)
+            }
+        }
+        defer { close(writer) }
+        graphctl.send(SIGTERM)
+        let r = graphctl.wait()
+        #expect(r.status == 130, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["in.mp3"])
+    }
+
+    /// What a pipe writes is read: the same run, fed a WAV through the pipe, completes.
+    @Test(.timeLimit(.minutes(10)))
+    func aPipeIsReadAsItComes() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("in.wav").path
+        try TestMedia.writeWAV(wav, seconds: 1, sampleRate: 44_100, channels: 1)
+        let pipe = folder.appendingPathComponent("pipe.wav").path, out = folder.appendingPathComponent("out.m4a").path
+        #expect(mkfifo(pipe, 0o644) == 0)
+        let graphctl = try Graphctl.start(["run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(pipe)", "--set", "file.path=\(out)"])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: wav))
+        let writer = open(pipe, O_WRONLY)  // waits for graphctl to open it
+        #expect(writer >= 0)
+        let written = bytes.withUnsafeBytes { Foundation.write(writer, $0.baseAddress, $0.count) }
+        close(writer)
+        #expect(written == bytes.count)
+        let r = graphctl.wait()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(abs(try MediaProbe(out).duration - 1) <= 0.047)
+    }
+
     /// The tests above wait on what the progress line shows; this pins how it is read.
     @Test func progressLinePositionsAreRead() {
         let text = "\r\u{1B}[K0.1 s  0.3x\r\u{1B}[K[===          ] 1.5 / 10.0 s  1.0x\r\u{1B}[K\nstopping: finishing files"

@@ -102,4 +102,89 @@ import GraphKitTesting
         #expect(data["length"] == 150)  // 100 pixels per second
         #expect(abs(try MediaProbe(m4a).duration - 1.5) <= 0.047)
     }
+
+    /// A WAV with a header and no samples: its data chunk is empty.
+    static func writeEmptyWAV(_ path: String) throws {
+        var header = Array("RIFF".utf8) + le32(36) + Array("WAVEfmt ".utf8) + le32(16)
+        header += [1, 0, 1, 0] + le32(44_100) + le32(88_200) + [2, 0, 16, 0]
+        header += Array("data".utf8) + le32(0)
+        try Data(header).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+
+    /// Success means output: a file that holds no media fails (70) and writes nothing, naming
+    /// the input and why, as the transcode does. A WAV with a header and no samples wrote an
+    /// empty JSON and PNG with exit 0; an MP4 whose samples all lie past its end (its index
+    /// first, its media cut off) said "completed … 0.00 s of media", exit 0, and wrote nothing.
+    @Test func aFileThatHoldsNoMediaFails() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let empty = folder.appendingPathComponent("empty.wav").path
+        try Self.writeEmptyWAV(empty)
+        let json = folder.appendingPathComponent("w.json").path, png = folder.appendingPathComponent("w.png").path
+        var r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--set", "src.path=\(empty)", "--set", "wave.json=\(json)",
+                                 "--set", "wave.png=\(png)")
+        #expect(r.status == 70, "\(r.stderr)")
+        #expect(r.stderr.contains("error: node \"wave\" (analysis.waveform, writing \"\(json)\", \"\(png)\"): nothing to write: no media reached it from \"\(empty)\""),
+                "\(r.stderr)")
+
+        let full = folder.appendingPathComponent("full.m4a").path
+        try TestMedia.writeWAV(folder.appendingPathComponent("in.wav").path, seconds: 1, sampleRate: 44_100, channels: 1)
+        let made = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(folder.path)/in.wav",
+                                    "--set", "file.path=\(full)", "--set", "file.faststart=true")
+        #expect(made.status == 0, "\(made.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: full))
+        // Where mdat starts: after the boxes before it (ftyp, moov).
+        var offset = 0
+        while offset + 8 <= bytes.count, String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self) != "mdat" {
+            offset += Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+        }
+        try #require(offset > 0 && offset + 8 < bytes.count)
+        let past = folder.appendingPathComponent("past.m4a").path
+        try bytes.prefix(offset + 8).write(to: URL(fileURLWithPath: past))
+        r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--set", "src.path=\(past)", "--set", "wave.json=\(json)", "--set", "wave.png=")
+        #expect(r.status == 70, "\(r.stderr)")
+        #expect(r.stderr.contains("nothing to write: no media reached it from \"\(past)\", which ends at byte \(offset + 8)"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["empty.wav", "full.m4a", "in.wav", "past.m4a"])
+    }
+
+    /// A WAV whose data is shorter than its header says (a file cut short) gives what it holds,
+    /// and a warning with both figures, as the decoder ended early against the stated length.
+    @Test func aShortWAVWarnsWithBothFigures() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let full = folder.appendingPathComponent("full.wav").path, short = folder.appendingPathComponent("short.wav").path
+        try TestMedia.writeWAV(full, seconds: 3, sampleRate: 8000, channels: 1)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: full))
+        try bytes.prefix(bytes.count - 2 * 16_000).write(to: URL(fileURLWithPath: short))  // 2 s of 16-bit samples gone
+        let json = folder.appendingPathComponent("w.json").path
+        var r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--set", "src.path=\(short)", "--set", "wave.json=\(json)", "--set", "wave.png=")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning") && r.stderr.contains("\"\(short)\" ended after 1.00 s of the 3.00 s its header states"), "\(r.stderr)")
+        r = try Graphctl.run("run", Graphctl.graph("waveform.json"), "--set", "src.path=\(full)", "--set", "wave.json=\(json)", "--set", "wave.png=")
+        #expect(r.status == 0 && !r.stderr.contains("warning"), "\(r.stderr)")
+    }
+
+    /// An input cut in place while the run reads it: the run ends with what it read, and warns
+    /// that the file changed, with its size before and after.
+    @Test(.timeLimit(.minutes(10)))
+    func anInputCutWhileItIsReadWarns() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("long.wav").path
+        try TestMedia.writeWAV(wav, seconds: 600, sampleRate: 44_100, channels: 2)
+        var info = stat()
+        #expect(stat(wav, &info) == 0)
+        let m4a = folder.appendingPathComponent("out.m4a").path
+        let graphctl = try Graphctl.start(["run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(wav)",
+                                           "--set", "file.path=\(m4a)", "--progress", "always"])
+        try graphctl.waitForPosition(atLeast: 1)
+        #expect(truncate(wav, 4 << 20) == 0)  // about 23 s of the 600 left
+        let r = graphctl.wait()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("\"\(wav)\" changed while the run read it (it was \(info.st_size) bytes when the run started and is 4194304 bytes now)"),
+                "\(r.stderr)")
+        #expect(try MediaProbe(m4a).duration < 30)
+    }
 }

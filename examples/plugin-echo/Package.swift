@@ -13,9 +13,17 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "GraphKit", path: "../.."),
+        // NodeHarness, for the plugin's own tests: GraphKit's test helpers, built against the same
+        // shared library (one engine in the test process).
+        .package(name: "GraphKitTesting", path: "../../Packages/GraphKitTesting"),
     ],
     targets: [
         .target(name: "EchoPluginNote", dependencies: [.product(name: "GraphKit", package: "GraphKit")], publicHeadersPath: "."),
         .target(name: "EchoPlugin", dependencies: ["EchoPluginNote", .product(name: "GraphKit", package: "GraphKit")]),
+        .testTarget(name: "EchoPluginTests", dependencies: [
+            "EchoPlugin",
+            .product(name: "GraphKit", package: "GraphKit"),
+            .product(name: "GraphKitTesting", package: "GraphKitTesting"),
+        ]),
     ]
 )

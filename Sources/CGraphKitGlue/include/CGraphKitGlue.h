@@ -115,7 +115,9 @@ GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, vo
  * its source pad sends, and at end of stream sends downstream, just before the EOS, a custom
  * event "graphkit-encoder-delay" {priming, samples, rate}: priming = samples out - samples in
  * (the encoder's lead-in, measured, not assumed), samples = the input's count. Nothing is sent
- * when the counts are not consistent (no input, less out than in). The two probes' ids go to
+ * when the counts are not consistent (no input, less out than in). The segment leaving the
+ * encoder is open-ended: its input's end (a demuxer's segment stop) would cut the output's
+ * delayed last frames at the muxer. The two probes' ids go to
  * ids[0] (sink pad) and ids[1] (source pad). Returns 0 when the encoder lacks either pad. */
 int gk_encoder_measure_delay(GstElement *encoder, gulong ids[2]);
 
@@ -226,6 +228,30 @@ typedef struct {
  * error: -2 when a plugin is missing (the message names it). */
 int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStreamInfo *streams, int max,
                 char *error, size_t error_len);
+
+/* The name of the factory that made `object`, when it is an element (media.c); NULL otherwise.
+ * Owned by the factory: not to be freed. */
+const char *gk_object_factory_name(GstObject *object);
+
+/* Where a stream's format was refused (media.c), after a "not-negotiated" failure: a source pad
+ * in `bin` (searched recursively) that holds raw audio or video caps still to send (the push
+ * failed) to a peer that took none.
+ * Returns those caps and, in *owner, the pad's element (both new references), or NULL. */
+GstCaps *gk_bin_find_refused_caps(GstBin *bin, GstElement **owner);
+/* Whether `accepted` refuses the value `offered` (its first structure) has for `field`: no
+ * structure of `accepted` takes it (one without the field takes any). 0 when `offered` has no
+ * such field. */
+int gk_caps_field_refused(const GstCaps *offered, const GstCaps *accepted, const char *field);
+/* The integer `field` of the first structure of `caps`; 0 when it has none. */
+int gk_caps_int_field(const GstCaps *caps, const char *field, int *value);
+/* The lowest and highest integer any structure of `caps` takes for `field` (a structure without
+ * it takes 1 to G_MAXINT); 0 when no structure says. */
+int gk_caps_field_span(const GstCaps *caps, const char *field, int *low, int *high);
+
+/* Gives raw audio arriving at `pad` with more than 2 channels and no channel-mask (a plain PCM
+ * WAV of 9 or 63 channels: GStreamer's converter refuses such caps) GStreamer's usual mask for
+ * the count, or none (0: unpositioned) past 8 (media.c). Returns the probe's id. */
+gulong gk_pad_complete_channel_mask(GstPad *pad);
 
 /* Sends flush-start into every appsink of the bin: its queue (below) holding end of stream until
  * its samples are pulled, or a producer waiting for room in it, would otherwise keep its streaming

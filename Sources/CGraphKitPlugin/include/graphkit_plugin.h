@@ -23,7 +23,7 @@
 #define GRAPHKIT_PLUGIN_ENTRY_SYMBOL "graphkit_plugin_descriptor"
 
 /* The GraphKit version this header belongs to (GraphKitInfo.version; a test keeps them equal). */
-#define GRAPHKIT_VERSION "0.3.0"
+#define GRAPHKIT_VERSION "0.4.0"
 
 /* The compiler that compiles the note: under `swift build`, the Swift toolchain's clang, whose
  * version string names the toolchain's exact llvm-project commit. GraphKit records its own the

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// Reads a graph document (GRAPH-FORMAT.md) and validates it before anything starts.
 ///
@@ -39,21 +40,52 @@ public struct GraphLoader: Sendable {
     }
 
     /// Loads a graph file. An unreadable file is exit 66; anything wrong inside it is 65.
+    /// The file is read to its end, whatever its size says: a pipe (`/dev/stdin`, a shell's
+    /// `<(…)`) or a file under /proc holds a graph as well as a regular file does.
     public func load(contentsOf path: String, overrides: [Override] = []) throws(GraphError) -> Graph {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw GraphError(.inputUnreadable, at: path, "cannot read graph file: \(Self.reason(for: path))")
-        }
-        return try load(bytes: Array(data), file: path, overrides: overrides)
+        try load(bytes: try Self.read(path), file: path, overrides: overrides)
     }
 
-    static func reason(for path: String) -> String {
-        var isDir = false
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) { return "no such file" }
-        if isDir { return "it is a folder" }
-        return "permission denied"
+    /// The most a graph file may hold: far beyond any graph (100,000 nodes are a few MB), and a
+    /// bound on what an endless stream (`/dev/zero`) can make it read.
+    public static let largestFile = 64 << 20
+
+    /// The bytes of the graph file at `path`, read through one descriptor until its end (a pipe
+    /// too); an unreadable file is exit 66, one past ``largestFile`` 65. For code that reads a
+    /// graph file once and loads it several times (`graphctl batch`).
+    public static func read(_ path: String) throws(GraphError) -> [UInt8] {
+        func failure(_ reason: String) -> GraphError {
+            GraphError(.inputUnreadable, at: path, "cannot read graph file: \(reason)")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(reason(errno)) }
+        defer { close(fd) }
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { throw failure("it is a folder") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure(reason(errno))
+            }
+            if n == 0 { return bytes }
+            guard bytes.count + n <= largestFile else {
+                throw GraphError(.invalidGraph, at: path, "the graph file holds more than \(largestFile >> 20) MiB: it is no graph (a graph is JSON text)")
+            }
+            bytes += chunk[..<n]
+        }
+    }
+
+    /// Why a file cannot be opened or read, in words.
+    static func reason(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: "no such file"
+        case EACCES, EPERM: "permission denied"
+        case EISDIR: "it is a folder"
+        default: String(cString: strerror(code)).lowercased()
+        }
     }
 
     /// Loads a graph from JSON text.
@@ -111,6 +143,10 @@ private struct Validation {
     var writers: [String: String] = [:]
     /// The current folder, asked for when the first such file is met.
     var folder: String?
+    /// By node number: where a `--set` gave a parameter (a problem about its value goes there).
+    var setAt: [[String: String]] = []
+    /// By edge (in `edges`): the output's and the input's place in their descriptors' lists.
+    var edgePorts: [(output: Int, input: Int)] = []
 
     init(registry: NodeRegistry) { self.registry = registry }
 
@@ -199,6 +235,7 @@ private struct Validation {
                 let read = node(id: id, value, overrides: overridesOf.isEmpty ? [] : overridesOf[id] ?? [])
                 specs.append(read?.spec)
                 kinds.append(read?.kind ?? -1)
+                setAt.append(read?.setAt ?? [:])
             }
         case nil: problem("nodes", "missing; a graph needs at least one node")
         case let v?: problem("nodes", "expected an object of node id to node, got \(v.typeName)")
@@ -237,6 +274,7 @@ private struct Validation {
                     firstFrom[slot] = (r.from, r.output)
                     edges.append(r.edge)
                     ends.append((r.from, r.to))
+                    edgePorts.append((r.output, r.input))
                     continue
                 }
                 let pair = PairKey(node: r.from, output: r.output, slot: slot)
@@ -269,12 +307,112 @@ private struct Validation {
 
         // Cycles, and topological order.
         let order = topologicalOrder(ends, outStart, outEdges)
+        // Formats, from the sources down: only on a whole graph, where each node's inputs are known.
+        if problems.isEmpty { formatsReachInputs(order, ends, edges, outStart, outEdges) }
         guard problems.isEmpty else { return nil }
         // No problem: every id has its node, so node numbers are the document's nodes.
         var place = [Int](repeating: 0, count: ids.count)
         for (p, k) in order.enumerated() { place[k] = p }
         return Graph(name: name, description: description, nodes: order.map { specs[$0]! }, edges: edges,
                      nodeIndex: number.mapValues { place[$0] }, endpoints: ends.map { (place[$0.from], place[$0.to]) })
+    }
+
+    /// What an output offers: the formats it can carry in this graph, and the node and the
+    /// parameters that decide them (kept as the formats pass through effects).
+    struct Offer {
+        var formats: FormatSet
+        var origin: (node: Int, port: Int)
+        var decidedBy: [FormatSet.Aspect: String]
+    }
+
+    /// Declared formats are a contract at both ends: each output's formats, as its node's
+    /// parameters and inputs make them (``PortDescriptor/Carriage``), must meet what every input
+    /// it feeds takes, and an output that feeds several must carry one format that all of them
+    /// take (a tee negotiates one). A refusal is reported at the parameter that decides the
+    /// format when there is one (`nodes.dec.params.sampleFormat`), else at the edge. In
+    /// topological order: each node's inputs are known before its outputs are worked out.
+    mutating func formatsReachInputs(_ order: [Int], _ ends: [(from: Int, to: Int)], _ edges: [Graph.Edge],
+                                     _ outStart: [Int], _ outEdges: [Int32]) {
+        /// By node number: what reaches each input (by its place in the descriptor).
+        var incoming = [[FormatSet?]](repeating: [], count: ids.count)
+        var incomingOffer = [[Offer?]](repeating: [], count: ids.count)
+        for k in ids.indices where kinds[k] >= 0 {
+            incoming[k] = Array(repeating: nil, count: descriptors[kinds[k]].inputs.count)
+            incomingOffer[k] = incoming[k].map { _ in nil }
+        }
+        for k in order {
+            let d = descriptors[kinds[k]], parameters = specs[k]!.parameters
+            let edgesOut = outEdges[outStart[k]..<outStart[k + 1]].map(Int.init)
+            guard !edgesOut.isEmpty else { continue }
+            for (j, port) in d.outputs.enumerated() {
+                let feeding = edgesOut.filter { edgePorts[$0].output == j }
+                guard !feeding.isEmpty else { continue }
+                var offer: Offer
+                switch port.carriage {
+                case .formats:
+                    offer = Offer(formats: port.formats, origin: (k, j), decidedBy: [:])
+                case .parameters(let decidedBy, _):
+                    offer = Offer(formats: port.carried(with: parameters) { _ in nil }, origin: (k, j), decidedBy: decidedBy)
+                case .input(let name):
+                    let i = d.inputs.firstIndex { $0.name == name }
+                    if let i, let upstream = incomingOffer[k][i] {
+                        offer = upstream
+                        offer.formats = incoming[k][i]!.intersection(port.formats)
+                    } else {
+                        offer = Offer(formats: port.formats, origin: (k, j), decidedBy: [:])
+                    }
+                }
+                var common: FormatSet? = offer.formats
+                for e in feeding {
+                    let to = ends[e].to, accepted = descriptors[kinds[to]].inputs[edgePorts[e].input].formats
+                    if !offer.formats.intersects(accepted) {
+                        let aspects = offer.formats.differences(from: accepted)
+                        report(offer, at: edges[e], decidedBy: aspects.compactMap { offer.decidedBy[$0] },
+                               "which \"\(edges[e].to)\" (\(descriptors[kinds[to]].type)) does not take: it takes \(accepted)")
+                        common = nil
+                    } else if let before = common {
+                        common = before.intersection(accepted)
+                        if common!.isEmpty {
+                            // Each takes some of it, but not one format in common with those before.
+                            let earlier = feeding.prefix { $0 != e }.map { "\"\(edges[$0].to)\"" }
+                            let aspects = before.differences(from: accepted)
+                            report(offer, at: edges[e], decidedBy: aspects.compactMap { offer.decidedBy[$0] },
+                                   "which \(ParameterDescriptor.list(earlier + ["\"\(edges[e].to)\""], "and")) take in no one format in common "
+                                   + "(an output gives everything it feeds one format)")
+                            common = nil
+                        }
+                    }
+                }
+                // Refused: reported, and what follows is judged by its declarations alone.
+                guard let common else { continue }
+                for e in feeding {
+                    incoming[ends[e].to][edgePorts[e].input] = common
+                    incomingOffer[ends[e].to][edgePorts[e].input] = offer
+                }
+            }
+        }
+    }
+
+    /// A format that cannot go on along `edge`: `"dec.audio" carries audio/pcm F32LE … as
+    /// sampleFormat is "f32le", through "gain.out", which "s16.in" … does not take …`, at the
+    /// first of `parameters` (where its value was given), else at the edge.
+    mutating func report(_ offer: Offer, at edge: Graph.Edge, decidedBy parameters: [String], _ consequence: String) {
+        let node = offer.origin.node
+        let output = "\"\(ids[node]).\(descriptors[kinds[node]].outputs[offer.origin.port].name)\""
+        var text = "\(output) carries \(offer.formats)"
+        if !parameters.isEmpty {
+            text += " as " + ParameterDescriptor.list(parameters.map { name in
+                "\(name) is " + (specs[node]!.parameters[name].map(\.description) ?? "not given")
+            }, "and")
+        }
+        if edge.from.node != ids[node] { text += ", through \"\(edge.from)\"" }
+        text += ", " + consequence
+        if let parameter = parameters.first {
+            problem(setAt[node][parameter] ?? "nodes.\(ids[node]).params.\(parameter)",
+                    text + " (edges[\(edge.index)]: \"\(edge.from) -> \(edge.to)\")")
+        } else {
+            problem("edges[\(edge.index)]", text)
+        }
     }
 
     /// An output (node and port numbers) and an input slot: one connection.
@@ -378,7 +516,9 @@ private struct Validation {
         }
     }
 
-    mutating func node(id: String, _ value: JSONValue, overrides: [GraphLoader.Override]) -> (spec: Graph.NodeSpec, kind: Int)? {
+    mutating func node(id: String, _ value: JSONValue, overrides: [GraphLoader.Override])
+        -> (spec: Graph.NodeSpec, kind: Int, setAt: [String: String])?
+    {
         let at = "nodes.\(id)"
         guard case .object(let members) = value else {
             problem(at, "expected an object with \"type\" and \"params\", got \(value.typeName)")
@@ -492,7 +632,9 @@ private struct Validation {
                 }
             }
         }
-        return (Graph.NodeSpec(id: id, type: types[kind], parameters: parameters), kind)
+        var setAt: [String: String] = [:]
+        for (key, _, override) in given { if let override { setAt[key] = override } }
+        return (Graph.NodeSpec(id: id, type: types[kind], parameters: parameters), kind, setAt)
     }
 
     mutating func unknownParameter(_ name: String, of d: NodeDescriptor, at location: String) {

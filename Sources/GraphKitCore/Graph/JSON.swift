@@ -103,6 +103,9 @@ public struct JSONParser {
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private mutating func parseDocument() throws(SyntaxError) -> JSONValue {
+        // A UTF-8 byte-order mark, which some editors write first, is not part of the text
+        // (RFC 8259 lets a parser ignore it, and Python's, Foundation's and jq do).
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
         skipWhitespace()
         let value = try parseValue(depth: 0)
         skipWhitespace()
@@ -113,7 +116,7 @@ public struct JSONParser {
     private func error(_ message: String, at position: Int? = nil) -> SyntaxError {
         let end = min(position ?? index, bytes.count)
         var line = 1, column = 1
-        var i = 0
+        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0  // the mark takes no column
         while i < end {
             if bytes[i] == UInt8(ascii: "\n") {
                 line += 1

@@ -195,11 +195,49 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
             }
         }
 
+        /// The formats both patterns describe, or nil when none.
+        func intersection(_ other: Pattern) -> Pattern? {
+            switch (self, other) {
+            case (.any, let p), (let p, .any): return p
+            case let (.pcm(f1, r1, c1), .pcm(f2, r2, c2)):
+                let f = f1.intersection(f2)
+                guard !f.isEmpty, r1.overlaps(r2), c1.overlaps(c2) else { return nil }
+                return .pcm(sampleFormats: f, sampleRates: r1.clamped(to: r2), channels: c1.clamped(to: c2))
+            case let (.rawVideo(p1), .rawVideo(p2)):
+                let p = p1.intersection(p2)
+                return p.isEmpty ? nil : .rawVideo(pixelFormats: p)
+            case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
+                return self
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+                return nil
+            }
+        }
+
+        /// The aspects in which two patterns of one kind differ; nil for two kinds.
+        func differences(from other: Pattern) -> [Aspect]? {
+            switch (self, other) {
+            case (.any, _), (_, .any): return []
+            case let (.pcm(f1, r1, c1), .pcm(f2, r2, c2)):
+                var d: [Aspect] = []
+                if f1.isDisjoint(with: f2) { d.append(.sampleFormat) }
+                if !r1.overlaps(r2) { d.append(.sampleRate) }
+                if !c1.overlaps(c2) { d.append(.channels) }
+                return d
+            case let (.rawVideo(p1), .rawVideo(p2)):
+                return p1.isDisjoint(with: p2) ? [.pixelFormat] : []
+            case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
+                return []
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+                return nil
+            }
+        }
+
         var description: String {
             switch self {
             case let .pcm(formats, rates, channels):
                 let names = SampleFormat.allCases.filter(formats.contains).map(\.gstName).joined(separator: "|")
-                return "audio/pcm \(names) \(rates.lowerBound)-\(rates.upperBound) Hz \(channels.lowerBound)-\(channels.upperBound) ch"
+                func span(_ r: ClosedRange<Int>) -> String { r.count == 1 ? "\(r.lowerBound)" : "\(r.lowerBound)-\(r.upperBound)" }
+                return "audio/pcm \(names) \(span(rates)) Hz \(span(channels)) ch"
             case let .rawVideo(formats):
                 return "video/raw " + PixelFormat.allCases.filter(formats.contains).map(\.gstName).joined(separator: "|")
             case .any: return "any"
@@ -229,8 +267,57 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
         FormatSet([.rawVideo(pixelFormats: formats)])
     }
 
+    /// The narrowest set that holds `format`, for an output that gives one format (a
+    /// `source.app` that declares it); a format GraphKit has no pattern for gives `.any`.
+    public init(exactly format: MediaFormat) {
+        switch format {
+        case .pcm(let f):
+            self = .pcm([f.sampleFormat], sampleRates: f.sampleRate...f.sampleRate, channels: f.channels...f.channels)
+        case .rawVideo(let v): self = .rawVideo([v.pixelFormat])
+        case .aac: self = .aac
+        case .h264: self = .h264
+        case .peaks: self = .peaks
+        case .container: self = .container
+        case .data: self = .any
+        }
+    }
+
     public func intersects(_ other: FormatSet) -> Bool {
         patterns.contains { p in other.patterns.contains { p.intersects($0) } }
+    }
+
+    /// The formats in both sets: what a connection between them can carry.
+    public func intersection(_ other: FormatSet) -> FormatSet {
+        var common: [Pattern] = []
+        for p in patterns {
+            for q in other.patterns {
+                if let r = p.intersection(q), !common.contains(r) { common.append(r) }
+            }
+        }
+        return FormatSet(common)
+    }
+
+    public var isEmpty: Bool { patterns.isEmpty }
+
+    /// What a format can differ in, so that a refused connection is reported at what decides it
+    /// (decode's `sampleFormat` decides the sample format, its `channels` the count).
+    public enum Aspect: String, Sendable, Hashable, CaseIterable {
+        case kind, sampleFormat, sampleRate, channels, pixelFormat
+    }
+
+    /// Why nothing of this set fits `accepted`: the aspects in which the closest pair of patterns
+    /// (of one kind, differing in the fewest aspects) differs; `[.kind]` when no kind is shared.
+    /// Empty when the sets intersect.
+    public func differences(from accepted: FormatSet) -> [Aspect] {
+        guard !intersects(accepted) else { return [] }
+        var best: [Aspect] = [.kind]
+        for p in patterns {
+            for q in accepted.patterns {
+                guard let d = p.differences(from: q), d.count < best.count || best == [.kind] else { continue }
+                best = d
+            }
+        }
+        return best
     }
 
     /// Whether a concrete format fits this set. Exhaustive, with no `default:`: a new kind of

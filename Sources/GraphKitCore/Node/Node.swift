@@ -37,6 +37,9 @@ public protocol Node: AnyObject, Sendable {
     var expectedDuration: MediaTime? { get }
     /// For sinks: the file written and how writing ended.
     var output: OutputReport? { get }
+    /// Every file the node writes, with how writing ended: ``output``, or several (the waveform's
+    /// data and pictures). The run reports each, and fails when one of them received no media.
+    var outputs: [OutputReport] { get }
 }
 
 extension Node {
@@ -45,6 +48,7 @@ extension Node {
     public var mediaDescription: String? { nil }
     public var expectedDuration: MediaTime? { nil }
     public var output: OutputReport? { nil }
+    public var outputs: [OutputReport] { output.map { [$0] } ?? [] }
     public var descriptor: NodeDescriptor { Self.descriptor }
 }
 
@@ -97,16 +101,50 @@ public struct PortDescriptor: Sendable {
         case sometimes
     }
 
+    /// What an output carries, when the graph says more than `formats` (which list everything
+    /// the port can carry, whatever the parameters): read by the loader, which refuses a graph
+    /// in which a format cannot reach an input that takes it, at the parameter that decides it.
+    public enum Carriage: Sendable {
+        /// Any of `formats`.
+        case formats
+        /// What arrives at this node's input of that name, within `formats`: buffers that pass
+        /// through unchanged in format (an effect).
+        case input(String)
+        /// What the node's parameters make of `formats`; `decidedBy` names the parameter that
+        /// decides each aspect (decode's `sampleFormat` the sample format).
+        case parameters(decidedBy: [FormatSet.Aspect: String], @Sendable (Parameters) -> FormatSet)
+
+        /// `formats(parameters)`, each aspect decided by the parameter given for it.
+        public static func decided(by parameters: [FormatSet.Aspect: any ParameterDeclaration],
+                                   _ formats: @escaping @Sendable (Parameters) -> FormatSet) -> Carriage {
+            .parameters(decidedBy: parameters.mapValues(\.name), formats)
+        }
+    }
+
     public var name: String
     public var formats: FormatSet
     public var presence: Presence
     public var help: String
+    /// For outputs: what the port carries, given the graph (see ``Carriage``).
+    public var carriage: Carriage
 
-    public init(_ name: String, _ formats: FormatSet, presence: Presence = .always, help: String) {
+    public init(_ name: String, _ formats: FormatSet, presence: Presence = .always, carries carriage: Carriage = .formats,
+                help: String) {
         self.name = name
         self.formats = formats
         self.presence = presence
+        self.carriage = carriage
         self.help = help
+    }
+
+    /// What the output carries in a node with these parameters, `incoming` giving what reaches
+    /// each of the node's inputs (nil: unconnected or unknown).
+    public func carried(with parameters: Parameters, incoming: (String) -> FormatSet?) -> FormatSet {
+        switch carriage {
+        case .formats: formats
+        case .input(let name): incoming(name)?.intersection(formats) ?? formats
+        case .parameters(_, let made): made(parameters).intersection(formats)
+        }
     }
 }
 

@@ -156,7 +156,7 @@ public struct ParameterDescriptor: Sendable {
     }
 
     /// `a, b or c`.
-    static func list(_ items: [String], _ conjunction: String) -> String {
+    package static func list(_ items: [String], _ conjunction: String) -> String {
         guard let last = items.last, items.count > 1 else { return items.joined() }
         return items.dropLast().joined(separator: ", ") + " \(conjunction) " + last
     }

@@ -1,17 +1,21 @@
 import CGStreamer
 import CGraphKitGlue
-import FoundationEssentials
-import Glibc
 import Dispatch
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// The engine's side of a graph input that code pushes samples into: an `appsrc` with
 /// `format=time`, whose need-data / enough-data callbacks flip the ready state. App code holds a
 /// ``MediaInput`` over it; a processing node's emitter uses it directly.
 ///
-/// However the run ends, every waiting append wakes and throws, and a registered
-/// `requestMediaDataWhenReady` block is let go (``runEnded(_:)``).
+/// Its state is one value under one `Mutex`: when the request block runs (``RequestSchedule``),
+/// the time order of what was appended (``AppendOrder``), who waits, and why appends are refused
+/// once it is finished. However the run ends, every waiting append wakes and throws, and a
+/// registered `requestMediaDataWhenReady` block is let go (``runEnded(_:)``).
+///
+/// `@unchecked Sendable`: it holds a raw `GstElement` pointer, which the compiler cannot see is
+/// safe to share; appsrc's calls are thread-safe, and everything else here is in the `Mutex`.
 final class AppInput: @unchecked Sendable {
     let appsrc: UnsafeMutablePointer<GstElement>
     let nodeID: String
@@ -20,29 +24,51 @@ final class AppInput: @unchecked Sendable {
     private let checksAppends: Bool
     /// The format every sample must have (`source.app`'s `format`, or a writer input's), when declared.
     let declaredFormat: MediaFormat?
-    private let lock = Lock()
-    /// The time of the last sample appended (its decode time when it has one), under `lock`.
-    private var lastTime: MediaTime?
-    /// Whether the input is ready and finished, and when the request block runs. Under `lock`.
-    private var schedule = RequestSchedule()
-    /// What the last appended buffer announced; caps are rebuilt only when that changes.
-    private var lastFormat: MediaFormat?
-    private var lastDetail: String?
-    private var announced = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var readyWaiters = 0
-    private let readyCondition = Condition()
-    private var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
-    /// Set by the run: its error, once it has ended (waiting a little for the end). An append
-    /// the graph refuses throws that, since it says which node failed and why. Under `lock`.
-    private var failureOfTheRun: (@Sendable () -> GraphError?)?
-    /// Set when the run has ended: why appends are refused from then on. Under `lock`.
-    private var endOfRun: GraphError?
+
+    /// Something waiting for the input to turn ready (or finish): a suspended task, or a thread.
+    private enum Waiter {
+        case task(CheckedContinuation<Void, Never>)
+        case thread(DispatchSemaphore)
+
+        func wake() {
+            switch self {
+            case .task(let c): c.resume()
+            case .thread(let s): s.signal()
+            }
+        }
+    }
+
+    private struct Request {
+        let queue: DispatchQueue
+        let block: @Sendable () -> Void
+    }
+
+    private struct State {
+        /// Whether the input is ready and finished, and when the request block runs.
+        var schedule = RequestSchedule()
+        /// The time order of checked appends.
+        var order = AppendOrder()
+        /// What the last appended buffer announced; caps are rebuilt only when that changes.
+        var announced: (format: MediaFormat?, detail: String?)?
+        var waiters: [Waiter] = []
+        var request: Request?
+        /// Set by the run: its error, once it has ended (waiting a little for the end). An append
+        /// the graph refuses throws that, since it says which node failed and why.
+        var failureOfTheRun: (@Sendable () -> GraphError?)?
+        /// Set when the input is finished: why appends are refused from then on.
+        var endOfRun: GraphError?
+
+        /// Takes every waiter, to be woken outside the lock.
+        mutating func takeWaiters() -> [Waiter] {
+            defer { waiters.removeAll() }
+            return waiters
+        }
+    }
+
+    private let state = Mutex(State())
 
     func reportRefusals(with failure: @escaping @Sendable () -> GraphError?) {
-        lock.lock()
-        failureOfTheRun = failure
-        lock.unlock()
+        state.withLock { $0.failureOfTheRun = failure }
     }
 
     init(appsrc: UnsafeMutablePointer<GstElement>, nodeID: String, checksAppends: Bool = false, declaredFormat: MediaFormat? = nil) {
@@ -74,29 +100,14 @@ final class AppInput: @unchecked Sendable {
     private var src: UnsafeMutablePointer<GstAppSrc> { UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self) }
 
     /// Whether the graph can take another sample now without exceeding its bound.
-    var isReadyForMoreMediaData: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return schedule.takesSamples
-    }
+    var isReadyForMoreMediaData: Bool { state.withLock { $0.schedule.takesSamples } }
 
     /// Called from GStreamer's threads: flips state and signals, nothing more.
     private func setReady(_ value: Bool) {
-        lock.lock()
-        let action = schedule.readinessChanged(to: value)
-        var resume: [CheckedContinuation<Void, Never>] = []
-        if value {
-            resume = waiters
-            waiters.removeAll()
+        let (action, queue, wake) = state.withLock { s in
+            (s.schedule.readinessChanged(to: value), s.request?.queue, value ? s.takeWaiters() : [])
         }
-        let queue = request?.queue
-        lock.unlock()
-        if value {
-            readyCondition.lock()
-            readyCondition.broadcast()
-            readyCondition.unlock()
-        }
-        resume.forEach { $0.resume() }
+        wake.forEach { $0.wake() }
         perform(action, on: queue)
     }
 
@@ -118,15 +129,10 @@ final class AppInput: @unchecked Sendable {
     }
 
     private func runRequest(_ token: UInt64) {
-        lock.lock()
-        let block = schedule.callBegins(token) ? request?.block : nil
-        lock.unlock()
+        let block = state.withLock { s in s.schedule.callBegins(token) ? s.request?.block : nil }
         guard let block else { return }
         block()
-        lock.lock()
-        let action = schedule.callEnded(at: .now)
-        let queue = request?.queue
-        lock.unlock()
+        let (action, queue) = state.withLock { s in (s.schedule.callEnded(at: .now), s.request?.queue) }
         perform(action, on: queue)
     }
 
@@ -134,76 +140,92 @@ final class AppInput: @unchecked Sendable {
     /// ``markAsFinished()``. The block appends while ``isReadyForMoreMediaData`` holds; when and
     /// how often it is called is ``RequestSchedule``'s rule (never in a busy loop).
     func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        lock.lock()
-        request = (queue, block)
-        let action = schedule.blockRegistered(at: .now)
-        lock.unlock()
+        let action = state.withLock { s -> RequestSchedule.Action in
+            guard !s.schedule.isFinished else { return .none }  // a finished input lets blocks go
+            s.request = Request(queue: queue, block: block)
+            return s.schedule.blockRegistered(at: .now)
+        }
         perform(action, on: queue)
     }
 
-    /// Appends a sample, suspending until the graph is ready for it.
+    /// Appends a sample, suspending until the graph is ready for it; `willWait` is called once
+    /// if it has to wait. `checked: false` for samples checked already (``admit(_:format:rule:at:node:)``).
     ///
     /// A cancelled task appends nothing: this throws a `cancelled` error at once, or as soon as
     /// the task is cancelled while it waits. The run goes on (a run let go, as the task's error
     /// unwinds, is cancelled with it: see ``GraphRun``).
-    func append(_ buffer: SampleBuffer) async throws(GraphError) {
+    func append(_ buffer: SampleBuffer, checked: Bool = true, willWait: (() -> Void)? = nil) async throws(GraphError) {
+        var waited = false
         while !isReadyForMoreMediaData {
             if isFinished { throw finishedError }
             if Task.isCancelled { throw cancelledError }
+            if !waited {
+                waited = true
+                willWait?()
+            }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                    enqueueWaiter(c)
+                    park(.task(c))
                 }
             } onCancel: {
                 wakeWaiters()
             }
         }
         if Task.isCancelled { throw cancelledError }
-        try appendImmediately(buffer)
+        try appendImmediately(buffer, checked: checked)
     }
 
     private var cancelledError: GraphError {
         GraphError(.cancelled, at: "node \"\(nodeID)\"", "the task appending to this input was cancelled", node: nodeID)
     }
 
-    /// Resumes every suspended append, to look again at why it waits (its task was cancelled).
+    /// Resumes every waiting append, to look again at why it waits (its task was cancelled).
     private func wakeWaiters() {
-        lock.lock()
-        let resume = waiters
-        waiters.removeAll()
-        lock.unlock()
-        resume.forEach { $0.resume() }
+        state.withLock { $0.takeWaiters() }.forEach { $0.wake() }
     }
 
-    private var isFinished: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return schedule.isFinished
-    }
+    private var isFinished: Bool { state.withLock { $0.schedule.isFinished } }
 
-    /// Parks a waiter, or resumes it at once if the input became ready (or finished) meanwhile,
+    /// Parks a waiter, or wakes it at once if the input became ready (or finished) meanwhile,
     /// or its task was cancelled (the cancellation handler may have run before it was parked).
-    private func enqueueWaiter(_ c: CheckedContinuation<Void, Never>) {
-        lock.lock()
-        if schedule.isReady || schedule.isFinished || Task.isCancelled {
-            lock.unlock()
-            c.resume()
-        } else {
-            waiters.append(c)
-            lock.unlock()
+    private func park(_ waiter: Waiter) {
+        let parked = state.withLock { s -> Bool in
+            if s.schedule.isReady || s.schedule.isFinished || Task.isCancelled { return false }
+            s.waiters.append(waiter)
+            return true
         }
+        if !parked { waiter.wake() }
     }
 
-    /// Appends a sample, blocking the calling thread until the graph is ready for it. For
-    /// threads of your own; never call it from a Swift concurrency task.
-    func appendWaiting(_ buffer: SampleBuffer) throws(GraphError) {
-        readyCondition.lock()
-        while !isReadyForMoreMediaData {
-            if isFinished { break }
-            readyCondition.wait(seconds: 0.1)  // woken at once when ready or finished; the limit is a guard
+    /// Appends a sample, blocking the calling thread until the graph is ready for it; `willWait`
+    /// is called once if it has to wait. For threads of your own; never call it from a Swift
+    /// concurrency task.
+    func appendWaiting(_ buffer: SampleBuffer, checked: Bool = true, willWait: (() -> Void)? = nil) throws(GraphError) {
+        var waited = false
+        while !isReadyForMoreMediaData, !isFinished {
+            if !waited {
+                waited = true
+                willWait?()
+            }
+            // Woken when the input turns ready or finishes, however the run ends: no time limit.
+            let woken = DispatchSemaphore(value: 0)
+            park(.thread(woken))
+            woken.wait()
         }
-        readyCondition.unlock()
-        try appendImmediately(buffer)
+        try appendImmediately(buffer, checked: checked)
+    }
+
+    /// Checks a sample as an append does (its format, byte count and time, ``check(_:_:at:)``)
+    /// and its time order by `rule`, errors located at `location`, and records it as the last
+    /// sample: for a writer input that shapes what it was given (holds a frame, trims to its
+    /// session) before pushing it unchecked. The order is the app's, on the times it gave.
+    package func admit(_ buffer: SampleBuffer, format: MediaFormat, rule: AppendOrder.Rule, at location: String) throws(GraphError) -> AppendOrder.Stamp? {
+        try check(buffer, format, at: location)
+        return try state.withLock { s throws(GraphError) -> AppendOrder.Stamp? in
+            guard let stamp = try s.order.check(buffer, format, rule: rule, at: location, node: nodeID) else { return nil }
+            s.order.record(stamp)
+            return stamp
+        }
     }
 
     /// Appends a sample now, ready or not (as `AVAssetWriterInput.append` does inside a
@@ -214,48 +236,33 @@ final class AppInput: @unchecked Sendable {
             throw GraphError(.usage, at: "node \"\(nodeID)\"", "a sample appended to a graph input needs a format", node: nodeID)
         }
         let checksAppends = checksAppends && checked
-        if checksAppends { try check(buffer, format) }
-        lock.lock()
-        if schedule.isFinished { lock.unlock(); throw finishedError }
-        if checksAppends {
-            // Checked again under the lock: two threads appending at once keep the order they got in.
-            let time = buffer.decodeTime ?? buffer.presentationTime
-            if let time, let last = lastTime, time < last {
-                lock.unlock()
-                throw outOfOrder(time, last)
+        if checksAppends { try check(buffer, format, at: location) }
+        let announce = try state.withLock { s throws(GraphError) -> Bool in
+            guard !s.schedule.isFinished else { throw s.endOfRun ?? markedAsFinished }
+            if checksAppends, let stamp = try s.order.check(buffer, format, rule: .notEarlier, at: location, node: nodeID) {
+                // Recorded under the lock: two threads appending at once keep the order they got in.
+                s.order.record(stamp)
             }
-            lastTime = time
+            guard let announced = s.announced else { return true }
+            return buffer.format != announced.format || buffer.capsDetail != announced.detail
         }
-        let changed = !announced || buffer.format != lastFormat || buffer.capsDetail != lastDetail
-        lock.unlock()
-        if changed, let capsString = buffer.capsForPushing {
-            guard let caps = gst_caps_from_string(capsString) else {
-                throw GraphError(.usage, at: "node \"\(nodeID)\"", "the sample's format (\(capsString)) is not one GStreamer can describe", node: nodeID)
+        if announce {
+            if let capsString = buffer.capsForPushing {
+                guard let caps = gst_caps_from_string(capsString) else {
+                    throw GraphError(.usage, at: "node \"\(nodeID)\"", "the sample's format (\(capsString)) is not one GStreamer can describe", node: nodeID)
+                }
+                gst_app_src_set_caps(src, caps)
+                gk_caps_unref(caps)
             }
-            gst_app_src_set_caps(src, caps)
-            gk_caps_unref(caps)
-        }
-        if changed {
-            lock.lock()
-            announced = true
-            lastFormat = buffer.format
-            lastDetail = buffer.capsDetail
-            lock.unlock()
+            state.withLock { $0.announced = (buffer.format, buffer.capsDetail) }
         }
         // Never hold our lock across a push: enough-data is raised inside it, on this thread.
         let result = gst_app_src_push_buffer(src, buffer.retainedBuffer())
-        if result == GST_FLOW_OK {
-            lock.lock()
-            schedule.appended()
-            lock.unlock()
-        }
         guard result == GST_FLOW_OK else {
-            lock.lock()
-            let failure = failureOfTheRun
-            lock.unlock()
-            if let error = failure?() { throw error }
+            if let error = state.withLock({ $0.failureOfTheRun })?() { throw error }
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "the graph no longer takes data (flow \(result.rawValue))", node: nodeID)
         }
+        state.withLock { $0.schedule.appended() }
     }
 
     // MARK: Checks on append
@@ -263,8 +270,8 @@ final class AppInput: @unchecked Sendable {
     private var location: String { "input \"\(nodeID)\"" }
 
     /// What a muxer or encoder would otherwise fail on later, far from the cause (or worse,
-    /// accept): each mistake throws here, naming this input.
-    private func check(_ buffer: SampleBuffer, _ format: MediaFormat) throws(GraphError) {
+    /// accept): each mistake throws here, at `location`, naming this input's node.
+    private func check(_ buffer: SampleBuffer, _ format: MediaFormat, at location: String) throws(GraphError) {
         if let declared = declaredFormat, !format.fits(declared) {
             throw GraphError(.usage, at: location,
                              "the sample is \(format); this input was declared \(declared): append samples of that format, or declare the format they have",
@@ -298,57 +305,44 @@ final class AppInput: @unchecked Sendable {
         }
     }
 
-    private func outOfOrder(_ time: MediaTime, _ last: MediaTime) -> GraphError {
-        GraphError(.usage, at: location,
-                   "the sample's time \(time.seconds) s is earlier than the previous sample's \(last.seconds) s: append samples in time order",
-                   node: nodeID)
-    }
-
     /// The run ended (failed, cancelled, stopped or completed): every append waiting or to come
     /// throws, with the run's error when it had one.
     func runEnded(_ error: GraphError?) {
-        if let error {
-            // The run's failure says more than any earlier reason (an input let go, say).
-            lock.lock()
-            endOfRun = error
-            lock.unlock()
-        }
-        _ = finish(because: error ?? GraphError(.usage, at: "node \"\(nodeID)\"", "the run has ended; this input takes no more samples", node: nodeID))
+        // The run's failure says more than any earlier reason (an input let go, say).
+        _ = finish(because: error ?? GraphError(.usage, at: "node \"\(nodeID)\"", "the run has ended; this input takes no more samples", node: nodeID),
+                   overriding: error != nil)
     }
 
     /// Ends this input: end of stream flows downstream, and muxers can finalize. `reason` is
     /// what a later append is told (by default, that markAsFinished() was called).
     func markAsFinished(reason: GraphError? = nil) {
-        if !finish(because: reason) { gst_app_src_end_of_stream(src) }
+        if !finish(because: reason, overriding: false) { gst_app_src_end_of_stream(src) }
     }
 
     var isFinishedForAppends: Bool { isFinished }
 
     /// Marks the input finished (with the reason appends are refused from now on, if not
-    /// markAsFinished()) and wakes every waiting append; returns whether it was finished already.
-    private func finish(because reason: GraphError?) -> Bool {
-        lock.lock()
-        let was = schedule.isFinished
-        schedule.finish()
-        if let reason, endOfRun == nil { endOfRun = reason }
-        let resume = waiters
-        waiters.removeAll()
-        // The block is called no more: let it go (it usually holds the input it feeds).
-        let block = request
-        request = nil
-        lock.unlock()
+    /// markAsFinished(); `overriding` an earlier reason) and wakes every waiting append; returns
+    /// whether it was finished already.
+    private func finish(because reason: GraphError?, overriding: Bool) -> Bool {
+        let (was, wake, block) = state.withLock { s in
+            let was = s.schedule.isFinished
+            s.schedule.finish()
+            if let reason, overriding || s.endOfRun == nil { s.endOfRun = reason }
+            // The block is called no more: let it go (it usually holds the input it feeds),
+            // outside the lock (releasing it may release what it holds).
+            defer { s.request = nil }
+            return (was, s.takeWaiters(), s.request)
+        }
         _ = block
-        resume.forEach { $0.resume() }
-        readyCondition.lock()
-        readyCondition.broadcast()
-        readyCondition.unlock()
+        wake.forEach { $0.wake() }
         return was
     }
 
     /// Why an append is refused once the input is finished: the run's end, or markAsFinished().
-    private var finishedError: GraphError {
-        lock.lock()
-        defer { lock.unlock() }
-        return endOfRun ?? GraphError(.usage, at: "node \"\(nodeID)\"", "append after markAsFinished()", node: nodeID)
+    private var finishedError: GraphError { state.withLock { $0.endOfRun } ?? markedAsFinished }
+
+    private var markedAsFinished: GraphError {
+        GraphError(.usage, at: "node \"\(nodeID)\"", "append after markAsFinished()", node: nodeID)
     }
 }

@@ -1,7 +1,8 @@
 import GraphKitCore
 import MediaContainers
+import Synchronization
 /// `sink.app`: a graph output that code pulls samples from (see ``MediaOutput``).
-public final class AppSinkNode: ElementNode, @unchecked Sendable {
+public final class AppSinkNode: ElementNode {
     public static let descriptor = NodeDescriptor(
         type: "sink.app",
         category: .app,
@@ -15,7 +16,9 @@ public final class AppSinkNode: ElementNode, @unchecked Sendable {
                                            help: "samples held for a consumer that has not pulled them (0: no bound)")
 
     let context: NodeContext
-    private(set) var output: MediaOutput?
+    /// The appsink's side, once `build(in:)` made it.
+    var output: MediaOutput? { built.withLock { $0 } }
+    private let built = Mutex<MediaOutput?>(nil)
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -26,7 +29,8 @@ public final class AppSinkNode: ElementNode, @unchecked Sendable {
         // bounds them (maxBuffers); the appsink gets the events, and posts end of stream.
         // async=false: an appsink and an appsrc in one pipeline otherwise deadlock at preroll.
         let sink = try bin.make("appsink", name: "appsink", ["sync": "false", "async": "false", "emit-signals": "false"])
-        output = MediaOutput(appsink: sink.raw, nodeID: context.id, capacity: context.parameters[Self.maxBuffers])
+        let output = MediaOutput(appsink: sink.raw, nodeID: context.id, capacity: context.parameters[Self.maxBuffers])
+        built.withLock { $0 = output }
         try bin.expose(input: "in", sink)
     }
 }

@@ -1,5 +1,6 @@
 import GraphKitCore
 import MediaContainers
+import Synchronization
 /// `source.app`: a graph input that code pushes samples into (see ``MediaInput``).
 ///
 /// Nothing it accepted is ever dropped, real time or not (as AVFoundation keeps every appended
@@ -10,7 +11,7 @@ import MediaContainers
 /// which muxers interleave as they do a file's. (A live appsrc was measured to interleave the same
 /// on GStreamer 1.22, the app's times 2 s behind the clock and audio coming 1 s late in bursts;
 /// it gave nothing but a source that holds its samples until the pipeline plays.)
-public final class AppSourceNode: ElementNode, @unchecked Sendable {
+public final class AppSourceNode: ElementNode {
     public static let descriptor = NodeDescriptor(
         type: "source.app",
         category: .app,
@@ -30,12 +31,16 @@ public final class AppSourceNode: ElementNode, @unchecked Sendable {
 
     let context: NodeContext
     let declaredFormat: MediaFormat?
-    private(set) var input: AppInput?
-    private let lock = Lock()
-    /// The handle app code holds, while it holds one.
-    private weak var handle: MediaInput?
-    /// Set once the run's report is awaited: from then on, an input nobody holds is finished.
-    private var reportAwaited = false
+    /// The appsrc's side, once `build(in:)` made it.
+    var input: AppInput? { built.withLock { $0 } }
+    private let built = Mutex<AppInput?>(nil)
+    private struct Handle {
+        /// The handle app code holds, while it holds one.
+        weak var input: MediaInput?
+        /// Set once the run's report is awaited: from then on, an input nobody holds is finished.
+        var reportAwaited = false
+    }
+    private let handle = Mutex(Handle())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -60,7 +65,8 @@ public final class AppSourceNode: ElementNode, @unchecked Sendable {
             "max-bytes": "0", "max-buffers": String(limit), "block": "false", "emit-signals": "false",
             "min-percent": String(Self.readyAgainPercent(limit: limit, live: isLive)),
         ])
-        input = AppInput(appsrc: src.raw, nodeID: context.id, checksAppends: true, declaredFormat: declaredFormat)
+        let input = AppInput(appsrc: src.raw, nodeID: context.id, checksAppends: true, declaredFormat: declaredFormat)
+        built.withLock { $0 = input }
         try bin.expose(output: "out", src)
     }
 
@@ -75,27 +81,24 @@ public final class AppSourceNode: ElementNode, @unchecked Sendable {
     /// The handle app code appends through: the one it holds, or a new one.
     func mediaInput() -> MediaInput? {
         guard let input else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
-        if let handle { return handle }
-        let made = MediaInput(core: input) { [weak self] in self?.handleReleased() }
-        handle = made
-        return made
+        return handle.withLock { h in
+            if let held = h.input { return held }
+            let made = MediaInput(core: input) { [weak self] in self?.handleReleased() }
+            h.input = made
+            return made
+        }
     }
 
     private func handleReleased() {
-        lock.lock()
-        let finish = reportAwaited && handle == nil
-        lock.unlock()
-        if finish { input?.markAsFinished(reason: Self.released(context.id)) }
+        if handle.withLock({ $0.reportAwaited && $0.input == nil }) { input?.markAsFinished(reason: Self.released(context.id)) }
     }
 
     /// The run's report is awaited: an input the app does not hold can never be finished by it.
     func reportIsAwaited() {
-        lock.lock()
-        reportAwaited = true
-        let held = handle != nil
-        lock.unlock()
+        let held = handle.withLock { h in
+            h.reportAwaited = true
+            return h.input != nil
+        }
         if !held { input?.markAsFinished(reason: Self.released(context.id)) }
     }
 

@@ -19,7 +19,7 @@ import MediaContainers
 /// called no more. An input must be finished (``markAsFinished()``) for the run to end by
 /// itself; an input the app no longer holds while the run's report is awaited (``GraphRun/report()``,
 /// ``GraphRun/wait()``) is finished for it, since nothing can append to it any more.
-public final class MediaInput: @unchecked Sendable {
+public final class MediaInput: Sendable {
     let core: AppInput
     private let release: @Sendable () -> Void
 
@@ -79,9 +79,32 @@ public final class MediaInput: @unchecked Sendable {
     /// Closes this input without ending its stream, because what it feeds is ending (an
     /// AssetWriter cancelled or failed): it is ready no more, its `requestMediaDataWhenReady`
     /// block is called no more, and every append waiting or to come throws `error`.
-    @_spi(Engine)
-    public func close(because error: GraphError) {
+    package func close(because error: GraphError) {
         core.runEnded(error)
+    }
+
+    // MARK: For a writer input (Assets), which shapes samples between checking and pushing
+
+    /// Checks `buffer` as an append would (format, byte count, time) and its time order by
+    /// `rule`, with errors at `location`, and records it as the last sample appended: see
+    /// ``AppendOrder``. What it becomes is then pushed with the `admitted` appends.
+    package func admit(_ buffer: SampleBuffer, format: MediaFormat, rule: AppendOrder.Rule, at location: String) throws(GraphError) -> AppendOrder.Stamp? {
+        try core.admit(buffer, format: format, rule: rule, at: location)
+    }
+
+    /// ``append(_:)`` of a sample admitted already; `willWait` is called once if it has to wait.
+    package func appendAdmitted(_ buffer: SampleBuffer, willWait: @escaping () -> Void) async throws(GraphError) {
+        try await core.append(buffer, checked: false, willWait: willWait)
+    }
+
+    /// ``appendWaiting(_:)`` of a sample admitted already; `willWait` is called once if it has to wait.
+    package func appendAdmittedWaiting(_ buffer: SampleBuffer, willWait: @escaping () -> Void) throws(GraphError) {
+        try core.appendWaiting(buffer, checked: false, willWait: willWait)
+    }
+
+    /// ``appendImmediately(_:)`` of a sample admitted already.
+    package func appendAdmittedImmediately(_ buffer: SampleBuffer) throws(GraphError) {
+        try core.appendImmediately(buffer, checked: false)
     }
 
     /// Ends this input: end of stream flows downstream, and muxers can finalize. A second call

@@ -4,21 +4,33 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// Where app code pulls samples out of a running graph, like `AVAssetReaderTrackOutput`.
 /// Backed by an `appsink` and a bounded queue taken off its pad (`appqueue.c`): a consumer that
 /// does not pull makes the graph wait, and a consumer faster than the graph is woken once per
 /// batch of samples, not once per sample.
+///
+/// `@unchecked Sendable`: it holds raw GStreamer pointers (the appsink, the queue, the last caps),
+/// which the compiler cannot see are safe to share; the queue is thread-safe (`appqueue.c`), and
+/// the caps it describes are kept in a `Mutex`.
 public final class MediaOutput: @unchecked Sendable {
     let appsink: UnsafeMutablePointer<GstElement>
     private let queue: OpaquePointer
     public let nodeID: String
     /// The caps of the last sample (one reference held) and what they say: caps change rarely,
     /// samples arrive by the thousand, so they are described once per caps object.
-    private let lock = Lock()
-    private var lastCaps: UnsafeMutablePointer<GstCaps>?
-    private var lastFormat: MediaFormat?
-    private var lastDetail: String?
+    /// A caps pointer, one reference held by whoever keeps it. `@unchecked Sendable`: caps are
+    /// immutable once shared, and their reference count is atomic; the compiler cannot see that.
+    private struct Caps: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<GstCaps>
+    }
+    private struct Described {
+        var caps: Caps?
+        var format: MediaFormat?
+        var detail: String?
+    }
+    private let described = Mutex(Described())
 
     /// `capacity`: samples held for a consumer that has not pulled them (0: no bound).
     init(appsink: UnsafeMutablePointer<GstElement>, nodeID: String, capacity: Int) {
@@ -29,7 +41,7 @@ public final class MediaOutput: @unchecked Sendable {
     }
 
     deinit {
-        if let lastCaps { gk_caps_unref(lastCaps) }
+        if let caps = described.withLock({ $0.caps }) { gk_caps_unref(caps.pointer) }
         gk_app_queue_unref(queue)
         gst_object_unref(UnsafeMutableRawPointer(appsink))
     }
@@ -56,18 +68,21 @@ public final class MediaOutput: @unchecked Sendable {
         var caps: UnsafeMutablePointer<GstCaps>?
         guard let buffer = gk_app_queue_pop(queue, microseconds, &caps) else { return nil }
         defer { if let caps { gk_caps_unref(caps) } }
-        lock.lock()
-        defer { lock.unlock() }
-        if caps != lastCaps {
-            if let lastCaps { gk_caps_unref(lastCaps) }
-            lastCaps = caps.map { gk_caps_ref($0) }
-            lastFormat = caps.flatMap { GStreamer.format(from: $0) }
-            lastDetail = caps.flatMap { c -> String? in
-                guard let s = gst_caps_to_string(c) else { return nil }
-                defer { g_free(s) }
-                return String(cString: s)
+        let incoming = caps.map { Caps(pointer: $0) }
+        let (format, detail) = described.withLock { d in
+            if incoming?.pointer != d.caps?.pointer {
+                if let old = d.caps { gk_caps_unref(old.pointer) }
+                d.caps = incoming.map { Caps(pointer: gk_caps_ref($0.pointer)) }
+                d.format = incoming.flatMap { GStreamer.format(from: $0.pointer) }
+                d.detail = incoming.flatMap { c -> String? in
+                    let c = c.pointer
+                    guard let s = gst_caps_to_string(c) else { return nil }
+                    defer { g_free(s) }
+                    return String(cString: s)
+                }
             }
+            return (d.format, d.detail)
         }
-        return SampleBuffer(owning: buffer, format: lastFormat, capsDetail: lastDetail)
+        return SampleBuffer(owning: buffer, format: format, capsDetail: detail)
     }
 }

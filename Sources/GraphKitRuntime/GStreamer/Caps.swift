@@ -44,3 +44,58 @@ extension GStreamer {
         }
     }
 }
+
+extension GStreamer {
+    /// Caps in words, for a format GraphKit has no name for: the media type and the fields
+    /// that tell one such format from another (`audio/x-raw S24LE 48000 Hz 2 ch`).
+    static func describe(_ caps: UnsafePointer<GstCaps>) -> String {
+        guard gst_caps_get_size(caps) > 0, let s = gst_caps_get_structure(caps, 0) else { return "no format" }
+        var words = [String(cString: gst_structure_get_name(s))]
+        if let format = gst_structure_get_string(s, "format") { words.append(String(cString: format)) }
+        var v: Int32 = 0, h: Int32 = 0
+        if gst_structure_get_int(s, "width", &v) != 0, gst_structure_get_int(s, "height", &h) != 0 { words.append("\(v)x\(h)") }
+        if gst_structure_get_int(s, "rate", &v) != 0 { words.append("\(v) Hz") }
+        if gst_structure_get_int(s, "channels", &v) != 0 { words.append("\(v) ch") }
+        return words.joined(separator: " ")
+    }
+}
+
+extension FormatSet {
+    /// GStreamer caps of every format in the set, for a caps filter that holds a port to its
+    /// declaration; nil when the set takes anything (no filter needed).
+    var capsString: String? {
+        var structures: [String] = []
+        for pattern in patterns {
+            switch pattern {
+            case .any, .container: return nil
+            case let .pcm(formats, rates, channels):
+                let names = SampleFormat.allCases.filter(formats.contains).map(\.gstName)
+                structures.append("audio/x-raw, format=(string){ \(names.joined(separator: ", ")) }, layout=(string)interleaved, "
+                                  + "rate=(int)\(Self.range(rates)), channels=(int)\(Self.range(channels))")
+            case let .rawVideo(formats):
+                let names = PixelFormat.allCases.filter(formats.contains).map(\.gstName)
+                structures.append("video/x-raw, format=(string){ \(names.joined(separator: ", ")) }")
+            case .aac: structures.append("audio/mpeg, mpegversion=(int)4")
+            case .h264: structures.append("video/x-h264")
+            case .peaks: structures.append("application/x-graphkit-peaks")
+            }
+        }
+        return structures.isEmpty ? nil : structures.joined(separator: "; ")
+    }
+
+    private static func range(_ r: ClosedRange<Int>) -> String {
+        r.count == 1 ? "\(r.lowerBound)" : "[ \(r.lowerBound), \(r.upperBound) ]"
+    }
+}
+
+extension Element {
+    /// Gives raw audio arriving at `pad` without a channel mask, past stereo, the usual layout
+    /// for its count (up to 8), else unpositioned channels: GStreamer's converter refuses such
+    /// caps ("no channel-mask"), which a plain PCM WAV of 9 or 63 channels has, and ffmpeg
+    /// decodes it.
+    public func completeChannelMask(pad name: String = "sink") {
+        guard let p = gst_element_get_static_pad(raw, name) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_complete_channel_mask(p), on: p)
+    }
+}

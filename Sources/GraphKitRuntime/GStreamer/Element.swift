@@ -42,6 +42,14 @@ public final class Element: @unchecked Sendable {
         }
     }
 
+    /// Links this element's source pad to `next`'s sink pad, while the pipeline runs (a
+    /// demuxer's pad-added handler choosing a route); false when they cannot be linked. Formats
+    /// are not checked here: they are agreed when the stream flows, where a refusal names the
+    /// node that refuses (see ``Pad/link(to:pad:checkingCaps:)``).
+    public func link(to next: Element) -> Bool {
+        gst_element_link_pads_full(raw, "src", next.raw, "sink", GST_PAD_LINK_CHECK_HIERARCHY) != 0
+    }
+
     /// A property's value in text form.
     public func property(_ name: String) -> String? {
         guard let s = gk_object_get_as_string(object, name) else { return nil }

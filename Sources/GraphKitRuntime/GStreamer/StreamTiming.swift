@@ -11,7 +11,9 @@ extension Element {
     /// Measures this audio encoder's delay while it runs (the samples it sends beyond those it
     /// was given, at end of stream) and tells the writer downstream, which can then describe
     /// the priming and padding (``BinBuilder/onStreamFacts(input:_:)``). For an encoder built on
-    /// GStreamer's `GstAudioEncoder`, which stamps its output from sample counts.
+    /// GStreamer's `GstAudioEncoder`, which stamps its output from sample counts. The output's
+    /// segment is left open at its end: its input's end, passed on as it came, would have the
+    /// muxer drop the frames that the delay pushes past it (an ALAC file's last 204 samples).
     public func measureEncoderDelay() {
         var ids: (gulong, gulong) = (0, 0)
         let ok = withUnsafeMutablePointer(to: &ids) { tuple in

@@ -186,20 +186,155 @@ struct BusWatcher {
                 replaceMessage(with: diagnosis.sentence(about: input.name))
             } else if parsed.code == Int32(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue) {
                 replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises")
+            } else if parsed.code == Int32(GST_STREAM_ERROR_WRONG_TYPE.rawValue),
+                      ["decodebin", "typefind"].contains(Self.factory(of: msg.pointee.src)) {
+                // decodebin's type finder found text: "This appears to be a text file".
+                replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises (\(Self.lowercasedFirst(Self.sentence(parsed.message))))")
             }
+        }
+        // Caps that could not be agreed: GStreamer blames whoever was pushing ("Internal data
+        // stream error" from the demuxer); the node whose input cannot take the stream's size,
+        // channel count or rate is found and named, with what it takes.
+        if code == .runFailed, failures.error(of: nodeID ?? "") == nil, debug?.contains("not-negotiated") == true,
+           let refusal = refusal() {
+            cause = [parsed.message, debug].compactMap { $0 }.joined(separator: "\n")
+            return GraphError(code, at: location(of: refusal.node), refusal.message, node: refusal.node, cause: cause)
         }
         guard let nodeID, let entry else {
             return GraphError(code, message, cause: cause)
         }
-        // What the node was doing: a sink writes its file, whatever failed; any other node reads
-        // what feeds it.
+        return GraphError(code, at: location(of: nodeID), message, node: nodeID, cause: cause)
+    }
+
+    /// `node "ID" (type, …)`, with what the node was doing: a sink writes its file, whatever
+    /// failed; any other node reads what feeds it.
+    private func location(of nodeID: String) -> String {
+        guard let entry = nodes.first(where: { $0.spec.id == nodeID }) else { return "node \"\(nodeID)\"" }
         var doing = ""
         if let output = entry.node.output {
             doing = ", writing \"\(output.path)\""
         } else if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID) {
             doing = ", reading \(d)"
         }
-        return GraphError(code, at: "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))", message, node: nodeID, cause: cause)
+        return "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))"
+    }
+
+    /// After caps could not be agreed: the raw stream whose caps a pad refused, and the node
+    /// downstream of where it was refused whose input cannot take its size (video), channel
+    /// count or rate (audio). Each node's input is asked what it takes (a caps query, which
+    /// also asks everything after it), so the node at fault is the last one in the graph's
+    /// order that refuses: nothing after it does. Nil when no node's input refuses those.
+    private func refusal() -> (node: String, message: String)? {
+        var owner: UnsafeMutablePointer<GstElement>?
+        guard let offered = gk_bin_find_refused_caps(pipeline.bin, &owner) else { return nil }
+        defer {
+            gk_caps_unref(offered)
+            if let owner { gst_object_unref(UnsafeMutableRawPointer(owner)) }
+        }
+        guard let origin = owner.flatMap({ pipeline.directory.node(owning: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }) else {
+            return nil
+        }
+        var value: Int32 = 0
+        let video = gk_caps_int_field(offered, "width", &value) != 0
+        let fields = video ? ["width", "height"] : ["channels", "rate"]
+        var downstream: Set<String> = []
+        var frontier = [origin]
+        while let n = frontier.popLast() {
+            for e in graph.edges(from: n) where downstream.insert(e.to.node).inserted { frontier.append(e.to.node) }
+        }
+        /// The input of `node` the stream reaches: fed by the origin or by a node after it.
+        func port(of node: String) -> String? {
+            graph.edges(into: node).first { $0.from.node == origin || downstream.contains($0.from.node) }?.to.port
+        }
+        // A node that declares it cannot take the stream's channel count or rate (encode.aac: 1
+        // to 63 channels) is the one; else the last that refuses it (nothing after it does).
+        var count: Int32 = 0, rate: Int32 = 0
+        let audio = !video && gk_caps_int_field(offered, "channels", &count) != 0 && gk_caps_int_field(offered, "rate", &rate) != 0
+        func declaresRefusal(_ set: FormatSet) -> Bool {
+            !set.patterns.contains { pattern in
+                switch pattern {
+                case .any: true
+                case let .pcm(_, rates, channels): rates.contains(Int(rate)) && channels.contains(Int(count))
+                case .aac, .rawVideo, .h264, .peaks, .container: false
+                }
+            }
+        }
+        var culprit: (node: String, refused: [String], accepted: UnsafeMutablePointer<GstCaps>)?
+        search: for spec in graph.nodes where downstream.contains(spec.id) {
+            for pad in entryPads(of: spec.id) {
+                defer { gst_object_unref(UnsafeMutableRawPointer(pad)) }
+                guard let accepted = gst_pad_query_caps(pad, nil) else { continue }
+                let refused = fields.filter { gk_caps_field_refused(offered, accepted, $0) != 0 }
+                if refused.isEmpty || culprit?.node == spec.id {
+                    gk_caps_unref(accepted)
+                    continue
+                }
+                if let previous = culprit { gk_caps_unref(previous.accepted) }
+                culprit = (spec.id, refused, accepted)
+                if audio, let declared = port(of: spec.id).flatMap(spec.descriptor.input)?.formats, declaresRefusal(declared) {
+                    break search
+                }
+            }
+        }
+        guard let culprit else { return nil }
+        defer { gk_caps_unref(culprit.accepted) }
+        func int(_ field: String) -> Int {
+            var v: Int32 = 0
+            return gk_caps_int_field(offered, field, &v) != 0 ? Int(v) : 0
+        }
+        func takes(_ field: String, _ unit: String) -> String {
+            var low: Int32 = 0, high: Int32 = 0
+            guard gk_caps_field_span(culprit.accepted, field, &low, &high) != 0 else { return "no \(unit) GraphKit can name" }
+            return high == Int32.max ? "\(unit) of \(low) or more" : low == high ? "\(unit) of \(low)" : "\(unit) of \(low) to \(high)"
+        }
+        let subject = nodes.first { $0.spec.id == origin }?.node.mediaDescription
+            ?? describe(upstreamOf: origin) ?? "the stream from node \"\(origin)\""
+        let port = port(of: culprit.node)
+        let what: String, limits: [String]
+        if video {
+            what = "\(int("width"))x\(int("height")) video"
+            limits = culprit.refused.map { takes($0, $0 == "width" ? "a width" : "a height") }
+        } else {
+            let (count, rate) = (int("channels"), int("rate"))
+            what = culprit.refused.contains("channels") ? "\(count) audio channel\(count == 1 ? "" : "s")" : "audio at \(rate) Hz"
+            limits = culprit.refused.map { takes($0, $0 == "channels" ? "channel counts" : "rates (Hz)") }
+        }
+        return (culprit.node, "\(subject) has \(what), and its input\(port.map { " \"\($0)\"" } ?? "") takes "
+                + ParameterDescriptor.list(limits, "and"))
+    }
+
+    /// The pads where a node's stream enters it: sink pads of its elements whose peer belongs to
+    /// another node (an edge's queue counts as the node's). New references.
+    private func entryPads(of nodeID: String) -> [UnsafeMutablePointer<GstPad>] {
+        var pads: [UnsafeMutablePointer<GstPad>] = []
+        guard let elements = gst_bin_iterate_elements(pipeline.bin) else { return pads }
+        defer { gst_iterator_free(elements) }
+        var item = GValue()
+        defer { if item.g_type != 0 { g_value_unset(&item) } }
+        while gst_iterator_next(elements, &item) == GST_ITERATOR_OK {
+            defer { g_value_reset(&item) }
+            guard let object = g_value_get_object(&item) else { continue }
+            let element = object.assumingMemoryBound(to: GstElement.self)
+            guard pipeline.directory.node(owning: object.assumingMemoryBound(to: GstObject.self)) == nodeID,
+                  let sinks = gst_element_iterate_sink_pads(element) else { continue }
+            defer { gst_iterator_free(sinks) }
+            var padItem = GValue()
+            defer { if padItem.g_type != 0 { g_value_unset(&padItem) } }
+            while gst_iterator_next(sinks, &padItem) == GST_ITERATOR_OK {
+                defer { g_value_reset(&padItem) }
+                guard let pad = g_value_get_object(&padItem)?.assumingMemoryBound(to: GstPad.self),
+                      let peer = gst_pad_get_peer(pad) else { continue }
+                defer { gst_object_unref(UnsafeMutableRawPointer(peer)) }
+                let upstream = gst_pad_get_parent_element(peer)
+                defer { if let upstream { gst_object_unref(UnsafeMutableRawPointer(upstream)) } }
+                let from = upstream.flatMap { pipeline.directory.node(owning: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
+                if from != nodeID {
+                    gst_object_ref(UnsafeMutableRawPointer(pad))
+                    pads.append(pad)
+                }
+            }
+        }
+        return pads
     }
 
     /// A stream error in GStreamer's words, which a diagnosis of the input may replace: a
@@ -235,14 +370,13 @@ struct BusWatcher {
             reason = systemReason(in: [debug, parsed.message].compactMap { $0 }.joined(separator: "\n"))
         }
         // GStreamer's own sentence only when it adds something: not its domain's default, and
-        // not one about the temporary file, whose name the user never gave.
+        // not one about a temporary file (ours, or mp4mux's unnamed one beside the output),
+        // whose name the user never gave: the output and the system's reason say it all.
         var detail: String?
         if parsed.message != defaultMessage(domain: gst_resource_error_quark(), code: parsed.code),
-           !parsed.message.contains(temporary) {
+           !parsed.message.contains(temporary), !parsed.message.lowercased().contains("temporary file") {
             var sentence = parsed.message
             if sentence.hasSuffix(".") { sentence.removeLast() }
-            // mp4mux builds an index-first file in a temporary file of its own: say where.
-            if sentence.hasSuffix("temporary file"), let folder = g_get_tmp_dir() { sentence += " in \(String(cString: folder))" }
             detail = lowercasedFirst(sentence)
         }
         let because = [detail, reason.map(lowercasedFirst)].compactMap { $0 }.joined(separator: ": ")
@@ -261,6 +395,14 @@ struct BusWatcher {
         }
         return best
     }
+
+    /// The factory name of the element `object` is, if it is one.
+    static func factory(of object: UnsafeMutablePointer<GstObject>?) -> String? {
+        gk_object_factory_name(object).map { String(cString: $0) }
+    }
+
+    /// A sentence without its final period, to go inside another.
+    static func sentence(_ s: String) -> String { s.hasSuffix(".") ? String(s.dropLast()) : s }
 
     static func lowercasedFirst(_ s: String) -> String {
         guard let first = s.first, first.isUppercase, !(s.dropFirst().first?.isUppercase ?? false) else { return s }

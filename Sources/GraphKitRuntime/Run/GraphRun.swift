@@ -104,6 +104,14 @@ public final class GraphRun: @unchecked Sendable {
         guard !started else { condition.unlock(); return }
         started = true
         condition.unlock()
+        // A graph whose output is one of its inputs (through a link, or under another name)
+        // would destroy it: refused before any file is made.
+        do {
+            try graph.fileRoles.check()
+        } catch {
+            publish(makeReport(status: .failed, wall: 0, error: error))
+            throw error
+        }
         for (spec, node) in nodes {
             do {
                 try node.prepare()
@@ -154,6 +162,43 @@ public final class GraphRun: @unchecked Sendable {
         } else {
             cancel()
         }
+    }
+
+    /// Stops the run as ``stop()`` does, and if it has not ended `deadline` after (work queued
+    /// upstream still draining: a long encode, a slow node), ends it at its sinks: every muxer
+    /// and sink gets end of stream straight away and finishes its file with what has reached
+    /// it. Either way the run is `stopped`, its files complete. What happens after the sinks have
+    /// their end (a muxer writing its index, copying a faststart file) is not cut short.
+    ///
+    /// Returns false when the run was not playing yet, and so is cancelled (see ``stop()``).
+    @discardableResult
+    public func stop(finishingWithin deadline: Duration) -> Bool {
+        var state = GST_STATE_VOID_PENDING
+        _ = gst_element_get_state(pipeline.raw, &state, nil, 0)
+        stop()
+        guard state == GST_STATE_PLAYING else { return false }
+        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+        Self.detach { [weak self] in
+            guard let self, report(waitingAtMost: seconds) == nil else { return }
+            logger.debug("the run had not ended \(seconds) s after it was stopped: ending the streams at the sinks")
+            pipeline.endStreamsAtSinks()
+        }
+        return true
+    }
+
+    /// Runs `body` on a thread of its own that nothing waits for.
+    private static func detach(_ body: @escaping @Sendable () -> Void) {
+        final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        guard pthread_create(&thread, nil, { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, context) == 0 else {
+            Unmanaged<Box>.fromOpaque(context).release()
+            return
+        }
+        pthread_detach(thread)
     }
 
     /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.
@@ -326,6 +371,12 @@ public final class GraphRun: @unchecked Sendable {
         }
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let report = makeReport(status: status, wall: wall, error: error)
+        // What a live source let go is missing from what the graph wrote: say where, and how much.
+        // (A display's frames not shown are its own business: what it shows beside has them.)
+        for site in report.drops where site.reason == .liveSourceAhead {
+            logger.warning("\(site.buffers) buffers dropped at \(site.edge ?? site.node): what \(site.node) feeds did not keep up with it (a live source drops rather than wait)",
+                           metadata: ["node": .string(site.node)])
+        }
         // Code blocked on an input wakes and throws the run's error.
         for (_, node) in nodes { (node as? AppSourceNode)?.input?.runEnded(error) }
         publish(report)
@@ -336,7 +387,8 @@ public final class GraphRun: @unchecked Sendable {
     /// is what a WAV header with no data chunk, or a stop before the first sample, comes to.
     private func emptyOutput() -> GraphError? {
         for (spec, node) in nodes {
-            guard let output = node.output, !graph.edges(into: spec.id).isEmpty,
+            let outputs = node.outputs
+            guard !outputs.isEmpty, !graph.edges(into: spec.id).isEmpty,
                   pipeline.statistics.nodeStatistics(spec).buffersIn == 0 else { continue }
             var from = BusWatcher.describe(upstreamOf: spec.id, graph: graph, nodes: nodes).map { " from \($0)" } ?? ""
             // A file that decoded to nothing without an error: its structure may say why.
@@ -344,20 +396,61 @@ public final class GraphRun: @unchecked Sendable {
                let diagnosis = ContainerDiagnosis.diagnose(path: input.path) {
                 from = " from \(input.name), which \(diagnosis.problem)"
             }
-            return GraphError(.runFailed, at: "node \"\(spec.id)\" (\(spec.descriptor.type), writing \"\(output.path)\")",
+            let writing = outputs.map { "\"\($0.path)\"" }.joined(separator: ", ")
+            return GraphError(.runFailed, at: "node \"\(spec.id)\" (\(spec.descriptor.type), writing \(writing))",
                               "nothing to write: no media reached it\(from)", node: spec.id)
         }
         return nil
     }
 
-    /// An MP4 cut short behind its index (an index-first file cut in half) decodes without an
-    /// error, to the point where it was cut: the run succeeds, and a warning says that the end
-    /// of the input is missing.
+    /// An input that ends short of what it states: the run succeeds with what it holds, and a
+    /// warning says so, with both figures (as ffmpeg warns of a partial file). An MP4 cut short
+    /// behind its index (an index-first file cut in half) decodes without an error to the cut;
+    /// a WAV whose data is shorter than its header says ends early; a file cut or rewritten in
+    /// place while it was read gives a short or mixed output.
     private func warnAboutInputsCutShort() {
+        var warned = Set<String>()
         for (nodeID, input) in InputFile.all(in: pipeline, nodes: nodes).sorted(by: { $0.key < $1.key }) {
             guard let diagnosis = ContainerDiagnosis.diagnose(path: input.path, indexOnly: true), diagnosis.cutShort else { continue }
             logger.warning("\(diagnosis.sentence(about: input.name)); only what it holds was read", metadata: ["node": .string(nodeID)])
+            warned.insert(nodeID)
         }
+        for (spec, node) in nodes where !warned.contains(spec.id) {
+            guard let reader = node as? any ReadsFile else { continue }
+            let name = node.mediaDescription ?? "node \"\(spec.id)\""
+            if let change = reader.changeSinceOpened() {
+                logger.warning("\(name) changed while the run read it (\(change)); what was written from it may be cut short or mixed",
+                               metadata: ["node": .string(spec.id)])
+                continue
+            }
+            guard let stated = reader.statedDuration?.seconds, stated.isFinite else { continue }
+            let decoded = pipeline.statistics.mediaSeconds(reaching: finals(downstreamOf: spec.id))
+            // Encoders round to their frames: a short input is short by more than that.
+            if decoded < stated - max(0.1, stated / 100) {
+                let words = "\(name) ended after \(Self.decimal(decoded)) s of the \(Self.decimal(stated)) s its header states "
+                    + "(a file cut short, or written short); only what it holds was read"
+                logger.warning("\(words)", metadata: ["node": .string(spec.id)])
+            }
+        }
+    }
+
+    /// The nodes with no connected output that `id` feeds, directly or through others.
+    private func finals(downstreamOf id: String) -> [String] {
+        var seen: Set<String> = [id], queue = [id], found: [String] = []
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            let edges = graph.edges(from: next)
+            if edges.isEmpty, next != id { found.append(next) }
+            for e in edges where seen.insert(e.to.node).inserted { queue.append(e.to.node) }
+        }
+        return found
+    }
+
+    /// `value` with two decimals, as printf's %.2f.
+    static func decimal(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fraction = abs(hundredths % 100)
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 
     private func publish(_ report: RunReport) {
@@ -374,7 +467,17 @@ public final class GraphRun: @unchecked Sendable {
         RunReport(status: status, wallSeconds: wall, mediaSeconds: pipeline.statistics.mediaSeconds(reaching: finals),
                   nodes: nodes.map { pipeline.statistics.nodeStatistics($0.spec) },
                   edges: pipeline.statistics.edgeStatistics(),
-                  outputs: nodes.compactMap { $0.node.output }, error: error)
+                  outputs: nodes.flatMap { Self.checked($0.node.outputs) }, error: error)
+    }
+
+    /// The outputs as their nodes report them, where one said to be complete is there: a file
+    /// that is not (removed since, by someone else) is reported as failed.
+    private static func checked(_ outputs: [OutputReport]) -> [OutputReport] {
+        outputs.map { output in
+            var output = output
+            if output.status == .completed, FileIdentity(path: output.path) == nil { output.status = .failed }
+            return output
+        }
     }
 }
 

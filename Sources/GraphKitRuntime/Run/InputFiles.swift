@@ -45,26 +45,12 @@ struct InputFile {
     /// The `location` of every `filesrc` in the pipeline, by the node it belongs to.
     private static func fileLocations(in pipeline: Pipeline) -> [String: String] {
         var found: [String: String] = [:]
-        guard let iterator = gst_bin_iterate_elements(pipeline.bin) else { return found }
-        defer { gst_iterator_free(iterator) }
-        var item = GValue()
-        defer { if item.g_type != 0 { g_value_unset(&item) } }
-        loop: while true {
-            switch gst_iterator_next(iterator, &item) {
-            case GST_ITERATOR_OK:
-                if let object = g_value_get_object(&item) {
-                    let element = object.assumingMemoryBound(to: GstElement.self)
-                    if factoryName(of: element) == "filesrc", let path = stringProperty(object, "location"),
-                       let node = pipeline.directory.node(owning: object.assumingMemoryBound(to: GstObject.self)) {
-                        found[node] = path
-                    }
-                }
-                g_value_reset(&item)
-            case GST_ITERATOR_RESYNC:
-                gst_iterator_resync(iterator)
-                found.removeAll()
-            default:
-                break loop
+        for element in pipeline.elements() {
+            defer { gst_object_unref(UnsafeMutableRawPointer(element)) }
+            let object = UnsafeMutableRawPointer(element)
+            if factoryName(of: element) == "filesrc", let path = stringProperty(object, "location"),
+               let node = pipeline.directory.node(owning: object.assumingMemoryBound(to: GstObject.self)) {
+                found[node] = path
             }
         }
         return found
@@ -84,4 +70,164 @@ struct InputFile {
         g_object_get_property(object.assumingMemoryBound(to: GObject.self), name, &value)
         return g_value_get_string(&value).map { String(cString: $0) }
     }
+}
+
+/// Who reads and who writes which file, for one run or one batch: every writer is checked
+/// against every reader and every other writer before anything runs, by what the paths lead to,
+/// not by their text. Two paths collide when they lead to one existing file (after following
+/// links: a symbolic or a hard link to an input is the input), or name one entry (the same name
+/// in the same folder, found through links: a file not made yet), or when a writer's temporary
+/// file (`.NAME.partial`, which a run replaces) would be a file that is read.
+public struct FileRoles: Sendable {
+    /// Where a name lives: the nearest folder on its path that exists (by identity), and the
+    /// rest of the path from there. Two paths to one place name one file, made or not.
+    public struct Place: Hashable, Sendable {
+        var folder: FileIdentity?
+        var rest: String
+
+        public init(of path: String) { self = FileRoles.place(of: path) }
+        init(folder: FileIdentity?, rest: String) {
+            self.folder = folder
+            self.rest = rest
+        }
+    }
+
+    struct Entry: Sendable {
+        var label: String
+        var path: String
+        var writes: Bool
+        var file: FileIdentity?
+        var place: Place
+        var temporary: Place?
+    }
+
+    private(set) var entries: [Entry] = []
+
+    public init() {}
+
+    /// `path` is read, as `label` says (`nodes.src.params.path`, `--set src.path`, the graph file).
+    /// `file` is the file read, when `path` is not how to reach it (a name shown escaped).
+    public mutating func reads(_ path: String, as label: String, file: FileIdentity? = nil) {
+        entries.append(Entry(label: label, path: path, writes: false, file: file ?? FileIdentity(path: path), place: Self.place(of: path)))
+    }
+
+    /// `path` is written, by the outputs' rule (a temporary file beside it, renamed over it).
+    public mutating func writes(_ path: String, as label: String) {
+        let (folder, name) = OutputFile.split(path)
+        let temporary = folder == "." ? OutputFile.temporaryName(for: name) : (folder == "/" ? "" : folder) + "/" + OutputFile.temporaryName(for: name)
+        entries.append(Entry(label: label, path: path, writes: true, file: FileIdentity(path: path), place: Self.place(of: path),
+                             temporary: Self.place(of: temporary)))
+    }
+
+    /// Every collision, each said at the writer: empty when every writer has a file of its own.
+    public var problems: [GraphError.Problem] {
+        var found: [GraphError.Problem] = []
+        for (i, writer) in entries.enumerated() where writer.writes {
+            for (j, other) in entries.enumerated() where j != i && (!other.writes || j < i) {
+                if let problem = Self.problem(writer, other) { found.append(problem) }
+            }
+        }
+        return found
+    }
+
+    /// The collisions of one more writer with every file here (in time linear in their number,
+    /// for a batch's summary against all its inputs and outputs).
+    public func problems(writing path: String, as label: String) -> [GraphError.Problem] {
+        var roles = FileRoles()
+        roles.writes(path, as: label)
+        return entries.compactMap { Self.problem(roles.entries[0], $0) }
+    }
+
+    private static func problem(_ writer: Entry, _ other: Entry) -> GraphError.Problem? {
+        guard let how = collision(writer, other) else { return nil }
+        let verb = other.writes ? "written" : "read"
+        let same = writer.path == other.path ? "" : " (\"\(other.path)\")"
+        let advice = other.writes ? "each output needs a file of its own" : "a run must not write over a file it reads"
+        return GraphError.Problem(writer.label, "\"\(writer.path)\" \(how) \(verb) by \(other.label)\(same): \(advice)")
+    }
+
+    /// Throws every collision (invalid graph, 65), before anything runs.
+    public func check() throws(GraphError) {
+        let problems = problems
+        if !problems.isEmpty { throw GraphError(.invalidGraph, problems) }
+    }
+
+    /// How `writer` and `other` meet: "is the file", "is the name"; nil when they do not. Two
+    /// writers meet only at one name: each replaces its name, so names that are links to one
+    /// file (which a hostile user can plant, and which the outputs' rule refuses) or hard links
+    /// to one file do not write one file.
+    private static func collision(_ writer: Entry, _ other: Entry) -> String? {
+        if other.writes {
+            if writer.place == other.place { return writer.path == other.path ? "is also" : "is the same file as the one" }
+            if writer.place == other.temporary { return "is the temporary name of the file" }
+            if writer.temporary == other.place { return "would have its temporary file replace the file" }
+            return nil
+        }
+        if let file = writer.file, file == other.file {
+            return writer.path == other.path ? "is also" : "is, through a link, the file"
+        }
+        if writer.place == other.place { return writer.path == other.path ? "is also" : "is the same file as the one" }
+        if let temporary = writer.temporary, !other.writes, temporary == other.place {
+            return "would have its temporary file replace the file"
+        }
+        return nil
+    }
+
+    /// The place of `path`: its folder as it is found (links followed), or, for a folder not
+    /// made yet, the nearest one that exists and the rest of the path, worked out as text.
+    static func place(of path: String) -> Place {
+        let (folder, name) = OutputFile.split(path)
+        if let identity = FileIdentity(path: folder) { return Place(folder: identity, rest: name) }
+        var parts = OutputFile.absolute(path).split(separator: "/").map(String.init)
+        var rest: [String] = []
+        while let last = parts.popLast() {
+            rest.insert(last, at: 0)
+            if let identity = FileIdentity(path: "/" + parts.joined(separator: "/")) {
+                return Place(folder: identity, rest: rest.joined(separator: "/"))
+            }
+        }
+        return Place(folder: nil, rest: rest.joined(separator: "/"))
+    }
+}
+
+extension Graph {
+    /// A file a node's parameter names: written (a parameter declared `writesFile`) or read (any
+    /// other path parameter: a source's file, an overlay's image).
+    public struct FileParameter: Sendable {
+        public var node: String
+        public var parameter: String
+        public var path: String
+        public var writes: Bool
+    }
+
+    /// Every file the graph's nodes read or write, in the graph's order.
+    public var fileParameters: [FileParameter] {
+        nodes.flatMap { node in
+            node.descriptor.parameters.compactMap { declaration -> FileParameter? in
+                guard case .string(let format) = declaration.kind, format == .path || declaration.writesFile,
+                      case .string(let path)? = node.parameters[declaration.name] else { return nil }
+                return FileParameter(node: node.id, parameter: declaration.name, path: path, writes: declaration.writesFile)
+            }
+        }
+    }
+
+    /// The graph's own readers and writers, each at its place in the graph.
+    public var fileRoles: FileRoles {
+        var roles = FileRoles()
+        for f in fileParameters {
+            let label = "nodes.\(f.node).params.\(f.parameter)"
+            if f.writes { roles.writes(f.path, as: label) } else { roles.reads(f.path, as: label) }
+        }
+        return roles
+    }
+}
+
+/// A node that reads a file it opened itself (`source.file`): after a completed run, the engine
+/// warns when less media came out of it than the file states, or when the file changed while it
+/// was read (cut or rewritten in place), since either leaves a short output that looks complete.
+public protocol ReadsFile: Node {
+    /// The length the file's header states, when it states one exactly (a WAV's data chunk).
+    var statedDuration: MediaTime? { get }
+    /// How the file changed since it was opened, in words, or nil when it did not.
+    func changeSinceOpened() -> String?
 }

@@ -69,3 +69,74 @@ final class Pipeline: @unchecked Sendable {
         }
     }
 }
+
+extension Pipeline {
+    /// Sends end of stream straight into every muxer and every other sink, not from the
+    /// sources: each file is finished with what has reached it, whatever is still being worked
+    /// on upstream (a long encode a stop would otherwise wait for). A sink fed by a muxer gets
+    /// its end from the muxer, after the muxer has written its index. Each send may wait for the
+    /// buffer going into that pad, never for work upstream of it.
+    func endStreamsAtSinks() {
+        for element in elements() {
+            defer { gst_object_unref(UnsafeMutableRawPointer(element)) }
+            let isSink = element.pointee.object.flags & GST_ELEMENT_FLAG_SINK.rawValue != 0
+            guard Self.isMuxer(element) || (isSink && !fedByMuxer(element)) else { continue }
+            for pad in sinkPads(of: element) {
+                gst_pad_send_event(pad, gst_event_new_eos())
+                gst_object_unref(UnsafeMutableRawPointer(pad))
+            }
+        }
+    }
+
+    /// Every element of the pipeline, nested ones too, each with a reference the caller releases.
+    func elements() -> [UnsafeMutablePointer<GstElement>] {
+        Self.collect(gst_bin_iterate_recurse(bin), GstElement.self)
+    }
+
+    /// The element's sink pads, each with a reference the caller releases.
+    private func sinkPads(of element: UnsafeMutablePointer<GstElement>) -> [UnsafeMutablePointer<GstPad>] {
+        Self.collect(gst_element_iterate_sink_pads(element), GstPad.self)
+    }
+
+    /// What a GStreamer iterator gives, each with a reference the caller releases (taken again
+    /// from the start if the iterated set changes meanwhile).
+    private static func collect<T>(_ iterator: UnsafeMutablePointer<GstIterator>?, _ type: T.Type) -> [UnsafeMutablePointer<T>] {
+        var found: [UnsafeMutablePointer<T>] = []
+        guard let iterator else { return found }
+        defer { gst_iterator_free(iterator) }
+        var item = GValue()
+        defer { if item.g_type != 0 { g_value_unset(&item) } }
+        loop: while true {
+            switch gst_iterator_next(iterator, &item) {
+            case GST_ITERATOR_OK:
+                if let object = g_value_dup_object(&item) { found.append(object.assumingMemoryBound(to: T.self)) }
+                g_value_reset(&item)
+            case GST_ITERATOR_RESYNC:
+                for o in found { gst_object_unref(UnsafeMutableRawPointer(o)) }
+                found.removeAll()
+                gst_iterator_resync(iterator)
+            default:
+                break loop
+            }
+        }
+        return found
+    }
+
+    private func fedByMuxer(_ element: UnsafeMutablePointer<GstElement>) -> Bool {
+        let pads = sinkPads(of: element)
+        defer { for pad in pads { gst_object_unref(UnsafeMutableRawPointer(pad)) } }
+        return pads.contains { pad in
+            guard let peer = gst_pad_get_peer(pad) else { return false }
+            defer { gst_object_unref(UnsafeMutableRawPointer(peer)) }
+            guard let parent = gst_pad_get_parent_element(peer) else { return false }
+            defer { gst_object_unref(UnsafeMutableRawPointer(parent)) }
+            return Self.isMuxer(parent)
+        }
+    }
+
+    private static func isMuxer(_ element: UnsafeMutablePointer<GstElement>) -> Bool {
+        guard let factory = gst_element_get_factory(element),
+              let klass = gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) else { return false }
+        return String(cString: klass).contains("Muxer")
+    }
+}

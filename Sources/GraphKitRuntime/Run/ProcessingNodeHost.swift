@@ -48,7 +48,20 @@ struct ProcessingNodeHost {
             }
         }
         defer { gst_object_unref(UnsafeMutableRawPointer(watched)) }
-        try builder.expose(input: "in", entry)
+        // The input takes what the node declares, and nothing else: a converter upstream
+        // (decode's) negotiates a format it takes; a format that nothing converts fails the run
+        // where it enters, naming the node (never bytes of one format read as another: 32-bit
+        // floats taken for 16-bit samples played 7 to 10 dB loud and a third as long).
+        let declared = d.input("in")!.formats
+        var takes: Element?
+        if let caps = declared.capsString {
+            let filter = try builder.make("capsfilter", name: "takes", ["caps": caps])
+            try builder.link(filter, entry)
+            try builder.expose(input: "in", filter)
+            takes = filter
+        } else {
+            try builder.expose(input: "in", entry)
+        }
         let inputPad = try staticPad(entry, "sink")
         defer { gst_object_unref(UnsafeMutableRawPointer(inputPad)) }
         let gate = EmitGate()
@@ -66,6 +79,17 @@ struct ProcessingNodeHost {
         }
         node.attach(host)
         let step = Step(node: node, id: context.id, element: entry.raw, host: host, endsHere: flow == .consume, failures: failures, gate: gate)
+        if let takes {
+            let pad = try staticPad(takes, "sink")
+            defer { gst_object_unref(UnsafeMutableRawPointer(pad)) }
+            let check = InputCheck(step: step, declared: declared)
+            let id = gk_pad_add_transform(pad, nil, { ctx, kind, caps in
+                if kind == 0, let caps { Unmanaged<InputCheck>.fromOpaque(ctx!).takeUnretainedValue().check(caps) }
+            }, Unmanaged.passRetained(check).toOpaque(), { ctx in
+                Unmanaged<InputCheck>.fromOpaque(ctx!).release()
+            })
+            pipeline.callbacks.adopt(probe: id, on: pad)
+        }
         // The probe counts too: every buffer arriving at the node's input (an identity passes on
         // what it receives, so its output pad sees the same ones), and what a passing node sends
         // on from its output.
@@ -119,7 +143,7 @@ struct ProcessingNodeHost {
     }
 
     /// The probe's context: the node and what it needs on the streaming thread.
-    private final class Step: @unchecked Sendable {
+    fileprivate final class Step: @unchecked Sendable {
         let node: any ProcessingNode
         let id: String
         let element: UnsafeMutablePointer<GstElement>
@@ -187,6 +211,28 @@ struct ProcessingNodeHost {
             failures.record(e, node: id)
             gk_element_post_error(element, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), e.message, nil)
         }
+    }
+}
+
+/// Each format arriving at a Swift node's input, checked against what it declares before the
+/// caps filter there refuses it: the run fails with the node's own error, which says what it
+/// takes and what it was given (the filter's refusal alone would be a bare "not negotiated"
+/// from whatever pushed).
+private final class InputCheck: @unchecked Sendable {
+    let step: ProcessingNodeHost.Step
+    let declared: FormatSet
+
+    init(step: ProcessingNodeHost.Step, declared: FormatSet) {
+        self.step = step
+        self.declared = declared
+    }
+
+    func check(_ caps: UnsafeMutablePointer<GstCaps>) {
+        let format = GStreamer.format(from: caps)
+        if let format, declared.contains(format) { return }
+        let given = format.map { "\($0)" } ?? GStreamer.describe(caps)
+        step.fail(GraphError(.runFailed, "its input takes \(declared), and was given \(given), which nothing before it converts "
+                             + "(decode converts to what its sampleFormat, sampleRate, channels and pixelFormat say)", node: step.id))
     }
 }
 

@@ -8,6 +8,10 @@ import MediaContainers
 /// audiowaveform JSON/.dat data and PNG/SVG pictures when the stream ends. Memory grows with the
 /// number of bins, never with the number of samples, so it works inside a live recording.
 ///
+/// Each file is made when the run starts and written through its descriptor when the stream
+/// ends (``OutputFile``: never reopened by name), then renamed into place if the run succeeds.
+/// The run reports each file it writes (``Node/outputs``).
+///
 /// Example:
 /// ```json
 /// "wave": { "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }
@@ -56,17 +60,18 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     )
 
     let context: NodeContext
-    let outputs: [(kind: String, file: OutputFile)]
+    let files: [(kind: String, file: OutputFile)]
     private let lock = Lock()
     private var reducer: WaveformReducer?
     private var format: MediaFormat.PCMFormat?
     private var host: ProcessingHost?
     private var emittedBins = 0
     private var written: [String] = []
+    private var status: [String: OutputReport.Status] = [:]
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
-        outputs = Self.files.compactMap { file in
+        files = Self.files.compactMap { file in
             context.parameters[file].map { (file.name, OutputFile(path: $0, location: context.location(parameter: file.name), node: context.id)) }
         }
     }
@@ -74,7 +79,14 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     public func attach(_ host: ProcessingHost) { self.host = host }
 
     public func prepare() throws(GraphError) {
-        for (_, file) in outputs { try file.prepare() }
+        for (kind, file) in files {
+            try file.prepare()
+            lock.withLock { status[kind] = .writing }
+        }
+    }
+
+    public var outputs: [OutputReport] {
+        lock.withLock { files.map { OutputReport(node: context.id, path: $0.file.path, status: status[$0.kind] ?? .unknown) } }
     }
 
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
@@ -145,36 +157,15 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
                                         waveColor: .init(hex: p[Self.waveColor]) ?? .init(hex: Self.defaultWaveColor) ?? .black,
                                         backgroundColor: .init(hex: p[Self.backgroundColor]) ?? .init(hex: Self.defaultBackgroundColor) ?? .black,
                                         style: p[Self.style])
-        for (kind, file) in outputs {
-            let temp = file.temporary
+        for (kind, file) in files {
+            let write = { (bytes: [UInt8]) throws(GraphError) in try file.write(bytes) }
             switch kind {
-            case "json": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeJSON(out) }
-            case "dat": try write(to: temp, kind) { (out) throws(GraphError) in try data.encodeDat(out) }
-            case "png": try write(to: temp, kind) { (out) throws(GraphError) in try renderer.encodePNG(data, out) }
-            default: try write(to: temp, kind) { (out) throws(GraphError) in try renderer.encodeSVG(data, out) }
+            case "json": try data.encodeJSON(write)
+            case "dat": try data.encodeDat(write)
+            case "png": try renderer.encodePNG(data, write)
+            default: try renderer.encodeSVG(data, write)
             }
             written.append(kind)
-        }
-    }
-
-    /// Writes a file through `body`, which hands over its bytes a chunk at a time.
-    private func write(to url: URL, _ kind: String, _ body: (([UInt8]) throws(GraphError) -> Void) throws(GraphError) -> Void) throws(GraphError) {
-        let fail = { (reason: String) in
-            GraphError(.outputUnwritable, at: self.context.location(parameter: kind), "cannot write \"\(url.path)\": \(reason)", node: self.context.id)
-        }
-        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw fail(String(cString: strerror(errno))) }
-        defer { close(fd) }
-        try body { (bytes) throws(GraphError) in
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw fail(String(cString: strerror(errno)))
-                }
-                offset += n
-            }
         }
     }
 
@@ -200,12 +191,21 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         lock.lock()
         let done = written
         lock.unlock()
-        for (kind, file) in outputs {
+        var firstError: GraphError?
+        for (kind, file) in files {
+            var final: OutputReport.Status = outcome == .cancelled ? .cancelled : .failed
             if (outcome == .completed || outcome == .stopped) && done.contains(kind) {
-                try file.commit()
+                do {
+                    try file.commit()
+                    final = .completed
+                } catch {
+                    if firstError == nil { firstError = error }
+                }
             } else {
                 file.discard()
             }
+            lock.withLock { if status[kind] != nil { status[kind] = final } }
         }
+        if let firstError { throw firstError }
     }
 }

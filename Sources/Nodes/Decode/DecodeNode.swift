@@ -20,8 +20,21 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         summary: "Demuxes and decodes a media file to PCM audio and raw video",
         inputs: [PortDescriptor("in", .container, help: "a media file's bytes, from source.file")],
         outputs: [
-            PortDescriptor("audio", .pcm(), presence: .sometimes, help: "the audio track selected by track, as PCM"),
-            PortDescriptor("video", .rawVideo(), presence: .sometimes, help: "the first video track, as raw frames"),
+            // What each output carries follows from the parameters, so that the loader refuses
+            // a graph whose decode gives what a node downstream cannot take, at the parameter.
+            PortDescriptor("audio", .pcm(), presence: .sometimes,
+                           carries: .decided(by: [.sampleFormat: sampleFormat, .sampleRate: sampleRate, .channels: channels]) { p in
+                               let formats: Set<SampleFormat> = switch p[DecodeNode.sampleFormat] {
+                               case .auto: [.s16le, .f32le]
+                               case .value(let f): [f]
+                               }
+                               return .pcm(formats, sampleRates: p[DecodeNode.sampleRate].map { $0...$0 } ?? 1...768_000,
+                                           channels: p[DecodeNode.channels].map { $0...$0 } ?? 1...64)
+                           },
+                           help: "the audio track selected by track, as PCM"),
+            PortDescriptor("video", .rawVideo(), presence: .sometimes,
+                           carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[DecodeNode.pixelFormat]]) },
+                           help: "the first video track, as raw frames"),
         ],
         parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
@@ -63,32 +76,23 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         // it (gk_bin_keep_errors), so a truncated MP4 fails instead of stalling.
         try bin.expose(input: "in", decodebin)
 
-        var audioEntry: Element?
+        var audio: AudioBranch?
         var trim: AudioTrim?
         var orientation: OrientationStatement?
         if context.connectedOutputs.contains("audio") {
-            let formats = switch p[Self.sampleFormat] {
-            case .auto: "{ S16LE, F32LE }"
-            case .value(let f): "(string)\(f.gstName)"
-            }
-            var caps = "audio/x-raw, format=\(formats), layout=(string)interleaved"
-            if let rate = p[Self.sampleRate] { caps += ", rate=(int)\(rate)" }
-            if let channels = p[Self.channels] { caps += ", channels=(int)\(channels)" }
             // No dither: float to 16-bit is a plain conversion, as a reader of samples expects.
+            // The converter is linked to the output when the stream appears (DecodedAudio):
+            // a stream it cannot take goes straight there, or is refused.
             let convert = try bin.make("audioconvert", ["dithering": "none"])
-            let filter = try bin.makeCapsFilter(caps)
-            if p[Self.sampleRate] != nil {
-                try bin.link(convert, try bin.make("audioresample"), filter)
-            } else {
-                try bin.link(convert, filter)  // the file's own rate: nothing to resample
-            }
+            let resample = p[Self.sampleRate] != nil ? try bin.make("audioresample") : nil
+            if let resample { try bin.link(convert, resample) }  // else the file's own rate: nothing to resample
+            let filter = try bin.makeCapsFilter("audio/x-raw")
             try bin.expose(output: "audio", filter)
             filter.presentTimes()
-            audioEntry = convert
             // An MP4's sound track decodes to exactly its edit list's (or gapless tag's)
             // samples, trimmed here rather than by the demuxer (MP4AudioEdit says why).
             trim = AudioTrim()
-            convert.trimAudio(trim!)
+            audio = AudioBranch(convert: convert, converted: resample ?? convert, filter: filter, trim: trim!)
         }
         var videoEntry: Element?
         if context.connectedOutputs.contains("video") {
@@ -132,21 +136,28 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         }
 
         let track = p[Self.track]
-        let (audioBranch, videoBranch) = (audioEntry, videoEntry)
+        let (audioBranch, videoBranch) = (audio, videoEntry)
         decodebin.onPadAdded { [self] pad in
             let type = pad.mediaType ?? ""
             lock.lock()
-            var target: Element?
+            var target: Element?, audioTarget: AudioBranch?
             if type.hasPrefix("audio/") {
-                if audioSeen == track, let audioBranch { target = audioBranch; audioLinked = true }
+                if audioSeen == track, let audioBranch { audioTarget = audioBranch; audioLinked = true }
                 audioSeen += 1
             } else if type.hasPrefix("video/") {
                 if videoSeen == 0, let videoBranch { target = videoBranch; videoLinked = true }
                 videoSeen += 1
             }
             lock.unlock()
-            if let target {
-                if !pad.link(to: target) { decodebin.postError("cannot link the decoded \(type) stream") }
+            if let audioTarget {
+                let input = context.inputDescriptions["in"] ?? "the input"
+                let route = DecodedAudio.route(pad.audioShape, sampleFormat: p[Self.sampleFormat], sampleRate: p[Self.sampleRate],
+                                               channels: p[Self.channels], input: input)
+                if let failure = audioTarget.link(pad, route) { decodebin.postError(failure) }
+            } else if let target {
+                // Linked whatever the caps: a format nothing downstream takes is then refused as it
+                // arrives, and the run names the node that refuses it.
+                if !pad.link(to: target, checkingCaps: false) { decodebin.postError("cannot link the decoded \(type) stream") }
             } else {
                 discard(pad)
             }
@@ -162,6 +173,35 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             } else if videoBranch != nil, !vLinked {
                 decodebin.postError("\(input) has no video track")
             }
+        }
+    }
+
+    /// The audio output's elements: a converter (and a resampler when a rate is asked for)
+    /// and the caps filter that is the output, linked to the decoded stream as it appears.
+    private struct AudioBranch: Sendable {
+        let convert: Element
+        /// The last of the converting elements (the resampler, or the converter).
+        let converted: Element
+        let filter: Element
+        let trim: AudioTrim
+
+        /// Links the decoded stream's `pad` by `route`; the failure to post, if any.
+        func link(_ pad: Pad, _ route: DecodedAudio) -> String? {
+            let entry: Element
+            switch route {
+            case .refuse(let why):
+                return why
+            case .convert(let caps):
+                try? filter.set("caps", caps)
+                guard converted.link(to: filter) else { return "cannot link the audio converter to the output" }
+                entry = convert
+            case .direct(let caps):
+                try? filter.set("caps", caps)
+                entry = filter
+            }
+            entry.trimAudio(trim)
+            entry.completeChannelMask()
+            return pad.link(to: entry, checkingCaps: false) ? nil : "cannot link the decoded audio stream"
         }
     }
 

@@ -17,7 +17,7 @@ public final class CropNode: ElementNode, @unchecked Sendable {
         category: .effect,
         summary: "Crops video to an aspect ratio (centred) or a rectangle",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
-        outputs: [PortDescriptor("out", .rawVideo(), help: "the cropped frames")],
+        outputs: [PortDescriptor("out", .rawVideo(), carries: .input("in"), help: "the cropped frames")],
         parameters: [aspect] + rectangle,
         rules: [.oneOf([aspect], rectangle)],
         example: #"{ "type": "effect.crop", "params": { "aspect": "3:4" } }"#

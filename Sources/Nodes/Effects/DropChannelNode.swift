@@ -18,7 +18,7 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
         category: .effect,
         summary: "Zeroes one colour channel of BGRA/RGBA video",
         inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
-        outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), help: "the same frames without that channel")],
+        outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), carries: .input("in"), help: "the same frames without that channel")],
         parameters: [channel],
         example: #"{ "type": "effect.dropChannel", "params": { "channel": "green" } }"#
     )

@@ -20,7 +20,7 @@ public final class GainNode: ProcessingNode, @unchecked Sendable {
         category: .effect,
         summary: "Audio gain, linear or in decibels",
         inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
-        outputs: [PortDescriptor("out", .pcm(), help: "the same PCM, scaled")],
+        outputs: [PortDescriptor("out", .pcm(), carries: .input("in"), help: "the same PCM, scaled")],
         parameters: [gain, db],
         rules: [.exclusive(gain, db)],
         example: #"{ "type": "effect.gain", "params": { "db": 6 } }"#

@@ -19,7 +19,7 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
         category: .effect,
         summary: "BT.601 grayscale of BGRA/RGBA video",
         inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
-        outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), help: "gray frames, alpha kept")],
+        outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), carries: .input("in"), help: "gray frames, alpha kept")],
         example: #"{ "type": "effect.grayscale" }"#
     )
 

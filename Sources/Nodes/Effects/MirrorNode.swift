@@ -20,7 +20,7 @@ public final class MirrorNode: ProcessingNode, @unchecked Sendable {
         category: .effect,
         summary: "Mirrors video horizontally or vertically (BGRA, RGBA, I420, NV12)",
         inputs: [PortDescriptor("in", .rawVideo(), help: "BGRA, RGBA, I420 or NV12 frames")],
-        outputs: [PortDescriptor("out", .rawVideo(), help: "mirrored frames, in the input's format")],
+        outputs: [PortDescriptor("out", .rawVideo(), carries: .input("in"), help: "mirrored frames, in the input's format")],
         parameters: [axis],
         example: #"{ "type": "effect.mirror", "params": { "axis": "horizontal" } }"#
     )

@@ -17,7 +17,7 @@ public final class OverlayNode: ElementNode, @unchecked Sendable {
         category: .effect,
         summary: "Text, timestamp, frame number or a PNG watermark over video",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
-        outputs: [PortDescriptor("out", .rawVideo(), help: "frames with the overlay")],
+        outputs: [PortDescriptor("out", .rawVideo(), carries: .input("in"), help: "frames with the overlay")],
         parameters: [show, text, image, halign, valign, fontSize],
         rules: [
             .when(.equals(show, .image), require: .given(image), because: "the PNG to draw"),

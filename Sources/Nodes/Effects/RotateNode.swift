@@ -15,7 +15,7 @@ public final class RotateNode: ElementNode, @unchecked Sendable {
         category: .effect,
         summary: "Rotates video by 90, 180 or 270 degrees clockwise",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
-        outputs: [PortDescriptor("out", .rawVideo(), help: "rotated frames")],
+        outputs: [PortDescriptor("out", .rawVideo(), carries: .input("in"), help: "rotated frames")],
         parameters: [degrees],
         example: #"{ "type": "effect.rotate", "params": { "degrees": "90" } }"#
     )

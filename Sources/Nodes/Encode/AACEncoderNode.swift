@@ -13,7 +13,7 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         type: "encode.aac",
         category: .encode,
         summary: "Encodes PCM audio to AAC-LC",
-        inputs: [PortDescriptor("in", .pcm(), help: "PCM audio")],
+        inputs: [PortDescriptor("in", .pcm(channels: 1...63), help: "PCM audio (GStreamer's converter, which mixes and resamples first, takes at most 63 channels)")],
         outputs: [PortDescriptor("out", .aac, help: "AAC access units, for sink.mp4")],
         parameters: [bitrate, encoder, sampleRate, channels],
         example: #"{ "type": "encode.aac", "params": { "bitrate": 96000 } }"#
@@ -36,15 +36,24 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let convert = try bin.make("audioconvert")
+        // GStreamer 1.22's audioconvert takes at most 63 channels (with 64 it fails an assertion
+        // and the process crashes): the input is held to that, and the check below fires first.
+        let converterChannels = 63
+        let input = try bin.makeCapsFilter("audio/x-raw, channels=(int)[ 1, \(converterChannels) ]")
         // GStreamer 1.22's avenc_aac takes at most 6 channels (voaacenc 2), and audioconvert
         // would mix 7.1 down to 5.1 without a word: more channels than the encoder takes fail
         // the run instead, saying how to mix down on purpose.
         let name = p[Self.encoder].rawValue, most = p[Self.encoder] == .avenc_aac ? 6 : 2
         let mixesDown = (p[Self.channels] ?? Int.max) <= most
-        convert.onInputFormat { [convert] format in
-            guard case .pcm(let pcm) = format, pcm.channels > most, !mixesDown else { return }
-            convert.postError("\(pcm.channels)-channel audio cannot be encoded: \(name) takes 1 to \(most) channels; "
-                              + "mix it down first (decode's \"channels\" parameter, for example \(most == 2 ? "2" : "2 or \(most)"))")
+        input.onInputFormat { [input] format in
+            guard case .pcm(let pcm) = format, pcm.channels > most, !mixesDown || pcm.channels > converterChannels else { return }
+            if pcm.channels > converterChannels {
+                input.postError("\(pcm.channels)-channel audio cannot be encoded: \(name) takes 1 to \(most) channels, and audio of "
+                                + "more than \(converterChannels) channels cannot be mixed down (GStreamer's converter takes at most \(converterChannels))")
+            } else {
+                input.postError("\(pcm.channels)-channel audio cannot be encoded: \(name) takes 1 to \(most) channels; "
+                                + "mix it down first (decode's \"channels\" parameter, for example \(most == 2 ? "2" : "2 or \(most)"))")
+            }
         }
         let encoder: Element
         switch p[Self.encoder] {
@@ -52,10 +61,14 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
             // FFmpeg's encoder forces mid/side stereo by default, and FFmpeg 5.1 gets it wrong:
             // every stereo file decodes as (L-R)/2 and (L+R)/2. Without forcing, it chooses
             // per band and the channels come out as they went in.
-            encoder = try bin.make("avenc_aac", name: "encoder", ["bitrate": p[Self.bitrate], "aac-ms": false])
+            encoder = try bin.make("avenc_aac", name: "encoder", ["bitrate": p[Self.bitrate], "aac-ms": false, "perfect-timestamp": true])
         case .voaacenc:
-            encoder = try bin.make("voaacenc", name: "encoder", ["bitrate": p[Self.bitrate]])
+            encoder = try bin.make("voaacenc", name: "encoder", ["bitrate": p[Self.bitrate], "perfect-timestamp": true])
         }
+        // Stamped from the samples it took (perfect-timestamp), not from its input's stamps:
+        // those jitter (Matroska's are to the millisecond) and the encoder would follow them,
+        // making its output's span, and so the priming measured from it, off by the jitter of
+        // the last buffer (1,037 for 1,024 from a FLAC in Matroska).
         // The priming it adds, measured, so that sink.mp4 writes an edit list (gapless).
         encoder.measureEncoderDelay()
         // AAC takes 7.35 to 96 kHz, and only the standard rates between: audio at another rate
@@ -68,11 +81,11 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
             var caps = "audio/x-raw"
             if let rate = p[Self.sampleRate] { caps += ", rate=(int)\(rate)" }
             if let channels = p[Self.channels] { caps += ", channels=(int)\(channels)" }
-            try bin.link(convert, resample, try bin.makeCapsFilter(caps), encoder)
+            try bin.link(input, convert, resample, try bin.makeCapsFilter(caps), encoder)
         } else {
-            try bin.link(convert, resample, encoder)
+            try bin.link(input, convert, resample, encoder)
         }
-        try bin.expose(input: "in", convert)
+        try bin.expose(input: "in", input)
         try bin.expose(output: "out", encoder)
     }
 }

@@ -12,6 +12,11 @@ import MediaContainers
 /// name. With `fragmentInterval` the file is written under its name from the start, so a crash
 /// keeps every fragment written (`movieFragmentInterval`).
 ///
+/// The file is written through a descriptor (``OutputFile``): `mp4mux ! fdsink`, never a
+/// `filesink` given a name, and with `faststart` the muxer's media waits in a file with no name
+/// in the output's folder (not `qtmux-*` in `$TMPDIR`): a full output disk shows as it fills,
+/// and nothing is left behind whatever ends the run, `kill -9` included.
+///
 /// A finished file's index then gets what GStreamer's writer leaves out (``MP4Index``): an AAC
 /// track's edit list from its measured encoder delay (gapless: decoders give back the input's
 /// samples, aligned) and a video track's display matrix from its orientation tag.
@@ -45,6 +50,10 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     let context: NodeContext
     let path: String
     let fragmentInterval: Double
+    let file: OutputFile
+    private var sink: Element?
+    private var mux: Element?
+    private var faststart = false
     private let lock = Lock()
     private var status: OutputReport.Status = .unknown
     private var indexEdits = MP4Index.Edits()
@@ -53,9 +62,9 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         self.context = context
         path = try context.parameters.value(Self.path)
         fragmentInterval = context.parameters[Self.fragmentInterval]
+        file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
     }
 
-    var file: OutputFile { OutputFile(path: path, location: context.location(parameter: "path"), node: context.id) }
     var writesInPlace: Bool { fragmentInterval > 0 }
 
     public var output: OutputReport? {
@@ -83,10 +92,14 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         if writesInPlace {
             try mux.set("fragment-duration", Int(fragmentInterval * 1000))
         } else {
-            try mux.set("faststart", context.parameters[Self.faststart])
+            faststart = context.parameters[Self.faststart]
+            try mux.set("faststart", faststart)
         }
-        let sink = try bin.make("filesink", name: "filesink", ["location": (writesInPlace ? file.target : file.temporary).path])
+        // The descriptor is set when the file is made (prepare), before the pipeline starts.
+        let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
+        self.mux = mux
+        self.sink = sink
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: "\(port)_%u", from: mux)
             // GStreamer's muxer writes samples out of time order into an index no player reads
@@ -106,6 +119,15 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
 
     public func prepare() throws(GraphError) {
         try file.prepare(inPlace: writesInPlace)
+        do throws(GraphError) {
+            try sink?.set("fd", file.descriptor)
+            // mp4mux opens its faststart file by name, with fopen: the name given is one that
+            // only this process can resolve, to the unnamed file.
+            if faststart { try mux?.set("faststart-file", try file.scratchFile()) }
+        } catch {
+            file.discard()
+            throw error
+        }
         lock.lock()
         status = .writing
         lock.unlock()
@@ -144,7 +166,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         let edits = indexEdits
         lock.unlock()
         do {
-            try MP4Index.apply(edits, toFileAt: file.temporary.path)
+            try MP4Index.apply(edits, toFileDescriptor: file.descriptor)
         } catch {
             file.discard()
             throw GraphError(.outputUnwritable, at: file.location,

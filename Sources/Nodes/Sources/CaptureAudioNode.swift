@@ -14,7 +14,12 @@ public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable 
         type: "capture.audio",
         category: .source,
         summary: "Microphone or a test signal, as 16-bit PCM",
-        outputs: [PortDescriptor("out", .pcm([.s16le]), help: "interleaved S16LE PCM at sampleRate and channels")],
+        outputs: [PortDescriptor("out", .pcm([.s16le]),
+                                 carries: .decided(by: [.sampleRate: sampleRate, .channels: channels]) { p in
+                                     let (rate, channels) = (p[CaptureAudioNode.sampleRate], p[CaptureAudioNode.channels])
+                                     return .pcm([.s16le], sampleRates: rate...rate, channels: channels...channels)
+                                 },
+                                 help: "interleaved S16LE PCM at sampleRate and channels")],
         parameters: [device, wave, frequency, sampleRate, channels, duration, live],
         unboundedWhen: .equals(duration, 0),
         example: #"{ "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }"#

@@ -19,7 +19,8 @@ public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable 
         type: "capture.video",
         category: .source,
         summary: "Camera or a moving test pattern, as raw frames",
-        outputs: [PortDescriptor("out", .rawVideo(), help: "raw frames of width × height at fps, in pixelFormat")],
+        outputs: [PortDescriptor("out", .rawVideo(), carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[CaptureVideoNode.pixelFormat]]) },
+                                 help: "raw frames of width × height at fps, in pixelFormat")],
         parameters: [device, pattern, width, height, fps, duration, pixelFormat, live],
         unboundedWhen: .equals(duration, 0),
         example: #"{ "type": "capture.video", "params": { "width": 720, "height": 1280, "fps": 30, "duration": 10 } }"#

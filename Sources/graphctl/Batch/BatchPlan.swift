@@ -14,16 +14,21 @@ struct PlannedInput: Sendable {
 
     /// Whether every output is there under its final name. Outputs are written under a
     /// temporary name and renamed when complete, so one that is there is complete: a run killed
-    /// half-way (even by SIGKILL) leaves only its `.name.partial`. An input that writes no file
-    /// is never done.
+    /// half-way (even by SIGKILL) leaves only its `.name.partial`. A symbolic link there is not
+    /// an output (someone else's, unless links are followed). An input that writes no file is
+    /// never done.
     var isDone: Bool {
-        !outputs.isEmpty && outputs.allSatisfy(InputList.isRegularFile)
+        !outputs.isEmpty && outputs.allSatisfy { path in
+            var st = stat()
+            let found = OutputFile.followsSymbolicLinks ? stat(path, &st) : lstat(path, &st)
+            return found == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        }
     }
 
     /// Removes temporary files a killed run left for these outputs.
     func removePartials() {
         for path in outputs {
-            OutputFile(path: path, location: "", node: "").discard()
+            OutputFile(path: path, location: "", node: "").removeLeftovers()
         }
     }
 }
@@ -32,10 +37,22 @@ enum BatchPlan {
     /// How many inputs' problems are printed before the rest are counted.
     static let shownProblems = 10
 
+    /// What every input reads besides its own files: the graph file, the plugins, the
+    /// manifests; and the summary the batch writes.
+    struct SharedFiles {
+        var graphFile: String
+        var plugins: [LoadedPlugin]
+        var manifests: [String]
+        var summary: String?
+    }
+
     /// Plans every input, or throws every problem found (65): a `--map` that gives a parameter
-    /// a value it cannot take, for a named input, or two inputs that would write the same file.
-    static func make(inputs: [BatchInput], graphFile: String, bytes: [UInt8], loader: GraphLoader,
+    /// a value it cannot take, for a named input; two inputs that would write the same file; a
+    /// file written that some input, the graph file, a plugin or a manifest is (by what the
+    /// paths lead to: a link or another name for an input is that input); the summary among them.
+    static func make(inputs: [BatchInput], bytes: [UInt8], loader: GraphLoader, files: SharedFiles,
                      fixed: [GraphLoader.Override], templates: [InputTemplate]) throws(GraphError) -> [PlannedInput] {
+        let graphFile = files.graphFile
         var planned: [PlannedInput] = []
         planned.reserveCapacity(inputs.count)
         var problems: [GraphError.Problem] = []
@@ -43,13 +60,31 @@ enum BatchPlan {
         /// Inputs whose own (templated) problems are shown, and those left out.
         var shownInputs = 0, unshown = 0
         var code = GraphError.Code.invalidGraph
-        /// Who writes each output (by its absolute path): the first input, the parameter, and
-        /// every input that writes it, in order.
-        var writers: [String: (path: String, key: String, inputs: [BatchInput])] = [:]
-        var shared: [String] = []
-        var inputPaths: [String: BatchInput] = [:]
-        let cwd = FileManager.default.currentDirectoryPath
-        for input in inputs { inputPaths[OutputFile.absolute(input.path, from: cwd)] = input }
+        /// Who writes each output (by its place): the first input, the parameter, and every
+        /// input that writes it, in order.
+        var writers: [FileRoles.Place: (path: String, key: String, inputs: [BatchInput])] = [:]
+        var shared: [FileRoles.Place] = []
+        /// The inputs, by the file each is, and by place for those named as text.
+        var inputFiles: [FileIdentity: BatchInput] = [:]
+        var inputPlaces: [FileRoles.Place: BatchInput] = [:]
+        var identities: [String: FileIdentity] = [:]
+        for input in inputs {
+            if let identity = InputList.identity(input.bytes) {
+                inputFiles[identity] = inputFiles[identity] ?? input
+                identities[input.path] = identity
+            }
+            if !input.isEscaped { inputPlaces[FileRoles.Place(of: input.path)] = input }
+        }
+        /// Every file of the batch, for the summary's check.
+        var everything = FileRoles()
+        everything.reads(graphFile, as: "the graph file")
+        for plugin in files.plugins { everything.reads(plugin.path, as: "the plugin \(plugin.name)") }
+        for manifest in files.manifests { everything.reads(manifest, as: "--inputs \(manifest)") }
+        for input in inputs { everything.reads(input.path, as: "the input \"\(input.path)\"", file: identities[input.path]) }
+        var seen = Set<String>()
+        func note(_ problem: GraphError.Problem) {
+            if seen.insert(problem.description).inserted { problems.append(problem) }
+        }
 
         for input in inputs {
             let overrides = templates.map { $0.override(for: input) }
@@ -74,29 +109,49 @@ enum BatchPlan {
                 throw GraphError(.invalidGraph, at: "nodes.\(app.id).type",
                                  "\(app.descriptor.type) is fed or drained by code (GraphRun.input/output); graphctl cannot run it")
             }
-            var outputs: [String] = []
-            for node in graph.nodes {
-                for declaration in node.descriptor.parameters where declaration.descriptor.writesFile {
-                    guard case .string(let path)? = node.parameters[declaration.name] else { continue }
-                    let key = "\(node.id).\(declaration.name)"
-                    let full = OutputFile.absolute(path, from: cwd)
-                    if writers[full] != nil {
-                        if writers[full]!.inputs.count == 1 { shared.append(full) }
-                        writers[full]!.inputs.append(input)
-                    } else if let overwritten = inputPaths[full] {
-                        problems.append(GraphError.Problem(
-                            "--map \(key)", "for input \"\(input.path)\", \(key) would overwrite the input \"\(overwritten.path)\""))
-                    } else {
-                        writers[full] = (path, key, [input])
+            // This input's run: its outputs against what it reads (its input, the graph file,
+            // the plugins, the manifests) and against each other.
+            let labelled = fixed.map { (option: "--set", override: $0) } + overrides.map { (option: "--map", override: $0) }
+            var roles = fileRoles(of: graph, overrides: labelled, graphFile: graphFile, plugins: files.plugins, known: identities)
+            for manifest in files.manifests { roles.reads(manifest, as: "--inputs \(manifest)") }
+            let own = roles.problems
+            if !own.isEmpty {
+                failedInputs += 1
+                if shownInputs < shownProblems {
+                    shownInputs += 1
+                    for problem in own {
+                        let templated = problem.location?.hasPrefix("--map") == true
+                        note(templated ? GraphError.Problem(problem.location, "for input \"\(input.path)\": \(problem.message)") : problem)
                     }
-                    outputs.append(path)
+                } else {
+                    unshown += 1
                 }
+                continue
+            }
+            var outputs: [String] = []
+            for file in graph.fileParameters where file.writes {
+                let key = "\(file.node).\(file.parameter)"
+                let place = FileRoles.Place(of: file.path)
+                everything.writes(file.path, as: templates.contains { $0.key == key } ? "--map \(key) for input \"\(input.path)\"" : key)
+                if writers[place] != nil {
+                    if writers[place]!.inputs.count == 1 { shared.append(place) }
+                    writers[place]!.inputs.append(input)
+                } else if let overwritten = FileIdentity(path: file.path).flatMap({ inputFiles[$0] }) ?? inputPlaces[place] {
+                    note(GraphError.Problem(
+                        "--map \(key)", "for input \"\(input.path)\", \(key) would overwrite the input \"\(overwritten.path)\""))
+                } else {
+                    writers[place] = (file.path, key, [input])
+                }
+                outputs.append(file.path)
             }
             planned.append(PlannedInput(input: input, overrides: overrides, outputs: outputs))
         }
-        for full in shared.prefix(shownProblems) {
-            guard let w = writers[full] else { continue }
+        for place in shared.prefix(shownProblems) {
+            guard let w = writers[place] else { continue }
             problems.append(collision(w.path, key: w.key, inputs: w.inputs, of: inputs.count, templates: templates))
+        }
+        if let summary = files.summary {
+            for problem in everything.problems(writing: summary, as: "--summary") { note(problem) }
         }
         if unshown > 0 {
             problems.append(GraphError.Problem(nil, "… and \(unshown) more inputs of \(inputs.count) with problems"))

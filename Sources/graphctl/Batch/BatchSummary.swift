@@ -78,7 +78,10 @@ struct BatchSummary: Codable, Sendable {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try encoder.encode(self).write(to: file.temporary)
+            try file.write(Array(encoder.encode(self)))
+        } catch let error as GraphError {
+            file.discard()
+            throw error
         } catch {
             file.discard()
             throw GraphError(.outputUnwritable, at: "--summary", "cannot write the summary to \"\(path)\": \(OutputFile.reason(error))")

@@ -59,14 +59,16 @@ struct Shard: Sendable, Equatable, CustomStringConvertible {
     var description: String { "\(index)/\(count)" }
 
     func contains(_ input: BatchInput) -> Bool {
-        Int(Self.hash(input.path) % UInt64(count)) == index
+        Int(Self.hash(input.bytes) % UInt64(count)) == index
     }
 
-    /// FNV-1a, 64 bits, over the path's UTF-8 bytes, then MurmurHash3's 64-bit finaliser so
-    /// that paths differing in one digit spread over every shard, whatever N.
-    static func hash(_ s: String) -> UInt64 {
+    static func hash(_ s: String) -> UInt64 { hash(Array(s.utf8)) }
+
+    /// FNV-1a, 64 bits, over the path's bytes (UTF-8, for a name that is), then MurmurHash3's
+    /// 64-bit finaliser so that paths differing in one digit spread over every shard, whatever N.
+    static func hash(_ bytes: [UInt8]) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 {
+        for b in bytes {
             h ^= UInt64(b)
             h = h &* 0x0000_0100_0000_01b3
         }

@@ -102,9 +102,27 @@ struct InputTemplate: Sendable, Equatable {
 }
 
 /// One input of a batch: its path as listed and its place in the sorted list of all inputs.
+/// The path is its bytes; `path` shows them as text (a name that is not UTF-8 with its stray
+/// bytes escaped, `caf\xE9.wav`), and is what the placeholders give: an output named after such
+/// an input gets the escaped name, and `{input}` alone is read by the input's own bytes (the
+/// worker opens them, WorkerJob).
 struct BatchInput: Sendable, Equatable {
+    let bytes: [UInt8]
     let path: String
     let index: Int
+
+    init(bytes: [UInt8], index: Int) {
+        self.bytes = bytes
+        self.index = index
+        path = InputList.escaped(bytes)
+    }
+
+    init(path: String, index: Int) {
+        self.init(bytes: Array(path.utf8), index: index)
+    }
+
+    /// Whether `path` is not the input's bytes (they are not UTF-8).
+    var isEscaped: Bool { !path.utf8.elementsEqual(bytes) }
 
     var name: String {
         var p = Substring(path)

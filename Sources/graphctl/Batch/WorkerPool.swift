@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import GraphKit
 
@@ -15,6 +16,8 @@ final class WorkerPool: @unchecked Sendable {
         /// argv for a worker: the executable, `batch-worker`, the graph and fixed options.
         var workerArguments: [String]
         var executable: String
+        /// The graph file's bytes, sent to each worker as it starts (``WorkerStart``).
+        var graph: [UInt8]
         var jobs: Int
         /// Seconds an input may run; nil for no limit.
         var timeout: Double?
@@ -84,7 +87,10 @@ final class WorkerPool: @unchecked Sendable {
             let started = ContinuousClock.now
             if worker == nil {
                 do {
-                    worker = try WorkerProcess(executable: configuration.executable, arguments: configuration.workerArguments)
+                    let started = try WorkerProcess(executable: configuration.executable, arguments: configuration.workerArguments)
+                    // A worker that cannot take the graph has died: the job's send below finds it so.
+                    _ = started.send(WorkerLine.encode(WorkerStart(graph: Data(configuration.graph))))
+                    worker = started
                     runs = 0
                 } catch {
                     ended(result(item, .failed, exitCode: error.code.exitStatus, since: started,
@@ -100,7 +106,7 @@ final class WorkerPool: @unchecked Sendable {
             if cancelled { current.kill(); worker = nil; ended(result(item, .cancelled, exitCode: 130, since: started, error: nil)); break }
 
             let outcome: WorkerProcess.Outcome
-            if current.send(WorkerLine.encode(WorkerJob(index: item.input.index, overrides: item.overrides))) {
+            if current.send(WorkerLine.encode(WorkerJob(index: item.input.index, overrides: item.overrides, input: item.input))) {
                 let deadline = configuration.timeout.map { started + .milliseconds(Int64($0 * 1000)) }
                 outcome = current.awaitReply(until: deadline)
             } else {
@@ -122,7 +128,7 @@ final class WorkerPool: @unchecked Sendable {
                     continue
                 }
                 if reply.exitCode == 0 {
-                    ended(result(item, .completed, exitCode: 0, since: started, error: nil))
+                    ended(result(item, .completed, exitCode: 0, since: started, error: nil, outputs: reply.outputs))
                 } else {
                     ended(result(item, .failed, exitCode: reply.exitCode, since: started,
                                  error: Self.message(for: item.input, reply.messages)))
@@ -159,11 +165,11 @@ final class WorkerPool: @unchecked Sendable {
         return text.contains(input.path) ? text : "\"\(input.path)\": \(text)"
     }
 
+    /// How `item` ended; `outputs`, the files its run reported written (what a summary lists).
     private func result(_ item: PlannedInput, _ status: InputResult.Status, exitCode: Int32,
-                        since started: ContinuousClock.Instant, error: String?) -> InputResult {
+                        since started: ContinuousClock.Instant, error: String?, outputs: [String] = []) -> InputResult {
         InputResult(input: item.input.path, index: item.input.index, status: status, exitCode: exitCode,
-                    wallSeconds: seconds(ContinuousClock.now - started), error: error,
-                    outputs: status == .completed ? item.outputs : [])
+                    wallSeconds: seconds(ContinuousClock.now - started), error: error, outputs: outputs)
     }
 }
 

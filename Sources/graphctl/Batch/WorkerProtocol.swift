@@ -15,15 +15,30 @@ struct WorkerJob: Codable, Sendable {
     var index: Int
     /// The input's `--map` overrides (the `--set` ones are on the worker's command line).
     var overrides: [Override]
+    /// For an input whose name is not UTF-8: its path as bytes, and as the overrides show it
+    /// (escaped). An override whose value is that text reads the input's own bytes.
+    var inputBytes: [UInt8]?
+    var inputText: String?
 
-    init(index: Int, overrides: [GraphLoader.Override]) {
+    init(index: Int, overrides: [GraphLoader.Override], input: BatchInput? = nil) {
         self.index = index
         self.overrides = overrides.map { Override(node: $0.node, parameter: $0.parameter, value: $0.value) }
+        if let input, input.isEscaped {
+            inputBytes = input.bytes
+            inputText = input.path
+        }
     }
 
     var loaderOverrides: [GraphLoader.Override] {
         overrides.map { GraphLoader.Override(node: $0.node, parameter: $0.parameter, value: $0.value) }
     }
+}
+
+/// The first line a worker reads: the graph file's bytes as the batch read and checked them, so
+/// that every input runs that very graph (a worker never reads the file again by its name, which
+/// could name another file by then, or a pipe already drained).
+struct WorkerStart: Codable, Sendable {
+    var graph: Data
 }
 
 struct WorkerReply: Codable, Sendable {
@@ -34,6 +49,8 @@ struct WorkerReply: Codable, Sendable {
     var messages: [String]
     /// Media seconds that reached the graph's final nodes.
     var mediaSeconds: Double
+    /// The files the run wrote, as the graph names them: complete, and there.
+    var outputs: [String] = []
 }
 
 enum WorkerLine {

@@ -14,7 +14,9 @@ struct Batch: ParsableCommand {
             place in the sorted list, from 0). Every input's overrides are checked before the first \
             run. An input whose outputs are all there already is skipped (--force runs it again): \
             outputs are renamed into place only when complete, so a batch killed and started again \
-            finishes the rest. A failed input does not stop the batch. Exit status: 0 every input \
+            finishes the rest. A failed input does not stop the batch. A file written that an input, \
+            the graph file, a plugin or a manifest is (through any link or name), or that another \
+            input writes, is refused before anything runs (65). Exit status: 0 every input \
             succeeded; 70 some failed; 64, 65, 66 as for run, before anything runs; 130 interrupted.
             """
     )
@@ -40,7 +42,8 @@ struct Batch: ParsableCommand {
 
     @OptionGroup var plugins: PluginOptions
 
-    @Option(help: "Inputs run at once (default: the CPUs this process may use).")
+    @Option(parsing: .unconditional,
+            help: "Inputs run at once, from 1 to the CPUs this process may use (the default); more is run on that many, with a warning.")
     var jobs: Int?
 
     @Option(help: ArgumentHelp("Seconds an input may run before it is stopped and recorded as timed out; 0: no limit.",
@@ -67,12 +70,14 @@ struct Batch: ParsableCommand {
     @Flag(help: "Check everything, then list this shard's inputs on standard output (`run PATH` or `skip PATH`) without running any.")
     var dryRun = false
 
+    @OptionGroup var outputs: OutputOptions
+
     @Option(help: .hidden)
     var runsPerWorker: Int = 0
 
     func validate() throws {
         if inputs.isEmpty { throw ValidationError("Missing --inputs: a folder, a glob pattern or a manifest.") }
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1 (got \(jobs)): the number of inputs run at once.") }
         if !(timeout >= 0) || !timeout.isFinite { throw ValidationError("--timeout must be 0 (no limit) or more seconds.") }
         if runsPerWorker < 0 { throw ValidationError("--runs-per-worker must be 0 (no limit) or more.") }
         if let shard { _ = try Shard(parsing: shard) }
@@ -80,6 +85,7 @@ struct Batch: ParsableCommand {
 
     func run() throws {
         bootstrapLogging(verbose: false, quiet: quiet)
+        outputs.apply()
         let shard = try self.shard.map { text throws(ValidationError) in try Shard(parsing: text) }
         let templates: [InputTemplate]
         let setOverrides: [GraphLoader.Override]
@@ -98,18 +104,21 @@ struct Batch: ParsableCommand {
         } catch {
             throw report(error)
         }
+        // Read once, here (a pipe too): the workers run these very bytes.
         let bytes: [UInt8]
         do {
-            bytes = try Array(Data(contentsOf: URL(fileURLWithPath: graph)))
+            bytes = try GraphLoader.read(graph)
         } catch {
-            throw report(GraphError(.inputUnreadable, at: graph, "cannot read graph file: \(OutputFile.reason(error))"))
+            throw report(error)
         }
         let planned: [PlannedInput]
         let listed: Int
         do {
             let all = try InputList.list(inputs)
             listed = all.count
-            planned = try BatchPlan.make(inputs: all, graphFile: graph, bytes: bytes, loader: loader,
+            let files = BatchPlan.SharedFiles(graphFile: graph, plugins: loader.registry.plugins, manifests: InputList.manifests(inputs),
+                                              summary: summary.map { BatchSummary.path($0, shard: shard) })
+            planned = try BatchPlan.make(inputs: all, bytes: bytes, loader: loader, files: files,
                                          fixed: setOverrides, templates: templates)
         } catch {
             throw report(error, file: graph)
@@ -137,7 +146,11 @@ struct Batch: ParsableCommand {
         }
         // A run killed after renaming its outputs but before its temporary files went: tidy.
         for item in done { item.removePartials() }
-        let jobs = self.jobs ?? Self.availableCores()
+        let cores = Self.availableCores()
+        if let asked = self.jobs, asked > cores, !quiet {
+            printError("warning: --jobs \(asked) is more than the \(cores) CPU\(cores == 1 ? "" : "s") this process may use; running \(cores) at once")
+        }
+        let jobs = min(self.jobs ?? cores, cores)
         let showLine = progress == .always || (progress == .auto && isatty(2) != 0)
         let progress = BatchProgress(total: work.count, showsLine: showLine, quiet: quiet)
         if !quiet {
@@ -151,8 +164,9 @@ struct Batch: ParsableCommand {
         var arguments = [Self.executable(), BatchWorker.name, graph]
         for o in setOverrides { arguments += ["--set", "\(o.node).\(o.parameter)=\(o.value)"] }
         for p in plugins.paths { arguments += ["--plugin", p] }
+        if outputs.followSymlinks { arguments.append("--follow-symlinks") }
         let resultsLock = Lock()
-        let pool = WorkerPool(.init(workerArguments: arguments, executable: Self.executable(), jobs: jobs,
+        let pool = WorkerPool(.init(workerArguments: arguments, executable: Self.executable(), graph: bytes, jobs: jobs,
                                     timeout: timeout > 0 ? timeout : nil, runsPerWorker: runsPerWorker),
                               work: work) { result in
             resultsLock.lock()
@@ -229,21 +243,20 @@ struct Batch: ParsableCommand {
 final class BatchInterrupts: @unchecked Sendable {
     let pool: WorkerPool
     let progress: BatchProgress
-    private var signals: InterruptSignals!
+    private let signals = InterruptSignals.shared
 
     init(pool: WorkerPool, progress: BatchProgress) {
         self.pool = pool
         self.progress = progress
-        signals = InterruptSignals(label: "graphctl.batch.signals") { [weak self] count in self?.handle(count) }
     }
 
     func install() {
         // A worker that has died must not take the batch with it when its pipe is written.
         signal(SIGPIPE, SIG_IGN)
-        signals.install()
+        signals.handle { [weak self] count in self?.handle(count) }
     }
 
-    func uninstall() { signals.uninstall() }
+    func uninstall() { signals.stopHandling() }
 
     var interrupted: Bool { signals.received > 0 }
 

@@ -5,9 +5,10 @@ import Glibc
 import GraphKit
 import Nodes
 
-/// The process `graphctl batch` runs inputs in (not for users: hidden from help). It loads the
-/// graph file once, then runs one job per line of its standard input, each with its input's
-/// overrides, and answers each with one line on standard output (WorkerProtocol.swift).
+/// The process `graphctl batch` runs inputs in (not for users: hidden from help). It takes the
+/// graph's bytes from the batch (its first line), then runs one job per line of its standard
+/// input, each with its input's overrides, and answers each with one line on standard output
+/// (WorkerProtocol.swift).
 ///
 /// It ignores SIGINT and SIGTERM: the batch decides what happens to a run (a run stopped by a
 /// signal would finalize a truncated output under its final name, which a resumed batch would
@@ -29,7 +30,10 @@ struct BatchWorker: ParsableCommand {
 
     @OptionGroup var plugins: PluginOptions
 
+    @OptionGroup var outputs: OutputOptions
+
     func run() throws {
+        outputs.apply()
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
@@ -38,18 +42,21 @@ struct BatchWorker: ParsableCommand {
         let jobs = JobReader()
         jobs.start()
         let loader: GraphLoader
-        let bytes: [UInt8]
         let fixed: [GraphLoader.Override]
         do {
             loader = try plugins.loader()
             fixed = try options.parsed()
-            bytes = try Array(Data(contentsOf: URL(fileURLWithPath: graph)))
         } catch {
             // The batch checked all of this before it started any worker: say why, and stop.
-            if let error = error as? GraphError { throw report(error, file: graph) }
-            printError("error: \(graph): cannot read graph file: \(OutputFile.reason(error))")
-            throw ExitCode(GraphError.Code.inputUnreadable.exitStatus)
+            throw report(error, file: graph)
         }
+        // The graph as the batch read it (its first line); `graph` only names it in messages.
+        guard let first = jobs.next(), let start = WorkerLine.decode(WorkerStart.self, first) else {
+            printError("error: batch-worker: the batch sent no graph")
+            throw ExitCode(GraphError.Code.usage.exitStatus)
+        }
+        jobs.finished()
+        let bytes = Array(start.graph)
         while let line = jobs.next() {
             guard let job = WorkerLine.decode(WorkerJob.self, line) else {
                 printError("error: batch-worker: not a job: \(String(decoding: line.prefix(200), as: UTF8.self))")
@@ -64,14 +71,30 @@ struct BatchWorker: ParsableCommand {
     /// One input through the graph, as `graphctl run` would run it (without its signals).
     static func run(_ job: WorkerJob, loader: GraphLoader, bytes: [UInt8], file: String,
                     fixed: [GraphLoader.Override]) -> WorkerReply {
+        var overrides = job.loaderOverrides
+        // An input whose name is not UTF-8 is read by its own bytes: opened here, and named to
+        // the graph by a path that leads to this open file. Messages say its name as listed.
+        var reopened: (fd: Int32, path: String, shown: String)?
+        if let name = job.inputBytes, let shown = job.inputText {
+            let fd = InputList.withCString(name) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+            if fd >= 0 {
+                reopened = (fd, "/proc/self/fd/\(fd)", shown)
+                overrides = overrides.map { o in o.value == shown ? GraphLoader.Override(node: o.node, parameter: o.parameter, value: "/proc/self/fd/\(fd)") : o }
+            }
+        }
+        defer { if let reopened { close(reopened.fd) } }
+        func named(_ text: String) -> String {
+            reopened.map { text.replacing($0.path, with: $0.shown) } ?? text
+        }
         do throws(GraphError) {
-            let graph = try loader.load(bytes: bytes, file: file, overrides: fixed + job.loaderOverrides)
+            let graph = try loader.load(bytes: bytes, file: file, overrides: fixed + overrides)
             let run = try GraphRun(graph)
             let report = try run.run()
-            return WorkerReply(index: job.index, exitCode: 0, messages: [], mediaSeconds: report.mediaSeconds)
+            return WorkerReply(index: job.index, exitCode: 0, messages: [], mediaSeconds: report.mediaSeconds,
+                               outputs: report.outputs.filter { $0.status == .completed }.map(\.path))
         } catch {
             return WorkerReply(index: job.index, exitCode: error.code.exitStatus,
-                               messages: describe(error, file: file), mediaSeconds: 0)
+                               messages: describe(error, file: file).map(named), mediaSeconds: 0)
         }
     }
 }

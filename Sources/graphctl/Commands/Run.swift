@@ -10,7 +10,11 @@ struct Run: ParsableCommand {
         abstract: "Run a graph until its sources end.",
         discussion: """
             Ctrl-C (or SIGTERM) ends the sources so every file is finalized, like gst-launch-1.0 -e; \
-            a second Ctrl-C cancels and removes what was being written.
+            what has not reached the files 1 s later is left out, so the run ends then (or as soon \
+            as the files are written). A second Ctrl-C cancels and removes what was being written. \
+            Before the run plays, one cancels at once (130). \
+            A run that would write a file it reads (an input, the graph file, a plugin, --stats), \
+            under any name or link, is refused before it starts (65).
             """
     )
 
@@ -37,6 +41,8 @@ struct Run: ParsableCommand {
     @Option(help: ArgumentHelp("Write the run's statistics as JSON to this file.", valueName: "file"))
     var stats: String?
 
+    @OptionGroup var outputs: OutputOptions
+
     func validate() throws {
         if quiet && verbose { throw ValidationError("--quiet and --verbose cannot be used together.") }
         if stats?.isEmpty == true { throw ValidationError("--stats needs a file to write.") }
@@ -44,6 +50,7 @@ struct Run: ParsableCommand {
 
     func run() throws {
         bootstrapLogging(verbose: verbose, quiet: quiet)
+        outputs.apply()
         let loader: GraphLoader
         do {
             loader = try plugins.loader()
@@ -51,8 +58,10 @@ struct Run: ParsableCommand {
             throw report(error)
         }
         let graph: Graph
+        let overrides: [GraphLoader.Override]
         do {
-            graph = try loader.load(contentsOf: self.graph, overrides: try options.parsed())
+            overrides = try options.parsed()
+            graph = try loader.load(contentsOf: self.graph, overrides: overrides)
         } catch {
             throw report(error, file: self.graph)
         }
@@ -60,6 +69,15 @@ struct Run: ParsableCommand {
             throw report(GraphError(.invalidGraph, at: "nodes.\(app.id).type",
                                     "\(app.descriptor.type) is fed or drained by code (GraphRun.input/output); graphctl cannot run it"),
                          file: self.graph)
+        }
+        // Every file the run writes against every file it reads, and against each other.
+        var roles = fileRoles(of: graph, overrides: overrides.map { (option: "--set", override: $0) }, graphFile: self.graph,
+                              plugins: loader.registry.plugins)
+        if let stats { roles.writes(stats, as: "--stats") }
+        do {
+            try roles.check()
+        } catch {
+            throw report(error, file: self.graph)
         }
         let run: GraphRun
         do {
@@ -95,7 +113,7 @@ struct Run: ParsableCommand {
             // The second signal came as the files were being finished, too late for the run to
             // abandon them: "cancelling" was printed, so the files go, as they would have.
             for (i, o) in result.outputs.enumerated() where o.status == .completed {
-                try? FileManager.default.removeItem(atPath: o.path)
+                unlink(o.path)  // the name itself, never where a link there leads
                 result.outputs[i].status = .cancelled
             }
             result.status = .cancelled
@@ -106,7 +124,7 @@ struct Run: ParsableCommand {
             do {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                try encoder.encode(result).write(to: statsFile.temporary)
+                try statsFile.write(Array(encoder.encode(result)))
                 try statsFile.commit()
             } catch {
                 statsFile.discard()
@@ -123,34 +141,40 @@ struct Run: ParsableCommand {
     static func summary(_ r: RunReport) -> String {
         var line = "\(r.status.rawValue) in \(fixed(r.wallSeconds, 2)) s: "
             + "\(fixed(r.mediaSeconds, 2)) s of media (\(fixed(r.speed, 1))x)"
-        let drops = r.edges.reduce(0) { $0 + $1.drops }
-        if drops > 0 { line += ", \(drops) buffers dropped by live sources" }
+        let dropped = r.drops.filter { $0.reason == .liveSourceAhead }.reduce(0) { $0 + $1.buffers }
+        if dropped > 0 { line += ", \(dropped) buffers dropped by live sources" }
         for o in r.outputs { line += "\n  \(o.node): \(o.path) \(o.status.rawValue)" }
         for n in r.nodes { if let shown = n.shown { line += "\n  \(n.id): \(shown) frames shown, \(n.dropped ?? 0) dropped" } }
         return line
     }
 }
 
-/// First SIGINT/SIGTERM: end of stream from the sources, files finalize. Second: cancel.
+/// First SIGINT/SIGTERM: end of stream from the sources, files finalize; what has not reached
+/// the sinks 1 s later is left out (`GraphRun.stop(finishingWithin:)`), so a stop never waits
+/// for a long encode. Before the run plays, the first cancels (nothing is written yet), and the
+/// process exits within 1 s whatever the run is blocked on. Second: cancel, and exit within 5 s
+/// even if the pipeline cannot be stopped. Third: exit at once.
 final class InterruptHandler: @unchecked Sendable {
     let run: GraphRun
     let quiet: Bool
-    private var signals: InterruptSignals!
+    private let signals = InterruptSignals.shared
     /// The first signal's stop(), running off the signal queue.
     private let stopping = DispatchGroup()
+    /// How long a stop may drain before the streams are ended at the sinks; how long a run not
+    /// yet playing may take to cancel.
+    static let stopDeadline: Duration = .seconds(1)
 
     init(run: GraphRun, quiet: Bool) {
         self.run = run
         self.quiet = quiet
-        signals = InterruptSignals(label: "graphctl.signals") { [weak self] count in self?.handle(count) }
     }
 
-    func install() { signals.install() }
+    func install() { signals.handle { [weak self] count in self?.handle(count) } }
 
-    /// Stops listening (the signals' handlers hold this object, and it holds the run). Signals
+    /// Stops listening (the signals' handler holds this object, and it holds the run). Signals
     /// already received are handled first.
     func uninstall() {
-        signals.uninstall()
+        signals.stopHandling()
         stopping.wait()  // the run has ended, so a stop() under way returns at once
     }
 
@@ -162,18 +186,23 @@ final class InterruptHandler: @unchecked Sendable {
             if !quiet { printError("\nstopping: finishing files (interrupt again to cancel)") }
             // Off the signal queue: sending end of stream may wait on the pipeline, and a second
             // signal must be handled meanwhile.
-            DispatchQueue.global().async(group: stopping) { [run] in run.stop() }
+            DispatchQueue.global().async(group: stopping) { [run, signals, quiet] in
+                guard !run.stop(finishingWithin: Self.stopDeadline) else { return }
+                // Not playing yet: cancelled. Whatever it is blocked on, the process ends.
+                signals.queue.asyncAfter(deadline: .now() + .seconds(1)) { [run] in
+                    if !run.isFinished { InterruptSignals.exitNow(saying: quiet ? nil : "the run did not stop within 1 s; exiting") }
+                }
+            }
         } else if count == 2 {
             if !quiet { printError("\ncancelling") }
             run.cancel()
             // A second signal always exits: if the pipeline cannot even be stopped (an element
             // stuck in a blocking call), give up on it rather than hang.
             signals.queue.asyncAfter(deadline: .now() + .seconds(5)) { [quiet] in
-                if !quiet { printError("the run did not stop within 5 s of cancelling; exiting") }
-                exit(GraphError.Code.cancelled.exitStatus)
+                InterruptSignals.exitNow(saying: quiet ? nil : "the run did not stop within 5 s of cancelling; exiting")
             }
         } else {
-            exit(GraphError.Code.cancelled.exitStatus)  // a third signal: at once
+            InterruptSignals.exitNow(saying: nil)  // a third signal: at once
         }
     }
 }
