@@ -31,7 +31,7 @@ $SWIFT build --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,addr
   | grep -v "Cannot export local symbol '__asan"
 ((PIPESTATUS[0] == 0)) || { echo "fuzz: the build failed" >&2; exit 1; }
 # A target whose Swift code is not instrumented fuzzes blind: check that GraphKit's is.
-object=$scratch/debug/GraphKit.build/GraphLoader.swift.o
+object=$scratch/debug/GraphKitCore.build/GraphLoader.swift.o
 # (grep -c, not -q: under pipefail, the early exit of -q would fail the pipeline with SIGPIPE.)
 if (($(readelf -SW "$object" | grep -c __sancov_cntrs) == 0 || $(nm "$object" | grep -c __asan_report) == 0)); then
   echo "fuzz: GraphKit's Swift code lacks coverage counters or address checks ($object)" >&2

@@ -155,7 +155,7 @@ static GstCaps *refused_caps(GstPad *pad) {
     return found;
 }
 
-GstCaps *gk_bin_find_refused_caps(GstBin *bin, GstElement **owner) {
+GstCaps *gk_bin_find_refused_caps(GstBin *bin, guint skip, GstElement **owner) {
     GstCaps *found = NULL;
     *owner = NULL;
     GstIterator *elements = gst_bin_iterate_recurse(bin);
@@ -169,6 +169,11 @@ GstCaps *gk_bin_find_refused_caps(GstBin *bin, GstElement **owner) {
             GValue padItem = G_VALUE_INIT;
             while (found == NULL && gst_iterator_next(pads, &padItem) == GST_ITERATOR_OK) {
                 found = refused_caps(g_value_get_object(&padItem));
+                if (found && skip > 0) {
+                    skip--;
+                    gst_caps_unref(found);
+                    found = NULL;
+                }
                 if (found) *owner = gst_object_ref(element);
                 g_value_reset(&padItem);
             }

@@ -39,6 +39,31 @@ import Testing
         _ = await r.report()
     }
 
+    /// The declared format is what the output carries, so the loader checks it against what it
+    /// feeds, as it does a decoder's parameters: refused before anything runs, at the parameter.
+    @Test func aDeclaredFormatTheGraphCannotTakeIsRefusedAtLoad() throws {
+        func load(_ format: String, into consumer: String) throws {
+            _ = try GraphLoader(registry: .builtIn).load(json: """
+                { "version": 1, "nodes": { "feed": { "type": "source.app", "params": { "format": "\(format)" } },
+                  "use": { "type": "\(consumer)" }, "drain": { "type": "sink.app" } }, "edges": ["feed.out -> use.in", "use.out -> drain.in"] }
+                """)
+        }
+        #expect {
+            try load("audio/pcm s16le 48000 Hz 2 ch", into: "encode.h264")
+        } throws: { error in
+            let e = error as? GraphError
+            return e?.code == .invalidGraph && e?.problems[0].location == "nodes.feed.params.format"
+                && e?.message.contains("audio/pcm S16LE 48000 Hz 2 ch") == true && e?.message.contains("\"use.in\" (encode.h264)") == true
+        }
+        // What the input takes passes; without a format, anything does (checked when appended).
+        try load("audio/pcm s16le 48000 Hz 2 ch", into: "encode.aac")
+        try load("video/raw i420 640x480 30 fps", into: "encode.h264")
+        _ = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "feed": { "type": "source.app" }, "use": { "type": "encode.h264" }, "drain": { "type": "sink.app" } },
+              "edges": ["feed.out -> use.in", "use.out -> drain.in"] }
+            """)
+    }
+
     @Test func aFormatThatIsNotOneIsAnErrorAtTheParameter() throws {
         #expect {
             try run(format: "audio/pcm s17le 8000 2")

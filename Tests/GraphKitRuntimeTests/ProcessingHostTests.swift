@@ -97,8 +97,9 @@ import Testing
     }
 
     /// A video node is given frames in its pixel format by decode (which converts to its
-    /// pixelFormat); generate.frames, which converts nothing, giving another fails the run at
-    /// the node, saying what it takes and what it was given.
+    /// pixelFormat). generate.frames converts nothing: a graph in which it gives another is
+    /// refused at load, at its pixelFormat. Frames appended by code that nothing converts fail
+    /// the run at the node, saying what it takes and what it was given.
     @Test(arguments: PixelFormat.allCases)
     func aVideoNodeTakesItsPixelFormatOnly(_ pixels: PixelFormat) throws {
         let folder = try TestMedia.temporaryFolder()
@@ -114,10 +115,29 @@ import Testing
         #expect(buffers.allSatisfy { if case .rawVideo(let v)? = $0.format { v.pixelFormat == pixels && v.width == 160 } else { false } })
 
         let other = pixels == .bgra ? PixelFormat.i420 : .bgra
-        let (none, refused) = try Self.run("""
-            "gen": { "type": "generate.frames", "params": { "width": 64, "height": 48, "frames": 3, "pixelFormat": "\(other)" } },
-            "take": { "type": "test.takes-\(pixels)" }, "drain": { "type": "sink.app" }
-            """, #""gen.out -> take.in", "take.out -> drain.in""#)
+        #expect {
+            try Self.run("""
+                "gen": { "type": "generate.frames", "params": { "width": 64, "height": 48, "frames": 3, "pixelFormat": "\(other)" } },
+                "take": { "type": "test.takes-\(pixels)" }, "drain": { "type": "sink.app" }
+                """, #""gen.out -> take.in", "take.out -> drain.in""#)
+        } throws: { error in
+            let e = error as? GraphError
+            return e?.code == .invalidGraph && e?.problems.first?.location == "nodes.gen.params.pixelFormat"
+        }
+        let graph = try GraphLoader(registry: Takes<TakesS16>.registry).load(json: """
+            { "version": 1, "nodes": { "feed": { "type": "source.app" }, "take": { "type": "test.takes-\(pixels)" }, "drain": { "type": "sink.app" } },
+              "edges": [ "feed.out -> take.in", "take.out -> drain.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        let frame = MediaFormat.VideoFormat(pixelFormat: other, width: 64, height: 48, frameRate: FrameRate(30))
+        let input = try run.input("feed")
+        let bytes = other == .bgra ? 64 * 48 * 4 : 64 * 48 * 3 / 2  // one frame of BGRA, of I420
+        try? input.appendWaiting(SampleBuffer(format: .rawVideo(frame), byteCount: bytes, presentationTime: .zero))
+        input.markAsFinished()
+        var none: [SampleBuffer] = []
+        while let b = try? run.output("drain").copyNextSampleBuffer() { none.append(b) }
+        let refused = run.wait()
         #expect(refused.status == .failed && none.isEmpty)
         #expect(refused.error?.code == .runFailed && refused.error?.node == "take")
         #expect(refused.error?.message == "its input takes video/raw \(pixels.gstName), and was given video/raw \(other.gstName) 64x48 30 fps, "

@@ -1,3 +1,4 @@
+import Foundation
 import GraphKit
 import Nodes
 import Glibc
@@ -6,10 +7,14 @@ import Glibc
 /// Matroska files), written to a temporary file and decoded by `source.file → decode → sink.app` (audio
 /// and video), every sample pulled, as an application reading a file does (AVAssetReader).
 ///
+/// The decoded audio also feeds `analysis.waveform`, which writes a JSON file: success means a
+/// complete output (issue 27).
+///
 /// A finding is a crash, a leak, a run that does not end within FUZZ_RUN_SECONDS (default 10;
-/// the run is cancelled and the input kept as a crash), and an end that is neither a completed
+/// the run is cancelled and the input kept as a crash), an end that is neither a completed
 /// run nor a GraphError of a damaged file (70) or a missing GStreamer plugin (69) naming its
-/// place.
+/// place, a completed run whose JSON is missing or holds no peaks, and a failed one that left
+/// the JSON or its temporary file behind.
 let limit = getenv("FUZZ_RUN_SECONDS").flatMap { Double(String(cString: $0)) } ?? 10
 let folder: String = {
     var template = Array("/tmp/graphkit-fuzz-decode-XXXXXX".utf8CString)
@@ -56,17 +61,18 @@ public func fuzzDecode(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // A connected output that the file lacks fails the run (by design): video is read from the
     // containers that carry it.
     let ext = fileExtension(bytes), video = ext == "mp4" || ext == "mkv"
-    let path = "\(folder)/input.\(ext)"
+    let path = "\(folder)/input.\(ext)", json = "\(folder)/peaks.json"
     write(bytes, to: path)
-    defer { unlink(path) }
+    defer { unlink(path); unlink(json) }
     let text = """
         { "version": 1, "nodes": {
             "src": { "type": "source.file", "params": { "path": \(JSONValue.string(path)) } },
             "dec": { "type": "decode", "params": \(variants[size % variants.count]) },
-            "audio": { "type": "sink.app", "params": { "maxBuffers": 4 } }\(video ? """
+            "audio": { "type": "sink.app", "params": { "maxBuffers": 4 } },
+            "wave": { "type": "analysis.waveform", "params": { "samplesPerPixel": 64, "json": \(JSONValue.string(json)) } }\(video ? """
             , "video": { "type": "sink.app", "params": { "maxBuffers": 4 } }
             """ : "") },
-          "edges": [ "src.out -> dec.in", "dec.audio -> audio.in"\(video ? #", "dec.video -> video.in""# : "") ] }
+          "edges": [ "src.out -> dec.in", "dec.audio -> audio.in", "dec.audio -> wave.in"\(video ? #", "dec.video -> video.in""# : "") ] }
         """
     let graph: Graph
     do { graph = try loader.load(json: text) } catch { fatalError("the fuzz graph does not load: \(error)") }
@@ -92,8 +98,10 @@ public func fuzzDecode(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let report = run.wait()
         if verbose { say("\(size) bytes: \(report.status), \(samples) samples; \(report.error.map { "\($0)" } ?? "")") }
         switch (report.status, report.error) {
-        case (.completed, nil): break
-        case (.failed, let error?): check(error)
+        case (.completed, nil): checkComplete(json)
+        case (.failed, let error?):
+            check(error)
+            checkNothingLeft(in: folder, besides: path)
         default: fatalError("a run ended \(report.status) with error \(String(describing: report.error))")
         }
     } catch {
@@ -112,6 +120,21 @@ func check(_ error: GraphError) {
     for p in error.problems where p.location?.isEmpty ?? true {
         fatalError("a problem that names no place: \(p.message)")
     }
+}
+
+/// A completed run wrote its JSON, with peaks in it.
+func checkComplete(_ json: String) {
+    guard let text = try? String(contentsOfFile: json, encoding: .utf8),
+          let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+          let data = object["data"] as? [Any], !data.isEmpty else {
+        fatalError("a completed run's output \(json) is missing or holds no peaks")
+    }
+}
+
+/// A failed run left no output and no temporary file: the folder holds the input only.
+func checkNothingLeft(in folder: String, besides input: String) {
+    let left = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { "\(folder)/\($0)" != input }
+    if !left.isEmpty { fatalError("a failed run left \(left) in \(folder)") }
 }
 
 func write(_ bytes: [UInt8], to path: String) {

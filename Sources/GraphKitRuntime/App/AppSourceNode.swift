@@ -16,7 +16,11 @@ public final class AppSourceNode: ElementNode {
         type: "source.app",
         category: .app,
         summary: "Samples appended by code (GraphRun.input(id)), like AVAssetWriterInput",
-        outputs: [PortDescriptor("out", .any, help: "the appended samples")],
+        outputs: [PortDescriptor("out", .any, carries: .decided(by: Dictionary(uniqueKeysWithValues: FormatSet.Aspect.allCases.map { ($0, format) })) { p in
+            // A declared format is what every appended sample has, so the loader checks it
+            // against what the output feeds; without one, any.
+            p[AppSourceNode.format].flatMap(MediaFormat.init(text:)).map(FormatSet.init(exactly:)) ?? .any
+        }, help: "the appended samples")],
         parameters: [maxBuffers, live, format],
         example: #"{ "type": "source.app", "params": { "maxBuffers": 8, "format": "audio/pcm s16le 48000 Hz 2 ch" } }"#
     )

@@ -225,8 +225,19 @@ struct BusWatcher {
     /// also asks everything after it), so the node at fault is the last one in the graph's
     /// order that refuses: nothing after it does. Nil when no node's input refuses those.
     private func refusal() -> (node: String, message: String)? {
-        var owner: UnsafeMutablePointer<GstElement>?
-        guard let offered = gk_bin_find_refused_caps(pipeline.bin, &owner) else { return nil }
+        // Each pad that looks refused is tried in turn: a pad of another stream caught between
+        // storing its caps and sending them looks the same, and no node refuses what it holds.
+        for skip in 0..<64 {
+            var owner: UnsafeMutablePointer<GstElement>?
+            guard let offered = gk_bin_find_refused_caps(pipeline.bin, guint(skip), &owner) else { return nil }
+            if let found = refusal(of: offered, owner: owner) { return found }
+        }
+        return nil
+    }
+
+    /// The node that cannot take `offered`, the caps `owner`'s source pad could not send.
+    /// Takes both references.
+    private func refusal(of offered: UnsafeMutablePointer<GstCaps>, owner: UnsafeMutablePointer<GstElement>?) -> (node: String, message: String)? {
         defer {
             gk_caps_unref(offered)
             if let owner { gst_object_unref(UnsafeMutableRawPointer(owner)) }
