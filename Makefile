@@ -11,7 +11,7 @@ DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 LIBDIR := $(DESTDIR)$(PREFIX)/lib/graphkit
 
-# The graphkit GStreamer plugin (Sources/GstGraphKit: gkrgbtoi420, gkx264enc), built with the
+# The graphkit GStreamer plugin (Sources/GstGraphKit: one folder per element), built with the
 # compiler and pkg-config as GStreamer's own plugins are, into out/gstreamer-1.0, so that
 # `GST_PLUGIN_PATH=out/gstreamer-1.0 gst-launch-1.0 … ! gkx264enc ! …` works from here. Not a
 # SwiftPM library: SwiftPM links one with swiftc, which makes it need the Swift runtime
@@ -104,12 +104,12 @@ gst-plugin: deps $(GST_PLUGIN)
 $(GST_PLUGIN): $(GST_PLUGIN_SOURCES) $(GST_PLUGIN_HEADERS)
 	install -d $(@D)
 	$(CC) $(GST_CFLAGS) -shared -fPIC -fvisibility=hidden -ISources/GstGraphKit/include $(GST_PLUGIN_SOURCES) \
-	  $$(pkg-config --cflags --libs gstreamer-1.0 gstreamer-base-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 x264) \
+	  $$(pkg-config --cflags --libs gstreamer-1.0 gstreamer-base-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 x264) \
 	  -lm -Wl,-z,defs -Wl,--as-needed -o $@
 
 .build/gst-check/%: Tests/GstGraphKitTests/%.c $(wildcard Tests/GstGraphKitTests/*.h)
 	install -d $(@D)
-	$(CC) $(GST_CFLAGS) $< $$(pkg-config --cflags --libs gstreamer-check-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0) -lm -o $@
+	$(CC) $(GST_CFLAGS) $< $$(pkg-config --cflags --libs gstreamer-check-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 gstreamer-app-1.0) -lm -o $@
 
 # Runs each element's harness tests (each test in a process of its own, as libcheck does).
 test-elements: gst-plugin $(GST_CHECKS)

@@ -13,7 +13,14 @@
 /* Every element, one line each: its folder defines gst_element_register_NAME. */
 #define GK_ELEMENTS(X) \
     X(gkrgbtoi420)     \
-    X(gkx264enc)
+    X(gkx264enc)       \
+    X(gkaudiotrim)     \
+    X(gkpresenttimes)  \
+    X(gkrisingtimes)   \
+    X(gkorientation)   \
+    X(gklavcmp3tag)    \
+    X(gkpatchbytes)    \
+    X(gkencoderdelay)
 
 #define GK_DECLARE(name) GST_ELEMENT_REGISTER_DECLARE(name)
 GK_ELEMENTS(GK_DECLARE)
@@ -33,5 +40,6 @@ static gboolean plugin_init(GstPlugin *plugin) {
  * Licence: GPL, as GStreamer's own x264 plugin, because gkx264enc links libx264 (GPL-2.0 or
  * later). Origin: the GStreamer build system's words for a package that names none. */
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, graphkit,
-                  "GraphKit's elements: packed RGB to I420 in one pass, H.264 through libx264 that holds no raw frame",
+                  "GraphKit's elements: packed RGB to I420 in one pass, H.264 through libx264 that holds no raw frame, "
+                  "and what GraphKit's decode and MP4 writer need that GStreamer (1.22 to 1.26) does not do",
                   plugin_init, "0.4.0", "GPL", "GraphKit", "Unknown package origin")

@@ -6,6 +6,7 @@
 #ifndef GK_CHECK_COMMON_H
 #define GK_CHECK_COMMON_H
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 
 /* The element is the one in the plugin file GST_PLUGIN_PATH names, not a copy from elsewhere. */
 static inline void gk_check_from_plugin_file(const char *element) {
@@ -39,5 +40,36 @@ static inline Suite *gk_check_suite(const char *name, TCase **tc) {
     suite_add_tcase(s, *tc);
     return s;
 }
+
+/* The next event of `type` the element sent downstream (others before it skipped), or NULL. */
+static inline GstEvent *gk_check_next_event(GstHarness *h, GstEventType type) {
+    GstEvent *event;
+    while ((event = gst_harness_try_pull_event(h)) != NULL) {
+        if (GST_EVENT_TYPE(event) == type) return event;
+        gst_event_unref(event);
+    }
+    return NULL;
+}
+
+/* A bus on the element, so that its errors can be read (a harness gives it none). */
+static inline GstBus *gk_check_bus(GstHarness *h) {
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(h->element, bus);
+    return bus;
+}
+
+/* S16 mono samples whose values are their positions (from `first`), stamped at `rate`. */
+static inline GstBuffer *gk_check_counted_samples(gint64 first, gint count, gint rate) {
+    GstBuffer *b = gst_buffer_new_allocate(NULL, (gsize)count * 2, NULL);
+    GstMapInfo map;
+    fail_unless(gst_buffer_map(b, &map, GST_MAP_WRITE));
+    for (gint i = 0; i < count; i++) ((gint16 *)map.data)[i] = (gint16)(first + i);
+    gst_buffer_unmap(b, &map);
+    GST_BUFFER_PTS(b) = gst_util_uint64_scale_round((guint64)first, GST_SECOND, (guint64)rate);
+    GST_BUFFER_DURATION(b) = gst_util_uint64_scale_round((guint64)(first + count), GST_SECOND, (guint64)rate) - GST_BUFFER_PTS(b);
+    return b;
+}
+
+#define GK_CHECK_MONO_S16(rate) "audio/x-raw, format=(string)S16LE, layout=(string)interleaved, channels=(int)1, rate=(int)" #rate
 
 #endif

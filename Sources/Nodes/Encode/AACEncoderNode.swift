@@ -60,8 +60,10 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         case .avenc_aac:
             // FFmpeg's encoder forces mid/side stereo by default, and FFmpeg 5.1 gets it wrong:
             // every stereo file decodes as (L-R)/2 and (L+R)/2. Without forcing, it chooses
-            // per band and the channels come out as they went in.
-            encoder = try bin.make("avenc_aac", name: "encoder", ["bitrate": p[Self.bitrate], "aac-ms": false, "perfect-timestamp": true])
+            // per band and the channels come out as they went in. Written 0, not false:
+            // gst-libav 1.22 makes the option a boolean, 1.24+ an enum (FFmpeg's tri-state:
+            // auto -1, off 0, on 1) that refuses "false"; both read 0 as off.
+            encoder = try bin.make("avenc_aac", name: "encoder", ["bitrate": p[Self.bitrate], "aac-ms": 0, "perfect-timestamp": true])
         case .voaacenc:
             encoder = try bin.make("voaacenc", name: "encoder", ["bitrate": p[Self.bitrate], "perfect-timestamp": true])
         }
