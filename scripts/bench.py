@@ -75,8 +75,9 @@ def aac_job(minutes, runs, with_ffmpeg):
     out = lambda name: os.path.join(BENCH, f"{name}-{minutes}.m4a")
     ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "transcode-audio.json"), "--quiet",
             "--set", f"src.path={src}", "--set", f"file.path={out('graphctl')}", "--set", "file.faststart=false"]
+    # aac-ms=0 as GraphKit sets it: gst-libav 1.24+ refuses "false" (an enum there), 1.22 takes both.
     gst = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "wavparse", "!", "audioconvert", "!",
-           "avenc_aac", "aac-ms=false", "bitrate=96000", "!", "mp4mux", "!", "filesink", f"location={out('gst')}"]
+           "avenc_aac", "aac-ms=0", "bitrate=96000", "!", "mp4mux", "!", "filesink", f"location={out('gst')}"]
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c:a", "aac", "-b:a", "96k", out("ffmpeg")]
     contenders = [("graphctl", ours), ("gst-launch-1.0", gst)] + ([("ffmpeg", ff)] if with_ffmpeg else [])
     results = alternate(contenders, runs)
@@ -200,7 +201,7 @@ def av_job(runs):
            "x264enc", "bitrate=9308", "key-int-max=60", "speed-preset=veryfast", "bframes=0", "vbv-buf-capacity=0", "!",
            "video/x-h264,profile=high", "!", "m.",
            "audiotestsrc", "num-buffers=431", "samplesperbuffer=1024", "!", "audio/x-raw,format=S16LE,rate=44100,channels=1", "!",
-           "audioconvert", "!", "avenc_aac", "aac-ms=false", "bitrate=96000", "!", "m."]
+           "audioconvert", "!", "avenc_aac", "aac-ms=0", "bitrate=96000", "!", "m."]
     def ff(source, name):
         return ["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", source,
                 "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=10", "-c:v", "libx264", "-preset", "veryfast",
