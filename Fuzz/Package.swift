@@ -19,5 +19,12 @@ let package = Package(
         .executableTarget(name: "fuzz-decode", dependencies: [
             .product(name: "GraphKit", package: "GraphKit"),
         ]),
+        // GraphKit's container library (Sources/MediaContainers: ISO-BMFF read and edited, the
+        // diagnosis of damaged files) fed any bytes, in process, no GStreamer. Its sources are
+        // compiled here as they are (ContainersUnderFuzz is a link to them): its API is
+        // `package`, seen only within a package, and this target builds in release on its own,
+        // without the rest of GraphKit.
+        .target(name: "ContainersUnderFuzz"),
+        .executableTarget(name: "fuzz-containers", dependencies: ["ContainersUnderFuzz"]),
     ]
 )

@@ -25,3 +25,25 @@ ff -f lavfi -i "$(video 0.3)" -f lavfi -i "$(tone 48000 0.2)" -c:v libx264 -pres
    -pix_fmt yuv420p -c:a libopus -b:a 8k -map_metadata -1 h264-opus.mkv
 ls -l
 du -cb . | tail -1
+
+# Fuzz/Corpus/containers: the seeds of fuzz-containers (GraphKit's container library alone),
+# which also reads the files above. Small ISO-BMFF files of each kind the library meets: index
+# first or last, an edit list (ffmpeg's AAC), a display matrix, QuickTime, fragments (ffmpeg's
+# and GStreamer's), and those of GStreamer's muxers that sink.mp4 edits.
+cd ../containers
+ff -f lavfi -i "$(tone 8000 0.2)" -c:a aac -b:a 16k -map_metadata -1 -movflags +faststart edit-list.m4a
+ff -f lavfi -i "$(video 0.2)" -c:v libx264 -preset ultrafast -g 2 -pix_fmt yuv420p -map_metadata -1 \
+   -metadata:s:v:0 rotate=90 rotated.mp4
+ff -f lavfi -i "$(video 0.2)" -f lavfi -i "$(tone 8000 0.2)" -c:v libx264 -preset ultrafast -g 2 \
+   -pix_fmt yuv420p -c:a pcm_s16le -map_metadata -1 quicktime.mov
+ff -f lavfi -i "$(video 0.3)" -f lavfi -i "$(tone 8000 0.3)" -c:v libx264 -preset ultrafast -g 1 \
+   -pix_fmt yuv420p -c:a aac -b:a 16k -map_metadata -1 -movflags frag_keyframe+empty_moov+default_base_moof fragmented.mp4
+gst() { gst-launch-1.0 -q "$@" >/dev/null; }
+gst audiotestsrc num-buffers=4 samplesperbuffer=1024 ! audio/x-raw,rate=8000 ! avenc_aac ! mp4mux faststart=true \
+  ! filesink location=gst-faststart.m4a
+gst videotestsrc num-buffers=4 ! video/x-raw,width=32,height=32,framerate=10/1 ! x264enc speed-preset=ultrafast \
+  ! mp4mux fragment-duration=100 ! filesink location=gst-fragmented.mp4
+gst videotestsrc num-buffers=3 ! video/x-raw,width=32,height=32,framerate=10/1 ! x264enc speed-preset=ultrafast \
+  ! qtmux ! filesink location=gst-quicktime.mov
+ls -l
+du -cb . | tail -1

@@ -10,6 +10,10 @@
 # the input, to replay with `Fuzz/.build-fuzz/debug/TARGET FILE`) go to
 # Fuzz/.build-fuzz/findings/TARGET/ (a run reports only its own), and libFuzzer's output to
 # Fuzz/.build-fuzz/TARGET.log.
+# fuzz-containers (GraphKit's container library alone, no GStreamer) is built in release and
+# without the address sanitizer, so that it reads thousands of inputs a second: it is Swift,
+# whose overflow and bounds checks stay on in release and trap (each trap a finding), and its
+# two pointer loops run under the sanitizers in `make test-sanitize`.
 # A hang is a finding twice over: fuzz-decode cancels a run that has not ended within
 # FUZZ_RUN_SECONDS (default 10) and stops with the input, and libFuzzer's -timeout catches any
 # other input that takes too long.
@@ -17,25 +21,41 @@ set -uo pipefail
 cd "$(dirname "$0")"
 SWIFT=${SWIFT:-swift}
 seconds=${FUZZ_SECONDS:-600}
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode fuzz-containers}"
 scratch=.build-fuzz
 
-echo "== building ${targets[*]} in Fuzz/$scratch (libFuzzer, address sanitizer)"
-# The package depends on GraphKit by path: SwiftPM keeps its plan when a file is added there,
-# and then misses it (see the Makefile's replan).
-rm -f "$scratch/debug.yaml"
-# swiftc keeps only the last -sanitize flag it is given, and SwiftPM passes one per --sanitize:
-# the combined flag, last, instruments the Swift code for coverage and for the address
-# sanitizer both (the --sanitize flags do it for the C code and the link).
-$SWIFT build --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address --build-path "$scratch" 2>&1 \
-  | grep -v "Cannot export local symbol '__asan"
-((PIPESTATUS[0] == 0)) || { echo "fuzz: the build failed" >&2; exit 1; }
-# A target whose Swift code is not instrumented fuzzes blind: check that GraphKit's is.
-object=$scratch/debug/GraphKitCore.build/GraphLoader.swift.o
-# (grep -c, not -q: under pipefail, the early exit of -q would fail the pipeline with SIGPIPE.)
-if (($(readelf -SW "$object" | grep -c __sancov_cntrs) == 0 || $(nm "$object" | grep -c __asan_report) == 0)); then
-  echo "fuzz: GraphKit's Swift code lacks coverage counters or address checks ($object)" >&2
-  exit 1
+# fuzz-containers needs only the container library (built below); the others, GraphKit.
+graphkit_targets=()
+for t in "${targets[@]}"; do [[ $t == fuzz-containers ]] || graphkit_targets+=("$t"); done
+if ((${#graphkit_targets[@]} > 0)); then
+  echo "== building ${graphkit_targets[*]} in Fuzz/$scratch (libFuzzer, address sanitizer)"
+  # The package depends on GraphKit by path: SwiftPM keeps its plan when a file is added there,
+  # and then misses it (see the Makefile's replan).
+  rm -f "$scratch/debug.yaml"
+  # swiftc keeps only the last -sanitize flag it is given, and SwiftPM passes one per --sanitize:
+  # the combined flag, last, instruments the Swift code for coverage and for the address
+  # sanitizer both (the --sanitize flags do it for the C code and the link).
+  $SWIFT build --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address --build-path "$scratch" 2>&1 \
+    | grep -v "Cannot export local symbol '__asan"
+  ((PIPESTATUS[0] == 0)) || { echo "fuzz: the build failed" >&2; exit 1; }
+  # A target whose Swift code is not instrumented fuzzes blind: check that GraphKit's is.
+  object=$scratch/debug/GraphKitCore.build/GraphLoader.swift.o
+  # (grep -c, not -q: under pipefail, the early exit of -q would fail the pipeline with SIGPIPE.)
+  if (($(readelf -SW "$object" | grep -c __sancov_cntrs) == 0 || $(nm "$object" | grep -c __asan_report) == 0)); then
+    echo "fuzz: GraphKit's Swift code lacks coverage counters or address checks ($object)" >&2
+    exit 1
+  fi
+fi
+if ((${#graphkit_targets[@]} < ${#targets[@]})); then
+  echo "== building fuzz-containers in Fuzz/$scratch/release (libFuzzer)"
+  rm -f "$scratch/release.yaml"
+  $SWIFT build -c release --product fuzz-containers --sanitize=fuzzer -Xswiftc -sanitize=fuzzer --build-path "$scratch" \
+    || { echo "fuzz: the build of fuzz-containers failed" >&2; exit 1; }
+  object=$scratch/release/ContainersUnderFuzz.build/BoxHeader.swift.o
+  if (($(readelf -SW "$object" | grep -c __sancov_cntrs) == 0)); then
+    echo "fuzz: the container library lacks coverage counters ($object)" >&2
+    exit 1
+  fi
 fi
 
 # Swift's own crash backtracer reads the stack of a failed check in ways the address sanitizer
@@ -56,14 +76,17 @@ for t in "${targets[@]}"; do
     # Full unwinding, so that the suppressions see the frames below GLib's g_malloc (GLib and
     # its neighbours have no frame pointers); slower, and needed.
     fuzz-decode) seeds=(Corpus/media); options=(-max_len=16384 -timeout=60); unwind=0 ;;
-    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode)" >&2; exit 64 ;;
+    fuzz-containers) seeds=(Corpus/containers Corpus/media); options=(-max_len=16384 -timeout=10); unwind=1 ;;
+    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode, fuzz-containers)" >&2; exit 64 ;;
   esac
+  binary=$scratch/debug/$t
+  [[ $t == fuzz-containers ]] && binary=$scratch/release/$t
   corpus=$scratch/corpus/$t findings=$scratch/findings/$t log=$scratch/$t.log
   mkdir -p "$corpus" "$findings"
   stamp=$scratch/$t.started
   touch "$stamp"
   echo "== $t: ${seconds} s (log: Fuzz/$log)"
-  ASAN_OPTIONS="$asan:fast_unwind_on_malloc=$unwind" "$scratch/debug/$t" "$corpus" "${seeds[@]}" "${options[@]}" \
+  ASAN_OPTIONS="$asan:fast_unwind_on_malloc=$unwind" "$binary" "$corpus" "${seeds[@]}" "${options[@]}" \
     -max_total_time="$seconds" -rss_limit_mb=4096 -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1
   status=$?
   runs=$(grep -Eo '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$')

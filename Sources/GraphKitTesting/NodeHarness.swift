@@ -1,5 +1,6 @@
 @_spi(Testing) import GraphKit
 import Nodes
+import Synchronization
 
 /// Tests one node without writing GStreamer code, like `GstHarness` or NIO's `EmbeddedChannel`.
 ///
@@ -12,11 +13,12 @@ import Nodes
 /// let out = h.pull()            // from "out"
 /// let result = try h.finish()   // end of stream; what was left unpulled, and the run report
 /// ```
-public final class NodeHarness: @unchecked Sendable {
+public final class NodeHarness: Sendable {
     public let run: GraphRun
     public let inputs: [String]
     public let outputs: [String]
-    private var finished = false
+    /// Whether ``finish(timeout:)`` has ended the inputs.
+    private let finished = Mutex(false)
 
     /// - Parameters:
     ///   - node: the node as it would appear under `nodes` in a graph file.
@@ -100,8 +102,11 @@ public final class NodeHarness: @unchecked Sendable {
     /// run's report. Throws the run's error if it failed.
     @discardableResult
     public func finish(timeout: Double = 30) throws -> Result {
-        if !finished {
-            finished = true
+        let first = finished.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first {
             for p in inputs { try endInput(p) }
         }
         var leftovers: [String: [SampleBuffer]] = [:]

@@ -158,28 +158,13 @@ public struct MediaProbe: Sendable {
 
     public func stream(_ type: String) -> Stream? { streams.first { $0.codecType == type } }
 
-    /// The types of a file's top-level MP4 boxes, in order.
+    /// The types of a file's top-level MP4 boxes, in order (the last may run past its end),
+    /// as GraphKit's one box reader walks them.
     public static func boxes(_ path: String) -> [String] {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
+        guard let file = FileBytes(path: path) else { return [] }
+        var walker = BoxWalker(file)
         var result: [String] = []
-        var offset: off_t = 0
-        var b = [UInt8](repeating: 0, count: 16)
-        while result.count < 64 {
-            let n = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 16, offset) }
-            guard n >= 8 else { break }
-            var size = UInt64(b[0]) << 24 | UInt64(b[1]) << 16
-            size |= UInt64(b[2]) << 8 | UInt64(b[3])
-            let type = String(decoding: b[4..<8], as: UTF8.self)
-            if size == 1, n >= 16 {
-                size = 0
-                for byte in b[8..<16] { size = size << 8 | UInt64(byte) }
-            }
-            guard size >= 8 else { break }
-            result.append(type)
-            offset += off_t(size)
-        }
+        while result.count < 64, case .box(let extent)? = try? walker.next() { result.append(extent.type.description) }
         return result
     }
 }

@@ -2,6 +2,7 @@ import TestSupport
 import Testing
 import Foundation
 import GraphKit
+import GraphKitTesting
 import Nodes
 
 @Suite struct GraphLoaderTests {
@@ -219,6 +220,34 @@ import Nodes
         ])
         #expect(problems(twoSinks, overrides: ["copy.path=out/y.m4a"]).isEmpty)
         #expect(problems(waveform, overrides: ["wave.png=out/w.png"]).isEmpty)
+    }
+
+    /// One file, whatever path leads to it: a folder reached through a symbolic link is that
+    /// folder, as the run compares files (``FileRoles``). Compared as text, these two loaded, and
+    /// the run found them one file only when it checked every reader and writer.
+    @Test func twoOutputsThroughALinkedFolderAreOneFile() throws {
+        let folder = try TestMedia.temporaryFolder().path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/here", withDestinationPath: "out")
+        let twoSinks = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+            "aac": { "type": "encode.aac" },
+            "file": { "type": "sink.mp4", "params": { "path": "\(folder)/out/x.m4a" } },
+            "copy": { "type": "sink.mp4", "params": { "path": "\(folder)/here/x.m4a" } }
+            """, edges: #""mic.out -> aac.in", "aac.out -> file.audio", "aac.out -> copy.audio""#)
+        #expect(problems(twoSinks) == [
+            #"nodes.copy.params.path: "\#(folder)/here/x.m4a" is also written by nodes.file.params.path: each output needs a file of its own"#,
+        ])
+        #expect(problems(twoSinks, overrides: ["copy.path=\(folder)/here/y.m4a"]).isEmpty)
+        // Said among the nodes' problems, before the edges', as before the loader had passes.
+        let alsoABadEdge = Self.graph(nodes: """
+            "mic": { "type": "capture.audio", "params": { "duration": 1 } },
+            "aac": { "type": "encode.aac" },
+            "file": { "type": "sink.mp4", "params": { "path": "\(folder)/out/x.m4a" } },
+            "copy": { "type": "sink.mp4", "params": { "path": "\(folder)/here/x.m4a" } }
+            """, edges: #""mic.out -> aac.in", "aac.out -> file.audio", "aac.out -> copy.audio", "aac.out -> nowhere.in""#)
+        #expect(problems(alsoABadEdge).map { $0.prefix { $0 != ":" } } == ["nodes.copy.params.path", "edges[3]"])
     }
 
     /// Declared formats are a contract at load time: a format an output carries in this graph

@@ -1,4 +1,5 @@
 import Foundation
+import GraphKitTesting
 import Testing
 
 /// The layers of docs/ARCHITECTURE.md are targets, and these tests keep them so: the core and the
@@ -11,18 +12,10 @@ import Testing
 
     /// Each target's direct dependencies, by name, from the manifest as SwiftPM reads it.
     static func targets() throws -> [String: [String]] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // A scratch folder of its own: `swift test` holds the package's .build locked while it runs.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("graphkit-dump-\(UUID().uuidString)")
+        let scratch = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        p.arguments = ["swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
+        let data = Data(try TestMedia.runTool("swift", ["package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]).utf8)
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         var result: [String: [String]] = [:]
         for target in try #require(json["targets"] as? [[String: Any]]) {
@@ -52,6 +45,29 @@ import Testing
         }
         // The runtime is where GStreamer is: if it stopped depending on it, this test would be stale.
         #expect(Self.closure(of: "GraphKitRuntime", in: targets).isSuperset(of: Self.gstreamerModules))
+    }
+
+    /// A file imports only targets its own target depends on (directly or not): an import that
+    /// builds only because SwiftPM happened to build the other module first breaks another
+    /// build's order (`make fuzz`'s did: Nodes imported the GraphKit umbrella).
+    @Test(.timeLimit(.minutes(10)))
+    func everyImportIsADeclaredDependency() throws {
+        let targets = try Self.targets()
+        var strays: [String] = []
+        let sources = Self.root.appendingPathComponent("Sources")
+        for target in try FileManager.default.contentsOfDirectory(atPath: sources.path) where targets[target] != nil {
+            let allowed = Self.closure(of: target, in: targets).union([target])
+            for file in try FileManager.default.subpathsOfDirectory(atPath: sources.appendingPathComponent(target).path) where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: sources.appendingPathComponent("\(target)/\(file)"), encoding: .utf8)
+                for line in text.split(separator: "\n") {
+                    let words = line.split(separator: " ").filter { !$0.hasPrefix("@") && !["public", "package", "internal"].contains($0) }
+                    guard words.count >= 2, words[0] == "import" else { continue }
+                    let module = String(words[1].split(separator: ".")[0])
+                    if targets[module] != nil, !allowed.contains(module) { strays.append("Sources/\(target)/\(file) imports \(module)") }
+                }
+            }
+        }
+        #expect(strays.isEmpty, "imports of targets not depended on: \(strays)")
     }
 
     @Test func noLayerAboveTheRuntimeImportsGStreamer() throws {

@@ -21,17 +21,9 @@ import GraphKit
         return ContainerDiagnosis.diagnose(path: path, indexOnly: indexOnly)
     }
 
-    /// The top-level boxes of an MP4: type, offset and size.
-    static func boxes(_ bytes: [UInt8]) -> [(type: String, offset: Int, size: Int)] {
-        var result: [(String, Int, Int)] = []
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
-            result.append((String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self), offset, size))
-            guard size >= 8 else { break }
-            offset += size
-        }
-        return result
+    /// The top-level boxes of an MP4, as the library walks them: type, offset and size.
+    static func boxes(_ bytes: [UInt8]) -> [(type: FourCC, offset: Int, size: Int)] {
+        ((try? MP4File(MemoryBytes(bytes)))?.boxes ?? []).map { ($0.type, Int($0.offset), Int($0.size)) }
     }
 
     @Test func anMP4WhoseIndexIsMissingWasNotFinished() throws {
@@ -146,7 +138,7 @@ import GraphKit
         let (good, bytes) = try Self.make("good.mp3", "lamemp3enc bitrate=128 target=bitrate cbr=true", in: folder)
         #expect(ContainerDiagnosis.diagnose(path: good) == nil)
         // 128 kb/s at 44.1 kHz: frames of 417 or 418 bytes.
-        let first = try #require(ContainerDiagnosis.mpegFrameLength(Array(bytes.prefix(4))))
+        let first = try #require(MPEGAudio.frameLength(Array(bytes.prefix(4))))
         #expect(first == 417 || first == 418)
         let cut = Array(bytes.prefix(Int(first) + 100))
         #expect(try Self.diagnose(cut, as: "cut.mp3", in: folder)?.problem.hasPrefix("ends at byte \(cut.count), inside MP3 frame 2 (which runs to byte ") == true)

@@ -14,12 +14,9 @@ import GraphKitTesting
         return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
-    static func movie(_ path: String) throws -> (MP4Movie, [MP4Index.Extent]) {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        let moov = try #require(try MP4Box.parse(bytes[...]).first { $0.type == "moov" })
-        let fd = open(path, O_RDONLY)
-        defer { close(fd) }
-        return (MP4Movie(moov: moov), try MP4Index.topLevelBoxes(fd))
+    static func movie(_ path: String) throws -> (MP4Movie, [BoxExtent]) {
+        let file = try MP4File(try #require(FileBytes(path: path)))
+        return (try #require(try file.movie()), file.boxes)
     }
 
     /// A faststart M4A without an edit list: the edit list makes the index 36 bytes longer.
@@ -40,27 +37,21 @@ import GraphKitTesting
         for i in movie.trackIndices { movie.moov.children[i].children.removeAll { $0.type == "edts" } }
         if wideOffsets {
             for i in movie.trackIndices {
-                movie.moov.children[i].modify(["mdia", "minf", "stbl"]) { stbl in
-                    for c in stbl.children.indices where stbl.children[c].type == "stco" {
-                        let body = stbl.children[c].body, n = Int(body.u32(4))
-                        var wide: [UInt8] = [0, 0, 0, 0]
-                        wide.appendU32(UInt32(n))
-                        for k in 0..<n { wide.appendU64(UInt64(body.u32(8 + 4 * k))) }
-                        stbl.children[c] = MP4Box(type: "co64", body: wide)
-                    }
-                }
+                movie.moov.children[i].update(["mdia", "minf", "stbl", "stco"], as: ChunkOffsets.self) { $0.wide = true }
             }
+            #expect(movie.moov.find(["trak", "mdia", "minf", "stbl", "co64"]) != nil)
         }
-        var shift = movie.moov.bytes.count - moov.size
+        let (offset, size) = (Int(moov.offset), Int(moov.size))
+        var shift = movie.moov.bytes.count - size
         var stripped = movie
         while true {
             stripped = movie
-            stripped.shiftChunkOffsets(after: moov.offset, by: shift)
-            if stripped.moov.bytes.count - moov.size == shift { break }
-            shift = stripped.moov.bytes.count - moov.size
+            stripped.shiftChunkOffsets(after: offset, by: shift)
+            if stripped.moov.bytes.count - size == shift { break }
+            shift = stripped.moov.bytes.count - size
         }
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: original)))
-        try Data(bytes[..<moov.offset] + stripped.moov.bytes + bytes[(moov.offset + moov.size)...]).write(to: URL(fileURLWithPath: edited))
+        try Data(bytes[..<offset] + stripped.moov.bytes + bytes[(offset + size)...]).write(to: URL(fileURLWithPath: edited))
         #expect(try Self.movie(edited).0.track(movie.trackIndices[0]).edits == nil)
         let before = try Self.decode(edited)
         #expect(before == (try Self.decode(original)))
@@ -108,7 +99,7 @@ import GraphKitTesting
                                 + "audiotestsrc num-buffers=10 ! audioconvert ! avenc_aac ! m.")
         let (_, boxes) = try Self.movie(file)
         let extent = try #require(boxes.first { $0.type == "moov" })
-        let moov = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))[extent.offset..<(extent.offset + extent.size)])
+        let moov = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))[Int(extent.offset)..<Int(extent.end)])
         var random = SplitMix(seed: 0x6B_6B)
         for round in 0..<3000 {
             var damaged = moov

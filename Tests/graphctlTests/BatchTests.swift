@@ -375,10 +375,10 @@ import GraphKitTesting
         let folder = try Self.withPipe()
         defer { try? FileManager.default.removeItem(at: folder) }
         let summary = folder.appendingPathComponent("s.json")
-        let started = Date()
+        // Behaviour, not wall time: the batch ends (a hang is the suite's time limit), the hung
+        // input is timed out by name, and the other inputs ran.
         let r = try Graphctl.start(Self.batch(folder, ["--timeout", "2", "--jobs", "2", "--summary", summary.path], inputs: "in/list.txt")).wait()
         #expect(r.status == 70, "\(r.stderr)")
-        #expect(Date().timeIntervalSince(started) < 60)
         #expect(r.stderr.contains("zz-pipe.wav\": did not finish within 2.0 s (--timeout); stopped"), "\(r.stderr)")
         let s = try Self.summary(summary)
         #expect(Self.count(s, "completed") == 3 && Self.count(s, "failed") == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import MediaContainers
 import Testing
 import GraphKit
 import GraphKitTesting
@@ -136,10 +137,8 @@ import GraphKitTesting
         #expect(made.status == 0, "\(made.stderr)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: full))
         // Where mdat starts: after the boxes before it (ftyp, moov).
-        var offset = 0
-        while offset + 8 <= bytes.count, String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self) != "mdat" {
-            offset += Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-        }
+        let mdat = try #require(try MP4File(MemoryBytes([UInt8](bytes))).first("mdat"))
+        let offset = Int(mdat.offset)
         try #require(offset > 0 && offset + 8 < bytes.count)
         let past = folder.appendingPathComponent("past.m4a").path
         try bytes.prefix(offset + 8).write(to: URL(fileURLWithPath: past))

@@ -25,7 +25,7 @@ import Synchronization
 /// and choose which file a run (often root's) replaces. So is anything else than a regular file
 /// at the final or the temporary name (a pipe, a device, a folder), and a temporary name that is
 /// not a file a run left.
-public final class OutputFile: @unchecked Sendable {  // mutable state behind `lock`
+public final class OutputFile: Sendable {
     /// The path as the graph gives it (relative paths are relative to the current folder).
     public let path: String
     /// Where errors point: `nodes.file.params.path`.
@@ -104,13 +104,13 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
         var scratch: Int32 = -1
     }
 
-    private let lock = Lock()
-    private var opened: Opened?
+    /// The file being written, from ``prepare(inPlace:)`` until ``commit()`` or ``discard()``.
+    private let opened = Mutex<Opened?>(nil)
 
     /// The descriptor of the file being written, open for reading and writing at offset 0:
     /// after ``prepare(inPlace:)``, until ``commit()`` or ``discard()``.
     public var descriptor: Int32 {
-        lock.withLock { opened?.file ?? -1 }
+        opened.withLock { $0?.file ?? -1 }
     }
 
     // MARK: Preparing
@@ -270,8 +270,8 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
             let fd = openat(folder, temporaryName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if fd >= 0 {
                 if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                    lock.withLock {
-                        opened = Opened(folder: folder, name: name, temporaryName: temporaryName, file: fd,
+                    opened.withLock {
+                        $0 = Opened(folder: folder, name: name, temporaryName: temporaryName, file: fd,
                                         identity: FileIdentity(descriptor: fd), folderIdentity: folderIdentity, folderPath: folderPath)
                     }
                     return
@@ -336,8 +336,8 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
                     close(folder)
                     throw failure("cannot write \"\(path)\": another run is writing it now")
                 }
-                lock.withLock {
-                    opened = Opened(folder: folder, name: name, temporaryName: nil, file: fd,
+                opened.withLock {
+                    $0 = Opened(folder: folder, name: name, temporaryName: nil, file: fd,
                                     identity: FileIdentity(descriptor: fd), folderIdentity: folderIdentity, folderPath: folderPath)
                 }
                 return
@@ -394,7 +394,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     /// shows as it fills, and gone however the run ends, even by `kill -9`, since it never had a
     /// name. A path that opens it is `/proc/self/fd/N`. Kept until ``commit()`` or ``discard()``.
     public func scratchFile() throws(GraphError) -> String {
-        try lock.withLock { () throws(GraphError) -> String in
+        try opened.withLock { (opened) throws(GraphError) -> String in
             guard var o = opened else { throw failure("cannot write \"\(path)\": it is not open for writing") }
             if o.scratch < 0 {
                 var fd = openat(o.folder, ".", Self.unnamedFile | O_RDWR | O_CLOEXEC, 0o600)
@@ -425,7 +425,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     /// name no longer holds the file written, the target became something else than a regular
     /// file, or the folder is no longer at its path: someone changed them during the run.
     public func commit() throws(GraphError) {
-        try lock.withLock { () throws(GraphError) in
+        try opened.withLock { (opened) throws(GraphError) in
             guard let o = opened else { throw failure("cannot move the finished file to \"\(path)\": it was not written") }
             defer { closeAll(o); opened = nil }
             guard let temporaryName = o.temporaryName else { return }  // written in place
@@ -462,7 +462,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     /// Removes the temporary file (a failed or cancelled run), if its name still holds the file
     /// this run made; what someone else put there is left alone.
     public func discard() {
-        lock.withLock {
+        opened.withLock { opened in
             guard let o = opened else { return }
             if o.temporaryName != nil { removeIfOurs(o) }
             closeAll(o)
@@ -474,7 +474,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     /// Removes the target itself (cancelling an in-place recording), if it is the file this run
     /// made.
     public func removeTarget() {
-        lock.withLock {
+        opened.withLock { opened in
             guard let o = opened else { return }
             if o.temporaryName == nil, FileIdentity(at: o.folder, o.name) == o.identity { unlinkat(o.folder, o.name, 0) }
             closeAll(o)
@@ -505,8 +505,8 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
 
     // MARK: Every file of the process
 
-    private final class WeakFile: @unchecked Sendable {
-        weak var file: OutputFile?
+    private struct WeakFile: Sendable {
+        weak let file: OutputFile?
         init(_ file: OutputFile) { self.file = file }
     }
 
@@ -519,7 +519,7 @@ public final class OutputFile: @unchecked Sendable {  // mutable state behind `l
     public static func discardAll() {
         let files = live.withLock { $0.values.compactMap(\.file) }
         for file in files {
-            if file.lock.withLock({ file.opened?.temporaryName == nil }) { file.removeTarget() } else { file.discard() }
+            if file.opened.withLock({ $0?.temporaryName == nil }) { file.removeTarget() } else { file.discard() }
         }
     }
 

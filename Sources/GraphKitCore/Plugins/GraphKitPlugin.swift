@@ -83,8 +83,9 @@ public struct PluginRegistration {
         types.append(type)
     }
 
-    /// Where the host collects what a registration added.
-    final class Sink: @unchecked Sendable {
+    /// Where the host collects what a registration added (handed to the plugin as a pointer, for
+    /// the length of one call on the loading thread: never shared).
+    final class Sink {
         var types: [any Node.Type] = []
     }
 }

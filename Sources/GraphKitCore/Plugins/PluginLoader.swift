@@ -1,6 +1,7 @@
 import CGraphKitPlugin
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// A plugin that was loaded: who it says it is, where it came from, and what it added.
 public struct LoadedPlugin: Sendable, Equatable {
@@ -110,11 +111,13 @@ public enum PluginLoader {
     /// descriptor a library was loaded through is never closed, as the library is never
     /// unloaded: its name (/proc/self/fd/N) must never name another file, since the dynamic
     /// loader hands back the library already loaded under a name it is asked for again.
-    nonisolated(unsafe) private static var loaded: [String: (plugin: LoadedPlugin, types: [any Node.Type])] = [:]
-    /// Every plugin's descriptor, which the plugin made to be kept for as long as the plugin is
-    /// loaded: for ever (held here, and not lost to the leak checker).
-    nonisolated(unsafe) private static var descriptors: [UnsafePointer<GraphKitPluginDescriptor>] = []
-    private static let lock = Lock()
+    private struct Loaded {
+        var files: [String: (plugin: LoadedPlugin, types: [any Node.Type])] = [:]
+        /// Every plugin's descriptor, which the plugin made to be kept for as long as the plugin
+        /// is loaded: for ever (held here, and not lost to the leak checker).
+        var descriptors: [UnsafePointer<GraphKitPluginDescriptor>] = []
+    }
+    private static let loaded = Mutex(Loaded())
 
     private static func loadFile(_ file: PluginFile, shownAs path: String, into registry: inout NodeRegistry) throws(GraphError) {
         let (plugin, types) = try open(file, shownAs: path)
@@ -137,9 +140,12 @@ public enum PluginLoader {
     /// Checks a plugin's note, then loads that very file and runs its registration, once per
     /// process. Takes the file's descriptor: closed when refused before loading, else kept.
     private static func open(_ file: PluginFile, shownAs path: String) throws(GraphError) -> (LoadedPlugin, [any Node.Type]) {
-        lock.lock()
-        defer { lock.unlock() }
-        if let known = loaded[file.identity] {
+        try loaded.withLock { (loaded) throws(GraphError) in try open(file, shownAs: path, loaded: &loaded) }
+    }
+
+    /// ``open(_:shownAs:)``, with what this process loaded so far.
+    private static func open(_ file: PluginFile, shownAs path: String, loaded: inout Loaded) throws(GraphError) -> (LoadedPlugin, [any Node.Type]) {
+        if let known = loaded.files[file.identity] {
             close(file.fd)
             return known
         }
@@ -183,7 +189,7 @@ public enum PluginLoader {
         guard let descriptor = entry() else {
             throw GraphError(.pluginUnusable, at: path, "not a GraphKit plugin: its descriptor is missing")
         }
-        descriptors.append(descriptor)
+        loaded.descriptors.append(descriptor)
         let d = descriptor.pointee
         let pluginName = d.name.map { String(cString: $0) } ?? "(unnamed)"
         let version = d.version.map { String(cString: $0) } ?? "?"
@@ -217,7 +223,7 @@ public enum PluginLoader {
                                   summary: d.summary.map { String(cString: $0) } ?? "", path: file.path,
                                   graphKitVersion: graphKit, compilerVersion: compiler,
                                   types: sink.types.map { $0.descriptor.type })
-        loaded[file.identity] = (plugin, sink.types)
+        loaded.files[file.identity] = (plugin, sink.types)
         return (plugin, sink.types)
     }
 }

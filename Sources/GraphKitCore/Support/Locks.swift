@@ -5,7 +5,12 @@ import Glibc
 /// A mutex for state that GStreamer's streaming threads and the run's own share (a node's
 /// counters, its status). GraphKit's own, so neither the engine nor a node needs Foundation
 /// (whose ICU costs every process 7 MB of memory).
+///
+/// Kept beside `Mutex` for the code that locks a region rather than a value: the nodes and
+/// GStreamer wrappers of other targets, and RunStatistics, whose guarded tables hold unsafe
+/// pointers a Mutex cannot take without sending them. New code uses `Mutex`.
 public final class Lock: @unchecked Sendable {
+    // @unchecked: a pthread mutex behind an unsafe pointer, which the compiler cannot see into.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
     public init() { pthread_mutex_init(mutex, nil) }
@@ -31,6 +36,7 @@ public final class Lock: @unchecked Sendable {
 /// A condition variable with its own lock, on the monotonic clock (a wait with a deadline is not
 /// moved by a change of the wall clock).
 package final class Condition: @unchecked Sendable {
+    // @unchecked: a pthread condition variable and its mutex (Mutex has no condition to wait on).
     private let mutex = Lock()
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 

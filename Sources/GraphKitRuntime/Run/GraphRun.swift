@@ -5,6 +5,7 @@ import Glibc
 import Logging
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// One run of a validated graph: its lifecycle, and the one object code holds.
 ///
@@ -26,6 +27,8 @@ import MediaContainers
 /// inside it; ``RunStatistics`` counts what flows; ``BusWatcher`` turns bus messages into the
 /// run's outcome on a thread of the run's own, joined when the run is waited for.
 public final class GraphRun: @unchecked Sendable {
+    // @unchecked: the `var`s below are guarded by `condition`'s lock, a pthread condition variable
+    // (waits with a deadline on the monotonic clock), which Mutex cannot wait on.
     public let graph: Graph
     private let pipeline: Pipeline
     private let nodes: [(spec: Graph.NodeSpec, node: any Node)]
@@ -491,21 +494,17 @@ public protocol LiveNode: Node {
 }
 
 /// The watcher's outcome, handed to a run's deinit (see ``GraphRun``'s watcher thread).
-private final class OutcomeBox: @unchecked Sendable {
-    private let lock = Lock()
-    private var outcome: BusWatcher.Outcome?
+private final class OutcomeBox: Sendable {
+    private let outcome = Mutex<BusWatcher.Outcome?>(nil)
 
     func put(_ value: BusWatcher.Outcome) {
-        lock.lock()
-        outcome = value
-        lock.unlock()
+        outcome.withLock { $0 = value }
     }
 
     func take() -> BusWatcher.Outcome? {
-        lock.lock()
-        defer { lock.unlock() }
-        let value = outcome
-        outcome = nil
-        return value
+        outcome.withLock { value in
+            defer { value = nil }
+            return value
+        }
     }
 }

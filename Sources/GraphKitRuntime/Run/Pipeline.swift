@@ -10,6 +10,8 @@ import MediaContainers
 /// runs), every callback is released, the pipeline is unreferenced, and only then is the
 /// counters' memory freed (the statistics are released after `deinit`'s body).
 final class Pipeline: @unchecked Sendable {
+    // @unchecked: `raw` is a GstPipeline (a GObject, thread-safe to set state on and to query), which
+    // the compiler sees as an unsafe pointer; it never changes.
     let raw: UnsafeMutablePointer<GstElement>
     let callbacks = CallbackRegistry()
     let directory = ElementDirectory()

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// Runs a ``ProcessingNode`` inside the pipeline: a pad probe on the streaming thread calls the
 /// node with each buffer, each new format and the end of stream, with no thread hop.
@@ -121,8 +122,7 @@ struct ProcessingNodeHost {
     private static func pusher(on pad: UnsafeMutablePointer<GstPad>, gate: EmitGate, node: String)
         -> @Sendable (SampleBuffer) throws(GraphError) -> Void
     {
-        gst_object_ref(UnsafeMutableRawPointer(pad))
-        let owned = OwnedPad(pad)
+        let owned = HeldPad(pad)
         return { buffer throws(GraphError) in
             gate.open = true
             let result = gst_pad_push(owned.pad, buffer.retainedBuffer())
@@ -144,6 +144,9 @@ struct ProcessingNodeHost {
 
     /// The probe's context: the node and what it needs on the streaming thread.
     fileprivate final class Step: @unchecked Sendable {
+        // @unchecked: `element` is a GstElement (a GObject, thread-safe to post on; the pointer never
+        // changes), which the compiler cannot see; `format` and `failed` are touched only on the
+        // input's streaming thread (GStreamer calls a pad's probes in turn).
         let node: any ProcessingNode
         let id: String
         let element: UnsafeMutablePointer<GstElement>
@@ -218,7 +221,7 @@ struct ProcessingNodeHost {
 /// caps filter there refuses it: the run fails with the node's own error, which says what it
 /// takes and what it was given (the filter's refusal alone would be a bare "not negotiated"
 /// from whatever pushed).
-private final class InputCheck: @unchecked Sendable {
+private final class InputCheck: Sendable {
     let step: ProcessingNodeHost.Step
     let declared: FormatSet
 
@@ -236,15 +239,26 @@ private final class InputCheck: @unchecked Sendable {
     }
 }
 
-/// Open while a pass-through node's own buffer passes its output pad (the streaming thread only).
-final class EmitGate: @unchecked Sendable {
-    var open = false
+/// Open while a pass-through node's own buffer passes its output pad (the streaming thread only:
+/// relaxed loads and stores, no ordering with anything else).
+final class EmitGate: Sendable {
+    private let state = Atomic(false)
+
+    var open: Bool {
+        get { state.load(ordering: .relaxed) }
+        set { state.store(newValue, ordering: .relaxed) }
+    }
 }
 
-/// One reference to a pad, dropped with the last holder of the closure that keeps it.
-final class OwnedPad: @unchecked Sendable {
+/// One reference to a pad, taken when made and let go with the last closure that holds it.
+private final class HeldPad: @unchecked Sendable {
+    // @unchecked: a pad is a GstObject, thread-safe to query, push on and unref; the pointer never
+    // changes, but the compiler sees only an unsafe pointer.
     let pad: UnsafeMutablePointer<GstPad>
-    init(_ pad: UnsafeMutablePointer<GstPad>) { self.pad = pad }
+    init(_ pad: UnsafeMutablePointer<GstPad>) {
+        gst_object_ref(UnsafeMutableRawPointer(pad))
+        self.pad = pad
+    }
     deinit { gst_object_unref(UnsafeMutableRawPointer(pad)) }
 }
 
@@ -256,20 +270,16 @@ struct ExposedPorts {
 
 /// Errors that Swift nodes raised on streaming threads, kept with their code and location
 /// until the bus watcher reports the run's failure.
-final class NodeFailures: @unchecked Sendable {
-    private let lock = Lock()
-    private var errors: [String: GraphError] = [:]
+final class NodeFailures: Sendable {
+    /// The first error of each node.
+    private let errors = Mutex<[String: GraphError]>([:])
 
     func record(_ error: GraphError, node: String) {
-        lock.lock()
-        if errors[node] == nil { errors[node] = error }
-        lock.unlock()
+        errors.withLock { if $0[node] == nil { $0[node] = error } }
     }
 
     func error(of node: String) -> GraphError? {
-        lock.lock()
-        defer { lock.unlock() }
-        return errors[node]
+        errors.withLock { $0[node] }
     }
 }
 
@@ -282,16 +292,5 @@ extension ProcessingNodeHost {
             guard gst_pad_peer_query_duration(held.pad, GST_FORMAT_TIME, &ns) != 0, ns > 0 else { return nil }
             return MediaTime(nanoseconds: UInt64(ns))
         }
-    }
-
-    /// One reference to a pad, let go with the last closure that holds it.
-    private final class HeldPad: @unchecked Sendable {
-        // @unchecked: a pad is a GstObject, thread-safe to query and to unref; the pointer never changes.
-        let pad: UnsafeMutablePointer<GstPad>
-        init(_ pad: UnsafeMutablePointer<GstPad>) {
-            gst_object_ref(UnsafeMutableRawPointer(pad))
-            self.pad = pad
-        }
-        deinit { gst_object_unref(UnsafeMutableRawPointer(pad)) }
     }
 }

@@ -21,6 +21,11 @@ import MediaContainers
 /// the Swift node whose transform already sees those buffers (each probe on a pad is a
 /// hook-list walk for every buffer).
 final class RunStatistics: @unchecked Sendable {
+    // @unchecked: the counters are C memory (unsafe pointers) written by probes on streaming threads
+    // with C atomics (gk_pad_counter_read); the tables of them are filled on the compiler's thread
+    // before the pipeline starts (GStreamer's state change orders that before any probe), and read
+    // after; the displays' readings and the queues' last levels are behind `readingsLock` (a Lock,
+    // not a Mutex: a Mutex cannot hold the displays' unsafe pointers without sending them).
     private struct EdgeEntry {
         var edge: Graph.Edge
         var queue: UnsafeMutablePointer<GstElement>?

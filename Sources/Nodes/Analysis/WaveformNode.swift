@@ -3,6 +3,7 @@ import Glibc
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// `analysis.waveform`: reduces PCM to waveform peaks as it streams, and writes them as
 /// audiowaveform JSON/.dat data and PNG/SVG pictures when the stream ends. Memory grows with the
@@ -16,7 +17,7 @@ import MediaContainers
 /// ```json
 /// "wave": { "type": "analysis.waveform", "params": { "samplesPerPixel": 256, "json": "out/waveform.json", "png": "out/waveform.png" } }
 /// ```
-public final class WaveformNode: ProcessingNode, @unchecked Sendable {
+public final class WaveformNode: ProcessingNode, Sendable {
     /// PCM ends here; the peaks go out through the host, in a format of their own.
     public static let bufferFlow = BufferFlow.consume
 
@@ -61,13 +62,16 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
 
     let context: NodeContext
     let files: [(kind: String, file: OutputFile)]
-    private let lock = Lock()
-    private var reducer: WaveformReducer?
-    private var format: MediaFormat.PCMFormat?
-    private var host: ProcessingHost?
-    private var emittedBins = 0
-    private var written: [String] = []
-    private var status: [String: OutputReport.Status] = [:]
+    /// What the stream has made so far, shared by the streaming thread and the run's.
+    private struct State {
+        var reducer: WaveformReducer?
+        var format: MediaFormat.PCMFormat?
+        var host: ProcessingHost?
+        var emittedBins = 0
+        var written: [String] = []
+        var status: [String: OutputReport.Status] = [:]
+    }
+    private let state = Mutex(State())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -76,36 +80,36 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
         }
     }
 
-    public func attach(_ host: ProcessingHost) { self.host = host }
+    public func attach(_ host: ProcessingHost) { state.withLock { $0.host = host } }
 
     public func prepare() throws(GraphError) {
         for (kind, file) in files {
             try file.prepare()
-            lock.withLock { status[kind] = .writing }
+            state.withLock { $0.status[kind] = .writing }
         }
     }
 
     public var outputs: [OutputReport] {
-        lock.withLock { files.map { OutputReport(node: context.id, path: $0.file.path, status: status[$0.kind] ?? .unknown) } }
+        state.withLock { s in files.map { OutputReport(node: context.id, path: $0.file.path, status: s.status[$0.kind] ?? .unknown) } }
     }
 
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         guard case .pcm(let pcm) = format else {
             throw GraphError(.runFailed, "analysis.waveform takes PCM audio, got \(format)")
         }
-        lock.lock()
-        defer { lock.unlock() }
-        if let old = self.format, old != pcm, reducer != nil {
-            throw GraphError(.runFailed, "the audio format changed mid-stream (\(old.sampleRate) Hz \(old.channels) ch to \(pcm.sampleRate) Hz \(pcm.channels) ch)")
-        }
-        self.format = pcm
-        if reducer == nil {
-            reducer = WaveformReducer(samplesPerPixel: try samplesPerPixel(pcm), inputChannels: pcm.channels,
-                                      splitChannels: context.parameters[Self.splitChannels], mode: context.parameters[Self.mode])
+        try state.withLock { (s) throws(GraphError) in
+            if let old = s.format, old != pcm, s.reducer != nil {
+                throw GraphError(.runFailed, "the audio format changed mid-stream (\(old.sampleRate) Hz \(old.channels) ch to \(pcm.sampleRate) Hz \(pcm.channels) ch)")
+            }
+            s.format = pcm
+            if s.reducer == nil {
+                s.reducer = WaveformReducer(samplesPerPixel: try samplesPerPixel(pcm, host: s.host), inputChannels: pcm.channels,
+                                            splitChannels: context.parameters[Self.splitChannels], mode: context.parameters[Self.mode])
+            }
         }
     }
 
-    func samplesPerPixel(_ pcm: MediaFormat.PCMFormat) throws(GraphError) -> Int {
+    func samplesPerPixel(_ pcm: MediaFormat.PCMFormat, host: ProcessingHost?) throws(GraphError) -> Int {
         let p = context.parameters
         if let pps = p[Self.pixelsPerSecond] {
             let spp = pcm.sampleRate / pps
@@ -128,27 +132,30 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
     }
 
     public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard reducer != nil, let f = format else { throw GraphError(.runFailed, "PCM arrived before its format") }
-        // Mutated where it is stored: no copy of the reducer (and its arrays) per buffer.
-        switch f.sampleFormat {
-        case .s16le: buffer.withAudioSamples(as: Int16.self) { reducer?.add($0) }
-        case .f32le: buffer.withAudioSamples(as: Float.self) { reducer?.add($0) }
+        try state.withLock { (s) throws(GraphError) in
+            guard s.reducer != nil, let f = s.format else { throw GraphError(.runFailed, "PCM arrived before its format") }
+            // Mutated where it is stored: no copy of the reducer (and its arrays) per buffer.
+            switch f.sampleFormat {
+            case .s16le: buffer.withAudioSamples(as: Int16.self) { s.reducer?.add($0) }
+            case .f32le: buffer.withAudioSamples(as: Float.self) { s.reducer?.add($0) }
+            }
+            try emitNewBins(&s)
         }
-        try emitNewBins()
         return false
     }
 
     public func endOfStream() throws(GraphError) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard reducer != nil, let f = format else { return }
-        reducer?.finish()
+        try state.withLock { (s) throws(GraphError) in try finishFiles(&s) }
+    }
+
+    /// The last bins sent, and every file written (not yet under its name), at the end of the stream.
+    private func finishFiles(_ s: inout State) throws(GraphError) {
+        guard s.reducer != nil, let f = s.format else { return }
+        s.reducer?.finish()
         // `width` bins, however many more samples came than the stream said it had.
-        if let width = context.parameters[Self.width] { reducer?.keepBins(width) }
-        try emitNewBins(final: true)
-        guard let r = reducer else { return }
+        if let width = context.parameters[Self.width] { s.reducer?.keepBins(width) }
+        try emitNewBins(&s, final: true)
+        guard let r = s.reducer else { return }
         let data = WaveformData(sampleRate: f.sampleRate, samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels,
                                 bits: context.parameters[Self.bits], data: r.data)
         let p = context.parameters
@@ -165,14 +172,15 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
             case "png": try renderer.encodePNG(data, write)
             default: try renderer.encodeSVG(data, write)
             }
-            written.append(kind)
+            s.written.append(kind)
         }
     }
 
     /// Sends the bins finished since the last call downstream, as one peaks buffer: their values
     /// copied once, straight into it. Nothing is copied when nothing is connected.
-    private func emitNewBins(final: Bool = false) throws(GraphError) {
-        guard let host, host.isOutputConnected, let r = reducer, let f = format else { return }
+    private func emitNewBins(_ s: inout State, final: Bool = false) throws(GraphError) {
+        guard let host = s.host, host.isOutputConnected, let r = s.reducer, let f = s.format else { return }
+        let emittedBins = s.emittedBins
         var total = r.binCount
         // With `width`, the last bin may take in samples past the stream's stated end: it goes
         // at the end, with them.
@@ -183,14 +191,12 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
             SampleBuffer(format: .peaks(samplesPerPixel: r.samplesPerPixel, channels: r.outputChannels), bytes: values, presentationTime: start,
                          duration: MediaTime(value: Int64((total - emittedBins) * r.samplesPerPixel), timescale: Int32(f.sampleRate)))
         }
-        emittedBins = total
+        s.emittedBins = total
         try host.emit(buffer)
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
-        lock.lock()
-        let done = written
-        lock.unlock()
+        let done = state.withLock { $0.written }
         var firstError: GraphError?
         for (kind, file) in files {
             var final: OutputReport.Status = outcome == .cancelled ? .cancelled : .failed
@@ -204,7 +210,7 @@ public final class WaveformNode: ProcessingNode, @unchecked Sendable {
             } else {
                 file.discard()
             }
-            lock.withLock { if status[kind] != nil { status[kind] = final } }
+            state.withLock { if $0.status[kind] != nil { $0.status[kind] = final } }
         }
         if let firstError { throw firstError }
     }

@@ -1,4 +1,5 @@
-import GraphKit
+import GraphKitCore
+import GraphKitRuntime
 
 /// How `decode` takes a decoded audio stream to its output, decided when the stream appears
 /// (its caps known): through the converter, to what the parameters ask and otherwise as the

@@ -2,6 +2,7 @@ import CKernels
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// `effect.colorMatrix`: like `CIColorMatrix`, on the stored 8-bit values scaled to 0…1: each
 /// output channel = clamp(round(255 × (v · (R, G, B, A) + bias))), with `r`, `g`, `b`, `a` the
@@ -11,7 +12,7 @@ import MediaContainers
 /// ```json
 /// "sepia": { "type": "effect.colorMatrix", "params": { "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] } }
 /// ```
-public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
+public final class ColorMatrixNode: ProcessingNode, Sendable {
     /// Each buffer is changed in place (or into a pooled frame) and passed on.
     public static let bufferFlow = BufferFlow.passThrough
 
@@ -56,12 +57,21 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     let matrix: Matrix
     /// The 20 coefficients as vectors of 16 equal lanes, for the Swift vector path.
     let vectors: Vectors
-    private var offsets = (b: 0, g: 1, r: 2)
+    /// What the format decides (set when it is known), and which kernel rows go to.
+    private struct Setup {
+        var offsets = (b: 0, g: 1, r: 2)
+        var usesAVX2Kernel = true
+        /// The C kernel's shuffles and loop for this matrix and byte order (no AVX2 until made).
+        var plan = gk_color_matrix_plan()
+    }
+    private let setup = Mutex(Setup())
+
     /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
     /// tests turn it off to check the Swift vector path on its own.
-    var usesAVX2Kernel = true
-    /// The C kernel's shuffles and loop for this matrix and byte order (no AVX2 until made).
-    private var plan = gk_color_matrix_plan()
+    var usesAVX2Kernel: Bool {
+        get { setup.withLock { $0.usesAVX2Kernel } }
+        set { setup.withLock { $0.usesAVX2Kernel = newValue } }
+    }
 
     private let pool = FramePool()
 
@@ -72,19 +82,24 @@ public final class ColorMatrixNode: ProcessingNode, @unchecked Sendable {
     }
 
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
-        offsets = try VideoPixels.packedOffsets(format, node: "effect.colorMatrix").offsets
+        let offsets = try VideoPixels.packedOffsets(format, node: "effect.colorMatrix").offsets
+        var plan = gk_color_matrix_plan()
         gk_color_matrix_plan_make(&plan, matrix.m.flatMap { $0 }, matrix.k,
                                   [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b), 3], matrix.keepsAlpha ? 1 : 0)
+        setup.withLock {
+            $0.offsets = offsets
+            $0.plan = plan
+        }
     }
 
     public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
+        let (offsets, avx2, plan) = setup.withLock { ($0.offsets, $0.usesAVX2Kernel, $0.plan) }
         let mx = matrix, v = vectors, keepAlpha = mx.keepsAlpha, bgra = offsets.b == 0
         let (sr, sg, sb) = (UInt32(offsets.r * 8), UInt32(offsets.g * 8), UInt32(offsets.b * 8))
         let scalar = { (p: UInt32) -> UInt32 in
             let (r, g, b, a) = mx.apply(r: Float(p >> sr & 0xFF), g: Float(p >> sg & 0xFF), b: Float(p >> sb & 0xFF), a: Float(p >> 24))
             return UInt32(r) << sr | UInt32(g) << sg | UInt32(b) << sb | UInt32(a) << 24
         }
-        let avx2 = usesAVX2Kernel
         try withUnsafePointer(to: plan) { (plan) throws(GraphError) in
             try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
                 // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.

@@ -11,7 +11,7 @@ import MediaContainers
 /// ```json
 /// "crop": { "type": "effect.crop", "params": { "aspect": "3:4" } }
 /// ```
-public final class CropNode: ElementNode, @unchecked Sendable {
+public final class CropNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "effect.crop",
         category: .effect,

@@ -1,6 +1,7 @@
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// `effect.dropChannel`: sets one colour channel to zero (dropping green "de-greens" a picture).
 /// One AND per pixel, 16 pixels at a time: memory speed.
@@ -9,7 +10,7 @@ import MediaContainers
 /// ```json
 /// "tint": { "type": "effect.dropChannel", "params": { "channel": "green" } }
 /// ```
-public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
+public final class DropChannelNode: ProcessingNode, Sendable {
     /// Each buffer is changed in place (or into a pooled frame) and passed on.
     public static let bufferFlow = BufferFlow.passThrough
 
@@ -27,7 +28,8 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
     public static let channel = Parameter<Channel>("channel", default: .green, help: "the channel to drop")
 
     let channel: Channel
-    private var mask: UInt32 = .max
+    /// The bits of a pixel kept (set when the format is known).
+    private let mask = Mutex<UInt32>(.max)
 
     private let pool = FramePool()
 
@@ -42,11 +44,11 @@ public final class DropChannelNode: ProcessingNode, @unchecked Sendable {
         case .green: o.g
         case .blue: o.b
         }
-        mask = ~(UInt32(0xFF) << (8 * byte))  // pixels are little-endian words
+        mask.withLock { $0 = ~(UInt32(0xFF) << (8 * byte)) }  // pixels are little-endian words
     }
 
     public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
-        let m = mask, vm = SIMD16<UInt32>(repeating: mask)
+        let m = mask.withLock { $0 }, vm = SIMD16<UInt32>(repeating: m)
         try VideoPixels.forEachRow(&buffer, pool: pool) { row, out, _ in VideoPixels.map(row, into: out, vector: { $0 & vm }, scalar: { $0 & m }) }
         return true
     }

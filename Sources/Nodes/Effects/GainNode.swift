@@ -11,7 +11,7 @@ import MediaContainers
 /// ```json
 /// "louder": { "type": "effect.gain", "params": { "db": 6 } }
 /// ```
-public final class GainNode: ProcessingNode, @unchecked Sendable {
+public final class GainNode: ProcessingNode, Sendable {
     /// Each buffer is scaled in place and passed on.
     public static let bufferFlow = BufferFlow.passThrough
 

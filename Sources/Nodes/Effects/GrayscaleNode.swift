@@ -2,6 +2,7 @@ import CKernels
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// `effect.grayscale`: BT.601 luma, Y = 0.299 R + 0.587 G + 0.114 B rounded to nearest, written
 /// to all three colour channels; alpha is kept.
@@ -10,7 +11,7 @@ import MediaContainers
 /// ```json
 /// "gray": { "type": "effect.grayscale" }
 /// ```
-public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
+public final class GrayscaleNode: ProcessingNode, Sendable {
     /// Each buffer is changed in place (or into a pooled frame) and passed on.
     public static let bufferFlow = BufferFlow.passThrough
 
@@ -23,17 +24,27 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
         example: #"{ "type": "effect.grayscale" }"#
     )
 
-    private var offsets = (b: 0, g: 1, r: 2)
+    /// Where the colour bytes are (set when the format is known) and which kernel rows go to.
+    private struct Setup {
+        var offsets = (b: 0, g: 1, r: 2)
+        var usesAVX2Kernel = true
+    }
+    private let setup = Mutex(Setup())
+
     /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
     /// tests turn it off to check the Swift vector path on its own.
-    var usesAVX2Kernel = true
+    var usesAVX2Kernel: Bool {
+        get { setup.withLock { $0.usesAVX2Kernel } }
+        set { setup.withLock { $0.usesAVX2Kernel = newValue } }
+    }
 
     private let pool = FramePool()
 
     public init(context: NodeContext) throws(GraphError) {}
 
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
-        offsets = try VideoPixels.packedOffsets(format, node: "effect.grayscale").offsets
+        let offsets = try VideoPixels.packedOffsets(format, node: "effect.grayscale").offsets
+        setup.withLock { $0.offsets = offsets }
     }
 
     /// Exact: (299 R + 587 G + 114 B + 500) / 1000, which is 0.299 R + 0.587 G + 0.114 B rounded
@@ -47,13 +58,14 @@ public final class GrayscaleNode: ProcessingNode, @unchecked Sendable {
     @inline(__always) static func divide1000(_ s: UInt32) -> UInt32 { ((s >> 3) &* 33555) >> 22 }
 
     public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
+        let (offsets, avx2) = setup.withLock { ($0.offsets, $0.usesAVX2Kernel) }
         let bgra = offsets.b == 0
         let (ob, og, or) = (UInt32(offsets.b * 8), UInt32(offsets.g * 8), UInt32(offsets.r * 8))
         let scalar = { (p: UInt32) -> UInt32 in
             let y = Self.luma(r: p >> or & 0xFF, g: p >> og & 0xFF, b: p >> ob & 0xFF)
             return (p & 0xFF00_0000) | y | y << 8 | y << 16
         }
-        let byteOf = [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b)], avx2 = usesAVX2Kernel
+        let byteOf = [UInt8(offsets.r), UInt8(offsets.g), UInt8(offsets.b)]
         try VideoPixels.forEachRow(&buffer, pool: pool) { source, destination, _ in
             // AVX2 does whole groups of 8 pixels (none without AVX2); Swift does the rest.
             let done = avx2 ? gk_grayscale_avx2(source.baseAddress!, destination.baseAddress!, source.count, byteOf) : 0

@@ -11,7 +11,7 @@ import MediaContainers
 /// ```json
 /// "selfie": { "type": "effect.mirror", "params": { "axis": "horizontal" } }
 /// ```
-public final class MirrorNode: ProcessingNode, @unchecked Sendable {
+public final class MirrorNode: ProcessingNode, Sendable {
     /// Each buffer is changed in place (or into a pooled frame) and passed on.
     public static let bufferFlow = BufferFlow.passThrough
 

@@ -11,7 +11,7 @@ import MediaContainers
 /// ```json
 /// "stamp": { "type": "effect.overlay", "params": { "show": "timestamp", "halign": "right", "valign": "bottom" } }
 /// ```
-public final class OverlayNode: ElementNode, @unchecked Sendable {
+public final class OverlayNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "effect.overlay",
         category: .effect,

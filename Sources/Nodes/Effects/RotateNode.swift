@@ -9,7 +9,7 @@ import MediaContainers
 /// ```json
 /// "upright": { "type": "effect.rotate", "params": { "degrees": 90 } }
 /// ```
-public final class RotateNode: ElementNode, @unchecked Sendable {
+public final class RotateNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "effect.rotate",
         category: .effect,

@@ -22,7 +22,7 @@ import MediaContainers
 /// ```json
 /// "preview": { "type": "sink.preview", "params": { "title": "Recording" } }
 /// ```
-public final class PreviewSinkNode: ElementNode, @unchecked Sendable {
+public final class PreviewSinkNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.preview",
         category: .sink,

@@ -9,7 +9,7 @@ import MediaContainers
 /// ```json
 /// "mic": { "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }
 /// ```
-public final class CaptureAudioNode: ElementNode, LiveNode, @unchecked Sendable {
+public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "capture.audio",
         category: .source,

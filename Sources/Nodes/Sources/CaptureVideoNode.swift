@@ -14,7 +14,7 @@ import MediaContainers
 /// ```json
 /// "camera": { "type": "capture.video", "params": { "width": 720, "height": 1280, "fps": 30, "duration": 10 } }
 /// ```
-public final class CaptureVideoNode: ElementNode, LiveNode, @unchecked Sendable {
+public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "capture.video",
         category: .source,

@@ -64,29 +64,13 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
         if let problem {
             throw GraphError(.inputUnreadable, at: at, "cannot read \"\(path)\": \(problem)", node: context.id)
         }
-        if let fd = opened.withLock({ $0?.fd }), Self.startsWith(fd, Self.wave64) {
+        if let fd = opened.withLock({ $0?.fd }), WAVEHeader.isWave64(FileBytes(descriptor: fd)) {
             // GStreamer 1.22 reads Wave64 only through libsndfile's sfdec, which misreads float
             // samples, pads the count to its block and can stall: refused, with the way out.
             throw GraphError(.missingPlugin, at: at,
                              "\"\(path)\" is a Sony Wave64 file, which no installed GStreamer plugin reads correctly; "
                              + "convert it to WAV or RF64 first (ffmpeg -i in.w64 -rf64 auto out.wav)", node: context.id)
         }
-    }
-
-    /// Wave64's first GUID (`riff` …) and its `wave` one's first bytes, at 0 and 24.
-    static let wave64: [(offset: Int, bytes: [UInt8])] = [(0, Array("riff".utf8) + [0x2E, 0x91, 0xCF, 0x11]), (24, Array("wave".utf8))]
-
-    /// Whether the file holds `marks` at their offsets.
-    static func startsWith(_ fd: Int32, _ marks: [(offset: Int, bytes: [UInt8])]) -> Bool {
-        marks.allSatisfy { mark in
-            read(fd, mark.bytes.count, at: mark.offset) == mark.bytes
-        }
-    }
-
-    static func read(_ fd: Int32, _ count: Int, at offset: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
-        return n == count ? bytes : nil
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
@@ -103,11 +87,15 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
             let regular = info.st_mode & S_IFMT == S_IFREG
             // A pipe is read as it comes: reads wait (poll, which stopping interrupts) for data.
             if !regular { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
+            // Its first bytes, read through the descriptor (a pipe's are not read here: they
+            // are the stream's).
+            let bytes = FileBytes(descriptor: fd)
+            let wave = regular ? WAVEHeader(bytes) : nil
             opened.withLock {
                 $0 = Opened(fd: fd, regular: regular, size: Int64(info.st_size), modified: info.st_mtim,
-                            statedDuration: regular ? Self.waveDuration(fd) : nil)
+                            statedDuration: wave?.statedMicroseconds.map { MediaTime(value: $0, timescale: 1_000_000) })
             }
-            if regular && !Self.isWAV(fd) && !Self.isAIFF(fd) {
+            if regular && wave == nil && !WAVEHeader.isAIFF(bytes) {
                 // Other files are pulled: demuxers read in blocks and seek. filesrc opens a
                 // name, given one that leads to this very file.
                 let reopen = "/proc/self/fd/\(fd)"
@@ -154,46 +142,6 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
             }
             return nil
         }
-    }
-
-    /// Whether the file starts as an AIFF or AIFF-C file does (FORM, then AIFF or AIFC).
-    static func isAIFF(_ fd: Int32) -> Bool {
-        startsWith(fd, [(0, Array("FORM".utf8))]) && (startsWith(fd, [(8, Array("AIFF".utf8))]) || startsWith(fd, [(8, Array("AIFC".utf8))]))
-    }
-
-    /// Whether the file starts as a WAV file does (RIFF, RF64 or BW64, then WAVE).
-    static func isWAV(_ fd: Int32) -> Bool {
-        guard let header = read(fd, 12, at: 0) else { return false }
-        return ["RIFF", "RF64", "BW64"].contains { header[0..<4].elementsEqual($0.utf8) } && header[8..<12].elementsEqual("WAVE".utf8)
-    }
-
-    /// The length a WAV file's header states: its data chunk's size (RF64's ds64 for a large
-    /// one) over the format's bytes per second. Nil for another file, or a size left unknown (a
-    /// stream written as it came: 0 or 0xFFFFFFFF with no ds64).
-    static func waveDuration(_ fd: Int32) -> MediaTime? {
-        guard isWAV(fd) else { return nil }
-        var offset = 12
-        var bytesPerSecond: UInt32?, largeDataSize: UInt64?
-        for _ in 0..<64 {
-            guard let chunk = read(fd, 8, at: offset) else { return nil }
-            let size = UInt32(chunk[4]) | UInt32(chunk[5]) << 8 | UInt32(chunk[6]) << 16 | UInt32(chunk[7]) << 24
-            let id = String(decoding: chunk[0..<4], as: UTF8.self)
-            switch id {
-            case "fmt ":
-                guard let body = read(fd, 12, at: offset + 8) else { return nil }
-                bytesPerSecond = UInt32(body[8]) | UInt32(body[9]) << 8 | UInt32(body[10]) << 16 | UInt32(body[11]) << 24
-            case "ds64":
-                guard let body = read(fd, 16, at: offset + 8) else { return nil }
-                largeDataSize = (8..<16).reduce(UInt64(0)) { $0 | UInt64(body[$1]) << (8 * UInt64($1 - 8)) }
-            case "data":
-                let dataSize = size == 0xFFFF_FFFF ? largeDataSize : size == 0 ? nil : UInt64(size)
-                guard let dataSize, let rate = bytesPerSecond, rate > 0, dataSize < UInt64(Int64.max / 1_000_000) else { return nil }
-                return MediaTime(value: Int64(dataSize) * 1_000_000 / Int64(rate), timescale: 1_000_000)
-            default: break
-            }
-            offset += 8 + Int(size) + Int(size & 1)
-        }
-        return nil
     }
 
     static func lowercasedFirst(_ s: String) -> String { s.prefix(1).lowercased() + s.dropFirst() }

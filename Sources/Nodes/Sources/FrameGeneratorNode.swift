@@ -1,6 +1,7 @@
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// `generate.frames`: frames drawn in Swift, like a loop appending `CVPixelBuffer`s from a
 /// `CVPixelBufferPool` to an `AVAssetWriterInputPixelBufferAdaptor`: a moving gradient, a
@@ -15,7 +16,7 @@ import MediaContainers
 /// ```json
 /// "frames": { "type": "generate.frames", "params": { "width": 1280, "height": 720, "fps": 30, "duration": 5, "pattern": "counter" } }
 /// ```
-public final class FrameGeneratorNode: ElementNode, @unchecked Sendable {
+public final class FrameGeneratorNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "generate.frames",
         category: .source,
@@ -45,8 +46,8 @@ public final class FrameGeneratorNode: ElementNode, @unchecked Sendable {
     let fps: Int
     /// Frames in the stream; nil until stopped.
     let count: Int?
-    private let lock = Lock()
-    private var source: FrameSource?
+    /// The source, once built.
+    private let source = Mutex<FrameSource?>(nil)
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -79,11 +80,7 @@ public final class FrameGeneratorNode: ElementNode, @unchecked Sendable {
     /// number of frames downstream holds at once, however long the stream.
     public var buffersAllocated: Int { madeSource?.buffersAllocated ?? 0 }
 
-    private var madeSource: FrameSource? {
-        lock.lock()
-        defer { lock.unlock() }
-        return source
-    }
+    private var madeSource: FrameSource? { source.withLock { $0 } }
 
     /// Digits of the counter: at least 4, as many as the last frame number needs (8 when the
     /// stream is unbounded; the number then shows modulo 10^8).
@@ -101,9 +98,7 @@ public final class FrameGeneratorNode: ElementNode, @unchecked Sendable {
         }
         let painter = FramePainter(pattern: p[Self.pattern], format: format, color: color, digits: Self.counterDigits(count: count))
         let made = try bin.makeGeneratedSource(format: format, count: count) { n, planes in painter.draw(n, planes) }
-        lock.lock()
-        source = made
-        lock.unlock()
+        source.withLock { $0 = made }
         try bin.expose(output: "out", made.element)
     }
 }

@@ -14,6 +14,8 @@ import MediaContainers
 ///
 /// Used by one source, on its streaming thread, one frame at a time: its tables are not shared.
 final class FramePainter: @unchecked Sendable {
+    // @unchecked: its scratch tables are unsafe pointers the compiler cannot follow; one streaming
+    // thread draws with it, one frame at a time (the generator's callback is never re-entered).
     struct RGB: Equatable, Sendable {
         var r: UInt8, g: UInt8, b: UInt8
         static let white = RGB(r: 255, g: 255, b: 255)

@@ -1,19 +1,25 @@
 import Dispatch
 import Glibc
+import Synchronization
 
 /// What a batch says on standard error while it runs: a line for each input that fails (always,
 /// unless --quiet), and on a terminal a progress line redrawn five times a second: inputs done
 /// of the total, failures, inputs per second and the time left at that rate.
-final class BatchProgress: @unchecked Sendable {
+final class BatchProgress: Sendable {
     private let queue = DispatchQueue(label: "graphctl.batch.progress")
-    private var timer: DispatchSourceTimer?
     private let total: Int
     private let showsLine: Bool
     private let quiet: Bool
-    private var done = 0
-    private var failed = 0
-    private var started = ContinuousClock.now
-    private var drawn = false
+    /// What is counted and drawn, from the slots' threads and the timer's queue.
+    private struct State {
+        /// Whether the line is drawn: from start() until finish().
+        var drawing = false
+        var done = 0
+        var failed = 0
+        var started = ContinuousClock.now
+        var drawn = false
+    }
+    private let state = Mutex(State())
 
     /// `total`: inputs to run (skipped ones are not counted: the rate is of runs).
     init(total: Int, showsLine: Bool, quiet: Bool) {
@@ -23,53 +29,61 @@ final class BatchProgress: @unchecked Sendable {
     }
 
     func start() {
-        started = .now
+        state.withLock { $0.started = .now }
         guard showsLine else { return }
-        let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
-        t.setEventHandler { [weak self] in self?.draw() }
-        timer = t
-        t.resume()
+        state.withLock { $0.drawing = true }
+        scheduleDraw()
+    }
+
+    /// The next redraw, 200 ms from now; each schedules the next, until finish().
+    private func scheduleDraw() {
+        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in
+            guard let self, self.state.withLock({ state in
+                self.draw(&state)
+                return state.drawing
+            }) else { return }
+            self.scheduleDraw()
+        }
     }
 
     /// Counts one input that ended; prints its error, if any, above the progress line.
     func ended(_ result: InputResult) {
-        queue.sync {
-            done += 1
+        state.withLock { state in
+            state.done += 1
             if !result.succeeded && result.status != .cancelled {
-                failed += 1
-                clear()
+                state.failed += 1
+                clear(&state)
                 printError("error: \(result.error ?? result.status.rawValue)")
             }
-            if showsLine { draw() }
+            if showsLine { draw(&state) }
         }
     }
 
     /// A message above the progress line.
     func say(_ text: String) {
-        queue.sync {
-            clear()
+        state.withLock { state in
+            clear(&state)
             printError(text)
-            if showsLine { draw() }
+            if showsLine { draw(&state) }
         }
     }
 
     /// Stops drawing and clears the line; nothing is drawn after this returns.
     func finish() {
-        queue.sync {
-            timer?.cancel()
-            timer = nil
-            clear()
+        state.withLock { state in
+            state.drawing = false
+            clear(&state)
         }
     }
 
-    private func clear() {
-        if drawn { writeStandardError("\r\u{1B}[K"); drawn = false }
+    private func clear(_ state: inout State) {
+        if state.drawn { writeStandardError("\r\u{1B}[K"); state.drawn = false }
     }
 
-    private func draw() {
-        guard timer != nil else { return }
-        let elapsed = seconds(ContinuousClock.now - started)
+    private func draw(_ state: inout State) {
+        guard state.drawing else { return }
+        let (done, failed) = (state.done, state.failed)
+        let elapsed = seconds(ContinuousClock.now - state.started)
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         var line = "[\(done)/\(total)]"
         if failed > 0 { line += " \(failed) failed" }
@@ -78,7 +92,7 @@ final class BatchProgress: @unchecked Sendable {
             line += "  ETA " + Self.clock(Double(total - done) / rate)
         }
         writeStandardError("\r\u{1B}[K" + line)
-        drawn = true
+        state.drawn = true
     }
 
     /// `1:05` or `2:03:09`.

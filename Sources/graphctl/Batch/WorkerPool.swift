@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import GraphKit
+import Synchronization
 
 /// Runs a batch's inputs on `jobs` worker processes at once, each slot on a thread of its own
 /// that hands its worker one input at a time and waits for the reply.
@@ -11,7 +12,7 @@ import GraphKit
 /// worker. An input still running after `timeout` seconds has its worker killed, and is
 /// recorded as timed out. Either way its temporary files are removed: nothing is left
 /// half-written, and nothing under an output's final name, since only a finished run renames.
-final class WorkerPool: @unchecked Sendable {
+final class WorkerPool: Sendable {
     struct Configuration {
         /// argv for a worker: the executable, `batch-worker`, the graph and fixed options.
         var workerArguments: [String]
@@ -27,15 +28,18 @@ final class WorkerPool: @unchecked Sendable {
 
     private let configuration: Configuration
     private let work: [PlannedInput]
-    private let ended: (InputResult) -> Void
-    private let lock = Lock()
-    private var next = 0
-    private var stopping = false
-    private var cancelling = false
-    /// Each slot's worker, while one is running an input (for cancel()).
-    private var running: [Int: pid_t] = [:]
+    /// Called on each slot's thread as its input ends (from several at once).
+    private let ended: @Sendable (InputResult) -> Void
+    private struct State {
+        var next = 0
+        var stopping = false
+        var cancelling = false
+        /// Each slot's worker, while one is running an input (for cancel()).
+        var running: [Int: pid_t] = [:]
+    }
+    private let state = Mutex(State())
 
-    init(_ configuration: Configuration, work: [PlannedInput], ended: @escaping (InputResult) -> Void) {
+    init(_ configuration: Configuration, work: [PlannedInput], ended: @escaping @Sendable (InputResult) -> Void) {
         self.configuration = configuration
         self.work = work
         self.ended = ended
@@ -50,34 +54,31 @@ final class WorkerPool: @unchecked Sendable {
 
     /// No input starts from now on; those running finish.
     func stop() {
-        lock.lock()
-        stopping = true
-        lock.unlock()
+        state.withLock { $0.stopping = true }
     }
 
     /// No input starts, and those running are killed (and recorded as cancelled).
     func cancel() {
-        lock.lock()
-        stopping = true
-        cancelling = true
-        let pids = Array(running.values)
-        lock.unlock()
+        let pids = state.withLock {
+            $0.stopping = true
+            $0.cancelling = true
+            return Array($0.running.values)
+        }
         for pid in pids { kill(pid, SIGKILL) }
     }
 
     /// The inputs that were never started because the batch stopped.
     var notStarted: ArraySlice<PlannedInput> {
-        lock.lock()
-        defer { lock.unlock() }
-        return work[next...]
+        work[state.withLock { $0.next }...]
     }
 
     private func take() -> PlannedInput? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopping, next < work.count else { return nil }
-        next += 1
-        return work[next - 1]
+        guard let taken = state.withLock({ state -> Int? in
+            guard !state.stopping, state.next < work.count else { return nil }
+            state.next += 1
+            return state.next - 1
+        }) else { return nil }
+        return work[taken]
     }
 
     private func runSlot(_ slot: Int) {
@@ -99,10 +100,10 @@ final class WorkerPool: @unchecked Sendable {
                 }
             }
             guard let current = worker else { continue }
-            lock.lock()
-            running[slot] = current.pid
-            let cancelled = cancelling
-            lock.unlock()
+            let cancelled = state.withLock {
+                $0.running[slot] = current.pid
+                return $0.cancelling
+            }
             if cancelled { current.kill(); worker = nil; ended(result(item, .cancelled, exitCode: 130, since: started, error: nil)); break }
 
             let outcome: WorkerProcess.Outcome
@@ -112,10 +113,10 @@ final class WorkerPool: @unchecked Sendable {
             } else {
                 outcome = .ended(current.kill())
             }
-            lock.lock()
-            running[slot] = nil
-            let wasCancelled = cancelling
-            lock.unlock()
+            let wasCancelled = state.withLock {
+                $0.running[slot] = nil
+                return $0.cancelling
+            }
 
             switch outcome {
             case .reply(let line):

@@ -1,5 +1,6 @@
 import Glibc
 import GraphKit
+import Synchronization
 
 /// One worker process (`graphctl batch-worker`) as the batch sees it: pipes to its standard
 /// input, output and error, a job sent as a line, a reply awaited with a deadline. Its pipes are
@@ -14,7 +15,8 @@ final class WorkerProcess {
     /// The end of what the worker wrote to standard error since the last job was sent.
     private(set) var errorTail: [UInt8] = []
     private static let tailLimit = 8192
-    private static let spawning = Lock()
+    /// Held from pipe(2) to posix_spawn (see ``spawn(executable:arguments:)``).
+    private static let spawning = Mutex(())
 
     /// The batch's environment, with Swift's crash backtracer off unless SWIFT_BACKTRACE says
     /// otherwise: on a worker whose other thread was blocked in open(2) it was seen to hang after
@@ -39,8 +41,15 @@ final class WorkerProcess {
     init(executable: String, arguments: [String]) throws(GraphError) {
         // One slot at a time from pipe(2) to posix_spawn: a worker started meanwhile would
         // otherwise inherit another's pipe before it is marked close-on-exec.
-        Self.spawning.lock()
-        defer { Self.spawning.unlock() }
+        (pid, input, output, errors) = try Self.spawning.withLock { (_) throws(GraphError) in
+            try Self.spawn(executable: executable, arguments: arguments)
+        }
+    }
+
+    /// The worker's process, and the batch's ends of its standard input, output and error.
+    private static func spawn(executable: String, arguments: [String]) throws(GraphError)
+        -> (pid: pid_t, input: Int32, output: Int32, errors: Int32)
+    {
         var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1], errChild: [Int32] = [-1, -1]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0, pipe(&errChild) == 0 else {
             let reason = String(cString: strerror(errno))
@@ -72,10 +81,7 @@ final class WorkerProcess {
             close(toChild[1]); close(fromChild[0]); close(errChild[0])
             throw GraphError(.runFailed, "cannot start a worker process (\(executable)): \(String(cString: strerror(status)))")
         }
-        pid = child
-        input = toChild[1]
-        output = fromChild[0]
-        errors = errChild[0]
+        return (child, toChild[1], fromChild[0], errChild[0])
     }
 
     /// Sends one job line; false if the worker cannot take it (it has ended).

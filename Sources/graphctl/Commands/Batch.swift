@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKit
 import Nodes
+import Synchronization
 
 struct Batch: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -165,13 +166,11 @@ struct Batch: ParsableCommand {
         for o in setOverrides { arguments += ["--set", "\(o.node).\(o.parameter)=\(o.value)"] }
         for p in plugins.paths { arguments += ["--plugin", p] }
         if outputs.followSymlinks { arguments.append("--follow-symlinks") }
-        let resultsLock = Lock()
+        let ran = Mutex<[InputResult]>([])
         let pool = WorkerPool(.init(workerArguments: arguments, executable: Self.executable(), graph: bytes, jobs: jobs,
                                     timeout: timeout > 0 ? timeout : nil, runsPerWorker: runsPerWorker),
                               work: work) { result in
-            resultsLock.lock()
-            results.append(result)
-            resultsLock.unlock()
+            ran.withLock { $0.append(result) }
             progress.ended(result)
         }
         let interrupts = BatchInterrupts(pool: pool, progress: progress)
@@ -179,6 +178,7 @@ struct Batch: ParsableCommand {
         let started = ContinuousClock.now
         progress.start()
         pool.run()
+        results += ran.withLock { $0 }
         progress.finish()
         interrupts.uninstall()
         let wall = seconds(ContinuousClock.now - started)
@@ -240,7 +240,7 @@ struct Batch: ParsableCommand {
 /// stopped gets its grace period for them). Twice: those running are killed, their temporary
 /// files removed. Either way the batch then exits with 130, and a batch started again with the
 /// same command finishes the rest.
-final class BatchInterrupts: @unchecked Sendable {
+final class BatchInterrupts: Sendable {
     let pool: WorkerPool
     let progress: BatchProgress
     private let signals = InterruptSignals.shared

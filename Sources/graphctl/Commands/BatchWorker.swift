@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKit
 import Nodes
+import Synchronization
 
 /// The process `graphctl batch` runs inputs in (not for users: hidden from help). It takes the
 /// graph's bytes from the batch (its first line), then runs one job per line of its standard
@@ -101,12 +102,14 @@ struct BatchWorker: ParsableCommand {
 
 /// Reads the worker's standard input, a line at a time, on a thread of its own, so that the end
 /// of the input is seen while a run is under way: the batch has gone, and so does the worker.
-final class JobReader: @unchecked Sendable {
-    private let lock = Lock()
+final class JobReader: Sendable {
+    private struct State {
+        var lines: [[UInt8]] = []
+        var ended = false
+        var running = false
+    }
+    private let state = Mutex(State())
     private let ready = DispatchSemaphore(value: 0)
-    private var lines: [[UInt8]] = []
-    private var ended = false
-    private var running = false
 
     func start() {
         DispatchQueue(label: "graphctl.batch-worker.stdin").async { [self] in
@@ -120,16 +123,14 @@ final class JobReader: @unchecked Sendable {
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = Array(pending[..<newline])
                     pending.removeSubrange(...newline)
-                    lock.lock()
-                    lines.append(line)
-                    lock.unlock()
+                    state.withLock { $0.lines.append(line) }
                     ready.signal()
                 }
             }
-            lock.lock()
-            ended = true
-            let busy = running
-            lock.unlock()
+            let busy = state.withLock {
+                $0.ended = true
+                return $0.running
+            }
             // Nobody will read the reply, nor clean up after this run but the next batch: stop
             // here rather than finish writing files for a batch that no longer exists.
             if busy { _exit(GraphError.Code.cancelled.exitStatus) }
@@ -140,18 +141,16 @@ final class JobReader: @unchecked Sendable {
     /// The next job's line, or nil once standard input has ended.
     func next() -> [UInt8]? {
         ready.wait()
-        lock.lock()
-        defer { lock.unlock() }
-        if lines.isEmpty { return nil }
-        running = true
-        return lines.removeFirst()
+        return state.withLock {
+            if $0.lines.isEmpty { return nil }
+            $0.running = true
+            return $0.lines.removeFirst()
+        }
     }
 
     /// The job `next()` gave has been run: an end of input from now on is an ordinary one.
     func finished() {
-        lock.lock()
-        running = false
-        lock.unlock()
+        state.withLock { $0.running = false }
     }
 }
 

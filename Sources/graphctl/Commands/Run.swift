@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKit
 import Nodes
+import Synchronization
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -154,7 +155,7 @@ struct Run: ParsableCommand {
 /// for a long encode. Before the run plays, the first cancels (nothing is written yet), and the
 /// process exits within 1 s whatever the run is blocked on. Second: cancel, and exit within 5 s
 /// even if the pipeline cannot be stopped. Third: exit at once.
-final class InterruptHandler: @unchecked Sendable {
+final class InterruptHandler: Sendable {
     let run: GraphRun
     let quiet: Bool
     private let signals = InterruptSignals.shared
@@ -208,27 +209,35 @@ final class InterruptHandler: @unchecked Sendable {
 }
 
 /// The progress line on standard error: position / duration and speed, five times a second.
-final class ProgressLine: @unchecked Sendable {
+final class ProgressLine: Sendable {
     let run: GraphRun
     private let queue = DispatchQueue(label: "graphctl.progress")
-    private var timer: DispatchSourceTimer?
+    /// Whether the line is drawn: from start() until finish(). Each draw holds it.
+    private let drawing = Mutex(false)
     private let started = ContinuousClock.now
 
     init(run: GraphRun) { self.run = run }
 
     func start() {
-        let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: .now() + .milliseconds(200), repeating: .milliseconds(200))
-        t.setEventHandler { [weak self] in self?.draw() }
-        timer = t
-        t.resume()
+        drawing.withLock { $0 = true }
+        scheduleDraw()
+    }
+
+    /// The next draw, 200 ms from now; each schedules the next, until finish().
+    private func scheduleDraw() {
+        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in
+            guard let self, self.drawing.withLock({ on in
+                if on { self.draw() }
+                return on
+            }) else { return }
+            self.scheduleDraw()
+        }
     }
 
     /// Stops drawing and clears the line; no draw happens after this returns.
     func finish() {
-        queue.sync {
-            timer?.cancel()
-            timer = nil
+        drawing.withLock {
+            $0 = false
             writeStandardError("\r\u{1B}[K")
         }
     }

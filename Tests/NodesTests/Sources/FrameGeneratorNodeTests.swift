@@ -195,23 +195,13 @@ import GraphKitTesting
         try harness.finish()
     }
 
-    /// Reads the seven-segment number in a frame: `lit(x, y)` says whether a pixel is white.
-    /// Each segment is sampled at its centre; a pattern that is not a digit reads as nil.
+    /// Reads the seven-segment number in a frame (``SevenSegments``), each segment sampled at its
+    /// centre in `layout`: `lit(x, y)` says whether a pixel is white.
     static func readCounter(_ layout: FramePainter.CounterLayout, lit: (Int, Int) -> Bool) -> Int? {
-        // The tests' own table: which of a…g light for 0…9.
-        let digits: [String: Int] = ["abcdef": 0, "bc": 1, "abdeg": 2, "abcdg": 3, "bcfg": 4, "acdfg": 5, "acdefg": 6, "abc": 7, "abcdefg": 8, "abcdfg": 9]
-        var value = 0
-        for i in 0..<layout.digits {
-            let cell = layout.cell(i)
-            var on = ""
-            for (s, name) in "abcdefg".enumerated() {
-                let r = layout.segment(s, of: cell)
-                if lit((r.x0 + r.x1) / 2, (r.y0 + r.y1) / 2) { on.append(name) }
-            }
-            guard let d = digits[on] else { return nil }
-            value = value * 10 + d
-        }
-        return value
+        SevenSegments.read(count: layout.digits, centre: { i, s in
+            let r = layout.segment(s, of: layout.cell(i))
+            return ((r.x0 + r.x1) / 2, (r.y0 + r.y1) / 2)
+        }, lit: lit)
     }
 
     @Test(arguments: [PixelFormat.bgra, .i420])

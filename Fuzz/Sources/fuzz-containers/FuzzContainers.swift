@@ -1,0 +1,140 @@
+import ContainersUnderFuzz
+import Glibc
+
+/// One input: the bytes of a media file (the seeds are small MP4, M4A, MOV and fragmented MP4
+/// files, and fuzz-decode's media ones), read and edited by GraphKit's container library in
+/// process, without GStreamer: the box walk, the box tree, the typed boxes, the movie (tracks,
+/// edits, metadata, gapless), the diagnosis of every format, a WAV header, and the editor (on
+/// a file in /dev/shm, through its descriptor: what sink.mp4 does to its file).
+///
+/// A finding is a crash (a Swift trap on an overflow or an index out of range counts: the
+/// library must check its arithmetic and throw), a hang (libFuzzer's -timeout), and a broken
+/// promise: a box tree or a typed box that does not write back the bytes it read, a movie
+/// edited that no longer reads, an edit that loses the media data a chunk offset points to.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzContainers(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let source = MemoryBytes(bytes)
+    _ = ContainerDiagnosis.diagnose(source)
+    _ = WAVEHeader(source)?.statedMicroseconds
+    _ = (WAVEHeader.isWave64(source), WAVEHeader.isAIFF(source))
+    _ = MPEGAudio.frameLength(bytes)
+
+    let file: MP4File<MemoryBytes>
+    do { file = try MP4File(source) } catch { fail("walking bytes in memory threw: \(error)") }
+    var movie: MP4Movie?
+    for extent in file.boxes where file.isWhole(extent) {
+        guard let box = try? file.read(extent) else { continue }
+        let original = bytes[Int(extent.offset)..<Int(extent.end)]
+        guard same(box.bytes, original) else { fail("the \(extent.type) box at \(extent.offset) does not write back as read") }
+        checkTypedBoxes(box)
+        if box.type == "moov", movie == nil {
+            movie = MP4Movie(moov: box)
+            exercise(MP4Movie(moov: box), bytes: Array(original))
+        }
+        if box.type == "moof" { exerciseFragment(box) }
+    }
+    if let movie, file.first("moov").map(file.isWhole) == true { edit(bytes, file, movie) }
+    return 0
+}
+
+/// The file the editor edits, made once: in /dev/shm (memory), its name removed at once.
+let scratch: Int32 = {
+    var template = Array("/dev/shm/graphkit-fuzz-containers-XXXXXX".utf8CString)
+    let fd = mkstemp(&template)
+    guard fd >= 0 else { fail("cannot make a scratch file in /dev/shm: \(errno)") }
+    template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+    return fd
+}()
+
+/// Whether two byte strings are equal, compared by memcmp: a comparison in Swift would be
+/// traced byte by byte by the coverage instrumentation, and cost more than the reading.
+func same(_ a: [UInt8], _ b: ArraySlice<UInt8>) -> Bool {
+    a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+}
+
+func fail(_ message: String) -> Never { fatalError("fuzz-containers: \(message)") }
+
+/// Every box of a type the library reads as fields writes back the body it read.
+func checkTypedBoxes(_ box: MP4Box) {
+    func check<T: MP4BoxValue>(_: T.Type) {
+        guard T.types.contains(box.type) else { return }
+        var reader = ByteReader(box.body)
+        guard let value = try? T(reading: &reader, type: box.type) else { return }
+        var written: [UInt8] = []
+        value.write(to: &written)
+        guard same(written, box.body[...]), value.type == box.type else { fail("a \(box.type) box does not write back as read") }
+    }
+    check(FileType.self); check(MovieHeader.self); check(TrackHeader.self); check(EditList.self)
+    check(MediaHeader.self); check(HandlerReference.self); check(TimeToSample.self); check(SampleSizes.self)
+    check(ChunkOffsets.self); check(MovieFragmentHeader.self); check(TrackFragmentHeader.self)
+    check(TrackFragmentDecodeTime.self); check(TrackRun.self)
+    for child in box.children { checkTypedBoxes(child) }
+}
+
+/// What decode and sink.mp4 read of a movie, and the changes they make: each changed movie
+/// reads back.
+func exercise(_ movie: MP4Movie, bytes moovBytes: [UInt8]) {
+    _ = (movie.timescale, movie.orientation, movie.metadataItems.map(\.values), movie.chunkOffsets.count)
+    _ = MP4AudioEdit.gaplessTag(in: movie)
+    for i in movie.trackIndices {
+        let t = movie.track(i)
+        _ = (t.header, t.mediaHeader, t.handler, t.trackID, t.sampleEntry, t.duration, t.mediaTimescale)
+        _ = (t.edits, t.sampleTableDuration, t.orientation)
+    }
+    for track in 0..<2 { _ = movie.audioEdit(track: track) }
+
+    var moov = moovBytes  // what movie.bytes gives (checked above), without writing it again
+    if MP4AudioEdit.take(from: &moov, track: 0) != nil {
+        guard (try? MP4Movie(parsing: moov[...])) != nil else { fail("an index whose edit lists were taken out does not read") }
+    }
+    var changed = movie
+    changed.removeSoundEditLists()
+    changed.rescale(to: 44_100)
+    for (i, track) in changed.tracks(handler: "soun") {
+        var t = track
+        t.setEdits([MP4Track.Edit(duration: 1024, mediaTime: 2112)])
+        changed.setTrack(i, t)
+    }
+    for (i, track) in changed.tracks(handler: "vide") {
+        var t = track
+        t.setOrientation(.rotate90)
+        changed.setTrack(i, t)
+    }
+    changed.updateDuration()
+    changed.shiftChunkOffsets(after: 0, by: 1 << 32)
+    let written = changed.bytes
+    guard let back = try? MP4Movie(parsing: written[...]), back.bytes == written else { fail("an edited index does not read back as written") }
+}
+
+/// What the tests read of a fragment.
+func exerciseFragment(_ moof: MP4Box) {
+    _ = moof.first("mfhd")?.read(MovieFragmentHeader.self)
+    for traf in moof.all("traf") {
+        _ = (traf.first("tfhd")?.read(TrackFragmentHeader.self), traf.first("tfdt")?.read(TrackFragmentDecodeTime.self))
+        _ = traf.all("trun").compactMap { $0.read(TrackRun.self) }.reduce(0) { $0 &+ Int($1.sampleCount) }
+    }
+}
+
+/// sink.mp4's edits (an edit list for AAC's priming, a display matrix, the brand) on a copy of
+/// a file in memory. When they succeed, the file still reads and every chunk offset that
+/// pointed into a box the edit kept points to the same bytes.
+func edit(_ bytes: [UInt8], _ file: MP4File<MemoryBytes>, _ before: MP4Movie) {
+    let fd = scratch
+    let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    guard written == bytes.count, ftruncate(fd, off_t(bytes.count)) == 0 else { fail("cannot write the scratch file: \(errno)") }
+    let edits = MP4Index.Edits(audioDelay: EncoderDelay(priming: 2112, samples: 4410, sampleRate: 44_100),
+                               orientation: bytes.count % 2 == 0 ? .rotate90 : .flipRotate270, majorBrand: "M4A ")
+    do { try MP4Index.apply(edits, toFileDescriptor: fd) } catch { return }
+
+    let edited = FileBytes(descriptor: fd)
+    guard let after = try? MP4File(edited), let movie = try? after.movie() else { fail("an edited file's index does not read") }
+    // The offsets before and after, track by track, table by table, in order.
+    let old = before.chunkOffsets, new = movie.chunkOffsets
+    guard old.count == new.count else { fail("an edit changed the number of chunk offsets (\(old.count) to \(new.count))") }
+    let kept = file.boxes.filter { !["moov", "ftyp"].contains($0.type) && file.isWhole($0) }
+    for (o, n) in zip(old, new) where kept.contains(where: { $0.offset <= o && o < $0.end }) {
+        let a = file.source.read(at: o, count: 4), b = (try? edited.read(at: n, count: 4)) ?? []
+        guard a == b else { fail("chunk offset \(o) became \(n), which holds other bytes") }
+    }
+}

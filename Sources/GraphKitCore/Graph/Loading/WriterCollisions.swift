@@ -1,0 +1,28 @@
+/// Pass 2b, on the nodes alone: each file the graph writes has one writer. Two output parameters
+/// (declared `writesFile`) that lead to one file would share its temporary file: the second is
+/// reported, naming the first, among the nodes' problems. Files are compared as the run compares
+/// them (``FileRoles/Place``): by the folder they are in, found by identity (device and inode,
+/// through any link), and their name in it; for a folder not made yet, the nearest one that
+/// exists and the rest of the path. So `out/a.m4a`, `./out/a.m4a` and `link-to-out/a.m4a` are one
+/// file. Relative paths are relative to `workingDirectory`, which the loader is given.
+enum WriterCollisions {
+    static func run(_ nodes: NodeTable, workingDirectory: String) -> [GraphError.Problem] {
+        var problems = Problems()
+        /// Where the first writer of each place is set.
+        var writers: [FileRoles.Place: String] = [:]
+        for k in nodes.indices {
+            guard let kind = nodes.kind(k), !kind.writtenFiles.isEmpty, let node = nodes[k] else { continue }
+            for parameter in kind.writtenFiles {
+                guard case .string(let path)? = node.spec.parameters[parameter] else { continue }
+                let location = node.location(of: parameter)
+                let place = FileRoles.Place(of: path, from: workingDirectory)
+                if let first = writers[place] {
+                    problems.add(location, "\"\(path)\" is also written by \(first): each output needs a file of its own")
+                } else {
+                    writers[place] = location
+                }
+            }
+        }
+        return problems.list
+    }
+}
