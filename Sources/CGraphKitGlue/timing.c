@@ -1,128 +1,14 @@
 #include <string.h>
 #include <gst/audio/audio.h>
 #include "CGraphKitGlue.h"
+#include "GstGraphKit.h"
 
-/* Stream timing: an audio encoder's measured delay, and what a writer's pad sees go by.
- * Declarations and contracts in CGraphKitGlue.h. */
+/* Stream timing: what a writer's pad sees go by, and what decodebin's own elements need where
+ * GraphKit cannot put an element of its own (inside decodebin). The other workarounds are
+ * elements of the graphkit plugin (Sources/GstGraphKit). Declarations and contracts in
+ * CGraphKitGlue.h. */
 
 #define ENCODER_DELAY_EVENT "graphkit-encoder-delay"
-
-/* Shared by the encoder's two probes (each holds a reference). Touched on the encoder's
- * streaming threads: input on the upstream thread, output and EOS on the one the encoder
- * pushes from, which for GstAudioEncoder is the upstream thread too; atomics all the same. */
-typedef struct {
-    gint64 samples_in;
-    gint bpf;
-    gint rate;
-    gint64 first_pts;   /* -1 until the first output buffer */
-    gint64 end_pts;     /* end of the last output buffer */
-} DelayCounter;
-
-static void delay_counter_reset(DelayCounter *c) {
-    __atomic_store_n(&c->samples_in, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->first_pts, -1, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->end_pts, -1, __ATOMIC_RELAXED);
-}
-
-static void delay_counter_release(gpointer data) { g_atomic_rc_box_release(data); }
-
-static GstPadProbeReturn encoder_input(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    DelayCounter *c = data;
-    gk_callback_enter(pad);
-    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-        gint bpf = __atomic_load_n(&c->bpf, __ATOMIC_RELAXED);
-        if (b != NULL && bpf > 0)
-            __atomic_fetch_add(&c->samples_in, (gint64)(gst_buffer_get_size(b) / (gsize)bpf), __ATOMIC_RELAXED);
-    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
-        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
-            GstCaps *caps = NULL;
-            GstAudioInfo audio;
-            gst_event_parse_caps(event, &caps);
-            if (caps != NULL && gst_audio_info_from_caps(&audio, caps)) {
-                __atomic_store_n(&c->bpf, GST_AUDIO_INFO_BPF(&audio), __ATOMIC_RELAXED);
-                __atomic_store_n(&c->rate, GST_AUDIO_INFO_RATE(&audio), __ATOMIC_RELAXED);
-            }
-        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-            delay_counter_reset(c);
-        }
-    }
-    gk_callback_leave(pad);
-    return GST_PAD_PROBE_OK;
-}
-
-static GstPadProbeReturn encoder_output(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    DelayCounter *c = data;
-    gk_callback_enter(pad);
-    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-        if (b != NULL && GST_BUFFER_PTS_IS_VALID(b) && GST_BUFFER_DURATION_IS_VALID(b)) {
-            gint64 unset = -1;
-            __atomic_compare_exchange_n(&c->first_pts, &unset, (gint64)GST_BUFFER_PTS(b), FALSE,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-            __atomic_store_n(&c->end_pts, (gint64)(GST_BUFFER_PTS(b) + GST_BUFFER_DURATION(b)), __ATOMIC_RELAXED);
-        }
-    } else if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
-        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
-            /* GstAudioEncoder passes its input's segment on as it came, but its output runs
-             * later than its input by the priming: a segment that ends where the input ends (a
-             * demuxer's: qtdemux, oggdemux) would have the muxer drop the frames that start
-             * past that end, and with them the input's last samples (132,300 samples of ALAC
-             * came out 132,096). The output's end is the end of its stream. */
-            const GstSegment *segment = NULL;
-            gst_event_parse_segment(event, &segment);
-            if (segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID(segment->stop) && segment->rate > 0) {
-                GstSegment open;
-                gst_segment_copy_into(segment, &open);
-                open.stop = GST_CLOCK_TIME_NONE;
-                GstEvent *replacement = gst_event_new_segment(&open);
-                gst_event_set_seqnum(replacement, gst_event_get_seqnum(event));
-                gst_event_unref(event);
-                info->data = replacement;
-            }
-        } else if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
-            gint64 first = __atomic_load_n(&c->first_pts, __ATOMIC_RELAXED);
-            gint64 end = __atomic_load_n(&c->end_pts, __ATOMIC_RELAXED);
-            gint64 in = __atomic_load_n(&c->samples_in, __ATOMIC_RELAXED);
-            gint rate = __atomic_load_n(&c->rate, __ATOMIC_RELAXED);
-            if (first >= 0 && end > first && in > 0 && rate > 0) {
-                /* GstAudioEncoder stamps output from sample counts, so the span converts back
-                 * exactly (to the nearest sample). */
-                gint64 out = (gint64)gst_util_uint64_scale_round((guint64)(end - first), (guint64)rate, GST_SECOND);
-                if (out >= in) {
-                    GstStructure *s = gst_structure_new(ENCODER_DELAY_EVENT, "priming", G_TYPE_INT64, out - in,
-                                                        "samples", G_TYPE_INT64, in, "rate", G_TYPE_INT, rate, NULL);
-                    /* Pushed from the EOS's own probe, so it arrives just before the EOS; this
-                     * probe sees it go by and lets it pass. */
-                    gst_pad_push_event(pad, gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, s));
-                }
-            }
-        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-            delay_counter_reset(c);
-        }
-    }
-    gk_callback_leave(pad);
-    return GST_PAD_PROBE_OK;
-}
-
-int gk_encoder_measure_delay(GstElement *encoder, gulong ids[2]) {
-    GstPad *sink = gst_element_get_static_pad(encoder, "sink");
-    GstPad *src = gst_element_get_static_pad(encoder, "src");
-    int ok = sink != NULL && src != NULL;
-    if (ok) {
-        DelayCounter *c = g_atomic_rc_box_new0(DelayCounter);
-        delay_counter_reset(c);
-        GstPadProbeType events = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH;
-        ids[0] = gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | events, encoder_input, c, delay_counter_release);
-        ids[1] = gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER | events, encoder_output,
-                                   g_atomic_rc_box_acquire(c), delay_counter_release);
-    }
-    if (sink) gst_object_unref(sink);
-    if (src) gst_object_unref(src);
-    return ok;
-}
 
 typedef struct {
     GkStreamFactFn fn;
@@ -169,259 +55,6 @@ gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, 
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, watch_facts, w, fact_watch_free);
 }
 
-static GstPadProbeReturn mark_upright(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    (void)data;
-    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-    if (event == NULL || GST_EVENT_TYPE(event) != GST_EVENT_TAG)
-        return GST_PAD_PROBE_OK;
-    gk_callback_enter(pad);
-    GstTagList *tags = NULL;
-    gst_event_parse_tag(event, &tags);
-    if (tags != NULL && gst_tag_list_get_tag_size(tags, GST_TAG_IMAGE_ORIENTATION) > 0) {
-        GstTagList *upright = gst_tag_list_copy(tags);
-        gst_tag_list_add(upright, GST_TAG_MERGE_REPLACE, GST_TAG_IMAGE_ORIENTATION, "rotate-0", NULL);
-        GstEvent *replacement = gst_event_new_tag(upright);
-        gst_event_unref(event);
-        info->data = replacement;
-    }
-    gk_callback_leave(pad);
-    return GST_PAD_PROBE_OK;
-}
-
-gulong gk_pad_mark_upright(GstPad *pad) {
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, mark_upright, NULL, NULL);
-}
-
-/* Posts `text` as a warning, or an error (stream format), from the element `pad` belongs to. */
-static void post_from_pad_parent(GstPad *pad, gboolean error, const gchar *text) {
-    GstObject *parent = gst_pad_get_parent(pad);
-    if (parent != NULL && GST_IS_ELEMENT(parent)) {
-        if (error)
-            gk_element_post_error(GST_ELEMENT(parent), 3, GST_STREAM_ERROR_FORMAT, text, NULL);
-        else
-            gk_element_post_warning(GST_ELEMENT(parent), text, NULL);
-    }
-    if (parent != NULL) gst_object_unref(parent);
-}
-
-/* --- Presentation times ----------------------------------------------------------------------
- * A demuxer that applies an edit list (qtdemux: the first B-frame stream's edit skips the
- * frames' composition offset) or starts its timeline elsewhere (tsdemux) leaves the time stamps
- * in the media's time and says where the presentation starts in the segment: start (media time)
- * against time (presentation time). Every later element works in running time, so files come
- * out right; code reading a buffer's PTS would see a time that many frames late. The probe moves
- * the stamps and the segment together by (start - time): running time and stream time stay, and
- * a PTS is its presentation time, as AVAssetReader gives it.
- *
- * It also keeps each stream in time order, which joined or damaged media breaks (two transport
- * streams cat'ed together overlap by a few frames and 0.1 s of sound): a frame at or before the
- * last one's time is left out, and sound that starts more than 20 ms before the last buffer's
- * end loses the overlapping samples, as GStreamer's audiorate drops them. Gaps are left as they
- * are. */
-
-typedef struct {
-    gint64 shift;    /* ns to take from each time stamp; 0 until a segment says otherwise */
-    gboolean audio;  /* from the caps: audio is cut to the sample, video dropped by frame */
-    gint rate, bpf;  /* the audio's */
-    gint64 last;     /* video: the last frame's PTS; audio: the last buffer's end; -1: none yet */
-    guint64 dropped; /* frames or samples left out, for one warning */
-} PresentTimes;
-
-#define PRESENT_AUDIO_TOLERANCE (20 * GST_MSECOND)
-
-static void present_times_free(gpointer data) { g_free(data); }
-
-/* Moves one buffer's stamps and keeps the stream in order; FALSE when it is left out. */
-static gboolean present_buffer(PresentTimes *p, GstBuffer **buffer) {
-    GstBuffer *b = *buffer;
-    gint64 shift = p->shift;
-    if (GST_BUFFER_PTS_IS_VALID(b) && (gint64)GST_BUFFER_PTS(b) < shift)
-        return FALSE; /* before the presentation: the segment clips it */
-    if (!GST_BUFFER_PTS_IS_VALID(b)) {
-        if (shift == 0) return TRUE;
-    } else {
-        gint64 pts = (gint64)GST_BUFFER_PTS(b) - shift;
-        if (!p->audio) {
-            if (p->last >= 0 && pts <= p->last) { p->dropped++; return FALSE; }
-            p->last = pts;
-        } else if (p->rate > 0 && p->bpf > 0) {
-            gint64 count = (gint64)(gst_buffer_get_size(b) / (gsize)p->bpf);
-            gint64 cut = 0;
-            /* Stamps read from a container jitter (Matroska's are to the millisecond): an
-             * overlap under the tolerance is left for the encoder's own (40 ms), as audiorate
-             * leaves it. */
-            if (p->last >= 0 && pts < p->last - PRESENT_AUDIO_TOLERANCE)
-                cut = (gint64)gst_util_uint64_scale_round((guint64)(p->last - pts), (guint64)p->rate, GST_SECOND);
-            if (cut >= count) { p->dropped += (guint64)count; return FALSE; }
-            if (cut > 0) {
-                p->dropped += (guint64)cut;
-                b = gst_buffer_make_writable(gst_audio_buffer_truncate(b, p->bpf, (gsize)cut, (gsize)(count - cut)));
-                GST_BUFFER_PTS(b) = (GstClockTime)(p->last + shift);
-                GST_BUFFER_DURATION(b) = gst_util_uint64_scale_round((guint64)(count - cut), GST_SECOND, (guint64)p->rate);
-                GST_BUFFER_DTS(b) = GST_CLOCK_TIME_NONE;
-                pts = p->last;
-                count -= cut;
-            }
-            p->last = pts + (gint64)gst_util_uint64_scale_round((guint64)count, GST_SECOND, (guint64)p->rate);
-        }
-        if (shift == 0) { *buffer = b; return TRUE; }
-    }
-    b = gst_buffer_make_writable(b);
-    if (GST_BUFFER_PTS_IS_VALID(b))
-        GST_BUFFER_PTS(b) = (GstClockTime)((gint64)GST_BUFFER_PTS(b) - shift);
-    if (GST_BUFFER_DTS_IS_VALID(b))
-        GST_BUFFER_DTS(b) = (gint64)GST_BUFFER_DTS(b) < shift ? GST_CLOCK_TIME_NONE
-                                                            : (GstClockTime)((gint64)GST_BUFFER_DTS(b) - shift);
-    *buffer = b;
-    return TRUE;
-}
-
-static gboolean present_list_item(GstBuffer **buffer, guint idx, gpointer data) {
-    (void)idx;
-    if (!present_buffer(data, buffer)) {
-        gst_buffer_unref(*buffer);
-        *buffer = NULL; /* removed from the list */
-    }
-    return TRUE;
-}
-
-static GstPadProbeReturn present_times(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    PresentTimes *p = data;
-    GstPadProbeReturn r = GST_PAD_PROBE_OK;
-    gk_callback_enter(pad);
-    if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
-        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
-            GstCaps *caps = NULL;
-            GstAudioInfo audio;
-            gst_event_parse_caps(event, &caps);
-            p->audio = caps != NULL && gst_audio_info_from_caps(&audio, caps);
-            if (p->audio) {
-                p->rate = GST_AUDIO_INFO_RATE(&audio);
-                p->bpf = GST_AUDIO_INFO_BPF(&audio);
-            }
-        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-            p->last = -1;
-        } else if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && p->dropped > 0) {
-            gchar *text = g_strdup_printf("%" G_GUINT64_FORMAT " %s out of time order left out (joined or damaged media?)",
-                                          p->dropped, p->audio ? "audio samples" : "video frames");
-            post_from_pad_parent(pad, FALSE, text);
-            g_free(text);
-        } else if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
-            const GstSegment *segment = NULL;
-            gst_event_parse_segment(event, &segment);
-            gint64 shift = 0;
-            if (segment->format == GST_FORMAT_TIME && segment->rate > 0 && segment->applied_rate == 1.0 &&
-                GST_CLOCK_TIME_IS_VALID(segment->time) && segment->start != segment->time)
-                shift = (gint64)segment->start - (gint64)segment->time;
-            p->shift = shift;
-            p->last = -1;
-            if (shift != 0) {
-                GstSegment moved;
-                gst_segment_copy_into(segment, &moved);
-                moved.start = segment->time;
-                if (GST_CLOCK_TIME_IS_VALID(segment->stop))
-                    moved.stop = (gint64)segment->stop < shift ? 0 : (GstClockTime)((gint64)segment->stop - shift);
-                if (GST_CLOCK_TIME_IS_VALID(segment->position))
-                    moved.position = (gint64)segment->position < shift ? moved.start
-                                                                      : (GstClockTime)((gint64)segment->position - shift);
-                GstEvent *replacement = gst_event_new_segment(&moved);
-                gst_event_set_seqnum(replacement, gst_event_get_seqnum(event));
-                gst_event_unref(event);
-                info->data = replacement;
-            }
-        }
-    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-        if (!present_buffer(p, &b))
-            r = GST_PAD_PROBE_DROP;
-        else
-            info->data = b;
-    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
-        GstBufferList *list = gst_buffer_list_make_writable(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
-        gst_buffer_list_foreach(list, present_list_item, p);
-        info->data = list;
-    }
-    gk_callback_leave(pad);
-    return r;
-}
-
-gulong gk_pad_present_times(GstPad *pad) {
-    PresentTimes *p = g_new0(PresentTimes, 1);
-    p->last = -1;
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
-                             present_times, p, present_times_free);
-}
-
-/* --- Time order into a writer --------------------------------------------------------------
- * An MP4's index cannot hold samples whose decode times go back or repeat (a player stops or
- * skips there), and GStreamer 1.22's muxer writes them anyway. The probe on each input of a
- * writer fails the run at the first such buffer, saying where. */
-
-typedef struct {
-    gchar *input;       /* the writer's input, for the message */
-    GstSegment segment; /* the input's, for running time */
-    gint64 last;        /* running time of the last buffer's decode time; -1 before the first */
-} RisingTimes;
-
-static void rising_times_free(gpointer data) {
-    RisingTimes *r = data;
-    g_free(r->input);
-    g_free(r);
-}
-
-static GstPadProbeReturn require_rising(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    RisingTimes *r = data;
-    GstPadProbeReturn result = GST_PAD_PROBE_OK;
-    gk_callback_enter(pad);
-    if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
-        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-        if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
-            const GstSegment *segment = NULL;
-            gst_event_parse_segment(event, &segment);
-            gst_segment_copy_into(segment, &r->segment);
-        } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-            r->last = -1;
-        }
-    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-        GstClockTime t = GST_BUFFER_DTS_IS_VALID(b) ? GST_BUFFER_DTS(b) : GST_BUFFER_PTS(b);
-        if (GST_CLOCK_TIME_IS_VALID(t) && r->segment.format == GST_FORMAT_TIME) {
-            /* Decode times before the segment start (B-frames' first) count below 0. */
-            guint64 magnitude = 0;
-            int sign = gst_segment_to_running_time_full(&r->segment, GST_FORMAT_TIME, t, &magnitude);
-            if (sign != 0) {
-                gint64 now = sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
-                if (r->last != -1 && now <= r->last) {
-                    gchar *text = g_strdup_printf(
-                        "the %s input's time stamps go %s at %.3f s (after %.3f s): the file could not be played there. "
-                        "Its source is out of time order (joined or damaged media?)",
-                        r->input, now == r->last ? "no further" : "back", (double)now / GST_SECOND, (double)r->last / GST_SECOND);
-                    post_from_pad_parent(pad, TRUE, text);
-                    g_free(text);
-                    gst_buffer_unref(b);
-                    GST_PAD_PROBE_INFO_DATA(info) = NULL;
-                    GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_ERROR;
-                    result = GST_PAD_PROBE_HANDLED;
-                } else {
-                    r->last = now;
-                }
-            }
-        }
-    }
-    gk_callback_leave(pad);
-    return result;
-}
-
-gulong gk_pad_require_rising_times(GstPad *pad, const char *input) {
-    RisingTimes *r = g_new0(RisingTimes, 1);
-    r->input = g_strdup(input);
-    r->last = -1;
-    gst_segment_init(&r->segment, GST_FORMAT_UNDEFINED);
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, require_rising, r,
-                             rising_times_free);
-}
-
 /* --- MP3 encoder delay from ffmpeg's Info tag ----------------------------------------------
  * GStreamer 1.22's mpegaudioparse reads the encoder delay and padding from a LAME tag only when
  * its encoder string starts "LAME"; ffmpeg's (libmp3lame through libavcodec) says "Lavc" in the
@@ -431,24 +64,6 @@ gulong gk_pad_require_rising_times(GstPad *pad, const char *input) {
  * first frame's tag is relabelled on its way into the parser, which then trims them as it does
  * for LAME's. */
 
-/* Where the LAME tag starts in a first frame that holds a Xing/Info header, or -1. */
-static gssize lame_tag_offset(const guint8 *data, gsize size) {
-    if (size < 4 || data[0] != 0xFF || (data[1] & 0xE0) != 0xE0)
-        return -1;
-    int mpeg1 = (data[1] & 0x18) == 0x18, mono = (data[3] & 0xC0) == 0xC0;
-    gsize side = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17);
-    gsize at = 4 + side;
-    if (size < at + 8 || (memcmp(data + at, "Xing", 4) != 0 && memcmp(data + at, "Info", 4) != 0))
-        return -1;
-    guint32 flags = GST_READ_UINT32_BE(data + at + 4);
-    at += 8;
-    if (flags & 1) at += 4;   /* frames */
-    if (flags & 2) at += 4;   /* bytes */
-    if (flags & 4) at += 100; /* seek table */
-    if (flags & 8) at += 4;   /* quality */
-    return size >= at + 36 ? (gssize)at : -1;
-}
-
 static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
     gint *done = data;
     if (!(info->type & GST_PAD_PROBE_TYPE_BUFFER) || __atomic_load_n(done, __ATOMIC_RELAXED))
@@ -457,23 +72,11 @@ static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpoint
     if (buffer == NULL)
         return GST_PAD_PROBE_OK;
     gk_callback_enter(pad);
-    GstMapInfo map;
-    gssize at = -1;
-    if (gst_buffer_map(buffer, &map, GST_MAP_READ)) {
-        at = lame_tag_offset(map.data, map.size);
-        if (at >= 0 && memcmp(map.data + at, "Lavc", 4) != 0 && memcmp(map.data + at, "Lavf", 4) != 0)
-            at = -1;
-        gst_buffer_unmap(buffer, &map);
-    }
-    /* Only the stream's first frame can hold the tag: looked for in the first buffer that is
-     * long enough to hold it, or holds it. */
-    if (at >= 0 || gst_buffer_get_size(buffer) >= 4 + 32 + 8 + 112 + 36)
-        __atomic_store_n(done, 1, __ATOMIC_RELAXED);
-    if (at >= 0) {
-        buffer = gst_buffer_make_writable(buffer);
-        gst_buffer_fill(buffer, (gsize)at, "LAME", 4);
-        info->data = buffer;
-    }
+    /* gklavcmp3tag's own work (Sources/GstGraphKit/gklavcmp3tag): the element cannot go inside
+     * decodebin, before the parser it plugs. */
+    gboolean seen = FALSE;
+    info->data = gk_mp3_relabel_ffmpeg_tag(buffer, &seen);
+    if (seen) __atomic_store_n(done, 1, __ATOMIC_RELAXED);
     gk_callback_leave(pad);
     return GST_PAD_PROBE_OK;
 }
@@ -659,62 +262,163 @@ gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim) {
                              g_atomic_rc_box_acquire(trim), (GDestroyNotify)gk_audio_trim_unref);
 }
 
-/* --- A stream's orientation, as its file says -------------------------------------------- */
+/* --- What the installed GStreamer does (asked once, at start-up) ------------------------------ */
 
-struct GkOrientation {
-    gchar *value; /* an image-orientation tag value, or NULL until set */
-    GMutex lock;
-};
-
-GkOrientation *gk_orientation_new(void) {
-    GkOrientation *o = g_atomic_rc_box_new0(GkOrientation);
-    g_mutex_init(&o->lock);
-    return o;
+static gboolean catch_orientation(GstPad *pad, GstObject *parent, GstEvent *event) {
+    (void)parent;
+    if (GST_EVENT_TYPE(event) == GST_EVENT_TAG) {
+        GstTagList *tags = NULL;
+        gchar *value = NULL;
+        gst_event_parse_tag(event, &tags);
+        if (tags != NULL && gst_tag_list_get_string(tags, GST_TAG_IMAGE_ORIENTATION, &value))
+            g_object_set_data_full(G_OBJECT(pad), "orientation", value, g_free); /* frees the one before */
+    }
+    gst_event_unref(event);
+    return TRUE;
 }
 
-static void orientation_free(gpointer data) {
-    GkOrientation *o = data;
-    g_free(o->value);
-    g_mutex_clear(&o->lock);
-}
-void gk_orientation_unref(GkOrientation *o) { g_atomic_rc_box_release_full(o, orientation_free); }
-
-void gk_orientation_set(GkOrientation *o, const char *value) {
-    g_mutex_lock(&o->lock);
-    g_free(o->value);
-    o->value = g_strdup(value);
-    g_mutex_unlock(&o->lock);
+static GstFlowReturn drop_buffer(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    (void)pad; (void)parent;
+    gst_buffer_unref(buffer);
+    return GST_FLOW_OK;
 }
 
-static GstPadProbeReturn state_orientation(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    GkOrientation *o = data;
-    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-    if (event == NULL || GST_EVENT_TYPE(event) != GST_EVENT_TAG)
-        return GST_PAD_PROBE_OK;
-    g_mutex_lock(&o->lock);
-    gchar *value = g_strdup(o->value);
-    g_mutex_unlock(&o->lock);
-    if (value == NULL)
+int gk_videoflip_passes_orientation(void) {
+    GstElement *flip = gst_element_factory_make("videoflip", NULL);
+    if (flip == NULL) return -1;
+    gst_util_set_object_arg(G_OBJECT(flip), "video-direction", "auto");
+    GstPad *sink = gst_element_get_static_pad(flip, "sink"), *src = gst_element_get_static_pad(flip, "src");
+    GstPad *catcher = gst_pad_new("catcher", GST_PAD_SINK);
+    gst_pad_set_event_function(catcher, catch_orientation);
+    gst_pad_set_chain_function(catcher, drop_buffer);
+    gst_pad_set_active(catcher, TRUE);
+    int result = -1;
+    if (gst_pad_link(src, catcher) == GST_PAD_LINK_OK && gst_element_set_state(flip, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE) {
+        GstSegment segment;
+        gst_segment_init(&segment, GST_FORMAT_TIME);
+        GstCaps *caps = gst_caps_from_string("video/x-raw, format=(string)I420, width=(int)16, height=(int)16, framerate=(fraction)1/1");
+        gst_pad_send_event(sink, gst_event_new_stream_start("graphkit-videoflip-probe"));
+        gst_pad_send_event(sink, gst_event_new_caps(caps));
+        gst_pad_send_event(sink, gst_event_new_segment(&segment));
+        gst_pad_send_event(sink, gst_event_new_tag(gst_tag_list_new(GST_TAG_IMAGE_ORIENTATION, "rotate-90", NULL)));
+        GstBuffer *frame = gst_buffer_new_allocate(NULL, 16 * 16 * 3 / 2, NULL);
+        gst_buffer_memset(frame, 0, 0x80, 16 * 16 * 3 / 2);
+        GST_BUFFER_PTS(frame) = 0;
+        GST_BUFFER_DURATION(frame) = GST_SECOND;
+        gst_pad_chain(sink, frame);
+        const gchar *seen = g_object_get_data(G_OBJECT(catcher), "orientation");
+        /* No tag at all is upright too: nothing downstream would turn the picture again. */
+        result = g_strcmp0(seen, "rotate-90") == 0 ? 1 : 0;
+        gst_caps_unref(caps);
+    }
+    gst_element_set_state(flip, GST_STATE_NULL);
+    gst_pad_unlink(src, catcher);
+    gst_object_unref(catcher);
+    gst_object_unref(sink);
+    gst_object_unref(src);
+    gst_object_unref(flip);
+    return result;
+}
+
+int gk_element_move_into(GstElement *holder, const char *property, GstElement *element) {
+    gst_object_ref(element);
+    GstObject *parent = gst_object_get_parent(GST_OBJECT(element));
+    if (parent != NULL) {
+        gst_bin_remove(GST_BIN(parent), element);
+        gst_object_unref(parent);
+    }
+    g_object_set(holder, property, element, NULL);
+    GstObject *now = gst_object_get_parent(GST_OBJECT(element));
+    int ok = now == GST_OBJECT(holder);
+    if (now) gst_object_unref(now);
+    gst_object_unref(element);
+    return ok;
+}
+
+/* --- Gapless marks from the demuxer, where GraphKit trims itself ------------------------------
+ * GStreamer 1.24+'s qtdemux marks gapless AAC for trimming itself: a GstAudioClippingMeta on the
+ * first and last buffers, which the decoder applies. GraphKit's decode trims an MP4's sound track
+ * to the sample itself (gkaudiotrim, from the index it read, the same figures on every version);
+ * with both, the priming would go twice. Decided by what the demuxer does, per buffer: where
+ * GraphKit's trim is on (its timescale set) and a buffer into an audio decoder carries such a
+ * mark, the mark is taken off, so the decoder gives every sample and gkaudiotrim alone cuts. On
+ * GStreamer 1.22, whose qtdemux marks nothing, no buffer is touched; where GraphKit trims nothing
+ * (no edit list, no gapless tag; Ogg Opus), GStreamer's marks are left to do their work. */
+
+GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim) {
+    if (gst_buffer_get_audio_clipping_meta(buffer) == NULL)
+        return buffer;
+    gint timescale = 0;
+    g_object_get(trim, "timescale", &timescale, NULL);
+    if (timescale <= 0)
+        return buffer;
+    buffer = gst_buffer_make_writable(buffer);
+    GstAudioClippingMeta *meta;
+    while ((meta = gst_buffer_get_audio_clipping_meta(buffer)) != NULL)
+        gst_buffer_remove_meta(buffer, (GstMeta *)meta);
+    return buffer;
+}
+
+static GstPadProbeReturn drop_clipping(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (buffer == NULL || gst_buffer_get_audio_clipping_meta(buffer) == NULL)
         return GST_PAD_PROBE_OK;
     gk_callback_enter(pad);
-    GstTagList *tags = NULL;
-    gst_event_parse_tag(event, &tags);
-    gchar *current = NULL;
-    if (tags != NULL && gst_tag_list_get_tag_size(tags, GST_TAG_IMAGE_ORIENTATION) > 0)
-        gst_tag_list_get_string(tags, GST_TAG_IMAGE_ORIENTATION, &current);
-    if (tags != NULL && g_strcmp0(current, value) != 0) {
-        GstTagList *stated = gst_tag_list_copy(tags);
-        gst_tag_list_add(stated, GST_TAG_MERGE_REPLACE, GST_TAG_IMAGE_ORIENTATION, value, NULL);
-        gst_event_unref(event);
-        info->data = gst_event_new_tag(stated);
-    }
-    g_free(current);
-    g_free(value);
+    info->data = gk_buffer_without_clipping(buffer, data);
     gk_callback_leave(pad);
     return GST_PAD_PROBE_OK;
 }
 
-gulong gk_pad_state_orientation(GstPad *pad, GkOrientation *orientation) {
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, state_orientation,
-                             g_atomic_rc_box_acquire(orientation), (GDestroyNotify)gk_orientation_unref);
+static void watch_audio_decoders(GstBin *bin, GstBin *sub, GstElement *element, gpointer data) {
+    (void)bin; (void)sub;
+    GstElementFactory *factory = gst_element_get_factory(element);
+    const gchar *klass = factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+    if (klass == NULL || strstr(klass, "Decoder") == NULL || strstr(klass, "Audio") == NULL)
+        return;
+    gk_callback_enter(element);
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink != NULL) {
+        gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, drop_clipping, gst_object_ref(data), gst_object_unref);
+        gst_object_unref(sink);
+    }
+    gk_callback_leave(element);
+}
+
+gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim) {
+    return g_signal_connect_data(decodebin, "deep-element-added", G_CALLBACK(watch_audio_decoders), gst_object_ref(trim),
+                                 (GClosureNotify)(void (*)(void))gst_object_unref, 0);
+}
+
+/* --- Streams nobody takes are not decoded ------------------------------------------------------ */
+
+typedef struct {
+    int audio, video; /* whether decoded audio, video is wanted */
+} DecodeOnly;
+
+/* decodebin's autoplug-continue: TRUE plugs on (parser, decoder), FALSE exposes the pad as it is.
+ * A stream of a kind nobody takes stops at its encoded caps; a container (caps a demuxer takes,
+ * however named: video/quicktime, audio/x-wav) is always opened. */
+static gboolean continue_plugging(GstElement *bin, GstPad *pad, GstCaps *caps, gpointer data) {
+    (void)bin; (void)pad;
+    const DecodeOnly *d = data;
+    if (caps == NULL || gst_caps_is_empty(caps) || gst_caps_is_any(caps))
+        return TRUE;
+    const gchar *name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+    gboolean audio = g_str_has_prefix(name, "audio/"), video = g_str_has_prefix(name, "video/") || g_str_has_prefix(name, "image/");
+    if ((!audio && !video) || (audio && d->audio) || (video && d->video))
+        return TRUE;
+    GList *demuxers = gst_element_factory_list_get_elements(GST_ELEMENT_FACTORY_TYPE_DEMUXER, GST_RANK_MARGINAL);
+    GList *takers = gst_element_factory_list_filter(demuxers, caps, GST_PAD_SINK, FALSE);
+    gboolean container = takers != NULL;
+    gst_plugin_feature_list_free(takers);
+    gst_plugin_feature_list_free(demuxers);
+    return container;
+}
+
+gulong gk_decodebin_decode_only(GstElement *decodebin, int audio, int video) {
+    DecodeOnly *d = g_new0(DecodeOnly, 1);
+    d->audio = audio;
+    d->video = video;
+    return g_signal_connect_data(decodebin, "autoplug-continue", G_CALLBACK(continue_plugging), d,
+                                 (GClosureNotify)(void (*)(void))g_free, 0);
 }

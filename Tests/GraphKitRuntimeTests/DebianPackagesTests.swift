@@ -54,6 +54,19 @@ struct DebianPackagesTests {
         }
     }
 
+    /// amrnbdec and amrwbdec moved from -ugly to -good in GStreamer 1.24: the advice follows the
+    /// version that runs (Debian 12's 1.22, Debian 13's 1.26), and every other element stays put.
+    @Test func theAMRDecodersPackageFollowsTheGStreamerVersion() {
+        let old = GStreamer.debianPackages(gstreamerMinor: 22), new = GStreamer.debianPackages(gstreamerMinor: 26)
+        for element in ["amrnbdec", "amrwbdec"] {
+            #expect(old[element] == "gstreamer1.0-plugins-ugly")
+            #expect(GStreamer.debianPackages(gstreamerMinor: 24)[element] == "gstreamer1.0-plugins-good")
+            #expect(new[element] == "gstreamer1.0-plugins-good")
+        }
+        #expect(old.filter { !$0.key.hasPrefix("amr") } == new.filter { !$0.key.hasPrefix("amr") })
+        #expect(GStreamer.debianPackages == GStreamer.debianPackages(gstreamerMinor: GStreamer.version.minor))
+    }
+
     @Test func anElementNobodyPackagesHasNoPackage() {
         #expect(GStreamer.debianPackage(providing: "x264enc") == "gstreamer1.0-plugins-ugly")
         #expect(GStreamer.debianPackage(providing: "pulsesrc") == "gstreamer1.0-plugins-good")

@@ -3,7 +3,7 @@ import GraphKit
 import GraphKitTesting
 import Testing
 
-/// The graphkit GStreamer plugin (Sources/GstGraphKit: gkrgbtoi420, gkx264enc), as the Makefile
+/// The graphkit GStreamer plugin (Sources/GstGraphKit: one folder per element), as the Makefile
 /// builds it into out/gstreamer-1.0 and `make install` installs it: GStreamer's own tools find it
 /// through GST_PLUGIN_PATH and use it; graphctl, which registers the same elements in its own
 /// process, runs beside it whether GStreamer only listed the file or loaded it. (Each element alone
@@ -72,6 +72,14 @@ import Testing
          ["video/x-h264", "stream-format: { (string)avc, (string)byte-stream }", "alignment: au"]),
         ("gkrgbtoi420", ["format: { (string)BGRA, (string)RGBA, (string)BGRx, (string)RGBx }", "format: { (string)I420, (string)NV12 }"],
          ["format: { (string)I420, (string)NV12 }"]),
+        // The GStreamer workarounds decode, encode.aac and sink.mp4 plug (docs/ARCHITECTURE.md).
+        ("gkaudiotrim", ["audio/x-raw"], ["audio/x-raw"]),
+        ("gkencoderdelay", ["audio/x-raw"], ["ANY"]),
+        ("gklavcmp3tag", ["audio/mpeg", "mpegversion: 1"], ["audio/mpeg", "mpegversion: 1"]),
+        ("gkorientation", ["ANY"], ["ANY"]),
+        ("gkpatchbytes", ["ANY"], ["ANY"]),
+        ("gkpresenttimes", ["ANY"], ["ANY"]),
+        ("gkrisingtimes", ["ANY"], ["ANY"]),
     ])
     func inspectShowsTheElementsPads(element: String, sinkCaps: [String], sourceCaps: [String]) throws {
         let scratch = try Scratch()
@@ -93,14 +101,18 @@ import Testing
     }
 
     /// gst-inspect-1.0 graphkit: what the plugin says it is, GraphKit's version among it, and
-    /// both its elements.
+    /// every element.
     @Test(.timeLimit(.minutes(10))) func inspectShowsThePlugin() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let lines = try scratch.gst("gst-inspect-1.0", ["graphkit"]).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         for line in ["Name                     graphkit", "Version                  \(GraphKitInfo.version)",
                      "License                  GPL", "Binary package           GraphKit",
-                     "gkrgbtoi420: GraphKit RGB to I420", "gkx264enc: GraphKit H.264 encoder (x264)", "+-- 2 elements"] {
+                     "gkrgbtoi420: GraphKit RGB to I420", "gkx264enc: GraphKit H.264 encoder (x264)",
+                     "gkaudiotrim: GraphKit audio trim", "gkencoderdelay: GraphKit encoder delay",
+                     "gklavcmp3tag: GraphKit ffmpeg MP3 delay tag", "gkorientation: GraphKit orientation",
+                     "gkpatchbytes: GraphKit byte patch", "gkpresenttimes: GraphKit presentation times",
+                     "gkrisingtimes: GraphKit rising times", "+-- 9 elements"] {
             #expect(lines.contains(line), "no \"\(line)\" in \(lines)")
         }
     }
@@ -121,6 +133,17 @@ import Testing
                                                       "-of", "csv=p=0", movie])
             .split(separator: "\n").compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
         #expect(times.count == 60 && times.enumerated().allSatisfy { abs($1 - Double($0) / 30) < 0.002 }, "\(times)")
+    }
+
+    /// gkencoderdelay from gst-launch-1.0, holding GStreamer's AAC encoder: the file is written
+    /// and ffprobe reads its sound.
+    @Test(.timeLimit(.minutes(10))) func launchRunsTheEncoderDelay() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let m4a = scratch.folder.appendingPathComponent("out.m4a").path
+        try scratch.gst("gst-launch-1.0", ["-q", "-e", "audiotestsrc", "num-buffers=20", "!", "gkencoderdelay", "encoder-factory=avenc_aac",
+                                           "!", "mp4mux", "!", "filesink", "location=\(m4a)"])
+        #expect(try MediaProbe(m4a).stream("audio")?.codecName == "aac")
     }
 
     /// `make install` puts the plugin in PREFIX/lib/graphkit/gstreamer-1.0, where GST_PLUGIN_PATH

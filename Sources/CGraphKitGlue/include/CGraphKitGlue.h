@@ -108,38 +108,14 @@ GstBuffer *gk_buffer_new_wrapped(void *data, gsize size, GkReleaseFn release, vo
 
 
 /* --- Stream timing (timing.c) ---------------------------------------------------------------
- * What a writer needs to know about a stream that GStreamer 1.22 does not carry: an audio
- * encoder's measured priming, and a video's display orientation. */
-
-/* Measures an audio encoder's delay: counts the samples arriving at its sink pad and the time
- * its source pad sends, and at end of stream sends downstream, just before the EOS, a custom
- * event "graphkit-encoder-delay" {priming, samples, rate}: priming = samples out - samples in
- * (the encoder's lead-in, measured, not assumed), samples = the input's count. Nothing is sent
- * when the counts are not consistent (no input, less out than in). The segment leaving the
- * encoder is open-ended: its input's end (a demuxer's segment stop) would cut the output's
- * delayed last frames at the muxer. The two probes' ids go to
- * ids[0] (sink pad) and ids[1] (source pad). Returns 0 when the encoder lacks either pad. */
-int gk_encoder_measure_delay(GstElement *encoder, gulong ids[2]);
+ * What a writer's pad sees go by (gkencoderdelay's measured priming, a video's display
+ * orientation), and the fixes that work inside decodebin. The other workarounds are elements of
+ * the graphkit plugin (Sources/GstGraphKit). */
 
 /* What a pad sees go by: kind 0, the image-orientation tag ("rotate-90", "flip-rotate-0", ...)
  * in `text`; kind 1, an encoder delay (a = priming, b = samples, c = rate). */
 typedef void (*GkStreamFactFn)(void *context, int kind, const char *text, gint64 a, gint64 b, gint64 c);
 gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, GDestroyNotify destroy);
-
-/* Rewrites each image-orientation tag leaving `pad` to "rotate-0": for an element that has
- * turned the picture as the tag said (videoflip video-direction=auto), which passes the tag on
- * as it came, so that a writer downstream would turn it once more. */
-gulong gk_pad_mark_upright(GstPad *pad);
-/* Makes the time stamps leaving `pad` presentation times: a segment whose start (media time) is
- * not its time (presentation time), as an edit list's or a transport stream's, is moved to start
- * at its time, and every buffer's stamps with it (running and stream time unchanged). Keeps the
- * stream in time order: a frame not later than the last is dropped, audio overlapping the last
- * buffer loses the overlap; a warning at the end counts what was left out. */
-gulong gk_pad_present_times(GstPad *pad);
-/* Fails the run (an error from the pad's parent, flow error) at the first buffer into `pad`
- * whose decode time (else presentation time), in running time, is not later than the one
- * before: what an MP4 index cannot hold. `input` names the pad in the message. */
-gulong gk_pad_require_rising_times(GstPad *pad, const char *input);
 
 /* Makes decodebin's MP3 parser trim the encoder delay and padding of ffmpeg's MP3s as it does
  * LAME's (timing.c says how). Returns the signal handler's id. */
@@ -164,14 +140,27 @@ void gk_audio_trim_set(GkAudioTrim *trim, gint64 start, gint64 end, gint timesca
 void gk_audio_trim_unref(GkAudioTrim *trim);
 gulong gk_pad_trim_audio(GstPad *pad, GkAudioTrim *trim);
 
-/* Makes each tag event through `pad` say `value` as its image-orientation, once set (what a file
- * says that its demuxer does not read: GStreamer 1.22's reads no mirrored matrix).
- * Reference-counted: the probe holds one. */
-typedef struct GkOrientation GkOrientation;
-GkOrientation *gk_orientation_new(void);
-void gk_orientation_set(GkOrientation *orientation, const char *value);
-void gk_orientation_unref(GkOrientation *orientation);
-gulong gk_pad_state_orientation(GstPad *pad, GkOrientation *orientation);
+/* Where `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on the buffers into
+ * decodebin's audio decoders (GStreamer 1.24+'s qtdemux: GstAudioClippingMeta) are taken off,
+ * so that the priming is not cut twice (timing.c says why). Returns the signal handler's id. */
+gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim);
+/* The decision for one buffer: `buffer` without its clipping marks when `trim`'s timescale is
+ * set, else as it came (takes and returns a reference). */
+GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
+/* Makes decodebin decode only the kinds of stream asked for (audio, video: 1 or 0): a stream of
+ * another kind leaves it encoded, undecoded, and a container is always opened. Returns the
+ * signal handler's id. */
+gulong gk_decodebin_decode_only(GstElement *decodebin, int audio, int video);
+
+/* Whether videoflip in video-direction=auto passes the image-orientation tag on as it came after
+ * turning the picture (GStreamer 1.22's does, so a writer downstream would turn it once more):
+ * asked of videoflip itself, a frame turned by rotate-90. 1 yes, 0 no, -1 no videoflip. */
+int gk_videoflip_passes_orientation(void);
+
+/* Moves `element` out of the bin that holds it into `holder`, a bin that takes its child by the
+ * object property `property` (gkencoderdelay's "encoder"). 1 when `holder` is its parent now. */
+int gk_element_move_into(GstElement *holder, const char *property, GstElement *element);
+
 
 /* Plane offsets and strides of a raw video buffer (its GstVideoMeta when it has one, else the
  * default layout of the format). Returns the number of planes, or 0 for an unknown format. */

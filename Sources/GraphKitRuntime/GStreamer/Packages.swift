@@ -1,7 +1,15 @@
+import CGStreamer
 import GraphKitCore
 import MediaContainers
 extension GStreamer {
-    /// The Debian 12 package that provides each element GraphKit uses or advises on, as
+    /// The GStreamer library's version in this process (major, minor, micro), as it reports it.
+    public static var version: (major: Int, minor: Int, micro: Int) {
+        var major: guint = 0, minor: guint = 0, micro: guint = 0, nano: guint = 0
+        gst_version(&major, &minor, &micro, &nano)
+        return (Int(major), Int(minor), Int(micro))
+    }
+
+    /// The Debian package that provides each element GraphKit uses or advises on, as
     /// `dpkg -S` names the owner of the element's plugin file (`gst-inspect-1.0 ELEMENT` shows
     /// the file). A test checks every installed element here against dpkg, so this cannot drift.
     ///
@@ -9,7 +17,17 @@ extension GStreamer {
     /// libraries, fdk-aac and faac, are not free software, and Debian builds
     /// gstreamer1.0-plugins-bad without them). PulseAudio's elements moved into
     /// gstreamer1.0-plugins-good; gstreamer1.0-pulseaudio is only a transitional package.
-    public static let debianPackages: [String: String] = {
+    ///
+    /// Which package ships an element can change between GStreamer releases: amrnbdec and
+    /// amrwbdec moved from gstreamer1.0-plugins-ugly to -good in 1.24 (Debian 13's 1.26 has them
+    /// there). Decided by the running GStreamer's version, as a last resort: the element is
+    /// advised on because it is not installed, so there is no plugin file to ask.
+    public static let debianPackages: [String: String] = debianPackages(gstreamerMinor: version.minor)
+
+    /// The table for GStreamer 1.`minor` (Debian 12 has 1.22, Ubuntu 24.04 1.24, Debian 13 1.26).
+    package static func debianPackages(gstreamerMinor minor: Int) -> [String: String] {
+        let amr = ["amrnbdec", "amrwbdec"]
+        let movedToGood = minor >= 24 ? amr : []
         let byPackage: [String: [String]] = [
             "libgstreamer1.0-0": ["queue", "tee", "filesrc", "filesink", "fakesink", "identity", "capsfilter", "typefind"],
             "gstreamer1.0-plugins-base": ["appsrc", "appsink", "audioconvert", "audioresample", "audiotestsrc", "videotestsrc",
@@ -19,10 +37,10 @@ extension GStreamer {
                                           "v4l2src", "videoflip", "videocrop", "videobox", "gdkpixbufoverlay",
                                           "level", "mpegaudioparse", "mpg123audiodec", "lamemp3enc", "pulsesrc", "pulsesink",
                                           "matroskademux", "avidemux", "speexdec", "wavpackdec", "alawdec", "mulawdec",
-                                          "vp8dec", "vp9dec", "jpegdec", "pngdec"],
+                                          "vp8dec", "vp9dec", "jpegdec", "pngdec"] + movedToGood,
             "gstreamer1.0-plugins-bad": ["voaacenc", "h264parse", "openh264enc", "faad", "dtsdec", "av1dec", "tsdemux",
                                          "mpegpsdemux", "aiffparse", "waylandsink"],
-            "gstreamer1.0-plugins-ugly": ["x264enc", "a52dec", "mpeg2dec", "amrnbdec", "amrwbdec", "asfdemux"],
+            "gstreamer1.0-plugins-ugly": ["x264enc", "a52dec", "mpeg2dec", "asfdemux"] + (minor >= 24 ? [] : amr),
             "gstreamer1.0-libav": ["avenc_aac", "avdec_aac", "avdec_h264", "avdec_mp3", "avdec_mp3float", "avdec_h265",
                                    "avdec_mpeg4", "avdec_eac3", "avdec_alac", "avdec_wmav2", "avdec_truehd", "avdec_prores",
                                    "avdec_dnxhd"],
@@ -34,7 +52,7 @@ extension GStreamer {
             for element in elements { table[element] = package }
         }
         return table
-    }()
+    }
 
     /// The Debian package that provides an element, or nil when GraphKit does not know one (an
     /// element it does not use, or one Debian does not ship): a message then must not name one.

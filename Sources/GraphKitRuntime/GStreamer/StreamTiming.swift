@@ -3,50 +3,12 @@ import CGraphKitGlue
 import GraphKitCore
 import MediaContainers
 
-// What GraphKit reads and states about a stream's timing and orientation on its way, where
-// GStreamer 1.22 does not: an encoder's measured delay for a writer, the samples a file says to
-// keep for a reader, an orientation a demuxer missed. Probes and their C halves in timing.c.
-
-extension Element {
-    /// Measures this audio encoder's delay while it runs (the samples it sends beyond those it
-    /// was given, at end of stream) and tells the writer downstream, which can then describe
-    /// the priming and padding (``BinBuilder/onStreamFacts(input:_:)``). For an encoder built on
-    /// GStreamer's `GstAudioEncoder`, which stamps its output from sample counts. The output's
-    /// segment is left open at its end: its input's end, passed on as it came, would have the
-    /// muxer drop the frames that the delay pushes past it (an ALAC file's last 204 samples).
-    public func measureEncoderDelay() {
-        var ids: (gulong, gulong) = (0, 0)
-        let ok = withUnsafeMutablePointer(to: &ids) { tuple in
-            tuple.withMemoryRebound(to: gulong.self, capacity: 2) { gk_encoder_measure_delay(raw, $0) }
-        }
-        guard ok != 0 else { return }
-        for (pad, id) in [("sink", ids.0), ("src", ids.1)] {
-            guard let p = gst_element_get_static_pad(raw, pad) else { continue }
-            callbacks.adopt(probe: id, on: p)
-            gst_object_unref(UnsafeMutableRawPointer(p))
-        }
-    }
-}
-
-extension Element {
-    /// Says downstream that the picture leaving this element's `pad` is upright: for an element
-    /// that has turned it as the stream's orientation said (videoflip's `auto`), which passes
-    /// the orientation on as it came, so that a writer would turn the picture once more.
-    public func markUpright(pad name: String = "src") {
-        guard let p = gst_element_get_static_pad(raw, name) else { return }
-        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
-        callbacks.adopt(probe: gk_pad_mark_upright(p), on: p)
-    }
-
-    /// Makes the time stamps leaving this element's `pad` the stream's presentation times (an
-    /// edit list's or a transport stream's offset taken out of stamps and segment alike), so
-    /// that a sample's time is where it shows, as AVAssetReader gives it.
-    public func presentTimes(pad name: String = "src") {
-        guard let p = gst_element_get_static_pad(raw, name) else { return }
-        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
-        callbacks.adopt(probe: gk_pad_present_times(p), on: p)
-    }
-}
+// What GraphKit reads about a stream's timing and orientation on its way: what reaches a
+// writer's input (an encoder's delay, measured by gkencoderdelay; an orientation), and the fixes
+// that must work inside decodebin, where no element of GraphKit's can go. Probes and their C
+// halves in timing.c. The other workarounds are elements of the graphkit GStreamer plugin
+// (Sources/GstGraphKit: gkaudiotrim, gkpresenttimes, gkrisingtimes, gkorientation,
+// gkencoderdelay, gkpatchbytes, gklavcmp3tag), which nodes make with BinBuilder.make.
 
 extension Element {
     /// For decodebin: an MP3 made by ffmpeg (its Info tag says "Lavc") is trimmed of its encoder
@@ -55,19 +17,27 @@ extension Element {
     public func trimFFmpegMP3Delay() {
         callbacks.adopt(signal: gk_decodebin_read_lavc_mp3_delay(raw), on: object)
     }
+
+    /// For decodebin: decodes only audio, or only video, when only that is wanted; a stream of
+    /// the other kind leaves encoded (no parser, no decoder is plugged for it), so that a stream
+    /// nobody takes costs no decoding. Containers are opened whatever they are called.
+    public func decodeOnly(audio: Bool, video: Bool) {
+        callbacks.adopt(signal: gk_decodebin_decode_only(raw, audio ? 1 : 0, video ? 1 : 0), on: object)
+    }
+
+    /// For decodebin: once `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on
+    /// the sound into its decoders (GStreamer 1.24+'s qtdemux marks AAC's priming and padding)
+    /// are taken off, so that only `trim` cuts: the same samples on every GStreamer version, and
+    /// never the priming twice. Where no mark comes (GStreamer 1.22) nothing changes; where
+    /// `trim` is off, GStreamer's marks do their work.
+    public func leaveTrimming(to trim: Element) {
+        callbacks.adopt(signal: gk_decodebin_leave_trimming_to(raw, trim.raw), on: object)
+    }
 }
 
 extension BinBuilder {
     /// Calls `handler` on the streaming thread with each display orientation and encoder delay
-    /// that reaches the node's input `port` (exposed already).
-    /// Fails the run at the first buffer into input `port` whose time stamp does not follow
-    /// the one before, with a message that names the input: for a writer whose file cannot hold
-    /// such a stream.
-    public func requireRisingTimes(input port: String) {
-        guard let pad = exposedInputs[port] else { return }
-        callbacks.adopt(probe: gk_pad_require_rising_times(pad, port), on: pad)
-    }
-
+    /// (gkencoderdelay's event) that reaches the node's input `port` (exposed already).
     public func onStreamFacts(input port: String, _ handler: @escaping @Sendable (StreamFact) -> Void) {
         guard let pad = exposedInputs[port] else { return }
         final class Box: @unchecked Sendable {
@@ -87,9 +57,10 @@ extension BinBuilder {
     }
 }
 
-/// The samples to keep of a decoded audio stream, by position in its timeline: what an MP4's
-/// edit list or an iTunes gapless tag says (``Element/trimAudio(_:pad:)``). Keeps everything
-/// until ``keep(from:to:timescale:)`` is called, which may be late: before the first sample.
+/// The samples to keep of a decoded audio stream, by position in its timeline
+/// (``Element/trimAudio(_:pad:)``), as a probe: for capture.audio, which cuts its last buffer to
+/// the sample. decode uses the gkaudiotrim element, which does the same. Keeps everything until
+/// ``keep(from:to:timescale:)`` is called, which may be late: before the first sample.
 public final class AudioTrim: @unchecked Sendable {
     let raw: OpaquePointer
 
@@ -103,25 +74,30 @@ public final class AudioTrim: @unchecked Sendable {
     }
 }
 
-/// A video stream's orientation as its file says it, stated in the stream's tags from the moment
-/// it is known (``Element/stateOrientation(_:pad:)``).
-public final class OrientationStatement: @unchecked Sendable {
-    let raw: OpaquePointer
+extension BinBuilder {
+    /// Puts `encoder`, an audio encoder made by ``make(_:name:_:)``, inside a gkencoderdelay,
+    /// which measures the priming it adds and tells the writer downstream at end of stream
+    /// (``onStreamFacts(input:_:)``), so that it can write an edit list. Returns the
+    /// gkencoderdelay: link it where the encoder would go. The encoder's errors are still the
+    /// node's (its new parent is).
+    public func measuringDelay(of encoder: Element) throws(GraphError) -> Element {
+        let delay = try make("gkencoderdelay")
+        guard gk_element_move_into(delay.raw, "encoder", encoder.raw) != 0 else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "cannot put \(encoder.factory) inside gkencoderdelay", node: nodeID)
+        }
+        return delay
+    }
 
-    public init() { raw = gk_orientation_new() }
-    deinit { gk_orientation_unref(raw) }
-
-    public func set(_ orientation: DisplayOrientation) { gk_orientation_set(raw, orientation.rawValue) }
+    /// Links `a`'s pad `from` to `b`'s pad `to` (a request pad's template, such as a muxer's
+    /// `audio_%u`, is requested): for elements with more than one pad a side (gkencoderdelay).
+    public func link(_ a: Element, pad from: String, to b: Element, pad to: String) throws(GraphError) {
+        guard gst_element_link_pads(a.raw, from, b.raw, to) != 0 else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "cannot link \(a.factory).\(from) to \(b.factory).\(to)", node: nodeID)
+        }
+    }
 }
 
 extension Element {
-    /// Makes the tags arriving at this element's `pad` say `statement`'s orientation, once set.
-    public func stateOrientation(_ statement: OrientationStatement, pad name: String = "sink") {
-        guard let p = gst_element_get_static_pad(raw, name) else { return }
-        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
-        callbacks.adopt(probe: gk_pad_state_orientation(p, statement.raw), on: p)
-    }
-
     /// Applies `trim` to the decoded audio arriving at this element's `pad`.
     public func trimAudio(_ trim: AudioTrim, pad name: String = "sink") {
         guard let p = gst_element_get_static_pad(raw, name) else { return }

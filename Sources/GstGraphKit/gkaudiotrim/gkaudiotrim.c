@@ -24,6 +24,7 @@
  *     gkaudiotrim start=1024 end=133324 timescale=44100 ! audioconvert ! wavenc ! filesink location=out.wav
  */
 #include <gst/gst.h>
+#include "../common/passthrough.h"
 #include <gst/audio/audio.h>
 
 typedef struct {
@@ -157,16 +158,7 @@ static void gk_audio_trim_class_init(GkAudioTrimClass *klass) {
 static void gk_audio_trim_init(GkAudioTrim *self) {
     self->end = -1;
     self->stop_ns = -1;
-    self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
-    gst_pad_set_chain_function(self->sinkpad, chain);
-    gst_pad_set_event_function(self->sinkpad, sink_event);
-    GST_PAD_SET_PROXY_CAPS(self->sinkpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->sinkpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
-    self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
-    GST_PAD_SET_PROXY_CAPS(self->srcpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->srcpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, sink_event, &self->sinkpad, &self->srcpad);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(gkaudiotrim, "gkaudiotrim", GST_RANK_NONE, gk_audio_trim_get_type())

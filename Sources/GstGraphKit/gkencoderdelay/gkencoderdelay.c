@@ -1,32 +1,40 @@
 /*
- * gkencoderdelay: measures an audio encoder's delay while it runs, and tells the writer.
+ * gkencoderdelay: an audio encoder (its child) whose delay is measured while it runs, and told
+ * to the writer.
  *
  * An AAC encoder primes (about 1,024 samples for avenc_aac) and pads its last frame, so its
  * output lasts longer than its input; GStreamer's MP4 muxer writes no edit list for it (measured
  * on GStreamer 1.22 and 1.26.2: mp4mux's edit, when it writes one, covers the whole media), so
- * players play the priming: 3.000 s of input came out 3.128 s long. This element goes around the
- * encoder: the raw audio passes through `sink` → `src` into it and is counted; what it encodes
- * passes through `encoded_sink` → `encoded_src`, and its span is measured (GstAudioEncoder stamps
+ * players play the priming: 3.000 s of input came out 3.128 s long. This bin holds the encoder
+ * (`encoder`, or one made from `encoder-factory`): the raw audio into `sink` is counted on its
+ * way in, and the span of what the encoder sends out of `src` is measured (GstAudioEncoder stamps
  * its output from sample counts, so the span converts back exactly). At the end of the stream,
  * just before the EOS, it sends downstream a custom event "graphkit-encoder-delay" with priming
  * (samples out - samples in: the encoder's lead-in, measured, not assumed), samples (the input's
  * count) and rate; GraphKit's sink.mp4 writes the edit list from it. Nothing is sent when the
  * counts are not consistent (no input, less out than in). Needed on every version measured.
  *
- * The encoded side's segment is left open at its end: its input's end (a demuxer's segment
- * stop), passed on as it came, would have the muxer drop the frames that the delay pushes past
- * it (an ALAC file's last 204 samples).
+ * The output's segment is left open at its end: its input's end (a demuxer's segment stop),
+ * passed on by the encoder as it came, would have the muxer drop the frames that the delay
+ * pushes past it (an ALAC file's last 204 samples).
+ *
+ * A bin rather than an element beside the encoder, linked into it and back: such a loop of links
+ * makes GstBin warn ("loop detected in the graph") at every state change.
  *
  * Example launch line:
- *   gst-launch-1.0 -e audiotestsrc num-buffers=100 ! gkencoderdelay name=d d.src ! avenc_aac !
- *     d.encoded_sink d.encoded_src ! mp4mux ! filesink location=out.m4a
+ *   gst-launch-1.0 -e audiotestsrc num-buffers=100 ! gkencoderdelay encoder-factory=avenc_aac !
+ *     mp4mux ! filesink location=out.m4a
  */
 #include <gst/gst.h>
 #include <gst/audio/audio.h>
+#include "GstGraphKit.h"
+
+#define EVENT_NAME "graphkit-encoder-delay"
 
 typedef struct {
-    GstElement parent;
-    GstPad *sinkpad, *srcpad, *encoded_sinkpad, *encoded_srcpad;
+    GstBin parent;
+    GstPad *sinkpad, *srcpad; /* ghost pads, targets the encoder's */
+    GstElement *encoder;      /* a child; set once, under the object lock */
     /* Touched on the input's streaming thread and on the one the encoder pushes from (for
      * GstAudioEncoder the same thread); atomics all the same. */
     gint64 samples_in;
@@ -36,20 +44,16 @@ typedef struct {
 } GkEncoderDelay;
 
 typedef struct {
-    GstElementClass parent_class;
+    GstBinClass parent_class;
 } GkEncoderDelayClass;
 
 GType gk_encoder_delay_get_type(void);
-G_DEFINE_TYPE(GkEncoderDelay, gk_encoder_delay, GST_TYPE_ELEMENT)
+G_DEFINE_TYPE(GkEncoderDelay, gk_encoder_delay, GST_TYPE_BIN)
 
-#define EVENT_NAME "graphkit-encoder-delay"
+enum { PROP_0, PROP_ENCODER, PROP_ENCODER_FACTORY };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("audio/x-raw"));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("audio/x-raw"));
-static GstStaticPadTemplate encoded_sink_template =
-    GST_STATIC_PAD_TEMPLATE("encoded_sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
-static GstStaticPadTemplate encoded_src_template =
-    GST_STATIC_PAD_TEMPLATE("encoded_src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
 static void reset_counts(GkEncoderDelay *self) {
     __atomic_store_n(&self->samples_in, 0, __ATOMIC_RELAXED);
@@ -57,42 +61,7 @@ static void reset_counts(GkEncoderDelay *self) {
     __atomic_store_n(&self->end_pts, -1, __ATOMIC_RELAXED);
 }
 
-/* Each pad's partner: sink and src, encoded_sink and encoded_src. */
-static GstPad *partner(GstPad *pad) { return gst_pad_get_element_private(pad); }
-
-/* A query goes on through the partner pad, to what is linked there; caps and accept-caps
- * questions nobody answers are answered from the pad's template. */
-static gboolean forward_query(GstPad *pad, GstObject *parent, GstQuery *query) {
-    (void)parent;
-    if (gst_pad_peer_query(partner(pad), query)) {
-        if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS) {
-            GstCaps *caps = NULL, *templ = gst_pad_get_pad_template_caps(pad);
-            gst_query_parse_caps_result(query, &caps);
-            GstCaps *both = gst_caps_intersect(caps, templ);
-            gst_query_set_caps_result(query, both);
-            gst_caps_unref(both);
-            gst_caps_unref(templ);
-        }
-        return TRUE;
-    }
-    if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS) {
-        GstCaps *filter = NULL, *templ = gst_pad_get_pad_template_caps(pad);
-        gst_query_parse_caps(query, &filter);
-        GstCaps *result = filter ? gst_caps_intersect_full(filter, templ, GST_CAPS_INTERSECT_FIRST) : gst_caps_ref(templ);
-        gst_query_set_caps_result(query, result);
-        gst_caps_unref(result);
-        gst_caps_unref(templ);
-        return TRUE;
-    }
-    return FALSE;
-}
-
-/* Events against the stream (from the encoder or the writer) go on upstream through the partner. */
-static gboolean upstream_event(GstPad *pad, GstObject *parent, GstEvent *event) {
-    (void)parent;
-    return gst_pad_push_event(partner(pad), event);
-}
-
+/* The raw side: `sink`, a ghost pad (its parent is this bin). */
 static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
     GkEncoderDelay *self = (GkEncoderDelay *)parent;
     if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
@@ -106,19 +75,22 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
     } else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
         reset_counts(self);
     }
-    return gst_pad_push_event(partner(pad), event);
+    return gst_pad_event_default(pad, parent, event);
 }
 
 static GstFlowReturn sink_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     GkEncoderDelay *self = (GkEncoderDelay *)parent;
     gint bpf = __atomic_load_n(&self->bpf, __ATOMIC_RELAXED);
     if (bpf > 0) __atomic_fetch_add(&self->samples_in, (gint64)(gst_buffer_get_size(buffer) / (gsize)bpf), __ATOMIC_RELAXED);
-    return gst_pad_push(partner(pad), buffer);
+    return gst_proxy_pad_chain_default(pad, parent, buffer);
 }
 
-static gboolean encoded_sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
-    GkEncoderDelay *self = (GkEncoderDelay *)parent;
-    GstPad *out = partner(pad);
+/* The encoded side: the internal pad of `src`, which the encoder pushes into; its parent is the
+ * ghost pad, whose parent is this bin. */
+static GkEncoderDelay *owner_of_internal(GstObject *ghost) { return (GkEncoderDelay *)GST_OBJECT_PARENT(ghost); }
+
+static gboolean encoded_event(GstPad *pad, GstObject *parent, GstEvent *event) {
+    GkEncoderDelay *self = owner_of_internal(parent);
     switch (GST_EVENT_TYPE(event)) {
     case GST_EVENT_SEGMENT: {
         const GstSegment *segment = NULL;
@@ -145,7 +117,7 @@ static gboolean encoded_sink_event(GstPad *pad, GstObject *parent, GstEvent *eve
                 GstStructure *s = gst_structure_new(EVENT_NAME, "priming", G_TYPE_INT64, samples_out - in,
                                                     "samples", G_TYPE_INT64, in, "rate", G_TYPE_INT, rate, NULL);
                 GST_DEBUG_OBJECT(self, "measured %" GST_PTR_FORMAT, s);
-                gst_pad_push_event(out, gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, s));
+                gst_pad_push_event(self->srcpad, gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, s));
             }
         }
         break;
@@ -156,18 +128,76 @@ static gboolean encoded_sink_event(GstPad *pad, GstObject *parent, GstEvent *eve
     default:
         break;
     }
-    return gst_pad_push_event(out, event);
+    return gst_pad_event_default(pad, parent, event);
 }
 
-static GstFlowReturn encoded_sink_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
-    GkEncoderDelay *self = (GkEncoderDelay *)parent;
+static GstFlowReturn encoded_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GkEncoderDelay *self = owner_of_internal(parent);
     if (GST_BUFFER_PTS_IS_VALID(buffer) && GST_BUFFER_DURATION_IS_VALID(buffer)) {
         gint64 unset = -1;
         __atomic_compare_exchange_n(&self->first_pts, &unset, (gint64)GST_BUFFER_PTS(buffer), FALSE, __ATOMIC_RELAXED,
                                     __ATOMIC_RELAXED);
         __atomic_store_n(&self->end_pts, (gint64)(GST_BUFFER_PTS(buffer) + GST_BUFFER_DURATION(buffer)), __ATOMIC_RELAXED);
     }
-    return gst_pad_push(partner(pad), buffer);
+    return gst_proxy_pad_chain_default(pad, parent, buffer);
+}
+
+/* Takes `encoder` (floating or not) as the child, once. */
+static void set_encoder(GkEncoderDelay *self, GstElement *encoder) {
+    if (encoder == NULL) return;
+    GST_OBJECT_LOCK(self);
+    gboolean taken = self->encoder != NULL;
+    if (!taken) self->encoder = encoder;
+    GST_OBJECT_UNLOCK(self);
+    if (taken) {
+        g_warning("gkencoderdelay: its encoder is set already");
+        gst_object_unref(gst_object_ref_sink(encoder));
+        return;
+    }
+    gst_bin_add(GST_BIN(self), encoder);
+    GstPad *sink = gst_element_get_static_pad(encoder, "sink"), *src = gst_element_get_static_pad(encoder, "src");
+    if (sink == NULL || src == NULL)
+        g_warning("gkencoderdelay: %s has no static sink and src pads", GST_OBJECT_NAME(encoder));
+    if (sink) gst_ghost_pad_set_target(GST_GHOST_PAD(self->sinkpad), sink);
+    if (src) gst_ghost_pad_set_target(GST_GHOST_PAD(self->srcpad), src);
+    if (sink) gst_object_unref(sink);
+    if (src) gst_object_unref(src);
+}
+
+static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
+    GkEncoderDelay *self = (GkEncoderDelay *)object;
+    switch (id) {
+    case PROP_ENCODER:
+        set_encoder(self, g_value_get_object(value) ? gst_object_ref(g_value_get_object(value)) : NULL);
+        break;
+    case PROP_ENCODER_FACTORY: {
+        const gchar *factory = g_value_get_string(value);
+        GstElement *encoder = factory ? gst_element_factory_make(factory, NULL) : NULL;
+        if (factory && encoder == NULL) g_warning("gkencoderdelay: no element %s", factory);
+        set_encoder(self, encoder);
+        break;
+    }
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+        break;
+    }
+}
+
+static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
+    GkEncoderDelay *self = (GkEncoderDelay *)object;
+    GST_OBJECT_LOCK(self);
+    GstElement *encoder = self->encoder ? gst_object_ref(self->encoder) : NULL;
+    GST_OBJECT_UNLOCK(self);
+    switch (id) {
+    case PROP_ENCODER: g_value_set_object(value, encoder); break;
+    case PROP_ENCODER_FACTORY: {
+        GstElementFactory *f = encoder ? gst_element_get_factory(encoder) : NULL;
+        g_value_set_string(value, f ? GST_OBJECT_NAME(f) : NULL);
+        break;
+    }
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
+    }
+    if (encoder) gst_object_unref(encoder);
 }
 
 static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {
@@ -176,40 +206,41 @@ static GstStateChangeReturn change_state(GstElement *element, GstStateChange tra
 }
 
 static void gk_encoder_delay_class_init(GkEncoderDelayClass *klass) {
+    GObjectClass *object = G_OBJECT_CLASS(klass);
     GstElementClass *element = GST_ELEMENT_CLASS(klass);
+    object->set_property = set_property;
+    object->get_property = get_property;
+    GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY;
+    g_object_class_install_property(object, PROP_ENCODER,
+        g_param_spec_object("encoder", "Encoder", "The audio encoder (GstAudioEncoder) to measure, as a child; set once",
+                            GST_TYPE_ELEMENT, flags));
+    g_object_class_install_property(object, PROP_ENCODER_FACTORY,
+        g_param_spec_string("encoder-factory", "Encoder factory", "Makes the encoder from this factory (avenc_aac, say); set once",
+                            NULL, flags));
     gst_element_class_add_static_pad_template(element, &sink_template);
     gst_element_class_add_static_pad_template(element, &src_template);
-    gst_element_class_add_static_pad_template(element, &encoded_sink_template);
-    gst_element_class_add_static_pad_template(element, &encoded_src_template);
-    gst_element_class_set_static_metadata(element, "GraphKit encoder delay", "Filter/Audio",
-        "Goes around an audio encoder (sink ! src into it, encoded_sink ! encoded_src after it), measures the priming it adds "
-        "and sends it downstream before the EOS (a \"graphkit-encoder-delay\" event), for a writer's edit list, which "
-        "mp4mux (1.22 to 1.26) does not write", "GraphKit");
+    gst_element_class_set_static_metadata(element, "GraphKit encoder delay", "Codec/Encoder/Audio",
+        "Holds an audio encoder, measures the priming it adds and sends it downstream before the EOS (a "
+        "\"graphkit-encoder-delay\" event), for a writer's edit list, which mp4mux (1.22 to 1.26) does not write", "GraphKit");
     element->change_state = change_state;
 }
 
-static GstPad *add_pad(GkEncoderDelay *self, GstStaticPadTemplate *templ) {
-    GstPad *pad = gst_pad_new_from_static_template(templ, templ->name_template);
-    gst_pad_set_query_function(pad, forward_query);
-    gst_element_add_pad(GST_ELEMENT(self), pad);
-    return pad;
-}
-
 static void gk_encoder_delay_init(GkEncoderDelay *self) {
-    self->sinkpad = add_pad(self, &sink_template);
-    self->srcpad = add_pad(self, &src_template);
-    self->encoded_sinkpad = add_pad(self, &encoded_sink_template);
-    self->encoded_srcpad = add_pad(self, &encoded_src_template);
-    gst_pad_set_element_private(self->sinkpad, self->srcpad);
-    gst_pad_set_element_private(self->srcpad, self->sinkpad);
-    gst_pad_set_element_private(self->encoded_sinkpad, self->encoded_srcpad);
-    gst_pad_set_element_private(self->encoded_srcpad, self->encoded_sinkpad);
+    GstPadTemplate *sink = gst_static_pad_template_get(&sink_template), *src = gst_static_pad_template_get(&src_template);
+    self->sinkpad = gst_ghost_pad_new_no_target_from_template("sink", sink);
+    self->srcpad = gst_ghost_pad_new_no_target_from_template("src", src);
+    gst_object_unref(sink);
+    gst_object_unref(src);
     gst_pad_set_chain_function(self->sinkpad, sink_chain);
+    gst_pad_set_chain_list_function(self->sinkpad, NULL); /* lists come buffer by buffer, each counted */
     gst_pad_set_event_function(self->sinkpad, sink_event);
-    gst_pad_set_event_function(self->srcpad, upstream_event);
-    gst_pad_set_chain_function(self->encoded_sinkpad, encoded_sink_chain);
-    gst_pad_set_event_function(self->encoded_sinkpad, encoded_sink_event);
-    gst_pad_set_event_function(self->encoded_srcpad, upstream_event);
+    GstPad *internal = GST_PAD(gst_proxy_pad_get_internal(GST_PROXY_PAD(self->srcpad)));
+    gst_pad_set_chain_function(internal, encoded_chain);
+    gst_pad_set_chain_list_function(internal, NULL);
+    gst_pad_set_event_function(internal, encoded_event);
+    gst_object_unref(internal);
+    gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
+    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
     reset_counts(self);
 }
 

@@ -22,6 +22,8 @@
  */
 #include <string.h>
 #include <gst/gst.h>
+#include "../common/passthrough.h"
+#include "GstGraphKit.h"
 
 typedef struct {
     GstElement parent;
@@ -61,10 +63,8 @@ static gssize lame_tag_offset(const guint8 *data, gsize size) {
     return size >= at + 36 ? (gssize)at : -1;
 }
 
-static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
-    GkLavcMp3Tag *self = (GkLavcMp3Tag *)parent;
-    (void)pad;
-    if (self->done) return gst_pad_push(self->srcpad, buffer);
+/* GstGraphKit.h */
+GstBuffer *gk_mp3_relabel_ffmpeg_tag(GstBuffer *buffer, gboolean *done) {
     GstMapInfo map;
     gssize at = -1;
     if (gst_buffer_map(buffer, &map, GST_MAP_READ)) {
@@ -74,12 +74,19 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
         gst_buffer_unmap(buffer, &map);
     }
     if (at >= 0 || gst_buffer_get_size(buffer) >= LONGEST_TAGGED)
-        self->done = TRUE;
+        *done = TRUE;
     if (at >= 0) {
         buffer = gst_buffer_make_writable(buffer);
         gst_buffer_fill(buffer, (gsize)at, "LAME", 4);
-        GST_DEBUG_OBJECT(self, "relabelled ffmpeg's encoder delay tag at byte %" G_GSSIZE_FORMAT, at);
+        GST_DEBUG("relabelled ffmpeg's encoder delay tag at byte %" G_GSSIZE_FORMAT, at);
     }
+    return buffer;
+}
+
+static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GkLavcMp3Tag *self = (GkLavcMp3Tag *)parent;
+    (void)pad;
+    if (!self->done) buffer = gk_mp3_relabel_ffmpeg_tag(buffer, &self->done);
     return gst_pad_push(self->srcpad, buffer);
 }
 
@@ -105,16 +112,7 @@ static void gk_lavc_mp3_tag_class_init(GkLavcMp3TagClass *klass) {
 }
 
 static void gk_lavc_mp3_tag_init(GkLavcMp3Tag *self) {
-    self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
-    gst_pad_set_chain_function(self->sinkpad, chain);
-    gst_pad_set_event_function(self->sinkpad, sink_event);
-    GST_PAD_SET_PROXY_CAPS(self->sinkpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->sinkpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
-    self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
-    GST_PAD_SET_PROXY_CAPS(self->srcpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->srcpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, sink_event, &self->sinkpad, &self->srcpad);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(gklavcmp3tag, "gklavcmp3tag", GST_RANK_NONE, gk_lavc_mp3_tag_get_type())

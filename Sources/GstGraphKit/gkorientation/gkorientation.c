@@ -19,6 +19,7 @@
  *     videoconvert ! autovideosink
  */
 #include <gst/gst.h>
+#include "../common/passthrough.h"
 
 typedef struct {
     GstElement parent;
@@ -126,16 +127,7 @@ static void gk_orientation_class_init(GkOrientationClass *klass) {
 }
 
 static void gk_orientation_init(GkOrientation *self) {
-    self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
-    gst_pad_set_chain_function(self->sinkpad, chain);
-    gst_pad_set_event_function(self->sinkpad, sink_event);
-    GST_PAD_SET_PROXY_CAPS(self->sinkpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->sinkpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
-    self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
-    GST_PAD_SET_PROXY_CAPS(self->srcpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->srcpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, sink_event, &self->sinkpad, &self->srcpad);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(gkorientation, "gkorientation", GST_RANK_NONE, gk_orientation_get_type())

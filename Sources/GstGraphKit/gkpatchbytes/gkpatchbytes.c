@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gst/gst.h>
+#include "../common/passthrough.h"
 
 typedef struct {
     guint64 offset;
@@ -200,18 +201,11 @@ static void gk_patch_bytes_class_init(GkPatchBytesClass *klass) {
 }
 
 static void gk_patch_bytes_init(GkPatchBytes *self) {
-    self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
-    gst_pad_set_chain_function(self->sinkpad, chain);
-    GST_PAD_SET_PROXY_CAPS(self->sinkpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->sinkpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
-    self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
+    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, NULL, &self->sinkpad, &self->srcpad);
+    /* Pulled too (qtdemux reads its file in pull mode). */
     gst_pad_set_getrange_function(self->srcpad, getrange);
     gst_pad_set_activatemode_function(self->srcpad, src_activate_mode);
-    GST_PAD_SET_PROXY_CAPS(self->srcpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->srcpad);
     GST_PAD_SET_PROXY_SCHEDULING(self->srcpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(gkpatchbytes, "gkpatchbytes", GST_RANK_NONE, gk_patch_bytes_get_type())

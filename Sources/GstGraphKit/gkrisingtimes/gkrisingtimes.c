@@ -15,6 +15,7 @@
  *   gst-launch-1.0 -e audiotestsrc num-buffers=100 ! avenc_aac ! gkrisingtimes input=audio ! mp4mux ! filesink location=out.m4a
  */
 #include <gst/gst.h>
+#include "../common/passthrough.h"
 
 typedef struct {
     GstElement parent;
@@ -135,16 +136,7 @@ static void gk_rising_times_class_init(GkRisingTimesClass *klass) {
 
 static void gk_rising_times_init(GkRisingTimes *self) {
     gst_segment_init(&self->segment, GST_FORMAT_UNDEFINED);
-    self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
-    gst_pad_set_chain_function(self->sinkpad, chain);
-    gst_pad_set_event_function(self->sinkpad, sink_event);
-    GST_PAD_SET_PROXY_CAPS(self->sinkpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->sinkpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
-    self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
-    GST_PAD_SET_PROXY_CAPS(self->srcpad);
-    GST_PAD_SET_PROXY_ALLOCATION(self->srcpad);
-    gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, sink_event, &self->sinkpad, &self->srcpad);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(gkrisingtimes, "gkrisingtimes", GST_RANK_NONE, gk_rising_times_get_type())

@@ -71,14 +71,17 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         // GStreamer trims an MP3's encoder delay and padding when LAME wrote its tag, and not
         // when ffmpeg did (in the same layout): both are trimmed, as ffmpeg trims them.
         decodebin.trimFFmpegMP3Delay()
+        // A kind of stream no edge takes is not decoded (a film's picture when only its sound is
+        // read): it leaves decodebin encoded and goes to a fakesink.
+        decodebin.decodeOnly(audio: context.connectedOutputs.contains("audio"), video: context.connectedOutputs.contains("video"))
         // decodebin pulls from the file (demuxers read in large blocks and seek). GStreamer
         // 1.22's decodebin may drop a demuxer's error in pull mode; BinBuilder keeps and reposts
         // it (gk_bin_keep_errors), so a truncated MP4 fails instead of stalling.
         try bin.expose(input: "in", decodebin)
 
         var audio: AudioBranch?
-        var trim: AudioTrim?
-        var orientation: OrientationStatement?
+        var trim: Element?
+        var orientation: Element?
         if context.connectedOutputs.contains("audio") {
             // No dither: float to 16-bit is a plain conversion, as a reader of samples expects.
             // The converter is linked to the output when the stream appears (DecodedAudio):
@@ -87,37 +90,51 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
             let resample = p[Self.sampleRate] != nil ? try bin.make("audioresample") : nil
             if let resample { try bin.link(convert, resample) }  // else the file's own rate: nothing to resample
             let filter = try bin.makeCapsFilter("audio/x-raw")
-            try bin.expose(output: "audio", filter)
-            filter.presentTimes()
+            // Stamps that are presentation times, in time order (gkpresenttimes says why).
+            let present = try bin.make("gkpresenttimes")
+            try bin.link(filter, present)
+            try bin.expose(output: "audio", present)
             // An MP4's sound track decodes to exactly its edit list's (or gapless tag's)
-            // samples, trimmed here rather than by the demuxer (MP4AudioEdit says why).
-            trim = AudioTrim()
+            // samples, trimmed here rather than by the demuxer (MP4AudioEdit and gkaudiotrim
+            // say why); it keeps everything until the index is read.
+            trim = try bin.make("gkaudiotrim")
+            // GStreamer 1.24+'s demuxer marks AAC's priming for its decoder to cut: taken off
+            // where gkaudiotrim cuts, so that it is not cut twice.
+            decodebin.leaveTrimming(to: trim!)
             audio = AudioBranch(convert: convert, converted: resample ?? convert, filter: filter, trim: trim!)
         }
         var videoEntry: Element?
         if context.connectedOutputs.contains("video") {
             let convert = try bin.make("videoconvert")
             let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
-            try bin.link(convert, filter)
-            try bin.expose(output: "video", filter)
             // Frames stamped with where they show: an MP4 with B-frames has an edit list that
             // skips their composition offset, which the demuxer leaves in the stamps.
-            filter.presentTimes()
+            let present = try bin.make("gkpresenttimes")
+            try bin.link(convert, filter, present)
+            try bin.expose(output: "video", present)
             if p[Self.autorotate] {
                 // The display orientation (an MP4's matrix, as the image-orientation tag)
                 // applied to the pixels, and the tag then says upright, so that a writer does
                 // not turn them again. No orientation: passed through as is.
                 let rotate = try bin.make("videoflip", ["video-direction": "auto"])
-                rotate.markUpright()
-                try bin.link(rotate, convert)
+                if GStreamer.videoflipPassesOrientationOn {
+                    // GStreamer 1.22's videoflip passes the tag on as it came (1.26's says
+                    // rotate-0 itself): asked of videoflip at start-up, not of the version.
+                    let upright = try bin.make("gkorientation", ["orientation": "rotate-0"])
+                    try bin.link(rotate, upright, convert)
+                } else {
+                    try bin.link(rotate, convert)
+                }
                 videoEntry = rotate
             } else {
                 videoEntry = convert
             }
             // The orientation an MP4's matrix says, mirrored ones too (GStreamer's demuxer
-            // reads only the four turns).
-            orientation = OrientationStatement()
-            videoEntry?.stateOrientation(orientation!)
+            // reads only the four turns, 1.22 to 1.26): set from the index, before any frame.
+            let stated = try bin.make("gkorientation")
+            try bin.link(stated, videoEntry!)
+            orientation = stated
+            videoEntry = stated
         }
         if trim != nil || orientation != nil {
             // The handler holds no node: the demuxer's probe keeps it as long as the pipeline.
@@ -127,10 +144,13 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
                 guard seen.now() else { return }
                 if let orientation, let movie = try? MP4Movie(parsing: moov[...]),
                    let stated = movie.tracks(handler: "vide").first?.track.orientation, stated != .rotate0 {
-                    orientation.set(stated)
+                    try? orientation.set("orientation", stated.rawValue)
                 }
                 if let trim, let edit = MP4AudioEdit.take(from: &moov, track: track) {
-                    trim.keep(from: edit.start, to: edit.end, timescale: edit.timescale)
+                    // The timescale last: it turns the trim on.
+                    try? trim.set("start", edit.start)
+                    try? trim.set("end", edit.end)
+                    try? trim.set("timescale", edit.timescale)
                 }
             }
         }
@@ -183,7 +203,8 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         /// The last of the converting elements (the resampler, or the converter).
         let converted: Element
         let filter: Element
-        let trim: AudioTrim
+        /// gkaudiotrim, which the decoded stream enters first.
+        let trim: Element
 
         /// Links the decoded stream's `pad` by `route`; the failure to post, if any.
         func link(_ pad: Pad, _ route: DecodedAudio) -> String? {
@@ -199,9 +220,10 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
                 try? filter.set("caps", caps)
                 entry = filter
             }
-            entry.trimAudio(trim)
             entry.completeChannelMask()
-            return pad.link(to: entry, checkingCaps: false) ? nil : "cannot link the decoded audio stream"
+            trim.completeChannelMask()
+            guard trim.link(to: entry) else { return "cannot link the audio trim to the converter" }
+            return pad.link(to: trim, checkingCaps: false) ? nil : "cannot link the decoded audio stream"
         }
     }
 

@@ -71,8 +71,9 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
         // those jitter (Matroska's are to the millisecond) and the encoder would follow them,
         // making its output's span, and so the priming measured from it, off by the jitter of
         // the last buffer (1,037 for 1,024 from a FLAC in Matroska).
-        // The priming it adds, measured, so that sink.mp4 writes an edit list (gapless).
-        encoder.measureEncoderDelay()
+        // The priming it adds, measured around it (gkencoderdelay holds it), so that sink.mp4
+        // writes an edit list (gapless).
+        let measured = try bin.measuringDelay(of: encoder)
         // AAC takes 7.35 to 96 kHz, and only the standard rates between: audio at another rate
         // (a 192 kHz WAV, a 176.4 kHz FLAC) is resampled to the encoder's nearest rate, 96 kHz
         // above it, as FFmpeg's command line does. At a rate the encoder takes, audioresample
@@ -83,11 +84,11 @@ public final class AACEncoderNode: ElementNode, @unchecked Sendable {
             var caps = "audio/x-raw"
             if let rate = p[Self.sampleRate] { caps += ", rate=(int)\(rate)" }
             if let channels = p[Self.channels] { caps += ", channels=(int)\(channels)" }
-            try bin.link(input, convert, resample, try bin.makeCapsFilter(caps), encoder)
+            try bin.link(input, convert, resample, try bin.makeCapsFilter(caps), measured)
         } else {
-            try bin.link(input, convert, resample, encoder)
+            try bin.link(input, convert, resample, measured)
         }
         try bin.expose(input: "in", input)
-        try bin.expose(output: "out", encoder)
+        try bin.expose(output: "out", measured)
     }
 }

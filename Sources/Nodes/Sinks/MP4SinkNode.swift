@@ -101,10 +101,12 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
         self.mux = mux
         self.sink = sink
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
-            try bin.expose(input: port, requesting: "\(port)_%u", from: mux)
             // GStreamer's muxer writes samples out of time order into an index no player reads
-            // right; such a stream fails the run instead of making a file that looks complete.
-            bin.requireRisingTimes(input: port)
+            // right (1.22 and 1.26 alike); such a stream fails the run at gkrisingtimes instead
+            // of making a file that looks complete.
+            let rising = try bin.make("gkrisingtimes", ["input": port])
+            try bin.link(rising, pad: "src", to: mux, pad: "\(port)_%u")
+            try bin.expose(input: port, rising)
             bin.onStreamFacts(input: port) { [self] fact in
                 lock.lock()
                 defer { lock.unlock() }
