@@ -34,7 +34,7 @@ GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURD
 
 DOC_TARGETS := CoreVideo CoreMedia AVFoundation
 
-.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
+.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -78,6 +78,28 @@ test-plugin-example: plugin-example
 	$(call replan,Packages/GraphKitTesting)
 	$(SWIFT) build --build-tests --package-path examples/plugin-echo
 	$(SWIFT) test --skip-build --package-path examples/plugin-echo
+
+# The whole suite on Debian 13 (trixie: GStreamer 1.26, FFmpeg 7.1), in a root made with
+# debootstrap from the host's Debian archive and kept in /var/cache/graphkit/debian13-root, with
+# the host's Swift toolchain mounted in; its own build folders, in the root. Needs root.
+# scripts/test-debian.sh (README.md, "Platforms").
+test-debian13:
+	bash scripts/test-debian.sh trixie
+
+# A fresh clone's `make test` in a new minimal Debian 12 root (debootstrap minbase + git + make +
+# the toolchain): nothing installed by hand. SUITE=trixie for Debian 13. Needs root.
+SUITE ?= bookworm
+test-bare-machine:
+	bash scripts/test-bare-machine.sh $(SUITE)
+
+# deploy/Containerfile built with podman here, with no registry (its base made from Debian
+# packages: deploy/build-image.sh --local), tagged localhost/graphkit:dev, then run as the
+# Kubernetes Job runs it and checked against the host's graphctl (Tests/graphctlTests/ImageTests).
+image:
+	@bash scripts/install-deps.sh --image
+	$(MAKE) test-build
+	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build --filter ImageTests 2>&1 | tee .build/image-test.log; exit $${PIPESTATUS[0]}
+	@podman image inspect --format 'localhost/graphkit:dev: {{.Id}}, {{.Size}} bytes' localhost/graphkit:dev
 
 gst-plugin: deps $(GST_PLUGIN)
 

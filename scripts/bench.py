@@ -84,6 +84,7 @@ def aac_job(minutes, runs, with_ffmpeg):
     out = lambda name: os.path.join(BENCH, f"{name}-{minutes}.m4a")
     ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "transcode-audio.json"), "--quiet",
             "--set", f"src.path={src}", "--set", f"file.path={out('graphctl')}", "--set", "file.faststart=false"]
+    # aac-ms=0 as GraphKit sets it: gst-libav 1.24+ refuses "false" (an enum there), 1.22 takes both.
     gst = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "wavparse", "!", "audioconvert", "!",
            "avenc_aac", "aac-ms=0", "bitrate=96000", "!", "mp4mux", "!", "filesink", f"location={out('gst')}"]
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c:a", "aac", "-b:a", "96k", out("ffmpeg")]

@@ -1,13 +1,39 @@
 #!/usr/bin/env bash
-# Installs the Debian packages GraphKit needs, only those that are missing.
-# Called by `make run`, `make test` and `make bench`; safe to run again.
-# Options add what one task needs: --bench (make bench), --stress (the tests under load, scripts/stress-test.sh).
+# Installs what GraphKit needs to build and test, only what is missing: Debian packages with apt
+# first (python3-pip and python3-venv among them), then the two test tools that come from PyPI.
+# Called by `make run`, `make test` and `make bench`; safe to run again. Works on a bare Debian
+# 12 or 13 (debootstrap --variant=minbase, plus git, make and the Swift toolchain on PATH):
+# scripts/test-bare-machine.sh checks that.
+# Options add what one task needs: --bench (make bench), --stress (the tests under load,
+# scripts/stress-test.sh), --image (make image: podman and what makes its base image);
+# --build-only installs only what building graphctl needs (deploy/Containerfile's build stage:
+# no test tools, nothing from PyPI); --list prints the Debian packages it would install.
 set -euo pipefail
 
-packages=(
+# What building needs.
+build_packages=(
+  # The Swift toolchain's own needs (it is not a Debian package): the C and C++ headers, crt
+  # files, libstdc++ and binutils it links with (g++), and the libraries its tools load. `curl`
+  # brings libcurl under one name on Debian 12 (libcurl4) and 13 (libcurl4t64).
+  g++
+  git
+  curl
+  libxml2
+  libsqlite3-0
+  libncurses6
+  libedit2
+  tzdata
+  ca-certificates  # PyPI (below) and the Swift package mirrors over HTTPS
+  make
   pkg-config
   libgstreamer1.0-dev
   libgstreamer-plugins-base1.0-dev
+  libx264-dev    # encode.h264's encoder (GstGraphKit/gkx264enc) links libx264; graphctl then needs libx264-164
+  zlib1g-dev     # waveform PNGs are compressed with zlib
+)
+# What running and testing need besides.
+packages=(
+  "${build_packages[@]}"
   gstreamer1.0-tools
   gstreamer1.0-plugins-base
   gstreamer1.0-plugins-good
@@ -16,32 +42,30 @@ packages=(
   gstreamer1.0-libav
   gstreamer1.0-x
   gstreamer1.0-alsa
-  libx264-dev    # encode.h264's encoder (GstGraphKit/gkx264enc) links libx264; graphctl then needs libx264-164
   libcairo2-dev  # the picture tests read PNGs back and draw the pictures of before (graphs need none)
-  zlib1g-dev     # waveform PNGs are compressed with zlib
   librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check
   ffmpeg
   lame          # LAME itself, for test MP3s with its own gapless tag
   xvfb          # an X server without a screen, for the tests of sink.preview (and scripts/leak-check.sh)
   python3-xlib  # what those tests do to its windows: find, grab the pixels, close (Tests/Fixtures/x11)
   weston        # a Wayland compositor without a screen (its headless backend), for sink.preview under Wayland
+  python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI
   python3-venv  # the venv checkov is installed in (below)
 )
+list=0 build_only=0
 for arg in "$@"; do
   case "$arg" in
     --bench) packages+=(time hyperfine) ;;
     --stress) packages+=(stress) ;;
-    *) echo "usage: $0 [--bench] [--stress]" >&2; exit 64 ;;
+    --image) packages+=(podman runc debootstrap) ;;
+    --build-only) build_only=1 ;;
+    --list) list=1 ;;
+    *) echo "usage: $0 [--bench] [--stress] [--image] [--build-only] [--list]" >&2; exit 64 ;;
   esac
 done
+((build_only)) && packages=("${build_packages[@]}")
 
-# kubernetes-validate checks deploy/kubernetes/ against the Kubernetes API schema, offline (it
-# ships the schemas): Tests/graphctlTests/KubernetesManifestTests.swift runs it with python3 -m.
-if ! python3 -c "import kubernetes_validate" 2>/dev/null; then
-  echo "Installing kubernetes-validate (PyPI) for the manifest tests" >&2
-  python3 -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0 \
-    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages kubernetes-validate==1.37.0
-fi
+if ((list)); then printf '%s\n' "${packages[@]}"; exit 0; fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -59,6 +83,15 @@ if ((${#missing[@]} > 0)); then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+((build_only)) && exit 0
+
+# kubernetes-validate checks deploy/kubernetes/ against the Kubernetes API schema, offline (it
+# ships the schemas): Tests/graphctlTests/KubernetesManifestTests.swift runs it with python3 -m.
+if ! python3 -c "import kubernetes_validate" 2>/dev/null; then
+  echo "Installing kubernetes-validate (PyPI) for the manifest tests" >&2
+  python3 -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0 \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages kubernetes-validate==1.37.0
 fi
 
 # checkov (PyPI) runs its Kubernetes policies over deploy/kubernetes/ offline, for

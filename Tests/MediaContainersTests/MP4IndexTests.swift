@@ -25,6 +25,8 @@ import GraphKitTesting
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let original = folder.appendingPathComponent("original.m4a").path, edited = folder.appendingPathComponent("edited.m4a").path
+        // aac-ms=0, not false: gst-libav 1.24+ (Debian 13) makes the option an enum that refuses
+        // "false"; 1.22 (Debian 12) a boolean. Both read 0 as off.
         try TestMedia.gstLaunch("audiotestsrc num-buffers=20 samplesperbuffer=1000 wave=white-noise ! audio/x-raw,rate=8000,channels=1 ! "
                                 + "avenc_aac aac-ms=0 ! mp4mux faststart=true ! filesink location=\(original)")
         // Take the edit lists out (moving the chunks back by what that saves), and optionally
