@@ -110,6 +110,9 @@ package struct WAVEHeader: Sendable, Equatable {
     /// The data chunk's size, when the header states it (a stream written as it came leaves
     /// 0, or 0xFFFFFFFF with no `ds64`).
     package var dataSize: UInt64?
+    /// Whether the file ends, chunk after whole chunk, before any data chunk: a header with no
+    /// samples at all (GStreamer 1.22's wavparse then ends the stream empty, 1.26's fails).
+    package var endsBeforeData = false
 
     /// The header of the WAV file `source` holds; nil for another file.
     package init?(_ source: some ByteSource) {
@@ -119,7 +122,10 @@ package struct WAVEHeader: Sendable, Equatable {
         // A header holds few chunks before its data: a file that does not get there in 64
         // states no length.
         for _ in 0..<64 {
-            guard let chunk = try? source.read(at: offset, count: 8), chunk.count == 8 else { return }
+            guard let chunk = try? source.read(at: offset, count: 8), chunk.count == 8 else {
+                endsBeforeData = offset == source.count
+                return
+            }
             let size = Self.littleEndian(chunk[4..<8])
             switch String(decoding: chunk[0..<4], as: UTF8.self) {
             case "fmt ":

@@ -45,6 +45,8 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
         var modified: timespec
         /// The length its header states, when it states one exactly (a WAV file's data chunk).
         var statedDuration: MediaTime?
+        /// A WAV file that ends before any data chunk.
+        var endsBeforeData = false
     }
 
     public init(context: NodeContext) throws(GraphError) {
@@ -63,6 +65,11 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
         let at = context.location(parameter: "path")
         if let problem {
             throw GraphError(.inputUnreadable, at: at, "cannot read \"\(path)\": \(problem)", node: context.id)
+        }
+        if opened.withLock({ $0?.endsBeforeData }) == true {
+            // GStreamer 1.22's wavparse ends such a stream empty and 1.26's fails it ("Could not
+            // demultiplex stream"): said here, the same on both, as ffmpeg refuses it.
+            throw GraphError(.runFailed, at: at, "\"\(path)\" is a WAV header with no data chunk: it holds no samples", node: context.id)
         }
         if let fd = opened.withLock({ $0?.fd }), WAVEHeader.isWave64(FileBytes(descriptor: fd)) {
             // GStreamer 1.22 reads Wave64 only through libsndfile's sfdec, which misreads float
@@ -93,7 +100,8 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
             let wave = regular ? WAVEHeader(bytes) : nil
             opened.withLock {
                 $0 = Opened(fd: fd, regular: regular, size: Int64(info.st_size), modified: info.st_mtim,
-                            statedDuration: wave?.statedMicroseconds.map { MediaTime(value: $0, timescale: 1_000_000) })
+                            statedDuration: wave?.statedMicroseconds.map { MediaTime(value: $0, timescale: 1_000_000) },
+                            endsBeforeData: wave?.endsBeforeData ?? false)
             }
             if regular && wave == nil && !WAVEHeader.isAIFF(bytes) {
                 // Other files are pulled: demuxers read in blocks and seek. filesrc opens a
