@@ -57,6 +57,11 @@ final class RunningGraphctl: @unchecked Sendable {
     /// on a loaded machine, so that reaching it means something is wrong, not slow.
     static let guardLimit: Duration = .seconds(120)
 
+    /// A write to a pipe whose reader died (a graphctl that crashed) is an error to the test
+    /// process, not SIGPIPE's death of the whole suite (seen once on Debian 13, and then
+    /// `swift test` waited on the orphans holding its output).
+    static let brokenPipesIgnored: Void = { signal(SIGPIPE, SIG_IGN) }()
+
     let process = Process()
     private let condition = NSCondition()
     private var stdout = Data()
@@ -68,6 +73,7 @@ final class RunningGraphctl: @unchecked Sendable {
     /// the test's own).
     init(_ arguments: [String], in folder: URL? = nil, executable: URL = Graphctl.executable,
          environment: [String: String]? = nil) throws {
+        _ = Self.brokenPipesIgnored
         process.executableURL = executable
         process.arguments = arguments
         if let folder { process.currentDirectoryURL = folder }

@@ -20,7 +20,7 @@ import Testing
           "edges": [ "src.out -> dec.in", "dec.audio -> wave.in", "dec.audio -> aac.in", "aac.out -> file.audio" ] }
         """
 
-    /// The attacker: for as long as `stop` does not exist, puts a symbolic link to the victim
+    /// The attacker: for as long as `stop` does not exist (and the test process lives), puts a symbolic link to the victim
     /// or a named pipe, atomically, at a name a run uses: mostly one there now (a temporary
     /// file being written, an output just renamed), sometimes one of `names` not made yet (a
     /// trap for a run to come). Counts what it did into `count`.
@@ -31,7 +31,10 @@ import Testing
         known = set(names)
         done = 0
         spare = os.path.join(out, ".attacker-%d" % os.getpid())
-        while not os.path.exists(stop):
+        parent = os.getppid()
+        # It ends with the test process too (which may die before it writes `stop`), so that it
+        # never holds the test's output open after it.
+        while not os.path.exists(stop) and os.getppid() == parent:
             present = [n for n in os.listdir(out) if n in known]
             if present and random.random() < 0.9:
                 name = os.path.join(out, random.choice(present))
