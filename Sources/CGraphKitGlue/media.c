@@ -135,11 +135,10 @@ static gboolean is_raw(const GstCaps *caps) {
     return g_str_equal(name, "audio/x-raw") || g_str_equal(name, "video/x-raw");
 }
 
-/* A source pad whose caps its peer refused: the pad still holds them as a sticky event to send
- * (pending, to be tried again before the next buffer), and the peer took no caps at all. */
+/* A source pad whose caps its peer refused: the pad holds them as a sticky event, and the peer
+ * took no caps at all. (Whether the event is still pending is not asked: an EOS pushed after the
+ * failure can mark it sent, and the bus is read later, on another thread.) */
 static GstCaps *refused_caps(GstPad *pad) {
-    if (!GST_PAD_HAS_PENDING_EVENTS(pad))
-        return NULL;
     GstCaps *found = NULL;
     GstEvent *sticky = gst_pad_get_sticky_event(pad, GST_EVENT_CAPS, 0);
     GstPad *peer = gst_pad_get_peer(pad);

@@ -215,8 +215,8 @@ int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStr
 const char *gk_object_factory_name(GstObject *object);
 
 /* Where a stream's format was refused (media.c), after a "not-negotiated" failure: a source pad
- * in `bin` (searched recursively) that holds raw audio or video caps still to send (the push
- * failed) to a peer that took none. Several pads can look so at once (one of another stream
+ * in `bin` (searched recursively) that holds raw audio or video caps (a sticky event) that its
+ * peer did not take (it has none). Several pads can look so at once (one of another stream
  * may be caught between storing its caps and sending them): `skip` passes over that many.
  * Returns those caps and, in *owner, the pad's element (both new references), or NULL. */
 GstCaps *gk_bin_find_refused_caps(GstBin *bin, guint skip, GstElement **owner);
