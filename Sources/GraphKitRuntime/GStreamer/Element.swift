@@ -50,6 +50,12 @@ public final class Element: @unchecked Sendable {
         gst_element_link_pads_full(raw, "src", next.raw, "sink", GST_PAD_LINK_CHECK_HIERARCHY) != 0
     }
 
+    /// Undoes ``link(to:)``: a pad-added handler taking another route than the one built,
+    /// before any data went the built way.
+    public func unlink(from next: Element) {
+        gst_element_unlink(raw, next.raw)
+    }
+
     /// A property's value in text form.
     public func property(_ name: String) -> String? {
         guard let s = gk_object_get_as_string(object, name) else { return nil }

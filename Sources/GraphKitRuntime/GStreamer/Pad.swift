@@ -29,6 +29,14 @@ public final class Pad: @unchecked Sendable {
         return String(cString: gst_structure_get_name(s))
     }
 
+    /// A text field of the pad's caps (`stream-format`, `alignment`), when they have it.
+    public func capsField(_ name: String) -> String? {
+        guard let caps = gst_pad_get_current_caps(raw) ?? gst_pad_query_caps(raw, nil) else { return nil }
+        defer { gk_caps_unref(caps) }
+        guard gst_caps_get_size(caps) > 0, let s = gst_caps_get_structure(caps, 0), let value = gst_structure_get_string(s, name) else { return nil }
+        return String(cString: value)
+    }
+
     /// The negotiated format, once there is one.
     public var format: MediaFormat? {
         guard let caps = gst_pad_get_current_caps(raw) else { return nil }

@@ -45,12 +45,13 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
         builder = bin
         // decodebin stops at the compressed streams (its caps): the demuxer's own output, so
         // an MP4's samples pass exactly as stored. A parser after each makes what MP4 stores
-        // (raw AAC access units, AVC H.264 by access unit) of other framings (ADTS, Annex B) and
-        // passes MP4's as they are. (parsebin was tried: its H.264 parser rewrote the first
-        // access unit.)
+        // (raw AAC access units, AVC H.264 by access unit) of other framings (ADTS, Annex B).
+        // H.264 already so framed goes round its parser: GStreamer 1.26's h264parse writes the
+        // SPS and PPS into the first access unit (39 bytes more in the test's file; 1.22's left
+        // it as it was), and parsebin's parser did the same on 1.22.
         let demuxer = try bin.make("decodebin", name: "demuxer", ["caps": "audio/mpeg; video/x-h264; audio/x-raw; video/x-raw"])
         try bin.expose(input: "in", demuxer)
-        var audioParser: Element?, videoParser: Element?
+        var audioParser: Element?, videoParser: (parse: Element, filter: Element)?
         if context.connectedOutputs.contains("audio") {
             let parse = try bin.make("aacparse")
             let filter = try bin.makeCapsFilter("audio/mpeg, mpegversion=(int)4, stream-format=(string)raw")
@@ -63,7 +64,7 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
             let filter = try bin.makeCapsFilter("video/x-h264, stream-format=(string)avc, alignment=(string)au")
             try bin.link(parse, filter)
             try bin.expose(output: "video", filter)
-            videoParser = parse
+            videoParser = (parse, filter)
         }
         let (audio, video) = (audioParser, videoParser)
         let track = context.parameters[Self.track]
@@ -76,7 +77,12 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
                     if s.audio == track, let audio { s.audioLinked = true; return (audio, "AAC") }
                 } else if type.hasPrefix("video/") {
                     defer { s.video += 1 }
-                    if s.video == 0, let video { s.videoLinked = true; return (video, "H.264") }
+                    if s.video == 0, let video {
+                        s.videoLinked = true
+                        guard pad.capsField("stream-format") == "avc", pad.capsField("alignment") == "au" else { return (video.parse, "H.264") }
+                        video.parse.unlink(from: video.filter)
+                        return (video.filter, "H.264")
+                    }
                 }
                 return nil
             }

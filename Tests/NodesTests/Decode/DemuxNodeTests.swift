@@ -35,8 +35,12 @@ import Nodes
         #expect(videoIn.count == 50 && videoOut == videoIn)
         let audioIn = try packets(source, stream: "a"), audioOut = try packets(out, stream: "a")
         // GStreamer's MP4 demuxer gives the packets within the track's edit list: the priming
-        // packet before it and the padding packet after it are not passed (docs/GRAPH-FORMAT.md).
-        #expect(audioOut == Array(audioIn.dropFirst().dropLast()), "\(audioIn.count) packets in, \(audioOut.count) out; last \(audioIn.suffix(2)) vs \(audioOut.suffix(2))")
+        // packet before it is not passed; the last packet, which the edit ends inside, 1.22's
+        // drops and 1.26's passes (1.24's was not measured: either is taken), docs/GRAPH-FORMAT.md.
+        let minor = GStreamer.version.minor
+        let expected = minor < 24 ? [Array(audioIn.dropFirst().dropLast())]
+            : minor < 26 ? [Array(audioIn.dropFirst().dropLast()), Array(audioIn.dropFirst())] : [Array(audioIn.dropFirst())]
+        #expect(expected.contains(audioOut), "GStreamer 1.\(minor): \(audioIn.count) packets in, \(audioOut.count) out; last \(audioIn.suffix(2)) vs \(audioOut.suffix(2))")
     }
 
     /// A codec demux does not pass is refused by name when the stream appears.
