@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// Every callback a run hands GStreamer (signal handlers, pad probes), owned here.
 ///
@@ -86,14 +87,12 @@ final class CallbackRegistry: @unchecked Sendable {
 /// Which node each element of a run belongs to, recorded when the element is made, so that a
 /// bus message from any element (or from an element inside one, such as decodebin's children)
 /// maps to a node id without reading element names.
-final class ElementDirectory: @unchecked Sendable {
-    private let lock = Lock()
-    private var owners: [UnsafeMutableRawPointer: String] = [:]
+final class ElementDirectory: Sendable {
+    /// Keyed by the element's address (only compared, never followed).
+    private let owners = Mutex<[UInt: String]>([:])
 
     func record(_ element: UnsafeMutablePointer<GstElement>, node: String) {
-        lock.lock()
-        owners[UnsafeMutableRawPointer(element)] = node
-        lock.unlock()
+        owners.withLock { $0[UInt(bitPattern: element)] = node }
     }
 
     /// The node of `object`, or of its nearest ancestor that a node made; nil for the pipeline's
@@ -102,9 +101,8 @@ final class ElementDirectory: @unchecked Sendable {
         guard var current = object else { return nil }
         gst_object_ref(UnsafeMutableRawPointer(current))
         while true {
-            lock.lock()
-            let owner = owners[UnsafeMutableRawPointer(current)]
-            lock.unlock()
+            let key = UInt(bitPattern: current)
+            let owner = owners.withLock { $0[key] }
             let parent = owner == nil ? gst_object_get_parent(current) : nil
             gst_object_unref(UnsafeMutableRawPointer(current))
             if let owner { return owner }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// One of a node's GStreamer elements, seen without GStreamer types.
 public final class Element: @unchecked Sendable {
@@ -106,8 +107,8 @@ public final class Element: @unchecked Sendable {
         let id = gk_pad_add_transform(p, { ctx, buffer in
             let h = Unmanaged<BufferHandler>.fromOpaque(ctx!).takeUnretainedValue()
             let pts = buffer!.pointee.pts
-            h.handler(h.count, pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
-            h.count += 1
+            h.handler(h.count.load(ordering: .relaxed), pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
+            h.count.add(1, ordering: .relaxed)
             return buffer
         }, nil, box, { ctx in Unmanaged<BufferHandler>.fromOpaque(ctx!).release() })
         callbacks.adopt(probe: id, on: p)
@@ -153,13 +154,14 @@ public final class Element: @unchecked Sendable {
     }
 
     /// A Swift closure kept alive for GStreamer as a callback's context.
-    private final class Handler<Argument>: @unchecked Sendable {
+    private final class Handler<Argument>: Sendable {
         let call: @Sendable (Argument) -> Void
         init(_ call: @escaping @Sendable (Argument) -> Void) { self.call = call }
     }
-    private final class BufferHandler: @unchecked Sendable {
+    private final class BufferHandler: Sendable {
         let handler: @Sendable (Int, MediaTime?) -> Void
-        var count = 0  // touched only on the pad's streaming thread
+        /// Buffers seen so far; touched only on the pad's streaming thread (relaxed order is enough).
+        let count = Atomic<Int>(0)
         init(_ h: @escaping @Sendable (Int, MediaTime?) -> Void) { handler = h }
     }
 }
