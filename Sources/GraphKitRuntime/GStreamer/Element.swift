@@ -7,8 +7,9 @@ import MediaContainers
 import Synchronization
 
 /// One of a node's GStreamer elements, seen without GStreamer types.
-public final class Element: @unchecked Sendable {
-    let raw: UnsafeMutablePointer<GstElement>
+public final class Element: Sendable {
+    private let reference: GstObjectReference<GstElement>
+    var raw: UnsafeMutablePointer<GstElement> { reference.raw }
     public let name: String
     public let factory: String
     let nodeID: String
@@ -16,7 +17,7 @@ public final class Element: @unchecked Sendable {
     let callbacks: CallbackRegistry
 
     init(raw: UnsafeMutablePointer<GstElement>, factory: String, nodeID: String, callbacks: CallbackRegistry) {
-        self.raw = raw
+        reference = GstObjectReference(raw)
         self.factory = factory
         self.nodeID = nodeID
         self.callbacks = callbacks
@@ -26,10 +27,7 @@ public final class Element: @unchecked Sendable {
         } else {
             self.name = factory
         }
-        gst_object_ref(UnsafeMutableRawPointer(raw))
     }
-
-    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 
     var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(raw) }
 
