@@ -14,6 +14,8 @@ import Synchronization
 /// node (a demuxer's pad-added handler) cannot keep the node, its elements and itself alive in
 /// a cycle, and no late signal finds a freed context.
 final class CallbackRegistry: @unchecked Sendable {
+    // Unchecked: its entries, under `lock`, are raw pointers to the GObjects it holds a reference to
+    // (thread-safe to disconnect and unref), which the compiler sees only as unsafe pointers.
     private enum Entry {
         case signal(instance: UnsafeMutableRawPointer, id: gulong)
         case probe(pad: UnsafeMutablePointer<GstPad>, id: gulong)
