@@ -7,12 +7,16 @@ import Synchronization
 
 /// A property of an asset or track that `load(_:)` reads, as AVFoundation's.
 public class AVPartialAsyncProperty<Root>: @unchecked Sendable {
+    // Unchecked: not final (AVAsyncProperty extends it, as AVFoundation's does), and the compiler
+    // checks only final classes; it holds one let String.
     let name: String
     init(_ name: String) { self.name = name }
 }
 
 /// A property of type `Value`, as AVFoundation's: `try await asset.load(.duration)`.
 public final class AVAsyncProperty<Root, Value>: AVPartialAsyncProperty<Root>, @unchecked Sendable {
+    // Unchecked: restated from its base, as Swift requires; its reader is a let closure made by the
+    // static property that names it, capturing nothing, which the compiler cannot see.
     let read: (Root) throws -> Value
     init(_ name: String, _ read: @escaping (Root) throws -> Value) {
         self.read = read
@@ -66,6 +70,8 @@ extension AVPartialAsyncProperty where Root: AVAsset {
 /// the synchronous properties AVFoundation deprecated are here too, and read the file the same
 /// way (an unreadable file gives a zero duration and no tracks, as AVFoundation's do).
 open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its URL is let, what it loaded in a Mutex.
     package let fileURL: URL
     private let state = Mutex<(asset: Result<Asset, NSError>, tracks: [AVAssetTrack])?>(nil)
 
@@ -138,6 +144,7 @@ open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
 /// A local media file, as AVFoundation's `AVURLAsset`; `options` are accepted and not used
 /// (timing is always precise here).
 open class AVURLAsset: AVAsset, @unchecked Sendable {
+    // Unchecked: restated from its open base, as Swift requires; it adds one let URL.
     public let url: URL
 
     public init(url URL: URL, options: [String: Any]? = nil) {
@@ -155,6 +162,9 @@ public let kCMPersistentTrackID_Invalid: CMPersistentTrackID = 0
 
 /// One track of an asset, as AVFoundation's: over GraphKit's `AssetTrack`.
 open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its fields are let but for a weak
+    // reference to its asset, set when made.
     package let track: AssetTrack
     public private(set) weak var asset: AVAsset?
     public let trackID: CMPersistentTrackID

@@ -9,6 +9,8 @@ import Synchronization
 /// failure and after `cancelReading()`. Adding an output `canAdd` refuses fails the reader
 /// (AVFoundation raises an exception) with an error saying why.
 open class AVAssetReader: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its asset and reader are let, its state in a Mutex.
     public enum Status: Int, Sendable {
         case unknown = 0, reading, completed, failed, cancelled
     }
@@ -106,6 +108,8 @@ open class AVAssetReader: @unchecked Sendable {
 
 /// What a reader gives samples through, as AVFoundation's.
 open class AVAssetReaderOutput: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its fields are let, its reader in a Mutex.
     package let output: AssetReaderTrackOutput?
     let problem: String?
     public let mediaType: AVMediaType
@@ -147,6 +151,8 @@ open class AVAssetReaderOutput: @unchecked Sendable {
 /// video `kCVPixelBufferPixelFormatTypeKey`). `outputSettings: nil` gives the samples as stored,
 /// compressed, as AVFoundation's does: AAC and H.264 (another codec fails reading, named).
 open class AVAssetReaderTrackOutput: AVAssetReaderOutput, @unchecked Sendable {
+    // Unchecked: restated from its open base, as Swift requires; it adds only lets (settings as
+    // [String: Any], as AVFoundation takes them).
     public let track: AVAssetTrack
     public let outputSettings: [String: Any]?
 
@@ -168,6 +174,8 @@ open class AVAssetReaderTrackOutput: AVAssetReaderOutput, @unchecked Sendable {
 /// Reads audio tracks mixed together, decoded as `audioSettings` say (as a track output's).
 /// GraphKit mixes no tracks yet: one track is read as it is; more are refused by `canAdd`.
 open class AVAssetReaderAudioMixOutput: AVAssetReaderOutput, @unchecked Sendable {
+    // Unchecked: restated from its open base, as Swift requires; it adds only lets (settings as
+    // [String: Any], as AVFoundation takes them).
     public let audioTracks: [AVAssetTrack]
     public let audioSettings: [String: Any]?
 

@@ -12,6 +12,8 @@ import Synchronization
 /// `startSession(atSourceTime:)`), GraphKit fails the writer instead, with an `error` saying what
 /// to do: nothing here stops the program.
 open class AVAssetWriter: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its URL, type and writer are let, its state in a Mutex.
     public enum Status: Int, Sendable {
         case unknown = 0, writing, completed, failed, cancelled
     }

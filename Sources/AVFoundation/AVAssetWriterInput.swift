@@ -14,6 +14,8 @@ import Synchronization
 /// mistake AVFoundation answers with an exception (appending to an input of another media
 /// type, before `startSession`) fails the writer the same way.
 open class AVAssetWriterInput: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its settings are let, its state in a Mutex.
     public let mediaType: AVMediaType
     public let outputSettings: [String: Any]?
     public let sourceFormatHint: CMFormatDescription?

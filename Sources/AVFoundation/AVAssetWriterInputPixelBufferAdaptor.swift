@@ -10,6 +10,8 @@ import Synchronization
 /// 420YpCbCr8Planar, 420YpCbCr8BiPlanar…), `kCVPixelBufferWidthKey` and
 /// `kCVPixelBufferHeightKey` (by default the input's output size).
 open class AVAssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its attributes are let, its pool in a Mutex.
     public let assetWriterInput: AVAssetWriterInput
     public let sourcePixelBufferAttributes: [String: Any]?
     package let adaptor: AssetWriterInputPixelBufferAdaptor?

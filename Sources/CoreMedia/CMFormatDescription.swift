@@ -18,6 +18,8 @@ public struct CMVideoDimensions: Sendable, Hashable {
 /// What a sample buffer holds, as CoreMedia's: over GraphKit's `MediaFormat` (with the codec
 /// configuration a compressed stream needs, when it came out of a file).
 public final class CMFormatDescription: @unchecked Sendable {
+    // Unchecked: its stream description is behind a pointer (CoreMedia's API hands one out),
+    // written once when made and only read after, which the compiler cannot see.
     package let format: MediaFormat
     /// The full description a buffer arrived with (an AAC or H.264 codec configuration).
     package let capsDetail: String?

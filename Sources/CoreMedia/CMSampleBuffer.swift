@@ -5,18 +5,28 @@ import Synchronization
 /// `SampleBuffer` (no copy of the data either way); a video frame's pixels are its image buffer
 /// (`CMSampleBufferGetImageBuffer`), PCM and compressed samples its data buffer
 /// (`CMSampleBufferGetDataBuffer`).
-public final class CMSampleBuffer: @unchecked Sendable {
+public final class CMSampleBuffer: Sendable {
     package let sample: SampleBuffer
     package let formatDescription: CMFormatDescription?
     package let imageBuffer: CVImageBuffer?
     /// The times as given (a PCM buffer's in its sample rate).
-    package private(set) var presentationTimeStamp: CMTime
-    package private(set) var decodeTimeStamp: CMTime
-    package private(set) var duration: CMTime
+    package let presentationTimeStamp: CMTime
+    package let decodeTimeStamp: CMTime
+    package let duration: CMTime
 
     /// A sample buffer over `sample`. Its times are given in the sample rate for PCM (as
     /// CoreMedia's readers give them) when that is exact, else as the engine keeps them.
-    package init(sample: SampleBuffer) {
+    package convenience init(sample: SampleBuffer) {
+        self.init(sample: sample, givenTime: nil)
+    }
+
+    /// A PCM buffer made by app code, its time as given.
+    package convenience init(sample: SampleBuffer, presentationTimeStamp: CMTime) {
+        self.init(sample: sample, givenTime: presentationTimeStamp)
+    }
+
+    /// Over `sample`, shown at `givenTime` when there is one, else at the sample's own time.
+    private init(sample: SampleBuffer, givenTime: CMTime?) {
         self.sample = sample
         formatDescription = sample.format.map { CMFormatDescription(format: $0, capsDetail: sample.capsDetail) }
         if case .rawVideo(let v)? = sample.format {
@@ -31,19 +41,13 @@ public final class CMSampleBuffer: @unchecked Sendable {
             if let scale, case let c = CMTimeConvertScale(CMTime(t), timescale: scale, method: .default), !c.hasBeenRounded { return c }
             return CMTime(t)
         }
-        presentationTimeStamp = time(sample.presentationTime)
+        presentationTimeStamp = givenTime ?? time(sample.presentationTime)
         decodeTimeStamp = time(sample.decodeTime)
         if case .pcm(let f)? = sample.format, let s = scale {
             duration = CMTime(value: Int64(sample.byteCount / f.bytesPerFrame), timescale: s)
         } else {
             duration = time(sample.duration)
         }
-    }
-
-    /// A PCM buffer made by app code, its time as given.
-    package convenience init(sample: SampleBuffer, presentationTimeStamp: CMTime) {
-        self.init(sample: sample)
-        self.presentationTimeStamp = presentationTimeStamp
     }
 
     /// A sample buffer for a pixel buffer shown at `presentationTimeStamp`.
@@ -90,7 +94,7 @@ public final class CMSampleBuffer: @unchecked Sendable {
 
 /// A block of bytes, as CoreMedia's `CMBlockBuffer`: a sample buffer's data (the buffer's own
 /// memory, not a copy).
-public final class CMBlockBuffer: @unchecked Sendable {
+public final class CMBlockBuffer: Sendable {
     private let lock = Mutex<SampleBuffer>(SampleBuffer(format: nil, byteCount: 0))
     package var sample: SampleBuffer { lock.withLock { $0 } }
     package init(sample: SampleBuffer) { lock.withLock { $0 = sample } }

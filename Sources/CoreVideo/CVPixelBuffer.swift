@@ -90,7 +90,7 @@ package let knownPixelBufferAttributeKeys: Set<String> = [
 /// locking for writing (no `.readOnly` flag) gives this buffer its own pixels if anyone else
 /// still holds them (an encoder reading an earlier append), so writing never changes a frame
 /// already handed over. Addresses stay valid until the matching unlock.
-public final class CVBuffer: @unchecked Sendable {
+public final class CVBuffer: Sendable {
     private struct State {
         var sample: SampleBuffer
         var locks = 0
@@ -293,6 +293,8 @@ package func pixelFormatType(in attributes: CFDictionary, default defaultFormat:
 /// `PixelBufferPool`. A frame goes back to the pool once its last holder (your variable, the
 /// encoder) lets go of it.
 public final class CVPixelBufferPool: @unchecked Sendable {
+    // Unchecked: its attributes are a CFDictionary ([String: Any], as CoreVideo's API takes them),
+    // which the compiler cannot prove Sendable; set once when made and only read after.
     package let pool: PixelBufferPool
     package let pixelFormatType: OSType
     package let attributes: CFDictionary

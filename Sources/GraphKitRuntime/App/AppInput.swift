@@ -14,10 +14,11 @@ import Synchronization
 /// once it is finished. However the run ends, every waiting append wakes and throws, and a
 /// registered `requestMediaDataWhenReady` block is let go (``runEnded(_:)``).
 ///
-/// `@unchecked Sendable`: it holds a raw `GstElement` pointer, which the compiler cannot see is
-/// safe to share; appsrc's calls are thread-safe, and everything else here is in the `Mutex`.
-final class AppInput: @unchecked Sendable {
-    let appsrc: UnsafeMutablePointer<GstElement>
+/// Sendable, checked: the appsrc is held as a ``GstObjectReference`` (appsrc's calls are
+/// thread-safe), and everything else here is in the `Mutex`.
+final class AppInput: Sendable {
+    private let reference: GstObjectReference<GstElement>
+    var appsrc: UnsafeMutablePointer<GstElement> { reference.raw }
     let nodeID: String
     /// Whether appends are checked (format, byte count, timing): for app code, not for a node's
     /// own emitter, whose buffers the engine made.
@@ -72,11 +73,10 @@ final class AppInput: @unchecked Sendable {
     }
 
     init(appsrc: UnsafeMutablePointer<GstElement>, nodeID: String, checksAppends: Bool = false, declaredFormat: MediaFormat? = nil) {
-        self.appsrc = appsrc
+        reference = GstObjectReference(appsrc)
         self.nodeID = nodeID
         self.checksAppends = checksAppends
         self.declaredFormat = declaredFormat
-        gst_object_ref(UnsafeMutableRawPointer(appsrc))
         var callbacks = GstAppSrcCallbacks()
         callbacks.need_data = { src, _, ctx in
             gk_callback_enter(src)
@@ -94,7 +94,6 @@ final class AppInput: @unchecked Sendable {
     deinit {
         var none = GstAppSrcCallbacks()
         gst_app_src_set_callbacks(src, &none, nil, nil)
-        gst_object_unref(UnsafeMutableRawPointer(appsrc))
     }
 
     private var src: UnsafeMutablePointer<GstAppSrc> { UnsafeMutableRawPointer(appsrc).assumingMemoryBound(to: GstAppSrc.self) }

@@ -11,7 +11,7 @@ import Synchronization
 /// does not pull makes the graph wait, and a consumer faster than the graph is woken once per
 /// batch of samples, not once per sample.
 ///
-/// `@unchecked Sendable`: it holds raw GStreamer pointers (the appsink, the queue, the last caps),
+/// Unchecked Sendable: it holds raw GStreamer pointers (the appsink, the queue, the last caps),
 /// which the compiler cannot see are safe to share; the queue is thread-safe (`appqueue.c`), and
 /// the caps it describes are kept in a `Mutex`.
 public final class MediaOutput: @unchecked Sendable {
@@ -20,7 +20,7 @@ public final class MediaOutput: @unchecked Sendable {
     public let nodeID: String
     /// The caps of the last sample (one reference held) and what they say: caps change rarely,
     /// samples arrive by the thousand, so they are described once per caps object.
-    /// A caps pointer, one reference held by whoever keeps it. `@unchecked Sendable`: caps are
+    /// A caps pointer, one reference held by whoever keeps it. Unchecked Sendable: caps are
     /// immutable once shared, and their reference count is atomic; the compiler cannot see that.
     private struct Caps: @unchecked Sendable {
         let pointer: UnsafeMutablePointer<GstCaps>

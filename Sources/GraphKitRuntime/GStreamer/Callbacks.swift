@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// Every callback a run hands GStreamer (signal handlers, pad probes), owned here.
 ///
@@ -12,14 +13,17 @@ import MediaContainers
 /// handler and removes every probe, which fires those notifies: a closure that captures its
 /// node (a demuxer's pad-added handler) cannot keep the node, its elements and itself alive in
 /// a cycle, and no late signal finds a freed context.
-final class CallbackRegistry: @unchecked Sendable {
+final class CallbackRegistry: Sendable {
+    /// A handler or probe, and one reference to the object it is on (let go with the entry).
     private enum Entry {
-        case signal(instance: UnsafeMutableRawPointer, id: gulong)
-        case probe(pad: UnsafeMutablePointer<GstPad>, id: gulong)
+        case signal(instance: GstObjectReference<GstObject>, id: gulong)
+        case probe(pad: GstObjectReference<GstPad>, id: gulong)
     }
-    private let lock = Lock()
-    private var entries: [Entry] = []
-    private var released = false
+    private struct State {
+        var entries: [Entry] = []
+        var released = false
+    }
+    private let state = Mutex(State())
 
     /// Connects `callback` to `signal` on `instance`, with `context` retained until disconnected.
     func connect(_ instance: UnsafeMutableRawPointer, _ signal: String, _ callback: GCallback, context: AnyObject) {
@@ -31,29 +35,26 @@ final class CallbackRegistry: @unchecked Sendable {
             Unmanaged<AnyObject>.fromOpaque(retained).release()
             return
         }
-        gst_object_ref(instance)
-        record(.signal(instance: instance, id: id))
+        record(.signal(instance: GstObjectReference(instance.assumingMemoryBound(to: GstObject.self)), id: id))
     }
 
     /// Records a handler connected in C whose data the caller frees after ``releaseAll()``.
     func adopt(signal id: gulong, on instance: UnsafeMutableRawPointer) {
         guard id != 0 else { return }
-        gst_object_ref(instance)
-        record(.signal(instance: instance, id: id))
+        record(.signal(instance: GstObjectReference(instance.assumingMemoryBound(to: GstObject.self)), id: id))
     }
 
     /// Records a probe added to `pad` (whose context GStreamer releases with its destroy notify).
     func adopt(probe id: gulong, on pad: UnsafeMutablePointer<GstPad>) {
         guard id != 0 else { return }
-        gst_object_ref(UnsafeMutableRawPointer(pad))
-        record(.probe(pad: pad, id: id))
+        record(.probe(pad: GstObjectReference(pad), id: id))
     }
 
     private func record(_ entry: Entry) {
-        lock.lock()
-        let late = released
-        if !late { entries.append(entry) }
-        lock.unlock()
+        let late = state.withLock { s in
+            if !s.released { s.entries.append(entry) }
+            return s.released
+        }
         // Added after the run let go (a pad-added handler racing the stop): let go at once.
         if late { release(entry) }
     }
@@ -61,22 +62,22 @@ final class CallbackRegistry: @unchecked Sendable {
     /// Disconnects and removes everything; each context is released by its destroy notify.
     /// Call once no streaming thread runs (the pipeline is in NULL).
     func releaseAll() {
-        lock.lock()
-        released = true
-        let all = entries
-        entries.removeAll()
-        lock.unlock()
+        let all = state.withLock { s in
+            s.released = true
+            defer { s.entries.removeAll() }
+            return s.entries
+        }
         all.forEach(release)
     }
 
+    /// Disconnects or removes it; its object's reference goes with the entry.
     private func release(_ entry: Entry) {
         switch entry {
         case let .signal(instance, id):
-            if g_signal_handler_is_connected(instance, id) != 0 { g_signal_handler_disconnect(instance, id) }
-            gst_object_unref(instance)
+            let object = UnsafeMutableRawPointer(instance.raw)
+            if g_signal_handler_is_connected(object, id) != 0 { g_signal_handler_disconnect(object, id) }
         case let .probe(pad, id):
-            gst_pad_remove_probe(pad, id)
-            gst_object_unref(UnsafeMutableRawPointer(pad))
+            gst_pad_remove_probe(pad.raw, id)
         }
     }
 
@@ -86,14 +87,12 @@ final class CallbackRegistry: @unchecked Sendable {
 /// Which node each element of a run belongs to, recorded when the element is made, so that a
 /// bus message from any element (or from an element inside one, such as decodebin's children)
 /// maps to a node id without reading element names.
-final class ElementDirectory: @unchecked Sendable {
-    private let lock = Lock()
-    private var owners: [UnsafeMutableRawPointer: String] = [:]
+final class ElementDirectory: Sendable {
+    /// Keyed by the element's address (only compared, never followed).
+    private let owners = Mutex<[UInt: String]>([:])
 
     func record(_ element: UnsafeMutablePointer<GstElement>, node: String) {
-        lock.lock()
-        owners[UnsafeMutableRawPointer(element)] = node
-        lock.unlock()
+        owners.withLock { $0[UInt(bitPattern: element)] = node }
     }
 
     /// The node of `object`, or of its nearest ancestor that a node made; nil for the pipeline's
@@ -102,9 +101,8 @@ final class ElementDirectory: @unchecked Sendable {
         guard var current = object else { return nil }
         gst_object_ref(UnsafeMutableRawPointer(current))
         while true {
-            lock.lock()
-            let owner = owners[UnsafeMutableRawPointer(current)]
-            lock.unlock()
+            let key = UInt(bitPattern: current)
+            let owner = owners.withLock { $0[key] }
             let parent = owner == nil ? gst_object_get_parent(current) : nil
             gst_object_unref(UnsafeMutableRawPointer(current))
             if let owner { return owner }

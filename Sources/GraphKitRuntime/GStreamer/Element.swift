@@ -4,10 +4,12 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// One of a node's GStreamer elements, seen without GStreamer types.
-public final class Element: @unchecked Sendable {
-    let raw: UnsafeMutablePointer<GstElement>
+public final class Element: Sendable {
+    private let reference: GstObjectReference<GstElement>
+    var raw: UnsafeMutablePointer<GstElement> { reference.raw }
     public let name: String
     public let factory: String
     let nodeID: String
@@ -15,7 +17,7 @@ public final class Element: @unchecked Sendable {
     let callbacks: CallbackRegistry
 
     init(raw: UnsafeMutablePointer<GstElement>, factory: String, nodeID: String, callbacks: CallbackRegistry) {
-        self.raw = raw
+        reference = GstObjectReference(raw)
         self.factory = factory
         self.nodeID = nodeID
         self.callbacks = callbacks
@@ -25,10 +27,7 @@ public final class Element: @unchecked Sendable {
         } else {
             self.name = factory
         }
-        gst_object_ref(UnsafeMutableRawPointer(raw))
     }
-
-    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 
     var object: UnsafeMutableRawPointer { UnsafeMutableRawPointer(raw) }
 
@@ -112,8 +111,8 @@ public final class Element: @unchecked Sendable {
         let id = gk_pad_add_transform(p, { ctx, buffer in
             let h = Unmanaged<BufferHandler>.fromOpaque(ctx!).takeUnretainedValue()
             let pts = buffer!.pointee.pts
-            h.handler(h.count, pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
-            h.count += 1
+            h.handler(h.count.load(ordering: .relaxed), pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
+            h.count.add(1, ordering: .relaxed)
             return buffer
         }, nil, box, { ctx in Unmanaged<BufferHandler>.fromOpaque(ctx!).release() })
         callbacks.adopt(probe: id, on: p)
@@ -159,13 +158,14 @@ public final class Element: @unchecked Sendable {
     }
 
     /// A Swift closure kept alive for GStreamer as a callback's context.
-    private final class Handler<Argument>: @unchecked Sendable {
+    private final class Handler<Argument>: Sendable {
         let call: @Sendable (Argument) -> Void
         init(_ call: @escaping @Sendable (Argument) -> Void) { self.call = call }
     }
-    private final class BufferHandler: @unchecked Sendable {
+    private final class BufferHandler: Sendable {
         let handler: @Sendable (Int, MediaTime?) -> Void
-        var count = 0  // touched only on the pad's streaming thread
+        /// Buffers seen so far; touched only on the pad's streaming thread (relaxed order is enough).
+        let count = Atomic<Int>(0)
         init(_ h: @escaping @Sendable (Int, MediaTime?) -> Void) { handler = h }
     }
 }

@@ -93,6 +93,8 @@ public enum GStreamer {
     private static let background = BackgroundStart()
 
     private final class BackgroundStart: @unchecked Sendable {
+        // Unchecked: its vars are guarded by `condition`'s lock, a pthread condition variable the
+        // waiters sleep on, which Mutex has not.
         private let condition = Condition()
         private var begun = false
         private var done = false

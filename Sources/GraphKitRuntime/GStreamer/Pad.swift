@@ -4,16 +4,15 @@ import GraphKitCore
 import MediaContainers
 
 /// A pad of an element, as a demuxer's pad-added handler sees it.
-public final class Pad: @unchecked Sendable {
-    let raw: UnsafeMutablePointer<GstPad>
+public final class Pad: Sendable {
+    private let reference: GstObjectReference<GstPad>
+    var raw: UnsafeMutablePointer<GstPad> { reference.raw }
     let nodeID: String
 
     init(raw: UnsafeMutablePointer<GstPad>, nodeID: String) {
-        self.raw = raw
+        reference = GstObjectReference(raw)
         self.nodeID = nodeID
-        gst_object_ref(UnsafeMutableRawPointer(raw))
     }
-    deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 
     public var name: String {
         guard let s = gst_object_get_name(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstObject.self)) else { return "" }

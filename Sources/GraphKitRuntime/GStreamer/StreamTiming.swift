@@ -40,7 +40,7 @@ extension BinBuilder {
     /// (gkencoderdelay's event) that reaches the node's input `port` (exposed already).
     public func onStreamFacts(input port: String, _ handler: @escaping @Sendable (StreamFact) -> Void) {
         guard let pad = exposedInputs[port] else { return }
-        final class Box: @unchecked Sendable {
+        final class Box: Sendable {
             let handler: @Sendable (StreamFact) -> Void
             init(_ h: @escaping @Sendable (StreamFact) -> Void) { handler = h }
         }
@@ -86,7 +86,7 @@ extension Element {
     /// in place (the count stays): to read what GStreamer 1.22 reads inexactly, and to take it
     /// out of the demuxer's hands.
     public func onMP4Index(_ handler: @escaping @Sendable (inout [UInt8]) -> Void) {
-        final class Box: @unchecked Sendable {
+        final class Box: Sendable {
             let handler: @Sendable (inout [UInt8]) -> Void
             init(_ h: @escaping @Sendable (inout [UInt8]) -> Void) { handler = h }
         }

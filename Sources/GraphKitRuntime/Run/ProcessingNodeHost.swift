@@ -122,10 +122,10 @@ struct ProcessingNodeHost {
     private static func pusher(on pad: UnsafeMutablePointer<GstPad>, gate: EmitGate, node: String)
         -> @Sendable (SampleBuffer) throws(GraphError) -> Void
     {
-        let owned = HeldPad(pad)
+        let owned = GstObjectReference(pad)
         return { buffer throws(GraphError) in
             gate.open = true
-            let result = gst_pad_push(owned.pad, buffer.retainedBuffer())
+            let result = gst_pad_push(owned.raw, buffer.retainedBuffer())
             gate.open = false
             switch result {
             case GST_FLOW_OK, GST_FLOW_FLUSHING, GST_FLOW_EOS: return
@@ -250,18 +250,6 @@ final class EmitGate: Sendable {
     }
 }
 
-/// One reference to a pad, taken when made and let go with the last closure that holds it.
-private final class HeldPad: @unchecked Sendable {
-    // @unchecked: a pad is a GstObject, thread-safe to query, push on and unref; the pointer never
-    // changes, but the compiler sees only an unsafe pointer.
-    let pad: UnsafeMutablePointer<GstPad>
-    init(_ pad: UnsafeMutablePointer<GstPad>) {
-        gst_object_ref(UnsafeMutableRawPointer(pad))
-        self.pad = pad
-    }
-    deinit { gst_object_unref(UnsafeMutableRawPointer(pad)) }
-}
-
 /// The pads a node's ports are, by port name.
 struct ExposedPorts {
     var inputs: [String: UnsafeMutablePointer<GstPad>]
@@ -286,10 +274,10 @@ final class NodeFailures: Sendable {
 extension ProcessingNodeHost {
     /// Asks upstream of `pad` for the stream's duration (a file knows it; a live capture does not).
     static func durationQuery(on pad: UnsafeMutablePointer<GstPad>) -> @Sendable () -> MediaTime? {
-        let held = HeldPad(pad)
+        let held = GstObjectReference(pad)
         return {
             var ns: gint64 = 0
-            guard gst_pad_peer_query_duration(held.pad, GST_FORMAT_TIME, &ns) != 0, ns > 0 else { return nil }
+            guard gst_pad_peer_query_duration(held.raw, GST_FORMAT_TIME, &ns) != 0, ns > 0 else { return nil }
             return MediaTime(nanoseconds: UInt64(ns))
         }
     }

@@ -14,6 +14,8 @@ import Synchronization
 /// "dec": { "type": "decode", "params": { "sampleFormat": "f32le", "sampleRate": 48000 } }
 /// ```
 public final class DecodeNode: ElementNode, @unchecked Sendable {
+    // Unchecked: it keeps the bin's BinBuilder (not Sendable, a build-time type) to discard unused
+    // streams from pad-added on a streaming thread, which the compiler cannot follow.
     public static let descriptor = NodeDescriptor(
         type: "decode",
         category: .decode,

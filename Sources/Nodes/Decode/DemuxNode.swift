@@ -18,6 +18,8 @@ import Synchronization
 /// "demux": { "type": "demux", "params": { "track": 0 } }
 /// ```
 public final class DemuxNode: ElementNode, @unchecked Sendable {
+    // Unchecked: it keeps the bin's BinBuilder (not Sendable, a build-time type) to discard unused
+    // streams from pad-added on a streaming thread, which the compiler cannot follow.
     public static let descriptor = NodeDescriptor(
         type: "demux",
         category: .decode,

@@ -8,7 +8,7 @@ import MediaContainers
 /// ```json
 /// "aac": { "type": "encode.aac", "params": { "bitrate": 96000 } }
 /// ```
-public final class AACEncoderNode: ElementNode, @unchecked Sendable {
+public final class AACEncoderNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "encode.aac",
         category: .encode,

@@ -12,7 +12,7 @@ import MediaContainers
 /// ```json
 /// "h264": { "type": "encode.h264", "params": { "keyframeInterval": 30, "profile": "high" } }
 /// ```
-public final class H264EncoderNode: ElementNode, @unchecked Sendable {
+public final class H264EncoderNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "encode.h264",
         category: .encode,

@@ -3,6 +3,7 @@ import Glibc
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// `sink.mp4`: writes MP4, M4A or MOV, like `AVAssetWriter`.
 ///
@@ -25,7 +26,7 @@ import MediaContainers
 /// ```json
 /// "file": { "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }
 /// ```
-public final class MP4SinkNode: ElementNode, @unchecked Sendable {
+public final class MP4SinkNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.mp4",
         category: .sink,
@@ -51,12 +52,15 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     let path: String
     let fragmentInterval: Double
     let file: OutputFile
-    private var sink: Element?
-    private var mux: Element?
-    private var faststart = false
-    private let lock = Lock()
-    private var status: OutputReport.Status = .unknown
-    private var indexEdits = MP4Index.Edits()
+    /// Set while the graph is built, then read and written from the run's threads.
+    private struct State {
+        var sink: Element?
+        var mux: Element?
+        var faststart = false
+        var status: OutputReport.Status = .unknown
+        var indexEdits = MP4Index.Edits()
+    }
+    private let state = Mutex(State())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -68,9 +72,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
     var writesInPlace: Bool { fragmentInterval > 0 }
 
     public var output: OutputReport? {
-        lock.lock()
-        defer { lock.unlock() }
-        return OutputReport(node: context.id, path: path, status: status)
+        OutputReport(node: context.id, path: path, status: state.withLock { $0.status })
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
@@ -85,21 +87,21 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
                                      node: context.id)
                 }
             } else {
-                lock.withLock { indexEdits.majorBrand = "M4A " }
+                state.withLock { $0.indexEdits.majorBrand = "M4A " }
             }
         }
         let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
         if writesInPlace {
             try mux.set("fragment-duration", Int(fragmentInterval * 1000))
         } else {
-            faststart = context.parameters[Self.faststart]
+            let faststart = context.parameters[Self.faststart]
+            state.withLock { $0.faststart = faststart }
             try mux.set("faststart", faststart)
         }
         // The descriptor is set when the file is made (prepare), before the pipeline starts.
         let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
-        self.mux = mux
-        self.sink = sink
+        state.withLock { $0.mux = mux; $0.sink = sink }
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             // GStreamer's muxer writes samples out of time order into an index no player reads
             // right (1.22 and 1.26 alike); such a stream fails the run at gkrisingtimes instead
@@ -108,12 +110,12 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
             try bin.link(rising, pad: "src", to: mux, pad: "\(port)_%u")
             try bin.expose(input: port, rising)
             bin.onStreamFacts(input: port) { [self] fact in
-                lock.lock()
-                defer { lock.unlock() }
-                switch fact {
-                case .encoderDelay(let delay) where port == "audio": indexEdits.audioDelay = delay
-                case .orientation(let orientation) where port == "video": indexEdits.orientation = orientation
-                default: break
+                state.withLock { state in
+                    switch fact {
+                    case .encoderDelay(let delay) where port == "audio": state.indexEdits.audioDelay = delay
+                    case .orientation(let orientation) where port == "video": state.indexEdits.orientation = orientation
+                    default: break
+                    }
                 }
             }
         }
@@ -121,6 +123,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
 
     public func prepare() throws(GraphError) {
         try file.prepare(inPlace: writesInPlace)
+        let (sink, mux, faststart) = state.withLock { ($0.sink, $0.mux, $0.faststart) }
         do throws(GraphError) {
             try sink?.set("fd", file.descriptor)
             // mp4mux opens its faststart file by name, with fopen: the name given is one that
@@ -130,21 +133,16 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
             file.discard()
             throw error
         }
-        lock.lock()
-        status = .writing
-        lock.unlock()
+        state.withLock { $0.status = .writing }
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
-        lock.lock()
-        let wasWriting = status == .writing
-        lock.unlock()
+        let wasWriting = state.withLock { $0.status == .writing }
         guard wasWriting else { return }
         var final: OutputReport.Status = .failed
         defer {
-            lock.lock()
-            status = final
-            lock.unlock()
+            let final = final
+            state.withLock { $0.status = final }
         }
         switch outcome {
         case .completed, .stopped:
@@ -164,9 +162,7 @@ public final class MP4SinkNode: ElementNode, @unchecked Sendable {
 
     /// Writes the edit list and display matrix into the finished temporary file.
     private func completeIndex() throws(GraphError) {
-        lock.lock()
-        let edits = indexEdits
-        lock.unlock()
+        let edits = state.withLock { $0.indexEdits }
         do {
             try MP4Index.apply(edits, toFileDescriptor: file.descriptor)
         } catch {

@@ -17,7 +17,7 @@ import Synchronization
 /// ```json
 /// "src": { "type": "source.file", "params": { "path": "in.wav" } }
 /// ```
-public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
+public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "source.file",
         category: .source,
@@ -35,7 +35,7 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
     /// or filesrc given `/proc/self/fd/N`), never reopened by name; nil before, or when it
     /// could not be opened (`problem` says why, and prepare() throws it).
     private let opened = Mutex<Opened?>(nil)
-    private var problem: String?
+    private let problem = Mutex<String?>(nil)
 
     struct Opened {
         var fd: Int32
@@ -63,7 +63,7 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
 
     public func prepare() throws(GraphError) {
         let at = context.location(parameter: "path")
-        if let problem {
+        if let problem = problem.withLock({ $0 }) {
             throw GraphError(.inputUnreadable, at: at, "cannot read \"\(path)\": \(problem)", node: context.id)
         }
         if opened.withLock({ $0?.endsBeforeData }) == true {
@@ -86,9 +86,10 @@ public final class FileSourceNode: ElementNode, ReadsFile, @unchecked Sendable {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         var info = stat()
         if fd < 0 {
-            problem = errno == ENOENT ? "no such file" : Self.lowercasedFirst(String(cString: strerror(errno)))
+            let why = errno == ENOENT ? "no such file" : Self.lowercasedFirst(String(cString: strerror(errno)))
+            problem.withLock { $0 = why }
         } else if fstat(fd, &info) != 0 || info.st_mode & S_IFMT == S_IFDIR {
-            problem = "it is a folder"
+            problem.withLock { $0 = "it is a folder" }
             close(fd)
         } else {
             let regular = info.st_mode & S_IFMT == S_IFREG
