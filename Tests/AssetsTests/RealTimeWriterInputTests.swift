@@ -68,9 +68,14 @@ struct RealTimeRecording {
 
     struct Counts: Sendable, CustomStringConvertible {
         var framesAppended = 0, framesTurnedAway = 0, samplesAppended = 0, soundTurnedAway = 0
+        /// Sound was turned away between two buffers appended: the AAC track closes the hole (its
+        /// encoder stamps from the samples it took), so later sound is stored at its own time
+        /// but labelled as following on, and the file's labels cannot show how it interleaves.
+        var soundHasGap = false
         var description: String {
             "\(framesAppended) frames appended, \(framesTurnedAway) dropped by the app (input not ready); "
                 + "\(samplesAppended) samples appended, \(soundTurnedAway) buffers dropped by the app"
+                + (soundHasGap ? ", some between others" : "")
         }
     }
 
@@ -122,7 +127,8 @@ struct RealTimeRecording {
             }
         }.join().get()
         let counts = Counts(framesAppended: handed.appended[0], framesTurnedAway: handed.turnedAway[0],
-                            samplesAppended: handed.appended[1], soundTurnedAway: handed.turnedAway[1])
+                            samplesAppended: handed.appended[1], soundTurnedAway: handed.turnedAway[1],
+                            soundHasGap: handed.hasGap[1])
         load?.stop()
         try await writer.finishWriting()
         return counts
@@ -142,7 +148,12 @@ struct RealTimeRecording {
         #expect(abs(seconds - appendedSeconds) <= 1_024.0 / 48_000,
                 "appended \(appendedSeconds) s of sound, the file has \(seconds) s", sourceLocation: sourceLocation)
         // mp4mux writes chunks of 0.25 s at most; the video's first frames wait for x264's delay.
-        #expect(lag < 0.5, "a packet is stored \(lag) s after a later one", sourceLocation: sourceLocation)
+        // Measured where the file's times are the times appended: with a hole in the sound (a
+        // burst whose sound was ready again only late: 9 buffers, then 2 from 9.5 s on), the
+        // late buffers are stored after the frames of 9.5 s but labelled 0.3 s, 9.4 s "behind".
+        if !counts.soundHasGap {
+            #expect(lag < 0.5, "a packet is stored \(lag) s after a later one", sourceLocation: sourceLocation)
+        }
     }
 }
 

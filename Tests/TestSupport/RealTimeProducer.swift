@@ -20,10 +20,14 @@ public enum RealTimeProducer {
         /// (their input was not ready).
         public var appended: [Int]
         public var turnedAway: [Int]
+        /// Per stream: whether a sample was turned away between two that were appended, so that
+        /// what the stream holds has a hole in time (the file's timeline of sound closes it up).
+        public var hasGap: [Bool]
     }
 
     public static func run(ticks: Int, paced: Bool, _ streams: [Stream]) throws -> Counts {
-        var counts = Counts(appended: streams.map { _ in 0 }, turnedAway: streams.map { _ in 0 })
+        var counts = Counts(appended: streams.map { _ in 0 }, turnedAway: streams.map { _ in 0 }, hasGap: streams.map { _ in false })
+        var turnedAwaySinceAppended = streams.map { _ in false }, appendedAny = streams.map { _ in false }
         let start = ContinuousClock.now
         for n in 0..<ticks {
             if paced {
@@ -33,8 +37,12 @@ public enum RealTimeProducer {
             for (i, stream) in streams.enumerated() {
                 if stream.isReady() {
                     counts.appended[i] += try stream.append(n)
+                    if appendedAny[i] && turnedAwaySinceAppended[i] { counts.hasGap[i] = true }
+                    appendedAny[i] = true
+                    turnedAwaySinceAppended[i] = false
                 } else {
                     counts.turnedAway[i] += 1
+                    turnedAwaySinceAppended[i] = true
                 }
             }
         }
