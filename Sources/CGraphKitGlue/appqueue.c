@@ -28,7 +28,10 @@ struct GkAppQueue {
     guint wake_at;   /* what the waiting puller asked for: batch, then 1 once its 1 ms has passed */
     gboolean puller_waiting, producer_waiting, eos, flushing;
     GstCaps *caps;   /* the stream's current caps */
+    gboolean notified; /* a producer woke the sleeping puller (cleared as it goes to sleep) */
     guint64 sleeps;  /* how often a puller has gone to sleep (tests read it) */
+    guint64 missed;  /* how often a puller woke to what it had asked for with nobody having
+                        told it: it slept on (to its next look, up to 100 ms) past samples it could take */
 };
 
 typedef struct {
@@ -67,8 +70,10 @@ static gboolean push_locked(GkAppQueue *q, GstBuffer *buffer) {
         return FALSE;
     GkAppQueueItem item = { buffer, q->caps ? gst_caps_ref(q->caps) : NULL };
     gst_queue_array_push_tail_struct(q->items, &item);
-    if (q->puller_waiting && gst_queue_array_get_length(q->items) >= q->wake_at)
+    if (q->puller_waiting && gst_queue_array_get_length(q->items) >= q->wake_at) {
+        q->notified = TRUE;
         g_cond_broadcast(&q->arrived);
+    }
     return TRUE;
 }
 
@@ -193,9 +198,12 @@ GstBuffer *gk_app_queue_pop(GkAppQueue *q, gint64 timeout_us, GstCaps **caps) {
                 break;
             q->wake_at = now < batch_until ? q->batch : 1;
             q->puller_waiting = TRUE;
+            q->notified = FALSE;
             q->sleeps++;
             g_cond_wait_until(&q->arrived, &q->lock, MIN(deadline, now < batch_until ? batch_until : now + GK_APP_QUEUE_RECHECK));
             q->puller_waiting = FALSE;
+            if (!q->notified && gst_queue_array_get_length(q->items) >= q->wake_at)
+                q->missed++;
             now = g_get_monotonic_time();
         }
     }
@@ -224,4 +232,11 @@ guint64 gk_app_queue_sleeps(GkAppQueue *q) {
     guint64 sleeps = q->sleeps;
     g_mutex_unlock(&q->lock);
     return sleeps;
+}
+
+guint64 gk_app_queue_missed_wakes(GkAppQueue *q) {
+    g_mutex_lock(&q->lock);
+    guint64 missed = q->missed;
+    g_mutex_unlock(&q->lock);
+    return missed;
 }

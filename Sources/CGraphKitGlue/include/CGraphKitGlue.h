@@ -258,6 +258,9 @@ GstBuffer *gk_app_queue_pop(GkAppQueue *queue, gint64 timeout_us, GstCaps **caps
 gboolean gk_app_queue_is_at_end(GkAppQueue *queue);
 /* How many times a puller has gone to sleep on it. */
 guint64 gk_app_queue_sleeps(GkAppQueue *queue);
+/* How many times a sleeping puller was not woken by the samples it waited for (it found them
+ * at its next look instead): 0 unless the hand-off is broken. Counted, so that tests need no clock. */
+guint64 gk_app_queue_missed_wakes(GkAppQueue *queue);
 
 /* --- Displays (display.c) -------------------------------------------------------------------
  * A video sink that shows frames in a window (sink.preview) must never fail or stop what feeds
