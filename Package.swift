@@ -111,6 +111,6 @@ let package = Package(
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
         .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
+        .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
     ]
 )

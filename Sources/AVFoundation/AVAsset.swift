@@ -1,6 +1,7 @@
 import Assets
 @_spi(Engine) import GraphKitCore
 import GraphKitRuntime
+import MediaContainers
 import Synchronization
 
 // MARK: Asynchronous properties
@@ -153,6 +154,15 @@ open class AVURLAsset: AVAsset, @unchecked Sendable {
     }
 }
 
+extension CGAffineTransform {
+    /// A track's display matrix as CoreGraphics holds it.
+    init(_ m: DisplayMatrix) { self.init(a: m.a, b: m.b, c: m.c, d: m.d, tx: m.tx, ty: m.ty) }
+}
+
+extension DisplayMatrix {
+    init(_ t: CGAffineTransform) { self.init(a: Double(t.a), b: Double(t.b), c: Double(t.c), d: Double(t.d), tx: Double(t.tx), ty: Double(t.ty)) }
+}
+
 public let AVURLAssetPreferPreciseDurationAndTimingKey = "AVURLAssetPreferPreciseDurationAndTimingKey"
 
 // MARK: AVAssetTrack
@@ -194,6 +204,8 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     }
 
     var size: CGSize { CGSize(width: track.stream.width ?? 0, height: track.stream.height ?? 0) }
+    var transform: CGAffineTransform { CGAffineTransform(track.preferredTransform) }
+    var dataRate: Float { Float(track.estimatedDataRate ?? 0) }
     var frameRate: Float { Float(track.stream.frameRate?.framesPerSecond ?? 0) }
     var range: CMTimeRange { CMTimeRange(track.timeRange) }
 
@@ -206,7 +218,9 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     @available(*, deprecated, message: "Use load(.nominalFrameRate) instead")
     public var nominalFrameRate: Float { frameRate }
     @available(*, deprecated, message: "Use load(.preferredTransform) instead")
-    public var preferredTransform: CGAffineTransform { .identity }
+    public var preferredTransform: CGAffineTransform { transform }
+    @available(*, deprecated, message: "Use load(.estimatedDataRate) instead")
+    public var estimatedDataRate: Float { dataRate }
     @available(*, deprecated, message: "Use load(.timeRange) instead")
     public var timeRange: CMTimeRange { range }
     @available(*, deprecated, message: "Use load(.isPlayable) instead")
@@ -220,8 +234,11 @@ extension AVPartialAsyncProperty where Root: AVAssetTrack {
     public static var formatDescriptions: AVAsyncProperty<Root, [CMFormatDescription]> { AVAsyncProperty("formatDescriptions") { $0.storedFormats } }
     public static var naturalSize: AVAsyncProperty<Root, CGSize> { AVAsyncProperty("naturalSize") { $0.size } }
     public static var nominalFrameRate: AVAsyncProperty<Root, Float> { AVAsyncProperty("nominalFrameRate") { $0.frameRate } }
-    /// The identity: GraphKit does not read a track's display matrix yet.
-    public static var preferredTransform: AVAsyncProperty<Root, CGAffineTransform> { AVAsyncProperty("preferredTransform") { _ in .identity } }
+    /// An MP4 or MOV video track's display matrix; the identity for sound and other files.
+    public static var preferredTransform: AVAsyncProperty<Root, CGAffineTransform> { AVAsyncProperty("preferredTransform") { $0.transform } }
+    /// Bits a second, all samples over their duration, from an MP4 or MOV file's index; 0 for
+    /// other files (their index is not read).
+    public static var estimatedDataRate: AVAsyncProperty<Root, Float> { AVAsyncProperty("estimatedDataRate") { $0.dataRate } }
     public static var timeRange: AVAsyncProperty<Root, CMTimeRange> { AVAsyncProperty("timeRange") { $0.range } }
     public static var isPlayable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isPlayable") { _ in true } }
     public static var isEnabled: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isEnabled") { _ in true } }

@@ -1,4 +1,5 @@
 import Assets
+import MediaContainers
 @_spi(Engine) import GraphKitCore
 import Synchronization
 
@@ -71,12 +72,17 @@ open class AVAssetWriterInput: @unchecked Sendable {
         return input.isReadyForMoreMediaData
     }
 
-    /// The track's display transform (a portrait recording's rotation): kept, and not written
-    /// into the file yet (GraphKit's writer has no hook for a track's matrix; the file shows
-    /// the frames as they are).
+    /// The track's display transform (a portrait recording's quarter turn): written into the
+    /// file as the video track's display matrix, which players and
+    /// `AVAssetTrack.preferredTransform` read; the frames are stored as appended. Set it before
+    /// writing starts. One that a file cannot hold (not finite, or beyond ±32768) fails
+    /// `startWriting()`, with `error` saying so.
     public var transform: CGAffineTransform {
         get { props.withLock { $0.transform } }
-        set { props.withLock { $0.transform = newValue } }
+        set {
+            props.withLock { $0.transform = newValue }
+            input?.transform = DisplayMatrix(newValue)
+        }
     }
 
     /// Accepted and not used: the track's timescale is the muxer's (90 kHz for video, the

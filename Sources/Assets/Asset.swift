@@ -16,6 +16,7 @@ public final class Asset: Sendable {
         let info = try MediaFileInfo(path: path)
         self.path = path
         duration = info.duration
+        let index = Self.index(path)
         tracks = info.streams.compactMap { stream -> AssetTrack? in
             let type: MediaType
             switch stream.kind {
@@ -23,9 +24,17 @@ public final class Asset: Sendable {
             case .video: type = .video
             case .subtitles, .other: return nil
             }
+            let stored = index?.tracks(handler: type == .audio ? "soun" : "vide").dropFirst(stream.indexInKind).first?.track
             return AssetTrack(assetPath: path, trackID: stream.number, indexInType: stream.indexInKind, mediaType: type,
-                              stream: stream, timeRange: MediaTimeRange(start: .zero, duration: info.duration))
+                              stream: stream, timeRange: MediaTimeRange(start: .zero, duration: info.duration), stored: stored)
         }
+    }
+
+    /// The index of an MP4/M4A/MOV file (what the stream facts above do not say: display
+    /// matrices, sample sizes); nil for other files and for an index that cannot be read.
+    private static func index(_ path: String) -> MP4Movie? {
+        guard let bytes = FileBytes(path: path), let file = try? MP4File(bytes) else { return nil }
+        return try? file.movie()
     }
 
     /// The tracks of one media type, in the file's order.
@@ -46,14 +55,30 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
     package let stream: MediaFileInfo.Stream
     /// When the track plays: from 0 for the file's duration.
     public let timeRange: MediaTimeRange
+    /// How the track is meant to be shown (`AVAssetTrack.preferredTransform`): an MP4 or MOV
+    /// video track's display matrix (a phone's portrait recording: a quarter turn); the
+    /// identity for sound and for files that state none.
+    public let preferredTransform: DisplayMatrix
+    /// The bits a second its media takes, all samples over their duration
+    /// (`AVAssetTrack.estimatedDataRate`), as an MP4 or MOV file's index gives it; nil for
+    /// other files.
+    public let estimatedDataRate: Double?
 
-    init(assetPath: String, trackID: Int, indexInType: Int, mediaType: MediaType, stream: MediaFileInfo.Stream, timeRange: MediaTimeRange) {
+    init(assetPath: String, trackID: Int, indexInType: Int, mediaType: MediaType, stream: MediaFileInfo.Stream,
+         timeRange: MediaTimeRange, stored: MP4Track?) {
         self.assetPath = assetPath
         self.trackID = trackID
         self.indexInType = indexInType
         self.mediaType = mediaType
         self.stream = stream
         self.timeRange = timeRange
+        preferredTransform = mediaType == .video ? stored?.displayMatrix ?? .identity : .identity
+        if let stored, let bytes = stored.sampleBytes, stored.mediaTimescale > 0, stored.sampleTableDuration > 0,
+           stored.sampleTableDuration != .max {
+            estimatedDataRate = Double(bytes) * 8 / (Double(stored.sampleTableDuration) / Double(stored.mediaTimescale))
+        } else {
+            estimatedDataRate = nil
+        }
     }
 
     /// What the track decodes to, as far as the file says: PCM at its rate and channel count, or

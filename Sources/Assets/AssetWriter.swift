@@ -179,6 +179,10 @@ public final class AssetWriter: Sendable {
     }
 
     private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool, fragmentInterval: MediaTime?) throws(GraphError) -> Graph {
+        for input in inputs where input.mediaType == .video && !input.transform.isStorable {
+            throw GraphError(.usage, at: "\(input.name).transform",
+                             "\(input.transform) cannot be a file's display matrix: each value must be a finite number within ±32768")
+        }
         var b = GraphBuilder(name: "AssetWriter", description: "writes \(outputPath)")
         let container: MP4SinkNode.Container = switch fileType {
         case .mp4: .mp4
@@ -190,6 +194,9 @@ public final class AssetWriter: Sendable {
             $0[\.container] = container
             $0[\.faststart] = faststart
             if let fragmentInterval { $0[\.fragmentInterval] = fragmentInterval.seconds }
+            if let video = inputs.first(where: { $0.mediaType == .video }), video.transform != .identity {
+                $0[\.videoTransform] = video.transform.description
+            }
         }
         for input in inputs {
             let source = b.add(input.nodeID, AppSourceNode.self) {

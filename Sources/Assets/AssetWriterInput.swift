@@ -1,6 +1,7 @@
 import Dispatch
 @_spi(Engine) import GraphKitCore
 @_spi(Engine) import GraphKitRuntime
+import MediaContainers
 import Synchronization
 
 /// One track of an ``AssetWriter``: what app code appends samples to, like `AVAssetWriterInput`.
@@ -27,6 +28,7 @@ public final class AssetWriterInput: Sendable {
         weak var writer: AssetWriter?
         /// The graph input, once writing has started.
         var media: MediaInput?
+        var transform = DisplayMatrix.identity
     }
 
     private let locked: Mutex<Locked>
@@ -45,6 +47,16 @@ public final class AssetWriterInput: Sendable {
     public var expectsMediaDataInRealTime: Bool {
         get { locked.withLock { $0.state.expectsMediaDataInRealTime } }
         set { locked.withLock { $0.state.expectsMediaDataInRealTime = newValue } }
+    }
+
+    /// How a video track is meant to be shown (`AVAssetWriterInput.transform`): written into the
+    /// file as the track's display matrix, which players and ``AssetTrack/preferredTransform``
+    /// read; the frames are stored as appended. A portrait recording from a sensor that
+    /// delivers landscape frames sets a quarter turn, `DisplayMatrix(a: 0, b: 1, c: -1, d: 0,
+    /// tx: 0, ty: 0)`. Set it before writing starts; an audio input's is not used.
+    public var transform: DisplayMatrix {
+        get { locked.withLock { $0.transform } }
+        set { locked.withLock { $0.transform = newValue } }
     }
 
     /// Whether the encoder can take another sample now. False before writing starts, once the

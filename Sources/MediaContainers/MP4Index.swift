@@ -16,11 +16,16 @@ package enum MP4Index {
     package struct Edits {
         package var audioDelay: EncoderDelay?
         package var orientation: DisplayOrientation?
+        /// A video track's display matrix as given (`AVAssetWriterInput.transform`, sink.mp4's
+        /// `videoTransform`): it takes the place of ``orientation``.
+        package var videoMatrix: DisplayMatrix?
         /// The file type's major brand to state ("M4A " for an audio file, as iTunes and
         /// AVFoundation write it), when the muxer's is not it.
         package var majorBrand: String?
         /// Whether the index (moov) changes: an edit list or a display matrix to write.
-        package var changesIndex: Bool { audioDelay != nil || (orientation != nil && orientation != .rotate0) }
+        package var changesIndex: Bool {
+            audioDelay != nil || (orientation != nil && orientation != .rotate0) || (videoMatrix != nil && videoMatrix != .identity)
+        }
         package var isEmpty: Bool { !changesIndex && majorBrand == nil }
         package init(audioDelay: EncoderDelay? = nil, orientation: DisplayOrientation? = nil, majorBrand: String? = nil) {
             self.audioDelay = audioDelay
@@ -57,7 +62,13 @@ package enum MP4Index {
             guard let found else { throw ContainerError("the file has no index (moov)") }
             var movie = found.movie
             if let delay = edits.audioDelay { describe(delay, in: &movie) }
-            if let orientation = edits.orientation, orientation != .rotate0 {
+            if let matrix = edits.videoMatrix, matrix != .identity {
+                for (t, track) in movie.tracks(handler: "vide") {
+                    var turned = track
+                    turned.setDisplayMatrix(matrix)
+                    movie.setTrack(t, turned)
+                }
+            } else if let orientation = edits.orientation, orientation != .rotate0 {
                 for (t, track) in movie.tracks(handler: "vide") {
                     var turned = track
                     turned.setOrientation(orientation)

@@ -140,6 +140,22 @@ package struct MP4Track: Sendable, Equatable {
     /// The display matrix of the track header: a, b, u, c, d, v, x, y, w.
     package var matrix: [Int32]? { header?.matrix }
 
+    /// The display matrix as a transform; nil without a readable track header.
+    package var displayMatrix: DisplayMatrix? { matrix.flatMap { DisplayMatrix(fixedPoint: $0) } }
+
+    /// Sets the display matrix as it is given (AVFoundation writes a transform as it was set,
+    /// with no translation added).
+    package mutating func setDisplayMatrix(_ m: DisplayMatrix) {
+        box.update(["tkhd"], as: TrackHeader.self) { $0.matrix = m.fixedPoint }
+    }
+
+    /// The bytes of all its samples (`stsz`); nil without a readable sample size table.
+    package var sampleBytes: UInt64? {
+        guard let stsz = box.find(["mdia", "minf", "stbl", "stsz"])?.read(SampleSizes.self) else { return nil }
+        if stsz.sampleSize != 0 { return UInt64(stsz.sampleSize) * UInt64(stsz.sampleCount) }
+        return stsz.sizes.reduce(UInt64(0)) { $0 + UInt64($1) }
+    }
+
     /// The orientation the display matrix describes, when it is one of the eight that turn
     /// and mirror a picture by right angles (ignoring translation).
     package var orientation: DisplayOrientation? {

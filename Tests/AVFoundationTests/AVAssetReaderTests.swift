@@ -1,5 +1,6 @@
 import AVFoundation
 import GraphKitTesting
+import TestSupport
 import Testing
 
 /// AVAsset, AVAssetTrack, AVAssetReader and its outputs, CMSampleBuffer, CMBlockBuffer and
@@ -49,6 +50,36 @@ import Testing
     }
 
     @available(*, deprecated)
+    /// A phone's portrait video (ffmpeg's quarter turn, 160x120 stored): `preferredTransform`
+    /// is its display matrix, the turn ffprobe reads, and the sound's is the identity;
+    /// `estimatedDataRate` is each track's bits a second as ffprobe counts them (sample bytes
+    /// over duration). Before, every transform was the identity and there was no data rate.
+    @Test func preferredTransformAndDataRateComeFromTheIndex() async throws {
+        let rotated = try RotatedVideo.make(90, in: folder)
+        let asset = AVURLAsset(url: URL(fileURLWithPath: rotated))
+        let video = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        let sound = try #require(try await asset.loadTracks(withMediaType: .audio).first)
+        let (turn, videoRate) = try await video.load(.preferredTransform, .estimatedDataRate)
+        // ffprobe's rotation is counter-clockwise degrees: the matrix (cos r, -sin r, sin r, cos r).
+        let r = Double(try RotatedVideo.geometry(rotated).rotation) * .pi / 180
+        #expect(r != 0)
+        for (got, expected) in zip([turn.a, turn.b, turn.c, turn.d], [cos(r), -sin(r), sin(r), cos(r)]) {
+            #expect(abs(Double(got) - expected) < 1e-4, "\(turn), ffprobe: \(r) radians")
+        }
+        #expect(try await sound.load(.preferredTransform).isIdentity)
+        for (track, rate, index) in [(video, videoRate, "v:0"), (sound, try await sound.load(.estimatedDataRate), "a:0")] {
+            let ffprobe = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", index, "-show_entries", "stream=bit_rate",
+                                                            "-of", "default=nw=1:nk=1", rotated])
+            let expected = try #require(Double(ffprobe.split(whereSeparator: \.isNewline).first ?? ""))
+            #expect(abs(Double(rate) - expected) / expected < 0.01, "\(track.mediaType.rawValue): \(rate) against ffprobe's \(expected)")
+        }
+        // Not an MP4: no index to read, so no figure (AVFoundation's 0 for unknown) and the identity.
+        let wav = folder.appendingPathComponent("tone.wav").path
+        try TestMedia.writeWAV(wav, seconds: 1, sampleRate: 8_000, channels: 1)
+        let wavTrack = try #require(try await AVURLAsset(url: URL(fileURLWithPath: wav)).loadTracks(withMediaType: .audio).first)
+        #expect(try await wavTrack.load(.estimatedDataRate) == 0)
+    }
+
     @Test func deprecatedSynchronousProperties() throws {
         let asset = AVAsset(url: try movie(frames: 10))
         #expect(asset.tracks.count == 2 && asset.tracks(withMediaType: .audio).count == 1 && asset.isPlayable)

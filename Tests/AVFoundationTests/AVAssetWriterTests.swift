@@ -1,5 +1,6 @@
 import AVFoundation
 import GraphKitTesting
+import TestSupport
 import Testing
 
 /// AVAssetWriter, AVAssetWriterInput and the pixel-buffer adaptor against AVFoundation's
@@ -13,9 +14,11 @@ import Testing
     static let bgra: [String: Any] = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
 
     /// Writes `frames` frames through the adaptor; the writer, finished.
-    func writeFrames(_ url: URL, frames: Int, configure: (AVAssetWriter) -> Void = { _ in }) async throws -> AVAssetWriter {
+    func writeFrames(_ url: URL, frames: Int, transform: CGAffineTransform = .identity,
+                     configure: (AVAssetWriter) -> Void = { _ in }) async throws -> AVAssetWriter {
         let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
         let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        input.transform = transform
         let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: Self.bgra)
         #expect(writer.canAdd(input))
         writer.add(input)
@@ -48,6 +51,39 @@ import Testing
         let v = try #require(probe.stream("video"))
         #expect(v.codecName == "h264" && v.width == 320 && v.height == 240 && v.frameCount == 50)
         #expect(abs(probe.duration - 2.0) < 0.05, "\(probe.duration)")
+    }
+
+    /// An input's transform becomes its track's display matrix, as AVFoundation writes it (a
+    /// portrait recording from a landscape sensor: a quarter turn): ffprobe reads the rotation,
+    /// `preferredTransform` reads the transform back, and the frames are stored as appended.
+    /// Before, the file said nothing and showed the picture on its side.
+    @Test(arguments: [(CGAffineTransform(rotationAngle: .pi / 2), -90), (CGAffineTransform(rotationAngle: .pi), -180),
+                      (CGAffineTransform(rotationAngle: -.pi / 2), 90)])
+    func theInputsTransformIsTheTracksDisplayMatrix(_ transform: CGAffineTransform, ffprobeRotation: Int) async throws {
+        let url = folder.appendingPathComponent("turned.mp4")
+        let writer = try await writeFrames(url, frames: 10, transform: transform)
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let geometry = try RotatedVideo.geometry(url.path)
+        #expect(geometry == (320, 240, ffprobeRotation), "\(geometry)")
+        let track = try #require(try await AVURLAsset(url: url).loadTracks(withMediaType: .video).first)
+        let read = try await track.load(.preferredTransform)
+        for (got, set) in [(read.a, transform.a), (read.b, transform.b), (read.c, transform.c), (read.d, transform.d), (read.tx, 0), (read.ty, 0)] {
+            #expect(abs(got - set) < 1e-4, "read \(read), set \(transform)")
+        }
+    }
+
+    /// A transform no file can hold fails `startWriting()`, naming it; nothing is written.
+    @Test func aTransformNoFileHoldsFailsStartWriting() throws {
+        let url = folder.appendingPathComponent("nan.mp4")
+        let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
+        let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        input.transform = CGAffineTransform(a: .nan, b: 0, c: 0, d: 1, tx: 0, ty: 0)
+        writer.add(input)
+        #expect(!writer.startWriting())
+        #expect(writer.status == .failed)
+        let message = (writer.error as? NSError)?.localizedDescription ?? "\(String(describing: writer.error))"
+        #expect(message.contains("transform") && message.contains("display matrix"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
     /// "Writing fails if a file already exists at the output URL" (Apple's documentation).

@@ -88,6 +88,25 @@ import GraphKitTesting
         }
     }
 
+    /// A display matrix is stored as given (16.16 fixed point, so to 1/65536) and read back;
+    /// its text form is sink.mp4's `videoTransform`, which takes six numbers and nothing else.
+    @Test func aDisplayMatrixIsStoredAsGiven() throws {
+        var tkhd = MP4Box(type: "tkhd", body: [UInt8](repeating: 0, count: 84))
+        tkhd.body.setU32(76, 160 << 16)
+        let turn = DisplayMatrix(a: 0, b: 1, c: -1, d: 0, tx: 120, ty: 0), odd = DisplayMatrix(a: 0.5, b: -0.25, c: 1.75, d: 2, tx: -3.5, ty: 7)
+        for m in [turn, odd, .identity] {
+            var track = MP4Track(box: MP4Box(type: "trak", children: [tkhd]))
+            track.setDisplayMatrix(m)
+            #expect(track.displayMatrix == m)
+            #expect(track.matrix?[8] == 1 << 30)  // w: 1.0 in 2.30
+            #expect(DisplayMatrix(text: m.description) == m)
+        }
+        #expect(DisplayMatrix(text: "0, 1, -1, 0, 120, 0") == turn)
+        for bad in ["0 1 -1 0", "0 1 -1 0 0 0 0", "a b c d e f", ""] { #expect(DisplayMatrix(text: bad) == nil, "\(bad)") }
+        #expect(!DisplayMatrix(a: 40_000, b: 0, c: 0, d: 1, tx: 0, ty: 0).isStorable)
+        #expect(!DisplayMatrix(a: .infinity, b: 0, c: 0, d: 1, tx: 0, ty: 0).isStorable)
+    }
+
     /// The index of a damaged file (a flipped entry count, a size, a version) is read without a
     /// crash, an overflow or a loop through billions of entries: decode reads every MP4's index
     /// this way before the demuxer does. A flipped elst count once looped for minutes.
@@ -112,7 +131,7 @@ import GraphKitTesting
             #expect(copy.count == damaged.count)
             guard var movie = try? MP4Movie(parsing: damaged[...]) else { continue }
             for (i, track) in movie.tracks(handler: "vide") + movie.tracks(handler: "soun") {
-                _ = (track.orientation, track.edits, track.sampleTableDuration, track.sampleEntry)
+                _ = (track.orientation, track.edits, track.sampleTableDuration, track.sampleEntry, track.displayMatrix, track.sampleBytes)
                 var edited = track
                 edited.setOrientation(.rotate90)
                 movie.moov.children[i] = edited.box

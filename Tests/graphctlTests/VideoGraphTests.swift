@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 @testable import Nodes
 
 /// graphs/record.json and friends, end to end. Frame counts use live: false, which is
@@ -32,11 +33,11 @@ import GraphKitTesting
     func aRotatedVideoKeepsItsOrientation(_ degrees: Int) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let rotated = try Self.rotatedInput(degrees, in: folder)
+        let rotated = try RotatedVideo.make(degrees, in: folder)
         let out = folder.appendingPathComponent("out.mp4").path
         let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(rotated)", "--set", "file.path=\(out)")
         #expect(r.status == 0, "\(r.stderr)")
-        let input = try Self.videoGeometry(rotated), output = try Self.videoGeometry(out)
+        let input = try RotatedVideo.geometry(rotated), output = try RotatedVideo.geometry(out)
         #expect(input.rotation != 0)
         #expect(output.width == 160 && output.height == 120)
         #expect(output.rotation == input.rotation, "input \(input), output \(output)")
@@ -63,8 +64,32 @@ import GraphKitTesting
             """#.write(toFile: graph, atomically: true, encoding: .utf8)
         let cropped = try Graphctl.run("run", graph)
         #expect(cropped.status == 0, "\(cropped.stderr)")
-        let geometry = try Self.videoGeometry(out)
+        let geometry = try RotatedVideo.geometry(out)
         #expect(geometry.width == 160 && geometry.height == 96)
+    }
+
+    /// sink.mp4's `videoTransform` is the video track's display matrix as given (what
+    /// AVAssetWriterInput.transform writes): over the input's own rotation, which it replaces.
+    /// What a file cannot hold, or a matrix with no video to hold it, is refused before the run.
+    @Test func videoTransformIsTheTracksDisplayMatrix() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rotated = try RotatedVideo.make(90, in: folder)
+        let out = folder.appendingPathComponent("out.mp4").path
+        let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(rotated)", "--set", "file.path=\(out)",
+                                 "--set", "file.videoTransform=-1 0 0 -1 160 120")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try RotatedVideo.geometry(out) == (160, 120, -180))  // ffprobe: counter-clockwise
+        for (value, complaint) in [("0 1 -1 0", "six numbers"), ("1e9 0 0 1 0 0", "each within ±32768")] {
+            let bad = try Graphctl.run("validate", Graphctl.graph("transcode-video.json"), "--set", "file.videoTransform=\(value)")
+            #expect(bad.status == 65, "\(bad.stderr)")
+            #expect(bad.stderr.contains("videoTransform") && bad.stderr.contains(complaint), "\(bad.stderr)")
+        }
+        let sound = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(rotated)",
+                                     "--set", "file.path=\(folder.path)/a.m4a", "--set", "file.videoTransform=0 1 -1 0 0 0")
+        #expect(sound.status == 65, "\(sound.stderr)")
+        #expect(sound.stderr.contains("nodes.file.params.videoTransform") && sound.stderr.contains("video input is not connected"), "\(sound.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(folder.path)/a.m4a"))
     }
 
     /// A mirrored display matrix (a selfie camera's), which GStreamer's demuxer does not read:
@@ -73,7 +98,7 @@ import GraphKitTesting
     func aMirroredVideoKeepsItsOrientation(_ orientation: DisplayOrientation) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let input = try Self.rotatedInput(0, in: folder)
+        let input = try RotatedVideo.make(0, in: folder)
         try Self.setOrientation(orientation, of: input)
         #expect(try Self.orientation(of: input) == orientation)
         let out = folder.appendingPathComponent("out.mp4").path
@@ -86,7 +111,7 @@ import GraphKitTesting
                                  "--set", "dec.autorotate=true", "--set", "file.path=\(turned)")
         #expect(t.status == 0, "\(t.stderr)")
         #expect(try Self.orientation(of: turned) == .rotate0)
-        let geometry = try Self.videoGeometry(turned)
+        let geometry = try RotatedVideo.geometry(turned)
         #expect(orientation.degrees % 180 == 0 ? geometry.width == 160 : geometry.width == 120, "\(geometry)")
     }
 
@@ -115,35 +140,6 @@ import GraphKitTesting
         try handle.close()
     }
 
-    /// ffmpeg's `-metadata:s:v rotate=N` on a 160x120 H.264 file with sound.
-    static func rotatedInput(_ degrees: Int, in folder: URL) throws -> String {
-        let plain = folder.appendingPathComponent("plain.mp4").path, rotated = folder.appendingPathComponent("rotated\(degrees).mp4").path
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30:duration=1",
-                                             "-f", "lavfi", "-i", "sine=duration=1", "-c:v", "libx264", "-qp", "0", "-c:a", "aac", plain])
-        // FFmpeg 6.1+ (Debian 13's 7.1) ignores the `rotate` tag and takes the input option
-        // -display_rotation (counter-clockwise) instead; FFmpeg 5.1 (Debian 12) has no such option.
-        // Each writes the same display matrix for the same number (ffprobe reads the same
-        // rotation from both), so the figures below hold on both platforms.
-        let rotation = Self.ffmpegHasDisplayRotation
-            ? ["-display_rotation:v:0", "\(degrees)", "-i", plain, "-c", "copy"]
-            : ["-i", plain, "-c", "copy", "-metadata:s:v:0", "rotate=\(degrees)"]
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y"] + rotation + [rotated])
-        return rotated
-    }
-
-    /// Whether the installed ffmpeg sets a display rotation with `-display_rotation` (FFmpeg 6.1
-    /// and later), asked of ffmpeg itself rather than read from its version.
-    static let ffmpegHasDisplayRotation: Bool = {
-        (try? TestMedia.runTool("ffmpeg", ["-hide_banner", "-h", "long"]))?.contains("-display_rotation") ?? false
-    }()
-
-    /// The stored size and the display rotation ffprobe reads from the first video track.
-    static func videoGeometry(_ path: String) throws -> (width: Int, height: Int, rotation: Int) {
-        let csv = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                    "stream=width,height:stream_side_data=rotation", "-of", "csv=p=0", path])
-        let fields = csv.split(whereSeparator: { $0 == "," || $0.isNewline }).compactMap { Int($0) }
-        return (fields.first ?? 0, fields.dropFirst().first ?? 0, fields.dropFirst(2).first ?? 0)
-    }
 
     /// With decode's autorotate, the picture is turned as ffmpeg turns it (120x160, the same
     /// picture as ffmpeg's own rotated decode of the input) and the output says no rotation,
@@ -151,7 +147,7 @@ import GraphKitTesting
     @Test func autorotateTurnsTheFramesAsFFmpegDoes() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let rotated = try Self.rotatedInput(90, in: folder)
+        let rotated = try RotatedVideo.make(90, in: folder)
         let out = folder.appendingPathComponent("out.mp4").path
         // At a bit rate that keeps the first frame close to its source (the automatic one, 77 kb/s
         // here, leaves x264's average-rate control a coarse first frame): the picture's
@@ -159,7 +155,7 @@ import GraphKitTesting
         let r = try Graphctl.run("run", Graphctl.graph("transcode-video.json"), "--set", "src.path=\(rotated)",
                                  "--set", "dec.autorotate=true", "--set", "h264.bitrate=1000000", "--set", "file.path=\(out)")
         #expect(r.status == 0, "\(r.stderr)")
-        let geometry = try Self.videoGeometry(out)
+        let geometry = try RotatedVideo.geometry(out)
         #expect(geometry.width == 120 && geometry.height == 160 && geometry.rotation == 0, "\(geometry)")
         // The first frame's luma, from ffmpeg's autorotated input and from our output.
         func firstFrame(_ path: String) throws -> [UInt8] {

@@ -35,7 +35,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
             PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio track"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video track"),
         ],
-        parameters: [path, container, faststart, fragmentInterval],
+        parameters: [path, container, faststart, fragmentInterval, videoTransform],
         requiresAnInput: true,
         example: #"{ "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }"#
     )
@@ -48,9 +48,14 @@ public final class MP4SinkNode: ElementNode, Sendable {
     public static let fragmentInterval = Parameter<Double>("fragmentInterval", 0...3600, default: 0,
                                                     help: "seconds per fragment; 0 writes one unfragmented file")
 
+    public static let videoTransform = OptionalParameter<String>(
+        "videoTransform", format: .pattern(#"^\s*[-+0-9.eE]+([ ,]+[-+0-9.eE]+){5}\s*$"#, "six numbers \"a b c d tx ty\", such as \"0 1 -1 0 0 0\""),
+        help: "the video track's display matrix (AVAssetWriterInput.transform), \"a b c d tx ty\": \"0 1 -1 0 0 0\" shows it turned 90° clockwise; without it, the video's orientation tag, if any")
+
     let context: NodeContext
     let path: String
     let fragmentInterval: Double
+    let videoMatrix: DisplayMatrix?
     let file: OutputFile
     /// Set while the graph is built, then read and written from the run's threads.
     private struct State {
@@ -66,6 +71,16 @@ public final class MP4SinkNode: ElementNode, Sendable {
         self.context = context
         path = try context.parameters.value(Self.path)
         fragmentInterval = context.parameters[Self.fragmentInterval]
+        if let text = context.parameters[Self.videoTransform] {
+            guard let m = DisplayMatrix(text: text), m.isStorable else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "videoTransform"),
+                                 "\"\(text)\" is not a display matrix a file holds: write six numbers \"a b c d tx ty\", each within ±32768",
+                                 node: context.id)
+            }
+            videoMatrix = m
+        } else {
+            videoMatrix = nil
+        }
         file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
     }
 
@@ -89,6 +104,13 @@ public final class MP4SinkNode: ElementNode, Sendable {
             } else {
                 state.withLock { $0.indexEdits.majorBrand = "M4A " }
             }
+        }
+        if let videoMatrix {
+            guard context.connectedInputs.contains("video") else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "videoTransform"),
+                                 "a display matrix is for a video track, and the video input is not connected", node: context.id)
+            }
+            state.withLock { $0.indexEdits.videoMatrix = videoMatrix }
         }
         let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
         if writesInPlace {
