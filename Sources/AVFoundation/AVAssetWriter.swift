@@ -161,12 +161,21 @@ open class AVAssetWriter: @unchecked Sendable {
         writer.startSession(atSourceTime: t)
     }
 
-    /// The session's end: samples appended from now on at or after `endTime` are left out.
-    /// (Samples appended before this call are written whole, a difference from AVFoundation,
-    /// which trims the track at `endTime`: call it before the last appends, or give the end of
-    /// the last sample.)
+    /// The session's end: the file plays to `endTime` (every track's edit list stops there, as
+    /// AVFoundation's does), and samples appended from now on at or after it are left out.
+    /// Before `startSession`, or with an end not after the session's start, the writer fails
+    /// (AVFoundation raises an exception).
     public func endSession(atSourceTime endTime: CMTime) {
-        state.withLock { $0.sessionEnd = endTime.mediaTime }
+        guard let end = endTime.mediaTime else {
+            fail(avError(.operationNotAllowed, "endSession(atSourceTime:) needs a numeric time, not \(endTime)"))
+            return
+        }
+        do {
+            try writer.endSession(atSourceTime: end)
+            state.withLock { $0.sessionEnd = end }
+        } catch {
+            fail(error)
+        }
     }
 
     /// Finishes every input, completes the file, then calls `handler` (on another thread).

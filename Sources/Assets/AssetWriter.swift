@@ -57,6 +57,8 @@ public final class AssetWriter: Sendable {
         var run: GraphRun?
         var optimizeForNetworkUse = false
         var fragmentInterval: MediaTime?
+        /// endSession(atSourceTime:)'s time, in the samples' clock.
+        var sessionEnd: MediaTime?
 
         /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
         mutating func refresh() {
@@ -308,14 +310,36 @@ public final class AssetWriter: Sendable {
         for input in inputs { input.sessionDidStart() }
     }
 
+    /// Where the file's presentation ends, in the samples' clock, as
+    /// `AVAssetWriter.endSession(atSourceTime:)`: the file plays from the session's start to
+    /// `endTime`. Samples appended that reach past it stay in the file, and every track's edit
+    /// list stops at `endTime`, so players and decoders that honour edit lists (AVFoundation,
+    /// ffmpeg, GraphKit's decode) stop there. Call it before ``finishWriting()``; optional, as
+    /// in AVFoundation (without it the file ends with its last sample). A fragmented file
+    /// (``movieFragmentInterval``), written as it goes, is not cut. Throws `usage` before
+    /// ``startSession(atSourceTime:)``, or for an end that is not a time after the session's start.
+    public func endSession(atSourceTime endTime: MediaTime) throws(GraphError) {
+        try locked.withLock { l throws(GraphError) in
+            guard let start = l.state.session else {
+                throw GraphError(.usage, at: "AssetWriter", "endSession(atSourceTime:) comes after startSession(atSourceTime:)")
+            }
+            guard endTime.isFinite, endTime > start else {
+                throw GraphError(.usage, at: "AssetWriter", "endSession(atSourceTime: \(endTime)) must be a time after the session's start, \(start)")
+            }
+            l.sessionEnd = endTime
+        }
+    }
+
     /// Finishes every input that is not finished yet, waits for the file to be complete, and
     /// throws if writing failed. The file is under ``outputPath`` once this returns.
     public func finishWriting() async throws(GraphError) {
-        let (run, inputs) = try locked.withLock { l throws(GraphError) in
+        let (run, inputs, end) = try locked.withLock { l throws(GraphError) in
             l.refresh()
             try l.state.finishWriting()
-            return (l.run, l.inputs)
+            let end = l.sessionEnd.flatMap { end in l.state.session.map { end - $0 } }
+            return (l.run, l.inputs, end)
         }
+        if let end { (run?.node("file") as? MP4SinkNode)?.endPresentation(at: end) }
         for input in inputs { input.finishForWriter() }
         let report = await run?.report()
         let error = locked.withLock { l in

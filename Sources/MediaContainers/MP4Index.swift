@@ -19,12 +19,17 @@ package enum MP4Index {
         /// A video track's display matrix as given (`AVAssetWriterInput.transform`, sink.mp4's
         /// `videoTransform`): it takes the place of ``orientation``.
         package var videoMatrix: DisplayMatrix?
+        /// Where the presentation ends, `ticks` of `timescale` a second from the file's start
+        /// (`AVAssetWriter.endSession(atSourceTime:)`): every track's edit list stops there, so
+        /// samples appended past it are in the file and not played.
+        package var presentationEnd: (ticks: UInt64, timescale: UInt64)?
         /// The file type's major brand to state ("M4A " for an audio file, as iTunes and
         /// AVFoundation write it), when the muxer's is not it.
         package var majorBrand: String?
         /// Whether the index (moov) changes: an edit list or a display matrix to write.
         package var changesIndex: Bool {
             audioDelay != nil || (orientation != nil && orientation != .rotate0) || (videoMatrix != nil && videoMatrix != .identity)
+                || presentationEnd != nil
         }
         package var isEmpty: Bool { !changesIndex && majorBrand == nil }
         package init(audioDelay: EncoderDelay? = nil, orientation: DisplayOrientation? = nil, majorBrand: String? = nil) {
@@ -75,6 +80,7 @@ package enum MP4Index {
                     movie.setTrack(t, turned)
                 }
             }
+            if let end = edits.presentationEnd { self.end(movie: &movie, at: end) }
             editor.replace(at: found.index, with: movie.moov)
         }
         try editor.commit()
@@ -95,6 +101,31 @@ package enum MP4Index {
         edits.append(MP4Track.Edit(duration: UInt64(delay.samples), mediaTime: priming))
         edited.setEdits(edits)
         movie.setTrack(i, edited)
+        movie.updateDuration()
+    }
+
+    /// Ends every track's presentation at `end`: its edits are cut there (a track with none gets
+    /// one, from its media's start), so a player and a decoder that honours edit lists stop at
+    /// `end`; a track that ends sooner is left as it is. The movie's duration follows.
+    package static func end(movie: inout MP4Movie, at end: (ticks: UInt64, timescale: UInt64)) {
+        let scale = UInt64(max(0, movie.timescale))
+        guard scale > 0, end.timescale > 0 else { return }
+        let (product, overflow) = end.ticks.multipliedReportingOverflow(by: scale)
+        guard !overflow else { return }
+        let endTicks = (product + end.timescale / 2) / end.timescale
+        for i in movie.trackIndices {
+            var track = movie.track(i)
+            let edits = track.edits ?? [MP4Track.Edit(duration: track.duration, mediaTime: 0)]
+            guard edits.reduce(UInt64(0), { $0 &+ $1.duration }) > endTicks else { continue }
+            var remaining = endTicks, cut: [MP4Track.Edit] = []
+            for e in edits where remaining > 0 {
+                let d = min(e.duration, remaining)
+                cut.append(MP4Track.Edit(duration: d, mediaTime: e.mediaTime, rate: e.rate))
+                remaining -= d
+            }
+            track.setEdits(cut)
+            movie.setTrack(i, track)
+        }
         movie.updateDuration()
     }
 

@@ -156,6 +156,56 @@ import Testing
         #expect(abs(probe.duration - 1.5) < 0.0002, "duration \(probe.duration)")  // 12,000 samples, gapless
     }
 
+    /// endSession(atSourceTime:) after the last append, as AVFoundation code calls it: 2 s of
+    /// video and sound appended, the session ended at 1.2 s. Every track's edit list stops
+    /// there, so the file lasts 1.2 s, ffmpeg shows 30 of the 50 frames, and a reader gives
+    /// exactly 1.2 s of sound (9,600 samples at 8 kHz) from the gapless AAC track. Before, the
+    /// file kept all 2 s: endSession only left out what was appended after it.
+    @Test func endSessionEndsEveryTrackThere() async throws {
+        let out = path("ended.mp4")
+        let (writer, video, adaptor, audio) = try writingAV(to: out)
+        let pcm = TestMedia.sine(sampleRate: 8_000, seconds: 2, framesPerBuffer: 400)
+        var a = 0
+        for n in 0..<50 {
+            var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
+            Self.draw(n, into: &frame)
+            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 25))
+            while a < pcm.count, pcm[a].presentationTime! <= MediaTime(value: Int64(n + 1), timescale: 25) {
+                try await audio.append(pcm[a])
+                a += 1
+            }
+        }
+        while a < pcm.count { try await audio.append(pcm[a]); a += 1 }
+        video.markAsFinished()
+        audio.markAsFinished()
+        try writer.endSession(atSourceTime: MediaTime(value: 6, timescale: 5))
+        try await writer.finishWriting()
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(abs(probe.duration - 1.2) < 0.001, "\(probe.duration)")
+        #expect(probe.stream("video")?.frameCount == 30)
+        let asset = try Asset(path: out)
+        let reader = try AssetReader(asset: asset)
+        let output = AssetReaderTrackOutput(track: try asset.track(withMediaType: .audio), outputSettings: .linearPCM(sampleFormat: .s16le))
+        try reader.add(output)
+        try reader.startReading()
+        var samples = 0
+        for try await b in output.samples { samples += b.frameCount }
+        #expect(samples == 9_600)
+    }
+
+    /// endSession before the session starts, or at or before its start, says what to do.
+    @Test func endSessionOutOfPlaceSaysSo() throws {
+        let writer = try AssetWriter(outputPath: path("early.mp4"), fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+        try writer.add(video)
+        try writer.startWriting()
+        expectUsageSync("after startSession") { try writer.endSession(atSourceTime: MediaTime(value: 1, timescale: 1)) }
+        writer.startSession(atSourceTime: MediaTime(value: 2, timescale: 1))
+        expectUsageSync("after the session's start") { try writer.endSession(atSourceTime: MediaTime(value: 2, timescale: 1)) }
+        expectUsageSync("after the session's start") { try writer.endSession(atSourceTime: .positiveInfinity) }
+        writer.cancelWriting()
+    }
+
     // MARK: Mistakes say what to do
 
     @Test func callsInTheWrongStateThrowSayingWhatToDo() async throws {

@@ -158,6 +158,14 @@ public final class MP4SinkNode: ElementNode, Sendable {
         state.withLock { $0.status = .writing }
     }
 
+    /// Ends the file's presentation at `end` from its start (`AVAssetWriter.endSession`): each
+    /// track's edit list stops there. Call it before the run finishes. A fragmented file,
+    /// written as it goes, is not cut.
+    public func endPresentation(at end: MediaTime) {
+        guard end.isFinite, end.value >= 0, end.timescale > 0 else { return }
+        state.withLock { $0.indexEdits.presentationEnd = (UInt64(end.value), UInt64(end.timescale)) }
+    }
+
     public func finish(_ outcome: RunStatus) throws(GraphError) {
         let wasWriting = state.withLock { $0.status == .writing }
         guard wasWriting else { return }
