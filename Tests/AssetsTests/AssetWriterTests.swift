@@ -117,19 +117,7 @@ import Testing
         try writer.add(audio)
         try writer.startWriting()
         writer.startSession(atSourceTime: .zero)
-        let pcm = TestMedia.sine(sampleRate: 48_000, channels: 2, seconds: 2)
-        var a = 0
-        for n in 0..<60 {
-            var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
-            Self.draw(n, into: &frame)
-            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
-            // Audio up to this frame's time, as a capture session delivers both.
-            while a < pcm.count, pcm[a].presentationTime! <= MediaTime(value: Int64(n + 1), timescale: 30) {
-                try await audio.append(pcm[a])
-                a += 1
-            }
-        }
-        while a < pcm.count { try await audio.append(pcm[a]); a += 1 }
+        try await appendInterleaved(frames: 60, fps: 30, TestMedia.sine(sampleRate: 48_000, channels: 2, seconds: 2), adaptor, audio)
         try await writer.finishWriting()  // finishes both inputs itself
         let probe = try MediaProbe(out, countFrames: true)
         #expect(probe.stream("video")?.frameCount == 60)
@@ -138,6 +126,23 @@ import Testing
         #expect(probe.stream("audio")?.channels == 1)
         #expect(abs(probe.duration - 2) < 0.1)
         #expect(probe.topLevelBoxes.firstIndex(of: "moov")! < probe.topLevelBoxes.firstIndex(of: "mdat")!)
+    }
+
+    /// `frames` drawn frames at `fps` and the sound `pcm`, each buffer appended once the frame
+    /// it reaches has gone, as a capture session delivers both.
+    func appendInterleaved(frames: Int, fps: Int32, _ pcm: [SampleBuffer], _ adaptor: AssetWriterInputPixelBufferAdaptor,
+                           _ audio: AssetWriterInput) async throws {
+        var a = 0
+        for n in 0..<frames {
+            var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
+            Self.draw(n, into: &frame)
+            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: fps))
+            while a < pcm.count, pcm[a].presentationTime! <= MediaTime(value: Int64(n + 1), timescale: fps) {
+                try await audio.append(pcm[a])
+                a += 1
+            }
+        }
+        while a < pcm.count { try await audio.append(pcm[a]); a += 1 }
     }
 
     /// startSession(atSourceTime:) is the file's zero: frames before it are left out, and audio
@@ -164,18 +169,7 @@ import Testing
     @Test func endSessionEndsEveryTrackThere() async throws {
         let out = path("ended.mp4")
         let (writer, video, adaptor, audio) = try writingAV(to: out)
-        let pcm = TestMedia.sine(sampleRate: 8_000, seconds: 2, framesPerBuffer: 400)
-        var a = 0
-        for n in 0..<50 {
-            var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
-            Self.draw(n, into: &frame)
-            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 25))
-            while a < pcm.count, pcm[a].presentationTime! <= MediaTime(value: Int64(n + 1), timescale: 25) {
-                try await audio.append(pcm[a])
-                a += 1
-            }
-        }
-        while a < pcm.count { try await audio.append(pcm[a]); a += 1 }
+        try await appendInterleaved(frames: 50, fps: 25, TestMedia.sine(sampleRate: 8_000, seconds: 2, framesPerBuffer: 400), adaptor, audio)
         video.markAsFinished()
         audio.markAsFinished()
         try writer.endSession(atSourceTime: MediaTime(value: 6, timescale: 5))
