@@ -181,9 +181,15 @@ public final class AssetWriter: Sendable {
     }
 
     private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool, fragmentInterval: MediaTime?) throws(GraphError) -> Graph {
-        for input in inputs where input.mediaType == .video && !input.transform.isStorable {
-            throw GraphError(.usage, at: "\(input.name).transform",
-                             "\(input.transform) cannot be a file's display matrix: each value must be a finite number within ±32768")
+        for input in inputs where input.mediaType == .video && input.transform != .identity {
+            guard input.transform.isStorable else {
+                throw GraphError(.usage, at: "\(input.name).transform",
+                                 "\(input.transform) cannot be a file's display matrix: each value must be a finite number within ±32768")
+            }
+            guard fragmentInterval == nil else {
+                throw GraphError(.usage, at: "\(input.name).transform",
+                                 "a fragmented file (movieFragmentInterval) is written as it goes, and GraphKit writes the display matrix once the file is finished: leave out one of the two")
+            }
         }
         var b = GraphBuilder(name: "AssetWriter", description: "writes \(outputPath)")
         let container: MP4SinkNode.Container = switch fileType {

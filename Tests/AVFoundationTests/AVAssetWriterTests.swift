@@ -72,7 +72,8 @@ import Testing
         }
     }
 
-    /// A transform no file can hold fails `startWriting()`, naming it; nothing is written.
+    /// A transform no file can hold fails `startWriting()`, naming it, and so does one on a
+    /// fragmented file (a difference from AVFoundation); nothing is written.
     @Test func aTransformNoFileHoldsFailsStartWriting() throws {
         let url = folder.appendingPathComponent("nan.mp4")
         let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
@@ -83,6 +84,15 @@ import Testing
         #expect(writer.status == .failed)
         let message = (writer.error as? NSError)?.localizedDescription ?? "\(String(describing: writer.error))"
         #expect(message.contains("transform") && message.contains("display matrix"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        // A fragmented file is written as it goes; GraphKit writes the matrix at the end.
+        let fragmented = try AVAssetWriter(outputURL: url, fileType: .mp4)
+        let turned = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        turned.transform = CGAffineTransform(rotationAngle: .pi / 2)
+        fragmented.add(turned)
+        fragmented.movieFragmentInterval = CMTime(seconds: 1, preferredTimescale: 600)
+        #expect(!fragmented.startWriting())
+        #expect(((fragmented.error as? NSError)?.localizedDescription ?? "").contains("fragmented file"), "\(String(describing: fragmented.error))")
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 

@@ -85,6 +85,9 @@ import TestSupport
             #expect(bad.status == 65, "\(bad.stderr)")
             #expect(bad.stderr.contains("videoTransform") && bad.stderr.contains(complaint), "\(bad.stderr)")
         }
+        let fragmented = try Graphctl.run("validate", Graphctl.graph("transcode-video.json"), "--set", "file.videoTransform=0 1 -1 0 0 0",
+                                          "--set", "file.fragmentInterval=1")
+        #expect(fragmented.status == 65 && fragmented.stderr.contains("fragmented file"), "\(fragmented.stderr)")
         let sound = try Graphctl.run("run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(rotated)",
                                      "--set", "file.path=\(folder.path)/a.m4a", "--set", "file.videoTransform=0 1 -1 0 0 0")
         #expect(sound.status == 65, "\(sound.stderr)")

@@ -77,6 +77,11 @@ public final class MP4SinkNode: ElementNode, Sendable {
                                  "\"\(text)\" is not a display matrix a file holds: write six numbers \"a b c d tx ty\", each within ±32768",
                                  node: context.id)
             }
+            guard fragmentInterval == 0 else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "videoTransform"),
+                                 "a display matrix is written into the index once the file is finished, and a fragmented file (fragmentInterval) is written as it goes: leave out one of the two",
+                                 node: context.id)
+            }
             videoMatrix = m
         } else {
             videoMatrix = nil
