@@ -29,7 +29,10 @@ for kind in "${kinds[@]}"; do
       scratch=.build-asan
       # Full unwinding: GLib and its neighbours have no frame pointers, and the suppressions
       # must see the frames below g_malloc.
-      export ASAN_OPTIONS="log_path=$PWD/$scratch/sanitizer-logs/asan:exitcode=0:detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=40"
+      # handle_segv=0: a segmentation fault stays a signal, as BatchTests' deliberately crashing
+      # worker needs (ASan would report it and exit with exitcode, 0, instead); the sanitizer's
+      # own checks are of shadow memory, not of SIGSEGV.
+      export ASAN_OPTIONS="log_path=$PWD/$scratch/sanitizer-logs/asan:exitcode=0:detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=40:handle_segv=0"
       export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers/lsan.supp:print_suppressions=0"
       ;;
     thread)

@@ -1,5 +1,6 @@
 import Foundation
 import GraphKit
+import TestSupport
 import Testing
 
 /// 1,000 small graphs through the library in one process (transcodes, waveforms, an app source,
@@ -27,7 +28,7 @@ import Testing
     /// by the address sanitizer's run).
     /// The same under AddressSanitizer, which keeps freed memory in a quarantine of up to 256 MB
     /// before reusing it (graphkit-soak's RSS grew by 275 MB over 1,000 runs there).
-    static let underSanitizer = dlsym(nil, "__tsan_init") != nil || dlsym(nil, "__asan_init") != nil
+    static var underSanitizer: Bool { Sanitizer.isRunning }
 
     @Test(.timeLimit(.minutes(15)))
     func aThousandRunsLeaveNothingBehind() throws {

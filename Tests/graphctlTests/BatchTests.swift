@@ -161,7 +161,11 @@ import GraphKitTesting
         var arguments = Self.batch(slow, ["--quiet", "--jobs", "1"])
         arguments[1] = graph.path
         let running = try Graphctl.start(arguments)
-        Thread.sleep(forTimeInterval: 0.5)
+        // Once the first input's output exists the batch has read its graph, whatever the
+        // machine's speed (half a second was not enough under the address sanitizer); five
+        // inputs of two seconds each are still to run.
+        let first = slow.appendingPathComponent("out/a000.json").path
+        while !FileManager.default.fileExists(atPath: first), running.process.isRunning { Thread.sleep(forTimeInterval: 0.01) }
         try text.write(to: graph, atomically: true, encoding: .utf8)  // 16 bits from now on
         let r = running.wait()
         #expect(r.status == 0, "\(r.stderr)")
