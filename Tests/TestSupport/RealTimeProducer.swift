@@ -27,7 +27,7 @@ public enum RealTimeProducer {
 
     public static func run(ticks: Int, paced: Bool, _ streams: [Stream]) throws -> Counts {
         var counts = Counts(appended: streams.map { _ in 0 }, turnedAway: streams.map { _ in 0 }, hasGap: streams.map { _ in false })
-        var turnedAwaySinceAppended = streams.map { _ in false }, appendedAny = streams.map { _ in false }
+        var lastAppended = streams.map { _ -> Int? in nil }  // the tick of each stream's last append
         let start = ContinuousClock.now
         for n in 0..<ticks {
             if paced {
@@ -37,12 +37,10 @@ public enum RealTimeProducer {
             for (i, stream) in streams.enumerated() {
                 if stream.isReady() {
                     counts.appended[i] += try stream.append(n)
-                    if appendedAny[i] && turnedAwaySinceAppended[i] { counts.hasGap[i] = true }
-                    appendedAny[i] = true
-                    turnedAwaySinceAppended[i] = false
+                    if let last = lastAppended[i], n - last > 1 { counts.hasGap[i] = true }
+                    lastAppended[i] = n
                 } else {
                     counts.turnedAway[i] += 1
-                    turnedAwaySinceAppended[i] = true
                 }
             }
         }

@@ -93,6 +93,8 @@ import TestSupport
         #expect(sound.status == 65, "\(sound.stderr)")
         #expect(sound.stderr.contains("nodes.file.params.videoTransform") && sound.stderr.contains("video input is not connected"), "\(sound.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "\(folder.path)/a.m4a"))
+        let validated = try Graphctl.run("validate", Graphctl.graph("transcode-audio.json"), "--set", "file.videoTransform=0 1 -1 0 0 0")
+        #expect(validated.status == 65 && validated.stderr.contains("video input is not connected"), "validate refuses what run would: \(validated.stderr)")
     }
 
     /// A mirrored display matrix (a selfie camera's), which GStreamer's demuxer does not read:

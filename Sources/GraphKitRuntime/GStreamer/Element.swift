@@ -111,8 +111,7 @@ public final class Element: Sendable {
         let id = gk_pad_add_transform(p, { ctx, buffer in
             let h = Unmanaged<BufferHandler>.fromOpaque(ctx!).takeUnretainedValue()
             let pts = buffer!.pointee.pts
-            h.handler(h.count.load(ordering: .relaxed), pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
-            h.count.add(1, ordering: .relaxed)
+            h.handler(h.count.add(1, ordering: .relaxed).oldValue, pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts)))
             return buffer
         }, nil, box, { ctx in Unmanaged<BufferHandler>.fromOpaque(ctx!).release() })
         callbacks.adopt(probe: id, on: p)

@@ -55,7 +55,6 @@ public final class MP4SinkNode: ElementNode, Sendable {
     let context: NodeContext
     let path: String
     let fragmentInterval: Double
-    let videoMatrix: DisplayMatrix?
     let file: OutputFile
     /// Set while the graph is built, then read and written from the run's threads.
     private struct State {
@@ -82,9 +81,11 @@ public final class MP4SinkNode: ElementNode, Sendable {
                                  "a display matrix is written into the index once the file is finished, and a fragmented file (fragmentInterval) is written as it goes: leave out one of the two",
                                  node: context.id)
             }
-            videoMatrix = m
-        } else {
-            videoMatrix = nil
+            guard context.connectedInputs.contains("video") else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "videoTransform"),
+                                 "a display matrix is for a video track, and the video input is not connected", node: context.id)
+            }
+            state.withLock { $0.indexEdits.videoMatrix = m }
         }
         file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
     }
@@ -109,13 +110,6 @@ public final class MP4SinkNode: ElementNode, Sendable {
             } else {
                 state.withLock { $0.indexEdits.majorBrand = "M4A " }
             }
-        }
-        if let videoMatrix {
-            guard context.connectedInputs.contains("video") else {
-                throw GraphError(.invalidGraph, at: context.location(parameter: "videoTransform"),
-                                 "a display matrix is for a video track, and the video input is not connected", node: context.id)
-            }
-            state.withLock { $0.indexEdits.videoMatrix = videoMatrix }
         }
         let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
         if writesInPlace {
