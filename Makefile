@@ -34,7 +34,7 @@ GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURD
 
 DOC_TARGETS := CoreVideo CoreMedia AVFoundation
 
-.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
+.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-avfoundation-package test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -69,7 +69,7 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 	$(call replan,Tests/Fixtures/plugins)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
 
-test: test-build test-elements test-plugin-example
+test: test-build test-elements test-plugin-example test-avfoundation-package
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 # The example plugin's own tests: NodeHarness from the GraphKitTesting product (Packages/), as a
@@ -78,6 +78,14 @@ test-plugin-example: plugin-example
 	$(call replan,Packages/GraphKitTesting)
 	$(SWIFT) build --build-tests --package-path examples/plugin-echo
 	$(SWIFT) test --skip-build --package-path examples/plugin-echo
+
+# Apple's modules as a client gets them: Packages/AVFoundationCompat builds AVFoundation,
+# CoreMedia and CoreVideo against the shared library (they are not in it: they bring full
+# Foundation), and its test writes and reads a movie through them with one engine in the process.
+test-avfoundation-package: deps
+	$(call replan,Packages/AVFoundationCompat)
+	$(SWIFT) build --build-tests --package-path Packages/AVFoundationCompat
+	$(SWIFT) test --skip-build --package-path Packages/AVFoundationCompat
 
 # The whole suite on Debian 13 (trixie: GStreamer 1.26, FFmpeg 7.1), in a root made with
 # debootstrap from the host's Debian archive and kept in /var/cache/graphkit/debian13-root, with
@@ -181,4 +189,4 @@ docs:
 
 clean:
 	rm -rf .build .build-asan .build-tsan $(TOOLS)/.build $(TOOLS)/.build-asan $(TOOLS)/.build-tsan \
-	  examples/plugin-echo/.build Packages/GraphKitTesting/.build Tests/Fixtures/plugins/.build out
+	  examples/plugin-echo/.build Packages/GraphKitTesting/.build Packages/AVFoundationCompat/.build Tests/Fixtures/plugins/.build out

@@ -10,8 +10,7 @@ let package = Package(
         // link these targets statically: they load no plugins. Test helpers are not in it:
         // GraphKitTesting is a product of its own package (Packages/GraphKitTesting).
         .library(name: "GraphKit", type: .dynamic,
-                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets",
-                           "CoreVideo", "CoreMedia", "AVFoundation"]),
+                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),

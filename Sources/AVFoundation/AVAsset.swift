@@ -1,4 +1,4 @@
-import Assets
+@_spi(Engine) import Assets
 @_spi(Engine) import GraphKitCore
 import GraphKitRuntime
 import MediaContainers

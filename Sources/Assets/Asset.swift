@@ -52,7 +52,7 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
     /// Its place among the file's tracks of its media type, from 0.
     public let indexInType: Int
     public let mediaType: MediaType
-    package let stream: MediaFileInfo.Stream
+    @_spi(Engine) public let stream: MediaFileInfo.Stream
     /// When the track plays: from 0 for the file's duration.
     public let timeRange: MediaTimeRange
     /// How the track is meant to be shown (`AVAssetTrack.preferredTransform`): an MP4 or MOV

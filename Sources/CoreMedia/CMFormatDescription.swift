@@ -1,4 +1,4 @@
-import GraphKitCore
+@_spi(Engine) import GraphKitCore
 
 public typealias CMMediaType = FourCharCode
 public let kCMMediaType_Audio: CMMediaType = 0x736F_756E  // 'soun'

@@ -12,11 +12,7 @@ import Testing
 
     /// Each target's direct dependencies, by name, from the manifest as SwiftPM reads it.
     static func targets() throws -> [String: [String]] {
-        // A scratch folder of its own: `swift test` holds the package's .build locked while it runs.
-        let scratch = try TestMedia.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let data = Data(try TestMedia.runTool("swift", ["package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]).utf8)
-        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let json = try manifest()
         var result: [String: [String]] = [:]
         for target in try #require(json["targets"] as? [[String: Any]]) {
             let name = try #require(target["name"] as? String)
@@ -24,6 +20,15 @@ import Testing
             result[name] = deps
         }
         return result
+    }
+
+    /// The manifest as SwiftPM reads it (`swift package dump-package`).
+    static func manifest() throws -> [String: Any] {
+        // A scratch folder of its own: `swift test` holds the package's .build locked while it runs.
+        let scratch = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let data = Data(try TestMedia.runTool("swift", ["package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"]).utf8)
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
     static func closure(of target: String, in targets: [String: [String]]) -> Set<String> {
@@ -83,5 +88,34 @@ import Testing
                 .map { "Sources/\(layer)/\($0)" }
         }
         #expect(importing.isEmpty, "these import a GStreamer module: \(importing)")
+    }
+
+    /// The shared library's targets import FoundationEssentials at most: full Foundation (and its
+    /// ICU) would be loaded by every graphctl process and plugin host (FootprintTests checks the
+    /// built graphctl). Apple's modules, which must re-export Foundation, are not in it.
+    @Test(.timeLimit(.minutes(10)))
+    func theSharedLibraryImportsNoFullFoundation() throws {
+        let json = try Self.manifest()
+        let products = try #require(json["products"] as? [[String: Any]])
+        let library = try #require(products.first { $0["name"] as? String == "GraphKit" })
+        let targets = try Self.targets()
+        var inLibrary = Set(try #require(library["targets"] as? [String]))
+        for t in inLibrary { inLibrary.formUnion(Self.closure(of: t, in: targets)) }
+        #expect(!inLibrary.contains("AVFoundation") && !inLibrary.contains("CoreMedia") && !inLibrary.contains("CoreVideo"))
+        var importers: [String] = []
+        for target in inLibrary.sorted() {
+            let folder = Self.root.appendingPathComponent("Sources/\(target)")
+            guard let files = FileManager.default.subpaths(atPath: folder.path) else { continue }
+            for file in files where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                for line in text.split(separator: "\n") {
+                    let words = line.split(separator: " ").filter { !$0.hasPrefix("@") && !["public", "package", "internal"].contains($0) }
+                    if words.count >= 2, words[0] == "import", ["Foundation", "FoundationNetworking", "FoundationXML"].contains(String(words[1])) {
+                        importers.append("Sources/\(target)/\(file)")
+                    }
+                }
+            }
+        }
+        #expect(importers.isEmpty, "these bring full Foundation into libGraphKit.so: \(importers)")
     }
 }

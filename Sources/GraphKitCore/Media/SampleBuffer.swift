@@ -13,7 +13,7 @@ public struct SampleBuffer: Sendable {
     /// The full description a buffer arrived with, when it came out of a graph (GStreamer caps):
     /// it carries what `format` does not spell out (an AAC or H.264 codec configuration, like
     /// `CMFormatDescription` extensions), so the buffer can go back into another graph.
-    package var capsDetail: String?
+    @_spi(Engine) public var capsDetail: String?
 
     public struct Flags: OptionSet, Sendable, Hashable {
         public let rawValue: UInt32
@@ -27,7 +27,7 @@ public struct SampleBuffer: Sendable {
     // MARK: Making buffers
 
     /// A buffer over `storage` (the engine's, for a buffer leaving a pipeline).
-    package init(storage: SampleStorage, format: MediaFormat?, capsDetail: String? = nil) {
+    @_spi(Engine) public init(storage: SampleStorage, format: MediaFormat?, capsDetail: String? = nil) {
         self.storage = storage
         self.format = format
         self.capsDetail = capsDetail
@@ -247,7 +247,7 @@ public struct SampleBuffer: Sendable {
     }
 
     /// Each plane's place, stride and size: as the buffer states its rows, else the default layout.
-    package func planeLayout(_ v: MediaFormat.VideoFormat) -> [(offset: Int, stride: Int, width: Int, height: Int)] {
+    @_spi(Engine) public func planeLayout(_ v: MediaFormat.VideoFormat) -> [(offset: Int, stride: Int, width: Int, height: Int)] {
         let layout = storage.statedLayout(v) ?? v.defaultLayout ?? []
         return layout.enumerated().map { i, plane in
             let sub = (v.pixelFormat == .i420 || v.pixelFormat == .nv12) && i > 0

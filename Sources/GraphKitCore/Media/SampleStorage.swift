@@ -243,7 +243,7 @@ extension MediaFormat.VideoFormat {
     }
 
     /// Bytes of a frame in the default layout; nil for an empty frame.
-    package var defaultFrameSize: Int? {
+    @_spi(Engine) public var defaultFrameSize: Int? {
         guard let layout = defaultLayout, let last = layout.last else { return nil }
         let rows = layout.count > 1 ? (height + 1) / 2 : height
         return last.offset + last.stride * rows

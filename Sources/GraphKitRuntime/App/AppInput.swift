@@ -1,7 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
 import Dispatch
-import GraphKitCore
+@_spi(Engine) import GraphKitCore
 import MediaContainers
 import Synchronization
 

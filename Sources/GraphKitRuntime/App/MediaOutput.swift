@@ -2,7 +2,7 @@ import CGStreamer
 import CGraphKitGlue
 import FoundationEssentials
 import Glibc
-import GraphKitCore
+@_spi(Engine) import GraphKitCore
 import MediaContainers
 import Synchronization
 
