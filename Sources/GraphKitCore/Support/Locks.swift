@@ -33,14 +33,19 @@ public final class Lock: @unchecked Sendable {
     fileprivate var raw: UnsafeMutablePointer<pthread_mutex_t> { mutex }
 }
 
-/// A condition variable with its own lock, on the monotonic clock (a wait with a deadline is not
-/// moved by a change of the wall clock).
-package final class Condition: @unchecked Sendable {
-    // @unchecked: a pthread condition variable and its mutex (Mutex has no condition to wait on).
+/// State shared by threads, with a condition variable to sleep on until it changes: `Mutex` with
+/// a wait. The state is reached only inside `withLock` and `wait`, so a type that keeps its shared
+/// `var`s in one is checked Sendable by the compiler. Waits with a deadline use the monotonic
+/// clock (a change of the wall clock does not move them).
+package final class Condition<State: Sendable>: @unchecked Sendable {
+    // @unchecked: a pthread mutex and condition variable behind unsafe pointers (Mutex has no
+    // condition to wait on); `state` is read and written only with the mutex held.
     private let mutex = Lock()
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var state: State
 
-    package init() {
+    package init(_ initial: State) {
+        state = initial
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
@@ -53,21 +58,33 @@ package final class Condition: @unchecked Sendable {
         condition.deallocate()
     }
 
-    package func lock() { mutex.lock() }
-    package func unlock() { mutex.unlock() }
-
-    /// Waits (the lock held) until signalled.
-    package func wait() { pthread_cond_wait(condition, mutex.raw) }
-
-    /// Waits (the lock held) until signalled or `seconds` have passed; false on time-out.
-    @discardableResult
-    package func wait(seconds: Double) -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let total = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 + max(0, seconds)
-        var deadline = timespec(tv_sec: Int(total), tv_nsec: Int((total - total.rounded(.down)) * 1e9))
-        return pthread_cond_timedwait(condition, mutex.raw, &deadline) == 0
+    /// Runs `body` on the state with the lock held; with `wakingWaiters`, every waiter then
+    /// looks at the state again.
+    package func withLock<T, E: Error>(wakingWaiters: Bool = false, _ body: (inout State) throws(E) -> T) throws(E) -> T {
+        mutex.lock()
+        defer {
+            if wakingWaiters { pthread_cond_broadcast(condition) }
+            mutex.unlock()
+        }
+        return try body(&state)
     }
 
-    package func broadcast() { pthread_cond_broadcast(condition) }
+    /// Sleeps until `done(state)` holds, or `seconds` have passed (nil: no limit), then runs
+    /// `body` on the state with the lock still held.
+    package func wait<T>(until done: (State) -> Bool, atMost seconds: Double? = nil, then body: (inout State) -> T) -> T {
+        mutex.lock()
+        defer { mutex.unlock() }
+        if let seconds {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let total = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 + max(0, seconds)
+            var deadline = timespec(tv_sec: Int(total), tv_nsec: Int((total - total.rounded(.down)) * 1e9))
+            while !done(state) {
+                if pthread_cond_timedwait(condition, mutex.raw, &deadline) == ETIMEDOUT { break }
+            }
+        } else {
+            while !done(state) { pthread_cond_wait(condition, mutex.raw) }
+        }
+        return body(&state)
+    }
 }

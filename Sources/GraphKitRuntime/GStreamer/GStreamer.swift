@@ -92,40 +92,37 @@ public enum GStreamer {
     /// futex, which spins while its owner runs).
     private static let background = BackgroundStart()
 
-    private final class BackgroundStart: @unchecked Sendable {
-        // Unchecked: its vars are guarded by `condition`'s lock, a pthread condition variable the
-        // waiters sleep on, which Mutex has not.
-        private let condition = Condition()
-        private var begun = false
-        private var done = false
-        /// The thread doing it, joined by the first wait after it is done.
-        var thread: JoinableThread? {
-            get { condition.lock(); defer { condition.unlock() }; return _thread }
-            set { condition.lock(); _thread = newValue; condition.unlock() }
+    private final class BackgroundStart: Sendable {
+        private struct State {
+            var begun = false
+            var done = false
+            /// The thread doing it, joined by the first wait after it is done.
+            var thread: JoinableThread?
         }
-        private var _thread: JoinableThread?
+        private let state = Condition(State())
+
+        var thread: JoinableThread? {
+            get { state.withLock { $0.thread } }
+            set { state.withLock { $0.thread = newValue } }
+        }
 
         func begin() -> Bool {
-            condition.lock()
-            defer { condition.unlock() }
-            if begun { return false }
-            begun = true
-            return true
+            state.withLock { state in
+                if state.begun { return false }
+                state.begun = true
+                return true
+            }
         }
 
         func finish() {
-            condition.lock()
-            done = true
-            condition.broadcast()
-            condition.unlock()
+            state.withLock(wakingWaiters: true) { $0.done = true }
         }
 
         func wait() {
-            condition.lock()
-            while begun && !done { condition.wait() }
-            let finished = _thread
-            _thread = nil
-            condition.unlock()
+            let finished = state.wait(until: { !$0.begun || $0.done }) { state in
+                defer { state.thread = nil }
+                return state.thread
+            }
             finished?.join()
         }
     }

@@ -200,7 +200,7 @@ struct BusWatcher {
             cause = [parsed.message, debug].compactMap { $0 }.joined(separator: "\n")
             return GraphError(code, at: location(of: refusal.node), refusal.message, node: refusal.node, cause: cause)
         }
-        guard let nodeID, let entry else {
+        guard let nodeID, entry != nil else {
             return GraphError(code, message, cause: cause)
         }
         return GraphError(code, at: location(of: nodeID), message, node: nodeID, cause: cause)

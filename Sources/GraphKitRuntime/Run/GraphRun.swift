@@ -26,9 +26,7 @@ import Synchronization
 /// to it; ``PipelineCompiler`` builds it from the graph; ``ProcessingNodeHost`` runs Swift nodes
 /// inside it; ``RunStatistics`` counts what flows; ``BusWatcher`` turns bus messages into the
 /// run's outcome on a thread of the run's own, joined when the run is waited for.
-public final class GraphRun: @unchecked Sendable {
-    // @unchecked: the `var`s below are guarded by `condition`'s lock, a pthread condition variable
-    // (waits with a deadline on the monotonic clock), which Mutex cannot wait on.
+public final class GraphRun: Sendable {
     public let graph: Graph
     private let pipeline: Pipeline
     private let nodes: [(spec: Graph.NodeSpec, node: any Node)]
@@ -37,17 +35,22 @@ public final class GraphRun: @unchecked Sendable {
     /// The nodes whose inputs say how far the run has got (those with no connected output).
     private let finals: [String]
 
-    private let condition = Condition()
-    private var started = false
-    private var stopRequested = false
-    private var cancelRequested = false
-    private var finishedReport: RunReport?
-    private var reportWaiters: [CheckedContinuation<RunReport, Never>] = []
-    private var watcherThread: JoinableThread?
+    /// Where the run is, shared by the caller's threads and the watcher; waits for the report
+    /// sleep on it.
+    private struct State {
+        var started = false
+        var stopRequested = false
+        var cancelRequested = false
+        var finishedReport: RunReport?
+        var reportWaiters: [CheckedContinuation<RunReport, Never>] = []
+        var watcherThread: JoinableThread?
+        var startTime = ContinuousClock.now
+        var isRunning: Bool { started && finishedReport == nil }
+    }
+    private let state = Condition(State())
     /// The outcome the watcher saw when the run was being released meanwhile: `deinit` ends the
     /// run with it, since the watcher cannot reach a run that is going away.
     private let orphanedOutcome = OutcomeBox()
-    private var startTime = ContinuousClock.now
 
     /// Builds the pipeline. Throws a GraphError naming the node at fault (a missing plugin is 69).
     /// `logger` receives GraphKit's messages about this run (GStreamer's warnings, with the node
@@ -66,11 +69,10 @@ public final class GraphRun: @unchecked Sendable {
     /// every sink removes what it wrote (their `finish(.cancelled)`), before the last reference
     /// is gone. The watcher holds the run only weakly, so that this can happen.
     deinit {
-        condition.lock()
-        let running = started && finishedReport == nil
-        if running { cancelRequested = true }
-        let thread = watcherThread
-        condition.unlock()
+        let (running, thread) = state.withLock { state in
+            if state.isRunning { state.cancelRequested = true }
+            return (state.isRunning, state.watcherThread)
+        }
         if running { BusWatcher.postCancel(to: pipeline) }
         thread?.join()
         if let outcome = orphanedOutcome.take() { finish(outcome) }
@@ -103,10 +105,11 @@ public final class GraphRun: @unchecked Sendable {
     /// Prepares every node and starts the pipeline. Problems found before anything plays
     /// (an unreadable input, an output folder that cannot be made) throw here, and end the run.
     public func start() throws(GraphError) {
-        condition.lock()
-        guard !started else { condition.unlock(); return }
-        started = true
-        condition.unlock()
+        let already = state.withLock { state in
+            defer { state.started = true }
+            return state.started
+        }
+        guard !already else { return }
         // A graph whose output is one of its inputs (through a link, or under another name)
         // would destroy it: refused before any file is made.
         do {
@@ -131,7 +134,7 @@ public final class GraphRun: @unchecked Sendable {
         for (_, node) in nodes {
             (node as? AppSourceNode)?.input?.reportRefusals { [weak self] in self?.failure(waitingUpTo: 2) }
         }
-        startTime = .now
+        state.withLock { $0.startTime = .now }
         let refused = gk_element_set_state(pipeline.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE
         // A display's window closed stops the run as SIGINT does; the watcher holds the run weakly.
         let watcher = BusWatcher(pipeline: pipeline, graph: graph, nodes: nodes, failures: failures, logger: logger,
@@ -142,9 +145,7 @@ public final class GraphRun: @unchecked Sendable {
             let outcome = watcher.watch(startFailed: refused) { pipeline.statistics.sampleQueues() }
             if let self { self.finish(outcome) } else { orphanedOutcome.put(outcome) }
         }
-        condition.lock()
-        watcherThread = thread
-        condition.unlock()
+        state.withLock { $0.watcherThread = thread }
     }
 
     /// Ends the run gracefully: every source sends end of stream, so every muxer writes its
@@ -153,10 +154,10 @@ public final class GraphRun: @unchecked Sendable {
     /// A run that is not yet playing (still reading its inputs' headers) has written nothing,
     /// and end of stream cannot travel through it: stopping it cancels it.
     public func stop() {
-        condition.lock()
-        let already = stopRequested || cancelRequested || finishedReport != nil
-        stopRequested = true
-        condition.unlock()
+        let already = state.withLock { state in
+            defer { state.stopRequested = true }
+            return state.stopRequested || state.cancelRequested || state.finishedReport != nil
+        }
         guard !already else { return }
         var state = GST_STATE_VOID_PENDING
         _ = gst_element_get_state(pipeline.raw, &state, nil, 0)  // the current state, not waiting
@@ -206,10 +207,10 @@ public final class GraphRun: @unchecked Sendable {
 
     /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.
     public func cancel() {
-        condition.lock()
-        let already = cancelRequested || finishedReport != nil
-        cancelRequested = true
-        condition.unlock()
+        let already = state.withLock { state in
+            defer { state.cancelRequested = true }
+            return state.cancelRequested || state.finishedReport != nil
+        }
         if !already { BusWatcher.postCancel(to: pipeline) }
     }
 
@@ -231,30 +232,23 @@ public final class GraphRun: @unchecked Sendable {
         reportIsAwaited()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                condition.lock()
-                if let report = finishedReport ?? (started ? nil : notStarted) {
-                    condition.unlock()
-                    continuation.resume(returning: report)
-                } else {
-                    reportWaiters.append(continuation)
-                    condition.unlock()
+                let ready = state.withLock { state -> RunReport? in
+                    if let report = state.finishedReport { return report }
+                    if !state.started { return notStarted }
+                    state.reportWaiters.append(continuation)
+                    return nil
                 }
+                if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            condition.lock()
-            let running = started
-            condition.unlock()
-            if running { cancel() }  // a run never started reports that at once, and stays as it is
+            if state.withLock({ $0.started }) { cancel() }  // a run never started reports that at once, and stays as it is
         }
     }
 
     /// Inputs the app no longer holds are finished: nothing can append to them, and the report
     /// would otherwise wait for them for ever.
     private func reportIsAwaited() {
-        condition.lock()
-        let running = started && finishedReport == nil
-        condition.unlock()
-        guard running else { return }
+        guard state.withLock({ $0.isRunning }) else { return }
         for (_, node) in nodes { (node as? AppSourceNode)?.reportIsAwaited() }
     }
 
@@ -282,20 +276,9 @@ public final class GraphRun: @unchecked Sendable {
     /// when the run was never started or has not ended by then. Joins the watcher thread once it
     /// ended.
     private func report(waitingAtMost timeout: Double?) -> RunReport? {
-        let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        condition.lock()
-        while finishedReport == nil && started {
-            if let deadline {
-                let left = ContinuousClock.now.duration(to: deadline)
-                if left <= .zero { break }
-                condition.wait(seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
-            } else {
-                condition.wait()
-            }
+        let (report, thread) = state.wait(until: { !$0.isRunning }, atMost: timeout) { state in
+            (state.finishedReport, state.finishedReport == nil ? nil : state.watcherThread)
         }
-        let report = finishedReport
-        let thread = report == nil ? nil : watcherThread
-        condition.unlock()
         thread?.join()
         return report
     }
@@ -313,15 +296,11 @@ public final class GraphRun: @unchecked Sendable {
 
     /// The report once the run has ended, without waiting; nil while it runs (or before it starts).
     public var finalReport: RunReport? {
-        condition.lock()
-        defer { condition.unlock() }
-        return finishedReport
+        state.withLock { $0.finishedReport }
     }
 
     public var isFinished: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return finishedReport != nil
+        state.withLock { $0.finishedReport != nil }
     }
 
     // MARK: Ending (on the watcher thread)
@@ -333,9 +312,7 @@ public final class GraphRun: @unchecked Sendable {
         case .endOfStream:
             // A cancel asked for while a stop's end of stream drained still cancels: the user
             // asked to abandon the files, whichever message the bus delivered first.
-            condition.lock()
-            status = cancelRequested ? .cancelled : stopRequested ? .stopped : .completed
-            condition.unlock()
+            status = state.withLock { $0.cancelRequested ? .cancelled : $0.stopRequested ? .stopped : .completed }
             pipeline.statistics.sampleQueues()
             if status != .cancelled, let e = emptyOutput() {
                 status = .failed
@@ -352,9 +329,8 @@ public final class GraphRun: @unchecked Sendable {
         // No streaming thread runs past this, and every callback is let go.
         pipeline.stop()
         // A cancel that came while the pipeline stopped still wins, as one during the drain does.
-        condition.lock()
-        if cancelRequested, error == nil { status = .cancelled }
-        condition.unlock()
+        let (cancelled, startTime) = state.withLock { ($0.cancelRequested, $0.startTime) }
+        if cancelled, error == nil { status = .cancelled }
         let elapsed = ContinuousClock.now - startTime
         // Sinks finalize (rename) or clean up by how the run ended.
         var finishError: GraphError?
@@ -457,12 +433,11 @@ public final class GraphRun: @unchecked Sendable {
     }
 
     private func publish(_ report: RunReport) {
-        condition.lock()
-        finishedReport = report
-        let waiters = reportWaiters
-        reportWaiters.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        let waiters = state.withLock(wakingWaiters: true) { state in
+            state.finishedReport = report
+            defer { state.reportWaiters.removeAll() }
+            return state.reportWaiters
+        }
         waiters.forEach { $0.resume(returning: report) }
     }
 
