@@ -147,6 +147,53 @@ public func CMSampleBufferCreateCopyWithNewTiming(allocator: CFAllocator?, sampl
     return OSStatus(noErr)
 }
 
+public typealias CMItemIndex = Int
+
+/// The timing of sample `sampleIndex`: for PCM, frame `sampleIndex` (its time the buffer's plus
+/// that many frames, its duration one frame); for a video frame or a compressed packet, the one
+/// sample there is. An index outside the buffer is `kCMSampleBufferError_SampleIndexOutOfRange`.
+@discardableResult
+public func CMSampleBufferGetSampleTimingInfo(_ sbuf: CMSampleBuffer, at sampleIndex: CMItemIndex,
+                                              timingInfoOut: UnsafeMutablePointer<CMSampleTimingInfo>) -> OSStatus {
+    guard sampleIndex >= 0, sampleIndex < max(sbuf.numSamples, 1) else { return kCMSampleBufferError_SampleIndexOutOfRange }
+    timingInfoOut.pointee = sbuf.timing(ofSample: sampleIndex)
+    return OSStatus(noErr)
+}
+
+/// The buffer's timing entries: one, as CoreMedia gives for PCM (the first frame's time, one
+/// frame's duration) and for a single frame or packet. With `arrayToFill` nil, only the count;
+/// an array of no entries is `kCMSampleBufferError_ArrayTooSmall`.
+@discardableResult
+public func CMSampleBufferGetSampleTimingInfoArray(_ sbuf: CMSampleBuffer, entryCount: CMItemCount,
+                                                   arrayToFill timingArrayOut: UnsafeMutablePointer<CMSampleTimingInfo>?,
+                                                   entriesNeededOut timingArrayEntriesNeededOut: UnsafeMutablePointer<CMItemCount>?) -> OSStatus {
+    timingArrayEntriesNeededOut?.pointee = 1
+    guard let timingArrayOut else { return OSStatus(noErr) }
+    guard entryCount >= 1 else { return kCMSampleBufferError_ArrayTooSmall }
+    timingArrayOut.pointee = sbuf.timing(ofSample: 0)
+    return OSStatus(noErr)
+}
+
+/// The bytes of sample `sampleIndex`: one frame of PCM, or the whole of a frame or packet. An
+/// index outside the buffer gives 0, as CoreMedia's does.
+public func CMSampleBufferGetSampleSize(_ sbuf: CMSampleBuffer, at sampleIndex: CMItemIndex) -> Int {
+    guard sampleIndex >= 0, sampleIndex < max(sbuf.numSamples, 1) else { return 0 }
+    if case .pcm(let f)? = sbuf.sample.format { return sbuf.numSamples > 0 ? f.bytesPerFrame : 0 }
+    return sbuf.sample.byteCount
+}
+
+extension CMSampleBuffer {
+    /// Sample `index`'s timing (see `CMSampleBufferGetSampleTimingInfo`).
+    fileprivate func timing(ofSample index: Int) -> CMSampleTimingInfo {
+        if case .pcm(let f)? = sample.format, let rate = Int32(exactly: f.sampleRate) {
+            let frame = CMTime(value: 1, timescale: rate)
+            let start = presentationTimeStamp.isNumeric ? CMTimeAdd(presentationTimeStamp, CMTime(value: CMTimeValue(index), timescale: rate)) : presentationTimeStamp
+            return CMSampleTimingInfo(duration: frame, presentationTimeStamp: start, decodeTimeStamp: .invalid)
+        }
+        return CMSampleTimingInfo(duration: duration, presentationTimeStamp: presentationTimeStamp, decodeTimeStamp: decodeTimeStamp)
+    }
+}
+
 public struct CMSampleTimingInfo: Sendable {
     public var duration: CMTime
     public var presentationTimeStamp: CMTime
