@@ -122,6 +122,11 @@ open class AVAssetWriterInput: @unchecked Sendable {
     public func append(_ sampleBuffer: CMSampleBuffer) -> Bool {
         guard let writer else { return false }
         guard let input, writer.failure == nil else { return false }
+        guard sampleBuffer.isDataReady else {
+            writer.fail(GraphError(.usage, "a sample buffer was appended without its data (CMSampleBufferCreate with no data buffer): "
+                                   + "give it its data with CMSampleBufferSetDataBuffer first"))
+            return false
+        }
         guard writer.withinSession(sampleBuffer.presentationTimeStamp) else { return true }
         do {
             try input.append(sampleBuffer.sampleForEngine)

@@ -6,7 +6,12 @@ import Synchronization
 /// (`CMSampleBufferGetImageBuffer`), PCM and compressed samples its data buffer
 /// (`CMSampleBufferGetDataBuffer`).
 public final class CMSampleBuffer: Sendable {
-    package let sample: SampleBuffer
+    /// The data, and whether it is there yet: a buffer made by `CMSampleBufferCreate` without
+    /// data gets it once, by `CMSampleBufferSetDataBuffer…`.
+    private let data: Mutex<(sample: SampleBuffer, ready: Bool)>
+    package var sample: SampleBuffer { data.withLock { $0.sample } }
+    /// The samples a buffer made without its data was declared to hold.
+    private let declaredSamples: Int?
     package let formatDescription: CMFormatDescription?
     package let imageBuffer: CVImageBuffer?
     /// The times as given (a PCM buffer's in its sample rate).
@@ -27,7 +32,8 @@ public final class CMSampleBuffer: Sendable {
 
     /// Over `sample`, shown at `givenTime` when there is one, else at the sample's own time.
     private init(sample: SampleBuffer, givenTime: CMTime?) {
-        self.sample = sample
+        data = Mutex((sample, true))
+        declaredSamples = nil
         formatDescription = sample.format.map { CMFormatDescription(format: $0, capsDetail: sample.capsDetail) }
         if case .rawVideo(let v)? = sample.format {
             imageBuffer = CVImageBuffer(sample: sample, videoFormat: v)
@@ -55,7 +61,8 @@ public final class CMSampleBuffer: Sendable {
         var sample = imageBuffer.sample
         sample.presentationTime = presentationTimeStamp.mediaTime
         if duration.isNumeric { sample.duration = duration.mediaTime }
-        self.sample = sample
+        data = Mutex((sample, true))
+        declaredSamples = nil
         formatDescription = CMFormatDescription(format: .rawVideo(imageBuffer.videoFormat))
         self.imageBuffer = imageBuffer
         self.presentationTimeStamp = presentationTimeStamp
@@ -65,11 +72,12 @@ public final class CMSampleBuffer: Sendable {
 
     /// The same data with other times (CMSampleBufferCreateCopyWithNewTiming).
     package init(_ other: CMSampleBuffer, presentationTimeStamp: CMTime, decodeTimeStamp: CMTime, duration: CMTime) {
-        var sample = other.sample
+        var (sample, ready) = other.data.withLock { $0 }
         sample.presentationTime = presentationTimeStamp.mediaTime
         sample.decodeTime = decodeTimeStamp.mediaTime
         sample.duration = duration.mediaTime
-        self.sample = sample
+        data = Mutex((sample, ready))
+        declaredSamples = other.declaredSamples
         formatDescription = other.formatDescription
         imageBuffer = other.imageBuffer
         self.presentationTimeStamp = presentationTimeStamp
@@ -86,7 +94,45 @@ public final class CMSampleBuffer: Sendable {
         return s
     }
 
+    /// A buffer of `format`, its data to come (CMSampleBufferCreate with no data buffer) or
+    /// given now, with times as given.
+    package init(format: MediaFormat?, capsDetail: String?, data block: SampleBuffer?, samples: Int,
+                 presentationTimeStamp: CMTime, decodeTimeStamp: CMTime, duration: CMTime) {
+        var sample = block ?? SampleBuffer(format: format, byteCount: 0)
+        sample.format = format
+        sample.capsDetail = capsDetail
+        sample.presentationTime = presentationTimeStamp.mediaTime
+        sample.decodeTime = decodeTimeStamp.mediaTime
+        sample.duration = duration.mediaTime
+        data = Mutex((sample, block != nil))
+        declaredSamples = samples
+        formatDescription = format.map { CMFormatDescription(format: $0, capsDetail: capsDetail) }
+        imageBuffer = nil
+        self.presentationTimeStamp = presentationTimeStamp
+        self.decodeTimeStamp = decodeTimeStamp
+        self.duration = duration
+    }
+
+    /// Whether the buffer has its data.
+    package var isDataReady: Bool { data.withLock { $0.ready } }
+
+    /// Gives a buffer made without data its data, once; false when it already has some.
+    package func setData(_ bytes: SampleBuffer) -> Bool {
+        data.withLock { data in
+            guard !data.ready else { return false }
+            var sample = bytes
+            sample.format = data.sample.format
+            sample.capsDetail = data.sample.capsDetail
+            sample.presentationTime = data.sample.presentationTime
+            sample.decodeTime = data.sample.decodeTime
+            sample.duration = data.sample.duration
+            data = (sample, true)
+            return true
+        }
+    }
+
     package var numSamples: Int {
+        if let declaredSamples { return declaredSamples }
         if case .pcm? = sample.format { return sample.frameCount }
         return 1
     }
@@ -126,14 +172,15 @@ public func CMSampleBufferGetTotalSampleSize(_ sbuf: CMSampleBuffer) -> Int { sb
 public func CMSampleBufferGetFormatDescription(_ sbuf: CMSampleBuffer) -> CMFormatDescription? { sbuf.formatDescription }
 /// The data of a PCM or compressed buffer; nil for a video frame (whose data is its image buffer).
 public func CMSampleBufferGetDataBuffer(_ sbuf: CMSampleBuffer) -> CMBlockBuffer? {
-    sbuf.imageBuffer == nil ? CMBlockBuffer(sample: sbuf.sample) : nil
+    sbuf.imageBuffer == nil && sbuf.isDataReady ? CMBlockBuffer(sample: sbuf.sample) : nil
 }
 /// The pixels of a video frame; nil for audio or compressed video.
 public func CMSampleBufferGetImageBuffer(_ sbuf: CMSampleBuffer) -> CVImageBuffer? { sbuf.imageBuffer }
 /// Always true: GraphKit's sample buffers are valid from creation until released.
 public func CMSampleBufferIsValid(_ sbuf: CMSampleBuffer) -> Bool { true }
-/// Always true: GraphKit's sample buffers are made with their data.
-public func CMSampleBufferDataIsReady(_ sbuf: CMSampleBuffer) -> Bool { true }
+/// Whether the buffer has its data: false only for one made by `CMSampleBufferCreate` without
+/// data, until `CMSampleBufferSetDataBuffer` or `…SetDataBufferFromAudioBufferList` gives it.
+public func CMSampleBufferDataIsReady(_ sbuf: CMSampleBuffer) -> Bool { sbuf.isDataReady }
 
 /// A copy sharing the data, with new times; takes the first of `sampleTimingArray` (one timing
 /// for the whole buffer, as for PCM or a single frame).
