@@ -208,6 +208,17 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     var dataRate: Float { Float(track.estimatedDataRate ?? 0) }
     var frameRate: Float { Float(track.stream.frameRate?.framesPerSecond ?? 0) }
     var range: CMTimeRange { CMTimeRange(track.timeRange) }
+    /// The index's clock when there is one; else the sample rate for audio, 600 for video.
+    var timeScale: CMTimeScale { CMTimeScale(clamping: track.naturalTimeScale ?? track.stream.sampleRate ?? 600) }
+    var sampleDataLength: Int64 { track.totalSampleDataLength ?? 0 }
+    var shortestFrame: CMTime { track.minFrameDuration.map { CMTime($0) } ?? .invalid }
+    var characteristics: Set<AVMediaCharacteristic> { mediaType == .video ? [.visual, .frameBased] : [.audible] }
+
+    /// Whether the track's media is for `mediaCharacteristic`: audio is audible, video visual
+    /// and frame-based.
+    public func hasMediaCharacteristic(_ mediaCharacteristic: AVMediaCharacteristic) -> Bool {
+        characteristics.contains(mediaCharacteristic)
+    }
 
     // The synchronous properties AVFoundation deprecated.
 
@@ -227,6 +238,16 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     public var isPlayable: Bool { true }
     @available(*, deprecated, message: "Use load(.isEnabled) instead")
     public var isEnabled: Bool { true }
+    @available(*, deprecated, message: "Use load(.naturalTimeScale) instead")
+    public var naturalTimeScale: CMTimeScale { timeScale }
+    @available(*, deprecated, message: "Use load(.totalSampleDataLength) instead")
+    public var totalSampleDataLength: Int64 { sampleDataLength }
+    @available(*, deprecated, message: "Use load(.minFrameDuration) instead")
+    public var minFrameDuration: CMTime { shortestFrame }
+    @available(*, deprecated, message: "Use load(.languageCode) instead")
+    public var languageCode: String? { track.languageCode }
+    @available(*, deprecated, message: "Use load(.isSelfContained) instead")
+    public var isSelfContained: Bool { true }
 }
 
 extension AVPartialAsyncProperty where Root: AVAssetTrack {
@@ -242,8 +263,19 @@ extension AVPartialAsyncProperty where Root: AVAssetTrack {
     public static var timeRange: AVAsyncProperty<Root, CMTimeRange> { AVAsyncProperty("timeRange") { $0.range } }
     public static var isPlayable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isPlayable") { _ in true } }
     public static var isEnabled: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isEnabled") { _ in true } }
-    /// The sample rate for audio, 600 for video (what AVFoundation's writers commonly use).
-    public static var naturalTimeScale: AVAsyncProperty<Root, CMTimeScale> {
-        AVAsyncProperty("naturalTimeScale") { CMTimeScale($0.track.stream.sampleRate ?? 600) }
+    /// The track's clock as an MP4 or MOV file's index states it; for other files, the sample
+    /// rate for audio and 600 for video (what AVFoundation's writers commonly use).
+    public static var naturalTimeScale: AVAsyncProperty<Root, CMTimeScale> { AVAsyncProperty("naturalTimeScale") { $0.timeScale } }
+    /// The bytes of all its samples as stored, from an MP4 or MOV file's index; 0 for other files.
+    public static var totalSampleDataLength: AVAsyncProperty<Root, Int64> {
+        AVAsyncProperty("totalSampleDataLength") { $0.sampleDataLength }
+    }
+    /// The shortest sample duration, from an MP4 or MOV file's index; invalid for other files.
+    public static var minFrameDuration: AVAsyncProperty<Root, CMTime> { AVAsyncProperty("minFrameDuration") { $0.shortestFrame } }
+    /// ISO 639-2/T, from an MP4 or MOV file's index; nil when undetermined and for other files.
+    public static var languageCode: AVAsyncProperty<Root, String?> { AVAsyncProperty("languageCode") { $0.track.languageCode } }
+    public static var isSelfContained: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isSelfContained") { _ in true } }
+    public static var mediaCharacteristics: AVAsyncProperty<Root, [AVMediaCharacteristic]> {
+        AVAsyncProperty("mediaCharacteristics") { $0.characteristics.sorted { $0.rawValue < $1.rawValue } }
     }
 }

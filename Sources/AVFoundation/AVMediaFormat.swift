@@ -33,6 +33,18 @@ public struct AVMediaType: RawRepresentable, Hashable, Sendable {
     init(_ type: Assets.MediaType) { self = type == .audio ? .audio : .video }
 }
 
+/// What a track's media is for, as AVFoundation's (its string values are Apple's).
+public struct AVMediaCharacteristic: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public static let audible = AVMediaCharacteristic("AVMediaCharacteristicAudible")
+    public static let visual = AVMediaCharacteristic("AVMediaCharacteristicVisual")
+    public static let legible = AVMediaCharacteristic("AVMediaCharacteristicLegible")
+    public static let frameBased = AVMediaCharacteristic("AVMediaCharacteristicFrameBased")
+}
+
 /// A kind of file, as AVFoundation's (uniform type identifiers).
 public struct AVFileType: RawRepresentable, Hashable, Sendable {
     public let rawValue: String

@@ -63,6 +63,18 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
     /// (`AVAssetTrack.estimatedDataRate`), as an MP4 or MOV file's index gives it; nil for
     /// other files.
     public let estimatedDataRate: Double?
+    /// The track's own clock, ticks a second (`AVAssetTrack.naturalTimeScale`), from an MP4 or
+    /// MOV file's index; nil for other files.
+    public let naturalTimeScale: Int?
+    /// The bytes of all its samples, as stored (`AVAssetTrack.totalSampleDataLength`), from an
+    /// MP4 or MOV file's index; nil for other files.
+    public let totalSampleDataLength: Int64?
+    /// The shortest sample duration (`AVAssetTrack.minFrameDuration`): a video frame's at its
+    /// highest rate; from an MP4 or MOV file's index, nil for other files.
+    public let minFrameDuration: MediaTime?
+    /// The track's language, ISO 639-2/T (`eng`), as an MP4 or MOV file's index states it; nil
+    /// when undetermined or for other files.
+    public let languageCode: String?
 
     init(assetPath: String, trackID: Int, indexInType: Int, mediaType: MediaType, stream: MediaFileInfo.Stream,
          timeRange: MediaTimeRange, stored: MP4Track?) {
@@ -79,6 +91,12 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
         } else {
             estimatedDataRate = nil
         }
+        let timescale = stored.map(\.mediaTimescale) ?? 0
+        naturalTimeScale = timescale > 0 ? timescale : nil
+        totalSampleDataLength = stored?.sampleBytes.flatMap { Int64(exactly: $0) }
+        minFrameDuration = timescale > 0 && timescale <= Int(Int32.max)
+            ? stored?.shortestSampleDelta.map { MediaTime(value: Int64($0), timescale: Int32(timescale)) } : nil
+        languageCode = stored?.languageCode
     }
 
     /// What the track decodes to, as far as the file says: PCM at its rate and channel count, or

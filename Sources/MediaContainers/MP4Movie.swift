@@ -149,6 +149,26 @@ package struct MP4Track: Sendable, Equatable {
         box.update(["tkhd"], as: TrackHeader.self) { $0.matrix = m.fixedPoint }
     }
 
+    /// The shortest duration of a sample (`stts`), in the track's clock, but for a last sample
+    /// cut short (an AAC stream's final partial packet, a recording's last frame); nil without a
+    /// readable table or with no sample that lasts.
+    package var shortestSampleDelta: UInt32? {
+        guard var entries = box.find(["mdia", "minf", "stbl", "stts"])?.read(TimeToSample.self)?.entries else { return nil }
+        entries.removeAll { $0.count == 0 || $0.delta == 0 }
+        if entries.count > 1, let last = entries.last, last.count == 1 { entries.removeLast() }
+        return entries.map(\.delta).min()
+    }
+
+    /// The track's language (`mdhd`), ISO 639-2/T letters (`eng`, `fra`); nil for "undetermined"
+    /// (`und`), a QuickTime Macintosh language code, or letters out of range.
+    package var languageCode: String? {
+        guard let packed = mediaHeader?.language, packed >= 0x400 else { return nil }
+        let letters = [(packed >> 10) & 0x1F, (packed >> 5) & 0x1F, packed & 0x1F]
+        guard letters.allSatisfy({ (1...26).contains($0) }) else { return nil }
+        let code = String(decoding: letters.map { UInt8($0) + 0x60 }, as: UTF8.self)
+        return code == "und" ? nil : code
+    }
+
     /// The bytes of all its samples (`stsz`); nil without a readable sample size table.
     package var sampleBytes: UInt64? {
         guard let stsz = box.find(["mdia", "minf", "stbl", "stsz"])?.read(SampleSizes.self) else { return nil }

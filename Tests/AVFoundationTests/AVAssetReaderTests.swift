@@ -49,6 +49,43 @@ import Testing
         #expect(try await asset.loadTrack(withTrackID: video.trackID) === video)
     }
 
+    /// The facts a track's index states, as ffprobe reads them from the same file: its clock,
+    /// the bytes of its samples, its shortest frame, its language (`und` is none); and what
+    /// each track's media is for.
+    @Test func indexFactsAreTheFilesOwn() async throws {
+        let url = folder.appendingPathComponent("lang.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine=duration=2",
+                                         "-t", "2", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-metadata:s:a:0", "language=fra",
+                                         "-y", url.path])
+        func probe(_ stream: String, _ entries: String) throws -> [String] {
+            try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", entries, "-of", "csv=p=0", url.path])
+                .split(separator: "\n").compactMap { $0.split(separator: ",").first.map(String.init) }  // "258," with side data
+        }
+        let asset = AVURLAsset(url: url)
+        let video = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        let audio = try #require(try await asset.loadTracks(withMediaType: .audio).first)
+        for (track, stream) in [(video, "v:0"), (audio, "a:0")] {
+            let timeBase = try #require(try probe(stream, "stream=time_base").first)   // "1/12800"
+            #expect(try await track.load(.naturalTimeScale) == CMTimeScale(timeBase.split(separator: "/")[1])!, "\(stream): \(timeBase)")
+            let bytes = try probe(stream, "packet=size").compactMap { Int64($0) }.reduce(0, +)
+            #expect(try await track.load(.totalSampleDataLength) == bytes, "\(stream)")
+            #expect(try await track.load(.isSelfContained))
+        }
+        #expect(try await video.load(.minFrameDuration).seconds == 0.04)
+        #expect(try await audio.load(.minFrameDuration) == CMTime(value: 1024, timescale: 44_100))
+        #expect(try await audio.load(.languageCode) == "fra")
+        #expect(try await video.load(.languageCode) == nil)
+        #expect(video.hasMediaCharacteristic(.visual) && !video.hasMediaCharacteristic(.audible))
+        #expect(audio.hasMediaCharacteristic(.audible) && !audio.hasMediaCharacteristic(.visual))
+
+        // A WAV has no index: the sample rate as its clock, and nothing the index would give.
+        let wav = AVURLAsset(url: try sine("tone.wav"))
+        let tone = try #require(try await wav.loadTracks(withMediaType: .audio).first)
+        #expect(try await tone.load(.naturalTimeScale) == 44_100)
+        #expect(try await tone.load(.minFrameDuration) == .invalid)
+        #expect(try await tone.load(.languageCode) == nil)
+    }
+
     @available(*, deprecated)
     /// A phone's portrait video (ffmpeg's quarter turn, 160x120 stored): `preferredTransform`
     /// is its display matrix, the turn ffprobe reads, and the sound's is the identity;
