@@ -12,6 +12,7 @@ extension NodeRegistry {
         DecodeNode.self,
         DemuxNode.self,
         GainNode.self,
+        AudioMixNode.self,
         DropChannelNode.self,
         GrayscaleNode.self,
         ColorMatrixNode.self,

@@ -30,7 +30,7 @@ extension GStreamer {
         let movedToGood = minor >= 24 ? amr : []
         let byPackage: [String: [String]] = [
             "libgstreamer1.0-0": ["queue", "tee", "filesrc", "filesink", "fakesink", "identity", "capsfilter", "typefind"],
-            "gstreamer1.0-plugins-base": ["appsrc", "appsink", "audioconvert", "audioresample", "audiotestsrc", "videotestsrc",
+            "gstreamer1.0-plugins-base": ["appsrc", "appsink", "audioconvert", "audioresample", "audiomixer", "audiotestsrc", "videotestsrc",
                                           "videoconvert", "videoscale", "videorate", "decodebin",
                                           "oggdemux", "vorbisdec", "opusdec", "theoradec"],
             "gstreamer1.0-plugins-good": ["mp4mux", "qtmux", "qtdemux", "wavparse", "wavenc", "flacparse", "flacdec",
