@@ -47,3 +47,18 @@ gst videotestsrc num-buffers=3 ! video/x-raw,width=32,height=32,framerate=10/1 !
   ! qtmux ! filesink location=gst-quicktime.mov
 ls -l
 du -cb . | tail -1
+
+# Tagged files (MediaMetadata, issue 31): every tag format, with non-ASCII text, and an 8x8 PNG
+# as cover art where the format holds one.
+tags=(-metadata "title=Café – 東京" -metadata artist=Zoë -metadata album=Ålbum -metadata track=3/10 -metadata date=2024)
+ff -f lavfi -i color=c=red:s=8x8 -frames:v 1 /tmp/graphkit-corpus-cover.png
+cover=(-i /tmp/graphkit-corpus-cover.png -map 0 -map 1 -c:v copy -disposition:v attached_pic)
+ff -f lavfi -i "$(tone 8000 0.1)" "${cover[@]}" -c:a aac -b:a 16k "${tags[@]}" tags.m4a
+ff -f lavfi -i "$(tone 8000 0.1)" "${cover[@]}" -c:a libmp3lame -b:a 8k -id3v2_version 3 -write_xing 0 "${tags[@]}" tags-id3v23.mp3
+ff -f lavfi -i "$(tone 8000 0.1)" "${cover[@]}" -c:a libmp3lame -b:a 8k -id3v2_version 4 -write_xing 0 "${tags[@]}" tags-id3v24.mp3
+ff -f lavfi -i "$(tone 8000 0.1)" "${cover[@]}" -c:a flac "${tags[@]}" tags.flac
+ff -f lavfi -i "$(tone 48000 0.1)" -c:a libopus -b:a 8k "${tags[@]}" tags.opus
+ff -f lavfi -i "$(tone 8000 0.1)" -c:a pcm_s16le -movflags use_metadata_tags "${tags[@]}" \
+   -metadata "com.apple.quicktime.location.ISO6709=+48.8577+002.2950/" tags-keys.mov
+rm -f /tmp/graphkit-corpus-cover.png
+ls -l tags*

@@ -1,6 +1,7 @@
 /// One item of iTunes-style metadata (`moov/udta/meta/ilst`): a key and its `data` values.
-/// Read only here; issue 31 grows this file (QuickTime's `mdta` keys in `meta/keys`, writing
-/// items, chapters) on the same tree, so that metadata is read and written by this one reader.
+/// Read only here, and into the common model (``MediaMetadata``, below: with QuickTime's `mdta`
+/// keys in `meta/keys` and user-data strings); writing items and chapters (issue 31) belong here
+/// too, on the same tree, so that metadata is read and written by this one reader.
 package struct MetadataItem: Sendable, Equatable {
     /// The item's box type: `©nam`, `trkn`, `----` (a freeform item, named by ``mean`` and
     /// ``name``), or, under an `mdta` handler, a 1-based index into the `keys` box.
@@ -47,4 +48,77 @@ package struct MetadataItem: Sendable, Equatable {
 extension MP4Box {
     /// The metadata items of this `ilst` box.
     package var metadataItems: [MetadataItem] { type == "ilst" ? children.compactMap(MetadataItem.init) : [] }
+}
+
+extension MediaMetadata {
+    /// Adds what a movie's index says: its `ilst` items (iTunes keys, or QuickTime `mdta` keys
+    /// when the `meta` box's handler is `mdta`), and QuickTime's user-data strings (`udta/©xyz`,
+    /// `udta/©nam`…), from every `meta` and `udta` of the movie.
+    package mutating func add(movie: MP4Movie) {
+        let udtas = movie.moov.all("udta")
+        for meta in udtas.flatMap({ $0.all("meta") }) + movie.moov.all("meta") {
+            let isQuickTimeKeys = meta.first("hdlr")?.read(HandlerReference.self)?.handlerType == "mdta"
+            // `keys`: 8 bytes (version, flags, count), then entries that read as boxes: a size,
+            // a namespace (`mdta`), the key's name.
+            let keys = isQuickTimeKeys ? (meta.first("keys")?.children.map { TagText.utf8($0.body) } ?? []) : []
+            for item in meta.all("ilst").flatMap(\.metadataItems) {
+                let name: String
+                if isQuickTimeKeys {
+                    let index = Int(item.key.rawValue)
+                    guard index >= 1, index <= keys.count else { continue }
+                    name = keys[index - 1]
+                } else if item.key == "----" {
+                    name = item.name ?? "----"
+                } else {
+                    name = item.key.description
+                }
+                add(item: item, named: name)
+            }
+        }
+        // QuickTime user data: `©` boxes, each holding strings (a 16-bit length, a 16-bit
+        // language code, the text); the first is read.
+        for box in udtas.flatMap(\.children) where box.type.rawValue >> 24 == 0xA9 && !box.isContainer {
+            var r = ByteReader(box.body)
+            guard let length = try? r.u16(), (try? r.u16()) != nil, let text = try? r.bytes(Int(length)) else { continue }
+            add(box.type.description, TagText.utf8(text))
+        }
+    }
+
+    /// One `ilst` item's values: text, a number, a track or disc pair, or a picture.
+    private mutating func add(item: MetadataItem, named name: String) {
+        let field = Self.commonField(name)
+        let isPicture = name == "covr" || name.lowercased().hasSuffix("artwork")
+        for value in item.values {
+            switch value.dataType {
+            case 0 where isPicture: addPicture(value.payload, mimeType: nil)
+            case 13 where isPicture: addPicture(value.payload, mimeType: "image/jpeg")
+            case 14 where isPicture: addPicture(value.payload, mimeType: "image/png")
+            case 27 where isPicture: addPicture(value.payload, mimeType: "image/bmp")
+            case 0 where field == .track || field == .disc:
+                // trkn, disk: 2 reserved bytes, the number, the count (16 bits each).
+                var r = ByteReader(value.payload)
+                guard (try? r.skip(2)) != nil, let number = try? r.u16() else { continue }
+                let count = (try? r.u16()) ?? 0
+                add(name, count > 0 ? "\(number)/\(count)" : "\(number)")
+            case 21, 22:
+                // A signed (21) or unsigned (22) big-endian integer of 1 to 8 bytes.
+                guard (1...8).contains(value.payload.count) else { continue }
+                let raw = value.payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                let bits = UInt64(value.payload.count * 8)
+                if value.dataType == 22 {
+                    add(name, "\(raw)")
+                } else if bits < 64, raw >> (bits - 1) & 1 == 1 {
+                    add(name, "\(Int64(bitPattern: raw | ~((1 << bits) - 1)))")  // negative: sign-extended
+                } else {
+                    add(name, "\(Int64(bitPattern: raw))")
+                }
+            case 1:
+                add(name, TagText.utf8(value.payload))
+            case 0 where item.key == "----":
+                add(name, TagText.utf8(value.payload))  // some writers leave a freeform item's type unset
+            default:
+                continue  // other binary values (gnre's number, flags)
+            }
+        }
+    }
 }

@@ -4,8 +4,9 @@ import Glibc
 /// One input: the bytes of a media file (the seeds are small MP4, M4A, MOV and fragmented MP4
 /// files, and fuzz-decode's media ones), read and edited by GraphKit's container library in
 /// process, without GStreamer: the box walk, the box tree, the typed boxes, the movie (tracks,
-/// edits, metadata, gapless), the diagnosis of every format, a WAV header, and the editor (on
-/// a file in /dev/shm, through its descriptor: what sink.mp4 does to its file).
+/// edits, metadata, gapless), the tags of every format (MediaMetadata: ID3v2, Vorbis comments,
+/// FLAC pictures, MP4 items and keys), the diagnosis of every format, a WAV header, and the
+/// editor (on a file in /dev/shm, through its descriptor: what sink.mp4 does to its file).
 ///
 /// A finding is a crash (a Swift trap on an overflow or an index out of range counts: the
 /// library must check its arithmetic and throw), a hang (libFuzzer's -timeout), and a broken
@@ -19,6 +20,12 @@ public func fuzzContainers(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     _ = WAVEHeader(source)?.statedMicroseconds
     _ = (WAVEHeader.isWave64(source), WAVEHeader.isAIFF(source))
     _ = MPEGAudio.frameLength(bytes)
+    // Tags of every format (ID3v2, Vorbis comments, FLAC pictures, MP4 items and keys): read
+    // from what is there, never past it (a Swift bounds trap is a finding).
+    if let tags = try? MediaMetadata.read(from: source), let art = tags.artwork, art.data.count > size {
+        fail("a picture of \(art.data.count) bytes read from \(size)")
+    }
+    _ = IndexedTrack.all(in: source)
 
     let file: MP4File<MemoryBytes>
     do { file = try MP4File(source) } catch { fail("walking bytes in memory threw: \(error)") }

@@ -1,0 +1,155 @@
+import ArgumentParser
+import Glibc
+import GraphKit
+
+/// `graphctl probe FILE`: what a media file holds, as `ffprobe -show_format -show_streams`
+/// says it: its container, duration, streams and tags. The streams come from GStreamer's
+/// discoverer (``MediaFileInfo``), durations of an MP4/MOV's tracks from its index
+/// (``IndexedTrack``), the tags from the container library (``MediaMetadata``). The file is
+/// opened once, without blocking (a pipe with no writer does not hold it), and everything reads
+/// that open file: the discoverer through `/proc/self/fd`, never the name again.
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a media file's container, duration, streams and tags (like ffprobe).",
+        discussion: """
+            JSON keys (--json): file, container (mp4, mov, mp3, flac, ogg, wav, aiff, matroska, or null), \
+            duration (seconds), streams (each: index, kind, codec, and sampleRate and channels, or width, \
+            height and frameRate; duration in seconds when the index states it), metadata (title, artist, \
+            album, albumArtist, genre, comment, date, encoder, trackNumber, trackCount, discNumber, \
+            discCount, location (ISO 6709), artwork {mimeType, size}, each only when the file has it; \
+            items: every text tag as {key, value}).
+            """
+    )
+
+    @Argument(help: "The media file.")
+    var file: String
+
+    @Flag(help: "Print JSON for machines.")
+    var json = false
+
+    func run() throws {
+        let fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw unreadable(String(cString: strerror(errno)).lowercased()) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw unreadable(String(cString: strerror(errno)).lowercased()) }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw unreadable("it is a folder")
+        default: throw unreadable("it is not a regular file")
+        }
+        let bytes = FileBytes(descriptor: fd)
+        let container: MediaContainerFormat?
+        let metadata: MediaMetadata
+        do {
+            container = try MediaContainerFormat.detect(bytes)
+            metadata = try MediaMetadata.read(from: bytes)
+        } catch {
+            throw unreadable(error.reason)
+        }
+        let reopened = "/proc/self/fd/\(fd)"
+        guard access(reopened, R_OK) == 0 else { throw unreadable("it cannot be reopened through /proc/self/fd (is /proc mounted?)") }
+        let info: MediaFileInfo
+        do {
+            info = try MediaFileInfo(path: reopened)
+        } catch {
+            // Its messages name the file as the user did; a file in no format GraphKit knows
+            // is said to be that, GStreamer's words the cause.
+            var named = error
+            if error.code == .inputUnreadable, container == nil {
+                named = GraphError(.inputUnreadable, "cannot read \"\(file)\": it is not a media file (GStreamer does not recognise its format)",
+                                   cause: error.message.replacing(reopened, with: file))
+            } else {
+                named.problems = error.problems.map { problem in
+                    var p = problem
+                    p.message = p.message.replacing(reopened, with: file)
+                    if p.location == reopened { p.location = nil }
+                    return p
+                }
+            }
+            throw report(named)
+        }
+        let indexed = IndexedTrack.all(in: bytes)
+        let streams = info.streams.map { stream in
+            (stream, Self.indexedTrack(for: stream, in: indexed))
+        }
+        if json {
+            print(Self.json(file: file, container: container, info: info, streams: streams, metadata: metadata).description)
+        } else {
+            print(Self.text(file: file, container: container, info: info, streams: streams, metadata: metadata), terminator: "")
+        }
+    }
+
+    private func unreadable(_ why: String) -> ExitCode {
+        report(GraphError(.inputUnreadable, "cannot read \"\(file)\": \(why)"))
+    }
+
+    /// The index's track for a discovered stream: the same place among the tracks of its kind.
+    static func indexedTrack(for stream: MediaFileInfo.Stream, in tracks: [IndexedTrack]) -> IndexedTrack? {
+        let handler = switch stream.kind { case .audio: "soun"; case .video: "vide"; default: "" }
+        return tracks.filter { $0.handler == handler }.dropFirst(stream.indexInKind).first
+    }
+
+    /// Seconds with millisecond precision.
+    static func seconds(_ s: Double) -> JSONValue { .number((s * 1000).rounded() / 1000) }
+
+    static func json(file: String, container: MediaContainerFormat?, info: MediaFileInfo,
+                     streams: [(MediaFileInfo.Stream, IndexedTrack?)], metadata m: MediaMetadata) -> JSONValue {
+        let streamValues: [JSONValue] = streams.map { s, track in
+            var members: [(key: String, value: JSONValue)] = [
+                ("index", .number(Double(s.number))), ("kind", .string(s.kind.rawValue)), ("codec", .string(s.codec)),
+            ]
+            if let v = s.sampleRate { members.append(("sampleRate", .number(Double(v)))) }
+            if let v = s.channels { members.append(("channels", .number(Double(v)))) }
+            if let v = s.width { members.append(("width", .number(Double(v)))) }
+            if let v = s.height { members.append(("height", .number(Double(v)))) }
+            if let v = s.frameRate { members.append(("frameRate", .number(v.framesPerSecond))) }
+            if let v = track?.seconds { members.append(("duration", seconds(v))) }
+            return .object(members)
+        }
+        var tags: [(key: String, value: JSONValue)] = []
+        for (key, value) in textFields(m) { tags.append((key, .string(value))) }
+        for (key, value) in [("trackNumber", m.trackNumber), ("trackCount", m.trackCount),
+                             ("discNumber", m.discNumber), ("discCount", m.discCount)] {
+            if let value { tags.append((key, .number(Double(value)))) }
+        }
+        if let art = m.artwork {
+            tags.append(("artwork", ["mimeType": .string(art.mimeType), "size": .number(Double(art.data.count))]))
+        }
+        tags.append(("items", .array(m.items.map { ["key": .string($0.key), "value": .string($0.value)] })))
+        return [
+            "file": .string(file),
+            "container": container.map { .string($0.rawValue) } ?? .null,
+            "duration": seconds(info.duration.seconds),
+            "streams": .array(streamValues),
+            "metadata": .object(tags),
+        ]
+    }
+
+    /// The common text fields that are set, by their JSON keys.
+    static func textFields(_ m: MediaMetadata) -> [(String, String)] {
+        [("title", m.title), ("artist", m.artist), ("album", m.album), ("albumArtist", m.albumArtist),
+         ("genre", m.genre), ("comment", m.comment), ("date", m.date), ("encoder", m.encoder),
+         ("location", m.location)].compactMap { key, value in value.map { (key, $0) } }
+    }
+
+    static func text(file: String, container: MediaContainerFormat?, info: MediaFileInfo,
+                     streams: [(MediaFileInfo.Stream, IndexedTrack?)], metadata m: MediaMetadata) -> String {
+        var out = "\(file): \(container?.rawValue ?? "unknown container"), \(fixed(info.duration.seconds, 3)) s\n"
+        for (s, track) in streams {
+            var parts = [s.kind.rawValue, s.codec]
+            if let rate = s.sampleRate { parts.append("\(rate) Hz") }
+            if let channels = s.channels { parts.append(channels == 1 ? "1 channel" : "\(channels) channels") }
+            if let w = s.width, let h = s.height { parts.append("\(w)x\(h)") }
+            if let rate = s.frameRate { parts.append(rate.description) }
+            if let seconds = track?.seconds { parts.append("\(fixed(seconds, 3)) s") }
+            out += "  stream \(s.number): \(parts.joined(separator: ", "))\n"
+        }
+        var tags = textFields(m)
+        if let n = m.trackNumber { tags.append(("track", m.trackCount.map { "\(n)/\($0)" } ?? "\(n)")) }
+        if let n = m.discNumber { tags.append(("disc", m.discCount.map { "\(n)/\($0)" } ?? "\(n)")) }
+        if let art = m.artwork { tags.append(("artwork", "\(art.mimeType), \(art.data.count) bytes")) }
+        for (key, value) in tags { out += "  \(key): \(value)\n" }
+        return out
+    }
+}

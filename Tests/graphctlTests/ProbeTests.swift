@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+
+/// `graphctl probe FILE [--json]`: a file's container, duration, streams and tags, on files
+/// ffmpeg makes here; and what cannot be probed (missing, a folder, a pipe with no writer, a
+/// file that is not media) exits 66 naming it, without hanging.
+@Suite struct ProbeTests {
+    static let title = "Café – 東京"
+
+    static func ffmpeg(_ arguments: [String]) throws {
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y"] + arguments)
+    }
+
+    static func string(_ v: JSONValue?) -> String? { if case .string(let s)? = v { return s }; return nil }
+    static func number(_ v: JSONValue?) -> Double? { if case .number(let n)? = v { return n }; return nil }
+    static func array(_ v: JSONValue?) -> [JSONValue] { if case .array(let a)? = v { return a }; return [] }
+
+    /// An MP4 with H.264 video (1 s, 64x48 at 25 fps) and AAC sound (1.5 s), tagged; its JSON
+    /// says so in the documented keys, and the text form in short lines.
+    @Test func anMP4sStreamsDurationsAndTags() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("tagged.mp4").path
+        try Self.ffmpeg(["-f", "lavfi", "-i", "testsrc=d=1:s=64x48:r=25", "-f", "lavfi", "-i", "sine=d=1.5:sample_rate=48000",
+                         "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2",
+                         "-metadata", "title=\(Self.title)", "-metadata", "artist=Zoë", "-metadata", "track=3/10", path])
+        let r = try Graphctl.run("probe", "--json", path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try JSONParser.parse(r.stdout)
+        #expect(Self.string(json["file"]) == path)
+        #expect(Self.string(json["container"]) == "mp4")
+        #expect(abs((Self.number(json["duration"]) ?? 0) - 1.5) < 0.05, "\(r.stdout)")
+        let streams = Self.array(json["streams"])
+        #expect(streams.count == 2, "\(r.stdout)")
+        let video = try #require(streams.first { Self.string($0["kind"]) == "video" })
+        #expect(Self.string(video["codec"])?.hasPrefix("H.264") == true)
+        #expect(Self.number(video["width"]) == 64 && Self.number(video["height"]) == 48 && Self.number(video["frameRate"]) == 25)
+        #expect(abs((Self.number(video["duration"]) ?? 0) - 1.0) < 0.05, "\(video)")
+        let audio = try #require(streams.first { Self.string($0["kind"]) == "audio" })
+        #expect(Self.string(audio["codec"]) == "MPEG-4 AAC")
+        #expect(Self.number(audio["sampleRate"]) == 48_000 && Self.number(audio["channels"]) == 2)
+        #expect(abs((Self.number(audio["duration"]) ?? 0) - 1.5) < 0.05, "\(audio)")
+        let tags = try #require(json["metadata"])
+        #expect(Self.string(tags["title"]) == Self.title)
+        #expect(Self.string(tags["artist"]) == "Zoë")
+        #expect(Self.number(tags["trackNumber"]) == 3 && Self.number(tags["trackCount"]) == 10)
+        #expect(Self.string(tags["encoder"])?.hasPrefix("Lavf") == true)
+        #expect(Self.array(tags["items"]).contains { Self.string($0["key"]) == "©nam" && Self.string($0["value"]) == Self.title })
+
+        let text = try Graphctl.run("probe", path)
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "\(path): mp4, 1.500 s", "\(text.stdout)")
+        #expect(lines.contains { $0.hasPrefix("  stream ") && $0.contains("video, H.264") && $0.contains("64x48, 25 fps") }, "\(text.stdout)")
+        #expect(lines.contains { $0.contains("audio, MPEG-4 AAC, 48000 Hz, 2 channels") }, "\(text.stdout)")
+        #expect(lines.contains("  title: \(Self.title)") && lines.contains("  track: 3/10"), "\(text.stdout)")
+    }
+
+    /// An MP3's ID3v2 tag and cover, and a FLAC's Vorbis comment, through the command.
+    @Test(arguments: [("mp3", "libmp3lame"), ("flac", "flac")]) func audioFilesTagsAndCover(ext: String, codec: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cover = folder.appendingPathComponent("cover.png").path, path = folder.appendingPathComponent("t.\(ext)").path
+        try Self.ffmpeg(["-f", "lavfi", "-i", "color=c=blue:s=8x8", "-frames:v", "1", cover])
+        try Self.ffmpeg(["-f", "lavfi", "-i", "sine=d=1", "-i", cover, "-map", "0", "-map", "1", "-c:v", "copy",
+                         "-disposition:v", "attached_pic", "-c:a", codec, "-metadata", "title=\(Self.title)", "-metadata", "album=Ålbum", path])
+        let r = try Graphctl.run("probe", "--json", path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try JSONParser.parse(r.stdout)
+        #expect(Self.string(json["container"]) == ext)
+        let tags = try #require(json["metadata"])
+        #expect(Self.string(tags["title"]) == Self.title && Self.string(tags["album"]) == "Ålbum", "\(r.stdout)")
+        let size = try FileManager.default.attributesOfItem(atPath: cover)[.size] as? Int
+        #expect(Self.string(tags["artwork"]?["mimeType"]) == "image/png", "\(r.stdout)")
+        #expect(Self.number(tags["artwork"]?["size"]).map(Int.init) == size, "\(r.stdout)")
+        #expect(Self.array(json["streams"]).contains { Self.string($0["kind"]) == "audio" && Self.number($0["sampleRate"]) == 44_100 })
+    }
+
+    /// What cannot be probed exits 66 and names the file: missing, a folder, a pipe with no
+    /// writer (which must not hold the command), a text file, an MP4 cut before its index.
+    @Test func unreadableInputsExit66NamingTheFile() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("none.mp4").path
+        let fifo = folder.appendingPathComponent("pipe.mp4").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let text = folder.appendingPathComponent("notes.mp4").path
+        try Data("just words, no media\n".utf8).write(to: URL(fileURLWithPath: text))
+        let whole = folder.appendingPathComponent("whole.m4a").path, cut = folder.appendingPathComponent("cut.m4a").path
+        try Self.ffmpeg(["-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", whole])  // index last
+        try Data(try Data(contentsOf: URL(fileURLWithPath: whole)).prefix(3000)).write(to: URL(fileURLWithPath: cut))
+        let cases = [(missing, "no such file"), (folder.path, "it is a folder"), (fifo, "it is not a regular file"),
+                     (text, "it is not a media file"), (cut, "ends at byte 3000 before its index")]
+        for (path, why) in cases {
+            for arguments in [["probe", path], ["probe", "--json", path]] {
+                let r = try Graphctl.run(arguments)
+                #expect(r.status == 66, "\(arguments): \(r.stderr)")
+                #expect(r.stderr.contains("cannot read \"\(path)\": \(why)"), "\(arguments): \(r.stderr)")
+                #expect(r.stdout.isEmpty, "\(arguments): \(r.stdout)")
+            }
+        }
+        #expect(try Graphctl.run("probe").status == 64)
+    }
+}
