@@ -5,7 +5,9 @@ public struct IndexedTrack: Sendable, Equatable {
     /// The handler type: `soun`, `vide`, `sbtl`, `text`, `meta`…
     public var handler: String
     public var trackID: Int
-    /// Its media's duration (media header over media clock); nil when the header does not say.
+    /// How long it plays: its edit list's span (an AAC track's priming and padding left out, as
+    /// ffprobe gives a stream's duration), else its media's (media header over media clock); nil
+    /// when neither says.
     public var seconds: Double?
 
     /// The tracks of the index of the ISO-BMFF file `source` holds, in track-ID order (the
@@ -13,12 +15,21 @@ public struct IndexedTrack: Sendable, Equatable {
     /// be read.
     public static func all(in source: some ByteSource) -> [IndexedTrack] {
         guard let file = try? MP4File(source), let movie = try? file.movie() else { return [] }
+        let movieScale = movie.timescale
         return movie.trackIndices.map { movie.track($0) }.sorted { $0.trackID < $1.trackID }.map { track in
-            let scale = track.mediaTimescale
-            let duration = track.mediaHeader?.duration
-            let known = scale > 0 && duration.map { $0 != UInt64(UInt32.max) && $0 != .max } == true
-            return IndexedTrack(handler: track.handler?.description ?? "", trackID: Int(track.trackID),
-                                seconds: known ? Double(duration!) / Double(scale) : nil)
+            var seconds: Double?
+            // The edits that show media (not the empty ones that delay it), in the movie's clock.
+            if let edits = track.edits?.filter({ $0.mediaTime >= 0 }), !edits.isEmpty, movieScale > 0,
+               case let (span, overflow) = edits.reduce((UInt64(0), false), { sum, e in
+                   let (v, o) = sum.0.addingReportingOverflow(e.duration)
+                   return (v, sum.1 || o)
+               }), !overflow, span > 0 {
+                seconds = Double(span) / Double(movieScale)
+            } else if let duration = track.mediaHeader?.duration, track.mediaTimescale > 0,
+                      duration != UInt64(UInt32.max), duration != .max {
+                seconds = Double(duration) / Double(track.mediaTimescale)
+            }
+            return IndexedTrack(handler: track.handler?.description ?? "", trackID: Int(track.trackID), seconds: seconds)
         }
     }
 }
