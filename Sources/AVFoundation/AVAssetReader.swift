@@ -185,12 +185,14 @@ open class AVAssetReaderAudioMixOutput: AVAssetReaderOutput, @unchecked Sendable
         var made: AssetReaderTrackOutput?
         var problem: String?
         do throws(SettingsError) {
-            guard audioTracks.count == 1, let track = audioTracks.first, track.mediaType == .audio else {
-                throw SettingsError(audioTracks.isEmpty ? "an audio mix output needs an audio track"
-                                    : "GraphKit mixes no tracks yet: give one audio track (this has \(audioTracks.count) tracks)")
+            guard let track = audioTracks.first else { throw SettingsError("an audio mix output needs an audio track") }
+            if let other = audioTracks.first(where: { $0.mediaType != .audio }) {
+                throw SettingsError("an audio mix output mixes audio tracks; track \(other.trackID) is \(other.mediaType.rawValue)")
             }
             let settings = try ReaderSettings.read(audioSettings ?? [AVFormatIDKey: kAudioFormatLinearPCM], mediaType: .audio)
-            made = AssetReaderTrackOutput(track: track.track, outputSettings: settings)
+            // One track is read as it is; several are decoded to one format and summed.
+            made = audioTracks.count == 1 ? AssetReaderTrackOutput(track: track.track, outputSettings: settings)
+                : AssetReaderTrackOutput(mixing: audioTracks.map(\.track), outputSettings: settings)
         } catch {
             problem = error.message
         }

@@ -96,8 +96,19 @@ public final class AssetReader: Sendable {
         guard !output.isAttached else {
             throw GraphError(.usage, at: "\(track)", "this output belongs to a reader already; make a new AssetReaderTrackOutput")
         }
-        guard track.assetPath == asset.path else {
+        for track in [track] + output.mixedTracks where track.assetPath != asset.path {
             throw GraphError(.usage, at: "\(track)", "this track is of \"\(track.assetPath)\", not of this reader's \"\(asset.path)\"")
+        }
+        if !output.mixedTracks.isEmpty {
+            if let other = output.mixedTracks.first(where: { $0.mediaType != .audio }) {
+                throw GraphError(.usage, at: "\(other)", "only audio tracks can be mixed; read a video track with an output of its own")
+            }
+            guard output.mixedTracks.count <= 8 else {
+                throw GraphError(.usage, at: "\(track)", "at most 8 tracks can be mixed in one output (this has \(output.mixedTracks.count))")
+            }
+            if case .stored? = output.outputSettings {
+                throw GraphError(.usage, at: "\(track)", "mixed tracks are decoded: use .linearPCM(sampleFormat: .s16le) or .f32le, not samples as stored")
+            }
         }
         if let settings = output.outputSettings, settings.mediaType != track.mediaType {
             let fix = track.mediaType == .audio ? ".linearPCM(sampleFormat: .s16le) or .f32le" : ".pixels(.bgra)"
@@ -131,6 +142,28 @@ public final class AssetReader: Sendable {
             var b = GraphBuilder(name: "AssetReader", description: "reads \(asset.path)")
             for output in outputs {
                 let n = output.number
+                if let format = output.mixFormat {
+                    // Each track decoded to the mix's format and summed (AVAssetReaderAudioMixOutput).
+                    let mix = b.add("mix\(n)", AudioMixNode.self) { p in
+                        p[\.sampleFormat] = format.sampleFormat
+                        p[\.sampleRate] = format.sampleRate
+                        p[\.channels] = format.channels
+                    }
+                    for (i, track) in output.mixedTracks.enumerated() {
+                        let file = b.add("file\(n)-\(i)", FileSourceNode.self) { $0[\.path] = asset.path }
+                        let decode = b.add("decode\(n)-\(i)", DecodeNode.self) { p in
+                            p[\.sampleFormat] = .value(format.sampleFormat)
+                            p[\.sampleRate] = format.sampleRate
+                            p[\.channels] = format.channels
+                            p[\.track] = track.indexInType
+                        }
+                        b.connect(file.output(), to: decode.input())
+                        b.connect(decode.output("audio"), to: mix.input("in\(i)"))
+                    }
+                    let sink = b.add("out\(n)", AppSinkNode.self) { $0[\.maxBuffers] = 64 }
+                    b.connect(mix.output(), to: sink.input())
+                    continue
+                }
                 let file = b.add("file\(n)", FileSourceNode.self) { $0[\.path] = asset.path }
                 if case .stored(let type)? = output.outputSettings {
                     // As stored: demuxed, not decoded.

@@ -11,7 +11,11 @@ import Synchronization
 /// audio, `.pixels(_:)` for video; nil gives audio in the decoder's own sample format (16-bit or
 /// float) and BGRA frames.
 public final class AssetReaderTrackOutput: Sendable {
+    /// The track read; for an output that mixes, the first of ``mixedTracks``.
     public let track: AssetTrack
+    /// The audio tracks an output made with ``init(mixing:outputSettings:)`` sums into one
+    /// stream (`AVAssetReaderAudioMixOutput`); empty for an output of one track.
+    public let mixedTracks: [AssetTrack]
     public let outputSettings: ReaderOutputSettings?
 
     /// What the reader gave this output (when it was added, and when reading started). Its
@@ -29,7 +33,31 @@ public final class AssetReaderTrackOutput: Sendable {
 
     public init(track: AssetTrack, outputSettings: ReaderOutputSettings?) {
         self.track = track
+        mixedTracks = []
         self.outputSettings = outputSettings
+    }
+
+    /// The sum of several audio tracks of one asset (up to eight: a film's dialogue, music and
+    /// effects), as `AVAssetReaderAudioMixOutput` gives it, at unity gain, as long as the longest.
+    /// Decoded to `.linearPCM`, whose rate and channel count, when not given, are the highest
+    /// among the tracks (up to 8 channels); nil settings are 16-bit PCM so. A reader refuses it
+    /// (``AssetReader/canAdd(_:)``) with no track, a track that is not audio or not of its
+    /// asset, more than eight, or settings that are not PCM.
+    public init(mixing tracks: [AssetTrack], outputSettings: ReaderOutputSettings?) {
+        precondition(!tracks.isEmpty, "an audio mix output needs at least one track")
+        track = tracks[0]
+        mixedTracks = tracks
+        self.outputSettings = outputSettings
+    }
+
+    /// What a mixing output decodes each track to, and so mixes in.
+    var mixFormat: MediaFormat.PCMFormat? {
+        guard !mixedTracks.isEmpty else { return nil }
+        var sampleFormat = SampleFormat.s16le, rate: Int?, channels: Int?
+        if case .linearPCM(let f, let r, let c)? = outputSettings { (sampleFormat, rate, channels) = (f, r, c) }
+        return .init(sampleRate: rate ?? mixedTracks.compactMap(\.stream.sampleRate).max() ?? 48_000,
+                     channels: channels ?? min(mixedTracks.compactMap(\.stream.channels).max() ?? 2, 8),
+                     sampleFormat: sampleFormat)
     }
 
     /// The next sample, blocking until it is decoded; nil at the end of the track or of the

@@ -246,6 +246,45 @@ import Testing
         #expect(reader.timeRange.duration == CMTimeMake(value: 1, timescale: 4))
     }
 
+    /// A film's two sound tracks (a 440 Hz tone for a second, a 1 kHz one for half), mixed by
+    /// AVAssetReaderAudioMixOutput: each sample of the mix is the sum of the two tracks' as each
+    /// reads alone, for as long as the longer; a video track cannot be mixed.
+    @Test func anAudioMixOutputSumsTheTracks() throws {
+        let url = folder.appendingPathComponent("two-tracks.mov")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=1",
+                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1",
+                                         "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=0.5",
+                                         "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-c:a", "pcm_s16le", "-y", url.path])
+        let asset = AVURLAsset(url: url)
+        let tracks = asset.tracks(withMediaType: .audio)
+        #expect(tracks.count == 2)
+        let settings: [String: Any] = Self.pcm16.merging([AVSampleRateKey: 48_000, AVNumberOfChannelsKey: 1]) { $1 }
+        func read(_ output: AVAssetReaderOutput) throws -> [Int16] {
+            let reader = try AVAssetReader(asset: asset)
+            #expect(reader.canAdd(output))
+            reader.add(output)
+            #expect(reader.startReading())
+            var samples: [Int16] = []
+            while let buffer = output.copyNextSampleBuffer(), let block = CMSampleBufferGetDataBuffer(buffer) {
+                var chunk = [Int16](repeating: 0, count: CMBlockBufferGetDataLength(block) / 2)
+                CMBlockBufferCopyDataBytes(block, atOffset: 0, dataLength: chunk.count * 2, destination: &chunk)
+                samples += chunk
+            }
+            #expect(reader.status == .completed, "\(String(describing: reader.error))")
+            return samples
+        }
+        let a = try read(AVAssetReaderTrackOutput(track: tracks[0], outputSettings: settings))
+        let b = try read(AVAssetReaderTrackOutput(track: tracks[1], outputSettings: settings))
+        #expect(a.count == 48_000 && b.count == 24_000)
+        let mixed = try read(AVAssetReaderAudioMixOutput(audioTracks: tracks, audioSettings: settings))
+        #expect(mixed.count == 48_000)
+        let wrong = mixed.indices.filter { mixed[$0] != Int16(clamping: Int(a[$0]) + ($0 < b.count ? Int(b[$0]) : 0)) }
+        #expect(wrong.isEmpty, "\(wrong.count) samples differ, the first at \(wrong.first ?? -1)")
+
+        let withVideo = AVAssetReaderAudioMixOutput(audioTracks: tracks + asset.tracks(withMediaType: .video), audioSettings: settings)
+        #expect(!(try AVAssetReader(asset: asset)).canAdd(withVideo))
+    }
+
     /// What a reader cannot give is refused by canAdd, and adding it anyway fails the reader
     /// (AVFoundation raises): startReading returns false, nothing crashes.
     @Test func refusedOutputsFailTheReader() throws {
@@ -253,8 +292,8 @@ import Testing
         let track = asset.tracks(withMediaType: .audio)[0]
         let reader = try AVAssetReader(asset: asset)
         let bigEndian = AVAssetReaderTrackOutput(track: track, outputSettings: [AVFormatIDKey: kAudioFormatLinearPCM, AVLinearPCMIsBigEndianKey: true])
-        let twoTracks = AVAssetReaderAudioMixOutput(audioTracks: [track, track], audioSettings: nil)
-        #expect(!reader.canAdd(bigEndian) && !reader.canAdd(twoTracks))
+        let noTrack = AVAssetReaderAudioMixOutput(audioTracks: [], audioSettings: nil)
+        #expect(!reader.canAdd(bigEndian) && !reader.canAdd(noTrack))
         reader.add(bigEndian)
         #expect(reader.status == .failed && (reader.error?.localizedDescription ?? "").contains("AVLinearPCMIsBigEndianKey"))
         #expect(!reader.startReading() && bigEndian.copyNextSampleBuffer() == nil)

@@ -14,8 +14,8 @@ import Testing
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
     /// A WAV of 2 s at 8 kHz mono whose sample n is n mod 4096 − 2048: every sample is known.
-    func rampWAV() throws -> String {
-        let p = path("ramp.wav")
+    func rampWAV(named name: String = "ramp.wav") throws -> String {
+        let p = path(name)
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "aevalsrc=(mod(n\\,4096)-2048)/32768:s=8000:d=2",
                                          "-c:a", "pcm_s16le", "-y", p])
         return p
@@ -45,6 +45,37 @@ import Testing
     }
 
     /// timeRange reads part of the file, cut to the sample.
+    /// An output mixing tracks: the same track twice is the track doubled, sample for sample,
+    /// in the format the settings give (mono, the track's rate when none is given); and what a
+    /// mix cannot take is refused by name before reading.
+    @Test func aMixingOutputSumsItsTracks() throws {
+        let asset = try Asset(path: try rampWAV())
+        let track = try asset.track(withMediaType: .audio)
+        let reader = try AssetReader(asset: asset)
+        let mix = AssetReaderTrackOutput(mixing: [track, track], outputSettings: .linearPCM(sampleFormat: .s16le))
+        try reader.add(mix)
+        try reader.startReading()
+        var all: [Int16] = []
+        var formats: Set<MediaFormat> = []
+        while let sample = mix.copyNextSampleBuffer() {
+            all += Self.samples(sample)
+            if let f = sample.format { formats.insert(f) }
+        }
+        #expect(reader.status == .completed)
+        #expect(formats == [.pcm(.init(sampleRate: 8_000, channels: 1, sampleFormat: .s16le))])
+        #expect(all.count == 16_000)
+        #expect(all.indices.allSatisfy { all[$0] == Int16(2 * (($0 % 4096) - 2048)) })
+
+        let other = try AssetReader(asset: asset)
+        #expect(throws: GraphError.self) { try other.add(AssetReaderTrackOutput(mixing: Array(repeating: track, count: 9), outputSettings: nil)) }
+        #expect(throws: GraphError.self) { try other.add(AssetReaderTrackOutput(mixing: [track, track], outputSettings: .stored(.audio))) }
+        let elsewhere = try Asset(path: try rampWAV(named: "other.wav"))
+        #expect(throws: GraphError.self) {
+            try other.add(AssetReaderTrackOutput(mixing: [track, try elsewhere.track(withMediaType: .audio)], outputSettings: nil))
+        }
+        #expect(other.canAdd(AssetReaderTrackOutput(mixing: [track], outputSettings: nil)))
+    }
+
     @Test func aTimeRangeIsCutToTheSample() throws {
         let asset = try Asset(path: try rampWAV())
         let reader = try AssetReader(asset: asset)
