@@ -62,6 +62,20 @@ extension AVPartialAsyncProperty where Root: AVAsset {
     public static var preferredRate: AVAsyncProperty<Root, Float> { AVAsyncProperty("preferredRate") { _ in 1 } }
     public static var preferredVolume: AVAsyncProperty<Root, Float> { AVAsyncProperty("preferredVolume") { _ in 1 } }
     public static var preferredTransform: AVAsyncProperty<Root, CGAffineTransform> { AVAsyncProperty("preferredTransform") { _ in .identity } }
+    /// The file's tags under the common keys (title, artist, albumName, type, description,
+    /// creationDate, software, location, artwork).
+    public static var commonMetadata: AVAsyncProperty<Root, [AVMetadataItem]> { AVAsyncProperty("commonMetadata") { try $0.metadataItems().common } }
+    /// Every tag of the file, each in its format's key space (iTunes, QuickTime, ID3, Vorbis comments).
+    public static var metadata: AVAsyncProperty<Root, [AVMetadataItem]> { AVAsyncProperty("metadata") { try $0.metadataItems().all } }
+    public static var availableMetadataFormats: AVAsyncProperty<Root, [AVMetadataFormat]> {
+        AVAsyncProperty("availableMetadataFormats") { asset in
+            var formats: [AVMetadataFormat] = []
+            for item in try asset.metadataItems().all {
+                if let space = item.keySpace, !formats.contains(AVMetadataFormat(space)) { formats.append(AVMetadataFormat(space)) }
+            }
+            return formats
+        }
+    }
 }
 
 // MARK: AVAsset, AVURLAsset
@@ -84,6 +98,25 @@ open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     /// GraphKit's asset, read once.
     package func loaded() throws -> Asset {
         try loadState().asset.get()
+    }
+
+    /// The file's tags as items: common, and all.
+    func metadataItems() throws -> (common: [AVMetadataItem], all: [AVMetadataItem]) {
+        AVMetadataItem.items(of: try loaded())
+    }
+
+    /// The items of one metadata format (`availableMetadataFormats` lists the file's).
+    public func loadMetadata(for format: AVMetadataFormat) async throws -> [AVMetadataItem] {
+        try metadataItems().all.filter { $0.keySpace.map(AVMetadataFormat.init) == format }
+    }
+
+    @available(*, deprecated, message: "Use load(.commonMetadata) instead")
+    public var commonMetadata: [AVMetadataItem] { (try? metadataItems().common) ?? [] }
+    @available(*, deprecated, message: "Use load(.metadata) instead")
+    public var metadata: [AVMetadataItem] { (try? metadataItems().all) ?? [] }
+    @available(*, deprecated, message: "Use loadMetadata(for:) instead")
+    public func metadata(forFormat format: AVMetadataFormat) -> [AVMetadataItem] {
+        ((try? metadataItems().all) ?? []).filter { $0.keySpace.map(AVMetadataFormat.init) == format }
     }
 
     func loadedTracks() throws -> [AVAssetTrack] {

@@ -1,4 +1,5 @@
 import Assets
+import MediaContainers
 @_spi(Engine) import GraphKitCore
 import Synchronization
 
@@ -27,6 +28,7 @@ open class AVAssetWriter: @unchecked Sendable {
         var inputs: [AVAssetWriterInput] = []
         var sessionEnd: MediaTime?
         var fragmentInterval = CMTime.invalid
+        var metadata: [AVMetadataItem] = []
     }
     private let state = Mutex(State())
 
@@ -94,6 +96,53 @@ open class AVAssetWriter: @unchecked Sendable {
             state.withLock { $0.fragmentInterval = newValue }
             writer.movieFragmentInterval = newValue.isNumeric && newValue.value > 0 ? newValue.mediaTime : nil
         }
+    }
+
+    /// The file's tags, written as iTunes and AVFoundation write them (`moov/udta/meta/ilst`):
+    /// items whose common key (or whose key in its own space, `©nam`, `TIT2`…) is the title,
+    /// artist, album name, type (genre), description (comment) or creation date; text values,
+    /// and a date as a date. Other items (artwork, location) are not written. Set it before
+    /// `startWriting()`.
+    public var metadata: [AVMetadataItem] {
+        get { state.withLock { $0.metadata } }
+        set {
+            state.withLock { $0.metadata = newValue }
+            writer.metadata = Self.tags(newValue)
+        }
+    }
+
+    /// The tags GraphKit writes, from items.
+    static func tags(_ items: [AVMetadataItem]) -> MediaMetadata {
+        var tags = MediaMetadata()
+        for item in items {
+            let field: String? = switch item.commonKey {
+            case .commonKeyTitle?: "title"
+            case .commonKeyArtist?: "artist"
+            case .commonKeyAlbumName?: "album"
+            case .commonKeyType?: "genre"
+            case .commonKeyDescription?: "comment"
+            case .commonKeyCreationDate?: "date"
+            default: (item.key as? NSString).flatMap { MediaMetadata.commonFieldName($0 as String) }
+            }
+            let text: String?
+            if case .date(let d)? = item.stored {
+                text = d.formatted(.iso8601)
+            } else {
+                text = item.stringValue
+            }
+            guard let field, let text, !text.isEmpty else { continue }
+            switch field {
+            case "title": tags.title = tags.title ?? text
+            case "artist": tags.artist = tags.artist ?? text
+            case "album": tags.album = tags.album ?? text
+            case "albumArtist": tags.albumArtist = tags.albumArtist ?? text
+            case "genre": tags.genre = tags.genre ?? text
+            case "comment": tags.comment = tags.comment ?? text
+            case "date": tags.date = tags.date ?? text
+            default: break
+            }
+        }
+        return tags
     }
 
     /// Whether `outputSettings` are settings GraphKit can encode `mediaType` with.

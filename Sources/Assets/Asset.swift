@@ -9,6 +9,13 @@ public final class Asset: Sendable {
     public let duration: MediaTime
     /// Every audio and video track, in the file's order.
     public let tracks: [AssetTrack]
+    /// The file's tags (`AVAsset.metadata`): title, artist, album, date, location, cover art,
+    /// and every text item as the file names it, from MP4/M4A/MOV (`ilst`, QuickTime `mdta`
+    /// keys, `udta`), MP3 (ID3v2), FLAC and Ogg (Vorbis comments); empty for other files.
+    public let metadata: MediaMetadata
+    /// The container, as its first bytes say (nil when GraphKit's container library does not
+    /// know it, though GStreamer reads it).
+    public let containerFormat: MediaContainerFormat?
 
     /// Reads the file's tracks. Throws `inputUnreadable` (66) for a missing, unreadable or
     /// damaged file, and `missingPlugin` (69) when nothing installed reads its format.
@@ -16,7 +23,12 @@ public final class Asset: Sendable {
         let info = try MediaFileInfo(path: path)
         self.path = path
         duration = info.duration
-        let index = Self.index(path)
+        let bytes = FileBytes(path: path)
+        let index = bytes.flatMap(Self.index)
+        // Tags are a file's extras: damage in them (or a read that fails now) leaves them out,
+        // as a player would, rather than refuse a file GStreamer reads.
+        metadata = bytes.flatMap { try? MediaMetadata.read(from: $0) } ?? MediaMetadata()
+        containerFormat = bytes.flatMap { try? MediaContainerFormat.detect($0) }
         tracks = info.streams.compactMap { stream -> AssetTrack? in
             let type: MediaType
             switch stream.kind {
@@ -32,8 +44,8 @@ public final class Asset: Sendable {
 
     /// The index of an MP4/M4A/MOV file (what the stream facts above do not say: display
     /// matrices, sample sizes); nil for other files and for an index that cannot be read.
-    private static func index(_ path: String) -> MP4Movie? {
-        guard let bytes = FileBytes(path: path), let file = try? MP4File(bytes) else { return nil }
+    private static func index(_ bytes: FileBytes) -> MP4Movie? {
+        guard let file = try? MP4File(bytes) else { return nil }
         return try? file.movie()
     }
 

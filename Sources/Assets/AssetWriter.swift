@@ -57,6 +57,7 @@ public final class AssetWriter: Sendable {
         var run: GraphRun?
         var optimizeForNetworkUse = false
         var fragmentInterval: MediaTime?
+        var metadata = MediaMetadata()
         /// endSession(atSourceTime:)'s time, in the samples' clock.
         var sessionEnd: MediaTime?
 
@@ -107,6 +108,15 @@ public final class AssetWriter: Sendable {
         set { locked.withLock { $0.fragmentInterval = newValue } }
     }
 
+    /// The file's tags (`AVAssetWriter.metadata`): its title, artist, album, album artist,
+    /// genre, comment and date (ISO 8601) are written as iTunes and AVFoundation write them
+    /// (`moov/udta/meta/ilst`); its other fields are not written. Set it before ``startWriting()``;
+    /// a date that is not ISO 8601 fails `startWriting()`, saying so.
+    public var metadata: MediaMetadata {
+        get { locked.withLock { $0.metadata } }
+        set { locked.withLock { $0.metadata = newValue } }
+    }
+
     public var status: Status {
         locked.withLock { l in
             l.refresh()
@@ -148,13 +158,13 @@ public final class AssetWriter: Sendable {
     /// Builds the graph and starts it: the output's folder is made and checked here, and any
     /// problem throws (and fails the writer).
     public func startWriting() throws(GraphError) {
-        let (inputs, faststart, fragments) = try locked.withLock { l throws(GraphError) in
+        let (inputs, faststart, fragments, metadata) = try locked.withLock { l throws(GraphError) in
             try l.state.startWriting()
-            return (l.inputs, l.optimizeForNetworkUse, l.fragmentInterval)
+            return (l.inputs, l.optimizeForNetworkUse, l.fragmentInterval, l.metadata)
         }
         let run: GraphRun
         do {
-            run = try GraphRun(try makeGraph(inputs, faststart: faststart, fragmentInterval: fragments))
+            run = try GraphRun(try makeGraph(inputs, faststart: faststart, fragmentInterval: fragments, metadata: metadata))
             try run.start()
         } catch {
             locked.withLock { $0.state.startFailed(error) }
@@ -180,7 +190,7 @@ public final class AssetWriter: Sendable {
         }
     }
 
-    private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool, fragmentInterval: MediaTime?) throws(GraphError) -> Graph {
+    private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool, fragmentInterval: MediaTime?, metadata: MediaMetadata) throws(GraphError) -> Graph {
         for input in inputs where input.mediaType == .video && input.transform != .identity {
             guard input.transform.isStorable else {
                 throw GraphError(.usage, at: "\(input.name).transform",
@@ -205,6 +215,13 @@ public final class AssetWriter: Sendable {
             if let video = inputs.first(where: { $0.mediaType == .video }), video.transform != .identity {
                 $0[\.videoTransform] = video.transform.description
             }
+            $0[\.title] = metadata.title
+            $0[\.artist] = metadata.artist
+            $0[\.album] = metadata.album
+            $0[\.albumArtist] = metadata.albumArtist
+            $0[\.genre] = metadata.genre
+            $0[\.comment] = metadata.comment
+            $0[\.date] = metadata.date
         }
         for input in inputs {
             let source = b.add(input.nodeID, AppSourceNode.self) {

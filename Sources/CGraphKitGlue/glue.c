@@ -204,6 +204,33 @@ int gk_object_set_from_string(gpointer object, const char *name, const char *val
     return 0;
 }
 
+int gk_tag_setter_set(GstElement *element, const char *tag, const char *value) {
+    if (!GST_IS_TAG_SETTER(element))
+        return 1;
+    if (!gst_tag_exists(tag))
+        return 2;
+    GType type = gst_tag_get_type(tag);
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, type);
+    /* A date and time in ISO 8601 (gst_value_deserialize wants GStreamer's own form). */
+    if (type == GST_TYPE_DATE_TIME) {
+        GstDateTime *when = gst_date_time_new_from_iso8601_string(value);
+        if (when == NULL) {
+            g_value_unset(&v);
+            return 3;
+        }
+        g_value_take_boxed(&v, when);
+    } else if (type == G_TYPE_STRING) {
+        g_value_set_string(&v, value);
+    } else if (!gst_value_deserialize(&v, value)) {
+        g_value_unset(&v);
+        return 3;
+    }
+    gst_tag_setter_add_tag_value(GST_TAG_SETTER(element), GST_TAG_MERGE_REPLACE, tag, &v);
+    g_value_unset(&v);
+    return 0;
+}
+
 char *gk_object_get_as_string(gpointer object, const char *name) {
     GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
     if (spec == NULL)

@@ -26,10 +26,14 @@ package enum MP4Index {
         /// The file type's major brand to state ("M4A " for an audio file, as iTunes and
         /// AVFoundation write it), when the muxer's is not it.
         package var majorBrand: String?
-        /// Whether the index (moov) changes: an edit list or a display matrix to write.
+        /// The date tag's text (`moov/udta/meta/ilst/©day`), an ISO 8601 date as given, as
+        /// iTunes and AVFoundation write it: GStreamer 1.22's muxer writes only the day, its
+        /// month and day unpadded ("2024-5-1"). Written when the file has an `ilst`.
+        package var dateTag: String?
+        /// Whether the index (moov) changes: an edit list, a display matrix or a tag to write.
         package var changesIndex: Bool {
             audioDelay != nil || (orientation != nil && orientation != .rotate0) || (videoMatrix != nil && videoMatrix != .identity)
-                || presentationEnd != nil
+                || presentationEnd != nil || dateTag != nil
         }
         package var isEmpty: Bool { !changesIndex && majorBrand == nil }
         package init(audioDelay: EncoderDelay? = nil, orientation: DisplayOrientation? = nil, majorBrand: String? = nil) {
@@ -81,9 +85,19 @@ package enum MP4Index {
                 }
             }
             if let end = edits.presentationEnd { self.end(movie: &movie, at: end) }
+            if let date = edits.dateTag { setTag(FourCC(0xA964_6179 /* ©day */), text: date, in: &movie) }
             editor.replace(at: found.index, with: movie.moov)
         }
         try editor.commit()
+    }
+
+    /// Sets an iTunes text item (`moov/udta/meta/ilst/KEY`, one UTF-8 `data` box) to `text`,
+    /// in place of the one there; nothing when the file has no `ilst`.
+    package static func setTag(_ key: FourCC, text: String, in movie: inout MP4Movie) {
+        guard movie.moov.find(["udta", "meta", "ilst"]) != nil else { return }
+        // A `data` box: type 1 (UTF-8), locale 0, the text.
+        let data = MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))
+        movie.moov.modify(["udta", "meta", "ilst"]) { $0.replaceOrInsert(MP4Box(type: key, children: [data])) }
     }
 
     /// An edit list for the sound track that skips the priming and ends after the input's

@@ -146,6 +146,10 @@ public struct MediaMetadata: Sendable, Equatable {
         "disctotal": .discCount, "totaldiscs": .discCount,
     ]
 
+    /// The common field a format's key names (`©nam`, `TIT2`, `TITLE`, QuickTime's
+    /// `com.apple.quicktime.title`: `title`), as this type's property is named; nil for another.
+    public static func commonFieldName(_ key: String) -> String? { commonField(key).map { "\($0)" } }
+
     static func commonField(_ key: String) -> Field? {
         var k = key.lowercased()
         let quickTime = "com.apple.quicktime."

@@ -230,3 +230,56 @@ import Testing
         #expect(abs((v.frameRate ?? 0) - 30) < 0.01)
     }
 }
+
+/// AVMetadataItem, AVAssetWriter.metadata and AVAsset's common metadata: items written by the
+/// writer are read back by an asset under the common keys and in the iTunes key space, as
+/// AVFoundation names them.
+@Suite(.timeLimit(.minutes(10))) struct AVMetadataTests {
+    @Test func identifiersAreApplesForm() {
+        #expect(AVMetadataIdentifier.commonIdentifierTitle.rawValue == "common/title")
+        #expect(AVMetadataIdentifier.iTunesMetadataSongName.rawValue == "itsk/%A9nam")
+        #expect(AVMetadataIdentifier.quickTimeMetadataLocationISO6709.rawValue == "mdta/com.apple.quicktime.location.ISO6709")
+        let item = AVMutableMetadataItem()
+        item.identifier = .iTunesMetadataSongName
+        #expect(item.keySpace == .iTunes && (item.key as? NSString) == "©nam" && item.commonKey == .commonKeyTitle)
+    }
+
+    @Test func writtenItemsAreReadBack() async throws {
+        let folder = try TestMedia.temporaryFolder()
+        let url = folder.appendingPathComponent("tagged.m4a")
+        let writer = try AVAssetWriter(outputURL: url, fileType: .m4a)
+        func item(_ identifier: AVMetadataIdentifier, _ value: any NSCopying & NSObjectProtocol) -> AVMetadataItem {
+            let item = AVMutableMetadataItem()
+            item.identifier = identifier
+            item.value = value
+            return item
+        }
+        let when = Date(timeIntervalSince1970: 1_714_566_600)  // 2024-05-01T12:30:00Z
+        writer.metadata = [item(.commonIdentifierTitle, "Café – 東京" as NSString), item(.iTunesMetadataArtist, "Zoë" as NSString),
+                           item(.commonIdentifierCreationDate, when as NSDate)]
+        let input = AVAssetWriterInput(mediaType: .audio, outputSettings: [AVFormatIDKey: kAudioFormatMPEG4AAC, AVSampleRateKey: 48_000, AVNumberOfChannelsKey: 1])
+        writer.add(input)
+        #expect(writer.startWriting())
+        writer.startSession(atSourceTime: .zero)
+        let format = try CMSampleBufferCreateTests.monoPCM()
+        for start in stride(from: 0, to: 24_000, by: 1024) {
+            while !input.isReadyForMoreMediaData { usleep(1000) }
+            #expect(input.append(try CMSampleBufferCreateTests.sine(from: start, frames: min(1024, 24_000 - start), format: format)))
+        }
+        input.markAsFinished()
+        await writer.finishWriting()
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+
+        let asset = AVURLAsset(url: url)
+        let common = try await asset.load(.commonMetadata)
+        let title = AVMetadataItem.metadataItems(from: common, filteredByIdentifier: .commonIdentifierTitle).first
+        #expect(try await title?.load(.stringValue) == "Café – 東京")
+        let artist = AVMetadataItem.metadataItems(from: common, withKey: AVMetadataKey.commonKeyArtist, keySpace: .common).first
+        #expect(artist?.stringValue == "Zoë")
+        let date = AVMetadataItem.metadataItems(from: common, filteredByIdentifier: .commonIdentifierCreationDate).first
+        #expect(date?.dateValue == when, "\(String(describing: date?.stringValue))")
+        let all = try await asset.load(.metadata)
+        #expect(AVMetadataItem.metadataItems(from: all, filteredByIdentifier: .iTunesMetadataSongName).first?.stringValue == "Café – 東京")
+        #expect(try await asset.load(.availableMetadataFormats) == [.iTunesMetadata])
+    }
+}

@@ -147,6 +147,33 @@ import Testing
 
     /// startSession(atSourceTime:) is the file's zero: frames before it are left out, and audio
     /// is cut to the sample.
+    /// The writer's metadata is the file's tags, read back by Asset as written; a date that is
+    /// not ISO 8601 fails startWriting, saying so, and leaves no file.
+    @Test func metadataIsWrittenAndReadBack() async throws {
+        let out = path("tagged.m4a")
+        let writer = try AssetWriter(outputPath: out, fileType: .m4a)
+        var tags = MediaMetadata()
+        (tags.title, tags.artist, tags.album, tags.date) = ("Café – 東京", "Zoë", "Nights", "2024-05-01T12:30:00Z")
+        writer.metadata = tags
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        for b in TestMedia.sine(sampleRate: 8_000, seconds: 0.5, framesPerBuffer: 400) { try await audio.append(b) }
+        try await writer.finishWriting()
+        let read = try Asset(path: out).metadata
+        #expect(read.title == "Café – 東京" && read.artist == "Zoë" && read.album == "Nights" && read.date == "2024-05-01T12:30:00Z", "\(read)")
+
+        let badOut = path("bad-date.m4a")
+        let bad = try AssetWriter(outputPath: badOut, fileType: .m4a)
+        tags.date = "yesterday"
+        bad.metadata = tags
+        try bad.add(AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1)))
+        #expect(throws: GraphError.self) { try bad.startWriting() }
+        #expect(bad.status == .failed && (bad.error?.description ?? "").contains("ISO 8601"), "\(String(describing: bad.error))")
+        #expect(!FileManager.default.fileExists(atPath: badOut))
+    }
+
     @Test func theSessionStartIsTheFilesZero() async throws {
         let out = path("session.m4a")
         let writer = try AssetWriter(outputPath: out, fileType: .m4a)

@@ -47,6 +47,11 @@ void gk_message_unref(GstMessage *message);
 /* Sets a property from its string form, typed by the property's own spec.
  * Returns 0 when set, 1 when the object has no such property, 2 when the value does not parse. */
 int gk_object_set_from_string(gpointer object, const char *name, const char *value);
+/* Sets a global tag on a GstTagSetter (a muxer writes it into the file's own tags), replacing
+ * one of the same name: `value` is the tag's text (a date and time in ISO 8601).
+ * Returns 0 when set, 1 when the element takes no tags, 2 for an unknown tag, 3 when the value
+ * does not parse as the tag's type. */
+int gk_tag_setter_set(GstElement *element, const char *tag, const char *value);
 /* Reads a property as a string (to be freed with g_free), or NULL when there is none. */
 char *gk_object_get_as_string(gpointer object, const char *name);
 

@@ -41,6 +41,17 @@ public final class Element: Sendable {
         }
     }
 
+    /// Gives a muxer a tag of the file it writes (GStreamer's names: `title`, `artist`,
+    /// `album-artist`, `datetime`…), its value as text (a date and time in ISO 8601).
+    public func setTag(_ tag: String, _ value: String) throws(GraphError) {
+        switch gk_tag_setter_set(raw, tag, value) {
+        case 0: return
+        case 1: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "element \(factory) takes no tags", node: nodeID)
+        case 2: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "GStreamer has no tag \"\(tag)\"", node: nodeID)
+        default: throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\"\(value)\" is not a value of the tag \(tag)", node: nodeID)
+        }
+    }
+
     /// Links this element's source pad to `next`'s sink pad, while the pipeline runs (a
     /// demuxer's pad-added handler choosing a route); false when they cannot be linked. Formats
     /// are not checked here: they are agreed when the stream flows, where a refusal names the

@@ -35,7 +35,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
             PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio track"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video track"),
         ],
-        parameters: [path, container, faststart, fragmentInterval, videoTransform],
+        parameters: [path, container, faststart, fragmentInterval, videoTransform] + tags.map(\.parameter),
         requiresAnInput: true,
         example: #"{ "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }"#
     )
@@ -51,6 +51,24 @@ public final class MP4SinkNode: ElementNode, Sendable {
     public static let videoTransform = OptionalParameter<String>(
         "videoTransform", format: .pattern(#"^\s*[-+0-9.eE]+([ ,]+[-+0-9.eE]+){5}\s*$"#, "six numbers \"a b c d tx ty\", such as \"0 1 -1 0 0 0\""),
         help: "the video track's display matrix (AVAssetWriterInput.transform), \"a b c d tx ty\": \"0 1 -1 0 0 0\" shows it turned 90° clockwise; without it, the video's orientation tag, if any")
+
+    public static let title = OptionalParameter<String>("title", help: "the file's title tag (©nam)")
+    public static let artist = OptionalParameter<String>("artist", help: "the artist tag (©ART)")
+    public static let album = OptionalParameter<String>("album", help: "the album tag (©alb)")
+    public static let albumArtist = OptionalParameter<String>("albumArtist", help: "the album artist tag (aART)")
+    public static let genre = OptionalParameter<String>("genre", help: "the genre tag (©gen)")
+    public static let comment = OptionalParameter<String>("comment", help: "the comment tag (©cmt)")
+    public static let date = OptionalParameter<String>(
+        "date", format: .pattern(#"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[-+][0-9]{2}:?[0-9]{2})?)?)?)?$"#,
+                                 "an ISO 8601 date, such as \"2024-05-01\" or \"2024-05-01T12:00:00Z\""),
+        help: "the date tag (©day), ISO 8601, written as given")
+
+    /// The file's own tags (`moov/udta/meta/ilst`, as iTunes and AVFoundation write them): each
+    /// parameter, named as `MediaMetadata`'s field, and the GStreamer tag the muxer takes it as.
+    static let tags: [(parameter: OptionalParameter<String>, tag: String)] = [
+        (title, "title"), (artist, "artist"), (album, "album"), (albumArtist, "album-artist"),
+        (genre, "genre"), (comment, "comment"), (date, "date"),
+    ]
 
     let context: NodeContext
     let path: String
@@ -120,6 +138,16 @@ public final class MP4SinkNode: ElementNode, Sendable {
             try mux.set("faststart", faststart)
         }
         // The descriptor is set when the file is made (prepare), before the pipeline starts.
+        for (parameter, tag) in Self.tags {
+            guard var value = context.parameters[parameter], !value.isEmpty else { continue }
+            if tag == "date" {
+                // The muxer takes a day (a GDate) and writes it unpadded: it makes the item, and
+                // the index edit writes the date as given.
+                state.withLock { $0.indexEdits.dateTag = value }
+                value = String((value.prefix(10) + "-01-01".suffix(max(0, 10 - min(value.count, 10)))).prefix(10))
+            }
+            try mux.setTag(tag, value)
+        }
         let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
         state.withLock { $0.mux = mux; $0.sink = sink }

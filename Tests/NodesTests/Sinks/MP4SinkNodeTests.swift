@@ -31,6 +31,45 @@ import Nodes
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("new/sub/.a.m4a.partial").path))
     }
 
+    /// The tag parameters are the file's own tags, where iTunes and AVFoundation put them
+    /// (`moov/udta/meta/ilst`): ffprobe reads each as written, non-ASCII text included, and so
+    /// does GraphKit's own reader.
+    @Test func tagParametersAreTheFilesTags() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let path = folder.appendingPathComponent("tagged.m4a").path
+        let h = try NodeHarness(#"""
+            { "type": "sink.mp4", "params": { "path": "\#(path)", "title": "Café – 東京", "artist": "Zoë", "album": "Nights",
+              "albumArtist": "Various", "genre": "Ambient", "comment": "a \"quoted\" note", "date": "2024-05-01T12:30:00Z" } }
+            """#, inputs: ["audio"])
+        try h.push(try Self.aac(seconds: 1), to: "audio")
+        _ = try h.finish()
+        let printed = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "default=nw=1", path])
+        for line in ["TAG:title=Café – 東京", "TAG:artist=Zoë", "TAG:album=Nights", "TAG:album_artist=Various", "TAG:genre=Ambient",
+                     "TAG:comment=a \"quoted\" note", "TAG:date=2024-05-01T12:30:00Z"] {
+            #expect(printed.contains(line), "\(line) not in \(printed)")
+        }
+        let tags = try MediaMetadata.read(from: try #require(FileBytes(path: path)))
+        #expect(tags.title == "Café – 東京" && tags.artist == "Zoë" && tags.album == "Nights" && tags.albumArtist == "Various")
+        #expect(tags.genre == "Ambient" && tags.comment == "a \"quoted\" note" && tags.date?.hasPrefix("2024-05-01") == true)
+    }
+
+    /// A date that is not ISO 8601 is refused when the graph is read, at the parameter.
+    @Test func aDateThatIsNotISO8601IsRefused() throws {
+        #expect(throws: GraphError.self) {
+            _ = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "/tmp/x.m4a", "date": "May 1st" } }"#, inputs: ["audio"])
+        }
+        do {
+            _ = try GraphLoader(registry: .builtIn).load(json: """
+                { "version": 1, "nodes": { "src": { "type": "source.app", "params": { "format": "audio/aac" } },
+                  "file": { "type": "sink.mp4", "params": { "path": "/tmp/x.m4a", "date": "May 1st" } } }, "edges": [ "src.out -> file.audio" ] }
+                """)
+            Issue.record("a date of \"May 1st\" was taken")
+        } catch {
+            #expect(error.code == .invalidGraph)
+            #expect(error.description.contains("nodes.file.params.date") && error.description.contains("ISO 8601"), "\(error)")
+        }
+    }
+
     @Test func aFailedRunLeavesAnExistingFileUntouchedAndNoTemporaryFile() throws {
         let folder = try TestMedia.temporaryFolder()
         let path = folder.appendingPathComponent("keep.m4a").path
