@@ -84,7 +84,9 @@ public final class AssetImageGenerator: Sendable {
     // MARK: Pictures
 
     /// The picture at `time` and the time of the frame it is. Blocks while it is decoded; call
-    /// from a thread of your own (`await image(at:)` in a task).
+    /// from a thread of your own (`await image(at:)` in a task). An exact picture (`.zero`
+    /// tolerance) of a frame that began before the time is stamped from the time: the decoder
+    /// cuts the frame to where the seek starts, as GStreamer clips frames to a segment.
     ///
     /// Throws `usage` (64) for a time before 0 or at or past the end of the file, or a file with
     /// no video track, naming the file and the time; `cancelled` (130) when
