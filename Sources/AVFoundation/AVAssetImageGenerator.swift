@@ -156,7 +156,7 @@ extension NSValue {
     /// A time in an `NSValue`, as AVFoundation's `NSValue(time:)`, for
     /// `generateCGImagesAsynchronously(forTimes:)`. Foundation on Linux cannot box a struct in an
     /// NSValue: the time travels as a range (its value, and its timescale and flags), so
-    /// `rangeValue` of one is meaningless; read it with ``timeValue``.
+    /// `rangeValue` of one is meaningless; read it with `timeValue`.
     public convenience init(time: CMTime) {
         self.init(range: NSRange(location: Int(time.value), length: Int(UInt32(bitPattern: time.timescale)) | Int(time.flags.rawValue) << 32))
     }

@@ -100,9 +100,13 @@ public final class AssetImageGenerator: Sendable {
     /// The picture at `time`, decoded off the Swift concurrency threads. Cancelling the task
     /// cancels the decode (`cancelled`).
     public func image(at time: MediaTime) async throws(GraphError) -> (image: SampleBuffer, actualTime: MediaTime) {
-        let cancels = runs.withLock { $0.cancels }
+        try await generateOffThread(at: time, cancels: runs.withLock { $0.cancels }).get()
+    }
+
+    /// ``generate(at:cancels:box:)`` on the worker queue; cancelling the task cancels it.
+    private func generateOffThread(at time: MediaTime, cancels: Int) async -> Result<(image: SampleBuffer, actualTime: MediaTime), GraphError> {
         let box = RunBox()
-        let result = await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<(image: SampleBuffer, actualTime: MediaTime), GraphError>, Never>) in
                 worker.async { [self] in
                     c.resume(returning: Result { () throws(GraphError) in try generate(at: time, cancels: cancels, box: box) })
@@ -111,7 +115,6 @@ public final class AssetImageGenerator: Sendable {
         } onCancel: {
             box.cancel()
         }
-        return try result.get()
     }
 
     /// One result of ``images(for:)``: the time asked for, and the picture or why there is none.
@@ -134,17 +137,7 @@ public final class AssetImageGenerator: Sendable {
             guard next < times.count else { return nil }
             let time = times[next]
             next += 1
-            let box = RunBox()
-            let result = await withTaskCancellationHandler {
-                await withCheckedContinuation { (c: CheckedContinuation<Result<(image: SampleBuffer, actualTime: MediaTime), GraphError>, Never>) in
-                    worker.async { [self] in
-                        c.resume(returning: Result { () throws(GraphError) in try generate(at: time, cancels: cancels, box: box) })
-                    }
-                }
-            } onCancel: {
-                box.cancel()
-            }
-            return Element(requestedTime: time, result: result)
+            return Element(requestedTime: time, result: await generateOffThread(at: time, cancels: cancels))
         })
     }
 

@@ -77,7 +77,7 @@ package struct PNGEncoder: ~Copyable {
     /// first row): indexed, a bit a pixel, the leftmost in the highest bit of the first byte;
     /// RGBA, four bytes a pixel.
     package func appendRow<E: Error>(_ draw: (UnsafeMutableBufferPointer<UInt8>) -> Void,
-                             _ flush: ([UInt8]) throws(E) -> Void) throws(E) {
+                                     _ flush: ([UInt8]) throws(E) -> Void) throws(E) {
         draw(row)
         for i in row.indices {
             filtered[i + 1] = row[i] &- above[i]
