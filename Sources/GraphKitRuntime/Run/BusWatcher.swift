@@ -41,7 +41,12 @@ struct BusWatcher {
 
     /// Blocks until the run's outcome is known. `sample` is called every few milliseconds (queue
     /// depths). When the pipeline refused to start, an error it posted is awaited briefly.
-    func watch(startFailed: Bool, sample: () -> Void) -> Outcome {
+    ///
+    /// `whenPrerolled`, for a pipeline set to PAUSED, is called once it has prerolled (on this
+    /// thread, as soon as the bus says so: before any failure or cancel after it, and never after
+    /// one); it seeks and plays, and its error fails the run. A failure or a cancel while
+    /// prerolling ends the watch without it.
+    func watch(startFailed: Bool, whenPrerolled: (() -> GraphError?)? = nil, sample: () -> Void) -> Outcome {
         guard let bus = gst_element_get_bus(pipeline.raw) else {
             return .failed(GraphError(.runFailed, "the pipeline has no bus"))
         }
@@ -54,6 +59,16 @@ struct BusWatcher {
         // half-second of a live recording) stops it once it plays: stopping earlier would cancel.
         // A pipeline that has not played 5 s later is stopped all the same (so cancelled).
         var window = WindowClosed.no
+        var whenPrerolled = whenPrerolled
+        /// Runs `whenPrerolled` once the pipeline is paused with nothing pending; its error, if any.
+        func playOncePrerolled() -> GraphError? {
+            guard let action = whenPrerolled else { return nil }
+            var state = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+            let result = gst_element_get_state(pipeline.raw, &state, &pending, 0)  // not waiting
+            guard result == GST_STATE_CHANGE_SUCCESS || result == GST_STATE_CHANGE_NO_PREROLL, state == GST_STATE_PAUSED else { return nil }
+            whenPrerolled = nil
+            return action()
+        }
         func stopOnceClosedAndPlaying() {
             guard case .closed(let when) = window else { return }
             var state = GST_STATE_VOID_PENDING
@@ -64,7 +79,10 @@ struct BusWatcher {
         }
         while true {
             stopOnceClosedAndPlaying()
-            guard let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: wanted)) else {
+            if let error = playOncePrerolled() { return .failed(error) }
+            // Prerolling, the end of it wakes the watch at once.
+            let waitingFor = whenPrerolled == nil ? wanted : wanted | GST_MESSAGE_ASYNC_DONE.rawValue
+            guard let msg = gst_bus_timed_pop_filtered(bus, 20_000_000, GstMessageType(rawValue: waitingFor)) else {
                 sample()
                 idle += 1
                 // A refused start normally posts its error at once; 1 s of silence is the guard.

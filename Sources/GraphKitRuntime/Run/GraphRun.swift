@@ -44,6 +44,8 @@ public final class GraphRun: Sendable {
         var finishedReport: RunReport?
         var reportWaiters: [CheckedContinuation<RunReport, Never>] = []
         var watcherThread: JoinableThread?
+        /// A run started at a position (``start(at:)``): the seek is done and the pipeline plays.
+        var positioned = false
         var startTime = ContinuousClock.now
         var isRunning: Bool { started && finishedReport == nil }
     }
@@ -105,11 +107,34 @@ public final class GraphRun: Sendable {
     /// Prepares every node and starts the pipeline. Problems found before anything plays
     /// (an unreadable input, an output folder that cannot be made) throw here, and end the run.
     public func start() throws(GraphError) {
+        _ = try start(seeking: nil)
+    }
+
+    /// Starts the run at a position in its sources' media rather than at their start: the
+    /// pipeline prerolls (paused: each file's header read, its decoders set up), seeks, and only
+    /// then plays, so what comes before the position is never decoded, or only from the keyframe
+    /// before it. Returns once the run plays from there: what any output gives afterwards is from
+    /// the position on. Blocks until then, and wakes when the run ends meanwhile (a failure while
+    /// prerolling throws it; a ``cancel()`` from another thread throws `cancelled`).
+    ///
+    /// A second start does nothing, as ``start()``'s does.
+    @available(*, noasync, message: "blocks the thread until the run plays from the position; call it from a thread of your own")
+    public func start(at position: Seek) throws(GraphError) {
+        guard position.time >= .zero, position.time.isFinite else {
+            throw GraphError(.usage, at: "GraphRun.start(at:)", "cannot start at \(position.time): a position is a finite time from 0")
+        }
+        guard try start(seeking: position) else { return }
+        let report = state.wait(until: { $0.positioned || $0.finishedReport != nil }) { $0.positioned ? nil : $0.finishedReport }
+        if let error = report?.error { throw error }
+    }
+
+    /// Starts the run (at `position`, when given); false when it had been started already.
+    private func start(seeking position: Seek?) throws(GraphError) -> Bool {
         let already = state.withLock { state in
             defer { state.started = true }
             return state.started
         }
-        guard !already else { return }
+        guard !already else { return false }
         // A graph whose output is one of its inputs (through a link, or under another name)
         // would destroy it: refused before any file is made.
         do {
@@ -135,17 +160,31 @@ public final class GraphRun: Sendable {
             (node as? AppSourceNode)?.input?.reportRefusals { [weak self] in self?.failure(waitingUpTo: 2) }
         }
         state.withLock { $0.startTime = .now }
-        let refused = gk_element_set_state(pipeline.raw, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE
+        // A run started at a position prerolls first: the watcher seeks once the pipeline is
+        // paused, and then plays it (on its own thread, so that nothing else changes the
+        // pipeline's state meanwhile: a failure or a cancel it sees first stops it instead).
+        let target = position == nil ? GST_STATE_PLAYING : GST_STATE_PAUSED
+        let refused = gk_element_set_state(pipeline.raw, target) == GST_STATE_CHANGE_FAILURE
         // A display's window closed stops the run as SIGINT does; the watcher holds the run weakly.
         let watcher = BusWatcher(pipeline: pipeline, graph: graph, nodes: nodes, failures: failures, logger: logger,
                                  requestStop: { [weak self] in self?.stop() })
+        var whenPrerolled: (@Sendable () -> GraphError?)?
+        if let position {
+            whenPrerolled = { [weak self, pipeline] () -> GraphError? in
+                if let error = pipeline.seek(position) { return error }
+                self?.state.withLock(wakingWaiters: true) { $0.positioned = true }
+                return nil
+            }
+        }
+        let prerolled = whenPrerolled
         // The watcher holds the run weakly: a run nobody holds any more is cancelled by its deinit
         // (which waits for this thread), and ends with the outcome left here.
         let thread = JoinableThread(name: "graphkit-bus") { [weak self, pipeline, orphanedOutcome] in
-            let outcome = watcher.watch(startFailed: refused) { pipeline.statistics.sampleQueues() }
+            let outcome = watcher.watch(startFailed: refused, whenPrerolled: prerolled) { pipeline.statistics.sampleQueues() }
             if let self { self.finish(outcome) } else { orphanedOutcome.put(outcome) }
         }
         state.withLock { $0.watcherThread = thread }
+        return true
     }
 
     /// Ends the run gracefully: every source sends end of stream, so every muxer writes its
@@ -317,7 +356,8 @@ public final class GraphRun: Sendable {
             if status != .cancelled, let e = emptyOutput() {
                 status = .failed
                 error = e
-            } else if status == .completed {
+            } else if status == .completed, !state.withLock({ $0.positioned }) {
+                // (A run started at a position read less than the whole file by design.)
                 warnAboutInputsCutShort()
             }
         case .failed(let e):

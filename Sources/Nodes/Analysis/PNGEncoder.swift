@@ -1,14 +1,15 @@
 import CZlib
 
-/// Writes an indexed PNG (one bit a pixel, two palette colours) a row at a time, compressed with
-/// zlib as it goes and handed out in chunks: nothing holds the whole picture. Each row is stored
-/// as its difference from the row above (PNG's "Up" filter): a waveform's rows differ in a few
+/// Writes a PNG a row at a time, compressed with zlib as it goes and handed out in chunks:
+/// nothing holds the whole picture. Two kinds of picture: indexed (one bit a pixel, two palette
+/// colours: a waveform) and 8-bit RGBA (a video frame: a thumbnail). Each row is stored as its
+/// difference from the row above (PNG's "Up" filter): a waveform's rows differ in a few
 /// columns, so what zlib sees is mostly zeros, which its fastest level compresses about as well
 /// as its default level compresses the rows themselves, several times faster.
-struct PNGEncoder: ~Copyable {
+package struct PNGEncoder: ~Copyable {
     let width: Int
     let height: Int
-    /// Red, green, blue, alpha of each entry; at most two (one bit a pixel).
+    /// Red, green, blue, alpha of each entry; at most two (one bit a pixel). Empty for RGBA.
     let palette: [[UInt8]]
     /// zlib's state keeps a pointer to its stream, so the stream must not move: on the heap.
     private let stream: UnsafeMutablePointer<z_stream>
@@ -20,12 +21,22 @@ struct PNGEncoder: ~Copyable {
     /// What goes to zlib: the filter type (2, Up), then the row less the one above, byte by byte.
     private let filtered: UnsafeMutableBufferPointer<UInt8>
 
-    init(width: Int, height: Int, palette: [[UInt8]]) {
-        precondition(width > 0 && height > 0 && (1...2).contains(palette.count))
+    /// An indexed picture: one bit a pixel, `palette`'s one or two colours.
+    package init(width: Int, height: Int, palette: [[UInt8]]) {
+        precondition((1...2).contains(palette.count))
+        self.init(width: width, height: height, palette: palette, rowBytes: (width + 7) / 8)
+    }
+
+    /// An 8-bit RGBA picture: each row is `width` pixels of red, green, blue, alpha.
+    package init(rgbaWidth width: Int, height: Int) {
+        self.init(width: width, height: height, palette: [], rowBytes: width * 4)
+    }
+
+    private init(width: Int, height: Int, palette: [[UInt8]], rowBytes: Int) {
+        precondition(width > 0 && height > 0)
         self.width = width
         self.height = height
         self.palette = palette
-        let rowBytes = (width + 7) / 8
         row = .allocate(capacity: rowBytes)
         row.initialize(repeating: 0)
         above = .allocate(capacity: rowBytes)
@@ -49,20 +60,24 @@ struct PNGEncoder: ~Copyable {
     }
 
     /// The signature and the chunks before the image data.
-    func start<E: Error>(_ flush: ([UInt8]) throws(E) -> Void) throws(E) {
+    package func start<E: Error>(_ flush: ([UInt8]) throws(E) -> Void) throws(E) {
         var header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         var ihdr = Self.bigEndian(UInt32(width)) + Self.bigEndian(UInt32(height))
-        ihdr += [1, 3, 0, 0, 0]  // bit depth 1, indexed colour, deflate, adaptive filters, no interlace
+        // Bit depth and colour type (1-bit indexed, or 8-bit RGBA); deflate, adaptive filters, no interlace.
+        ihdr += (palette.isEmpty ? [8, 6] : [1, 3]) + [0, 0, 0]
         header += Self.chunk("IHDR", ihdr)
-        header += Self.chunk("PLTE", palette.flatMap { $0[0..<3] })
-        if palette.contains(where: { $0[3] != 255 }) { header += Self.chunk("tRNS", palette.map { $0[3] }) }
+        if !palette.isEmpty {
+            header += Self.chunk("PLTE", palette.flatMap { $0[0..<3] })
+            if palette.contains(where: { $0[3] != 255 }) { header += Self.chunk("tRNS", palette.map { $0[3] }) }
+        }
         try flush(header)
     }
 
     /// The next row: `draw` edits the previous row's pixels into this one's (all 0 before the
-    /// first row), a bit a pixel, the leftmost in the highest bit of the first byte.
-    func appendRow<E: Error>(_ draw: (UnsafeMutableBufferPointer<UInt8>) -> Void,
-                             _ flush: ([UInt8]) throws(E) -> Void) throws(E) {
+    /// first row): indexed, a bit a pixel, the leftmost in the highest bit of the first byte;
+    /// RGBA, four bytes a pixel.
+    package func appendRow<E: Error>(_ draw: (UnsafeMutableBufferPointer<UInt8>) -> Void,
+                                     _ flush: ([UInt8]) throws(E) -> Void) throws(E) {
         draw(row)
         for i in row.indices {
             filtered[i + 1] = row[i] &- above[i]
@@ -72,7 +87,7 @@ struct PNGEncoder: ~Copyable {
     }
 
     /// The rest of the compressed data and the end.
-    func finish<E: Error>(_ flush: ([UInt8]) throws(E) -> Void) throws(E) {
+    package func finish<E: Error>(_ flush: ([UInt8]) throws(E) -> Void) throws(E) {
         var nothing: UInt8 = 0
         try compress(&nothing, count: 0, Z_FINISH, flush)
         try flush(Self.chunk("IEND", []))

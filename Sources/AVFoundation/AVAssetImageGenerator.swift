@@ -1,0 +1,170 @@
+import Assets
+import Dispatch
+@_spi(Engine) import GraphKitCore
+import Synchronization
+
+/// Pictures of an asset's video at given times, as AVFoundation's: over GraphKit's
+/// `AssetImageGenerator` (each picture found by seeking; the default tolerances give the
+/// keyframe at or before the time, `.zero` both the exact frame).
+///
+/// Images are `CGImage`s of 8-bit BGRA (see `CGImage`: Linux has no CoreGraphics, and this one
+/// is read-only: its size, layout and bytes).
+open class AVAssetImageGenerator: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; its asset is let, its generator made once under a Mutex.
+    /// What ``generateCGImagesAsynchronously(forTimes:completionHandler:)`` says of each time.
+    public enum Result: Int, Sendable {
+        case succeeded = 0, failed = 1, cancelled = 2
+    }
+
+    public let asset: AVAsset
+    private let state = Mutex<(generator: AssetImageGenerator?, failure: NSError?)>((nil, nil))
+    private let settings = Mutex<(size: CGSize, before: CMTime, after: CMTime, transform: Bool)>((.zero, .positiveInfinity, .positiveInfinity, false))
+    /// Where asynchronous requests are made, one at a time, in order.
+    private let queue = DispatchQueue(label: "graphkit.av-asset-image-generator")
+
+    public init(asset: AVAsset) {
+        self.asset = asset
+    }
+
+    /// The largest image wanted; `.zero` (the default) gives frames at their size.
+    public var maximumSize: CGSize {
+        get { settings.withLock { $0.size } }
+        set { settings.withLock { $0.size = newValue } }
+    }
+
+    public var requestedTimeToleranceBefore: CMTime {
+        get { settings.withLock { $0.before } }
+        set { settings.withLock { $0.before = newValue } }
+    }
+
+    public var requestedTimeToleranceAfter: CMTime {
+        get { settings.withLock { $0.after } }
+        set { settings.withLock { $0.after = newValue } }
+    }
+
+    public var appliesPreferredTrackTransform: Bool {
+        get { settings.withLock { $0.transform } }
+        set { settings.withLock { $0.transform = newValue } }
+    }
+
+    /// The image at `requestedTime`; the time of the frame it is goes to `actualTime`. Throws an
+    /// `NSError` in `AVFoundationErrorDomain` naming the file and the time.
+    open func copyCGImage(at requestedTime: CMTime, actualTime: UnsafeMutablePointer<CMTime>?) throws -> CGImage {
+        let (image, time) = try makeImage(at: requestedTime)
+        actualTime?.pointee = time
+        return image
+    }
+
+    /// The image at `time` and the time of the frame it is.
+    open func image(at time: CMTime) async throws -> (image: CGImage, actualTime: CMTime) {
+        let generator = try configured()
+        guard let t = time.mediaTime, time.isNumeric else { throw invalidTime(time) }
+        do {
+            let (frame, actual) = try await generator.image(at: t)
+            return (try Self.cgImage(frame), CMTime(actual))
+        } catch {
+            throw avError(error)
+        }
+    }
+
+    /// Makes an image for each time, in order, and calls `handler` with each: the requested
+    /// time, the image, the frame's time, the result, and the error of a failed one. Times are
+    /// `NSValue(time:)`.
+    open func generateCGImagesAsynchronously(forTimes requestedTimes: [NSValue],
+                                             completionHandler handler: @escaping @Sendable (CMTime, CGImage?, CMTime, Result, (any Error)?) -> Void) {
+        let times = requestedTimes.map(\.timeValue)
+        let cancels = cancelCount.withLock { $0 }
+        queue.async { [self] in
+            for time in times {
+                if cancelCount.withLock({ $0 }) != cancels {
+                    handler(time, nil, .invalid, .cancelled, nil)
+                    continue
+                }
+                do {
+                    let (image, actual) = try makeImage(at: time)
+                    handler(time, image, actual, .succeeded, nil)
+                } catch {
+                    let e = error as NSError
+                    if (e.userInfo[NSUnderlyingErrorKey] as? GraphError)?.code == .cancelled {
+                        handler(time, nil, .invalid, .cancelled, nil)
+                    } else {
+                        handler(time, nil, .invalid, .failed, e)
+                    }
+                }
+            }
+        }
+    }
+
+    private let cancelCount = Mutex(0)
+
+    /// Cancels every image being made or asked for: their handlers are called with `.cancelled`.
+    open func cancelAllCGImageGeneration() {
+        cancelCount.withLock { $0 += 1 }
+        state.withLock { $0.generator }?.cancelAllImageGeneration()
+    }
+
+    // MARK: Underneath
+
+    private func makeImage(at requestedTime: CMTime) throws -> (CGImage, CMTime) {
+        let generator = try configured()
+        guard let t = requestedTime.mediaTime, requestedTime.isNumeric else { throw invalidTime(requestedTime) }
+        do {
+            let (frame, actual) = try generator.image(at: t)
+            return (try Self.cgImage(frame), CMTime(actual))
+        } catch {
+            throw avError(error)
+        }
+    }
+
+    private func invalidTime(_ time: CMTime) -> NSError {
+        avError(.operationNotAllowed, "cannot make an image at \(time): a requested time is a numeric time")
+    }
+
+    /// GraphKit's generator, made once, with the settings as they are now.
+    private func configured() throws -> AssetImageGenerator {
+        let generator = try state.withLock { s throws -> AssetImageGenerator in
+            if let g = s.generator { return g }
+            let g = AssetImageGenerator(asset: try asset.loaded())
+            s.generator = g
+            return g
+        }
+        let s = settings.withLock { $0 }
+        generator.maximumSize = (width: Self.pixels(s.size.width), height: Self.pixels(s.size.height))
+        generator.requestedTimeToleranceBefore = Self.tolerance(s.before)
+        generator.requestedTimeToleranceAfter = Self.tolerance(s.after)
+        generator.appliesPreferredTrackTransform = s.transform
+        return generator
+    }
+
+    private static func pixels(_ v: CGFloat) -> Int { v.isFinite && v > 0 ? Int(v.rounded(.down)) : 0 }
+
+    /// A tolerance: numeric as it is, an infinity or an invalid time infinite (AVFoundation's
+    /// default is `.positiveInfinity`).
+    private static func tolerance(_ t: CMTime) -> MediaTime {
+        guard t.isNumeric, let m = t.mediaTime else { return .positiveInfinity }
+        return m
+    }
+
+    private static func cgImage(_ frame: SampleBuffer) throws -> CGImage {
+        guard let image = CGImage(bgra: frame) else { throw avError(.unknown, "the generator gave a picture that is not BGRA") }
+        return image
+    }
+}
+
+extension NSValue {
+    /// A time in an `NSValue`, as AVFoundation's `NSValue(time:)`, for
+    /// `generateCGImagesAsynchronously(forTimes:)`. Foundation on Linux cannot box a struct in an
+    /// NSValue: the time travels as a range (its value, and its timescale and flags), so
+    /// `rangeValue` of one is meaningless; read it with `timeValue`.
+    public convenience init(time: CMTime) {
+        self.init(range: NSRange(location: Int(time.value), length: Int(UInt32(bitPattern: time.timescale)) | Int(time.flags.rawValue) << 32))
+    }
+
+    /// The time an `NSValue(time:)` holds.
+    public var timeValue: CMTime {
+        let r = rangeValue
+        return CMTime(value: CMTimeValue(r.location), timescale: CMTimeScale(bitPattern: UInt32(truncatingIfNeeded: r.length)),
+                      flags: CMTimeFlags(rawValue: UInt32(truncatingIfNeeded: r.length >> 32)), epoch: 0)
+    }
+}

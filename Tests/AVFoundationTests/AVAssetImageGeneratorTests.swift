@@ -1,0 +1,123 @@
+import AVFoundation
+import GraphKitTesting
+import Synchronization
+import TestSupport
+import Testing
+
+/// AVAssetImageGenerator and CGImage as AVFoundation code uses them, on a video whose frames say
+/// their number in their colour (frame N: grey 20 + 14 × (N mod 16) on the left half, 20 + 14 ×
+/// (N / 16) on the right, as luma).
+@Suite(.timeLimit(.minutes(10))) struct AVAssetImageGeneratorTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    /// 10 s of 320x240 at 25 fps, a keyframe every 2 s.
+    func counter() throws -> URL {
+        let url = folder.appendingPathComponent("counter.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i",
+                                         "color=c=black:s=320x240:r=25:d=10,format=yuv420p,"
+                                            + "geq=lum='if(lt(X\\,W/2)\\,mod(N\\,16)*14+20\\,floor(N/16)*14+20)':cb=128:cr=128",
+                                         "-c:v", "libx264", "-crf", "12", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", url.path])
+        return url
+    }
+
+    /// The frame number an image shows, read as pixel-reading code reads a CGImage: through its
+    /// data provider's bytes, rows `bytesPerRow` apart, the blue byte first.
+    static func frameNumber(_ image: CGImage) -> Int {
+        let data = CGDataProviderCopyData(image.dataProvider)
+        let bytes = CFDataGetBytePtr(data)!
+        func grey(_ x0: Double, _ x1: Double) -> Double {
+            var sum = 0, n = 0
+            for y in image.height / 4..<image.height * 3 / 4 {
+                for x in Int(x0 * Double(image.width))..<Int(x1 * Double(image.width)) {
+                    sum += Int(bytes[y * image.bytesPerRow + x * image.bitsPerPixel / 8])
+                    n += 1
+                }
+            }
+            return Double(sum) / Double(n)
+        }
+        func step(_ g: Double) -> Int { Int(((g * 219 / 255 + 16 - 20) / 14).rounded()) }
+        return step(grey(0.1, 0.4)) + 16 * step(grey(0.6, 0.9))
+    }
+
+    /// copyCGImage(at:actualTime:): the keyframe at or before by default, the exact frame with
+    /// zero tolerances; maximumSize fits with the aspect kept; the image's layout is BGRA.
+    @Test func copyCGImageGivesTheKeyframeOrTheExactFrame() throws {
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: try counter()))
+        var actual = CMTime.invalid
+        let image = try generator.copyCGImage(at: CMTime(value: 33, timescale: 10), actualTime: &actual)
+        #expect(actual.seconds == 2)
+        #expect(Self.frameNumber(image) == 50)
+        #expect((image.width, image.height, image.bitsPerComponent, image.bitsPerPixel, image.bytesPerRow) == (320, 240, 8, 32, 1280))
+        #expect(image.alphaInfo == .noneSkipFirst)
+        #expect(image.bitmapInfo.contains(.byteOrder32Little))
+        #expect(CFDataGetLength(image.dataProvider?.data) == 1280 * 240)
+
+        generator.requestedTimeToleranceBefore = .zero
+        generator.requestedTimeToleranceAfter = .zero
+        generator.maximumSize = CGSize(width: 160, height: 160)
+        let exact = try generator.copyCGImage(at: CMTime(value: 33, timescale: 10), actualTime: &actual)
+        #expect(actual.seconds <= 3.3 && 3.3 - actual.seconds < 0.04)  // the frame showing at 3.3 s
+        #expect(Self.frameNumber(exact) == 82)
+        #expect((exact.width, exact.height) == (160, 120))
+    }
+
+    /// A phone's portrait video comes out upright with appliesPreferredTrackTransform.
+    @Test func appliesPreferredTrackTransformTurnsTheImage() throws {
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: URL(fileURLWithPath: try RotatedVideo.make(90, in: folder))))
+        #expect(try generator.copyCGImage(at: .zero, actualTime: nil).width == 160)
+        generator.appliesPreferredTrackTransform = true
+        let upright = try generator.copyCGImage(at: .zero, actualTime: nil)
+        #expect((upright.width, upright.height) == (120, 160))
+    }
+
+    /// generateCGImagesAsynchronously: a handler call a time, in order, a time past the end
+    /// failed with an error naming the file.
+    @Test func generateCGImagesAsynchronouslyCallsBackInOrder() throws {
+        let url = try counter()
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: url))
+        let times = [CMTime(value: 5, timescale: 1), CMTime(value: 11, timescale: 1), CMTime(value: 1, timescale: 2)]
+        let calls = Mutex<[(CMTime, CMTime, AVAssetImageGenerator.Result, String?)]>([])
+        let done = TestEvent()
+        generator.generateCGImagesAsynchronously(forTimes: times.map { NSValue(time: $0) }) { requested, image, actual, result, error in
+            let count = calls.withLock { c in
+                c.append((requested, actual, result, error?.localizedDescription))
+                return c.count
+            }
+            #expect((image != nil) == (result == .succeeded))
+            if count == times.count { done.signal() }
+        }
+        #expect(done.wait())
+        let got = calls.withLock { $0 }
+        #expect(got.map(\.0) == times)
+        #expect(got.map(\.2) == [.succeeded, .failed, .succeeded])
+        #expect(got[0].1.seconds == 4 && got[2].1.seconds == 0)
+        #expect(got[1].3?.contains(url.path) == true && got[1].3?.contains("past the end") == true)
+    }
+
+    /// The async image(at:) as copyCGImage; a time that is not numeric refused.
+    @Test func imageAtTimeAsync() async throws {
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: try counter()))
+        let (image, actual) = try await generator.image(at: CMTime(value: 17, timescale: 2))
+        #expect(actual.seconds == 8)
+        #expect(Self.frameNumber(image) == 200)
+        await #expect(throws: (any Error).self) { try await generator.image(at: .indefinite) }
+    }
+
+    /// cancelAllCGImageGeneration: the times asked for before it come back `.cancelled`.
+    @Test func cancelAllCGImageGenerationCancelsWhatWasAsked() throws {
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: try counter()))
+        let results = Mutex<[AVAssetImageGenerator.Result]>([])
+        let done = TestEvent()
+        let times = (0..<6).map { NSValue(time: CMTime(value: CMTimeValue($0), timescale: 1)) }
+        generator.generateCGImagesAsynchronously(forTimes: times) { _, _, _, result, _ in
+            if results.withLock({ $0.append(result); return $0.count }) == times.count { done.signal() }
+        }
+        generator.cancelAllCGImageGeneration()
+        #expect(done.wait())
+        let got = results.withLock { $0 }
+        // The first may have been made before the cancel reached it; none after a cancelled one.
+        #expect(got.filter { $0 == .cancelled }.count >= 5, "\(got)")
+        #expect(!got.contains(.failed))
+    }
+}
