@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import GraphKit
 import GraphKitTesting
+import Synchronization
 import Testing
 
 /// The outputs' rule (a temporary file beside the target, renamed over it when complete) on
@@ -32,6 +33,29 @@ import Testing
             return error.problems.map(\.description).joined(separator: "\n")
         } catch {
             return "not a GraphError: \(error)"
+        }
+    }
+
+    /// Runs writing into the same missing folders at once (a batch's workers) all succeed:
+    /// each makes the folders or finds them made by another, however their steps interleave.
+    /// A worker that found a folder missing, then found it made by another before it looked
+    /// again, failed "cannot open the folder …: No such file or directory" (seen in a batch
+    /// test under `stress --cpu 2`).
+    @Test func runsMakingTheSameFoldersAtOnceAllSucceed() throws {
+        let threads = 8
+        for round in 0..<1500 {
+            let base = folder.appendingPathComponent("r\(round)/a/b/c/d/e").path
+            let start = DispatchSemaphore(value: 0), done = DispatchGroup()
+            let failures = Mutex<[String]>([])
+            for t in 0..<threads {
+                DispatchQueue.global().async(group: done) {
+                    start.wait()
+                    do { try write("\(t)", to: output("\(base)/\(t).txt")) } catch { failures.withLock { $0.append("\(error)") } }
+                }
+            }
+            for _ in 0..<threads { start.signal() }
+            done.wait()
+            #expect(failures.withLock { $0 }.isEmpty, "round \(round): \(failures.withLock { $0 })")
         }
     }
 

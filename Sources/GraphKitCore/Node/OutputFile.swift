@@ -251,6 +251,12 @@ public final class OutputFile: Sendable {
                 }
                 walked = here
             case S_IFDIR:
+                // Made by another run between the open and the look (two batch workers making
+                // the same missing folder): opened on the next round, as a folder made here is.
+                if openError == ENOENT {
+                    pending.insert(part, at: 0)
+                    continue
+                }
                 throw fail("cannot write \"\(path)\": cannot open the folder \"\(here)\": \(String(cString: strerror(openError)))")
             default:
                 throw fail("cannot write \"\(path)\": \"\(here)\" is a file, not a folder")
