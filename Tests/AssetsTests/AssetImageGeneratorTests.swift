@@ -76,7 +76,10 @@ import Testing
             #expect(image.presentationTime == actual)
             #expect(image.byteCount == 320 * 240 * 4)
             if t == 9.9 {
-                #expect(generator.lastFramesDelivered <= 5, "\(generator.lastFramesDelivered) frames reached the generator for one picture")
+                // Counted, not timed: what reaches the sink after the seek is the picture and what
+                // the pipeline's queues hold before the run is stopped (the sink takes 2), under
+                // any load far fewer than the half GOP this allows, and the 250 of a decode from 0.
+                #expect(generator.lastFramesDelivered < 25, "\(generator.lastFramesDelivered) frames reached the generator for one picture")
             }
         }
     }
@@ -92,7 +95,7 @@ import Testing
             let frame = Int((t * 25 + 1e-6).rounded(.down))
             #expect(actual.seconds <= t + 1e-6 && t - actual.seconds < 0.04, "at \(t) s: the frame at \(actual.seconds) s")
             #expect(Self.frameNumber(image) == frame, "at \(t) s: frame \(Self.frameNumber(image)), not \(frame)")
-            #expect(generator.lastFramesDelivered <= 5)
+            #expect(generator.lastFramesDelivered < 25, "\(generator.lastFramesDelivered) frames reached the generator")  // as above
         }
         // A tolerance that reaches back past the keyframe takes the keyframe.
         generator.requestedTimeToleranceBefore = MediaTime(seconds: 2)
