@@ -112,7 +112,14 @@ public func CMSampleBufferGetAudioBufferListWithRetainedBlockBuffer(
     var sample = sbuf.sample
     if flags & kCMSampleBufferFlag_AudioBufferList_Assure16ByteAlignment != 0,
        sample.withUnsafeBytes({ UInt(bitPattern: $0.baseAddress) % 16 != 0 }) {
-        sample = sample.withUnsafeBytes { SampleBuffer(format: sample.format, bytes: $0) }
+        // A copy in memory allocated on a 16-byte boundary, freed with the last buffer holding it.
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: max(sample.byteCount, 1), alignment: 16)
+        sample.withUnsafeBytes { source in
+            if let from = source.baseAddress { memory.baseAddress!.copyMemory(from: from, byteCount: source.count) }
+        }
+        let held = UnsafeMutableRawBufferPointer(rebasing: memory[0..<sample.byteCount])
+        nonisolated(unsafe) let owned = memory
+        sample = SampleBuffer(format: sample.format, wrapping: held, release: { owned.deallocate() })
     }
     let block = CMBlockBuffer(sample: sample)
     let data = block.sample.withUnsafeBytes { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
