@@ -27,8 +27,15 @@ public final class Asset: Sendable {
         let index = bytes.flatMap(Self.index)
         // Tags are a file's extras: damage in them (or a read that fails now) leaves them out,
         // as a player would, rather than refuse a file GStreamer reads.
-        metadata = bytes.flatMap { try? MediaMetadata.read(from: $0) } ?? MediaMetadata()
         containerFormat = bytes.flatMap { try? MediaContainerFormat.detect($0) }
+        if let index {
+            // An MP4's tags are in the index just read: not read from the file a second time.
+            var tags = MediaMetadata()
+            tags.add(movie: index)
+            metadata = tags
+        } else {
+            metadata = bytes.flatMap { try? MediaMetadata.read(from: $0) } ?? MediaMetadata()
+        }
         tracks = info.streams.compactMap { stream -> AssetTrack? in
             let type: MediaType
             switch stream.kind {
