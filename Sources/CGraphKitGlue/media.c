@@ -154,9 +154,17 @@ static GstCaps *refused_caps(GstPad *pad) {
     return found;
 }
 
-GstCaps *gk_bin_find_refused_caps(GstBin *bin, guint skip, GstElement **owner) {
+static gboolean was_tried(GstPad *pad, GstPad *const *tried, guint n_tried) {
+    for (guint i = 0; i < n_tried; i++)
+        if (tried[i] == pad)
+            return TRUE;
+    return FALSE;
+}
+
+GstCaps *gk_bin_find_refused_caps(GstBin *bin, GstPad *const *tried, guint n_tried, GstElement **owner, GstPad **where) {
     GstCaps *found = NULL;
     *owner = NULL;
+    *where = NULL;
     GstIterator *elements = gst_bin_iterate_recurse(bin);
     GValue item = G_VALUE_INIT;
     gboolean done = FALSE;
@@ -167,13 +175,11 @@ GstCaps *gk_bin_find_refused_caps(GstBin *bin, guint skip, GstElement **owner) {
             GstIterator *pads = gst_element_iterate_src_pads(element);
             GValue padItem = G_VALUE_INIT;
             while (found == NULL && gst_iterator_next(pads, &padItem) == GST_ITERATOR_OK) {
-                found = refused_caps(g_value_get_object(&padItem));
-                if (found && skip > 0) {
-                    skip--;
-                    gst_caps_unref(found);
-                    found = NULL;
+                GstPad *pad = g_value_get_object(&padItem);
+                if (!was_tried(pad, tried, n_tried) && (found = refused_caps(pad)) != NULL) {
+                    *owner = gst_object_ref(element);
+                    *where = gst_object_ref(pad);
                 }
-                if (found) *owner = gst_object_ref(element);
                 g_value_reset(&padItem);
             }
             g_value_unset(&padItem);

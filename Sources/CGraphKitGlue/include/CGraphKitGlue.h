@@ -222,9 +222,13 @@ const char *gk_object_factory_name(GstObject *object);
 /* Where a stream's format was refused (media.c), after a "not-negotiated" failure: a source pad
  * in `bin` (searched recursively) that holds raw audio or video caps (a sticky event) that its
  * peer did not take (it has none). Several pads can look so at once (one of another stream
- * may be caught between storing its caps and sending them): `skip` passes over that many.
- * Returns those caps and, in *owner, the pad's element (both new references), or NULL. */
-GstCaps *gk_bin_find_refused_caps(GstBin *bin, guint skip, GstElement **owner);
+ * may be caught between storing its caps and sending them, and sends them a moment later):
+ * the `n_tried` pads in `tried` are passed over. They are named by identity, not counted: the
+ * set of pads that look refused changes between two searches, so "the second one" of the next
+ * search need not be the second of this one, and a count could pass over the very pad refused.
+ * Returns those caps, in *owner the pad's element and in *where the pad (all new references),
+ * or NULL. */
+GstCaps *gk_bin_find_refused_caps(GstBin *bin, GstPad *const *tried, guint n_tried, GstElement **owner, GstPad **where);
 /* Whether `accepted` refuses the value `offered` (its first structure) has for `field`: no
  * structure of `accepted` takes it (one without the field takes any). 0 when `offered` has no
  * such field. */

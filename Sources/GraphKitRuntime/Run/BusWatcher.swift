@@ -245,9 +245,14 @@ struct BusWatcher {
     private func refusal() -> (node: String, message: String)? {
         // Each pad that looks refused is tried in turn: a pad of another stream caught between
         // storing its caps and sending them looks the same, and no node refuses what it holds.
-        for skip in 0..<64 {
-            var owner: UnsafeMutablePointer<GstElement>?
-            guard let offered = gk_bin_find_refused_caps(pipeline.bin, guint(skip), &owner) else { return nil }
+        // The pads tried are passed over by identity (a count would pass over the wrong pad
+        // once that other pad has sent its caps: the set changes between two searches).
+        var tried: [UnsafeMutablePointer<GstPad>?] = []
+        defer { for pad in tried { gst_object_unref(UnsafeMutableRawPointer(pad)) } }
+        while tried.count < 64 {
+            var owner: UnsafeMutablePointer<GstElement>?, pad: UnsafeMutablePointer<GstPad>?
+            guard let offered = gk_bin_find_refused_caps(pipeline.bin, tried, guint(tried.count), &owner, &pad) else { return nil }
+            tried.append(pad)
             if let found = refusal(of: offered, owner: owner) { return found }
         }
         return nil
