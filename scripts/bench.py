@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls]
 """
 import argparse
 import os
@@ -268,6 +268,33 @@ def transcode_job(runs):
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
 
 
+def ten_minute_1080p():
+    """10 minutes of 1920×1080 25 fps H.264 (a key frame every 2 s, B-frames) + AAC, made once."""
+    src = os.path.join(BENCH, "in-1080p-10min.mp4")
+    if not os.path.exists(src):
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=25:duration=600",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=600", "-c:v", "libx264", "-preset", "ultrafast",
+            "-b:v", "6M", "-g", "50", "-bf", "2", "-c:a", "aac", "-b:a", "128k", src + ".partial.mp4"])
+        os.rename(src + ".partial.mp4", src)
+    return src
+
+
+def hls_job(runs):
+    """An MP4 packaged for HLS without re-encoding (issue 32): `graphctl hls` against ffmpeg's HLS
+    muxer with -c copy, both writing fragmented-MP4 segments of 6 s and a VOD playlist."""
+    src = ten_minute_1080p()
+    ours_dir, ff_dir = os.path.join(BENCH, "hls-graphctl"), os.path.join(BENCH, "hls-ffmpeg")
+    os.makedirs(ff_dir, exist_ok=True)
+    ours = [GRAPHCTL, "hls", src, ours_dir, "--segment-duration", "6", "--quiet"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c", "copy", "-f", "hls", "-hls_time", "6", "-hls_segment_type", "fmp4",
+          "-hls_playlist_type", "vod", "-hls_fmp4_init_filename", "init.mp4", "-hls_segment_filename", os.path.join(ff_dir, "segment%d.m4s"),
+          os.path.join(ff_dir, "playlist.m3u8")]
+    contenders = [("graphctl hls", ours), ("ffmpeg", ff)]
+    r = alternate(contenders, runs)
+    table("HLS packaging, passthrough: 10-minute 1920×1080 H.264 + AAC MP4 → fMP4 segments of 6 s + VOD playlist",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
+
+
 def swift_api_job(runs):
     """The Swift API against gst-launch-1.0 doing the same job: 600 drawn 1280×720 frames
     through the pixel-buffer adaptor into H.264, and every sample of a 10-minute WAV through
@@ -395,7 +422,7 @@ def validate_job(runs):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -432,6 +459,8 @@ def main():
         waveform_job(60, a.runs)
     if "batch" in jobs:
         batch_job(a.runs)
+    if "hls" in jobs:
+        hls_job(a.runs)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,17 @@ package struct TrackRun: MP4BoxValue {
 
     static let sampleFields: [UInt32] = [0x100, 0x200, 0x400, 0x800]
 
+    /// A run whose samples carry the fields `flags` names (0x100 duration, 0x200 size, 0x400
+    /// flags, 0x800 composition offset), starting `dataOffset` bytes from the base.
+    package init(version: UInt8, flags: UInt32, samples: [Sample], dataOffset: Int32?) {
+        self.version = version
+        self.flags = flags
+        self.sampleCount = UInt32(samples.count)
+        self.dataOffset = dataOffset
+        self.samples = samples
+        self.extra = []
+    }
+
     package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
         (version, flags) = try r.versionAndFlags()
         sampleCount = try r.u32()

@@ -1,0 +1,179 @@
+import Glibc
+import GraphKitCore
+import MediaContainers
+import Synchronization
+
+/// Packages an MP4 (H.264 or HEVC video, AAC or other audio, as the file has them) for HTTP Live
+/// Streaming without re-encoding: an initialization segment, fragmented-MP4 media segments each
+/// starting on a key frame, and a VOD media playlist (RFC 8216), all in one folder. The samples
+/// are copied as they are (`ffmpeg -c copy -f hls -hls_segment_type fmp4` does the same job).
+///
+/// ```swift
+/// let packager = HLSPackager(source: "talk.mp4", folder: "hls", segmentDuration: 6)
+/// let report = try packager.package()   // hls/playlist.m3u8, hls/init.mp4, hls/segment0.m4s, …
+/// ```
+///
+/// Files are written by the engine's rule for outputs (``OutputFile``): each under a temporary
+/// name, renamed when complete; the playlist last, so a reader that finds it finds every segment
+/// it lists. A failure or ``cancel()`` removes the segments this packaging wrote and leaves no
+/// playlist. The source is opened once and read through its descriptor.
+public final class HLSPackager: Sendable {
+    public let source: String
+    public let folder: String
+    /// The duration each segment aims at, in seconds: a segment ends at the first key frame at
+    /// or after each multiple of it (so a segment is longer when key frames are further apart).
+    public let segmentDuration: Double
+    public let playlistName: String
+    public let initializationName: String
+    /// The media segments' names: `segmentPrefix` + number (from 0) + `.m4s`.
+    public let segmentPrefix: String
+
+    /// What was written.
+    public struct Report: Sendable, Equatable {
+        public var playlist: String
+        public var initializationSegment: String
+        /// Each media segment's file name and duration (seconds).
+        public var segments: [Segment]
+        public var targetDuration: Int
+
+        public struct Segment: Sendable, Equatable {
+            public var name: String
+            public var duration: Double
+        }
+    }
+
+    private let cancelled = Atomic(false)
+
+    public init(source: String, folder: String, segmentDuration: Double = 6, playlistName: String = "playlist.m3u8",
+                initializationName: String = "init.mp4", segmentPrefix: String = "segment") {
+        self.source = source
+        self.folder = folder
+        self.segmentDuration = segmentDuration
+        self.playlistName = playlistName
+        self.initializationName = initializationName
+        self.segmentPrefix = segmentPrefix
+    }
+
+    /// Stops ``package()`` (from any thread) before its next segment: it removes what it wrote
+    /// and throws ``GraphError/Code/cancelled``.
+    public func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Writes the playlist and its segments. Throws 64 for a segment duration that is not a
+    /// positive number or a file name that is not one, 66 when the source cannot be read or is
+    /// not an MP4 with video or audio samples, 73 when a file cannot be written, 130 when
+    /// cancelled.
+    public func package() throws(GraphError) -> Report {
+        guard segmentDuration.isFinite, segmentDuration > 0 else {
+            throw GraphError(.usage, at: "segmentDuration", "the segment duration must be a positive number of seconds, not \(segmentDuration)")
+        }
+        for (what, name) in [("playlistName", playlistName), ("initializationName", initializationName), ("segmentPrefix", segmentPrefix + "0.m4s")] {
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != "..", !name.hasPrefix(".") else {
+                throw GraphError(.usage, at: what, "\"\(name)\" is not a file name (no folders, not hidden)")
+            }
+        }
+        let fd = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw unreadable(String(cString: strerror(errno)).lowercased()) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw unreadable(String(cString: strerror(errno)).lowercased()) }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw unreadable(st.st_mode & S_IFMT == S_IFDIR ? "it is a folder" : "it is not a regular file") }
+        let bytes = FileBytes(descriptor: fd)
+        let movie: MP4Movie, plan: HLSSegmentPlan
+        do throws(ContainerError) {
+            let format = try MediaContainerFormat.detect(bytes)
+            guard format == .mp4 || format == .mov else {
+                throw ContainerError(format.map { "it is not an MP4 file (it is \($0.name))" } ?? "it is not an MP4 file")
+            }
+            guard let found = try MP4File(bytes).movie() else { throw ContainerError("it has no index (moov box): it is not a whole MP4 file") }
+            movie = found
+            plan = try HLSSegmentPlan(movie: movie, fileSize: bytes.count, target: segmentDuration)
+        } catch {
+            throw unreadable(error.reason)
+        }
+
+        var written: [(path: String, identity: FileIdentity)] = []
+        func removeWritten() {
+            for w in written.reversed() where FileIdentity(path: w.path) == w.identity { unlink(w.path) }
+        }
+        func write(_ name: String, _ content: [UInt8]) throws(GraphError) {
+            let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+            let file = OutputFile(path: path, location: path, node: "HLSPackager")
+            try file.prepare()
+            try file.write(content)
+            var info = stat()
+            let identity = fstat(file.descriptor, &info) == 0 ? FileIdentity(info) : nil
+            try file.commit()
+            if let identity { written.append((path, identity)) }
+        }
+        do throws(GraphError) {
+            try write(initializationName, CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index)))
+            var playlist = HLSMediaPlaylist(initializationSegment: initializationName)
+            for (k, segment) in plan.segments.enumerated() {
+                if cancelled.load(ordering: .relaxed) { throw GraphError(.cancelled, "the packaging of \"\(source)\" was cancelled") }
+                var runs: [FragmentRun] = []
+                for (t, range) in segment.samples.enumerated() where !range.isEmpty {
+                    let track = plan.tracks[t]
+                    let samples = Array(track.samples[range])
+                    runs.append(FragmentRun(trackID: track.trackID, baseDecodeTime: samples[0].decodeTime, samples: samples,
+                                            data: try read(samples, from: bytes)))
+                }
+                let name = "\(segmentPrefix)\(k).m4s"
+                try write(name, CMAF.mediaSegment(sequenceNumber: UInt32(k + 1), runs: runs))
+                playlist.segments.append((name, segment.duration))
+            }
+            try write(playlistName, Array(playlist.text.utf8))
+            return Report(playlist: playlistName, initializationSegment: initializationName,
+                          segments: playlist.segments.map { Report.Segment(name: $0.uri, duration: $0.duration) },
+                          targetDuration: playlist.targetDuration)
+        } catch {
+            removeWritten()
+            throw error
+        }
+    }
+
+    /// The bytes of `samples`, read a contiguous stretch at a time (a chunk's samples lie one
+    /// after another), never more than they hold.
+    private func read(_ samples: [MP4Sample], from bytes: FileBytes) throws(GraphError) -> [UInt8] {
+        var data: [UInt8] = []
+        data.reserveCapacity(samples.reduce(0) { $0 + Int($1.size) })
+        var start = samples[0].offset, end = start
+        func flush() throws(GraphError) {
+            guard end > start else { return }
+            let count = Int(end - start)
+            let got: [UInt8]
+            do { got = try bytes.read(at: start, count: count) } catch { throw unreadable(error.reason) }
+            guard got.count == count else { throw unreadable("it ends at byte \(start + UInt64(got.count)), inside its samples") }
+            data += got
+        }
+        for s in samples {
+            if s.offset != end {
+                try flush()
+                start = s.offset
+                end = s.offset
+            }
+            end += UInt64(s.size)
+        }
+        try flush()
+        return data
+    }
+
+    private func unreadable(_ why: String) -> GraphError {
+        GraphError(.inputUnreadable, "cannot package \"\(source)\" for HLS: \(why)")
+    }
+}
+
+extension MediaContainerFormat {
+    /// "a WAV file", for messages.
+    fileprivate var name: String {
+        switch self {
+        case .mp4: "an MP4 file"
+        case .mov: "a QuickTime file"
+        case .mp3: "an MP3 file"
+        case .wav: "a WAV file"
+        case .flac: "a FLAC file"
+        case .ogg: "an Ogg file"
+        case .aiff: "an AIFF file"
+        case .matroska: "a Matroska or WebM file"
+        }
+    }
+}

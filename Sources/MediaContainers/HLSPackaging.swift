@@ -1,0 +1,146 @@
+// An MP4's samples cut into HLS media segments without re-encoding (RFC 8216): where each
+// segment starts (a key frame of the video, at the first one past each multiple of the target
+// duration, as ffmpeg's HLS muxer cuts), which samples of each track it holds, and the media
+// playlist that lists them.
+
+/// Where an MP4's samples go, segment by segment.
+package struct HLSSegmentPlan: Sendable {
+    /// A track taking part: its index in the movie's children, its samples, and where its media
+    /// clock's 0 lies on the presentation timeline.
+    package struct Track: Sendable {
+        package var index: Int
+        package var trackID: UInt32
+        package var timescale: Int
+        package var samples: [MP4Sample]
+        /// The media time shown first (the first edit's), and the empty time before it (leading
+        /// empty edits), in seconds.
+        package var mediaStart: Int64
+        package var delay: Double
+
+        /// `ticks` of the media clock on the presentation timeline, in seconds.
+        package func seconds(_ ticks: Int64) -> Double { Double(ticks - mediaStart) / Double(timescale) + delay }
+    }
+
+    package struct Segment: Sendable, Equatable {
+        /// Where it starts and how long it lasts on the presentation timeline, in seconds.
+        package var start: Double
+        package var duration: Double
+        /// For each track (in ``HLSSegmentPlan/tracks`` order), the range of its samples.
+        package var samples: [Range<Int>]
+    }
+
+    package var tracks: [Track]
+    package var segments: [Segment]
+
+    /// The plan for the first video track and first audio track of `movie` (either may be
+    /// missing, not both), cut every `target` seconds at the video's key frames (the audio's
+    /// samples when there is no video). Throws, naming the track, for a damaged sample table or
+    /// a video track that does not start with a key frame.
+    package init(movie: MP4Movie, fileSize: UInt64, target: Double) throws(ContainerError) {
+        precondition(target > 0)
+        let video = movie.tracks(handler: "vide").first, audio = movie.tracks(handler: "soun").first
+        var tracks: [Track] = []
+        for (index, track) in [video, audio].compactMap({ $0 }) {
+            var mediaStart: Int64 = 0, delay = 0.0
+            for edit in track.edits ?? [] {
+                if edit.mediaTime < 0 {
+                    if movie.timescale > 0 { delay += Double(edit.duration) / Double(movie.timescale) }
+                    continue
+                }
+                mediaStart = edit.mediaTime
+                break
+            }
+            guard track.mediaTimescale > 0 else { throw ContainerError("its track \(track.trackID) has no media clock (its mdhd timescale is 0)") }
+            let samples = try track.samples(fileSize: fileSize)
+            guard !samples.isEmpty else { continue }
+            tracks.append(Track(index: index, trackID: track.trackID, timescale: track.mediaTimescale, samples: samples,
+                                mediaStart: mediaStart, delay: delay))
+        }
+        guard !tracks.isEmpty else { throw ContainerError("it has no video or audio samples to segment") }
+        self.tracks = tracks
+        let lead = tracks[0]
+        if video != nil, lead.trackID == video?.track.trackID, !lead.samples[0].isSync {
+            throw ContainerError("its track \(lead.trackID)'s first sample is not a key frame, so no segment could start there")
+        }
+        // Cut points: indices into the lead track where a segment starts, and their times.
+        var cuts: [(sample: Int, time: Double)] = [(0, 0)]
+        var next = target
+        for (i, s) in lead.samples.enumerated().dropFirst() where s.isSync {
+            let time = lead.seconds(s.presentationTime)
+            // A thousandth of a frame's leeway: 6 s of 30000/1001 video is not quite 6.0.
+            if time >= next - 1e-6 {
+                cuts.append((i, time))
+                while next <= time + 1e-6 { next += target }
+            }
+        }
+        // Where the last sample shown ends (with B-frames, not the last decoded).
+        let end = tracks.map { t in t.samples.suffix(32).map { t.seconds($0.presentationTime + Int64($0.duration)) }.max() ?? 0 }.max() ?? 0
+        var segments: [Segment] = []
+        var taken = tracks.map { _ in 0 }
+        for (k, cut) in cuts.enumerated() {
+            let last = k == cuts.count - 1
+            let until = last ? Double.infinity : cuts[k + 1].time
+            var ranges: [Range<Int>] = []
+            for (t, track) in tracks.enumerated() {
+                let from = taken[t]
+                var to = from
+                if t == 0 {
+                    to = last ? track.samples.count : cuts[k + 1].sample
+                } else {
+                    while to < track.samples.count, last || track.seconds(Int64(track.samples[to].decodeTime)) < until { to += 1 }
+                }
+                ranges.append(from..<to)
+                taken[t] = to
+            }
+            let start = k == 0 ? 0 : cut.time
+            segments.append(Segment(start: start, duration: (last ? max(end, start) : until) - start, samples: ranges))
+        }
+        self.segments = segments
+    }
+}
+
+/// A media playlist (RFC 8216 4.3.3): fMP4 segments after their initialization segment.
+package struct HLSMediaPlaylist: Sendable, Equatable {
+    package enum Kind: String, Sendable { case vod = "VOD", event = "EVENT", live }
+    package var kind: Kind = .vod
+    package var initializationSegment: String
+    package var segments: [(uri: String, duration: Double)] = []
+    package var mediaSequence = 0
+    package var ended = true
+
+    package init(initializationSegment: String, segments: [(uri: String, duration: Double)] = [], kind: Kind = .vod) {
+        self.initializationSegment = initializationSegment
+        self.segments = segments
+        self.kind = kind
+        ended = kind == .vod
+    }
+
+    package static func == (a: Self, b: Self) -> Bool {
+        a.kind == b.kind && a.initializationSegment == b.initializationSegment && a.mediaSequence == b.mediaSequence
+            && a.ended == b.ended && a.segments.map(\.uri) == b.segments.map(\.uri) && a.segments.map(\.duration) == b.segments.map(\.duration)
+    }
+
+    /// The target duration: every segment's duration, rounded to the nearest integer, is at most
+    /// it (RFC 8216 4.3.3.1); at least 1.
+    package var targetDuration: Int { max(1, segments.map { Int($0.duration.rounded()) }.max() ?? 1) }
+
+    package var text: String {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)", "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)"]
+        if kind != .live { lines.append("#EXT-X-PLAYLIST-TYPE:\(kind.rawValue)") }
+        lines.append("#EXT-X-INDEPENDENT-SEGMENTS")
+        lines.append("#EXT-X-MAP:URI=\"\(initializationSegment)\"")
+        for s in segments {
+            lines.append("#EXTINF:\(Self.decimal(s.duration)),")
+            lines.append(s.uri)
+        }
+        if ended { lines.append("#EXT-X-ENDLIST") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Six decimals, as ffmpeg writes them; no exponent.
+    static func decimal(_ seconds: Double) -> String {
+        let micro = Int64((max(0, seconds) * 1_000_000).rounded())
+        let fraction = String(micro % 1_000_000)
+        return "\(micro / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+    }
+}

@@ -1,0 +1,193 @@
+// The rest of a track's sample table (ISO/IEC 14496-12 8.6-8.7): which samples each chunk holds
+// (stsc), which samples are sync samples (stss), and how far each sample's presentation is from
+// its decode (ctts); and the table as one list of samples: where each lies in the file, how big
+// it is, when it is decoded and shown, whether it starts a group a decoder can begin at.
+
+/// `stsc`: runs of chunks holding the same number of samples.
+package struct SampleToChunk: MP4BoxValue {
+    package static let types: Set<FourCC> = ["stsc"]
+    package var type: FourCC { "stsc" }
+    package var version: UInt8 = 0
+    package var flags: UInt32 = 0
+    package var entries: [Entry]
+    package var extra: [UInt8] = []
+
+    package struct Entry: Sendable, Equatable {
+        /// 1-based: the first chunk of the run.
+        package var firstChunk: UInt32
+        package var samplesPerChunk: UInt32
+        package var sampleDescriptionIndex: UInt32
+    }
+
+    package init(entries: [Entry]) { self.entries = entries }
+
+    package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
+        (version, flags) = try r.versionAndFlags()
+        entries = try r.entries(try r.u32(), size: 12) { r throws(ContainerError) in
+            Entry(firstChunk: try r.u32(), samplesPerChunk: try r.u32(), sampleDescriptionIndex: try r.u32())
+        }
+        extra = Array(r.rest())
+    }
+
+    package func write(to out: inout [UInt8]) {
+        out.appendVersionAndFlags(version, flags)
+        out.appendU32(UInt32(entries.count))
+        for e in entries {
+            out.appendU32(e.firstChunk)
+            out.appendU32(e.samplesPerChunk)
+            out.appendU32(e.sampleDescriptionIndex)
+        }
+        out += extra
+    }
+}
+
+/// `stss`: the sync samples (1-based numbers, rising). A track without one has only sync samples.
+package struct SyncSamples: MP4BoxValue {
+    package static let types: Set<FourCC> = ["stss"]
+    package var type: FourCC { "stss" }
+    package var version: UInt8 = 0
+    package var flags: UInt32 = 0
+    package var numbers: [UInt32]
+    package var extra: [UInt8] = []
+
+    package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
+        (version, flags) = try r.versionAndFlags()
+        numbers = try r.entries(try r.u32(), size: 4) { r throws(ContainerError) in try r.u32() }
+        extra = Array(r.rest())
+    }
+
+    package func write(to out: inout [UInt8]) {
+        out.appendVersionAndFlags(version, flags)
+        out.appendU32(UInt32(numbers.count))
+        for n in numbers { out.appendU32(n) }
+        out += extra
+    }
+}
+
+/// `ctts`: runs of samples whose presentation is the same distance from their decode (signed in
+/// version 1; version 0's unsigned offsets are read as signed too, as every player does).
+package struct CompositionOffsets: MP4BoxValue {
+    package static let types: Set<FourCC> = ["ctts"]
+    package var type: FourCC { "ctts" }
+    package var version: UInt8 = 0
+    package var flags: UInt32 = 0
+    package var entries: [Entry]
+    package var extra: [UInt8] = []
+
+    package struct Entry: Sendable, Equatable {
+        package var count: UInt32
+        package var offset: Int32
+    }
+
+    package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
+        (version, flags) = try r.versionAndFlags()
+        entries = try r.entries(try r.u32(), size: 8) { r throws(ContainerError) in
+            Entry(count: try r.u32(), offset: Int32(bitPattern: try r.u32()))
+        }
+        extra = Array(r.rest())
+    }
+
+    package func write(to out: inout [UInt8]) {
+        out.appendVersionAndFlags(version, flags)
+        out.appendU32(UInt32(entries.count))
+        for e in entries {
+            out.appendU32(e.count)
+            out.appendU32(UInt32(bitPattern: e.offset))
+        }
+        out += extra
+    }
+}
+
+/// One sample of a track, as its sample table places it.
+package struct MP4Sample: Sendable, Equatable {
+    /// Where its bytes start in the file.
+    package var offset: UInt64
+    package var size: UInt32
+    /// When it is decoded, in the track's media clock (``MP4Track/mediaTimescale``).
+    package var decodeTime: UInt64
+    package var duration: UInt32
+    /// Presentation minus decode time, in the same clock.
+    package var compositionOffset: Int32
+    /// Whether a decoder can start at it (a key frame; every audio sample).
+    package var isSync: Bool
+
+    package var presentationTime: Int64 { Int64(decodeTime) + Int64(compositionOffset) }
+}
+
+extension MP4Track {
+    /// Every sample of the track in decode order, from its sample table. Throws, naming the
+    /// table, when the tables disagree (a chunk past the offsets, sizes for fewer samples than
+    /// the times give, a sample past `fileSize`): a damaged index.
+    package func samples(fileSize: UInt64) throws(ContainerError) -> [MP4Sample] {
+        let id = trackID
+        func table<T: MP4BoxValue>(_ type: FourCC, _: T.Type) throws(ContainerError) -> T? {
+            guard let box = box.find(["mdia", "minf", "stbl", type]) else { return nil }
+            guard let value = box.read(T.self) else { throw ContainerError("its track \(id)'s \(type) box could not be read") }
+            return value
+        }
+        guard let sizes = try table("stsz", SampleSizes.self) else { throw ContainerError("its track \(id) has no sample size table (stsz)") }
+        guard let times = try table("stts", TimeToSample.self) else { throw ContainerError("its track \(id) has no time-to-sample table (stts)") }
+        guard let chunks = try table("stsc", SampleToChunk.self) else { throw ContainerError("its track \(id) has no sample-to-chunk table (stsc)") }
+        var offsets = try table("stco", ChunkOffsets.self)
+        if offsets == nil { offsets = try table("co64", ChunkOffsets.self) }
+        guard let offsets else { throw ContainerError("its track \(id) has no chunk offset table (stco or co64)") }
+        let sync = try table("stss", SyncSamples.self)
+        let composition = try table("ctts", CompositionOffsets.self)
+
+        let count = Int(sizes.sampleSize == 0 ? UInt32(sizes.sizes.count) : sizes.sampleCount)
+        let timed = times.entries.reduce(0) { $0 + Int($1.count) }
+        guard timed == count else {
+            throw ContainerError("its track \(id)'s tables disagree: stsz gives \(count) samples, stts \(timed)")
+        }
+        var samples: [MP4Sample] = []
+        samples.reserveCapacity(count)
+        // Decode times and durations.
+        var time: UInt64 = 0
+        for e in times.entries {
+            for _ in 0..<e.count {
+                samples.append(MP4Sample(offset: 0, size: 0, decodeTime: time, duration: e.delta, compositionOffset: 0, isSync: sync == nil))
+                time &+= UInt64(e.delta)
+            }
+        }
+        // Where each lies: chunk by chunk, the samples of a chunk one after another.
+        var n = 0
+        for (i, e) in chunks.entries.enumerated() {
+            let next = i + 1 < chunks.entries.count ? Int(chunks.entries[i + 1].firstChunk) : offsets.offsets.count + 1
+            guard e.firstChunk >= 1, Int(e.firstChunk) <= next else {
+                throw ContainerError("its track \(id)'s stsc box is out of order at entry \(i + 1)")
+            }
+            for chunk in Int(e.firstChunk)..<next where n < count {
+                guard chunk <= offsets.offsets.count else {
+                    throw ContainerError("its track \(id)'s stsc box names chunk \(chunk), and its chunk offset table has \(offsets.offsets.count)")
+                }
+                var at = offsets.offsets[chunk - 1]
+                for _ in 0..<e.samplesPerChunk where n < count {
+                    let size = sizes.sampleSize == 0 ? sizes.sizes[n] : sizes.sampleSize
+                    guard at <= fileSize, UInt64(size) <= fileSize - at else {
+                        throw ContainerError("its track \(id)'s sample \(n + 1) (\(size) bytes at byte \(at)) runs past the end of the file at byte \(fileSize)")
+                    }
+                    samples[n].offset = at
+                    samples[n].size = size
+                    at += UInt64(size)
+                    n += 1
+                }
+            }
+        }
+        guard n == count else {
+            throw ContainerError("its track \(id)'s chunks hold \(n) samples, and its stsz box gives \(count)")
+        }
+        if let sync {
+            for number in sync.numbers where number >= 1 && Int(number) <= count { samples[Int(number) - 1].isSync = true }
+        }
+        if let composition {
+            var k = 0
+            for e in composition.entries {
+                for _ in 0..<e.count where k < count {
+                    samples[k].compositionOffset = e.offset
+                    k += 1
+                }
+            }
+        }
+        return samples
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Assets
+import GraphKit
+
+/// `graphctl hls SOURCE FOLDER`: an MP4 packaged for HTTP Live Streaming without re-encoding
+/// (``HLSPackager``): FOLDER/playlist.m3u8, FOLDER/init.mp4 and fragmented-MP4 segments, each
+/// starting on a key frame. What `ffmpeg -i SOURCE -c copy -f hls -hls_segment_type fmp4
+/// -hls_playlist_type vod FOLDER/playlist.m3u8` writes.
+struct HLS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hls",
+        abstract: "Package an MP4 for HLS (fragmented-MP4 segments and a VOD playlist) without re-encoding.",
+        discussion: """
+            Each segment starts on a key frame: at the first one at or after each multiple of \
+            --segment-duration, so key frames further apart make longer segments. The playlist is \
+            written last; a failure or a signal removes the segments written and leaves no playlist.
+            """
+    )
+
+    @Argument(help: "The MP4 (or MOV, M4A) to package.")
+    var source: String
+
+    @Argument(help: "The folder to write into (made if missing).")
+    var folder: String
+
+    @Option(help: "Seconds each segment aims at.")
+    var segmentDuration: Double = 6
+
+    @Option(help: "The playlist's file name.")
+    var playlist = "playlist.m3u8"
+
+    @Flag(help: "Print nothing on success.")
+    var quiet = false
+
+    func run() throws {
+        let packager = HLSPackager(source: source, folder: folder, segmentDuration: segmentDuration, playlistName: playlist)
+        // A signal stops it before its next segment (milliseconds away): it removes what it wrote.
+        InterruptSignals.shared.handle { _ in packager.cancel() }
+        defer { InterruptSignals.shared.stopHandling() }
+        let done: HLSPackager.Report
+        do throws(GraphError) {
+            done = try packager.package()
+        } catch {
+            throw report(error)
+        }
+        if !quiet {
+            let total = done.segments.reduce(0) { $0 + $1.duration }
+            print("\(folder)/\(done.playlist): \(done.segments.count) segments, \((total * 1000).rounded() / 1000) s, target duration \(done.targetDuration) s")
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Assets
+import Foundation
+import GraphKit
+import GraphKitTesting
+import TestSupport
+import Testing
+
+/// HLSPackager on MP4s ffmpeg makes: the packets come out as they went in, segments start on key
+/// frames, the playlist keeps RFC 8216's rules, players read it, and bad input leaves nothing.
+@Suite(.timeLimit(.minutes(10))) struct HLSPackagerTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// `seconds` of 320x240 H.264 (B-frames, a key frame every `gop` frames at 25 fps, none at
+    /// scene cuts) and 48 kHz AAC, or only one of them.
+    func movie(_ name: String, seconds: Int = 7, gop: Int = 25, video: Bool = true, audio: Bool = true) throws -> String {
+        let p = path(name)
+        var args = ["-v", "error", "-y"]
+        if video { args += ["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=\(seconds)"] }
+        if audio { args += ["-f", "lavfi", "-i", "sine=f=440:sample_rate=48000:d=\(seconds)"] }
+        if video { args += ["-c:v", "libx264", "-g", String(gop), "-keyint_min", String(gop), "-sc_threshold", "0", "-bf", "2"] }
+        if audio { args += ["-c:a", "aac"] }
+        try TestMedia.runTool("ffmpeg", args + [p])
+        return p
+    }
+
+    /// Each stream's packets as ffmpeg demuxes them, copied: decode and presentation times from
+    /// the stream's first decode time, size and hash; and where each stream starts, in seconds.
+    /// (A reader may move all streams by one offset: ffmpeg's HLS demuxer starts the earliest at 0.)
+    struct Packets: Equatable {
+        var streams: [Int: [String]] = [:]
+        var starts: [Int: Double] = [:]
+
+        /// Whether the streams start as far apart as in `other`, to the millisecond.
+        func inSync(with other: Packets) -> Bool {
+            guard let a = starts.values.min(), let b = other.starts.values.min(), starts.keys == other.starts.keys else { return false }
+            return starts.allSatisfy { abs(($0.value - a) - (other.starts[$0.key]! - b)) < 0.001 }
+        }
+        var count: Int { streams.values.reduce(0) { $0 + $1.count } }
+    }
+
+    func packets(_ file: String) throws -> Packets {
+        var result = Packets()
+        var timeBases: [Int: Double] = [:], first: [Int: Int] = [:]
+        for line in try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-c", "copy", "-f", "framemd5", "-"]).split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("#tb ") {  // "#tb 0: 1/12800"
+                let parts = line.dropFirst(4).split(separator: ":")
+                let fraction = parts[1].trimmingCharacters(in: .whitespaces).split(separator: "/").compactMap { Double($0) }
+                if let stream = Int(parts[0]), fraction.count == 2 { timeBases[stream] = fraction[0] / fraction[1] }
+                continue
+            }
+            if line.hasPrefix("#") { continue }
+            let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard f.count >= 6, let stream = Int(f[0]), let dts = Int(f[1]), let pts = Int(f[2]) else { continue }
+            if first[stream] == nil {
+                first[stream] = dts
+                result.starts[stream] = Double(dts) * (timeBases[stream] ?? 0)
+            }
+            let origin = first[stream]!
+            result.streams[stream, default: []].append("\(dts - origin),\(pts - origin),\(f[4]),\(f[5])")
+        }
+        return result
+    }
+
+    /// The packets of `copy` are those of `source`: the same bytes in the same order, at the same
+    /// times, the streams as far apart.
+    func expectSamePackets(_ copy: String, as source: String) throws {
+        let a = try packets(copy), b = try packets(source)
+        #expect(a.streams == b.streams)
+        #expect(a.inSync(with: b), "\(a.starts) against \(b.starts)")
+    }
+
+    func files() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("hls").path)) ?? []).sorted() }
+
+    @Test func packetsComeOutAsTheyWentIn() throws {
+        let source = try movie("talk.mp4")
+        let report = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 2).package()
+        let playlist = path("hls/playlist.m3u8")
+        let check = try HLSPlaylistCheck(path: playlist)
+        #expect(check.problems == [])
+        #expect(check.playlistType == "VOD" && check.ended && check.map == "init.mp4")
+        // Key frames every second: cuts at 2, 4, 6 s; the last segment the 1 s left.
+        #expect(check.segments.map(\.duration) == [2, 2, 2, 1])
+        #expect(report.segments.map(\.name) == check.segments.map(\.uri))
+        #expect(check.targetDuration == 2)
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(playlist, check) == [])
+        // Not one packet changed, dropped, added or moved in time.
+        #expect(try packets(source).count > 170 + 320)
+        try expectSamePackets(playlist, as: source)
+        // GStreamer's HLS demuxer plays it to the end.
+        try TestMedia.runTool("gst-launch-1.0", ["-q", "uridecodebin", "uri=file://\(playlist)", "name=d",
+                                                 "d.", "!", "queue", "!", "videoconvert", "!", "fakesink",
+                                                 "d.", "!", "queue", "!", "audioconvert", "!", "fakesink"])
+        #expect(files() == ["init.mp4", "playlist.m3u8", "segment0.m4s", "segment1.m4s", "segment2.m4s", "segment3.m4s"])
+    }
+
+    /// Key frames further apart than the target: each segment runs to the next key frame, and the
+    /// target duration covers the longest.
+    @Test func keyFramesFartherApartThanTheTargetMakeLongerSegments() throws {
+        let source = try movie("sparse.mp4", seconds: 9, gop: 75, audio: false)
+        let report = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 2).package()
+        #expect(report.segments.map(\.duration) == [3, 3, 3])
+        #expect(report.targetDuration == 3)
+        let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
+        #expect(check.problems == [])
+        try expectSamePackets(path("hls/playlist.m3u8"), as: source)
+    }
+
+    /// Audio alone is cut by its own samples, every one of which a decoder can start at.
+    @Test func audioAloneIsCutAtTheTarget() throws {
+        let source = try movie("song.m4a", seconds: 10, video: false)
+        let report = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 4).package()
+        #expect(report.segments.count == 3)
+        for d in report.segments.dropLast().map(\.duration) { #expect(abs(d - 4) < 0.03) }  // a 1024-sample frame is 21 ms
+        #expect(abs(report.segments.reduce(0) { $0 + $1.duration } - 10) < 0.03)
+        #expect(try HLSPlaylistCheck(path: path("hls/playlist.m3u8")).problems == [])
+        try expectSamePackets(path("hls/playlist.m3u8"), as: source)
+    }
+
+    /// What is not an MP4 is refused as unreadable (66), naming it; nothing is written.
+    @Test func whatIsNotAnMP4IsRefused() throws {
+        let wav = path("tone.wav")
+        try TestMedia.writeWAV(wav, seconds: 1)
+        for (source, why) in [(wav, "it is not an MP4 file (it is a WAV file)"), (path("missing.mp4"), "no such file or directory"), (folder.path, "it is a folder")] {
+            #expect(throws: GraphError(.inputUnreadable, "cannot package \"\(source)\" for HLS: \(why)")) {
+                try HLSPackager(source: source, folder: path("hls")).package()
+            }
+        }
+        #expect(files() == [])
+    }
+
+    /// A file cut short inside its media: the sample table points past the end. Refused, naming
+    /// the track and sample; nothing is written.
+    @Test func aFileCutShortIsRefused() throws {
+        let source = try movie("whole.mp4")
+        let faststart = path("faststart.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", source, "-c", "copy", "-movflags", "+faststart", faststart])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: faststart))
+        try handle.truncate(atOffset: try handle.seekToEnd() / 2)
+        try handle.close()
+        let error = #expect(throws: GraphError.self) { try HLSPackager(source: faststart, folder: path("hls")).package() }
+        #expect(error?.code == .inputUnreadable)
+        #expect(error?.message.contains("runs past the end of the file") == true, "\(String(describing: error))")
+        #expect(files() == [])
+    }
+
+    /// A segment duration that is no duration, a file name that is a path: usage errors (64).
+    @Test func settingsThatMakeNoSenseAreRefused() throws {
+        let source = try movie("talk.mp4", seconds: 2)
+        for d in [0, -1, .nan, .infinity] {
+            let error = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), segmentDuration: d).package() }
+            #expect(error?.code == .usage)
+        }
+        let error = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), playlistName: "../up.m3u8").package() }
+        #expect(error?.message == "\"../up.m3u8\" is not a file name (no folders, not hidden)")
+        #expect(files() == [])
+    }
+
+    /// An output name someone planted as a link: refused (73), and the segments written before
+    /// it are removed, so no playlist and no orphan segments remain.
+    @Test func aPlantedLinkFailsThePackagingAndRemovesWhatItWrote() throws {
+        let source = try movie("talk.mp4", seconds: 4)
+        try FileManager.default.createDirectory(atPath: path("hls"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: path("hls/playlist.m3u8"), withDestinationPath: path("victim"))
+        let error = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), segmentDuration: 1).package() }
+        #expect(error?.code == .outputUnwritable)
+        #expect(files() == ["playlist.m3u8"])  // the link, left alone
+        #expect(!FileManager.default.fileExists(atPath: path("victim")))
+    }
+
+    /// Cancelled: it stops before its next segment, removes what it wrote and says so (130).
+    @Test func cancellingLeavesNothing() throws {
+        let source = try movie("talk.mp4", seconds: 4)
+        let packager = HLSPackager(source: source, folder: path("hls"), segmentDuration: 1)
+        packager.cancel()
+        let error = #expect(throws: GraphError.self) { try packager.package() }
+        #expect(error?.code == .cancelled)
+        #expect(files() == [])
+    }
+}
