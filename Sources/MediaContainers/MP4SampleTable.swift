@@ -115,6 +115,10 @@ package struct MP4Sample: Sendable, Equatable {
 }
 
 extension MP4Track {
+    /// The most samples ``samples(fileSize:)`` lists: 40 bytes each, 800 MB; a day of 60 fps
+    /// video is 5 million.
+    package static let mostSamples = 20_000_000
+
     /// Every sample of the track in decode order, from its sample table. Throws, naming the
     /// table, when the tables disagree (a chunk past the offsets, sizes for fewer samples than
     /// the times give, a sample past `fileSize`): a damaged index.
@@ -135,6 +139,15 @@ extension MP4Track {
         let composition = try table("ctts", CompositionOffsets.self)
 
         let count = Int(sizes.sampleSize == 0 ? UInt32(sizes.sizes.count) : sizes.sampleCount)
+        // A table of one size for all gives a count the file need not back: bound it by the
+        // bytes there are, and by what a list of samples can hold (raw PCM in a QuickTime movie
+        // is a sample per frame: hours of it are hundreds of millions).
+        if sizes.sampleSize != 0, UInt64(count) * UInt64(sizes.sampleSize) > fileSize {
+            throw ContainerError("its track \(id)'s stsz box gives \(count) samples of \(sizes.sampleSize) bytes, more than the file holds")
+        }
+        guard count <= Self.mostSamples else {
+            throw ContainerError("its track \(id) has \(count) samples, more than \(Self.mostSamples) (uncompressed audio stored a frame per sample?)")
+        }
         let timed = times.entries.reduce(0) { $0 + Int($1.count) }
         guard timed == count else {
             throw ContainerError("its track \(id)'s tables disagree: stsz gives \(count) samples, stts \(timed)")
@@ -156,12 +169,13 @@ extension MP4Track {
             guard e.firstChunk >= 1, Int(e.firstChunk) <= next else {
                 throw ContainerError("its track \(id)'s stsc box is out of order at entry \(i + 1)")
             }
-            for chunk in Int(e.firstChunk)..<next where n < count {
+            for chunk in Int(e.firstChunk)..<next {
+                if n == count { break }
                 guard chunk <= offsets.offsets.count else {
                     throw ContainerError("its track \(id)'s stsc box names chunk \(chunk), and its chunk offset table has \(offsets.offsets.count)")
                 }
                 var at = offsets.offsets[chunk - 1]
-                for _ in 0..<e.samplesPerChunk where n < count {
+                for _ in 0..<min(Int(e.samplesPerChunk), count - n) {
                     let size = sizes.sampleSize == 0 ? sizes.sizes[n] : sizes.sampleSize
                     guard at <= fileSize, UInt64(size) <= fileSize - at else {
                         throw ContainerError("its track \(id)'s sample \(n + 1) (\(size) bytes at byte \(at)) runs past the end of the file at byte \(fileSize)")
@@ -181,8 +195,8 @@ extension MP4Track {
         }
         if let composition {
             var k = 0
-            for e in composition.entries {
-                for _ in 0..<e.count where k < count {
+            for e in composition.entries where k < count {
+                for _ in 0..<min(Int(e.count), count - k) {
                     samples[k].compositionOffset = e.offset
                     k += 1
                 }

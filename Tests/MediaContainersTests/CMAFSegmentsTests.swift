@@ -131,6 +131,28 @@ import GraphKitTesting
         }
     }
 
+    /// Tables that claim more than the file holds are refused at once, not walked: a size for all
+    /// samples times a count past the file's bytes; runs of four billion samples (per chunk, per
+    /// composition offset) end with the samples there are.
+    @Test(.timeLimit(.minutes(1))) func tablesClaimingBillionsAreNotWalked() throws {
+        let (_, original, bytes) = try movie()
+        let (i, track) = try #require(original.tracks(handler: "vide").first)
+        var movie = original
+        var stsz = try #require(track.box.find(["mdia", "minf", "stbl", "stsz"])?.read(SampleSizes.self))
+        stsz.sampleSize = 1
+        stsz.sampleCount = 4_000_000_000
+        stsz.sizes = []
+        movie.moov.children[i].modify(["mdia", "minf", "stbl", "stsz"]) { $0.store(stsz) }
+        #expect(throws: ContainerError("its track \(track.trackID)'s stsz box gives 4000000000 samples of 1 bytes, more than the file holds")) {
+            try movie.track(i).samples(fileSize: bytes.count)
+        }
+        movie = original
+        movie.moov.children[i].update(["mdia", "minf", "stbl", "stsc"], as: SampleToChunk.self) { $0.entries[0].samplesPerChunk = .max }
+        movie.moov.children[i].update(["mdia", "minf", "stbl", "ctts"], as: CompositionOffsets.self) { $0.entries[0].count = .max }
+        let samples = try movie.track(i).samples(fileSize: bytes.count)
+        #expect(samples.count == 75)
+    }
+
     /// The playlist's text: tags in RFC 8216's order, durations to the microsecond, the target
     /// the longest segment rounded; EVENT without ENDLIST.
     @Test func thePlaylistText() {

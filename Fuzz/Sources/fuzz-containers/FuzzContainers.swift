@@ -41,8 +41,31 @@ public func fuzzContainers(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
         if box.type == "moof" { exerciseFragment(box) }
     }
-    if let movie, file.first("moov").map(file.isWhole) == true { edit(bytes, file, movie) }
+    if let movie, file.first("moov").map(file.isWhole) == true {
+        edit(bytes, file, movie)
+        segment(bytes, movie)
+    }
     return 0
+}
+
+/// HLS packaging (HLSPackager's steps, in memory): the sample tables read as samples, cut into
+/// segments, each written as a media segment. A promise broken: a sample missing from the
+/// segments, or taken twice.
+func segment(_ bytes: [UInt8], _ movie: MP4Movie) {
+    guard let plan = try? HLSSegmentPlan(movie: movie, fileSize: UInt64(bytes.count), target: 1) else { return }
+    _ = CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index))
+    for (t, track) in plan.tracks.enumerated() where plan.segments.map({ $0.samples[t].count }).reduce(0, +) != track.samples.count {
+        fail("track \(track.trackID): the segments take \(plan.segments.map { $0.samples[t].count }.reduce(0, +)) of its \(track.samples.count) samples")
+    }
+    for (k, s) in plan.segments.prefix(3).enumerated() {
+        let runs = plan.tracks.enumerated().compactMap { t, track -> FragmentRun? in
+            let samples = Array(track.samples[s.samples[t]])
+            guard let first = samples.first else { return nil }
+            let data = samples.flatMap { bytes[Int($0.offset)..<Int($0.offset + UInt64($0.size))] }
+            return FragmentRun(trackID: track.trackID, baseDecodeTime: first.decodeTime, samples: samples, data: data)
+        }
+        _ = CMAF.mediaSegment(sequenceNumber: UInt32(k + 1), runs: runs)
+    }
 }
 
 /// The file the editor edits, made once: in /dev/shm (memory), its name removed at once.
