@@ -293,3 +293,92 @@ static GstPadProbeReturn complete_channel_mask(GstPad *pad, GstPadProbeInfo *inf
 gulong gk_pad_complete_channel_mask(GstPad *pad) {
     return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, complete_channel_mask, NULL, NULL);
 }
+
+/* --- Encoded samples handed to Swift as they reach a sink, on the running-time clock --------- */
+
+typedef struct {
+    GkSampleFn sample;
+    GkEventFn event;
+    void *context;
+    GDestroyNotify destroy;
+    GstSegment segment;
+} SampleWatch;
+
+static void sample_watch_free(gpointer data) {
+    SampleWatch *w = data;
+    if (w->destroy) w->destroy(w->context);
+    g_free(w);
+}
+
+/* A buffer's time on the running-time clock: GST_CLOCK_STIME_NONE when it has none or lies
+ * before the segment (a time before the clock's start is negative, as a B-frame's decode time
+ * can be). */
+static gint64 running(const GstSegment *segment, GstClockTime t) {
+    if (!GST_CLOCK_TIME_IS_VALID(t)) return GST_CLOCK_STIME_NONE;
+    guint64 magnitude = 0;
+    int sign = gst_segment_to_running_time_full(segment, GST_FORMAT_TIME, t, &magnitude);
+    if (sign == 0) return GST_CLOCK_STIME_NONE;
+    return sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
+}
+
+static GstPadProbeReturn sample_watch_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    SampleWatch *w = data;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+        w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
+        return GST_PAD_PROBE_OK;
+    }
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+        for (guint i = 0; i < gst_buffer_list_length(list); i++) {
+            GstBuffer *buffer = gst_buffer_list_get(list, i);
+            w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
+        }
+        return GST_PAD_PROBE_OK;
+    }
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_SEGMENT:
+        gst_event_copy_segment(event, &w->segment);
+        break;
+    case GST_EVENT_FLUSH_STOP:
+        gst_segment_init(&w->segment, GST_FORMAT_TIME);
+        break;
+    case GST_EVENT_CAPS: {
+        GstCaps *caps = NULL;
+        gst_event_parse_caps(event, &caps);
+        w->event(w->context, 0, caps);
+        break;
+    }
+    case GST_EVENT_EOS:
+        w->event(w->context, 1, NULL);
+        break;
+    default:
+        break;
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_watch_samples(GstPad *pad, GkSampleFn sample, GkEventFn event, void *context, GDestroyNotify destroy) {
+    SampleWatch *w = g_new0(SampleWatch, 1);
+    w->sample = sample;
+    w->event = event;
+    w->context = context;
+    w->destroy = destroy;
+    gst_segment_init(&w->segment, GST_FORMAT_TIME);
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+                             sample_watch_probe, w, sample_watch_free);
+}
+
+gsize gk_caps_codec_data(const GstCaps *caps, guint8 *out, gsize capacity) {
+    if (caps == NULL || gst_caps_get_size(caps) == 0)
+        return 0;
+    const GValue *v = gst_structure_get_value(gst_caps_get_structure(caps, 0), "codec_data");
+    if (v == NULL || !GST_VALUE_HOLDS_BUFFER(v))
+        return 0;
+    GstBuffer *b = gst_value_get_buffer(v);
+    gsize size = gst_buffer_get_size(b);
+    if (out != NULL && capacity > 0)
+        gst_buffer_extract(b, 0, out, MIN(size, capacity));
+    return size;
+}

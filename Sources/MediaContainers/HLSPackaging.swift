@@ -144,3 +144,150 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
         return "\(micro / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
     }
 }
+
+/// Cuts streams into media segments as their samples arrive (a live or encoded stream, not a
+/// file): the lead track (the video, else the first) is cut at its first sync sample at or past
+/// each multiple of the target duration, and a segment is given out once every other track has
+/// reached the cut (a sample at or past it) or ended, so each segment holds every track's
+/// samples for its span. Memory: the samples of the segment being gathered.
+package struct HLSSegmenter: Sendable {
+    /// A sample as it arrives: times in its track's ticks (``CMAFTrackFormat/timescale``).
+    package struct Sample: Sendable {
+        package var data: [UInt8]
+        package var decodeTime: Int64
+        package var presentationTime: Int64
+        /// Its own duration, used when no later sample gives it.
+        package var duration: Int64
+        package var isSync: Bool
+
+        package init(data: [UInt8], decodeTime: Int64, presentationTime: Int64, duration: Int64, isSync: Bool) {
+            self.data = data
+            self.decodeTime = decodeTime
+            self.presentationTime = presentationTime
+            self.duration = duration
+            self.isSync = isSync
+        }
+    }
+
+    package struct Segment: Sendable {
+        package var sequenceNumber: UInt32
+        /// Its start on the stream's clock and duration, in seconds.
+        package var start: Double
+        package var duration: Double
+        package var bytes: [UInt8]
+    }
+
+    package let tracks: [CMAFTrackFormat]
+    package let target: Double
+    private var pending: [[Sample]]
+    private var ended: [Bool]
+    /// Where the next cut may be, and the cuts found: a lead sample index and its time.
+    private var nextCut: Double
+    private var cuts: [(index: Int, time: Double)] = []
+    private var segmentStart: Double?
+    private var sequence: UInt32 = 0
+    /// The decode time (ticks) each track's next sample must not go below.
+    private var lastDecode: [Int64?]
+    /// Seconds added to every time written: fragments' decode times cannot be negative, and a
+    /// stream with B-frames decodes its first frames before its clock starts.
+    private var shift = 0.0
+
+    /// `tracks` in the order their samples are given (video first makes it the lead).
+    package init(tracks: [CMAFTrackFormat], target: Double) {
+        precondition(!tracks.isEmpty && target > 0)
+        self.tracks = tracks
+        self.target = target
+        pending = tracks.map { _ in [] }
+        ended = tracks.map { _ in false }
+        lastDecode = tracks.map { _ in nil }
+        nextCut = target
+    }
+
+    private func seconds(_ ticks: Int64, _ t: Int) -> Double { Double(ticks) / Double(tracks[t].timescale) }
+
+    /// Adds a sample of track `t`; the segments it completes. Throws when decode times go back.
+    package mutating func add(_ sample: Sample, track t: Int) throws(ContainerError) -> [Segment] {
+        if let last = lastDecode[t], sample.decodeTime < last {
+            throw ContainerError("track \(tracks[t].trackID)'s decode times go back (\(sample.decodeTime) after \(last))")
+        }
+        lastDecode[t] = sample.decodeTime
+        if segmentStart == nil, t == 0 {
+            // The stream starts at the lead's first sample, which a decoder must be able to start at.
+            guard sample.isSync else { return [] }
+            segmentStart = seconds(sample.presentationTime, 0)
+            nextCut = segmentStart! + target
+            shift = max(0, -seconds(sample.decodeTime, 0))
+        }
+        if t == 0, sample.isSync, !pending[0].isEmpty {
+            let time = seconds(sample.presentationTime, 0)
+            if time >= nextCut - 1e-6 {
+                cuts.append((pending[0].count, time))
+                while nextCut <= time + 1e-6 { nextCut += target }
+            }
+        }
+        if t == 0 || segmentStart != nil { pending[t].append(sample) }
+        return emitReady()
+    }
+
+    /// Track `t` has ended; the segments that completes.
+    package mutating func end(track t: Int) -> [Segment] {
+        ended[t] = true
+        return emitReady()
+    }
+
+    /// The last segments: every track taken as ended, the cuts still waiting made, and
+    /// everything still held in one last segment (at the end of the stream, or when it stops).
+    package mutating func finish() -> [Segment] {
+        ended = ended.map { _ in true }
+        var out = emitReady()
+        if pending.contains(where: { !$0.isEmpty }), let start = segmentStart {
+            let ends = pending.indices.compactMap { t in pending[t].map { seconds($0.presentationTime + $0.duration, t) }.max() }
+            out.append(make(counts: pending.map(\.count), start: start, end: max(start, ends.max() ?? start)))
+            pending = tracks.map { _ in [] }
+        }
+        return out
+    }
+
+    private mutating func emitReady() -> [Segment] {
+        var out: [Segment] = []
+        while let cut = cuts.first, let start = segmentStart {
+            // Every other track must have reached the cut (or ended) before its samples are known.
+            var counts = [cut.index]
+            for t in tracks.indices.dropFirst() {
+                let before = pending[t].firstIndex { seconds($0.decodeTime, t) >= cut.time - 1e-6 }
+                guard let before = before ?? (ended[t] ? pending[t].count : nil) else { return out }
+                counts.append(before)
+            }
+            out.append(make(counts: counts, start: start, end: cut.time))
+            for t in tracks.indices { pending[t].removeFirst(counts[t]) }
+            cuts.removeFirst()
+            cuts = cuts.map { ($0.index - counts[0], $0.time) }
+            segmentStart = cut.time
+        }
+        return out
+    }
+
+    /// A segment of the first `counts[t]` pending samples of each track.
+    private mutating func make(counts: [Int], start: Double, end: Double) -> Segment {
+        sequence += 1
+        var runs: [FragmentRun] = []
+        for (t, n) in counts.enumerated() where n > 0 {
+            let samples = pending[t]
+            let ticks = Int64((shift * Double(tracks[t].timescale)).rounded(.up))
+            var entries: [MP4Sample] = []
+            var data: [UInt8] = []
+            for i in 0..<n {
+                let s = samples[i]
+                // A sample lasts until the next one's decode (when it has come), else its own.
+                let duration = i + 1 < samples.count ? samples[i + 1].decodeTime - s.decodeTime : s.duration
+                entries.append(MP4Sample(offset: 0, size: UInt32(s.data.count), decodeTime: UInt64(max(0, s.decodeTime + ticks)),
+                                         duration: UInt32(clamping: max(0, duration)),
+                                         compositionOffset: Int32(clamping: s.presentationTime - s.decodeTime), isSync: s.isSync))
+                data += s.data
+            }
+            runs.append(FragmentRun(trackID: tracks[t].trackID, baseDecodeTime: entries[0].decodeTime, samples: entries, data: data))
+        }
+        return Segment(sequenceNumber: sequence, start: start, duration: max(0, end - start),
+                       bytes: CMAF.mediaSegment(sequenceNumber: sequence, runs: runs))
+    }
+}

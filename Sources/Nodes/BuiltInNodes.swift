@@ -24,6 +24,7 @@ extension NodeRegistry {
         AACEncoderNode.self,
         H264EncoderNode.self,
         MP4SinkNode.self,
+        HLSSinkNode.self,
         PreviewSinkNode.self,
     ])
 }

@@ -93,6 +93,15 @@ typedef GstBuffer *(*GkTransformFn)(void *context, GstBuffer *buffer);
 typedef void (*GkEventFn)(void *context, int kind, GstCaps *caps);
 gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,
                             GDestroyNotify destroy);
+/* Encoded samples watched as they reach a sink pad (media.c), for a Swift writer of its own
+ * files (sink.hls): `sample` gets each buffer (borrowed) with its presentation and decode times
+ * on the running-time clock (GST_CLOCK_STIME_NONE when it has none; negative before the clock's
+ * start), `event` each new caps (kind 0) and the end of stream (kind 1). */
+typedef void (*GkSampleFn)(void *context, GstBuffer *buffer, gint64 pts, gint64 dts);
+gulong gk_pad_watch_samples(GstPad *pad, GkSampleFn sample, GkEventFn event, void *context, GDestroyNotify destroy);
+/* The size of the caps' codec_data (0 when it has none), copying up to `capacity` bytes to `out`. */
+gsize gk_caps_codec_data(const GstCaps *caps, guint8 *out, gsize capacity);
+
 /* The same, counting as it goes, so that no counting probe is needed beside it (each probe on a
  * pad is a hook-list walk per buffer): what arrives into `arriving`, what the transform passes
  * on into `passed`; either may be NULL. */

@@ -128,6 +128,50 @@ public final class Element: Sendable {
         callbacks.adopt(probe: id, on: p)
     }
 
+    /// What reaches a sink pad of an encoded stream, for a node that writes its own files from
+    /// the samples (``onEncodedSamples(pad:_:)``).
+    public enum EncodedSampleEvent: Sendable {
+        /// A new format, with the encoder's configuration bytes (caps' `codec_data`: H.264's
+        /// AVCDecoderConfigurationRecord, AAC's AudioSpecificConfig), empty when it has none.
+        case format(MediaFormat?, codecData: [UInt8])
+        /// A sample, its times on the run's clock (from when the run started; a decode time
+        /// can be before it).
+        case sample(SampleBuffer, presentationTime: MediaTime?, decodeTime: MediaTime?)
+        case end
+    }
+
+    /// Called on the streaming thread with each format, sample and the end of the stream as
+    /// they arrive at this element's sink pad (a `fakesink`'s, for a node that writes from Swift).
+    /// The samples share the pipeline's buffers (no copy). Times are running times: an encoder's
+    /// own offsets (x264's 1000 hours before its first frame) are taken out, as a muxer does.
+    public func onEncodedSamples(pad: String = "sink", _ handler: @escaping @Sendable (EncodedSampleEvent) -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        final class Watch: Sendable {
+            let handler: @Sendable (EncodedSampleEvent) -> Void
+            /// The current format; touched only on the pad's streaming thread.
+            let format = Mutex<MediaFormat?>(nil)
+            init(_ h: @escaping @Sendable (EncodedSampleEvent) -> Void) { handler = h }
+        }
+        let box = Unmanaged.passRetained(Watch(handler)).toOpaque()
+        let id = gk_pad_watch_samples(p, { ctx, buffer, pts, dts in
+            let w = Unmanaged<Watch>.fromOpaque(ctx!).takeUnretainedValue()
+            func time(_ t: gint64) -> MediaTime? { t == gint64.min ? nil : MediaTime(value: Int64(t), timescale: MediaTime.nanosecondTimescale) }
+            let sample = SampleBuffer(owning: gk_buffer_ref(buffer!), format: w.format.withLock { $0 })
+            w.handler(.sample(sample, presentationTime: time(pts), decodeTime: time(dts)))
+        }, { ctx, kind, caps in
+            let w = Unmanaged<Watch>.fromOpaque(ctx!).takeUnretainedValue()
+            if kind == 1 { return w.handler(.end) }
+            guard let caps else { return }
+            let format = GStreamer.format(from: caps)
+            w.format.withLock { $0 = format }
+            var data = [UInt8](repeating: 0, count: Int(gk_caps_codec_data(caps, nil, 0)))
+            if !data.isEmpty { _ = data.withUnsafeMutableBufferPointer { gk_caps_codec_data(caps, $0.baseAddress, gsize($0.count)) } }
+            w.handler(.format(format, codecData: data))
+        }, box, { ctx in Unmanaged<Watch>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
+    }
+
     /// Fails the run from a streaming thread with a message naming this node (exit 70).
     public func postError(_ message: String, debug: String? = nil) {
         gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)

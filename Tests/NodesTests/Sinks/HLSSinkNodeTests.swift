@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+import TestSupport
+
+/// sink.hls on media ffmpeg makes here, decoded and re-encoded by the graph: the playlist keeps
+/// RFC 8216's rules in each of its kinds, segments start on key frames, ffmpeg and GStreamer play
+/// every frame, and what a failed or cancelled run wrote is removed.
+@Suite(.timeLimit(.minutes(10))) struct HLSSinkNodeTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// `seconds` of 320x240 video at 25 fps and 48 kHz sound.
+    func movie(seconds: Int) throws -> String {
+        let p = path("in.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=\(seconds)", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:d=\(seconds)", "-c:v", "libx264", "-c:a", "aac", p])
+        return p
+    }
+
+    /// The input decoded, re-encoded (a key frame every `keyframes` frames) and written by sink.hls.
+    func graph(_ source: String, keyframes: Int = 25, audio: Bool = true, hls: String) throws -> Graph {
+        try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": {
+                "src": { "type": "source.file", "params": { "path": "\(source)" } },
+                "dec": { "type": "decode", "params": { "pixelFormat": "i420" } },
+                "h264": { "type": "encode.h264", "params": { "keyframeInterval": \(keyframes) } },
+                \(audio ? #""aac": { "type": "encode.aac" },"# : "")
+                "hls": { "type": "sink.hls", "params": { \(hls) } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> h264.in", "h264.out -> hls.video" \(audio ? #", "dec.audio -> aac.in", "aac.out -> hls.audio""# : "") ] }
+            """)
+    }
+
+    func files(_ sub: String = "hls") -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path(sub))) ?? []).sorted()
+    }
+
+    @Test func aVODPlaylistOfKeyFrameSegmentsThatPlayersPlayThrough() throws {
+        let source = try movie(seconds: 7)
+        let report = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 2"#)).run()
+        #expect(report.status == .completed)
+        #expect(report.outputs == [OutputReport(node: "hls", path: path("hls/playlist.m3u8"), status: .completed)])
+        let playlist = path("hls/playlist.m3u8")
+        let check = try HLSPlaylistCheck(path: playlist)
+        #expect(check.problems == [])
+        #expect(check.playlistType == "VOD" && check.ended && check.mediaSequence == 0)
+        // Key frames every second: cuts at 2, 4 and 6 s, the rest in the last.
+        #expect(check.segments.map(\.duration).dropLast() == [2, 2, 2])
+        #expect(abs(check.segments.map(\.duration).reduce(0, +) - 7) < 0.05)
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(playlist, check) == [])
+        let counted = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries",
+                                                        "stream=nb_read_frames", "-of", "csv=p=0", playlist])
+        #expect(counted.split(whereSeparator: \.isNewline).first == "175")
+        let audio = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name,sample_rate",
+                                                      "-of", "csv=p=0", playlist])
+        #expect(audio.split(whereSeparator: \.isNewline).first == "aac,48000")
+        try TestMedia.runTool("gst-launch-1.0", ["-q", "uridecodebin", "uri=file://\(playlist)", "name=d",
+                                                 "d.", "!", "queue", "!", "videoconvert", "!", "fakesink",
+                                                 "d.", "!", "queue", "!", "audioconvert", "!", "fakesink"])
+        #expect(files() == ["init.mp4", "playlist.m3u8", "segment0.m4s", "segment1.m4s", "segment2.m4s", "segment3.m4s"])
+    }
+
+    /// Live: the playlist lists the last `windowSize` segments, its media sequence the first of
+    /// them; a segment out of it for a window more is deleted; the end is marked.
+    @Test func aLivePlaylistSlidesAndDeletesWhatLeftIt() throws {
+        let source = try movie(seconds: 8)
+        let report = try GraphRun(try graph(source, audio: false,
+                                            hls: #""folder": "\#(path("hls"))", "segmentDuration": 1, "playlistType": "live", "windowSize": 2"#)).run()
+        #expect(report.status == .completed)
+        let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
+        #expect(check.problems == [])
+        #expect(check.playlistType == nil && check.ended)
+        #expect(check.mediaSequence == 6)
+        #expect(check.segments.map(\.uri) == ["segment6.m4s", "segment7.m4s"])
+        // Segments 0 to 3 left the playlist two or more segments ago: deleted; 4 and 5 kept.
+        #expect(files() == ["init.mp4", "playlist.m3u8", "segment4.m4s", "segment5.m4s", "segment6.m4s", "segment7.m4s"])
+    }
+
+    /// Event: every segment listed, the playlist rewritten as each comes; ended at the end.
+    @Test func anEventPlaylistListsEverySegment() throws {
+        let source = try movie(seconds: 4)
+        _ = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 1, "playlistType": "event""#)).run()
+        let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
+        #expect(check.problems == [])
+        #expect(check.playlistType == "EVENT" && check.ended)
+        #expect(check.segments.count == 4)
+    }
+
+    /// A cancelled run removes every file it wrote: segments, initialization segment, playlist.
+    @Test func aCancelledRunLeavesNothing() async throws {
+        let source = try movie(seconds: 30)
+        let run = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 1, "playlistType": "event""#))
+        try run.start()
+        // Cancelled once segments are on disk.
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !files().contains("segment1.m4s"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(files().contains("segment1.m4s"))
+        run.cancel()
+        #expect(await run.report().status == .cancelled)
+        #expect(files() == [])
+    }
+
+    /// A folder that is a file: refused before the run (73), naming the node's parameter.
+    @Test func aFolderThatCannotBeMadeFailsBeforeTheRun() throws {
+        let source = try movie(seconds: 1)
+        try Data().write(to: URL(fileURLWithPath: path("taken")))
+        let error = #expect(throws: GraphError.self) { try GraphRun(try graph(source, hls: #""folder": "\#(path("taken"))""#)).run() }
+        #expect(error?.code == .outputUnwritable)
+        #expect(error?.problems.first?.location == "nodes.hls.params.folder", "\(String(describing: error))")
+    }
+
+    /// A playlist name that is a path is refused when the graph is read (65).
+    @Test func aPlaylistNameThatIsAPathIsRefused() throws {
+        let error = #expect(throws: GraphError.self) { try graph("/in.mp4", hls: #""folder": "/tmp/x", "playlist": "../up.m3u8""#) }
+        #expect(error?.code == .invalidGraph)
+    }
+}
