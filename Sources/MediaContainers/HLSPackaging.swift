@@ -216,7 +216,6 @@ package struct HLSSegmenter: Sendable {
             guard sample.isSync else { return [] }
             segmentStart = seconds(sample.presentationTime, 0)
             nextCut = segmentStart! + target
-            shift = max(0, -seconds(sample.decodeTime, 0))
         }
         if t == 0, sample.isSync, !pending[0].isEmpty {
             let time = seconds(sample.presentationTime, 0)
@@ -225,7 +224,8 @@ package struct HLSSegmenter: Sendable {
                 while nextCut <= time + 1e-6 { nextCut += target }
             }
         }
-        if t == 0 || segmentStart != nil { pending[t].append(sample) }
+        // The other tracks' samples before the lead's first go in the first segment.
+        if t != 0 || segmentStart != nil { pending[t].append(sample) }
         return emitReady()
     }
 
@@ -269,6 +269,11 @@ package struct HLSSegmenter: Sendable {
 
     /// A segment of the first `counts[t]` pending samples of each track.
     private mutating func make(counts: [Int], start: Double, end: Double) -> Segment {
+        if sequence == 0 {
+            // The earliest decode time of any track, when before the clock's start, becomes 0.
+            let earliest = pending.indices.compactMap { t in pending[t].first.map { seconds($0.decodeTime, t) } }.min() ?? 0
+            shift = max(0, -earliest)
+        }
         sequence += 1
         var runs: [FragmentRun] = []
         for (t, n) in counts.enumerated() where n > 0 {

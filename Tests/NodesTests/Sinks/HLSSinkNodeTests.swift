@@ -63,6 +63,29 @@ import TestSupport
         #expect(files() == ["init.mp4", "playlist.m3u8", "segment0.m4s", "segment1.m4s", "segment2.m4s", "segment3.m4s"])
     }
 
+    /// demux → sink.hls packages a file without re-encoding: every video packet and every audio
+    /// packet the demuxer gives (it leaves out the AAC frame past the edit list's end, as
+    /// graphs/remux.json's MP4 shows) is the source's, in order; the audio before the first
+    /// key frame is kept.
+    @Test func aDemuxedFileIsPackagedWithoutReencoding() throws {
+        let source = try movie(seconds: 5)
+        let g = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(source)" } }, "demux": { "type": "demux" },
+                "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "segmentDuration": 2 } } },
+              "edges": [ "src.out -> demux.in", "demux.video -> hls.video", "demux.audio -> hls.audio" ] }
+            """)
+        #expect(try GraphRun(g).run().status == .completed)
+        func hashes(_ file: String, _ stream: String) throws -> [Substring] {
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-map", "0:\(stream)", "-c", "copy", "-f", "framemd5", "-"])
+                .split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") }.map { $0.split(separator: ",")[5] }  // side data after
+        }
+        let playlist = path("hls/playlist.m3u8")
+        #expect(try HLSPlaylistCheck(path: playlist).problems == [])
+        #expect(try hashes(playlist, "v") == hashes(source, "v"))
+        let audio = try hashes(playlist, "a"), original = try hashes(source, "a")
+        #expect(audio == Array(original.dropLast()))
+    }
+
     /// Live: the playlist lists the last `windowSize` segments, its media sequence the first of
     /// them; a segment out of it for a window more is deleted; the end is marked.
     @Test func aLivePlaylistSlidesAndDeletesWhatLeftIt() throws {
@@ -90,14 +113,19 @@ import TestSupport
     }
 
     /// A cancelled run removes every file it wrote: segments, initialization segment, playlist.
+    /// (A live camera, so the run is still going when segments are on disk.)
     @Test func aCancelledRunLeavesNothing() async throws {
-        let source = try movie(seconds: 30)
-        let run = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 1, "playlistType": "event""#))
+        let g = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "camera": { "type": "capture.video", "params": { "width": 160, "height": 120, "fps": 25 } },
+                "h264": { "type": "encode.h264", "params": { "keyframeInterval": 10 } },
+                "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "segmentDuration": 0.5, "playlistType": "event" } } },
+              "edges": [ "camera.out -> h264.in", "h264.out -> hls.video" ] }
+            """)
+        let run = try GraphRun(g)
         try run.start()
-        // Cancelled once segments are on disk.
         let deadline = ContinuousClock.now + .seconds(120)
         while !files().contains("segment1.m4s"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(files().contains("segment1.m4s"))
+        #expect(files().contains("playlist.m3u8") && files().contains("init.mp4"))
         run.cancel()
         #expect(await run.report().status == .cancelled)
         #expect(files() == [])
