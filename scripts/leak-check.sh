@@ -38,6 +38,9 @@ declare -A sets=(
   [transcode-video]="--set src.path=in.mp4 --set file.path=t.mp4"
   [remux]="--set src.path=in.mp4 --set file.path=r.mp4"
   [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"
+  [record-hls]="${short[*]} ${mic[*]} --set hls.folder=live"
+  [transcode-hls]="--set src.path=in.mp4 --set hls.folder=hls"
+  [hls-ladder]="--set src.path=in.mp4 --set hls.folder=ladder --set hd.width=640 --set hd.height=480"
 )
 failed=0
 for graph in "$graphs"/*.json; do

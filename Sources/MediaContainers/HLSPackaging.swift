@@ -296,3 +296,58 @@ package struct HLSSegmenter: Sendable {
                        bytes: CMAF.mediaSegment(sequenceNumber: sequence, runs: runs))
     }
 }
+
+extension CMAFTrackFormat {
+    /// The codec as HLS's CODECS attribute names it (RFC 6381): `avc1.PPCCLL` from the
+    /// configuration's profile, constraints and level; `mp4a.40.N`, N the AAC object type.
+    package var codecsName: String {
+        switch codec {
+        case .h264(let avcC, _, _):
+            guard avcC.count >= 4 else { return "avc1" }
+            return "avc1." + avcC[1...3].map { byte in
+                let hex = String(byte, radix: 16)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined()
+        case .aac(let config, _, _):
+            guard let first = config.first else { return "mp4a.40.2" }
+            return "mp4a.40.\(first >> 3)"
+        }
+    }
+}
+
+/// A multivariant playlist (RFC 8216 4.3.4.2): each variant stream's media playlist, its peak
+/// and average bit rates, codecs and picture size.
+package struct HLSMultivariantPlaylist: Sendable {
+    package struct Variant: Sendable {
+        package var uri: String
+        package var bandwidth: Int
+        package var averageBandwidth: Int?
+        package var codecs: [String]
+        package var resolution: (width: Int, height: Int)?
+
+        package init(uri: String, bandwidth: Int, averageBandwidth: Int?, codecs: [String], resolution: (Int, Int)?) {
+            self.uri = uri
+            self.bandwidth = bandwidth
+            self.averageBandwidth = averageBandwidth
+            self.codecs = codecs
+            self.resolution = resolution.map { (width: $0.0, height: $0.1) }
+        }
+    }
+
+    package var variants: [Variant]
+    package init(variants: [Variant]) { self.variants = variants }
+
+    package var text: String {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        // Highest bit rate first: the order players try first when they have no estimate.
+        for v in variants.sorted(by: { $0.bandwidth > $1.bandwidth }) {
+            var attributes = ["BANDWIDTH=\(max(1, v.bandwidth))"]
+            if let a = v.averageBandwidth { attributes.append("AVERAGE-BANDWIDTH=\(max(1, a))") }
+            attributes.append("CODECS=\"\(v.codecs.joined(separator: ","))\"")
+            if let r = v.resolution { attributes.append("RESOLUTION=\(r.width)x\(r.height)") }
+            lines.append("#EXT-X-STREAM-INF:" + attributes.joined(separator: ","))
+            lines.append(v.uri)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -14,6 +14,12 @@ import Synchronization
 /// - `live`: rewritten after each segment, listing the last `windowSize`; a segment is deleted
 ///   once it has been out of the playlist for `windowSize` segments more (RFC 8216 6.2.2).
 ///
+/// Several video inputs (`video`, `video1` … `video3`: a ladder of sizes from one decode) make
+/// one rendition each, in its own folder (`v0`, `v1`, …, each with its segments and media
+/// playlist, the audio muxed into every one), and a multivariant playlist (`multivariant`,
+/// default master.m3u8) lists them with their peak bit rate (measured on the segments written,
+/// as RFC 8216 4.3.4.2 asks), codecs and size.
+///
 /// Every file is written by the output rule (``OutputFile``: a temporary name, renamed when
 /// complete), so a reader never sees a half-written segment or playlist, and a segment is listed
 /// only once it is complete. A failed `vod` run and any cancelled run remove what they wrote; a
@@ -27,25 +33,28 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.hls",
         category: .sink,
-        summary: "HLS: fragmented-MP4 segments and a media playlist, written as the stream is encoded",
+        summary: "HLS: fragmented-MP4 segments and media playlists (a multivariant one for several videos), written as the stream is encoded",
         inputs: [
-            PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio"),
+            PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio, in every rendition"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video; segments start on its key frames"),
-        ],
-        parameters: [folder, playlist, segmentDuration, playlistType, windowSize],
+        ] + extraVideoPorts.map { PortDescriptor($0, .h264, presence: .optional, help: "H.264 video of another rendition (a ladder's rung)") },
+        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant],
         requiresAnInput: true,
         example: #"{ "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }"#
     )
 
+    static let extraVideoPorts = ["video1", "video2", "video3"]
+    static let fileName = StringFormat.pattern(#"^[^/.][^/]*$"#, "a file name (no folder, not hidden)")
     public static let folder = RequiredParameter<String>("folder", format: .path, help: "the folder to write into; made if missing")
-    public static let playlist = Parameter<String>("playlist", format: .pattern(#"^[^/.][^/]*$"#, "a file name (no folder, not hidden)"),
-                                                   default: "playlist.m3u8", help: "the media playlist's file name")
+    public static let playlist = Parameter<String>("playlist", format: fileName, default: "playlist.m3u8", help: "each media playlist's file name")
     public static let segmentDuration = Parameter<Double>("segmentDuration", 0.5...60, default: 6,
                                                           help: "seconds each segment aims at: it ends at the first key frame at or after each multiple")
     public enum PlaylistType: String, ParameterEnum { case vod, event, live }
     public static let playlistType = Parameter<PlaylistType>("playlistType", default: .vod,
                                                              help: "vod: the playlist written once at the end; event: after each segment; live: after each segment, the last windowSize listed")
     public static let windowSize = Parameter<Int>("windowSize", 1...10_000, default: 6, help: "live: how many segments the playlist lists")
+    public static let multivariant = Parameter<String>("multivariant", format: fileName, default: "master.m3u8",
+                                                       help: "with several video inputs: the multivariant playlist's file name, in the folder")
 
     static let initializationName = "init.mp4"
 
@@ -55,23 +64,31 @@ public final class HLSSinkNode: ElementNode, Sendable {
     let type: PlaylistType
     let window: Int
     let target: Double
-    /// The inputs connected, video first (the segments' lead).
-    let ports: [String]
+    /// The renditions: each its video port (or none: audio alone) and its subfolder.
+    let renditions: [(video: String?, folder: String)]
+    let hasAudio: Bool
 
-    private struct State {
+    /// One rendition's stream: its tracks (video first, the segments' lead; then the audio).
+    private struct Rendition {
         var formats: [CMAFTrackFormat?]
         /// Samples that came before every track's format was known.
         var early: [[HLSSegmenter.Sample]]
         var segmenter: HLSSegmenter?
         var ended: Set<Int> = []
-        /// Each segment written: its name and duration, and whether it is still on disk.
         var segments: [(name: String, duration: Double)] = []
         var deletedBefore = 0
-        var written: [(path: String, identity: FileIdentity)] = []
         var initialization: OutputFile?
-        var sinks: [Element] = []
+        /// The highest bit rate of a segment so far (bits per second).
+        var peakBitRate = 0.0
+        var bytes = 0
+    }
+
+    private struct State {
+        var renditions: [Rendition]
+        var written: [(path: String, identity: FileIdentity)] = []
         var status: OutputReport.Status = .unknown
         var failure: GraphError?
+        var multivariantWritten = false
     }
     private let state: Mutex<State>
 
@@ -82,59 +99,86 @@ public final class HLSSinkNode: ElementNode, Sendable {
         type = context.parameters[Self.playlistType]
         window = context.parameters[Self.windowSize]
         target = context.parameters[Self.segmentDuration]
-        ports = ["video", "audio"].filter { context.connectedInputs.contains($0) }
-        state = Mutex(State(formats: ports.map { _ in nil }, early: ports.map { _ in [] }))
+        let videos = (["video"] + Self.extraVideoPorts).filter { context.connectedInputs.contains($0) }
+        hasAudio = context.connectedInputs.contains("audio")
+        renditions = videos.isEmpty ? [(nil, "")] : videos.count == 1 ? [(videos[0], "")] : videos.enumerated().map { ($1, "v\($0)/") }
+        let tracks = (renditions[0].video == nil ? 0 : 1) + (hasAudio ? 1 : 0)
+        state = Mutex(State(renditions: renditions.map { _ in Rendition(formats: Array(repeating: nil, count: tracks), early: Array(repeating: [], count: tracks)) }))
     }
 
     func path(_ name: String) -> String { folderPath.hasSuffix("/") ? folderPath + name : folderPath + "/" + name }
+    var isLadder: Bool { renditions.count > 1 }
+    var mainPlaylist: String { path(isLadder ? context.parameters[Self.multivariant] : playlistName) }
 
     public var output: OutputReport? {
-        OutputReport(node: context.id, path: path(playlistName), status: state.withLock { $0.status })
+        OutputReport(node: context.id, path: mainPlaylist, status: state.withLock { $0.status })
+    }
+
+    /// Where samples of `port` go: (rendition, track) pairs. The audio goes into every rendition.
+    func destinations(of port: String) -> [(rendition: Int, track: Int)] {
+        if port == "audio" { return renditions.indices.map { ($0, renditions[$0].video == nil ? 0 : 1) } }
+        return renditions.indices.filter { renditions[$0].video == port }.map { ($0, 0) }
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
-        for (t, port) in ports.enumerated() {
-            let parse = try bin.make(port == "video" ? "h264parse" : "aacparse")
-            let caps = try bin.makeCapsFilter(port == "video" ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw")
+        for port in renditions.compactMap(\.video) + (hasAudio ? ["audio"] : []) {
+            let video = port != "audio"
+            let parse = try bin.make(video ? "h264parse" : "aacparse")
+            let caps = try bin.makeCapsFilter(video ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw")
             let sink = try bin.make("fakesink", ["sync": false])
             try bin.link(parse, caps, sink)
             try bin.expose(input: port, parse)
-            state.withLock { $0.sinks.append(sink) }
-            sink.onEncodedSamples { [self] event in receive(event, track: t, sink: sink) }
+            let targets = destinations(of: port)
+            sink.onEncodedSamples { [self] event in receive(event, port: port, into: targets, sink: sink) }
         }
     }
 
-    /// Before the run: the folder is made and found writable (the initialization segment's
-    /// file is opened there, written once the formats are known).
+    /// Before the run: the folders are made and found writable (each initialization segment's
+    /// file is opened, written once the formats are known).
     public func prepare() throws(GraphError) {
-        let file = OutputFile(path: path(Self.initializationName), location: context.location(parameter: "folder"), node: context.id)
-        try file.prepare()
+        var files: [OutputFile] = []
+        for r in renditions {
+            let file = OutputFile(path: path(r.folder + Self.initializationName), location: context.location(parameter: "folder"), node: context.id)
+            do throws(GraphError) { try file.prepare() } catch {
+                files.forEach { $0.discard() }
+                throw error
+            }
+            files.append(file)
+        }
         state.withLock {
-            $0.initialization = file
+            for (r, file) in files.enumerated() { $0.renditions[r].initialization = file }
             $0.status = .writing
         }
     }
 
     // MARK: Streaming threads
 
-    private func receive(_ event: Element.EncodedSampleEvent, track t: Int, sink: Element) {
+    private func receive(_ event: Element.EncodedSampleEvent, port: String, into targets: [(rendition: Int, track: Int)], sink: Element) {
         let failed: GraphError? = state.withLock { s in
             guard s.failure == nil, s.status == .writing else { return nil }
             do throws(GraphError) {
                 switch event {
                 case .format(let format, let codecData):
-                    s.formats[t] = try trackFormat(format, codecData: codecData, track: t)
-                    try startIfReady(&s)
+                    for (r, t) in targets {
+                        var f = try trackFormat(format, codecData: codecData, port: port)
+                        f.trackID = UInt32(t + 1)
+                        s.renditions[r].formats[t] = f
+                        try startIfReady(r, &s)
+                    }
                 case .sample(let buffer, let pts, let dts):
-                    guard let sample = sample(buffer, pts: pts, dts: dts, track: t, format: s.formats[t]) else { return nil }
-                    if s.segmenter == nil {
-                        s.early[t].append(sample)
-                    } else {
-                        try add(sample, track: t, &s)
+                    for (r, t) in targets {
+                        guard let sample = sample(buffer, pts: pts, dts: dts, audio: port == "audio", format: s.renditions[r].formats[t]) else { continue }
+                        if s.renditions[r].segmenter == nil {
+                            s.renditions[r].early[t].append(sample)
+                        } else {
+                            try add(sample, rendition: r, track: t, port: port, &s)
+                        }
                     }
                 case .end:
-                    s.ended.insert(t)
-                    if s.segmenter != nil { try write(s.segmenter!.end(track: t), &s) }
+                    for (r, t) in targets {
+                        s.renditions[r].ended.insert(t)
+                        if s.renditions[r].segmenter != nil { try write(s.renditions[r].segmenter!.end(track: t), rendition: r, &s) }
+                    }
                 }
             } catch {
                 s.failure = error
@@ -147,53 +191,51 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
-    private func trackFormat(_ format: MediaFormat?, codecData: [UInt8], track t: Int) throws(GraphError) -> CMAFTrackFormat {
-        let id = UInt32(t + 1)
+    private func trackFormat(_ format: MediaFormat?, codecData: [UInt8], port: String) throws(GraphError) -> CMAFTrackFormat {
         switch format {
         case .h264(let width?, let height?)? where !codecData.isEmpty:
-            return CMAFTrackFormat(trackID: id, codec: .h264(avcC: codecData, width: width, height: height))
+            return CMAFTrackFormat(trackID: 1, codec: .h264(avcC: codecData, width: width, height: height))
         case .aac(let rate?, let channels?)? where !codecData.isEmpty:
-            return CMAFTrackFormat(trackID: id, codec: .aac(audioSpecificConfig: codecData, sampleRate: rate, channels: channels))
+            return CMAFTrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: codecData, sampleRate: rate, channels: channels))
         default:
             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
-                             "its \(ports[t]) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
+                             "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
                              node: context.id)
         }
     }
 
-    private func sample(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, track t: Int, format: CMAFTrackFormat?) -> HLSSegmenter.Sample? {
+    private func sample(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, audio: Bool, format: CMAFTrackFormat?) -> HLSSegmenter.Sample? {
         guard let format, let time = pts ?? dts else { return nil }
         let scale = Double(format.timescale)
         func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }
         return HLSSegmenter.Sample(data: buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
-                                   duration: buffer.duration.map(ticks) ?? 0,
-                                   isSync: ports[t] == "audio" || buffer.flags.contains(.keyframe))
+                                   duration: buffer.duration.map(ticks) ?? 0, isSync: audio || buffer.flags.contains(.keyframe))
     }
 
     /// Once every track's format is known: the initialization segment, then the samples held.
-    private func startIfReady(_ s: inout State) throws(GraphError) {
-        guard s.segmenter == nil, s.formats.allSatisfy({ $0 != nil }), let file = s.initialization else { return }
-        s.segmenter = HLSSegmenter(tracks: s.formats.map { $0! }, target: target)
-        try file.write(CMAF.initializationSegment(of: s.formats.map { $0! }))
+    private func startIfReady(_ r: Int, _ s: inout State) throws(GraphError) {
+        let formats = s.renditions[r].formats
+        guard s.renditions[r].segmenter == nil, formats.allSatisfy({ $0 != nil }), let file = s.renditions[r].initialization else { return }
+        s.renditions[r].segmenter = HLSSegmenter(tracks: formats.map { $0! }, target: target)
+        try file.write(CMAF.initializationSegment(of: formats.map { $0! }))
         try commit(file, &s)
-        s.initialization = nil
-        for t in s.early.indices {
-            for sample in s.early[t] { try add(sample, track: t, &s) }
-            s.early[t] = []
+        s.renditions[r].initialization = nil
+        for t in s.renditions[r].early.indices {
+            let early = s.renditions[r].early[t]
+            s.renditions[r].early[t] = []
+            for sample in early { try add(sample, rendition: r, track: t, port: t == 0 && renditions[r].video != nil ? "video" : "audio", &s) }
         }
-        for t in s.ended.sorted() { try write(s.segmenter!.end(track: t), &s) }
+        for t in s.renditions[r].ended.sorted() { try write(s.renditions[r].segmenter!.end(track: t), rendition: r, &s) }
     }
 
-    private func add(_ sample: HLSSegmenter.Sample, track t: Int, _ s: inout State) throws(GraphError) {
+    private func add(_ sample: HLSSegmenter.Sample, rendition r: Int, track t: Int, port: String, _ s: inout State) throws(GraphError) {
+        let segments: [HLSSegmenter.Segment]
         do {
-            try write(s.segmenter!.add(sample, track: t), &s)
-        } catch let error as ContainerError {
-            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "its \(ports[t]) input: \(error.reason)", node: context.id)
-        } catch let error as GraphError {
-            throw error
+            segments = try s.renditions[r].segmenter!.add(sample, track: t)
         } catch {
-            throw GraphError(error, node: context.id)
+            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "its \(port) input: \(error.reason)", node: context.id)
         }
+        try write(segments, rendition: r, &s)
     }
 
     // MARK: Files
@@ -213,65 +255,92 @@ public final class HLSSinkNode: ElementNode, Sendable {
     }
 
     /// Writes each segment, then (event, live) the playlist that lists it.
-    private func write(_ segments: [HLSSegmenter.Segment], _ s: inout State) throws(GraphError) {
+    private func write(_ segments: [HLSSegmenter.Segment], rendition r: Int, _ s: inout State) throws(GraphError) {
         for segment in segments {
             let name = "segment\(segment.sequenceNumber - 1).m4s"
-            try writeFile(name, segment.bytes, &s)
-            s.segments.append((name, segment.duration))
-            if type != .vod { try writePlaylist(ended: false, &s) }
+            try writeFile(renditions[r].folder + name, segment.bytes, &s)
+            s.renditions[r].segments.append((name, segment.duration))
+            s.renditions[r].bytes += segment.bytes.count
+            if segment.duration > 0 {
+                s.renditions[r].peakBitRate = max(s.renditions[r].peakBitRate, Double(segment.bytes.count * 8) / segment.duration)
+            }
+            if type != .vod {
+                try writePlaylist(r, ended: false, &s)
+                if isLadder, !s.multivariantWritten, s.renditions.allSatisfy({ !$0.segments.isEmpty }) { try writeMultivariant(&s) }
+            }
         }
     }
 
-    private func writePlaylist(ended: Bool, _ s: inout State) throws(GraphError) {
+    private func writePlaylist(_ r: Int, ended: Bool, _ s: inout State) throws(GraphError) {
         var list = HLSMediaPlaylist(initializationSegment: Self.initializationName, kind: type == .vod ? .vod : type == .event ? .event : .live)
-        var first = 0
-        if type == .live { first = max(0, s.segments.count - window) }
-        list.segments = Array(s.segments[first...]).map { (uri: $0.name, duration: $0.duration) }
+        let all = s.renditions[r].segments
+        let first = type == .live ? max(0, all.count - window) : 0
+        list.segments = all[first...].map { (uri: $0.name, duration: $0.duration) }
         list.mediaSequence = first
         list.ended = ended
-        try writeFile(playlistName, Array(list.text.utf8), &s)
+        try writeFile(renditions[r].folder + playlistName, Array(list.text.utf8), &s)
         // Live: a segment out of the playlist for a window's worth more is deleted.
-        if type == .live {
-            while s.deletedBefore < first - window {
-                let gone = path(s.segments[s.deletedBefore].name)
-                if let w = s.written.firstIndex(where: { $0.path == gone }) {
-                    if FileIdentity(path: gone) == s.written[w].identity { unlink(gone) }
-                    s.written.remove(at: w)
-                }
-                s.deletedBefore += 1
+        while type == .live, s.renditions[r].deletedBefore < first - window {
+            let gone = path(renditions[r].folder + all[s.renditions[r].deletedBefore].name)
+            if let w = s.written.firstIndex(where: { $0.path == gone }) {
+                if FileIdentity(path: gone) == s.written[w].identity { unlink(gone) }
+                s.written.remove(at: w)
             }
+            s.renditions[r].deletedBefore += 1
         }
+    }
+
+    /// The multivariant playlist: each rendition's media playlist with its peak bit rate, its
+    /// codecs (RFC 6381) and its size.
+    private func writeMultivariant(_ s: inout State) throws(GraphError) {
+        var variants: [HLSMultivariantPlaylist.Variant] = []
+        for (r, rendition) in s.renditions.enumerated() {
+            let formats = rendition.formats.compactMap { $0 }
+            var size: (Int, Int)?
+            for f in formats { if case .h264(_, let w, let h) = f.codec { size = (w, h) } }
+            let average = rendition.segments.reduce(0) { $0 + $1.duration }
+            variants.append(HLSMultivariantPlaylist.Variant(
+                uri: renditions[r].folder + playlistName, bandwidth: Int(rendition.peakBitRate.rounded(.up)),
+                averageBandwidth: average > 0 ? Int((Double(rendition.bytes * 8) / average).rounded()) : nil,
+                codecs: formats.map(\.codecsName), resolution: size))
+        }
+        try writeFile(context.parameters[Self.multivariant], Array(HLSMultivariantPlaylist(variants: variants).text.utf8), &s)
+        s.multivariantWritten = true
     }
 
     private func removeWritten(_ s: inout State) {
         for w in s.written.reversed() where FileIdentity(path: w.path) == w.identity { unlink(w.path) }
         s.written = []
-        s.initialization?.discard()
-        s.initialization = nil
+        for r in s.renditions.indices {
+            s.renditions[r].initialization?.discard()
+            s.renditions[r].initialization = nil
+        }
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
         try state.withLock { (s) throws(GraphError) in
             guard s.status == .writing else { return }
             switch outcome {
-            case .completed, .stopped where s.failure == nil:
+            case .completed where s.failure == nil, .stopped where s.failure == nil:
                 do throws(GraphError) {
-                    guard s.segmenter != nil else {
-                        throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
+                    for r in s.renditions.indices {
+                        guard s.renditions[r].segmenter != nil else {
+                            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
+                        }
+                        try write(s.renditions[r].segmenter!.finish(), rendition: r, &s)
+                        try writePlaylist(r, ended: true, &s)
                     }
-                    try write(s.segmenter!.finish(), &s)
-                    try writePlaylist(ended: true, &s)
+                    if isLadder { try writeMultivariant(&s) }
                     s.status = .completed
                 } catch {
                     if type == .vod { removeWritten(&s) }
                     s.status = .failed
                     throw error
                 }
-            case .completed, .stopped:
-                if type == .vod { removeWritten(&s) } else { s.initialization?.discard() }
-                s.status = .failed
-            case .failed:
-                if type == .vod { removeWritten(&s) } else { s.initialization?.discard() }
+            case .completed, .stopped, .failed:
+                if type == .vod { removeWritten(&s) } else {
+                    for r in s.renditions.indices { s.renditions[r].initialization?.discard() }
+                }
                 s.status = .failed
             case .cancelled:
                 removeWritten(&s)

@@ -112,6 +112,54 @@ import TestSupport
         #expect(check.segments.count == 4)
     }
 
+    /// Three video inputs from one decode: three renditions in v0, v1, v2, each a valid media
+    /// playlist with the audio muxed in, and a multivariant playlist listing them by peak bit
+    /// rate (at least each one's busiest segment), with their codecs and sizes.
+    @Test func aLadderOfThreeRenditionsAndItsMultivariantPlaylist() throws {
+        let source = try movie(seconds: 4)
+        let g = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": {
+                "src": { "type": "source.file", "params": { "path": "\(source)" } },
+                "dec": { "type": "decode", "params": { "pixelFormat": "i420" } },
+                "a": { "type": "encode.h264", "params": { "keyframeInterval": 25 } },
+                "b": { "type": "encode.h264", "params": { "width": 160, "height": 120, "keyframeInterval": 25 } },
+                "c": { "type": "encode.h264", "params": { "width": 96, "height": 72, "keyframeInterval": 25 } },
+                "aac": { "type": "encode.aac" },
+                "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "segmentDuration": 1 } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> a.in", "dec.video -> b.in", "dec.video -> c.in",
+                         "a.out -> hls.video", "b.out -> hls.video1", "c.out -> hls.video2", "dec.audio -> aac.in", "aac.out -> hls.audio" ] }
+            """)
+        let report = try GraphRun(g).run()
+        #expect(report.status == .completed)
+        #expect(report.outputs == [OutputReport(node: "hls", path: path("hls/master.m3u8"), status: .completed)])
+        #expect(files() == ["master.m3u8", "v0", "v1", "v2"])
+        let master = try String(contentsOfFile: path("hls/master.m3u8"), encoding: .utf8)
+        let lines = master.split(separator: "\n").map(String.init)
+        #expect(lines.prefix(3) == ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"])
+        let streams = lines.filter { $0.hasPrefix("#EXT-X-STREAM-INF:") }
+        #expect(streams.count == 3)
+        // Largest first; each URI follows its tag.
+        for (k, (size, uri)) in [("320x240", "v0/playlist.m3u8"), ("160x120", "v1/playlist.m3u8"), ("96x72", "v2/playlist.m3u8")].enumerated() {
+            let i = try #require(lines.firstIndex(of: streams[k]))
+            #expect(lines[i + 1] == uri)
+            #expect(streams[k].contains("RESOLUTION=\(size)"))
+            #expect(streams[k].contains(#"CODECS="avc1.64"#) && streams[k].contains(#",mp4a.40.2""#), "\(streams[k])")
+            let check = try HLSPlaylistCheck(path: path("hls/" + uri))
+            #expect(check.problems == [])
+            // The peak is at least the busiest segment's rate.
+            let folder = URL(fileURLWithPath: path("hls/" + uri)).deletingLastPathComponent()
+            let busiest = try check.segments.map { s in Double(try Data(contentsOf: folder.appendingPathComponent(s.uri)).count * 8) / s.duration }.max() ?? 0
+            let bandwidth = Double(streams[k].split(separator: ",").first!.dropFirst("#EXT-X-STREAM-INF:BANDWIDTH=".count)) ?? 0
+            #expect(bandwidth >= busiest.rounded(.down), "\(bandwidth) against \(busiest)")
+            let audio = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path("hls/" + uri)])
+            #expect(audio.split(whereSeparator: \.isNewline).first == "aac")
+        }
+        // ffmpeg opens the multivariant playlist and reads every rung's frames.
+        let frames = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames",
+                                                       "-of", "csv=p=0", path("hls/master.m3u8")])
+        #expect(frames.split(whereSeparator: \.isNewline).filter { $0 == "100" }.count >= 3, "\(frames)")
+    }
+
     /// A cancelled run removes every file it wrote: segments, initialization segment, playlist.
     /// (A live camera, so the run is still going when segments are on disk.)
     @Test func aCancelledRunLeavesNothing() async throws {
