@@ -129,6 +129,25 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])
     }
 
+    @Test func cancellingTheAwaitingTaskCancelsTheExport() async throws {
+        let src = try source(size: "640x360", seconds: 20)
+        let outputs = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: outputs) }
+        let session = try AssetExportSession(asset: try Asset(path: src), preset: .highestQuality)
+        session.outputPath = outputs.appendingPathComponent("abandoned.mp4").path
+        // A range, so that the export starts with a seek (a blocking start that must wake too).
+        session.timeRange = MediaTimeRange(start: MediaTime(seconds: 3), duration: MediaTime(seconds: 15))
+        let exporting = Task { try await session.export() }
+        for await state in session.states(updateInterval: .milliseconds(20)) {
+            if case .exporting = state { break }
+        }
+        exporting.cancel()
+        let error = await #expect(throws: GraphError.self) { try await exporting.value }
+        #expect(error?.code == .cancelled)
+        #expect(session.status == .cancelled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])
+    }
+
     @Test func progressRisesMonotonicallyToOne() async throws {
         let src = try source(size: "640x360", seconds: 12)
         let session = try session(src, .sd640x480, output: "progress.mp4")
