@@ -112,40 +112,34 @@ import Testing
         #expect((boxes.firstIndex(of: "moov") ?? .max) < (boxes.firstIndex(of: "mdat") ?? -1))
     }
 
-    @Test func cancelMidExportLeavesNothingAndWakesTheExport() async throws {
+    /// Starts exporting 20 s of 640x360 into a folder of its own (`range`, when given), waits
+    /// until the export has written some, ends it with `cancel`, and checks that the export
+    /// woke with `cancelled` and left nothing in the folder.
+    func cancelMidExport(range: MediaTimeRange? = nil, _ cancel: (AssetExportSession, Task<Void, any Error>) -> Void) async throws {
         let src = try source(size: "640x360", seconds: 20)
         let outputs = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: outputs) }
         let session = try AssetExportSession(asset: try Asset(path: src), preset: .highestQuality)
         session.outputPath = outputs.appendingPathComponent("cancelled.mp4").path
+        if let range { session.timeRange = range }
         let exporting = Task { try await session.export() }
         for await state in session.states(updateInterval: .milliseconds(20)) {
             if case .exporting(let progress) = state, progress > 0.05 { break }
         }
-        session.cancelExport()
+        cancel(session, exporting)
         let error = await #expect(throws: GraphError.self) { try await exporting.value }
         #expect(error?.code == .cancelled)
         #expect(session.status == .cancelled)
         #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])
     }
 
+    @Test func cancelMidExportLeavesNothingAndWakesTheExport() async throws {
+        try await cancelMidExport { session, _ in session.cancelExport() }
+    }
+
     @Test func cancellingTheAwaitingTaskCancelsTheExport() async throws {
-        let src = try source(size: "640x360", seconds: 20)
-        let outputs = try TestMedia.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: outputs) }
-        let session = try AssetExportSession(asset: try Asset(path: src), preset: .highestQuality)
-        session.outputPath = outputs.appendingPathComponent("abandoned.mp4").path
         // A range, so that the export starts with a seek (a blocking start that must wake too).
-        session.timeRange = MediaTimeRange(start: MediaTime(seconds: 3), duration: MediaTime(seconds: 15))
-        let exporting = Task { try await session.export() }
-        for await state in session.states(updateInterval: .milliseconds(20)) {
-            if case .exporting = state { break }
-        }
-        exporting.cancel()
-        let error = await #expect(throws: GraphError.self) { try await exporting.value }
-        #expect(error?.code == .cancelled)
-        #expect(session.status == .cancelled)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])
+        try await cancelMidExport(range: MediaTimeRange(start: MediaTime(seconds: 3), duration: MediaTime(seconds: 15))) { _, task in task.cancel() }
     }
 
     @Test func progressRisesMonotonicallyToOne() async throws {
