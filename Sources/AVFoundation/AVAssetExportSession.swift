@@ -87,8 +87,8 @@ open class AVAssetExportSession: @unchecked Sendable {
 
     public var supportedFileTypes: [AVFileType] { session.supportedFileTypes.map(AVFileType.init) }
 
-    /// The part exported; by default `CMTimeRange(start: .zero, duration: .positiveInfinity)`
-    /// (all of it), as Apple's.
+    /// The part exported; by default all of it (the asset's whole range). A range whose duration
+    /// is `.positiveInfinity` (Apple's default) runs to the asset's end.
     public var timeRange: CMTimeRange {
         get { CMTimeRange(session.timeRange) }
         set {

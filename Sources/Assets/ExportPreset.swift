@@ -3,8 +3,9 @@ import GraphKitCore
 /// What an ``AssetExportSession`` makes of an asset, as AVFoundation's export presets (the raw
 /// values are Apple's `AVAssetExportPreset…` strings).
 ///
-/// - ``passthrough``: every AAC and H.264 track as stored, never re-encoded; a time range is
-///   cut at the video keyframe at or before its start.
+/// - ``passthrough``: the first H.264 video track and the first AAC sound track as stored, never
+///   re-encoded (a track in another codec is left out: `sink.mp4` writes these two); a time
+///   range is cut at the video keyframe at or before its start.
 /// - ``highestQuality``: H.264 at the source's size, AAC.
 /// - ``hd1920x1080``, ``hd1280x720``, ``sd640x480``: H.264 scaled to fit in that box (the
 ///   box turned for a portrait source), aspect ratio kept, never enlarged; AAC.
