@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720]
 """
 import argparse
 import os
@@ -419,10 +419,60 @@ def validate_job(runs):
           f"max {max(times) * 1000:.1f} ms over {runs} runs (goal: under 50 ms)")
 
 
+def export_source(minutes):
+    """A `minutes`-long 1080p 30 fps H.264 + AAC MP4 with a keyframe every 2 s, as a camera or
+    an editor writes one (ultrafast, so that making it takes less time than the jobs)."""
+    src = os.path.join(BENCH, f"in-1080p-{minutes}min.mp4")
+    if not os.path.exists(src):
+        seconds = int(minutes * 60)
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size=1920x1080:rate=30:duration={seconds}",
+            "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=48000:duration={seconds}", "-c:v", "libx264", "-preset", "ultrafast",
+            "-g", "60", "-keyint_min", "60", "-sc_threshold", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", src])
+    return src
+
+
+def trim_job(runs, minutes=10, start=240, duration=60):
+    """`graphctl export --preset passthrough` of 1 minute from the middle of a 10-minute 1080p
+    H.264 + AAC file, against `ffmpeg -ss -t -c copy`: both copy the samples from the keyframe at
+    or before the start, and both write the index first (an export of a range always does)."""
+    src = export_source(minutes)
+    out = os.path.join(BENCH, "trim")
+    def fresh(cmd, path):
+        # Each round writes a new file: an export never replaces one.
+        return ["sh", "-c", f'rm -f "{path}" && exec "$0" "$@"'] + cmd
+    ours = [GRAPHCTL, "export", src, f"{out}-graphctl.mp4", "--preset", "passthrough", "--start", str(start), "--duration", str(duration), "--quiet"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-ss", str(start), "-t", str(duration), "-i", src, "-c", "copy", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
+    contenders = [("graphctl export (passthrough)", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg -c copy", ff)]
+    r = alternate(contenders, runs)
+    table(f"Passthrough trim: {duration} s from {start} s of a {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4 (keyframe every 2 s), index first",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in zip([n for n, _ in contenders], [ours, ff])], r, "ffmpeg -c copy")
+    print("- goal: at most 1.0× ffmpeg")
+
+
+def export720_job(runs, minutes=1):
+    """`graphctl export --preset 1280x720` of a 1-minute 1080p H.264 + AAC file, against ffmpeg
+    at the preset's settings: x264 veryfast at encode.h264's automatic bit rate for 1280×720
+    (10.1 bits a pixel a second), keyframes every 60 frames, no B-frames, high profile; AAC
+    128 kb/s, the source's channels (stereo at most: the source's tone is mono); the index first."""
+    src = export_source(minutes)
+    out = os.path.join(BENCH, "export720")
+    kbps = round(1280 * 720 * 10.1 / 1000)
+    ours = [GRAPHCTL, "export", src, f"{out}-graphctl.mp4", "--preset", "1280x720", "--quiet"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-vf", "scale=1280:720", "-c:v", "libx264", "-preset", "veryfast",
+          "-b:v", f"{kbps}k", "-g", "60", "-bf", "0", "-profile:v", "high", "-c:a", "aac", "-b:a", "128k",
+          "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
+    fresh = ["sh", "-c", f'rm -f "{out}-graphctl.mp4" && exec "$0" "$@"'] + ours
+    contenders = [("graphctl export (1280x720)", fresh), ("ffmpeg", ff)]
+    r = alternate(contenders, runs)
+    table(f"Export with the 1280x720 preset: a {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4 → 1280×720 H.264 (veryfast, {kbps} kb/s) + AAC 128 kb/s, index first",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in zip([n for n, _ in contenders], [ours, ff])], r, "ffmpeg")
+    print("- goal: at most 1.05× ffmpeg")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -461,6 +511,10 @@ def main():
         batch_job(a.runs)
     if "hls" in jobs:
         hls_job(a.runs)
+    if "trim" in jobs:
+        trim_job(a.runs)
+    if "export720" in jobs:
+        export720_job(a.runs)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,29 @@ extension GraphRun {
         /// out by the decoders; the first frame is the one showing at the time, and sound starts
         /// at the time.
         case exact(MediaTime)
+        /// As `start`, and the sources end at `end` (GStreamer's segment stop): the demuxer sends
+        /// end of stream there, so the run completes with the media up to `end`, decoders leaving
+        /// out what is past it. What an export of a time range runs with.
+        indirect case until(_ start: Seek, end: MediaTime)
 
         public var time: MediaTime {
             switch self {
             case .keyframe(let t), .exact(let t): t
+            case .until(let start, _): start.time
             }
+        }
+
+        /// Where the sources end; nil: at their end.
+        public var end: MediaTime? {
+            if case .until(_, let end) = self { end } else { nil }
+        }
+
+        /// This start, ending at `end`.
+        public func ending(at end: MediaTime) -> Seek { .until(self.starting, end: end) }
+
+        /// The start alone, without an end.
+        var starting: Seek {
+            if case .until(let start, _) = self { start.starting } else { self }
         }
     }
 }
@@ -28,13 +46,19 @@ extension Pipeline {
     /// has left every queue when this returns. The error says the position and why.
     func seek(_ position: GraphRun.Seek) -> GraphError? {
         let ns = position.time.nanoseconds
-        let mode: GstSeekFlags = switch position {
-        case .keyframe: GstSeekFlags(GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_BEFORE.rawValue)
+        if let end = position.end, !(end.isFinite && end > position.time) {
+            return GraphError(.usage, at: "GraphRun.start(at:)", "cannot end at \(end.seconds) s: the end must be a finite time after the start (\(position.time.seconds) s)")
+        }
+        let mode: GstSeekFlags = switch position.starting {
+        case .keyframe, .until: GstSeekFlags(GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_BEFORE.rawValue)
         case .exact: GST_SEEK_FLAG_ACCURATE
         }
         let flags = GstSeekFlags(GST_SEEK_FLAG_FLUSH.rawValue | mode.rawValue)
+        // The range is [start, end), and the demuxer gives a sample stamped at the stop too: the
+        // stop is a nanosecond before the end.
+        let stop: (GstSeekType, gint64) = position.end.map { (GST_SEEK_TYPE_SET, gint64(clamping: $0.nanoseconds) - 1) } ?? (GST_SEEK_TYPE_NONE, -1)
         guard gst_element_seek(raw, 1.0, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, gint64(clamping: ns),
-                               GST_SEEK_TYPE_NONE, -1) != 0 else {
+                               stop.0, stop.1) != 0 else {
             return GraphError(.runFailed, at: "GraphRun.start(at:)",
                               "cannot start at \(position.time.seconds) s: the graph's sources cannot seek (a live source, or a stream read in order)")
         }

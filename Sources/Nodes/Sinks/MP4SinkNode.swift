@@ -79,6 +79,8 @@ public final class MP4SinkNode: ElementNode, Sendable {
         var sink: Element?
         var mux: Element?
         var faststart = false
+        /// Where the muxer keeps the media aside until the end (faststart).
+        var scratch: String?
         var status: OutputReport.Status = .unknown
         var indexEdits = MP4Index.Edits()
     }
@@ -177,13 +179,31 @@ public final class MP4SinkNode: ElementNode, Sendable {
             try sink?.set("fd", file.descriptor)
             // mp4mux opens its faststart file by name, with fopen: the name given is one that
             // only this process can resolve, to the unnamed file.
-            if faststart { try mux?.set("faststart-file", try file.scratchFile()) }
+            if faststart {
+                let scratch = try file.scratchFile()
+                try mux?.set("faststart-file", scratch)
+                state.withLock { $0.scratch = scratch }
+            }
         } catch {
             file.discard()
             throw error
         }
         state.withLock { $0.status = .writing }
     }
+
+    /// The bytes written so far: the file's, and the media kept aside until the end (faststart).
+    /// What `AssetExportSession.fileLengthLimit` watches.
+    public var bytesWritten: Int64 {
+        var info = stat(), total: Int64 = 0
+        if fstat(file.descriptor, &info) == 0 { total += Int64(info.st_size) }
+        if let scratch = state.withLock({ $0.scratch }), stat(scratch, &info) == 0 { total += Int64(info.st_size) }
+        return total
+    }
+
+    /// A generous guess at the index (moov) still to be written for `bytesWritten` of media: 6%
+    /// (about 20 bytes of tables a sample, and AAC at 128 kbit/s has 47 samples of 340 bytes a
+    /// second), and 32 KB.
+    public var indexEstimate: Int64 { bytesWritten * 6 / 100 + 32 << 10 }
 
     /// Ends the file's presentation at `end` from its start (`AVAssetWriter.endSession`): each
     /// track's edit list stops there. Call it before the run finishes. A fragmented file,

@@ -1,0 +1,209 @@
+import Assets
+import Glibc
+import GraphKitCore
+import Synchronization
+
+/// The presets' names, Apple's strings.
+public let AVAssetExportPresetPassthrough = ExportPreset.passthrough.rawValue
+public let AVAssetExportPresetHighestQuality = ExportPreset.highestQuality.rawValue
+public let AVAssetExportPreset1920x1080 = ExportPreset.hd1920x1080.rawValue
+public let AVAssetExportPreset1280x720 = ExportPreset.hd1280x720.rawValue
+public let AVAssetExportPreset640x480 = ExportPreset.sd640x480.rawValue
+public let AVAssetExportPresetAppleM4A = ExportPreset.appleM4A.rawValue
+
+/// Exports an asset with a preset, as AVFoundation's: over GraphKit's `AssetExportSession` (a
+/// graph run from the range's start to its end; passthrough copies the samples as stored).
+///
+/// Errors are `NSError`s in `AVFoundationErrorDomain`: an output that exists already is
+/// `AVError.fileAlreadyExists` (-11823), as Apple's; the others carry GraphKit's message and
+/// its `GraphError` as `NSUnderlyingErrorKey`. A cancelled export has status `.cancelled`.
+open class AVAssetExportSession: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
+    // final classes; what changes is in a Mutex, the session is let.
+
+    /// Apple's `AVAssetExportSession.Status`, its raw values.
+    public enum Status: Int, Sendable {
+        case unknown = 0, waiting = 1, exporting = 2, completed = 3, failed = 4, cancelled = 5
+    }
+
+    /// What ``states(updateInterval:)`` gives.
+    public enum State: Sendable {
+        case pending
+        case waiting
+        case exporting(progress: Progress)
+    }
+
+    public let asset: AVAsset
+    public let presetName: String
+    private let session: AssetExportSession
+    private struct Settings {
+        var outputURL: URL?
+        var outputFileType: AVFileType?
+        var metadata: [AVMetadataItem]?
+        var failure: NSError?
+    }
+    private let settings: Mutex<Settings>
+
+    /// A session exporting `asset` with the preset named `presetName`
+    /// (``AVAssetExportPresetPassthrough``…); nil when the name is not a preset, the asset
+    /// cannot be read, or the preset cannot export it (``exportPresets(compatibleWith:)``).
+    public init?(asset: AVAsset, presetName: String) {
+        guard let preset = ExportPreset(rawValue: presetName), let loaded = try? asset.loaded(),
+              let session = try? AssetExportSession(asset: loaded, preset: preset) else { return nil }
+        self.asset = asset
+        self.presetName = presetName
+        self.session = session
+        settings = Mutex(Settings(outputFileType: session.outputFileType.map(AVFileType.init)))
+    }
+
+    /// Every preset's name.
+    open class func allExportPresets() -> [String] { ExportPreset.allCases.map(\.rawValue) }
+
+    /// The names of the presets that can export `asset`.
+    open class func exportPresets(compatibleWith asset: AVAsset) -> [String] {
+        guard let loaded = try? asset.loaded() else { return [] }
+        return ExportPreset.presets(compatibleWith: loaded).map(\.rawValue)
+    }
+
+    /// Whether the preset can export `asset` as `outputFileType` (nil: as any type).
+    open class func determineCompatibility(ofExportPreset presetName: String, with asset: AVAsset, outputFileType: AVFileType?,
+                                           completionHandler handler: @escaping @Sendable (Bool) -> Void) {
+        guard let preset = ExportPreset(rawValue: presetName), let loaded = try? asset.loaded(),
+              ExportPreset.presets(compatibleWith: loaded).contains(preset) else { return handler(false) }
+        handler(outputFileType.map { type in preset.supportedFileTypes(for: loaded).contains { AVFileType($0) == type } } ?? true)
+    }
+
+    // MARK: Settings
+
+    public var outputURL: URL? {
+        get { settings.withLock { $0.outputURL } }
+        set { settings.withLock { $0.outputURL = newValue } }
+    }
+
+    public var outputFileType: AVFileType? {
+        get { settings.withLock { $0.outputFileType } }
+        set { settings.withLock { $0.outputFileType = newValue } }
+    }
+
+    public var supportedFileTypes: [AVFileType] { session.supportedFileTypes.map(AVFileType.init) }
+
+    /// The part exported; by default all of it (the asset's whole range). A range whose duration
+    /// is `.positiveInfinity` (Apple's default) runs to the asset's end.
+    public var timeRange: CMTimeRange {
+        get { CMTimeRange(session.timeRange) }
+        set {
+            if newValue.duration.isPositiveInfinity, let start = newValue.start.mediaTime {
+                let end = session.asset.duration
+                session.timeRange = MediaTimeRange(start: start, duration: end > start ? end - start : .zero)
+            } else if let range = newValue.mediaTimeRange {
+                session.timeRange = range
+            }
+        }
+    }
+
+    /// The file's tags; nil (the default) writes the asset's own.
+    public var metadata: [AVMetadataItem]? {
+        get { settings.withLock { $0.metadata } }
+        set {
+            settings.withLock { $0.metadata = newValue }
+            session.metadata = newValue.map(AVAssetWriter.tags) ?? session.asset.metadata
+        }
+    }
+
+    public var shouldOptimizeForNetworkUse: Bool {
+        get { session.shouldOptimizeForNetworkUse }
+        set { session.shouldOptimizeForNetworkUse = newValue }
+    }
+
+    /// The most bytes the file may have (0, the default: no limit).
+    public var fileLengthLimit: Int64 {
+        get { session.fileLengthLimit ?? 0 }
+        set { session.fileLengthLimit = newValue > 0 ? newValue : nil }
+    }
+
+    // MARK: Where it is
+
+    public var status: Status {
+        if settings.withLock({ $0.failure }) != nil, session.status != .cancelled { return .failed }
+        return Status(rawValue: session.status.rawValue) ?? .unknown
+    }
+
+    public var error: (any Error)? {
+        settings.withLock { $0.failure }
+    }
+
+    public var progress: Float { Float(session.progress) }
+
+    /// The session's state every `updateInterval` seconds (when it changed), until the export ends.
+    public func states(updateInterval: TimeInterval = 0.1) -> some AsyncSequence<State, Never> {
+        session.states(updateInterval: .milliseconds(max(1, Int(updateInterval * 1000)))).map { state -> State in
+            switch state {
+            case .pending: return .pending
+            case .waiting: return .waiting
+            case .exporting(let fraction):
+                let progress = Progress(totalUnitCount: 1000)
+                progress.completedUnitCount = Int64(fraction * 1000)
+                return .exporting(progress: progress)
+            }
+        }
+    }
+
+    // MARK: Exporting
+
+    /// Exports, then calls `handler` (on another thread); check `status` and `error` in it.
+    open func exportAsynchronously(completionHandler handler: @escaping @Sendable () -> Void) {
+        Task {
+            try? await self.run()
+            handler()
+        }
+    }
+
+    /// Exports to `url` as `fileType`; throws the export's error (in `AVFoundationErrorDomain`),
+    /// `CancellationError` when cancelled.
+    public func export(to url: URL, as fileType: AVFileType) async throws {
+        settings.withLock { s in
+            s.outputURL = url
+            s.outputFileType = fileType
+        }
+        try await run()
+        if session.status == .cancelled { throw CancellationError() }
+    }
+
+    /// Abandons the export: nothing is left at `outputURL`.
+    open func cancelExport() { session.cancelExport() }
+
+    /// Runs the export; its failure is kept as `error` and thrown.
+    private func run() async throws {
+        do {
+            let (url, type) = settings.withLock { ($0.outputURL, $0.outputFileType) }
+            guard let url else { throw avError(.operationNotAllowed, "no outputURL: set it before exporting") }
+            guard url.isFileURL else { throw avError(.operationNotAllowed, "\(url) is not a file URL: GraphKit writes local files") }
+            guard let type, let fileType = type.assets else {
+                throw avError(.operationNotAllowed, "\(type?.rawValue ?? "no file type") is not a file type GraphKit writes: set outputFileType to one of supportedFileTypes")
+            }
+            var info = stat()
+            if lstat(url.path, &info) == 0 {
+                throw avError(.fileAlreadyExists, "\"\(url.path)\" exists already: an export does not replace a file; remove it or choose another URL")
+            }
+            session.outputPath = url.path
+            session.outputFileType = fileType
+            try await session.export()
+        } catch let error as GraphError where error.code == .cancelled {
+            return
+        } catch {
+            let e = avError(error)
+            settings.withLock { $0.failure = e }
+            throw e
+        }
+    }
+}
+
+extension AVFileType {
+    init(_ type: FileType) {
+        self = switch type {
+        case .mp4: .mp4
+        case .mov: .mov
+        case .m4a: .m4a
+        }
+    }
+}

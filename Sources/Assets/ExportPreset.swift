@@ -1,0 +1,96 @@
+import GraphKitCore
+
+/// What an ``AssetExportSession`` makes of an asset, as AVFoundation's export presets (the raw
+/// values are Apple's `AVAssetExportPreset…` strings).
+///
+/// - ``passthrough``: the first H.264 video track and the first AAC sound track as stored, never
+///   re-encoded (a track in another codec is left out: `sink.mp4` writes these two); a time
+///   range is cut at the video keyframe at or before its start.
+/// - ``highestQuality``: H.264 at the source's size, AAC.
+/// - ``hd1920x1080``, ``hd1280x720``, ``sd640x480``: H.264 scaled to fit in that box (the
+///   box turned for a portrait source), aspect ratio kept, never enlarged; AAC.
+/// - ``appleM4A``: the sound alone as AAC, in an M4A file.
+public enum ExportPreset: String, Sendable, CaseIterable {
+    case passthrough = "AVAssetExportPresetPassthrough"
+    case highestQuality = "AVAssetExportPresetHighestQuality"
+    case hd1920x1080 = "AVAssetExportPreset1920x1080"
+    case hd1280x720 = "AVAssetExportPreset1280x720"
+    case sd640x480 = "AVAssetExportPreset640x480"
+    case appleM4A = "AVAssetExportPresetAppleM4A"
+
+    /// The box a video preset fits the picture in (landscape); nil: the source's size, or no video.
+    var box: (width: Int, height: Int)? {
+        switch self {
+        case .hd1920x1080: (1920, 1080)
+        case .hd1280x720: (1280, 720)
+        case .sd640x480: (640, 480)
+        case .passthrough, .highestQuality, .appleM4A: nil
+        }
+    }
+
+    /// Whether it encodes video (and so needs a video track).
+    var encodesVideo: Bool { self != .passthrough && self != .appleM4A }
+
+    /// The file types it writes, as `supportedFileTypes`: an M4A holds sound only.
+    public func supportedFileTypes(for asset: Asset) -> [FileType] {
+        switch self {
+        case .appleM4A: [.m4a]
+        case .passthrough: asset.tracks(withMediaType: .video).isEmpty ? [.m4a, .mp4, .mov] : [.mp4, .mov]
+        default: [.mp4, .mov]
+        }
+    }
+
+    /// The presets that can export `asset` (`exportPresets(compatibleWith:)`): the video
+    /// presets need a video track, ``appleM4A`` a sound track, ``passthrough`` a track stored
+    /// as H.264 or AAC (what an MP4 written by GraphKit holds).
+    public static func presets(compatibleWith asset: Asset) -> [ExportPreset] {
+        allCases.filter { $0.incompatibility(with: asset) == nil }
+    }
+
+    /// Why the preset cannot export `asset`; nil when it can.
+    func incompatibility(with asset: Asset) -> String? {
+        let video = asset.tracks(withMediaType: .video), audio = asset.tracks(withMediaType: .audio)
+        switch self {
+        case .appleM4A:
+            return audio.isEmpty ? "it has no sound track, and \(rawValue) exports sound" : nil
+        case .passthrough:
+            return video.prefix(1).filter(\.isCopyable).isEmpty && audio.prefix(1).filter(\.isCopyable).isEmpty ? "it has no H.264 or AAC track to copy (it has \(asset.tracks.map(\.description).joined(separator: ", ")))" : nil
+        default:
+            return video.isEmpty ? "it has no video track, and \(rawValue) encodes video (use \(ExportPreset.appleM4A.rawValue) for sound)" : nil
+        }
+    }
+
+    /// The encoders' settings for a source of `width` × `height` with `sampleRate` Hz and
+    /// `channels`: the picture fitted in the preset's box, even sizes, never enlarged; AAC at
+    /// 128 kbit/s, stereo at most (as AVFoundation's presets).
+    func settings(width: Int?, height: Int?, sampleRate: Int?, channels: Int?) -> (video: VideoSettings?, audio: AudioSettings?) {
+        var video: VideoSettings?
+        if encodesVideo, let width, let height, width > 0, height > 0 {
+            var (w, h) = (width, height)
+            if var box {
+                if height > width { box = (box.height, box.width) }
+                let scale = min(1, min(Double(box.width) / Double(width), Double(box.height) / Double(height)))
+                (w, h) = (Int((Double(width) * scale).rounded()), Int((Double(height) * scale).rounded()))
+            }
+            video = VideoSettings(width: max(2, w & ~1), height: max(2, h & ~1))
+        }
+        var audio: AudioSettings?
+        if self != .passthrough, let sampleRate, let channels {
+            // AAC's rates up to 48 kHz (encode.aac's range); more is resampled to 48 kHz.
+            audio = AudioSettings(sampleRate: min(sampleRate, 48_000), channels: min(channels, 2), bitRate: 128_000)
+        }
+        return (video, audio)
+    }
+}
+
+extension AssetTrack {
+    /// Whether `sink.mp4` takes the track as stored (H.264 video, AAC sound), so that a
+    /// passthrough export copies it.
+    var isCopyable: Bool {
+        let caps = stream.storedFormat
+        return switch mediaType {
+        case .video: caps.hasPrefix("video/x-h264")
+        case .audio: caps.hasPrefix("audio/mpeg") && (caps.contains("mpegversion=(int)4") || caps.contains("mpegversion=4"))
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Assets
+import Dispatch
+import Glibc
+import GraphKit
+import Synchronization
+
+/// `graphctl export IN OUT --preset P [--start S --duration D]`: an asset exported as
+/// `AVAssetExportSession` exports it (``AssetExportSession``): a preset, a time range, the
+/// index first. A signal cancels it: nothing is left at OUT.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Export a media file with an AVFoundation preset (passthrough, 1280x720, appleM4A…), optionally a time range of it.",
+        discussion: """
+            Presets: passthrough (the samples as stored, never re-encoded: a range starts at the video \
+            keyframe at or before its start), highestQuality, 1920x1080, 1280x720, 640x480 (H.264 fitted \
+            in the box, aspect kept, never enlarged; AAC 128 kb/s), appleM4A (the sound alone, AAC in M4A). \
+            OUT must not exist; its extension gives the file type (.mp4, .mov, .m4a).
+            """
+    )
+
+    @Argument(help: "The media file to export.")
+    var input: String
+
+    @Argument(help: "The file to write (.mp4, .mov or .m4a); it must not exist.")
+    var output: String
+
+    @Option(help: "passthrough, highestQuality, 1920x1080, 1280x720, 640x480 or appleM4A.")
+    var preset: String
+
+    @Option(help: "Seconds from the input's start where the export starts.")
+    var start: Double?
+
+    @Option(help: "Seconds exported (default: to the end).")
+    var duration: Double?
+
+    @Flag(name: .customLong("no-faststart"), help: "Write the index after the media (an export from the start only).")
+    var noFaststart = false
+
+    @Flag(help: "No progress on standard error.")
+    var quiet = false
+
+    static let presets: [String: ExportPreset] = [
+        "passthrough": .passthrough, "highestQuality": .highestQuality, "1920x1080": .hd1920x1080,
+        "1280x720": .hd1280x720, "640x480": .sd640x480, "appleM4A": .appleM4A,
+    ]
+
+    func run() throws {
+        guard let preset = Self.presets[preset] ?? ExportPreset(rawValue: preset) else {
+            throw report(GraphError(.usage, at: "--preset", "\"\(preset)\" is not a preset: choose one of \(Self.presets.keys.sorted().joined(separator: ", "))"))
+        }
+        let type: FileType
+        switch output.split(separator: ".").last.map({ $0.lowercased() }) {
+        case "mp4"?, "m4v"?: type = .mp4
+        case "mov"?: type = .mov
+        case "m4a"?: type = .m4a
+        default: throw report(GraphError(.usage, at: output, "\"\(output)\" does not end in .mp4, .mov or .m4a: its extension gives the file type"))
+        }
+        let session: AssetExportSession
+        do {
+            let asset = try Asset(path: input)
+            session = try AssetExportSession(asset: asset, preset: preset)
+            session.outputPath = output
+            session.outputFileType = type
+            session.shouldOptimizeForNetworkUse = !noFaststart
+            if start != nil || duration != nil {
+                let from = MediaTime(seconds: start ?? 0)
+                session.timeRange = MediaTimeRange(start: from, duration: duration.map { MediaTime(seconds: $0) } ?? (asset.duration - from))
+            }
+        } catch {
+            throw report(error)
+        }
+        InterruptSignals.shared.handle { _ in session.cancelExport() }
+        defer { InterruptSignals.shared.stopHandling() }
+        let outcome = Mutex<GraphError?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do throws(GraphError) {
+                try await session.export()
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        var shown = -1
+        while done.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
+            let percent = Int(session.progress * 100)
+            if !quiet, percent != shown {
+                writeStandardError("\rexporting: \(percent)%")
+                shown = percent
+            }
+        }
+        if !quiet, shown >= 0 { writeStandardError("\n") }
+        if let error = outcome.withLock({ $0 }) { throw report(error) }
+    }
+}

@@ -1,0 +1,82 @@
+import AVFoundation
+import GraphKitTesting
+import Synchronization
+import Testing
+
+/// AVAssetExportSession as AVFoundation code uses it: Apple's preset names, the completion
+/// handler, status and error (AVError codes), the modern export(to:as:) and states.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct AVAssetExportSessionTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    /// 4 s of 640x360 H.264 (a keyframe every 2 s) and stereo AAC.
+    func source() throws -> URL {
+        let url = folder.appendingPathComponent("source.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=4",
+                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=4", "-ac", "2",
+                                         "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-sc_threshold", "0", "-pix_fmt", "yuv420p",
+                                         "-c:a", "aac", url.path])
+        return url
+    }
+
+    @Test func presetsAreApplesNamesAndCompatibility() throws {
+        #expect(AVAssetExportPresetPassthrough == "AVAssetExportPresetPassthrough")
+        #expect(AVAssetExportPreset1280x720 == "AVAssetExportPreset1280x720")
+        #expect(AVAssetExportPresetAppleM4A == "AVAssetExportPresetAppleM4A")
+        let asset = AVURLAsset(url: try source())
+        #expect(AVAssetExportSession.exportPresets(compatibleWith: asset) == AVAssetExportSession.allExportPresets())
+        #expect(AVAssetExportSession(asset: asset, presetName: "AVAssetExportPresetNoSuchThing") == nil)
+        let m4a = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetAppleM4A))
+        #expect(m4a.supportedFileTypes == [.m4a])
+        let video = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPreset640x480))
+        #expect(video.supportedFileTypes == [.mp4, .mov])
+    }
+
+    @Test func exportAsynchronouslyCompletesAndCallsTheHandler() async throws {
+        let asset = AVURLAsset(url: try source())
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPreset640x480))
+        let out = folder.appendingPathComponent("out.mov")
+        session.outputURL = out
+        session.outputFileType = .mov
+        session.timeRange = CMTimeRange(start: CMTime(value: 1, timescale: 1), duration: CMTime(value: 2, timescale: 1))
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            session.exportAsynchronously { done.resume() }
+        }
+        #expect(session.status == .completed)
+        #expect(session.error == nil)
+        #expect(session.progress == 1)
+        let probe = try MediaProbe(out.path)
+        #expect(probe.formatName.contains("mov"))
+        #expect(probe.stream("video")?.width == 640 && probe.stream("video")?.height == 360)
+        #expect(abs(probe.duration - 2) < 0.1)
+    }
+
+    @Test func anExistingOutputIsApplesFileAlreadyExists() async throws {
+        let asset = AVURLAsset(url: try source())
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetPassthrough))
+        let out = folder.appendingPathComponent("taken.mp4")
+        FileManager.default.createFile(atPath: out.path, contents: Data("mine".utf8))
+        await #expect(throws: (any Error).self) { try await session.export(to: out, as: .mp4) }
+        #expect(session.status == .failed)
+        let error = try #require(session.error as NSError?)
+        #expect(error.domain == AVFoundationErrorDomain)
+        #expect(error.code == AVErrorCode.fileAlreadyExists.rawValue)
+        #expect(error.localizedDescription.contains("taken.mp4"))
+        #expect(try String(contentsOf: out, encoding: .utf8) == "mine")
+    }
+
+    @Test func cancelExportLeavesNothingAndStatesEnd() async throws {
+        let asset = AVURLAsset(url: try source())
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))
+        let outputs = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: outputs) }
+        let exporting = Task { try await session.export(to: outputs.appendingPathComponent("gone.mp4"), as: .mp4) }
+        for await state in session.states(updateInterval: 0.01) {
+            if case .exporting = state { break }
+        }
+        session.cancelExport()
+        await #expect(throws: CancellationError.self) { try await exporting.value }
+        #expect(session.status == .cancelled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])
+    }
+}

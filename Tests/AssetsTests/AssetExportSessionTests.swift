@@ -1,0 +1,219 @@
+@testable import Assets
+import Foundation
+import GraphKit
+import GraphKitTesting
+import Synchronization
+import Testing
+
+/// AssetExportSession on H.264 + AAC files ffmpeg makes: each preset's output as ffprobe sees
+/// it, passthrough trims copied and not re-encoded, cancel, progress and the refusals.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct AssetExportSessionTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// `seconds` of `size` H.264 at 25 fps, a keyframe every 2 s exactly (no scene cuts), and a
+    /// 44.1 kHz stereo AAC tone, tagged with a title.
+    func source(_ name: String = "source.mp4", size: String = "1280x720", seconds: Int = 6) throws -> String {
+        let p = path(name)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y",
+                                         "-f", "lavfi", "-i", "testsrc2=s=\(size):r=25:d=\(seconds)",
+                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=\(seconds)",
+                                         "-ac", "2", "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-keyint_min", "50",
+                                         "-sc_threshold", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k",
+                                         "-metadata", "title=Source title", p])
+        return p
+    }
+
+    func session(_ source: String, _ preset: ExportPreset, output: String) throws -> AssetExportSession {
+        let session = try AssetExportSession(asset: try Asset(path: source), preset: preset)
+        session.outputPath = path(output)
+        return session
+    }
+
+    /// The frame md5s (`ffmpeg -f framemd5`) of a file's video, in presentation order, with each
+    /// frame's time in seconds.
+    func frameHashes(_ file: String) throws -> [(time: Double, md5: String)] {
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-map", "0:v", "-f", "framemd5", "-"])
+            .split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("#") }.compactMap { line in
+                let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard f.count == 6, let pts = Double(f[2]) else { return nil }
+                return (pts / 25 * 1, f[5])  // framemd5's time base here is 1/25 (the stream's frame rate)
+            }
+    }
+
+    @Test func resizingPresetsFitTheBoxKeepTheAspectAndTheTags() async throws {
+        let src = try source(seconds: 3)
+        let session = try session(src, .sd640x480, output: "small.mp4")
+        #expect(session.outputFileType == .mp4)
+        try await session.export()
+        #expect(session.status == .completed)
+        #expect(session.progress == 1)
+        let probe = try MediaProbe(path("small.mp4"))
+        #expect(probe.stream("video")?.codecName == "h264")
+        // 1280x720 in a 640x480 box: 640x360, the aspect kept.
+        #expect(probe.stream("video")?.width == 640)
+        #expect(probe.stream("video")?.height == 360)
+        #expect(probe.stream("audio")?.codecName == "aac")
+        #expect(abs(probe.duration - 3) < 0.1)
+        // The source's tags by default.
+        let title = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", path("small.mp4")])
+        #expect(title.trimmingCharacters(in: .whitespacesAndNewlines) == "Source title")
+    }
+
+    @Test func aPresetNeverEnlargesAndTurnsItsBoxForPortrait() {
+        #expect(ExportPreset.hd1280x720.settings(width: 640, height: 360, sampleRate: nil, channels: nil).video.map { [$0.width, $0.height] } == [640, 360])
+        #expect(ExportPreset.hd1280x720.settings(width: 1080, height: 1920, sampleRate: nil, channels: nil).video.map { [$0.width, $0.height] } == [720, 1280])
+        #expect(ExportPreset.hd1920x1080.settings(width: 3840, height: 2160, sampleRate: 96_000, channels: 6).video.map { [$0.width, $0.height] } == [1920, 1080])
+        #expect(ExportPreset.hd1920x1080.settings(width: 3840, height: 2160, sampleRate: 96_000, channels: 6).audio == AudioSettings(sampleRate: 48_000, channels: 2, bitRate: 128_000))
+        #expect(ExportPreset.highestQuality.settings(width: 1278, height: 718, sampleRate: nil, channels: nil).video.map { [$0.width, $0.height] } == [1278, 718])
+    }
+
+    @Test func appleM4AWritesTheSoundAloneAsAACInM4AWithTheRangeAndTags() async throws {
+        let src = try source(size: "320x240", seconds: 4)
+        let session = try session(src, .appleM4A, output: "sound.m4a")
+        #expect(session.supportedFileTypes == [.m4a])
+        session.timeRange = MediaTimeRange(start: MediaTime(seconds: 1), duration: MediaTime(seconds: 2))
+        var tags = MediaMetadata()
+        tags.title = "Exported"
+        tags.artist = "GraphKit"
+        session.metadata = tags
+        try await session.export()
+        let probe = try MediaProbe(path("sound.m4a"))
+        #expect(probe.streams.map(\.codecType) == ["audio"])
+        #expect(probe.stream("audio")?.codecName == "aac")
+        #expect(abs((probe.stream("audio")?.duration ?? 0) - 2) < 0.03)
+        let brand = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=major_brand,title,artist", "-of", "json", path("sound.m4a")])
+        #expect(brand.contains("\"M4A \""))
+        #expect(brand.contains("\"Exported\"") && brand.contains("\"GraphKit\""))
+    }
+
+    @Test func passthroughTrimCopiesFromTheKeyframeBeforeTheStartWithoutReencoding() async throws {
+        let src = try source(size: "320x240", seconds: 8)
+        let session = try session(src, .passthrough, output: "trim.mp4")
+        // Keyframes at 0, 2, 4, 6 s: a start at 2.5 s begins at the keyframe at 2 s.
+        session.timeRange = MediaTimeRange(start: MediaTime(seconds: 2.5), end: MediaTime(seconds: 5))
+        session.shouldOptimizeForNetworkUse = true
+        try await session.export()
+        let out = path("trim.mp4")
+        let source = try frameHashes(src), copied = try frameHashes(out)
+        let expected = source.filter { $0.time >= 2 - 0.001 && $0.time < 5 - 0.001 }.map(\.md5)
+        // The same pictures, decoded from the same packets: copied, not encoded again.
+        #expect(copied.map(\.md5) == expected)
+        #expect(copied.count == 75)
+        let packets = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags", "-of", "csv=p=0", out])
+        #expect(packets.split(whereSeparator: \.isNewline).first?.hasPrefix("K") == true)
+        let probe = try MediaProbe(out)
+        #expect(probe.stream("audio")?.codecName == "aac")
+        // The sound from the same keyframe to the end, within one AAC packet (23 ms) at each
+        // end: the demuxer gives the packets that start within the range, so not yet to the
+        // sample (that needs the packet before the keyframe and an edit list).
+        #expect(abs((probe.stream("audio")?.duration ?? 0) - 3) < 0.047)
+        // Index first: moov before mdat.
+        let boxes = probe.topLevelBoxes
+        #expect((boxes.firstIndex(of: "moov") ?? .max) < (boxes.firstIndex(of: "mdat") ?? -1))
+    }
+
+    /// Starts exporting 20 s of 640x360 into a folder of its own (`range`, when given), waits
+    /// until the export has written some, ends it with `cancel`, and checks that the export
+    /// woke with `cancelled` and left nothing in the folder.
+    func cancelMidExport(range: MediaTimeRange? = nil, _ cancel: (AssetExportSession, Task<Void, any Error>) -> Void) async throws {
+        let src = try source(size: "640x360", seconds: 20)
+        let outputs = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: outputs) }
+        let session = try AssetExportSession(asset: try Asset(path: src), preset: .highestQuality)
+        session.outputPath = outputs.appendingPathComponent("cancelled.mp4").path
+        if let range { session.timeRange = range }
+        let exporting = Task { try await session.export() }
+        for await state in session.states(updateInterval: .milliseconds(20)) {
+            if case .exporting(let progress) = state, progress > 0.05 { break }
+        }
+        cancel(session, exporting)
+        let error = await #expect(throws: GraphError.self) { try await exporting.value }
+        #expect(error?.code == .cancelled)
+        #expect(session.status == .cancelled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])
+    }
+
+    @Test func cancelMidExportLeavesNothingAndWakesTheExport() async throws {
+        try await cancelMidExport { session, _ in session.cancelExport() }
+    }
+
+    @Test func cancellingTheAwaitingTaskCancelsTheExport() async throws {
+        // A range, so that the export starts with a seek (a blocking start that must wake too).
+        try await cancelMidExport(range: MediaTimeRange(start: MediaTime(seconds: 3), duration: MediaTime(seconds: 15))) { _, task in task.cancel() }
+    }
+
+    @Test func progressRisesMonotonicallyToOne() async throws {
+        let src = try source(size: "640x360", seconds: 12)
+        let session = try session(src, .sd640x480, output: "progress.mp4")
+        #expect(session.progress == 0)
+        let seen = Mutex<[Double]>([])
+        let watcher = Task {
+            for await state in session.states(updateInterval: .milliseconds(20)) {
+                if case .exporting(let p) = state { seen.withLock { $0.append(p) } }
+            }
+        }
+        try await session.export()
+        await watcher.value
+        let values = seen.withLock { $0 } + [session.progress]
+        // Seen on the way, not only at the end.
+        #expect(values.contains { $0 > 0 && $0 < 1 })
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(values.last == 1)
+    }
+
+    @Test func fileLengthLimitEndsACompletePlayableFileWithinIt() async throws {
+        let src = try source(size: "640x360", seconds: 10)
+        let session = try session(src, .highestQuality, output: "limited.mp4")
+        let full = (try FileManager.default.attributesOfItem(atPath: src)[.size] as? Int) ?? 0
+        session.fileLengthLimit = Int64(full / 3)
+        try await session.export()
+        let size = (try FileManager.default.attributesOfItem(atPath: path("limited.mp4"))[.size] as? Int) ?? .max
+        #expect(size <= full / 3)
+        let probe = try MediaProbe(path("limited.mp4"))
+        #expect(probe.duration > 1 && probe.duration < 9)
+        // Decodes to the end without an error: complete.
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-i", path("limited.mp4"), "-f", "null", "-"])
+    }
+
+    @Test func badRangesAndOutputsAreRefusedNamingTheThing() async throws {
+        let src = try source(size: "320x240", seconds: 2)
+        func refusal(_ configure: (AssetExportSession) throws -> Void) async throws -> GraphError? {
+            let session = try AssetExportSession(asset: try Asset(path: src), preset: .passthrough)
+            session.outputPath = path("refused.mp4")
+            try configure(session)
+            do {
+                try await session.export()
+                return nil
+            } catch {
+                #expect(session.status == .failed)
+                #expect(session.error == error)
+                return error
+            }
+        }
+        let beyond = try await refusal { $0.timeRange = MediaTimeRange(start: MediaTime(seconds: 5), duration: MediaTime(seconds: 1)) }
+        #expect(beyond?.problems.first?.location == "timeRange")
+        #expect(beyond?.message.contains("past the end") == true)
+        let empty = try await refusal { $0.timeRange = MediaTimeRange(start: MediaTime(seconds: 1), duration: .zero) }
+        #expect(empty?.message.contains("empty") == true)
+        FileManager.default.createFile(atPath: path("exists.mp4"), contents: Data("mine".utf8))
+        let exists = try await refusal { $0.outputPath = path("exists.mp4") }
+        #expect(exists?.code == .outputUnwritable)
+        #expect(exists?.problems.first?.location == path("exists.mp4"))
+        #expect(try String(contentsOfFile: path("exists.mp4"), encoding: .utf8) == "mine")
+        // A folder that is a file: the output cannot be made.
+        let unwritable = try await refusal { $0.outputPath = path("exists.mp4") + "/out.mp4" }
+        #expect(unwritable?.code == .outputUnwritable)
+        #expect(unwritable?.message.contains("exists.mp4") == true)
+        let m4a = try await refusal { $0.outputFileType = .m4a }
+        #expect(m4a?.problems.first?.location == "outputFileType")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["exists.mp4", "source.mp4"])
+        // A video preset on sound alone.
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", path("sound.m4a")])
+        let sound = try Asset(path: path("sound.m4a"))
+        #expect(ExportPreset.presets(compatibleWith: sound) == [.passthrough, .appleM4A])
+        #expect(throws: GraphError.self) { try AssetExportSession(asset: sound, preset: .hd1280x720) }
+    }
+}
