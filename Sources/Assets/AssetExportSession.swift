@@ -17,17 +17,19 @@ import Synchronization
 /// try await session.export()
 /// ```
 ///
-/// Underneath it is one graph, run by the runtime from the range's start to its end (a seek
-/// with a stop: nothing before the start's keyframe is read, nothing after the end):
-/// `source.file` → `demux` → `sink.mp4` for ``ExportPreset/passthrough`` (the samples as
-/// stored: never re-encoded), `source.file` → `decode` → `encode.h264` (which scales) /
-/// `encode.aac` → `sink.mp4` otherwise. `sink.mp4` writes under a temporary name and renames
-/// only a complete file, so ``cancelExport()`` or a failure leaves nothing.
+/// A passthrough of an MP4 or QuickTime file (its H.264 and AAC tracks, no new tags, no length
+/// limit) is done by the container library, not a graph (`MP4Trim`): the samples are copied by
+/// byte range, from the video's keyframe at or before the range's start (a frame before it
+/// cannot be decoded) and the sound's packet before it, and each track's edit list shows exactly
+/// the range: the pictures and sound before its start are decoded, not shown, as
+/// `ffmpeg -ss … -c copy` and AVFoundation's passthrough write it. The index goes first.
 ///
-/// A passthrough of a time range starts at the video keyframe at or before the range's start
-/// (as AVFoundation's and `ffmpeg -ss … -c copy` do: a frame before it cannot be decoded), and
-/// every track starts there: the sound is kept from the same instant, to the sample (its edit
-/// list), so that picture and sound stay together.
+/// Otherwise it is one graph, run by the runtime from the range's start to its end (a seek with
+/// a stop): `source.file` → `demux` → `sink.mp4` for ``ExportPreset/passthrough`` (the samples
+/// as stored), `source.file` → `decode` → `encode.h264` (which scales) / `encode.aac` →
+/// `sink.mp4` otherwise. `sink.mp4` writes under a temporary name and renames only a complete
+/// file, so ``cancelExport()`` or a failure leaves nothing; `fileLengthLimit` is its own
+/// (`sink.mp4`'s `fileLengthLimit`: the first sample that would pass it ends the file).
 ///
 /// The input is a list of source segments (a file and a range of it, played in order); an
 /// asset is the one-segment case. A composition exports as its segments.
@@ -216,6 +218,7 @@ public final class AssetExportSession: Sendable {
     public func export() async throws(GraphError) {
         let (segments, seek) = try begin()
         do throws(GraphError) {
+            if try await exportByIndex(segments) { return }
             let run = try GraphRun(try graph(for: segments, seek: seek))
             let cancelled = locked.withLock { l in
                 l.run = run
@@ -224,10 +227,7 @@ public final class AssetExportSession: Sendable {
             guard !cancelled else { throw Self.cancelled }
             try await start(run, at: seek)
             locked.withLock { if $0.status == .waiting { $0.status = .exporting } }
-            let limit = fileLengthLimit
-            let watch = limit.map { limit in Task { [weak self] in await self?.watchLength(of: run, limit: limit) } }
             let report = await run.report()
-            watch?.cancel()
             switch report.status {
             case .completed, .stopped:
                 locked.withLock { l in
@@ -328,7 +328,9 @@ public final class AssetExportSession: Sendable {
         guard segments.count == 1, let segment = segments.first else {
             throw GraphError(.usage, at: "AssetExportSession", "exporting several segments in sequence needs the concat node; one is supported")
         }
-        var (path, type, faststart, tags) = locked.withLock { l in (l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata ?? asset.metadata) }
+        var (path, type, faststart, tags, limit) = locked.withLock { l in
+            (l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata ?? asset.metadata, l.fileLengthLimit)
+        }
         // GStreamer's muxer starts its file while the graph prerolls, and starts it again after
         // the seek; written in place, the second one lands after the first's header (a file
         // whose index the first's media box swallows). Index first, the muxer writes nothing to
@@ -343,6 +345,7 @@ public final class AssetExportSession: Sendable {
             case .m4a: .m4a
             }
             p[\.faststart] = faststart
+            p[\.fileLengthLimit] = limit.map { Int(clamping: $0) }
             tags.write(to: &p)
         }
         let source = b.add("source", FileSourceNode.self) { $0[\.path] = segment.path }
@@ -404,24 +407,83 @@ public final class AssetExportSession: Sendable {
         if let failure { throw failure }
     }
 
-    /// Stops the run (end of stream: the file complete) before the file would pass `limit` bytes.
-    private func watchLength(of run: GraphRun, limit: Int64) async {
-        guard let sink = run.node("file") as? MP4SinkNode else { return }
-        var previous: Int64 = 0
-        while !Task.isCancelled, !run.isFinished {
-            let written = sink.bytesWritten
-            // What the next interval may add, and the index still to be written: the file stops
-            // with room for both.
-            let growth = max(written - previous, 0)
-            previous = written
-            if written + 2 * growth + sink.indexEstimate >= limit {
-                // At the sinks, at once: end of stream sent to a demuxer reading a file (pull
-                // mode) would not stop it, and what is queued before the muxer would still come.
-                run.stop(finishingWithin: .zero)
-                return
+    /// A passthrough of an MP4 or QuickTime file's range, done by the container library rather
+    /// than a graph (`MP4Trim`): the samples from the video's key frame before the start and the
+    /// sound's packet before it are copied by byte range, and each track's edit list shows
+    /// exactly the range, the sound cut to the sample. No demuxer, no muxer: the index is
+    /// written first, then the media, reading only what is copied. False when it does not
+    /// apply (another container, other codecs than the graph copies, tags or a length limit to
+    /// honour, an M4A): the graph exports then.
+    private func exportByIndex(_ segments: [Segment]) async throws(GraphError) -> Bool {
+        let (path, type, tags, limit) = locked.withLock { l in (l.outputPath ?? "", l.outputFileType ?? .mp4, l.metadata, l.fileLengthLimit) }
+        let video = asset.tracks(withMediaType: .video).first, audio = asset.tracks(withMediaType: .audio).first
+        guard preset == .passthrough, segments.count == 1, type != .m4a, tags == nil, limit == nil,
+              asset.containerFormat == .mp4 || asset.containerFormat == .mov,
+              [video, audio].allSatisfy({ $0 == nil || $0!.isCopyable }) else { return false }
+        let range = segments[0].range
+        let failure: GraphError? = await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<GraphError?, Never>) in
+                DispatchQueue.global().async { [self] in
+                    do throws(GraphError) {
+                        try copyRange(of: segments[0].path, range: range, to: path)
+                        done.resume(returning: nil)
+                    } catch {
+                        done.resume(returning: error)
+                    }
+                }
             }
-            try? await Task.sleep(for: .milliseconds(20))
+        } onCancel: {
+            cancelExport()
         }
+        if let failure { throw failure }
+        locked.withLock { l in
+            l.status = .completed
+            l.progress = 1
+        }
+        return true
+    }
+
+    /// Writes `range` of the file at `source` to `path` (through ``OutputFile``: complete, or
+    /// nothing), a few megabytes at a time, watching for a cancel between them.
+    private func copyRange(of source: String, range: MediaTimeRange, to path: String) throws(GraphError) {
+        let fd = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw GraphError(.inputUnreadable, at: source, "cannot read \"\(source)\": \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let bytes = FileBytes(descriptor: fd)
+        let trim: MP4Trim
+        do throws(ContainerError) {
+            let file = try MP4File(bytes)
+            guard let movie = try file.movie() else { throw ContainerError("it has no index (moov box)") }
+            let ftyp = try file.first("ftyp").map { e throws(ContainerError) in try file.read(e) }
+            trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: range.start.seconds, end: range.end.seconds)
+        } catch {
+            throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
+        }
+        let output = OutputFile(path: path, location: "outputPath", node: "AssetExportSession")
+        try output.prepare()
+        var done = false
+        defer { if !done { output.discard() } }
+        locked.withLock { if $0.status == .waiting { $0.status = .exporting } }
+        try output.write(trim.header)
+        let total = Double(max(1, trim.mediaBytes))
+        var copied = 0
+        for (offset, count) in trim.copies {
+            if locked.withLock({ $0.cancelRequested }) { throw Self.cancelled }
+            let chunk: [UInt8]
+            do { chunk = try bytes.read(at: offset, count: count) } catch {
+                throw GraphError(.inputUnreadable, at: source, "cannot read \"\(source)\": \(error.reason)")
+            }
+            guard chunk.count == count else {
+                throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": it ends at byte \(offset + UInt64(chunk.count)), inside its samples")
+            }
+            try output.write(chunk)
+            copied += count
+            let share = Double(copied) / total
+            locked.withLock { $0.progress = max($0.progress, min(0.99, share)) }
+        }
+        if locked.withLock({ $0.cancelRequested }) { throw Self.cancelled }
+        try output.commit()
+        done = true
     }
 }
 

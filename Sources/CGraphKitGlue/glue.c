@@ -452,6 +452,8 @@ gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEven
 
 void gk_send_eos(GstElement *pipeline) { gst_element_send_event(pipeline, gst_event_new_eos()); }
 
+void gk_pad_send_eos(GstPad *pad) { gst_pad_send_event(pad, gst_event_new_eos()); }
+
 typedef struct {
     GkReleaseFn release;
     void *context;

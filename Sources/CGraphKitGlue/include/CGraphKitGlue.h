@@ -113,6 +113,8 @@ void gk_set_thread_name(const char *name);
 
 /* Sends EOS into every source of a pipeline (what gst-launch-1.0 -e does on Ctrl-C). */
 void gk_send_eos(GstElement *pipeline);
+/* End of stream sent into `pad` (a sink pad: its element finishes), from its streaming thread too. */
+void gk_pad_send_eos(GstPad *pad);
 
 /* A buffer over memory the caller owns: `release` is called once, when the last reference to the
  * memory is gone. `readonly` marks the memory so (GStreamer copies before writing into it), for

@@ -172,6 +172,31 @@ public final class Element: Sendable {
         callbacks.adopt(probe: id, on: p)
     }
 
+    /// Passes the buffers arriving at this element's sink pad while `admit` (given each one's
+    /// size, on the streaming thread) says yes; the first it refuses is dropped and end of
+    /// stream is sent on in its place, so the element finishes with what came before (what
+    /// ffmpeg's `-fs` does at a muxer's input). Later buffers meet the ended pad.
+    public func passWhile(pad: String = "sink", _ admit: @escaping @Sendable (Int) -> Bool) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        final class Gate: Sendable {
+            let admit: @Sendable (Int) -> Bool
+            /// The pad, not referenced: the probe lives on it and goes with it.
+            nonisolated(unsafe) let pad: UnsafeMutablePointer<GstPad>
+            let ended = Atomic(false)
+            init(_ admit: @escaping @Sendable (Int) -> Bool, pad: UnsafeMutablePointer<GstPad>) { self.admit = admit; self.pad = pad }
+        }
+        let box = Unmanaged.passRetained(Gate(admit, pad: p)).toOpaque()
+        let id = gk_pad_add_transform(p, { ctx, buffer in
+            let gate = Unmanaged<Gate>.fromOpaque(ctx!).takeUnretainedValue()
+            if !gate.ended.load(ordering: .relaxed), gate.admit(Int(gst_buffer_get_size(buffer))) { return buffer }
+            gk_buffer_unref(buffer)
+            if !gate.ended.exchange(true, ordering: .relaxed) { gk_pad_send_eos(gate.pad) }
+            return nil
+        }, nil, box, { ctx in Unmanaged<Gate>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
+    }
+
     /// Fails the run from a streaming thread with a message naming this node (exit 70).
     public func postError(_ message: String, debug: String? = nil) {
         gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)

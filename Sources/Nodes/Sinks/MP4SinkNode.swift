@@ -35,7 +35,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
             PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio track"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video track"),
         ],
-        parameters: [path, container, faststart, fragmentInterval, videoTransform] + tags.map(\.parameter),
+        parameters: [path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit] + tags.map(\.parameter),
         requiresAnInput: true,
         example: #"{ "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }"#
     )
@@ -47,6 +47,9 @@ public final class MP4SinkNode: ElementNode, Sendable {
     public static let faststart = Parameter<Bool>("faststart", default: true, help: "index (moov) before the media data, for progressive playback")
     public static let fragmentInterval = Parameter<Double>("fragmentInterval", 0...3600, default: 0,
                                                     help: "seconds per fragment; 0 writes one unfragmented file")
+    public static let fileLengthLimit = OptionalParameter<Int>(
+        "fileLengthLimit", 4096...Int.max,
+        help: "the most bytes the file may have (AVAssetExportSession.fileLengthLimit, ffmpeg's -fs): the file ends, complete, with the samples before the one that would pass it")
 
     public static let videoTransform = OptionalParameter<String>(
         "videoTransform", format: .pattern(#"^\s*[-+0-9.eE]+([ ,]+[-+0-9.eE]+){5}\s*$"#, "six numbers \"a b c d tx ty\", such as \"0 1 -1 0 0 0\""),
@@ -79,8 +82,6 @@ public final class MP4SinkNode: ElementNode, Sendable {
         var sink: Element?
         var mux: Element?
         var faststart = false
-        /// Where the muxer keeps the media aside until the end (faststart).
-        var scratch: String?
         var status: OutputReport.Status = .unknown
         var indexEdits = MP4Index.Edits()
     }
@@ -153,11 +154,16 @@ public final class MP4SinkNode: ElementNode, Sendable {
         let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
         state.withLock { $0.mux = mux; $0.sink = sink }
+        // A length limit: every input's samples count against one budget, each with what its
+        // index entries may take (an upper bound: 32 bytes a sample, the tables' most), and the
+        // index's fixed part and tags; the first sample that would pass it ends every input.
+        let budget = context.parameters[Self.fileLengthLimit].map { ByteBudget(limit: Int64($0)) }
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             // GStreamer's muxer writes samples out of time order into an index no player reads
             // right (1.22 and 1.26 alike); such a stream fails the run at gkrisingtimes instead
             // of making a file that looks complete.
             let rising = try bin.make("gkrisingtimes", ["input": port])
+            if let budget { rising.passWhile { budget.admit($0) } }
             try bin.link(rising, pad: "src", to: mux, pad: "\(port)_%u")
             try bin.expose(input: port, rising)
             bin.onStreamFacts(input: port) { [self] fact in
@@ -179,31 +185,13 @@ public final class MP4SinkNode: ElementNode, Sendable {
             try sink?.set("fd", file.descriptor)
             // mp4mux opens its faststart file by name, with fopen: the name given is one that
             // only this process can resolve, to the unnamed file.
-            if faststart {
-                let scratch = try file.scratchFile()
-                try mux?.set("faststart-file", scratch)
-                state.withLock { $0.scratch = scratch }
-            }
+            if faststart { try mux?.set("faststart-file", try file.scratchFile()) }
         } catch {
             file.discard()
             throw error
         }
         state.withLock { $0.status = .writing }
     }
-
-    /// The bytes written so far: the file's, and the media kept aside until the end (faststart).
-    /// What `AssetExportSession.fileLengthLimit` watches.
-    public var bytesWritten: Int64 {
-        var info = stat(), total: Int64 = 0
-        if fstat(file.descriptor, &info) == 0 { total += Int64(info.st_size) }
-        if let scratch = state.withLock({ $0.scratch }), stat(scratch, &info) == 0 { total += Int64(info.st_size) }
-        return total
-    }
-
-    /// A generous guess at the index (moov) still to be written for `bytesWritten` of media: 6%
-    /// (about 20 bytes of tables a sample, and AAC at 128 kbit/s has 47 samples of 340 bytes a
-    /// second), and 32 KB.
-    public var indexEstimate: Int64 { bytesWritten * 6 / 100 + 32 << 10 }
 
     /// Ends the file's presentation at `end` from its start (`AVAssetWriter.endSession`): each
     /// track's edit list stops there. Call it before the run finishes. A fragmented file,
@@ -246,6 +234,31 @@ public final class MP4SinkNode: ElementNode, Sendable {
             file.discard()
             throw GraphError(.outputUnwritable, at: file.location,
                              "cannot finish \"\(path)\": writing its index failed: \(error.reason)", node: context.id)
+        }
+    }
+}
+
+/// The bytes a file with a length limit may still take: its samples so far, an upper bound on
+/// the index entries each adds (32 bytes: stsz, stts, ctts, stss and a chunk offset at most),
+/// and the rest of the file's boxes (16 KB: ftyp, the movie and track headers, sample
+/// descriptions, tags).
+final class ByteBudget: Sendable {
+    let limit: Int64
+    /// Bytes counted, and whether a sample was refused (then every input ends: none goes on
+    /// with smaller samples past the other's end).
+    private let state = Mutex<(used: Int64, full: Bool)>((16 << 10, false))
+    init(limit: Int64) { self.limit = limit }
+
+    /// Whether a sample of `size` bytes fits; if so, it is counted.
+    func admit(_ size: Int) -> Bool {
+        state.withLock { s in
+            let next = s.used + Int64(size) + 32
+            guard !s.full, next <= limit else {
+                s.full = true
+                return false
+            }
+            s.used = next
+            return true
         }
     }
 }
