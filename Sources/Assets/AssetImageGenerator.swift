@@ -173,20 +173,9 @@ public final class AssetImageGenerator: Sendable {
         // drops the frames before the time unconverted). Otherwise the keyframe at or before the
         // time, and, if that is earlier than the tolerance allows, the frames after it up to
         // the first that is not (a GOP at most).
-        let earliest = s.toleranceBefore.isFinite ? time - s.toleranceBefore : nil
-        let seek: GraphRun.Seek = s.toleranceBefore == .zero ? .exact(time) : .keyframe(atOrBefore: time)
+        let (seek, earliest) = ThumbnailPicker.seek(for: time, toleranceBefore: s.toleranceBefore)
 
-        var b = GraphBuilder(name: "AssetImageGenerator", description: "a picture of \(asset.path)")
-        let file = b.add("file", FileSourceNode.self) { $0[\.path] = asset.path }
-        let decode = b.add("decode", DecodeNode.self) { p in
-            p[\.pixelFormat] = .bgra
-            p[\.autorotate] = s.appliesPreferredTrackTransform
-        }
-        // Two frames at most wait while the pipeline prerolls (a flushing seek drops them).
-        let sink = b.add("out", AppSinkNode.self) { $0[\.maxBuffers] = 2 }
-        b.connect(file.output(), to: decode.input())
-        b.connect(decode.output("video"), to: sink.input())
-        let run = try GraphRun(try b.build(registry: .builtIn))
+        let run = try ThumbnailPicker.makeRun(path: asset.path, autorotate: s.appliesPreferredTrackTransform)
         let registered = runs.withLock { r in
             guard r.cancels == cancels, box?.isCancelled != true else { return false }
             r.current[ObjectIdentifier(run)] = run
@@ -201,7 +190,7 @@ public final class AssetImageGenerator: Sendable {
         let frame: SampleBuffer?
         do {
             try run.start(at: seek)
-            frame = try Self.firstFrame(of: run.output("out"), from: earliest, showingAt: time)
+            frame = ThumbnailPicker.firstFrame(of: try run.output("out"), from: earliest, showingAt: time)
         } catch {
             run.cancel()
             _ = run.wait()
@@ -217,76 +206,10 @@ public final class AssetImageGenerator: Sendable {
             if let error = report.error, report.status == .failed { throw error }
             throw GraphError(.inputUnreadable, at: at, "\(track) of \"\(asset.path)\" has no frame at \(Self.seconds(time)) s")
         }
-        return (try Self.packed(frame, fittingIn: s.maximumSize, at: actual), actual)
+        return (try ThumbnailPicker.packed(frame, fittingIn: s.maximumSize, at: actual), actual)
     }
 
-    /// The first frame `output` gives that starts at or after `earliest` (nil: any) or is still
-    /// showing at `time` (a decoder may give the frame that ends at the time first). Nil when
-    /// the run ends first.
-    private static func firstFrame(of output: MediaOutput, from earliest: MediaTime?, showingAt time: MediaTime) -> SampleBuffer? {
-        while let frame = output.copyNextSampleBuffer() {
-            guard let earliest, let pts = frame.presentationTime else { return frame }
-            if pts >= earliest { return frame }
-            if let duration = frame.duration, pts + duration > time { return frame }
-        }
-        return nil
-    }
-
-    /// `frame` as a BGRA picture with packed rows, scaled down to fit within `size` (each
-    /// destination pixel the mean of the source pixels it covers: no aliasing when a large
-    /// frame becomes a small thumbnail).
-    static func packed(_ frame: SampleBuffer, fittingIn size: (width: Int, height: Int), at time: MediaTime) throws(GraphError) -> SampleBuffer {
-        guard case .rawVideo(let v)? = frame.format, v.pixelFormat == .bgra else {
-            throw GraphError(.runFailed, "the decoder gave \(frame.format?.description ?? "no format") where BGRA frames were asked for")
-        }
-        let (w, h) = fitted(width: v.width, height: v.height, within: size)
-        let out = MediaFormat.VideoFormat(pixelFormat: .bgra, width: w, height: h, frameRate: v.frameRate)
-        var source = frame
-        var pixels = [UInt8](repeating: 0, count: w * h * 4)
-        try source.withMutablePixelPlanes { (planes) throws(GraphError) in
-            let plane = planes[0]
-            let src = UnsafeRawPointer(plane.baseAddress).assumingMemoryBound(to: UInt8.self)
-            pixels.withUnsafeMutableBufferPointer { dst in
-                for y in 0..<h {
-                    let y0 = y * v.height / h, y1 = max(y0 + 1, (y + 1) * v.height / h)
-                    for x in 0..<w {
-                        let x0 = x * v.width / w, x1 = max(x0 + 1, (x + 1) * v.width / w)
-                        var sum: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
-                        for sy in y0..<y1 {
-                            var p = src + sy * plane.bytesPerRow + x0 * 4
-                            for _ in x0..<x1 {
-                                sum.0 += UInt32(p[0]); sum.1 += UInt32(p[1]); sum.2 += UInt32(p[2]); sum.3 += UInt32(p[3])
-                                p += 4
-                            }
-                        }
-                        let n = UInt32((y1 - y0) * (x1 - x0)), half = n / 2, d = (y * w + x) * 4
-                        dst[d] = UInt8((sum.0 + half) / n)
-                        dst[d + 1] = UInt8((sum.1 + half) / n)
-                        dst[d + 2] = UInt8((sum.2 + half) / n)
-                        dst[d + 3] = UInt8((sum.3 + half) / n)
-                    }
-                }
-            }
-        }
-        return SampleBuffer(format: .rawVideo(out), bytes: pixels, presentationTime: time, duration: frame.duration)
-    }
-
-    /// A `width` × `height` picture scaled down to fit within `size` (0: no limit in that
-    /// dimension), its aspect kept, at least one pixel each way.
-    static func fitted(width: Int, height: Int, within size: (width: Int, height: Int)) -> (width: Int, height: Int) {
-        var scale = 1.0
-        if size.width > 0 { scale = min(scale, Double(size.width) / Double(width)) }
-        if size.height > 0 { scale = min(scale, Double(size.height) / Double(height)) }
-        guard scale < 1 else { return (width, height) }
-        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
-    }
-
-    static func seconds(_ t: MediaTime) -> String {
-        guard t.isFinite else { return t < .zero ? "-infinity" : "infinity" }
-        let ms = Int((t.seconds * 1000).rounded())
-        let fraction = String(abs(ms % 1000))
-        return "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
-    }
+    static func seconds(_ t: MediaTime) -> String { ThumbnailPicker.seconds(t) }
 
     // MARK: PNG
 
@@ -301,39 +224,39 @@ public final class AssetImageGenerator: Sendable {
     /// temporary file beside it, renamed when complete: nothing half-written under the name).
     /// Throws `outputUnwritable` (73) naming the path.
     public static func writePNG(_ image: SampleBuffer, to path: String) throws(GraphError) {
+        try write(to: path) { (flush) throws(GraphError) in try encodePNG(image, flush) }
+    }
+
+    private static func encodePNG(_ image: SampleBuffer, _ flush: ([UInt8]) throws(GraphError) -> Void) throws(GraphError) {
+        try ThumbnailPicker.encode(image, as: .png, flush)
+    }
+
+    // MARK: JPEG
+
+    /// A BGRA picture (what ``image(at:)`` gives) as JPEG bytes (baseline, 4:4:4) of `quality`
+    /// (1...100, as libjpeg's: 100 the least loss).
+    public static func jpegData(_ image: SampleBuffer, quality: Int = 85) throws(GraphError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        try ThumbnailPicker.encode(image, as: .jpeg, quality: quality) { bytes += $0 }
+        return bytes
+    }
+
+    /// Writes a BGRA picture as a JPEG file at `path`, as ``writePNG(_:to:)`` writes a PNG.
+    public static func writeJPEG(_ image: SampleBuffer, to path: String, quality: Int = 85) throws(GraphError) {
+        try write(to: path) { (flush) throws(GraphError) in try ThumbnailPicker.encode(image, as: .jpeg, quality: quality, flush) }
+    }
+
+    /// `encode`'s bytes into a file at `path`, by the engine's rule for outputs.
+    private static func write(to path: String, _ encode: (([UInt8]) throws(GraphError) -> Void) throws(GraphError) -> Void) throws(GraphError) {
         let file = OutputFile(path: path, location: path, node: "AssetImageGenerator")
         try file.prepare()
         do {
-            try encodePNG(image) { (chunk) throws(GraphError) in try file.write(chunk) }
+            try encode { (chunk) throws(GraphError) in try file.write(chunk) }
             try file.commit()
         } catch {
             file.discard()
             throw error
         }
-    }
-
-    private static func encodePNG(_ image: SampleBuffer, _ flush: ([UInt8]) throws(GraphError) -> Void) throws(GraphError) {
-        guard case .rawVideo(let v)? = image.format, v.pixelFormat == .bgra, v.width > 0, v.height > 0 else {
-            throw GraphError(.usage, "a PNG is written from a BGRA picture, not \(image.format?.description ?? "a buffer with no format")")
-        }
-        var image = image
-        let png = PNGEncoder(rgbaWidth: v.width, height: v.height)
-        try png.start(flush)
-        try image.withMutablePixelPlanes { (planes) throws(GraphError) in
-            let plane = planes[0]
-            for y in 0..<v.height {
-                let src = UnsafeRawPointer(plane.baseAddress + y * plane.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                try png.appendRow({ row in
-                    for x in 0..<v.width {
-                        row[x * 4] = src[x * 4 + 2]
-                        row[x * 4 + 1] = src[x * 4 + 1]
-                        row[x * 4 + 2] = src[x * 4]
-                        row[x * 4 + 3] = src[x * 4 + 3]
-                    }
-                }, flush)
-            }
-        }
-        try png.finish(flush)
     }
 }
 
