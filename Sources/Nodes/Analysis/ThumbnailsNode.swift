@@ -63,6 +63,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         var files: [(kind: Kind, file: OutputFile)] = []
         var status: [Int: OutputReport.Status] = [:]
         var framesDelivered = 0
+        var pipelines = 0
     }
     private enum Kind { case picture(Int), sprite, vtt }
     private let state = Mutex(State())
@@ -87,6 +88,9 @@ public final class ThumbnailsNode: ElementNode, Sendable {
     /// Decoded frames that reached the pictures' sink, all pictures together: a handful a picture
     /// (what decoded while prerolling, the picture, what was in flight), never the file.
     public var framesDelivered: Int { state.withLock { $0.framesDelivered } }
+
+    /// Pipelines made to take the pictures (one a picture: see ``ThumbnailSession``).
+    public var pipelines: Int { state.withLock { $0.pipelines } }
 
     /// The times asked for, evenly spaced, and the file's duration.
     public var requestedTimes: (times: [MediaTime], duration: MediaTime) { state.withLock { ($0.times, $0.duration) } }
@@ -137,9 +141,21 @@ public final class ThumbnailsNode: ElementNode, Sendable {
                              "an interval of \(p[Self.interval] ?? 0) s makes more than \(Self.maximumCount) pictures of \(ThumbnailPicker.seconds(info.duration)) s", node: context.id)
         }
         let tolerance: MediaTime = p[Self.exact] ? .zero : .positiveInfinity
+        let session = ThumbnailSession(path: path, autorotate: p[Self.autorotate])
+        defer {
+            session.close()
+            state.withLock { $0.framesDelivered = session.framesDelivered; $0.pipelines = session.pipelines }
+        }
         var pictures: [SampleBuffer] = []
         for time in times {
-            pictures.append(try picture(path, at: time, tolerance: tolerance))
+            let frame: SampleBuffer
+            do throws(GraphError) {
+                frame = try session.frame(at: time, toleranceBefore: tolerance)
+            } catch {
+                throw GraphError(error.code, at: at, "cannot take the picture of \"\(path)\" at \(ThumbnailPicker.seconds(time)) s: \(error.message)",
+                                 node: context.id, cause: error.cause)
+            }
+            pictures.append(try ThumbnailPicker.packed(frame, fittingIn: (p[Self.width], 0), at: frame.presentationTime ?? time))
         }
         return (times, info.duration, pictures)
     }
@@ -162,36 +178,6 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         let n = count ?? 10
         let ns = duration.nanoseconds
         return (0..<n).map { MediaTime(nanoseconds: UInt64(Double(ns) * Double($0) / Double(n))) }
-    }
-
-    /// The picture at `time`, `width` wide at most.
-    private func picture(_ path: String, at time: MediaTime, tolerance: MediaTime) throws(GraphError) -> SampleBuffer {
-        let p = context.parameters
-        let (seek, earliest) = ThumbnailPicker.seek(for: time, toleranceBefore: tolerance)
-        let run = try ThumbnailPicker.makeRun(path: path, autorotate: p[Self.autorotate])
-        let frame: SampleBuffer?
-        do throws(GraphError) {
-            try run.start(at: seek)
-            frame = ThumbnailPicker.firstFrame(of: try run.output("out"), from: earliest, showingAt: time)
-        } catch {
-            run.cancel()
-            _ = run.wait()
-            throw failure(error, path, time)
-        }
-        run.cancel()  // the picture is here: nothing more is decoded
-        let report = run.wait()
-        state.withLock { $0.framesDelivered += report.nodes.first { $0.id == "out" }?.buffersIn ?? 0 }
-        guard let frame, let actual = frame.presentationTime else {
-            if let error = report.error, report.status == .failed { throw failure(error, path, time) }
-            throw GraphError(.inputUnreadable, at: context.location(parameter: "path"),
-                             "\"\(path)\" has no frame at \(ThumbnailPicker.seconds(time)) s", node: context.id)
-        }
-        return try ThumbnailPicker.packed(frame, fittingIn: (p[Self.width], 0), at: actual)
-    }
-
-    private func failure(_ error: GraphError, _ path: String, _ time: MediaTime) -> GraphError {
-        GraphError(error.code, at: context.location(parameter: "path"),
-                   "cannot take the picture of \"\(path)\" at \(ThumbnailPicker.seconds(time)) s: \(error.message)", node: context.id, cause: error.cause)
     }
 
     // MARK: Files
