@@ -133,6 +133,38 @@ import GraphKitTesting
         #expect(Self.meanDifference(tile, try raw(["-i", "\(out)/thumb-0005.jpg"], "gray")) < 3)
     }
 
+    /// The optional output gives the pictures as frames, one a second, in time order: what an
+    /// encoder downstream would take (the files are still written).
+    @Test func theOutputGivesThePicturesAsFrames() throws {
+        let file = try video()
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "thumbs": { "type": "analysis.thumbnails", "params": { "path": "\(file)", "count": 4, "width": 80, "sprite": "\(path("s.png"))", "format": "png" } },
+              "app": { "type": "sink.app" } }, "edges": ["thumbs.out -> app.in"] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        let output = try run.output("app")
+        var frames: [SampleBuffer] = []
+        while let frame = output.copyNextSampleBuffer() { frames.append(frame) }
+        let report = run.wait()
+        #expect(report.status == .completed, "\(report.error?.description ?? "")")
+        let node = try #require(run.node("thumbs") as? ThumbnailsNode)
+        #expect(frames.count == 4)
+        #expect(frames.map { $0.presentationTime?.seconds ?? -1 } == [0, 1, 2, 3])
+        for (frame, picture) in zip(frames, node.pictures) {
+            #expect(frame.format == .rawVideo(.init(pixelFormat: .bgra, width: 80, height: 60, frameRate: FrameRate(1))))
+            var packed = [UInt8]()
+            var copy = frame
+            try copy.withMutablePixelPlanes { planes in
+                for y in 0..<60 {
+                    packed += UnsafeRawBufferPointer(start: planes[0].baseAddress + y * planes[0].bytesPerRow, count: 80 * 4)
+                }
+            }
+            #expect(packed == picture.image.bytes)
+        }
+        #expect(try Self.imageSize(of: path("s.png")) == "320x60")
+    }
+
     @Test func countZeroIsRefusedByTheLoader() throws {
         let error = #expect(throws: GraphError.self) {
             try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "thumbs": { "type": "analysis.thumbnails", "params": { "path": "a.mp4", "count": 0, "sprite": "s.jpg" } } }, "edges": [] }"#)
