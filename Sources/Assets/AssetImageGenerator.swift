@@ -34,13 +34,15 @@ public final class AssetImageGenerator: Sendable {
     }
     private let settings = Mutex(Settings())
 
-    /// The runs under way, so that ``cancelAllImageGeneration()`` can end them, and how many
+    /// The pictures under way, so that ``cancelAllImageGeneration()`` can end them, and how many
     /// cancels there have been: a request made before the last one is cancelled.
     private struct Runs {
         var cancels = 0
-        var current: [ObjectIdentifier: GraphRun] = [:]
+        var current: [ObjectIdentifier: ThumbnailSession] = [:]
         /// Frames that reached the generator's output for the last picture (tests read it).
         var lastFramesDelivered = 0
+        /// Pipelines made for pictures so far (tests read it).
+        var pipelines = 0
     }
     private let runs = Mutex(Runs())
     /// Where pictures are made for async callers: off the Swift concurrency threads.
@@ -103,13 +105,13 @@ public final class AssetImageGenerator: Sendable {
         try await generateOffThread(at: time, cancels: runs.withLock { $0.cancels }).get()
     }
 
-    /// ``generate(at:cancels:box:)`` on the worker queue; cancelling the task cancels it.
-    private func generateOffThread(at time: MediaTime, cancels: Int) async -> Result<(image: SampleBuffer, actualTime: MediaTime), GraphError> {
+    /// ``generate(at:cancels:box:in:)`` on the worker queue; cancelling the task cancels it.
+    private func generateOffThread(at time: MediaTime, cancels: Int, in session: ThumbnailSession? = nil) async -> Result<(image: SampleBuffer, actualTime: MediaTime), GraphError> {
         let box = RunBox()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Result<(image: SampleBuffer, actualTime: MediaTime), GraphError>, Never>) in
                 worker.async { [self] in
-                    c.resume(returning: Result { () throws(GraphError) in try generate(at: time, cancels: cancels, box: box) })
+                    c.resume(returning: Result { () throws(GraphError) in try generate(at: time, cancels: cancels, box: box, in: session) })
                 }
             }
         } onCancel: {
@@ -130,15 +132,22 @@ public final class AssetImageGenerator: Sendable {
     /// loop asks for it: a time that fails (past the end) gives its error and the next goes on.
     /// Cancelling the task that iterates, or ``cancelAllImageGeneration()``, makes the rest
     /// `cancelled`.
+    ///
+    /// The pictures come from one ``ThumbnailSession`` of the file: today a pipeline a picture;
+    /// one pipeline sought from picture to picture once the engine can seek a running one.
     public func images(for times: [MediaTime]) -> AsyncStream<Element> {
         let cancels = runs.withLock { $0.cancels }
+        let session = ThumbnailSession(path: asset.path, autorotate: appliesPreferredTrackTransform)
         var next = 0
         return AsyncStream(unfolding: { [self] () async -> Element? in
-            guard next < times.count else { return nil }
+            guard next < times.count else {
+                session.close()
+                return nil
+            }
             let time = times[next]
             next += 1
-            return Element(requestedTime: time, result: await generateOffThread(at: time, cancels: cancels))
-        })
+            return Element(requestedTime: time, result: await generateOffThread(at: time, cancels: cancels, in: session))
+        }, onCancel: { session.cancel() })
     }
 
     /// Ends every picture being made (each throws `cancelled`), and every one asked for before
@@ -148,7 +157,7 @@ public final class AssetImageGenerator: Sendable {
             r.cancels += 1
             return Array(r.current.values)
         }
-        for run in current { run.cancel() }
+        for session in current { session.cancel() }
     }
 
     /// Frames that reached the generator's output while the last picture was made: a handful
@@ -156,12 +165,19 @@ public final class AssetImageGenerator: Sendable {
     /// time.
     var lastFramesDelivered: Int { runs.withLock { $0.lastFramesDelivered } }
 
+    /// Pipelines made for pictures so far: one a picture today; one for all of an
+    /// ``images(for:)`` once the engine can seek a running pipeline.
+    var pipelinesMade: Int { runs.withLock { $0.pipelines } }
+
     // MARK: Making one picture
 
-    private func generate(at time: MediaTime, cancels: Int, box: RunBox? = nil) throws(GraphError) -> (image: SampleBuffer, actualTime: MediaTime) {
+    /// One picture, from `given` (the session of an ``images(for:)``) when its settings are the
+    /// generator's, else from a session of its own.
+    private func generate(at time: MediaTime, cancels: Int, box: RunBox? = nil,
+                          in given: ThumbnailSession? = nil) throws(GraphError) -> (image: SampleBuffer, actualTime: MediaTime) {
         let s = settings.withLock { $0 }
         let at = "\"\(asset.path)\" at \(Self.seconds(time)) s"
-        let track = try asset.track(withMediaType: .video)
+        _ = try asset.track(withMediaType: .video)  // a file with no video is refused here
         guard time.isFinite, time >= .zero else {
             throw GraphError(.usage, at: at, "a picture's time is a finite time from 0, not \(time)")
         }
@@ -169,43 +185,32 @@ public final class AssetImageGenerator: Sendable {
             throw GraphError(.usage, at: at, "\(Self.seconds(time)) s is past the end of \"\(asset.path)\", which lasts \(Self.seconds(asset.duration)) s")
         }
         // The picture is the first frame from the seek that is within the tolerance before the
-        // time, or else the one showing at the time. No tolerance: an exact seek (the decoder
-        // drops the frames before the time unconverted). Otherwise the keyframe at or before the
-        // time, and, if that is earlier than the tolerance allows, the frames after it up to
-        // the first that is not (a GOP at most).
-        let (seek, earliest) = ThumbnailPicker.seek(for: time, toleranceBefore: s.toleranceBefore)
-
-        let run = try ThumbnailPicker.makeRun(path: asset.path, autorotate: s.appliesPreferredTrackTransform)
+        // time, or else the one showing at the time (ThumbnailPicker.seek(for:toleranceBefore:)).
+        let session = given.flatMap { $0.autorotate == s.appliesPreferredTrackTransform ? $0 : nil }
+            ?? ThumbnailSession(path: asset.path, autorotate: s.appliesPreferredTrackTransform)
+        let cancelled = GraphError(.cancelled, at: at, "the picture was cancelled")
         let registered = runs.withLock { r in
             guard r.cancels == cancels, box?.isCancelled != true else { return false }
-            r.current[ObjectIdentifier(run)] = run
+            r.current[ObjectIdentifier(session)] = session
             return true
         }
-        guard registered else { throw GraphError(.cancelled, at: at, "the picture was cancelled") }
-        box?.set(run)
+        guard registered else { throw cancelled }
+        box?.set(session)
         defer {
             box?.set(nil)
-            runs.withLock { _ = $0.current.removeValue(forKey: ObjectIdentifier(run)) }
+            runs.withLock { _ = $0.current.removeValue(forKey: ObjectIdentifier(session)) }
         }
-        let frame: SampleBuffer?
-        do {
-            try run.start(at: seek)
-            frame = ThumbnailPicker.firstFrame(of: try run.output("out"), from: earliest, showingAt: time)
+        let (delivered, made) = (session.framesDelivered, session.pipelines)
+        defer { runs.withLock { $0.pipelines += session.pipelines - made } }
+        let frame: SampleBuffer
+        do throws(GraphError) {
+            frame = try session.frame(at: time, toleranceBefore: s.toleranceBefore)
         } catch {
-            run.cancel()
-            _ = run.wait()
-            throw error.code == .cancelled ? GraphError(.cancelled, at: at, "the picture was cancelled") : error
+            if error.code == .cancelled || runs.withLock({ $0.cancels }) != cancels || box?.isCancelled == true { throw cancelled }
+            throw error
         }
-        run.cancel()  // the picture is here: nothing more is decoded
-        let report = run.wait()
-        runs.withLock { $0.lastFramesDelivered = report.nodes.first { $0.id == "out" }?.buffersIn ?? 0 }
-        guard let frame, let actual = frame.presentationTime else {
-            if report.status == .cancelled || runs.withLock({ $0.cancels }) != cancels || box?.isCancelled == true {
-                throw GraphError(.cancelled, at: at, "the picture was cancelled")
-            }
-            if let error = report.error, report.status == .failed { throw error }
-            throw GraphError(.inputUnreadable, at: at, "\(track) of \"\(asset.path)\" has no frame at \(Self.seconds(time)) s")
-        }
+        runs.withLock { $0.lastFramesDelivered = session.framesDelivered - delivered }
+        let actual = frame.presentationTime ?? time
         return (try ThumbnailPicker.packed(frame, fittingIn: s.maximumSize, at: actual), actual)
     }
 
@@ -260,24 +265,24 @@ public final class AssetImageGenerator: Sendable {
     }
 }
 
-/// The run making one picture for an async caller, so that cancelling the task cancels it.
+/// The session making one picture for an async caller, so that cancelling the task cancels it.
 private final class RunBox: Sendable {
-    private let state = Mutex<(run: GraphRun?, cancelled: Bool)>((nil, false))
+    private let state = Mutex<(session: ThumbnailSession?, cancelled: Bool)>((nil, false))
 
-    func set(_ run: GraphRun?) {
+    func set(_ session: ThumbnailSession?) {
         let cancel = state.withLock { s in
-            s.run = run
+            s.session = session
             return s.cancelled
         }
-        if cancel { run?.cancel() }
+        if cancel { session?.cancel() }
     }
 
     func cancel() {
-        let run = state.withLock { s in
+        let session = state.withLock { s in
             s.cancelled = true
-            return s.run
+            return s.session
         }
-        run?.cancel()
+        session?.cancel()
     }
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }

@@ -1,5 +1,6 @@
 import GraphKitCore
 import GraphKitRuntime
+import Synchronization
 
 /// One picture of a video file at a time, found by seeking: a graph `source.file` → `decode`
 /// (BGRA) → `sink.app` started at the time (``GraphRun/start(at:)``), stopped as soon as the
@@ -146,14 +147,16 @@ package enum ThumbnailPicker {
 /// the picture is there. GraphRun cannot yet move a running pipeline to another time; when it
 /// can, the next picture seeks the pipeline the last one left running (BENCHMARKS.md, issue 31:
 /// 0.30 s against 0.41 s for 10 pictures of a 1080p file, and 56 MB less RSS).
-package final class ThumbnailSession {
+package final class ThumbnailSession: Sendable {
     package let path: String
     package let autorotate: Bool
-    /// Pipelines made so far, and decoded frames that reached their output (every picture's
-    /// decoding from its keyframe, and what was in flight): what tests count.
-    package private(set) var pipelines = 0
-    package private(set) var framesDelivered = 0
-    private var run: GraphRun?
+    private struct State {
+        var run: GraphRun?
+        var cancelled = false
+        var pipelines = 0
+        var framesDelivered = 0
+    }
+    private let state = Mutex(State())
 
     package init(path: String, autorotate: Bool) {
         self.path = path
@@ -162,36 +165,60 @@ package final class ThumbnailSession {
 
     deinit { close() }
 
+    /// Pipelines made so far, and decoded frames that reached their output (every picture's
+    /// decoding from its keyframe, and what was in flight): what tests count.
+    package var pipelines: Int { state.withLock { $0.pipelines } }
+    package var framesDelivered: Int { state.withLock { $0.framesDelivered } }
+    /// Whether ``cancel()`` was called: every picture asked for since throws `cancelled`.
+    package var isCancelled: Bool { state.withLock { $0.cancelled } }
+
     /// The frame for `time` that may be `toleranceBefore` earlier (see
-    /// ``ThumbnailPicker/seek(for:toleranceBefore:)``). Throws `inputUnreadable` when the file
-    /// has none there, or the run's error.
+    /// ``ThumbnailPicker/seek(for:toleranceBefore:)``). Blocks while it is decoded. Throws
+    /// `cancelled` once ``cancel()`` is called, `inputUnreadable` when the file has no frame
+    /// there, or the run's error.
     package func frame(at time: MediaTime, toleranceBefore: MediaTime) throws(GraphError) -> SampleBuffer {
         let (seek, earliest) = ThumbnailPicker.seek(for: time, toleranceBefore: toleranceBefore)
+        let cancelled = GraphError(.cancelled, at: path, "the picture was cancelled")
         do throws(GraphError) {
             let current = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate)
-            run = current
-            pipelines += 1
+            let taken = state.withLock { s in
+                guard !s.cancelled else { return false }
+                s.run = current
+                s.pipelines += 1
+                return true
+            }
+            guard taken else { throw cancelled }
             try current.start(at: seek)
             let frame = ThumbnailPicker.firstFrame(of: try current.output("out"), from: earliest, showingAt: time)
             guard let frame else {
-                throw close() ?? GraphError(.inputUnreadable, at: path, "\"\(path)\" has no frame at \(ThumbnailPicker.seconds(time)) s")
+                if let error = close() { throw error }
+                throw isCancelled ? cancelled : GraphError(.inputUnreadable, at: path, "\"\(path)\" has no frame at \(ThumbnailPicker.seconds(time)) s")
             }
             close()  // the picture is here: nothing more is decoded
             return frame
         } catch {
             close()
-            throw error
+            throw error.code == .cancelled || isCancelled ? cancelled : error
         }
+    }
+
+    /// Ends the picture being made (it throws `cancelled`) and every one asked for after. From
+    /// any thread.
+    package func cancel() {
+        let run = state.withLock { s in
+            s.cancelled = true
+            return s.run
+        }
+        run?.cancel()
     }
 
     /// Ends the pipeline; the error it failed with, if it did.
     @discardableResult
     package func close() -> GraphError? {
-        guard let run else { return nil }
-        self.run = nil
+        guard let run = state.withLock({ s in defer { s.run = nil }; return s.run }) else { return nil }
         run.cancel()
         let report = run.wait()
-        framesDelivered += report.nodes.first { $0.id == "out" }?.buffersIn ?? 0
+        state.withLock { $0.framesDelivered += report.nodes.first { $0.id == "out" }?.buffersIn ?? 0 }
         return report.status == .failed ? report.error : nil
     }
 }
