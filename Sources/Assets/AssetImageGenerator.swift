@@ -209,6 +209,7 @@ public final class AssetImageGenerator: Sendable {
             if error.code == .cancelled || runs.withLock({ $0.cancels }) != cancels || box?.isCancelled == true { throw cancelled }
             throw error
         }
+        if session !== given { session.close() }  // a picture of its own: nothing more is decoded
         runs.withLock { $0.lastFramesDelivered = session.framesDelivered - delivered }
         let actual = frame.presentationTime ?? time
         return (try ThumbnailPicker.packed(frame, fittingIn: s.maximumSize, at: actual), actual)
