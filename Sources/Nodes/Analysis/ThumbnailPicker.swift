@@ -6,9 +6,8 @@ import Synchronization
 /// (BGRA) → `sink.app` started at the time (``GraphRun/start(at:)``), stopped as soon as the
 /// picture is there. What `AssetImageGenerator` and the `analysis.thumbnails` node share.
 ///
-/// One pipeline a picture: GraphRun can start at a position but not move a running pipeline to
-/// another, so N pictures preroll N pipelines (BENCHMARKS.md measures what that costs against
-/// one pipeline sought N times).
+/// Many pictures of one file are a ``ThumbnailSession``'s, which decides how many pipelines they
+/// take.
 package enum ThumbnailPicker {
     /// A run that gives the file's frames as BGRA at `out`, turned as shown when `autorotate`.
     package static func makeRun(path: String, autorotate: Bool) throws(GraphError) -> GraphRun {
