@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs]
 """
 import argparse
 import os
@@ -407,6 +407,68 @@ def batch_job(runs, files=200):
     sys.stdout.flush()
 
 
+def thumbs_job(runs):
+    """Ten pictures evenly spaced through a 10-minute 1080p H.264 file (2 s GOP), 320 pixels wide,
+    written as JPEG: graphs/thumbnails.json (one process, a pipeline a picture) against ten ffmpeg
+    processes seeking in the same file, and against decoding the whole file. Default tolerance
+    (the keyframe at or before each time) against ffmpeg's `-ss T -i` (which by default decodes
+    on from the keyframe to T: accurate seek) and against `-ss T -noaccurate_seek -i` (the
+    keyframe, as ours: the like-for-like figure); `exact` against `-ss T -i` (input seeking with
+    accurate seek: the same frame, decoded from the keyframe before it, which is ffmpeg's fastest
+    exact way; `-ss` after `-i` would decode from the start)."""
+    video = os.path.join(BENCH, "thumbs-10min-1080p.mp4")
+    if not os.path.exists(video):
+        sh(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=25:duration=600", "-c:v", "libx264",
+            "-preset", "ultrafast", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-pix_fmt", "yuv420p", video + ".tmp.mp4"])
+        os.rename(video + ".tmp.mp4", video)
+    out = os.path.join(BENCH, "thumbs")
+
+    def ffmpeg_loop(extra, folder, count):
+        os.makedirs(folder, exist_ok=True)
+        times = [600 * i / count for i in range(count)]
+        return ["sh", "-c", "; ".join(f"ffmpeg -v error -y -ss {t:.3f} {extra}-i {video} -frames:v 1 -vf scale=320:-2 -q:v 3 "
+                                      f"{folder}/{i + 1:04d}.jpg" for i, t in enumerate(times))]
+
+    def ours(exact, folder, count):
+        return [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "thumbnails.json"), "--quiet", "--set", f"thumbs.path={video}",
+                "--set", f"thumbs.count={count}", "--set", "thumbs.width=320", "--set", f"thumbs.exact={'true' if exact else 'false'}",
+                "--set", f"thumbs.folder={folder}", "--set", f"thumbs.sprite={folder}/sprite.jpg", "--set", f"thumbs.vtt={folder}/sprite.vtt"]
+
+    def shown(name, cmd):
+        # The ffmpeg loops are long: one run of each, with T for the time.
+        line = " ".join(cmd).replace(ROOT + "/", "")
+        if cmd[0] == "sh":
+            first = cmd[2].split("; ")[0].replace(ROOT + "/", "")
+            line = "for each T: " + first.replace("-ss 0.000", "-ss T").replace("0001.jpg", "NNNN.jpg")
+        return (name, line)
+
+    per_round = lambda a, b: statistics.median(x / y for x, y in zip(a[3], b[3]))
+    # 10 pictures at i × 60 s: every time is a keyframe (2 s GOP), so exact and keyframe pictures
+    # are the same frames there; 11 pictures at i × 54.5 s fall inside GOPs, where exact decodes
+    # from the keyframe before each time (up to 49 frames), as ffmpeg's accurate seek does.
+    for count in (10, 11):
+        contenders = [("graphctl run graphs/thumbnails.json (keyframe)", ours(False, f"{out}-{count}-key", count)),
+                      ("ffmpeg -ss T -noaccurate_seek -i, per picture", ffmpeg_loop("-noaccurate_seek ", f"{out}-{count}-ffkey", count)),
+                      ("ffmpeg -ss T -i, per picture", ffmpeg_loop("", f"{out}-{count}-ff", count)),
+                      ("graphctl run graphs/thumbnails.json (exact)", ours(True, f"{out}-{count}-exact", count))]
+        r = alternate(contenders, runs)
+        table(f"{count} thumbnails (320 px JPEG, sprite sheet, WebVTT) evenly spaced through a 10-minute 1080p H.264 file, 2 s GOP"
+              + (" (every time a keyframe)" if count == 10 else " (times inside GOPs)"),
+              [shown(n, c) for n, c in contenders], r, "ffmpeg -ss T -i, per picture")
+        key, ff, ffkey, exact = (r["graphctl run graphs/thumbnails.json (keyframe)"], r["ffmpeg -ss T -i, per picture"],
+                                 r["ffmpeg -ss T -noaccurate_seek -i, per picture"], r["graphctl run graphs/thumbnails.json (exact)"])
+        print(f"- default tolerance / ffmpeg -ss T -i: {per_round(key, ff):.3f} (goal: at most 1.0); "
+              f"/ ffmpeg -ss T -noaccurate_seek -i: {per_round(key, ffkey):.3f}")
+        print(f"- exact / ffmpeg -ss T -i (accurate seek): {per_round(exact, ff):.3f} (goal: at most 1.2)")
+        if count == 10:
+            keyframe_wall = key[0]
+    whole = ["ffmpeg", "-v", "error", "-i", video, "-map", "0:v", "-f", "null", "-"]
+    w = alternate([("decode the whole file", whole)], max(1, min(runs, 2)))
+    wall = w["decode the whole file"][0]
+    print(f"- decoding the whole file, `{' '.join(whole).replace(ROOT + '/', '')}`: {wall:.2f} s (median of {w['decode the whole file'][2]}); "
+          f"/ 10 thumbnails at default tolerance: {wall / keyframe_wall:.1f}× (goal: at least 10×)")
+
+
 def validate_job(runs):
     graphs = sorted(os.path.join(ROOT, "graphs", g) for g in os.listdir(os.path.join(ROOT, "graphs")) if g.endswith(".json"))
     times = []
@@ -472,7 +534,7 @@ def export720_job(runs, minutes=1):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,thumbs")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -515,6 +577,8 @@ def main():
         trim_job(a.runs)
     if "export720" in jobs:
         export720_job(a.runs)
+    if "thumbs" in jobs:
+        thumbs_job(a.runs)
 
 
 if __name__ == "__main__":

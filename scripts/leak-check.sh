@@ -40,6 +40,7 @@ declare -A sets=(
   [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"
   [record-hls]="${short[*]} ${mic[*]} --set hls.folder=live"
   [transcode-hls]="--set src.path=in.mp4 --set hls.folder=hls"
+  [thumbnails]="--set thumbs.path=in.mp4 --set thumbs.count=3 --set thumbs.folder=th --set thumbs.sprite=th/s.jpg --set thumbs.vtt=th/s.vtt"
   [hls-ladder]="--set src.path=in.mp4 --set hls.folder=ladder --set hd.width=640 --set hd.height=480"
 )
 failed=0

@@ -21,6 +21,7 @@ extension NodeRegistry {
         RotateNode.self,
         OverlayNode.self,
         WaveformNode.self,
+        ThumbnailsNode.self,
         AACEncoderNode.self,
         H264EncoderNode.self,
         MP4SinkNode.self,

@@ -183,6 +183,9 @@ import Testing
         #expect(throws: GraphError.self) { try results[1].image }
         #expect(try results[2].actualTime.seconds == 0)
         #expect(try Self.frameNumber(results[3].image) == 50)
+        // The three pictures there are (11 s is past the end, refused before any pipeline) come
+        // from the sequence's one session: a pipeline each until GraphRun can seek a running one.
+        #expect(generator.pipelinesMade == 3)
         let (image, actual) = try await generator.image(at: MediaTime(seconds: 8.3))
         #expect(actual.seconds == 8)
         #expect(Self.frameNumber(image) == 200)
@@ -219,5 +222,29 @@ import Testing
         let blocked = path("file")
         FileManager.default.createFile(atPath: blocked, contents: Data())
         #expect { try AssetImageGenerator.writePNG(image, to: blocked + "/thumb.png") } throws: { ($0 as? GraphError)?.code == .outputUnwritable }
+    }
+
+    /// A JPEG of a picture: ffmpeg reads it as the picture's size, each channel within 3 levels
+    /// of it on average at quality 95; a lower quality is a smaller file; a link at the name is
+    /// refused (73) and stays as it was.
+    @Test func writesJPEG() throws {
+        let generator = AssetImageGenerator(asset: try Asset(path: try counter()))
+        generator.maximumSize = (width: 101, height: 0)
+        let (image, _) = try generator.image(at: MediaTime(seconds: 0.5))
+        let jpeg = path("thumb.jpg")
+        try AssetImageGenerator.writeJPEG(image, to: jpeg, quality: 95)
+        let raw = path("thumb-jpeg.bgra")
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", jpeg, "-f", "rawvideo", "-pix_fmt", "bgra", raw])
+        let decoded = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        #expect(decoded.count == image.bytes.count)
+        let mean = Double(zip(decoded, image.bytes).enumerated().reduce(0) { $0 + ($1.offset % 4 == 3 ? 0 : abs(Int($1.element.0) - Int($1.element.1))) })
+            / Double(decoded.count * 3 / 4)
+        #expect(mean < 3, "mean difference \(mean)")
+        #expect(try AssetImageGenerator.jpegData(image, quality: 95) == [UInt8](try Data(contentsOf: URL(fileURLWithPath: jpeg))))
+        #expect(try AssetImageGenerator.jpegData(image, quality: 30).count < AssetImageGenerator.jpegData(image, quality: 95).count)
+        let link = path("link.jpg")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: jpeg)
+        #expect { try AssetImageGenerator.writeJPEG(image, to: link) } throws: { ($0 as? GraphError)?.code == .outputUnwritable }
+        #expect(try AssetImageGenerator.jpegData(image, quality: 95) == [UInt8](try Data(contentsOf: URL(fileURLWithPath: jpeg))))
     }
 }

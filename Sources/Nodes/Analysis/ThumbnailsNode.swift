@@ -1,0 +1,255 @@
+import GraphKitCore
+import GraphKitRuntime
+import Synchronization
+
+/// `analysis.thumbnails`: evenly spaced pictures of a video file, as image files, a sprite sheet
+/// (one grid picture of them) and its WebVTT index (`sprite.jpg#xywh=x,y,w,h` per cue), which web
+/// video players show while scrubbing.
+///
+/// Every picture is found by seeking (``ThumbnailPicker``), never by decoding the file up to it:
+/// the keyframe at or before each time by default, the exact frame with `exact`. Picture `i` of
+/// `count` is at `i × duration / count` (or every `interval` seconds from 0), and its cue lasts
+/// until the next picture's time, the last until the end: the cues cover the whole file.
+///
+/// The node reads its file itself, so a graph of this node alone is the whole job; its
+/// optional output gives the pictures as BGRA frames (one a second) to any video node, for
+/// example to encode them. The pictures are taken while the run is built, so a file that is not
+/// a video fails before anything is written; the files are written under temporary names and
+/// renamed into place when the run completes (``OutputFile``).
+///
+/// Example:
+/// ```json
+/// "thumbs": { "type": "analysis.thumbnails", "params": { "path": "in.mp4", "count": 10, "width": 160, "columns": 5, "format": "jpeg", "sprite": "out/sprite.jpg", "vtt": "out/sprite.vtt" } }
+/// ```
+public final class ThumbnailsNode: ElementNode, Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "analysis.thumbnails",
+        category: .analysis,
+        summary: "Evenly spaced pictures of a video file, found by seeking: image files, a sprite sheet and its WebVTT index",
+        outputs: [PortDescriptor("out", .rawVideo([.bgra]), presence: .optional,
+                                 help: "the pictures as BGRA frames, one a second, width wide (height by the video's aspect)")],
+        parameters: [path, count, interval, width, columns, format, quality, exact, autorotate, folder, sprite, vtt, spriteURL],
+        rules: [.exclusive(count, interval),
+                .when(.given(vtt), require: .given(sprite), because: "the index points into the sprite sheet"),
+                .when(.given(spriteURL), require: .given(vtt), because: "spriteURL is what the index calls the sprite sheet")],
+        example: #"{ "type": "analysis.thumbnails", "params": { "path": "in.mp4", "count": 10, "width": 160, "columns": 5, "sprite": "out/sprite.jpg", "vtt": "out/sprite.vtt" } }"#
+    )
+
+    public static let path = RequiredParameter<String>("path", format: .path, help: "the video file, relative to the current folder")
+    public static let count = OptionalParameter<Int>("count", 1...10_000, help: "how many pictures, evenly spaced over the file (default 10)")
+    public static let interval = OptionalParameter<Double>("interval", 0.04...86_400, help: "seconds between pictures, from 0, instead of count")
+    public static let width = Parameter<Int>("width", 16...3840, default: 160,
+                                             help: "picture width in pixels (height by the video's aspect; never scaled up)")
+    public static let columns = Parameter<Int>("columns", 1...100, default: 5, help: "pictures per row of the sprite sheet")
+    public static let format = Parameter<ImageFileFormat>("format", default: .jpeg, help: "the image files' format (the sprite sheet's too)")
+    public static let quality = Parameter<Int>("quality", 1...100, default: 85, help: "JPEG quality: 100 is the least loss")
+    public static let exact = Parameter<Bool>("exact", default: false,
+                                              help: "the frame showing at each time (decoded from the keyframe before it) rather than that keyframe")
+    public static let autorotate = Parameter<Bool>("autorotate", default: true, help: "turn pictures as the video says it is shown (a phone's portrait video)")
+    public static let folder = OptionalParameter<String>("folder", format: .path,
+                                                         help: "write each picture here as thumb-0001.jpg, thumb-0002.jpg… (png with format png)")
+    public static let sprite = OptionalParameter<String>("sprite", format: .path, writesFile: true, help: "write the sprite sheet (the pictures in a grid) here")
+    public static let vtt = OptionalParameter<String>("vtt", format: .path, writesFile: true, help: "write the sprite sheet's WebVTT index here")
+    public static let spriteURL = OptionalParameter<String>("spriteURL",
+                                                            help: "the sprite sheet's URL in the index (default: its file name, beside the index)")
+
+    let context: NodeContext
+    let path: String
+    /// The pictures and when they are, once built; the files, once prepared.
+    private struct State {
+        var times: [MediaTime] = []
+        var duration = MediaTime.zero
+        var pictures: [SampleBuffer] = []
+        var files: [(kind: Kind, file: OutputFile)] = []
+        var status: [Int: OutputReport.Status] = [:]
+        var framesDelivered = 0
+        var pipelines = 0
+    }
+    private enum Kind { case picture(Int), sprite, vtt }
+    private let state = Mutex(State())
+
+    public init(context: NodeContext) throws(GraphError) {
+        self.context = context
+        path = try context.parameters.value(Self.path)
+        let p = context.parameters
+        guard p[Self.folder] != nil || p[Self.sprite] != nil || context.connectedOutputs.contains("out") else {
+            throw GraphError(.invalidGraph, at: context.location(), "analysis.thumbnails writes nothing: give folder, sprite (and vtt), or connect out",
+                             node: context.id)
+        }
+    }
+
+    public var mediaDescription: String? { "thumbnails of \"\(path)\"" }
+
+    /// Every picture taken (after the run is built), in time order: BGRA, packed rows.
+    public var pictures: [(time: MediaTime, image: SampleBuffer)] {
+        state.withLock { s in s.pictures.map { ($0.presentationTime ?? .zero, $0) } }
+    }
+
+    /// Decoded frames that reached the pictures' sink, all pictures together: a handful a picture
+    /// (what decoded while prerolling, the picture, what was in flight), never the file.
+    public var framesDelivered: Int { state.withLock { $0.framesDelivered } }
+
+    /// Pipelines made to take the pictures (one a picture: see ``ThumbnailSession``).
+    public var pipelines: Int { state.withLock { $0.pipelines } }
+
+    /// The times asked for, evenly spaced, and the file's duration.
+    public var requestedTimes: (times: [MediaTime], duration: MediaTime) { state.withLock { ($0.times, $0.duration) } }
+
+    // MARK: Taking the pictures
+
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        let (times, duration, pictures) = try takePictures()
+        state.withLock { s in
+            s.times = times
+            s.duration = duration
+            s.pictures = pictures
+        }
+        guard let first = pictures.first, case .rawVideo(let v)? = first.format else { return }
+        let format = MediaFormat.VideoFormat(pixelFormat: .bgra, width: v.width, height: v.height, frameRate: FrameRate(1))
+        let made = try bin.makeGeneratedSource(format: format, count: pictures.count) { n, planes in
+            let plane = planes[0], rowBytes = v.width * 4
+            pictures[n].bytes.withUnsafeBytes { src in
+                for y in 0..<v.height {
+                    (plane.baseAddress + y * plane.bytesPerRow).copyMemory(from: src.baseAddress! + y * rowBytes, byteCount: rowBytes)
+                }
+            }
+        }
+        try bin.expose(output: "out", made.element)
+    }
+
+    /// The times, evenly spaced over the file, and the picture at each.
+    private func takePictures() throws(GraphError) -> ([MediaTime], MediaTime, [SampleBuffer]) {
+        let p = context.parameters
+        let at = context.location(parameter: "path")
+        let info: MediaFileInfo
+        do throws(GraphError) {
+            info = try MediaFileInfo(path: path)
+        } catch {
+            throw GraphError(error.code, at: at, error.message, node: context.id, cause: error.cause)
+        }
+        guard info.streams.contains(where: { $0.kind == .video }) else {
+            let kinds = info.streams.map(\.kind.rawValue)
+            throw GraphError(.inputUnreadable, at: at, "\"\(path)\" has no video track (it holds \(kinds.isEmpty ? "no streams" : kinds.joined(separator: ", "))): "
+                             + "thumbnails are pictures of a video", node: context.id)
+        }
+        guard info.duration > .zero else {
+            throw GraphError(.inputUnreadable, at: at, "\"\(path)\" does not say how long it is: evenly spaced pictures need its duration", node: context.id)
+        }
+        let times = Self.times(duration: info.duration, count: p[Self.count], interval: p[Self.interval])
+        guard times.count <= Self.maximumCount else {
+            throw GraphError(.invalidGraph, at: context.location(parameter: "interval"),
+                             "an interval of \(p[Self.interval] ?? 0) s makes more than \(Self.maximumCount) pictures of \(ThumbnailPicker.seconds(info.duration)) s", node: context.id)
+        }
+        let tolerance: MediaTime = p[Self.exact] ? .zero : .positiveInfinity
+        let session = ThumbnailSession(path: path, autorotate: p[Self.autorotate])
+        defer {
+            session.close()
+            state.withLock { $0.framesDelivered = session.framesDelivered; $0.pipelines = session.pipelines }
+        }
+        var pictures: [SampleBuffer] = []
+        for time in times {
+            let frame: SampleBuffer
+            do throws(GraphError) {
+                frame = try session.frame(at: time, toleranceBefore: tolerance)
+            } catch {
+                throw GraphError(error.code, at: at, "cannot take the picture of \"\(path)\" at \(ThumbnailPicker.seconds(time)) s: \(error.message)",
+                                 node: context.id, cause: error.cause)
+            }
+            pictures.append(try ThumbnailPicker.packed(frame, fittingIn: (p[Self.width], 0), at: frame.presentationTime ?? time))
+        }
+        return (times, info.duration, pictures)
+    }
+
+    /// The most pictures one node takes (count's limit, and interval's).
+    static let maximumCount = 10_000
+
+    /// `count` times (default 10) at i × duration / count, or every `interval` seconds from 0
+    /// while before the end.
+    static func times(duration: MediaTime, count: Int?, interval: Double?) -> [MediaTime] {
+        if let interval {
+            var times: [MediaTime] = []
+            while times.count <= maximumCount {
+                let t = MediaTime(seconds: Double(times.count) * interval)
+                guard t < duration else { break }
+                times.append(t)
+            }
+            return times
+        }
+        let n = count ?? 10
+        let ns = duration.nanoseconds
+        return (0..<n).map { MediaTime(nanoseconds: UInt64(Double(ns) * Double($0) / Double(n))) }
+    }
+
+    // MARK: Files
+
+    public func prepare() throws(GraphError) {
+        let p = context.parameters
+        let count = state.withLock { $0.pictures.count }
+        var files: [(kind: Kind, file: OutputFile)] = []
+        if let folder = p[Self.folder] {
+            let digits = max(4, String(count).count)
+            for i in 0..<count {
+                let number = String(i + 1)
+                let name = "thumb-" + String(repeating: "0", count: digits - number.count) + number + "." + p[Self.format].fileExtension
+                files.append((.picture(i), OutputFile(path: folder + "/" + name, location: context.location(parameter: "folder"), node: context.id)))
+            }
+        }
+        if let sprite = p[Self.sprite] {
+            files.append((.sprite, OutputFile(path: sprite, location: context.location(parameter: "sprite"), node: context.id)))
+        }
+        if let vtt = p[Self.vtt] {
+            files.append((.vtt, OutputFile(path: vtt, location: context.location(parameter: "vtt"), node: context.id)))
+        }
+        state.withLock { $0.files = files }
+        for (i, (_, file)) in files.enumerated() {
+            try file.prepare()
+            state.withLock { $0.status[i] = .writing }
+        }
+    }
+
+    public var outputs: [OutputReport] {
+        state.withLock { s in s.files.enumerated().map { OutputReport(node: context.id, path: $1.file.path, status: s.status[$0] ?? .unknown) } }
+    }
+
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
+        let (files, pictures, times, duration) = state.withLock { ($0.files, $0.pictures, $0.times, $0.duration) }
+        var firstError: GraphError?
+        let complete = outcome == .completed || outcome == .stopped
+        var sheet: SpriteSheet?
+        if let first = pictures.first, case .rawVideo(let v)? = first.format {
+            sheet = SpriteSheet(count: pictures.count, columns: context.parameters[Self.columns], tileWidth: v.width, tileHeight: v.height)
+        }
+        for (i, (kind, file)) in files.enumerated() {
+            var final: OutputReport.Status = outcome == .cancelled ? .cancelled : .failed
+            if complete, let sheet {
+                do {
+                    try write(kind, to: file, pictures: pictures, sheet: sheet, times: times, duration: duration)
+                    try file.commit()
+                    final = .completed
+                } catch {
+                    file.discard()
+                    if firstError == nil { firstError = error }
+                }
+            } else {
+                file.discard()
+            }
+            state.withLock { $0.status[i] = final }
+        }
+        if let firstError { throw firstError }
+    }
+
+    private func write(_ kind: Kind, to file: OutputFile, pictures: [SampleBuffer], sheet: SpriteSheet,
+                       times: [MediaTime], duration: MediaTime) throws(GraphError) {
+        let p = context.parameters
+        let write = { (bytes: [UInt8]) throws(GraphError) in try file.write(bytes) }
+        switch kind {
+        case .picture(let i):
+            try ThumbnailPicker.encode(pictures[i], as: p[Self.format], quality: p[Self.quality], write)
+        case .sprite:
+            try ThumbnailPicker.encode(try sheet.compose(pictures), as: p[Self.format], quality: p[Self.quality], write)
+        case .vtt:
+            let url = p[Self.spriteURL] ?? OutputFile.split(p[Self.sprite] ?? "sprite").name
+            try write(Array(WebVTTIndex.text(times: times, end: duration, sheet: sheet, spriteURL: url).utf8))
+        }
+    }
+}
