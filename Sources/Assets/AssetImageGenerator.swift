@@ -133,8 +133,8 @@ public final class AssetImageGenerator: Sendable {
     /// Cancelling the task that iterates, or ``cancelAllImageGeneration()``, makes the rest
     /// `cancelled`.
     ///
-    /// The pictures come from one ``ThumbnailSession`` of the file: today a pipeline a picture;
-    /// one pipeline sought from picture to picture once the engine can seek a running one.
+    /// The pictures come from one ``ThumbnailSession`` of the file: one pipeline, sought from
+    /// picture to picture.
     public func images(for times: [MediaTime]) -> AsyncStream<Element> {
         let cancels = runs.withLock { $0.cancels }
         let session = ThumbnailSession(path: asset.path, autorotate: appliesPreferredTrackTransform)
@@ -165,8 +165,8 @@ public final class AssetImageGenerator: Sendable {
     /// time.
     var lastFramesDelivered: Int { runs.withLock { $0.lastFramesDelivered } }
 
-    /// Pipelines made for pictures so far: one a picture today; one for all of an
-    /// ``images(for:)`` once the engine can seek a running pipeline.
+    /// Pipelines made for pictures so far: one a picture of its own, one for all of an
+    /// ``images(for:)``.
     var pipelinesMade: Int { runs.withLock { $0.pipelines } }
 
     // MARK: Making one picture

@@ -105,4 +105,29 @@ import Testing
         #expect { try run.start(at: .exact(MediaTime(seconds: -1))) } throws: { ($0 as? GraphError)?.code == .usage }
         #expect { try run.start(at: .keyframe(atOrBefore: .positiveInfinity)) } throws: { ($0 as? GraphError)?.code == .usage }
     }
+
+    /// A run started at a position moves to another (seek(to:)), back or forward, keyframe or
+    /// exact: the first frame after each is the one the seek asks for, never one decoded for the
+    /// position before; a run not started at a position, or ended, is refused.
+    @Test func aPositionedRunSeeksAgain() throws {
+        let file = try video()
+        let run = try GraphRun(try decodeGraph(file, "video"))
+        try run.start(at: .keyframe(atOrBefore: MediaTime(seconds: 6.5)))
+        let output = try run.output("out")
+        #expect(abs((output.copyNextSampleBuffer()?.presentationTime?.seconds ?? -1) - 6) < 0.001)
+        for (seek, first) in [(GraphRun.Seek.keyframe(atOrBefore: MediaTime(seconds: 3)), 2.0), (.exact(MediaTime(seconds: 9.2)), 9.2),
+                              (.exact(MediaTime(seconds: 0.4)), 0.4), (.keyframe(atOrBefore: MediaTime(seconds: 8.1)), 8.0)] {
+            try run.seek(to: seek)
+            let time = output.copyNextSampleBuffer()?.presentationTime?.seconds ?? -1
+            #expect(abs(time - first) < 0.001, "\(seek): first frame at \(time) s")
+        }
+        run.cancel()
+        _ = run.wait()
+        #expect { try run.seek(to: .exact(.zero)) } throws: { ($0 as? GraphError)?.code == .usage }
+        let plain = try GraphRun(try decodeGraph(file, "video"))
+        try plain.start()
+        #expect { try plain.seek(to: .exact(.zero)) } throws: { ($0 as? GraphError)?.code == .usage }
+        plain.cancel()
+        _ = plain.wait()
+    }
 }

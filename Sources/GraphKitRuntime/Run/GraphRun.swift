@@ -187,6 +187,23 @@ public final class GraphRun: Sendable {
         return true
     }
 
+    /// Moves a run started with ``start(at:)`` to another position, as that start did (a
+    /// flushing seek: what was decoded from the old position leaves every queue and output
+    /// before this returns), so that one pipeline gives pictures at many times: a thumbnailer
+    /// prerolls once. Throws `usage` for a run that was not started at a position or has ended,
+    /// and the seek's error when the sources cannot seek.
+    @available(*, noasync, message: "blocks the thread while the pipeline flushes; call it from a thread of your own")
+    public func seek(to position: Seek) throws(GraphError) {
+        guard position.time >= .zero, position.time.isFinite else {
+            throw GraphError(.usage, at: "GraphRun.seek(to:)", "cannot seek to \(position.time): a position is a finite time from 0")
+        }
+        let playing = state.withLock { $0.positioned && $0.finishedReport == nil && !$0.cancelRequested && !$0.stopRequested }
+        guard playing else {
+            throw GraphError(.usage, at: "GraphRun.seek(to:)", "only a run started with start(at:) and still playing can seek")
+        }
+        if let error = pipeline.seek(position) { throw error }
+    }
+
     /// Ends the run gracefully: every source sends end of stream, so every muxer writes its
     /// index and every file is complete. The run's status becomes `stopped`.
     ///

@@ -142,10 +142,11 @@ package enum ThumbnailPicker {
 /// Pictures of one file, one time after another, for a caller that asks for many (the
 /// thumbnails node): the frame at each time as the decoder gives it (BGRA, full size).
 ///
-/// One pipeline a picture for now: each starts at its time (``GraphRun/start(at:)``) and ends once
-/// the picture is there. GraphRun cannot yet move a running pipeline to another time; when it
-/// can, the next picture seeks the pipeline the last one left running (BENCHMARKS.md, issue 31:
-/// 0.30 s against 0.41 s for 10 pictures of a 1080p file, and 56 MB less RSS).
+/// One pipeline for them all: the first picture starts it at its time (``GraphRun/start(at:)``),
+/// each next one seeks it there (``GraphRun/seek(to:)``: a flushing seek, so nothing decoded for
+/// the last time reaches the next picture), and ``close()`` ends it (BENCHMARKS.md, issue 31:
+/// 0.77× the wall, 0.73× the CPU and 60-110 MB less RSS than a pipeline a picture). A picture
+/// whose run failed ends the pipeline; the next one starts a new one.
 package final class ThumbnailSession: Sendable {
     package let path: String
     package let autorotate: Bool
@@ -164,8 +165,8 @@ package final class ThumbnailSession: Sendable {
 
     deinit { close() }
 
-    /// Pipelines made so far, and decoded frames that reached their output (every picture's
-    /// decoding from its keyframe, and what was in flight): what tests count.
+    /// Pipelines made so far, and decoded frames that reached the output of those closed (every
+    /// picture's decoding from its keyframe, and what was in flight): what tests count.
     package var pipelines: Int { state.withLock { $0.pipelines } }
     package var framesDelivered: Int { state.withLock { $0.framesDelivered } }
     /// Whether ``cancel()`` was called: every picture asked for since throws `cancelled`.
@@ -179,22 +180,28 @@ package final class ThumbnailSession: Sendable {
         let (seek, earliest) = ThumbnailPicker.seek(for: time, toleranceBefore: toleranceBefore)
         let cancelled = GraphError(.cancelled, at: path, "the picture was cancelled")
         do throws(GraphError) {
-            let current = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate)
-            let taken = state.withLock { s in
-                guard !s.cancelled else { return false }
-                s.run = current
-                s.pipelines += 1
-                return true
+            let current: GraphRun
+            if let running = state.withLock({ $0.run }) {
+                current = running
+                try current.seek(to: seek)
+            } else {
+                let made = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate)
+                let taken = state.withLock { s in
+                    guard !s.cancelled else { return false }
+                    s.run = made
+                    s.pipelines += 1
+                    return true
+                }
+                guard taken else { throw cancelled }
+                current = made
+                try current.start(at: seek)
             }
-            guard taken else { throw cancelled }
-            try current.start(at: seek)
             let frame = ThumbnailPicker.firstFrame(of: try current.output("out"), from: earliest, showingAt: time)
             guard let frame else {
                 if let error = close() { throw error }
                 throw isCancelled ? cancelled : GraphError(.inputUnreadable, at: path, "\"\(path)\" has no frame at \(ThumbnailPicker.seconds(time)) s")
             }
-            close()  // the picture is here: nothing more is decoded
-            return frame
+            return frame  // the pipeline stays, for the next picture to seek
         } catch {
             close()
             throw error.code == .cancelled || isCancelled ? cancelled : error

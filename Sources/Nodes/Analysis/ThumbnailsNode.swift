@@ -89,7 +89,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
     /// (what decoded while prerolling, the picture, what was in flight), never the file.
     public var framesDelivered: Int { state.withLock { $0.framesDelivered } }
 
-    /// Pipelines made to take the pictures (one a picture: see ``ThumbnailSession``).
+    /// Pipelines made to take the pictures: one, sought from picture to picture.
     public var pipelines: Int { state.withLock { $0.pipelines } }
 
     /// The times asked for, evenly spaced, and the file's duration.
