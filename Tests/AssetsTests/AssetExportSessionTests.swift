@@ -127,6 +127,21 @@ import Testing
         #expect((boxes.firstIndex(of: "moov") ?? .max) < (boxes.firstIndex(of: "mdat") ?? -1))
     }
 
+    /// With B-frames (shown in another order than stored, the first after the keyframe shown
+    /// before it): the pictures of the range are still the source's, every one, none more.
+    @Test func passthroughTrimOfBFramesShowsExactlyTheRange() async throws {
+        let src = path("bframes.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=6", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:duration=6", "-c:v", "libx264", "-preset", "veryfast", "-bf", "3", "-g", "25",
+                                         "-keyint_min", "25", "-sc_threshold", "0", "-c:a", "aac", src])
+        let session = try session(src, .passthrough, output: "b.mp4")
+        session.timeRange = MediaTimeRange(start: MediaTime(seconds: 1.62), end: MediaTime(seconds: 3.3))
+        try await session.export()
+        let source = try frameHashes(src), copied = try frameHashes(path("b.mp4"))
+        #expect(copied.map(\.md5) == source.filter { $0.time >= 1.62 - 0.001 && $0.time < 3.3 - 0.001 }.map(\.md5))
+        #expect(copied.count == 42)
+    }
+
     /// Starts exporting 20 s of 640x360 into a folder of its own (`range`, when given), waits
     /// until the export has written some, ends it with `cancel`, and checks that the export
     /// woke with `cancelled` and left nothing in the folder.
