@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs,metadata]
 """
 import argparse
 import os
@@ -531,10 +531,37 @@ def export720_job(runs, minutes=1):
     print("- goal: at most 1.05× ffmpeg")
 
 
+def metadata_job(runs, files=1000):
+    """Tags of 1,000 files read in one process (issue 31): graphkit-api-bench metadata (the
+    container library, as Asset.metadata and graphctl probe read them) against ffprobe
+    -show_format once per file, as a script would run it. The files: 1,000 one-second M4As,
+    each with its own title, artist and album (ffmpeg -c copy of one encode)."""
+    folder = os.path.join(BENCH, "tagged")
+    paths = [os.path.join(folder, f"{i:04}.m4a") for i in range(files)]
+    if not os.path.exists(paths[-1]):
+        os.makedirs(folder, exist_ok=True)
+        base = os.path.join(folder, "base.m4a")
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", base])
+        for i, p in enumerate(paths):
+            sh(["ffmpeg", "-y", "-loglevel", "error", "-i", base, "-c", "copy", "-metadata", f"title=Song {i}",
+                "-metadata", "artist=GraphKit", "-metadata", "album=Bench", p])
+    bench = os.path.join(ROOT, ".build", "release", "graphkit-api-bench")
+    ours = [bench, "metadata"] + paths
+    listing = os.path.join(BENCH, "tagged.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(paths) + "\n")
+    ff = ["sh", "-c", f"xargs -n 1 ffprobe -v error -show_format < {listing} > /dev/null"]
+    contenders = [("graphkit-api-bench metadata (one process)", ours), ("ffprobe -show_format, once per file", ff)]
+    r = alternate(contenders, runs)
+    table(f"Tags of {files} M4A files (title, artist, album each)",
+          [(n, " ".join(c[:2] + ["FILE…"]) if c is ours else " ".join(c)) for n, c in contenders], r, "ffprobe -show_format, once per file")
+    print("- goal: at most 1.0× ffprobe")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,thumbs")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,thumbs,metadata")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -579,6 +606,8 @@ def main():
         export720_job(a.runs)
     if "thumbs" in jobs:
         thumbs_job(a.runs)
+    if "metadata" in jobs:
+        metadata_job(a.runs)
 
 
 if __name__ == "__main__":

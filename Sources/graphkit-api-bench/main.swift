@@ -5,6 +5,7 @@
 //   graphkit-api-bench adaptor OUT.mp4 [bgra|i420]
 //   graphkit-api-bench reader FILE.wav
 //   graphkit-api-bench start          (GStreamer started, nothing read: the process's fixed cost)
+//   graphkit-api-bench metadata FILE...  (every file's tags, in one process: the metadata-read job)
 import Glibc
 import GraphKit
 
@@ -16,11 +17,28 @@ do {
         try benchmarkReader(Array(CommandLine.arguments.dropFirst(2)))
     case "start":
         try GStreamer.start()
+    case "metadata":
+        benchmarkMetadata(Array(CommandLine.arguments.dropFirst(2)))
     default:
-        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE | start")
+        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE | start | metadata FILE...")
         exit(64)
     }
 } catch {
     print("error: \(error)")
     exit(70)
+}
+
+/// Reads every file's tags as `Asset.metadata` and `graphctl probe` do (the container library,
+/// through the file's descriptor), and prints how many files had a title: a check that the
+/// work was done.
+func benchmarkMetadata(_ paths: [String]) {
+    var titled = 0
+    for path in paths {
+        guard let bytes = FileBytes(path: path), let tags = try? MediaMetadata.read(from: bytes) else {
+            print("error: cannot read the tags of \(path)")
+            exit(66)
+        }
+        if tags.title != nil { titled += 1 }
+    }
+    print("\(paths.count) files, \(titled) with a title")
 }
