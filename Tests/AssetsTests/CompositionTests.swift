@@ -1,0 +1,189 @@
+import Assets
+import Foundation
+import GraphKit
+import GraphKitTesting
+import Testing
+
+/// Compositions (trim and join, issue 31): edits of the time line, and a reader over a
+/// composition, on files ffmpeg makes here.
+@Suite(.timeLimit(.minutes(10))) struct CompositionTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    static func t(_ seconds: Double) -> MediaTime { MediaTime(value: Int64((seconds * 8_000).rounded()), timescale: 8_000) }
+    static func range(_ start: Double, _ duration: Double) -> MediaTimeRange { MediaTimeRange(start: t(start), duration: t(duration)) }
+
+    /// A WAV at 8 kHz mono whose sample n is (n + offset) mod 4096 − 2048: every sample is known.
+    func rampWAV(_ name: String, seconds: Double, offset: Int = 0) throws -> Asset {
+        let p = path(name)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "aevalsrc=(mod(n+\(offset)\\,4096)-2048)/32768:s=8000:d=\(seconds)",
+                                         "-c:a", "pcm_s16le", "-y", p])
+        return try Asset(path: p)
+    }
+
+    /// An H.264 MP4 of testsrc at 25 fps, 1 s GOP.
+    func video(_ name: String, seconds: Double, size: String = "160x120", pattern: String = "testsrc") throws -> Asset {
+        let p = path(name)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "\(pattern)=size=\(size):rate=25:duration=\(seconds)",
+                                         "-c:v", "libx264", "-g", "25", "-bf", "2", "-pix_fmt", "yuv420p", "-y", p])
+        return try Asset(path: p)
+    }
+
+    static func ramp(_ n: Int, offset: Int) -> Int16 { Int16((n + offset) % 4096 - 2048) }
+
+    // MARK: Edits
+
+    /// Inserts push later pieces back, gaps are segments, removes pull them forward, and the
+    /// segments always tile the time line from 0.
+    @Test func editsKeepTheTimeLineTiled() throws {
+        let a = try rampWAV("a.wav", seconds: 2), b = try rampWAV("b.wav", seconds: 1)
+        let ta = try a.track(withMediaType: .audio), tb = try b.track(withMediaType: .audio)
+        var track = CompositionTrack(mediaType: .audio, trackID: 1)
+        try track.insertTimeRange(Self.range(0.5, 1), of: ta, in: a, at: .zero)
+        try track.insertTimeRange(Self.range(0, 1), of: tb, in: b, at: Self.t(1))
+        #expect(track.duration == Self.t(2))
+        // b in the middle of a's piece: a's piece is cut in two around it.
+        try track.insertTimeRange(Self.range(0, 0.25), of: tb, in: b, at: Self.t(0.5))
+        #expect(track.segments.map(\.sourcePath) == [a.path, b.path, a.path, b.path])
+        #expect(track.segments.map(\.sourceRange) == [Self.range(0.5, 0.5), Self.range(0, 0.25), Self.range(1, 0.5), Self.range(0, 1)])
+        #expect(track.segments.map(\.destinationRange.start) == [Self.t(0), Self.t(0.5), Self.t(0.75), Self.t(1.25)])
+        try track.insertEmptyTimeRange(Self.range(1.25, 0.5))
+        #expect(track.segments.map(\.isEmpty) == [false, false, false, true, false])
+        #expect(track.duration == Self.t(2.75))
+        // Removing across a gap and part of a piece.
+        try track.removeTimeRange(Self.range(1.0, 1.0))
+        #expect(track.segments.map(\.isEmpty) == [false, false, false, false])
+        #expect(track.segments.last?.sourceRange == Self.range(0.25, 0.75))
+        #expect(track.duration == Self.t(1.75))
+        for (x, y) in zip(track.segments, track.segments.dropFirst()) { #expect(x.destinationRange.end == y.destinationRange.start) }
+        // Inserting past the end leaves a gap before.
+        try track.insertTimeRange(Self.range(0, 0.5), of: ta, in: a, at: Self.t(3))
+        #expect(track.segments.suffix(2).map(\.isEmpty) == [true, false])
+        #expect(track.duration == Self.t(3.5))
+    }
+
+    /// An empty range, a range past the source's end and a track of another type are refused,
+    /// naming the file and the range, and leave the track as it was.
+    @Test func badRangesAreRefusedAndChangeNothing() throws {
+        let a = try rampWAV("a.wav", seconds: 1)
+        let ta = try a.track(withMediaType: .audio)
+        let composition = MutableComposition()
+        let track = try #require(composition.addMutableTrack(withMediaType: .audio))
+        try track.insertTimeRange(Self.range(0, 0.5), of: ta, in: a, at: .zero)
+        let before = track.track
+        let empty = #expect(throws: GraphError.self) { try track.insertTimeRange(Self.range(0.2, 0), of: ta, in: a, at: .zero) }
+        #expect(empty?.description.contains("a.wav") == true)
+        #expect(empty?.message.contains("empty") == true)
+        let beyond = #expect(throws: GraphError.self) { try track.insertTimeRange(Self.range(0.5, 1), of: ta, in: a, at: .zero) }
+        #expect(beyond?.message.contains("past the track's end at 1.0 s") == true, "\(String(describing: beyond))")
+        let video = try #require(composition.addMutableTrack(withMediaType: .video))
+        let wrongType = #expect(throws: GraphError.self) { try video.insertTimeRange(Self.range(0, 0.5), of: ta, in: a, at: .zero) }
+        #expect(wrongType?.message.contains("audio track cannot go into video") == true)
+        #expect(track.track == before)
+        #expect(composition.addMutableTrack(withMediaType: .audio, preferredTrackID: track.trackID) == nil)
+    }
+
+    // MARK: Reading
+
+    /// Pieces of two files, cut to the sample, read as one: every sample the ranges hold, in
+    /// order, exact, with stamps that rise without a hole; a gap gives no sample, and the piece
+    /// after it is stamped after the gap.
+    @Test func aReaderJoinsAudioPiecesToTheSample() throws {
+        let a = try rampWAV("a.wav", seconds: 2), b = try rampWAV("b.wav", seconds: 1, offset: 1000)
+        let composition = MutableComposition()
+        let track = try #require(composition.addMutableTrack(withMediaType: .audio))
+        // 0.3001 s: not on a 40 ms buffer edge, so the cut falls inside a buffer.
+        try track.insertTimeRange(MediaTimeRange(start: MediaTime(value: 2_401, timescale: 8_000), duration: MediaTime(value: 4_003, timescale: 8_000)),
+                                  of: try a.track(withMediaType: .audio), in: a, at: .zero)
+        try track.insertTimeRange(Self.range(0.25, 0.5), of: try b.track(withMediaType: .audio), in: b, at: MediaTime(value: 4_003, timescale: 8_000))
+        try track.insertEmptyTimeRange(MediaTimeRange(start: MediaTime(value: 8_003, timescale: 8_000), duration: Self.t(0.5)))
+        try track.insertTimeRange(Self.range(0, 0.125), of: try a.track(withMediaType: .audio), in: a, at: MediaTime(value: 12_003, timescale: 8_000))
+        let reader = try AssetReader(composition: composition.composition)
+        let output = try AssetReaderTrackOutput(compositionTrack: track.track, outputSettings: .linearPCM(sampleFormat: .s16le))
+        try reader.add(output)
+        try reader.startReading()
+        var all: [Int16] = [], stamps: [(MediaTime, MediaTime)] = []
+        while let sample = output.copyNextSampleBuffer() {
+            all += sample.withAudioSamples(as: Int16.self) { Array($0) }
+            stamps.append((try #require(sample.presentationTime), try #require(sample.duration)))
+        }
+        #expect(reader.status == .completed, "\(String(describing: reader.error))")
+        let expected = (2_401..<6_404).map { Self.ramp($0, offset: 0) } + (2_000..<6_000).map { Self.ramp($0, offset: 1000) }
+            + (0..<1_000).map { Self.ramp($0, offset: 0) }
+        #expect(all.count == expected.count)
+        #expect(all.indices.first { all[$0] != expected[$0] } == nil, "the first sample that differs")
+        for (x, y) in zip(stamps, stamps.dropFirst()) { #expect(y.0 > x.0) }
+        // The last piece starts after the gap: 12,003 samples in.
+        let afterGap = try #require(stamps.first { $0.0 >= MediaTime(value: 8_003, timescale: 8_000) })
+        #expect(abs((afterGap.0 - MediaTime(value: 12_003, timescale: 8_000)).seconds) < 0.000_001)
+        let end = try #require(stamps.last.map { $0.0 + $0.1 })
+        #expect(abs((end - composition.duration).seconds) < 0.000_01)
+    }
+
+    /// Video pieces from mid-GOP: each starts with the frame showing at its range's start (decoded
+    /// from the keyframe before, the frames before dropped), stamps rise across the join, and the
+    /// frames tile the composition's duration.
+    @Test func aReaderJoinsVideoPiecesFromMidGOP() throws {
+        let a = try video("a.mp4", seconds: 2), b = try video("b.mp4", seconds: 2, pattern: "smptebars")
+        let composition = MutableComposition()
+        try composition.insertTimeRange(MediaTimeRange(start: MediaTime(value: 13, timescale: 25), duration: MediaTime(value: 20, timescale: 25)), of: a, at: .zero)
+        try composition.insertTimeRange(MediaTimeRange(start: MediaTime(value: 30, timescale: 25), duration: MediaTime(value: 10, timescale: 25)), of: b,
+                                        at: MediaTime(value: 20, timescale: 25))
+        #expect(composition.duration == MediaTime(value: 30, timescale: 25))
+        let track = try #require(composition.composition.tracks(withMediaType: .video).first)
+        let reader = try AssetReader(composition: composition.composition)
+        let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(.bgra))
+        try reader.add(output)
+        try reader.startReading()
+        var stamps: [MediaTime] = [], last: MediaTime = .zero
+        while let frame = output.copyNextSampleBuffer() {
+            let pts = try #require(frame.presentationTime)
+            stamps.append(pts)
+            last = pts + (frame.duration ?? .zero)
+        }
+        #expect(reader.status == .completed, "\(String(describing: reader.error))")
+        #expect(stamps.count == 30)
+        #expect(stamps.first == .zero)
+        for (x, y) in zip(stamps, stamps.dropFirst()) { #expect(y > x) }
+        #expect(abs((last - composition.duration).seconds) < 0.001)
+    }
+
+    /// A composition reader's video output takes one picture size: pieces of another size are
+    /// refused when the output is added, naming the piece and both sizes.
+    @Test func videoPiecesOfAnotherSizeAreRefused() throws {
+        let a = try video("a.mp4", seconds: 1), b = try video("b.mp4", seconds: 1, size: "320x240")
+        let composition = MutableComposition()
+        try composition.insertTimeRange(Self.range(0, 1), of: a, at: .zero)
+        try composition.insertTimeRange(Self.range(0, 1), of: b, at: Self.t(1))
+        let track = try #require(composition.composition.tracks(withMediaType: .video).first)
+        let reader = try AssetReader(composition: composition.composition)
+        let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: nil)
+        let error = #expect(throws: GraphError.self) { try reader.add(output) }
+        #expect(error?.description.contains("piece 2") == true)
+        #expect(error?.message.contains("320x240") == true, "\(String(describing: error))")
+    }
+
+    /// Joining without re-encoding asks for pieces of one codec and one set of parameters; the
+    /// refusal names the piece and what differs.
+    @Test func passthroughNamesThePieceThatDiffers() throws {
+        let a = try video("a.mp4", seconds: 1), same = try video("same.mp4", seconds: 1, pattern: "smptebars")
+        let bigger = try video("bigger.mp4", seconds: 1, size: "320x240")
+        let composition = MutableComposition()
+        try composition.insertTimeRange(Self.range(0, 1), of: a, at: .zero)
+        try composition.insertTimeRange(Self.range(0, 1), of: same, at: Self.t(1))
+        let track = try #require(composition.tracks.first)
+        try track.track.checkPassthrough()
+        try composition.insertTimeRange(Self.range(0, 1), of: bigger, at: Self.t(2))
+        let error = #expect(throws: GraphError.self) { try track.track.checkPassthrough() }
+        #expect(error?.description.contains("piece 3 (\"\(bigger.path)\")") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("320x240, not 160x120") == true)
+        let wav = try rampWAV("a.wav", seconds: 1)
+        let sound = try #require(composition.addMutableTrack(withMediaType: .audio))
+        try sound.insertTimeRange(Self.range(0, 1), of: try wav.track(withMediaType: .audio), in: wav, at: .zero)
+        try sound.insertTimeRange(Self.range(0, 1), of: try wav.track(withMediaType: .audio), in: wav, at: Self.t(1))
+        let notMP4 = #expect(throws: GraphError.self) { try sound.track.checkPassthrough() }
+        #expect(notMP4?.message.contains("not an MP4") == true)
+    }
+}
