@@ -150,6 +150,38 @@ import Testing
         #expect(abs((last - composition.duration).seconds) < 0.001)
     }
 
+    /// A piece whose file has gone by the time it is read fails reading, naming the piece and
+    /// its file, after the pieces before it; cancelling a reader mid-piece ends its output.
+    @Test func aMissingPieceFailsReadingByNameAndCancelEnds() throws {
+        let a = try rampWAV("a.wav", seconds: 1), b = try rampWAV("b.wav", seconds: 1)
+        let composition = MutableComposition()
+        try composition.insertTimeRange(Self.range(0, 0.5), of: a, at: .zero)
+        try composition.insertTimeRange(Self.range(0, 0.5), of: b, at: Self.t(0.5))
+        try FileManager.default.removeItem(atPath: b.path)
+        let reader = try AssetReader(composition: composition.composition)
+        let output = try AssetReaderTrackOutput(compositionTrack: composition.composition.tracks[0], outputSettings: nil)
+        try reader.add(output)
+        try reader.startReading()
+        var frames = 0
+        while let sample = output.copyNextSampleBuffer() { frames += sample.frameCount }
+        #expect(frames == 4_000)
+        #expect(reader.status == .failed)
+        #expect(reader.error?.description.contains("\"\(b.path)\"") == true, "\(String(describing: reader.error))")
+        #expect(reader.error?.code == .inputUnreadable)
+
+        let whole = MutableComposition()
+        try whole.insertTimeRange(Self.range(0, 1), of: a, at: .zero)
+        try whole.insertTimeRange(Self.range(0, 1), of: a, at: Self.t(1))
+        let cancelled = try AssetReader(composition: whole.composition)
+        let out = try AssetReaderTrackOutput(compositionTrack: whole.composition.tracks[0], outputSettings: nil)
+        try cancelled.add(out)
+        try cancelled.startReading()
+        #expect(out.copyNextSampleBuffer() != nil)
+        cancelled.cancelReading()
+        #expect(out.copyNextSampleBuffer() == nil)
+        #expect(cancelled.status == .cancelled)
+    }
+
     /// A composition reader's video output takes one picture size: pieces of another size are
     /// refused when the output is added, naming the piece and both sizes.
     @Test func videoPiecesOfAnotherSizeAreRefused() throws {
