@@ -6,9 +6,11 @@ import Synchronization
 /// Ranges of several assets' tracks in sequence, as AVFoundation's `AVComposition`: over
 /// GraphKit's `MutableComposition`. An `AVAsset`, so `AVAssetReader(asset:)` reads it (each
 /// track's pieces decoded one after another as one stream; a gap gives no sample, as
-/// AVFoundation's reader gives none). It is no one file: its metadata is empty, and a
-/// composition track read with nil output settings (the samples as stored) is refused when the
-/// output is added: GraphKit reads compositions decoded.
+/// AVFoundation's reader gives none). It is no one file: its metadata is empty. A composition
+/// track read with nil output settings gives its pieces' samples as stored, joined without
+/// re-encoding (video from the keyframe at or before each range's start, AAC by whole packets),
+/// when every piece has the same codec and parameters; otherwise the output is refused
+/// (`canAdd` is false, `add` fails the reader naming the piece and what differs).
 open class AVComposition: AVAsset, @unchecked Sendable {
     // Unchecked: open, as AVFoundation's; its composition is a Sendable class, its track objects
     // in a Mutex.

@@ -172,7 +172,8 @@ public final class AssetReader: Sendable {
         guard !track.pieces.isEmpty else { throw GraphError(.usage, at: at, "the track has no piece to read") }
         if let settings = output.outputSettings {
             if case .stored = settings {
-                throw GraphError(.usage, at: at, "a composition is read decoded: use .linearPCM(…) or .pixels(…); a join without re-encoding is the export session's (passthrough) or the concat node's")
+                // Joined as stored: every piece of one codec and parameters, else refused by name.
+                try track.checkPassthrough()
             }
             guard settings.mediaType == track.mediaType else {
                 throw GraphError(.usage, at: at, "a \(track.mediaType.rawValue) track cannot be read as \(settings.mediaType.rawValue)")

@@ -47,6 +47,9 @@ public final class AssetReaderTrackOutput: Sendable {
     /// made with ``AssetReader/init(composition:)``: `AVAssetReaderTrackOutput(track:)` given an
     /// `AVCompositionTrack`. Settings that leave the rate or channels open take the first
     /// piece's (the others are converted); nil settings are 16-bit PCM so, or BGRA frames.
+    /// `.stored` joins the pieces' compressed samples without decoding, when every piece has the
+    /// same codec and parameters (else the reader refuses the output, naming the piece and what
+    /// differs): video cut at keyframes, AAC by whole packets (see ``CompositionPieces``).
     /// Throws for a track with no piece.
     public init(compositionTrack: CompositionTrack, outputSettings: ReaderOutputSettings?) throws(GraphError) {
         guard let first = compositionTrack.pieces.first?.sourceTrack else {

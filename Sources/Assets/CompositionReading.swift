@@ -11,6 +11,13 @@ import Synchronization
 /// past the range's end stops there, so stamps rise from piece to piece and tile each range.
 /// A gap (an empty segment) gives no sample, as AVFoundation's reader gives none: the next
 /// piece's stamps simply start later.
+///
+/// Samples as stored (`.stored`, a join without re-encoding) are cut where they can be decoded:
+/// video from the last keyframe at or before the range's start (as AVFoundation's passthrough
+/// cuts), up to the last frame shown before its end; AAC by whole packets (1,024 samples) that
+/// overlap the range. Each piece then follows the one before without a hole (its first sample at
+/// the previous piece's last end, plus any gap): so a piece that starts between keyframes plays
+/// from its keyframe, and lasts that much longer than its range.
 final class CompositionPieces: Sendable {
     let pieces: [CompositionTrackSegment]
     let settings: ReaderOutputSettings
@@ -18,7 +25,11 @@ final class CompositionPieces: Sendable {
     private struct Reading {
         var next = 0
         var current: (reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)?
+        /// The current piece's track: how far its media times run ahead of its presentation times.
+        var mediaOffset = MediaTime.zero
         var cancelled = false
+        /// Samples as stored: the cut of the piece being read, and where the next begins.
+        var cut = StoredCut()
     }
 
     private let reading = Mutex(Reading())
@@ -39,6 +50,7 @@ final class CompositionPieces: Sendable {
     @available(*, noasync)
     func next() -> Next {
         while true {
+            if case .stored = settings, let ready = reading.withLock({ $0.cut.takeReady() }) { return .sample(ready) }
             let current: (reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)
             switch open() {
             case .success(let c?): current = c
@@ -46,7 +58,12 @@ final class CompositionPieces: Sendable {
             case .failure(let error): return .failed(error)
             }
             if let sample = current.output.copyNextSampleBuffer() {
-                if let moved = Self.move(sample, of: current.piece) { return .sample(moved) }
+                guard case .stored = settings else {
+                    if let moved = Self.move(sample, of: current.piece) { return .sample(moved) }
+                    continue
+                }
+                let done = reading.withLock { $0.cut.add(sample, of: current.piece, mediaOffset: $0.mediaOffset) }
+                if done { current.reader.cancelReading() }
                 continue
             }
             if current.reader.status == .failed, let error = current.reader.error {
@@ -54,6 +71,7 @@ final class CompositionPieces: Sendable {
             }
             let goesOn = reading.withLock { r in
                 r.current = nil
+                r.cut.pieceEnded()
                 return !r.cancelled
             }
             if !goesOn { return .end }
@@ -78,14 +96,18 @@ final class CompositionPieces: Sendable {
             reader = try AssetReader(asset: asset)
             output = AssetReaderTrackOutput(track: track, outputSettings: settings)
             try reader.add(output)
-            reader.timeRange = piece.sourceRange
+            // Samples as stored are cut here (StoredCut), where keyframes are known.
+            if case .stored = settings {} else { reader.timeRange = piece.sourceRange }
             try reader.startReading()
         } catch {
             return .failure(Self.naming(piece, error))
         }
+        let offset: MediaTime
+        if case .stored = settings { offset = piece.mediaOffset } else { offset = .zero }
         let kept = reading.withLock { r -> Bool in
             guard !r.cancelled else { return false }
             r.current = (reader, output, piece)
+            r.mediaOffset = offset
             return true
         }
         guard kept else {
@@ -125,5 +147,125 @@ final class CompositionPieces: Sendable {
     /// The error of a piece's reader, saying which piece.
     static func naming(_ piece: CompositionTrackSegment, _ error: GraphError) -> GraphError {
         GraphError(error.code, at: "composition piece \(piece)", error.description, cause: error.cause)
+    }
+}
+
+/// Where samples as stored are cut, piece by piece, and where each lands (see
+/// ``CompositionPieces``). Samples come in decode order.
+struct StoredCut {
+    /// Video: the group of pictures from the last keyframe at or before the range's start, held
+    /// until a later keyframe (or the piece's end) shows it is the one the range starts in.
+    private var held: [SampleBuffer] = []
+    /// The piece's cut start is found: samples from here pass until the range's end.
+    private var started = false
+    /// Given samples, moved, waiting to be taken.
+    private var ready: [SampleBuffer] = []
+    private var readyIndex = 0
+    /// The piece being cut, and its move (added to each stamp), fixed by its first sample.
+    private var piece: CompositionTrackSegment?
+    private var offset: MediaTime?
+    /// Where this piece's first sample lands: where the samples before end, plus any gap.
+    private var base = MediaTime.zero
+    /// Where the samples given so far end, and where the piece before ended on the time line.
+    private var end = MediaTime.zero
+    private var previousEnd = MediaTime.zero
+    private var mediaOffset = MediaTime.zero
+    /// The last decode time given: the next must be later.
+    private var lastDecode: MediaTime?
+
+    mutating func takeReady() -> SampleBuffer? {
+        guard readyIndex < ready.count else { return nil }
+        defer {
+            readyIndex += 1
+            if readyIndex == ready.count { ready.removeAll(keepingCapacity: true); readyIndex = 0 }
+        }
+        return ready[readyIndex]
+    }
+
+    /// A sample of `piece`, whose stamps are its track's media times, `mediaOffset` after its
+    /// presentation times (an MP4 edit list's start: ffmpeg's files with B-frames start showing
+    /// at media time 0.08 s, which GStreamer stamps as it is); true once the piece has nothing
+    /// more to give (its reader can stop).
+    mutating func add(_ sample: SampleBuffer, of piece: CompositionTrackSegment, mediaOffset: MediaTime) -> Bool {
+        if self.piece != piece { begin(piece, mediaOffset: mediaOffset) }
+        guard let pts = sample.presentationTime else { return false }
+        let range = MediaTimeRange(start: piece.sourceRange.start + mediaOffset, duration: piece.sourceRange.duration)
+        guard piece.sourceTrack?.mediaType == .video else {
+            // AAC: whole packets that overlap the range.
+            if pts >= range.end { return true }
+            if pts + (sample.duration ?? .zero) > range.start { give(sample) }
+            return false
+        }
+        let key = sample.flags.contains(.keyframe)
+        if !started {
+            if key && pts <= range.start {
+                held = [sample]
+                return false
+            }
+            if !key {
+                // A frame shown before its group's keyframe (an open GOP's) needs the group before.
+                if let first = held.first?.presentationTime, pts >= first { held.append(sample) }
+                return false
+            }
+            // A keyframe after the range's start: the group held is the one it starts in.
+            flushHeld()
+            started = true
+        }
+        if pts >= range.end { return key }  // past the end: a keyframe there ends the piece
+        give(sample)
+        return false
+    }
+
+    /// The piece ended: a group still held is the one its range starts in.
+    mutating func pieceEnded() {
+        flushHeld()
+        started = true
+    }
+
+    private mutating func begin(_ next: CompositionTrackSegment, mediaOffset: MediaTime) {
+        if piece != nil { pieceEnded() }
+        self.mediaOffset = mediaOffset
+        let gap = next.destinationRange.start - previousEnd
+        base = gap > .zero ? end + gap : end
+        previousEnd = next.destinationRange.end
+        piece = next
+        held = []
+        started = false
+        offset = nil
+    }
+
+    private mutating func flushHeld() {
+        let group = held
+        held = []
+        guard let piece else { return }
+        let range = MediaTimeRange(start: piece.sourceRange.start + mediaOffset, duration: piece.sourceRange.duration)
+        for sample in group where (sample.presentationTime ?? .zero) < range.end { give(sample) }
+    }
+
+    /// `sample` moved so that the piece's first sample is shown at ``base`` (on the output's
+    /// media clock, which starts as the first piece's does: its first decode time at 0).
+    private mutating func give(_ sample: SampleBuffer) {
+        guard let pts = sample.presentationTime else { return }
+        let move: MediaTime
+        if let offset {
+            move = offset
+        } else if let dts = sample.decodeTime, lastDecode == nil {
+            move = base - dts  // the first piece keeps its decode delay, so no time falls before 0
+        } else {
+            move = base - pts
+        }
+        offset = move
+        var moved = sample
+        moved.presentationTime = pts + move
+        if let dts = sample.decodeTime {
+            // A piece whose decode delay is longer than the one before's would decode before it ends.
+            var shifted = dts + move
+            if let last = lastDecode, shifted <= last { shifted = last + MediaTime(value: 1, timescale: 1_000_000) }
+            moved.decodeTime = shifted
+            lastDecode = shifted
+        }
+        let sampleEnd = pts + move + (sample.duration ?? .zero)
+        if sampleEnd > end { end = sampleEnd }
+        ready.append(moved)
     }
 }

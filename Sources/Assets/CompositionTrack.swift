@@ -1,4 +1,5 @@
 import GraphKitCore
+import MediaContainers
 
 /// One piece of a ``CompositionTrack``, like `AVCompositionTrackSegment`: a range of a file's
 /// track placed at a range of the composition's time line, or an empty range (a gap: nothing
@@ -46,6 +47,24 @@ public struct CompositionTrackSegment: Sendable, Equatable, CustomStringConverti
     public var description: String {
         guard let path = sourcePath, let track = sourceTrack else { return "empty \(destinationRange)" }
         return "\"\(path)\" track \(track.trackID) \(sourceRange) at \(destinationRange.start.seconds) s"
+    }
+
+    /// How far the source track's media times (the stamps of its samples as stored) run ahead
+    /// of its presentation times: the start of an MP4 or MOV track's edit list (an empty first
+    /// edit, a delay, counts back); zero for other files and tracks with no edit.
+    var mediaOffset: MediaTime {
+        guard let asset, let track = sourceTrack, let bytes = FileBytes(path: asset.path), let file = try? MP4File(bytes),
+              let movie = try? file.movie(),
+              let stored = movie.tracks(handler: track.mediaType == .audio ? "soun" : "vide").dropFirst(track.indexInType).first?.track,
+              let first = stored.edits?.first else { return .zero }
+        if first.mediaTime >= 0 {
+            let scale = stored.mediaTimescale
+            guard scale > 0, scale <= Int(Int32.max) else { return .zero }
+            return MediaTime(value: first.mediaTime, timescale: Int32(scale))
+        }
+        let scale = movie.timescale
+        guard scale > 0, scale <= Int(Int32.max), let delay = Int64(exactly: first.duration) else { return .zero }
+        return .zero - MediaTime(value: delay, timescale: Int32(scale))
     }
 
     /// The same piece played from `start` on.

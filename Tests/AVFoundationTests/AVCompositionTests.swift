@@ -42,7 +42,7 @@ import Testing
 
         let reader = try AVAssetReader(asset: composition)
         let stored = AVAssetReaderTrackOutput(track: track, outputSettings: nil)
-        #expect(!reader.canAdd(stored))  // a composition is read decoded
+        #expect(!reader.canAdd(stored))  // WAV pieces: no MP4 sample description says they can be joined as stored
         let output = AVAssetReaderTrackOutput(track: track, outputSettings: Self.pcm16)
         #expect(reader.canAdd(output))
         reader.add(output)

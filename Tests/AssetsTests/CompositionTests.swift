@@ -197,6 +197,73 @@ import Testing
         #expect(error?.message.contains("320x240") == true, "\(String(describing: error))")
     }
 
+    /// Each video packet's size and MD5, as ffmpeg reads them without decoding, between two
+    /// presentation times (seconds); nil bounds: all.
+    func packets(_ path: String, from start: Double = 0, to end: Double = .infinity) throws -> [String] {
+        let text = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v:0", "-c", "copy", "-f", "framemd5", "-"])
+        var timeBase = 1.0, rows: [String] = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("#tb 0:") {
+                let parts = line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: "/").compactMap { Double($0) }
+                timeBase = parts[0] / parts[1]
+            }
+            guard !line.hasPrefix("#") else { continue }
+            let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard f.count >= 6, let pts = Double(f[2]) else { continue }
+            if pts * timeBase >= start - 0.000_1 && pts * timeBase < end - 0.000_1 { rows.append("\(f[4]) \(f[5])") }
+        }
+        return rows
+    }
+
+    /// Decoded frames' MD5s (ffmpeg's framemd5), in presentation order.
+    func frames(_ path: String) throws -> [String] {
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"])
+            .split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0.split(separator: ",").last ?? "").trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Ranges of three files joined without re-encoding (read as stored, written through a
+    /// passthrough input): the output's packets are the sources' packets in the ranges, byte for
+    /// byte, its decoded frames the sources' frames in the ranges, and its stamps rise. A range
+    /// that starts between keyframes starts at the keyframe before (as AVFoundation's passthrough).
+    @Test func aPassthroughJoinCopiesThePacketsInTheRanges() async throws {
+        let a = try video("a.mp4", seconds: 3), b = try video("b.mp4", seconds: 3, pattern: "smptebars"), c = try video("c.mp4", seconds: 2, pattern: "rgbtestsrc")
+        let composition = MutableComposition()
+        let track = try #require(composition.addMutableTrack(withMediaType: .video))
+        let at = { (frames: Int64) in MediaTime(value: frames, timescale: 25) }
+        try track.insertTimeRange(MediaTimeRange(start: at(25), duration: at(50)), of: try a.track(withMediaType: .video), in: a, at: .zero)
+        try track.insertTimeRange(MediaTimeRange(start: .zero, duration: at(25)), of: try b.track(withMediaType: .video), in: b, at: at(50))
+        // From frame 30, between the keyframes at 25 and 50: cut at 25.
+        try track.insertTimeRange(MediaTimeRange(start: at(30), duration: at(15)), of: try c.track(withMediaType: .video), in: c, at: at(75))
+        let reader = try AssetReader(composition: composition.composition)
+        let output = try AssetReaderTrackOutput(compositionTrack: track.track, outputSettings: .stored(.video))
+        try reader.add(output)
+        try reader.startReading()
+        let out = path("joined.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let input = AssetWriterInput(mediaType: .video, outputSettings: PassthroughSettings(mediaType: .video))
+        try writer.add(input)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        var count = 0, lastDecode = MediaTime.negativeInfinity
+        for try await sample in output.samples {
+            let dts = try #require(sample.decodeTime ?? sample.presentationTime)
+            #expect(dts > lastDecode, "\(count): pts \(sample.presentationTime!) dts \(String(describing: sample.decodeTime))")
+            lastDecode = dts
+            try await input.append(sample)
+            count += 1
+        }
+        #expect(reader.status == .completed, "\(String(describing: reader.error))")
+        input.markAsFinished()
+        try await writer.finishWriting()
+        let expected = try packets(a.path, from: 1, to: 3) + packets(b.path, from: 0, to: 1) + packets(c.path, from: 1, to: 1.8)
+        #expect(count == expected.count)
+        let joined = try packets(out)
+        #expect(joined == expected, "first difference at \(String(describing: zip(joined, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset))")
+        let decoded = try frames(out)
+        let sources = Array(try frames(a.path)[25..<75]) + Array(try frames(b.path)[0..<25]) + Array(try frames(c.path)[25..<45])
+        #expect(decoded == sources)
+    }
+
     /// Joining without re-encoding asks for pieces of one codec and one set of parameters; the
     /// refusal names the piece and what differs.
     @Test func passthroughNamesThePieceThatDiffers() throws {
