@@ -81,15 +81,20 @@ final class CompositionPieces: Sendable {
     /// The reader of the piece being read, made (and started) when there is none; nil after
     /// the last piece or once cancelled.
     private func open() -> Result<(reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)?, GraphError> {
-        let step = reading.withLock { r -> (Int, CompositionTrackSegment)? in
-            if r.cancelled { return nil }
-            if r.current != nil { return (-1, pieces[0]) }
-            guard r.next < pieces.count else { return nil }
+        enum Step { case reading((reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)), open(CompositionTrackSegment), end }
+        let step = reading.withLock { r -> Step in
+            if r.cancelled { return .end }
+            if let current = r.current { return .reading(current) }
+            guard r.next < pieces.count else { return .end }
             defer { r.next += 1 }
-            return (r.next, pieces[r.next])
+            return .open(pieces[r.next])
         }
-        guard let (n, piece) = step else { return .success(nil) }
-        if n < 0 { return .success(reading.withLock { $0.current }) }
+        let piece: CompositionTrackSegment
+        switch step {
+        case .end: return .success(nil)
+        case .reading(let current): return .success(current)
+        case .open(let next): piece = next
+        }
         guard let asset = piece.asset, let track = piece.sourceTrack else { return .success(nil) }
         let reader: AssetReader, output: AssetReaderTrackOutput
         do throws(GraphError) {

@@ -197,22 +197,16 @@ import Testing
         #expect(error?.message.contains("320x240") == true, "\(String(describing: error))")
     }
 
-    /// Each video packet's size and MD5, as ffmpeg reads them without decoding, between two
-    /// presentation times (seconds); nil bounds: all.
+    /// Each video packet's size and MD5 in decode order, as ffprobe reads them without decoding,
+    /// for the packets shown from `start` to before `end` (seconds).
     func packets(_ path: String, from start: Double = 0, to end: Double = .infinity) throws -> [String] {
-        let text = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v:0", "-c", "copy", "-f", "framemd5", "-"])
-        var timeBase = 1.0, rows: [String] = []
-        for line in text.split(separator: "\n") {
-            if line.hasPrefix("#tb 0:") {
-                let parts = line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: "/").compactMap { Double($0) }
-                timeBase = parts[0] / parts[1]
-            }
-            guard !line.hasPrefix("#") else { continue }
-            let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard f.count >= 6, let pts = Double(f[2]) else { continue }
-            if pts * timeBase >= start - 0.000_1 && pts * timeBase < end - 0.000_1 { rows.append("\(f[4]) \(f[5])") }
+        let text = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,size,data_hash",
+                                                     "-show_data_hash", "md5", "-of", "csv=p=0", path])
+        return text.split(separator: "\n").compactMap { line -> String? in
+            let f = line.split(separator: ",")
+            guard f.count == 3, let pts = Double(f[0]), pts >= start - 0.000_1, pts < end - 0.000_1 else { return nil }
+            return "\(f[1]) \(f[2])"
         }
-        return rows
     }
 
     /// Decoded frames' MD5s (ffmpeg's framemd5), in presentation order.
