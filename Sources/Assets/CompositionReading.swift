@@ -15,7 +15,8 @@ import Synchronization
 /// Samples as stored (`.stored`, a join without re-encoding) are cut where they can be decoded:
 /// video from the last keyframe at or before the range's start (as AVFoundation's passthrough
 /// cuts), up to the last frame shown before its end; AAC by whole packets (1,024 samples) that
-/// overlap the range. Each piece then follows the one before without a hole (its first sample at
+/// overlap the range, with the packet before (the decoder needs it; at a file's start, the
+/// encoder's priming, which an edit list would hide and sink.mp4 does not write for a join). Each piece then follows the one before without a hole (its first sample at
 /// the previous piece's last end, plus any gap): so a piece that starts between keyframes plays
 /// from its keyframe, and lasts that much longer than its range.
 final class CompositionPieces: Sendable {
@@ -196,9 +197,11 @@ struct StoredCut {
         guard let pts = sample.presentationTime else { return false }
         let range = MediaTimeRange(start: piece.sourceRange.start + mediaOffset, duration: piece.sourceRange.duration)
         guard piece.sourceTrack?.mediaType == .video else {
-            // AAC: whole packets that overlap the range.
+            // AAC: whole packets that overlap the range, and the one before the first (a packet
+            // decodes only after the one before it: the encoder's priming at a file's start).
             if pts >= range.end { return true }
-            if pts + (sample.duration ?? .zero) > range.start { give(sample) }
+            let duration = sample.duration ?? .zero
+            if pts + duration + duration > range.start { give(sample) }
             return false
         }
         let key = sample.flags.contains(.keyframe)
