@@ -293,6 +293,12 @@ public final class AssetReader: Sendable {
     /// A composition's outputs: each reads its pieces in turn (``CompositionPieces``), each piece
     /// by a reader of its own made when the one before has ended, so nothing runs yet.
     private func startReading(composition outputs: [AssetReaderTrackOutput], range: MediaTimeRange?) throws(GraphError) {
+        if range != nil, outputs.contains(where: { if case .stored? = $0.outputSettings { true } else { false } }) {
+            // Cut by a time range, samples as stored would lose the keyframes their frames need.
+            let error = GraphError(.usage, at: "timeRange", "a composition read as stored is cut where its pieces' ranges say: edit the composition (removeTimeRange) instead of setting timeRange")
+            locked.withLock { $0.state.startFailed(error) }
+            throw error
+        }
         let sequences = outputs.map { output in
             let track = output.compositionTrack!
             let pieces = track.pieces.filter { piece in

@@ -228,6 +228,14 @@ import Testing
         try track.insertTimeRange(MediaTimeRange(start: .zero, duration: at(25)), of: try b.track(withMediaType: .video), in: b, at: at(50))
         // From frame 30, between the keyframes at 25 and 50: cut at 25.
         try track.insertTimeRange(MediaTimeRange(start: at(30), duration: at(15)), of: try c.track(withMediaType: .video), in: c, at: at(75))
+        // A time range would cut compressed frames from their keyframes: refused, saying what to do.
+        let cut = try AssetReader(composition: composition.composition)
+        try cut.add(try AssetReaderTrackOutput(compositionTrack: track.track, outputSettings: .stored(.video)))
+        cut.timeRange = MediaTimeRange(start: at(10), duration: at(20))
+        let refused = #expect(throws: GraphError.self) { try cut.startReading() }
+        #expect(refused?.message.contains("removeTimeRange") == true)
+        #expect(cut.status == .failed)
+
         let reader = try AssetReader(composition: composition.composition)
         let output = try AssetReaderTrackOutput(compositionTrack: track.track, outputSettings: .stored(.video))
         try reader.add(output)
