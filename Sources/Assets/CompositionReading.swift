@@ -25,9 +25,11 @@ final class CompositionPieces: Sendable {
 
     private struct Reading {
         var next = 0
-        var current: (reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)?
+        var current: Opened?
         /// The current piece's track: how far its media times run ahead of its presentation times.
         var mediaOffset = MediaTime.zero
+        /// The next piece's reader, started ahead (or why it could not be).
+        var ahead: Result<(Opened, MediaTime), GraphError>?
         var cancelled = false
         /// Samples as stored: the cut of the piece being read, and where the next begins.
         var cut = StoredCut()
@@ -52,7 +54,7 @@ final class CompositionPieces: Sendable {
     func next() -> Next {
         while true {
             if case .stored = settings, let ready = reading.withLock({ $0.cut.takeReady() }) { return .sample(ready) }
-            let current: (reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)
+            let current: Opened
             switch open() {
             case .success(let c?): current = c
             case .success(nil): return .end
@@ -79,57 +81,91 @@ final class CompositionPieces: Sendable {
         }
     }
 
+    typealias Opened = (reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)
+
     /// The reader of the piece being read, made (and started) when there is none; nil after
-    /// the last piece or once cancelled.
-    private func open() -> Result<(reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)?, GraphError> {
-        enum Step { case reading((reader: AssetReader, output: AssetReaderTrackOutput, piece: CompositionTrackSegment)), open(CompositionTrackSegment), end }
+    /// the last piece or once cancelled. The next piece's reader is started as soon as this one
+    /// is (its pipeline finds its way into the file meanwhile: ten pieces' start-ups are not paid
+    /// one after another); what that one holds stays bounded by its output.
+    private func open() -> Result<Opened?, GraphError> {
+        enum Step { case reading(Opened), open(CompositionTrackSegment, Result<(Opened, MediaTime), GraphError>?), end }
         let step = reading.withLock { r -> Step in
             if r.cancelled { return .end }
             if let current = r.current { return .reading(current) }
             guard r.next < pieces.count else { return .end }
-            defer { r.next += 1 }
-            return .open(pieces[r.next])
+            defer { r.next += 1; r.ahead = nil }
+            return .open(pieces[r.next], r.ahead)
         }
-        let piece: CompositionTrackSegment
+        let piece: CompositionTrackSegment, made: Result<(Opened, MediaTime), GraphError>
         switch step {
         case .end: return .success(nil)
         case .reading(let current): return .success(current)
-        case .open(let next): piece = next
+        case .open(let next, let ahead):
+            piece = next
+            made = ahead ?? start(next)
         }
-        guard let asset = piece.asset, let track = piece.sourceTrack else { return .success(nil) }
-        let reader: AssetReader, output: AssetReaderTrackOutput
-        do throws(GraphError) {
-            reader = try AssetReader(asset: asset)
-            output = AssetReaderTrackOutput(track: track, outputSettings: settings)
-            try reader.add(output)
-            // Samples as stored are cut here (StoredCut), where keyframes are known.
-            if case .stored = settings {} else { reader.timeRange = piece.sourceRange }
-            try reader.startReading()
-        } catch {
-            return .failure(Self.naming(piece, error))
+        guard case .success(let (opened, offset)) = made else {
+            if case .failure(let error) = made { return .failure(error) }
+            return .success(nil)
         }
-        let offset: MediaTime
-        if case .stored = settings { offset = piece.mediaOffset } else { offset = .zero }
         let kept = reading.withLock { r -> Bool in
             guard !r.cancelled else { return false }
-            r.current = (reader, output, piece)
+            r.current = opened
             r.mediaOffset = offset
             return true
         }
         guard kept else {
-            reader.cancelReading()
+            opened.reader.cancelReading()
             return .success(nil)
         }
-        return .success((reader, output, piece))
+        prepareNext(after: piece)
+        return .success(opened)
     }
 
-    /// Stops: the piece being read is cancelled (a pull waiting in it wakes) and no other is opened.
+    /// Starts the reader of the piece after `piece`, kept until ``open()`` takes it.
+    private func prepareNext(after piece: CompositionTrackSegment) {
+        let next = reading.withLock { r in r.cancelled || r.next >= pieces.count ? nil : pieces[r.next] }
+        guard let next else { return }
+        let made = start(next)
+        let kept = reading.withLock { r -> Bool in
+            guard !r.cancelled else { return false }
+            r.ahead = made
+            return true
+        }
+        if !kept, case .success(let (opened, _)) = made { opened.reader.cancelReading() }
+    }
+
+    /// A reader of `piece`, reading; and how far its track's media times run ahead of its
+    /// presentation times (samples as stored only).
+    private func start(_ piece: CompositionTrackSegment) -> Result<(Opened, MediaTime), GraphError> {
+        guard let asset = piece.asset, let track = piece.sourceTrack else {
+            return .failure(GraphError(.usage, at: "composition piece \(piece)", "an empty segment has nothing to read"))
+        }
+        do throws(GraphError) {
+            let reader = try AssetReader(asset: asset)
+            let output = AssetReaderTrackOutput(track: track, outputSettings: settings)
+            try reader.add(output)
+            // Samples as stored are cut here (StoredCut), where keyframes are known.
+            if case .stored = settings {} else { reader.timeRange = piece.sourceRange }
+            try reader.startReading()
+            let offset: MediaTime
+            if case .stored = settings { offset = piece.mediaOffset } else { offset = .zero }
+            return .success(((reader, output, piece), offset))
+        } catch {
+            return .failure(Self.naming(piece, error))
+        }
+    }
+
+    /// Stops: the piece being read is cancelled (a pull waiting in it wakes), and the one
+    /// started ahead, and no other is opened.
     func cancel() {
-        let current = reading.withLock { r in
+        let (current, ahead) = reading.withLock { r in
             r.cancelled = true
-            return r.current?.reader
+            defer { r.ahead = nil }
+            return (r.current?.reader, r.ahead)
         }
         current?.cancelReading()
+        if case .success(let (opened, _))? = ahead { opened.reader.cancelReading() }
     }
 
     /// `sample` of `piece` moved to where the piece plays, held within its range; nil for a
