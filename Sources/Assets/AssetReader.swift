@@ -299,13 +299,19 @@ public final class AssetReader: Sendable {
             locked.withLock { $0.state.startFailed(error) }
             throw error
         }
+        // Samples as stored are stamped from where the first video piece's first frame shows
+        // (its decode delay: GStreamer's stamps cannot go below 0), every output alike.
+        let lead = outputs.compactMap { output -> MediaTime? in
+            guard case .stored(.video)? = output.outputSettings, let first = output.compositionTrack?.pieces.first else { return nil }
+            return max(first.mediaOffset, .zero)
+        }.max() ?? .zero
         let sequences = outputs.map { output in
             let track = output.compositionTrack!
             let pieces = track.pieces.filter { piece in
                 guard let range else { return true }
                 return piece.destinationRange.end > range.start && piece.destinationRange.start < range.end
             }
-            return CompositionPieces(pieces: pieces, settings: Self.settings(output.outputSettings, for: track))
+            return CompositionPieces(pieces: pieces, settings: Self.settings(output.outputSettings, for: track), lead: lead)
         }
         let goesOn = locked.withLock { l in
             l.pieces = sequences

@@ -35,11 +35,14 @@ final class CompositionPieces: Sendable {
         var cut = StoredCut()
     }
 
-    private let reading = Mutex(Reading())
+    private let reading: Mutex<Reading>
 
-    init(pieces: [CompositionTrackSegment], settings: ReaderOutputSettings) {
+    /// `lead`: how much later than the composition's time line samples as stored are stamped,
+    /// the same for every output of a reader (see ``StoredCut/lead``).
+    init(pieces: [CompositionTrackSegment], settings: ReaderOutputSettings, lead: MediaTime = .zero) {
         self.pieces = pieces
         self.settings = settings
+        reading = Mutex(Reading(cut: StoredCut(lead: lead)))
     }
 
     enum Next {
@@ -195,6 +198,14 @@ final class CompositionPieces: Sendable {
 /// Where samples as stored are cut, piece by piece, and where each lands (see
 /// ``CompositionPieces``). Samples come in decode order.
 struct StoredCut {
+    /// How much later than the composition's time line every sample is stamped: GStreamer's
+    /// stamps cannot go below 0, and a first video piece with B-frames decodes its first frame
+    /// before it shows it (its edit list's start, 2 frames for x264's defaults). Every output
+    /// of a reader is given the same lead, so sound stays with pictures.
+    let lead: MediaTime
+
+    init(lead: MediaTime = .zero) { self.lead = lead }
+
     /// Video: the group of pictures from the last keyframe at or before the range's start, held
     /// until a later keyframe (or the piece's end) shows it is the one the range starts in.
     private var held: [SampleBuffer] = []
@@ -212,6 +223,7 @@ struct StoredCut {
     private var end = MediaTime.zero
     private var previousEnd = MediaTime.zero
     private var mediaOffset = MediaTime.zero
+    private var rawRangeStart: MediaTime { (piece?.sourceRange.start ?? .zero) + mediaOffset }
     /// The last decode time given: the next must be later.
     private var lastDecode: MediaTime?
 
@@ -286,17 +298,24 @@ struct StoredCut {
         for sample in group where (sample.presentationTime ?? .zero) < range.end { give(sample) }
     }
 
-    /// `sample` moved so that the piece's first sample is shown at ``base`` (on the output's
-    /// media clock, which starts as the first piece's does: its first decode time at 0).
+    /// `sample` moved to where its piece plays (on the output's media clock, which starts as the
+    /// first piece's does: its first decode time at 0).
     private mutating func give(_ sample: SampleBuffer) {
         guard let pts = sample.presentationTime else { return }
         let move: MediaTime
         if let offset {
             move = offset
-        } else if let dts = sample.decodeTime, lastDecode == nil {
-            move = base - dts  // the first piece keeps its decode delay, so no time falls before 0
         } else {
-            move = base - pts
+            // Where the sample plays on the composition's time line, so that every track of a
+            // piece starts where the piece does and tracks of different lengths (AAC's whole
+            // packets) do not drift apart from join to join; but never over the samples before
+            // (a keyframe before the range's start pushes the piece later), nor before 0 (a
+            // first piece with B-frames keeps its decode delay).
+            let natural = lead + (piece?.destinationRange.start ?? .zero) + (pts - rawRangeStart)
+            var m = max(natural, base) - pts
+            if let dts = sample.decodeTime, dts + m < .zero { m = .zero - dts }
+            if pts + m < .zero { m = .zero - pts }
+            move = m
         }
         offset = move
         var moved = sample

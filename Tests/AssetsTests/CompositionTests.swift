@@ -325,6 +325,66 @@ import Testing
         #expect(joined == expected, "first difference at \(String(describing: zip(joined, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset))")
     }
 
+    /// Whole files of sound and pictures joined without re-encoding: both tracks go on together,
+    /// each piece's sound starting with its pictures, so their lengths do not drift apart from
+    /// join to join (AAC comes in whole packets, longer or shorter than the pictures).
+    @Test func aPassthroughJoinKeepsSoundWithPictures() async throws {
+        var assets: [Asset] = []
+        for n in 0..<4 {
+            let p = path("av\(n).mp4")
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=1.3", "-f", "lavfi",
+                                             "-i", "sine=frequency=\(300 + 100 * n):sample_rate=44100:duration=1.3", "-c:v", "libx264", "-g", "25",
+                                             "-pix_fmt", "yuv420p", "-c:a", "aac", "-y", p])
+            assets.append(try Asset(path: p))
+        }
+        let composition = MutableComposition()
+        for asset in assets {
+            try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
+        }
+        let reader = try AssetReader(composition: composition.composition)
+        let out = path("joined-av.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        var pairs: [(AssetReaderTrackOutput, AssetWriterInput)] = []
+        for track in composition.composition.tracks {
+            let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .stored(track.mediaType))
+            try reader.add(output)
+            let input = AssetWriterInput(mediaType: track.mediaType, outputSettings: PassthroughSettings(mediaType: track.mediaType))
+            try writer.add(input)
+            pairs.append((output, input))
+        }
+        try reader.startReading()
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        // Each track from its own task: the muxer interleaves them.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (output, input) in pairs {
+                group.addTask {
+                    for try await sample in output.samples { try await input.append(sample) }
+                    input.markAsFinished()
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await writer.finishWriting()
+        // Each track's packets' times: where it starts and ends.
+        let spans = try ["v:0", "a:0"].map { stream -> (start: Double, end: Double) in
+            let text = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", out])
+            let times = text.split(separator: "\n").compactMap { line -> (Double, Double)? in
+                let f = line.split(separator: ",").compactMap { Double($0) }
+                return f.count == 2 ? (f[0], f[0] + f[1]) : nil
+            }
+            return (times.map(\.0).min() ?? 0, times.map(\.1).max() ?? 0)
+        }
+        let ends = spans.map(\.end)
+        // Pictures start within their decode delay of 0 (x264's B-frames: GStreamer's stamps
+        // cannot go below 0) and last the composition's duration.
+        let total = composition.duration.seconds
+        #expect(spans[0].start >= 0 && spans[0].start <= 0.08 + 0.001, "\(spans[0].start)")
+        #expect(abs(ends[0] - spans[0].start - total) < 0.05, "video ends at \(ends[0]) s of \(total)")
+        // Four joins of AAC drifting 10-20 ms each would end 40-80 ms away.
+        #expect(abs(ends[1] - ends[0]) < 0.03, "sound ends at \(ends[1]) s, pictures at \(ends[0]) s")
+    }
+
     /// Joining without re-encoding asks for pieces of one codec and one set of parameters; the
     /// refusal names the piece and what differs.
     @Test func passthroughNamesThePieceThatDiffers() throws {
