@@ -4,7 +4,8 @@ import Synchronization
 /// One ``AssetReaderTrackOutput``'s way through a composition track: its pieces read one after
 /// another, each by a reader of its own file over its source range (audio cut to the sample,
 /// video from the frame showing at the range's start), each sample moved to where the piece
-/// plays. One piece's reader at a time; the next is made when the one before has ended.
+/// plays. One piece is read at a time; the next one's reader is started as soon as the
+/// current one's, so that its start-up overlaps the reading.
 ///
 /// Times: a piece's samples keep their spacing and are moved by (destination start − source
 /// start); a frame that began before its range starts at the range's start, and one that lasts
@@ -16,9 +17,10 @@ import Synchronization
 /// video from the last keyframe at or before the range's start (as AVFoundation's passthrough
 /// cuts), up to the last frame shown before its end; AAC by whole packets (1,024 samples) that
 /// overlap the range, with the packet before (the decoder needs it; at a file's start, the
-/// encoder's priming, which an edit list would hide and sink.mp4 does not write for a join). Each piece then follows the one before without a hole (its first sample at
-/// the previous piece's last end, plus any gap): so a piece that starts between keyframes plays
-/// from its keyframe, and lasts that much longer than its range.
+/// encoder's priming, which an edit list would hide and sink.mp4 does not write for a join).
+/// Each piece's samples land where the piece plays, but never over the samples before: a piece
+/// that starts between keyframes plays from its keyframe, and pushes what follows that much
+/// later (``StoredCut``).
 final class CompositionPieces: Sendable {
     let pieces: [CompositionTrackSegment]
     let settings: ReaderOutputSettings

@@ -266,6 +266,41 @@ import Testing
         #expect(decoded == sources)
     }
 
+    /// Every track of `composition` read as stored and written through passthrough inputs, each
+    /// track from its own task (the muxer interleaves them), into `out`.
+    func joinAsStored(_ composition: Composition, to out: String, fileType: Assets.FileType) async throws {
+        let reader = try AssetReader(composition: composition)
+        let writer = try AssetWriter(outputPath: out, fileType: fileType)
+        var pairs: [(AssetReaderTrackOutput, AssetWriterInput)] = []
+        for track in composition.tracks {
+            let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .stored(track.mediaType))
+            try reader.add(output)
+            let input = AssetWriterInput(mediaType: track.mediaType, outputSettings: PassthroughSettings(mediaType: track.mediaType))
+            try writer.add(input)
+            pairs.append((output, input))
+        }
+        try reader.startReading()
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (output, input) in pairs {
+                group.addTask {
+                    var last = MediaTime.negativeInfinity
+                    for try await sample in output.samples {
+                        let pts = try #require(sample.decodeTime ?? sample.presentationTime)
+                        #expect(pts > last, "decode times rise")
+                        last = pts
+                        try await input.append(sample)
+                    }
+                    input.markAsFinished()
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(reader.status == .completed, "\(String(describing: reader.error))")
+        try await writer.finishWriting()
+    }
+
     /// Whole AAC files joined without re-encoding: every packet reading each gives, in order, byte
     /// for byte, so the sample count is exactly theirs (1,024 a packet, priming included).
     @Test func aPassthroughJoinOfAACKeepsEveryPacket() async throws {
@@ -280,27 +315,8 @@ import Testing
         for asset in assets {
             try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
         }
-        let track = try #require(composition.composition.tracks(withMediaType: .audio).first)
-        let reader = try AssetReader(composition: composition.composition)
-        let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .stored(.audio))
-        try reader.add(output)
-        try reader.startReading()
         let out = path("joined.m4a")
-        let writer = try AssetWriter(outputPath: out, fileType: .m4a)
-        let input = AssetWriterInput(mediaType: .audio, outputSettings: PassthroughSettings(mediaType: .audio))
-        try writer.add(input)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
-        var last = MediaTime.negativeInfinity
-        for try await sample in output.samples {
-            let pts = try #require(sample.presentationTime)
-            #expect(pts > last)
-            last = pts
-            try await input.append(sample)
-        }
-        #expect(reader.status == .completed, "\(String(describing: reader.error))")
-        input.markAsFinished()
-        try await writer.finishWriting()
+        try await joinAsStored(composition.composition, to: out, fileType: .m4a)
         // Each packet's MD5 (a packet with side data, the first's skip samples, takes two lines).
         let probe = { (p: String) in try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=data_hash",
                                                                        "-show_data_hash", "md5", "-of", "csv=p=0", p])
@@ -341,31 +357,8 @@ import Testing
         for asset in assets {
             try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
         }
-        let reader = try AssetReader(composition: composition.composition)
         let out = path("joined-av.mp4")
-        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
-        var pairs: [(AssetReaderTrackOutput, AssetWriterInput)] = []
-        for track in composition.composition.tracks {
-            let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .stored(track.mediaType))
-            try reader.add(output)
-            let input = AssetWriterInput(mediaType: track.mediaType, outputSettings: PassthroughSettings(mediaType: track.mediaType))
-            try writer.add(input)
-            pairs.append((output, input))
-        }
-        try reader.startReading()
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
-        // Each track from its own task: the muxer interleaves them.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for (output, input) in pairs {
-                group.addTask {
-                    for try await sample in output.samples { try await input.append(sample) }
-                    input.markAsFinished()
-                }
-            }
-            try await group.waitForAll()
-        }
-        try await writer.finishWriting()
+        try await joinAsStored(composition.composition, to: out, fileType: .mp4)
         // Each track's packets' times: where it starts and ends.
         let spans = try ["v:0", "a:0"].map { stream -> (start: Double, end: Double) in
             let text = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", out])
