@@ -266,6 +266,15 @@ import Testing
         #expect(decoded == sources)
     }
 
+    /// The whole of each asset, one after another.
+    static func wholes(_ assets: [Asset]) throws -> MutableComposition {
+        let composition = MutableComposition()
+        for asset in assets {
+            try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
+        }
+        return composition
+    }
+
     /// Every track of `composition` read as stored and written through passthrough inputs, each
     /// track from its own task (the muxer interleaves them), into `out`.
     func joinAsStored(_ composition: Composition, to out: String, fileType: Assets.FileType) async throws {
@@ -311,10 +320,7 @@ import Testing
                                              "-c:a", "aac", "-b:a", "96k", "-y", p])
             assets.append(try Asset(path: p))
         }
-        let composition = MutableComposition()
-        for asset in assets {
-            try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
-        }
+        let composition = try Self.wholes(assets)
         let out = path("joined.m4a")
         try await joinAsStored(composition.composition, to: out, fileType: .m4a)
         // Each packet's MD5 (a packet with side data, the first's skip samples, takes two lines).
@@ -353,10 +359,7 @@ import Testing
                                              "-pix_fmt", "yuv420p", "-c:a", "aac", "-y", p])
             assets.append(try Asset(path: p))
         }
-        let composition = MutableComposition()
-        for asset in assets {
-            try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
-        }
+        let composition = try Self.wholes(assets)
         let out = path("joined-av.mp4")
         try await joinAsStored(composition.composition, to: out, fileType: .mp4)
         // Each track's packets' times: where it starts and ends.
