@@ -158,8 +158,7 @@ public final class MutableCompositionTrack: Sendable {
     public var segments: [CompositionTrackSegment] { track.segments }
     public var timeRange: MediaTimeRange { track.timeRange }
 
-    /// See ``CompositionTrack/insertTimeRange(_:of:in:at:)``; the asset is the one the track
-    /// was read from, opened again when it is not given.
+    /// See ``CompositionTrack/insertTimeRange(_:of:in:at:)``: `track` is one of `asset`'s.
     public func insertTimeRange(_ range: MediaTimeRange, of track: AssetTrack, in asset: Asset, at time: MediaTime) throws(GraphError) {
         try state.withLock { t throws(GraphError) in try t.insertTimeRange(range, of: track, in: asset, at: time) }
     }
