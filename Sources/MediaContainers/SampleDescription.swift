@@ -105,8 +105,21 @@ package struct SampleDescription: Sendable, Equatable {
         switch (configuration, other.configuration) {
         case (nil, nil): return nil
         case (let a?, let b?) where a.type == b.type && a.body == b.body: return nil
+        case (let a?, let b?) where a.type == "esds" && b.type == "esds":
+            // The AudioSpecificConfig (after the object type): 5 bits of object type, 4 of the
+            // rate's index, 4 of the channel configuration; MP4's entry often says 2 channels
+            // for mono, so this is where a channel count is told.
+            let aac = { (c: [UInt8]) -> (profile: Int, channels: Int)? in
+                guard c.count >= 3, c[1] >> 3 != 31, (c[1] & 0x07) << 1 | c[2] >> 7 != 15 else { return nil }
+                return (Int(c[1] >> 3), Int((c[2] >> 3) & 0x0F))
+            }
+            if let x = aac(a.body), let y = aac(b.body) {
+                if x.channels != y.channels { return "its AAC channel configuration is \(x.channels), not \(y.channels)" }
+                if x.profile != y.profile { return "its AAC object type is \(x.profile), not \(y.profile)" }
+            }
+            return "its AAC configuration (esds) differs: another profile, rate or channel layout"
         case (let a?, let b?) where a.type == b.type:
-            return "its codec configuration (\(a.type)) differs (\(a.body.count) bytes against \(b.body.count): another profile, level or parameter set)"
+            return "its codec configuration (\(a.type)) differs (\(a.body.count) bytes against \(b.body.count)): another profile, level or parameter set"
         default:
             return "its codec configuration box is \(configuration.map { "\($0.type)" } ?? "missing"), not \(other.configuration.map { "\($0.type)" } ?? "missing")"
         }
