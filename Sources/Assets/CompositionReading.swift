@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// Samples as stored (`.stored`, a join without re-encoding) are cut where they can be decoded:
 /// video from the last keyframe at or before the range's start (as AVFoundation's passthrough
-/// cuts), up to the last frame shown before its end; AAC by whole packets (1,024 samples) that
+/// cuts), up to the first frame, in decode order, shown at or past its end (a B-frame shown
+/// before the end may be predicted from it); AAC by whole packets (1,024 samples) that
 /// overlap the range, with the packet before (the decoder needs it; at a file's start, the
 /// encoder's priming, which an edit list would hide and sink.mp4 does not write for a join).
 /// Each piece's samples land where the piece plays, but never over the samples before: a piece
@@ -213,6 +214,8 @@ struct StoredCut {
     private var held: [SampleBuffer] = []
     /// The piece's cut start is found: samples from here pass until the range's end.
     private var started = false
+    /// A frame shown at or past the range's end has come: nothing more of the piece passes.
+    private var passedEnd = false
     /// Given samples, moved, waiting to be taken.
     private var ready: [SampleBuffer] = []
     private var readyIndex = 0
@@ -244,6 +247,7 @@ struct StoredCut {
     /// more to give (its reader can stop).
     mutating func add(_ sample: SampleBuffer, of piece: CompositionTrackSegment, mediaOffset: MediaTime) -> Bool {
         if self.piece != piece { begin(piece, mediaOffset: mediaOffset) }
+        guard !passedEnd else { return true }
         guard let pts = sample.presentationTime else { return false }
         let range = MediaTimeRange(start: piece.sourceRange.start + mediaOffset, duration: piece.sourceRange.duration)
         guard piece.sourceTrack?.mediaType == .video else {
@@ -261,15 +265,29 @@ struct StoredCut {
                 return false
             }
             if !key {
+                guard let first = held.first?.presentationTime else { return false }
+                if pts >= range.end {
+                    // The group held holds the whole range (no keyframe after its start): it ends
+                    // here, as below.
+                    flushHeld()
+                    started = true
+                    passedEnd = true
+                    return true
+                }
                 // A frame shown before its group's keyframe (an open GOP's) needs the group before.
-                if let first = held.first?.presentationTime, pts >= first { held.append(sample) }
+                if pts >= first { held.append(sample) }
                 return false
             }
             // A keyframe after the range's start: the group held is the one it starts in.
             flushHeld()
             started = true
         }
-        if pts >= range.end { return key }  // past the end: a keyframe there ends the piece
+        if pts >= range.end {
+            // Past the end: the piece ends here, in decode order. A frame decoded after this one
+            // though shown before the end (a B-frame) may be predicted from it, so it goes too.
+            passedEnd = true
+            return true
+        }
         give(sample)
         return false
     }
@@ -289,6 +307,7 @@ struct StoredCut {
         piece = next
         held = []
         started = false
+        passedEnd = false
         offset = nil
     }
 

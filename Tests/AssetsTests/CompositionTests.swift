@@ -197,16 +197,19 @@ import Testing
         #expect(error?.message.contains("320x240") == true, "\(String(describing: error))")
     }
 
-    /// Each video packet's size and MD5 in decode order, as ffprobe reads them without decoding,
-    /// for the packets shown from `start` to before `end` (seconds).
-    func packets(_ path: String, from start: Double = 0, to end: Double = .infinity) throws -> [String] {
+    /// Each video packet's frame number (its presentation time at 25 fps), size and MD5, in decode
+    /// order, as ffprobe reads them without decoding: from the first shown at or after `start`
+    /// (seconds) up to before the first shown at or after `end`, in decode order (a frame decoded
+    /// after one shown past the end may be predicted from it).
+    func packets(_ path: String, from start: Double = 0, to end: Double = .infinity) throws -> [(frame: Int, packet: String)] {
         let text = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,size,data_hash",
                                                      "-show_data_hash", "md5", "-of", "csv=p=0", path])
-        return text.split(separator: "\n").compactMap { line -> String? in
+        let all = text.split(separator: "\n").compactMap { line -> (Double, String)? in
             let f = line.split(separator: ",")
-            guard f.count == 3, let pts = Double(f[0]), pts >= start - 0.000_1, pts < end - 0.000_1 else { return nil }
-            return "\(f[1]) \(f[2])"
+            guard f.count == 3, let pts = Double(f[0]) else { return nil }
+            return (pts, "\(f[1]) \(f[2])")
         }
+        return all.drop { $0.0 < start - 0.000_1 }.prefix { $0.0 < end - 0.000_1 }.map { (Int(($0.0 * 25).rounded()), $0.1) }
     }
 
     /// Decoded frames' MD5s (ffmpeg's framemd5), in presentation order.
@@ -220,7 +223,7 @@ import Testing
     /// byte, its decoded frames the sources' frames in the ranges, and its stamps rise. A range
     /// that starts between keyframes starts at the keyframe before (as AVFoundation's passthrough).
     @Test func aPassthroughJoinCopiesThePacketsInTheRanges() async throws {
-        let a = try video("a.mp4", seconds: 3), b = try video("b.mp4", seconds: 3, pattern: "smptebars"), c = try video("c.mp4", seconds: 2, pattern: "rgbtestsrc")
+        let a = try video("a.mp4", seconds: 3), b = try video("b.mp4", seconds: 3, pattern: "smptebars"), c = try video("c.mp4", seconds: 2, pattern: "testsrc2")
         let composition = MutableComposition()
         let track = try #require(composition.addMutableTrack(withMediaType: .video))
         let at = { (frames: Int64) in MediaTime(value: frames, timescale: 25) }
@@ -257,13 +260,17 @@ import Testing
         #expect(reader.status == .completed, "\(String(describing: reader.error))")
         input.markAsFinished()
         try await writer.finishWriting()
-        let expected = try packets(a.path, from: 1, to: 3) + packets(b.path, from: 0, to: 1) + packets(c.path, from: 1, to: 1.8)
+        let pieces = [(a.path, try packets(a.path, from: 1, to: 3)), (b.path, try packets(b.path, from: 0, to: 1)), (c.path, try packets(c.path, from: 1, to: 1.8))]
+        let expected = pieces.flatMap { $0.1.map(\.packet) }
         #expect(count == expected.count)
-        let joined = try packets(out)
+        let joined = try packets(out).map(\.packet)
         #expect(joined == expected, "first difference at \(String(describing: zip(joined, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset))")
+        // Decoded, the join shows each source's frames that were kept, in order: none predicted
+        // from a frame left out.
         let decoded = try frames(out)
-        let sources = Array(try frames(a.path)[25..<75]) + Array(try frames(b.path)[0..<25]) + Array(try frames(c.path)[25..<45])
+        let sources = try pieces.flatMap { path, kept in try { let all = try frames(path); return kept.map(\.frame).sorted().map { all[$0] } }() }
         #expect(decoded == sources)
+        #expect(pieces[0].1.count == 50 && pieces[1].1.count == 25)
     }
 
     /// The whole of each asset, one after another.
