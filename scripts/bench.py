@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs,metadata]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs,metadata,join]
 """
 import argparse
 import os
@@ -339,6 +339,37 @@ def swift_api_job(runs):
     print("- " + subprocess.run(ours, capture_output=True, text=True, check=True).stdout.strip())
 
 
+def join_job(runs, files=10):
+    """A passthrough join of ten 1920×1080 30 fps 10 s H.264 + AAC files (issue 31): MutableComposition
+    read as stored (AssetReader(composition:) with .stored outputs) into AssetWriter passthrough
+    inputs, against ffmpeg's concat demuxer with -c copy. The runner is graphkit-api-bench's
+    `join OUT IN...` (GRAPHKIT_JOIN_BENCH names another binary that takes the same arguments)."""
+    bench = os.environ.get("GRAPHKIT_JOIN_BENCH") or os.path.join(ROOT, ".build", "release", "graphkit-api-bench")
+    sources = []
+    for n in range(files):
+        src = os.path.join(BENCH, f"join-{n}.mp4")
+        if not os.path.exists(src):
+            sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size=1920x1080:rate=30:duration=10",
+                "-f", "lavfi", "-i", f"sine=frequency={220 + 55 * n}:sample_rate=48000:duration=10", "-c:v", "libx264", "-preset", "veryfast",
+                "-b:v", "8M", "-g", "60", "-c:a", "aac", "-b:a", "128k", src])
+        sources.append(src)
+    listing = os.path.join(BENCH, "join-list.txt")
+    with open(listing, "w") as f:
+        f.writelines(f"file '{src}'\n" for src in sources)
+    out = os.path.join(BENCH, "join")
+    ours = [bench, "join", f"{out}-graphkit.mp4"] + sources
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", f"{out}-ffmpeg.mp4"]
+    contenders = [("MutableComposition → AssetReader (.stored) → AssetWriter (passthrough)", ours), ("ffmpeg concat demuxer -c copy", ff)]
+    r = alternate(contenders, runs)
+    table(f"Passthrough join of {files} files, 1920×1080 30 fps 10 s H.264 8 Mb/s + AAC 128 kb/s each (goal: at most 1.0× ffmpeg)",
+          [(n, " ".join(c).replace(ROOT + "/", "").replace(BENCH + "/", "out/bench/")) for n, c in contenders], r, "ffmpeg concat demuxer -c copy")
+    # The output is checked, not only timed: every video packet of every source, in order.
+    probe = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=size,data_hash", "-show_data_hash", "md5", "-of", "csv=p=0"]
+    joined = subprocess.run(probe + [f"{out}-graphkit.mp4"], capture_output=True, text=True, check=True).stdout
+    expected = "".join(subprocess.run(probe + [src], capture_output=True, text=True, check=True).stdout for src in sources)
+    print(f"- video packets of the join equal the sources' in order: {joined == expected} ({joined.count(chr(10))} packets)")
+
+
 def live_job():
     stats = os.path.join(BENCH, "live-stats.json")
     sh([GRAPHCTL, "run", os.path.join(ROOT, "graphs", "record.json"), "--quiet", "--set", "camera.width=1280", "--set", "camera.height=720",
@@ -561,7 +592,7 @@ def metadata_job(runs, files=1000):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,thumbs,metadata")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,thumbs,metadata,join")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -590,6 +621,8 @@ def main():
         transcode_job(a.runs)
     if "live" in jobs:
         live_job()
+    if "join" in jobs:
+        join_job(a.runs)
     if "swiftapi" in jobs:
         swift_api_job(a.runs)
     if "wave10" in jobs:

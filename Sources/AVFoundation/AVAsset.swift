@@ -52,7 +52,7 @@ public enum AVAsyncPropertyStatus<Value> {
 }
 
 extension AVPartialAsyncProperty where Root: AVAsset {
-    public static var duration: AVAsyncProperty<Root, CMTime> { AVAsyncProperty("duration") { CMTime(try $0.loaded().duration) } }
+    public static var duration: AVAsyncProperty<Root, CMTime> { AVAsyncProperty("duration") { try $0.loadedDuration() } }
     public static var tracks: AVAsyncProperty<Root, [AVAssetTrack]> { AVAsyncProperty("tracks") { try $0.loadedTracks() } }
     public static var isPlayable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isPlayable") { try !$0.loadedTracks().isEmpty } }
     public static var isReadable: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isReadable") { try !$0.loadedTracks().isEmpty } }
@@ -119,6 +119,9 @@ open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
         ((try? metadataItems().all) ?? []).filter { $0.keySpace.map(AVMetadataFormat.init) == format }
     }
 
+    /// The duration (a composition's is its tracks').
+    func loadedDuration() throws -> CMTime { CMTime(try loaded().duration) }
+
     func loadedTracks() throws -> [AVAssetTrack] {
         let s = loadState()
         _ = try s.asset.get()
@@ -158,7 +161,7 @@ open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     // The synchronous properties AVFoundation deprecated.
 
     @available(*, deprecated, message: "Use load(.duration) instead")
-    public var duration: CMTime { (try? loaded()).map { CMTime($0.duration) } ?? .zero }
+    public var duration: CMTime { (try? loadedDuration()) ?? .zero }
 
     @available(*, deprecated, message: "Use load(.tracks) instead")
     public var tracks: [AVAssetTrack] { (try? loadedTracks()) ?? [] }
@@ -208,21 +211,33 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
     // final classes; its fields are let but for a weak
     // reference to its asset, set when made.
-    package let track: AssetTrack
+    /// The file's track; for an `AVCompositionTrack`, its first piece's track (nil while it
+    /// has none).
+    package var track: AssetTrack? { fileTrack }
+    private let fileTrack: AssetTrack?
     public private(set) weak var asset: AVAsset?
     public let trackID: CMPersistentTrackID
     public let mediaType: AVMediaType
 
     init(track: AssetTrack, asset: AVAsset) {
-        self.track = track
+        fileTrack = track
         self.asset = asset
         trackID = CMPersistentTrackID(track.trackID)
         mediaType = AVMediaType(track.mediaType)
     }
 
+    /// A composition's track (`AVCompositionTrack`): no file's track of its own.
+    init(compositionTrackID: Int, mediaType: MediaType, asset: AVAsset) {
+        fileTrack = nil
+        self.asset = asset
+        trackID = CMPersistentTrackID(compositionTrackID)
+        self.mediaType = AVMediaType(mediaType)
+    }
+
     /// The format as stored: AAC or H.264 with its rate, channels or size; PCM as it decodes
     /// for a file of PCM; empty when the file says too little.
     var storedFormats: [CMFormatDescription] {
+        guard let track else { return [] }
         let s = track.stream
         let caps = s.storedFormat
         let format: MediaFormat?
@@ -236,15 +251,15 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
         return format.map { [CMFormatDescription(format: $0, capsDetail: caps)] } ?? []
     }
 
-    var size: CGSize { CGSize(width: track.stream.width ?? 0, height: track.stream.height ?? 0) }
-    var transform: CGAffineTransform { CGAffineTransform(track.preferredTransform) }
-    var dataRate: Float { Float(track.estimatedDataRate ?? 0) }
-    var frameRate: Float { Float(track.stream.frameRate?.framesPerSecond ?? 0) }
-    var range: CMTimeRange { CMTimeRange(track.timeRange) }
+    var size: CGSize { CGSize(width: track?.stream.width ?? 0, height: track?.stream.height ?? 0) }
+    var transform: CGAffineTransform { CGAffineTransform(track?.preferredTransform ?? .identity) }
+    var dataRate: Float { Float(track?.estimatedDataRate ?? 0) }
+    var frameRate: Float { Float(track?.stream.frameRate?.framesPerSecond ?? 0) }
+    var range: CMTimeRange { track.map { CMTimeRange($0.timeRange) } ?? CMTimeRange(start: .zero, duration: .zero) }
     /// The index's clock when there is one; else the sample rate for audio, 600 for video.
-    var timeScale: CMTimeScale { CMTimeScale(clamping: track.naturalTimeScale ?? track.stream.sampleRate ?? 600) }
-    var sampleDataLength: Int64 { track.totalSampleDataLength ?? 0 }
-    var shortestFrame: CMTime { track.minFrameDuration.map { CMTime($0) } ?? .invalid }
+    var timeScale: CMTimeScale { CMTimeScale(clamping: track?.naturalTimeScale ?? track?.stream.sampleRate ?? 600) }
+    var sampleDataLength: Int64 { track?.totalSampleDataLength ?? 0 }
+    var shortestFrame: CMTime { track?.minFrameDuration.map { CMTime($0) } ?? .invalid }
     var characteristics: Set<AVMediaCharacteristic> { mediaType == .video ? [.visual, .frameBased] : [.audible] }
 
     /// Whether the track's media is for `mediaCharacteristic`: audio is audible, video visual
@@ -278,7 +293,7 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     @available(*, deprecated, message: "Use load(.minFrameDuration) instead")
     public var minFrameDuration: CMTime { shortestFrame }
     @available(*, deprecated, message: "Use load(.languageCode) instead")
-    public var languageCode: String? { track.languageCode }
+    public var languageCode: String? { track?.languageCode }
     @available(*, deprecated, message: "Use load(.isSelfContained) instead")
     public var isSelfContained: Bool { true }
 }
@@ -306,7 +321,7 @@ extension AVPartialAsyncProperty where Root: AVAssetTrack {
     /// The shortest sample duration, from an MP4 or MOV file's index; invalid for other files.
     public static var minFrameDuration: AVAsyncProperty<Root, CMTime> { AVAsyncProperty("minFrameDuration") { $0.shortestFrame } }
     /// ISO 639-2/T, from an MP4 or MOV file's index; nil when undetermined and for other files.
-    public static var languageCode: AVAsyncProperty<Root, String?> { AVAsyncProperty("languageCode") { $0.track.languageCode } }
+    public static var languageCode: AVAsyncProperty<Root, String?> { AVAsyncProperty("languageCode") { $0.track?.languageCode } }
     public static var isSelfContained: AVAsyncProperty<Root, Bool> { AVAsyncProperty("isSelfContained") { _ in true } }
     public static var mediaCharacteristics: AVAsyncProperty<Root, [AVMediaCharacteristic]> {
         AVAsyncProperty("mediaCharacteristics") { $0.characteristics.sorted { $0.rawValue < $1.rawValue } }

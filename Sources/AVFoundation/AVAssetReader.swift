@@ -23,7 +23,11 @@ open class AVAssetReader: @unchecked Sendable {
     public init(asset: AVAsset) throws {
         self.asset = asset
         do {
-            reader = try AssetReader(asset: try asset.loaded())
+            if let composition = asset as? AVComposition {
+                reader = try AssetReader(composition: composition.composition)
+            } else {
+                reader = try AssetReader(asset: try asset.loaded())
+            }
         } catch {
             throw avError(error)
         }
@@ -163,7 +167,15 @@ open class AVAssetReaderTrackOutput: AVAssetReaderOutput, @unchecked Sendable {
         var problem: String?
         do {
             let settings = try ReaderSettings.read(outputSettings, mediaType: track.mediaType)
-            made = AssetReaderTrackOutput(track: track.track, outputSettings: settings)
+            if let composed = track as? AVCompositionTrack {
+                do throws(GraphError) {
+                    made = try AssetReaderTrackOutput(compositionTrack: composed.compositionTrack.track, outputSettings: settings)
+                } catch {
+                    problem = error.message
+                }
+            } else if let file = track.track {
+                made = AssetReaderTrackOutput(track: file, outputSettings: settings)
+            }
         } catch {
             problem = error.message
         }
@@ -191,8 +203,12 @@ open class AVAssetReaderAudioMixOutput: AVAssetReaderOutput, @unchecked Sendable
             }
             let settings = try ReaderSettings.read(audioSettings ?? [AVFormatIDKey: kAudioFormatLinearPCM], mediaType: .audio)
             // One track is read as it is; several are decoded to one format and summed.
-            made = audioTracks.count == 1 ? AssetReaderTrackOutput(track: track.track, outputSettings: settings)
-                : AssetReaderTrackOutput(mixing: audioTracks.map(\.track), outputSettings: settings)
+            let files = audioTracks.compactMap(\.track)
+            guard files.count == audioTracks.count, !(track is AVCompositionTrack) else {
+                throw SettingsError("an audio mix output mixes a file's tracks; read a composition track with AVAssetReaderTrackOutput")
+            }
+            made = audioTracks.count == 1 ? AssetReaderTrackOutput(track: files[0], outputSettings: settings)
+                : AssetReaderTrackOutput(mixing: files, outputSettings: settings)
         } catch {
             problem = error.message
         }

@@ -30,12 +30,17 @@ public final class AssetReader: Sendable {
         case unknown, reading, completed, failed, cancelled
     }
 
-    public let asset: Asset
+    /// The file read; nil for a reader of a ``Composition``.
+    public let asset: Asset?
+    /// The composition read, for a reader made with ``init(composition:)``.
+    public let composition: Composition?
 
     private struct Locked {
         var state = ReaderState()
         var outputs: [AssetReaderTrackOutput] = []
         var run: GraphRun?
+        /// A composition's outputs' sequences of pieces, once reading started.
+        var pieces: [CompositionPieces] = []
 
         /// A run that has ended on its own says how reading ended.
         mutating func refresh() {
@@ -48,13 +53,30 @@ public final class AssetReader: Sendable {
 
     public init(asset: Asset) throws(GraphError) {
         self.asset = asset
+        composition = nil
     }
+
+    /// A reader of a composition, as `AVAssetReader(asset:)` given an `AVComposition`: each output,
+    /// made with ``AssetReaderTrackOutput/init(compositionTrack:outputSettings:)``, gives its
+    /// track's pieces decoded one after another as one stream, each piece's samples moved to where
+    /// it plays (see ``CompositionPieces``); a gap gives no sample. Throws for a composition with
+    /// nothing in it.
+    public init(composition: Composition) throws(GraphError) {
+        guard composition.tracks.contains(where: { !$0.pieces.isEmpty }) else {
+            throw GraphError(.usage, at: "composition", "the composition has no piece to read: insert a time range of an asset first")
+        }
+        asset = nil
+        self.composition = composition
+    }
+
+    /// How long what is read lasts: the asset's or the composition's duration.
+    private var duration: MediaTime { asset?.duration ?? composition?.duration ?? .zero }
 
     /// The part of the file to read (by default, all of it): samples are given from `start`
     /// (audio to the sample, video from the frame showing then) up to `end`. Set it before
     /// ``startReading()``.
     public var timeRange: MediaTimeRange {
-        get { locked.withLock { $0.state.range } ?? MediaTimeRange(start: .zero, duration: asset.duration) }
+        get { locked.withLock { $0.state.range } ?? MediaTimeRange(start: .zero, duration: duration) }
         set { locked.withLock { $0.state.setRange(newValue) } }
     }
 
@@ -96,6 +118,14 @@ public final class AssetReader: Sendable {
         guard !output.isAttached else {
             throw GraphError(.usage, at: "\(track)", "this output belongs to a reader already; make a new AssetReaderTrackOutput")
         }
+        if let composition {
+            try check(adding: output, of: composition)
+            return
+        }
+        guard let asset else { return }
+        if let piece = output.compositionTrack {
+            throw GraphError(.usage, at: "composition track \(piece.trackID)", "this output reads a composition track; add it to a reader made with AssetReader(composition:)")
+        }
         for track in [track] + output.mixedTracks where track.assetPath != asset.path {
             throw GraphError(.usage, at: "\(track)", "this track is of \"\(track.assetPath)\", not of this reader's \"\(asset.path)\"")
         }
@@ -129,6 +159,43 @@ public final class AssetReader: Sendable {
         }
     }
 
+    /// A composition reader's outputs read one of its tracks, and decode to one format all its
+    /// pieces can be given in.
+    private func check(adding output: AssetReaderTrackOutput, of composition: Composition) throws(GraphError) {
+        guard let track = output.compositionTrack else {
+            throw GraphError(.usage, at: "\(output.track)", "this reader reads a composition: make its outputs with AssetReaderTrackOutput(compositionTrack:outputSettings:)")
+        }
+        let at = "composition track \(track.trackID)"
+        guard composition.track(withTrackID: track.trackID) == track else {
+            throw GraphError(.usage, at: at, "this track is not one of the reader's composition (or was edited since): take the track from the composition read")
+        }
+        guard !track.pieces.isEmpty else { throw GraphError(.usage, at: at, "the track has no piece to read") }
+        if let settings = output.outputSettings {
+            if case .stored = settings {
+                // Joined as stored: every piece of one codec and parameters, else refused by name.
+                try track.checkPassthrough()
+            }
+            guard settings.mediaType == track.mediaType else {
+                throw GraphError(.usage, at: at, "a \(track.mediaType.rawValue) track cannot be read as \(settings.mediaType.rawValue)")
+            }
+        }
+        if track.mediaType == .video {
+            // Frames of every piece go out in one format: one size, as the first piece's.
+            let pieces = track.pieces
+            guard let first = pieces.first?.sourceTrack?.stream else { return }
+            for (n, piece) in pieces.enumerated() {
+                guard let source = piece.sourceTrack else { continue }
+                if source.indexInType > 0 {
+                    throw GraphError(.usage, at: "\(at), piece \(n + 1)", "only a file's first video track can be read; \(piece) is its video track \(source.indexInType + 1)")
+                }
+                if source.stream.width != first.width || source.stream.height != first.height {
+                    throw GraphError(.usage, at: "\(at), piece \(n + 1)",
+                                     "\(piece) has \(source.stream.width ?? 0)x\(source.stream.height ?? 0) pictures and piece 1 \(first.width ?? 0)x\(first.height ?? 0): frames of one output are of one size; read the pieces apart, or scale them first")
+                }
+            }
+        }
+    }
+
     // MARK: Reading
 
     /// Builds the graph and starts decoding. A file that has become unreadable throws here.
@@ -137,6 +204,7 @@ public final class AssetReader: Sendable {
             try l.state.startReading()
             return (l.outputs, l.state.range)
         }
+        guard let asset else { return try startReading(composition: outputs, range: range) }
         let run: GraphRun
         do {
             var b = GraphBuilder(name: "AssetReader", description: "reads \(asset.path)")
@@ -222,10 +290,65 @@ public final class AssetReader: Sendable {
         }
     }
 
+    /// A composition's outputs: each reads its pieces in turn (``CompositionPieces``), each piece
+    /// by a reader of its own made when the one before has ended, so nothing runs yet.
+    private func startReading(composition outputs: [AssetReaderTrackOutput], range: MediaTimeRange?) throws(GraphError) {
+        if range != nil, outputs.contains(where: { if case .stored? = $0.outputSettings { true } else { false } }) {
+            // Cut by a time range, samples as stored would lose the keyframes their frames need.
+            let error = GraphError(.usage, at: "timeRange", "a composition read as stored is cut where its pieces' ranges say: edit the composition (removeTimeRange) instead of setting timeRange")
+            locked.withLock { $0.state.startFailed(error) }
+            throw error
+        }
+        // Samples as stored are stamped from where the first video piece's first frame shows
+        // (its decode delay: GStreamer's stamps cannot go below 0), every output alike.
+        let lead = outputs.compactMap { output -> MediaTime? in
+            guard case .stored(.video)? = output.outputSettings, let first = output.compositionTrack?.pieces.first else { return nil }
+            return max(first.mediaOffset, .zero)
+        }.max() ?? .zero
+        let sequences = outputs.map { output in
+            let track = output.compositionTrack!
+            let pieces = track.pieces.filter { piece in
+                guard let range else { return true }
+                return piece.destinationRange.end > range.start && piece.destinationRange.start < range.end
+            }
+            return CompositionPieces(pieces: pieces, settings: Self.settings(output.outputSettings, for: track), lead: lead)
+        }
+        let goesOn = locked.withLock { l in
+            l.pieces = sequences
+            return l.state.started()
+        }
+        guard goesOn else {
+            throw GraphError(.usage, at: "AssetReader", "reading was cancelled (cancelReading()) while it started; make a new AssetReader")
+        }
+        for (output, sequence) in zip(outputs, sequences) { output.start(with: sequence, range: range) }
+    }
+
+    /// The settings every piece of `track` is decoded with, so that they join: audio at the
+    /// rate and channel count asked for, else the first piece's (decoding resamples and mixes
+    /// the others), 16-bit unless asked otherwise; frames in BGRA unless asked otherwise.
+    static func settings(_ asked: ReaderOutputSettings?, for track: CompositionTrack) -> ReaderOutputSettings {
+        let first = track.pieces.first?.sourceTrack?.stream
+        switch (asked, track.mediaType) {
+        case (.linearPCM(let format, let rate, let channels)?, _):
+            return .linearPCM(sampleFormat: format, sampleRate: rate ?? first?.sampleRate, channels: channels ?? first?.channels)
+        case (let asked?, _): return asked
+        case (nil, .audio): return .linearPCM(sampleFormat: .s16le, sampleRate: first?.sampleRate, channels: first?.channels)
+        case (nil, .video): return .pixels(.bgra)
+        }
+    }
+
+    /// A composition output's sequence failed: reading fails with its error (the piece named).
+    func pieceFailed(_ error: GraphError) {
+        locked.withLock { $0.state.runEnded(.failed, error: error) }
+    }
+
     /// Stops reading: every output returns nil from now on, and a pull waiting wakes.
     public func cancelReading() {
-        let (cancels, run) = locked.withLock { l in (l.state.cancel(), l.run) }
-        if cancels { run?.cancel() }
+        let (cancels, run, pieces) = locked.withLock { l in (l.state.cancel(), l.run, l.pieces) }
+        if cancels {
+            run?.cancel()
+            for sequence in pieces { sequence.cancel() }
+        }
     }
 
     // MARK: For the outputs

@@ -11,8 +11,11 @@ import Synchronization
 /// audio, `.pixels(_:)` for video; nil gives audio in the decoder's own sample format (16-bit or
 /// float) and BGRA frames.
 public final class AssetReaderTrackOutput: Sendable {
-    /// The track read; for an output that mixes, the first of ``mixedTracks``.
+    /// The track read; for an output that mixes, the first of ``mixedTracks``; for an output
+    /// of a composition track, its first piece's source track.
     public let track: AssetTrack
+    /// The composition track read, for an output made with ``init(compositionTrack:outputSettings:)``.
+    public let compositionTrack: CompositionTrack?
     /// The audio tracks an output made with ``init(mixing:outputSettings:)`` sums into one
     /// stream (`AVAssetReaderAudioMixOutput`); empty for an output of one track.
     public let mixedTracks: [AssetTrack]
@@ -25,6 +28,8 @@ public final class AssetReaderTrackOutput: Sendable {
         var number: Int?
         var output: MediaOutput?
         var range: MediaTimeRange?
+        /// A composition track's pieces, read in turn.
+        var pieces: CompositionPieces?
     }
 
     private let locked = Mutex(Locked())
@@ -34,6 +39,25 @@ public final class AssetReaderTrackOutput: Sendable {
     public init(track: AssetTrack, outputSettings: ReaderOutputSettings?) {
         self.track = track
         mixedTracks = []
+        compositionTrack = nil
+        self.outputSettings = outputSettings
+    }
+
+    /// The pieces of a composition track decoded one after another as one stream, for a reader
+    /// made with ``AssetReader/init(composition:)``: `AVAssetReaderTrackOutput(track:)` given an
+    /// `AVCompositionTrack`. Settings that leave the rate or channels open take the first
+    /// piece's (the others are converted); nil settings are 16-bit PCM so, or BGRA frames.
+    /// `.stored` joins the pieces' compressed samples without decoding, when every piece has the
+    /// same codec and parameters (else the reader refuses the output, naming the piece and what
+    /// differs): video cut at keyframes, AAC by whole packets (see ``CompositionPieces``).
+    /// Throws for a track with no piece.
+    public init(compositionTrack: CompositionTrack, outputSettings: ReaderOutputSettings?) throws(GraphError) {
+        guard let first = compositionTrack.pieces.first?.sourceTrack else {
+            throw GraphError(.usage, at: "composition track \(compositionTrack.trackID)", "the track has no piece to read: insert a time range of an asset first")
+        }
+        track = first
+        mixedTracks = []
+        self.compositionTrack = compositionTrack
         self.outputSettings = outputSettings
     }
 
@@ -47,6 +71,7 @@ public final class AssetReaderTrackOutput: Sendable {
         precondition(!tracks.isEmpty, "an audio mix output needs at least one track")
         track = tracks[0]
         mixedTracks = tracks
+        compositionTrack = nil
         self.outputSettings = outputSettings
     }
 
@@ -65,7 +90,8 @@ public final class AssetReaderTrackOutput: Sendable {
     /// cancelled (then read the reader's `status` and `error`). Never waits once reading has ended.
     @available(*, noasync, message: "blocks the thread; iterate samples in a task")
     public func copyNextSampleBuffer() -> SampleBuffer? {
-        let (reader, number, output, range) = locked.withLock { ($0.reader, $0.number, $0.output, $0.range) }
+        let (reader, number, output, range, pieces) = locked.withLock { ($0.reader, $0.number, $0.output, $0.range, $0.pieces) }
+        if let reader, let number, let pieces { return copyNextSample(of: pieces, reader: reader, number: number, range: range) }
         guard let reader, let number, let output else { return nil }
         pulling: while reader.pull(output: number) == .pull {
             guard let sample = output.copyNextSampleBuffer() else { break }
@@ -76,6 +102,29 @@ public final class AssetReaderTrackOutput: Sendable {
             case .after: break pulling
             }
         }
+        reader.outputEnded(number)
+        return nil
+    }
+
+    /// A composition track's next sample: the pieces' in turn, within the reader's time range.
+    @available(*, noasync)
+    private func copyNextSample(of pieces: CompositionPieces, reader: AssetReader, number: Int, range: MediaTimeRange?) -> SampleBuffer? {
+        pulling: while reader.pull(output: number) == .pull {
+            switch pieces.next() {
+            case .sample(let sample):
+                guard let range else { return sample }
+                switch Self.clip(sample, to: range) {
+                case .before: continue pulling
+                case .within(let clipped): return clipped
+                case .after: break pulling
+                }
+            case .end: break pulling
+            case .failed(let error):
+                reader.pieceFailed(error)
+                return nil
+            }
+        }
+        pieces.cancel()
         reader.outputEnded(number)
         return nil
     }
@@ -114,6 +163,13 @@ public final class AssetReaderTrackOutput: Sendable {
     func start(with output: MediaOutput, range: MediaTimeRange?) {
         locked.withLock { l in
             l.output = output
+            l.range = range
+        }
+    }
+
+    func start(with pieces: CompositionPieces, range: MediaTimeRange?) {
+        locked.withLock { l in
+            l.pieces = pieces
             l.range = range
         }
     }
