@@ -6,6 +6,8 @@
 //   graphkit-api-bench reader FILE.wav
 //   graphkit-api-bench start          (GStreamer started, nothing read: the process's fixed cost)
 //   graphkit-api-bench metadata FILE...  (every file's tags, in one process: the metadata-read job)
+//   graphkit-api-bench join OUT.mp4 IN.mp4...  (a passthrough join of whole files: the join job)
+import Assets
 import Glibc
 import GraphKit
 
@@ -19,8 +21,10 @@ do {
         try GStreamer.start()
     case "metadata":
         benchmarkMetadata(Array(CommandLine.arguments.dropFirst(2)))
+    case "join":
+        try await benchmarkJoin(Array(CommandLine.arguments.dropFirst(2)))
     default:
-        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE | start | metadata FILE...")
+        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE | start | metadata FILE... | join OUT IN...")
         exit(64)
     }
 } catch {
@@ -41,4 +45,43 @@ func benchmarkMetadata(_ paths: [String]) {
         if tags.title != nil { titled += 1 }
     }
     print("\(paths.count) files, \(titled) with a title")
+}
+
+/// A passthrough join of whole files: a composition of each file in turn, read as stored into
+/// writer inputs that copy the samples (what `AVMutableComposition` into a passthrough export
+/// does).
+func benchmarkJoin(_ arguments: [String]) async throws {
+    guard arguments.count >= 2 else {
+        print("usage: graphkit-api-bench join OUT.mp4 IN.mp4...")
+        exit(64)
+    }
+    let composition = MutableComposition()
+    for path in arguments.dropFirst() {
+        let asset = try Asset(path: path)
+        try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
+    }
+    let snapshot = composition.composition
+    let reader = try AssetReader(composition: snapshot)
+    let writer = try AssetWriter(outputPath: arguments[0], fileType: .mp4)
+    var pairs: [(AssetReaderTrackOutput, AssetWriterInput)] = []
+    for track in snapshot.tracks {
+        let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .stored(track.mediaType))
+        try reader.add(output)
+        let input = AssetWriterInput(mediaType: track.mediaType, outputSettings: PassthroughSettings(mediaType: track.mediaType))
+        try writer.add(input)
+        pairs.append((output, input))
+    }
+    try reader.startReading()
+    try writer.startWriting()
+    writer.startSession(atSourceTime: .zero)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for (output, input) in pairs {
+            group.addTask {
+                for try await sample in output.samples { try await input.append(sample) }
+                input.markAsFinished()
+            }
+        }
+        try await group.waitForAll()
+    }
+    try await writer.finishWriting()
 }
