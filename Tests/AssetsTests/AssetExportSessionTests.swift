@@ -142,11 +142,13 @@ import Testing
         #expect(copied.count == 42)
     }
 
-    /// Starts exporting 20 s of 640x360 into a folder of its own (`range`, when given), waits
+    /// Starts exporting 60 s of 640x360 into a folder of its own (`range`, when given), waits
     /// until the export has written some, ends it with `cancel`, and checks that the export
-    /// woke with `cancelled` and left nothing in the folder.
+    /// woke with `cancelled` and left nothing in the folder. (Sixty seconds, so that the export
+    /// is still running when a loaded machine gets round to the cancel: twenty were encoded
+    /// before the test's task saw any progress once, in a full suite beside other builds.)
     func cancelMidExport(range: MediaTimeRange? = nil, _ cancel: (AssetExportSession, Task<Void, any Error>) -> Void) async throws {
-        let src = try source(size: "640x360", seconds: 20)
+        let src = try source(size: "640x360", seconds: 60)
         let outputs = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: outputs) }
         let session = try AssetExportSession(asset: try Asset(path: src), preset: .highestQuality)
@@ -156,6 +158,7 @@ import Testing
         for await state in session.states(updateInterval: .milliseconds(20)) {
             if case .exporting(let progress) = state, progress > 0.05 { break }
         }
+        #expect(session.status == .exporting, "the export ended before it could be cancelled")
         cancel(session, exporting)
         let error = await #expect(throws: GraphError.self) { try await exporting.value }
         #expect(error?.code == .cancelled)
@@ -169,7 +172,7 @@ import Testing
 
     @Test func cancellingTheAwaitingTaskCancelsTheExport() async throws {
         // A range, so that the export starts with a seek (a blocking start that must wake too).
-        try await cancelMidExport(range: MediaTimeRange(start: MediaTime(seconds: 3), duration: MediaTime(seconds: 15))) { _, task in task.cancel() }
+        try await cancelMidExport(range: MediaTimeRange(start: MediaTime(seconds: 3), duration: MediaTime(seconds: 50))) { _, task in task.cancel() }
     }
 
     @Test func progressRisesMonotonicallyToOne() async throws {
