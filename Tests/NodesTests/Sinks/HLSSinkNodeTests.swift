@@ -81,9 +81,11 @@ import TestSupport
         }
         let playlist = path("hls/playlist.m3u8")
         #expect(try HLSPlaylistCheck(path: playlist).problems == [])
-        #expect(try hashes(playlist, "v") == hashes(source, "v"))
+        let video = try hashes(playlist, "v"), stored = try hashes(source, "v")
+        #expect(video == stored, "\(video.count) packets of \(stored.count); first differing at \(String(describing: zip(video, stored).enumerated().first { $0.element.0 != $0.element.1 }?.offset))")
         let audio = try hashes(playlist, "a"), original = try hashes(source, "a")
-        #expect(audio == Array(original.dropLast()))
+        // GStreamer 1.22's qtdemux leaves out the AAC frame past the edit list's end; 1.26's gives it.
+        #expect(audio == original || audio == Array(original.dropLast()), "\(audio.count) packets of \(original.count)")
     }
 
     /// Live: the playlist lists the last `windowSize` segments, its media sequence the first of
