@@ -100,7 +100,7 @@ package struct SampleDescription: Sendable, Equatable {
         if let a = size, let b = other.size, a != b { return "its pictures are \(a.width)x\(a.height), not \(b.width)x\(b.height)" }
         if let a = sound, let b = other.sound {
             if a.rate != b.rate { return "its sample rate is \(a.rate) Hz, not \(b.rate) Hz" }
-            if a.channels != b.channels { return "it has \(a.channels) channels, not \(b.channels)" }
+            if a.channels != b.channels { return "it has \(a.channels) channel\(a.channels == 1 ? "" : "s"), not \(b.channels)" }
         }
         switch (configuration, other.configuration) {
         case (nil, nil): return nil

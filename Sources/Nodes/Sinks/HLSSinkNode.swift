@@ -122,12 +122,12 @@ public final class HLSSinkNode: ElementNode, Sendable {
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         for port in renditions.compactMap(\.video) + (hasAudio ? ["audio"] : []) {
-            let video = port != "audio"
-            let parse = try bin.make(video ? "h264parse" : "aacparse")
-            let caps = try bin.makeCapsFilter(video ? "video/x-h264,stream-format=avc,alignment=au" : "audio/mpeg,mpegversion=4,stream-format=raw")
+            // The inputs are as MP4 stores them (the .h264 and .aac formats' contract: AVC access
+            // units, raw AAC, each with its configuration in the caps), as sink.mp4 takes them:
+            // no parser, which could rewrite a packet (GStreamer 1.26's h264parse changed the
+            // first one of a demuxed file).
             let sink = try bin.make("fakesink", ["sync": false])
-            try bin.link(parse, caps, sink)
-            try bin.expose(input: port, parse)
+            try bin.expose(input: port, sink)
             let targets = destinations(of: port)
             sink.onEncodedSamples { [self] event in receive(event, port: port, into: targets, sink: sink) }
         }
