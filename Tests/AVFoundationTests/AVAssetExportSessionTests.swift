@@ -1,6 +1,7 @@
 import AVFoundation
 import GraphKitTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// AVAssetExportSession as AVFoundation code uses it: Apple's preset names, the completion
@@ -10,10 +11,10 @@ import Testing
     init() throws { folder = try TestMedia.temporaryFolder() }
 
     /// 4 s of 640x360 H.264 (a keyframe every 2 s) and stereo AAC.
-    func source() throws -> URL {
+    func source(seconds: Int = 4) throws -> URL {
         let url = folder.appendingPathComponent("source.mp4")
-        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=4",
-                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=4", "-ac", "2",
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=25:d=\(seconds)",
+                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)", "-ac", "2",
                                          "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-sc_threshold", "0", "-pix_fmt", "yuv420p",
                                          "-c:a", "aac", url.path])
         return url
@@ -66,15 +67,27 @@ import Testing
     }
 
     @Test func cancelExportLeavesNothingAndStatesEnd() async throws {
-        let asset = AVURLAsset(url: try source())
+        let asset = AVURLAsset(url: try source(seconds: 30))
         let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))
         let outputs = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: outputs) }
         let exporting = Task { try await session.export(to: outputs.appendingPathComponent("gone.mp4"), as: .mp4) }
-        for await state in session.states(updateInterval: 0.01) {
-            if case .exporting = state { break }
-        }
-        session.cancelExport()
+        // Watched from a thread of its own: a task on the cooperative pool can wait out the
+        // whole export behind other tests' blocking calls.
+        let cancelled = await TestThread("canceller") { () -> Bool in
+            while true {
+                switch session.status {
+                case .exporting:
+                    session.cancelExport()
+                    return true
+                case .completed, .failed, .cancelled:
+                    return false
+                default:
+                    usleep(1_000)
+                }
+            }
+        }.join()
+        #expect(cancelled, "the export ended before it could be cancelled")
         await #expect(throws: CancellationError.self) { try await exporting.value }
         #expect(session.status == .cancelled)
         #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])

@@ -3,6 +3,7 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// AssetExportSession on H.264 + AAC files ffmpeg makes: each preset's output as ffprobe sees
@@ -142,12 +143,13 @@ import Testing
         #expect(copied.count == 42)
     }
 
-    /// Starts exporting 60 s of 640x360 into a folder of its own (`range`, when given), waits
-    /// until the export has written some, ends it with `cancel`, and checks that the export
-    /// woke with `cancelled` and left nothing in the folder. (Sixty seconds, so that the export
-    /// is still running when a loaded machine gets round to the cancel: twenty were encoded
-    /// before the test's task saw any progress once, in a full suite beside other builds.)
-    func cancelMidExport(range: MediaTimeRange? = nil, _ cancel: (AssetExportSession, Task<Void, any Error>) -> Void) async throws {
+    /// Starts exporting 60 s of 640x360 into a folder of its own (`range`, when given), and,
+    /// once the export has written some, ends it with `cancel`, then checks that the export woke
+    /// with `cancelled` and left nothing in the folder. The progress is watched from a thread of
+    /// its own: a task on the test's cooperative pool could wait out the whole export behind
+    /// other tests' blocking calls (it did, in a full suite on two cores: the export completed
+    /// before the watching task ran again).
+    func cancelMidExport(range: MediaTimeRange? = nil, _ cancel: @escaping @Sendable (AssetExportSession, Task<Void, any Error>) -> Void) async throws {
         let src = try source(size: "640x360", seconds: 60)
         let outputs = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: outputs) }
@@ -155,11 +157,20 @@ import Testing
         session.outputPath = outputs.appendingPathComponent("cancelled.mp4").path
         if let range { session.timeRange = range }
         let exporting = Task { try await session.export() }
-        for await state in session.states(updateInterval: .milliseconds(20)) {
-            if case .exporting(let progress) = state, progress > 0.05 { break }
-        }
-        #expect(session.status == .exporting, "the export ended before it could be cancelled")
-        cancel(session, exporting)
+        let cancelled = await TestThread("canceller") { () -> Bool in
+            while true {
+                switch session.status {
+                case .exporting where session.progress > 0.05:
+                    cancel(session, exporting)
+                    return true
+                case .completed, .failed, .cancelled:
+                    return false
+                default:
+                    usleep(1_000)
+                }
+            }
+        }.join()
+        #expect(cancelled, "the export ended before it could be cancelled")
         let error = await #expect(throws: GraphError.self) { try await exporting.value }
         #expect(error?.code == .cancelled)
         #expect(session.status == .cancelled)
@@ -175,23 +186,39 @@ import Testing
         try await cancelMidExport(range: MediaTimeRange(start: MediaTime(seconds: 3), duration: MediaTime(seconds: 50))) { _, task in task.cancel() }
     }
 
+    /// The progress, read every millisecond from a thread of its own while the export runs
+    /// (not a task on the cooperative pool, which other tests' blocking calls can hold for the
+    /// whole export), rises and never falls, ends at 1, and is seen on the way; `states()`
+    /// gives the same, as it changes.
     @Test func progressRisesMonotonicallyToOne() async throws {
         let src = try source(size: "640x360", seconds: 12)
         let session = try session(src, .sd640x480, output: "progress.mp4")
         #expect(session.progress == 0)
-        let seen = Mutex<[Double]>([])
+        let done = Atomic(false)
+        let reader = TestThread("progress") { () -> [Double] in
+            var seen: [Double] = []
+            while !done.load(ordering: .acquiring) {
+                if session.status == .exporting { seen.append(session.progress) }
+                usleep(1_000)
+            }
+            return seen
+        }
+        let states = Mutex<[Double]>([])
         let watcher = Task {
             for await state in session.states(updateInterval: .milliseconds(20)) {
-                if case .exporting(let p) = state { seen.withLock { $0.append(p) } }
+                if case .exporting(let p) = state { states.withLock { $0.append(p) } }
             }
         }
         try await session.export()
+        done.store(true, ordering: .releasing)
+        let values = await reader.join() + [session.progress]
         await watcher.value
-        let values = seen.withLock { $0 } + [session.progress]
         // Seen on the way, not only at the end.
         #expect(values.contains { $0 > 0 && $0 < 1 })
         #expect(zip(values, values.dropFirst()).allSatisfy { $0 <= $1 })
         #expect(values.last == 1)
+        let given = states.withLock { $0 }
+        #expect(zip(given, given.dropFirst()).allSatisfy { $0 <= $1 })
     }
 
     @Test func fileLengthLimitEndsACompletePlayableFileWithinIt() async throws {
