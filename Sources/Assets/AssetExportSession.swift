@@ -227,7 +227,8 @@ public final class AssetExportSession: Sendable {
             guard !cancelled else { throw Self.cancelled }
             try await start(run, at: seek)
             locked.withLock { if $0.status == .waiting { $0.status = .exporting } }
-            let report = await run.report()
+            // The task awaiting the export cancels it while it runs too, not only while it starts.
+            let report = await withTaskCancellationHandler { await run.report() } onCancel: { cancelExport() }
             switch report.status {
             case .completed, .stopped:
                 locked.withLock { l in
