@@ -71,7 +71,8 @@ import Testing
             let e = error as? GraphError
             return e?.code == .invalidGraph && e?.problems[0].location == "nodes.feed.params.format" && e?.message.contains("is not a format") == true
         }
-        for text in ["audio/pcm s16le 48000 Hz 2 ch", "video/raw bgra 1280x720 30 fps", "video/raw i420 640x480 30000/1001", "audio/aac", "video/h264 1920x1080"] {
+        for text in ["audio/pcm s16le 48000 Hz 2 ch", "video/raw bgra 1280x720 30 fps", "video/raw i420 640x480 30000/1001", "audio/aac", "video/h264 1920x1080",
+                     "video/hevc 3840x2160", "video/vp9", "video/av1 64x64", "audio/opus 48000 Hz 2 ch", "audio/flac", "audio/alac 44100 1"] {
             let f = try #require(MediaFormat(text: text), "\(text)")
             #expect(MediaFormat(text: f.description) == f, "\(f.description) reads back")
         }

@@ -8,6 +8,10 @@ public enum MediaFormat: Sendable, Hashable, CustomStringConvertible {
     case rawVideo(VideoFormat)
     /// H.264 video (AVC, as MP4 stores it).
     case h264(width: Int?, height: Int?)
+    /// Compressed video past H.264: HEVC, VP9 or AV1 (`kCMVideoCodecType_HEVC`, `_VP9`, `_AV1`).
+    case video(VideoCoding, width: Int?, height: Int?)
+    /// Compressed audio past AAC: Opus, FLAC or ALAC (`kAudioFormatOpus`, `_FLAC`, `_AppleLossless`).
+    case audio(AudioCoding, sampleRate: Int?, channels: Int?)
     /// Waveform peaks: min/max pairs per bin per channel.
     case peaks(samplesPerPixel: Int, channels: Int)
     /// The bytes of a media file before demuxing.
@@ -47,6 +51,8 @@ public enum MediaFormat: Sendable, Hashable, CustomStringConvertible {
         case .aac: .aac
         case .rawVideo: .rawVideo
         case .h264: .h264
+        case .video(let coding, _, _): coding.kind
+        case .audio(let coding, _, _): coding.kind
         case .peaks: .peaks
         case .container: .container
         case .data: .data
@@ -78,6 +84,16 @@ public enum MediaFormat: Sendable, Hashable, CustomStringConvertible {
             if let w { s += ", width=(int)\(w)" }
             if let h { s += ", height=(int)\(h)" }
             return s
+        case .video(let coding, let w, let h):
+            var s = coding.capsName
+            if let w { s += ", width=(int)\(w)" }
+            if let h { s += ", height=(int)\(h)" }
+            return s
+        case .audio(let coding, let rate, let channels):
+            var s = coding.capsName
+            if let rate { s += ", rate=(int)\(rate)" }
+            if let channels { s += ", channels=(int)\(channels)" }
+            return s
         case .peaks(let spp, let channels):
             return "application/x-graphkit-peaks, samples-per-pixel=(int)\(spp), channels=(int)\(channels)"
         case .container:
@@ -93,9 +109,51 @@ public enum MediaFormat: Sendable, Hashable, CustomStringConvertible {
         case .aac(let r, let c): "audio/aac" + (r.map { " \($0) Hz" } ?? "") + (c.map { " \($0) ch" } ?? "")
         case .rawVideo(let v): "video/raw \(v.pixelFormat.gstName) \(v.width)x\(v.height) \(v.frameRate)"
         case .h264(let w, let h): "video/h264" + ((w != nil && h != nil) ? " \(w!)x\(h!)" : "")
+        case .video(let coding, let w, let h): coding.kind.displayName + ((w != nil && h != nil) ? " \(w!)x\(h!)" : "")
+        case .audio(let coding, let r, let c): coding.kind.displayName + (r.map { " \($0) Hz" } ?? "") + (c.map { " \($0) ch" } ?? "")
         case .peaks(let spp, let c): "peaks \(spp) samples/pixel \(c) ch"
         case .container: "container stream"
         case .data(let n): n
+        }
+    }
+}
+
+/// Compressed video codecs past H.264, each its own kind of port.
+public enum VideoCoding: String, Sendable, Hashable, CaseIterable {
+    case hevc, vp9, av1
+    public var kind: FormatKind {
+        switch self {
+        case .hevc: .hevc
+        case .vp9: .vp9
+        case .av1: .av1
+        }
+    }
+    /// GStreamer's media type for the codec.
+    public var capsName: String {
+        switch self {
+        case .hevc: "video/x-h265"
+        case .vp9: "video/x-vp9"
+        case .av1: "video/x-av1"
+        }
+    }
+}
+
+/// Compressed audio codecs past AAC, each its own kind of port.
+public enum AudioCoding: String, Sendable, Hashable, CaseIterable {
+    case opus, flac, alac
+    public var kind: FormatKind {
+        switch self {
+        case .opus: .opus
+        case .flac: .flac
+        case .alac: .alac
+        }
+    }
+    /// GStreamer's media type for the codec.
+    public var capsName: String {
+        switch self {
+        case .opus: "audio/x-opus"
+        case .flac: "audio/x-flac"
+        case .alac: "audio/x-alac"
         }
     }
 }
@@ -142,13 +200,19 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
 
 /// The broad kind of a format, as a port declares it.
 public enum FormatKind: String, Sendable, Hashable, CaseIterable {
-    case pcm, aac, rawVideo, h264, peaks, container, data
+    case pcm, aac, rawVideo, h264, hevc, vp9, av1, opus, flac, alac, peaks, container, data
     public var displayName: String {
         switch self {
         case .pcm: "audio/pcm"
         case .aac: "audio/aac"
         case .rawVideo: "video/raw"
         case .h264: "video/h264"
+        case .hevc: "video/hevc"
+        case .vp9: "video/vp9"
+        case .av1: "video/av1"
+        case .opus: "audio/opus"
+        case .flac: "audio/flac"
+        case .alac: "audio/alac"
         case .peaks: "peaks"
         case .container: "container stream"
         case .data: "data"
@@ -164,6 +228,8 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
         case aac
         case rawVideo(pixelFormats: Set<PixelFormat>)
         case h264
+        case video(VideoCoding)
+        case audio(AudioCoding)
         case peaks
         case container
         case any
@@ -174,6 +240,8 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
             case .aac: .aac
             case .rawVideo: .rawVideo
             case .h264: .h264
+            case .video(let c): c.kind
+            case .audio(let c): c.kind
             case .peaks: .peaks
             case .container: .container
             case .any: nil
@@ -190,7 +258,11 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
                 return !p1.isDisjoint(with: p2)
             case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
                 return true
-            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+            case let (.video(c1), .video(c2)):
+                return c1 == c2
+            case let (.audio(c1), .audio(c2)):
+                return c1 == c2
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.video, _), (.audio, _), (.peaks, _), (.container, _):
                 return false
             }
         }
@@ -208,7 +280,11 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
                 return p.isEmpty ? nil : .rawVideo(pixelFormats: p)
             case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
                 return self
-            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+            case let (.video(c1), .video(c2)):
+                return c1 == c2 ? self : nil
+            case let (.audio(c1), .audio(c2)):
+                return c1 == c2 ? self : nil
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.video, _), (.audio, _), (.peaks, _), (.container, _):
                 return nil
             }
         }
@@ -227,7 +303,11 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
                 return p1.isDisjoint(with: p2) ? [.pixelFormat] : []
             case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
                 return []
-            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+            case let (.video(c1), .video(c2)):
+                return c1 == c2 ? [] : nil
+            case let (.audio(c1), .audio(c2)):
+                return c1 == c2 ? [] : nil
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.video, _), (.audio, _), (.peaks, _), (.container, _):
                 return nil
             }
         }
@@ -243,6 +323,8 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
             case .any: return "any"
             case .aac: return FormatKind.aac.displayName
             case .h264: return FormatKind.h264.displayName
+            case .video(let c): return c.kind.displayName
+            case .audio(let c): return c.kind.displayName
             case .peaks: return FormatKind.peaks.displayName
             case .container: return FormatKind.container.displayName
             }
@@ -255,6 +337,10 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
     public static let any = FormatSet([.any])
     public static let aac = FormatSet([.aac])
     public static let h264 = FormatSet([.h264])
+    /// Compressed video of one codec past H.264 (`.video(.hevc)`).
+    public static func video(_ coding: VideoCoding) -> FormatSet { FormatSet([.video(coding)]) }
+    /// Compressed audio of one codec past AAC (`.audio(.opus)`).
+    public static func audio(_ coding: AudioCoding) -> FormatSet { FormatSet([.audio(coding)]) }
     public static let container = FormatSet([.container])
     public static let peaks = FormatSet([.peaks])
     /// PCM audio in any of the given sample formats, any rate, any channel count.
@@ -276,6 +362,8 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
         case .rawVideo(let v): self = .rawVideo([v.pixelFormat])
         case .aac: self = .aac
         case .h264: self = .h264
+        case .video(let c, _, _): self = .video(c)
+        case .audio(let c, _, _): self = .audio(c)
         case .peaks: self = .peaks
         case .container: self = .container
         case .data: self = .any
@@ -332,7 +420,11 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
                 return formats.contains(v.pixelFormat)
             case (.aac, .aac), (.h264, .h264), (.peaks, .peaks), (.container, .container):
                 return true
-            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.peaks, _), (.container, _):
+            case let (.video(c1), .video(c2, _, _)):
+                return c1 == c2
+            case let (.audio(c1), .audio(c2, _, _)):
+                return c1 == c2
+            case (.pcm, _), (.aac, _), (.rawVideo, _), (.h264, _), (.video, _), (.audio, _), (.peaks, _), (.container, _):
                 return false
             }
         }

@@ -36,12 +36,30 @@ extension MediaFormat {
             default: return nil
             }
         default:
-            return nil
+            if let coding = VideoCoding.allCases.first(where: { $0.kind.displayName == kind }) {
+                switch rest.count {
+                case 0: self = .video(coding, width: nil, height: nil)
+                case 1:
+                    guard let size = Self.size(rest[0]) else { return nil }
+                    self = .video(coding, width: size.width, height: size.height)
+                default: return nil
+                }
+            } else if let coding = AudioCoding.allCases.first(where: { $0.kind.displayName == kind }) {
+                switch rest.count {
+                case 0: self = .audio(coding, sampleRate: nil, channels: nil)
+                case 2:
+                    guard let rate = Int(rest[0]), rate > 0, let channels = Int(rest[1]), channels > 0 else { return nil }
+                    self = .audio(coding, sampleRate: rate, channels: channels)
+                default: return nil
+                }
+            } else {
+                return nil
+            }
         }
     }
 
     /// The text forms `init(text:)` reads, for messages.
-    public static let textForms = "audio/pcm s16le 48000 Hz 2 ch, video/raw bgra 1280x720 30 fps, audio/aac or video/h264"
+    public static let textForms = "audio/pcm s16le 48000 Hz 2 ch, video/raw bgra 1280x720 30 fps, audio/aac, video/h264 (or video/hevc, video/vp9, video/av1, audio/opus, audio/flac, audio/alac)"
 
     private static func size(_ s: String) -> (width: Int, height: Int)? {
         let parts = s.split(separator: "x")
@@ -58,13 +76,17 @@ extension MediaFormat {
     }
 
     /// Whether a sample of this format is what `declared` says: equal, where `declared` leaves
-    /// nothing open (an AAC or H.264 declaration without rate or size takes any).
+    /// nothing open (a compressed format's declaration without rate or size takes any).
     public func fits(_ declared: MediaFormat) -> Bool {
         switch (self, declared) {
         case let (.aac(rate, channels), .aac(declaredRate, declaredChannels)):
             return (declaredRate == nil || rate == declaredRate) && (declaredChannels == nil || channels == declaredChannels)
         case let (.h264(w, h), .h264(declaredWidth, declaredHeight)):
             return (declaredWidth == nil || w == declaredWidth) && (declaredHeight == nil || h == declaredHeight)
+        case let (.video(coding, w, h), .video(declaredCoding, declaredWidth, declaredHeight)):
+            return coding == declaredCoding && (declaredWidth == nil || w == declaredWidth) && (declaredHeight == nil || h == declaredHeight)
+        case let (.audio(coding, rate, channels), .audio(declaredCoding, declaredRate, declaredChannels)):
+            return coding == declaredCoding && (declaredRate == nil || rate == declaredRate) && (declaredChannels == nil || channels == declaredChannels)
         default:
             return self == declared
         }

@@ -291,7 +291,7 @@ final class AppInput: Sendable {
                                  "the sample holds \(bytes) bytes; a \(v.width)x\(v.height) \(v.pixelFormat.gstName) frame is \(needed.map(String.init) ?? "not a size GStreamer knows") bytes",
                                  node: nodeID)
             }
-        case .aac, .h264, .peaks, .container, .data:
+        case .aac, .h264, .video, .audio, .peaks, .container, .data:
             guard bytes > 0 else {
                 throw GraphError(.usage, at: location, "the sample is empty (0 bytes)", node: nodeID)
             }

@@ -37,6 +37,10 @@ extension GStreamer {
             return .rawVideo(.init(pixelFormat: f, width: w, height: h, frameRate: FrameRate(Int(num), Int(den))))
         case "video/x-h264":
             return .h264(width: int("width"), height: int("height"))
+        case _ where VideoCoding.allCases.contains { $0.capsName == name }:
+            return .video(VideoCoding.allCases.first { $0.capsName == name }!, width: int("width"), height: int("height"))
+        case _ where AudioCoding.allCases.contains { $0.capsName == name }:
+            return .audio(AudioCoding.allCases.first { $0.capsName == name }!, sampleRate: int("rate"), channels: int("channels"))
         case "application/x-graphkit-peaks":
             return .peaks(samplesPerPixel: int("samples-per-pixel") ?? 0, channels: int("channels") ?? 0)
         default:
@@ -77,6 +81,8 @@ extension FormatSet {
                 structures.append("video/x-raw, format=(string){ \(names.joined(separator: ", ")) }")
             case .aac: structures.append("audio/mpeg, mpegversion=(int)4")
             case .h264: structures.append("video/x-h264")
+            case .video(let coding): structures.append(coding.capsName)
+            case .audio(let coding): structures.append(coding.capsName)
             case .peaks: structures.append("application/x-graphkit-peaks")
             }
         }

@@ -289,7 +289,7 @@ struct BusWatcher {
                 switch pattern {
                 case .any: true
                 case let .pcm(_, rates, channels): rates.contains(Int(rate)) && channels.contains(Int(count))
-                case .aac, .rawVideo, .h264, .peaks, .container: false
+                case .aac, .rawVideo, .h264, .video, .audio, .peaks, .container: false
                 }
             }
         }

@@ -32,8 +32,10 @@ public final class MP4SinkNode: ElementNode, Sendable {
         category: .sink,
         summary: "MP4 / M4A / MOV writer",
         inputs: [
-            PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio track"),
-            PortDescriptor("video", .h264, presence: .optional, help: "H.264 video track"),
+            PortDescriptor("audio", FormatSet([.aac, .audio(.opus), .audio(.alac)]), presence: .optional,
+                           help: "AAC, Opus or ALAC audio track (GStreamer 1.22's muxer writes no FLAC in MP4: use sink.mkv)"),
+            PortDescriptor("video", FormatSet([.h264, .video(.hevc), .video(.vp9), .video(.av1)]), presence: .optional,
+                           help: "H.264, HEVC (hvc1), VP9 or AV1 video track"),
         ],
         parameters: [path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit] + tags.map(\.parameter),
         requiresAnInput: true,
