@@ -230,29 +230,13 @@ public final class AssetWriter: Sendable {
                     $0[\.format] = passthrough.mediaType == .audio ? "audio/aac" : "video/h264"
                 }
             }
-            switch input.outputSettings {
-            case let video as VideoSettings:
-                let encoder = b.add("\(input.nodeID)-encoder", H264EncoderNode.self) {
-                    $0[\.width] = video.width
-                    $0[\.height] = video.height
-                    if let rate = video.averageBitRate { $0[\.bitrate] = .value(rate) }
-                    if let interval = video.keyframeInterval { $0[\.keyframeInterval] = interval }
-                }
-                b.connect(source.output(), to: encoder.input())
-                b.connect(encoder.output(), to: file.input("video"), capacity: Self.intoTheMuxer)
-            case let audio as AudioSettings:
-                let encoder = b.add("\(input.nodeID)-encoder", AACEncoderNode.self) {
-                    $0[\.sampleRate] = audio.sampleRate
-                    $0[\.channels] = audio.channels
-                    if let rate = audio.bitRate { $0[\.bitrate] = rate }
-                }
-                b.connect(source.output(), to: encoder.input())
-                b.connect(encoder.output(), to: file.input("audio"), capacity: Self.intoTheMuxer)
-            case let passthrough as PassthroughSettings:
+            let encoded = try WriterEncoders.add(for: input.outputSettings, id: "\(input.nodeID)-encoder", at: input.name, to: &b)
+            if let encoder = encoded {
+                b.connect(source.output(), to: encoder.input)
+                b.connect(encoder.output, to: file.input(input.mediaType.rawValue), capacity: Self.intoTheMuxer)
+            } else {
                 // Encoded already: straight to the muxer, which takes the samples' own caps.
-                b.connect(source.output(), to: file.input(passthrough.mediaType.rawValue), capacity: Self.intoTheMuxer)
-            default:
-                throw GraphError(.usage, at: input.name, "\(type(of: input.outputSettings)) are not settings GraphKit can encode with; use VideoSettings, AudioSettings or PassthroughSettings")
+                b.connect(source.output(), to: file.input(input.mediaType.rawValue), capacity: Self.intoTheMuxer)
             }
         }
         return try b.build(registry: .builtIn)
