@@ -32,6 +32,8 @@ struct GkAppQueue {
     guint64 sleeps;  /* how often a puller has gone to sleep (tests read it) */
     guint64 missed;  /* how often a puller woke to what it had asked for with nobody having
                         told it: it slept on (to its next look, up to 100 ms) past samples it could take */
+    gint64 recheck;  /* how long a wait sleeps before it looks again at the pad (a backstop) */
+    GstPadActivateModeFunction activate_mode; /* the appsink's own, called after waking everyone */
 };
 
 typedef struct {
@@ -39,8 +41,9 @@ typedef struct {
     GstCaps *caps;
 } GkAppQueueItem;
 
-/* How long a wait sleeps before it looks again at the pad: a pad deactivated without a
- * flush-start (a pipeline stopped from another path) still wakes everyone within this. */
+/* How long a wait sleeps before it looks again at the pad. A pad deactivated without a
+ * flush-start (a pipeline set to NULL) wakes every wait at once (see deactivate); this is the
+ * backstop for a way of stopping that goes around the pad's activation. */
 #define GK_APP_QUEUE_RECHECK (100 * G_TIME_SPAN_MILLISECOND)
 #define GK_APP_QUEUE_BATCH_WINDOW (1 * G_TIME_SPAN_MILLISECOND)
 
@@ -63,7 +66,7 @@ static void clear_locked(GkAppQueue *q) {
 static gboolean push_locked(GkAppQueue *q, GstBuffer *buffer) {
     while (q->capacity > 0 && gst_queue_array_get_length(q->items) >= q->capacity && !stopped(q)) {
         q->producer_waiting = TRUE;
-        g_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + GK_APP_QUEUE_RECHECK);
+        g_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + q->recheck);
     }
     q->producer_waiting = FALSE;
     if (stopped(q))
@@ -125,7 +128,7 @@ static GstPadProbeReturn probe(GstPad *pad, GstPadProbeInfo *info, gpointer data
         g_cond_broadcast(&q->arrived);
         while (gst_queue_array_get_length(q->items) > 0 && !stopped(q)) {
             q->producer_waiting = TRUE;
-            g_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + GK_APP_QUEUE_RECHECK);
+            g_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + q->recheck);
         }
         q->producer_waiting = FALSE;
         break;
@@ -148,6 +151,21 @@ static GstPadProbeReturn probe(GstPad *pad, GstPadProbeInfo *info, gpointer data
 
 static void unref_from_probe(gpointer data) { gk_app_queue_unref(data); }
 
+/* The appsink's pad is deactivated (its pipeline set to READY or NULL) with no flush-start: the
+ * pad is marked flushing before this runs, and then waits for its stream lock, which a producer
+ * waiting for room in the probe holds. Every wait is woken here, finds the pad stopped and
+ * returns, so stopping a pipeline never waits for a recheck. */
+static gboolean deactivate(GstPad *pad, GstObject *parent, GstPadMode mode, gboolean active) {
+    GkAppQueue *q = pad->activatemodedata;
+    if (!active) {
+        g_mutex_lock(&q->lock);
+        g_cond_broadcast(&q->pulled);
+        g_cond_broadcast(&q->arrived);
+        g_mutex_unlock(&q->lock);
+    }
+    return q->activate_mode(pad, parent, mode, active);
+}
+
 GkAppQueue *gk_app_queue_attach(GstElement *appsink, guint capacity) {
     GstPad *pad = gst_element_get_static_pad(appsink, "sink");
     if (pad == NULL)
@@ -161,12 +179,18 @@ GkAppQueue *gk_app_queue_attach(GstElement *appsink, guint capacity) {
     q->items = gst_queue_array_new_for_struct(sizeof(GkAppQueueItem), capacity > 0 ? capacity : 16);
     gst_queue_array_set_clear_func(q->items, clear_item);
     q->capacity = capacity;
+    q->recheck = GK_APP_QUEUE_RECHECK;
     /* Half the bound, so the graph goes on filling the other half while the app drains a batch. */
     q->batch = capacity > 0 ? MAX(1, MIN(capacity / 2, 32)) : 32;
     gst_pad_add_probe(pad,
                       GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM
                           | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
                       probe, q, unref_from_probe);
+    q->activate_mode = GST_PAD_ACTIVATEMODEFUNC(pad);
+    if (q->activate_mode != NULL) {
+        g_atomic_int_inc(&q->refs); /* the pad's, given back when the pad goes */
+        gst_pad_set_activatemode_function_full(pad, deactivate, q, unref_from_probe);
+    }
     gst_object_unref(pad);
     return q;
 }
@@ -200,7 +224,7 @@ GstBuffer *gk_app_queue_pop(GkAppQueue *q, gint64 timeout_us, GstCaps **caps) {
             q->puller_waiting = TRUE;
             q->notified = FALSE;
             q->sleeps++;
-            g_cond_wait_until(&q->arrived, &q->lock, MIN(deadline, now < batch_until ? batch_until : now + GK_APP_QUEUE_RECHECK));
+            g_cond_wait_until(&q->arrived, &q->lock, MIN(deadline, now < batch_until ? batch_until : now + q->recheck));
             q->puller_waiting = FALSE;
             if (!q->notified && gst_queue_array_get_length(q->items) >= q->wake_at)
                 q->missed++;
@@ -232,6 +256,19 @@ guint64 gk_app_queue_sleeps(GkAppQueue *q) {
     guint64 sleeps = q->sleeps;
     g_mutex_unlock(&q->lock);
     return sleeps;
+}
+
+gboolean gk_app_queue_producer_waits(GkAppQueue *q) {
+    g_mutex_lock(&q->lock);
+    gboolean waits = q->producer_waiting;
+    g_mutex_unlock(&q->lock);
+    return waits;
+}
+
+void gk_app_queue_set_recheck(GkAppQueue *q, gint64 recheck_us) {
+    g_mutex_lock(&q->lock);
+    q->recheck = recheck_us;
+    g_mutex_unlock(&q->lock);
 }
 
 guint64 gk_app_queue_missed_wakes(GkAppQueue *q) {

@@ -136,25 +136,28 @@ import Testing
 
     /// A pipeline stopped without a flush-start (its pads just deactivated) still wakes a puller
     /// waiting on an empty queue, and a graph waiting for room in a full one: stopping returns.
+    /// The queues' backstop recheck is set past the test's time limit, so only the wake on
+    /// deactivation can end either wait: without it the test runs into its limit and fails.
     @Test(.timeLimit(.minutes(10))) func stoppingThePipelineWakesEveryWaitWithoutAFlush() {
+        let never = 24 * 3600 * 1_000_000
         let empty = Pipe(capacity: 16)
+        gk_app_queue_set_recheck(empty.queue, never)
         empty.play()
+        let sleeps = gk_app_queue_sleeps(empty.queue)
         let puller = TestThread("puller") { empty.pop() }
-        Thread.sleep(forTimeInterval: 0.2)
-        var start = ContinuousClock.now
+        // Asleep on the empty queue, past its batch window (its second sleep).
+        while gk_app_queue_sleeps(empty.queue) < sleeps + 2 { Thread.sleep(forTimeInterval: 0.001) }
         gst_element_set_state(empty.pipeline, GST_STATE_NULL)
         #expect(puller.join() == nil)
-        #expect(ContinuousClock.now - start < .seconds(2))
 
         let full = Pipe(capacity: 4)
+        gk_app_queue_set_recheck(full.queue, never)
         for i in 0..<50 { full.push(i) }
         full.play()
         // The appsrc's thread fills the queue and waits for room inside the probe, holding the
-        // pad's stream lock that deactivating the pad needs.
-        Thread.sleep(forTimeInterval: 0.2)
-        start = ContinuousClock.now
+        // pad's stream lock that deactivating the pad needs: set_state returns only once woken.
+        while gk_app_queue_producer_waits(full.queue) == 0 { Thread.sleep(forTimeInterval: 0.001) }
         gst_element_set_state(full.pipeline, GST_STATE_NULL)
-        #expect(ContinuousClock.now - start < .seconds(2))
         #expect(full.pop(timeout: 0) == nil)
     }
 

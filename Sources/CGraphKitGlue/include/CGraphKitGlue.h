@@ -266,7 +266,7 @@ void gk_bin_unblock_app_sinks(GstBin *bin);
  * found it empty once per batch (half of `capacity`, at most 32) rather than once per sample, or
  * after 1 ms with anything to take. At most `capacity` samples are held (0: no bound); end of
  * stream passes on to the appsink once everything was pulled. A flush-start into the appsink, or
- * its pad stopping, wakes every wait (within 100 ms when no flush-start is sent). */
+ * its pad deactivating (a pipeline set to NULL with no flush), wakes every wait at once. */
 typedef struct GkAppQueue GkAppQueue;
 /* One reference for the caller (gk_app_queue_unref); NULL when the element has no sink pad. */
 GkAppQueue *gk_app_queue_attach(GstElement *appsink, guint capacity);
@@ -281,6 +281,11 @@ guint64 gk_app_queue_sleeps(GkAppQueue *queue);
 /* How many times a sleeping puller was not woken by the samples it waited for (it found them
  * at its next look instead): 0 unless the hand-off is broken. Counted, so that tests need no clock. */
 guint64 gk_app_queue_missed_wakes(GkAppQueue *queue);
+/* Whether the graph's thread is waiting for room in the queue (or for it to empty at the end). */
+gboolean gk_app_queue_producer_waits(GkAppQueue *queue);
+/* How long a wait sleeps before it looks again at the pad, a backstop (100 ms unless set): a
+ * test sets it past its time limit, so that only a wake can end a wait. */
+void gk_app_queue_set_recheck(GkAppQueue *queue, gint64 recheck_us);
 
 /* --- Displays (display.c) -------------------------------------------------------------------
  * A video sink that shows frames in a window (sink.preview) must never fail or stop what feeds
