@@ -117,7 +117,13 @@ open class AVAssetReaderOutput: @unchecked Sendable {
     package let output: AssetReaderTrackOutput?
     let problem: String?
     public let mediaType: AVMediaType
-    private let props = Mutex<(reader: AVAssetReader?, copies: Bool)>((nil, true))
+    private struct Props {
+        /// Weak: the reader holds its outputs, and a strong reference back kept every reader,
+        /// its run and its pipeline alive for the life of the process.
+        weak var reader: AVAssetReader?
+        var copies = true
+    }
+    private let props = Mutex(Props())
 
     init(output: AssetReaderTrackOutput?, mediaType: AVMediaType, problem: String?) {
         self.output = output
@@ -136,7 +142,8 @@ open class AVAssetReaderOutput: @unchecked Sendable {
     /// False: outputs read forward once.
     public var supportsRandomAccess: Bool { get { false } set {} }
 
-    weak var reader: AVAssetReader? {
+    /// The reader this output was added to, while the app holds it.
+    var reader: AVAssetReader? {
         get { props.withLock { $0.reader } }
         set { props.withLock { $0.reader = newValue } }
     }
