@@ -63,6 +63,28 @@ import Testing
         try await expectGone([{ reader }, { output }], ["reader", "output"])
     }
 
+    /// A reader of a composition goes with the composition, its track and the assets under it.
+    @Test func aCompositionsReaderGoes() async throws {
+        weak var reader: AVAssetReader?, composition: AVMutableComposition?, asset: AVAsset?
+        do {
+            let file = AVURLAsset(url: try movie())
+            let c = AVMutableComposition()
+            let track = try #require(c.addMutableTrack(withMediaType: .audio, preferredTrackID: kCMPersistentTrackID_Invalid))
+            let source = try #require(try await file.loadTracks(withMediaType: .audio).first)
+            let second = CMTime(value: 1, timescale: 1)
+            try track.insertTimeRange(CMTimeRange(start: .zero, duration: second), of: source, at: .zero)
+            try track.insertTimeRange(CMTimeRange(start: .zero, duration: second), of: source, at: second)
+            let r = try AVAssetReader(asset: c)
+            let o = AVAssetReaderTrackOutput(track: track, outputSettings: [AVFormatIDKey: kAudioFormatLinearPCM])
+            r.add(o)
+            #expect(r.startReading())
+            while o.copyNextSampleBuffer() != nil {}
+            #expect(r.status == .completed, "\(String(describing: r.error))")
+            (reader, composition, asset) = (r, c, file)
+        }
+        try await expectGone([{ reader }, { composition }, { asset }], ["reader", "composition", "asset"])
+    }
+
     /// A writer, its input and its pixel-buffer adaptor go once the file is written.
     @Test func aWriterAndItsInputsGo() async throws {
         weak var writer: AVAssetWriter?, input: AVAssetWriterInput?, adaptor: AVAssetWriterInputPixelBufferAdaptor?
