@@ -116,6 +116,27 @@ public final class CMSampleBuffer: Sendable {
     /// Whether the buffer has its data.
     package var isDataReady: Bool { data.withLock { $0.ready } }
 
+    /// Attachments set on samples by app code, by sample (see `sampleAttachments`).
+    private let extraAttachments = Mutex<[Int: [CFString: AttachmentValue]]>([:])
+    var setAttachments: [Int: [CFString: AttachmentValue]] { extraAttachments.withLock { $0 } }
+
+    /// Sets (or with nil removes) one attachment of sample `index`. NotSync on compressed video
+    /// is the engine's keyframe flag, which a muxer writes as the sample's sync flag.
+    func setAttachment(_ key: CFString, _ value: AttachmentValue?, at index: Int) {
+        let compressedVideo = data.withLock { data -> Bool in
+            switch data.sample.format {
+            case .h264?, .video?: break
+            default: return false
+            }
+            guard key == kCMSampleAttachmentKey_NotSync else { return true }
+            let notSync = (value?.value as? Bool) ?? (value?.value as? NSNumber)?.boolValue ?? false
+            if notSync { data.sample.flags.remove(.keyframe) } else { data.sample.flags.insert(.keyframe) }
+            return true
+        }
+        if compressedVideo, key == kCMSampleAttachmentKey_NotSync { return }
+        extraAttachments.withLock { $0[index, default: [:]][key] = value }
+    }
+
     /// Gives a buffer made without data its data, once; false when it already has some.
     package func setData(_ bytes: SampleBuffer) -> Bool {
         data.withLock { data in
