@@ -245,6 +245,10 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
             format = .aac(sampleRate: s.sampleRate, channels: s.channels)
         } else if caps.hasPrefix("video/x-h264") {
             format = .h264(width: s.width, height: s.height)
+        } else if let coding = VideoCoding.allCases.first(where: { caps.hasPrefix($0.capsName) }) {
+            format = .video(coding, width: s.width, height: s.height)
+        } else if let coding = AudioCoding.allCases.first(where: { caps.hasPrefix($0.capsName) }) {
+            format = .audio(coding, sampleRate: s.sampleRate, channels: s.channels)
         } else {
             format = track.format
         }

@@ -6,6 +6,9 @@ public typealias AudioChannelLayoutTag = UInt32
 
 public let kAudioFormatLinearPCM: AudioFormatID = 0x6C70_636D  // 'lpcm'
 public let kAudioFormatMPEG4AAC: AudioFormatID = 0x6161_6320  // 'aac '
+public let kAudioFormatOpus: AudioFormatID = 0x6F70_7573  // 'opus'
+public let kAudioFormatFLAC: AudioFormatID = 0x666C_6163  // 'flac'
+public let kAudioFormatAppleLossless: AudioFormatID = 0x616C_6163  // 'alac'
 
 public let kAudioFormatFlagIsFloat: AudioFormatFlags = 1 << 0
 public let kAudioFormatFlagIsBigEndian: AudioFormatFlags = 1 << 1

@@ -4,6 +4,9 @@ public typealias CMMediaType = FourCharCode
 public let kCMMediaType_Audio: CMMediaType = 0x736F_756E  // 'soun'
 public let kCMMediaType_Video: CMMediaType = 0x7669_6465  // 'vide'
 public let kCMVideoCodecType_H264: FourCharCode = 0x6176_6331  // 'avc1'
+public let kCMVideoCodecType_HEVC: FourCharCode = 0x6876_6331  // 'hvc1'
+public let kCMVideoCodecType_VP9: FourCharCode = 0x7670_3039  // 'vp09'
+public let kCMVideoCodecType_AV1: FourCharCode = 0x6176_3031  // 'av01'
 public typealias CMVideoCodecType = FourCharCode
 public typealias CMAudioFormatDescription = CMFormatDescription
 public typealias CMVideoFormatDescription = CMFormatDescription
@@ -53,6 +56,17 @@ public final class CMFormatDescription: @unchecked Sendable {
             return AudioStreamBasicDescription(mSampleRate: Double(rate ?? 0), mFormatID: kAudioFormatMPEG4AAC, mFormatFlags: 0,
                                                mBytesPerPacket: 0, mFramesPerPacket: 1024, mBytesPerFrame: 0,
                                                mChannelsPerFrame: UInt32(channels ?? 0), mBitsPerChannel: 0, mReserved: 0)
+        case .audio(let coding, let rate, let channels):
+            // Frames per packet as CoreAudio gives them: Opus's 20 ms at 48 kHz, ALAC's 4096;
+            // FLAC's vary with the encoder (0: variable).
+            let (id, frames): (AudioFormatID, UInt32) = switch coding {
+            case .opus: (kAudioFormatOpus, 960)
+            case .flac: (kAudioFormatFLAC, 0)
+            case .alac: (kAudioFormatAppleLossless, 4096)
+            }
+            return AudioStreamBasicDescription(mSampleRate: Double(rate ?? 0), mFormatID: id, mFormatFlags: 0,
+                                               mBytesPerPacket: 0, mFramesPerPacket: frames, mBytesPerFrame: 0,
+                                               mChannelsPerFrame: UInt32(channels ?? 0), mBitsPerChannel: 0, mReserved: 0)
         default:
             return nil
         }
@@ -60,8 +74,8 @@ public final class CMFormatDescription: @unchecked Sendable {
 
     var mediaType: CMMediaType {
         switch format {
-        case .pcm, .aac: kCMMediaType_Audio
-        case .rawVideo, .h264: kCMMediaType_Video
+        case .pcm, .aac, .audio: kCMMediaType_Audio
+        case .rawVideo, .h264, .video: kCMMediaType_Video
         default: 0
         }
     }
@@ -72,6 +86,12 @@ public final class CMFormatDescription: @unchecked Sendable {
         case .aac: kAudioFormatMPEG4AAC
         case .rawVideo(let v): v.pixelFormat.cvPixelFormat
         case .h264: kCMVideoCodecType_H264
+        case .video(.hevc, _, _): kCMVideoCodecType_HEVC
+        case .video(.vp9, _, _): kCMVideoCodecType_VP9
+        case .video(.av1, _, _): kCMVideoCodecType_AV1
+        case .audio(.opus, _, _): kAudioFormatOpus
+        case .audio(.flac, _, _): kAudioFormatFLAC
+        case .audio(.alac, _, _): kAudioFormatAppleLossless
         default: 0
         }
     }
@@ -80,7 +100,7 @@ public final class CMFormatDescription: @unchecked Sendable {
 }
 
 public func CMFormatDescriptionGetMediaType(_ desc: CMFormatDescription) -> CMMediaType { desc.mediaType }
-/// The codec or pixel format: `'lpcm'`, `'aac '`, `'avc1'`, or a CoreVideo pixel format code.
+/// The codec or pixel format: `'lpcm'`, `'aac '`, `'opus'`, `'flac'`, `'alac'`, `'avc1'`, `'hvc1'`, `'vp09'`, `'av01'`, or a CoreVideo pixel format code.
 public func CMFormatDescriptionGetMediaSubType(_ desc: CMFormatDescription) -> FourCharCode { desc.mediaSubType }
 
 /// The stream's description; nil for a video description. Valid as long as `desc` is.
@@ -88,11 +108,11 @@ public func CMAudioFormatDescriptionGetStreamBasicDescription(_ desc: CMAudioFor
     desc.streamBasicDescription
 }
 
-/// Width and height; zeros for a description that is not video (or H.264 whose size is unknown).
+/// Width and height; zeros for a description that is not video (or compressed video whose size is unknown).
 public func CMVideoFormatDescriptionGetDimensions(_ videoDesc: CMVideoFormatDescription) -> CMVideoDimensions {
     switch videoDesc.format {
     case .rawVideo(let v): CMVideoDimensions(width: Int32(v.width), height: Int32(v.height))
-    case .h264(let w, let h): CMVideoDimensions(width: Int32(w ?? 0), height: Int32(h ?? 0))
+    case .h264(let w, let h), .video(_, let w, let h): CMVideoDimensions(width: Int32(w ?? 0), height: Int32(h ?? 0))
     default: CMVideoDimensions()
     }
 }
