@@ -74,7 +74,7 @@ import Nodes
                edges: #""mic.out -> aac.in", "m2.out -> aac.in", "aac.out -> file.audio""#),
          [#"edges[1]: input "aac.in" is already connected by edges[0]; an input takes one connection (an output may feed several)"#]),
         (graph(edges: #""mic.out -> aac.in", "aac.out -> file.video""#),
-         [#"edges[1]: cannot connect "aac.out" (audio/aac) to "file.video" (video/h264)"#]),
+         [#"edges[1]: cannot connect "aac.out" (audio/aac) to "file.video" (video/h264 or video/hevc or video/vp9 or video/av1)"#]),
         (graph(edges: #""mic.out -> aac.in", "aac.output -> file.audio""#),
          [#"edges[1]: encode.aac node "aac" has no output "output" (its outputs: out); did you mean "out"?"#]),
         (graph(edges: #""mic.out -> aac.in", "aac.out -> fil.audio""#),
