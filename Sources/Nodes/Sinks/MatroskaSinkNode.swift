@@ -13,9 +13,14 @@ import GraphKitRuntime
 /// the graph connects them, which no parameter of this node could do (the loader checks each
 /// edge against a node type's ports). A path ending in `.webm` is refused here for that reason.
 ///
+/// No tag parameters: GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize`
+/// gives it, so "Café – 東京" is stored as `"caf\303\251\ \342\200\223\ …"` (measured on
+/// 1.22 with ffprobe; the muxer's source does the same on later versions), which every reader
+/// shows as it is. Tags wait for GraphKit to write a Matroska file's Tags element itself.
+///
 /// Example:
 /// ```json
-/// "file": { "type": "sink.mkv", "params": { "path": "out/remuxed.mkv", "title": "Take 3" } }
+/// "file": { "type": "sink.mkv", "params": { "path": "out/remuxed.mkv" } }
 /// ```
 public final class MatroskaSinkNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
@@ -28,9 +33,9 @@ public final class MatroskaSinkNode: ElementNode, Sendable {
             PortDescriptor("video", FormatSet([.h264, .video(.hevc), .video(.vp9), .video(.av1)]), presence: .optional,
                            help: "H.264, HEVC, VP9 or AV1 video track"),
         ],
-        parameters: [path] + MuxedFile.matroskaTags.map(\.parameter),
+        parameters: [path],
         requiresAnInput: true,
-        example: #"{ "type": "sink.mkv", "params": { "path": "out/remuxed.mkv", "title": "Take 3" } }"#
+        example: #"{ "type": "sink.mkv", "params": { "path": "out/remuxed.mkv" } }"#
     )
 
     public static let path = RequiredParameter<String>("path", format: .path, writesFile: true,
@@ -47,14 +52,13 @@ public final class MatroskaSinkNode: ElementNode, Sendable {
                              "\"\(path)\" names a WebM file, and sink.mkv writes Matroska, which players of WebM refuse: write it with sink.webm",
                              node: context.id)
         }
-        file = MuxedFile(context: context, path: path, containerName: "a Matroska file")
+        file = MuxedFile(context: context, path: path)
     }
 
     public var output: OutputReport? { file.output }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("matroskamux", name: "mux")
-        try MuxedFile.setTags(MuxedFile.matroskaTags, of: context, on: mux)
         try file.build(in: bin, mux: mux, inputs: Self.descriptor.inputs, connected: context.connectedInputs)
     }
 

@@ -12,26 +12,22 @@ import Synchronization
 ///
 /// What `sink.mkv`, `sink.webm` and `sink.ogg` share; each declares its ports (what its
 /// container holds) and builds its muxer, and the file does the rest. The video input goes
-/// through `gkrisingtimes` (a stream whose times go back fails the run there rather than making
-/// a file whose index no player reads right); each input is checked against its port's formats as its format
-/// arrives, so a codec the container cannot hold (a demuxed file's FLAC into WebM) fails the run
-/// naming the input, the codec and the file, not as the muxer's bare "not negotiated".
+/// through `gkrisingtimes`: a stream whose times go back fails the run there rather than making
+/// a file whose index no player reads right. A codec the container cannot hold is refused at
+/// the edge when the graph loads, or by `demux` when a file's track turns out to be one.
 final class MuxedFile: Sendable {
     let node: String
     let path: String
     let file: OutputFile
-    /// The container's name in messages ("a WebM file").
-    let containerName: String
     private struct State {
         var sink: Element?
         var status: OutputReport.Status = .unknown
     }
     private let state = Mutex(State())
 
-    init(context: NodeContext, path: String, containerName: String) {
+    init(context: NodeContext, path: String) {
         node = context.id
         self.path = path
-        self.containerName = containerName
         file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
     }
 
@@ -44,19 +40,16 @@ final class MuxedFile: Sendable {
         try bin.link(mux, sink)
         state.withLock { $0.sink = sink }
         for port in inputs where connected.contains(port.name) {
-            // Audio passes an identity instead: FLAC's header buffers (STREAMINFO, comments)
-            // come first, in the stream, all at time 0, and gkrisingtimes refuses a time that
-            // repeats (it would have to pass buffers flagged as headers).
-            let entry = port.name == "video" ? try bin.make("gkrisingtimes", ["input": port.name])
-                : try bin.make("identity", name: "\(port.name)-input", ["silent": true])
-            let (name, formats, container, path) = (port.name, port.formats, containerName, path)
-            entry.onInputFormat { format in
-                guard !formats.contains(format) else { return }
-                entry.postError("the \(name) input is \(format.kind.displayName), which \(container) cannot hold "
-                                 + "(it takes \(formats)): \"\(path)\" is not written")
+            // Video passes gkrisingtimes; audio goes to the muxer as it is: FLAC's header buffers
+            // (STREAMINFO, comments) come first in the stream, all at time 0, and gkrisingtimes
+            // refuses a time that repeats (it would have to pass buffers flagged as headers).
+            if port.name == "video" {
+                let rising = try bin.make("gkrisingtimes", ["input": port.name])
+                try bin.link(rising, pad: "src", to: mux, pad: "\(port.name)_%u")
+                try bin.expose(input: port.name, rising)
+            } else {
+                try bin.expose(input: port.name, requesting: "\(port.name)_%u", from: mux)
             }
-            try bin.link(entry, pad: "src", to: mux, pad: "\(port.name)_%u")
-            try bin.expose(input: port.name, entry)
         }
     }
 
@@ -98,27 +91,6 @@ final class MuxedFile: Sendable {
         case .cancelled:
             final = .cancelled
             file.discard()
-        }
-    }
-}
-
-extension MuxedFile {
-    /// The tags a Matroska or WebM file takes, each parameter named as `MediaMetadata`'s field
-    /// and given to the muxer as GStreamer's tag (written as the file's SimpleTag elements).
-    static let title = OptionalParameter<String>("title", help: "the file's title tag (TITLE)")
-    static let artist = OptionalParameter<String>("artist", help: "the artist tag (ARTIST)")
-    static let album = OptionalParameter<String>("album", help: "the album tag (ALBUM)")
-    static let genre = OptionalParameter<String>("genre", help: "the genre tag (GENRE)")
-    static let comment = OptionalParameter<String>("comment", help: "the comment tag (COMMENT)")
-    static let matroskaTags: [(parameter: OptionalParameter<String>, tag: String)] = [
-        (title, "title"), (artist, "artist"), (album, "album"), (genre, "genre"), (comment, "comment"),
-    ]
-
-    /// Gives `mux` the tag parameters the graph sets.
-    static func setTags(_ tags: [(parameter: OptionalParameter<String>, tag: String)], of context: NodeContext, on mux: Element) throws(GraphError) {
-        for (parameter, tag) in tags {
-            guard let value = context.parameters[parameter], !value.isEmpty else { continue }
-            try mux.setTag(tag, value)
         }
     }
 }

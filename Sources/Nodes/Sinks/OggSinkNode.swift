@@ -33,7 +33,7 @@ public final class OggSinkNode: ElementNode, Sendable {
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
-        file = MuxedFile(context: context, path: try context.parameters.value(Self.path), containerName: "an Ogg file")
+        file = MuxedFile(context: context, path: try context.parameters.value(Self.path))
     }
 
     public var output: OutputReport? { file.output }

@@ -10,6 +10,11 @@ import GraphKitRuntime
 /// track, whose codec is known only as it plays, is checked as it arrives, and a codec WebM
 /// cannot hold fails the run naming the codec and the file.
 ///
+/// No tag parameters: GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize`
+/// gives it, so "Café – 東京" is stored as `"caf\303\251\ \342\200\223\ …"` (measured on
+/// 1.22 with ffprobe; the muxer's source does the same on later versions), which every reader
+/// shows as it is. Tags wait for GraphKit to write a Matroska file's Tags element itself.
+///
 /// Example:
 /// ```json
 /// "file": { "type": "sink.webm", "params": { "path": "out/clip.webm" } }
@@ -23,7 +28,7 @@ public final class WebMSinkNode: ElementNode, Sendable {
             PortDescriptor("audio", .audio(.opus), presence: .optional, help: "Opus audio track"),
             PortDescriptor("video", FormatSet([.video(.vp9), .video(.av1)]), presence: .optional, help: "VP9 or AV1 video track"),
         ],
-        parameters: [path] + MuxedFile.matroskaTags.map(\.parameter),
+        parameters: [path],
         requiresAnInput: true,
         example: #"{ "type": "sink.webm", "params": { "path": "out/clip.webm" } }"#
     )
@@ -35,14 +40,13 @@ public final class WebMSinkNode: ElementNode, Sendable {
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
-        file = MuxedFile(context: context, path: try context.parameters.value(Self.path), containerName: "a WebM file")
+        file = MuxedFile(context: context, path: try context.parameters.value(Self.path))
     }
 
     public var output: OutputReport? { file.output }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("webmmux", name: "mux")
-        try MuxedFile.setTags(MuxedFile.matroskaTags, of: context, on: mux)
         try file.build(in: bin, mux: mux, inputs: Self.descriptor.inputs, connected: context.connectedInputs)
     }
 
