@@ -41,3 +41,17 @@ extension Pad {
         return GStreamer.describe(caps)
     }
 }
+
+extension Element {
+    /// For a `decodebin`: the media type its type finder found for the whole input
+    /// (`video/x-matroska`, `video/webm`, `video/quicktime`), once found (by the time it adds a
+    /// pad); nil before, or for another element.
+    public var foundType: String? {
+        guard let typefind = gst_bin_get_by_name(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstBin.self), "typefind") else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(typefind)) }
+        guard let text = gk_object_get_as_string(UnsafeMutableRawPointer(typefind), "caps") else { return nil }
+        defer { g_free(text) }
+        let caps = String(cString: text)
+        return caps.split(separator: ",").first.map { String($0.filter { $0 != " " }) }
+    }
+}

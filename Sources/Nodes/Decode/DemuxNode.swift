@@ -151,7 +151,7 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
                                          + "\(context.id).\(kind) feeds does not take as it is\(why): \(Self.advice(codec))")
             }
             do throws(GraphError) {
-                let head = try route(codec, pad: pad, to: output)
+                let head = try route(codec, pad: pad, to: output, storesNoDecodeTimes: Self.matroska.contains(demuxer.foundType ?? ""))
                 if !pad.link(to: head) { demuxer.postError("\(input)'s \(kind) track (\(codec.rawValue)) could not be linked") }
             } catch {
                 demuxer.postError(error.message)
@@ -189,13 +189,14 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
     /// - AAC: `aacparse` makes raw access units of other framings (ADTS).
     /// - H.264 and HEVC: a parser only when the stream is not already framed as MP4 and Matroska
     ///   store it (avc/hvc1 by access unit): GStreamer 1.26's h264parse writes the SPS and PPS into
-    ///   the first access unit (39 bytes more in the test's file; 1.22's left it as it was). Then
-    ///   the timestamper, which works out decode times from presentation times where the file has
-    ///   none (Matroska) and keeps the order of the samples.
+    ///   the first access unit (39 bytes more in the test's file; 1.22's left it as it was). Then,
+    ///   for a Matroska or WebM file, which stores no decode times, the timestamper, which works
+    ///   them out from the presentation times and the stream's reorder depth. Only there: it loses
+    ///   the samples of a seek's range (a composition's passthrough join wrote nothing with it).
     /// - Opus and FLAC: their parsers, which time each packet and carry the headers in the caps.
     /// - ALAC, VP9, AV1: as they are (VP9's parser of 1.22 adds no chroma format, which MP4 needs,
     ///   so it would not help; each sample is one frame or temporal unit already).
-    private func route(_ codec: Codec, pad: Pad, to output: Element) throws(GraphError) -> Element {
+    private func route(_ codec: Codec, pad: Pad, to output: Element, storesNoDecodeTimes: Bool) throws(GraphError) -> Element {
         guard let builder else { return output }
         var chain: [Element] = []
         func framed(_ field: String, _ values: [String]) -> Bool {
@@ -214,18 +215,21 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
             if !framed("stream-format", ["avc", "avc3"]) {
                 chain = [try builder.make("h264parse"), try builder.makeCapsFilter("video/x-h264, stream-format=(string)avc, alignment=(string)au")]
             }
-            chain.append(try builder.make("h264timestamper"))
+            if storesNoDecodeTimes { chain.append(try builder.make("h264timestamper")) }
         case .hevc:
             if !framed("stream-format", ["hvc1", "hev1"]) {
                 chain = [try builder.make("h265parse"), try builder.makeCapsFilter("video/x-h265, stream-format=(string)hvc1, alignment=(string)au")]
             }
-            chain.append(try builder.make("h265timestamper"))
+            if storesNoDecodeTimes { chain.append(try builder.make("h265timestamper")) }
         }
         guard let first = chain.first else { return output }
         for (a, b) in zip(chain, chain.dropFirst() + [output]) { try builder.link(a, b) }
         for element in chain.reversed() { element.syncStateWithParent() }
         return first
     }
+
+    /// The types of files that store presentation times only (Matroska, WebM).
+    static let matroska: Set<String> = ["video/x-matroska", "audio/x-matroska", "video/webm", "audio/webm", "video/x-matroska-3d"]
 
     /// "AAC, Opus or ALAC".
     static func list(_ codecs: [Codec]) -> String {
