@@ -50,7 +50,7 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
 
     public static let track = Parameter<Int>("track", 0...63, default: 0, help: "which audio track, counting from 0 among the file's audio tracks")
 
-    /// What each codec's stream goes through before the output, as GraphKit passes it.
+    /// A codec demux passes as stored.
     enum Codec: String {
         case aac = "AAC", opus = "Opus", flac = "FLAC", alac = "ALAC"
         case h264 = "H.264", hevc = "HEVC", vp9 = "VP9", av1 = "AV1"
@@ -168,14 +168,14 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
         }
     }
 
-    /// The caps of an output: each codec as the outputs carry it (AAC raw, H.264 and HEVC by
-    /// access unit).
+    /// The caps of an output: each codec as the outputs carry it (AAC raw; H.264 and HEVC by
+    /// access unit, their parameter sets in the caps (avc, hvc1), as MP4 and Matroska store them).
     static func outputCaps(_ formats: FormatSet) -> String {
         formats.patterns.map { pattern in
             switch pattern {
             case .aac: "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw"
-            case .h264: "video/x-h264, stream-format=(string){ avc, avc3 }, alignment=(string)au"
-            case .video(.hevc): "video/x-h265, stream-format=(string){ hvc1, hev1 }, alignment=(string)au"
+            case .h264: "video/x-h264, stream-format=(string)avc, alignment=(string)au"
+            case .video(.hevc): "video/x-h265, stream-format=(string)hvc1, alignment=(string)au"
             case .audio(let coding): coding.capsName
             case .video(let coding): coding.capsName
             default: ""
@@ -212,12 +212,12 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
         case .alac, .vp9, .av1:
             break
         case .h264:
-            if !framed("stream-format", ["avc", "avc3"]) {
+            if !framed("stream-format", ["avc"]) {
                 chain = [try builder.make("h264parse"), try builder.makeCapsFilter("video/x-h264, stream-format=(string)avc, alignment=(string)au")]
             }
             if storesNoDecodeTimes { chain.append(try builder.make("h264timestamper")) }
         case .hevc:
-            if !framed("stream-format", ["hvc1", "hev1"]) {
+            if !framed("stream-format", ["hvc1"]) {
                 chain = [try builder.make("h265parse"), try builder.makeCapsFilter("video/x-h265, stream-format=(string)hvc1, alignment=(string)au")]
             }
             if storesNoDecodeTimes { chain.append(try builder.make("h265timestamper")) }
