@@ -26,6 +26,9 @@ extension NodeRegistry {
         H264EncoderNode.self,
         MP4SinkNode.self,
         HLSSinkNode.self,
+        MatroskaSinkNode.self,
+        WebMSinkNode.self,
+        OggSinkNode.self,
         PreviewSinkNode.self,
     ])
 }

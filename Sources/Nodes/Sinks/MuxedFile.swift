@@ -1,0 +1,96 @@
+import Glibc
+import GraphKitCore
+import GraphKitRuntime
+import Synchronization
+
+/// One file written by a GStreamer muxer, by the engine's rule for outputs (``OutputFile``):
+/// `mux ! fdsink` into a temporary file beside the target, made exclusively and written through
+/// its descriptor (never a `filesink` given a name), flushed to the disk (`fsync`) and renamed
+/// over the target only once the run completed, so the target name holds a complete file or
+/// nothing of this run's. A failed or cancelled run removes the temporary file; a symbolic link,
+/// a pipe or a folder at the target is refused (73) when the run is prepared.
+///
+/// What `sink.mkv`, `sink.webm` and `sink.ogg` share; each declares its ports (what its
+/// container holds) and builds its muxer, and the file does the rest. The video input goes
+/// through `gkrisingtimes`: a stream whose times go back fails the run there rather than making
+/// a file whose index no player reads right. A codec the container cannot hold is refused at
+/// the edge when the graph loads, or by `demux` when a file's track turns out to be one.
+final class MuxedFile: Sendable {
+    let node: String
+    let path: String
+    let file: OutputFile
+    private struct State {
+        var sink: Element?
+        var status: OutputReport.Status = .unknown
+    }
+    private let state = Mutex(State())
+
+    init(context: NodeContext, path: String) {
+        node = context.id
+        self.path = path
+        file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
+    }
+
+    var output: OutputReport { OutputReport(node: node, path: path, status: state.withLock { $0.status }) }
+
+    /// Links `mux` to the file, and each connected input of `inputs` (port descriptors) to one of
+    /// the muxer's request pads of the port's name (`audio_%u`, `video_%u`).
+    func build(in bin: BinBuilder, mux: Element, inputs: [PortDescriptor], connected: Set<String>) throws(GraphError) {
+        let sink = try bin.make("fdsink", name: "fdsink")
+        try bin.link(mux, sink)
+        state.withLock { $0.sink = sink }
+        for port in inputs where connected.contains(port.name) {
+            // Video passes gkrisingtimes; audio goes to the muxer as it is: FLAC's header buffers
+            // (STREAMINFO, comments) come first in the stream, all at time 0, and gkrisingtimes
+            // refuses a time that repeats (it would have to pass buffers flagged as headers).
+            if port.name == "video" {
+                let rising = try bin.make("gkrisingtimes", ["input": port.name])
+                try bin.link(rising, pad: "src", to: mux, pad: "\(port.name)_%u")
+                try bin.expose(input: port.name, rising)
+            } else {
+                try bin.expose(input: port.name, requesting: "\(port.name)_%u", from: mux)
+            }
+        }
+    }
+
+    /// Makes the temporary file and gives its descriptor to `fdsink` (73 when it cannot be made).
+    func prepare() throws(GraphError) {
+        try file.prepare()
+        do throws(GraphError) {
+            try state.withLock { $0.sink }?.set("fd", file.descriptor)
+        } catch {
+            file.discard()
+            throw error
+        }
+        state.withLock { $0.status = .writing }
+    }
+
+    /// A completed (or stopped, so finalized) run: the muxer has seen the end of every input and
+    /// written its last bytes; they are flushed to the disk and the file renamed over the target.
+    /// A failed or cancelled one: the temporary file is removed.
+    func finish(_ outcome: RunStatus) throws(GraphError) {
+        guard state.withLock({ $0.status == .writing }) else { return }
+        var final: OutputReport.Status = .failed
+        defer {
+            let final = final
+            state.withLock { $0.status = final }
+        }
+        switch outcome {
+        case .completed, .stopped:
+            // Renamed only once on the disk: after a crash, the target holds the old file or
+            // the whole new one, never a name over blocks not yet written.
+            if fsync(file.descriptor) != 0 {
+                let reason = String(cString: strerror(errno))
+                file.discard()
+                throw GraphError(.outputUnwritable, at: file.location, "cannot write \"\(path)\": \(reason)", node: node)
+            }
+            try file.commit()
+            final = .completed
+        case .failed:
+            file.discard()
+        case .cancelled:
+            final = .cancelled
+            file.discard()
+        }
+    }
+}

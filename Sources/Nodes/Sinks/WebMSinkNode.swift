@@ -1,0 +1,55 @@
+import GraphKitCore
+import GraphKitRuntime
+
+/// `sink.webm`: writes a WebM file (`webmmux`: Matroska with the `webm` doc type and only the
+/// codecs WebM allows), by the rule every output follows (``MuxedFile``): through a descriptor
+/// into a temporary file beside the target, renamed over it only once complete and on the disk.
+///
+/// WebM holds VP9 or AV1 video and Opus audio (GraphKit names no VP8 or Vorbis): an H.264, AAC or
+/// FLAC output connected to it is refused when the graph loads, at the edge. A demuxed file's
+/// track, whose codec is known only as it plays, is checked as it arrives, and a codec WebM
+/// cannot hold fails the run naming the codec and the file.
+///
+/// No tag parameters: GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize`
+/// gives it, so "Café – 東京" is stored as `"caf\303\251\ \342\200\223\ …"` (measured on
+/// 1.22 with ffprobe; the muxer's source does the same on later versions), which every reader
+/// shows as it is. Tags wait for GraphKit to write a Matroska file's Tags element itself.
+///
+/// Example:
+/// ```json
+/// "file": { "type": "sink.webm", "params": { "path": "out/clip.webm" } }
+/// ```
+public final class WebMSinkNode: ElementNode, Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "sink.webm",
+        category: .sink,
+        summary: "WebM writer (VP9 or AV1 with Opus)",
+        inputs: [
+            PortDescriptor("audio", .audio(.opus), presence: .optional, help: "Opus audio track"),
+            PortDescriptor("video", FormatSet([.video(.vp9), .video(.av1)]), presence: .optional, help: "VP9 or AV1 video track"),
+        ],
+        parameters: [path],
+        requiresAnInput: true,
+        example: #"{ "type": "sink.webm", "params": { "path": "out/clip.webm" } }"#
+    )
+
+    public static let path = RequiredParameter<String>("path", format: .path, writesFile: true, help: "the file to write; missing folders are created")
+
+    let context: NodeContext
+    let file: MuxedFile
+
+    public init(context: NodeContext) throws(GraphError) {
+        self.context = context
+        file = MuxedFile(context: context, path: try context.parameters.value(Self.path))
+    }
+
+    public var output: OutputReport? { file.output }
+
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        let mux = try bin.make("webmmux", name: "mux")
+        try file.build(in: bin, mux: mux, inputs: Self.descriptor.inputs, connected: context.connectedInputs)
+    }
+
+    public func prepare() throws(GraphError) { try file.prepare() }
+    public func finish(_ outcome: RunStatus) throws(GraphError) { try file.finish(outcome) }
+}
