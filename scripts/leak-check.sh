@@ -25,6 +25,8 @@ export DISPLAY=":$(head -n 1 display)"
 gst-launch-1.0 -q audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audio/x-raw,rate=44100,channels=2 ! wavenc ! filesink location=in.wav
 gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=240,framerate=30/1 ! x264enc ! h264parse ! mp4mux name=m ! filesink location=in.mp4 \
   audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audioconvert ! avenc_aac ! m.
+gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=240,framerate=30/1 ! vp9enc deadline=1 ! webmmux name=w ! filesink location=in.webm \
+  audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audioconvert ! audioresample ! opusenc ! w.
 short=(--set camera.duration=1 --set camera.live=false --set camera.width=320 --set camera.height=240)
 mic=(--set mic.duration=1 --set mic.live=false)
 declare -A sets=(
@@ -37,6 +39,7 @@ declare -A sets=(
   [transcode-audio]="--set src.path=in.wav --set file.path=t.m4a"
   [transcode-video]="--set src.path=in.mp4 --set file.path=t.mp4"
   [remux]="--set src.path=in.mp4 --set file.path=r.mp4"
+  [remux-webm]="--set src.path=in.webm --set file.path=r.webm"
   [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"
   [record-hls]="${short[*]} ${mic[*]} --set hls.folder=live"
   [transcode-hls]="--set src.path=in.mp4 --set hls.folder=hls"
