@@ -75,11 +75,12 @@ enum EncodedMediaChecks {
         return run.wait()
     }
 
-    /// Runs `capture.video (ball) → ENCODER → sink.mp4`: `frames` frames of `width`×`height` at 30 fps.
-    static func encodeVideo(with encoder: String, params: String = "", width: Int = 64, height: Int = 48, frames: Int, path: String) throws -> RunReport {
+    /// Runs `capture.video (pattern) → ENCODER → sink.mp4`: `frames` frames of `width`×`height` at 30 fps.
+    static func encodeVideo(with encoder: String, params: String = "", width: Int = 64, height: Int = 48, frames: Int, pattern: String = "ball",
+                            path: String) throws -> RunReport {
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": {
-              "cam": { "type": "capture.video", "params": { "width": \(width), "height": \(height), "duration": \(Double(frames) / 30), "live": false, "pattern": "ball" } },
+              "cam": { "type": "capture.video", "params": { "width": \(width), "height": \(height), "duration": \(Double(frames) / 30), "live": false, "pattern": "\(pattern)" } },
               "enc": { "type": "\(encoder)", "params": { \(params) } },
               "file": { "type": "sink.mp4", "params": { "path": "\(path)" } } },
               "edges": [ "cam.out -> enc.in", "enc.out -> file.video" ] }
