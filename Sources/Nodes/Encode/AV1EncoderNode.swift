@@ -24,13 +24,12 @@ public final class AV1EncoderNode: ElementNode, Sendable {
         example: #"{ "type": "encode.av1", "params": { "speed": 8, "keyframeInterval": 60 } }"#
     )
 
-    public static let bitrate = AutoParameter<Int>("bitrate", 10_000...200_000_000, default: .auto,
-                                            help: "average bits per second, or auto from the frame size (half of encode.h264's auto)")
+    public static let bitrate = VideoEncoderInput.bitrate
     public static let quality = OptionalParameter<Int>("quality", 0...63, help: "constant quantizer instead of a bit rate: 0 best, 63 smallest")
-    public static let keyframeInterval = Parameter<Int>("keyframeInterval", 1...1000, default: 60, help: "at most this many frames between keyframes")
+    public static let keyframeInterval = VideoEncoderInput.keyframeInterval
     public static let speed = Parameter<Int>("speed", 0...10, default: 8, help: "libaom's cpu-used: 0 slowest and best, 10 fastest; 6 and up in real-time mode")
-    public static let width = OptionalParameter<Int>("width", 16...8192, multipleOf: 2, help: "scale frames to this width (even; with height)")
-    public static let height = OptionalParameter<Int>("height", 16...4320, multipleOf: 2, help: "scale frames to this height (even; with width)")
+    public static let width = VideoEncoderInput.width
+    public static let height = VideoEncoderInput.height
 
     let context: NodeContext
 
@@ -51,13 +50,8 @@ public final class AV1EncoderNode: ElementNode, Sendable {
             try encoder.set("end-usage", "q")
             try encoder.set("min-quantizer", q)
             try encoder.set("max-quantizer", q)
-        } else if case .value(let bitrate) = p[Self.bitrate] {
-            try encoder.set("target-bitrate", max(1, bitrate / 1000))  // kbit/s
         } else {
-            encoder.onInputFormat { format in
-                guard case .rawVideo(let v) = format else { return }
-                try? encoder.set("target-bitrate", max(1, VideoEncoderInput.automaticBitrate(width: v.width, height: v.height) / 1000))
-            }
+            try VideoEncoderInput.setBitrate(p[Self.bitrate], on: encoder, property: "target-bitrate", unit: 1000)  // kbit/s
         }
         // The MP4 muxer takes AV1 as an OBU stream of whole temporal units.
         let parse = try bin.make("av1parse")

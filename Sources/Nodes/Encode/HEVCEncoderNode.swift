@@ -29,13 +29,13 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public static let bitrate = AutoParameter<Int>("bitrate", 10_000...102_400_000, default: .auto,
                                             help: "average bits per second, or auto from the frame size (half of encode.h264's auto)")
     public static let quality = OptionalParameter<Int>("quality", 0...51, help: "x265's constant rate factor (CRF) instead of a bit rate: 0 best, 51 smallest (28 is x265's default)")
-    public static let keyframeInterval = Parameter<Int>("keyframeInterval", 1...1000, default: 60, help: "at most this many frames between keyframes")
+    public static let keyframeInterval = VideoEncoderInput.keyframeInterval
     public enum Preset: String, ParameterEnum { case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow }
     public static let preset = Parameter<Preset>("preset", default: .veryfast, help: "x265 speed/quality trade-off (x265's own default, medium, is ~5× slower)")
     public enum Profile: String, ParameterEnum { case main, main10 }
     public static let profile = Parameter<Profile>("profile", default: .main, help: "HEVC profile: main (8-bit 4:2:0) or main10 (10-bit 4:2:0)")
-    public static let width = OptionalParameter<Int>("width", 16...8192, multipleOf: 2, help: "scale frames to this width (even; with height)")
-    public static let height = OptionalParameter<Int>("height", 16...4320, multipleOf: 2, help: "scale frames to this height (even; with width)")
+    public static let width = VideoEncoderInput.width
+    public static let height = VideoEncoderInput.height
 
     let context: NodeContext
 
@@ -57,13 +57,8 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
             // x265's option string is read after the element's properties: crf there sets its
             // rate control to constant rate factor, as ffmpeg's -crf does.
             try encoder.set("option-string", "crf=\(crf)")
-        } else if case .value(let bitrate) = p[Self.bitrate] {
-            try encoder.set("bitrate", max(1, bitrate / 1000))  // kbit/s
         } else {
-            encoder.onInputFormat { format in
-                guard case .rawVideo(let v) = format else { return }
-                try? encoder.set("bitrate", max(1, VideoEncoderInput.automaticBitrate(width: v.width, height: v.height) / 1000))
-            }
+            try VideoEncoderInput.setBitrate(p[Self.bitrate], on: encoder, property: "bitrate", unit: 1000)  // kbit/s
         }
         // x265 writes Annex B (start codes, parameter sets in the stream); the parser makes hvc1,
         // the form Apple's players take (hev1, parameter sets in the samples, they refuse).

@@ -24,13 +24,12 @@ public final class VP9EncoderNode: ElementNode, Sendable {
         example: #"{ "type": "encode.vp9", "params": { "quality": 32, "speed": 5 } }"#
     )
 
-    public static let bitrate = AutoParameter<Int>("bitrate", 10_000...200_000_000, default: .auto,
-                                            help: "average bits per second, or auto from the frame size (half of encode.h264's auto)")
+    public static let bitrate = VideoEncoderInput.bitrate
     public static let quality = OptionalParameter<Int>("quality", 0...63, help: "constrained quality (libvpx's cq-level) instead of a bit rate: 0 best, 63 smallest")
-    public static let keyframeInterval = Parameter<Int>("keyframeInterval", 1...1000, default: 60, help: "at most this many frames between keyframes")
+    public static let keyframeInterval = VideoEncoderInput.keyframeInterval
     public static let speed = Parameter<Int>("speed", 0...8, default: 5, help: "libvpx's cpu-used: 0 slowest and best; 5 and up code in real time")
-    public static let width = OptionalParameter<Int>("width", 16...8192, multipleOf: 2, help: "scale frames to this width (even; with height)")
-    public static let height = OptionalParameter<Int>("height", 16...4320, multipleOf: 2, help: "scale frames to this height (even; with width)")
+    public static let width = VideoEncoderInput.width
+    public static let height = VideoEncoderInput.height
 
     let context: NodeContext
 
@@ -57,14 +56,7 @@ public final class VP9EncoderNode: ElementNode, Sendable {
             try encoder.set("end-usage", "cq")
             try encoder.set("cq-level", q)
         }
-        if case .value(let bitrate) = p[Self.bitrate] {
-            try encoder.set("target-bitrate", bitrate)
-        } else {
-            encoder.onInputFormat { format in
-                guard case .rawVideo(let v) = format else { return }
-                try? encoder.set("target-bitrate", VideoEncoderInput.automaticBitrate(width: v.width, height: v.height))
-            }
-        }
+        try VideoEncoderInput.setBitrate(p[Self.bitrate], on: encoder, property: "target-bitrate", unit: 1)  // bit/s
         // The parser puts the profile and chroma format in the caps, which the MP4 muxer needs.
         let output = try bin.make("vp9parse")
         try bin.link(converted, encoder, output)

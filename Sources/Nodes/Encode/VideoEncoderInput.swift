@@ -33,6 +33,26 @@ enum VideoEncoderInput {
         return (convert, output)
     }
 
+    // The parameters HEVC, VP9 and AV1 declare alike, declared once.
+    static let bitrate = AutoParameter<Int>("bitrate", 10_000...200_000_000, default: .auto,
+                                            help: "average bits per second, or auto from the frame size (half of encode.h264's auto)")
+    static let keyframeInterval = Parameter<Int>("keyframeInterval", 1...1000, default: 60, help: "at most this many frames between keyframes")
+    static let width = OptionalParameter<Int>("width", 16...8192, multipleOf: 2, help: "scale frames to this width (even; with height)")
+    static let height = OptionalParameter<Int>("height", 16...4320, multipleOf: 2, help: "scale frames to this height (even; with width)")
+
+    /// Sets the encoder's bit-rate `property` (in bits per second over `unit`: 1000 for kbit/s)
+    /// from the node's `bitrate`: the value given, or `auto`'s for the first frame's size.
+    static func setBitrate(_ bitrate: Auto<Int>, on encoder: Element, property: String, unit: Int) throws(GraphError) {
+        if case .value(let bits) = bitrate {
+            try encoder.set(property, max(1, bits / unit))
+        } else {
+            encoder.onInputFormat { format in
+                guard case .rawVideo(let v) = format else { return }
+                try? encoder.set(property, max(1, automaticBitrate(width: v.width, height: v.height) / unit))
+            }
+        }
+    }
+
     /// The bit rate `auto` picks for the codecs that code as well as H.264 at half its rate
     /// (HEVC, VP9, AV1): half of `encode.h264`'s for the frame size.
     static func automaticBitrate(width: Int, height: Int) -> Int {
