@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs,metadata,join]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs,metadata,join,hevc,opus,flac]
 """
 import argparse
 import os
@@ -246,16 +246,23 @@ def av_job(runs):
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in same], r, "ffmpeg")
 
 
-def transcode_job(runs):
-    """graphs/transcode-video.json on a 1080p 30 fps 20 s H.264 + AAC file, against ffmpeg doing
-    the same (-vf hflip, libx264 veryfast at the graph's automatic bit rate, keyframes every 60,
-    no B-frames, high profile, AAC 96 kb/s). The index goes after the media for both, as ffmpeg
-    writes it by default (the graph's default is before: faststart)."""
+def transcode_source():
+    """20 s of 1920×1080 30 fps H.264 (a keyframe every 2 s) + AAC, made once: the transcode
+    job's input, which the HEVC job shares."""
     src = os.path.join(BENCH, "in-1080p-20s.mp4")
     if not os.path.exists(src):
         sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=20",
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=20", "-c:v", "libx264", "-preset", "veryfast",
             "-b:v", "8M", "-g", "60", "-c:a", "aac", "-b:a", "128k", src])
+    return src
+
+
+def transcode_job(runs):
+    """graphs/transcode-video.json on a 1080p 30 fps 20 s H.264 + AAC file, against ffmpeg doing
+    the same (-vf hflip, libx264 veryfast at the graph's automatic bit rate, keyframes every 60,
+    no B-frames, high profile, AAC 96 kb/s). The index goes after the media for both, as ffmpeg
+    writes it by default (the graph's default is before: faststart)."""
+    src = transcode_source()
     out = os.path.join(BENCH, "transcode")
     kbps = round(1920 * 1080 * 10.1 / 1000)  # encode.h264's bitrate "auto" at 1080p
     ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "transcode-video.json"), "--quiet",
@@ -265,6 +272,89 @@ def transcode_job(runs):
     contenders = [("graphctl", ours), ("ffmpeg", ff)]
     r = alternate(contenders, runs)
     table("Transcode: 1920×1080 30 fps 20 s H.264 + AAC → mirrored, H.264 (veryfast, auto bit rate) + AAC 96 kb/s (graphs/transcode-video.json)",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
+
+
+def codec_graph(name, nodes, edges):
+    """Writes a graph for a codec job into the bench folder and returns its path."""
+    import json
+    path = os.path.join(BENCH, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump({"version": 1, "name": name, "nodes": nodes, "edges": edges}, f)
+    return path
+
+
+def hevc_job(runs, preset="ultrafast", kbps=5000, keyint=60):
+    """encode.hevc on the 1080p 30 fps 20 s H.264 file (decoded to I420, video only, audio not
+    decoded), against ffmpeg's libx265 at the same settings: the same preset, average bit rate
+    (x265's ABR, no VBV) and keyframe interval, x265 tuning for nothing (x265enc defaults to
+    tune=ssim; encode.hevc sets none, as ffmpeg), and x265's own thread pool on both sides (x265
+    sizes it to the machine: neither tool passes pools or frame-threads). ultrafast keeps a run
+    near half a minute on this shared 2-core machine."""
+    src = transcode_source()
+    out = os.path.join(BENCH, "hevc")
+    graph = codec_graph("hevc", {
+        "src": {"type": "source.file", "params": {"path": src}},
+        "dec": {"type": "decode", "params": {"pixelFormat": "i420"}},
+        "hevc": {"type": "encode.hevc", "params": {"preset": preset, "bitrate": kbps * 1000, "keyframeInterval": keyint}},
+        "file": {"type": "sink.mp4", "params": {"path": f"{out}-graphctl.mp4", "faststart": False}},
+    }, ["src.out -> dec.in", "dec.video -> hevc.in", "hevc.out -> file.video"])
+    ours = [GRAPHCTL, "run", graph, "--quiet"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-an", "-c:v", "libx265", "-preset", preset, "-b:v", f"{kbps}k",
+          "-g", str(keyint), "-tag:v", "hvc1", "-x265-params", "log-level=none", f"{out}-ffmpeg.mp4"]
+    contenders = [("graphctl", ours), ("ffmpeg", ff)]
+    r = alternate(contenders, runs)
+    table(f"HEVC encode: 1920×1080 30 fps 20 s H.264 → HEVC (x265 {preset}, {kbps} kb/s, keyframes every {keyint}), MP4",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
+
+
+def opus_job(runs, minutes=10, kbps=96):
+    """encode.opus on a 10-minute 44.1 kHz stereo WAV (resampled to Opus's 48 kHz by both), into
+    MP4, against ffmpeg's libopus at the same settings: 96 kb/s VBR, complexity 10, 20 ms
+    frames (ffmpeg's and libopus's defaults, set on both sides)."""
+    src = os.path.join(BENCH, f"{minutes}min.wav")
+    wav(src, minutes)
+    out = os.path.join(BENCH, "opus")
+    graph = codec_graph("opus", {
+        "src": {"type": "source.file", "params": {"path": src}},
+        "dec": {"type": "decode"},
+        "opus": {"type": "encode.opus", "params": {"bitrate": kbps * 1000, "bitrateMode": "vbr", "complexity": 10, "frameDuration": 20}},
+        "file": {"type": "sink.mp4", "params": {"path": f"{out}-graphctl.mp4", "faststart": False}},
+    }, ["src.out -> dec.in", "dec.audio -> opus.in", "opus.out -> file.audio"])
+    ours = [GRAPHCTL, "run", graph, "--quiet"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c:a", "libopus", "-b:a", f"{kbps}k", "-vbr", "on",
+          "-compression_level", "10", "-frame_duration", "20", f"{out}-ffmpeg.mp4"]
+    contenders = [("graphctl", ours), ("ffmpeg", ff)]
+    r = alternate(contenders, runs)
+    table(f"Opus encode: {minutes}-minute 44.1 kHz stereo WAV → Opus {kbps} kb/s VBR (48 kHz), MP4",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
+
+
+def flac_job(runs, minutes=10, level=5):
+    """encode.flac on a 10-minute 44.1 kHz stereo WAV against ffmpeg's FLAC encoder at the same
+    compression level (5, both tools' default). FLAC goes into no MP4 on GStreamer 1.22, so the
+    graph writes Matroska or Ogg: it needs sink.mkv or sink.ogg (the containers work), and the
+    job says so and measures nothing when graphctl has neither."""
+    src = os.path.join(BENCH, f"{minutes}min.wav")
+    wav(src, minutes)
+    out = os.path.join(BENCH, "flac")
+    sink = next((s for s in ("sink.mkv", "sink.ogg")
+                 if subprocess.run([GRAPHCTL, "inspect", s], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0), None)
+    if sink is None:
+        print(f"\n### FLAC encode: {minutes}-minute WAV → FLAC\n\n- not measured: graphctl has no sink.mkv or sink.ogg to write FLAC into")
+        return
+    ext = "mkv" if sink == "sink.mkv" else "ogg"
+    graph = codec_graph("flac", {
+        "src": {"type": "source.file", "params": {"path": src}},
+        "dec": {"type": "decode"},
+        "flac": {"type": "encode.flac", "params": {"compressionLevel": level}},
+        "file": {"type": sink, "params": {"path": f"{out}-graphctl.{ext}"}},
+    }, ["src.out -> dec.in", "dec.audio -> flac.in", "flac.out -> file.audio"])
+    ours = [GRAPHCTL, "run", graph, "--quiet"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c:a", "flac", "-compression_level", str(level), f"{out}-ffmpeg.{ext}"]
+    contenders = [("graphctl", ours), ("ffmpeg", ff)]
+    r = alternate(contenders, runs)
+    table(f"FLAC encode: {minutes}-minute 44.1 kHz stereo WAV → FLAC level {level}, {ext}",
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
 
 
@@ -641,6 +731,12 @@ def main():
         thumbs_job(a.runs)
     if "metadata" in jobs:
         metadata_job(a.runs)
+    if "hevc" in jobs:
+        hevc_job(a.runs)
+    if "opus" in jobs:
+        opus_job(a.runs)
+    if "flac" in jobs:
+        flac_job(a.runs)
 
 
 if __name__ == "__main__":

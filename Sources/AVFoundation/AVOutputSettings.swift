@@ -23,6 +23,12 @@ public let AVLinearPCMIsNonInterleaved = "AVLinearPCMIsNonInterleaved"
 public let AVAudioBitRateStrategy_Constant = "AVAudioBitRateStrategy_Constant"
 public let AVAudioBitRateStrategy_Variable = "AVAudioBitRateStrategy_Variable"
 
+/// Opus (`'opus'`), FLAC (`'flac'`) and Apple Lossless (`'alac'`), with Apple's values (in
+/// Apple's SDK they are CoreAudioTypes' constants, beside `kAudioFormatMPEG4AAC`).
+public let kAudioFormatOpus: AudioFormatID = 0x6F70_7573  // 'opus'
+public let kAudioFormatFLAC: AudioFormatID = 0x666C_6163  // 'flac'
+public let kAudioFormatAppleLossless: AudioFormatID = 0x616C_6163  // 'alac'
+
 /// AVFoundation's audio quality levels (for `AVEncoderAudioQualityKey`).
 public enum AVAudioQuality: Int, Sendable {
     case min = 0, low = 0x20, medium = 0x40, high = 0x60, max = 0x7F
@@ -68,8 +74,14 @@ public struct AVVideoCodecType: RawRepresentable, Hashable, Sendable {
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public static let h264 = AVVideoCodecType("avc1")
-    /// Not encoded by GraphKit: an input with it cannot be added.
+    /// HEVC, written as `hvc1` (``encode.hevc``).
     public static let hevc = AVVideoCodecType("hvc1")
+    /// VP9 (`kCMVideoCodecType_VP9`, `'vp09'`). Not Apple's: AVFoundation's writer encodes no VP9,
+    /// and GraphKit's does; the value is Core Media's codec type for it.
+    public static let vp9 = AVVideoCodecType("vp09")
+    /// AV1 (`kCMVideoCodecType_AV1`, `'av01'`). Not Apple's: AVFoundation's writer encodes no AV1,
+    /// and GraphKit's does; the value is Core Media's codec type for it.
+    public static let av1 = AVVideoCodecType("av01")
     public static let jpeg = AVVideoCodecType("jpeg")
     public static let proRes422 = AVVideoCodecType("apcn")
     public static let proRes4444 = AVVideoCodecType("ap4h")
@@ -101,6 +113,16 @@ enum WriterSettings {
         }
     }
 
+    /// The audio formats the writer encodes, by `AVFormatIDKey`.
+    static let audioCodecs: [AudioFormatID: AudioCodec] = [
+        kAudioFormatMPEG4AAC: .aac, kAudioFormatOpus: .opus, kAudioFormatFLAC: .flac, kAudioFormatAppleLossless: .alac,
+    ]
+    /// The video codecs the writer encodes, by `AVVideoCodecKey`.
+    static let videoCodecs: [String: VideoCodec] = [
+        AVVideoCodecType.h264.rawValue: .h264, AVVideoCodecType.hevc.rawValue: .hevc,
+        AVVideoCodecType.vp9.rawValue: .vp9, AVVideoCodecType.av1.rawValue: .av1,
+    ]
+
     static func audio(_ s: [String: Any]) throws(SettingsError) -> AudioSettings {
         for key in s.keys where !audioKeys.contains(key) {
             let hint = key.hasPrefix("AVLinearPCM") ? " (linear PCM keys are for PCM output, which GraphKit's writer does not make: it encodes AAC)" : ""
@@ -109,8 +131,9 @@ enum WriterSettings {
         guard let id = settingsInteger(s[AVFormatIDKey]).flatMap(AudioFormatID.init(exactly:)) else {
             throw SettingsError("the audio settings need AVFormatIDKey (kAudioFormatMPEG4AAC)")
         }
-        guard id == kAudioFormatMPEG4AAC else {
-            throw SettingsError("AVFormatIDKey is '\(id.fourCharacters)'; GraphKit's writer encodes AAC (kAudioFormatMPEG4AAC) only")
+        guard let codec = audioCodecs[id] else {
+            throw SettingsError("AVFormatIDKey is '\(id.fourCharacters)'; GraphKit's writer encodes AAC (kAudioFormatMPEG4AAC), "
+                                + "Opus (kAudioFormatOpus), FLAC (kAudioFormatFLAC) and ALAC (kAudioFormatAppleLossless)")
         }
         guard let rate = settingsInteger(s[AVSampleRateKey]), rate > 0 else {
             throw SettingsError("the audio settings need AVSampleRateKey, a whole number of hertz (such as 48000)")
@@ -131,7 +154,7 @@ enum WriterSettings {
         var bitRate = settingsInteger(s[AVEncoderBitRateKey])
         if bitRate == nil, let perChannel = settingsInteger(s[AVEncoderBitRatePerChannelKey]) { bitRate = perChannel * channels }
         if s[AVEncoderBitRateKey] != nil && bitRate == nil { throw SettingsError("AVEncoderBitRateKey must be a whole number of bits per second") }
-        return AudioSettings(sampleRate: rate, channels: channels, bitRate: bitRate)
+        return AudioSettings(codec: codec, sampleRate: rate, channels: channels, bitRate: bitRate)
     }
 
     static func video(_ s: [String: Any]) throws(SettingsError) -> VideoSettings {
@@ -144,12 +167,12 @@ enum WriterSettings {
         default: nil
         }
         guard let codec else { throw SettingsError("the video settings need AVVideoCodecKey (AVVideoCodecType.h264)") }
-        guard codec == AVVideoCodecType.h264.rawValue else {
-            throw SettingsError("AVVideoCodecKey is \(codec); GraphKit's writer encodes H.264 (AVVideoCodecType.h264) only")
+        guard let videoCodec = videoCodecs[codec] else {
+            throw SettingsError("AVVideoCodecKey is \(codec); GraphKit's writer encodes H.264, HEVC, VP9 and AV1 (AVVideoCodecType.h264, .hevc, .vp9, .av1)")
         }
         guard let width = settingsInteger(s[AVVideoWidthKey]), width > 0 else { throw SettingsError("the video settings need AVVideoWidthKey, a positive whole number") }
         guard let height = settingsInteger(s[AVVideoHeightKey]), height > 0 else { throw SettingsError("the video settings need AVVideoHeightKey, a positive whole number") }
-        var settings = VideoSettings(width: width, height: height)
+        var settings = VideoSettings(codec: videoCodec, width: width, height: height)
         if let c = s[AVVideoCompressionPropertiesKey] {
             guard let props = c as? [String: Any] else { throw SettingsError("AVVideoCompressionPropertiesKey must be a dictionary") }
             for key in props.keys where !compressionKeys.contains(key) {
@@ -170,8 +193,19 @@ enum WriterSettings {
                 settings.keyframeInterval = max(1, Int((seconds * fps).rounded()))
             }
             if let v = props[AVVideoProfileLevelKey] {
-                guard let profile = v as? String, profile.hasPrefix("H264_") else {
-                    throw SettingsError("AVVideoProfileLevelKey must be an H.264 profile (AVVideoProfileLevelH264HighAutoLevel…)")
+                let profile = v as? String
+                switch videoCodec {
+                case .h264:
+                    guard profile?.hasPrefix("H264_") == true else {
+                        throw SettingsError("AVVideoProfileLevelKey must be an H.264 profile (AVVideoProfileLevelH264HighAutoLevel…)")
+                    }
+                case .hevc:
+                    // The writer's HEVC is Main (8-bit): kVTProfileLevel_HEVC_Main_AutoLevel.
+                    guard profile == "HEVC_Main_AutoLevel" else {
+                        throw SettingsError("AVVideoProfileLevelKey for HEVC must be HEVC_Main_AutoLevel (kVTProfileLevel_HEVC_Main_AutoLevel): the writer encodes HEVC Main")
+                    }
+                case .vp9, .av1:
+                    throw SettingsError("AVVideoProfileLevelKey is for H.264 and HEVC; leave it out for \(videoCodec.rawValue)")
                 }
             }
         }

@@ -23,12 +23,17 @@ public protocol OutputSettings: Sendable {
     var mediaType: MediaType { get }
 }
 
-public enum VideoCodec: String, Sendable, CaseIterable { case h264 }
-public enum AudioCodec: String, Sendable, CaseIterable { case aac }
+/// The codec of a writer's video input, like `AVVideoCodecType`: each is its encoder node's
+/// (`encode.h264`, `encode.hevc`, `encode.vp9`, `encode.av1`).
+public enum VideoCodec: String, Sendable, CaseIterable { case h264, hevc, vp9, av1 }
+/// The codec of a writer's audio input, like `AVFormatIDKey`: each is its encoder node's
+/// (`encode.aac`, `encode.opus`, `encode.flac`, `encode.alac`). A file type refuses the codecs
+/// its writer cannot hold (FLAC in MP4, MOV and M4A on GStreamer 1.22).
+public enum AudioCodec: String, Sendable, CaseIterable { case aac, opus, flac, alac }
 
 /// Video encoding settings: `AVVideoCodecKey`, `AVVideoWidthKey`, `AVVideoHeightKey`,
 /// `AVVideoAverageBitRateKey` and `AVVideoMaxKeyFrameIntervalKey`. Frames of another size are
-/// scaled to `width` × `height`, which must be even (H.264 in 4:2:0).
+/// scaled to `width` × `height`, which must be even (every codec here codes 4:2:0).
 public struct VideoSettings: OutputSettings, Hashable {
     public var codec: VideoCodec
     public var width: Int
@@ -50,12 +55,13 @@ public struct VideoSettings: OutputSettings, Hashable {
 }
 
 /// Audio encoding settings: `AVFormatIDKey`, `AVSampleRateKey`, `AVNumberOfChannelsKey` and
-/// `AVEncoderBitRateKey`. Audio of another rate or channel count is converted to these.
+/// `AVEncoderBitRateKey`. Audio of another rate or channel count is converted to these. Opus
+/// codes at 48 kHz only; FLAC and ALAC are lossless and take no bit rate.
 public struct AudioSettings: OutputSettings, Hashable {
     public var codec: AudioCodec
     public var sampleRate: Int
     public var channels: Int
-    /// Bits per second; nil: 96,000 per stereo pair's worth (as `encode.aac`'s default).
+    /// Bits per second; nil: the encoder's default (96,000 for AAC and Opus). Lossless codecs take none.
     public var bitRate: Int?
 
     public init(codec: AudioCodec = .aac, sampleRate: Int, channels: Int, bitRate: Int? = nil) {

@@ -15,24 +15,53 @@ enum WriterEncoders {
     static func add(for settings: any OutputSettings, id: String, at location: String, to b: inout GraphBuilder) throws(GraphError) -> Ports? {
         switch settings {
         case let video as VideoSettings:
-            let encoder = b.add(id, H264EncoderNode.self) {
-                $0[\.width] = video.width
-                $0[\.height] = video.height
-                if let rate = video.averageBitRate { $0[\.bitrate] = .value(rate) }
-                if let interval = video.keyframeInterval { $0[\.keyframeInterval] = interval }
+            return switch video.codec {
+            case .h264: video.add(H264EncoderNode.self, id: id, to: &b)
+            case .hevc: video.add(HEVCEncoderNode.self, id: id, to: &b)
+            case .vp9: video.add(VP9EncoderNode.self, id: id, to: &b)
+            case .av1: video.add(AV1EncoderNode.self, id: id, to: &b)
             }
-            return Ports(input: encoder.input(), output: encoder.output())
         case let audio as AudioSettings:
-            let encoder = b.add(id, AACEncoderNode.self) {
-                $0[\.sampleRate] = audio.sampleRate
-                $0[\.channels] = audio.channels
-                if let rate = audio.bitRate { $0[\.bitrate] = rate }
+            return switch audio.codec {
+            case .aac: ports(b.add(id, AACEncoderNode.self) {
+                    $0[\.sampleRate] = audio.sampleRate
+                    $0[\.channels] = audio.channels
+                    if let rate = audio.bitRate { $0[\.bitrate] = rate }
+                })
+            case .opus: ports(b.add(id, OpusEncoderNode.self) {
+                    // The rate is Opus's own (48 kHz): EncoderLimits refused any other.
+                    $0[\.channels] = audio.channels
+                    if let rate = audio.bitRate { $0[\.bitrate] = rate }
+                })
+            case .flac: ports(b.add(id, FLACEncoderNode.self) {
+                    $0[\.sampleRate] = audio.sampleRate
+                    $0[\.channels] = audio.channels
+                })
+            case .alac: ports(b.add(id, ALACEncoderNode.self) {
+                    $0[\.sampleRate] = audio.sampleRate
+                    $0[\.channels] = audio.channels
+                })
             }
-            return Ports(input: encoder.input(), output: encoder.output())
         case is PassthroughSettings:
             return nil
         default:
             throw GraphError(.usage, at: location, "\(type(of: settings)) are not settings GraphKit can encode with; use VideoSettings, AudioSettings or PassthroughSettings")
         }
+    }
+
+    static func ports<N>(_ node: BuiltNode<N>) -> Ports {
+        Ports(input: node.input(), output: node.output())
+    }
+}
+
+extension VideoSettings {
+    /// Adds encoder `N` set from these settings (every video encoder declares the same four).
+    fileprivate func add<N: VideoEncoderParameters>(_ type: N.Type, id: String, to b: inout GraphBuilder) -> WriterEncoders.Ports {
+        WriterEncoders.ports(b.add(id, N.self) {
+            $0[N.width] = width
+            $0[N.height] = height
+            if let rate = averageBitRate { $0[N.bitrate] = .value(rate) }
+            if let interval = keyframeInterval { $0[N.keyframeInterval] = interval }
+        })
     }
 }
