@@ -38,6 +38,7 @@ declare -A sets=(
   [record-waveform]="${mic[*]} --set file.path=w.m4a --set wave.json=w.json --set wave.png=w.png"
   [transcode-audio]="--set src.path=in.wav --set file.path=t.m4a"
   [transcode-video]="--set src.path=in.mp4 --set file.path=t.mp4"
+  [transcode-hevc]="--set src.path=in.mp4 --set file.path=h.mp4"
   [remux]="--set src.path=in.mp4 --set file.path=r.mp4"
   [remux-webm]="--set src.path=in.webm --set file.path=r.webm"
   [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"

@@ -23,11 +23,6 @@ public let AVLinearPCMIsNonInterleaved = "AVLinearPCMIsNonInterleaved"
 public let AVAudioBitRateStrategy_Constant = "AVAudioBitRateStrategy_Constant"
 public let AVAudioBitRateStrategy_Variable = "AVAudioBitRateStrategy_Variable"
 
-/// Opus (`'opus'`), FLAC (`'flac'`) and Apple Lossless (`'alac'`), with Apple's values (in
-/// Apple's SDK they are CoreAudioTypes' constants, beside `kAudioFormatMPEG4AAC`).
-public let kAudioFormatOpus: AudioFormatID = 0x6F70_7573  // 'opus'
-public let kAudioFormatFLAC: AudioFormatID = 0x666C_6163  // 'flac'
-public let kAudioFormatAppleLossless: AudioFormatID = 0x616C_6163  // 'alac'
 
 /// AVFoundation's audio quality levels (for `AVEncoderAudioQualityKey`).
 public enum AVAudioQuality: Int, Sendable {
