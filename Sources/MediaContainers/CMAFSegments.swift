@@ -147,7 +147,7 @@ package struct CMAFTrackFormat: Sendable, Equatable {
         self.codec = codec
     }
 
-    var isVideo: Bool { if case .h264 = codec { true } else { false } }
+    package var isVideo: Bool { if case .h264 = codec { true } else { false } }
 
     /// The `trak` box: header, media header, handler, an empty sample table whose one sample
     /// description is the codec's.

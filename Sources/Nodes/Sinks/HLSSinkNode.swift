@@ -70,11 +70,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
 
     /// One rendition's stream: its tracks (video first, the segments' lead; then the audio).
     private struct Rendition {
-        var formats: [CMAFTrackFormat?]
-        /// Samples that came before every track's format was known.
-        var early: [[HLSSegmenter.Sample]]
-        var segmenter: HLSSegmenter?
-        var ended: Set<Int> = []
+        var stream: HLSStream
         var segments: [(name: String, duration: Double)] = []
         var deletedBefore = 0
         var initialization: OutputFile?
@@ -103,7 +99,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
         hasAudio = context.connectedInputs.contains("audio")
         renditions = videos.isEmpty ? [(nil, "")] : videos.count == 1 ? [(videos[0], "")] : videos.enumerated().map { ($1, "v\($0)/") }
         let tracks = (renditions[0].video == nil ? 0 : 1) + (hasAudio ? 1 : 0)
-        state = Mutex(State(renditions: renditions.map { _ in Rendition(formats: Array(repeating: nil, count: tracks), early: Array(repeating: [], count: tracks)) }))
+        let target = target
+        state = Mutex(State(renditions: renditions.map { _ in Rendition(stream: HLSStream(trackCount: tracks, target: target)) }))
     }
 
     func path(_ name: String) -> String { folderPath.hasSuffix("/") ? folderPath + name : folderPath + "/" + name }
@@ -159,26 +156,21 @@ public final class HLSSinkNode: ElementNode, Sendable {
             do throws(GraphError) {
                 switch event {
                 case .format(let format, let codecData):
-                    for (r, t) in targets {
-                        var f = try trackFormat(format, codecData: codecData, port: port)
-                        f.trackID = UInt32(t + 1)
-                        s.renditions[r].formats[t] = f
-                        try startIfReady(r, &s)
+                    guard let f = CMAFTrackFormat(format, codecData: codecData) else {
+                        throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
+                                         "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
+                                         node: context.id)
                     }
+                    for (r, t) in targets { try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.setFormat(f, track: t) }, rendition: r, &s) }
                 case .sample(let buffer, let pts, let dts):
                     for (r, t) in targets {
-                        guard let sample = sample(buffer, pts: pts, dts: dts, audio: port == "audio", format: s.renditions[r].formats[t]) else { continue }
-                        if s.renditions[r].segmenter == nil {
-                            s.renditions[r].early[t].append(sample)
-                        } else {
-                            try add(sample, rendition: r, track: t, port: port, &s)
-                        }
+                        // Caps come before buffers: a sample's own track's format is known.
+                        guard let format = s.renditions[r].stream.formats[t],
+                              let sample = HLSSegmenter.Sample(buffer, pts: pts, dts: dts, format: format) else { continue }
+                        try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.add(sample, track: t) }, rendition: r, &s)
                     }
                 case .end:
-                    for (r, t) in targets {
-                        s.renditions[r].ended.insert(t)
-                        if s.renditions[r].segmenter != nil { try write(s.renditions[r].segmenter!.end(track: t), rendition: r, &s) }
-                    }
+                    for (r, t) in targets { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
                 }
             } catch {
                 s.failure = error
@@ -191,51 +183,13 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
-    private func trackFormat(_ format: MediaFormat?, codecData: [UInt8], port: String) throws(GraphError) -> CMAFTrackFormat {
-        switch format {
-        case .h264(let width?, let height?)? where !codecData.isEmpty:
-            return CMAFTrackFormat(trackID: 1, codec: .h264(avcC: codecData, width: width, height: height))
-        case .aac(let rate?, let channels?)? where !codecData.isEmpty:
-            return CMAFTrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: codecData, sampleRate: rate, channels: channels))
-        default:
-            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
-                             "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
-                             node: context.id)
-        }
-    }
-
-    private func sample(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, audio: Bool, format: CMAFTrackFormat?) -> HLSSegmenter.Sample? {
-        guard let format, let time = pts ?? dts else { return nil }
-        let scale = Double(format.timescale)
-        func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }
-        return HLSSegmenter.Sample(data: buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
-                                   duration: buffer.duration.map(ticks) ?? 0, isSync: audio || buffer.flags.contains(.keyframe))
-    }
-
-    /// Once every track's format is known: the initialization segment, then the samples held.
-    private func startIfReady(_ r: Int, _ s: inout State) throws(GraphError) {
-        let formats = s.renditions[r].formats
-        guard s.renditions[r].segmenter == nil, formats.allSatisfy({ $0 != nil }), let file = s.renditions[r].initialization else { return }
-        s.renditions[r].segmenter = HLSSegmenter(tracks: formats.map { $0! }, target: target)
-        try file.write(CMAF.initializationSegment(of: formats.map { $0! }))
-        try commit(file, &s)
-        s.renditions[r].initialization = nil
-        for t in s.renditions[r].early.indices {
-            let early = s.renditions[r].early[t]
-            s.renditions[r].early[t] = []
-            for sample in early { try add(sample, rendition: r, track: t, port: t == 0 && renditions[r].video != nil ? "video" : "audio", &s) }
-        }
-        for t in s.renditions[r].ended.sorted() { try write(s.renditions[r].segmenter!.end(track: t), rendition: r, &s) }
-    }
-
-    private func add(_ sample: HLSSegmenter.Sample, rendition r: Int, track t: Int, port: String, _ s: inout State) throws(GraphError) {
-        let segments: [HLSSegmenter.Segment]
+    /// What `body` gives out; its container error as the node's, naming the input.
+    private func packaged(_ port: String, _ body: () throws(ContainerError) -> [HLSStream.Output]) throws(GraphError) -> [HLSStream.Output] {
         do {
-            segments = try s.renditions[r].segmenter!.add(sample, track: t)
+            return try body()
         } catch {
             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "its \(port) input: \(error.reason)", node: context.id)
         }
-        try write(segments, rendition: r, &s)
     }
 
     // MARK: Files
@@ -254,9 +208,18 @@ public final class HLSSinkNode: ElementNode, Sendable {
         try commit(file, &s)
     }
 
-    /// Writes each segment, then (event, live) the playlist that lists it.
-    private func write(_ segments: [HLSSegmenter.Segment], rendition r: Int, _ s: inout State) throws(GraphError) {
-        for segment in segments {
+    /// Writes the initialization segment, and each media segment then (event, live) the
+    /// playlist that lists it.
+    private func write(_ outputs: [HLSStream.Output], rendition r: Int, _ s: inout State) throws(GraphError) {
+        for output in outputs {
+            guard case .segment(let segment) = output else {
+                if case .initialization(let bytes) = output, let file = s.renditions[r].initialization {
+                    try file.write(bytes)
+                    try commit(file, &s)
+                    s.renditions[r].initialization = nil
+                }
+                continue
+            }
             let name = "segment\(segment.sequenceNumber - 1).m4s"
             try writeFile(renditions[r].folder + name, segment.bytes, &s)
             s.renditions[r].segments.append((name, segment.duration))
@@ -295,7 +258,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     private func writeMultivariant(_ s: inout State) throws(GraphError) {
         var variants: [HLSMultivariantPlaylist.Variant] = []
         for (r, rendition) in s.renditions.enumerated() {
-            let formats = rendition.formats.compactMap { $0 }
+            let formats = rendition.stream.formats.compactMap { $0 }
             var size: (Int, Int)?
             for f in formats { if case .h264(_, let w, let h) = f.codec { size = (w, h) } }
             let average = rendition.segments.reduce(0) { $0 + $1.duration }
@@ -324,10 +287,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
             case .completed where s.failure == nil, .stopped where s.failure == nil:
                 do throws(GraphError) {
                     for r in s.renditions.indices {
-                        guard s.renditions[r].segmenter != nil else {
+                        guard let last = s.renditions[r].stream.finish() else {
                             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
                         }
-                        try write(s.renditions[r].segmenter!.finish(), rendition: r, &s)
+                        try write(last, rendition: r, &s)
                         try writePlaylist(r, ended: true, &s)
                     }
                     if isLadder { try writeMultivariant(&s) }
@@ -347,5 +310,33 @@ public final class HLSSinkNode: ElementNode, Sendable {
                 s.status = .cancelled
             }
         }
+    }
+}
+
+extension CMAFTrackFormat {
+    /// A track's format from its encoder's caps (as ``Element/onEncodedSamples(_:)`` gives them):
+    /// H.264 with its size and `avcC`, AAC with its rate, channels and AudioSpecificConfig; nil
+    /// when the caps do not say them.
+    package init?(_ format: MediaFormat?, codecData: [UInt8]) {
+        switch format {
+        case .h264(let width?, let height?)? where !codecData.isEmpty:
+            self.init(trackID: 1, codec: .h264(avcC: codecData, width: width, height: height))
+        case .aac(let rate?, let channels?)? where !codecData.isEmpty:
+            self.init(trackID: 1, codec: .aac(audioSpecificConfig: codecData, sampleRate: rate, channels: channels))
+        default:
+            return nil
+        }
+    }
+}
+
+extension HLSSegmenter.Sample {
+    /// An encoded sample in `format`'s ticks; nil without a time. Every audio sample is a sync
+    /// sample; a video one when flagged a key frame.
+    package init?(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, format: CMAFTrackFormat) {
+        guard let time = pts ?? dts else { return nil }
+        let scale = Double(format.timescale)
+        func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }
+        self.init(data: buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
+                  duration: buffer.duration.map(ticks) ?? 0, isSync: !format.isVideo || buffer.flags.contains(.keyframe))
     }
 }
