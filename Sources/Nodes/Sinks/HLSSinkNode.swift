@@ -85,6 +85,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var status: OutputReport.Status = .unknown
         var failure: GraphError?
         var multivariantWritten = false
+        /// The AAC encoder's delay (gkencoderdelay's, at the end of the stream), and the span of
+        /// the encoded sound (its first and last sample's ends, in samples).
+        var audioDelay: EncoderDelay?
+        var audioSpan: (start: Int64, end: Int64)?
     }
     private let state: Mutex<State>
 
@@ -127,6 +131,11 @@ public final class HLSSinkNode: ElementNode, Sendable {
             try bin.expose(input: port, sink)
             let targets = destinations(of: port)
             sink.onEncodedSamples { [self] event in receive(event, port: port, into: targets, sink: sink) }
+            if port == "audio" {
+                bin.onStreamFacts(input: port) { [self] fact in
+                    if case .encoderDelay(let delay) = fact { state.withLock { $0.audioDelay = delay } }
+                }
+            }
         }
     }
 
@@ -167,6 +176,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
                         // Caps come before buffers: a sample's own track's format is known.
                         guard let format = s.renditions[r].stream.formats[t],
                               let sample = HLSSegmenter.Sample(buffer, pts: pts, dts: dts, format: format) else { continue }
+                        if port == "audio", r == 0 {
+                            let end = sample.presentationTime + sample.duration
+                            s.audioSpan = (s.audioSpan?.start ?? sample.presentationTime, max(s.audioSpan?.end ?? end, end))
+                        }
                         try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.add(sample, track: t) }, rendition: r, &s)
                     }
                 case .end:
@@ -234,6 +247,21 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
+    /// VOD: the initialization segment again, once the AAC encoder's priming is measured (at
+    /// the end of the stream), with the sound's edit list and iTunes' gapless tag, so that
+    /// players start at the input's first sample (ffmpeg reads the tag; AVFoundation and
+    /// GStreamer the edit list). A playlist is listed only now, so no reader saw the first one.
+    /// Event and live playlists are read while the stream goes on, before the priming is known:
+    /// their sound keeps it.
+    private func writeGaplessInitialization(_ r: Int, _ s: inout State) throws(GraphError) {
+        guard type == .vod, hasAudio, let delay = s.audioDelay, let span = s.audioSpan else { return }
+        var formats = s.renditions[r].stream.formats.compactMap { $0 }
+        guard let a = formats.firstIndex(where: { !$0.isVideo }), delay.sampleRate == Int(formats[a].timescale) else { return }
+        let encoded = Int(span.end - span.start)
+        formats[a].gapless = CMAF.Gapless(priming: delay.priming, samples: delay.samples, padding: max(0, encoded - delay.priming - delay.samples))
+        try writeFile(renditions[r].folder + Self.initializationName, CMAF.initializationSegment(of: formats), &s)
+    }
+
     private func writePlaylist(_ r: Int, ended: Bool, _ s: inout State) throws(GraphError) {
         var list = HLSMediaPlaylist(initializationSegment: Self.initializationName, kind: type == .vod ? .vod : type == .event ? .event : .live)
         let all = s.renditions[r].segments
@@ -291,6 +319,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
                             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
                         }
                         try write(last, rendition: r, &s)
+                        try writeGaplessInitialization(r, &s)
                         try writePlaylist(r, ended: true, &s)
                     }
                     if isLadder { try writeMultivariant(&s) }

@@ -38,6 +38,26 @@ import TestSupport
         ((try? FileManager.default.contentsOfDirectory(atPath: path(sub))) ?? []).sorted()
     }
 
+    /// The AAC encoder's priming, measured at the end of the stream, is written into a VOD
+    /// playlist's initialization segment (edit list and gapless tag): ffmpeg decodes the playlist
+    /// to the input's exact sample count (an input of whole AAC frames: ffmpeg before 9.0 reads
+    /// the tag's priming, not its padding).
+    @Test func theSoundOfAVODPlaylistStartsAtTheInputsFirstSample() throws {
+        let source = path("in.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=3.2", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:d=3.008", "-c:v", "libx264", "-c:a", "aac", source])
+        func samples(_ p: String) throws -> Int {
+            let raw = path("count.raw")
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", p, "-map", "0:a", "-ac", "1", "-f", "s16le", raw])
+            return try FileManager.default.attributesOfItem(atPath: raw)[.size] as! Int / 2
+        }
+        #expect(try samples(source) == 144_384)
+        let report = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 1"#)).run()
+        #expect(report.status == .completed)
+        #expect(try HLSPlaylistCheck(path: path("hls/playlist.m3u8")).problems == [])
+        #expect(try samples(path("hls/playlist.m3u8")) == 144_384)
+    }
+
     @Test func aVODPlaylistOfKeyFrameSegmentsThatPlayersPlayThrough() throws {
         let source = try movie(seconds: 7)
         let report = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 2"#)).run()
