@@ -103,12 +103,13 @@ package struct HLSSegmentPlan: Sendable {
 package struct HLSMediaPlaylist: Sendable, Equatable {
     package enum Kind: String, Sendable { case vod = "VOD", event = "EVENT", live }
     package var kind: Kind = .vod
-    package var initializationSegment: String
+    /// fMP4's initialization segment; nil for MPEG-TS segments.
+    package var initializationSegment: String?
     package var segments: [(uri: String, duration: Double)] = []
     package var mediaSequence = 0
     package var ended = true
 
-    package init(initializationSegment: String, segments: [(uri: String, duration: Double)] = [], kind: Kind = .vod) {
+    package init(initializationSegment: String?, segments: [(uri: String, duration: Double)] = [], kind: Kind = .vod) {
         self.initializationSegment = initializationSegment
         self.segments = segments
         self.kind = kind
@@ -128,7 +129,7 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)", "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)"]
         if kind != .live { lines.append("#EXT-X-PLAYLIST-TYPE:\(kind.rawValue)") }
         lines.append("#EXT-X-INDEPENDENT-SEGMENTS")
-        lines.append("#EXT-X-MAP:URI=\"\(initializationSegment)\"")
+        if let initializationSegment { lines.append("#EXT-X-MAP:URI=\"\(initializationSegment)\"") }
         for s in segments {
             lines.append("#EXTINF:\(Self.decimal(s.duration)),")
             lines.append(s.uri)
@@ -199,8 +200,14 @@ package struct HLSSegmenter: Sendable {
         package var firstSampleSize: Int
     }
 
+    /// What a media segment is: fragmented MP4 (after an initialization segment) or an MPEG-2
+    /// transport stream (each segment whole by itself).
+    package enum Container: String, Sendable { case fmp4, mpegts }
+
     package let tracks: [CMAFTrackFormat]
     package let target: Double
+    package let container: Container
+    private var transportStream: MPEGTSWriter?
     private var pending: [[Sample]]
     private var ended: [Bool]
     /// Where the next cut may be, and the cuts found: a lead sample index and its time.
@@ -217,10 +224,12 @@ package struct HLSSegmenter: Sendable {
     private var flushAfter: Double?
 
     /// `tracks` in the order their samples are given (video first makes it the lead).
-    package init(tracks: [CMAFTrackFormat], target: Double) {
+    package init(tracks: [CMAFTrackFormat], target: Double, container: Container = .fmp4) {
         precondition(!tracks.isEmpty && target > 0)
         self.tracks = tracks
         self.target = target
+        self.container = container
+        transportStream = container == .mpegts ? MPEGTSWriter(tracks: tracks) : nil
         pending = tracks.map { _ in [] }
         ended = tracks.map { _ in false }
         lastDecode = tracks.map { _ in nil }
@@ -335,13 +344,17 @@ package struct HLSSegmenter: Sendable {
                                    sampleCount: n, startsWithSyncSample: entries[0].isSync, firstSamplePresentationTime: shown[0],
                                    firstSampleOffset: 0, firstSampleSize: Int(entries[0].size)))
         }
-        let bytes = CMAF.mediaSegment(sequenceNumber: sequence, runs: runs)
-        // The first samples' offsets: the mdat's payload holds each run's bytes in turn.
-        let payload = bytes.count - runs.reduce(0) { $0 + $1.data.count }
-        var at = payload
-        for k in spans.indices {
-            spans[k].firstSampleOffset = at
-            at += runs[k].data.count
+        let bytes: [UInt8]
+        if container == .mpegts {
+            bytes = transportStream!.segment(runs)
+        } else {
+            bytes = CMAF.mediaSegment(sequenceNumber: sequence, runs: runs)
+            // The first samples' offsets: the mdat's payload holds each run's bytes in turn.
+            var at = bytes.count - runs.reduce(0) { $0 + $1.data.count }
+            for k in spans.indices {
+                spans[k].firstSampleOffset = at
+                at += runs[k].data.count
+            }
         }
         return Segment(sequenceNumber: sequence, start: start, duration: max(0, end - start), bytes: bytes, tracks: spans)
     }

@@ -20,12 +20,15 @@ package struct HLSStream: Sendable {
 
     /// A stream of `trackCount` tracks (the first leads: the video when there is one), cut every
     /// `target` seconds (infinite: only where ``flush(after:)`` asks).
-    package init(trackCount: Int, target: Double) {
+    package init(trackCount: Int, target: Double, container: HLSSegmenter.Container = .fmp4) {
         precondition(trackCount > 0 && target > 0)
         formats = Array(repeating: nil, count: trackCount)
         early = Array(repeating: [], count: trackCount)
         self.target = target
+        self.container = container
     }
+
+    package let container: HLSSegmenter.Container
 
     /// Whether the initialization segment has come out.
     package var isStarted: Bool { segmenter != nil }
@@ -40,10 +43,11 @@ package struct HLSStream: Sendable {
         formats[t] = f
         guard formats.allSatisfy({ $0 != nil }) else { return [] }
         let tracks = formats.map { $0! }
-        segmenter = HLSSegmenter(tracks: tracks, target: target)
+        segmenter = HLSSegmenter(tracks: tracks, target: target, container: container)
         for time in flushes { segmenter!.flush(after: time) }
         flushes = []
-        var out: [Output] = [.initialization(CMAF.initializationSegment(of: tracks))]
+        // MPEG-TS segments need none: each carries its tables.
+        var out: [Output] = container == .fmp4 ? [.initialization(CMAF.initializationSegment(of: tracks))] : []
         for t in early.indices {
             let held = early[t]
             early[t] = []

@@ -20,6 +20,10 @@ import Synchronization
 /// default master.m3u8) lists them with their peak bit rate (measured on the segments written,
 /// as RFC 8216 4.3.4.2 asks), codecs and size.
 ///
+/// `segmentFormat: "mpegts"` writes MPEG-2 transport stream segments (`.ts`, no initialization
+/// segment) from the same cuts, by GraphKit's own TS writer (``MPEGTSWriter``), not hlssink2,
+/// which opens its files by name itself (docs/GRAPH-FORMAT.md says why).
+///
 /// Every file is written by the output rule (``OutputFile``: a temporary name, renamed when
 /// complete), so a reader never sees a half-written segment or playlist, and a segment is listed
 /// only once it is complete. A failed `vod` run and any cancelled run remove what they wrote; a
@@ -33,12 +37,12 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.hls",
         category: .sink,
-        summary: "HLS: fragmented-MP4 segments and media playlists (a multivariant one for several videos), written as the stream is encoded",
+        summary: "HLS: fragmented-MP4 (or MPEG-TS) segments and media playlists (a multivariant one for several videos), written as the stream is encoded",
         inputs: [
             PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio, in every rendition"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video; segments start on its key frames"),
         ] + extraVideoPorts.map { PortDescriptor($0, .h264, presence: .optional, help: "H.264 video of another rendition (a ladder's rung)") },
-        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant],
+        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat],
         requiresAnInput: true,
         example: #"{ "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }"#
     )
@@ -56,6 +60,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let multivariant = Parameter<String>("multivariant", format: fileName, default: "master.m3u8",
                                                        help: "with several video inputs: the multivariant playlist's file name, in the folder")
 
+    public enum SegmentFormat: String, ParameterEnum { case fmp4, mpegts }
+    public static let segmentFormat = Parameter<SegmentFormat>("segmentFormat", default: .fmp4,
+                                                               help: "fmp4: fragmented-MP4 segments (.m4s) after an initialization segment (init.mp4); mpegts: MPEG-2 transport stream segments (.ts), each whole by itself")
+
     static let initializationName = "init.mp4"
 
     let context: NodeContext
@@ -67,6 +75,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// The renditions: each its video port (or none: audio alone) and its subfolder.
     let renditions: [(video: String?, folder: String)]
     let hasAudio: Bool
+    let container: HLSSegmenter.Container
 
     /// One rendition's stream: its tracks (video first, the segments' lead; then the audio).
     private struct Rendition {
@@ -104,7 +113,9 @@ public final class HLSSinkNode: ElementNode, Sendable {
         renditions = videos.isEmpty ? [(nil, "")] : videos.count == 1 ? [(videos[0], "")] : videos.enumerated().map { ($1, "v\($0)/") }
         let tracks = (renditions[0].video == nil ? 0 : 1) + (hasAudio ? 1 : 0)
         let target = target
-        state = Mutex(State(renditions: renditions.map { _ in Rendition(stream: HLSStream(trackCount: tracks, target: target)) }))
+        let container: HLSSegmenter.Container = context.parameters[Self.segmentFormat] == .mpegts ? .mpegts : .fmp4
+        self.container = container
+        state = Mutex(State(renditions: renditions.map { _ in Rendition(stream: HLSStream(trackCount: tracks, target: target, container: container)) }))
     }
 
     func path(_ name: String) -> String { folderPath.hasSuffix("/") ? folderPath + name : folderPath + "/" + name }
@@ -143,13 +154,22 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// file is opened, written once the formats are known).
     public func prepare() throws(GraphError) {
         var files: [OutputFile] = []
-        for r in renditions {
+        // MPEG-TS: no initialization segment; the folders are made with the first segment.
+        for r in container == .fmp4 ? renditions : [] {
             let file = OutputFile(path: path(r.folder + Self.initializationName), location: context.location(parameter: "folder"), node: context.id)
             do throws(GraphError) { try file.prepare() } catch {
                 files.forEach { $0.discard() }
                 throw error
             }
             files.append(file)
+        }
+        if container == .mpegts {
+            // The folder made and found writable now, as fMP4's initialization segment does.
+            for r in renditions {
+                let probe = OutputFile(path: path(r.folder + ".probe"), location: context.location(parameter: "folder"), node: context.id)
+                try probe.prepare()
+                probe.discard()
+            }
         }
         state.withLock {
             for (r, file) in files.enumerated() { $0.renditions[r].initialization = file }
@@ -233,7 +253,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
                 }
                 continue
             }
-            let name = "segment\(segment.sequenceNumber - 1).m4s"
+            let name = "segment\(segment.sequenceNumber - 1).\(container == .fmp4 ? "m4s" : "ts")"
             try writeFile(renditions[r].folder + name, segment.bytes, &s)
             s.renditions[r].segments.append((name, segment.duration))
             s.renditions[r].bytes += segment.bytes.count
@@ -254,7 +274,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// Event and live playlists are read while the stream goes on, before the priming is known:
     /// their sound keeps it.
     private func writeGaplessInitialization(_ r: Int, _ s: inout State) throws(GraphError) {
-        guard type == .vod, hasAudio, let delay = s.audioDelay, let span = s.audioSpan else { return }
+        guard type == .vod, container == .fmp4, hasAudio, let delay = s.audioDelay, let span = s.audioSpan else { return }
         var formats = s.renditions[r].stream.formats.compactMap { $0 }
         guard let a = formats.firstIndex(where: { !$0.isVideo }), delay.sampleRate == Int(formats[a].timescale) else { return }
         let encoded = Int(span.end - span.start)
@@ -263,7 +283,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     }
 
     private func writePlaylist(_ r: Int, ended: Bool, _ s: inout State) throws(GraphError) {
-        var list = HLSMediaPlaylist(initializationSegment: Self.initializationName, kind: type == .vod ? .vod : type == .event ? .event : .live)
+        var list = HLSMediaPlaylist(initializationSegment: container == .fmp4 ? Self.initializationName : nil, kind: type == .vod ? .vod : type == .event ? .event : .live)
         let all = s.renditions[r].segments
         let first = type == .live ? max(0, all.count - window) : 0
         list.segments = all[first...].map { (uri: $0.name, duration: $0.duration) }
