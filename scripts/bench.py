@@ -268,12 +268,12 @@ def transcode_job(runs):
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
 
 
-def ten_minute_1080p():
-    """10 minutes of 1920×1080 25 fps H.264 (a key frame every 2 s, B-frames) + AAC, made once."""
-    src = os.path.join(BENCH, "in-1080p-10min.mp4")
+def ten_minute_1080p(seconds=600):
+    """10 minutes (or `seconds`) of 1920×1080 25 fps H.264 (a key frame every 2 s, B-frames) + AAC, made once."""
+    src = os.path.join(BENCH, "in-1080p-10min.mp4" if seconds == 600 else f"in-1080p-{seconds}s.mp4")
     if not os.path.exists(src):
-        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=25:duration=600",
-            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=600", "-c:v", "libx264", "-preset", "ultrafast",
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size=1920x1080:rate=25:duration={seconds}",
+            "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=48000:duration={seconds}", "-c:v", "libx264", "-preset", "ultrafast",
             "-b:v", "6M", "-g", "50", "-bf", "2", "-c:a", "aac", "-b:a", "128k", src + ".partial.mp4"])
         os.rename(src + ".partial.mp4", src)
     return src
@@ -296,14 +296,8 @@ def hls_job(runs):
 
 
 def sixty_second_1080p():
-    """60 s of 1920×1080 25 fps H.264 (a key frame every 2 s, B-frames) + AAC, made once."""
-    src = os.path.join(BENCH, "in-1080p-60s.mp4")
-    if not os.path.exists(src):
-        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=25:duration=60",
-            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=60", "-c:v", "libx264", "-preset", "ultrafast",
-            "-b:v", "6M", "-g", "50", "-bf", "2", "-c:a", "aac", "-b:a", "128k", src + ".partial.mp4"])
-        os.rename(src + ".partial.mp4", src)
-    return src
+    """60 s of the same (ten_minute_1080p's kind), made once."""
+    return ten_minute_1080p(seconds=60)
 
 
 def ladder_job(runs):
