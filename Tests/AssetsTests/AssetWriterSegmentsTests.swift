@@ -284,5 +284,17 @@ import Testing
         try writer.add(AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 160, height: 120)))
         let refused = #expect(throws: GraphError.self) { try writer.startWriting() }
         #expect(refused?.message.contains("outputFileTypeProfile") == true)
+        // An interval that is not a positive time is refused when writing starts, naming it.
+        let zero = try AssetWriter(contentType: .mp4)
+        try zero.add(AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 160, height: 120)))
+        zero.outputFileTypeProfile = .mpeg4AppleHLS
+        zero.preferredOutputSegmentInterval = .zero
+        let interval = #expect(throws: GraphError.self) { try zero.startWriting() }
+        #expect(interval?.message.contains("segment interval") == true)
+        #expect(zero.status == .failed)
+        // A file writer takes no profile.
+        let file = try AssetWriter(outputPath: path("file.mp4"), fileType: .mp4)
+        file.outputFileTypeProfile = .mpeg4AppleHLS
+        #expect(throws: GraphError.self) { try file.startWriting() }
     }
 }
