@@ -20,6 +20,10 @@ import Synchronization
 /// default master.m3u8) lists them with their peak bit rate (measured on the segments written,
 /// as RFC 8216 4.3.4.2 asks), codecs and size.
 ///
+/// A `vod` playlist's sound starts at the input's first sample: once the AAC encoder's priming is
+/// measured (at the end of the stream), the initialization segment is written again with the
+/// sound's edit list and iTunes' gapless tag (``CMAF/gaplessTag(_:)``).
+///
 /// `segmentFormat: "mpegts"` writes MPEG-2 transport stream segments (`.ts`, no initialization
 /// segment) from the same cuts, by GraphKit's own TS writer (``MPEGTSWriter``), not hlssink2,
 /// which opens its files by name itself (docs/GRAPH-FORMAT.md says why).
