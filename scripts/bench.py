@@ -380,7 +380,8 @@ def live_hls_job(minutes, results_path=None):
     worst = max((abs(d - target) for d in body), default=0)
     off = [(n, durations[n]) for n in seqs[:-1] if abs(durations[n] - target) > frame + 1e-6]
     result = {"minutes": minutes, "exit": code, "segments": len(seqs), "missed": len(missed), "worstDeviation": worst,
-              "outsideOneFrame": off[:20], "outsideCount": len(off), "peakRSSMB": hwm / 1024.0, "rss": rss}
+              "outsideOneFrame": off[:20], "outsideCount": len(off), "peakRSSMB": hwm / 1024.0, "rss": rss,
+              "durations": [durations[n] for n in seqs]}
     if results_path:
         json.dump(result, open(results_path, "w"))
     at = lambda m: next((r for t, r in rss if t >= m * 60 - 5), None)
