@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,trim,export720,thumbs,metadata,join,hevc,opus,flac]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,thumbs,metadata,join,hevc,opus,flac]
 """
 import argparse
 import os
@@ -358,12 +358,12 @@ def flac_job(runs, minutes=10, level=5):
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
 
 
-def ten_minute_1080p():
-    """10 minutes of 1920×1080 25 fps H.264 (a key frame every 2 s, B-frames) + AAC, made once."""
-    src = os.path.join(BENCH, "in-1080p-10min.mp4")
+def ten_minute_1080p(seconds=600):
+    """10 minutes (or `seconds`) of 1920×1080 25 fps H.264 (a key frame every 2 s, B-frames) + AAC, made once."""
+    src = os.path.join(BENCH, "in-1080p-10min.mp4" if seconds == 600 else f"in-1080p-{seconds}s.mp4")
     if not os.path.exists(src):
-        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=25:duration=600",
-            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=600", "-c:v", "libx264", "-preset", "ultrafast",
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size=1920x1080:rate=25:duration={seconds}",
+            "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=48000:duration={seconds}", "-c:v", "libx264", "-preset", "ultrafast",
             "-b:v", "6M", "-g", "50", "-bf", "2", "-c:a", "aac", "-b:a", "128k", src + ".partial.mp4"])
         os.rename(src + ".partial.mp4", src)
     return src
@@ -383,6 +383,104 @@ def hls_job(runs):
     r = alternate(contenders, runs)
     table("HLS packaging, passthrough: 10-minute 1920×1080 H.264 + AAC MP4 → fMP4 segments of 6 s + VOD playlist",
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
+
+
+def sixty_second_1080p():
+    """60 s of the same (ten_minute_1080p's kind), made once."""
+    return ten_minute_1080p(seconds=60)
+
+
+def ladder_job(runs):
+    """graphs/hls-ladder.json (one decode, three x264 encodes, sink.hls with a multivariant
+    playlist) against ffmpeg doing the same: split + scale + three libx264 encodes into an HLS
+    ladder of fMP4 segments. x264 settings matched: preset veryfast, no tune, profile high,
+    keyint 50 (x264's own minimum and scene cut), no B-frames, ABR at the bit rates encode.h264
+    chooses itself (10.1 bits per pixel per second from 640×480 up, 4.05 below: 20,943, 9,308 and
+    933 kbit/s) without a VBV, threads chosen by x264 (auto); the same bilinear scaling
+    (GStreamer's videoscale default); AAC 96 kb/s by ffmpeg's own encoder (avenc_aac in GraphKit),
+    encoded once and muxed into each rung in GraphKit, once per rung in ffmpeg (its HLS muxer
+    takes no stream twice)."""
+    src = sixty_second_1080p()
+    ours_dir, ff_dir = os.path.join(BENCH, "ladder-graphctl"), os.path.join(BENCH, "ladder-ffmpeg")
+    os.makedirs(ff_dir, exist_ok=True)
+    ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "hls-ladder.json"), "--quiet", "--set", f"src.path={src}", "--set", f"hls.folder={ours_dir}"]
+    rates = ["20943k", "9308k", "933k"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-filter_complex",
+          "[0:v]split=3[v0][v1][v2];[v1]scale=1280:720:flags=bilinear[v1o];[v2]scale=640:360:flags=bilinear[v2o]",
+          "-map", "[v0]", "-map", "[v1o]", "-map", "[v2o]", "-map", "0:a", "-map", "0:a", "-map", "0:a",
+          "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-bf", "0", "-g", "50", "-threads", "0",
+          "-b:v:0", rates[0], "-b:v:1", rates[1], "-b:v:2", rates[2], "-c:a", "aac", "-b:a", "96k",
+          "-f", "hls", "-hls_time", "6", "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4", "-master_pl_name", "master.m3u8",
+          "-var_stream_map", "v:0,a:0 v:1,a:1 v:2,a:2", "-hls_segment_filename", os.path.join(ff_dir, "v%v", "segment%d.m4s"),
+          os.path.join(ff_dir, "v%v", "playlist.m3u8")]
+    contenders = [("graphctl run graphs/hls-ladder.json", ours), ("ffmpeg", ff)]
+    r = alternate(contenders, runs)
+    table("3-rung HLS ladder (1920×1080, 1280×720, 640×360 H.264 + AAC, 6 s fMP4 segments) from a 60-second 1080p file",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
+    print("- goal: at most 1.0× ffmpeg")
+
+
+def live_hls_job(minutes, results_path=None):
+    """graphs/record-hls.json (test camera 1280×720 30 fps and test microphone, live, 2-second
+    segments, a window of six) run for `minutes`, then stopped as Ctrl-C stops it. Every segment
+    is seen: the playlist is read twice a second (the window lists 12 s), and each new segment's
+    duration recorded by its media sequence number; the run's RSS is sampled every 5 s. Checks
+    that every segment but the last lasts the target within one frame (1/30 s)."""
+    import json
+    import re
+    import signal
+    folder = os.path.join(BENCH, f"live-hls-{minutes}")
+    shutil.rmtree(folder, ignore_errors=True)
+    cmd = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "record-hls.json"), "--quiet", "--set", f"hls.folder={folder}"]
+    proc = subprocess.Popen(cmd)
+    start = time.monotonic()
+    durations, rss, hwm = {}, [], 0
+    playlist = os.path.join(folder, "playlist.m3u8")
+    last_rss = 0.0
+
+    def read_playlist():
+        try:
+            text = open(playlist).read()
+        except OSError:
+            return
+        seq = int(re.search(r"#EXT-X-MEDIA-SEQUENCE:(\d+)", text).group(1))
+        for k, d in enumerate(re.findall(r"#EXTINF:([0-9.]+),", text)):
+            durations.setdefault(seq + k, float(d))
+
+    while time.monotonic() - start < minutes * 60 and proc.poll() is None:
+        read_playlist()
+        now = time.monotonic() - start
+        if now - last_rss >= 5:
+            last_rss = now
+            try:
+                status = open(f"/proc/{proc.pid}/status").read()
+                kb = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+                hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1))
+                rss.append((round(now), kb / 1024.0))
+            except (OSError, AttributeError):
+                pass
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait()
+    read_playlist()
+    seqs = sorted(durations)
+    missed = [n for n in range(seqs[0], seqs[-1] + 1) if n not in durations] if seqs else []
+    body = [durations[n] for n in seqs[:-1]]
+    target, frame = 2.0, 1 / 30
+    worst = max((abs(d - target) for d in body), default=0)
+    off = [(n, durations[n]) for n in seqs[:-1] if abs(durations[n] - target) > frame + 1e-6]
+    result = {"minutes": minutes, "exit": code, "segments": len(seqs), "missed": len(missed), "worstDeviation": worst,
+              "outsideOneFrame": off[:20], "outsideCount": len(off), "peakRSSMB": hwm / 1024.0, "rss": rss,
+              "durations": [durations[n] for n in seqs]}
+    if results_path:
+        json.dump(result, open(results_path, "w"))
+    at = lambda m: next((r for t, r in rss if t >= m * 60 - 5), None)
+    print(f"\n### Live HLS, graphs/record-hls.json, {minutes} minutes (test camera 1280×720 30 fps + test microphone)\n")
+    print(f"- `{' '.join(cmd).replace(ROOT + '/', '')}`, stopped by SIGINT after {minutes} min: exit {code}")
+    print(f"- segments seen: {len(seqs)} (missed by the poll: {len(missed)}); every one but the last within one frame "
+          f"(1/30 s) of 2 s: {len(off) == 0} (worst deviation {worst * 1000:.2f} ms, {len(off)} outside)")
+    print(f"- RSS: peak {hwm / 1024.0:.1f} MB; at 1 min {at(1)}, 10 min {at(10)}, end {rss[-1][1] if rss else None} MB")
+    return result
 
 
 def swift_api_job(runs):
@@ -723,6 +821,11 @@ def main():
         batch_job(a.runs)
     if "hls" in jobs:
         hls_job(a.runs)
+    if "ladder" in jobs:
+        ladder_job(a.runs)
+    for m in (10, 60):
+        if f"livehls{m}" in jobs:
+            live_hls_job(m, os.path.join(BENCH, f"live-hls-{m}.json"))
     if "trim" in jobs:
         trim_job(a.runs)
     if "export720" in jobs:

@@ -23,14 +23,19 @@ open class AVAssetWriter: @unchecked Sendable {
     public let outputFileType: AVFileType
     package let writer: AssetWriter
 
-    private struct State {
+    struct State {
         var failure: NSError?
+        var segmentInterval = CMTime.invalid
+        var initialSegmentStartTime = CMTime.invalid
+        weak var delegate: (any AVAssetWriterDelegate)?
+        /// Holds the bridge the GraphKit writer holds weakly.
+        var forwarder: SegmentForwarder?
         var inputs: [AVAssetWriterInput] = []
         var sessionEnd: MediaTime?
         var fragmentInterval = CMTime.invalid
         var metadata: [AVMetadataItem] = []
     }
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     /// A writer of `outputFileType` (`.mp4`, `.mov` or `.m4a`) to the file URL `outputURL`.
     /// Throws for another file type or a URL that is not a file's.
@@ -48,6 +53,21 @@ open class AVAssetWriter: @unchecked Sendable {
         }
         self.outputURL = outputURL
         self.outputFileType = outputFileType
+    }
+
+    /// A writer of segments (`init(contentType:)`): it writes no file; set
+    /// `outputFileTypeProfile`, `preferredOutputSegmentInterval` and `delegate`, which receives
+    /// each segment. `outputURL` is then an empty file URL. GraphKit writes `.mpeg4Movie`
+    /// (`public.mpeg-4`) segments only.
+    public init(contentType outputContentType: UTType) {
+        outputURL = URL(fileURLWithPath: "/")
+        outputFileType = .mp4
+        // A writer of MP4 segments cannot fail to be made; another content type fails
+        // startWriting(), saying why (AVFoundation raises an exception here).
+        writer = try! AssetWriter(contentType: .mp4)
+        if outputContentType != .mpeg4Movie {
+            fail(avError(.operationNotAllowed, "GraphKit writes segments of MPEG-4 (UTType.mpeg4Movie, public.mpeg-4), not \(outputContentType.identifier)"))
+        }
     }
 
     public convenience init(url outputURL: URL, fileType outputFileType: AVFileType) throws {
@@ -187,7 +207,9 @@ open class AVAssetWriter: @unchecked Sendable {
     @discardableResult
     public func startWriting() -> Bool {
         if state.withLock({ $0.failure != nil }) { return false }
-        if FileManager.default.fileExists(atPath: outputURL.path) {
+        if writer.writesSegments {
+            startSegmentDelivery()
+        } else if FileManager.default.fileExists(atPath: outputURL.path) {
             fail(avError(.fileAlreadyExists, "cannot write \(outputURL.path): a file is there already (AVFoundation does not replace it either); remove it first"))
             return false
         }

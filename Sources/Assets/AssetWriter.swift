@@ -47,11 +47,14 @@ public final class AssetWriter: Sendable {
         case unknown, writing, completed, failed, cancelled
     }
 
+    /// The file written; empty for a writer of segments (``init(contentType:)``).
     public let outputPath: String
     public let fileType: FileType
     private let clock: any AlarmClock
+    /// Whether this writer gives out segments instead of writing a file.
+    public let writesSegments: Bool
 
-    private struct Locked {
+    struct Locked {
         var state: WriterState
         var inputs: [AssetWriterInput] = []
         var run: GraphRun?
@@ -60,6 +63,9 @@ public final class AssetWriter: Sendable {
         var metadata = MediaMetadata()
         /// endSession(atSourceTime:)'s time, in the samples' clock.
         var sessionEnd: MediaTime?
+        var segments = SegmentSettings()
+        /// The latest presentation time appended to each input, on the session's clock.
+        var appended: [String: MediaTime] = [:]
 
         /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
         mutating func refresh() {
@@ -70,7 +76,7 @@ public final class AssetWriter: Sendable {
         func index(of input: AssetWriterInput) -> Int? { inputs.firstIndex { $0 === input } }
     }
 
-    private let locked: Mutex<Locked>
+    let locked: Mutex<Locked>
 
     /// A writer of `fileType` to `outputPath`. Missing folders are made when writing starts; a
     /// file already there is replaced only once the new one is complete.
@@ -90,7 +96,28 @@ public final class AssetWriter: Sendable {
         self.outputPath = outputPath
         self.fileType = fileType
         self.clock = clock
+        writesSegments = false
         locked = Mutex(Locked(state: WriterState(fileType: fileType)))
+    }
+
+    /// A writer of segments rather than a file (`AVAssetWriter(contentType:)`): set
+    /// ``outputFileTypeProfile`` before ``startWriting()``; each segment goes to ``delegate``, or
+    /// to ``segments`` when there is none. Only `.mp4` is written as segments.
+    public convenience init(contentType fileType: FileType) throws(GraphError) {
+        try self.init(contentType: fileType, clock: SystemAlarmClock())
+    }
+
+    package init(contentType fileType: FileType, clock: any AlarmClock) throws(GraphError) {
+        guard fileType == .mp4 else {
+            throw GraphError(.usage, at: "contentType", "segments are fragmented MP4: a writer of segments takes .mp4, not .\(fileType.rawValue)")
+        }
+        outputPath = ""
+        self.fileType = fileType
+        self.clock = clock
+        writesSegments = true
+        var l = Locked(state: WriterState(fileType: fileType))
+        l.segments.delivery = SegmentDelivery()
+        locked = Mutex(l)
     }
 
     /// Whether the index goes before the media data (`faststart`), so that playback can start
@@ -158,13 +185,15 @@ public final class AssetWriter: Sendable {
     /// Builds the graph and starts it: the output's folder is made and checked here, and any
     /// problem throws (and fails the writer).
     public func startWriting() throws(GraphError) {
-        let (inputs, faststart, fragments, metadata) = try locked.withLock { l throws(GraphError) in
+        let (inputs, faststart, fragments, metadata, segments) = try locked.withLock { l throws(GraphError) in
+            if writesSegments { try l.segments.check() } else { try l.segments.checkUnused() }
             try l.state.startWriting()
-            return (l.inputs, l.optimizeForNetworkUse, l.fragmentInterval, l.metadata)
+            return (l.inputs, l.optimizeForNetworkUse, l.fragmentInterval, l.metadata, l.segments)
         }
         let run: GraphRun
         do {
             run = try GraphRun(try makeGraph(inputs, faststart: faststart, fragmentInterval: fragments, metadata: metadata))
+            if writesSegments { try startSegments(segments, in: run) }
             try run.start()
         } catch {
             locked.withLock { $0.state.startFailed(error) }
@@ -201,6 +230,7 @@ public final class AssetWriter: Sendable {
                                  "a fragmented file (movieFragmentInterval) is written as it goes, and GraphKit writes the display matrix once the file is finished: leave out one of the two")
             }
         }
+        if writesSegments { return try makeSegmentGraph(inputs) }
         var b = GraphBuilder(name: "AssetWriter", description: "writes \(outputPath)")
         let container: MP4SinkNode.Container = switch fileType {
         case .mp4: .mp4
@@ -268,6 +298,7 @@ public final class AssetWriter: Sendable {
             // Waiting appends wake and throw it, and the run is cancelled, which removes the
             // partial file.
             for input in inputs { input.close(because: error) }
+            locked.withLock { $0.segments.delivery }?.close(because: error)
             run?.cancel()
         }
     }
@@ -340,15 +371,23 @@ public final class AssetWriter: Sendable {
     /// Finishes every input that is not finished yet, waits for the file to be complete, and
     /// throws if writing failed. The file is under ``outputPath`` once this returns.
     public func finishWriting() async throws(GraphError) {
-        let (run, inputs, end) = try locked.withLock { l throws(GraphError) in
+        let (run, inputs, end, delivery) = try locked.withLock { l throws(GraphError) in
             l.refresh()
             try l.state.finishWriting()
             let end = l.sessionEnd.flatMap { end in l.state.session.map { end - $0 } }
-            return (l.run, l.inputs, end)
+            return (l.run, l.inputs, end, l.segments.delivery)
         }
         if let end { (run?.node("file") as? MP4SinkNode)?.endPresentation(at: end) }
         for input in inputs { input.finishForWriter() }
         let report = await run?.report()
+        // Segments: finished once the last has been delivered (or delivery closed: the
+        // delegate threw, the writer was cancelled).
+        if let delivery, report?.status == .completed || report?.status == .stopped {
+            await delivery.drained()
+            if let reason = delivery.closedReason {
+                _ = locked.withLock { $0.state.fail(because: reason) }
+            }
+        }
         let error = locked.withLock { l in
             l.state.finished(report?.status ?? .failed, error: report?.error)
         }
@@ -361,8 +400,10 @@ public final class AssetWriter: Sendable {
     /// From the moment it is called, no input is ready for more, request blocks are called no
     /// more, and waiting appends wake and throw `cancelled`.
     public func cancelWriting() {
-        let (cancels, run, inputs) = locked.withLock { l in (l.state.cancel(), l.run, l.inputs) }
+        let (cancels, run, inputs, delivery) = locked.withLock { l in (l.state.cancel(), l.run, l.inputs, l.segments.delivery) }
         guard cancels else { return }
+        // First, so that a streaming thread waiting for a slow delegate wakes and the run can stop.
+        delivery?.close(because: GraphError(.cancelled, at: "AssetWriter", "writing was cancelled (cancelWriting())"))
         for input in inputs { input.close(because: WriterState.cancelled(input.name)) }
         run?.cancel()
         _ = run?.wait()

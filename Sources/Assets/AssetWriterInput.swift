@@ -89,6 +89,7 @@ public final class AssetWriterInput: Sendable {
         let (media, push, stamp) = try shape(sampleBuffer, session: session)
         do {
             for b in push { try media.appendAdmittedWaiting(b) { writer.note(.appendWaits, from: self) } }
+            writer.appended(push.last?.presentationTime, to: self)
         } catch {
             guard let (reason, run) = writer.writingEnded(for: self) else { throw error }
             _ = run?.wait()
@@ -105,6 +106,7 @@ public final class AssetWriterInput: Sendable {
         let (media, push, stamp) = try shape(sampleBuffer, session: session)
         do {
             for b in push { try await media.appendAdmitted(b) { writer.note(.appendWaits, from: self) } }
+            writer.appended(push.last?.presentationTime, to: self)
         } catch {
             guard let (reason, run) = writer.writingEnded(for: self) else { throw error }
             _ = await run?.report()

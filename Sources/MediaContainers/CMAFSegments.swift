@@ -54,6 +54,12 @@ package enum CMAF {
             extend.append(MP4Box(type: "trex", body: trex))
         }
         children.append(MP4Box(type: "mvex", children: extend))
+        // A sound track's priming, which its edit list says, said again as iTunes' gapless tag:
+        // ffmpeg (to 8.x) reads no edit list of a fragmented file, and reads the tag.
+        if movie.metadataItems.first(where: { $0.name == "iTunSMPB" }) == nil,
+           let audio = trackIndices.first(where: { movie.track($0).handler == "soun" }), let g = gapless(of: movie.track(audio), in: movie) {
+            children.append(gaplessTag(g))
+        }
         moov.children = children
         let ftyp = MP4Box(FileType(majorBrand: "iso6", compatibleBrands: ["iso6", "mp41"]))
         return ftyp.bytes + moov.bytes
@@ -134,6 +140,9 @@ package struct CMAFTrackFormat: Sendable, Equatable {
 
     package var trackID: UInt32
     package var codec: Codec
+    /// An audio encoder's priming and padding, once measured: written as the track's edit list
+    /// and iTunes' gapless tag (``CMAF/gaplessTag(_:)``).
+    package var gapless: CMAF.Gapless?
     /// The media clock: 90 kHz for video, the sample rate for audio.
     package var timescale: UInt32 {
         switch codec {
@@ -147,7 +156,7 @@ package struct CMAFTrackFormat: Sendable, Equatable {
         self.codec = codec
     }
 
-    var isVideo: Bool { if case .h264 = codec { true } else { false } }
+    package var isVideo: Bool { if case .h264 = codec { true } else { false } }
 
     /// The `trak` box: header, media header, handler, an empty sample table whose one sample
     /// description is the codec's.
@@ -200,7 +209,12 @@ package struct CMAFTrackFormat: Sendable, Equatable {
         }
         let stbl = MP4Box(type: "stbl", children: [stsd] + CMAF.emptySampleTables)
         let minf = MP4Box(type: "minf", children: [header, MP4Box(type: "dinf", children: [dref]), stbl])
-        return MP4Box(type: "trak", children: [tkhd, MP4Box(type: "mdia", children: [mdhd, hdlr, minf])])
+        // The samples shown: from the priming on, as long as the input (the movie clock is ms).
+        let edits = gapless.map { g in
+            MP4Box(type: "edts", children: [MP4Box(EditList([EditList.Edit(
+                duration: UInt64((Double(g.samples) * 1000 / Double(max(1, timescale))).rounded()), mediaTime: Int64(g.priming))]))])
+        }
+        return MP4Box(type: "trak", children: [tkhd] + (edits.map { [$0] } ?? []) + [MP4Box(type: "mdia", children: [mdhd, hdlr, minf])])
     }
 
     var sampleEntry: MP4Box {
@@ -269,8 +283,56 @@ extension CMAF {
             trex.appendU32(1); trex.appendU32(0); trex.appendU32(0); trex.appendU32(0)
             return MP4Box(type: "trex", body: trex)
         }
-        let moov = MP4Box(type: "moov", children: [MP4Box(type: "mvhd", body: mvhd)] + tracks.map(\.trak) + [MP4Box(type: "mvex", children: trexes)])
+        let tag = tracks.compactMap(\.gapless).first.map { [CMAF.gaplessTag($0)] } ?? []
+        let moov = MP4Box(type: "moov", children: [MP4Box(type: "mvhd", body: mvhd)] + tracks.map(\.trak) + [MP4Box(type: "mvex", children: trexes)] + tag)
         let ftyp = MP4Box(FileType(majorBrand: "iso6", compatibleBrands: ["iso6", "mp41"]))
         return ftyp.bytes + moov.bytes
+    }
+}
+
+extension CMAF {
+    /// An AAC track's priming (the samples before the input's first), its input's length and
+    /// its padding (after the input's last), in samples.
+    package struct Gapless: Sendable, Equatable {
+        package var priming: Int
+        package var samples: Int
+        package var padding: Int
+        package init(priming: Int, samples: Int, padding: Int) {
+            self.priming = priming
+            self.samples = samples
+            self.padding = padding
+        }
+    }
+
+    /// iTunes' gapless tag as AVFoundation and ffmpeg write it: `moov/udta/meta/ilst/----`
+    /// named `iTunSMPB`, in hex, ` 00000000 priming padding count` then eight zero words.
+    package static func gaplessTag(_ g: Gapless) -> MP4Box {
+        func hex(_ v: Int, _ digits: Int) -> String {
+            let s = String(UInt64(max(0, v)), radix: 16, uppercase: true)
+            return String(repeating: "0", count: max(0, digits - s.count)) + s
+        }
+        let text = " 00000000 \(hex(g.priming, 8)) \(hex(g.padding, 8)) \(hex(g.samples, 16))" + String(repeating: " 00000000", count: 8)
+        func full(_ type: FourCC, _ body: [UInt8]) -> MP4Box { MP4Box(type: type, body: [0, 0, 0, 0] + body) }
+        var data: [UInt8] = []
+        data.appendU32(1)  // UTF-8
+        data.appendU32(0)
+        data += Array(text.utf8)
+        let item = MP4Box(type: "----", children: [full("mean", Array("com.apple.iTunes".utf8)), full("name", Array("iTunSMPB".utf8)),
+                                                   MP4Box(type: "data", body: data)])
+        var hdlr: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]
+        hdlr.appendU32(FourCC("mdir").rawValue)
+        hdlr.appendU32(FourCC("appl").rawValue)
+        hdlr += [UInt8](repeating: 0, count: 9)
+        let meta = MP4Box(type: "meta", body: [0, 0, 0, 0] + MP4Box(type: "hdlr", body: hdlr).bytes + MP4Box(type: "ilst", children: [item]).bytes)
+        return MP4Box(type: "udta", children: [meta])
+    }
+
+    /// What a sound track's edit list says of its priming: its first edit's media time, its
+    /// length in samples, and the rest of the media after it.
+    static func gapless(of track: MP4Track, in movie: MP4Movie) -> Gapless? {
+        guard let edit = track.edits?.first(where: { $0.mediaTime >= 0 }), edit.mediaTime > 0, movie.timescale > 0, track.mediaTimescale > 0 else { return nil }
+        let samples = Int((Double(edit.duration) * Double(track.mediaTimescale) / Double(movie.timescale)).rounded())
+        let total = Int(track.mediaHeader?.duration ?? 0)
+        return Gapless(priming: Int(edit.mediaTime), samples: samples, padding: max(0, total - Int(edit.mediaTime) - samples))
     }
 }

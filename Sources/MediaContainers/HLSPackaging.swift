@@ -103,12 +103,13 @@ package struct HLSSegmentPlan: Sendable {
 package struct HLSMediaPlaylist: Sendable, Equatable {
     package enum Kind: String, Sendable { case vod = "VOD", event = "EVENT", live }
     package var kind: Kind = .vod
-    package var initializationSegment: String
+    /// fMP4's initialization segment; nil for MPEG-TS segments.
+    package var initializationSegment: String?
     package var segments: [(uri: String, duration: Double)] = []
     package var mediaSequence = 0
     package var ended = true
 
-    package init(initializationSegment: String, segments: [(uri: String, duration: Double)] = [], kind: Kind = .vod) {
+    package init(initializationSegment: String?, segments: [(uri: String, duration: Double)] = [], kind: Kind = .vod) {
         self.initializationSegment = initializationSegment
         self.segments = segments
         self.kind = kind
@@ -128,7 +129,7 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)", "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)"]
         if kind != .live { lines.append("#EXT-X-PLAYLIST-TYPE:\(kind.rawValue)") }
         lines.append("#EXT-X-INDEPENDENT-SEGMENTS")
-        lines.append("#EXT-X-MAP:URI=\"\(initializationSegment)\"")
+        if let initializationSegment { lines.append("#EXT-X-MAP:URI=\"\(initializationSegment)\"") }
         for s in segments {
             lines.append("#EXTINF:\(Self.decimal(s.duration)),")
             lines.append(s.uri)
@@ -175,10 +176,38 @@ package struct HLSSegmenter: Sendable {
         package var start: Double
         package var duration: Double
         package var bytes: [UInt8]
+        /// Each track's part of it, in ``HLSSegmenter/tracks`` order (a track with no sample in
+        /// this segment is left out).
+        package var tracks: [TrackSpan] = []
     }
+
+    /// What one track holds in a segment, as written (times in the track's ticks, on the
+    /// segments' clock: the decode times written in `tfdt` and the presentation times they give).
+    package struct TrackSpan: Sendable, Equatable {
+        package var trackID: UInt32
+        package var isVideo: Bool
+        package var timescale: UInt32
+        /// The earliest presentation time of its samples.
+        package var earliestPresentationTime: Int64
+        /// The sum of its samples' durations.
+        package var duration: Int64
+        package var sampleCount: Int
+        /// Whether its first sample (in decode order) is a sync sample.
+        package var startsWithSyncSample: Bool
+        /// Its first sample's presentation time, offset in the segment's bytes and size.
+        package var firstSamplePresentationTime: Int64
+        package var firstSampleOffset: Int
+        package var firstSampleSize: Int
+    }
+
+    /// What a media segment is: fragmented MP4 (after an initialization segment) or an MPEG-2
+    /// transport stream (each segment whole by itself).
+    package enum Container: String, Sendable { case fmp4, mpegts }
 
     package let tracks: [CMAFTrackFormat]
     package let target: Double
+    package let container: Container
+    private var transportStream: MPEGTSWriter?
     private var pending: [[Sample]]
     private var ended: [Bool]
     /// Where the next cut may be, and the cuts found: a lead sample index and its time.
@@ -191,12 +220,16 @@ package struct HLSSegmenter: Sendable {
     /// Seconds added to every time written: fragments' decode times cannot be negative, and a
     /// stream with B-frames decodes its first frames before its clock starts.
     private var shift = 0.0
+    /// A cut asked for (``flush(after:)``): at the lead's first sync sample shown after this time.
+    private var flushAfter: Double?
 
     /// `tracks` in the order their samples are given (video first makes it the lead).
-    package init(tracks: [CMAFTrackFormat], target: Double) {
+    package init(tracks: [CMAFTrackFormat], target: Double, container: Container = .fmp4) {
         precondition(!tracks.isEmpty && target > 0)
         self.tracks = tracks
         self.target = target
+        self.container = container
+        transportStream = container == .mpegts ? MPEGTSWriter(tracks: tracks) : nil
         pending = tracks.map { _ in [] }
         ended = tracks.map { _ in false }
         lastDecode = tracks.map { _ in nil }
@@ -219,14 +252,27 @@ package struct HLSSegmenter: Sendable {
         }
         if t == 0, sample.isSync, !pending[0].isEmpty {
             let time = seconds(sample.presentationTime, 0)
-            if time >= nextCut - 1e-6 {
+            let flushed = flushAfter.map { time > $0 + 1e-9 } ?? false
+            if time >= nextCut - 1e-6 || flushed {
                 cuts.append((pending[0].count, time))
                 while nextCut <= time + 1e-6 { nextCut += target }
+                if flushed {
+                    flushAfter = nil
+                    // The regular cuts go on from the one asked for.
+                    if target.isFinite { nextCut = time + target }
+                }
             }
         }
         // The other tracks' samples before the lead's first go in the first segment.
         if t != 0 || segmentStart != nil { pending[t].append(sample) }
         return emitReady()
+    }
+
+    /// Ends the segment being gathered at the lead track's first sync sample shown after `time`
+    /// (seconds, on the lead's clock), whatever the target: `AVAssetWriter.flushSegment()`. With
+    /// an infinite target, the only cuts are these.
+    package mutating func flush(after time: Double) {
+        flushAfter = max(flushAfter ?? -.infinity, time)
     }
 
     /// Track `t` has ended; the segments that completes.
@@ -276,6 +322,7 @@ package struct HLSSegmenter: Sendable {
         }
         sequence += 1
         var runs: [FragmentRun] = []
+        var spans: [TrackSpan] = []
         for (t, n) in counts.enumerated() where n > 0 {
             let samples = pending[t]
             let ticks = Int64((shift * Double(tracks[t].timescale)).rounded(.up))
@@ -291,9 +338,25 @@ package struct HLSSegmenter: Sendable {
                 data += s.data
             }
             runs.append(FragmentRun(trackID: tracks[t].trackID, baseDecodeTime: entries[0].decodeTime, samples: entries, data: data))
+            let shown = entries.map { Int64($0.decodeTime) + Int64($0.compositionOffset) }
+            spans.append(TrackSpan(trackID: tracks[t].trackID, isVideo: tracks[t].isVideo, timescale: tracks[t].timescale,
+                                   earliestPresentationTime: shown.min() ?? 0, duration: entries.reduce(0) { $0 + Int64($1.duration) },
+                                   sampleCount: n, startsWithSyncSample: entries[0].isSync, firstSamplePresentationTime: shown[0],
+                                   firstSampleOffset: 0, firstSampleSize: Int(entries[0].size)))
         }
-        return Segment(sequenceNumber: sequence, start: start, duration: max(0, end - start),
-                       bytes: CMAF.mediaSegment(sequenceNumber: sequence, runs: runs))
+        let bytes: [UInt8]
+        if container == .mpegts {
+            bytes = transportStream!.segment(runs)
+        } else {
+            bytes = CMAF.mediaSegment(sequenceNumber: sequence, runs: runs)
+            // The first samples' offsets: the mdat's payload holds each run's bytes in turn.
+            var at = bytes.count - runs.reduce(0) { $0 + $1.data.count }
+            for k in spans.indices {
+                spans[k].firstSampleOffset = at
+                at += runs[k].data.count
+            }
+        }
+        return Segment(sequenceNumber: sequence, start: start, duration: max(0, end - start), bytes: bytes, tracks: spans)
     }
 }
 

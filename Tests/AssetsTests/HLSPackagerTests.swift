@@ -119,6 +119,24 @@ import Testing
         try expectSamePackets(path("hls/playlist.m3u8"), as: source)
     }
 
+    /// The source's edit list skips the AAC encoder's priming; packaged, the sound still starts at
+    /// the input's first sample: ffmpeg (which reads no edit list in fragments) gets the priming
+    /// from the gapless tag the initialization segment carries, and decodes the playlist to the
+    /// source's exact sample count (an input of whole AAC frames: ffmpeg before 9.0 does not trim
+    /// the last frame's padding from the tag).
+    @Test func theSoundStartsAtTheInputsFirstSample() throws {
+        let source = path("gapless.m4a")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=440:sample_rate=48000:d=3.008", "-c:a", "aac", source])
+        func samples(_ p: String) throws -> Int {
+            let raw = path("count.raw")
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", p, "-map", "0:a", "-ac", "1", "-f", "s16le", raw])
+            return try FileManager.default.attributesOfItem(atPath: raw)[.size] as! Int / 2
+        }
+        #expect(try samples(source) == 144_384)
+        _ = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 1).package()
+        #expect(try samples(path("hls/playlist.m3u8")) == 144_384)
+    }
+
     /// What is not an MP4 is refused as unreadable (66), naming it; nothing is written.
     @Test func whatIsNotAnMP4IsRefused() throws {
         let wav = path("tone.wav")

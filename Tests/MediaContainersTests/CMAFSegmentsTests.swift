@@ -118,6 +118,41 @@ import GraphKitTesting
         #expect(streams.split(whereSeparator: \.isNewline) == ["h264", "aac"])
     }
 
+    /// A sound track's gapless facts in an initialization segment made from encoder formats: its
+    /// edit list starts after the priming and lasts the input, and iTunes' tag says the same.
+    @Test func anInitializationSegmentCarriesTheEncodersPriming() throws {
+        var audio = CMAFTrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48000, channels: 2))
+        audio.gapless = CMAF.Gapless(priming: 1024, samples: 144_000, padding: 384)
+        let boxes = try MP4Box.parse(CMAF.initializationSegment(of: [audio])[...])
+        let movie = MP4Movie(moov: boxes[1])
+        let track = movie.track(try #require(movie.trackIndices.first))
+        #expect(track.edits == [EditList.Edit(duration: 3000, mediaTime: 1024)])
+        let tag = try #require(MP4AudioEdit.gaplessTag(in: movie))
+        #expect(tag.delay == 1024 && tag.count == 144_000)
+    }
+
+    /// The segmenter as the writer drives it: a forced cut (flushSegment) at the next sync sample
+    /// with an infinite target, and each segment's report of its tracks.
+    @Test func aForcedCutAndTheSegmentsReports() throws {
+        let video = CMAFTrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
+        var segmenter = HLSSegmenter(tracks: [video], target: .infinity)
+        var out: [HLSSegmenter.Segment] = []
+        // 25 fps in 90 kHz ticks, a key frame every 5 frames; cut asked for after frame 7.
+        for n in 0..<20 {
+            if n == 8 { segmenter.flush(after: Double(7 * 3600) / 90_000) }
+            out += try segmenter.add(HLSSegmenter.Sample(data: [UInt8](repeating: UInt8(n), count: 10), decodeTime: Int64(n * 3600),
+                                                         presentationTime: Int64(n * 3600), duration: 3600, isSync: n % 5 == 0), track: 0)
+        }
+        out += segmenter.finish()
+        #expect(out.map { $0.tracks.first?.sampleCount } == [10, 10])
+        #expect(out.map { $0.tracks.first?.earliestPresentationTime } == [0, 36000])
+        #expect(out.map { $0.tracks.first?.duration } == [36000, 36000])
+        #expect(out.allSatisfy { $0.tracks.first?.startsWithSyncSample == true })
+        // The first sample's bytes are where the report says.
+        let second = out[1], span = try #require(second.tracks.first)
+        #expect(Array(second.bytes[span.firstSampleOffset..<span.firstSampleOffset + span.firstSampleSize]) == [UInt8](repeating: 10, count: 10))
+    }
+
     /// A video track that starts without a key frame cannot be cut: refused, naming the track.
     @Test func aVideoTrackNotStartingOnAKeyFrameIsRefused() throws {
         let (_, original, bytes) = try movie()

@@ -81,7 +81,10 @@ public struct HLSPlaylistCheck {
         for s in segments where Int(s.duration.rounded()) > target {
             problems.append("\(s.uri) lasts \(s.duration) s, which rounds past the target duration \(target) (4.3.3.1)")
         }
-        if map == nil { problems.append("no EXT-X-MAP: fragmented-MP4 segments need their initialization segment (3.3)") }
+        if map == nil, segments.contains(where: { !$0.uri.hasSuffix(".ts") }) {
+            problems.append("no EXT-X-MAP: fragmented-MP4 segments need their initialization segment (3.3)")
+        }
+        if map != nil, segments.contains(where: { $0.uri.hasSuffix(".ts") }) { problems.append("EXT-X-MAP before MPEG-TS segments, which carry their own tables") }
         if (version ?? 1) < 6, map != nil { problems.append("EXT-X-MAP outside an I-frame playlist needs version 6 or more (7)") }
         if playlistType == "VOD", !ended { problems.append("a VOD playlist without EXT-X-ENDLIST (4.3.3.5)") }
         for uri in segments.map(\.uri) + [map].compactMap({ $0 }) where !FileManager.default.fileExists(atPath: folder + "/" + uri) {

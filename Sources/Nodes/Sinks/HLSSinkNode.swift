@@ -20,6 +20,14 @@ import Synchronization
 /// default master.m3u8) lists them with their peak bit rate (measured on the segments written,
 /// as RFC 8216 4.3.4.2 asks), codecs and size.
 ///
+/// A `vod` playlist's sound starts at the input's first sample: once the AAC encoder's priming is
+/// measured (at the end of the stream), the initialization segment is written again with the
+/// sound's edit list and iTunes' gapless tag (``CMAF/gaplessTag(_:)``).
+///
+/// `segmentFormat: "mpegts"` writes MPEG-2 transport stream segments (`.ts`, no initialization
+/// segment) from the same cuts, by GraphKit's own TS writer (``MPEGTSWriter``), not hlssink2,
+/// which opens its files by name itself (docs/GRAPH-FORMAT.md says why).
+///
 /// Every file is written by the output rule (``OutputFile``: a temporary name, renamed when
 /// complete), so a reader never sees a half-written segment or playlist, and a segment is listed
 /// only once it is complete. A failed `vod` run and any cancelled run remove what they wrote; a
@@ -33,12 +41,12 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.hls",
         category: .sink,
-        summary: "HLS: fragmented-MP4 segments and media playlists (a multivariant one for several videos), written as the stream is encoded",
+        summary: "HLS: fragmented-MP4 (or MPEG-TS) segments and media playlists (a multivariant one for several videos), written as the stream is encoded",
         inputs: [
             PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio, in every rendition"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video; segments start on its key frames"),
         ] + extraVideoPorts.map { PortDescriptor($0, .h264, presence: .optional, help: "H.264 video of another rendition (a ladder's rung)") },
-        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant],
+        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat],
         requiresAnInput: true,
         example: #"{ "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }"#
     )
@@ -56,6 +64,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let multivariant = Parameter<String>("multivariant", format: fileName, default: "master.m3u8",
                                                        help: "with several video inputs: the multivariant playlist's file name, in the folder")
 
+    public enum SegmentFormat: String, ParameterEnum { case fmp4, mpegts }
+    public static let segmentFormat = Parameter<SegmentFormat>("segmentFormat", default: .fmp4,
+                                                               help: "fmp4: fragmented-MP4 segments (.m4s) after an initialization segment (init.mp4); mpegts: MPEG-2 transport stream segments (.ts), each whole by itself")
+
     static let initializationName = "init.mp4"
 
     let context: NodeContext
@@ -67,14 +79,11 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// The renditions: each its video port (or none: audio alone) and its subfolder.
     let renditions: [(video: String?, folder: String)]
     let hasAudio: Bool
+    let container: HLSSegmenter.Container
 
     /// One rendition's stream: its tracks (video first, the segments' lead; then the audio).
     private struct Rendition {
-        var formats: [CMAFTrackFormat?]
-        /// Samples that came before every track's format was known.
-        var early: [[HLSSegmenter.Sample]]
-        var segmenter: HLSSegmenter?
-        var ended: Set<Int> = []
+        var stream: HLSStream
         var segments: [(name: String, duration: Double)] = []
         var deletedBefore = 0
         var initialization: OutputFile?
@@ -89,6 +98,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var status: OutputReport.Status = .unknown
         var failure: GraphError?
         var multivariantWritten = false
+        /// The AAC encoder's delay (gkencoderdelay's, at the end of the stream), and the span of
+        /// the encoded sound (its first and last sample's ends, in samples).
+        var audioDelay: EncoderDelay?
+        var audioSpan: (start: Int64, end: Int64)?
     }
     private let state: Mutex<State>
 
@@ -103,7 +116,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
         hasAudio = context.connectedInputs.contains("audio")
         renditions = videos.isEmpty ? [(nil, "")] : videos.count == 1 ? [(videos[0], "")] : videos.enumerated().map { ($1, "v\($0)/") }
         let tracks = (renditions[0].video == nil ? 0 : 1) + (hasAudio ? 1 : 0)
-        state = Mutex(State(renditions: renditions.map { _ in Rendition(formats: Array(repeating: nil, count: tracks), early: Array(repeating: [], count: tracks)) }))
+        let target = target
+        let container: HLSSegmenter.Container = context.parameters[Self.segmentFormat] == .mpegts ? .mpegts : .fmp4
+        self.container = container
+        state = Mutex(State(renditions: renditions.map { _ in Rendition(stream: HLSStream(trackCount: tracks, target: target, container: container)) }))
     }
 
     func path(_ name: String) -> String { folderPath.hasSuffix("/") ? folderPath + name : folderPath + "/" + name }
@@ -130,6 +146,11 @@ public final class HLSSinkNode: ElementNode, Sendable {
             try bin.expose(input: port, sink)
             let targets = destinations(of: port)
             sink.onEncodedSamples { [self] event in receive(event, port: port, into: targets, sink: sink) }
+            if port == "audio" {
+                bin.onStreamFacts(input: port) { [self] fact in
+                    if case .encoderDelay(let delay) = fact { state.withLock { $0.audioDelay = delay } }
+                }
+            }
         }
     }
 
@@ -137,13 +158,22 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// file is opened, written once the formats are known).
     public func prepare() throws(GraphError) {
         var files: [OutputFile] = []
-        for r in renditions {
+        // MPEG-TS: no initialization segment; the folders are made with the first segment.
+        for r in container == .fmp4 ? renditions : [] {
             let file = OutputFile(path: path(r.folder + Self.initializationName), location: context.location(parameter: "folder"), node: context.id)
             do throws(GraphError) { try file.prepare() } catch {
                 files.forEach { $0.discard() }
                 throw error
             }
             files.append(file)
+        }
+        if container == .mpegts {
+            // The folder made and found writable now, as fMP4's initialization segment does.
+            for r in renditions {
+                let probe = OutputFile(path: path(r.folder + ".probe"), location: context.location(parameter: "folder"), node: context.id)
+                try probe.prepare()
+                probe.discard()
+            }
         }
         state.withLock {
             for (r, file) in files.enumerated() { $0.renditions[r].initialization = file }
@@ -159,26 +189,25 @@ public final class HLSSinkNode: ElementNode, Sendable {
             do throws(GraphError) {
                 switch event {
                 case .format(let format, let codecData):
-                    for (r, t) in targets {
-                        var f = try trackFormat(format, codecData: codecData, port: port)
-                        f.trackID = UInt32(t + 1)
-                        s.renditions[r].formats[t] = f
-                        try startIfReady(r, &s)
+                    guard let f = CMAFTrackFormat(format, codecData: codecData) else {
+                        throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
+                                         "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
+                                         node: context.id)
                     }
+                    for (r, t) in targets { try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.setFormat(f, track: t) }, rendition: r, &s) }
                 case .sample(let buffer, let pts, let dts):
                     for (r, t) in targets {
-                        guard let sample = sample(buffer, pts: pts, dts: dts, audio: port == "audio", format: s.renditions[r].formats[t]) else { continue }
-                        if s.renditions[r].segmenter == nil {
-                            s.renditions[r].early[t].append(sample)
-                        } else {
-                            try add(sample, rendition: r, track: t, port: port, &s)
+                        // Caps come before buffers: a sample's own track's format is known.
+                        guard let format = s.renditions[r].stream.formats[t],
+                              let sample = HLSSegmenter.Sample(buffer, pts: pts, dts: dts, format: format) else { continue }
+                        if port == "audio", r == 0 {
+                            let end = sample.presentationTime + sample.duration
+                            s.audioSpan = (s.audioSpan?.start ?? sample.presentationTime, max(s.audioSpan?.end ?? end, end))
                         }
+                        try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.add(sample, track: t) }, rendition: r, &s)
                     }
                 case .end:
-                    for (r, t) in targets {
-                        s.renditions[r].ended.insert(t)
-                        if s.renditions[r].segmenter != nil { try write(s.renditions[r].segmenter!.end(track: t), rendition: r, &s) }
-                    }
+                    for (r, t) in targets { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
                 }
             } catch {
                 s.failure = error
@@ -191,51 +220,13 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
-    private func trackFormat(_ format: MediaFormat?, codecData: [UInt8], port: String) throws(GraphError) -> CMAFTrackFormat {
-        switch format {
-        case .h264(let width?, let height?)? where !codecData.isEmpty:
-            return CMAFTrackFormat(trackID: 1, codec: .h264(avcC: codecData, width: width, height: height))
-        case .aac(let rate?, let channels?)? where !codecData.isEmpty:
-            return CMAFTrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: codecData, sampleRate: rate, channels: channels))
-        default:
-            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
-                             "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
-                             node: context.id)
-        }
-    }
-
-    private func sample(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, audio: Bool, format: CMAFTrackFormat?) -> HLSSegmenter.Sample? {
-        guard let format, let time = pts ?? dts else { return nil }
-        let scale = Double(format.timescale)
-        func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }
-        return HLSSegmenter.Sample(data: buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
-                                   duration: buffer.duration.map(ticks) ?? 0, isSync: audio || buffer.flags.contains(.keyframe))
-    }
-
-    /// Once every track's format is known: the initialization segment, then the samples held.
-    private func startIfReady(_ r: Int, _ s: inout State) throws(GraphError) {
-        let formats = s.renditions[r].formats
-        guard s.renditions[r].segmenter == nil, formats.allSatisfy({ $0 != nil }), let file = s.renditions[r].initialization else { return }
-        s.renditions[r].segmenter = HLSSegmenter(tracks: formats.map { $0! }, target: target)
-        try file.write(CMAF.initializationSegment(of: formats.map { $0! }))
-        try commit(file, &s)
-        s.renditions[r].initialization = nil
-        for t in s.renditions[r].early.indices {
-            let early = s.renditions[r].early[t]
-            s.renditions[r].early[t] = []
-            for sample in early { try add(sample, rendition: r, track: t, port: t == 0 && renditions[r].video != nil ? "video" : "audio", &s) }
-        }
-        for t in s.renditions[r].ended.sorted() { try write(s.renditions[r].segmenter!.end(track: t), rendition: r, &s) }
-    }
-
-    private func add(_ sample: HLSSegmenter.Sample, rendition r: Int, track t: Int, port: String, _ s: inout State) throws(GraphError) {
-        let segments: [HLSSegmenter.Segment]
+    /// What `body` gives out; its container error as the node's, naming the input.
+    private func packaged(_ port: String, _ body: () throws(ContainerError) -> [HLSStream.Output]) throws(GraphError) -> [HLSStream.Output] {
         do {
-            segments = try s.renditions[r].segmenter!.add(sample, track: t)
+            return try body()
         } catch {
             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "its \(port) input: \(error.reason)", node: context.id)
         }
-        try write(segments, rendition: r, &s)
     }
 
     // MARK: Files
@@ -254,10 +245,19 @@ public final class HLSSinkNode: ElementNode, Sendable {
         try commit(file, &s)
     }
 
-    /// Writes each segment, then (event, live) the playlist that lists it.
-    private func write(_ segments: [HLSSegmenter.Segment], rendition r: Int, _ s: inout State) throws(GraphError) {
-        for segment in segments {
-            let name = "segment\(segment.sequenceNumber - 1).m4s"
+    /// Writes the initialization segment, and each media segment then (event, live) the
+    /// playlist that lists it.
+    private func write(_ outputs: [HLSStream.Output], rendition r: Int, _ s: inout State) throws(GraphError) {
+        for output in outputs {
+            guard case .segment(let segment) = output else {
+                if case .initialization(let bytes) = output, let file = s.renditions[r].initialization {
+                    try file.write(bytes)
+                    try commit(file, &s)
+                    s.renditions[r].initialization = nil
+                }
+                continue
+            }
+            let name = "segment\(segment.sequenceNumber - 1).\(container == .fmp4 ? "m4s" : "ts")"
             try writeFile(renditions[r].folder + name, segment.bytes, &s)
             s.renditions[r].segments.append((name, segment.duration))
             s.renditions[r].bytes += segment.bytes.count
@@ -271,8 +271,23 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
+    /// VOD: the initialization segment again, once the AAC encoder's priming is measured (at
+    /// the end of the stream), with the sound's edit list and iTunes' gapless tag, so that
+    /// players start at the input's first sample (ffmpeg reads the tag; AVFoundation and
+    /// GStreamer the edit list). A playlist is listed only now, so no reader saw the first one.
+    /// Event and live playlists are read while the stream goes on, before the priming is known:
+    /// their sound keeps it.
+    private func writeGaplessInitialization(_ r: Int, _ s: inout State) throws(GraphError) {
+        guard type == .vod, container == .fmp4, hasAudio, let delay = s.audioDelay, let span = s.audioSpan else { return }
+        var formats = s.renditions[r].stream.formats.compactMap { $0 }
+        guard let a = formats.firstIndex(where: { !$0.isVideo }), delay.sampleRate == Int(formats[a].timescale) else { return }
+        let encoded = Int(span.end - span.start)
+        formats[a].gapless = CMAF.Gapless(priming: delay.priming, samples: delay.samples, padding: max(0, encoded - delay.priming - delay.samples))
+        try writeFile(renditions[r].folder + Self.initializationName, CMAF.initializationSegment(of: formats), &s)
+    }
+
     private func writePlaylist(_ r: Int, ended: Bool, _ s: inout State) throws(GraphError) {
-        var list = HLSMediaPlaylist(initializationSegment: Self.initializationName, kind: type == .vod ? .vod : type == .event ? .event : .live)
+        var list = HLSMediaPlaylist(initializationSegment: container == .fmp4 ? Self.initializationName : nil, kind: type == .vod ? .vod : type == .event ? .event : .live)
         let all = s.renditions[r].segments
         let first = type == .live ? max(0, all.count - window) : 0
         list.segments = all[first...].map { (uri: $0.name, duration: $0.duration) }
@@ -295,7 +310,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     private func writeMultivariant(_ s: inout State) throws(GraphError) {
         var variants: [HLSMultivariantPlaylist.Variant] = []
         for (r, rendition) in s.renditions.enumerated() {
-            let formats = rendition.formats.compactMap { $0 }
+            let formats = rendition.stream.formats.compactMap { $0 }
             var size: (Int, Int)?
             for f in formats { if case .h264(_, let w, let h) = f.codec { size = (w, h) } }
             let average = rendition.segments.reduce(0) { $0 + $1.duration }
@@ -324,10 +339,11 @@ public final class HLSSinkNode: ElementNode, Sendable {
             case .completed where s.failure == nil, .stopped where s.failure == nil:
                 do throws(GraphError) {
                     for r in s.renditions.indices {
-                        guard s.renditions[r].segmenter != nil else {
+                        guard let last = s.renditions[r].stream.finish() else {
                             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
                         }
-                        try write(s.renditions[r].segmenter!.finish(), rendition: r, &s)
+                        try write(last, rendition: r, &s)
+                        try writeGaplessInitialization(r, &s)
                         try writePlaylist(r, ended: true, &s)
                     }
                     if isLadder { try writeMultivariant(&s) }
@@ -347,5 +363,33 @@ public final class HLSSinkNode: ElementNode, Sendable {
                 s.status = .cancelled
             }
         }
+    }
+}
+
+extension CMAFTrackFormat {
+    /// A track's format from its encoder's caps (as ``Element/onEncodedSamples(_:)`` gives them):
+    /// H.264 with its size and `avcC`, AAC with its rate, channels and AudioSpecificConfig; nil
+    /// when the caps do not say them.
+    package init?(_ format: MediaFormat?, codecData: [UInt8]) {
+        switch format {
+        case .h264(let width?, let height?)? where !codecData.isEmpty:
+            self.init(trackID: 1, codec: .h264(avcC: codecData, width: width, height: height))
+        case .aac(let rate?, let channels?)? where !codecData.isEmpty:
+            self.init(trackID: 1, codec: .aac(audioSpecificConfig: codecData, sampleRate: rate, channels: channels))
+        default:
+            return nil
+        }
+    }
+}
+
+extension HLSSegmenter.Sample {
+    /// An encoded sample in `format`'s ticks; nil without a time. Every audio sample is a sync
+    /// sample; a video one when flagged a key frame.
+    package init?(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, format: CMAFTrackFormat) {
+        guard let time = pts ?? dts else { return nil }
+        let scale = Double(format.timescale)
+        func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }
+        self.init(data: buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
+                  duration: buffer.duration.map(ticks) ?? 0, isSync: !format.isVideo || buffer.flags.contains(.keyframe))
     }
 }

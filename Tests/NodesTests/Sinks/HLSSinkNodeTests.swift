@@ -38,6 +38,26 @@ import TestSupport
         ((try? FileManager.default.contentsOfDirectory(atPath: path(sub))) ?? []).sorted()
     }
 
+    /// The AAC encoder's priming, measured at the end of the stream, is written into a VOD
+    /// playlist's initialization segment (edit list and gapless tag): ffmpeg decodes the playlist
+    /// to the input's exact sample count (an input of whole AAC frames: ffmpeg before 9.0 reads
+    /// the tag's priming, not its padding).
+    @Test func theSoundOfAVODPlaylistStartsAtTheInputsFirstSample() throws {
+        let source = path("in.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=3.2", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:d=3.008", "-c:v", "libx264", "-c:a", "aac", source])
+        func samples(_ p: String) throws -> Int {
+            let raw = path("count.raw")
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", p, "-map", "0:a", "-ac", "1", "-f", "s16le", raw])
+            return try FileManager.default.attributesOfItem(atPath: raw)[.size] as! Int / 2
+        }
+        #expect(try samples(source) == 144_384)
+        let report = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 1"#)).run()
+        #expect(report.status == .completed)
+        #expect(try HLSPlaylistCheck(path: path("hls/playlist.m3u8")).problems == [])
+        #expect(try samples(path("hls/playlist.m3u8")) == 144_384)
+    }
+
     @Test func aVODPlaylistOfKeyFrameSegmentsThatPlayersPlayThrough() throws {
         let source = try movie(seconds: 7)
         let report = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 2"#)).run()
@@ -61,6 +81,46 @@ import TestSupport
                                                  "d.", "!", "queue", "!", "videoconvert", "!", "fakesink",
                                                  "d.", "!", "queue", "!", "audioconvert", "!", "fakesink"])
         #expect(files() == ["init.mp4", "playlist.m3u8", "segment0.m4s", "segment1.m4s", "segment2.m4s", "segment3.m4s"])
+    }
+
+    /// segmentFormat mpegts: transport stream segments from the same cuts, no initialization
+    /// segment; ffmpeg and GStreamer's hlsdemux play every frame; each segment alone starts with a
+    /// key frame (its own tables and the SPS and PPS before it).
+    @Test func mpegTSSegmentsPlayInFFmpegAndHlsdemux() throws {
+        let source = try movie(seconds: 7)
+        let report = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 2, "segmentFormat": "mpegts""#)).run()
+        #expect(report.status == .completed)
+        let playlist = path("hls/playlist.m3u8")
+        let check = try HLSPlaylistCheck(path: playlist)
+        #expect(check.problems == [])
+        #expect(check.map == nil)
+        #expect(check.segments.map(\.duration).dropLast() == [2, 2, 2])
+        #expect(files() == ["playlist.m3u8", "segment0.ts", "segment1.ts", "segment2.ts", "segment3.ts"])
+        for s in check.segments {
+            let first = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-read_intervals", "%+#1", "-show_entries",
+                                                          "packet=flags", "-of", "csv=p=0", path("hls/" + s.uri)])
+            #expect(first.hasPrefix("K"), "\(s.uri) starts with \(first)")
+        }
+        let counted = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries",
+                                                        "stream=nb_read_frames", "-of", "csv=p=0", playlist])
+        #expect(counted.split(whereSeparator: \.isNewline).first == "175")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-i", playlist, "-f", "null", "-"])
+        // hlsdemux through decodebin: every frame decoded, counted by an identity at the end.
+        let gst = try TestMedia.runTool("gst-launch-1.0", ["-v", "filesrc", "location=\(playlist)", "!", "hlsdemux", "!", "tsdemux", "name=t",
+                                                           "t.", "!", "queue", "!", "h264parse", "!", "avdec_h264", "!", "fakesink", "silent=false",
+                                                           "t.", "!", "queue", "!", "aacparse", "!", "avdec_aac", "!", "fakesink"])
+        #expect(gst.components(separatedBy: "fakesink0: last-message = chain").count - 1 == 175)
+    }
+
+    /// A live MPEG-TS playlist slides and deletes as the fMP4 one does.
+    @Test func aLiveMPEGTSPlaylistSlides() throws {
+        let source = try movie(seconds: 8)
+        let report = try GraphRun(try graph(source, audio: false, hls: #""folder": "\#(path("hls"))", "segmentDuration": 1, "playlistType": "live", "windowSize": 2, "segmentFormat": "mpegts""#)).run()
+        #expect(report.status == .completed)
+        let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
+        #expect(check.problems == [])
+        #expect(check.segments.map(\.uri) == ["segment6.ts", "segment7.ts"] && check.mediaSequence == 6)
+        #expect(files() == ["playlist.m3u8", "segment4.ts", "segment5.ts", "segment6.ts", "segment7.ts"])
     }
 
     /// demux → sink.hls packages a file without re-encoding: every video packet and every audio
