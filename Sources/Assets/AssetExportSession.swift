@@ -181,7 +181,9 @@ public final class AssetExportSession: Sendable {
     }
 
     /// The file's tags; by default the asset's own, so that they survive the export. Title,
-    /// artist, album, album artist, genre, comment and date are written (as `sink.mp4` does).
+    /// artist, album, album artist, genre, comment, date, location (ISO 6709) and the cover
+    /// (JPEG or PNG) are written (as `sink.mp4` does); a cover set here that is not a JPEG or
+    /// PNG picture fails ``export()`` before anything is written.
     public var metadata: MediaMetadata {
         get { locked.withLock { $0.metadata } ?? asset.metadata }
         set { locked.withLock { $0.metadata = newValue } }
@@ -250,6 +252,9 @@ public final class AssetExportSession: Sendable {
         do throws(GraphError) {
             if try await exportByIndex(segments) { return }
             let run = try GraphRun(try graph(for: segments, seek: seek))
+            if let artwork = (locked.withLock { $0.metadata } ?? asset.metadata).writableArtwork {
+                try (run.node("file") as? MP4SinkNode)?.addExtraTags(MP4ExtraTags(artwork: artwork))
+            }
             let cancelled = locked.withLock { l in
                 l.run = run
                 return l.cancelRequested
@@ -301,6 +306,9 @@ public final class AssetExportSession: Sendable {
     /// that plays them (nil: the whole file, from its start).
     private func begin() throws(GraphError) -> (segments: [Segment], seek: GraphRun.Seek?) {
         try starting { l throws(GraphError) in
+            if let artwork = l.metadata?.artwork, MP4ExtraTags.pictureType(artwork.data) == nil {
+                throw GraphError(.usage, at: "metadata.artwork", "the cover (artwork, \(artwork.mimeType)) is not a JPEG or PNG picture by its first bytes: an MP4's cover (covr) must be one; nothing was written")
+            }
             let segments = [Segment(path: asset.path, range: try clamped(l.timeRange, of: asset.duration, named: "\"\(asset.path)\""))]
             try checkOutput(l)
             l.status = .waiting
@@ -580,5 +588,13 @@ extension MediaMetadata {
         p[\.genre] = genre
         p[\.comment] = comment
         p[\.date] = date
+        // A place as ISO 6709 writes it ("+48.8583+002.2945/"); another form is left out.
+        if let location, let first = location.first, first == "+" || first == "-",
+           location.allSatisfy({ "+-0123456789./".contains($0) }) {
+            p[\.location] = location
+        }
     }
+
+    /// The cover to write: the artwork when it is a JPEG or PNG picture.
+    var writableArtwork: [UInt8]? { artwork.map(\.data).flatMap { MP4ExtraTags.pictureType($0) == nil ? nil : $0 } }
 }
