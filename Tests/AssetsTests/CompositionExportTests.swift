@@ -110,6 +110,16 @@ import Testing
         let reencode = #expect(throws: GraphError.self) { try AssetExportSession(asset: composition.composition, preset: .hd1280x720) }
         #expect(reencode?.code == .usage && reencode?.message.contains("only AVAssetExportPresetPassthrough") == true, "\(String(describing: reencode))")
 
+        let scaled = MutableComposition()
+        try scaled.insertTimeRange(MediaTimeRange(start: .zero, duration: Self.at(25)), of: a, at: .zero)
+        try scaled.scaleTimeRange(MediaTimeRange(start: .zero, duration: Self.at(25)), toDuration: Self.at(50))
+        let slow = try AssetExportSession(asset: scaled.composition, preset: .passthrough)
+        slow.outputPath = path("slow.mp4")
+        let scaledError = await #expect(throws: GraphError.self) { try await slow.export() }
+        #expect(scaledError?.code == .usage && scaledError?.description.contains("piece 1 (\"\(a.path)\")") == true
+                && scaledError?.message.contains("scaled") == true, "\(String(describing: scaledError))")
+        #expect(!FileManager.default.fileExists(atPath: path("slow.mp4")))
+
         let fine = MutableComposition()
         try fine.insertTimeRange(MediaTimeRange(start: .zero, duration: Self.at(25)), of: a, at: .zero)
         let session = try AssetExportSession(asset: fine.composition, preset: .passthrough)
