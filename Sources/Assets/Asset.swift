@@ -16,6 +16,18 @@ public final class Asset: Sendable {
     /// The container, as its first bytes say (nil when GraphKit's container library does not
     /// know it, though GStreamer reads it).
     public let containerFormat: MediaContainerFormat?
+    /// The file's chapters, in order (`AVAsset.chapterMetadataGroups`' times and titles): an
+    /// MP4/M4A/MOV's Nero chapter list (`chpl`, as ffmpeg and `sink.mp4` write it); empty for
+    /// other files.
+    public let chapters: [Chapter]
+    public struct Chapter: Sendable, Equatable {
+        public var start: MediaTime
+        public var title: String
+        public init(start: MediaTime, title: String) {
+            self.start = start
+            self.title = title
+        }
+    }
     /// What read the tracks: the file's own index, or GStreamer's discoverer.
     let prober: Prober
     enum Prober { case index, discoverer }
@@ -53,6 +65,7 @@ public final class Asset: Sendable {
         // Tags are a file's extras: damage in them (or a read that fails now) leaves them out,
         // as a player would, rather than refuse a file GStreamer reads.
         containerFormat = bytes.flatMap { try? MediaContainerFormat.detect($0) }
+        chapters = index?.chapters.map { Chapter(start: MediaTime(seconds: $0.start, preferredTimescale: 10_000_000), title: $0.title) } ?? []
         if let index {
             // An MP4's tags are in the index just read: not read from the file a second time.
             var tags = MediaMetadata()

@@ -68,4 +68,15 @@ import Testing
         }
         #expect(throws: GraphError.self) { try Asset(path: folder.appendingPathComponent("missing.mp4").path) }
     }
+
+    /// Chapters ffmpeg writes (its Nero list beside its chapter track) are the asset's, with
+    /// their starts and titles.
+    @Test func chaptersAreRead() throws {
+        let list = folder.appendingPathComponent("chapters.txt")
+        try Data(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=500\ntitle=Opening\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=500\nEND=1000\ntitle=Deuxième partie\n".utf8)
+            .write(to: list)
+        let path = try make("chapters.mp4", ["-f", "lavfi", "-i", "sine=duration=1", "-i", list.path, "-map", "0", "-map_chapters", "1", "-c:a", "aac"])
+        let expected = [Asset.Chapter(start: .zero, title: "Opening"), Asset.Chapter(start: MediaTime(seconds: 0.5), title: "Deuxième partie")]
+        #expect(try Asset(path: path).chapters == expected)
+    }
 }

@@ -77,6 +77,9 @@ import Nodes
         let tags = try MediaMetadata.read(from: try #require(FileBytes(path: path)))
         #expect(tags.artwork?.data == Array(try Data(contentsOf: URL(fileURLWithPath: cover))))
         #expect(tags.location == "+48.8583+002.2945/" && tags.title == "Talk")
+        let written = try #require(FileBytes(path: path))
+        let movie = try #require(try MP4File(written).movie())
+        #expect(movie.chapters == [.init(start: 0, title: "Opening"), .init(start: 0.5, title: "Second part")])
     }
 
     /// Tags ffmpeg writes (a cover as an attached picture, a place) are what GraphKit reads.
