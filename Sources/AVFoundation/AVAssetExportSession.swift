@@ -47,9 +47,16 @@ open class AVAssetExportSession: @unchecked Sendable {
     /// A session exporting `asset` with the preset named `presetName`
     /// (``AVAssetExportPresetPassthrough``…); nil when the name is not a preset, the asset
     /// cannot be read, or the preset cannot export it (``exportPresets(compatibleWith:)``).
+    /// An `AVComposition` exports with the passthrough preset only (its pieces joined as stored).
     public init?(asset: AVAsset, presetName: String) {
-        guard let preset = ExportPreset(rawValue: presetName), let loaded = try? asset.loaded(),
-              let session = try? AssetExportSession(asset: loaded, preset: preset) else { return nil }
+        guard let preset = ExportPreset(rawValue: presetName) else { return nil }
+        let made: AssetExportSession?
+        if let composition = asset as? AVComposition {
+            made = try? AssetExportSession(asset: composition.composition, preset: preset)
+        } else {
+            made = (try? asset.loaded()).flatMap { try? AssetExportSession(asset: $0, preset: preset) }
+        }
+        guard let session = made else { return nil }
         self.asset = asset
         self.presetName = presetName
         self.session = session

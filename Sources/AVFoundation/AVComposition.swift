@@ -55,7 +55,7 @@ open class AVComposition: AVAsset, @unchecked Sendable {
 
 /// A composition being put together, as AVFoundation's `AVMutableComposition`.
 ///
-/// Where AVFoundation raises an exception (`insertEmptyTimeRange` or `removeTimeRange` given an
+/// Where AVFoundation raises an exception (`insertEmptyTimeRange`, `removeTimeRange` or `scaleTimeRange` given an
 /// empty or negative range), these change nothing: the ranges they refuse are the ones
 /// `insertTimeRange(_:of:at:)` throws for.
 open class AVMutableComposition: AVComposition, @unchecked Sendable {
@@ -98,6 +98,12 @@ open class AVMutableComposition: AVComposition, @unchecked Sendable {
     public func removeTimeRange(_ timeRange: CMTimeRange) {
         guard let range = timeRange.mediaTimeRange else { return }
         try? source.removeTimeRange(range)
+    }
+
+    /// Shows `timeRange` of every track over `duration` (played faster or slower).
+    public func scaleTimeRange(_ timeRange: CMTimeRange, toDuration duration: CMTime) {
+        guard let range = timeRange.mediaTimeRange, let to = duration.mediaTime else { return }
+        try? source.scaleTimeRange(range, toDuration: to)
     }
 
     static func times(_ timeRange: CMTimeRange, _ startTime: CMTime) throws -> (MediaTimeRange, MediaTime) {
@@ -160,6 +166,12 @@ open class AVMutableCompositionTrack: AVCompositionTrack, @unchecked Sendable {
     public func removeTimeRange(_ timeRange: CMTimeRange) {
         guard let range = timeRange.mediaTimeRange else { return }
         try? compositionTrack.removeTimeRange(range)
+    }
+
+    /// Shows `timeRange` of the track over `duration` (played faster or slower).
+    public func scaleTimeRange(_ timeRange: CMTimeRange, toDuration duration: CMTime) {
+        guard let range = timeRange.mediaTimeRange, let to = duration.mediaTime else { return }
+        try? compositionTrack.scaleTimeRange(range, toDuration: to)
     }
 }
 

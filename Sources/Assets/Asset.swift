@@ -16,18 +16,56 @@ public final class Asset: Sendable {
     /// The container, as its first bytes say (nil when GraphKit's container library does not
     /// know it, though GStreamer reads it).
     public let containerFormat: MediaContainerFormat?
+    /// The file's chapters, in order (`AVAsset.chapterMetadataGroups`' times and titles): an
+    /// MP4/M4A/MOV's Nero chapter list (`chpl`, as ffmpeg and `sink.mp4` write it); empty for
+    /// other files.
+    public let chapters: [Chapter]
+    public struct Chapter: Sendable, Equatable {
+        public var start: MediaTime
+        public var title: String
+        public init(start: MediaTime, title: String) {
+            self.start = start
+            self.title = title
+        }
+    }
+    /// What read the tracks: the file's own index, or GStreamer's discoverer.
+    let prober: Prober
+    enum Prober { case index, discoverer }
 
     /// Reads the file's tracks. Throws `inputUnreadable` (66) for a missing, unreadable or
     /// damaged file, and `missingPlugin` (69) when nothing installed reads its format.
+    ///
+    /// An MP4, MOV or M4A file of H.264 and AAC tracks is read from its own index (the `moov`
+    /// box: a few reads, no pipeline); any other file, and one whose index this does not read
+    /// as GStreamer would (fragmented, cut short, damaged, other codecs), by GStreamer's
+    /// discoverer, which says what is wrong with a file it cannot read.
     public init(path: String) throws(GraphError) {
-        let info = try MediaFileInfo(path: path)
         self.path = path
-        duration = info.duration
         let bytes = FileBytes(path: path)
-        let index = bytes.flatMap(Self.index)
+        let read = bytes.flatMap(Self.index)
+        let index = read?.movie
+        let streams: [AssetTrack.Stream]
+        if let bytes, let read, read.whole, let facts = MP4StreamFacts(movie: read.movie, fileSize: bytes.count) {
+            prober = .index
+            duration = MediaTime(nanoseconds: facts.durationNanoseconds)
+            var perKind: [FourCC: Int] = [:]
+            streams = facts.streams.enumerated().map { i, s in
+                let index = perKind[s.handler, default: 0]
+                perKind[s.handler] = index + 1
+                return AssetTrack.Stream(number: i + 1, indexInKind: index, kind: s.handler == "vide" ? .video : .audio, codec: s.codec,
+                                         sampleRate: s.sampleRate, channels: s.channels, width: s.width, height: s.height,
+                                         frameRate: s.frameRate.map { FrameRate($0.numerator, $0.denominator) }, storedFormat: s.caps)
+            }
+        } else {
+            let info = try MediaFileInfo(path: path)
+            prober = .discoverer
+            duration = info.duration
+            streams = info.streams.map(AssetTrack.Stream.init)
+        }
         // Tags are a file's extras: damage in them (or a read that fails now) leaves them out,
         // as a player would, rather than refuse a file GStreamer reads.
         containerFormat = bytes.flatMap { try? MediaContainerFormat.detect($0) }
+        chapters = index?.chapters.map { Chapter(start: MediaTime(seconds: $0.start, preferredTimescale: 10_000_000), title: $0.title) } ?? []
         if let index {
             // An MP4's tags are in the index just read: not read from the file a second time.
             var tags = MediaMetadata()
@@ -36,7 +74,8 @@ public final class Asset: Sendable {
         } else {
             metadata = bytes.flatMap { try? MediaMetadata.read(from: $0) } ?? MediaMetadata()
         }
-        tracks = info.streams.compactMap { stream -> AssetTrack? in
+        let duration = self.duration
+        tracks = streams.compactMap { stream -> AssetTrack? in
             let type: MediaType
             switch stream.kind {
             case .audio: type = .audio
@@ -45,15 +84,16 @@ public final class Asset: Sendable {
             }
             let stored = index?.tracks(handler: type == .audio ? "soun" : "vide").dropFirst(stream.indexInKind).first?.track
             return AssetTrack(assetPath: path, trackID: stream.number, indexInType: stream.indexInKind, mediaType: type,
-                              stream: stream, timeRange: MediaTimeRange(start: .zero, duration: info.duration), stored: stored)
+                              stream: stream, timeRange: MediaTimeRange(start: .zero, duration: duration), stored: stored)
         }
     }
 
     /// The index of an MP4/M4A/MOV file (what the stream facts above do not say: display
     /// matrices, sample sizes); nil for other files and for an index that cannot be read.
-    private static func index(_ bytes: FileBytes) -> MP4Movie? {
-        guard let file = try? MP4File(bytes) else { return nil }
-        return try? file.movie()
+    /// `whole`: the file is one whole movie, unfragmented (``MP4File/isWholeMovie``).
+    private static func index(_ bytes: FileBytes) -> (movie: MP4Movie, whole: Bool)? {
+        guard let file = try? MP4File(bytes), let movie = try? file.movie() else { return nil }
+        return (movie, file.isWholeMovie)
     }
 
     /// The tracks of one media type, in the file's order.
@@ -71,7 +111,7 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
     /// Its place among the file's tracks of its media type, from 0.
     public let indexInType: Int
     public let mediaType: MediaType
-    @_spi(Engine) public let stream: MediaFileInfo.Stream
+    @_spi(Engine) public let stream: Stream
     /// When the track plays: from 0 for the file's duration.
     public let timeRange: MediaTimeRange
     /// How the track is meant to be shown (`AVAssetTrack.preferredTransform`): an MP4 or MOV
@@ -95,7 +135,7 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
     /// when undetermined or for other files.
     public let languageCode: String?
 
-    init(assetPath: String, trackID: Int, indexInType: Int, mediaType: MediaType, stream: MediaFileInfo.Stream,
+    init(assetPath: String, trackID: Int, indexInType: Int, mediaType: MediaType, stream: Stream,
          timeRange: MediaTimeRange, stored: MP4Track?) {
         self.assetPath = assetPath
         self.trackID = trackID
@@ -138,4 +178,38 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
     public var codec: String { stream.codec }
 
     public var description: String { "track \(trackID) (\(mediaType.rawValue), \(codec))" }
+}
+
+extension AssetTrack {
+    /// What the track's stream is, as a prober reports it (``MediaFileInfo/Stream``'s facts),
+    /// from the file's index or from GStreamer's discoverer.
+    @_spi(Engine) public struct Stream: Sendable {
+        /// Its place among the file's streams, from 1.
+        public var number: Int
+        /// Its place among the file's streams of its kind, from 0.
+        public var indexInKind: Int
+        public var kind: MediaFileInfo.Kind
+        /// The codec, in words (`MPEG-4 AAC`, `H.264 (High Profile)`).
+        public var codec: String
+        /// The stream as it decodes: rate and channels for audio, size and rate for video.
+        public var sampleRate: Int?
+        public var channels: Int?
+        public var width: Int?
+        public var height: Int?
+        public var frameRate: FrameRate?
+        /// The stream as stored (GStreamer caps, with the codec configuration).
+        public var storedFormat: String
+
+        init(number: Int, indexInKind: Int, kind: MediaFileInfo.Kind, codec: String, sampleRate: Int?, channels: Int?,
+             width: Int?, height: Int?, frameRate: FrameRate?, storedFormat: String) {
+            (self.number, self.indexInKind, self.kind, self.codec) = (number, indexInKind, kind, codec)
+            (self.sampleRate, self.channels, self.width, self.height) = (sampleRate, channels, width, height)
+            (self.frameRate, self.storedFormat) = (frameRate, storedFormat)
+        }
+
+        init(_ s: MediaFileInfo.Stream) {
+            self.init(number: s.number, indexInKind: s.indexInKind, kind: s.kind, codec: s.codec, sampleRate: s.sampleRate,
+                      channels: s.channels, width: s.width, height: s.height, frameRate: s.frameRate, storedFormat: s.storedFormat)
+        }
+    }
 }

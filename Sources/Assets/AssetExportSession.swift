@@ -56,6 +56,9 @@ public final class AssetExportSession: Sendable {
     }
 
     public let asset: Asset
+    /// The composition exported, for ``init(asset:preset:)-(Composition,_)``; ``asset`` is
+    /// then its first piece's file.
+    public let composition: Composition?
     /// The preset, or nil for ``init(asset:videoSettings:audioSettings:)``'s settings.
     public let preset: ExportPreset?
     private let videoSettings: VideoSettings?
@@ -87,6 +90,7 @@ public final class AssetExportSession: Sendable {
             throw GraphError(.usage, at: asset.path, "\(preset.rawValue) cannot export \"\(asset.path)\": \(why)")
         }
         self.asset = asset
+        composition = nil
         self.preset = preset
         let video = asset.tracks(withMediaType: .video).first?.stream, audio = asset.tracks(withMediaType: .audio).first?.stream
         (videoSettings, audioSettings) = preset.settings(width: video?.width, height: video?.height,
@@ -107,10 +111,34 @@ public final class AssetExportSession: Sendable {
             throw GraphError(.usage, at: asset.path, "\"\(asset.path)\" has no sound track to encode with the audio settings")
         }
         self.asset = asset
+        composition = nil
         preset = nil
         self.videoSettings = videoSettings
         self.audioSettings = audioSettings
         locked.withLock { $0.outputFileType = videoSettings == nil ? .m4a : .mp4 }
+    }
+
+    /// A session exporting `composition` (`AVAssetExportSession(asset: AVComposition, …)`):
+    /// with ``ExportPreset/passthrough``, its tracks' pieces joined without re-encoding (every
+    /// piece of a track with the same codec and parameters; see
+    /// ``CompositionTrack/checkPassthrough()``), each shown exactly by the track's edit list,
+    /// gaps as empty edits. Written as MP4 or QuickTime; the sources must be MP4 or MOV files.
+    /// Other presets are refused: a composition re-encodes through ``AssetReader/init(composition:)``
+    /// and an ``AssetWriter``.
+    public init(asset composition: Composition, preset: ExportPreset) throws(GraphError) {
+        guard let first = composition.tracks.lazy.flatMap(\.pieces).first?.asset else {
+            throw GraphError(.usage, at: "composition", "the composition has no piece of any file: there is nothing to export")
+        }
+        guard preset == .passthrough else {
+            throw GraphError(.usage, at: "composition", "\(preset.rawValue) cannot export a composition here: only \(ExportPreset.passthrough.rawValue) does (a join without re-encoding); to re-encode one, read it with AssetReader(composition:) into an AssetWriter")
+        }
+        for track in composition.tracks { try track.checkPassthrough() }
+        asset = first
+        self.composition = composition
+        self.preset = preset
+        videoSettings = nil
+        audioSettings = nil
+        locked.withLock { $0.outputFileType = .mp4 }
     }
 
     // MARK: Settings (before export())
@@ -130,6 +158,7 @@ public final class AssetExportSession: Sendable {
 
     /// The file types this session can write.
     public var supportedFileTypes: [FileType] {
+        if composition != nil { return [.mp4, .mov] }
         if let preset { return preset.supportedFileTypes(for: asset) }
         return videoSettings == nil ? [.m4a, .mp4, .mov] : [.mp4, .mov]
     }
@@ -138,7 +167,7 @@ public final class AssetExportSession: Sendable {
     /// asset's end ends there; one that starts at or past the end, or is empty, fails
     /// ``export()``.
     public var timeRange: MediaTimeRange {
-        get { locked.withLock { $0.timeRange } ?? MediaTimeRange(start: .zero, duration: asset.duration) }
+        get { locked.withLock { $0.timeRange } ?? MediaTimeRange(start: .zero, duration: composition?.duration ?? asset.duration) }
         set { locked.withLock { $0.timeRange = newValue } }
     }
 
@@ -152,7 +181,9 @@ public final class AssetExportSession: Sendable {
     }
 
     /// The file's tags; by default the asset's own, so that they survive the export. Title,
-    /// artist, album, album artist, genre, comment and date are written (as `sink.mp4` does).
+    /// artist, album, album artist, genre, comment, date, location (ISO 6709) and the cover
+    /// (JPEG or PNG) are written (as `sink.mp4` does); a cover set here that is not a JPEG or
+    /// PNG picture fails ``export()`` before anything is written.
     public var metadata: MediaMetadata {
         get { locked.withLock { $0.metadata } ?? asset.metadata }
         set { locked.withLock { $0.metadata = newValue } }
@@ -216,10 +247,14 @@ public final class AssetExportSession: Sendable {
     /// start or fails, and `cancelled` after ``cancelExport()`` (or when the task awaiting it
     /// is cancelled); either way nothing is left under the output's name, nor a temporary file.
     public func export() async throws(GraphError) {
+        if let composition { return try await exportJoin(of: composition) }
         let (segments, seek) = try begin()
         do throws(GraphError) {
             if try await exportByIndex(segments) { return }
             let run = try GraphRun(try graph(for: segments, seek: seek))
+            if let artwork = (locked.withLock { $0.metadata } ?? asset.metadata).writableArtwork {
+                try (run.node("file") as? MP4SinkNode)?.addExtraTags(MP4ExtraTags(artwork: artwork))
+            }
             let cancelled = locked.withLock { l in
                 l.run = run
                 return l.cancelRequested
@@ -270,20 +305,31 @@ public final class AssetExportSession: Sendable {
     /// Checks the settings and marks the export started: the segments to export, and the seek
     /// that plays them (nil: the whole file, from its start).
     private func begin() throws(GraphError) -> (segments: [Segment], seek: GraphRun.Seek?) {
+        try starting { l throws(GraphError) in
+            if let artwork = l.metadata?.artwork, MP4ExtraTags.pictureType(artwork.data) == nil {
+                throw GraphError(.usage, at: "metadata.artwork", "the cover (artwork, \(artwork.mimeType)) is not a JPEG or PNG picture by its first bytes: an MP4's cover (covr) must be one; nothing was written")
+            }
+            let segments = [Segment(path: asset.path, range: try clamped(l.timeRange, of: asset.duration, named: "\"\(asset.path)\""))]
+            try checkOutput(l)
+            l.status = .waiting
+            let range = segments[0].range
+            l.length = range.duration.seconds
+            let whole = range.start == .zero && range.end >= asset.duration
+            let start: GraphRun.Seek = preset == .passthrough ? .keyframe(atOrBefore: range.start) : .exact(range.start)
+            return (segments, whole ? nil : start.ending(at: range.end))
+        }
+    }
+
+    /// Marks the export started, after `check` (which sets what it finds: the range, the
+    /// output): refused when cancelled or exported already; a failed check fails the export.
+    private func starting<T>(_ check: (inout Locked) throws(GraphError) -> T) throws(GraphError) -> T {
         try locked.withLock { l throws(GraphError) in
             if l.cancelRequested { throw Self.cancelled }
             guard l.status == .unknown else {
                 throw GraphError(.usage, at: "AssetExportSession", "this session has exported already (status \(l.status)); make a new AssetExportSession")
             }
             do throws(GraphError) {
-                let segments = [Segment(path: asset.path, range: try clamped(l.timeRange))]
-                try checkOutput(l)
-                l.status = .waiting
-                let range = segments[0].range
-                l.length = range.duration.seconds
-                let whole = range.start == .zero && range.end >= asset.duration
-                let start: GraphRun.Seek = preset == .passthrough ? .keyframe(atOrBefore: range.start) : .exact(range.start)
-                return (segments, whole ? nil : start.ending(at: range.end))
+                return try check(&l)
             } catch {
                 l.status = .failed
                 l.error = error
@@ -292,10 +338,45 @@ public final class AssetExportSession: Sendable {
         }
     }
 
+    /// A composition's passthrough: its range's pieces joined by the container library
+    /// (``CompositionJoin``), written index first, then the samples copied by byte range.
+    private func exportJoin(of composition: Composition) async throws(GraphError) {
+        let (range, path) = try starting { l throws(GraphError) in
+            let range = try clamped(l.timeRange, of: composition.duration, named: "the composition")
+            try checkOutput(l)
+            l.status = .waiting
+            l.length = range.duration.seconds
+            return (range, l.outputPath ?? "")
+        }
+        let failure: GraphError? = await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<GraphError?, Never>) in
+                DispatchQueue.global().async { [self] in
+                    do throws(GraphError) {
+                        let plan = try CompositionJoin(composition, range: range)
+                        try write(header: plan.join.header, copies: plan.join.copies, from: plan.files, named: plan.paths, to: path)
+                        done.resume(returning: nil)
+                    } catch {
+                        done.resume(returning: error)
+                    }
+                }
+            }
+        } onCancel: {
+            cancelExport()
+        }
+        locked.withLock { l in
+            if let failure {
+                if failure.code == .cancelled || l.cancelRequested { l.status = .cancelled } else { l.status = .failed; l.error = failure }
+            } else {
+                l.status = .completed
+                l.progress = 1
+            }
+        }
+        if let failure { throw locked.withLock { $0.cancelRequested } ? Self.cancelled : failure }
+    }
+
     /// The asked range within the asset: the end cut to the asset's; refused when it is empty,
     /// or starts at or past the end.
-    private func clamped(_ asked: MediaTimeRange?) throws(GraphError) -> MediaTimeRange {
-        let duration = asset.duration
+    private func clamped(_ asked: MediaTimeRange?, of duration: MediaTime, named name: String) throws(GraphError) -> MediaTimeRange {
         guard let asked else { return MediaTimeRange(start: .zero, duration: duration) }
         guard asked.start.isFinite, asked.duration.isFinite, asked.start >= .zero else {
             throw GraphError(.usage, at: "timeRange", "\(asked) is not a range of the asset: its start and duration must be finite, the start from 0")
@@ -304,7 +385,7 @@ public final class AssetExportSession: Sendable {
             throw GraphError(.usage, at: "timeRange", "the range \(asked) is empty: give it a duration above 0")
         }
         guard asked.start < duration else {
-            throw GraphError(.usage, at: "timeRange", "the range \(asked) starts at or past the end of \"\(asset.path)\" (\(duration.seconds) s long)")
+            throw GraphError(.usage, at: "timeRange", "the range \(asked) starts at or past the end of \(name) (\(duration.seconds) s long)")
         }
         return MediaTimeRange(start: asked.start, end: min(asked.end, duration))
     }
@@ -460,22 +541,31 @@ public final class AssetExportSession: Sendable {
         } catch {
             throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
         }
+        try write(header: trim.header, copies: trim.copies.map { (0, $0.offset, $0.count) }, from: [bytes], named: [source], to: path)
+    }
+
+    /// Writes `header`, then each run of `copies` from its file of `files` (named by `names`),
+    /// to `path` (through ``OutputFile``: complete, or nothing), a few megabytes at a time,
+    /// watching for a cancel between them.
+    private func write(header: [UInt8], copies: [(source: Int, offset: UInt64, count: Int)], from files: [FileBytes], named names: [String],
+                       to path: String) throws(GraphError) {
         let output = OutputFile(path: path, location: "outputPath", node: "AssetExportSession")
         try output.prepare()
         var done = false
         defer { if !done { output.discard() } }
         locked.withLock { if $0.status == .waiting { $0.status = .exporting } }
-        try output.write(trim.header)
-        let total = Double(max(1, trim.mediaBytes))
+        try output.write(header)
+        let total = Double(max(1, copies.reduce(0) { $0 + $1.count }))
         var copied = 0
-        for (offset, count) in trim.copies {
+        for (source, offset, count) in copies {
             if locked.withLock({ $0.cancelRequested }) { throw Self.cancelled }
             let chunk: [UInt8]
-            do { chunk = try bytes.read(at: offset, count: count) } catch {
-                throw GraphError(.inputUnreadable, at: source, "cannot read \"\(source)\": \(error.reason)")
+            let name = names[source]
+            do { chunk = try files[source].read(at: offset, count: count) } catch {
+                throw GraphError(.inputUnreadable, at: name, "cannot read \"\(name)\": \(error.reason)")
             }
             guard chunk.count == count else {
-                throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": it ends at byte \(offset + UInt64(chunk.count)), inside its samples")
+                throw GraphError(.inputUnreadable, at: name, "cannot export \"\(name)\": it ends at byte \(offset + UInt64(chunk.count)), inside its samples")
             }
             try output.write(chunk)
             copied += count
@@ -498,5 +588,13 @@ extension MediaMetadata {
         p[\.genre] = genre
         p[\.comment] = comment
         p[\.date] = date
+        // A place as ISO 6709 writes it ("+48.8583+002.2945/"); another form is left out.
+        if let location, let first = location.first, first == "+" || first == "-",
+           location.allSatisfy({ "+-0123456789./".contains($0) }) {
+            p[\.location] = location
+        }
     }
+
+    /// The cover to write: the artwork when it is a JPEG or PNG picture.
+    var writableArtwork: [UInt8]? { artwork.map(\.data).flatMap { MP4ExtraTags.pictureType($0) == nil ? nil : $0 } }
 }

@@ -137,6 +137,26 @@ public final class MutableComposition: Sendable {
     public func removeTimeRange(_ range: MediaTimeRange) throws(GraphError) {
         for track in tracks { try track.removeTimeRange(range) }
     }
+
+    /// `range` of every track shown over `duration`, like
+    /// `AVMutableComposition.scaleTimeRange(_:toDuration:)` (see
+    /// ``CompositionTrack/scaleTimeRange(_:toDuration:)``); a track that ends before the range
+    /// starts is left as it is. Checks every track before it changes any.
+    public func scaleTimeRange(_ range: MediaTimeRange, toDuration duration: MediaTime) throws(GraphError) {
+        guard range.start.isFinite, range.duration.isFinite, range.duration > .zero, range.start >= .zero, duration.isFinite, duration > .zero else {
+            throw GraphError(.usage, at: "composition", "cannot scale the time range \(range) to \(duration.seconds) s: give a range from 0 or later with a duration, and a duration above 0")
+        }
+        guard range.start < self.duration else {
+            throw GraphError(.usage, at: "composition", "the time range \(range) starts at or past the composition's end at \(self.duration.seconds) s")
+        }
+        var planned: [(MutableCompositionTrack, CompositionTrack)] = []
+        for track in tracks where range.start < track.track.duration {
+            var edited = track.track
+            try edited.scaleTimeRange(range, toDuration: duration)
+            planned.append((track, edited))
+        }
+        for (track, edited) in planned { track.replace(edited) }
+    }
 }
 
 /// One track of a ``MutableComposition``, like `AVMutableCompositionTrack`: a reference, so an
@@ -169,6 +189,9 @@ public final class MutableCompositionTrack: Sendable {
 
     public func removeTimeRange(_ range: MediaTimeRange) throws(GraphError) {
         try state.withLock { t throws(GraphError) in try t.removeTimeRange(range) }
+    }
+    public func scaleTimeRange(_ range: MediaTimeRange, toDuration duration: MediaTime) throws(GraphError) {
+        try state.withLock { t throws(GraphError) in try t.scaleTimeRange(range, toDuration: duration) }
     }
 
     func replace(_ track: CompositionTrack) { state.withLock { $0 = track } }

@@ -147,6 +147,10 @@ final class CompositionPieces: Sendable {
         guard let asset = piece.asset, let track = piece.sourceTrack else {
             return .failure(GraphError(.usage, at: "composition piece \(piece)", "an empty segment has nothing to read"))
         }
+        guard !piece.isScaled else {
+            return .failure(GraphError(.usage, at: "composition piece \(piece)",
+                                       "it is scaled (scaleTimeRange: \(piece.sourceRange.duration.seconds) s shown over \(piece.destinationRange.duration.seconds) s), and a reader gives samples at their own speed: it does not retime them (yet); read the pieces unscaled"))
+        }
         do throws(GraphError) {
             let reader = try AssetReader(asset: asset)
             let output = AssetReaderTrackOutput(track: track, outputSettings: settings)

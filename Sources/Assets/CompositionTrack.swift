@@ -75,11 +75,22 @@ public struct CompositionTrackSegment: Sendable, Equatable, CustomStringConverti
     }
 
     /// The piece cut at composition time `t` (strictly inside it): the part before, the part after.
+    /// Whether it is shown over another duration than its source range's
+    /// (``CompositionTrack/scaleTimeRange(_:toDuration:)``): played faster or slower.
+    public var isScaled: Bool { !isEmpty && sourceRange.duration != destinationRange.duration }
+
+    /// The same source shown over `destination`.
+    func shown(over destination: MediaTimeRange) -> Self {
+        guard let asset, let sourceTrack else { return Self(emptyAt: destination) }
+        return Self(asset: asset, track: sourceTrack, source: sourceRange, destination: destination)
+    }
+
     func split(at t: MediaTime) -> (Self, Self) {
         let head = t - destinationRange.start
         let first = MediaTimeRange(start: destinationRange.start, end: t), second = MediaTimeRange(start: t, end: destinationRange.end)
         guard let asset, let sourceTrack else { return (Self(emptyAt: first), Self(emptyAt: second)) }
-        let cut = sourceRange.start + head
+        // A scaled segment's source is cut in proportion.
+        let cut = sourceRange.start + MediaTime.scale(head, by: sourceRange.duration, over: destinationRange.duration)
         return (Self(asset: asset, track: sourceTrack, source: MediaTimeRange(start: sourceRange.start, end: cut), destination: first),
                 Self(asset: asset, track: sourceTrack, source: MediaTimeRange(start: cut, end: sourceRange.end), destination: second))
     }
@@ -161,6 +172,49 @@ public struct CompositionTrack: Sendable, Equatable {
         segments = Self.tidied(kept)
     }
 
+    /// Shows `range` of the track over `duration`, like
+    /// `AVMutableCompositionTrack.scaleTimeRange(_:toDuration:)`: each segment in it is shown
+    /// over its share of `duration` (played at source duration / shown duration: faster when
+    /// shorter), what follows moves by the difference, a segment across an edge of the range is
+    /// cut there first. The part of `range` past the track's end scales nothing. Throws `usage`
+    /// (64), changing nothing, for an empty range, one that starts before 0 or at or past the
+    /// track's end, or a duration of 0 or less.
+    public mutating func scaleTimeRange(_ range: MediaTimeRange, toDuration newDuration: MediaTime) throws(GraphError) {
+        let at = "composition track \(trackID)"
+        guard range.start.isFinite, range.duration.isFinite, range.duration > .zero, range.start >= .zero else {
+            throw GraphError(.usage, at: at, "the time range \(range) to scale is empty or starts before 0")
+        }
+        guard newDuration.isFinite, newDuration > .zero else {
+            throw GraphError(.usage, at: at, "cannot scale \(range) to \(newDuration.seconds) s: give a duration above 0")
+        }
+        guard range.start < duration else {
+            throw GraphError(.usage, at: at, "the time range \(range) starts at or past the track's end at \(duration.seconds) s")
+        }
+        let end = min(range.end, duration)
+        // The part within the track scales to its share of the new duration.
+        let target = end == range.end ? newDuration : MediaTime.scale(end - range.start, by: newDuration, over: range.duration)
+        split(at: range.start)
+        split(at: end)
+        let old = end - range.start
+        var out: [CompositionTrackSegment] = []
+        var time = MediaTime.zero
+        for segment in segments {
+            let d = segment.destinationRange
+            if d.end <= range.start {
+                out.append(segment)
+                time = d.end
+            } else if d.start >= end {
+                out.append(segment.moved(to: time))
+                time = time + d.duration
+            } else {
+                let shown = MediaTime.scale(d.duration, by: target, over: old)
+                out.append(segment.shown(over: MediaTimeRange(start: time, duration: shown)))
+                time = time + shown
+            }
+        }
+        segments = Self.tidied(out)
+    }
+
     /// The non-empty segments: what a reader reads, in order.
     public var pieces: [CompositionTrackSegment] { segments.filter { !$0.isEmpty } }
 
@@ -198,5 +252,18 @@ public struct CompositionTrack: Sendable, Equatable {
             }
         }
         return out
+    }
+}
+
+extension MediaTime {
+    /// `t` × `num` / `den`, exact when the result falls on `t`'s clock (or a finer one that fits),
+    /// else to the nanosecond.
+    static func scale(_ t: MediaTime, by num: MediaTime, over den: MediaTime) -> MediaTime {
+        // num / den as integers on one clock.
+        let n = num.converted(to: 1_000_000_000).value, d = den.converted(to: 1_000_000_000).value
+        guard d != 0 else { return t }
+        let (product, overflow) = t.value.multipliedReportingOverflow(by: n)
+        if !overflow, product % d == 0 { return MediaTime(value: product / d, timescale: t.timescale) }
+        return MediaTime(seconds: t.seconds * Double(n) / Double(d))
     }
 }

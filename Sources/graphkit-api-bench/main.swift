@@ -47,9 +47,9 @@ func benchmarkMetadata(_ paths: [String]) {
     print("\(paths.count) files, \(titled) with a title")
 }
 
-/// A passthrough join of whole files: a composition of each file in turn, read as stored into
-/// writer inputs that copy the samples (what `AVMutableComposition` into a passthrough export
-/// does).
+/// A passthrough join of whole files: a composition of each file in turn, exported with the
+/// passthrough preset (what `AVMutableComposition` into `AVAssetExportSession` does): the
+/// container library joins the samples by byte range, one edit per piece.
 func benchmarkJoin(_ arguments: [String]) async throws {
     guard arguments.count >= 2 else {
         print("usage: graphkit-api-bench join OUT.mp4 IN.mp4...")
@@ -60,28 +60,7 @@ func benchmarkJoin(_ arguments: [String]) async throws {
         let asset = try Asset(path: path)
         try composition.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: asset, at: composition.duration)
     }
-    let snapshot = composition.composition
-    let reader = try AssetReader(composition: snapshot)
-    let writer = try AssetWriter(outputPath: arguments[0], fileType: .mp4)
-    var pairs: [(AssetReaderTrackOutput, AssetWriterInput)] = []
-    for track in snapshot.tracks {
-        let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .stored(track.mediaType))
-        try reader.add(output)
-        let input = AssetWriterInput(mediaType: track.mediaType, outputSettings: PassthroughSettings(mediaType: track.mediaType))
-        try writer.add(input)
-        pairs.append((output, input))
-    }
-    try reader.startReading()
-    try writer.startWriting()
-    writer.startSession(atSourceTime: .zero)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for (output, input) in pairs {
-            group.addTask {
-                for try await sample in output.samples { try await input.append(sample) }
-                input.markAsFinished()
-            }
-        }
-        try await group.waitForAll()
-    }
-    try await writer.finishWriting()
+    let session = try AssetExportSession(asset: composition.composition, preset: .passthrough)
+    session.outputPath = arguments[0]
+    try await session.export()
 }

@@ -57,4 +57,36 @@ import Testing
         #expect(reader.status == .completed, "\(String(describing: reader.error))")
         #expect(frames == 44_100)
     }
+
+    /// An AVMutableComposition of two MP4s exported with the passthrough preset, as AVFoundation
+    /// code does: the join's packets are the sources'; scaleTimeRange shows a range slower, and
+    /// such a composition is not copied as stored (the session refuses it when exporting).
+    @Test func aCompositionExportsInPassthroughAndScales() async throws {
+        var urls: [URL] = []
+        for n in 0..<2 {
+            let url = folder.appendingPathComponent("v\(n).mp4")
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=1", "-c:v", "libx264",
+                                             "-g", "25", "-pix_fmt", "yuv420p", "-y", url.path])
+            urls.append(url)
+        }
+        let composition = AVMutableComposition()
+        for url in urls {
+            let asset = AVURLAsset(url: url)
+            try composition.insertTimeRange(CMTimeRange(start: .zero, duration: CMTime(value: 1, timescale: 1)), of: asset,
+                                            at: try await composition.load(.duration))
+        }
+        #expect(AVAssetExportSession(asset: composition, presetName: AVAssetExportPreset640x480) == nil)
+        let session = try #require(AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetPassthrough))
+        let out = folder.appendingPathComponent("joined.mp4")
+        try await session.export(to: out, as: .mp4)
+        let probe = { (path: String) in try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=size,data_hash",
+                                                                          "-show_data_hash", "md5", "-of", "csv=p=0", path]) }
+        #expect(try probe(out.path) == (try probe(urls[0].path)) + (try probe(urls[1].path)))
+
+        composition.scaleTimeRange(CMTimeRange(start: .zero, duration: CMTime(value: 1, timescale: 1)), toDuration: CMTime(value: 2, timescale: 1))
+        #expect(try await composition.load(.duration) == CMTime(value: 3, timescale: 1))
+        let scaled = try #require(AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetPassthrough))
+        await #expect(throws: (any Error).self) { try await scaled.export(to: folder.appendingPathComponent("scaled.mp4"), as: .mp4) }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("scaled.mp4").path))
+    }
 }

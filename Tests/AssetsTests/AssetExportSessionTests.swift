@@ -63,6 +63,37 @@ import Testing
         #expect(title.trimmingCharacters(in: .whitespacesAndNewlines) == "Source title")
     }
 
+    /// The cover and the place go through a transcode (the asset's by default, or set), as
+    /// ffprobe reads them; a cover set that is not a picture fails the export before anything
+    /// is written.
+    @Test func coverAndLocationSurviveATranscodeAndABadCoverIsRefused() async throws {
+        let cover = path("cover.png")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=32x32:duration=1", "-frames:v", "1", "-y", cover])
+        let src = try source(size: "320x240", seconds: 1)
+        let tagged = try session(src, .appleM4A, output: "tagged.m4a")
+        var tags = try Asset(path: src).metadata
+        tags.location = "+48.8583+002.2945/"
+        tags.artwork = MediaMetadata.Artwork(mimeType: "image/png", data: Array(try Data(contentsOf: URL(fileURLWithPath: cover))))
+        tagged.metadata = tags
+        try await tagged.export()
+        let printed = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags:stream=codec_name:stream_disposition=attached_pic",
+                                                        "-of", "default=nw=1", path("tagged.m4a")])
+        for line in ["TAG:location=+48.8583+002.2945/", "TAG:title=Source title", "codec_name=png", "attached_pic=1"] {
+            #expect(printed.contains(line), "\(line) not in \(printed)")
+        }
+        #expect(try Asset(path: path("tagged.m4a")).metadata.artwork?.data == tags.artwork?.data)
+
+        let refused = try session(src, .appleM4A, output: "refused.m4a")
+        var bad = MediaMetadata()
+        bad.artwork = MediaMetadata.Artwork(mimeType: "image/png", data: Array("not a picture".utf8))
+        refused.metadata = bad
+        let error = await #expect(throws: GraphError.self) { try await refused.export() }
+        #expect(error?.code == .usage && error?.description.contains("metadata.artwork") == true && error?.message.contains("not a JPEG or PNG") == true,
+                "\(String(describing: error))")
+        #expect(refused.status == .failed)
+        #expect(!FileManager.default.fileExists(atPath: path("refused.m4a")))
+    }
+
     @Test func aPresetNeverEnlargesAndTurnsItsBoxForPortrait() {
         #expect(ExportPreset.hd1280x720.settings(width: 640, height: 360, sampleRate: nil, channels: nil).video.map { [$0.width, $0.height] } == [640, 360])
         #expect(ExportPreset.hd1280x720.settings(width: 1080, height: 1920, sampleRate: nil, channels: nil).video.map { [$0.width, $0.height] } == [720, 1280])

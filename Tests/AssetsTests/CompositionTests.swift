@@ -88,6 +88,42 @@ import Testing
         #expect(composition.addMutableTrack(withMediaType: .audio, preferredTrackID: track.trackID) == nil)
     }
 
+    /// scaleTimeRange, as AVFoundation's: the segments in the range are shown over the new
+    /// duration (their source ranges unchanged: played at source / target speed), those after it
+    /// move by the difference; a piece across the range's edge is cut there first. A bad range
+    /// or duration is refused and changes nothing. A scaled piece cannot be copied as stored:
+    /// the passthrough export refuses it, naming it; so does a reader, which does not retime yet.
+    @Test func scaleTimeRangeShowsTheRangeOverTheNewDuration() throws {
+        let a = try rampWAV("a.wav", seconds: 2), b = try rampWAV("b.wav", seconds: 1)
+        let composition = MutableComposition()
+        try composition.insertTimeRange(Self.range(0, 2), of: a, at: .zero)
+        try composition.insertTimeRange(Self.range(0, 1), of: b, at: Self.t(2))
+        let track = try #require(composition.tracks.first)
+        // [1 s, 2.5 s) over 3 s: the second half of a, then half of b, twice as long.
+        try composition.scaleTimeRange(Self.range(1, 1.5), toDuration: Self.t(3))
+        #expect(track.segments.map(\.sourceRange) == [Self.range(0, 1), Self.range(1, 1), Self.range(0, 0.5), Self.range(0.5, 0.5)])
+        #expect(track.segments.map(\.destinationRange) == [Self.range(0, 1), Self.range(1, 2), Self.range(3, 1), Self.range(4, 0.5)])
+        #expect(composition.duration == Self.t(4.5))
+        // Halved again: a scaled piece cut inside keeps its speed.
+        try track.scaleTimeRange(Self.range(2, 2), toDuration: Self.t(1))
+        #expect(track.segments.map(\.sourceRange) == [Self.range(0, 1), Self.range(1, 0.5), Self.range(1.5, 0.5), Self.range(0, 0.5), Self.range(0.5, 0.5)])
+        #expect(track.segments.map(\.destinationRange) == [Self.range(0, 1), Self.range(1, 1), Self.range(2, 0.5), Self.range(2.5, 0.5), Self.range(3, 0.5)])
+        let before = track.track
+        for (range, duration) in [(Self.range(0.5, 0), Self.t(1)), (Self.range(0, 1), Self.t(0)), (Self.range(5, 1), Self.t(1))] {
+            let refused = #expect(throws: GraphError.self) { try track.scaleTimeRange(range, toDuration: duration) }
+            #expect(refused?.code == .usage, "\(range) to \(duration)")
+        }
+        #expect(track.track == before)
+        // The reader reads the unscaled first piece, then fails at the scaled one, naming it.
+        let reader = try AssetReader(composition: composition.composition)
+        let output = try AssetReaderTrackOutput(compositionTrack: track.track, outputSettings: .linearPCM(sampleFormat: .s16le))
+        try reader.add(output)
+        try reader.startReading()
+        while output.copyNextSampleBuffer() != nil {}
+        #expect(reader.status == .failed)
+        #expect(reader.error?.message.contains("scaled") == true && reader.error?.description.contains(a.path) == true, "\(String(describing: reader.error))")
+    }
+
     // MARK: Reading
 
     /// Pieces of two files, cut to the sample, read as one: every sample the ranges hold, in

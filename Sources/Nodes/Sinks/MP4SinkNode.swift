@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// A finished file's index then gets what GStreamer's writer leaves out (``MP4Index``): an AAC
 /// track's edit list from its measured encoder delay (gapless: decoders give back the input's
-/// samples, aligned) and a video track's display matrix from its orientation tag.
+/// samples, aligned) and a video track's display matrix from its orientation tag; and the cover,
+/// location and chapters the muxer does not write (``MP4ExtraTags``).
 ///
 /// Example:
 /// ```json
@@ -37,7 +38,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
             PortDescriptor("video", FormatSet([.h264, .video(.hevc), .video(.vp9), .video(.av1)]), presence: .optional,
                            help: "H.264, HEVC (hvc1), VP9 or AV1 video track"),
         ],
-        parameters: [path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit] + tags.map(\.parameter),
+        parameters: [path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit] + tags.map(\.parameter) + [cover, location, chapters],
         requiresAnInput: true,
         example: #"{ "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }"#
     )
@@ -68,6 +69,17 @@ public final class MP4SinkNode: ElementNode, Sendable {
                                  "an ISO 8601 date, such as \"2024-05-01\" or \"2024-05-01T12:00:00Z\""),
         help: "the date tag (©day), ISO 8601, written as given")
 
+    public static let cover = OptionalParameter<String>(
+        "cover", format: .path, help: "a JPEG or PNG file: the cover picture (covr), as iTunes and AVFoundation write it")
+    public static let location = OptionalParameter<String>(
+        "location", format: .pattern(#"^[-+][0-9]{1,2}(\.[0-9]+)?[-+][0-9]{1,3}(\.[0-9]+)?([-+][0-9]+(\.[0-9]+)?)?/?$"#,
+                                     "an ISO 6709 point, such as \"+48.8583+002.2945/\""),
+        help: "where it was recorded (©xyz), ISO 6709: \"+48.8583+002.2945/\"")
+    public static let chapters = OptionalParameter<String>(
+        "chapters", format: .pattern(#"^\s*[0-9]+(\.[0-9]+)?[ \t]+[^\n]*(\n\s*[0-9]+(\.[0-9]+)?[ \t]+[^\n]*)*\s*$"#,
+                                     "one chapter a line, its start in seconds and its title: \"0 Intro\\n62.5 Part two\""),
+        help: "chapters (Nero chpl, as ffmpeg writes them), one a line: the start in seconds, a space, the title")
+
     /// The file's own tags (`moov/udta/meta/ilst`, as iTunes and AVFoundation write them): each
     /// parameter, named as `MediaMetadata`'s field, and the GStreamer tag the muxer takes it as.
     static let tags: [(parameter: OptionalParameter<String>, tag: String)] = [
@@ -86,6 +98,8 @@ public final class MP4SinkNode: ElementNode, Sendable {
         var faststart = false
         var status: OutputReport.Status = .unknown
         var indexEdits = MP4Index.Edits()
+        /// The cover, place and chapters, written into the finished index.
+        var extraTags = MP4ExtraTags()
     }
     private let state = Mutex(State())
 
@@ -111,6 +125,60 @@ public final class MP4SinkNode: ElementNode, Sendable {
             state.withLock { $0.indexEdits.videoMatrix = m }
         }
         file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
+        let extra = try Self.extraTags(context)
+        if !extra.isEmpty, fragmentInterval != 0 {
+            throw GraphError(.invalidGraph, at: context.location(parameter: "fragmentInterval"),
+                             "a cover, location or chapters are written into the index once the file is finished, and a fragmented file (fragmentInterval) is written as it goes: leave out one of the two",
+                             node: context.id)
+        }
+        state.withLock { $0.extraTags = extra }
+    }
+
+    /// The most bytes a cover may have: 16 MB.
+    static let largestCover = 16 << 20
+
+    /// The `cover`, `location` and `chapters` parameters, read and checked: a cover that cannot
+    /// be read (66), or is not a JPEG or PNG by its first bytes (65), is refused naming the
+    /// parameter and the file.
+    static func extraTags(_ context: NodeContext) throws(GraphError) -> MP4ExtraTags {
+        var extra = MP4ExtraTags(location: context.parameters[location])
+        if let text = context.parameters[chapters] {
+            extra.chapters = text.split(separator: "\n").compactMap { line in
+                let trimmed = line.drop { $0 == " " || $0 == "\t" }
+                guard let gap = trimmed.firstIndex(where: { $0 == " " || $0 == "\t" }), let start = Double(trimmed[..<gap]) else { return nil }
+                return MP4ExtraTags.Chapter(start: start, title: String(trimmed[gap...].drop { $0 == " " || $0 == "\t" }))
+            }
+        }
+        if let picture = context.parameters[cover] {
+            let at = context.location(parameter: "cover")
+            guard let bytes = FileBytes(path: picture) else {
+                throw GraphError(.inputUnreadable, at: at, "cannot read the cover \"\(picture)\": it cannot be opened as a file", node: context.id)
+            }
+            guard bytes.count <= UInt64(largestCover) else {
+                throw GraphError(.invalidGraph, at: at, "the cover \"\(picture)\" has \(bytes.count) bytes, more than a cover may (16 MB)", node: context.id)
+            }
+            do throws(ContainerError) { extra.artwork = try bytes.read(at: 0, count: Int(bytes.count)) } catch {
+                throw GraphError(.inputUnreadable, at: at, "cannot read the cover \"\(picture)\": \(error.reason)", node: context.id)
+            }
+        }
+        if let problem = extra.problem {
+            let parameter = extra.artwork.map { MP4ExtraTags.pictureType($0) == nil } == true ? "cover" : "chapters"
+            throw GraphError(.invalidGraph, at: context.location(parameter: parameter),
+                             parameter == "cover" ? "\"\(context.parameters[cover] ?? "")\" cannot be the cover: \(problem)" : problem, node: context.id)
+        }
+        return extra
+    }
+
+    /// Adds a cover, a location or chapters (the export session's and writer's metadata) to
+    /// what the finished index gets; call it before the run starts. Throws, naming the tag, for
+    /// a cover that is not a JPEG or PNG picture (the run then writes nothing).
+    package func addExtraTags(_ more: MP4ExtraTags) throws(GraphError) {
+        if let problem = more.problem { throw GraphError(.usage, at: context.location(parameter: "cover"), problem, node: context.id) }
+        state.withLock { s in
+            if let artwork = more.artwork { s.extraTags.artwork = artwork }
+            if let location = more.location { s.extraTags.location = location }
+            if !more.chapters.isEmpty { s.extraTags.chapters = more.chapters }
+        }
     }
 
     var writesInPlace: Bool { fragmentInterval > 0 }
@@ -229,9 +297,10 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
     /// Writes the edit list and display matrix into the finished temporary file.
     private func completeIndex() throws(GraphError) {
-        let edits = state.withLock { $0.indexEdits }
+        let (edits, extra) = state.withLock { ($0.indexEdits, $0.extraTags) }
         do {
             try MP4Index.apply(edits, toFileDescriptor: file.descriptor)
+            try extra.apply(toFileDescriptor: file.descriptor)
         } catch {
             file.discard()
             throw GraphError(.outputUnwritable, at: file.location,

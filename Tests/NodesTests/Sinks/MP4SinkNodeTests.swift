@@ -53,6 +53,67 @@ import Nodes
         #expect(tags.genre == "Ambient" && tags.comment == "a \"quoted\" note" && tags.date?.hasPrefix("2024-05-01") == true)
     }
 
+    /// A cover, a place and chapters (what GStreamer's muxer does not write) are in the finished
+    /// file as ffmpeg writes them: ffprobe reads the cover as an attached picture, the place as
+    /// `location` and the chapters with their titles and starts; GraphKit's reader reads the
+    /// cover's bytes back as they were.
+    @Test func coverLocationAndChaptersAreTheFilesTags() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let cover = folder.appendingPathComponent("cover.png").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x64:duration=1", "-frames:v", "1", "-y", cover])
+        let path = folder.appendingPathComponent("tagged.m4a").path
+        let h = try NodeHarness(#"""
+            { "type": "sink.mp4", "params": { "path": "\#(path)", "title": "Talk", "cover": "\#(cover)", "location": "+48.8583+002.2945/",
+              "chapters": "0 Opening\n0.5 Second part" } }
+            """#, inputs: ["audio"])
+        try h.push(try Self.aac(seconds: 1), to: "audio")
+        _ = try h.finish()
+        let printed = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags:stream=codec_name,codec_type:stream_disposition=attached_pic",
+                                                        "-show_chapters", "-of", "default=nw=1", path])
+        for line in ["TAG:location=+48.8583+002.2945/", "TAG:title=Talk", "codec_name=png", "attached_pic=1", "TAG:title=Opening",
+                     "TAG:title=Second part", "start_time=0.000000", "start_time=0.500000"] {
+            #expect(printed.contains(line), "\(line) not in \(printed)")
+        }
+        let tags = try MediaMetadata.read(from: try #require(FileBytes(path: path)))
+        #expect(tags.artwork?.data == Array(try Data(contentsOf: URL(fileURLWithPath: cover))))
+        #expect(tags.location == "+48.8583+002.2945/" && tags.title == "Talk")
+        let written = try #require(FileBytes(path: path))
+        let movie = try #require(try MP4File(written).movie())
+        #expect(movie.chapters == [.init(start: 0, title: "Opening"), .init(start: 0.5, title: "Second part")])
+    }
+
+    /// Tags ffmpeg writes (a cover as an attached picture, a place) are what GraphKit reads.
+    @Test func coverAndLocationFfmpegWritesAreRead() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let cover = folder.appendingPathComponent("cover.jpg").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x64:duration=1", "-frames:v", "1", "-y", cover])
+        let path = folder.appendingPathComponent("ffmpeg.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=1", "-i", cover, "-map", "0", "-map", "1", "-c:a", "aac",
+                                         "-c:v", "copy", "-disposition:v", "attached_pic", "-y", path])
+        let tags = try MediaMetadata.read(from: try #require(FileBytes(path: path)))
+        #expect(tags.artwork?.data == Array(try Data(contentsOf: URL(fileURLWithPath: cover))))
+        // FFmpeg 5.1 writes a place (©xyz) into QuickTime files only.
+        let mov = folder.appendingPathComponent("ffmpeg.mov").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", "-metadata", "location=+35.6586+139.7454/", "-y", mov])
+        #expect(try MediaMetadata.read(from: try #require(FileBytes(path: mov))).location == "+35.6586+139.7454/")
+    }
+
+    /// A cover that is not a picture is refused when the graph is built, naming the parameter
+    /// and the file; nothing is written.
+    @Test func aCoverThatIsNotAPictureIsRefused() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let text = folder.appendingPathComponent("cover.png").path
+        try Data("not a picture".utf8).write(to: URL(fileURLWithPath: text))
+        let path = folder.appendingPathComponent("out.m4a").path
+        let error = #expect(throws: GraphError.self) {
+            _ = try NodeHarness(#"{ "type": "sink.mp4", "params": { "path": "\#(path)", "cover": "\#(text)" } }"#, inputs: ["audio"])
+        }
+        #expect(error?.code == .invalidGraph)
+        #expect(error?.description.contains("cover") == true && error?.description.contains(text) == true
+                && error?.description.contains("not a JPEG or PNG") == true, "\(String(describing: error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["cover.png"])
+    }
+
     /// A date that is not ISO 8601 is refused when the graph is read, at the parameter.
     @Test func aDateThatIsNotISO8601IsRefused() throws {
         #expect(throws: GraphError.self) {

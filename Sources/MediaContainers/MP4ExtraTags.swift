@@ -1,0 +1,101 @@
+/// Tags GStreamer 1.22's MP4 muxer does not write, written into a finished file's index as
+/// ffmpeg and AVFoundation write them: the cover picture (`moov/udta/meta/ilst/covr`, a JPEG or
+/// PNG), the place (`moov/udta/©xyz`, ISO 6709: "+48.8583+002.2945/") and chapters (Nero's
+/// `moov/udta/chpl`, which ffmpeg and ffprobe `-show_chapters` read).
+package struct MP4ExtraTags: Sendable, Equatable {
+    package struct Chapter: Sendable, Equatable {
+        /// Where it starts, in seconds from the presentation's start.
+        package var start: Double
+        package var title: String
+        package init(start: Double, title: String) {
+            self.start = start
+            self.title = title
+        }
+    }
+
+    package var artwork: [UInt8]?
+    package var location: String?
+    package var chapters: [Chapter] = []
+
+    package init(artwork: [UInt8]? = nil, location: String? = nil, chapters: [Chapter] = []) {
+        self.artwork = artwork
+        self.location = location
+        self.chapters = chapters
+    }
+
+    package var isEmpty: Bool { artwork == nil && location == nil && chapters.isEmpty }
+
+    /// A picture's kind by its first bytes, as `ilst` data types: 13 for JPEG, 14 for PNG; nil
+    /// for anything else (a cover must be one of the two).
+    package static func pictureType(_ bytes: [UInt8]) -> UInt32? {
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return 13 }
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return 14 }
+        return nil
+    }
+
+    /// Why the tags cannot be written (a cover that is not a JPEG or PNG, a chapter list not
+    /// in order, a title longer than 255 bytes), naming the tag; nil when they can.
+    package var problem: String? {
+        if let artwork, Self.pictureType(artwork) == nil {
+            return "the cover (artwork) is not a JPEG or PNG picture: its first bytes are \(artwork.prefix(8).map { String($0, radix: 16) }.joined(separator: " "))"
+        }
+        if let location, location.utf8.count > 0xFFFF { return "the location is longer than 65,535 bytes" }
+        if chapters.count > 255 { return "there are \(chapters.count) chapters, more than the 255 a chpl box holds" }
+        for (i, c) in chapters.enumerated() {
+            guard c.start.isFinite, c.start >= 0 else { return "chapter \(i + 1) starts at \(c.start) s: give a time from 0" }
+            if i > 0, c.start <= chapters[i - 1].start { return "chapter \(i + 1) starts at \(c.start) s, not after chapter \(i)'s \(chapters[i - 1].start) s" }
+            if c.title.utf8.count > 255 { return "chapter \(i + 1)'s title is longer than 255 bytes" }
+        }
+        return nil
+    }
+
+    /// The tags written into `moov` (each replacing one of its kind already there).
+    package func apply(to moov: inout MP4Box) {
+        var udta = moov.first("udta") ?? MP4Box(type: "udta", children: [])
+        if let location {
+            var body: [UInt8] = []
+            body.appendU16(UInt16(location.utf8.count))
+            body.appendU16(0x55C4)  // "und", packed ISO 639-2/T
+            body += Array(location.utf8)
+            udta.replaceOrInsert(MP4Box(type: FourCC("©xyz"), body: body))
+        }
+        if !chapters.isEmpty {
+            var body: [UInt8] = [1, 0, 0, 0, 0, 0, 0, 0, UInt8(chapters.count)]
+            for c in chapters {
+                body.appendU64(UInt64((c.start * 10_000_000).rounded()))  // 100 ns units
+                body.append(UInt8(c.title.utf8.count))
+                body += Array(c.title.utf8)
+            }
+            udta.replaceOrInsert(MP4Box(type: "chpl", body: body))
+        }
+        if let artwork, let type = Self.pictureType(artwork) {
+            var data: [UInt8] = []
+            data.appendU32(type)
+            data.appendU32(0)  // locale
+            let covr = MP4Box(type: "covr", children: [MP4Box(type: "data", body: data + artwork)])
+            var meta = udta.first("meta") ?? MP4Box(type: "meta", leading: [0, 0, 0, 0], children: [Self.itunesHandler])
+            if meta.first("hdlr") == nil { meta.replaceOrInsert(Self.itunesHandler) }
+            var ilst = meta.first("ilst") ?? MP4Box(type: "ilst", children: [])
+            ilst.replaceOrInsert(covr)
+            meta.replaceOrInsert(ilst, after: ["hdlr", "keys"])
+            udta.replaceOrInsert(meta)
+        }
+        moov.replaceOrInsert(udta, after: ["mvhd", "trak"])
+    }
+
+    /// The handler of an iTunes tag list (`mdir`, `appl`), as iTunes and ffmpeg write it.
+    static let itunesHandler = MP4Box(type: "hdlr", body: [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdirappl".utf8) + [UInt8](repeating: 0, count: 9))
+
+    /// Writes the tags into the file open as `fd` (read and write), in place: the media after
+    /// a grown index moves, and the chunk offsets with it (``MP4Editor``).
+    package func apply(toFileDescriptor fd: Int32) throws(ContainerError) {
+        guard !isEmpty else { return }
+        if let problem { throw ContainerError(problem) }
+        var editor = try MP4Editor(descriptor: fd)
+        guard let (index, movie) = try editor.movie() else { throw ContainerError("it has no index (moov box)") }
+        var moov = movie.moov
+        apply(to: &moov)
+        editor.replace(at: index, with: moov)
+        try editor.commit()
+    }
+}

@@ -1,0 +1,82 @@
+@testable @_spi(Engine) import Assets
+import Foundation
+import GraphKit
+import GraphKitTesting
+import TestSupport
+import Testing
+
+/// Asset(path:): an MP4/MOV/M4A of H.264 and AAC is read from its own index, with what the
+/// discoverer gave; other files, and MP4s the index reader declines, by the discoverer.
+@Suite(.timeLimit(.minutes(10))) struct AssetTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    func make(_ name: String, _ arguments: [String]) throws -> String {
+        let path = folder.appendingPathComponent(name).path
+        try TestMedia.runTool("ffmpeg", ["-v", "error"] + arguments + ["-y", path])
+        return path
+    }
+
+    static let movie = ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2", "-f", "lavfi", "-i", "sine=sample_rate=44100:duration=2",
+                        "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "1"]
+
+    /// The index gives every property the discoverer gave: duration, tracks, their IDs and
+    /// order, codec, decoded format, time range; and the index's own (transform, time scale).
+    @Test func mp4ReadFromItsIndexAsTheDiscovererReadsIt() throws {
+        // A quarter turn in the display matrix, as RotatedVideo writes it, on x264's High profile.
+        let plain = try make("plain.mp4", Self.movie)
+        let path = try make("rotated.mp4", RotatedVideo.ffmpegHasDisplayRotation ? ["-display_rotation:v:0", "90", "-i", plain, "-c", "copy"]
+                                                                                 : ["-i", plain, "-c", "copy", "-metadata:s:v:0", "rotate=90"])
+        let asset = try Asset(path: path)
+        #expect(asset.prober == .index)
+        let info = try MediaFileInfo(path: path)
+        #expect(asset.duration == info.duration)
+        #expect(asset.tracks.count == 2)
+        for (track, stream) in zip(asset.tracks, info.streams) {
+            #expect(track.trackID == stream.number && track.indexInType == stream.indexInKind)
+            #expect(track.codec == stream.codec)
+            #expect(track.stream.width == stream.width && track.stream.height == stream.height && track.stream.frameRate == stream.frameRate)
+            #expect(track.stream.sampleRate == stream.sampleRate && track.stream.channels == stream.channels)
+            #expect(track.timeRange == MediaTimeRange(start: .zero, duration: info.duration))
+        }
+        #expect(asset.tracks(withMediaType: .video).first?.format == .rawVideo(.init(pixelFormat: .bgra, width: 320, height: 240, frameRate: FrameRate(25, 1))))
+        #expect(asset.tracks(withMediaType: .audio).first?.format == .pcm(.init(sampleRate: 44_100, channels: 1, sampleFormat: .s16le)))
+        #expect(asset.tracks(withMediaType: .video).first?.preferredTransform.b != 0)
+        #expect(asset.tracks(withMediaType: .video).first?.stream.storedFormat.hasPrefix("video/x-h264") == true)
+        #expect(asset.tracks(withMediaType: .audio).first?.stream.storedFormat.contains("mpegversion=(int)4") == true)
+    }
+
+    /// Other containers, a fragmented MP4 and an MP4 of another codec are the discoverer's;
+    /// a cut-short MP4 is refused by it, naming the file (66).
+    @Test func otherFilesAreTheDiscoverers() throws {
+        let mkv = try make("b.mkv", Self.movie)
+        #expect(try Asset(path: mkv).prober == .discoverer)
+        let fragmented = try make("c.mp4", Self.movie + ["-movflags", "frag_keyframe+empty_moov"])
+        let asset = try Asset(path: fragmented)
+        #expect(asset.prober == .discoverer && asset.tracks.count == 2)
+        let mpeg4 = try make("d.mp4", ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=1", "-c:v", "mpeg4"])
+        #expect(try Asset(path: mpeg4).prober == .discoverer)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: try make("e.mp4", Self.movie + ["-movflags", "+faststart"])))
+        let cut = folder.appendingPathComponent("cut.mp4").path
+        try whole.prefix(whole.count / 3).write(to: URL(fileURLWithPath: cut))
+        do {
+            let a = try Asset(path: cut)
+            // GStreamer plays what it can of a file cut short: then the discoverer read it.
+            #expect(a.prober == .discoverer)
+        } catch {
+            #expect(error.code == .inputUnreadable && error.message.contains(cut))
+        }
+        #expect(throws: GraphError.self) { try Asset(path: folder.appendingPathComponent("missing.mp4").path) }
+    }
+
+    /// Chapters ffmpeg writes (its Nero list beside its chapter track) are the asset's, with
+    /// their starts and titles.
+    @Test func chaptersAreRead() throws {
+        let list = folder.appendingPathComponent("chapters.txt")
+        try Data(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=500\ntitle=Opening\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=500\nEND=1000\ntitle=Deuxième partie\n".utf8)
+            .write(to: list)
+        let path = try make("chapters.mp4", ["-f", "lavfi", "-i", "sine=duration=1", "-i", list.path, "-map", "0", "-map_chapters", "1", "-c:a", "aac"])
+        let expected = [Asset.Chapter(start: .zero, title: "Opening"), Asset.Chapter(start: MediaTime(seconds: 0.5), title: "Deuxième partie")]
+        #expect(try Asset(path: path).chapters == expected)
+    }
+}
