@@ -30,12 +30,14 @@ package enum MP4Index {
         /// iTunes and AVFoundation write it: GStreamer 1.22's muxer writes only the day, its
         /// month and day unpadded ("2024-5-1"). Written when the file has an `ilst`.
         package var dateTag: String?
+        /// Whether to put right an Opus track's header (``OpusHeaderRepair``) when it needs it.
+        package var repairsOpusHeader = false
         /// Whether the index (moov) changes: an edit list, a display matrix or a tag to write.
         package var changesIndex: Bool {
             audioDelay != nil || (orientation != nil && orientation != .rotate0) || (videoMatrix != nil && videoMatrix != .identity)
                 || presentationEnd != nil || dateTag != nil
         }
-        package var isEmpty: Bool { !changesIndex && majorBrand == nil }
+        package var isEmpty: Bool { !changesIndex && !repairsOpusHeader && majorBrand == nil }
         package init(audioDelay: EncoderDelay? = nil, orientation: DisplayOrientation? = nil, majorBrand: String? = nil) {
             self.audioDelay = audioDelay
             self.orientation = orientation
@@ -65,11 +67,12 @@ package enum MP4Index {
             box.store(ftyp)
             editor.replace(at: 0, with: box)
         }
-        if edits.changesIndex {
+        if edits.changesIndex || edits.repairsOpusHeader {
             let found: (index: Int, movie: MP4Movie)?
             do { found = try editor.movie() } catch { throw ContainerError("its index is malformed: \(error.reason)") }
             guard let found else { throw ContainerError("the file has no index (moov)") }
             var movie = found.movie
+            let repaired = edits.repairsOpusHeader && OpusHeaderRepair.repair(&movie)
             if let delay = edits.audioDelay { describe(delay, in: &movie) }
             if let matrix = edits.videoMatrix, matrix != .identity {
                 for (t, track) in movie.tracks(handler: "vide") {
@@ -86,7 +89,7 @@ package enum MP4Index {
             }
             if let end = edits.presentationEnd { self.end(movie: &movie, at: end) }
             if let date = edits.dateTag { setTag(FourCC(0xA964_6179 /* ©day */), text: date, in: &movie) }
-            editor.replace(at: found.index, with: movie.moov)
+            if edits.changesIndex || repaired { editor.replace(at: found.index, with: movie.moov) }
         }
         try editor.commit()
     }

@@ -236,6 +236,14 @@ public final class MP4SinkNode: ElementNode, Sendable {
             if let budget { rising.passWhile { budget.admit($0) } }
             try bin.link(rising, pad: "src", to: mux, pad: "\(port)_%u")
             try bin.expose(input: port, rising)
+            if port == "audio" {
+                // GStreamer 1.22's muxer writes Opus's header (dOps) little-endian: put right in
+                // the finished index (OpusHeaderRepair).
+                rising.onInputFormat { [self] format in
+                    guard case .audio(.opus, _, _) = format else { return }
+                    state.withLock { $0.indexEdits.repairsOpusHeader = true }
+                }
+            }
             bin.onStreamFacts(input: port) { [self] fact in
                 state.withLock { state in
                     switch fact {
