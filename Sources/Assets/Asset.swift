@@ -60,7 +60,7 @@ public final class Asset: Sendable {
             let info = try MediaFileInfo(path: path)
             prober = .discoverer
             duration = info.duration
-            streams = info.streams.map(AssetTrack.Stream.init)
+            streams = info.streams
         }
         // Tags are a file's extras: damage in them (or a read that fails now) leaves them out,
         // as a player would, rather than refuse a file GStreamer reads.
@@ -183,33 +183,5 @@ public struct AssetTrack: Sendable, CustomStringConvertible {
 extension AssetTrack {
     /// What the track's stream is, as a prober reports it (``MediaFileInfo/Stream``'s facts),
     /// from the file's index or from GStreamer's discoverer.
-    @_spi(Engine) public struct Stream: Sendable {
-        /// Its place among the file's streams, from 1.
-        public var number: Int
-        /// Its place among the file's streams of its kind, from 0.
-        public var indexInKind: Int
-        public var kind: MediaFileInfo.Kind
-        /// The codec, in words (`MPEG-4 AAC`, `H.264 (High Profile)`).
-        public var codec: String
-        /// The stream as it decodes: rate and channels for audio, size and rate for video.
-        public var sampleRate: Int?
-        public var channels: Int?
-        public var width: Int?
-        public var height: Int?
-        public var frameRate: FrameRate?
-        /// The stream as stored (GStreamer caps, with the codec configuration).
-        public var storedFormat: String
-
-        init(number: Int, indexInKind: Int, kind: MediaFileInfo.Kind, codec: String, sampleRate: Int?, channels: Int?,
-             width: Int?, height: Int?, frameRate: FrameRate?, storedFormat: String) {
-            (self.number, self.indexInKind, self.kind, self.codec) = (number, indexInKind, kind, codec)
-            (self.sampleRate, self.channels, self.width, self.height) = (sampleRate, channels, width, height)
-            (self.frameRate, self.storedFormat) = (frameRate, storedFormat)
-        }
-
-        init(_ s: MediaFileInfo.Stream) {
-            self.init(number: s.number, indexInKind: s.indexInKind, kind: s.kind, codec: s.codec, sampleRate: s.sampleRate,
-                      channels: s.channels, width: s.width, height: s.height, frameRate: s.frameRate, storedFormat: s.storedFormat)
-        }
-    }
+    @_spi(Engine) public typealias Stream = MediaFileInfo.Stream
 }

@@ -19,6 +19,27 @@ package struct HLSSegmentPlan: Sendable {
 
         /// `ticks` of the media clock on the presentation timeline, in seconds.
         package func seconds(_ ticks: Int64) -> Double { Double(ticks - mediaStart) / Double(timescale) + delay }
+
+        package init(index: Int, trackID: UInt32, timescale: Int, samples: [MP4Sample], mediaStart: Int64, delay: Double) {
+            (self.index, self.trackID, self.timescale, self.samples, self.mediaStart, self.delay) = (index, trackID, timescale, samples, mediaStart, delay)
+        }
+
+        /// `movie`'s track as a segmenter or a cut reads it: its samples, its clock, and where
+        /// its media time 0 shows (after leading empty edits; from the first media edit).
+        package init(reading track: MP4Track, index: Int, movie: MP4Movie, fileSize: UInt64) throws(ContainerError) {
+            var mediaStart: Int64 = 0, delay = 0.0
+            for edit in track.edits ?? [] {
+                if edit.mediaTime < 0 {
+                    if movie.timescale > 0 { delay += Double(edit.duration) / Double(movie.timescale) }
+                    continue
+                }
+                mediaStart = edit.mediaTime
+                break
+            }
+            guard track.mediaTimescale > 0 else { throw ContainerError("its track \(track.trackID) has no media clock (its mdhd timescale is 0)") }
+            self.init(index: index, trackID: track.trackID, timescale: track.mediaTimescale,
+                      samples: try track.samples(fileSize: fileSize), mediaStart: mediaStart, delay: delay)
+        }
     }
 
     package struct Segment: Sendable, Equatable {
@@ -41,20 +62,9 @@ package struct HLSSegmentPlan: Sendable {
         let video = movie.tracks(handler: "vide").first, audio = movie.tracks(handler: "soun").first
         var tracks: [Track] = []
         for (index, track) in [video, audio].compactMap({ $0 }) {
-            var mediaStart: Int64 = 0, delay = 0.0
-            for edit in track.edits ?? [] {
-                if edit.mediaTime < 0 {
-                    if movie.timescale > 0 { delay += Double(edit.duration) / Double(movie.timescale) }
-                    continue
-                }
-                mediaStart = edit.mediaTime
-                break
-            }
-            guard track.mediaTimescale > 0 else { throw ContainerError("its track \(track.trackID) has no media clock (its mdhd timescale is 0)") }
-            let samples = try track.samples(fileSize: fileSize)
-            guard !samples.isEmpty else { continue }
-            tracks.append(Track(index: index, trackID: track.trackID, timescale: track.mediaTimescale, samples: samples,
-                                mediaStart: mediaStart, delay: delay))
+            let read = try Track(reading: track, index: index, movie: movie, fileSize: fileSize)
+            guard !read.samples.isEmpty else { continue }
+            tracks.append(read)
         }
         guard !tracks.isEmpty else { throw ContainerError("it has no video or audio samples to segment") }
         self.tracks = tracks

@@ -58,22 +58,6 @@ package struct MP4Join: Sendable {
         var mediaTime: Int64
     }
 
-    /// A source track as a cut reads it: its samples, clock and where its media time 0 shows.
-    static func plan(_ track: MP4Track, index: Int, movie: MP4Movie, fileSize: UInt64) throws(ContainerError) -> HLSSegmentPlan.Track {
-        var mediaStart: Int64 = 0, delay = 0.0
-        for edit in track.edits ?? [] {
-            if edit.mediaTime < 0 {
-                if movie.timescale > 0 { delay += Double(edit.duration) / Double(movie.timescale) }
-                continue
-            }
-            mediaStart = edit.mediaTime
-            break
-        }
-        guard track.mediaTimescale > 0 else { throw ContainerError("its track \(track.trackID) has no media clock (its mdhd timescale is 0)") }
-        return HLSSegmentPlan.Track(index: index, trackID: track.trackID, timescale: track.mediaTimescale,
-                                    samples: try track.samples(fileSize: fileSize), mediaStart: mediaStart, delay: delay)
-    }
-
     /// The samples of `track` that show [`start`, `end`) seconds of its presentation timeline,
     /// from where decoding can start; nil when no sample shows in the range.
     static func cut(_ track: HLSSegmentPlan.Track, start: Double, end: Double) throws(ContainerError) -> Cut? {
@@ -162,7 +146,7 @@ package struct MP4Join: Sendable {
                     if let known = planned[key] {
                         plan = known
                     } else {
-                        do { plan = try Self.plan(stored, index: index, movie: source.movie, fileSize: source.fileSize) } catch {
+                        do { plan = try HLSSegmentPlan.Track(reading: stored, index: index, movie: source.movie, fileSize: source.fileSize) } catch {
                             throw ContainerError("\(where_) (\(source.name)): \(error.reason)")
                         }
                         planned[key] = plan

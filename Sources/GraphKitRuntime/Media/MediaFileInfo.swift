@@ -24,8 +24,15 @@ public struct MediaFileInfo: Sendable {
         public var width: Int?
         public var height: Int?
         public var frameRate: FrameRate?
-        /// The stream as stored (GStreamer caps), for messages.
+        /// The stream as stored (GStreamer caps, with the codec configuration).
         public var storedFormat: String
+
+        public init(number: Int, indexInKind: Int, kind: Kind, codec: String, sampleRate: Int?, channels: Int?,
+                    width: Int?, height: Int?, frameRate: FrameRate?, storedFormat: String) {
+            (self.number, self.indexInKind, self.kind, self.codec) = (number, indexInKind, kind, codec)
+            (self.sampleRate, self.channels, self.width, self.height) = (sampleRate, channels, width, height)
+            (self.frameRate, self.storedFormat) = (frameRate, storedFormat)
+        }
     }
 
     public var path: String
