@@ -108,27 +108,38 @@ final class SegmentDelivery: Sendable {
         }
     }
 
-    /// The next segment for the sequence: nil after the last, throws once closed.
+    /// The next segment for the sequence: nil after the last, throws once closed, and throws
+    /// `CancellationError` when the waiting task is cancelled (a wait never outlives its task).
     func next() async throws -> AssetWriter.Segment? {
         markDone()
-        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<AssetWriter.Segment?, any Error>) in
-            enum Now { case segment(AssetWriter.Segment), end, failed(GraphError), wait }
-            let now: Now = state.withLock(wakingWaiters: true) { s in
-                if let reason = s.closed { return .failed(reason) }
-                if !s.queue.isEmpty {
-                    s.inHand += 1
-                    return .segment(s.queue.removeFirst())
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<AssetWriter.Segment?, any Error>) in
+                enum Now { case segment(AssetWriter.Segment), end, failed(any Error), wait }
+                let now: Now = state.withLock(wakingWaiters: true) { s in
+                    if let reason = s.closed { return .failed(reason) }
+                    if !s.queue.isEmpty {
+                        s.inHand += 1
+                        return .segment(s.queue.removeFirst())
+                    }
+                    if !s.producing { return .end }
+                    // Cancelled before the wait began: the handler found no taker to wake.
+                    if Task.isCancelled { return .failed(CancellationError()) }
+                    s.taker = c
+                    return .wait
                 }
-                if !s.producing { return .end }
-                s.taker = c
-                return .wait
+                switch now {
+                case .segment(let segment): c.resume(returning: segment)
+                case .end: c.resume(returning: nil)
+                case .failed(let reason): c.resume(throwing: reason)
+                case .wait: break
+                }
             }
-            switch now {
-            case .segment(let segment): c.resume(returning: segment)
-            case .end: c.resume(returning: nil)
-            case .failed(let reason): c.resume(throwing: reason)
-            case .wait: break
+        } onCancel: {
+            let taker = state.withLock { s in
+                defer { s.taker = nil }
+                return s.taker
             }
+            taker?.resume(throwing: CancellationError())
         }
     }
 

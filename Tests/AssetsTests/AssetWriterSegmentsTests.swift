@@ -233,6 +233,20 @@ import Testing
         #expect(try await taken.value == [.initialization, .separable, .separable])
     }
 
+    /// A task waiting for the next segment wakes when it is cancelled (it throws
+    /// CancellationError), though the writer has not started and no segment will come.
+    @Test func aCancelledTaskWaitingForASegmentWakes() async throws {
+        let writer = try AssetWriter(contentType: .mp4)
+        writer.outputFileTypeProfile = .mpeg4AppleHLS
+        let waiting = Task {
+            var iterator = writer.segments.makeAsyncIterator()
+            return try await iterator.next()
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+
     @Test func aDelegateThatThrowsFailsTheWriterWithItsError() async throws {
         let source = try movie(seconds: 6)
         let writer = try AssetWriter(contentType: .mp4)
