@@ -196,10 +196,13 @@ public final class HLSSinkNode: ElementNode, Sendable {
                     }
                     for (r, t) in targets { try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.setFormat(f, track: t) }, rendition: r, &s) }
                 case .sample(let buffer, let pts, let dts):
+                    // One copy of the sample's bytes for every rendition it goes to (the audio
+                    // goes to each rung of a ladder): the renditions' samples share it.
+                    let data = buffer.bytes
                     for (r, t) in targets {
                         // Caps come before buffers: a sample's own track's format is known.
                         guard let format = s.renditions[r].stream.formats[t],
-                              let sample = HLSSegmenter.Sample(buffer, pts: pts, dts: dts, format: format) else { continue }
+                              let sample = HLSSegmenter.Sample(buffer, data: data, pts: pts, dts: dts, format: format) else { continue }
                         if port == "audio", r == 0 {
                             let end = sample.presentationTime + sample.duration
                             s.audioSpan = (s.audioSpan?.start ?? sample.presentationTime, max(s.audioSpan?.end ?? end, end))
@@ -385,11 +388,12 @@ extension CMAFTrackFormat {
 extension HLSSegmenter.Sample {
     /// An encoded sample in `format`'s ticks; nil without a time. Every audio sample is a sync
     /// sample; a video one when flagged a key frame.
-    package init?(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, format: CMAFTrackFormat) {
+    /// `buffer` as a segmenter's sample; `data` is its bytes when the caller has them already.
+    package init?(_ buffer: SampleBuffer, data: [UInt8]? = nil, pts: MediaTime?, dts: MediaTime?, format: CMAFTrackFormat) {
         guard let time = pts ?? dts else { return nil }
         let scale = Double(format.timescale)
         func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }
-        self.init(data: buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
+        self.init(data: data ?? buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
                   duration: buffer.duration.map(ticks) ?? 0, isSync: !format.isVideo || buffer.flags.contains(.keyframe))
     }
 }
