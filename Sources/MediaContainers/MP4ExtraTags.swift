@@ -35,6 +35,9 @@ package struct MP4ExtraTags: Sendable, Equatable {
 
     /// Why the tags cannot be written (a cover that is not a JPEG or PNG, a chapter list not
     /// in order, a title longer than 255 bytes), naming the tag; nil when they can.
+    /// Seconds a chapter may start at most: chpl's 64-bit count of 100 ns units.
+    static let latestChapterStart = Double(UInt64.max) / 10_000_000 - 1
+
     package var problem: String? {
         if let artwork, Self.pictureType(artwork) == nil {
             return "the cover (artwork) is not a JPEG or PNG picture: its first bytes are \(artwork.prefix(8).map { String($0, radix: 16) }.joined(separator: " "))"
@@ -43,6 +46,8 @@ package struct MP4ExtraTags: Sendable, Equatable {
         if chapters.count > 255 { return "there are \(chapters.count) chapters, more than the 255 a chpl box holds" }
         for (i, c) in chapters.enumerated() {
             guard c.start.isFinite, c.start >= 0 else { return "chapter \(i + 1) starts at \(c.start) s: give a time from 0" }
+            // chpl counts in 100 ns units, 64 bits: about 58,000 years.
+            guard c.start < Self.latestChapterStart else { return "chapter \(i + 1) starts at \(c.start) s, later than a chpl box holds" }
             if i > 0, c.start <= chapters[i - 1].start { return "chapter \(i + 1) starts at \(c.start) s, not after chapter \(i)'s \(chapters[i - 1].start) s" }
             if c.title.utf8.count > 255 { return "chapter \(i + 1)'s title is longer than 255 bytes" }
         }
