@@ -331,8 +331,11 @@ extension CMAF {
     /// length in samples, and the rest of the media after it.
     static func gapless(of track: MP4Track, in movie: MP4Movie) -> Gapless? {
         guard let edit = track.edits?.first(where: { $0.mediaTime >= 0 }), edit.mediaTime > 0, movie.timescale > 0, track.mediaTimescale > 0 else { return nil }
-        let samples = Int((Double(edit.duration) * Double(track.mediaTimescale) / Double(movie.timescale)).rounded())
-        let total = Int(track.mediaHeader?.duration ?? 0)
-        return Gapless(priming: Int(edit.mediaTime), samples: samples, padding: max(0, total - Int(edit.mediaTime) - samples))
+        // Every number is the file's and may be damaged: none may trap.
+        let length = (Double(edit.duration) * Double(track.mediaTimescale) / Double(movie.timescale)).rounded()
+        guard length < 1e15, edit.mediaTime < 1 << 50, let samples = Int(exactly: length),
+              let total = Int(exactly: track.mediaHeader?.duration ?? 0) else { return nil }
+        let priming = Int(edit.mediaTime)
+        return Gapless(priming: priming, samples: samples, padding: max(0, total - priming - samples))
     }
 }

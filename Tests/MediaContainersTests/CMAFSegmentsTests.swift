@@ -131,6 +131,22 @@ import GraphKitTesting
         #expect(tag.delay == 1024 && tag.count == 144_000)
     }
 
+    /// A damaged sound track's edit list (lengths no track has) gives no priming facts, and does
+    /// not trap: the numbers are the file's.
+    @Test func aDamagedEditListGivesNoGaplessFacts() throws {
+        var audio = CMAFTrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48000, channels: 2))
+        audio.gapless = CMAF.Gapless(priming: 1024, samples: 144_000, padding: 384)
+        let movie = MP4Movie(moov: try MP4Box.parse(CMAF.initializationSegment(of: [audio])[...])[1])
+        let i = try #require(movie.trackIndices.first)
+        #expect(CMAF.gapless(of: movie.track(i), in: movie) != nil)
+        for edit in [EditList.Edit(duration: UInt64.max / 2, mediaTime: 1024), EditList.Edit(duration: 3000, mediaTime: Int64.max)] {
+            var damaged = movie, track = movie.track(i)
+            track.setEdits([edit])
+            damaged.setTrack(i, track)
+            #expect(CMAF.gapless(of: damaged.track(i), in: damaged) == nil, "\(edit)")
+        }
+    }
+
     /// The segmenter as the writer drives it: a forced cut (flushSegment) at the next sync sample
     /// with an infinite target, and each segment's report of its tracks.
     @Test func aForcedCutAndTheSegmentsReports() throws {
