@@ -46,8 +46,7 @@ public enum AVAssetSegmentType: Int, Sendable {
 }
 
 /// `AVAssetSegmentReportSampleInformation`: a sample's place in the segment's data.
-open class AVAssetSegmentReportSampleInformation: NSObject, @unchecked Sendable {
-    // Unchecked: open as Apple's; every property is a let.
+public final class AVAssetSegmentReportSampleInformation: NSObject, Sendable {
     public let presentationTimeStamp: CMTime
     public let offset: Int
     public let length: Int
@@ -62,8 +61,7 @@ open class AVAssetSegmentReportSampleInformation: NSObject, @unchecked Sendable 
 }
 
 /// `AVAssetSegmentTrackReport`: one track's part of a segment.
-open class AVAssetSegmentTrackReport: NSObject, @unchecked Sendable {
-    // Unchecked: open as Apple's; every property is a let.
+public final class AVAssetSegmentTrackReport: NSObject, Sendable {
     public let trackID: CMPersistentTrackID
     public let mediaType: AVMediaType
     public let earliestPresentationTimeStamp: CMTime
@@ -80,8 +78,7 @@ open class AVAssetSegmentTrackReport: NSObject, @unchecked Sendable {
 }
 
 /// `AVAssetSegmentReport`: what a segment holds.
-open class AVAssetSegmentReport: NSObject, @unchecked Sendable {
-    // Unchecked: open as Apple's; every property is a let.
+public final class AVAssetSegmentReport: NSObject, Sendable {
     public let segmentType: AVAssetSegmentType
     public let trackReports: [AVAssetSegmentTrackReport]
 

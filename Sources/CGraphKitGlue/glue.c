@@ -543,11 +543,6 @@ GstBuffer *gk_frame_pool_acquire_counted(GstBufferPool *pool, int *is_new) {
     return buffer;
 }
 
-void gk_frame_pool_free(GstBufferPool *pool) {
-    gst_buffer_pool_set_active(pool, FALSE);
-    gst_object_unref(pool);
-}
-
 gboolean gk_buffer_first_seen(GstBuffer *buffer) {
     GQuark mark = g_quark_from_static_string("graphkit-buffer-seen");  /* thread-safe; once per frame */
     if (gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(buffer), mark) != NULL)

@@ -187,8 +187,6 @@ GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool);
 /* As gk_frame_pool_acquire; *is_new is set to 1 when the pool had to allocate the buffer (a
  * miss: never handed out before), 0 when it was recycled. */
 GstBuffer *gk_frame_pool_acquire_counted(GstBufferPool *pool, int *is_new);
-/* Stops the pool and drops our reference; frames still held elsewhere free themselves later. */
-void gk_frame_pool_free(GstBufferPool *pool);
 /* The byte size of one frame in GStreamer's default layout, or 0 for an unknown format. */
 gsize gk_video_frame_size(const char *format, int width, int height);
 /* Whether this is the first time `buffer` is seen here: marks it (GstMiniObject qdata, which a

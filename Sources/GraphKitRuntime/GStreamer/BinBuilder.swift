@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// Builds an ``ElementNode``'s part of the pipeline: makes elements, links them, and exposes
 /// one pad per port.
@@ -14,27 +15,37 @@ import MediaContainers
 /// pads around a node, whose proxying cost about a microsecond per buffer at each node
 /// boundary (BENCHMARKS.md), and GStreamer orders state changes over the whole graph as it
 /// does for a gst-launch-1.0 line.
-public final class BinBuilder {
+public final class BinBuilder: Sendable {
     public let context: NodeContext
-    let pipeline: UnsafeMutablePointer<GstElement>
+    private let pipelineReference: GstObjectReference<GstElement>
+    var pipeline: UnsafeMutablePointer<GstElement> { pipelineReference.raw }
     let callbacks: CallbackRegistry
     let directory: ElementDirectory
     let statistics: RunStatistics
     /// Elements may be made from a streaming thread too (a demuxer's pad-added handler).
-    private let lock = Lock()
-    private(set) var exposedInputs: [String: UnsafeMutablePointer<GstPad>] = [:]
-    private(set) var exposedOutputs: [String: UnsafeMutablePointer<GstPad>] = [:]
-    private(set) var elements: [Element] = []
-    private var counter = 0
+    private struct Made {
+        var inputs: [String: GstObjectReference<GstPad>] = [:]
+        var outputs: [String: GstObjectReference<GstPad>] = [:]
+        var elements: [Element] = []
+        var counter = 0
+    }
+    private let made = Mutex(Made())
 
-    init(context: NodeContext, pipeline: UnsafeMutablePointer<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory,
+    init(context: NodeContext, pipeline: GstObjectReference<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory,
          statistics: RunStatistics) {
         self.context = context
-        self.pipeline = pipeline
+        self.pipelineReference = pipeline
         self.callbacks = callbacks
         self.directory = directory
         self.statistics = statistics
     }
+
+    /// The pads exposed as the node's input ports, by port.
+    var exposedInputs: [String: UnsafeMutablePointer<GstPad>] { made.withLock { $0.inputs }.mapValues(\.raw) }
+    /// The pads exposed as the node's output ports, by port.
+    var exposedOutputs: [String: UnsafeMutablePointer<GstPad>] { made.withLock { $0.outputs }.mapValues(\.raw) }
+    /// The elements made, in order.
+    var elements: [Element] { made.withLock { $0.elements } }
 
     public var nodeID: String { context.id }
 
@@ -42,10 +53,8 @@ public final class BinBuilder {
     /// (exit 69) that names the Debian package providing it.
     @discardableResult
     public func make(_ factory: String, name: String? = nil, _ properties: KeyValuePairs<String, any CustomStringConvertible> = [:]) throws(GraphError) -> Element {
-        lock.lock()
-        counter += 1
-        let elementName = "\(nodeID):" + (name ?? "\(factory)\(counter)")
-        lock.unlock()
+        let count = made.withLock { $0.counter += 1; return $0.counter }
+        let elementName = "\(nodeID):" + (name ?? "\(factory)\(count)")
         guard let raw = gst_element_factory_make(factory, elementName) else {
             throw GraphError(.missingPlugin, at: "node \"\(nodeID)\"",
                              "GStreamer element \"\(factory)\" is not installed; install the Debian package \(GStreamer.debianPackage(forElement: factory))",
@@ -62,15 +71,21 @@ public final class BinBuilder {
         }
         let element = Element(raw: raw, factory: factory, nodeID: nodeID, callbacks: callbacks)
         for (key, value) in properties { try element.set(key, value) }
-        lock.lock()
-        elements.append(element)
-        lock.unlock()
+        made.withLock { $0.elements.append(element) }
         return element
     }
 
     /// Bins that drop their children's errors while plugging them, which could lose a real
     /// failure and stall the run (see `gk_bin_keep_errors`); their errors are kept and posted.
     static let binsThatDropErrors: Set<String> = ["decodebin", "parsebin"]
+
+    /// Links a stream nobody asked for (a demuxer's pad no output takes) to a fakesink of its
+    /// own, so that it never stalls the streams in use.
+    public func discard(_ pad: Pad) {
+        guard let sink = try? make("fakesink", ["sync": false, "async": false]) else { return }
+        sink.syncStateWithParent()
+        pad.link(to: sink)
+    }
 
     /// Makes a capsfilter that fixes a format.
     @discardableResult
@@ -89,24 +104,25 @@ public final class BinBuilder {
 
     /// Exposes an element's static sink pad as the node's input port.
     public func expose(input port: String, _ element: Element, pad: String = "sink") throws(GraphError) {
-        exposedInputs[port] = try exposable(port, staticPad: pad, of: element, alreadyExposed: exposedInputs[port] != nil)
+        let p = try exposable(port, staticPad: pad, of: element)
+        try record(p, as: port, \.inputs)
     }
 
     /// Exposes an element's static source pad as the node's output port.
     public func expose(output port: String, _ element: Element, pad: String = "src") throws(GraphError) {
-        exposedOutputs[port] = try exposable(port, staticPad: pad, of: element, alreadyExposed: exposedOutputs[port] != nil)
+        let p = try exposable(port, staticPad: pad, of: element)
+        try record(p, as: port, \.outputs)
     }
 
     /// Exposes a request pad (a muxer's `audio_%u`) as the node's input port.
     public func expose(input port: String, requesting template: String, from element: Element) throws(GraphError) {
-        guard exposedInputs[port] == nil else {
+        guard made.withLock({ $0.inputs[port] == nil }) else {
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "port \(port) exposed twice", node: nodeID)
         }
         guard let p = gst_element_request_pad_simple(element.raw, template) else {
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(element.factory) gave no \(template) pad", node: nodeID)
         }
-        gst_object_unref(UnsafeMutableRawPointer(p))  // the element keeps its request pad
-        exposedInputs[port] = p
+        try record(GstObjectReference(adopting: p), as: port, \.inputs)
     }
 
     /// Makes `sink`, a video sink that shows frames in a window and is linked already, this node's
@@ -136,15 +152,23 @@ public final class BinBuilder {
         statistics.addDisplay(node: nodeID, sink: sink.raw, feeding: feeding, title: title)
     }
 
-    /// A pad the element owns for as long as it exists (as long as the pipeline).
-    private func exposable(_ port: String, staticPad name: String, of element: Element, alreadyExposed: Bool) throws(GraphError) -> UnsafeMutablePointer<GstPad> {
-        guard !alreadyExposed else {
-            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "port \(port) exposed twice", node: nodeID)
-        }
+    /// One of the element's static pads.
+    private func exposable(_ port: String, staticPad name: String, of element: Element) throws(GraphError) -> GstObjectReference<GstPad> {
         guard let p = gst_element_get_static_pad(element.raw, name) else {
             throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "\(element.factory) has no pad \"\(name)\"", node: nodeID)
         }
-        gst_object_unref(UnsafeMutableRawPointer(p))
-        return p
+        return GstObjectReference(adopting: p)
+    }
+
+    /// Records `pad` as the port's, unless the port has one already.
+    private func record(_ pad: GstObjectReference<GstPad>, as port: String,
+                        _ side: WritableKeyPath<Made, [String: GstObjectReference<GstPad>]> & Sendable) throws(GraphError) {
+        guard made.withLock({ made in
+            guard made[keyPath: side][port] == nil else { return false }
+            made[keyPath: side][port] = pad
+            return true
+        }) else {
+            throw GraphError(.runFailed, at: "node \"\(nodeID)\"", "port \(port) exposed twice", node: nodeID)
+        }
     }
 }

@@ -15,5 +15,10 @@ final class GstObjectReference<Object>: @unchecked Sendable {
         self.raw = raw
     }
 
+    /// Takes over a reference the caller owns (not floating: sink a new element's first).
+    init(adopting raw: UnsafeMutablePointer<Object>) {
+        self.raw = raw
+    }
+
     deinit { gst_object_unref(UnsafeMutableRawPointer(raw)) }
 }

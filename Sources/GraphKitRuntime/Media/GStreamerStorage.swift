@@ -118,17 +118,19 @@ private final class ReleaseBox {
 
 /// Frames of one layout from a GStreamer buffer pool (which recycles a frame once its last
 /// reference goes).
-final class GStreamerFramePool: FrameSourcing, @unchecked Sendable {
-    // @unchecked: a GstBufferPool is thread-safe; the pointer itself never changes.
-    private let pool: UnsafeMutablePointer<GstBufferPool>
+final class GStreamerFramePool: FrameSourcing, Sendable {
+    /// A GstBufferPool, thread-safe, active from the start.
+    private let reference: GstObjectReference<GstBufferPool>
+    private var pool: UnsafeMutablePointer<GstBufferPool> { reference.raw }
 
     init?(_ format: MediaFormat.VideoFormat) {
         let size = format.width > 0 && format.height > 0 ? gk_video_frame_size(format.pixelFormat.gstName, gint(format.width), gint(format.height)) : 0
         guard size > 0, let pool = gk_frame_pool_new(MediaFormat.rawVideo(format).capsString, guint(size)) else { return nil }
-        self.pool = pool
+        reference = GstObjectReference(adopting: pool)
     }
 
-    deinit { gk_frame_pool_free(pool) }
+    /// Frames still out come back to an inactive pool and are freed; the reference goes after.
+    deinit { gst_buffer_pool_set_active(pool, 0) }
 
     func frame() -> (storage: SampleStorage, isNew: Bool)? {
         var isNew: Int32 = 0

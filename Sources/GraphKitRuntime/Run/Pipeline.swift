@@ -8,11 +8,11 @@ import MediaContainers
 ///
 /// Teardown order is the point of this type: the pipeline goes to NULL (no streaming thread
 /// runs), every callback is released, the pipeline is unreferenced, and only then is the
-/// counters' memory freed (the statistics are released after `deinit`'s body).
-final class Pipeline: @unchecked Sendable {
-    // @unchecked: `raw` is a GstPipeline (a GObject, thread-safe to set state on and to query), which
-    // the compiler sees as an unsafe pointer; it never changes.
-    let raw: UnsafeMutablePointer<GstElement>
+/// counters' memory freed (the reference is declared first, so it goes before the statistics).
+final class Pipeline: Sendable {
+    /// The GstPipeline (a GObject, thread-safe to set state on and to query).
+    let reference: GstObjectReference<GstElement>
+    var raw: UnsafeMutablePointer<GstElement> { reference.raw }
     let callbacks = CallbackRegistry()
     let directory = ElementDirectory()
     let statistics: RunStatistics
@@ -23,14 +23,11 @@ final class Pipeline: @unchecked Sendable {
             throw GraphError(.runFailed, "GStreamer could not make a pipeline")
         }
         gst_object_ref_sink(UnsafeMutableRawPointer(p))
-        raw = p
+        reference = GstObjectReference(adopting: p)
         statistics = RunStatistics(callbacks: callbacks)
     }
 
-    deinit {
-        stop()
-        gst_object_unref(UnsafeMutableRawPointer(raw))
-    }
+    deinit { stop() }
 
     var bin: UnsafeMutablePointer<GstBin> { UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstBin.self) }
 
@@ -47,7 +44,7 @@ final class Pipeline: @unchecked Sendable {
 
     /// A builder for one node's elements.
     func builder(for context: NodeContext) -> BinBuilder {
-        BinBuilder(context: context, pipeline: raw, callbacks: callbacks, directory: directory, statistics: statistics)
+        BinBuilder(context: context, pipeline: reference, callbacks: callbacks, directory: directory, statistics: statistics)
     }
 
     /// An element of the engine's own (a queue, a tee, a fakesink), recorded as `node`'s when it

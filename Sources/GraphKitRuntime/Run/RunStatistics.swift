@@ -3,6 +3,7 @@ import CGraphKitGlue
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// What flowed where during a run: buffers and bytes per node and per edge, how deep each queue
 /// got, what each display showed, and every buffer the graph dropped. Counters live in C memory
@@ -24,8 +25,9 @@ final class RunStatistics: @unchecked Sendable {
     // @unchecked: the counters are C memory (unsafe pointers) written by probes on streaming threads
     // with C atomics (gk_pad_counter_read); the tables of them are filled on the compiler's thread
     // before the pipeline starts (GStreamer's state change orders that before any probe), and read
-    // after; the displays' readings and the queues' last levels are behind `readingsLock` (a Lock,
-    // not a Mutex: a Mutex cannot hold the displays' unsafe pointers without sending them).
+    // after; the displays' readings and the queues' last levels are behind `readingsLock` (a
+    // Mutex of nothing, guarding this object's fields: a Mutex cannot hold the displays' unsafe
+    // pointers without sending them).
     private struct EdgeEntry {
         var edge: Graph.Edge
         var queue: UnsafeMutablePointer<GstElement>?
@@ -44,7 +46,7 @@ final class RunStatistics: @unchecked Sendable {
     private var displays: [Display] = []
     /// Guards the displays' readings and the dropping queues' last levels, taken on the thread
     /// that stops the pipeline.
-    private let readingsLock = Lock()
+    private let readingsLock = Mutex(())
     /// Buffers each dropping queue (by index in `edges`) still held as the pipeline stopped:
     /// flushed with the run, not dropped by it.
     private var heldAtStop: [Int: Int] = [:]
@@ -130,32 +132,29 @@ final class RunStatistics: @unchecked Sendable {
         state.initialize(to: GkDisplay(failed: 0, title: copy.map { UnsafePointer($0) }, title_sent: 0))
         callbacks.adopt(probe: gk_pad_guard_display(feeding, state), on: feeding)
         gst_object_ref(UnsafeMutableRawPointer(sink))
-        readingsLock.lock()
-        displays.append(Display(node: node, sink: sink, guardState: state, title: copy))
-        readingsLock.unlock()
+        readingsLock.withLock { _ in displays.append(Display(node: node, sink: sink, guardState: state, title: copy)) }
     }
 
     /// The node whose display `object` is, if it is one.
     func node(ofDisplay object: UnsafeMutablePointer<GstObject>?) -> String? {
         guard let object else { return nil }
-        readingsLock.lock()
-        defer { readingsLock.unlock() }
-        return displays.first { UnsafeMutableRawPointer($0.sink) == UnsafeMutableRawPointer(object) }?.node
+        let raw = UnsafeMutableRawPointer(object)
+        return readingsLock.withLock { _ in displays.first { UnsafeMutableRawPointer($0.sink) == raw }?.node }
     }
 
     /// Reads, once, what the elements know only while they run: what each display sink
     /// counted (GStreamer resets the counts when a sink stops), and what each dropping queue
     /// still holds (flushed as it stops: not a drop). Called as the pipeline stops.
     func readBeforeStopping() {
-        readingsLock.lock()
-        defer { readingsLock.unlock() }
-        for i in displays.indices where displays[i].rendered == nil {
-            displays[i].rendered = max(0, Int(gk_base_sink_rendered(displays[i].sink)))
-        }
-        for (i, e) in edges.enumerated() where e.entering != nil && heldAtStop[i] == nil {
-            guard let queue = e.queue, let text = gk_object_get_as_string(UnsafeMutableRawPointer(queue), "current-level-buffers") else { continue }
-            heldAtStop[i] = Int(String(cString: text)) ?? 0
-            g_free(text)
+        readingsLock.withLock { _ in
+            for i in displays.indices where displays[i].rendered == nil {
+                displays[i].rendered = max(0, Int(gk_base_sink_rendered(displays[i].sink)))
+            }
+            for (i, e) in edges.enumerated() where e.entering != nil && heldAtStop[i] == nil {
+                guard let queue = e.queue, let text = gk_object_get_as_string(UnsafeMutableRawPointer(queue), "current-level-buffers") else { continue }
+                heldAtStop[i] = Int(String(cString: text)) ?? 0
+                g_free(text)
+            }
         }
     }
 
@@ -163,22 +162,20 @@ final class RunStatistics: @unchecked Sendable {
     /// still held as the pipeline stopped. 0 for an edge that never drops.
     private func drops(_ i: Int) -> Int {
         guard let entering = edges[i].entering else { return 0 }
-        readingsLock.lock()
-        let held = heldAtStop[i] ?? 0
-        readingsLock.unlock()
+        let held = readingsLock.withLock { _ in heldAtStop[i] ?? 0 }
         return max(0, Int(gk_pad_counter_read(entering).buffers) - Int(gk_pad_counter_read(edges[i].counter).buffers) - held)
     }
 
     /// A display's frames shown (rendered, less the renders that failed because its window was
     /// gone), once read; nil for a node with no display.
     private func shown(by node: String) -> Int? {
-        readingsLock.lock()
-        defer { readingsLock.unlock() }
-        let mine = displays.filter { $0.node == node }
-        guard !mine.isEmpty else { return nil }
-        return mine.reduce(0) { total, d in
-            let failed = Int(gk_display_failed(d.guardState))
-            return total + max(0, (d.rendered ?? 0) - failed)
+        return readingsLock.withLock { _ in
+            let mine = displays.filter { $0.node == node }
+            guard !mine.isEmpty else { return nil }
+            return mine.reduce(0) { total, d in
+                let failed = Int(gk_display_failed(d.guardState))
+                return total + max(0, (d.rendered ?? 0) - failed)
+            }
         }
     }
 

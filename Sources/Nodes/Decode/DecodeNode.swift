@@ -13,9 +13,7 @@ import Synchronization
 /// ```json
 /// "dec": { "type": "decode", "params": { "sampleFormat": "f32le", "sampleRate": 48000 } }
 /// ```
-public final class DecodeNode: ElementNode, @unchecked Sendable {
-    // Unchecked: it keeps the bin's BinBuilder (not Sendable, a build-time type) to discard unused
-    // streams from pad-added on a streaming thread, which the compiler cannot follow.
+public final class DecodeNode: ElementNode {
     public static let descriptor = NodeDescriptor(
         type: "decode",
         category: .decode,
@@ -52,12 +50,14 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
                                                    help: "true turns the picture as the file says it is displayed (a phone's portrait video), as ffmpeg does; false (the default) gives frames as stored and passes the orientation on, so sink.mp4 writes it, as AVFoundation keeps a track's transform")
 
     let context: NodeContext
-    private let lock = Lock()
-    private var audioSeen = 0
-    private var videoSeen = 0
-    private var audioLinked = false
-    private var videoLinked = false
-    private var builder: BinBuilder?
+    /// The decoded streams seen so far (pad-added runs on streaming threads).
+    private struct Streams {
+        var audioSeen = 0
+        var videoSeen = 0
+        var audioLinked = false
+        var videoLinked = false
+    }
+    private let streams = Mutex(Streams())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -65,7 +65,6 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
-        builder = bin
         // MP3: libav's decoder and mpg123's share a rank, and decodebin would take libav's by
         // name; mpg123's decodes 2.5 times as fast in a fifth of the memory (BENCHMARKS.md).
         GStreamer.prefer("mpg123audiodec", over: ["avdec_mp3", "avdec_mp3float"])
@@ -161,16 +160,20 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
         let (audioBranch, videoBranch) = (audio, videoEntry)
         decodebin.onPadAdded { [self] pad in
             let type = pad.mediaType ?? ""
-            lock.lock()
-            var target: Element?, audioTarget: AudioBranch?
-            if type.hasPrefix("audio/") {
-                if audioSeen == track, let audioBranch { audioTarget = audioBranch; audioLinked = true }
-                audioSeen += 1
-            } else if type.hasPrefix("video/") {
-                if videoSeen == 0, let videoBranch { target = videoBranch; videoLinked = true }
-                videoSeen += 1
+            let (target, audioTarget): (Element?, AudioBranch?) = streams.withLock { s in
+                if type.hasPrefix("audio/") {
+                    defer { s.audioSeen += 1 }
+                    guard s.audioSeen == track, let audioBranch else { return (nil, nil) }
+                    s.audioLinked = true
+                    return (nil, audioBranch)
+                } else if type.hasPrefix("video/") {
+                    defer { s.videoSeen += 1 }
+                    guard s.videoSeen == 0, let videoBranch else { return (nil, nil) }
+                    s.videoLinked = true
+                    return (videoBranch, nil)
+                }
+                return (nil, nil)
             }
-            lock.unlock()
             if let audioTarget {
                 let input = context.inputDescriptions["in"] ?? "the input"
                 let route = DecodedAudio.route(pad.audioShape, sampleFormat: p[Self.sampleFormat], sampleRate: p[Self.sampleRate],
@@ -181,13 +184,11 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
                 // arrives, and the run names the node that refuses it.
                 if !pad.link(to: target, checkingCaps: false) { decodebin.postError("cannot link the decoded \(type) stream") }
             } else {
-                discard(pad)
+                bin.discard(pad)
             }
         }
         decodebin.onNoMorePads { [self] in
-            lock.lock()
-            let (audioCount, aLinked, vLinked) = (audioSeen, audioLinked, videoLinked)
-            lock.unlock()
+            let (audioCount, aLinked, vLinked) = streams.withLock { ($0.audioSeen, $0.audioLinked, $0.videoLinked) }
             let input = context.inputDescriptions["in"] ?? "the input"
             if audioBranch != nil, !aLinked {
                 decodebin.postError(audioCount == 0 ? "\(input) has no audio track"
@@ -233,15 +234,5 @@ public final class DecodeNode: ElementNode, @unchecked Sendable {
     private final class FirstTime: Sendable {
         private let done = Atomic(false)
         func now() -> Bool { !done.exchange(true, ordering: .relaxed) }
-    }
-
-    /// Streams nobody asked for go to a fakesink, so they never stall the ones in use.
-    private func discard(_ pad: Pad) {
-        guard let builder else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        guard let sink = try? builder.make("fakesink", ["sync": false, "async": false]) else { return }
-        sink.syncStateWithParent()
-        pad.link(to: sink)
     }
 }

@@ -29,9 +29,7 @@ import Synchronization
 /// ```json
 /// "demux": { "type": "demux", "params": { "track": 0 } }
 /// ```
-public final class DemuxNode: ElementNode, @unchecked Sendable {
-    // Unchecked: it keeps the bin's BinBuilder (not Sendable, a build-time type) to make each
-    // stream's elements from pad-added on a streaming thread, which the compiler cannot follow.
+public final class DemuxNode: ElementNode {
     public static let descriptor = NodeDescriptor(
         type: "demux",
         category: .decode,
@@ -93,14 +91,12 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
 
     let context: NodeContext
     private let seen = Mutex((audio: 0, video: 0, audioLinked: false, videoLinked: false))
-    private var builder: BinBuilder?
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
-        builder = bin
         // decodebin stops at the compressed streams (its caps): the demuxer's own output, so a
         // file's samples pass exactly as stored. Each output is a caps filter of the port's
         // formats; what a stream goes through before it is made when the stream appears.
@@ -130,7 +126,7 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
                 }
                 return nil
             }
-            guard let output, let kind else { return discard(pad) }
+            guard let output, let kind else { return bin.discard(pad) }
             guard let codec = Codec(pad.format) else {
                 return demuxer.postError("\(input)'s \(kind) track is \(Self.describe(type)), not \(Self.list(Codec.all(kind))), "
                                          + "which demux passes as stored: use decode for other codecs")
@@ -151,7 +147,7 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
                                          + "\(context.id).\(kind) feeds does not take as it is\(why): \(Self.advice(codec))")
             }
             do throws(GraphError) {
-                let head = try route(codec, pad: pad, to: output, storesNoDecodeTimes: Self.matroska.contains(demuxer.foundType ?? ""))
+                let head = try Self.route(codec, pad: pad, to: output, in: bin, storesNoDecodeTimes: Self.matroska.contains(demuxer.foundType ?? ""))
                 if !pad.link(to: head) { demuxer.postError("\(input)'s \(kind) track (\(codec.rawValue)) could not be linked") }
             } catch {
                 demuxer.postError(error.message)
@@ -196,8 +192,7 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
     /// - Opus and FLAC: their parsers, which time each packet and carry the headers in the caps.
     /// - ALAC, VP9, AV1: as they are (VP9's parser of 1.22 adds no chroma format, which MP4 needs,
     ///   so it would not help; each sample is one frame or temporal unit already).
-    private func route(_ codec: Codec, pad: Pad, to output: Element, storesNoDecodeTimes: Bool) throws(GraphError) -> Element {
-        guard let builder else { return output }
+    private static func route(_ codec: Codec, pad: Pad, to output: Element, in builder: BinBuilder, storesNoDecodeTimes: Bool) throws(GraphError) -> Element {
         var chain: [Element] = []
         func framed(_ field: String, _ values: [String]) -> Bool {
             pad.capsField(field).map(values.contains) == true && pad.capsField("alignment") == "au"
@@ -256,12 +251,5 @@ public final class DemuxNode: ElementNode, @unchecked Sendable {
         case .opus: "write it with sink.webm, sink.mkv, sink.ogg or sink.mp4, or decode and encode it"
         case .vp9, .av1: "write it with sink.webm or sink.mkv, or decode and encode it"
         }
-    }
-
-    /// Streams nobody asked for go to a fakesink, so they never stall the ones in use.
-    private func discard(_ pad: Pad) {
-        guard let builder, let sink = try? builder.make("fakesink", ["sync": false, "async": false]) else { return }
-        sink.syncStateWithParent()
-        pad.link(to: sink)
     }
 }
