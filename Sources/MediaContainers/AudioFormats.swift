@@ -113,6 +113,23 @@ package struct WAVEHeader: Sendable, Equatable {
     /// Whether the file ends, chunk after whole chunk, before any data chunk: a header with no
     /// samples at all (GStreamer 1.22's wavparse then ends the stream empty, 1.26's fails).
     package var endsBeforeData = false
+    /// A chunk: where it starts (its ID) and its body's stated size.
+    package struct Chunk: Sendable, Equatable {
+        package var offset: UInt64
+        package var size: UInt64
+    }
+    /// The `fmt ` chunk.
+    package var formatChunk: Chunk?
+    /// Where the `data` chunk starts (its ID); its samples follow its 8-byte header.
+    package var dataChunkOffset: UInt64?
+
+    /// The samples' bytes in a file of `count` bytes: the data chunk's body, as far as the file
+    /// and the stated size go (to the file's end when no size is stated).
+    package func dataRange(inFileOf count: UInt64) -> Range<UInt64>? {
+        guard let dataChunkOffset, dataChunkOffset + 8 <= count else { return nil }
+        let start = dataChunkOffset + 8
+        return start..<min(count, dataSize.map { start + $0 } ?? count)
+    }
 
     /// The header of the WAV file `source` holds; nil for another file.
     package init?(_ source: some ByteSource) {
@@ -129,12 +146,14 @@ package struct WAVEHeader: Sendable, Equatable {
             let size = Self.littleEndian(chunk[4..<8])
             switch String(decoding: chunk[0..<4], as: UTF8.self) {
             case "fmt ":
+                formatChunk = Chunk(offset: offset, size: size)
                 guard let body = try? source.read(at: offset + 8, count: 12), body.count == 12 else { return }
                 bytesPerSecond = UInt32(Self.littleEndian(body[8..<12]))
             case "ds64":
                 guard let body = try? source.read(at: offset + 8, count: 16), body.count == 16 else { return }
                 largeDataSize = Self.littleEndian(body[8..<16])
             case "data":
+                dataChunkOffset = offset
                 dataSize = size == 0xFFFF_FFFF ? largeDataSize : size == 0 ? nil : size
                 return
             default: break

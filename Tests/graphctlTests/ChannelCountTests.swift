@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MediaContainers
 import GraphKit
 import GraphKitTesting
 
@@ -83,15 +84,15 @@ import GraphKitTesting
         try Self.wav(made, channels: channels)
         // GStreamer wrote WAVE_FORMAT_EXTENSIBLE; the same samples under a 16-byte PCM fmt chunk.
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: made)))
-        let fmt = 12, fmtSize = Int(bytes[16]) | Int(bytes[17]) << 8
-        #expect(String(decoding: bytes[fmt..<fmt + 4], as: UTF8.self) == "fmt " && fmtSize == 40)
-        // The data chunk, after the chunks GStreamer writes between (a "fact").
-        let start = try #require((fmt + 8 + fmtSize..<bytes.count - 4).first { bytes[$0..<$0 + 4].elementsEqual("data".utf8) })
-        let data = Array(bytes[start...])
+        let header = try #require(WAVEHeader(MemoryBytes(bytes)))
+        let fmt = try #require(header.formatChunk)
+        #expect(fmt.offset == 12 && fmt.size == 40)
+        // The data chunk (its ID on), after the chunks GStreamer writes between (a "fact").
+        let data = Array(bytes[Int(try #require(header.dataChunkOffset))...])
         func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
-        let header = Array(bytes[20..<36])  // format tag, channels, rate, byte rate, block align, bits
+        let format = Array(bytes[20..<36])  // format tag, channels, rate, byte rate, block align, bits
         var plain = Array("RIFF".utf8) + le(4 + 24 + data.count, 4) + Array("WAVE".utf8) + Array("fmt ".utf8) + le(16, 4)
-        plain += le(1, 2) + header[2...] + data
+        plain += le(1, 2) + format[2...] + data
         let wav = folder.appendingPathComponent("plain.wav").path
         try Data(plain).write(to: URL(fileURLWithPath: wav))
         let one = try Self.monoReference(in: folder), json = folder.appendingPathComponent("w.json").path

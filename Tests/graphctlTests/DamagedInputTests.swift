@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MediaContainers
 import GraphKit
 import GraphKitTesting
 
@@ -209,8 +210,10 @@ import GraphKitTesting
         let good = folder.appendingPathComponent("good.m4a").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", "-y", good])
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
-        let header = bytes[0..<4].reduce(0) { $0 << 8 | Int($1) }
-        #expect(String(decoding: bytes[4..<8], as: UTF8.self) == "ftyp")
+        var walker = BoxWalker(MemoryBytes(bytes))
+        guard case .box(let ftyp)? = try walker.next() else { Issue.record("no first box in \(good)"); return }
+        #expect(ftyp.type == "ftyp")
+        let header = Int(ftyp.size)
         var random = Random(state: 11)
         var tail = (0..<100_000).map { _ in UInt8(random.below(256)) }
         tail[4] = 0x01  // no box type by chance

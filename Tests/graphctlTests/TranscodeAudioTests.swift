@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MediaContainers
 import GraphKit
 import GraphKitTesting
 
@@ -55,8 +56,8 @@ import GraphKitTesting
         let full = folder.appendingPathComponent("full.wav").path
         _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=sample_rate=8000:duration=0.1", "-c:a", "pcm_u8", full])
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: full)))
-        let data = try #require((0..<bytes.count - 4).first { bytes[$0..<$0 + 4].elementsEqual("data".utf8) })
-        bytes.removeSubrange(data...)
+        let data = try #require(WAVEHeader(MemoryBytes(bytes))?.dataChunkOffset)
+        bytes.removeSubrange(Int(data)...)
         if dataChunk == "empty" { bytes += Array("data".utf8) + [0, 0, 0, 0] }
         let wav = folder.appendingPathComponent("\(dataChunk).wav").path, m4a = folder.appendingPathComponent("out.m4a").path
         try Data(bytes).write(to: URL(fileURLWithPath: wav))

@@ -2,20 +2,17 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import MediaContainers
 import Nodes
 
 @Suite struct DecodeNodeTests {
     /// The bytes of a WAV file's data chunk.
     static func wavData(_ path: String) throws -> [UInt8] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var i = 12
-        while i + 8 <= bytes.count {
-            let id = String(decoding: bytes[i..<i + 4], as: UTF8.self)
-            let size = Int(bytes[i + 4]) | Int(bytes[i + 5]) << 8 | Int(bytes[i + 6]) << 16 | Int(bytes[i + 7]) << 24
-            if id == "data" { return Array(bytes[(i + 8)..<min(bytes.count, i + 8 + size)]) }
-            i += 8 + size + (size & 1)
+        guard let range = WAVEHeader(MemoryBytes(bytes))?.dataRange(inFileOf: UInt64(bytes.count)) else {
+            throw GraphError(.runFailed, "no data chunk in \(path)")
         }
-        throw GraphError(.runFailed, "no data chunk in \(path)")
+        return Array(bytes[Int(range.lowerBound)..<Int(range.upperBound)])
     }
 
     static func fileBuffers(_ path: String, chunk: Int = 16_384) throws -> [SampleBuffer] {
