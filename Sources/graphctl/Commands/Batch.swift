@@ -99,12 +99,7 @@ struct Batch: ParsableCommand {
         if !templates.contains(where: { $0.pieces.contains { if case .placeholder = $0 { true } else { false } } }) {
             throw ValidationError("No --map uses the input: every input would run the same graph. Map the source, such as --map src.path={input}.")
         }
-        let loader: GraphLoader
-        do {
-            loader = try plugins.loader()
-        } catch {
-            throw report(error)
-        }
+        let loader = try plugins.reportingLoader()
         // Read once, here (a pipe too): the workers run these very bytes.
         let bytes: [UInt8]
         do {

@@ -22,12 +22,7 @@ struct Dot: ParsableCommand {
     var stats: String?
 
     func run() throws {
-        let loader: GraphLoader
-        do {
-            loader = try plugins.loader()
-        } catch {
-            throw report(error)
-        }
+        let loader = try plugins.reportingLoader()
         let g: Graph
         do {
             g = try loader.load(contentsOf: graph, overrides: try options.parsed())

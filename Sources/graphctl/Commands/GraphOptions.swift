@@ -38,6 +38,15 @@ struct PluginOptions: ParsableArguments {
         GraphLoader(registry: try registry())
     }
 
+    /// ``loader()``, a failure reported as graphctl reports errors (the message, the exit code).
+    func reportingLoader() throws -> GraphLoader {
+        do {
+            return try loader()
+        } catch {
+            throw report(error)
+        }
+    }
+
     /// PREFIX/lib/graphkit/plugins, for a graphctl installed as PREFIX/bin/graphctl.
     static var installedPluginFolder: String? {
         guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }

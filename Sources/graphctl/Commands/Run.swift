@@ -52,12 +52,7 @@ struct Run: ParsableCommand {
     func run() throws {
         bootstrapLogging(verbose: verbose, quiet: quiet)
         outputs.apply()
-        let loader: GraphLoader
-        do {
-            loader = try plugins.loader()
-        } catch {
-            throw report(error)
-        }
+        let loader = try plugins.reportingLoader()
         let graph: Graph
         let overrides: [GraphLoader.Override]
         do {

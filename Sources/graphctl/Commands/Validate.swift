@@ -15,12 +15,7 @@ struct Validate: ParsableCommand {
     @OptionGroup var plugins: PluginOptions
 
     func run() throws {
-        let loader: GraphLoader
-        do {
-            loader = try plugins.loader()
-        } catch {
-            throw report(error)
-        }
+        let loader = try plugins.reportingLoader()
         var status: Int32 = 0
         for path in graphs {
             do {
