@@ -8,7 +8,20 @@ import Testing
 /// could, import none (they build elements through GraphKitRuntime's Swift API only).
 @Suite struct LayerTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let gstreamerModules: Set<String> = ["CGStreamer", "CGraphKitGlue"]
+    /// GStreamer's headers, the C glue over them, and the graphkit GStreamer plugin's elements.
+    static let gstreamerModules: Set<String> = ["CGStreamer", "CGraphKitGlue", "GstGraphKit"]
+
+    /// The modules a Swift file imports, whatever the form (`import X`, `public import X`,
+    /// `@preconcurrency import X`, `@_implementationOnly import X`, `import struct X.Y`).
+    static func imports(in text: String) -> [String] {
+        text.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ").filter { !$0.hasPrefix("@") && !["public", "package", "internal", "private", "fileprivate"].contains($0) }
+            guard words.count >= 2, words[0] == "import" else { return nil }
+            let kinds: Set<Substring> = ["struct", "class", "enum", "protocol", "func", "var", "let", "typealias"]
+            let name = words.count >= 3 && kinds.contains(words[1]) ? words[2] : words[1]
+            return String(name.split(separator: ".")[0])
+        }
+    }
 
     /// Each target's direct dependencies, by name, from the manifest as SwiftPM reads it.
     static func targets() throws -> [String: [String]] {
@@ -64,15 +77,29 @@ import Testing
             let allowed = Self.closure(of: target, in: targets).union([target])
             for file in try FileManager.default.subpathsOfDirectory(atPath: sources.appendingPathComponent(target).path) where file.hasSuffix(".swift") {
                 let text = try String(contentsOf: sources.appendingPathComponent("\(target)/\(file)"), encoding: .utf8)
-                for line in text.split(separator: "\n") {
-                    let words = line.split(separator: " ").filter { !$0.hasPrefix("@") && !["public", "package", "internal"].contains($0) }
-                    guard words.count >= 2, words[0] == "import" else { continue }
-                    let module = String(words[1].split(separator: ".")[0])
-                    if targets[module] != nil, !allowed.contains(module) { strays.append("Sources/\(target)/\(file) imports \(module)") }
+                for module in Self.imports(in: text) where targets[module] != nil && !allowed.contains(module) {
+                    strays.append("Sources/\(target)/\(file) imports \(module)")
                 }
             }
         }
         #expect(strays.isEmpty, "imports of targets not depended on: \(strays)")
+    }
+
+    /// The import reader the checks here rely on sees every form of import (a check that missed
+    /// `public import CGStreamer` would pass a file that breaks the layers).
+    @Test func theImportReaderSeesEveryForm() {
+        let text = """
+            import A
+            public import B
+            package import C.Sub
+            @preconcurrency import D
+            @_implementationOnly import E
+            import struct F.Thing
+            internal import G
+            // import H
+            let importance = 1
+            """
+        #expect(Self.imports(in: text) == ["A", "B", "C", "D", "E", "F", "G"])
     }
 
     @Test func noLayerAboveTheRuntimeImportsGStreamer() throws {
@@ -81,9 +108,7 @@ import Testing
                 .filter { $0.hasSuffix(".swift") }
                 .filter { file in
                     let text = try String(contentsOf: Self.root.appendingPathComponent("Sources/\(layer)/\(file)"), encoding: .utf8)
-                    return text.split(separator: "\n").contains { line in
-                        Self.gstreamerModules.contains { line.hasPrefix("import \($0)") || line.hasPrefix("@_implementationOnly import \($0)") }
-                    }
+                    return !Set(Self.imports(in: text)).isDisjoint(with: Self.gstreamerModules)
                 }
                 .map { "Sources/\(layer)/\($0)" }
         }
@@ -108,11 +133,8 @@ import Testing
             guard let files = FileManager.default.subpaths(atPath: folder.path) else { continue }
             for file in files where file.hasSuffix(".swift") {
                 let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-                for line in text.split(separator: "\n") {
-                    let words = line.split(separator: " ").filter { !$0.hasPrefix("@") && !["public", "package", "internal"].contains($0) }
-                    if words.count >= 2, words[0] == "import", ["Foundation", "FoundationNetworking", "FoundationXML"].contains(String(words[1])) {
-                        importers.append("Sources/\(target)/\(file)")
-                    }
+                if !Set(Self.imports(in: text)).isDisjoint(with: ["Foundation", "FoundationNetworking", "FoundationXML"]) {
+                    importers.append("Sources/\(target)/\(file)")
                 }
             }
         }
