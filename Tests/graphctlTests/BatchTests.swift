@@ -407,6 +407,12 @@ import GraphKitTesting
         return stat[stat.index(after: close)...].split(separator: " ").first == "Z"  // a zombie: ended, not yet collected
     }
 
+    /// Whether `pid` has `path` open (a descriptor of its own on it).
+    static func hasOpen(_ pid: pid_t, _ path: String) -> Bool {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == path }
+    }
+
     static func waitFor(_ what: String, seconds: Double = 60, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
@@ -422,9 +428,10 @@ import GraphKitTesting
         let batch = try Graphctl.start(Self.batch(folder, ["--jobs", "1", "--timeout", "60", "--summary", summary.path], inputs: "in/list.txt"))
         // One worker, inputs in order: with the three WAVs done (their outputs under their
         // names, not the hidden .partial of one still running), it goes on to the pipe, where
-        // opening it blocks (a FIFO with no writer), within milliseconds; a second is ample.
+        // nothing comes (a FIFO with no writer): seen as the worker's descriptor on it.
         try Self.waitFor("the three WAVs' outputs") { Self.files(in: out).filter { !$0.hasPrefix(".") }.count == 3 }
-        usleep(1_000_000)
+        let pipe = folder.appendingPathComponent("in/zz-pipe.wav").resolvingSymlinksInPath().path
+        try Self.waitFor("a worker reading the pipe") { Self.children(of: batch.processIdentifier).contains { Self.hasOpen($0, pipe) } }
         let workers = Self.children(of: batch.processIdentifier)
         #expect(workers.count == 1)
         for w in workers { kill(w, SIGSEGV) }

@@ -119,9 +119,8 @@ import GraphKitTesting
         #expect(r.stderr.contains("\u{1B}[Kstopped in "), "\(r.stderr)")
 
         let report = try recording.report
-        #expect(report.status == .stopped)
+        #expect(report.status == .stopped, "the run ended when the window closed, not at its 60 s (that would be completed)")
         #expect(report.error == nil)
-        #expect(report.wallSeconds < 40, "the run ended when the window closed, not at its 60 s")
         #expect(report.outputs == [OutputReport(node: "file", path: recording.out, status: .completed)])
         let probe = try MediaProbe(recording.out, countFrames: true)
         let video = try #require(probe.stream("video"))
