@@ -374,7 +374,7 @@ import Testing
                                                                        "-show_data_hash", "md5", "-of", "csv=p=0", p])
             .split(separator: "\n").compactMap { line in line.range(of: "MD5:").map { line[$0.lowerBound...].prefix(36) } } }  // FFmpeg 7.1 adds a comma
         // The packets a file's reader gives: GStreamer 1.22's qtdemux leaves out an AAC track's
-        // last packet when it ends past the edit list (docs/ARCHITECTURE.md: "1.22 loses the last
+        // last packet when it ends past the edit list (docs/GSTREAMER.md: "1.22 loses the last
         // frame"); 1.26 gives it. The join must keep exactly what reading gives.
         var expected: [Substring] = []
         for asset in assets {

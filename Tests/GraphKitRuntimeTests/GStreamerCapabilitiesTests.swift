@@ -6,7 +6,7 @@ import GraphKit
 import GraphKitTesting
 
 /// The questions GraphKit asks the installed GStreamer at start-up instead of reading its version
-/// (docs/ARCHITECTURE.md, "GStreamer versions"): each answer against what GStreamer does in a
+/// (docs/GSTREAMER.md): each answer against what GStreamer does in a
 /// real pipeline, so that the test holds on 1.22 and 1.26 alike.
 @Suite struct GStreamerCapabilitiesTests {
     /// decode plugs gkorientation rotate-0 after videoflip only where videoflip passes the

@@ -3,7 +3,7 @@ import CGraphKitGlue
 // What the installed GStreamer does, where GraphKit's workarounds depend on it (GStreamer 1.22 on
 // Debian 12, 1.24 on Ubuntu 24.04, 1.26 on Debian 13). Each is decided by asking GStreamer: a
 // behaviour tried once at start-up, a property that exists, the version only when nothing can be
-// asked (docs/ARCHITECTURE.md, "GStreamer versions", lists every workaround and its rule).
+// asked (docs/GSTREAMER.md, lists every workaround and its rule).
 
 extension GStreamer {
     /// Whether videoflip with `video-direction=auto` passes the image-orientation tag on as it
