@@ -18,6 +18,7 @@ extension NodeRegistry {
         ColorMatrixNode.self,
         MirrorNode.self,
         CropNode.self,
+        ScaleNode.self,
         RotateNode.self,
         OverlayNode.self,
         WaveformNode.self,

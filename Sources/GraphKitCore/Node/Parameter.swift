@@ -201,6 +201,12 @@ extension RequiredParameter where Value == String {
     }
 }
 
+extension RequiredParameter where Value == Int {
+    public init(_ name: String, _ range: ClosedRange<Int>, multipleOf: Int = 1, help: String) {
+        descriptor = ParameterDescriptor(name, .integer(range), multipleOf: multipleOf, help: help)
+    }
+}
+
 /// A parameter that also takes `"auto"`: reads as ``Auto``.
 public struct AutoParameter<Value: ParameterValueConvertible>: ParameterDeclaration {
     public let descriptor: ParameterDescriptor
