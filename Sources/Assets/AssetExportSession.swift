@@ -521,11 +521,11 @@ public final class AssetExportSession: Sendable {
         guard asked.start.isFinite, asked.duration.isFinite, asked.start >= .zero else {
             throw GraphError(.usage, at: "timeRange", "\(asked) is not a range of the asset: its start and duration must be finite, the start from 0")
         }
-        guard asked.duration > .zero else {
-            throw GraphError(.usage, at: "timeRange", "the range \(asked) is empty: give it a duration above 0")
-        }
         guard asked.start < duration else {
             throw GraphError(.usage, at: "timeRange", "the range \(asked) starts at or past the end of \(name) (\(duration.seconds) s long)")
+        }
+        guard asked.duration > .zero else {
+            throw GraphError(.usage, at: "timeRange", "the range \(asked) is empty: give it a duration above 0")
         }
         return MediaTimeRange(start: asked.start, end: min(asked.end, duration))
     }

@@ -41,15 +41,6 @@ public final class ScaleNode: ElementNode, Sendable {
         self.context = context
     }
 
-    /// Where a picture of `width` × `height` (square pixels) lands in a `box` when fitted: its
-    /// left, top, width and height, centred, rounded to whole pixels. The rest is the bars.
-    public static func fitted(width: Int, height: Int, in box: (width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int) {
-        guard width > 0, height > 0 else { return (0, 0, box.width, box.height) }
-        let scale = min(Double(box.width) / Double(width), Double(box.height) / Double(height))
-        let w = min(box.width, max(1, Int((Double(width) * scale).rounded()))), h = min(box.height, max(1, Int((Double(height) * scale).rounded())))
-        return ((box.width - w) / 2, (box.height - h) / 2, w, h)
-    }
-
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let (width, height) = (try p.value(Self.width), try p.value(Self.height))
