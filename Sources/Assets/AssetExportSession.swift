@@ -679,6 +679,7 @@ public final class AssetExportSession: Sendable {
                 throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
             }
             if let tags { tags.replaceTags(in: &movie.moov) }
+            movie.keepSoundExact()
             return try Self.fitting(range, within: limit) { (r: MediaTimeRange) throws(GraphError) -> IndexCopy in
                 do throws(ContainerError) {
                     let trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: r.start.seconds, end: r.end.seconds, indexFirst: faststart)

@@ -69,6 +69,7 @@ struct CompositionJoin {
             plan.append(MP4Join.Track(handler: track.mediaType == .audio ? "soun" : "vide", parts: parts))
         }
         if let tags, !sources.isEmpty { tags.replaceTags(in: &sources[0].movie.moov) }
+        if !sources.isEmpty { sources[0].movie.keepSoundExact() }
         do throws(ContainerError) {
             join = try MP4Join(sources: sources, tracks: plan, fileType: fileType, indexFirst: indexFirst)
         } catch {
@@ -100,5 +101,15 @@ extension MediaMetadata {
         }
         let extra = MP4ExtraTags(artwork: writableArtwork, location: writableLocation)
         if !extra.isEmpty { extra.apply(to: &moov) }
+    }
+}
+
+extension MP4Movie {
+    /// The movie's clock made its sound's rate when it is coarser (ffmpeg's files count the
+    /// movie in milliseconds): the edit lists a join or a trim writes are in the movie's clock,
+    /// and only the sound's own rate puts each edit on a sample (a millisecond is 44.1 samples).
+    mutating func keepSoundExact() {
+        guard let rate = tracks(handler: "soun").map({ $0.track.mediaTimescale }).max(), rate > timescale else { return }
+        rescale(to: rate)
     }
 }
