@@ -8,6 +8,7 @@ extension NodeRegistry {
         CaptureAudioNode.self,
         CaptureVideoNode.self,
         FileSourceNode.self,
+        ConcatSourceNode.self,
         FrameGeneratorNode.self,
         DecodeNode.self,
         DemuxNode.self,
