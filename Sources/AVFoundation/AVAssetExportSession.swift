@@ -47,7 +47,8 @@ open class AVAssetExportSession: @unchecked Sendable {
     /// A session exporting `asset` with the preset named `presetName`
     /// (``AVAssetExportPresetPassthrough``…); nil when the name is not a preset, the asset
     /// cannot be read, or the preset cannot export it (``exportPresets(compatibleWith:)``).
-    /// An `AVComposition` exports with the passthrough preset only (its pieces joined as stored).
+    /// An `AVComposition` exports with any preset: passthrough joins its pieces as stored (nil
+    /// when they differ in codec or parameters), the others decode every piece and encode once.
     public init?(asset: AVAsset, presetName: String) {
         guard let preset = ExportPreset(rawValue: presetName) else { return nil }
         let made: AssetExportSession?
@@ -68,6 +69,7 @@ open class AVAssetExportSession: @unchecked Sendable {
 
     /// The names of the presets that can export `asset`.
     open class func exportPresets(compatibleWith asset: AVAsset) -> [String] {
+        if let composition = asset as? AVComposition { return ExportPreset.presets(compatibleWith: composition.composition).map(\.rawValue) }
         guard let loaded = try? asset.loaded() else { return [] }
         return ExportPreset.presets(compatibleWith: loaded).map(\.rawValue)
     }
@@ -75,8 +77,12 @@ open class AVAssetExportSession: @unchecked Sendable {
     /// Whether the preset can export `asset` as `outputFileType` (nil: as any type).
     open class func determineCompatibility(ofExportPreset presetName: String, with asset: AVAsset, outputFileType: AVFileType?,
                                            completionHandler handler: @escaping @Sendable (Bool) -> Void) {
-        guard let preset = ExportPreset(rawValue: presetName), let loaded = try? asset.loaded(),
-              ExportPreset.presets(compatibleWith: loaded).contains(preset) else { return handler(false) }
+        guard let preset = ExportPreset(rawValue: presetName) else { return handler(false) }
+        if let composition = (asset as? AVComposition)?.composition {
+            guard ExportPreset.presets(compatibleWith: composition).contains(preset) else { return handler(false) }
+            return handler(outputFileType.map { type in preset.supportedFileTypes(for: composition).contains { AVFileType($0) == type } } ?? true)
+        }
+        guard let loaded = try? asset.loaded(), ExportPreset.presets(compatibleWith: loaded).contains(preset) else { return handler(false) }
         handler(outputFileType.map { type in preset.supportedFileTypes(for: loaded).contains { AVFileType($0) == type } } ?? true)
     }
 
@@ -100,7 +106,7 @@ open class AVAssetExportSession: @unchecked Sendable {
         get { CMTimeRange(session.timeRange) }
         set {
             if newValue.duration.isPositiveInfinity, let start = newValue.start.mediaTime {
-                let end = session.asset.duration
+                let end = session.composition?.duration ?? session.asset.duration
                 session.timeRange = MediaTimeRange(start: start, duration: end > start ? end - start : .zero)
             } else if let range = newValue.mediaTimeRange {
                 session.timeRange = range

@@ -17,22 +17,26 @@ import Synchronization
 /// try await session.export()
 /// ```
 ///
-/// A passthrough of an MP4 or QuickTime file (its H.264 and AAC tracks, no new tags, no length
-/// limit) is done by the container library, not a graph (`MP4Trim`): the samples are copied by
-/// byte range, from the video's keyframe at or before the range's start (a frame before it
-/// cannot be decoded) and the sound's packet before it, and each track's edit list shows exactly
-/// the range: the pictures and sound before its start are decoded, not shown, as
-/// `ffmpeg -ss … -c copy` and AVFoundation's passthrough write it. The index goes first.
+/// A passthrough of an MP4 or QuickTime file (its H.264 and AAC tracks) is done by the container
+/// library, not a graph (`MP4Trim`): the samples are copied by byte range, from the video's
+/// keyframe at or before the range's start (a frame before it cannot be decoded) and the sound's
+/// packet before it, and each track's edit list shows exactly the range: the pictures and sound
+/// before its start are decoded, not shown, as `ffmpeg -ss … -c copy` and AVFoundation's
+/// passthrough write it. The file type's brand is the one asked (`qt  ` for a QuickTime file),
+/// tags set replace the file's, a length limit shortens the range until the file fits, and the
+/// index goes where ``shouldOptimizeForNetworkUse`` says.
 ///
 /// Otherwise it is one graph, run by the runtime from the range's start to its end (a seek with
 /// a stop): `source.file` → `demux` → `sink.mp4` for ``ExportPreset/passthrough`` (the samples
 /// as stored), `source.file` → `decode` → `encode.h264` (which scales) / `encode.aac` →
 /// `sink.mp4` otherwise. `sink.mp4` writes under a temporary name and renames only a complete
 /// file, so ``cancelExport()`` or a failure leaves nothing; `fileLengthLimit` is its own
-/// (`sink.mp4`'s `fileLengthLimit`: the first sample that would pass it ends the file).
+/// (`sink.mp4`'s `fileLengthLimit`: the first sample that would pass it ends the file). A range
+/// re-encoded with the index last is read apart, as a composition of one piece.
 ///
-/// The input is a list of source segments (a file and a range of it, played in order); an
-/// asset is the one-segment case. A composition exports as its segments.
+/// A composition (``init(asset:preset:)-(Composition,_)``) is joined by the container library
+/// in passthrough (``CompositionJoin``), or read by ``AssetReader/init(composition:)`` and
+/// encoded once (``CompositionTranscode``) with any other preset.
 public final class AssetExportSession: Sendable {
     /// Where an export is, like `AVAssetExportSession.Status` (Apple's raw values).
     public enum Status: Int, Sendable {
@@ -69,6 +73,8 @@ public final class AssetExportSession: Sendable {
         var error: GraphError?
         var progress = 0.0
         var run: GraphRun?
+        /// A composition's re-encode: its reader, cancelled with the run.
+        var transcode: CompositionTranscode?
         var cancelRequested = false
         var outputPath: String?
         var outputFileType: FileType?
@@ -118,27 +124,73 @@ public final class AssetExportSession: Sendable {
         locked.withLock { $0.outputFileType = videoSettings == nil ? .m4a : .mp4 }
     }
 
-    /// A session exporting `composition` (`AVAssetExportSession(asset: AVComposition, …)`):
-    /// with ``ExportPreset/passthrough``, its tracks' pieces joined without re-encoding (every
-    /// piece of a track with the same codec and parameters; see
-    /// ``CompositionTrack/checkPassthrough()``), each shown exactly by the track's edit list,
-    /// gaps as empty edits. Written as MP4 or QuickTime; the sources must be MP4 or MOV files.
-    /// Other presets are refused: a composition re-encodes through ``AssetReader/init(composition:)``
-    /// and an ``AssetWriter``.
+    /// A session exporting `composition` (`AVAssetExportSession(asset: AVComposition, …)`).
+    ///
+    /// With ``ExportPreset/passthrough``, its tracks' pieces are joined without re-encoding
+    /// (every piece of a track with the same codec and parameters; see
+    /// ``CompositionTrack/checkPassthrough()``, which names the piece and what differs when they
+    /// are not), each shown exactly by the track's edit list, gaps as empty edits; the sources
+    /// must be MP4 or MOV files. Nothing is ever re-encoded.
+    ///
+    /// With any other preset, every piece is decoded and the whole encoded once (H.264 and AAC,
+    /// as for an asset): the pictures at the video track's ``CompositionTrack/naturalSize`` (its
+    /// first piece's, as AVFoundation renders a composition without a video composition), a
+    /// piece of another size scaled to fit it with its shape kept and black bars around it,
+    /// then fitted to the preset's box; the sound resampled to one rate and channel count (the
+    /// first sound piece's, at most 48 kHz and two channels); a gap shows black and is silent.
+    /// Pieces of any codec, size or rate join so. It writes the composition's first video track
+    /// and first sound track; one with more than one track of a kind with pieces is refused.
+    ///
+    /// Throws `usage` (64) for an empty composition, a preset that cannot export it (a video
+    /// preset without video, ``ExportPreset/appleM4A`` without sound), or pieces that cannot be
+    /// joined in passthrough.
     public init(asset composition: Composition, preset: ExportPreset) throws(GraphError) {
         guard let first = composition.tracks.lazy.flatMap(\.pieces).first?.asset else {
             throw GraphError(.usage, at: "composition", "the composition has no piece of any file: there is nothing to export")
         }
-        guard preset == .passthrough else {
-            throw GraphError(.usage, at: "composition", "\(preset.rawValue) cannot export a composition here: only \(ExportPreset.passthrough.rawValue) does (a join without re-encoding); to re-encode one, read it with AssetReader(composition:) into an AssetWriter")
+        if preset == .passthrough {
+            for track in composition.tracks { try track.checkPassthrough() }
+        } else {
+            if let why = preset.incompatibility(with: composition) {
+                throw GraphError(.usage, at: "composition", "\(preset.rawValue) cannot export the composition: \(why)")
+            }
+            try composition.checkOneTrackPerType()
         }
-        for track in composition.tracks { try track.checkPassthrough() }
         asset = first
         self.composition = composition
         self.preset = preset
-        videoSettings = nil
-        audioSettings = nil
-        locked.withLock { $0.outputFileType = .mp4 }
+        if preset == .passthrough {
+            (videoSettings, audioSettings) = (nil, nil)
+        } else {
+            let size = composition.encodedTrack(.video)?.naturalSize, sound = composition.encodedTrack(.audio)?.pieces.first?.sourceTrack?.stream
+            (videoSettings, audioSettings) = preset.settings(width: size?.width, height: size?.height, sampleRate: sound?.sampleRate, channels: sound?.channels)
+        }
+        locked.withLock { $0.outputFileType = preset.supportedFileTypes(for: composition).first }
+    }
+
+    /// A session encoding `composition`'s video track with `videoSettings` and its sound track
+    /// with `audioSettings` (a track whose settings are nil is left out), each piece decoded and
+    /// the whole encoded once, as ``init(asset:preset:)-(Composition,_)`` does for a preset.
+    public init(asset composition: Composition, videoSettings: VideoSettings?, audioSettings: AudioSettings?) throws(GraphError) {
+        guard let first = composition.tracks.lazy.flatMap(\.pieces).first?.asset else {
+            throw GraphError(.usage, at: "composition", "the composition has no piece of any file: there is nothing to export")
+        }
+        guard videoSettings != nil || audioSettings != nil else {
+            throw GraphError(.usage, at: "AssetExportSession", "neither video nor audio settings given: there would be nothing to export")
+        }
+        if videoSettings != nil, composition.encodedTrack(.video) == nil {
+            throw GraphError(.usage, at: "composition", "the composition has no video track with a piece to encode with the video settings")
+        }
+        if audioSettings != nil, composition.encodedTrack(.audio) == nil {
+            throw GraphError(.usage, at: "composition", "the composition has no sound track with a piece to encode with the audio settings")
+        }
+        try composition.checkOneTrackPerType()
+        asset = first
+        self.composition = composition
+        preset = nil
+        self.videoSettings = videoSettings
+        self.audioSettings = audioSettings
+        locked.withLock { $0.outputFileType = videoSettings == nil ? .m4a : .mp4 }
     }
 
     // MARK: Settings (before export())
@@ -158,7 +210,7 @@ public final class AssetExportSession: Sendable {
 
     /// The file types this session can write.
     public var supportedFileTypes: [FileType] {
-        if composition != nil { return [.mp4, .mov] }
+        if let composition, let preset { return preset.supportedFileTypes(for: composition) }
         if let preset { return preset.supportedFileTypes(for: asset) }
         return videoSettings == nil ? [.m4a, .mp4, .mov] : [.mp4, .mov]
     }
@@ -172,9 +224,10 @@ public final class AssetExportSession: Sendable {
     }
 
     /// The index (moov) before the media data, so that playback can start before the whole
-    /// file has arrived (`faststart`). An export of a range that starts within the asset
-    /// always writes the index first (GStreamer's muxer cannot restart a file written in place
-    /// after the seek); false matters for an export from the asset's start.
+    /// file has arrived (`faststart`); false (the default, as AVFoundation's) writes it after
+    /// the media. One case writes it first whatever this says: a passthrough of a range of a
+    /// file that is not MP4 or MOV (its graph seeks, and GStreamer's muxer cannot restart a
+    /// file written in place after a seek).
     public var shouldOptimizeForNetworkUse: Bool {
         get { locked.withLock { $0.optimizeForNetworkUse } }
         set { locked.withLock { $0.optimizeForNetworkUse = newValue } }
@@ -247,14 +300,15 @@ public final class AssetExportSession: Sendable {
     /// start or fails, and `cancelled` after ``cancelExport()`` (or when the task awaiting it
     /// is cancelled); either way nothing is left under the output's name, nor a temporary file.
     public func export() async throws(GraphError) {
-        if let composition { return try await exportJoin(of: composition) }
+        if let composition {
+            return preset == .passthrough ? try await exportJoin(of: composition) : try await exportEncoding(composition, named: "the composition")
+        }
+        if let apart = rangeReadApart() { return try await exportEncoding(apart, named: "\"\(asset.path)\"") }
         let (segments, seek) = try begin()
         do throws(GraphError) {
             if try await exportByIndex(segments) { return }
             let run = try GraphRun(try graph(for: segments, seek: seek))
-            if let artwork = (locked.withLock { $0.metadata } ?? asset.metadata).writableArtwork {
-                try (run.node("file") as? MP4SinkNode)?.addExtraTags(MP4ExtraTags(artwork: artwork))
-            }
+            try addArtwork(to: run, from: locked.withLock { $0.metadata } ?? asset.metadata)
             let cancelled = locked.withLock { l in
                 l.run = run
                 return l.cancelRequested
@@ -291,13 +345,14 @@ public final class AssetExportSession: Sendable {
     /// Abandons the export: the run stops, the temporary file is removed, and ``export()``
     /// throws `cancelled`. Before an export starts, it makes the export throw `cancelled` at once.
     public func cancelExport() {
-        let run = locked.withLock { l -> GraphRun? in
-            guard !l.isOver else { return nil }
+        let (run, transcode) = locked.withLock { l -> (GraphRun?, CompositionTranscode?) in
+            guard !l.isOver else { return (nil, nil) }
             l.cancelRequested = true
             if l.status == .unknown { l.status = .cancelled }
-            return l.run
+            return (l.run, l.transcode)
         }
         run?.cancel()
+        transcode?.cancel()
     }
 
     private static let cancelled = GraphError(.cancelled, at: "AssetExportSession", "the export was cancelled (cancelExport()); nothing was written")
@@ -306,9 +361,7 @@ public final class AssetExportSession: Sendable {
     /// that plays them (nil: the whole file, from its start).
     private func begin() throws(GraphError) -> (segments: [Segment], seek: GraphRun.Seek?) {
         try starting { l throws(GraphError) in
-            if let artwork = l.metadata?.artwork, MP4ExtraTags.pictureType(artwork.data) == nil {
-                throw GraphError(.usage, at: "metadata.artwork", "the cover (artwork, \(artwork.mimeType)) is not a JPEG or PNG picture by its first bytes: an MP4's cover (covr) must be one; nothing was written")
-            }
+            try checkArtwork(l)
             let segments = [Segment(path: asset.path, range: try clamped(l.timeRange, of: asset.duration, named: "\"\(asset.path)\""))]
             try checkOutput(l)
             l.status = .waiting
@@ -317,6 +370,13 @@ public final class AssetExportSession: Sendable {
             let whole = range.start == .zero && range.end >= asset.duration
             let start: GraphRun.Seek = preset == .passthrough ? .keyframe(atOrBefore: range.start) : .exact(range.start)
             return (segments, whole ? nil : start.ending(at: range.end))
+        }
+    }
+
+    /// A cover set that is not a picture fails the export before anything is written.
+    private func checkArtwork(_ l: Locked) throws(GraphError) {
+        if let artwork = l.metadata?.artwork, MP4ExtraTags.pictureType(artwork.data) == nil {
+            throw GraphError(.usage, at: "metadata.artwork", "the cover (artwork, \(artwork.mimeType)) is not a JPEG or PNG picture by its first bytes: an MP4's cover (covr) must be one; nothing was written")
         }
     }
 
@@ -341,37 +401,117 @@ public final class AssetExportSession: Sendable {
     /// A composition's passthrough: its range's pieces joined by the container library
     /// (``CompositionJoin``), written index first, then the samples copied by byte range.
     private func exportJoin(of composition: Composition) async throws(GraphError) {
-        let (range, path) = try starting { l throws(GraphError) in
+        let (range, path, type, faststart, tags, limit) = try starting { l throws(GraphError) in
+            try checkArtwork(l)
             let range = try clamped(l.timeRange, of: composition.duration, named: "the composition")
             try checkOutput(l)
             l.status = .waiting
             l.length = range.duration.seconds
-            return (range, l.outputPath ?? "")
+            return (range, l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata, l.fileLengthLimit)
         }
-        let failure: GraphError? = await withTaskCancellationHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<GraphError?, Never>) in
-                DispatchQueue.global().async { [self] in
-                    do throws(GraphError) {
-                        let plan = try CompositionJoin(composition, range: range)
-                        try write(header: plan.join.header, copies: plan.join.copies, from: plan.files, named: plan.paths, to: path)
-                        done.resume(returning: nil)
-                    } catch {
-                        done.resume(returning: error)
-                    }
+        do throws(GraphError) {
+            let first = composition.tracks.lazy.flatMap(\.pieces).first?.sourcePath
+            try await copyByIndex(to: path) { () throws(GraphError) -> IndexCopy in
+                // The first file's own file type, as an MP4 join keeps it.
+                let own = first.flatMap(FileBytes.init(path:)).flatMap { try? MP4File($0) }.flatMap { file in
+                    try? file.first("ftyp").map { e throws(ContainerError) in try file.read(e) }
+                }
+                let ftyp = Self.fileTypeBox(type, source: own)
+                return try Self.fitting(range, within: limit) { (r: MediaTimeRange) throws(GraphError) -> IndexCopy in
+                    let plan = try CompositionJoin(composition, range: r, fileType: ftyp, indexFirst: faststart, tags: tags)
+                    return IndexCopy(header: plan.join.header, copies: plan.join.copies, trailer: plan.join.trailer, files: plan.files, names: plan.paths)
                 }
             }
-        } onCancel: {
-            cancelExport()
-        }
-        locked.withLock { l in
-            if let failure {
-                if failure.code == .cancelled || l.cancelRequested { l.status = .cancelled } else { l.status = .failed; l.error = failure }
-            } else {
-                l.status = .completed
-                l.progress = 1
+        } catch {
+            locked.withLock { l in
+                if error.code == .cancelled || l.cancelRequested { l.status = .cancelled } else { l.status = .failed; l.error = error }
             }
+            throw locked.withLock { $0.cancelRequested } ? Self.cancelled : error
         }
-        if let failure { throw locked.withLock { $0.cancelRequested } ? Self.cancelled : failure }
+    }
+
+    /// A composition exported by decoding every piece and encoding once (``CompositionTranscode``):
+    /// the reader's samples appended to a graph of encoders and `sink.mp4`, so the file's type,
+    /// tags, length limit and index are written as for an asset.
+    private func exportEncoding(_ composition: Composition, named name: String) async throws(GraphError) {
+        let (range, path, type, faststart, tags, limit) = try starting { l throws(GraphError) in
+            try checkArtwork(l)
+            let range = try clamped(l.timeRange, of: composition.duration, named: name)
+            try checkOutput(l)
+            l.status = .waiting
+            l.length = range.duration.seconds
+            return (range, l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata ?? asset.metadata, l.fileLengthLimit)
+        }
+        var transcode: CompositionTranscode?
+        var started: GraphRun?
+        do throws(GraphError) {
+            let job = try CompositionTranscode(composition, range: range, video: type == .m4a ? nil : videoSettings, audio: audioSettings)
+            transcode = job
+            var b = GraphBuilder(name: "AssetExportSession", description: "exports a composition to \(path)")
+            let file = addFile(to: &b, path: path, type: type, faststart: faststart, tags: tags, limit: limit)
+            try job.addInputs(to: &b, file: file)
+            let run = try GraphRun(try b.build(registry: .builtIn))
+            try addArtwork(to: run, from: tags)
+            let cancelled = locked.withLock { l in
+                l.run = run
+                l.transcode = job
+                return l.cancelRequested
+            }
+            guard !cancelled else { throw Self.cancelled }
+            try run.start()
+            started = run
+            locked.withLock { if $0.status == .waiting { $0.status = .exporting } }
+            try job.start(feeding: run)
+            let report = await withTaskCancellationHandler { await run.report() } onCancel: { cancelExport() }
+            // The run has ended (a length limit ends it before the reader does): stop reading.
+            job.cancel()
+            await job.ended()
+            if let failure = job.failure { throw failure }
+            switch report.status {
+            case .completed, .stopped:
+                locked.withLock { l in
+                    l.status = .completed
+                    l.progress = 1
+                }
+            case .cancelled:
+                throw Self.cancelled
+            case .failed:
+                throw report.error ?? GraphError(.runFailed, at: "AssetExportSession", "the export failed and did not say why")
+            }
+        } catch {
+            started?.cancel()  // nothing is left under the output's name
+            if let transcode {
+                transcode.cancel()
+                await transcode.ended()
+            }
+            locked.withLock { l in
+                if error.code == .cancelled || l.cancelRequested {
+                    l.status = .cancelled
+                } else {
+                    l.status = .failed
+                    l.error = error
+                }
+            }
+            throw locked.withLock { $0.cancelRequested } ? Self.cancelled : error
+        }
+    }
+
+    /// An asset's range to re-encode with the index last, as a composition of one piece (the
+    /// tracks encoded, from 0): read by a reader of its own, apart from the writing graph, since
+    /// GStreamer's muxer restarts its file after a seek in its own graph (see
+    /// ``graph(for:seek:)``), which only an index written first survives. Nil otherwise.
+    private func rangeReadApart() -> Composition? {
+        guard preset != .passthrough else { return nil }
+        let (asked, faststart) = locked.withLock { ($0.timeRange, $0.optimizeForNetworkUse) }
+        guard !faststart, let asked, asked.start > .zero || asked.end < asset.duration else { return nil }
+        var tracks: [CompositionTrack] = []
+        for (type, encodes) in [(MediaType.video, videoSettings != nil), (.audio, audioSettings != nil)] where encodes {
+            guard let source = asset.tracks(withMediaType: type).first else { continue }
+            var track = CompositionTrack(mediaType: type, trackID: tracks.count + 1)
+            guard (try? track.insertTimeRange(source.timeRange, of: source, in: asset, at: .zero)) != nil else { return nil }
+            tracks.append(track)
+        }
+        return tracks.isEmpty ? nil : Composition(tracks: tracks)
     }
 
     /// The asked range within the asset: the end cut to the asset's; refused when it is empty,
@@ -381,11 +521,11 @@ public final class AssetExportSession: Sendable {
         guard asked.start.isFinite, asked.duration.isFinite, asked.start >= .zero else {
             throw GraphError(.usage, at: "timeRange", "\(asked) is not a range of the asset: its start and duration must be finite, the start from 0")
         }
-        guard asked.duration > .zero else {
-            throw GraphError(.usage, at: "timeRange", "the range \(asked) is empty: give it a duration above 0")
-        }
         guard asked.start < duration else {
             throw GraphError(.usage, at: "timeRange", "the range \(asked) starts at or past the end of \(name) (\(duration.seconds) s long)")
+        }
+        guard asked.duration > .zero else {
+            throw GraphError(.usage, at: "timeRange", "the range \(asked) is empty: give it a duration above 0")
         }
         return MediaTimeRange(start: asked.start, end: min(asked.end, duration))
     }
@@ -405,21 +545,11 @@ public final class AssetExportSession: Sendable {
         }
     }
 
-    /// The graph that exports `segments`: one segment, a file's range, read by a seek.
-    private func graph(for segments: [Segment], seek: GraphRun.Seek?) throws(GraphError) -> Graph {
-        guard segments.count == 1, let segment = segments.first else {
-            throw GraphError(.usage, at: "AssetExportSession", "exporting several segments in sequence needs the concat node; one is supported")
-        }
-        var (path, type, faststart, tags, limit) = locked.withLock { l in
-            (l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata ?? asset.metadata, l.fileLengthLimit)
-        }
-        // GStreamer's muxer starts its file while the graph prerolls, and starts it again after
-        // the seek; written in place, the second one lands after the first's header (a file
-        // whose index the first's media box swallows). Index first, the muxer writes nothing to
-        // the file before the end: a range is always written so.
-        if seek != nil { faststart = true }
-        var b = GraphBuilder(name: "AssetExportSession", description: "exports \(segment.path) to \(path)")
-        let file = b.add("file", MP4SinkNode.self) { p in
+    /// The `sink.mp4` an export writes with: the output's path and type, the index's place, the
+    /// length limit and the tags (the cover: ``addArtwork(to:from:)``).
+    private func addFile(to b: inout GraphBuilder, path: String, type: FileType, faststart: Bool, tags: MediaMetadata,
+                         limit: Int64?) -> BuiltNode<MP4SinkNode> {
+        b.add("file", MP4SinkNode.self) { p in
             p[\.path] = path
             p[\.container] = switch type {
             case .mp4: .mp4
@@ -430,6 +560,32 @@ public final class AssetExportSession: Sendable {
             p[\.fileLengthLimit] = limit.map { Int(clamping: $0) }
             tags.write(to: &p)
         }
+    }
+
+    /// The cover of `tags`, written by the run's `sink.mp4` once the file is complete.
+    private func addArtwork(to run: GraphRun, from tags: MediaMetadata) throws(GraphError) {
+        if let artwork = tags.writableArtwork {
+            try (run.node("file") as? MP4SinkNode)?.addExtraTags(MP4ExtraTags(artwork: artwork))
+        }
+    }
+
+    /// The graph that exports `segments`: one segment, a file's range, read by a seek. (A
+    /// composition, several files' ranges in sequence, is read by ``AssetReader`` instead:
+    /// ``exportEncoding(_:)``; the graph form of a join is `source.concat`.)
+    private func graph(for segments: [Segment], seek: GraphRun.Seek?) throws(GraphError) -> Graph {
+        guard segments.count == 1, let segment = segments.first else {
+            throw GraphError(.usage, at: "AssetExportSession", "an asset's export is of one range of it; export several files' ranges in sequence as a Composition")
+        }
+        var (path, type, faststart, tags, limit) = locked.withLock { l in
+            (l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata ?? asset.metadata, l.fileLengthLimit)
+        }
+        // GStreamer's muxer starts its file while the graph prerolls, and starts it again after
+        // the seek; written in place, the second one lands after the first's header (a file
+        // whose index the first's media box swallows). Index first, the muxer writes nothing to
+        // the file before the end: a range is always written so.
+        if seek != nil { faststart = true }
+        var b = GraphBuilder(name: "AssetExportSession", description: "exports \(segment.path) to \(path)")
+        let file = addFile(to: &b, path: path, type: type, faststart: faststart, tags: tags, limit: limit)
         let source = b.add("source", FileSourceNode.self) { $0[\.path] = segment.path }
         let video = type == .m4a ? nil : asset.tracks(withMediaType: .video).first
         let audio = asset.tracks(withMediaType: .audio).first
@@ -493,21 +649,112 @@ public final class AssetExportSession: Sendable {
     /// than a graph (`MP4Trim`): the samples from the video's key frame before the start and the
     /// sound's packet before it are copied by byte range, and each track's edit list shows
     /// exactly the range, the sound cut to the sample. No demuxer, no muxer: the index is
-    /// written first, then the media, reading only what is copied. False when it does not
-    /// apply (another container, other codecs than the graph copies, tags or a length limit to
-    /// honour, an M4A): the graph exports then.
+    /// written first (``shouldOptimizeForNetworkUse``) or last, reading only what is copied;
+    /// tags set replace the file's, and a length limit shortens the range until the file fits.
+    /// False when it does not apply (another container, other codecs than the graph copies):
+    /// the graph exports then.
     private func exportByIndex(_ segments: [Segment]) async throws(GraphError) -> Bool {
-        let (path, type, tags, limit) = locked.withLock { l in (l.outputPath ?? "", l.outputFileType ?? .mp4, l.metadata, l.fileLengthLimit) }
+        let (path, type, faststart, tags, limit) = locked.withLock { l in
+            (l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata, l.fileLengthLimit)
+        }
         let video = asset.tracks(withMediaType: .video).first, audio = asset.tracks(withMediaType: .audio).first
-        guard preset == .passthrough, segments.count == 1, type != .m4a, tags == nil, limit == nil,
+        guard preset == .passthrough, segments.count == 1,
               asset.containerFormat == .mp4 || asset.containerFormat == .mov,
               [video, audio].allSatisfy({ $0 == nil || $0!.isCopyable }) else { return false }
-        let range = segments[0].range
+        let range = segments[0].range, source = segments[0].path
+        try await copyByIndex(to: path) { () throws(GraphError) -> IndexCopy in
+            // Opened once, without blocking, and read through that descriptor (closed with `bytes`).
+            guard let bytes = FileBytes(path: source) else {
+                throw GraphError(.inputUnreadable, at: source, "cannot read \"\(source)\": it cannot be opened as a file")
+            }
+            var movie: MP4Movie
+            let ftyp: MP4Box
+            do throws(ContainerError) {
+                let file = try MP4File(bytes)
+                guard let m = try file.movie() else { throw ContainerError("it has no index (moov box)") }
+                movie = m
+                let own = try file.first("ftyp").map { e throws(ContainerError) in try file.read(e) }
+                ftyp = Self.fileTypeBox(type, source: own)
+            } catch {
+                throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
+            }
+            if let tags { tags.replaceTags(in: &movie.moov) }
+            movie.keepSoundExact()
+            return try Self.fitting(range, within: limit) { (r: MediaTimeRange) throws(GraphError) -> IndexCopy in
+                do throws(ContainerError) {
+                    let trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: r.start.seconds, end: r.end.seconds, indexFirst: faststart)
+                    return IndexCopy(header: trim.header, copies: trim.copies.map { (0, $0.offset, $0.count) }, trailer: trim.trailer, files: [bytes], names: [source])
+                } catch {
+                    throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
+                }
+            }
+        }
+        return true
+    }
+
+    /// A file the container library writes without a graph: its first bytes, the runs of its
+    /// sources to copy after them, its last bytes (the index, when it goes last).
+    struct IndexCopy {
+        var header: [UInt8]
+        var copies: [(source: Int, offset: UInt64, count: Int)]
+        var trailer: [UInt8]
+        var files: [FileBytes]
+        var names: [String]
+
+        var size: Int64 { Int64(header.count + trailer.count) + copies.reduce(Int64(0)) { $0 + Int64($1.count) } }
+    }
+
+    /// What `plan` makes of `range` when it fits in `limit` bytes (or there is no limit), else
+    /// of the longest start of `range` whose file fits (found by halving, to the millisecond):
+    /// as `fileLengthLimit` promises, a complete file of what comes before the sample that would
+    /// pass the limit. Throws `usage` at `fileLengthLimit` when not even a few samples fit.
+    static func fitting(_ range: MediaTimeRange, within limit: Int64?,
+                        _ plan: (MediaTimeRange) throws(GraphError) -> IndexCopy) throws(GraphError) -> IndexCopy {
+        let whole = try plan(range)
+        guard let limit, whole.size > limit else { return whole }
+        var (short, long) = (0.0, range.duration.seconds)  // seconds that fit, and that do not
+        var best: IndexCopy?
+        while long - short > 0.001 {
+            let middle = (short + long) / 2
+            let planned = try? plan(MediaTimeRange(start: range.start, duration: MediaTime(seconds: middle)))
+            if let planned, planned.size <= limit {
+                best = planned
+                short = middle
+            } else if planned == nil, best == nil {
+                short = middle  // no sample in so short a range: longer ones may fit
+            } else {
+                long = middle
+            }
+        }
+        guard let best else {
+            throw GraphError(.usage, at: "fileLengthLimit", "\(limit) bytes cannot hold any of the export (its index and first samples take more): raise the limit")
+        }
+        return best
+    }
+
+    /// The `ftyp` of a file of `type` made from sources whose first has `source`: an MP4 keeps an
+    /// MP4 source's (its brands say what it holds), a QuickTime file is `qt  `, an M4A `M4A `.
+    static func fileTypeBox(_ type: FileType, source: MP4Box?) -> MP4Box {
+        switch type {
+        case .mp4:
+            if let source, let brand = source.read(MediaContainers.FileType.self)?.majorBrand, brand != "qt  ", brand != "M4A " { return source }
+            return MP4Box(MediaContainers.FileType(majorBrand: "isom", minorVersion: 0x200, compatibleBrands: ["isom", "iso2", "avc1", "mp41"]))
+        case .mov:
+            return MP4Box(MediaContainers.FileType(majorBrand: "qt  ", minorVersion: 0x200, compatibleBrands: ["qt  "]))
+        case .m4a:
+            return MP4Box(MediaContainers.FileType(majorBrand: "M4A ", minorVersion: 0x200, compatibleBrands: ["M4A ", "isom", "iso2", "mp41"]))
+        }
+    }
+
+    /// Plans (with `plan`) and writes a file the container library makes, off the concurrency
+    /// threads; the task's cancellation cancels it. Marks the export completed, or throws.
+    private func copyByIndex(to path: String, _ plan: @escaping @Sendable () throws(GraphError) -> IndexCopy) async throws(GraphError) {
         let failure: GraphError? = await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<GraphError?, Never>) in
                 DispatchQueue.global().async { [self] in
                     do throws(GraphError) {
-                        try copyRange(of: segments[0].path, range: range, to: path)
+                        let copy = try plan()
+                        try write(copy, to: path)
                         done.resume(returning: nil)
                     } catch {
                         done.resume(returning: error)
@@ -522,42 +769,22 @@ public final class AssetExportSession: Sendable {
             l.status = .completed
             l.progress = 1
         }
-        return true
     }
 
-    /// Writes `range` of the file at `source` to `path` (through ``OutputFile``: complete, or
-    /// nothing), a few megabytes at a time, watching for a cancel between them.
-    private func copyRange(of source: String, range: MediaTimeRange, to path: String) throws(GraphError) {
-        let fd = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw GraphError(.inputUnreadable, at: source, "cannot read \"\(source)\": \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let bytes = FileBytes(descriptor: fd)
-        let trim: MP4Trim
-        do throws(ContainerError) {
-            let file = try MP4File(bytes)
-            guard let movie = try file.movie() else { throw ContainerError("it has no index (moov box)") }
-            let ftyp = try file.first("ftyp").map { e throws(ContainerError) in try file.read(e) }
-            trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: range.start.seconds, end: range.end.seconds)
-        } catch {
-            throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
-        }
-        try write(header: trim.header, copies: trim.copies.map { (0, $0.offset, $0.count) }, from: [bytes], named: [source], to: path)
-    }
-
-    /// Writes `header`, then each run of `copies` from its file of `files` (named by `names`),
-    /// to `path` (through ``OutputFile``: complete, or nothing), a few megabytes at a time,
-    /// watching for a cancel between them.
-    private func write(header: [UInt8], copies: [(source: Int, offset: UInt64, count: Int)], from files: [FileBytes], named names: [String],
-                       to path: String) throws(GraphError) {
+    /// Writes `copy`'s header, then each run of its copies from its file (named by its names),
+    /// then its trailer, to `path` (through ``OutputFile``: complete, or nothing), a few
+    /// megabytes at a time, watching for a cancel between them.
+    private func write(_ copy: IndexCopy, to path: String) throws(GraphError) {
+        let (files, names) = (copy.files, copy.names)
         let output = OutputFile(path: path, location: "outputPath", node: "AssetExportSession")
         try output.prepare()
         var done = false
         defer { if !done { output.discard() } }
         locked.withLock { if $0.status == .waiting { $0.status = .exporting } }
-        try output.write(header)
-        let total = Double(max(1, copies.reduce(0) { $0 + $1.count }))
+        try output.write(copy.header)
+        let total = Double(max(1, copy.copies.reduce(0) { $0 + $1.count }))
         var copied = 0
-        for (source, offset, count) in copies {
+        for (source, offset, count) in copy.copies {
             if locked.withLock({ $0.cancelRequested }) { throw Self.cancelled }
             let chunk: [UInt8]
             let name = names[source]
@@ -572,6 +799,7 @@ public final class AssetExportSession: Sendable {
             let share = Double(copied) / total
             locked.withLock { $0.progress = max($0.progress, min(0.99, share)) }
         }
+        if !copy.trailer.isEmpty { try output.write(copy.trailer) }
         if locked.withLock({ $0.cancelRequested }) { throw Self.cancelled }
         try output.commit()
         done = true
@@ -588,11 +816,15 @@ extension MediaMetadata {
         p[\.genre] = genre
         p[\.comment] = comment
         p[\.date] = date
-        // A place as ISO 6709 writes it ("+48.8583+002.2945/"); another form is left out.
-        if let location, let first = location.first, first == "+" || first == "-",
-           location.allSatisfy({ "+-0123456789./".contains($0) }) {
-            p[\.location] = location
-        }
+        p[\.location] = writableLocation
+    }
+
+    /// The place to write: the location when it is as ISO 6709 writes it ("+48.8583+002.2945/");
+    /// another form is left out.
+    var writableLocation: String? {
+        guard let location, let first = location.first, first == "+" || first == "-",
+              location.allSatisfy({ "+-0123456789./".contains($0) }) else { return nil }
+        return location
     }
 
     /// The cover to write: the artwork when it is a JPEG or PNG picture.

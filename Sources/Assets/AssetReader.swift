@@ -180,17 +180,12 @@ public final class AssetReader: Sendable {
             }
         }
         if track.mediaType == .video {
-            // Frames of every piece go out in one format: one size, as the first piece's.
-            let pieces = track.pieces
-            guard let first = pieces.first?.sourceTrack?.stream else { return }
-            for (n, piece) in pieces.enumerated() {
+            // Frames of every piece go out in one format: one size, the track's natural size (a
+            // piece of another size is fitted to it as it is read: CompositionPieces).
+            for (n, piece) in track.pieces.enumerated() {
                 guard let source = piece.sourceTrack else { continue }
                 if source.indexInType > 0 {
                     throw GraphError(.usage, at: "\(at), piece \(n + 1)", "only a file's first video track can be read; \(piece) is its video track \(source.indexInType + 1)")
-                }
-                if source.stream.width != first.width || source.stream.height != first.height {
-                    throw GraphError(.usage, at: "\(at), piece \(n + 1)",
-                                     "\(piece) has \(source.stream.width ?? 0)x\(source.stream.height ?? 0) pictures and piece 1 \(first.width ?? 0)x\(first.height ?? 0): frames of one output are of one size; read the pieces apart, or scale them first")
                 }
             }
         }
@@ -265,6 +260,17 @@ public final class AssetReader: Sendable {
                     if output.track.mediaType == .audio { p[\.maxBuffers] = 64 }
                 }
                 b.connect(file.output(), to: decode.input())
+                if let size = output.renderSize, output.track.mediaType == .video {
+                    // Fitted to the size asked (a composition's piece of another size).
+                    let scale = b.add("scale\(n)", ScaleNode.self) { p in
+                        p[\.width] = size.width
+                        p[\.height] = size.height
+                        p[\.mode] = .fit
+                    }
+                    b.connect(decode.output("video"), to: scale.input())
+                    b.connect(scale.output(), to: sink.input())
+                    continue
+                }
                 b.connect(decode.output(output.track.mediaType.rawValue), to: sink.input())
             }
             run = try GraphRun(try b.build(registry: .builtIn))
@@ -311,7 +317,8 @@ public final class AssetReader: Sendable {
                 guard let range else { return true }
                 return piece.destinationRange.end > range.start && piece.destinationRange.start < range.end
             }
-            return CompositionPieces(pieces: pieces, settings: Self.settings(output.outputSettings, for: track), lead: lead)
+            return CompositionPieces(pieces: pieces, settings: Self.settings(output.outputSettings, for: track), lead: lead,
+                                     renderSize: track.naturalSize)
         }
         let goesOn = locked.withLock { l in
             l.pieces = sequences

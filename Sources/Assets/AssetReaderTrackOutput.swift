@@ -20,6 +20,10 @@ public final class AssetReaderTrackOutput: Sendable {
     /// stream (`AVAssetReaderAudioMixOutput`); empty for an output of one track.
     public let mixedTracks: [AssetTrack]
     public let outputSettings: ReaderOutputSettings?
+    /// Frames scaled to this size, the picture fitted with black bars (`effect.scale`'s `fit`):
+    /// a composition's piece of another size than its track's first (see
+    /// ``AssetReader/init(composition:)``). Nil: frames at their own size.
+    let renderSize: (width: Int, height: Int)?
 
     /// What the reader gave this output (when it was added, and when reading started). Its
     /// state, what a pull does and whether it has ended, is the reader's: ``ReaderState``.
@@ -41,12 +45,25 @@ public final class AssetReaderTrackOutput: Sendable {
         mixedTracks = []
         compositionTrack = nil
         self.outputSettings = outputSettings
+        renderSize = nil
+    }
+
+    /// An output of a video track whose frames are fitted to `renderSize` (a composition's piece).
+    init(track: AssetTrack, outputSettings: ReaderOutputSettings?, renderSize: (width: Int, height: Int)?) {
+        self.track = track
+        mixedTracks = []
+        compositionTrack = nil
+        self.outputSettings = outputSettings
+        self.renderSize = renderSize
     }
 
     /// The pieces of a composition track decoded one after another as one stream, for a reader
     /// made with ``AssetReader/init(composition:)``: `AVAssetReaderTrackOutput(track:)` given an
     /// `AVCompositionTrack`. Settings that leave the rate or channels open take the first
     /// piece's (the others are converted); nil settings are 16-bit PCM so, or BGRA frames.
+    /// Frames are of one size, the track's ``CompositionTrack/naturalSize`` (its first piece's,
+    /// as an `AVCompositionTrack`'s `naturalSize`): a piece of another size is scaled to fit it,
+    /// its shape kept, with black bars where it does not fill it (`effect.scale`'s `fit`).
     /// `.stored` joins the pieces' compressed samples without decoding, when every piece has the
     /// same codec and parameters (else the reader refuses the output, naming the piece and what
     /// differs): video cut at keyframes, AAC by whole packets (see ``CompositionPieces``).
@@ -59,6 +76,7 @@ public final class AssetReaderTrackOutput: Sendable {
         mixedTracks = []
         self.compositionTrack = compositionTrack
         self.outputSettings = outputSettings
+        renderSize = nil
     }
 
     /// The sum of several audio tracks of one asset (up to eight: a film's dialogue, music and
@@ -73,6 +91,7 @@ public final class AssetReaderTrackOutput: Sendable {
         mixedTracks = tracks
         compositionTrack = nil
         self.outputSettings = outputSettings
+        renderSize = nil
     }
 
     /// What a mixing output decodes each track to, and so mixes in.

@@ -4,7 +4,7 @@ import MediaContainers
 /// A composition's passthrough export planned by the container library (`MP4Join`): every
 /// piece of every track copied as stored, one after another, each shown exactly by an edit.
 struct CompositionJoin {
-    /// The new file's first bytes and the runs of the sources to copy after them.
+    /// The new file's first bytes, the runs of the sources to copy after them, and its last bytes.
     var join: MP4Join
     /// The sources, open, in ``MP4Join/Source`` order.
     var files: [FileBytes]
@@ -15,8 +15,9 @@ struct CompositionJoin {
     /// without re-encoding (another codec, size, rate or codec configuration), when a piece
     /// is of a file that is not MP4 or MOV, or is scaled (a passthrough copies samples with
     /// their timing); `inputUnreadable` (66) for a file that cannot be read or whose index is
-    /// damaged.
-    init(_ composition: Composition, range: MediaTimeRange) throws(GraphError) {
+    /// damaged. `fileType` is the new file's `ftyp`; `indexFirst` puts the index before the
+    /// media; `tags`, when given, replace the first file's, which the join keeps otherwise.
+    init(_ composition: Composition, range: MediaTimeRange, fileType: MP4Box, indexFirst: Bool, tags: MediaMetadata?) throws(GraphError) {
         var tracks: [CompositionTrack] = []
         for var track in composition.tracks where !track.pieces.isEmpty {
             // The range alone: what follows it, then what comes before it, taken out.
@@ -32,7 +33,6 @@ struct CompositionJoin {
         var paths: [String] = []
         var files: [FileBytes] = []
         var sources: [MP4Join.Source] = []
-        var fileType: MP4Box?
         var plan: [MP4Join.Track] = []
         for track in tracks {
             var parts: [MP4Join.Part] = []
@@ -43,7 +43,7 @@ struct CompositionJoin {
                 }
                 let at = "composition track \(track.trackID), piece \(n + 1) (\"\(asset.path)\")"
                 guard segment.sourceRange.duration == segment.destinationRange.duration else {
-                    throw GraphError(.usage, at: at, "its range is scaled (\(segment.sourceRange.duration.seconds) s of the file shown over \(segment.destinationRange.duration.seconds) s): a passthrough export copies samples with their timing and cannot change it; export with a preset that re-encodes")
+                    throw GraphError(.usage, at: at, "its range is scaled (\(segment.sourceRange.duration.seconds) s of the file shown over \(segment.destinationRange.duration.seconds) s): a passthrough export copies samples with their timing and cannot change it")
                 }
                 let index: Int
                 if let known = paths.firstIndex(of: asset.path) {
@@ -55,7 +55,6 @@ struct CompositionJoin {
                     do throws(ContainerError) {
                         let file = try MP4File(bytes)
                         guard let movie = try file.movie() else { throw ContainerError("it has no index (moov box)") }
-                        if paths.isEmpty { fileType = try file.first("ftyp").map { e throws(ContainerError) in try file.read(e) } }
                         sources.append(MP4Join.Source(name: "\"\(asset.path)\"", movie: movie, fileSize: bytes.count))
                     } catch {
                         throw GraphError(.inputUnreadable, at: asset.path, "cannot export \"\(asset.path)\": \(error.reason)")
@@ -69,12 +68,48 @@ struct CompositionJoin {
             }
             plan.append(MP4Join.Track(handler: track.mediaType == .audio ? "soun" : "vide", parts: parts))
         }
+        if let tags, !sources.isEmpty { tags.replaceTags(in: &sources[0].movie.moov) }
+        if !sources.isEmpty { sources[0].movie.keepSoundExact() }
         do throws(ContainerError) {
-            join = try MP4Join(sources: sources, tracks: plan, fileType: fileType)
+            join = try MP4Join(sources: sources, tracks: plan, fileType: fileType, indexFirst: indexFirst)
         } catch {
             throw GraphError(.inputUnreadable, at: "composition", "cannot join the composition's pieces: \(error.reason)")
         }
         self.files = files
         self.paths = paths
+    }
+}
+
+extension MediaMetadata {
+    /// These tags in place of `moov`'s (its `udta`): the text items sink.mp4 writes (title,
+    /// artist, album, album artist, genre, comment, date) as iTunes items under `udta/meta/ilst`,
+    /// and the place and cover as ``MP4ExtraTags`` writes them, for an export that copies the
+    /// first file's index and was given tags of its own.
+    func replaceTags(in moov: inout MP4Box) {
+        moov.children.removeAll { $0.type == "udta" }
+        let texts: [(String, String?)] = [("©nam", title), ("©ART", artist), ("©alb", album), ("aART", albumArtist),
+                                          ("©gen", genre), ("©cmt", comment), ("©day", date)]
+        var items: [MP4Box] = []
+        for case let (key, text?) in texts where !text.isEmpty {
+            // A `data` box: type 1 (UTF-8), locale 0, the text.
+            items.append(MP4Box(type: FourCC(key), children: [MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))]))
+        }
+        if !items.isEmpty {
+            let handler = MP4Box(type: "hdlr", body: [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdirappl".utf8) + [UInt8](repeating: 0, count: 9))
+            let meta = MP4Box(type: "meta", leading: [0, 0, 0, 0], children: [handler, MP4Box(type: "ilst", children: items)])
+            moov.replaceOrInsert(MP4Box(type: "udta", children: [meta]), after: ["mvhd", "trak"])
+        }
+        let extra = MP4ExtraTags(artwork: writableArtwork, location: writableLocation)
+        if !extra.isEmpty { extra.apply(to: &moov) }
+    }
+}
+
+extension MP4Movie {
+    /// The movie's clock made its sound's rate when it is coarser (ffmpeg's files count the
+    /// movie in milliseconds): the edit lists a join or a trim writes are in the movie's clock,
+    /// and only the sound's own rate puts each edit on a sample (a millisecond is 44.1 samples).
+    mutating func keepSoundExact() {
+        guard let rate = tracks(handler: "soun").map({ $0.track.mediaTimescale }).max(), rate > timescale else { return }
+        rescale(to: rate)
     }
 }

@@ -13,6 +13,9 @@ import Synchronization
 /// A gap (an empty segment) gives no sample, as AVFoundation's reader gives none: the next
 /// piece's stamps simply start later.
 ///
+/// Decoded frames are of one size, the track's ``CompositionTrack/naturalSize``: a piece of
+/// another size is scaled to fit it as it is decoded, its shape kept, with black bars around it.
+///
 /// Samples as stored (`.stored`, a join without re-encoding) are cut where they can be decoded:
 /// video from the last keyframe at or before the range's start (as AVFoundation's passthrough
 /// cuts), up to the first frame, in decode order, shown at or past its end (a B-frame shown
@@ -25,6 +28,8 @@ import Synchronization
 final class CompositionPieces: Sendable {
     let pieces: [CompositionTrackSegment]
     let settings: ReaderOutputSettings
+    /// Decoded frames' one size (the track's natural size): a piece of another is fitted to it.
+    let renderSize: (width: Int, height: Int)?
 
     private struct Reading {
         var next = 0
@@ -42,9 +47,11 @@ final class CompositionPieces: Sendable {
 
     /// `lead`: how much later than the composition's time line samples as stored are stamped,
     /// the same for every output of a reader (see ``StoredCut/lead``).
-    init(pieces: [CompositionTrackSegment], settings: ReaderOutputSettings, lead: MediaTime = .zero) {
+    init(pieces: [CompositionTrackSegment], settings: ReaderOutputSettings, lead: MediaTime = .zero,
+         renderSize: (width: Int, height: Int)? = nil) {
         self.pieces = pieces
         self.settings = settings
+        self.renderSize = renderSize
         reading = Mutex(Reading(cut: StoredCut(lead: lead)))
     }
 
@@ -153,7 +160,11 @@ final class CompositionPieces: Sendable {
         }
         do throws(GraphError) {
             let reader = try AssetReader(asset: asset)
-            let output = AssetReaderTrackOutput(track: track, outputSettings: settings)
+            var fit: (width: Int, height: Int)?
+            if case .pixels = settings, let size = renderSize, track.stream.width != size.width || track.stream.height != size.height {
+                fit = size
+            }
+            let output = AssetReaderTrackOutput(track: track, outputSettings: settings, renderSize: fit)
             try reader.add(output)
             // Samples as stored are cut here (StoredCut), where keyframes are known.
             if case .stored = settings {} else { reader.timeRange = piece.sourceRange }

@@ -215,6 +215,15 @@ public struct CompositionTrack: Sendable, Equatable {
         segments = Self.tidied(out)
     }
 
+    /// A video track's picture size, its first piece's (as `AVCompositionTrack.naturalSize`
+    /// without a video composition): the size its frames are read and exported at, pieces of
+    /// another size fitted to it, their shape kept. Nil for a sound track or one with no piece.
+    public var naturalSize: (width: Int, height: Int)? {
+        guard mediaType == .video, let stream = pieces.first?.sourceTrack?.stream,
+              let width = stream.width, let height = stream.height, width > 0, height > 0 else { return nil }
+        return (width, height)
+    }
+
     /// The non-empty segments: what a reader reads, in order.
     public var pieces: [CompositionTrackSegment] { segments.filter { !$0.isEmpty } }
 

@@ -47,6 +47,16 @@ public enum ExportPreset: String, Sendable, CaseIterable {
         allCases.filter { $0.incompatibility(with: asset) == nil }
     }
 
+    /// The presets that can export `composition`: ``passthrough`` when every track's pieces
+    /// can be joined as stored, ``appleM4A`` with a sound track, the others with a video track.
+    public static func presets(compatibleWith composition: Composition) -> [ExportPreset] {
+        allCases.filter { preset in
+            guard composition.tracks.contains(where: { !$0.pieces.isEmpty }) else { return false }
+            if preset == .passthrough { return composition.tracks.allSatisfy { (try? $0.checkPassthrough()) != nil } }
+            return preset.incompatibility(with: composition) == nil && (try? composition.checkOneTrackPerType()) != nil
+        }
+    }
+
     /// Why the preset cannot export `asset`; nil when it can.
     func incompatibility(with asset: Asset) -> String? {
         let video = asset.tracks(withMediaType: .video), audio = asset.tracks(withMediaType: .audio)
@@ -57,6 +67,30 @@ public enum ExportPreset: String, Sendable, CaseIterable {
             return video.prefix(1).filter(\.isCopyable).isEmpty && audio.prefix(1).filter(\.isCopyable).isEmpty ? "it has no H.264 or AAC track to copy (it has \(asset.tracks.map(\.description).joined(separator: ", ")))" : nil
         default:
             return video.isEmpty ? "it has no video track, and \(rawValue) encodes video (use \(ExportPreset.appleM4A.rawValue) for sound)" : nil
+        }
+    }
+
+    /// The file types it writes of `composition`: an M4A for ``appleM4A``, and for a
+    /// ``passthrough`` of sound alone.
+    public func supportedFileTypes(for composition: Composition) -> [FileType] {
+        switch self {
+        case .appleM4A: [.m4a]
+        case .passthrough: composition.encodedTrack(.video) == nil ? [.m4a, .mp4, .mov] : [.mp4, .mov]
+        default: [.mp4, .mov]
+        }
+    }
+
+    /// Why the preset cannot export `composition` by re-encoding it; nil when it can. (A
+    /// ``passthrough`` is checked piece by piece: ``CompositionTrack/checkPassthrough()``.)
+    func incompatibility(with composition: Composition) -> String? {
+        let video = composition.encodedTrack(.video), audio = composition.encodedTrack(.audio)
+        switch self {
+        case .appleM4A:
+            return audio == nil ? "it has no sound track with a piece, and \(rawValue) exports sound" : nil
+        case .passthrough:
+            return nil
+        default:
+            return video == nil ? "it has no video track with a piece, and \(rawValue) encodes video (use \(ExportPreset.appleM4A.rawValue) for sound)" : nil
         }
     }
 

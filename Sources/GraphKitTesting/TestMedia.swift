@@ -117,6 +117,8 @@ public struct MediaProbe: Sendable {
         public var frameCount: Int?
         public var duration: Double?
         public var frameRate: Double?
+        /// Bits per second, as the file states it (ffprobe's `bit_rate`).
+        public var bitRate: Int?
     }
     public var streams: [Stream]
     public var formatName: String
@@ -147,7 +149,7 @@ public struct MediaProbe: Sendable {
                                       sampleRate: int(s["sample_rate"]), channels: int(s["channels"]),
                                       width: int(s["width"]), height: int(s["height"]),
                                       frameCount: int(s["nb_read_frames"]) ?? int(s["nb_frames"]),
-                                      duration: double(s["duration"]), frameRate: rate(s["avg_frame_rate"])))
+                                      duration: double(s["duration"]), frameRate: rate(s["avg_frame_rate"]), bitRate: int(s["bit_rate"])))
             }
         }
         self.streams = streams

@@ -66,6 +66,14 @@ public final class FileBytes: ByteSource, Sendable {
         self.init(descriptor, size: regular ? st.st_size : -1, owned: false)
     }
 
+    /// The file open as `descriptor`, which this now owns: closed when this goes (a file a
+    /// caller opened once, checked, and reads only through it).
+    public convenience init(owning descriptor: Int32) {
+        var st = stat()
+        let regular = fstat(descriptor, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        self.init(descriptor, size: regular ? st.st_size : -1, owned: true)
+    }
+
     /// `size` is the regular file's stated size, or -1 for anything else (empty).
     private init(_ fd: Int32, size: off_t, owned: Bool) {
         descriptor = fd
@@ -94,9 +102,19 @@ public final class FileBytes: ByteSource, Sendable {
         guard offset < self.count, count > 0 else { return [] }
         let want = Int(min(UInt64(count), self.count - offset))
         var bytes = [UInt8](repeating: 0, count: want)
+        let done = try bytes.withUnsafeMutableBytes { raw in Result { () throws(ContainerError) in try read(at: offset, into: raw) } }.get()
+        if done < want { bytes.removeLast(want - done) }
+        return bytes
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset` straight into `buffer` (a sample's own
+    /// memory, with no copy between); returns how many were read: fewer where the file ends.
+    public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(ContainerError) -> Int {
+        guard offset < count, let base = buffer.baseAddress else { return 0 }
+        let want = Int(min(UInt64(buffer.count), count - offset))
         var done = 0
         while done < want {
-            let n = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, want - done, off_t(offset) + off_t(done)) }
+            let n = pread(descriptor, base + done, want - done, off_t(offset) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw ContainerError(String(cString: strerror(errno)))
@@ -104,8 +122,7 @@ public final class FileBytes: ByteSource, Sendable {
             if n == 0 { break }  // shorter than it was: what is there
             done += n
         }
-        if done < want { bytes.removeLast(want - done) }
-        return bytes
+        return done
     }
 
     /// Writes all of `bytes` at `offset` (the descriptor must be open for writing).

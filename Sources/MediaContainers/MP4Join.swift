@@ -7,7 +7,7 @@
 // exactly the piece (and an empty edit per gap), so nothing decoded for a piece's start shows.
 // The pieces of a track must decode with one configuration (SampleDescription): the new track has
 // one sample description. A trim is the one-piece case (MP4Trim). The new index is written
-// before the media (faststart); the samples are copied as they are.
+// before the media (faststart) or, asked, after it; the samples are copied as they are.
 
 /// The new file: its first bytes (ftyp, moov, the mdat's header), then the sources' byte ranges
 /// to copy after them, in order.
@@ -42,8 +42,11 @@ package struct MP4Join: Sendable {
         }
     }
 
-    /// `ftyp`, the new `moov` and the `mdat` header.
+    /// `ftyp`, the new `moov` and the `mdat` header; with the index last, `ftyp` and the `mdat`
+    /// header.
     package var header: [UInt8]
+    /// What follows the media: the `moov` when the index goes last, else nothing.
+    package var trailer: [UInt8] = []
     /// Where in which source each run of the new file's media lies, in the order they are written.
     package var copies: [(source: Int, offset: UInt64, count: Int)]
     /// The longest track, in seconds.
@@ -92,12 +95,13 @@ package struct MP4Join: Sendable {
     /// track, the piece and its source, for a source without that track, a damaged sample
     /// table, a part of no sample, and pieces that cannot follow one another in one track
     /// (another codec, size, rate or codec configuration; another media clock).
-    package init(sources: [Source], tracks: [Track], fileType: MP4Box?) throws(ContainerError) {
-        try self.init(sources: sources, tracks: tracks, fileType: fileType, planned: [:])
+    /// `indexFirst`: the index before the media (faststart), else after it.
+    package init(sources: [Source], tracks: [Track], fileType: MP4Box?, indexFirst: Bool = true) throws(ContainerError) {
+        try self.init(sources: sources, tracks: tracks, fileType: fileType, indexFirst: indexFirst, planned: [:])
     }
 
     /// `planned`: source tracks already read, by "source index-in-movie".
-    init(sources: [Source], tracks: [Track], fileType: MP4Box?, planned known: [String: HLSSegmentPlan.Track]) throws(ContainerError) {
+    init(sources: [Source], tracks: [Track], fileType: MP4Box?, indexFirst: Bool = true, planned known: [String: HLSSegmentPlan.Track]) throws(ContainerError) {
         guard let lead = sources.first else { throw ContainerError("there is nothing to join: no source") }
         let movieScale = max(1, lead.movie.timescale)
         // Each source track's samples, read once.
@@ -253,14 +257,19 @@ package struct MP4Join: Sendable {
         let media = UInt64(chunks.reduce(0) { total, c in total + c.samples.reduce(0) { $0 + Int(built[c.track].samples[$1].size) } })
         let wide = media + 8 > UInt64(UInt32.max)
         let mdatHeader = wide ? 16 : 8
-        var index = moov(mdatStart: 0)
-        for _ in 0..<3 {  // the offsets' width settles at once; three passes at most
-            let start = UInt64(ftyp.count) + index.length() + UInt64(mdatHeader)
-            let next = moov(mdatStart: start)
-            if next.length() == index.length() { index = next; break }
-            index = next
+        var header = ftyp
+        if indexFirst {
+            var index = moov(mdatStart: 0)
+            for _ in 0..<3 {  // the offsets' width settles at once; three passes at most
+                let start = UInt64(ftyp.count) + index.length() + UInt64(mdatHeader)
+                let next = moov(mdatStart: start)
+                if next.length() == index.length() { index = next; break }
+                index = next
+            }
+            header += index.bytes
+        } else {
+            trailer = moov(mdatStart: UInt64(ftyp.count + mdatHeader)).bytes
         }
-        var header = ftyp + index.bytes
         if wide {
             header.appendU32(1); header.appendU32(FourCC("mdat").rawValue); header.appendU64(media + 16)
         } else {

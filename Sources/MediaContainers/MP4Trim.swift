@@ -3,13 +3,16 @@
 // can start (the video's key frame at or before the range's start, the sound's packet before the
 // one holding it, for the AAC decoder's overlap) to the range's end, and an edit list per track
 // that shows exactly the range: the frames and sound before its start are decoded, not shown.
-// The new index is written before the media (faststart); the samples are copied as they are.
+// The new index is written before the media (faststart) or after it; the samples are copied as
+// they are.
 
 /// The new file: its first bytes (ftyp, moov, the mdat's header), then the source's byte
 /// ranges to copy after them, in order.
 package struct MP4Trim: Sendable {
-    /// `ftyp`, the new `moov` and the `mdat` header.
+    /// `ftyp`, the new `moov` and the `mdat` header (with the index last, no `moov`).
     package var header: [UInt8]
+    /// The `moov` when the index goes last, else nothing.
+    package var trailer: [UInt8]
     /// Where in the source each run of the new file's media lies, in the order they are written.
     package var copies: [(offset: UInt64, count: Int)]
     /// The range shown, in seconds.
@@ -20,7 +23,7 @@ package struct MP4Trim: Sendable {
     /// The range [`start`, `end`) (seconds on the presentation timeline) of the first video and
     /// first audio track of `movie` (the other tracks are left out). Throws, naming the track, for
     /// a damaged sample table, and when the range holds no sample.
-    package init(movie: MP4Movie, fileSize: UInt64, fileType: MP4Box?, start: Double, end: Double) throws(ContainerError) {
+    package init(movie: MP4Movie, fileSize: UInt64, fileType: MP4Box?, start: Double, end: Double, indexFirst: Bool = true) throws(ContainerError) {
         guard start.isFinite, end.isFinite, start >= 0, end > start else {
             throw ContainerError("the range \(start) s to \(end) s is not a range of it")
         }
@@ -35,8 +38,9 @@ package struct MP4Trim: Sendable {
         }
         guard !tracks.isEmpty else { throw ContainerError("no sample of its video or sound lies between \(start) s and \(end) s") }
         let join = try MP4Join(sources: [MP4Join.Source(name: "it", movie: movie, fileSize: fileSize)],
-                               tracks: tracks.sorted { $0.index < $1.index }.map(\.track), fileType: fileType, planned: planned)
+                               tracks: tracks.sorted { $0.index < $1.index }.map(\.track), fileType: fileType, indexFirst: indexFirst, planned: planned)
         header = join.header
+        trailer = join.trailer
         copies = join.copies.map { ($0.offset, $0.count) }
         duration = end - start
     }

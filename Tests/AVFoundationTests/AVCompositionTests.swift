@@ -59,8 +59,9 @@ import Testing
     }
 
     /// An AVMutableComposition of two MP4s exported with the passthrough preset, as AVFoundation
-    /// code does: the join's packets are the sources'; scaleTimeRange shows a range slower, and
-    /// such a composition is not copied as stored (the session refuses it when exporting).
+    /// code does: the join's packets are the sources'; with 640x480, encoded once; scaleTimeRange
+    /// shows a range slower, and such a composition is not copied as stored (the session refuses
+    /// it when exporting).
     @Test func aCompositionExportsInPassthroughAndScales() async throws {
         var urls: [URL] = []
         for n in 0..<2 {
@@ -75,7 +76,17 @@ import Testing
             try composition.insertTimeRange(CMTimeRange(start: .zero, duration: CMTime(value: 1, timescale: 1)), of: asset,
                                             at: try await composition.load(.duration))
         }
-        #expect(AVAssetExportSession(asset: composition, presetName: AVAssetExportPreset640x480) == nil)
+        // Every video preset takes it (AVFoundation gives a session for each); one re-encodes it once.
+        #expect(AVAssetExportSession.exportPresets(compatibleWith: composition)
+                == [AVAssetExportPresetPassthrough, AVAssetExportPresetHighestQuality, AVAssetExportPreset1920x1080,
+                    AVAssetExportPreset1280x720, AVAssetExportPreset640x480])
+        let encoding = try #require(AVAssetExportSession(asset: composition, presetName: AVAssetExportPreset640x480))
+        let encoded = folder.appendingPathComponent("encoded.mov")
+        try await encoding.export(to: encoded, as: .mov)
+        #expect(encoding.status == .completed)
+        let probed = try MediaProbe(encoded.path, countFrames: true)
+        #expect(probed.stream("video")?.codecName == "h264" && probed.stream("video")?.width == 160 && probed.stream("video")?.frameCount == 50)
+        #expect(abs(probed.duration - 2) < 0.05)
         let session = try #require(AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetPassthrough))
         let out = folder.appendingPathComponent("joined.mp4")
         try await session.export(to: out, as: .mp4)

@@ -130,13 +130,23 @@ extension Graph {
         public var writes: Bool
     }
 
-    /// Every file the graph's nodes read or write, in the graph's order.
+    /// Every file the graph's nodes read or write, in the graph's order; a file field of a list
+    /// of records (`source.concat`'s pieces) once per record, as `pieces[1].path`.
     public var fileParameters: [FileParameter] {
         nodes.flatMap { node in
-            node.descriptor.parameters.compactMap { declaration -> FileParameter? in
+            node.descriptor.parameters.flatMap { declaration -> [FileParameter] in
+                if case .records(let fields) = declaration.kind, case .records(let items)? = node.parameters[declaration.name] {
+                    return items.enumerated().flatMap { i, record in
+                        fields.compactMap { field -> FileParameter? in
+                            guard case .string(let format) = field.kind, format == .path || field.writesFile,
+                                  case .string(let path)? = record[field.name] else { return nil }
+                            return FileParameter(node: node.id, parameter: "\(declaration.name)[\(i)].\(field.name)", path: path, writes: field.writesFile)
+                        }
+                    }
+                }
                 guard case .string(let format) = declaration.kind, format == .path || declaration.writesFile,
-                      case .string(let path)? = node.parameters[declaration.name] else { return nil }
-                return FileParameter(node: node.id, parameter: declaration.name, path: path, writes: declaration.writesFile)
+                      case .string(let path)? = node.parameters[declaration.name] else { return [] }
+                return [FileParameter(node: node.id, parameter: declaration.name, path: path, writes: declaration.writesFile)]
             }
         }
     }

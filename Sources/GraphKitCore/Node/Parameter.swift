@@ -37,7 +37,7 @@ extension Int: ParameterValueConvertible {
         switch value {
         case .integer(let i): self = i
         case .number(let d) where d == d.rounded() && abs(d) < 9.2e18: self = Int(d)
-        case .number, .boolean, .string, .numbers, .auto: return nil
+        case .number, .boolean, .string, .numbers, .records, .auto: return nil
         }
     }
     public var parameterValue: ParameterValue { .integer(self) }
@@ -48,7 +48,7 @@ extension Double: ParameterValueConvertible {
         switch value {
         case .integer(let i): self = Double(i)
         case .number(let d): self = d
-        case .boolean, .string, .numbers, .auto: return nil
+        case .boolean, .string, .numbers, .records, .auto: return nil
         }
     }
     public var parameterValue: ParameterValue { .number(self) }
@@ -76,6 +76,18 @@ extension Array: ParameterValueConvertible where Element == Double {
         self = a
     }
     public var parameterValue: ParameterValue { .numbers(self) }
+}
+
+/// A list of objects' fields, as a ``ParameterDescriptor/Kind/records(fields:)`` parameter reads:
+/// one dictionary of typed values per object, in order (a field left out has its default).
+public struct ParameterRecords: ParameterValueConvertible, Sendable, Hashable {
+    public var items: [[String: ParameterValue]]
+    public init(_ items: [[String: ParameterValue]]) { self.items = items }
+    public init?(parameterValue value: ParameterValue) {
+        guard case .records(let items) = value else { return nil }
+        self.items = items
+    }
+    public var parameterValue: ParameterValue { .records(items) }
 }
 
 /// A parameter whose values are a closed list of names: a Swift enum with `String` raw values.
@@ -198,6 +210,19 @@ extension RequiredParameter where Value == String {
     /// `writesFile`: the value is a file the node writes (see ``ParameterDescriptor/writesFile``).
     public init(_ name: String, format: StringFormat = .any, writesFile: Bool = false, help: String) {
         descriptor = ParameterDescriptor(name, .string(format), writesFile: writesFile, help: help)
+    }
+}
+
+extension RequiredParameter where Value == Int {
+    public init(_ name: String, _ range: ClosedRange<Int>, multipleOf: Int = 1, help: String) {
+        descriptor = ParameterDescriptor(name, .integer(range), multipleOf: multipleOf, help: help)
+    }
+}
+
+extension RequiredParameter where Value == ParameterRecords {
+    /// A non-empty array of objects with `fields` (each a parameter declaration of its own).
+    public init(_ name: String, fields: [any ParameterDeclaration], help: String) {
+        descriptor = ParameterDescriptor(name, .records(fields: fields.map(\.descriptor)), help: help)
     }
 }
 

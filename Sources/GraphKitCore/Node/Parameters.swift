@@ -33,7 +33,7 @@ public struct StringFormat: Sendable, Hashable {
 
 /// A parameter a node declares: name, type, range, default and help. `graphctl validate` and
 /// `graphctl inspect` read these without building the node.
-public struct ParameterDescriptor: Sendable {
+public struct ParameterDescriptor: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         case integer(ClosedRange<Int>)
         /// An integer that is one of these (a sample width: 8 or 16).
@@ -44,6 +44,9 @@ public struct ParameterDescriptor: Sendable {
         case enumeration([String])
         /// A fixed-length array of numbers, such as a colour-matrix row.
         case numbers(count: Int)
+        /// A non-empty array of objects, each with these fields (each a scalar parameter of its
+        /// own: its kind, default, whether it is required): a list of files with ranges.
+        case records(fields: [ParameterDescriptor])
 
         public var typeName: String {
             switch self {
@@ -53,6 +56,7 @@ public struct ParameterDescriptor: Sendable {
             case .string: "string"
             case .enumeration: "enumeration"
             case .numbers(let n): "array of \(n) numbers"
+            case .records(let fields): "array of objects {\(fields.map(\.name).joined(separator: ", "))}"
             }
         }
     }
@@ -150,9 +154,48 @@ public struct ParameterDescriptor: Sendable {
                 return .failure(.init("expected \(count) numbers, got \(values.count)"))
             }
             return .success(.numbers(values))
+        case let (.records(fields), .array(items)):
+            return Self.validate(records: items, fields: fields)
         default:
             return .failure(.init(json == .null ? "expected \(expected), got null" : "expected \(expected), got \(json.typeName) \(json)"))
         }
+    }
+
+    /// An array of objects, each checked field by field: a field's problem is said at its place
+    /// (`[1].inpoint: …`), a field a record does not declare is refused (with the nearest name),
+    /// a required one must be there, and the others take their defaults.
+    private static func validate(records items: [JSONValue], fields: [ParameterDescriptor]) -> Result<ParameterValue, ParameterError> {
+        guard !items.isEmpty else { return .failure(.init("expected at least one object, got an empty array")) }
+        var records: [[String: ParameterValue]] = []
+        var problems: [String] = []
+        for (i, item) in items.enumerated() {
+            guard case .object(let members) = item else {
+                problems.append("[\(i)]: expected an object with \(list(fields.map { "\"\($0.name)\"" }, "and")), got \(item.typeName)")
+                continue
+            }
+            var record: [String: ParameterValue] = [:]
+            for (key, value) in members {
+                guard let field = fields.first(where: { $0.name == key }) else {
+                    var message = "[\(i)]: unknown field \"\(key)\""
+                    if let guess = closestMatch(to: key, in: fields.map(\.name)) { message += "; did you mean \"\(guess)\"?" }
+                    problems.append(message + " (it takes: \(fields.map(\.name).joined(separator: ", ")))")
+                    continue
+                }
+                guard record[key] == nil else {
+                    problems.append("[\(i)].\(key): given twice")
+                    continue
+                }
+                switch field.validate(value) {
+                case .success(let v): record[key] = v
+                case .failure(let e): problems.append("[\(i)].\(key): \(e.message)")
+                }
+            }
+            for field in fields where record[field.name] == nil && !members.contains(where: { $0.key == field.name }) {
+                if let dv = field.defaultValue { record[field.name] = dv } else if field.isRequired { problems.append("[\(i)].\(field.name) is required (\(field.help))") }
+            }
+            records.append(record)
+        }
+        return problems.isEmpty ? .success(.records(records)) : .failure(.init(problems.joined(separator: "; ")))
     }
 
     /// `a, b or c`.
@@ -184,6 +227,11 @@ public struct ParameterDescriptor: Sendable {
                 return .failure(.init("expected a JSON array such as [1,0,0,0], got \"\(text)\""))
             }
             return .success(json)
+        case .records(let fields):
+            guard let json = try? JSONParser.parse(text) else {
+                return .failure(.init("expected a JSON array of objects such as [{\"\(fields.first?.name ?? "name")\": …}], got \"\(text)\""))
+            }
+            return .success(json)
         }
     }
 }
@@ -200,6 +248,8 @@ public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
     case boolean(Bool)
     case string(String)
     case numbers([Double])
+    /// An array of objects (``ParameterDescriptor/Kind/records(fields:)``), each field typed.
+    case records([[String: ParameterValue]])
     case auto
 
     public var description: String {
@@ -209,6 +259,8 @@ public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
         case .boolean(let b): String(b)
         case .string(let s): JSONValue.quote(s)
         case .numbers(let a): "[" + a.map { ParameterValue.number($0).description }.joined(separator: ",") + "]"
+        case .records(let items):
+            "[" + items.map { r in "{" + r.keys.sorted().map { "\(JSONValue.quote($0)): \(r[$0]!)" }.joined(separator: ", ") + "}" }.joined(separator: ", ") + "]"
         case .auto: "\"auto\""
         }
     }
@@ -220,6 +272,7 @@ public enum ParameterValue: Sendable, Hashable, CustomStringConvertible {
         case .boolean(let b): .bool(b)
         case .string(let s): .string(s)
         case .numbers(let a): .array(a.map { .number($0) })
+        case .records(let items): .array(items.map { r in .object(r.keys.sorted().map { ($0, r[$0]!.json) }) })
         case .auto: .string("auto")
         }
     }

@@ -15,7 +15,12 @@ struct Export: ParsableCommand {
             Presets: passthrough (the samples as stored, never re-encoded: a range starts at the video \
             keyframe at or before its start), highestQuality, 1920x1080, 1280x720, 640x480 (H.264 fitted \
             in the box, aspect kept, never enlarged; AAC 128 kb/s), appleM4A (the sound alone, AAC in M4A). \
-            OUT must not exist; its extension gives the file type (.mp4, .mov, .m4a).
+            OUT must not exist; its extension gives the file type (.mp4, .mov, .m4a). The index goes \
+            before the media unless --no-faststart is given.
+
+            Exit status: 0 the file is complete; 64 a preset, a range or an extension that cannot be \
+            used (nothing written); 66 the input cannot be read; 70 the export failed; 73 OUT exists \
+            or cannot be written; 130 cancelled (Ctrl-C: nothing is left at OUT).
             """
     )
 
@@ -34,7 +39,7 @@ struct Export: ParsableCommand {
     @Option(help: "Seconds exported (default: to the end).")
     var duration: Double?
 
-    @Flag(name: .customLong("no-faststart"), help: "Write the index after the media (an export from the start only).")
+    @Flag(name: .customLong("no-faststart"), help: "Write the index after the media.")
     var noFaststart = false
 
     @Flag(help: "No progress on standard error.")
@@ -90,7 +95,9 @@ struct Export: ParsableCommand {
                 shown = percent
             }
         }
-        if !quiet, shown >= 0 { writeStandardError("\n") }
-        if let error = outcome.withLock({ $0 }) { throw report(error) }
+        let failure = outcome.withLock { $0 }
+        if !quiet, failure == nil { writeStandardError("\rexporting: 100%") }
+        if !quiet, shown >= 0 || failure == nil { writeStandardError("\n") }
+        if let failure { throw report(failure) }
     }
 }

@@ -137,6 +137,10 @@ extension NodeDescriptor {
             case .number(let r): members += [("minimum", .number(r.lowerBound)), ("maximum", .number(r.upperBound))]
             case .enumeration(let names): members.append(("values", .array(names.map { .string($0) })))
             case .numbers(let n): members.append(("count", .number(Double(n))))
+            case .records(let fields): members.append(("fields", .array(fields.map { f in
+                    .object([("name", .string(f.name)), ("type", .string(f.kind.typeName)), ("required", .bool(f.isRequired)), ("help", .string(f.help))]
+                        + (f.rangeDescription.map { [("range", .string($0))] } ?? []) + (f.defaultValue.map { [("default", $0.json)] } ?? []))
+                })))
             case .string(let format):
                 if let pattern = format.pattern { members.append(("pattern", .string(pattern))) }
                 if format.minLength > 0 { members.append(("minLength", .number(Double(format.minLength)))) }
@@ -181,6 +185,13 @@ extension NodeDescriptor {
             if p.acceptsAuto { line += ", or \"auto\"" }
             if let dv = p.defaultValue { line += ", default \(dv)" } else if p.isRequired { line += ", required" } else { line += ", optional" }
             out += line + "\n    \(p.help)\n"
+            if case .records(let fields) = p.kind {
+                for f in fields {
+                    var field = "    .\(f.name): \(f.kind.typeName)" + (f.rangeDescription.map { ", \($0)" } ?? "")
+                    if let dv = f.defaultValue { field += ", default \(dv)" } else if f.isRequired { field += ", required" } else { field += ", optional" }
+                    out += field + "\n      \(f.help)\n"
+                }
+            }
         }
         if !rules.isEmpty {
             out += "\nRules:\n"

@@ -32,6 +32,10 @@ struct Schema: ParsableCommand {
             if let pattern = format.pattern { s.append(("pattern", .string(pattern))) }
         case .enumeration(let names): s.append(("enum", .array(names.map { .string($0) })))
         case .numbers(let n): s += [("type", "array"), ("items", ["type": "number"]), ("minItems", .number(Double(n))), ("maxItems", .number(Double(n)))]
+        case .records(let fields):
+            let item: JSONValue = .object([("type", "object"), ("properties", .object(fields.map { ($0.name, parameterSchema($0)) })),
+                                           ("required", .array(fields.filter(\.isRequired).map { .string($0.name) })), ("additionalProperties", .bool(false))])
+            s += [("type", "array"), ("items", item), ("minItems", 1)]
         }
         if let d = p.defaultValue { s.append(("default", d.json)) }
         if p.acceptsAuto { return .object([("anyOf", .array([.object(s), ["const": "auto"]]))]) }

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+/// `source.concat`: files joined as stored, `source.concat → sink.mp4`, on files ffmpeg makes
+/// here: the packets are the sources', each piece from the key frame at or before its inpoint to
+/// its outpoint, the sound in step; what cannot be joined is refused naming the piece.
+@Suite(.timeLimit(.minutes(10))) struct ConcatSourceNodeTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// `seconds` of testsrc2 at 25 fps, a key frame every `gop` frames (no scene cuts), `codec`
+    /// (libx264 or libx265), B-frames as `bframes`, with a sine of `tone` Hz as AAC at 44.1 kHz.
+    func movie(_ name: String, seconds: Double, size: String = "320x240", codec: String = "libx264", gop: Int = 50, bframes: Int = 0,
+               tone: Int? = 440) throws -> String {
+        let p = path(name)
+        var arguments = ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=25:duration=\(seconds)"]
+        if let tone { arguments += ["-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=44100:duration=\(seconds)", "-c:a", "aac"] }
+        arguments += ["-c:v", codec, "-g", "\(gop)", "-keyint_min", "\(gop)", "-bf", "\(bframes)", "-pix_fmt", "yuv420p"]
+        arguments += codec == "libx265" ? ["-x265-params", "log-level=error:scenecut=0", "-tag:v", "hvc1"] : ["-sc_threshold", "0"]
+        try TestMedia.runTool("ffmpeg", arguments + ["-y", p])
+        return p
+    }
+
+    /// `pieces` (JSON) joined into `out` through `source.concat → sink.mp4` (its `ports`).
+    func join(_ pieces: String, into out: String, ports: [String] = ["video", "audio"]) throws -> RunReport {
+        let edges = ports.map { "\"join.\($0) -> file.\($0)\"" }.joined(separator: ", ")
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "join": { "type": "source.concat", "params": { "pieces": \(pieces) } },
+              "file": { "type": "sink.mp4", "params": { "path": "\(out)" } } }, "edges": [ \(edges) ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        return run.wait()
+    }
+
+    /// Each video packet of `file` as stored (size and MD5, ffprobe without the edit list).
+    func packets(_ file: String, _ stream: String = "v") throws -> [String] {
+        try TestMedia.runTool("ffprobe", ["-v", "error", "-ignore_editlist", "1", "-select_streams", stream, "-show_entries", "packet=size,data_hash",
+                                          "-show_data_hash", "md5", "-of", "csv=p=0", file]).split(separator: "\n").map(String.init)
+    }
+
+    /// Decoded frames' MD5s (ffmpeg's framemd5), in presentation order.
+    func frames(_ file: String) throws -> [String] {
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-map", "0:v:0", "-f", "framemd5", "-"])
+            .split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0.split(separator: ",").last ?? "").trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// `file`'s sound decoded by ffmpeg to 16-bit mono at 44.1 kHz.
+    func pcm(_ file: String) throws -> [Int16] {
+        let raw = path(URL(fileURLWithPath: file).lastPathComponent + ".pcm")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-map", "0:a", "-ac", "1", "-f", "s16le", "-y", raw])
+        return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// The tone's frequency over `samples` at 44.1 kHz, from its rising zero crossings.
+    static func frequency(_ samples: ArraySlice<Int16>) -> Double {
+        Double(zip(samples, samples.dropFirst()).filter { $0.0 < 0 && $0.1 >= 0 }.count) * 44_100 / Double(samples.count)
+    }
+
+    /// Whole files: every video packet of each, in order, copied as stored (no decoder, no
+    /// encoder); the sound's packets are each file's, and its tone changes where the pictures do.
+    @Test func wholeFilesJoinPacketForPacket() throws {
+        let a = try movie("a.mp4", seconds: 2, tone: 440), b = try movie("b.mp4", seconds: 1.6, tone: 660), c = try movie("c.mp4", seconds: 1, tone: 880)
+        let out = path("joined.mp4")
+        let report = try join(#"[{ "path": "\#(a)" }, { "path": "\#(b)" }, { "path": "\#(c)" }]"#, into: out)
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        #expect(try packets(out) == (try packets(a)) + (try packets(b)) + (try packets(c)))
+        let probe = try MediaProbe(out)
+        #expect(abs(probe.duration - 4.6) < 0.05 && abs((probe.stream("audio")?.duration ?? 0) - 4.6) < 0.03, "\(probe.duration) s")
+        // Every sound packet is one of a source's, and each source's come in a run, in order.
+        let sources = [try packets(a, "a"), try packets(b, "a"), try packets(c, "a")]
+        var rest = try packets(out, "a")[...]
+        for (n, own) in sources.enumerated() {
+            guard let first = rest.first, let at = own.firstIndex(of: first) else { Issue.record("piece \(n + 1)'s sound is not its file's"); break }
+            let run = zip(rest, own[at...]).prefix { $0 == $1 }.count
+            #expect(run >= own.count - 3, "piece \(n + 1): \(run) of \(own.count) packets")
+            rest = rest.dropFirst(run)
+        }
+        #expect(rest.isEmpty)
+        // The tone changes with the pictures: the last packet before a join holds the earlier
+        // tone, and the one packet after it (1,024 samples: 23 ms) is a transition, since an AAC
+        // decoder overlaps each packet with the one before it, which is another file's.
+        let sound = try pcm(out)
+        for (t, tone) in [(1.0, 440.0), (2.8, 660.0), (4.1, 880.0)] {
+            #expect(abs(Self.frequency(sound[Int(t * 44_100)..<Int((t + 0.2) * 44_100)]) - tone) < 10, "at \(t) s")
+        }
+        for (join, before, after) in [(2.0, 440.0, 660.0), (3.6, 660.0, 880.0)] {
+            let at = Int(join * 44_100)
+            let heard = (Self.frequency(sound[(at - 2_600)..<(at - 600)]), Self.frequency(sound[(at + 1_624)..<(at + 3_624)]))
+            // One zero crossing more or less is 22 Hz over 2,000 samples.
+            #expect(abs(heard.0 - before) < 30 && abs(heard.1 - after) < 30, "the tone does not change at \(join) s: \(heard)")
+        }
+    }
+
+    /// Ranges: a piece starts at the key frame at or before its inpoint (a warning says where)
+    /// and ends at its outpoint; with B-frames, the frames decoded after one shown past the
+    /// outpoint are left out (a few frames before it), the ones kept being the source's.
+    @Test func rangesStartAtTheKeyFrameBeforeTheirInpoint() throws {
+        let a = try movie("a.mp4", seconds: 6), b = try movie("b.mp4", seconds: 4)
+        let out = path("ranges.mp4")
+        let report = try join(#"[{ "path": "\#(a)", "inpoint": 2.5, "outpoint": 4.2 }, { "path": "\#(b)", "inpoint": 2, "duration": 1 }]"#, into: out)
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let fa = try frames(a), fb = try frames(b)
+        // a from its key frame at 2 s (frame 50) to 4.2 s (frame 105), then b from 2 s to 3 s.
+        #expect(try frames(out) == Array(fa[50..<105]) + Array(fb[50..<75]))
+        #expect(abs(try MediaProbe(out).duration - 3.2) < 0.05)
+
+        let bframes = try movie("bf.mp4", seconds: 6, bframes: 3, tone: nil)
+        let cut = path("bframes.mp4")
+        let second = try join(#"[{ "path": "\#(bframes)", "inpoint": 2, "outpoint": 4.2 }, { "path": "\#(bframes)", "inpoint": 0, "outpoint": 1 }]"#,
+                              into: cut, ports: ["video"])
+        #expect(second.status == .completed, "\(String(describing: second.error))")
+        let source = try frames(bframes), joined = try frames(cut)
+        // From frame 50, every frame shown until one whose reference shows past 4.2 s; then 0 to 1 s.
+        let kept = joined.count - 25
+        #expect(kept >= 52 && kept <= 55, "\(kept) frames of the first piece")
+        #expect(Array(joined.prefix(kept)) == Array(source[50..<(50 + kept)]))
+        #expect(Array(joined.suffix(25)) == Array(source[0..<25]))
+    }
+
+    /// HEVC joins as stored too (hvc1, its hvcC in the caps).
+    @Test func hevcJoinsAsStored() throws {
+        let a = try movie("a.mp4", seconds: 1, codec: "libx265", gop: 25), b = try movie("b.mp4", seconds: 1, codec: "libx265", gop: 25)
+        let out = path("hevc.mp4")
+        let report = try join(#"[{ "path": "\#(a)" }, { "path": "\#(b)" }]"#, into: out)
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        #expect(try MediaProbe(out).stream("video")?.codecName == "hevc")
+        #expect(try packets(out) == (try packets(a)) + (try packets(b)))
+        #expect(try frames(out) == (try frames(a)) + (try frames(b)))
+    }
+
+    /// What cannot be joined is refused before the run plays, naming the piece and its place in
+    /// the graph, with the code `graphctl` exits with; nothing is written.
+    @Test func whatCannotBeJoinedIsRefusedNamingThePiece() throws {
+        let a = try movie("a.mp4", seconds: 2), bigger = try movie("big.mp4", seconds: 1, size: "640x480"), silent = try movie("silent.mp4", seconds: 1, tone: nil)
+        let mpeg4 = path("mpeg4.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "mpeg4", "-y", mpeg4])
+        FileManager.default.createFile(atPath: path("notes.txt"), contents: Data("not a movie".utf8))
+        let cases: [(pieces: String, ports: [String], code: GraphError.Code, location: String, words: [String])] = [
+            (#"[{ "path": "\#(a)" }, { "path": "\#(path("missing.mp4"))" }]"#, ["video"], .inputUnreadable, "pieces[1].path", ["missing.mp4", "no such file"]),
+            (#"[{ "path": "\#(path("notes.txt"))" }]"#, ["video"], .inputUnreadable, "pieces[0].path", ["notes.txt", "not an MP4"]),
+            (#"[{ "path": "\#(a)", "inpoint": 1, "outpoint": 0.5 }]"#, ["video"], .invalidGraph, "pieces[0].outpoint", ["empty"]),
+            (#"[{ "path": "\#(a)", "inpoint": 1, "duration": 0 }]"#, ["video"], .invalidGraph, "pieces[0].duration", ["empty"]),
+            (#"[{ "path": "\#(a)" }, { "path": "\#(a)", "outpoint": 3 }]"#, ["video"], .invalidGraph, "pieces[1].outpoint", ["past the file's end"]),
+            (#"[{ "path": "\#(a)", "inpoint": 2 }]"#, ["video"], .invalidGraph, "pieces[0].inpoint", ["at or past the file's end"]),
+            (#"[{ "path": "\#(a)" }, { "path": "\#(bigger)" }]"#, ["video"], .invalidGraph, "pieces[1].path", ["cannot follow piece 0", "640x480, not 320x240"]),
+            (#"[{ "path": "\#(a)" }, { "path": "\#(silent)" }]"#, ["video", "audio"], .invalidGraph, "pieces[1].path", ["no sound track"]),
+            (#"[{ "path": "\#(mpeg4)" }]"#, ["video"], .invalidGraph, "pieces[0].path", ["mp4v", "H.264 and HEVC"]),
+        ]
+        for (n, c) in cases.enumerated() {
+            let out = path("refused\(n).mp4")
+            let error = #expect(throws: GraphError.self) { _ = try join(c.pieces, into: out, ports: c.ports) }
+            #expect(error?.code == c.code, "case \(n): \(String(describing: error))")
+            #expect(error?.problems.first?.location == "nodes.join.params.\(c.location)", "case \(n): \(String(describing: error))")
+            for word in c.words { #expect(error?.description.contains(word) == true, "case \(n): \"\(word)\" not in \(String(describing: error))") }
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.contains("refused") })
+    }
+
+    /// The list is checked by the loader like any parameter: each field at its place.
+    @Test func thePiecesAreCheckedWhenTheGraphLoads() {
+        let loader = GraphLoader(registry: .builtIn)
+        func problems(_ pieces: String) -> [String] {
+            do {
+                _ = try loader.load(json: #"{ "version": 1, "nodes": { "j": { "type": "source.concat", "params": { "pieces": \#(pieces) } }, "o": { "type": "sink.app" } }, "edges": ["j.video -> o.in"] }"#)
+                return []
+            } catch {
+                return error.problems.map(\.description)
+            }
+        }
+        #expect(problems("[]") == ["nodes.j.params.pieces: expected at least one object, got an empty array"])
+        #expect(problems(#"[{ "inpoint": 1 }]"#) == [#"nodes.j.params.pieces: [0].path is required (the file, relative to the current folder (MP4 or MOV))"#])
+        #expect(problems(#"[{ "path": "a.mp4", "inpiont": 1 }]"#).first?.contains(#"[0]: unknown field "inpiont"; did you mean "inpoint"?"#) == true)
+        #expect(problems(#"[{ "path": "a.mp4", "inpoint": -1 }]"#).first?.contains("[0].inpoint: -1 is out of range") == true)
+        #expect(problems(#""a.mp4""#).first?.contains("expected array of objects {path, inpoint, outpoint, duration}") == true)
+        #expect(problems(#"[{ "path": "a.mp4" }, { "path": "b.mp4", "outpoint": 3 }]"#) == [])
+    }
+}
