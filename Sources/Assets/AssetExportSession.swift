@@ -252,9 +252,8 @@ public final class AssetExportSession: Sendable {
         do throws(GraphError) {
             if try await exportByIndex(segments) { return }
             let run = try GraphRun(try graph(for: segments, seek: seek))
-            if let artwork = (locked.withLock { $0.metadata } ?? asset.metadata).writableArtwork {
-                try (run.node("file") as? MP4SinkNode)?.addExtraTags(MP4ExtraTags(artwork: artwork))
-            }
+            // The cover, and the chapters that show in the range, moved to its timeline.
+            try (locked.withLock { $0.metadata } ?? asset.metadata).addExtraTags(to: run, showing: segments[0].range, of: asset.duration)
             let cancelled = locked.withLock { l in
                 l.run = run
                 return l.cancelRequested
@@ -306,9 +305,7 @@ public final class AssetExportSession: Sendable {
     /// that plays them (nil: the whole file, from its start).
     private func begin() throws(GraphError) -> (segments: [Segment], seek: GraphRun.Seek?) {
         try starting { l throws(GraphError) in
-            if let artwork = l.metadata?.artwork, MP4ExtraTags.pictureType(artwork.data) == nil {
-                throw GraphError(.usage, at: "metadata.artwork", "the cover (artwork, \(artwork.mimeType)) is not a JPEG or PNG picture by its first bytes: an MP4's cover (covr) must be one; nothing was written")
-            }
+            try l.metadata?.checkWritable()
             let segments = [Segment(path: asset.path, range: try clamped(l.timeRange, of: asset.duration, named: "\"\(asset.path)\""))]
             try checkOutput(l)
             l.status = .waiting
@@ -537,7 +534,8 @@ public final class AssetExportSession: Sendable {
             let file = try MP4File(bytes)
             guard let movie = try file.movie() else { throw ContainerError("it has no index (moov box)") }
             let ftyp = try file.first("ftyp").map { e throws(ContainerError) in try file.read(e) }
-            trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: range.start.seconds, end: range.end.seconds)
+            trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: range.start.seconds, end: range.end.seconds,
+                               chapters: movie.chapters(in: bytes))
         } catch {
             throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
         }
@@ -576,25 +574,4 @@ public final class AssetExportSession: Sendable {
         try output.commit()
         done = true
     }
-}
-
-extension MediaMetadata {
-    /// These tags as `sink.mp4`'s parameters (the fields it writes).
-    func write(to p: inout NodeSettings<MP4SinkNode>) {
-        p[\.title] = title
-        p[\.artist] = artist
-        p[\.album] = album
-        p[\.albumArtist] = albumArtist
-        p[\.genre] = genre
-        p[\.comment] = comment
-        p[\.date] = date
-        // A place as ISO 6709 writes it ("+48.8583+002.2945/"); another form is left out.
-        if let location, let first = location.first, first == "+" || first == "-",
-           location.allSatisfy({ "+-0123456789./".contains($0) }) {
-            p[\.location] = location
-        }
-    }
-
-    /// The cover to write: the artwork when it is a JPEG or PNG picture.
-    var writableArtwork: [UInt8]? { artwork.map(\.data).flatMap { MP4ExtraTags.pictureType($0) == nil ? nil : $0 } }
 }
