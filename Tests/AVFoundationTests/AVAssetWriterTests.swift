@@ -318,6 +318,30 @@ import Testing
         #expect(AVMetadataItem.metadataItems(from: common, filteredByIdentifier: .commonIdentifierSoftware).first?.stringValue == "Frames 1.0")
     }
 
+    /// An export session's metadata items are written as the writer's are: the artwork and the
+    /// location survive a re-encode (ffprobe reads them), and the asset's chapters go on though
+    /// metadata was set (they are not items).
+    @Test func exportSessionMetadataCarriesArtworkLocationAndChapters() async throws {
+        let folder = try TestMedia.temporaryFolder()
+        let png = folder.appendingPathComponent("cover.png").path, list = folder.appendingPathComponent("chapters.txt").path
+        let source = folder.appendingPathComponent("source.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=green:s=16x16", "-frames:v", "1", png])
+        try ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=First\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2000\ntitle=Second\n"
+            .write(toFile: list, atomically: true, encoding: .utf8)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=2", "-i", list,
+                                         "-map", "0", "-map_chapters", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", source])
+        let session = try #require(AVAssetExportSession(asset: AVURLAsset(url: URL(fileURLWithPath: source)), presetName: AVAssetExportPreset640x480))
+        session.metadata = [Self.item(.commonIdentifierArtwork, try Data(contentsOf: URL(fileURLWithPath: png)) as NSData),
+                            Self.item(.commonIdentifierLocation, "-33.8568+151.2153/" as NSString),
+                            Self.item(.commonIdentifierTitle, "Exported" as NSString)]
+        let out = folder.appendingPathComponent("out.mp4")
+        try await session.export(to: out, as: .mp4)
+        let probe = try MediaProbe(out.path)
+        #expect(probe.tags["title"] == "Exported" && probe.tags["location"] == "-33.8568+151.2153/", "\(probe.tags)")
+        #expect(probe.streams.contains { $0.codecType == "video" && $0.codecName == "png" }, "the cover, as ffprobe's attached picture")
+        #expect(probe.chapters.map(\.title) == ["First", "Second"] && probe.chapters.map(\.start) == [0, 1], "\(probe.chapters)")
+    }
+
     /// Artwork that is not a picture fails startWriting(), the error naming the artwork, and
     /// nothing is written.
     @Test func artworkThatIsNotAPictureIsRefused() async throws {
