@@ -20,6 +20,9 @@ public final class BinBuilder {
     let callbacks: CallbackRegistry
     let directory: ElementDirectory
     let statistics: RunStatistics
+    /// Where a node's own errors are kept, so that the run reports them as the node raised them
+    /// (``PushedSource/fail(_:)``); nil for a builder outside a compiled graph.
+    let failures: NodeFailures?
     /// Elements may be made from a streaming thread too (a demuxer's pad-added handler).
     private let lock = Lock()
     private(set) var exposedInputs: [String: UnsafeMutablePointer<GstPad>] = [:]
@@ -28,12 +31,13 @@ public final class BinBuilder {
     private var counter = 0
 
     init(context: NodeContext, pipeline: UnsafeMutablePointer<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory,
-         statistics: RunStatistics) {
+         statistics: RunStatistics, failures: NodeFailures? = nil) {
         self.context = context
         self.pipeline = pipeline
         self.callbacks = callbacks
         self.directory = directory
         self.statistics = statistics
+        self.failures = failures
     }
 
     public var nodeID: String { context.id }
