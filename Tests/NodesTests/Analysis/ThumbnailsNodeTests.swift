@@ -213,6 +213,23 @@ import GraphKitTesting
         #expect(cues.last?.contains("--> \(WebVTTIndex.timestamp(next))") == true, "\(cues.last ?? "")")
     }
 
+    /// A file whose media stops halfway (its index first, the rest cut off): the pictures are
+    /// taken in the run, so the one past the cut fails the run with the node's own error,
+    /// naming the file and the time, and nothing is written.
+    @Test func aPictureThatCannotBeTakenFailsTheRunNamingIt() throws {
+        let whole = path("whole.mp4")
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=8",
+                                         "-c:v", "libx264", "-g", "25", "-movflags", "+faststart", whole])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let cut = path("cut.mp4")
+        try bytes.prefix(bytes.count * 2 / 5).write(to: URL(fileURLWithPath: cut))
+        let out = path("cut-pictures")
+        let error = #expect(throws: GraphError.self) { try run(#""path": "\#(cut)", "count": 8, "folder": "\#(out)", "sprite": "\#(out)/sprite.jpg""#) }
+        #expect(error?.node == "thumbs")
+        #expect(error?.message.contains(cut) == true && error?.message.contains("cannot take the picture") == true, "\(String(describing: error))")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).isEmpty)
+    }
+
     @Test func countZeroIsRefusedByTheLoader() throws {
         let error = #expect(throws: GraphError.self) {
             try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "thumbs": { "type": "analysis.thumbnails", "params": { "path": "a.mp4", "count": 0, "sprite": "s.jpg" } } }, "edges": [] }"#)
