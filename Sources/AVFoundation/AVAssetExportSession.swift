@@ -114,12 +114,16 @@ open class AVAssetExportSession: @unchecked Sendable {
         }
     }
 
-    /// The file's tags; nil (the default) writes the asset's own.
+    /// The file's tags (mapped as `AVAssetWriter.metadata` maps them: text tags, the location,
+    /// the artwork); nil (the default) writes the asset's own. The asset's chapters are written
+    /// either way (they are not metadata items but its chapter groups), those in `timeRange`.
     public var metadata: [AVMetadataItem]? {
         get { settings.withLock { $0.metadata } }
         set {
             settings.withLock { $0.metadata = newValue }
-            session.metadata = newValue.map(AVAssetWriter.tags) ?? session.asset.metadata
+            var tags = newValue.map(AVAssetWriter.tags) ?? session.asset.metadata
+            tags.chapters = session.asset.metadata.chapters
+            session.metadata = tags
         }
     }
 

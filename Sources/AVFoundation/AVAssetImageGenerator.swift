@@ -96,6 +96,101 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         }
     }
 
+    /// Makes the image for `requestedTime` and calls `handler` with it and the frame's time, or
+    /// with the error (an `NSError` in `AVFoundationErrorDomain`), on a queue of the generator's.
+    open func generateCGImageAsynchronously(for requestedTime: CMTime,
+                                            completionHandler handler: @escaping @Sendable (CGImage?, CMTime, (any Error)?) -> Void) {
+        queue.async { [self] in
+            do {
+                let (image, actual) = try makeImage(at: requestedTime)
+                handler(image, actual, nil)
+            } catch {
+                handler(nil, .invalid, error)
+            }
+        }
+    }
+
+    /// The images at `times`, one element a time in the order given, each made when the loop
+    /// asks for it (GraphKit's `images(for:)`: one pipeline of the file, sought from time to
+    /// time): a time that fails (past the end, not numeric) gives its error and the next goes
+    /// on. ``cancelAllCGImageGeneration()`` makes the rest fail as cancelled.
+    public func images(for times: [CMTime]) -> Images {
+        Images(times: times, generator: Swift.Result { try configured() })
+    }
+
+    /// An asynchronous sequence of images, as AVFoundation's: each element the requested time
+    /// and the image with the time of its frame, or the error.
+    public struct Images: AsyncSequence, AsyncIteratorProtocol {
+        public enum Element {
+            case success(requestedTime: CMTime, image: CGImage, actualTime: CMTime)
+            case failure(requestedTime: CMTime, error: any Error)
+
+            public var requestedTime: CMTime {
+                switch self {
+                case .success(let t, _, _), .failure(let t, _): t
+                }
+            }
+
+            /// The image; throws the error of a failed request.
+            public var image: CGImage {
+                get throws {
+                    switch self {
+                    case .success(_, let image, _): image
+                    case .failure(_, let error): throw error
+                    }
+                }
+            }
+
+            /// The time of the image's frame; throws the error of a failed request.
+            public var actualTime: CMTime {
+                get throws {
+                    switch self {
+                    case .success(_, _, let t): t
+                    case .failure(_, let error): throw error
+                    }
+                }
+            }
+        }
+
+        private let times: [CMTime]
+        private var next = 0
+        private let generator: Swift.Result<AssetImageGenerator, any Error>
+        /// GraphKit's pictures of the numeric times, in order.
+        private var pictures: AsyncStream<AssetImageGenerator.Element>.AsyncIterator?
+
+        init(times: [CMTime], generator: Swift.Result<AssetImageGenerator, any Error>) {
+            self.times = times
+            self.generator = generator
+            if case .success(let g) = generator {
+                pictures = g.images(for: times.compactMap { $0.isNumeric ? $0.mediaTime : nil }).makeAsyncIterator()
+            }
+        }
+
+        public func makeAsyncIterator() -> Images { self }
+
+        public mutating func next() async -> Element? {
+            guard next < times.count else { return nil }
+            let time = times[next]
+            next += 1
+            guard time.isNumeric, time.mediaTime != nil else {
+                return .failure(requestedTime: time, error: avError(.operationNotAllowed, "cannot make an image at \(time): a requested time is a numeric time"))
+            }
+            guard case .success = generator else {
+                if case .failure(let error) = generator { return .failure(requestedTime: time, error: error) }
+                return nil
+            }
+            guard let element = await pictures?.next() else {
+                return .failure(requestedTime: time, error: avError(.unknown, "the images ended before \(time)"))
+            }
+            do {
+                let (frame, actual) = try element.result.get()
+                return .success(requestedTime: time, image: try AVAssetImageGenerator.cgImage(frame), actualTime: CMTime(actual))
+            } catch {
+                return .failure(requestedTime: time, error: avError(error))
+            }
+        }
+    }
+
     private let cancelCount = Mutex(0)
 
     /// Cancels every image being made or asked for: their handlers are called with `.cancelled`.
@@ -146,7 +241,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         return m
     }
 
-    private static func cgImage(_ frame: SampleBuffer) throws -> CGImage {
+    fileprivate static func cgImage(_ frame: SampleBuffer) throws -> CGImage {
         guard let image = CGImage(bgra: frame) else { throw avError(.unknown, "the generator gave a picture that is not BGRA") }
         return image
     }

@@ -118,11 +118,13 @@ open class AVAssetWriter: @unchecked Sendable {
         }
     }
 
-    /// The file's tags, written as iTunes and AVFoundation write them (`moov/udta/meta/ilst`):
-    /// items whose common key (or whose key in its own space, `©nam`, `TIT2`…) is the title,
-    /// artist, album name, type (genre), description (comment) or creation date; text values,
-    /// and a date as a date. Other items (artwork, location) are not written. Set it before
-    /// `startWriting()`.
+    /// The file's tags, written as iTunes and AVFoundation write them: items whose common key
+    /// (or whose key in its own space, `©nam`, `TIT2`, `com.apple.quicktime.location.ISO6709`…)
+    /// is the title, artist, album name, type (genre), description (comment), creation date or
+    /// software (`moov/udta/meta/ilst`), text values and a date as a date; the location (ISO 6709
+    /// text, `udta/©xyz`); the artwork (`commonKeyArtwork`, `covr`, `APIC`: a JPEG or PNG
+    /// picture as data, `covr`). Other items are not written. Set it before `startWriting()`,
+    /// which fails, naming the item, for artwork that is not a JPEG or PNG picture.
     public var metadata: [AVMetadataItem] {
         get { state.withLock { $0.metadata } }
         set {
@@ -135,6 +137,25 @@ open class AVAssetWriter: @unchecked Sendable {
     static func tags(_ items: [AVMetadataItem]) -> MediaMetadata {
         var tags = MediaMetadata()
         for item in items {
+            let key = (item.key as? NSString).map { $0 as String }
+            if item.commonKey == .commonKeyArtwork || ["covr", "APIC", "PIC", "METADATA_BLOCK_PICTURE"].contains(key ?? "") {
+                guard tags.artwork == nil else { continue }
+                // Bytes are the picture; anything else is kept as its text's bytes, which writing
+                // then refuses as not a picture, naming the artwork.
+                let bytes: [UInt8]
+                switch item.stored {
+                case .bytes(let b)?: bytes = b
+                default: bytes = Array((item.stringValue ?? "").utf8)
+                }
+                let mime: String? = switch item.dataType {
+                case "com.apple.metadata.datatype.JPEG"?: "image/jpeg"
+                case "com.apple.metadata.datatype.PNG"?: "image/png"
+                default: nil
+                }
+                tags.addPicture(bytes, mimeType: mime)
+                if tags.artwork == nil { tags.artwork = MediaMetadata.Artwork(mimeType: mime ?? "application/octet-stream", data: bytes) }
+                continue
+            }
             let field: String? = switch item.commonKey {
             case .commonKeyTitle?: "title"
             case .commonKeyArtist?: "artist"
@@ -142,7 +163,9 @@ open class AVAssetWriter: @unchecked Sendable {
             case .commonKeyType?: "genre"
             case .commonKeyDescription?: "comment"
             case .commonKeyCreationDate?: "date"
-            default: (item.key as? NSString).flatMap { MediaMetadata.commonFieldName($0 as String) }
+            case .commonKeySoftware?: "encoder"
+            case .commonKeyLocation?: "location"
+            default: key.flatMap { MediaMetadata.commonFieldName($0) }
             }
             let text: String?
             if case .date(let d)? = item.stored {
@@ -159,6 +182,8 @@ open class AVAssetWriter: @unchecked Sendable {
             case "genre": tags.genre = tags.genre ?? text
             case "comment": tags.comment = tags.comment ?? text
             case "date": tags.date = tags.date ?? text
+            case "encoder": tags.encoder = tags.encoder ?? text
+            case "location": tags.location = tags.location ?? text
             default: break
             }
         }

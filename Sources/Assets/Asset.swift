@@ -16,15 +16,22 @@ public final class Asset: Sendable {
     /// The container, as its first bytes say (nil when GraphKit's container library does not
     /// know it, though GStreamer reads it).
     public let containerFormat: MediaContainerFormat?
-    /// The file's chapters, in order (`AVAsset.chapterMetadataGroups`' times and titles): an
-    /// MP4/M4A/MOV's Nero chapter list (`chpl`, as ffmpeg and `sink.mp4` write it); empty for
-    /// other files.
+    /// The file's chapters, in order, each with when it plays and its title
+    /// (`AVAsset.chapterMetadataGroups`): an MP4/M4A/MOV's QuickTime chapter track (as
+    /// AVFoundation and ffmpeg write it) or Nero chapter list (`chpl`, as `sink.mp4` writes it),
+    /// an MP3's ID3 `CHAP` frames (in its `CTOC` order), a FLAC or Ogg file's `CHAPTERxxx` Vorbis
+    /// comments; empty for other files. A chapter lasts until the file says it ends, else until
+    /// the next one starts, the last until the end of the file (as ffprobe's `-show_chapters`).
     public let chapters: [Chapter]
+    /// The language of the chapter titles, ISO 639-2/T (`eng`), when the file states one (a
+    /// QuickTime chapter track's); nil when undetermined.
+    public let chapterLanguage: String?
     public struct Chapter: Sendable, Equatable {
-        public var start: MediaTime
+        public var timeRange: MediaTimeRange
         public var title: String
-        public init(start: MediaTime, title: String) {
-            self.start = start
+        public var start: MediaTime { timeRange.start }
+        public init(timeRange: MediaTimeRange, title: String) {
+            self.timeRange = timeRange
             self.title = title
         }
     }
@@ -65,16 +72,20 @@ public final class Asset: Sendable {
         // Tags are a file's extras: damage in them (or a read that fails now) leaves them out,
         // as a player would, rather than refuse a file GStreamer reads.
         containerFormat = bytes.flatMap { try? MediaContainerFormat.detect($0) }
-        chapters = index?.chapters.map { Chapter(start: MediaTime(seconds: $0.start, preferredTimescale: 10_000_000), title: $0.title) } ?? []
-        if let index {
+        if let index, let bytes {
             // An MP4's tags are in the index just read: not read from the file a second time.
             var tags = MediaMetadata()
-            tags.add(movie: index)
+            tags.add(movie: index, in: bytes)
             metadata = tags
         } else {
             metadata = bytes.flatMap { try? MediaMetadata.read(from: $0) } ?? MediaMetadata()
         }
         let duration = self.duration
+        chapters = zip(metadata.chapters, metadata.chapterSpans(until: duration.seconds)).map { chapter, span in
+            func time(_ seconds: Double) -> MediaTime { MediaTime(seconds: seconds, preferredTimescale: 10_000_000) }
+            return Chapter(timeRange: MediaTimeRange(start: time(span.start), end: time(span.end)), title: chapter.title)
+        }
+        chapterLanguage = metadata.chapterLanguage
         tracks = streams.compactMap { stream -> AssetTrack? in
             let type: MediaType
             switch stream.kind {

@@ -308,7 +308,8 @@ public final class AssetExportSession: Sendable {
         do throws(GraphError) {
             if try await exportByIndex(segments) { return }
             let run = try GraphRun(try graph(for: segments, seek: seek))
-            try addArtwork(to: run, from: locked.withLock { $0.metadata } ?? asset.metadata)
+            // The cover, and the chapters that show in the range, moved to its timeline.
+            try (locked.withLock { $0.metadata } ?? asset.metadata).addExtraTags(to: run, showing: segments[0].range, of: asset.duration)
             let cancelled = locked.withLock { l in
                 l.run = run
                 return l.cancelRequested
@@ -361,7 +362,7 @@ public final class AssetExportSession: Sendable {
     /// that plays them (nil: the whole file, from its start).
     private func begin() throws(GraphError) -> (segments: [Segment], seek: GraphRun.Seek?) {
         try starting { l throws(GraphError) in
-            try checkArtwork(l)
+            try l.metadata?.checkWritable()
             let segments = [Segment(path: asset.path, range: try clamped(l.timeRange, of: asset.duration, named: "\"\(asset.path)\""))]
             try checkOutput(l)
             l.status = .waiting
@@ -370,13 +371,6 @@ public final class AssetExportSession: Sendable {
             let whole = range.start == .zero && range.end >= asset.duration
             let start: GraphRun.Seek = preset == .passthrough ? .keyframe(atOrBefore: range.start) : .exact(range.start)
             return (segments, whole ? nil : start.ending(at: range.end))
-        }
-    }
-
-    /// A cover set that is not a picture fails the export before anything is written.
-    private func checkArtwork(_ l: Locked) throws(GraphError) {
-        if let artwork = l.metadata?.artwork, MP4ExtraTags.pictureType(artwork.data) == nil {
-            throw GraphError(.usage, at: "metadata.artwork", "the cover (artwork, \(artwork.mimeType)) is not a JPEG or PNG picture by its first bytes: an MP4's cover (covr) must be one; nothing was written")
         }
     }
 
@@ -402,7 +396,7 @@ public final class AssetExportSession: Sendable {
     /// (``CompositionJoin``), written index first, then the samples copied by byte range.
     private func exportJoin(of composition: Composition) async throws(GraphError) {
         let (range, path, type, faststart, tags, limit) = try starting { l throws(GraphError) in
-            try checkArtwork(l)
+            try l.metadata?.checkWritable()
             let range = try clamped(l.timeRange, of: composition.duration, named: "the composition")
             try checkOutput(l)
             l.status = .waiting
@@ -435,7 +429,7 @@ public final class AssetExportSession: Sendable {
     /// tags, length limit and index are written as for an asset.
     private func exportEncoding(_ composition: Composition, named name: String) async throws(GraphError) {
         let (range, path, type, faststart, tags, limit) = try starting { l throws(GraphError) in
-            try checkArtwork(l)
+            try l.metadata?.checkWritable()
             let range = try clamped(l.timeRange, of: composition.duration, named: name)
             try checkOutput(l)
             l.status = .waiting
@@ -451,7 +445,10 @@ public final class AssetExportSession: Sendable {
             let file = addFile(to: &b, path: path, type: type, faststart: faststart, tags: tags, limit: limit)
             try job.addInputs(to: &b, file: file)
             let run = try GraphRun(try b.build(registry: .builtIn))
-            try addArtwork(to: run, from: tags)
+            // The cover; the chapters only as set (an asset's own are not the composition's).
+            var extra = tags
+            if locked.withLock({ $0.metadata == nil }) { extra.chapters = [] }
+            try extra.addExtraTags(to: run)
             let cancelled = locked.withLock { l in
                 l.run = run
                 l.transcode = job
@@ -546,7 +543,7 @@ public final class AssetExportSession: Sendable {
     }
 
     /// The `sink.mp4` an export writes with: the output's path and type, the index's place, the
-    /// length limit and the tags (the cover: ``addArtwork(to:from:)``).
+    /// length limit and the tags (the cover and chapters: ``MediaMetadata/addExtraTags(to:showing:of:)``).
     private func addFile(to b: inout GraphBuilder, path: String, type: FileType, faststart: Bool, tags: MediaMetadata,
                          limit: Int64?) -> BuiltNode<MP4SinkNode> {
         b.add("file", MP4SinkNode.self) { p in
@@ -559,13 +556,6 @@ public final class AssetExportSession: Sendable {
             p[\.faststart] = faststart
             p[\.fileLengthLimit] = limit.map { Int(clamping: $0) }
             tags.write(to: &p)
-        }
-    }
-
-    /// The cover of `tags`, written by the run's `sink.mp4` once the file is complete.
-    private func addArtwork(to run: GraphRun, from tags: MediaMetadata) throws(GraphError) {
-        if let artwork = tags.writableArtwork {
-            try (run.node("file") as? MP4SinkNode)?.addExtraTags(MP4ExtraTags(artwork: artwork))
         }
     }
 
@@ -678,11 +668,14 @@ public final class AssetExportSession: Sendable {
             } catch {
                 throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
             }
+            // The chapters before the tags set replace the file's (chpl is among them).
+            let chapters = movie.chapters(in: bytes)
             if let tags { tags.replaceTags(in: &movie.moov) }
             movie.keepSoundExact()
             return try Self.fitting(range, within: limit) { (r: MediaTimeRange) throws(GraphError) -> IndexCopy in
                 do throws(ContainerError) {
-                    let trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: r.start.seconds, end: r.end.seconds, indexFirst: faststart)
+                    let trim = try MP4Trim(movie: movie, fileSize: bytes.count, fileType: ftyp, start: r.start.seconds, end: r.end.seconds, indexFirst: faststart,
+                                           chapters: tags.map { $0.chapters.isEmpty ? chapters : $0.chapters } ?? chapters)
                     return IndexCopy(header: trim.header, copies: trim.copies.map { (0, $0.offset, $0.count) }, trailer: trim.trailer, files: [bytes], names: [source])
                 } catch {
                     throw GraphError(.inputUnreadable, at: source, "cannot export \"\(source)\": \(error.reason)")
@@ -804,29 +797,4 @@ public final class AssetExportSession: Sendable {
         try output.commit()
         done = true
     }
-}
-
-extension MediaMetadata {
-    /// These tags as `sink.mp4`'s parameters (the fields it writes).
-    func write(to p: inout NodeSettings<MP4SinkNode>) {
-        p[\.title] = title
-        p[\.artist] = artist
-        p[\.album] = album
-        p[\.albumArtist] = albumArtist
-        p[\.genre] = genre
-        p[\.comment] = comment
-        p[\.date] = date
-        p[\.location] = writableLocation
-    }
-
-    /// The place to write: the location when it is as ISO 6709 writes it ("+48.8583+002.2945/");
-    /// another form is left out.
-    var writableLocation: String? {
-        guard let location, let first = location.first, first == "+" || first == "-",
-              location.allSatisfy({ "+-0123456789./".contains($0) }) else { return nil }
-        return location
-    }
-
-    /// The cover to write: the artwork when it is a JPEG or PNG picture.
-    var writableArtwork: [UInt8]? { artwork.map(\.data).flatMap { MP4ExtraTags.pictureType($0) == nil ? nil : $0 } }
 }

@@ -17,11 +17,13 @@ import Synchronization
 /// ```
 ///
 /// Each picture is found by seeking, never by decoding the file up to it: a graph `source.file`
-/// → `decode` → `sink.app` started at the time (``GraphRun/start(at:)``). With the default
-/// tolerance before the time (infinite) the picture is the keyframe at or before the time, the
-/// cheapest to decode; with a tolerance shorter than the distance to that keyframe, the first
-/// frame after it within the tolerance; with `.zero`, the frame showing at exactly the time,
-/// decoded from the keyframe before it. A picture is never later than the time.
+/// → `decode` → `sink.app` started at the time (``GraphRun/start(at:)``). The picture is within
+/// the tolerances, [time − ``requestedTimeToleranceBefore``, time +
+/// ``requestedTimeToleranceAfter``], as AVFoundation's: the keyframe nearest the time within
+/// them (by default, both infinite, the nearest keyframe, before or after the time: the
+/// cheapest pictures to decode); when no keyframe is within them, the first frame within them
+/// after the keyframe before the time; with both `.zero`, the frame showing at exactly the
+/// time, decoded from the keyframe before it.
 /// Pictures are BGRA `SampleBuffer`s, rows packed (4 × width bytes), stamped with `actualTime`.
 public final class AssetImageGenerator: Sendable {
     public let asset: Asset
@@ -60,16 +62,18 @@ public final class AssetImageGenerator: Sendable {
         set { settings.withLock { $0.maximumSize = (max(0, newValue.width), max(0, newValue.height)) } }
     }
 
-    /// How much earlier than the requested time the picture may be (default: infinite, so the
-    /// keyframe at or before it). `.zero` (with ``requestedTimeToleranceAfter`` `.zero`, as
-    /// AVFoundation's users write it) asks for the frame showing at exactly the time.
+    /// How much earlier than the requested time the picture may be (default: infinite). `.zero`
+    /// with ``requestedTimeToleranceAfter`` `.zero` asks for the frame showing at exactly the
+    /// time.
     public var requestedTimeToleranceBefore: MediaTime {
         get { settings.withLock { $0.toleranceBefore } }
         set { settings.withLock { $0.toleranceBefore = newValue < .zero ? .zero : newValue } }
     }
 
-    /// How much later than the requested time the picture may be (default: infinite). Pictures
-    /// are never later than the time: the keyframe before it, or the frame showing at it.
+    /// How much later than the requested time the picture may be (default: infinite): a
+    /// keyframe after the time within it is taken when it is nearer than the one before (a
+    /// keyframe a frame after the time rather than one a second before). `.zero`: never later
+    /// than the time.
     public var requestedTimeToleranceAfter: MediaTime {
         get { settings.withLock { $0.toleranceAfter } }
         set { settings.withLock { $0.toleranceAfter = newValue < .zero ? .zero : newValue } }
@@ -184,8 +188,8 @@ public final class AssetImageGenerator: Sendable {
         guard time < asset.duration else {
             throw GraphError(.usage, at: at, "\(Self.seconds(time)) s is past the end of \"\(asset.path)\", which lasts \(Self.seconds(asset.duration)) s")
         }
-        // The picture is the first frame from the seek that is within the tolerance before the
-        // time, or else the one showing at the time (ThumbnailPicker.seek(for:toleranceBefore:)).
+        // The picture is the keyframe nearest the time within the tolerances, or the first frame
+        // within them after the keyframe before (ThumbnailSession.frame(at:toleranceBefore:toleranceAfter:)).
         let session = given.flatMap { $0.autorotate == s.appliesPreferredTrackTransform ? $0 : nil }
             ?? ThumbnailSession(path: asset.path, autorotate: s.appliesPreferredTrackTransform)
         let cancelled = GraphError(.cancelled, at: at, "the picture was cancelled")
@@ -204,7 +208,7 @@ public final class AssetImageGenerator: Sendable {
         defer { runs.withLock { $0.pipelines += session.pipelines - made } }
         let frame: SampleBuffer
         do throws(GraphError) {
-            frame = try session.frame(at: time, toleranceBefore: s.toleranceBefore)
+            frame = try session.frame(at: time, toleranceBefore: s.toleranceBefore, toleranceAfter: s.toleranceAfter)
         } catch {
             if error.code == .cancelled || runs.withLock({ $0.cancels }) != cancels || box?.isCancelled == true { throw cancelled }
             throw error

@@ -135,10 +135,14 @@ public final class AssetWriter: Sendable {
         set { locked.withLock { $0.fragmentInterval = newValue } }
     }
 
-    /// The file's tags (`AVAssetWriter.metadata`): its title, artist, album, album artist,
-    /// genre, comment and date (ISO 8601) are written as iTunes and AVFoundation write them
-    /// (`moov/udta/meta/ilst`); its other fields are not written. Set it before ``startWriting()``;
-    /// a date that is not ISO 8601 fails `startWriting()`, saying so.
+    /// The file's tags (`AVAssetWriter.metadata`), written as iTunes, AVFoundation and ffmpeg
+    /// write them, by the same code as ``AssetExportSession``'s: its title, artist, album, album
+    /// artist, genre, comment, date (ISO 8601) and encoder (`moov/udta/meta/ilst`), its location
+    /// (ISO 6709, `udta/©xyz`), its cover (a JPEG or PNG picture, `covr`) and its chapters
+    /// (Nero's `chpl`); track and disc numbers and other items are not written. Set it before
+    /// ``startWriting()``; a date that is not ISO 8601, a cover that is not a JPEG or PNG picture
+    /// or chapters a chpl box cannot hold fail `startWriting()`, naming the tag, as do a cover,
+    /// location or chapters for a fragmented file (``movieFragmentInterval``), written as it goes.
     public var metadata: MediaMetadata {
         get { locked.withLock { $0.metadata } }
         set { locked.withLock { $0.metadata = newValue } }
@@ -192,8 +196,9 @@ public final class AssetWriter: Sendable {
         }
         let run: GraphRun
         do {
+            if !writesSegments { try metadata.checkWritable(fragmented: fragments != nil) }
             run = try GraphRun(try makeGraph(inputs, faststart: faststart, fragmentInterval: fragments, metadata: metadata))
-            if writesSegments { try startSegments(segments, in: run) }
+            if writesSegments { try startSegments(segments, in: run) } else { try metadata.addExtraTags(to: run) }
             try run.start()
         } catch {
             locked.withLock { $0.state.startFailed(error) }
@@ -245,13 +250,7 @@ public final class AssetWriter: Sendable {
             if let video = inputs.first(where: { $0.mediaType == .video }), video.transform != .identity {
                 $0[\.videoTransform] = video.transform.description
             }
-            $0[\.title] = metadata.title
-            $0[\.artist] = metadata.artist
-            $0[\.album] = metadata.album
-            $0[\.albumArtist] = metadata.albumArtist
-            $0[\.genre] = metadata.genre
-            $0[\.comment] = metadata.comment
-            $0[\.date] = metadata.date
+            metadata.write(to: &$0)
         }
         for input in inputs {
             let source = b.add(input.nodeID, AppSourceNode.self) {

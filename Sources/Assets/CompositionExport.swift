@@ -55,7 +55,7 @@ struct CompositionJoin {
                     do throws(ContainerError) {
                         let file = try MP4File(bytes)
                         guard let movie = try file.movie() else { throw ContainerError("it has no index (moov box)") }
-                        sources.append(MP4Join.Source(name: "\"\(asset.path)\"", movie: movie, fileSize: bytes.count))
+                        sources.append(MP4Join.Source(name: "\"\(asset.path)\"", movie: movie, fileSize: bytes.count, chapters: movie.chapters(in: bytes)))
                     } catch {
                         throw GraphError(.inputUnreadable, at: asset.path, "cannot export \"\(asset.path)\": \(error.reason)")
                     }

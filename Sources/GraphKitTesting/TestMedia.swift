@@ -125,9 +125,19 @@ public struct MediaProbe: Sendable {
     public var duration: Double
     /// Byte offsets of the top-level MP4 boxes, by type (for "moov before mdat").
     public var topLevelBoxes: [String]
+    /// The container's tags (`-show_format`'s), keys as ffprobe names them (`title`, `encoder`,
+    /// `location`).
+    public var tags: [String: String]
+    /// The chapters, as `-show_chapters` gives them: start and end in seconds, and title.
+    public var chapters: [Chapter]
+    public struct Chapter: Sendable, Equatable {
+        public var start: Double
+        public var end: Double
+        public var title: String
+    }
 
     public init(_ path: String, countFrames: Bool = false) throws {
-        var args = ["-v", "error", "-of", "json", "-show_streams", "-show_format"]
+        var args = ["-v", "error", "-of", "json", "-show_streams", "-show_format", "-show_chapters"]
         if countFrames { args.append("-count_frames") }
         let text = try TestMedia.runTool("ffprobe", args + [path])
         let json = try JSONParser.parse(text)
@@ -156,6 +166,18 @@ public struct MediaProbe: Sendable {
         formatName = string(json["format"]?["format_name"]) ?? ""
         duration = double(json["format"]?["duration"]) ?? 0
         topLevelBoxes = MediaProbe.boxes(path)
+        var tags: [String: String] = [:]
+        if case .object(let members)? = json["format"]?["tags"] {
+            for (key, value) in members { if let text = string(value) { tags[key] = text } }
+        }
+        self.tags = tags
+        var chapters: [Chapter] = []
+        if case .array(let items)? = json["chapters"] {
+            for c in items {
+                chapters.append(Chapter(start: double(c["start_time"]) ?? -1, end: double(c["end_time"]) ?? -1, title: string(c["tags"]?["title"]) ?? ""))
+            }
+        }
+        self.chapters = chapters
     }
 
     public func stream(_ type: String) -> Stream? { streams.first { $0.codecType == type } }

@@ -1,9 +1,10 @@
 /// An ID3v2 tag (versions 2.3 and 2.4; id3.org's id3v2.3.0 and id3v2.4.0-structure): a 10-byte
 /// header ("ID3", version, flags, a sync-safe size), an optional extended header, then frames,
 /// each a 4-character ID, a size (sync-safe in 2.4, plain in 2.3), two flag bytes and a body.
-/// Read into a ``MediaMetadata``: text frames (`T???`, `TXXX` by its description), `COMM` and
-/// `APIC`. Unsynchronisation (the whole tag in 2.3, a frame or all in 2.4) is undone;
-/// compressed and encrypted frames are skipped; 2.2's three-letter frames are not read.
+/// Read into a ``MediaMetadata``: text frames (`T???`, `TXXX` by its description), `COMM`,
+/// `APIC`, and chapters (`CHAP`, in `CTOC` order). Unsynchronisation (the whole tag in 2.3, a
+/// frame or all in 2.4) is undone; compressed and encrypted frames are skipped; 2.2's
+/// three-letter frames are not read.
 package enum ID3v2 {
     /// Reads the tag at the start of `source`, when it has one. Throws only when it cannot be read.
     package static func read(_ source: some ByteSource, into metadata: inout MediaMetadata) throws(ContainerError) {
@@ -31,6 +32,20 @@ package enum ID3v2 {
             }
             guard (try? r.skip(skip)) != nil else { return }
         }
+        var chapters = ChapterFrames()
+        frames(&r, version: version, unsynchronised: unsynchronised) { id, data in
+            if id == "CHAP" || id == "CTOC" {
+                chapters.add(id, data, version: version)
+            } else {
+                frame(id, data, into: &metadata)
+            }
+        }
+        metadata.chapters = chapters.list
+    }
+
+    /// Each frame `r` holds, its ID and its body (what its flags put before it, and
+    /// unsynchronisation, undone), until the padding or the first damaged frame.
+    private static func frames(_ r: inout ByteReader, version: UInt8, unsynchronised: Bool, _ each: (String, ArraySlice<UInt8>) -> Void) {
         while r.remaining >= 10 {
             guard let id = try? r.bytes(4), id.allSatisfy({ (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }),
                   let rawSize = try? r.u32(), let frameFlags = try? r.u16() else { return }  // padding, or damage
@@ -44,7 +59,54 @@ package enum ID3v2 {
             guard let bytes = try? r.bytes(Int(size)) else { return }  // a frame past the tag's end
             guard var data = frameData(bytes, version: version, flags: frameFlags) else { continue }
             if version == 4, unsynchronised || frameFlags & 0x02 != 0 { data = resynchronised(data)[...] }
-            frame(TagText.latin1(id), data, into: &metadata)
+            each(TagText.latin1(id), data)
+        }
+    }
+
+    /// The chapter frames of a tag (id3.org's ID3v2 Chapter Frame Addendum, which ffmpeg writes
+    /// and reads): `CHAP` (an element ID, start and end in milliseconds, byte offsets, then frames
+    /// of its own: `TIT2` the title) and `CTOC` (an element ID, flags, the IDs of its entries).
+    /// The chapters are in the order of the top-level table of contents (its entries that are
+    /// tables themselves expanded), when the tag has one; else in the order of their starts.
+    struct ChapterFrames {
+        private var chapters: [String: MediaMetadata.Chapter] = [:]
+        private var tables: [String: (topLevel: Bool, entries: [String])] = [:]
+
+        mutating func add(_ id: String, _ data: ArraySlice<UInt8>, version: UInt8) {
+            guard chapters.count + tables.count < MP4Movie.mostChapters else { return }
+            var r = ByteReader(data)
+            let element = TagText.latin1(terminatedBytes(&r, wide: false))
+            if id == "CHAP" {
+                guard let start = try? r.u32(), let end = try? r.u32(), (try? r.skip(8)) != nil else { return }
+                // The title: the embedded TIT2, read as a tag's own.
+                var embedded = MediaMetadata()
+                var rest = ByteReader(r.rest())
+                ID3v2.frames(&rest, version: version, unsynchronised: false) { id, data in ID3v2.frame(id, data, into: &embedded) }
+                if chapters[element] == nil {
+                    chapters[element] = MediaMetadata.Chapter(start: Double(start) / 1000, end: end > start && end != .max ? Double(end) / 1000 : nil,
+                                                             title: embedded.title ?? "")
+                }
+            } else {
+                guard let flags = try? r.u8(), let count = try? r.u8() else { return }
+                var entries: [String] = []
+                for _ in 0..<count where !r.isAtEnd { entries.append(TagText.latin1(terminatedBytes(&r, wide: false))) }
+                if tables[element] == nil { tables[element] = (flags & 0x02 != 0, entries) }
+            }
+        }
+
+        var list: [MediaMetadata.Chapter] {
+            if let top = tables.first(where: { $0.value.topLevel })?.key {
+                var seen: Set<String> = []
+                var out: [MediaMetadata.Chapter] = []
+                func expand(_ id: String) {
+                    guard seen.insert(id).inserted else { return }  // a table that contains itself
+                    if let chapter = chapters[id] { out.append(chapter) }
+                    for entry in tables[id]?.entries ?? [] { expand(entry) }
+                }
+                expand(top)
+                if !out.isEmpty { return out }
+            }
+            return chapters.values.sorted { ($0.start, $0.end ?? 0) < ($1.start, $1.end ?? 0) }
         }
     }
 
@@ -64,7 +126,7 @@ package enum ID3v2 {
     }
 
     /// One frame.
-    private static func frame(_ id: String, _ data: ArraySlice<UInt8>, into metadata: inout MediaMetadata) {
+    static func frame(_ id: String, _ data: ArraySlice<UInt8>, into metadata: inout MediaMetadata) {
         var r = ByteReader(data)
         guard let encoding = try? r.u8(), encoding <= 3 else { return }
         switch id {
@@ -109,7 +171,7 @@ package enum ID3v2 {
         }
     }
 
-    private static func terminatedBytes(_ r: inout ByteReader, wide: Bool) -> ArraySlice<UInt8> {
+    static func terminatedBytes(_ r: inout ByteReader, wide: Bool) -> ArraySlice<UInt8> {
         let rest = r.rest()
         var i = rest.startIndex
         let step = wide ? 2 : 1

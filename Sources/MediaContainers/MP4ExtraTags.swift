@@ -3,15 +3,8 @@
 /// PNG), the place (`moov/udta/©xyz`, ISO 6709: "+48.8583+002.2945/") and chapters (Nero's
 /// `moov/udta/chpl`, which ffmpeg and ffprobe `-show_chapters` read).
 package struct MP4ExtraTags: Sendable, Equatable {
-    package struct Chapter: Sendable, Equatable {
-        /// Where it starts, in seconds from the presentation's start.
-        package var start: Double
-        package var title: String
-        package init(start: Double, title: String) {
-            self.start = start
-            self.title = title
-        }
-    }
+    /// A chapter: its start (seconds from the presentation's start) and title; chpl holds no end.
+    package typealias Chapter = MediaMetadata.Chapter
 
     package var artwork: [UInt8]?
     package var location: String?
@@ -52,6 +45,19 @@ package struct MP4ExtraTags: Sendable, Equatable {
             if c.title.utf8.count > 255 { return "chapter \(i + 1)'s title is longer than 255 bytes" }
         }
         return nil
+    }
+
+    /// `chapters` (another file's, carried over) as a chpl box holds them: each title cut to
+    /// 255 bytes (at a character), a chapter that does not start after the one before (or
+    /// starts before 0, or later than chpl counts) left out, and the first 255 kept.
+    package static func storable(_ chapters: [Chapter]) -> [Chapter] {
+        var out: [Chapter] = []
+        for var c in chapters where out.count < 255 && c.start.isFinite && c.start >= 0 && c.start < latestChapterStart {
+            if let last = out.last, c.start <= last.start { continue }
+            while c.title.utf8.count > 255 { c.title.removeLast() }
+            out.append(c)
+        }
+        return out
     }
 
     /// The tags written into `moov` (each replacing one of its kind already there).

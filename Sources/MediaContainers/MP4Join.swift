@@ -17,10 +17,20 @@ package struct MP4Join: Sendable {
         package var name: String
         package var movie: MP4Movie
         package var fileSize: UInt64
-        package init(name: String, movie: MP4Movie, fileSize: UInt64) {
+        /// Its chapters (``MP4Movie/chapters(in:)``: a chapter track's titles are in the file,
+        /// not the index); by default its Nero list's.
+        package var chapters: [MediaMetadata.Chapter]
+        package init(name: String, movie: MP4Movie, fileSize: UInt64, chapters: [MediaMetadata.Chapter]? = nil) {
             self.name = name
             self.movie = movie
             self.fileSize = fileSize
+            self.chapters = chapters ?? movie.neroChapters
+        }
+
+        /// How long the movie lasts by its header, in seconds.
+        var seconds: Double {
+            guard let header = movie.header, header.timescale > 0 else { return 0 }
+            return Double(header.duration) / Double(header.timescale)
         }
     }
 
@@ -242,6 +252,10 @@ package struct MP4Join: Sendable {
                 }
             }
             out.children = children + traks
+            // The chapters: the pieces', on the new timeline (Nero's list; the sources' chapter
+            // tracks are not copied). The lead's list goes whether or not there are new ones.
+            out.modify(["udta"]) { $0.children.removeAll { $0.type == "chpl" } }
+            if !chapters.isEmpty { MP4ExtraTags(chapters: chapters).apply(to: &out) }
             out.update(["mvhd"], as: MovieHeader.self) { header in
                 header.duration = longest
                 // The next track ID, the header's last field.
@@ -253,6 +267,7 @@ package struct MP4Join: Sendable {
             }
             return out
         }
+        let chapters = Self.chapters(of: sources, along: tracks.first { $0.parts.contains { if case .media = $0 { true } else { false } } })
         let ftyp = fileType?.bytes ?? MP4Box(FileType(majorBrand: "isom", compatibleBrands: ["isom", "iso2", "avc1", "mp41"])).bytes
         let media = UInt64(chunks.reduce(0) { total, c in total + c.samples.reduce(0) { $0 + Int(built[c.track].samples[$1].size) } })
         let wide = media + 8 > UInt64(UInt32.max)
@@ -290,6 +305,41 @@ package struct MP4Join: Sendable {
             }
         }
         self.copies = copies
+    }
+
+    /// The chapters the new file shows along `track`'s parts (its first track with media: the
+    /// tracks of a join play the same pieces): each piece's source chapters that overlap it,
+    /// each from where it shows in the piece, moved to where the piece plays; a chapter that
+    /// goes on from one piece into the next (pieces of one source that follow on) once; as a
+    /// chpl box holds them (``MP4ExtraTags/storable(_:)``).
+    static func chapters(of sources: [Source], along track: Track?) -> [MediaMetadata.Chapter] {
+        guard let track else { return [] }
+        var out: [MediaMetadata.Chapter] = []
+        var last: (source: Int, chapter: Int, end: Double)?
+        var time = 0.0
+        for part in track.parts {
+            switch part {
+            case .empty(let seconds):
+                time += seconds
+            case .media(let s, _, let start, let end):
+                guard sources.indices.contains(s), start.isFinite, end.isFinite, end > start else { continue }
+                var tags = MediaMetadata()
+                tags.chapters = sources[s].chapters
+                for (c, shown) in tags.chapters(from: start, to: end, duration: sources[s].seconds) {
+                    let at = time + shown.start, until = time + (shown.end ?? shown.start)
+                    // The same chapter, continued from the piece before (within a millisecond).
+                    if let l = last, l.source == s, l.chapter == c, abs(l.end - at) < 0.001 {
+                        last?.end = until
+                        out[out.count - 1].end = until
+                        continue
+                    }
+                    out.append(MediaMetadata.Chapter(start: at, end: until, title: shown.title))
+                    last = (s, c, until)
+                }
+                time += end - start
+            }
+        }
+        return MP4ExtraTags.storable(out)
     }
 
     /// `edits` with each edit that shows the media right after the one before it (whole files

@@ -84,6 +84,15 @@ extension MediaMetadata {
         }
     }
 
+    /// What ``add(movie:)`` adds, and the movie's chapters (``MP4Movie/chapters(in:)``: a
+    /// chapter track's titles are in `source`, the file the index belongs to).
+    package mutating func add(movie: MP4Movie, in source: some ByteSource) {
+        add(movie: movie)
+        let track = movie.quickTimeChapters(in: source)
+        chapters = track.isEmpty ? movie.neroChapters : track
+        chapterLanguage = track.isEmpty ? nil : movie.chapterLanguage
+    }
+
     /// One `ilst` item's values: text, a number, a track or disc pair, or a picture.
     private mutating func add(item: MetadataItem, named name: String) {
         let field = Self.commonField(name)

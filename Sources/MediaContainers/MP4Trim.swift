@@ -21,9 +21,12 @@ package struct MP4Trim: Sendable {
     package var mediaBytes: Int { copies.reduce(0) { $0 + $1.count } }
 
     /// The range [`start`, `end`) (seconds on the presentation timeline) of the first video and
-    /// first audio track of `movie` (the other tracks are left out). Throws, naming the track, for
-    /// a damaged sample table, and when the range holds no sample.
-    package init(movie: MP4Movie, fileSize: UInt64, fileType: MP4Box?, start: Double, end: Double, indexFirst: Bool = true) throws(ContainerError) {
+    /// first audio track of `movie` (the other tracks are left out), and of `chapters` (the
+    /// movie's, ``MP4Movie/chapters(in:)``; by default its Nero list's): those that show in the
+    /// range, from where they show, on the new file's timeline. Throws, naming the track, for a
+    /// damaged sample table, and when the range holds no sample.
+    package init(movie: MP4Movie, fileSize: UInt64, fileType: MP4Box?, start: Double, end: Double, indexFirst: Bool = true,
+                 chapters: [MediaMetadata.Chapter]? = nil) throws(ContainerError) {
         guard start.isFinite, end.isFinite, start >= 0, end > start else {
             throw ContainerError("the range \(start) s to \(end) s is not a range of it")
         }
@@ -37,7 +40,7 @@ package struct MP4Trim: Sendable {
             planned["0 \(track.index)"] = track
         }
         guard !tracks.isEmpty else { throw ContainerError("no sample of its video or sound lies between \(start) s and \(end) s") }
-        let join = try MP4Join(sources: [MP4Join.Source(name: "it", movie: movie, fileSize: fileSize)],
+        let join = try MP4Join(sources: [MP4Join.Source(name: "it", movie: movie, fileSize: fileSize, chapters: chapters)],
                                tracks: tracks.sorted { $0.index < $1.index }.map(\.track), fileType: fileType, indexFirst: indexFirst, planned: planned)
         header = join.header
         trailer = join.trailer

@@ -32,6 +32,50 @@ public struct MediaMetadata: Sendable, Equatable {
     /// name). Binary items other than pictures are not here.
     public var items: [Item] = []
 
+    /// The chapters, in order: an MP4/M4A/MOV's QuickTime chapter track or Nero list (`chpl`),
+    /// an MP3's ID3 `CHAP` frames (in the order of its top-level `CTOC` table of contents, when
+    /// it has one), a FLAC or Ogg file's `CHAPTERxxx`/`CHAPTERxxxNAME` Vorbis comments.
+    public var chapters: [Chapter] = []
+    /// The chapter titles' language, ISO 639-2/T (`eng`), when the file states one (a QuickTime
+    /// chapter track's); nil: undetermined.
+    public var chapterLanguage: String?
+
+    /// One chapter: where it starts, where it ends when the file says, and its title.
+    public struct Chapter: Sendable, Equatable {
+        /// Where it starts, in seconds from the presentation's start.
+        public var start: Double
+        /// Where it ends, in seconds, when the file says (an ID3 `CHAP` frame, a chapter track's
+        /// sample); nil: where the next one starts, the last at the end.
+        public var end: Double?
+        public var title: String
+        public init(start: Double, end: Double? = nil, title: String) {
+            self.start = start
+            self.end = end
+            self.title = title
+        }
+    }
+
+    /// Each chapter's start and end in seconds, as players and ffprobe's `-show_chapters` take
+    /// them: the end the file states, else where the next chapter starts, the last's at
+    /// `duration` (the file's length); never before its start.
+    public func chapterSpans(until duration: Double) -> [(start: Double, end: Double)] {
+        chapters.enumerated().map { i, c in
+            let end = c.end ?? (i + 1 < chapters.count ? chapters[i + 1].start : duration)
+            return (c.start, max(c.start, end))
+        }
+    }
+
+    /// The chapters that show in [`start`, `end`) seconds of the presentation (the last one
+    /// lasting until `duration`), each with its place among ``chapters``, from where it shows,
+    /// in seconds from `start`: what a cut of that range keeps.
+    package func chapters(from start: Double, to end: Double, duration: Double) -> [(index: Int, chapter: Chapter)] {
+        chapterSpans(until: max(duration, end)).enumerated().compactMap { i, span in
+            let from = max(span.start, start), to = min(span.end, end)
+            guard to > from else { return nil }
+            return (i, Chapter(start: from - start, end: to - start, title: chapters[i].title))
+        }
+    }
+
     public struct Item: Sendable, Equatable {
         public var key: String
         public var value: String
@@ -48,7 +92,7 @@ public struct MediaMetadata: Sendable, Equatable {
     public init() {}
 
     /// Whether nothing was read.
-    public var isEmpty: Bool { items.isEmpty && artwork == nil && location == nil }
+    public var isEmpty: Bool { items.isEmpty && artwork == nil && location == nil && chapters.isEmpty }
 
     /// Reads the tags of the file `source` holds, in whichever of the formats above it is; empty
     /// for another format and for a file without tags. Throws only when the bytes cannot be read.
@@ -58,7 +102,7 @@ public struct MediaMetadata: Sendable, Equatable {
         case .mp4?, .mov?:
             let file = try MP4File(source)
             guard let extent = file.first("moov"), file.isWhole(extent), let moov = try? file.read(extent) else { break }
-            metadata.add(movie: MP4Movie(moov: moov))
+            metadata.add(movie: MP4Movie(moov: moov), in: source)
         case .mp3?:
             try ID3v2.read(source, into: &metadata)
         case .flac?:

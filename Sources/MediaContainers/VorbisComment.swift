@@ -8,15 +8,58 @@ package enum VorbisComment {
         var r = ByteReader(bytes)
         guard let vendorLength = try? r.u32LE(), let vendor = try? r.bytes(Int(vendorLength)),
               let count = try? r.u32LE() else { return }
+        var chapters = Chapters()
         // Each comment takes at least its 4-byte length: a count beyond that is damage, and
         // the loop stops at the first comment that is not all there.
         for _ in 0..<min(Int(count), r.remaining / 4) {
             guard let length = try? r.u32LE(), let comment = try? r.bytes(Int(length)) else { break }
             guard let equals = comment.firstIndex(of: UInt8(ascii: "=")) else { continue }
             let key = TagText.utf8(comment[comment.startIndex..<equals]).uppercased()
-            metadata.add(key, TagText.utf8(comment[(equals + 1)...]))
+            let value = TagText.utf8(comment[(equals + 1)...])
+            metadata.add(key, value)
+            chapters.add(key, value)
         }
         if metadata.encoder == nil, !vendor.isEmpty { metadata.encoder = TagText.utf8(vendor) }
+        if metadata.chapters.isEmpty { metadata.chapters = chapters.list }
+    }
+
+    /// Chapters as comments (the Vorbis chapter extension, which ffmpeg, VLC and foobar2000
+    /// read and write): `CHAPTER001=00:01:02.500` starts chapter 1, `CHAPTER001NAME=Intro`
+    /// titles it; chapters in the order of their numbers, those without a readable time left
+    /// out.
+    struct Chapters {
+        private var starts: [Int: Double] = [:]
+        private var names: [Int: String] = [:]
+
+        mutating func add(_ key: String, _ value: String) {
+            guard key.hasPrefix("CHAPTER") else { return }
+            let rest = key.dropFirst("CHAPTER".count)
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, digits.count <= 6, let number = Int(digits) else { return }
+            switch rest.dropFirst(digits.count) {
+            case "": if starts[number] == nil, let t = Self.seconds(value) { starts[number] = t }
+            case "NAME": if names[number] == nil { names[number] = value }
+            default: break
+            }
+        }
+
+        var list: [MediaMetadata.Chapter] {
+            starts.keys.sorted().prefix(MP4Movie.mostChapters).map { MediaMetadata.Chapter(start: starts[$0]!, title: names[$0] ?? "") }
+        }
+
+        /// `HH:MM:SS.sss` (hours and a fraction of any length; `MM:SS.sss` too) in seconds.
+        static func seconds(_ text: String) -> Double? {
+            let parts = text.trimmingSpaces.split(separator: ":", omittingEmptySubsequences: false)
+            guard (2...3).contains(parts.count) else { return nil }
+            var total = 0.0
+            for (i, part) in parts.enumerated() {
+                let last = i == parts.count - 1
+                guard !part.isEmpty, part.allSatisfy({ ($0.isASCII && $0.isNumber) || (last && $0 == ".") }),
+                      let value = Double(part), value.isFinite, i == 0 || value < 60 else { return nil }
+                total = total * 60 + value
+            }
+            return total
+        }
     }
 }
 

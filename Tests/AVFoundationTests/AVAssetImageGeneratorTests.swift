@@ -40,14 +40,19 @@ import Testing
         return step(grey(0.1, 0.4)) + 16 * step(grey(0.6, 0.9))
     }
 
-    /// copyCGImage(at:actualTime:): the keyframe at or before by default, the exact frame with
-    /// zero tolerances; maximumSize fits with the aspect kept; the image's layout is BGRA.
+    /// copyCGImage(at:actualTime:): the nearest keyframe by default (after the time, when it is
+    /// nearer), the keyframe before with no tolerance after, the exact frame with zero
+    /// tolerances; maximumSize fits with the aspect kept; the image's layout is BGRA.
     @Test func copyCGImageGivesTheKeyframeOrTheExactFrame() throws {
         let generator = AVAssetImageGenerator(asset: AVURLAsset(url: try counter()))
         var actual = CMTime.invalid
         let image = try generator.copyCGImage(at: CMTime(value: 33, timescale: 10), actualTime: &actual)
+        #expect(actual.seconds == 4)
+        #expect(Self.frameNumber(image) == 100)
+        generator.requestedTimeToleranceAfter = .zero
+        let before = try generator.copyCGImage(at: CMTime(value: 33, timescale: 10), actualTime: &actual)
         #expect(actual.seconds == 2)
-        #expect(Self.frameNumber(image) == 50)
+        #expect(Self.frameNumber(before) == 50)
         #expect((image.width, image.height, image.bitsPerComponent, image.bitsPerPixel, image.bytesPerRow) == (320, 240, 8, 32, 1280))
         #expect(image.alphaInfo == .noneSkipFirst)
         #expect(image.bitmapInfo.contains(.byteOrder32Little))
@@ -95,9 +100,54 @@ import Testing
         #expect(got[1].3?.contains(url.path) == true && got[1].3?.contains("past the end") == true)
     }
 
+    /// images(for:), the AsyncSequence of Apple's: an element a time, in order, each with its
+    /// requested time and its image and frame's time, or its error (a time past the end names
+    /// the file; one that is not numeric is refused) while the others go on.
+    @Test func imagesForTimesIsAnAsyncSequenceOfResults() async throws {
+        let url = try counter()
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: url))
+        generator.requestedTimeToleranceBefore = .zero
+        generator.requestedTimeToleranceAfter = .zero
+        let times = [CMTime(value: 1, timescale: 1), CMTime(value: 11, timescale: 1), .indefinite, CMTime(value: 33, timescale: 10)]
+        var elements: [AVAssetImageGenerator.Images.Element] = []
+        for await element in generator.images(for: times) { elements.append(element) }
+        #expect(elements.count == 4)
+        #expect(elements.map(\.requestedTime) == times)
+        #expect(try Self.frameNumber(elements[0].image) == 25 && elements[0].actualTime.seconds == 1)
+        #expect(try Self.frameNumber(elements[3].image) == 82 && elements[3].actualTime.seconds <= 3.3)
+        for failed in [elements[1], elements[2]] {
+            guard case .failure = failed else { Issue.record("\(failed.requestedTime) did not fail"); continue }
+            #expect(throws: (any Error).self) { try failed.image }
+        }
+        #expect((try? elements[1].actualTime) == nil)
+        do {
+            _ = try elements[1].image
+        } catch {
+            #expect(error.localizedDescription.contains(url.path) && error.localizedDescription.contains("past the end"), "\(error)")
+        }
+    }
+
+    /// generateCGImageAsynchronously(for:completionHandler:): the image and its frame's time,
+    /// or the error, to the handler.
+    @Test func generateCGImageAsynchronouslyCallsBack() throws {
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: try counter()))
+        let got = Mutex<[(Int?, CMTime, Bool)]>([])
+        let done = TestEvent()
+        for time in [CMTime(value: 6, timescale: 1), CMTime(value: 20, timescale: 1)] {
+            generator.generateCGImageAsynchronously(for: time) { image, actual, error in
+                if got.withLock({ $0.append((image.map(Self.frameNumber), actual, error != nil)); return $0.count }) == 2 { done.signal() }
+            }
+        }
+        #expect(done.wait())
+        let results = got.withLock { $0 }
+        #expect(results[0].0 == 150 && results[0].1.seconds == 6 && !results[0].2)
+        #expect(results[1].0 == nil && results[1].2)
+    }
+
     /// The async image(at:) as copyCGImage; a time that is not numeric refused.
     @Test func imageAtTimeAsync() async throws {
         let generator = AVAssetImageGenerator(asset: AVURLAsset(url: try counter()))
+        generator.requestedTimeToleranceAfter = .zero  // the keyframe at or before
         let (image, actual) = try await generator.image(at: CMTime(value: 17, timescale: 2))
         #expect(actual.seconds == 8)
         #expect(Self.frameNumber(image) == 200)

@@ -244,22 +244,22 @@ import Testing
         #expect(item.keySpace == .iTunes && (item.key as? NSString) == "©nam" && item.commonKey == .commonKeyTitle)
     }
 
-    @Test func writtenItemsAreReadBack() async throws {
-        let folder = try TestMedia.temporaryFolder()
-        let url = folder.appendingPathComponent("tagged.m4a")
+    static func item(_ identifier: AVMetadataIdentifier, _ value: any NSCopying & NSObjectProtocol, dataType: String? = nil) -> AVMetadataItem {
+        let item = AVMutableMetadataItem()
+        item.identifier = identifier
+        item.value = value
+        item.dataType = dataType
+        return item
+    }
+
+    /// Half a second of sound written to `url` (an M4A) with `metadata`; the writer, finished,
+    /// or failed to start.
+    static func writeSound(to url: URL, metadata: [AVMetadataItem]) async throws -> AVAssetWriter {
         let writer = try AVAssetWriter(outputURL: url, fileType: .m4a)
-        func item(_ identifier: AVMetadataIdentifier, _ value: any NSCopying & NSObjectProtocol) -> AVMetadataItem {
-            let item = AVMutableMetadataItem()
-            item.identifier = identifier
-            item.value = value
-            return item
-        }
-        let when = Date(timeIntervalSince1970: 1_714_566_600)  // 2024-05-01T12:30:00Z
-        writer.metadata = [item(.commonIdentifierTitle, "Café – 東京" as NSString), item(.iTunesMetadataArtist, "Zoë" as NSString),
-                           item(.commonIdentifierCreationDate, when as NSDate)]
+        writer.metadata = metadata
         let input = AVAssetWriterInput(mediaType: .audio, outputSettings: [AVFormatIDKey: kAudioFormatMPEG4AAC, AVSampleRateKey: 48_000, AVNumberOfChannelsKey: 1])
         writer.add(input)
-        #expect(writer.startWriting())
+        guard writer.startWriting() else { return writer }
         writer.startSession(atSourceTime: .zero)
         let format = try CMSampleBufferCreateTests.monoPCM()
         for start in stride(from: 0, to: 24_000, by: 1024) {
@@ -268,6 +268,16 @@ import Testing
         }
         input.markAsFinished()
         await writer.finishWriting()
+        return writer
+    }
+
+    @Test func writtenItemsAreReadBack() async throws {
+        let folder = try TestMedia.temporaryFolder()
+        let url = folder.appendingPathComponent("tagged.m4a")
+        let when = Date(timeIntervalSince1970: 1_714_566_600)  // 2024-05-01T12:30:00Z
+        let writer = try await Self.writeSound(to: url, metadata: [
+            Self.item(.commonIdentifierTitle, "Café – 東京" as NSString), Self.item(.iTunesMetadataArtist, "Zoë" as NSString),
+            Self.item(.commonIdentifierCreationDate, when as NSDate)])
         #expect(writer.status == .completed, "\(String(describing: writer.error))")
 
         let asset = AVURLAsset(url: url)
@@ -281,5 +291,96 @@ import Testing
         let all = try await asset.load(.metadata)
         #expect(AVMetadataItem.metadataItems(from: all, filteredByIdentifier: .iTunesMetadataSongName).first?.stringValue == "Café – 東京")
         #expect(try await asset.load(.availableMetadataFormats) == [.iTunesMetadata])
+    }
+
+    /// The artwork (a PNG as data, under the common key), the place (QuickTime's ISO 6709 key)
+    /// and the software (common key) are written, by the export session's code: ffprobe reads
+    /// the cover as an attached picture, the location and the encoder; the asset reads them back
+    /// under their common keys. Before, the writer dropped the three.
+    @Test func artworkLocationAndSoftwareAreWritten() async throws {
+        let folder = try TestMedia.temporaryFolder()
+        let png = folder.appendingPathComponent("cover.png").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=16x16", "-frames:v", "1", png])
+        let cover = try Data(contentsOf: URL(fileURLWithPath: png))
+        let url = folder.appendingPathComponent("art.m4a")
+        let writer = try await Self.writeSound(to: url, metadata: [
+            Self.item(.commonIdentifierArtwork, cover as NSData, dataType: "com.apple.metadata.datatype.PNG"),
+            Self.item(.quickTimeMetadataLocationISO6709, "+48.8583+002.2945/" as NSString),
+            Self.item(.commonIdentifierSoftware, "Frames 1.0" as NSString)])
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let probe = try MediaProbe(url.path)
+        #expect(probe.tags["location"] == "+48.8583+002.2945/", "\(probe.tags)")
+        #expect(probe.tags["encoder"] == "Frames 1.0", "\(probe.tags)")
+        #expect(probe.streams.contains { $0.codecType == "video" && $0.codecName == "png" }, "the cover is ffprobe's attached picture")
+        let common = try await AVURLAsset(url: url).load(.commonMetadata)
+        #expect(AVMetadataItem.metadataItems(from: common, filteredByIdentifier: .commonIdentifierArtwork).first?.dataValue == cover)
+        #expect(AVMetadataItem.metadataItems(from: common, filteredByIdentifier: .commonIdentifierLocation).first?.stringValue == "+48.8583+002.2945/")
+        #expect(AVMetadataItem.metadataItems(from: common, filteredByIdentifier: .commonIdentifierSoftware).first?.stringValue == "Frames 1.0")
+    }
+
+    /// An export session's metadata items are written as the writer's are: the artwork and the
+    /// location survive a re-encode (ffprobe reads them), and the asset's chapters go on though
+    /// metadata was set (they are not items).
+    @Test func exportSessionMetadataCarriesArtworkLocationAndChapters() async throws {
+        let folder = try TestMedia.temporaryFolder()
+        let png = folder.appendingPathComponent("cover.png").path, list = folder.appendingPathComponent("chapters.txt").path
+        let source = folder.appendingPathComponent("source.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=green:s=16x16", "-frames:v", "1", png])
+        try ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=First\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2000\ntitle=Second\n"
+            .write(toFile: list, atomically: true, encoding: .utf8)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=2", "-i", list,
+                                         "-map", "0", "-map_chapters", "1", "-c:v", "libx264", "-pix_fmt", "yuv420p", source])
+        let session = try #require(AVAssetExportSession(asset: AVURLAsset(url: URL(fileURLWithPath: source)), presetName: AVAssetExportPreset640x480))
+        session.metadata = [Self.item(.commonIdentifierArtwork, try Data(contentsOf: URL(fileURLWithPath: png)) as NSData),
+                            Self.item(.commonIdentifierLocation, "-33.8568+151.2153/" as NSString),
+                            Self.item(.commonIdentifierTitle, "Exported" as NSString)]
+        let out = folder.appendingPathComponent("out.mp4")
+        try await session.export(to: out, as: .mp4)
+        let probe = try MediaProbe(out.path)
+        #expect(probe.tags["title"] == "Exported" && probe.tags["location"] == "-33.8568+151.2153/", "\(probe.tags)")
+        #expect(probe.streams.contains { $0.codecType == "video" && $0.codecName == "png" }, "the cover, as ffprobe's attached picture")
+        #expect(probe.chapters.map(\.title) == ["First", "Second"] && probe.chapters.map(\.start) == [0, 1], "\(probe.chapters)")
+    }
+
+    /// Artwork that is not a picture fails startWriting(), the error naming the artwork, and
+    /// nothing is written.
+    @Test func artworkThatIsNotAPictureIsRefused() async throws {
+        let folder = try TestMedia.temporaryFolder()
+        let url = folder.appendingPathComponent("not-art.m4a")
+        let writer = try await Self.writeSound(to: url, metadata: [Self.item(.commonIdentifierArtwork, Data("not a picture".utf8) as NSData)])
+        #expect(writer.status == .failed)
+        let message = String(describing: writer.error)
+        #expect(message.contains("artwork") && message.contains("not a JPEG or PNG"), "\(message)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
+    /// An asset's chapters as AVFoundation gives them: the titles' locale (undetermined: the
+    /// file states none), and a timed group a chapter, its range the chapter's and its item the
+    /// title under the common key; from an MP4's QuickTime chapter track as ffmpeg writes it.
+    @Test func chaptersAreTimedMetadataGroups() async throws {
+        let folder = try TestMedia.temporaryFolder()
+        let list = folder.appendingPathComponent("chapters.txt").path, path = folder.appendingPathComponent("chapters.mp4").path
+        try ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=400\ntitle=Intro\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=400\nEND=1000\ntitle=Deuxième\n"
+            .write(toFile: list, atomically: true, encoding: .utf8)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=d=1", "-i", list, "-map", "0", "-map_chapters", "1",
+                                         "-c:a", "aac", "-movflags", "disable_chpl", path])
+        let asset = AVURLAsset(url: URL(fileURLWithPath: path))
+        let locales = try await asset.load(.availableChapterLocales)
+        #expect(locales.map(\.identifier) == ["und"])
+        let groups = try await asset.loadChapterMetadataGroups(bestMatchingPreferredLanguages: ["fr", "en"])
+        #expect(groups.count == 2)
+        #expect(groups.map(\.timeRange) == [CMTimeRange(start: .zero, end: CMTime(seconds: 0.4, preferredTimescale: 1000)),
+                                             CMTimeRange(start: CMTime(seconds: 0.4, preferredTimescale: 1000), end: CMTime(seconds: 1, preferredTimescale: 1000))])
+        let titles = groups.map { AVMetadataItem.metadataItems(from: $0.items, filteredByIdentifier: .commonIdentifierTitle).first?.stringValue }
+        #expect(titles == ["Intro", "Deuxième"])
+        #expect(groups.first?.items.first?.commonKey == .commonKeyTitle && groups.first?.items.first?.time == .zero)
+        let byLocale = try await asset.loadChapterMetadataGroups(withTitleLocale: locales[0], containingItemsWithCommonKeys: [.commonKeyArtwork])
+        #expect(byLocale.map(\.timeRange) == groups.map(\.timeRange))
+        // A file without chapters has no chapter locale and no groups.
+        let plain = folder.appendingPathComponent("plain.m4a").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", plain])
+        let none = AVURLAsset(url: URL(fileURLWithPath: plain))
+        #expect(try await none.load(.availableChapterLocales).isEmpty)
+        #expect(try await none.loadChapterMetadataGroups(bestMatchingPreferredLanguages: ["en"]).isEmpty)
     }
 }

@@ -59,17 +59,18 @@ import Testing
         return (v.width, v.height)
     }
 
-    /// The default tolerance gives the keyframe at or before each time, as ffprobe lists the
-    /// keyframes, with that frame's pixels; a picture near the end comes by seeking: a handful of
-    /// frames reach the generator, not the 240 before it.
-    @Test func theDefaultGivesTheKeyframeAtOrBefore() throws {
+    /// The default tolerances (infinite both ways) give the keyframe nearest each time, before
+    /// or after it, as ffprobe lists the keyframes (the one before on a tie, at 3 s), with that
+    /// frame's pixels; a picture near the end comes by seeking: a handful of frames reach the
+    /// generator, not the 240 before it.
+    @Test func theDefaultGivesTheNearestKeyframe() throws {
         let file = try counter()
         let keyframes = try keyframeTimes(file)
         #expect(keyframes.count == 5)
         let generator = AssetImageGenerator(asset: try Asset(path: file))
-        for t in [0.5, 3.3, 4.0, 7.9, 9.9] {
+        for t in [0.5, 3.0, 3.3, 4.0, 7.9, 9.9] {
             let (image, actual) = try generator.image(at: MediaTime(seconds: t))
-            let expected = keyframes.last { $0 <= t + 1e-9 } ?? -1
+            let expected = keyframes.min { (abs($0 - t), $0) < (abs($1 - t), $1) } ?? -1
             #expect(abs(actual.seconds - expected) < 0.001, "at \(t) s: \(actual.seconds) s, not the keyframe at \(expected) s")
             #expect(Self.frameNumber(image) == Int((expected * 25).rounded()), "at \(t) s: frame \(Self.frameNumber(image))")
             #expect(Self.size(image) == (320, 240))
@@ -105,6 +106,31 @@ import Testing
         let (within, time) = try generator.image(at: MediaTime(seconds: 5.5))
         #expect(abs(time.seconds - 4.52) < 0.001)
         #expect(Self.frameNumber(within) == 113)
+    }
+
+    /// The tolerances bound the picture to [t − before, t + after], as AVFoundation's: the
+    /// keyframe nearest the time within them, after the time when only that one is (or it is
+    /// nearer); with no keyframe within them, the first frame within them after the keyframe
+    /// before; with none after, never later than the time. Keyframes at 0, 2, 4, 6, 8 s.
+    @Test func theToleranceAfterLetsAKeyframeAfterTheTimeBeTheOne() throws {
+        let generator = AssetImageGenerator(asset: try Asset(path: try counter()))
+        let forever = MediaTime.positiveInfinity
+        for (before, after, t, frame) in [(0.5, 1.0, 3.3, 100),       // 2 s is too early, 4 s within: the keyframe after
+                                          (forever.seconds, 0, 3.3, 50), // nothing after: the keyframe before
+                                          (0, forever.seconds, 3.3, 100), // nothing before: the keyframe after
+                                          (0.5, 0.5, 3.3, 70),       // neither keyframe: the first frame from 2.8 s
+                                          (0, 0.5, 3.3, 82),         // neither, none before: the frame showing at 3.3 s
+                                          (1.5, 1.5, 3.3, 100)] {    // both within: the nearer, after
+            generator.requestedTimeToleranceBefore = before.isInfinite ? forever : MediaTime(seconds: before)
+            generator.requestedTimeToleranceAfter = after.isInfinite ? forever : MediaTime(seconds: after)
+            let (image, actual) = try generator.image(at: MediaTime(seconds: t))
+            #expect(Self.frameNumber(image) == frame, "before \(before), after \(after): frame \(Self.frameNumber(image)) at \(actual.seconds) s")
+            #expect(abs(actual.seconds - Double(frame) / 25) < 0.001)
+            // Within the tolerances (the frame showing at the time may have started a frame before it).
+            #expect(actual.seconds >= t - before - 0.04 && actual.seconds <= t + after, "\(actual.seconds) s")
+            // By seeking: a GOP decoded at most (two or three seeks), not the 80 frames before the time.
+            #expect(generator.lastFramesDelivered < 50, "\(generator.lastFramesDelivered) frames reached the generator")
+        }
     }
 
     /// maximumSize scales down to fit, the aspect kept; 0 leaves a dimension free; nothing is

@@ -69,14 +69,31 @@ import Testing
         #expect(throws: GraphError.self) { try Asset(path: folder.appendingPathComponent("missing.mp4").path) }
     }
 
-    /// Chapters ffmpeg writes (its Nero list beside its chapter track) are the asset's, with
-    /// their starts and titles.
-    @Test func chaptersAreRead() throws {
+    /// Chapters ffmpeg writes are the asset's, each with its time range (to the next one's
+    /// start, the last to the file's end) and title: an MP4's QuickTime chapter track (Nero's
+    /// list left out), an MP3's ID3 chapters, a FLAC file's Vorbis comments.
+    @Test(arguments: ["mp4", "mp3", "flac"]) func chaptersAreRead(_ ext: String) throws {
         let list = folder.appendingPathComponent("chapters.txt")
         try Data(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=500\ntitle=Opening\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=500\nEND=1000\ntitle=Deuxième partie\n".utf8)
             .write(to: list)
-        let path = try make("chapters.mp4", ["-f", "lavfi", "-i", "sine=duration=1", "-i", list.path, "-map", "0", "-map_chapters", "1", "-c:a", "aac"])
-        let expected = [Asset.Chapter(start: .zero, title: "Opening"), Asset.Chapter(start: MediaTime(seconds: 0.5), title: "Deuxième partie")]
-        #expect(try Asset(path: path).chapters == expected)
+        let path: String
+        switch ext {
+        case "mp4":
+            path = try make("chapters.mp4", ["-f", "lavfi", "-i", "sine=duration=1", "-i", list.path, "-map", "0", "-map_chapters", "1", "-c:a", "aac",
+                                             "-movflags", "disable_chpl"])
+        case "mp3":
+            path = try make("chapters.mp3", ["-f", "lavfi", "-i", "sine=duration=1", "-i", list.path, "-map", "0", "-map_chapters", "1"])
+        default:
+            path = try make("chapters.flac", ["-f", "lavfi", "-i", "sine=duration=1", "-metadata", "CHAPTER001=00:00:00.000", "-metadata", "CHAPTER001NAME=Opening",
+                                              "-metadata", "CHAPTER002=00:00:00.500", "-metadata", "CHAPTER002NAME=Deuxième partie"])
+        }
+        let asset = try Asset(path: path)
+        #expect(asset.chapters.map(\.title) == ["Opening", "Deuxième partie"], "\(ext)")
+        #expect(asset.chapters.map(\.start) == [.zero, MediaTime(seconds: 0.5)], "\(ext)")
+        #expect(asset.chapters.first?.timeRange.end == MediaTime(seconds: 0.5), "\(ext)")
+        // The last lasts to the end: the file's (an MP3's encoder padding makes it a little longer).
+        let last = try #require(asset.chapters.last).timeRange.end.seconds
+        #expect(abs(last - (ext == "flac" ? asset.duration.seconds : 1)) < 0.06, "\(ext): \(last) s of \(asset.duration.seconds) s")
+        #expect(asset.chapterLanguage == nil)
     }
 }

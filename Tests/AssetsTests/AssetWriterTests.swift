@@ -174,6 +174,56 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: badOut))
     }
 
+    /// The cover, the place, the encoder and chapters go into the file as the export session
+    /// writes them (one code): ffprobe reads the cover as an attached picture, the location, the
+    /// encoder and the chapters; GraphKit's reader reads them all back. A cover that is not a
+    /// picture, and a place or chapters for a fragmented file (written as it goes), fail
+    /// startWriting naming the tag, and leave no file.
+    @Test func coverLocationEncoderAndChaptersAreWritten() async throws {
+        let png = path("cover.png")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=16x16", "-frames:v", "1", png])
+        let cover = [UInt8](try Data(contentsOf: URL(fileURLWithPath: png)))
+        var tags = MediaMetadata()
+        tags.title = "Tagged"
+        tags.artwork = MediaMetadata.Artwork(mimeType: "image/png", data: cover)
+        tags.location = "+35.6586+139.7454/"
+        tags.encoder = "GraphKit test"
+        tags.chapters = [.init(start: 0, title: "One"), .init(start: 0.25, title: "Deux – 二")]
+        func write(_ name: String, _ tags: MediaMetadata, fragments: MediaTime? = nil) async throws -> (AssetWriter, String) {
+            let out = path(name)
+            let writer = try AssetWriter(outputPath: out, fileType: .m4a)
+            writer.metadata = tags
+            writer.movieFragmentInterval = fragments
+            let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
+            try writer.add(audio)
+            try writer.startWriting()
+            writer.startSession(atSourceTime: .zero)
+            for b in TestMedia.sine(sampleRate: 8_000, seconds: 0.5, framesPerBuffer: 400) { try await audio.append(b) }
+            try await writer.finishWriting()
+            return (writer, out)
+        }
+        let (_, out) = try await write("extras.m4a", tags)
+        let probe = try MediaProbe(out)
+        #expect(probe.tags["title"] == "Tagged" && probe.tags["location"] == "+35.6586+139.7454/" && probe.tags["encoder"] == "GraphKit test", "\(probe.tags)")
+        #expect(probe.streams.contains { $0.codecType == "video" && $0.codecName == "png" }, "the cover, as ffprobe's attached picture")
+        #expect(probe.chapters.map(\.title) == ["One", "Deux – 二"] && probe.chapters.map(\.start) == [0, 0.25], "\(probe.chapters)")
+        let read = try Asset(path: out)
+        #expect(read.metadata.artwork == MediaMetadata.Artwork(mimeType: "image/png", data: cover))
+        #expect(read.metadata.location == "+35.6586+139.7454/" && read.metadata.encoder == "GraphKit test")
+        #expect(read.chapters.map(\.title) == ["One", "Deux – 二"])
+
+        var notAPicture = tags
+        notAPicture.artwork = MediaMetadata.Artwork(mimeType: "image/png", data: Array("<svg/>".utf8))
+        var fragmented = tags
+        fragmented.artwork = nil
+        for (name, bad, fragments, words) in [("bad-cover.m4a", notAPicture, nil, "metadata.artwork"),
+                                              ("fragments.m4a", fragmented, MediaTime(seconds: 1), "metadata.location")] {
+            let error = await #expect(throws: GraphError.self) { _ = try await write(name, bad, fragments: fragments) }
+            #expect(error?.code == .usage && error?.description.contains(words) == true, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: path(name)))
+        }
+    }
+
     @Test func theSessionStartIsTheFilesZero() async throws {
         let out = path("session.m4a")
         let writer = try AssetWriter(outputPath: out, fileType: .m4a)

@@ -82,6 +82,35 @@ import GraphKitTesting
         #expect(Self.array(json["streams"]).contains { Self.string($0["kind"]) == "audio" && Self.number($0["sampleRate"]) == 44_100 })
     }
 
+    /// Chapters, as `ffprobe -show_chapters` gives them: each start, end and title, in the JSON
+    /// and a line each in the text; an MP4's from its QuickTime chapter track, an MP3's from its
+    /// ID3 chapters. A file without chapters has an empty list.
+    @Test(arguments: ["mp4", "mp3"]) func chaptersAsFfprobeShowsThem(_ ext: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = folder.appendingPathComponent("chapters.txt").path, path = folder.appendingPathComponent("c.\(ext)").path
+        try ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=400\ntitle=Intro\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=400\nEND=1000\ntitle=\(Self.title)\n"
+            .write(toFile: list, atomically: true, encoding: .utf8)
+        try Self.ffmpeg(["-f", "lavfi", "-i", "sine=d=1", "-i", list, "-map", "0", "-map_chapters", "1"]
+                        + (ext == "mp4" ? ["-c:a", "aac", "-movflags", "disable_chpl"] : []) + [path])
+        let r = try Graphctl.run("probe", "--json", path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let chapters = Self.array(try JSONParser.parse(r.stdout)["chapters"])
+        let theirs = try MediaProbe(path).chapters
+        #expect(chapters.count == 2 && theirs.count == 2, "\(r.stdout)")
+        for (ours, their) in zip(chapters, theirs) {
+            #expect(Self.string(ours["title"]) == their.title)
+            #expect(abs((Self.number(ours["start"]) ?? -1) - their.start) < 0.001 && abs((Self.number(ours["end"]) ?? -1) - their.end) < 0.001,
+                    "\(ours) against ffprobe's \(their)")
+        }
+        let text = try Graphctl.run("probe", path)
+        #expect(text.stdout.contains("  chapter 1: 0.000 s to 0.400 s: Intro\n  chapter 2: 0.400 s to 1.000 s: \(Self.title)\n"), "\(text.stdout)")
+        let plain = folder.appendingPathComponent("plain.\(ext)").path
+        try Self.ffmpeg(["-f", "lavfi", "-i", "sine=d=1", plain])
+        let none = try Graphctl.run("probe", "--json", plain)
+        #expect(Self.array(try JSONParser.parse(none.stdout)["chapters"]).isEmpty && none.stdout.contains("\"chapters\""), "\(none.stdout)")
+    }
+
     /// What cannot be probed exits 66 and names the file: missing, a folder, a pipe with no
     /// writer (which must not hold the command), a text file, an MP4 cut before its index.
     @Test func unreadableInputsExit66NamingTheFile() throws {

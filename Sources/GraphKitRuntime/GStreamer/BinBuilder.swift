@@ -22,6 +22,9 @@ public final class BinBuilder: Sendable {
     let callbacks: CallbackRegistry
     let directory: ElementDirectory
     let statistics: RunStatistics
+    /// Where a node's own errors are kept, so that the run reports them as the node raised them
+    /// (``PushedSource/fail(_:)``); nil for a builder outside a compiled graph.
+    let failures: NodeFailures?
     /// Elements may be made from a streaming thread too (a demuxer's pad-added handler).
     private struct Made {
         var inputs: [String: GstObjectReference<GstPad>] = [:]
@@ -32,12 +35,13 @@ public final class BinBuilder: Sendable {
     private let made = Mutex(Made())
 
     init(context: NodeContext, pipeline: GstObjectReference<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory,
-         statistics: RunStatistics) {
+         statistics: RunStatistics, failures: NodeFailures? = nil) {
         self.context = context
         self.pipelineReference = pipeline
         self.callbacks = callbacks
         self.directory = directory
         self.statistics = statistics
+        self.failures = failures
     }
 
     /// The pads exposed as the node's input ports, by port.

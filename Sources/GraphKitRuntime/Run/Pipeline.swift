@@ -43,8 +43,8 @@ final class Pipeline: Sendable {
     }
 
     /// A builder for one node's elements.
-    func builder(for context: NodeContext) -> BinBuilder {
-        BinBuilder(context: context, pipeline: reference, callbacks: callbacks, directory: directory, statistics: statistics)
+    func builder(for context: NodeContext, failures: NodeFailures? = nil) -> BinBuilder {
+        BinBuilder(context: context, pipeline: reference, callbacks: callbacks, directory: directory, statistics: statistics, failures: failures)
     }
 
     /// An element of the engine's own (a queue, a tee, a fakesink), recorded as `node`'s when it

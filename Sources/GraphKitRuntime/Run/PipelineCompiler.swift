@@ -59,7 +59,7 @@ struct PipelineCompiler {
     private func build(_ node: any Node, spec: Graph.NodeSpec, context: NodeContext, in pipeline: Pipeline,
                        failures: NodeFailures) throws(GraphError) -> ExposedPorts {
         if let elementNode = node as? any ElementNode {
-            let builder = pipeline.builder(for: context)
+            let builder = pipeline.builder(for: context, failures: failures)
             do {
                 try elementNode.build(in: builder)
             } catch {

@@ -193,11 +193,14 @@ final class RunStatistics: @unchecked Sendable {
     }
 
     /// Media seconds that reached `nodes` (the final ones): from the first timestamp each input
-    /// saw, since encoders may offset theirs (gkx264enc, as x264enc, by 1000 h).
+    /// saw, since encoders may offset theirs (gkx264enc, as x264enc, by 1000 h). A final node
+    /// with no input (one that reads its own file and writes its own: analysis.thumbnails) counts
+    /// what it produces.
     func mediaSeconds(reaching nodes: [String]) -> Double {
         var best = 0
         for id in nodes {
-            for c in (nodeInputs[id] ?? []).map({ gk_pad_counter_read($0) }) where c.start_ns >= 0 {
+            let inputs = nodeInputs[id] ?? []
+            for c in (inputs.isEmpty ? nodeOutputs[id] ?? [] : inputs).map({ gk_pad_counter_read($0) }) where c.start_ns >= 0 {
                 best = max(best, c.end_ns - min(c.start_ns, c.end_ns))
             }
         }

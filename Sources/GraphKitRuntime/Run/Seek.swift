@@ -8,6 +8,10 @@ extension GraphRun {
         /// At the keyframe at or before the time (the frame a decoder can start from, no frame
         /// before it decoded): the first frame is that keyframe, with its own time.
         case keyframe(atOrBefore: MediaTime)
+        /// At the keyframe at or after the time (KEY_UNIT | SNAP_AFTER): the first frame is the
+        /// first keyframe from the time on, with its own time (a thumbnailer's keyframe within a
+        /// tolerance after the time). Past the last keyframe the demuxer gives what it has there.
+        case nextKeyframe(atOrAfter: MediaTime)
         /// Exactly at the time: decoded from the keyframe before it, the frames before it left
         /// out by the decoders; the first frame is the one showing at the time, and sound starts
         /// at the time.
@@ -19,7 +23,7 @@ extension GraphRun {
 
         public var time: MediaTime {
             switch self {
-            case .keyframe(let t), .exact(let t): t
+            case .keyframe(let t), .nextKeyframe(let t), .exact(let t): t
             case .until(let start, _): start.time
             }
         }
@@ -41,7 +45,7 @@ extension GraphRun {
 
 extension Pipeline {
     /// A flushing seek of the paused pipeline to `position` (GStreamer's `gst_element_seek`:
-    /// KEY_UNIT | SNAP_BEFORE, or ACCURATE), then PLAYING. A pull-mode demuxer (qtdemux, reading
+    /// KEY_UNIT | SNAP_BEFORE or SNAP_AFTER, or ACCURATE), then PLAYING. A pull-mode demuxer (qtdemux, reading
     /// a file) does the flush and the seek on this thread, so what was decoded while prerolling
     /// has left every queue when this returns. The error says the position and why.
     func seek(_ position: GraphRun.Seek) -> GraphError? {
@@ -51,6 +55,7 @@ extension Pipeline {
         }
         let mode: GstSeekFlags = switch position.starting {
         case .keyframe, .until: GstSeekFlags(GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_BEFORE.rawValue)
+        case .nextKeyframe: GstSeekFlags(GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_AFTER.rawValue)
         case .exact: GST_SEEK_FLAG_ACCURATE
         }
         let flags = GstSeekFlags(GST_SEEK_FLAG_FLUSH.rawValue | mode.rawValue)

@@ -24,22 +24,21 @@ package enum ThumbnailPicker {
         return try GraphRun(try b.build(registry: .builtIn))
     }
 
-    /// How to seek for a picture at `time` that may be `toleranceBefore` earlier: `.zero` an
-    /// exact seek, anything else the keyframe at or before it (and then, if that is earlier than
-    /// the tolerance allows, the frames after it up to the first that is not: a GOP at most).
-    package static func seek(for time: MediaTime, toleranceBefore: MediaTime) -> (seek: GraphRun.Seek, earliest: MediaTime?) {
-        (toleranceBefore == .zero ? .exact(time) : .keyframe(atOrBefore: time),
-         toleranceBefore.isFinite ? time - toleranceBefore : nil)
+    /// Whether `frame` may be the picture for `time`: it starts at or after `earliest` (nil:
+    /// any), or is still showing at `time` (a decoder may give the frame that ends at the time
+    /// first).
+    package static func accepts(_ frame: SampleBuffer, from earliest: MediaTime?, showingAt time: MediaTime) -> Bool {
+        guard let earliest, let pts = frame.presentationTime else { return true }
+        if pts >= earliest { return true }
+        if let duration = frame.duration, pts + duration > time { return true }
+        return false
     }
 
-    /// The first frame `output` gives that starts at or after `earliest` (nil: any) or is still
-    /// showing at `time` (a decoder may give the frame that ends at the time first). Nil when
-    /// the run ends first.
+    /// The first frame `output` gives that ``accepts(_:from:showingAt:)`` takes. Nil when the
+    /// run ends first.
     package static func firstFrame(of output: MediaOutput, from earliest: MediaTime?, showingAt time: MediaTime) -> SampleBuffer? {
         while let frame = output.copyNextSampleBuffer() {
-            guard let earliest, let pts = frame.presentationTime else { return frame }
-            if pts >= earliest { return frame }
-            if let duration = frame.duration, pts + duration > time { return frame }
+            if accepts(frame, from: earliest, showingAt: time) { return frame }
         }
         return nil
     }
@@ -172,40 +171,77 @@ package final class ThumbnailSession: Sendable {
     /// Whether ``cancel()`` was called: every picture asked for since throws `cancelled`.
     package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
-    /// The frame for `time` that may be `toleranceBefore` earlier (see
-    /// ``ThumbnailPicker/seek(for:toleranceBefore:)``). Blocks while it is decoded. Throws
-    /// `cancelled` once ``cancel()`` is called, `inputUnreadable` when the file has no frame
-    /// there, or the run's error.
-    package func frame(at time: MediaTime, toleranceBefore: MediaTime) throws(GraphError) -> SampleBuffer {
-        let (seek, earliest) = ThumbnailPicker.seek(for: time, toleranceBefore: toleranceBefore)
+    /// The frame for `time` that may be `toleranceBefore` earlier or `toleranceAfter` later,
+    /// as AVAssetImageGenerator chooses it: with both `.zero`, the frame showing at exactly the
+    /// time (an accurate seek, decoded from the keyframe before it); otherwise the keyframe
+    /// nearest the time within [time − before, time + after] (the keyframe at or before the
+    /// time, and, when a tolerance after lets one be nearer, the keyframe at or after it: each
+    /// found by a seek, a frame decoded; the one before wins a tie), and when neither keyframe is
+    /// within it, the first frame after the keyframe before that is (a GOP decoded at most).
+    /// Blocks while it is decoded. Throws `cancelled` once ``cancel()`` is called,
+    /// `inputUnreadable` when the file has no frame there, or the run's error.
+    package func frame(at time: MediaTime, toleranceBefore: MediaTime, toleranceAfter: MediaTime = .zero) throws(GraphError) -> SampleBuffer {
         let cancelled = GraphError(.cancelled, at: path, "the picture was cancelled")
+        let earliest = toleranceBefore.isFinite ? time - toleranceBefore : nil
+        let latest = toleranceAfter.isFinite ? time + toleranceAfter : nil
         do throws(GraphError) {
-            let current: GraphRun
-            if let running = state.withLock({ $0.run }) {
-                current = running
-                try current.seek(to: seek)
-            } else {
-                let made = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate)
-                let taken = state.withLock { s in
-                    guard !s.cancelled else { return false }
-                    s.run = made
-                    s.pipelines += 1
-                    return true
+            if toleranceBefore == .zero && toleranceAfter == .zero {
+                return try found(ThumbnailPicker.firstFrame(of: try positioned(at: .exact(time)), from: time, showingAt: time), at: time)
+            }
+            // The keyframe at or before the time.
+            var output = try positioned(at: .keyframe(atOrBefore: time))
+            let before = try found(output.copyNextSampleBuffer(), at: time)
+            let beforeFits = ThumbnailPicker.accepts(before, from: earliest, showingAt: time)
+            let p = before.presentationTime ?? time
+            if toleranceAfter > .zero, p < time {
+                // The keyframe at or after it, when the tolerance after may make it the nearer.
+                output = try positioned(at: .nextKeyframe(atOrAfter: time))
+                // A keyframe at the time would have been the one before. Past the last keyframe
+                // the demuxer starts from the one before, and the decoder gives the frame showing
+                // at the time, stamped with it (clipped to where the seek starts): no keyframe after.
+                if let next = output.copyNextSampleBuffer(), let n = next.presentationTime, n > time,
+                   latest.map({ n <= $0 }) ?? true, !beforeFits || n - time < time - p {
+                    return next
                 }
-                guard taken else { throw cancelled }
-                current = made
-                try current.start(at: seek)
+                if beforeFits { return before }
+                // Neither is within the tolerance: from the keyframe before, the first frame that is.
+                output = try positioned(at: .keyframe(atOrBefore: time))
+            } else if beforeFits {
+                return before
             }
-            let frame = ThumbnailPicker.firstFrame(of: try current.output("out"), from: earliest, showingAt: time)
-            guard let frame else {
-                if let error = close() { throw error }
-                throw isCancelled ? cancelled : GraphError(.inputUnreadable, at: path, "\"\(path)\" has no frame at \(ThumbnailPicker.seconds(time)) s")
-            }
-            return frame  // the pipeline stays, for the next picture to seek
+            return try found(ThumbnailPicker.firstFrame(of: output, from: earliest, showingAt: time), at: time)
+            // (The pipeline stays, for the next picture to seek.)
         } catch {
             close()
             throw error.code == .cancelled || isCancelled ? cancelled : error
         }
+    }
+
+    /// The output of this session's pipeline, sought to `seek`: the running one sought again, or
+    /// a new one started there.
+    private func positioned(at seek: GraphRun.Seek) throws(GraphError) -> MediaOutput {
+        if let running = state.withLock({ $0.run }) {
+            try running.seek(to: seek)
+            return try running.output("out")
+        }
+        let made = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate)
+        let taken = state.withLock { s in
+            guard !s.cancelled else { return false }
+            s.run = made
+            s.pipelines += 1
+            return true
+        }
+        guard taken else { throw GraphError(.cancelled, at: path, "the picture was cancelled") }
+        try made.start(at: seek)
+        return try made.output("out")
+    }
+
+    /// `frame`, or the reason there is none: the run's error, a cancel, or no frame at `time`.
+    private func found(_ frame: SampleBuffer?, at time: MediaTime) throws(GraphError) -> SampleBuffer {
+        if let frame { return frame }
+        if let error = close() { throw error }
+        throw isCancelled ? GraphError(.cancelled, at: path, "the picture was cancelled")
+            : GraphError(.inputUnreadable, at: path, "\"\(path)\" has no frame at \(ThumbnailPicker.seconds(time)) s")
     }
 
     /// Ends the picture being made (it throws `cancelled`) and every one asked for after. From

@@ -13,9 +13,14 @@ import Synchronization
 ///
 /// The node reads its file itself, so a graph of this node alone is the whole job; its
 /// optional output gives the pictures as BGRA frames (one a second) to any video node, for
-/// example to encode them. The pictures are taken while the run is built, so a file that is not
-/// a video fails before anything is written; the files are written under temporary names and
-/// renamed into place when the run completes (``OutputFile``).
+/// example to encode them. The file is checked while the run is built (a file that is not a
+/// video fails before anything is written); the pictures are taken while the run plays, on a
+/// thread of the node's own that feeds its output (``PushedSource``), so a stop or a cancel
+/// (SIGINT) ends the work at once: the picture under way is abandoned. The files are written
+/// under temporary names and renamed into place when the run ends: when it completes, all of
+/// them; when it is stopped, the pictures taken so far, the sprite sheet of those and an index
+/// whose last cue ends where the next picture would have been; when it is cancelled or fails,
+/// none (``OutputFile``).
 ///
 /// Example:
 /// ```json
@@ -55,7 +60,8 @@ public final class ThumbnailsNode: ElementNode, Sendable {
 
     let context: NodeContext
     let path: String
-    /// The pictures and when they are, once built; the files, once prepared.
+    /// When the pictures are, once built; the pictures, as they are taken; the files, once
+    /// prepared; the source the pictures are taken for and the session taking them.
     private struct State {
         var times: [MediaTime] = []
         var duration = MediaTime.zero
@@ -64,6 +70,10 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         var status: [Int: OutputReport.Status] = [:]
         var framesDelivered = 0
         var pipelines = 0
+        var source: PushedSource?
+        var session: ThumbnailSession?
+        /// The run is over: take no more pictures.
+        var stopping = false
     }
     private enum Kind { case picture(Int), sprite, vtt }
     private let state = Mutex(State())
@@ -80,7 +90,14 @@ public final class ThumbnailsNode: ElementNode, Sendable {
 
     public var mediaDescription: String? { "thumbnails of \"\(path)\"" }
 
-    /// Every picture taken (after the run is built), in time order: BGRA, packed rows.
+    /// A second of output a picture, once the times are planned (the progress line counts the
+    /// pictures so).
+    public var expectedDuration: MediaTime? {
+        let count = state.withLock { $0.times.count }
+        return count > 0 ? MediaTime(value: Int64(count), timescale: 1) : nil
+    }
+
+    /// Every picture taken so far, in time order: BGRA, packed rows.
     public var pictures: [(time: MediaTime, image: SampleBuffer)] {
         state.withLock { s in s.pictures.map { ($0.presentationTime ?? .zero, $0) } }
     }
@@ -97,28 +114,21 @@ public final class ThumbnailsNode: ElementNode, Sendable {
 
     // MARK: Taking the pictures
 
+    /// Checks the file and plans the times; the pictures are taken once the run plays.
     public func build(in bin: BinBuilder) throws(GraphError) {
-        let (times, duration, pictures) = try takePictures()
+        let (times, duration) = try plan()
         state.withLock { s in
             s.times = times
             s.duration = duration
-            s.pictures = pictures
         }
-        guard let first = pictures.first, case .rawVideo(let v)? = first.format else { return }
-        let format = MediaFormat.VideoFormat(pixelFormat: .bgra, width: v.width, height: v.height, frameRate: FrameRate(1))
-        let made = try bin.makeGeneratedSource(format: format, count: pictures.count) { n, planes in
-            let plane = planes[0], rowBytes = v.width * 4
-            pictures[n].bytes.withUnsafeBytes { src in
-                for y in 0..<v.height {
-                    (plane.baseAddress + y * plane.bytesPerRow).copyMemory(from: src.baseAddress! + y * rowBytes, byteCount: rowBytes)
-                }
-            }
-        }
-        try bin.expose(output: "out", made.element)
+        let source = try bin.makePushedSource { [weak self] source in self?.takePictures(for: source) }
+        state.withLock { $0.source = source }
+        try bin.expose(output: "out", source.element)
     }
 
-    /// The times, evenly spaced over the file, and the picture at each.
-    private func takePictures() throws(GraphError) -> ([MediaTime], MediaTime, [SampleBuffer]) {
+    /// The times, evenly spaced over the file, and its duration; throws, naming the file, for one
+    /// that is not a video or does not say how long it is.
+    private func plan() throws(GraphError) -> ([MediaTime], MediaTime) {
         let p = context.parameters
         let at = context.location(parameter: "path")
         let info: MediaFileInfo
@@ -140,24 +150,52 @@ public final class ThumbnailsNode: ElementNode, Sendable {
             throw GraphError(.invalidGraph, at: context.location(parameter: "interval"),
                              "an interval of \(p[Self.interval] ?? 0) s makes more than \(Self.maximumCount) pictures of \(ThumbnailPicker.seconds(info.duration)) s", node: context.id)
         }
-        let tolerance: MediaTime = p[Self.exact] ? .zero : .positiveInfinity
+        return (times, info.duration)
+    }
+
+    /// Takes the picture at each time, on the source's thread, and gives each on the output as
+    /// a frame of a second; ends the output after the last. Returns early when the run ends
+    /// (``finish(_:)`` cancels the picture under way, a push finds the output flushing) and
+    /// when a picture fails (the run fails with this node's error).
+    private func takePictures(for source: PushedSource) {
+        let p = context.parameters
+        let at = context.location(parameter: "path")
         let session = ThumbnailSession(path: path, autorotate: p[Self.autorotate])
+        let times = state.withLock { s -> [MediaTime]? in
+            guard !s.stopping else { return nil }
+            s.session = session
+            return s.times
+        }
+        guard let times else { return }
         defer {
             session.close()
             state.withLock { $0.framesDelivered = session.framesDelivered; $0.pipelines = session.pipelines }
         }
-        var pictures: [SampleBuffer] = []
-        for time in times {
-            let frame: SampleBuffer
+        let tolerance: MediaTime = p[Self.exact] ? .zero : .positiveInfinity
+        for (n, time) in times.enumerated() {
+            let picture: SampleBuffer
             do throws(GraphError) {
-                frame = try session.frame(at: time, toleranceBefore: tolerance)
+                let frame = try session.frame(at: time, toleranceBefore: tolerance)
+                picture = try ThumbnailPicker.packed(frame, fittingIn: (p[Self.width], 0), at: frame.presentationTime ?? time)
             } catch {
-                throw GraphError(error.code, at: at, "cannot take the picture of \"\(path)\" at \(ThumbnailPicker.seconds(time)) s: \(error.message)",
-                                 node: context.id, cause: error.cause)
+                if error.code == .cancelled || state.withLock({ $0.stopping }) { return }
+                source.fail(GraphError(error.code, at: at, "cannot take the picture of \"\(path)\" at \(ThumbnailPicker.seconds(time)) s: \(error.message)",
+                                       node: context.id, cause: error.cause))
+                return
             }
-            pictures.append(try ThumbnailPicker.packed(frame, fittingIn: (p[Self.width], 0), at: frame.presentationTime ?? time))
+            guard state.withLock({ s in
+                guard !s.stopping else { return false }
+                s.pictures.append(picture)
+                return true
+            }) else { return }
+            // On the output: a frame a second, from 0.
+            guard case .rawVideo(let v)? = picture.format else { return }
+            let frame = SampleBuffer(format: .rawVideo(.init(pixelFormat: .bgra, width: v.width, height: v.height, frameRate: FrameRate(1))),
+                                     bytes: picture.bytes, presentationTime: MediaTime(value: Int64(n), timescale: 1),
+                                     duration: MediaTime(value: 1, timescale: 1))
+            guard source.push(frame) else { return }  // the run is ending
         }
-        return (times, info.duration, pictures)
+        source.endOfStream()
     }
 
     /// The most pictures one node takes (count's limit, and interval's).
@@ -184,7 +222,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
 
     public func prepare() throws(GraphError) {
         let p = context.parameters
-        let count = state.withLock { $0.pictures.count }
+        let count = state.withLock { $0.times.count }
         var files: [(kind: Kind, file: OutputFile)] = []
         if let folder = p[Self.folder] {
             let digits = max(4, String(count).count)
@@ -201,8 +239,12 @@ public final class ThumbnailsNode: ElementNode, Sendable {
             files.append((.vtt, OutputFile(path: vtt, location: context.location(parameter: "vtt"), node: context.id)))
         }
         state.withLock { $0.files = files }
-        for (i, (_, file)) in files.enumerated() {
+        for (i, (kind, file)) in files.enumerated() {
             try file.prepare()
+            // A picture's file is checked now (its folder made, its name refused if something
+            // else than a file is there) and made when it is written: 10,000 pictures held open
+            // at once would be 20,000 descriptors, past what a process may hold.
+            if case .picture = kind { file.discard() }
             state.withLock { $0.status[i] = .writing }
         }
     }
@@ -212,34 +254,62 @@ public final class ThumbnailsNode: ElementNode, Sendable {
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
-        let (files, pictures, times, duration) = state.withLock { ($0.files, $0.pictures, $0.times, $0.duration) }
-        var firstError: GraphError?
-        let complete = outcome == .completed || outcome == .stopped
-        var sheet: SpriteSheet?
-        if let first = pictures.first, case .rawVideo(let v)? = first.format {
-            sheet = SpriteSheet(count: pictures.count, columns: context.parameters[Self.columns], tileWidth: v.width, tileHeight: v.height)
+        // No more pictures: the one under way is abandoned, and the thread returns (a push it
+        // waits in woke when the pipeline stopped).
+        let (session, source) = state.withLock { s in
+            s.stopping = true
+            return (s.session, s.source)
         }
-        for (i, (kind, file)) in files.enumerated() {
+        session?.cancel()
+        source?.join()
+        let (files, pictures, times, duration) = state.withLock { ($0.files, $0.pictures, $0.times, $0.duration) }
+        // A stopped run writes the pictures taken: the index's last cue ends where the next
+        // picture would have been.
+        let taken = min(pictures.count, times.count)
+        let complete = outcome == .completed || (outcome == .stopped && taken > 0)
+        let end = taken < times.count ? times[taken] : duration
+        var sheet: SpriteSheet?
+        if taken > 0, case .rawVideo(let v)? = pictures[0].format {
+            sheet = SpriteSheet(count: taken, columns: context.parameters[Self.columns], tileWidth: v.width, tileHeight: v.height)
+        }
+        var firstError: GraphError?
+        var written: [(kind: Kind, file: OutputFile)] = []
+        var statuses: [Int: OutputReport.Status] = [:]
+        for (kind, file) in files {
             var final: OutputReport.Status = outcome == .cancelled ? .cancelled : .failed
-            if complete, let sheet {
+            if case .picture(let i) = kind, i >= taken, complete {
+                file.discard()  // a picture the stop came before: not one of the files
+                continue
+            }
+            if complete, let sheet, firstError == nil {
                 do {
-                    try write(kind, to: file, pictures: pictures, sheet: sheet, times: times, duration: duration)
+                    if case .picture = kind { try file.prepare() }  // checked at the start, made now
+                    try write(kind, to: file, pictures: Array(pictures.prefix(taken)), sheet: sheet, times: Array(times.prefix(taken)), end: end)
                     try file.commit()
                     final = .completed
                 } catch {
                     file.discard()
-                    if firstError == nil { firstError = error }
+                    firstError = error
                 }
             } else {
                 file.discard()
             }
-            state.withLock { $0.status[i] = final }
+            statuses[written.count] = final
+            written.append((kind, file))
+        }
+        state.withLock { s in
+            s.files = written
+            s.status = statuses
         }
         if let firstError { throw firstError }
+        if outcome == .stopped, taken == 0, !files.isEmpty {
+            throw GraphError(.runFailed, at: context.location(), "the run was stopped before the first picture of \"\(path)\" was taken: nothing was written",
+                             node: context.id)
+        }
     }
 
     private func write(_ kind: Kind, to file: OutputFile, pictures: [SampleBuffer], sheet: SpriteSheet,
-                       times: [MediaTime], duration: MediaTime) throws(GraphError) {
+                       times: [MediaTime], end: MediaTime) throws(GraphError) {
         let p = context.parameters
         let write = { (bytes: [UInt8]) throws(GraphError) in try file.write(bytes) }
         switch kind {
@@ -249,7 +319,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
             try ThumbnailPicker.encode(try sheet.compose(pictures), as: p[Self.format], quality: p[Self.quality], write)
         case .vtt:
             let url = p[Self.spriteURL] ?? OutputFile.split(p[Self.sprite] ?? "sprite").name
-            try write(Array(WebVTTIndex.text(times: times, end: duration, sheet: sheet, spriteURL: url).utf8))
+            try write(Array(WebVTTIndex.text(times: times, end: end, sheet: sheet, spriteURL: url).utf8))
         }
     }
 }

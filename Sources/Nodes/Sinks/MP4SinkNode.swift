@@ -64,6 +64,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
     public static let albumArtist = OptionalParameter<String>("albumArtist", help: "the album artist tag (aART)")
     public static let genre = OptionalParameter<String>("genre", help: "the genre tag (©gen)")
     public static let comment = OptionalParameter<String>("comment", help: "the comment tag (©cmt)")
+    public static let encoder = OptionalParameter<String>("encoder", help: "the software that made the file (©too), as ffmpeg writes its own name")
     public static let date = OptionalParameter<String>(
         "date", format: .pattern(#"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[-+][0-9]{2}:?[0-9]{2})?)?)?)?$"#,
                                  "an ISO 8601 date, such as \"2024-05-01\" or \"2024-05-01T12:00:00Z\""),
@@ -84,7 +85,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
     /// parameter, named as `MediaMetadata`'s field, and the GStreamer tag the muxer takes it as.
     static let tags: [(parameter: OptionalParameter<String>, tag: String)] = [
         (title, "title"), (artist, "artist"), (album, "album"), (albumArtist, "album-artist"),
-        (genre, "genre"), (comment, "comment"), (date, "date"),
+        (genre, "genre"), (comment, "comment"), (date, "date"), (encoder, "encoder"),
     ]
 
     let context: NodeContext
@@ -173,7 +174,10 @@ public final class MP4SinkNode: ElementNode, Sendable {
     /// what the finished index gets; call it before the run starts. Throws, naming the tag, for
     /// a cover that is not a JPEG or PNG picture (the run then writes nothing).
     package func addExtraTags(_ more: MP4ExtraTags) throws(GraphError) {
-        if let problem = more.problem { throw GraphError(.usage, at: context.location(parameter: "cover"), problem, node: context.id) }
+        if let problem = more.problem {
+            let parameter = more.artwork.map { MP4ExtraTags.pictureType($0) == nil } == true ? "cover" : more.location != nil && more.chapters.isEmpty ? "location" : "chapters"
+            throw GraphError(.usage, at: context.location(parameter: parameter), problem, node: context.id)
+        }
         state.withLock { s in
             if let artwork = more.artwork { s.extraTags.artwork = artwork }
             if let location = more.location { s.extraTags.location = location }

@@ -2,10 +2,11 @@ import ArgumentParser
 import Glibc
 import GraphKit
 
-/// `graphctl probe FILE`: what a media file holds, as `ffprobe -show_format -show_streams`
-/// says it: its container, duration, streams and tags. The streams come from GStreamer's
-/// discoverer (``MediaFileInfo``), durations of an MP4/MOV's tracks from its index
-/// (``IndexedTrack``), the tags from the container library (``MediaMetadata``). The file is
+/// `graphctl probe FILE`: what a media file holds, as `ffprobe -show_format -show_streams
+/// -show_chapters` says it: its container, duration, streams, tags and chapters. The streams
+/// come from GStreamer's discoverer (``MediaFileInfo``), durations of an MP4/MOV's tracks from
+/// its index (``IndexedTrack``), the tags and chapters from the container library
+/// (``MediaMetadata``). The file is
 /// opened once, without blocking (a pipe with no writer does not hold it), and everything reads
 /// that open file: the discoverer through `/proc/self/fd`, never the name again.
 struct Probe: ParsableCommand {
@@ -17,7 +18,9 @@ struct Probe: ParsableCommand {
             height and frameRate; duration in seconds when the index states it), metadata (title, artist, \
             album, albumArtist, genre, comment, date, encoder, trackNumber, trackCount, discNumber, \
             discCount, location (ISO 6709), artwork {mimeType, size}, each only when the file has it; \
-            items: every text tag as {key, value}).
+            items: every text tag as {key, value}), chapters (each: start and end in seconds, title; \
+            as ffprobe -show_chapters: an end the file does not state is the next chapter's start, \
+            the last's the file's end).
             """
     )
 
@@ -117,12 +120,16 @@ struct Probe: ParsableCommand {
             tags.append(("artwork", ["mimeType": .string(art.mimeType), "size": .number(Double(art.data.count))]))
         }
         tags.append(("items", .array(m.items.map { ["key": .string($0.key), "value": .string($0.value)] })))
+        let chapters: [JSONValue] = zip(m.chapters, m.chapterSpans(until: info.duration.seconds)).map { chapter, span in
+            ["start": seconds(span.start), "end": seconds(span.end), "title": .string(chapter.title)]
+        }
         return [
             "file": .string(file),
             "container": container.map { .string($0.rawValue) } ?? .null,
             "duration": seconds(info.duration.seconds),
             "streams": .array(streamValues),
             "metadata": .object(tags),
+            "chapters": .array(chapters),
         ]
     }
 
@@ -150,6 +157,9 @@ struct Probe: ParsableCommand {
         if let n = m.discNumber { tags.append(("disc", m.discCount.map { "\(n)/\($0)" } ?? "\(n)")) }
         if let art = m.artwork { tags.append(("artwork", "\(art.mimeType), \(art.data.count) bytes")) }
         for (key, value) in tags { out += "  \(key): \(value)\n" }
+        for (n, (chapter, span)) in zip(m.chapters, m.chapterSpans(until: info.duration.seconds)).enumerated() {
+            out += "  chapter \(n + 1): \(fixed(span.start, 3)) s to \(fixed(span.end, 3)) s: \(chapter.title)\n"
+        }
         return out
     }
 }

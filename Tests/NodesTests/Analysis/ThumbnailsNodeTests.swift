@@ -165,6 +165,71 @@ import GraphKitTesting
         #expect(try Self.imageSize(of: path("s.png")) == "320x60")
     }
 
+    /// A run of the most pictures (10,000 of 8 s) with its output pulled: once three pictures
+    /// have come out, the pictures are being taken in the run (the output drained meanwhile), and
+    /// `stop` and `cancel` each end it within a second (time is what this checks): the picture
+    /// under way abandoned. A cancel writes nothing, under the outputs' names or temporary ones;
+    /// a stop writes the pictures taken, their sprite sheet and an index whose last cue ends
+    /// where the next picture would have been.
+    @Test(arguments: [false, true]) func aStopOrCancelEndsALargeCountAtOnce(cancel: Bool) throws {
+        let file = try video()
+        let out = path(cancel ? "cancelled" : "stopped")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "thumbs": { "type": "analysis.thumbnails", "params": { "path": "\(file)", "count": 10000, "width": 32, "columns": 10,
+                "folder": "\(out)", "sprite": "\(out)/sprite.png", "vtt": "\(out)/sprite.vtt", "format": "png" } },
+              "app": { "type": "sink.app" } }, "edges": ["thumbs.out -> app.in"] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        let output = try run.output("app")
+        for _ in 0..<3 { #expect(output.copyNextSampleBuffer() != nil) }
+        let drained = DispatchGroup()
+        DispatchQueue.global().async(group: drained) { while output.copyNextSampleBuffer() != nil {} }
+        let asked = ContinuousClock.now
+        if cancel { run.cancel() } else { run.stop() }
+        let report = run.wait()
+        let took = ContinuousClock.now - asked
+        #expect(drained.wait(timeout: .now() + 10) == .success)
+        #expect(took < .seconds(1), "the run ended \(took) after it was asked to")
+        let node = try #require(run.node("thumbs") as? ThumbnailsNode)
+        let taken = node.pictures.count
+        #expect(taken >= 3 && taken < 10_000)
+        let left = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        if cancel {
+            #expect(report.status == .cancelled)
+            #expect(left.isEmpty, "left behind: \(left)")
+            return
+        }
+        #expect(report.status == .stopped, "\(report.error?.description ?? "")")
+        #expect(left.count == taken + 2 && left.contains("thumb-\(String(format: "%05d", taken)).png") && !left.contains { $0.hasPrefix(".") },
+                "\(left.count) files for \(taken) pictures: \(left.prefix(5))")
+        #expect(report.outputs.count == taken + 2 && report.outputs.allSatisfy { $0.status == .completed })
+        let width = min(taken, 10) * 32, height = (taken + 9) / 10 * 24
+        #expect(try Self.imageSize(of: "\(out)/sprite.png") == "\(width)x\(height)")
+        let cues = try String(contentsOfFile: "\(out)/sprite.vtt", encoding: .utf8).components(separatedBy: "\n\n").dropFirst()
+        #expect(cues.count == taken)
+        let next = node.requestedTimes.times[taken]
+        #expect(cues.last?.contains("--> \(WebVTTIndex.timestamp(next))") == true, "\(cues.last ?? "")")
+    }
+
+    /// A file whose media stops halfway (its index first, the rest cut off): the pictures are
+    /// taken in the run, so the one past the cut fails the run with the node's own error,
+    /// naming the file and the time, and nothing is written.
+    @Test func aPictureThatCannotBeTakenFailsTheRunNamingIt() throws {
+        let whole = path("whole.mp4")
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=8",
+                                         "-c:v", "libx264", "-g", "25", "-movflags", "+faststart", whole])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let cut = path("cut.mp4")
+        try bytes.prefix(bytes.count * 2 / 5).write(to: URL(fileURLWithPath: cut))
+        let out = path("cut-pictures")
+        let error = #expect(throws: GraphError.self) { try run(#""path": "\#(cut)", "count": 8, "folder": "\#(out)", "sprite": "\#(out)/sprite.jpg""#) }
+        #expect(error?.node == "thumbs")
+        #expect(error?.message.contains(cut) == true && error?.message.contains("cannot take the picture") == true, "\(String(describing: error))")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).isEmpty)
+    }
+
     @Test func countZeroIsRefusedByTheLoader() throws {
         let error = #expect(throws: GraphError.self) {
             try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "thumbs": { "type": "analysis.thumbnails", "params": { "path": "a.mp4", "count": 0, "sprite": "s.jpg" } } }, "edges": [] }"#)

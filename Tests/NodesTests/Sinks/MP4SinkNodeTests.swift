@@ -79,7 +79,7 @@ import Nodes
         #expect(tags.location == "+48.8583+002.2945/" && tags.title == "Talk")
         let written = try #require(FileBytes(path: path))
         let movie = try #require(try MP4File(written).movie())
-        #expect(movie.chapters == [.init(start: 0, title: "Opening"), .init(start: 0.5, title: "Second part")])
+        #expect(movie.neroChapters == [.init(start: 0, title: "Opening"), .init(start: 0.5, title: "Second part")])
     }
 
     /// Tags ffmpeg writes (a cover as an attached picture, a place) are what GraphKit reads.
