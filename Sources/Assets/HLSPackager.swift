@@ -90,6 +90,14 @@ public final class HLSPackager: Sendable {
         } catch {
             throw unreadable(error.reason)
         }
+        // Segments start on key frames: a stretch without one longer than the target would be
+        // a segment longer than asked. Refused before anything is written (docs/GRAPH-FORMAT.md,
+        // sink.hls, says why this is an error and not ffmpeg's longer segments).
+        if let gap = plan.longestKeyFrameDistance, gap.seconds > segmentDuration + max(1e-3, plan.longestFrame / 2) {
+            throw GraphError(.usage, at: "segmentDuration", "cannot package \"\(source)\" in segments of \(segmentDuration) s: its video's "
+                             + HLSSegmenter.sparseKeyFrames(from: gap.from, to: gap.to, what: gap.atEnd ? "the end" : "the next one",
+                                                            target: segmentDuration, setting: "the segment duration"))
+        }
 
         var written: [(path: String, identity: FileIdentity)] = []
         func removeWritten() {

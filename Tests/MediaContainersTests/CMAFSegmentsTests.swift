@@ -159,7 +159,7 @@ import GraphKitTesting
             out += try segmenter.add(HLSSegmenter.Sample(data: [UInt8](repeating: UInt8(n), count: 10), decodeTime: Int64(n * 3600),
                                                          presentationTime: Int64(n * 3600), duration: 3600, isSync: n % 5 == 0), track: 0)
         }
-        out += segmenter.finish()
+        out += try segmenter.finish()
         #expect(out.map { $0.tracks.first?.sampleCount } == [10, 10])
         #expect(out.map { $0.tracks.first?.earliestPresentationTime } == [0, 36000])
         #expect(out.map { $0.tracks.first?.duration } == [36000, 36000])
