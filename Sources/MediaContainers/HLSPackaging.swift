@@ -577,7 +577,10 @@ package struct HLSBitRates: Sendable {
 
     package init(targetDuration: Int) { self.targetDuration = Double(targetDuration) }
 
-    package mutating func add(bytes: Int, duration: Double) {
+    package mutating func add(bytes: Int, duration exact: Double) {
+        // The duration a player reads (EXTINF, to the microsecond): a rate from the exact one
+        // could fall a bit per second below what a player measures from the playlist.
+        let duration = (max(0, exact) * 1_000_000).rounded() / 1_000_000
         let b = Double(bytes) * 8
         bits += b
         seconds += duration
