@@ -1,6 +1,7 @@
 import Glibc
 import GraphKitCore
 import MediaContainers
+import Nodes
 import Synchronization
 
 /// Packages an MP4 (H.264 or HEVC video, AAC or other audio, as the file has them) for HTTP Live
@@ -21,7 +22,9 @@ public final class HLSPackager: Sendable {
     public let source: String
     public let folder: String
     /// The duration each segment aims at, in seconds: a segment ends at the first key frame at
-    /// or after each multiple of it (so a segment is longer when key frames are further apart).
+    /// or after each multiple of it. The video's key frames must be at most this far apart (the
+    /// stretch after the last one too): the packets are copied, so no key frame can be added,
+    /// and a source whose key frames are farther apart is refused before anything is written.
     public let segmentDuration: Double
     public let playlistName: String
     public let initializationName: String
@@ -59,7 +62,8 @@ public final class HLSPackager: Sendable {
     public func cancel() { cancelled.store(true, ordering: .relaxed) }
 
     /// Writes the playlist and its segments. Throws 64 for a segment duration that is not a
-    /// positive number or a file name that is not one, 66 when the source cannot be read or is
+    /// positive number or is shorter than the video's key frames are apart, or a file name that
+    /// is not one, 66 when the source cannot be read or is
     /// not an MP4 with video or audio samples, 73 when a file cannot be written, 130 when
     /// cancelled.
     public func package() throws(GraphError) -> Report {
@@ -90,6 +94,14 @@ public final class HLSPackager: Sendable {
         } catch {
             throw unreadable(error.reason)
         }
+        // Segments start on key frames: a stretch without one longer than the target would be
+        // a segment longer than asked. Refused before anything is written (docs/GRAPH-FORMAT.md,
+        // sink.hls, says why this is an error and not ffmpeg's longer segments).
+        if let gap = plan.longestKeyFrameDistance, gap.seconds > segmentDuration + max(1e-3, plan.longestFrame / 2) {
+            throw GraphError(.usage, at: "segmentDuration", "cannot package \"\(source)\" in segments of \(segmentDuration) s: its video's "
+                             + HLSSegmenter.sparseKeyFrames(from: gap.from, to: gap.to, what: gap.atEnd ? "the end" : "the next one",
+                                                            target: segmentDuration, setting: "the segment duration"))
+        }
 
         var written: [(path: String, identity: FileIdentity)] = []
         func removeWritten() {
@@ -99,7 +111,7 @@ public final class HLSPackager: Sendable {
             let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
             let file = OutputFile(path: path, location: path, node: "HLSPackager")
             try file.prepare()
-            try file.write(content)
+            try HLSSinkNode.writeDurably(content, to: file)
             var info = stat()
             let identity = fstat(file.descriptor, &info) == 0 ? FileIdentity(info) : nil
             try file.commit()

@@ -39,6 +39,10 @@ final class SegmentSinkNode: ElementNode, Sendable {
         var configuration: Configuration?
         var stream: HLSStream?
         var failure: GraphError?
+        /// Key frames asked of the video's encoder: at the cuts up to `count × interval`; whether
+        /// it took the first request (nil: none sent yet).
+        var requested = 0
+        var requestsTaken: Bool?
     }
     private let state = Mutex(State())
 
@@ -50,7 +54,12 @@ final class SegmentSinkNode: ElementNode, Sendable {
     func configure(_ configuration: Configuration) {
         state.withLock {
             $0.configuration = configuration
-            $0.stream = HLSStream(trackCount: ports.count, target: configuration.interval)
+            var stream = HLSStream(trackCount: ports.count, target: configuration.interval)
+            // The cuts on a grid from the session's start (at the offset on the segments' clock),
+            // where the video's encoder is asked for key frames.
+            stream.origin = configuration.offset.seconds
+            stream.keyFrameSetting = "preferredOutputSegmentInterval"
+            $0.stream = stream
         }
     }
 
@@ -72,6 +81,7 @@ final class SegmentSinkNode: ElementNode, Sendable {
     }
 
     private func receive(_ event: Element.EncodedSampleEvent, port: String, track t: Int, sink: Element) {
+        var seen: Double?
         let (failed, delivery): (GraphError?, SegmentDelivery?) = state.withLock { s in
             guard s.failure == nil, s.stream != nil, let configuration = s.configuration else { return (nil, nil) }
             do throws(GraphError) {
@@ -82,14 +92,16 @@ final class SegmentSinkNode: ElementNode, Sendable {
                         throw GraphError(.runFailed, at: "AssetWriter's \(port) input",
                                          "its encoder's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration")
                     }
-                    outputs = try packaged(port) { () throws(ContainerError) in try s.stream!.setFormat(f, track: t) }
+                    outputs = try packaged(port, &s) { (stream) throws(ContainerError) in try stream.setFormat(f, track: t) }
+                    if f.isVideo { seen = 0 }
                 case .sample(let buffer, let pts, let dts):
                     guard let format = s.stream!.formats[t],
                           var sample = HLSSegmenter.Sample(buffer, pts: pts, dts: dts, format: format) else { return (nil, nil) }
+                    if format.isVideo { seen = Double(sample.presentationTime) / Double(format.timescale) }
                     let shift = Int64((configuration.offset.seconds * Double(format.timescale)).rounded())
                     sample.decodeTime += shift
                     sample.presentationTime += shift
-                    outputs = try packaged(port) { () throws(ContainerError) in try s.stream!.add(sample, track: t) }
+                    outputs = try packaged(port, &s) { (stream) throws(ContainerError) in try stream.add(sample, track: t) }
                 case .end:
                     outputs = s.stream!.end(track: t)
                 }
@@ -100,16 +112,48 @@ final class SegmentSinkNode: ElementNode, Sendable {
                 return (error, nil)
             }
         }
-        if let failed { sink.postError(failed.message) }
+        if let failed {
+            sink.postError(failed.message)
+            return
+        }
+        if let seen { requestKeyFrames(seen: seen, sink: sink) }
         // Backpressure, with no lock held: the taker is slower than the encoders.
         delivery?.waitForRoom()
     }
 
-    private func packaged(_ port: String, _ body: () throws(ContainerError) -> [HLSStream.Output]) throws(GraphError) -> [HLSStream.Output] {
-        do {
-            return try body()
+    /// Asks the video's encoder for a key frame at each cut (every interval from the session's
+    /// start) up to a minute past the latest frame seen, as sink.hls does: requests far ahead
+    /// reach the encoder before the frames they are for, whatever the queue into this sink holds
+    /// (up to ``AssetWriter/intoTheMuxer``). Where nothing takes the first request (samples
+    /// appended as they are, PassthroughSettings), no more are sent, and the stream refuses key
+    /// frames farther apart than the interval.
+    private func requestKeyFrames(seen: Double, sink: Element) {
+        let times: [Double] = state.withLock { s in
+            guard s.requestsTaken != false, let interval = s.configuration?.interval, interval.isFinite else { return [] }
+            var times: [Double] = []
+            while Double(s.requested + 1) * interval <= seen + max(60, 3 * interval) {
+                s.requested += 1
+                times.append(Double(s.requested) * interval)
+            }
+            return times
+        }
+        guard let first = times.first else { return }
+        let taken = sink.requestKeyFrame(at: MediaTime(seconds: first))
+        for time in times.dropFirst() where taken { sink.requestKeyFrame(at: MediaTime(seconds: time)) }
+        state.withLock { s in
+            guard s.requestsTaken == nil else { return }
+            s.requestsTaken = taken
+            if !taken { s.stream?.limitsKeyFrameDistance = true }
+        }
+    }
+
+    private func packaged(_ port: String, _ s: inout State,
+                          _ body: (inout HLSStream) throws(ContainerError) -> [HLSStream.Output]) throws(GraphError) -> [HLSStream.Output] {
+        do throws(ContainerError) {
+            return try body(&s.stream!)
         } catch {
-            throw GraphError(.runFailed, at: "AssetWriter's \(port) input", error.reason)
+            guard s.stream?.refusedSparseKeyFrames == true else { throw GraphError(.runFailed, at: "AssetWriter's \(port) input", error.reason) }
+            throw GraphError(.runFailed, at: "AssetWriter.preferredOutputSegmentInterval", "the \(port) input's " + error.reason)
         }
     }
 
@@ -125,8 +169,20 @@ final class SegmentSinkNode: ElementNode, Sendable {
         guard let delivery else { return }
         switch outcome {
         case .completed, .stopped:
-            let last: [HLSStream.Output]? = state.withLock { s in s.failure == nil ? s.stream?.finish() : [] }
-            guard let last else {
+            let finished: Result<[HLSStream.Output]?, GraphError> = state.withLock { s in
+                guard s.failure == nil, s.stream != nil else { return .success([]) }
+                do throws(GraphError) {
+                    return .success(s.stream!.isStarted ? try packaged(ports.first ?? "video", &s) { (stream) throws(ContainerError) in try stream.finish() ?? [] } : nil)
+                } catch {
+                    s.failure = error
+                    return .failure(error)
+                }
+            }
+            if case .failure(let error) = finished {
+                delivery.close(because: error)
+                throw error
+            }
+            guard case .success(let last?) = finished else {
                 let error = GraphError(.runFailed, at: "AssetWriter", "writing ended before any media reached the segments: append samples to every input")
                 delivery.close(because: error)
                 throw error

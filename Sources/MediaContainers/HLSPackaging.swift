@@ -52,6 +52,12 @@ package struct HLSSegmentPlan: Sendable {
 
     package var tracks: [Track]
     package var segments: [Segment]
+    /// The video's longest stretch without a key frame, in seconds on the presentation timeline:
+    /// between two key frames, or from the last one to the end (nil without video). No segment
+    /// can be cut shorter than this where it lies.
+    package var longestKeyFrameDistance: (seconds: Double, from: Double, to: Double, atEnd: Bool)?
+    /// The video's longest frame (seconds): the leeway for comparing times that are whole frames.
+    package var longestFrame = 0.0
 
     /// The plan for the first video track and first audio track of `movie` (either may be
     /// missing, not both), cut every `target` seconds at the video's key frames (the audio's
@@ -85,6 +91,23 @@ package struct HLSSegmentPlan: Sendable {
         }
         // Where the last sample shown ends (with B-frames, not the last decoded).
         let end = tracks.map { t in t.samples.suffix(32).map { t.seconds($0.presentationTime + Int64($0.duration)) }.max() ?? 0 }.max() ?? 0
+        if video != nil, lead.trackID == video?.track.trackID {
+            var last: Double?, longest: (seconds: Double, from: Double, to: Double, atEnd: Bool)?, frame = 0.0
+            func stretch(to time: Double, atEnd: Bool = false) {
+                guard let from = last, time - from > (longest?.seconds ?? -1) else { return }
+                longest = (time - from, from, time, atEnd)
+            }
+            for s in lead.samples {
+                frame = max(frame, Double(s.duration) / Double(lead.timescale))
+                guard s.isSync else { continue }
+                let time = lead.seconds(s.presentationTime)
+                stretch(to: time)
+                last = time
+            }
+            stretch(to: lead.samples.suffix(32).map { lead.seconds($0.presentationTime + Int64($0.duration)) }.max() ?? 0, atEnd: true)
+            longestKeyFrameDistance = longest
+            longestFrame = frame
+        }
         var segments: [Segment] = []
         var taken = tracks.map { _ in 0 }
         for (k, cut) in cuts.enumerated() {
@@ -118,6 +141,9 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
     package var segments: [(uri: String, duration: Double)] = []
     package var mediaSequence = 0
     package var ended = true
+    /// The target duration an event or live playlist keeps for its whole life (RFC 8216 6.2.1:
+    /// it must not change); nil: the longest segment's, rounded (a VOD playlist, written once).
+    package var declaredTargetDuration: Int?
 
     package init(initializationSegment: String?, segments: [(uri: String, duration: Double)] = [], kind: Kind = .vod) {
         self.initializationSegment = initializationSegment
@@ -128,12 +154,20 @@ package struct HLSMediaPlaylist: Sendable, Equatable {
 
     package static func == (a: Self, b: Self) -> Bool {
         a.kind == b.kind && a.initializationSegment == b.initializationSegment && a.mediaSequence == b.mediaSequence
-            && a.ended == b.ended && a.segments.map(\.uri) == b.segments.map(\.uri) && a.segments.map(\.duration) == b.segments.map(\.duration)
+            && a.ended == b.ended && a.declaredTargetDuration == b.declaredTargetDuration && a.segments.map(\.uri) == b.segments.map(\.uri) && a.segments.map(\.duration) == b.segments.map(\.duration)
     }
 
     /// The target duration: every segment's duration, rounded to the nearest integer, is at most
-    /// it (RFC 8216 4.3.3.1); at least 1.
-    package var targetDuration: Int { max(1, segments.map { Int($0.duration.rounded()) }.max() ?? 1) }
+    /// it (RFC 8216 4.3.3.1); at least 1. The declared one when there is one (the writer keeps
+    /// its segments within it).
+    package var targetDuration: Int { declaredTargetDuration ?? Self.targetDuration(of: segments.map(\.duration)) }
+
+    /// The smallest target duration that `durations` keep: the longest, rounded; at least 1.
+    package static func targetDuration(of durations: [Double]) -> Int { max(1, durations.map { Int($0.rounded()) }.max() ?? 1) }
+
+    /// The target duration of a playlist whose segments aim at `seconds`: rounded up, so a
+    /// segment may run up to half a second past it and still round within (RFC 8216 4.3.3.1).
+    package static func targetDuration(aimingAt seconds: Double) -> Int { max(1, Int(seconds.rounded(.up))) }
 
     package var text: String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)", "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)"]
@@ -232,6 +266,27 @@ package struct HLSSegmenter: Sendable {
     private var shift = 0.0
     /// A cut asked for (``flush(after:)``): at the lead's first sync sample shown after this time.
     private var flushAfter: Double?
+    /// Where the cuts' grid lies on the lead's clock (seconds): the cuts are at the lead's first
+    /// sync sample at or after each `origin + k × target` past the stream's start, so streams cut
+    /// on one origin (a ladder's rungs, a separate audio rendition) cut at the same times, and an
+    /// encoder asked for key frames at those times (before any sample comes out of it) makes
+    /// segments of the target. nil: the lead's first sample (the grid starts with the stream).
+    package var origin: Double?
+    /// Whether the lead's key frames must come within the target of each other (and of the
+    /// stream's end): where nothing upstream can make key frames (packets passed as they are), a
+    /// stretch without one longer than the target would make a segment longer than asked, and
+    /// that is refused (``refusedSparseKeyFrames``) rather than written.
+    package var limitsKeyFrameDistance = false
+    /// The setting a refusal of key frames too far apart names as the one to change.
+    package var keyFrameSetting = "the segment duration"
+    /// Whether ``add(_:track:)`` or ``finish()`` threw because the lead's key frames were
+    /// farther apart than the target (``limitsKeyFrameDistance``).
+    package private(set) var refusedSparseKeyFrames = false
+    /// The lead's last sync sample's presentation time, the longest frame seen (seconds), and
+    /// where the lead's samples shown so far end.
+    private var lastSync: Double?
+    private var frame = 0.0
+    private var leadEnd: Double?
 
     /// `tracks` in the order their samples are given (video first makes it the lead).
     package init(tracks: [CMAFTrackFormat], target: Double, container: Container = .fmp4) {
@@ -257,8 +312,24 @@ package struct HLSSegmenter: Sendable {
         if segmentStart == nil, t == 0 {
             // The stream starts at the lead's first sample, which a decoder must be able to start at.
             guard sample.isSync else { return [] }
-            segmentStart = seconds(sample.presentationTime, 0)
-            nextCut = segmentStart! + target
+            let start = seconds(sample.presentationTime, 0)
+            segmentStart = start
+            if let origin, target.isFinite {
+                // The first point of the grid after the start.
+                nextCut = origin + ((start - origin) / target + 1e-9).rounded(.down) * target + target
+                while nextCut <= start + 1e-6 { nextCut += target }
+            } else {
+                nextCut = start + target
+            }
+        }
+        if t == 0, segmentStart != nil {
+            let time = seconds(sample.presentationTime, 0)
+            frame = max(frame, seconds(sample.duration, 0))
+            leadEnd = max(leadEnd ?? -.infinity, time + seconds(sample.duration, 0))
+            if sample.isSync {
+                try checkKeyFrameDistance(to: time, what: "the next one")
+                lastSync = max(lastSync ?? time, time)
+            }
         }
         if t == 0, sample.isSync, !pending[0].isEmpty {
             let time = seconds(sample.presentationTime, 0)
@@ -291,9 +362,42 @@ package struct HLSSegmenter: Sendable {
         return emitReady()
     }
 
+    /// With ``limitsKeyFrameDistance``: throws when the lead's key frame (or end) at `time`
+    /// comes more than the target after the last key frame. Half a frame's leeway: 60 frames of
+    /// 30000/1001 video are 2.002 s, which is a 2-second segment to anyone.
+    private mutating func checkKeyFrameDistance(to time: Double, what: String) throws(ContainerError) {
+        guard limitsKeyFrameDistance, target.isFinite, let last = lastSync, time - last > target + max(1e-3, frame / 2) else { return }
+        refusedSparseKeyFrames = true
+        throw ContainerError(Self.sparseKeyFrames(from: last, to: time, what: what, target: target, setting: keyFrameSetting))
+    }
+
+    /// Why key frames `from` … `to` seconds apart cannot be cut into segments of `target`, and
+    /// what to do: the words of every refusal of it (packaging a file, a graph's, a writer's).
+    package static func sparseKeyFrames(from: Double, to: Double, what: String = "the next one", target: Double, setting: String) -> String {
+        func s(_ v: Double) -> String { seconds(v) }
+        return "key frames are \(s(to - from)) s apart (from \(s(from)) s to \(what) at \(s(to)) s), farther apart than the "
+            + "segment duration (\(s(target)) s): a segment starts only on a key frame, and the packets are passed as they are "
+            + "(nothing can make a key frame), so no segment can be cut that short; set \(setting) to "
+            + "\(s((to - from).rounded(.up))) s or more, or encode the video with a key frame at least every \(s(target)) s"
+    }
+
+    /// Seconds as text for messages: at most three decimals, no trailing zeros.
+    package static func seconds(_ v: Double) -> String {
+        let ms = Int64((v * 1000).rounded())
+        let whole = "\(ms / 1000)", fraction = ms % 1000
+        guard fraction != 0 else { return whole }
+        var digits = String(abs(fraction))
+        digits = String(repeating: "0", count: 3 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return (ms < 0 && ms / 1000 == 0 ? "-" : "") + whole + "." + digits
+    }
+
     /// The last segments: every track taken as ended, the cuts still waiting made, and
     /// everything still held in one last segment (at the end of the stream, or when it stops).
-    package mutating func finish() -> [Segment] {
+    /// Throws, with ``limitsKeyFrameDistance``, when the stream ends more than the target after
+    /// the lead's last key frame.
+    package mutating func finish() throws(ContainerError) -> [Segment] {
+        if let end = leadEnd { try checkKeyFrameDistance(to: end, what: "the end of the stream") }
         ended = ended.map { _ in true }
         var out = emitReady()
         if pending.contains(where: { !$0.isEmpty }), let start = segmentStart {
@@ -398,29 +502,110 @@ package struct HLSMultivariantPlaylist: Sendable {
         package var codecs: [String]
         package var resolution: (width: Int, height: Int)?
 
-        package init(uri: String, bandwidth: Int, averageBandwidth: Int?, codecs: [String], resolution: (Int, Int)?) {
+        /// The audio rendition group the variant plays its sound from (`AUDIO=`), when the sound
+        /// is not in its own segments.
+        package var audioGroup: String?
+
+        package init(uri: String, bandwidth: Int, averageBandwidth: Int?, codecs: [String], resolution: (Int, Int)?, audioGroup: String? = nil) {
             self.uri = uri
             self.bandwidth = bandwidth
             self.averageBandwidth = averageBandwidth
             self.codecs = codecs
             self.resolution = resolution.map { (width: $0.0, height: $0.1) }
+            self.audioGroup = audioGroup
+        }
+    }
+
+    /// An alternative rendition (RFC 8216 4.3.4.1, `EXT-X-MEDIA`): a sound in its own media
+    /// playlist, which the variants of its group play beside their video.
+    package struct AudioRendition: Sendable {
+        package var group: String
+        package var name: String
+        package var uri: String
+        package var channels: Int?
+        package var isDefault = true
+
+        package init(group: String, name: String, uri: String, channels: Int?) {
+            self.group = group
+            self.name = name
+            self.uri = uri
+            self.channels = channels
         }
     }
 
     package var variants: [Variant]
-    package init(variants: [Variant]) { self.variants = variants }
+    package var audio: [AudioRendition]
+    package init(variants: [Variant], audio: [AudioRendition] = []) {
+        self.variants = variants
+        self.audio = audio
+    }
 
     package var text: String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        for a in audio {
+            var attributes = ["TYPE=AUDIO", "GROUP-ID=\"\(a.group)\"", "NAME=\"\(a.name)\"", "DEFAULT=\(a.isDefault ? "YES" : "NO")", "AUTOSELECT=YES"]
+            if let c = a.channels { attributes.append("CHANNELS=\"\(c)\"") }
+            attributes.append("URI=\"\(a.uri)\"")
+            lines.append("#EXT-X-MEDIA:" + attributes.joined(separator: ","))
+        }
         // Highest bit rate first: the order players try first when they have no estimate.
         for v in variants.sorted(by: { $0.bandwidth > $1.bandwidth }) {
             var attributes = ["BANDWIDTH=\(max(1, v.bandwidth))"]
             if let a = v.averageBandwidth { attributes.append("AVERAGE-BANDWIDTH=\(max(1, a))") }
             attributes.append("CODECS=\"\(v.codecs.joined(separator: ","))\"")
             if let r = v.resolution { attributes.append("RESOLUTION=\(r.width)x\(r.height)") }
+            if let g = v.audioGroup { attributes.append("AUDIO=\"\(g)\"") }
             lines.append("#EXT-X-STREAM-INF:" + attributes.joined(separator: ","))
             lines.append(v.uri)
         }
         return lines.joined(separator: "\n") + "\n"
     }
+}
+
+/// A media playlist's bit rates as its segments come (RFC 8216 4.1): the peak segment bit rate,
+/// the largest bit rate of any run of consecutive segments lasting 0.5 to 1.5 times the target
+/// duration (a run's bit rate: its bytes over its duration); and the average, every segment's
+/// bytes over their duration. Kept as the segments come, in constant memory: only the runs
+/// ending at the newest segment are new.
+package struct HLSBitRates: Sendable {
+    package let targetDuration: Double
+    /// The segments a run ending at the next one may still start at: (bits, seconds).
+    private var recent: [(bits: Double, seconds: Double)] = []
+    private var runPeak: Double?
+    private var segmentPeak = 0.0
+    private var bits = 0.0, seconds = 0.0
+
+    package init(targetDuration: Int) { self.targetDuration = Double(targetDuration) }
+
+    package mutating func add(bytes: Int, duration exact: Double) {
+        // The duration a player reads (EXTINF, to the microsecond): a rate from the exact one
+        // could fall a bit per second below what a player measures from the playlist.
+        let duration = (max(0, exact) * 1_000_000).rounded() / 1_000_000
+        let b = Double(bytes) * 8
+        bits += b
+        seconds += duration
+        if duration > 0 { segmentPeak = max(segmentPeak, b / duration) }
+        recent.append((b, duration))
+        var runBits = 0.0, runSeconds = 0.0
+        for s in recent.reversed() {
+            runBits += s.bits
+            runSeconds += s.seconds
+            if runSeconds > 1.5 * targetDuration + 1e-9 { break }
+            if runSeconds >= 0.5 * targetDuration - 1e-9 { runPeak = max(runPeak ?? 0, runBits / runSeconds) }
+        }
+        // What no later run can start at any more: runs longer than 1.5 times the target.
+        var kept = 0.0, keep = 0
+        for s in recent.reversed() {
+            keep += 1
+            kept += s.seconds
+            if kept > 1.5 * targetDuration { break }
+        }
+        recent.removeFirst(recent.count - keep)
+    }
+
+    /// The peak segment bit rate (bits per second, rounded up); with no run long enough yet
+    /// (a stream shorter than half the target), the busiest segment's.
+    package var peak: Int { Int((runPeak ?? segmentPeak).rounded(.up)) }
+    /// The average segment bit rate; nil before any time has passed.
+    package var average: Int? { seconds > 0 ? Int((bits / seconds).rounded()) : nil }
 }

@@ -17,6 +17,16 @@ package struct HLSStream: Sendable {
     private var segmenter: HLSSegmenter?
     /// Flushes asked for before the segmenter existed.
     private var flushes: [Double] = []
+    /// Where the cuts' grid lies (``HLSSegmenter/origin``); set before the first format.
+    package var origin: Double?
+    /// Whether the lead's key frames must come within the target (``HLSSegmenter/limitsKeyFrameDistance``).
+    package var limitsKeyFrameDistance = false {
+        didSet { segmenter?.limitsKeyFrameDistance = limitsKeyFrameDistance }
+    }
+    /// The setting a refusal of key frames too far apart names (``HLSSegmenter/keyFrameSetting``).
+    package var keyFrameSetting = "the segment duration"
+    /// Whether the stream failed because the lead's key frames were farther apart than the target.
+    package var refusedSparseKeyFrames: Bool { segmenter?.refusedSparseKeyFrames ?? false }
 
     /// A stream of `trackCount` tracks (the first leads: the video when there is one), cut every
     /// `target` seconds (infinite: only where ``flush(after:)`` asks).
@@ -44,6 +54,9 @@ package struct HLSStream: Sendable {
         guard formats.allSatisfy({ $0 != nil }) else { return [] }
         let tracks = formats.map { $0! }
         segmenter = HLSSegmenter(tracks: tracks, target: target, container: container)
+        segmenter!.origin = origin
+        segmenter!.limitsKeyFrameDistance = limitsKeyFrameDistance
+        segmenter!.keyFrameSetting = keyFrameSetting
         for time in flushes { segmenter!.flush(after: time) }
         flushes = []
         // MPEG-TS segments need none: each carries its tables.
@@ -80,8 +93,8 @@ package struct HLSStream: Sendable {
 
     /// The last segments (``HLSSegmenter/finish()``); nil when the stream never started (a
     /// track's format never came).
-    package mutating func finish() -> [Output]? {
+    package mutating func finish() throws(ContainerError) -> [Output]? {
         guard segmenter != nil else { return nil }
-        return segmenter!.finish().map(Output.segment)
+        return try segmenter!.finish().map(Output.segment)
     }
 }

@@ -163,19 +163,73 @@ import Testing
         #expect(!gst.contains("ERROR"))
     }
 
-    @Test func anIntervalShorterThanTheKeyFramesGivesSegmentsKeyFrameToKeyFrame() async throws {
-        // Key frames every 2 s; an interval of 0.5 s: each segment runs to the next key frame.
+    /// Samples appended as they are (PassthroughSettings) whose key frames are farther apart
+    /// than the interval (2 s, for 0.5 s): no segment can be cut that short, nothing can make a
+    /// key frame, so writing fails, naming the interval, where the key frames are and what would
+    /// do, rather than giving segments longer than asked.
+    @Test func passedThroughKeyFramesFartherApartThanTheIntervalFailTheWriter() async throws {
         let source = try movie(seconds: 6, gop: 50)
         let writer = try AssetWriter(contentType: .mp4)
         let collector = Collector()
-        try await appendStored(source, to: writer) { w in
-            w.outputFileTypeProfile = .mpeg4CMAFCompliant
-            w.preferredOutputSegmentInterval = MediaTime(value: 1, timescale: 2)
-            w.delegate = collector
+        do {
+            try await appendStored(source, to: writer) { w in
+                w.outputFileTypeProfile = .mpeg4AppleHLS
+                w.preferredOutputSegmentInterval = MediaTime(value: 1, timescale: 2)
+                w.delegate = collector
+            }
+            try await writer.finishWriting()
+            Issue.record("the writer cut segments of 2 s for an interval of 0.5 s")
+        } catch let error as GraphError {
+            #expect(error.message.hasPrefix("the video input's key frames are 2 s apart (from 0 s to the next one at 2 s), farther apart than the segment duration (0.5 s)"),
+                    "\(error.message)")
+            #expect(error.message.contains("set preferredOutputSegmentInterval to 2 s or more"))
         }
+        #expect(writer.status == .failed)
+        #expect(collector.all.filter { $0.kind == .separable }.isEmpty)
+    }
+
+    /// Encoded video gets key frames at the interval, by time: decoded frames of a file that
+    /// lacks one frame in seven (as a camera drops frames), encoded with a key frame every 100
+    /// frames at most, give segments within a frame (1/25 s) of the interval, each starting on
+    /// a key frame, which decode to every frame appended.
+    @Test func encodedVideoGetsKeyFramesAtTheInterval() async throws {
+        let source = path("gaps.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=8", "-vf", "select='not(eq(mod(n\\,7)\\,3))'",
+                                         "-fps_mode", "vfr", "-c:v", "libx264", source])
+        let asset = try Asset(path: source)
+        let reader = try AssetReader(asset: asset)
+        let output = AssetReaderTrackOutput(track: try asset.track(withMediaType: .video), outputSettings: .pixels(.i420))
+        try reader.add(output)
+        let writer = try AssetWriter(contentType: .mp4)
+        let input = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 320, height: 240, keyframeInterval: 100))
+        try writer.add(input)
+        let collector = Collector()
+        writer.outputFileTypeProfile = .mpeg4AppleHLS
+        writer.preferredOutputSegmentInterval = MediaTime(value: 1, timescale: 1)
+        writer.delegate = collector
+        try reader.startReading()
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        var appended = 0
+        for try await sample in output.samples {
+            try await input.append(sample)
+            appended += 1
+        }
+        input.markAsFinished()
         try await writer.finishWriting()
-        let durations = collector.all.dropFirst().map { $0.report.trackReports.first { $0.mediaType == .video }?.duration.seconds ?? -1 }
-        #expect(durations == [2, 2, 2])
+        #expect(writer.status == .completed)
+        let video = collector.all.dropFirst().compactMap { $0.report.trackReports.first { $0.mediaType == .video } }
+        let durations = video.map(\.duration.seconds)
+        #expect(durations.count == 8)
+        #expect(durations.dropLast().allSatisfy { abs($0 - 1) <= 0.04 + 1e-6 }, "\(durations)")
+        #expect(video.allSatisfy { $0.firstVideoSample?.isSyncSample == true })
+        let joined = path("joined.mp4")
+        try Data(collector.all.flatMap(\.data)).write(to: URL(fileURLWithPath: joined))
+        #expect(try videoFrameMD5s(joined).count == appended)
+        let playlist = try writeHLS(collector.all, into: "hls")
+        let check = try HLSPlaylistCheck(path: playlist)
+        #expect(check.problems == [])
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(playlist, check) == [])
     }
 
     @Test func anIndefiniteIntervalCutsWhereFlushSegmentAsks() async throws {

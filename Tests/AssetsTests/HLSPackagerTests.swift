@@ -96,15 +96,31 @@ import Testing
         #expect(files() == ["init.mp4", "playlist.m3u8", "segment0.m4s", "segment1.m4s", "segment2.m4s", "segment3.m4s"])
     }
 
-    /// Key frames further apart than the target: each segment runs to the next key frame, and the
-    /// target duration covers the longest.
-    @Test func keyFramesFartherApartThanTheTargetMakeLongerSegments() throws {
+    /// Key frames farther apart than the segment duration (every 3 s, for segments of 2 s): no
+    /// segment can be cut that short without re-encoding, so the packaging is refused (64, at the
+    /// segment duration) before anything is written, saying where the key frames are and what
+    /// duration would do; that duration packages it. (ffmpeg's HLS muxer makes longer segments
+    /// than asked instead; docs/GRAPH-FORMAT.md, sink.hls, says why GraphKit does not.)
+    @Test func keyFramesFartherApartThanTheTargetAreRefused() throws {
         let source = try movie("sparse.mp4", seconds: 9, gop: 75, audio: false)
-        let report = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 2).package()
+        let error = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), segmentDuration: 2).package() }
+        #expect(error?.code == .usage)
+        #expect(error?.problems.first?.location == "segmentDuration")
+        #expect(error?.message == "cannot package \"\(source)\" in segments of 2.0 s: its video's key frames are 3 s apart (from 0 s to the next one at 3 s), "
+                + "farther apart than the segment duration (2 s): a segment starts only on a key frame, and the packets are passed as they are "
+                + "(nothing can make a key frame), so no segment can be cut that short; set the segment duration to 3 s or more, or encode "
+                + "the video with a key frame at least every 2 s", "\(String(describing: error))")
+        #expect(files() == [])
+        // The stretch after the last key frame counts too: key frames at 0 and 1 s only, in 3 s.
+        let lastKey = path("tail.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=3", "-c:v", "libx264", "-g", "1000",
+                                         "-sc_threshold", "0", "-force_key_frames", "0,1", lastKey])
+        let tail = #expect(throws: GraphError.self) { try HLSPackager(source: lastKey, folder: path("hls"), segmentDuration: 1.5).package() }
+        #expect(tail?.message.contains("key frames are 2 s apart (from 1 s to the end at 3 s)") == true, "\(String(describing: tail))")
+        let report = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 3).package()
         #expect(report.segments.map(\.duration) == [3, 3, 3])
         #expect(report.targetDuration == 3)
-        let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
-        #expect(check.problems == [])
+        #expect(try HLSPlaylistCheck(path: path("hls/playlist.m3u8")).problems == [])
         try expectSamePackets(path("hls/playlist.m3u8"), as: source)
     }
 

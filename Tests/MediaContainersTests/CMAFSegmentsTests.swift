@@ -159,7 +159,7 @@ import GraphKitTesting
             out += try segmenter.add(HLSSegmenter.Sample(data: [UInt8](repeating: UInt8(n), count: 10), decodeTime: Int64(n * 3600),
                                                          presentationTime: Int64(n * 3600), duration: 3600, isSync: n % 5 == 0), track: 0)
         }
-        out += segmenter.finish()
+        out += try segmenter.finish()
         #expect(out.map { $0.tracks.first?.sampleCount } == [10, 10])
         #expect(out.map { $0.tracks.first?.earliestPresentationTime } == [0, 36000])
         #expect(out.map { $0.tracks.first?.duration } == [36000, 36000])
@@ -167,6 +167,98 @@ import GraphKitTesting
         // The first sample's bytes are where the report says.
         let second = out[1], span = try #require(second.tracks.first)
         #expect(Array(second.bytes[span.firstSampleOffset..<span.firstSampleOffset + span.firstSampleSize]) == [UInt8](repeating: 10, count: 10))
+    }
+
+    /// 25 fps video in 90 kHz ticks, frame `n` a sync sample when `key(n)`.
+    func frames(_ range: Range<Int>, key: (Int) -> Bool, skipping missing: Set<Int> = []) -> [HLSSegmenter.Sample] {
+        range.filter { !missing.contains($0) }.map { n in
+            HLSSegmenter.Sample(data: [UInt8(truncatingIfNeeded: n)], decodeTime: Int64(n * 3600), presentationTime: Int64(n * 3600), duration: 3600, isSync: key(n))
+        }
+    }
+
+    static let video = CMAFTrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
+
+    /// With an origin, the cuts lie on its grid whatever the stream's first frame: a stream
+    /// starting at 0.4 s (frame 10), cut every second from 0, cuts at 1, 2 and 3 s (a first
+    /// segment of 0.6 s), where the encoder was asked for key frames; without one, at 1.4, 2.4…
+    @Test func cutsOnTheGridOfTheirOrigin() throws {
+        func durations(origin: Double?) throws -> [Double] {
+            var segmenter = HLSSegmenter(tracks: [Self.video], target: 1)
+            segmenter.origin = origin
+            var out: [HLSSegmenter.Segment] = []
+            for sample in frames(10..<100, key: { $0 % 25 == 0 || $0 == 10 || $0 == 35 || $0 == 60 || $0 == 85 }) { out += try segmenter.add(sample, track: 0) }
+            out += try segmenter.finish()
+            return out.map { ($0.duration * 1000).rounded() / 1000 }
+        }
+        #expect(try durations(origin: 0) == [0.6, 1, 1, 1])
+        #expect(try durations(origin: nil) == [1, 1, 1, 0.6])
+    }
+
+    /// Where key frames cannot be made (``HLSSegmenter/limitsKeyFrameDistance``), key frames
+    /// farther apart than the target are refused as they come, naming the times and the setting;
+    /// half a frame's leeway lets 60 frames of 30000/1001 video (2.002 s) pass for 2 s.
+    @Test func keyFramesFartherApartThanTheTargetAreRefusedWhenTheyCannotBeMade() throws {
+        var segmenter = HLSSegmenter(tracks: [Self.video], target: 2)
+        segmenter.limitsKeyFrameDistance = true
+        segmenter.keyFrameSetting = "segmentDuration"
+        var error: ContainerError?
+        do {
+            for sample in frames(0..<100, key: { $0 % 75 == 0 }) { _ = try segmenter.add(sample, track: 0) }
+        } catch let e { error = e }
+        #expect(error?.reason.hasPrefix("key frames are 3 s apart (from 0 s to the next one at 3 s), farther apart than the segment duration (2 s)") == true)
+        #expect(error?.reason.contains("set segmentDuration to 3 s or more") == true)
+        #expect(segmenter.refusedSparseKeyFrames)
+        // Without the limit, the same frames make a 3-second segment.
+        var unlimited = HLSSegmenter(tracks: [Self.video], target: 2)
+        var out: [HLSSegmenter.Segment] = []
+        for sample in frames(0..<100, key: { $0 % 75 == 0 }) { out += try unlimited.add(sample, track: 0) }
+        #expect(out.map(\.duration) == [3])
+        // 29.97 fps: 3003 ticks a frame, a key frame every 60 frames, 2.002 s apart: accepted.
+        var ntsc = HLSSegmenter(tracks: [Self.video], target: 2)
+        ntsc.limitsKeyFrameDistance = true
+        for n in 0..<200 {
+            _ = try ntsc.add(HLSSegmenter.Sample(data: [0], decodeTime: Int64(n * 3003), presentationTime: Int64(n * 3003), duration: 3003, isSync: n % 60 == 0), track: 0)
+        }
+        #expect(!ntsc.refusedSparseKeyFrames)
+    }
+
+    /// The peak segment bit rate as RFC 8216 4.1 defines it: the busiest run of consecutive
+    /// segments lasting 0.5 to 1.5 target durations (a short busy segment alone is not one);
+    /// the average over everything.
+    @Test func bitRatesOfRunsOfSegments() {
+        var rates = HLSBitRates(targetDuration: 2)
+        #expect(rates.average == nil)
+        // 0.1 s of 10 kB (800 kb/s alone), then 2 s segments of 50, 100 and 40 kB.
+        for (bytes, seconds) in [(10_000, 0.1), (50_000, 2.0), (100_000, 2.0), (40_000, 2.0)] { rates.add(bytes: bytes, duration: seconds) }
+        // Runs within 1 to 3 s: [0.1 + 2] 60 kB, [2] 50, [2] 100, [2] 40 kB: 100 kB over 2 s.
+        #expect(rates.peak == 400_000)
+        #expect(rates.average == Int((200_000.0 * 8 / 6.1).rounded()))
+        // A stream shorter than half the target: its busiest segment.
+        var short = HLSBitRates(targetDuration: 6)
+        short.add(bytes: 1000, duration: 0.5)
+        #expect(short.peak == 16_000)
+    }
+
+    /// An event or live playlist's declared target duration stands whatever its segments; the
+    /// multivariant playlist names a separate sound's rendition, and each variant its group.
+    @Test func aDeclaredTargetDurationAndAnAudioRendition() {
+        var p = HLSMediaPlaylist(initializationSegment: "init.mp4", segments: [("s0.m4s", 1.9)], kind: .live)
+        p.declaredTargetDuration = 3
+        #expect(p.text.contains("#EXT-X-TARGETDURATION:3\n"))
+        #expect(HLSMediaPlaylist.targetDuration(aimingAt: 2) == 2 && HLSMediaPlaylist.targetDuration(aimingAt: 2.5) == 3 && HLSMediaPlaylist.targetDuration(aimingAt: 0.5) == 1)
+        let master = HLSMultivariantPlaylist(
+            variants: [HLSMultivariantPlaylist.Variant(uri: "v0/p.m3u8", bandwidth: 500_000, averageBandwidth: 400_000, codecs: ["avc1.64001f", "mp4a.40.2"],
+                                                       resolution: (1280, 720), audioGroup: "audio")],
+            audio: [HLSMultivariantPlaylist.AudioRendition(group: "audio", name: "audio", uri: "audio/p.m3u8", channels: 2)])
+        #expect(master.text == """
+            #EXTM3U
+            #EXT-X-VERSION:7
+            #EXT-X-INDEPENDENT-SEGMENTS
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="audio",NAME="audio",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="2",URI="audio/p.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=500000,AVERAGE-BANDWIDTH=400000,CODECS="avc1.64001f,mp4a.40.2",RESOLUTION=1280x720,AUDIO="audio"
+            v0/p.m3u8
+
+            """)
     }
 
     /// A video track that starts without a key frame cannot be cut: refused, naming the track.

@@ -57,4 +57,15 @@ import TestSupport
         #expect(zero.status == 64)
         #expect(zero.stderr == "error: segmentDuration: the segment duration must be a positive number of seconds, not 0.0\n")
     }
+
+    /// Segments shorter than the source's key frames are apart (every second, segments of half
+    /// a second): 64, saying where and what would do, and nothing written.
+    @Test func segmentsShorterThanTheKeyFramesApartExit64() throws {
+        let source = try movie()
+        let r = try Graphctl.run("hls", source, path("out"), "--segment-duration", "0.5")
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("error: segmentDuration: cannot package \"\(source)\" in segments of 0.5 s: its video's key frames are 1 s apart"), "\(r.stderr)")
+        #expect(r.stderr.contains("set the segment duration to 1 s or more"))
+        #expect(!FileManager.default.fileExists(atPath: path("out")))
+    }
 }

@@ -197,6 +197,22 @@ public final class Element: Sendable {
         callbacks.adopt(probe: id, on: p)
     }
 
+    /// Asks whatever encodes the stream arriving at this element's `pad` for a key frame at the
+    /// first frame whose running time is at or after `time` (GStreamer's upstream force-key-unit
+    /// event, as splitmuxsink and hlssink2 send it; the SPS and PPS come with it). A video
+    /// encoder (any `GstVideoEncoder`: x264, x265, VP9, AV1) keeps each request until a frame
+    /// reaches that time, so requests may be sent well ahead of the frames. Returns whether
+    /// something upstream took the request: false when nothing can make key frames there (a
+    /// demuxer's or an app's packets, passed as they are). Callable from any thread, a streaming
+    /// thread's pad probe included; it never blocks on the stream.
+    @discardableResult
+    public func requestKeyFrame(at time: MediaTime, pad: String = "sink") -> Bool {
+        guard time.isFinite, time >= .zero, let p = gst_element_get_static_pad(raw, pad) else { return false }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        guard let event = gst_video_event_new_upstream_force_key_unit(GstClockTime(time.nanoseconds), 1, 0) else { return false }
+        return gst_pad_push_event(p, event) != 0
+    }
+
     /// Fails the run from a streaming thread with a message naming this node (exit 70).
     public func postError(_ message: String, debug: String? = nil) {
         gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)

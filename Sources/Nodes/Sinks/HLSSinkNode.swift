@@ -41,12 +41,12 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.hls",
         category: .sink,
-        summary: "HLS: fragmented-MP4 (or MPEG-TS) segments and media playlists (a multivariant one for several videos), written as the stream is encoded",
+        summary: "HLS: fragmented-MP4 (or MPEG-TS) segments and media playlists (a multivariant one for several videos or a separate sound), written as the stream is encoded",
         inputs: [
-            PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio, in every rendition"),
-            PortDescriptor("video", .h264, presence: .optional, help: "H.264 video; segments start on its key frames"),
+            PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio, in every rendition (or in one of its own: audio separate)"),
+            PortDescriptor("video", .h264, presence: .optional, help: "H.264 video; segments start on its key frames, which its encoder is asked for at each cut"),
         ] + extraVideoPorts.map { PortDescriptor($0, .h264, presence: .optional, help: "H.264 video of another rendition (a ladder's rung)") },
-        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat],
+        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat, audio],
         requiresAnInput: true,
         example: #"{ "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }"#
     )
@@ -56,19 +56,25 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let folder = RequiredParameter<String>("folder", format: .path, help: "the folder to write into; made if missing")
     public static let playlist = Parameter<String>("playlist", format: fileName, default: "playlist.m3u8", help: "each media playlist's file name")
     public static let segmentDuration = Parameter<Double>("segmentDuration", 0.5...60, default: 6,
-                                                          help: "seconds each segment aims at: it ends at the first key frame at or after each multiple")
+                                                          help: "seconds each segment lasts: the video's encoder is asked for a key frame at each multiple, where the segment ends; packets passed as they are (demux) must have key frames at least this often")
     public enum PlaylistType: String, ParameterEnum { case vod, event, live }
     public static let playlistType = Parameter<PlaylistType>("playlistType", default: .vod,
                                                              help: "vod: the playlist written once at the end; event: after each segment; live: after each segment, the last windowSize listed")
     public static let windowSize = Parameter<Int>("windowSize", 1...10_000, default: 6, help: "live: how many segments the playlist lists")
     public static let multivariant = Parameter<String>("multivariant", format: fileName, default: "master.m3u8",
-                                                       help: "with several video inputs: the multivariant playlist's file name, in the folder")
+                                                       help: "with several video inputs or a separate sound: the multivariant playlist's file name, in the folder")
 
     public enum SegmentFormat: String, ParameterEnum { case fmp4, mpegts }
     public static let segmentFormat = Parameter<SegmentFormat>("segmentFormat", default: .fmp4,
                                                                help: "fmp4: fragmented-MP4 segments (.m4s) after an initialization segment (init.mp4); mpegts: MPEG-2 transport stream segments (.ts), each whole by itself")
 
+    public enum AudioLayout: String, ParameterEnum { case muxed, separate }
+    public static let audio = Parameter<AudioLayout>("audio", default: .muxed,
+                                                     help: "muxed: the sound in every video rendition's segments; separate: in a rendition of its own (audio/), named by every video rendition (EXT-X-MEDIA, AUDIO=)")
+
     static let initializationName = "init.mp4"
+    /// The audio rendition group's ID in the multivariant playlist.
+    static let audioGroup = "audio"
 
     let context: NodeContext
     let folderPath: String
@@ -76,20 +82,43 @@ public final class HLSSinkNode: ElementNode, Sendable {
     let type: PlaylistType
     let window: Int
     let target: Double
-    /// The renditions: each its video port (or none: audio alone) and its subfolder.
-    let renditions: [(video: String?, folder: String)]
+    /// An event or live playlist's target duration, for its whole life (RFC 8216 6.2.1).
+    let targetDuration: Int
+    /// The renditions: each its video port (or none: audio alone), whether it holds the sound,
+    /// and its subfolder.
+    let renditions: [(video: String?, hasAudio: Bool, folder: String)]
     let hasAudio: Bool
     let container: HLSSegmenter.Container
+
+    /// A media segment written: its file name, duration and size, where it ends on the
+    /// stream's clock (its duration and all before it), and where the stream was when it left a
+    /// live playlist.
+    private struct Written {
+        var name: String
+        var duration: Double
+        var bytes: Int
+        var end: Double
+        var leftAt: Double?
+    }
 
     /// One rendition's stream: its tracks (video first, the segments' lead; then the audio).
     private struct Rendition {
         var stream: HLSStream
-        var segments: [(name: String, duration: Double)] = []
+        var segments: [Written] = []
+        /// Live: the first segment listed, and the first not deleted yet.
+        var listedFrom = 0
         var deletedBefore = 0
+        /// Live: the longest a playlist listing its segments lasted.
+        var longestPlaylist = 0.0
         var initialization: OutputFile?
-        /// The highest bit rate of a segment so far (bits per second).
-        var peakBitRate = 0.0
-        var bytes = 0
+        var rates: HLSBitRates
+    }
+
+    /// What has been asked of a video input's encoder: key frames at the cuts' times up to
+    /// `count × target`, and whether it took the first request (nil: none sent yet).
+    private struct KeyFrameRequests {
+        var count = 0
+        var taken: Bool?
     }
 
     private struct State {
@@ -97,11 +126,13 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var written: [(path: String, identity: FileIdentity)] = []
         var status: OutputReport.Status = .unknown
         var failure: GraphError?
-        var multivariantWritten = false
+        /// The multivariant playlist as last written (rewritten when a bit rate changes).
+        var multivariantText: String?
         /// The AAC encoder's delay (gkencoderdelay's, at the end of the stream), and the span of
         /// the encoded sound (its first and last sample's ends, in samples).
         var audioDelay: EncoderDelay?
         var audioSpan: (start: Int64, end: Int64)?
+        var keyFrames: [String: KeyFrameRequests] = [:]
     }
     private let state: Mutex<State>
 
@@ -112,27 +143,46 @@ public final class HLSSinkNode: ElementNode, Sendable {
         type = context.parameters[Self.playlistType]
         window = context.parameters[Self.windowSize]
         target = context.parameters[Self.segmentDuration]
+        targetDuration = HLSMediaPlaylist.targetDuration(aimingAt: target)
         let videos = (["video"] + Self.extraVideoPorts).filter { context.connectedInputs.contains($0) }
-        hasAudio = context.connectedInputs.contains("audio")
-        renditions = videos.isEmpty ? [(nil, "")] : videos.count == 1 ? [(videos[0], "")] : videos.enumerated().map { ($1, "v\($0)/") }
-        let tracks = (renditions[0].video == nil ? 0 : 1) + (hasAudio ? 1 : 0)
-        let target = target
+        let hasAudio = context.connectedInputs.contains("audio")
+        self.hasAudio = hasAudio
+        if context.parameters[Self.audio] == .separate {
+            guard hasAudio, !videos.isEmpty else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "audio"),
+                                 "audio \"separate\" puts the sound in a rendition of its own beside the video ones: connect both the audio input and a video input, or leave the sound muxed",
+                                 node: context.id)
+            }
+            renditions = videos.enumerated().map { ($1, false, "v\($0)/") } + [(nil, true, "audio/")]
+        } else {
+            renditions = videos.isEmpty ? [(nil, hasAudio, "")]
+                : videos.count == 1 ? [(videos[0], hasAudio, "")] : videos.enumerated().map { ($1, hasAudio, "v\($0)/") }
+        }
         let container: HLSSegmenter.Container = context.parameters[Self.segmentFormat] == .mpegts ? .mpegts : .fmp4
         self.container = container
-        state = Mutex(State(renditions: renditions.map { _ in Rendition(stream: HLSStream(trackCount: tracks, target: target, container: container)) }))
+        let (target, targetDuration) = (target, targetDuration)
+        state = Mutex(State(renditions: renditions.map { r in
+            var stream = HLSStream(trackCount: (r.video == nil ? 0 : 1) + (r.hasAudio ? 1 : 0), target: target, container: container)
+            // Every rendition cuts on one grid from the run's start, where the encoders are asked
+            // for key frames: a ladder's rungs and a separate sound cut at the same times.
+            stream.origin = 0
+            stream.keyFrameSetting = "segmentDuration"
+            return Rendition(stream: stream, rates: HLSBitRates(targetDuration: targetDuration))
+        }))
     }
 
     func path(_ name: String) -> String { folderPath.hasSuffix("/") ? folderPath + name : folderPath + "/" + name }
-    var isLadder: Bool { renditions.count > 1 }
-    var mainPlaylist: String { path(isLadder ? context.parameters[Self.multivariant] : playlistName) }
+    var isMultivariant: Bool { renditions.count > 1 }
+    var mainPlaylist: String { path(isMultivariant ? context.parameters[Self.multivariant] : playlistName) }
 
     public var output: OutputReport? {
         OutputReport(node: context.id, path: mainPlaylist, status: state.withLock { $0.status })
     }
 
-    /// Where samples of `port` go: (rendition, track) pairs. The audio goes into every rendition.
+    /// Where samples of `port` go: (rendition, track) pairs. The sound goes into every rendition
+    /// that holds it.
     func destinations(of port: String) -> [(rendition: Int, track: Int)] {
-        if port == "audio" { return renditions.indices.map { ($0, renditions[$0].video == nil ? 0 : 1) } }
+        if port == "audio" { return renditions.indices.filter { renditions[$0].hasAudio }.map { ($0, renditions[$0].video == nil ? 0 : 1) } }
         return renditions.indices.filter { renditions[$0].video == port }.map { ($0, 0) }
     }
 
@@ -184,6 +234,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     // MARK: Streaming threads
 
     private func receive(_ event: Element.EncodedSampleEvent, port: String, into targets: [(rendition: Int, track: Int)], sink: Element) {
+        var seen: Double?
         let failed: GraphError? = state.withLock { s in
             guard s.failure == nil, s.status == .writing else { return nil }
             do throws(GraphError) {
@@ -194,20 +245,28 @@ public final class HLSSinkNode: ElementNode, Sendable {
                                          "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
                                          node: context.id)
                     }
-                    for (r, t) in targets { try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.setFormat(f, track: t) }, rendition: r, &s) }
+                    for (r, t) in targets {
+                        let outputs: [HLSStream.Output]
+                        do throws(ContainerError) { outputs = try s.renditions[r].stream.setFormat(f, track: t) } catch { throw failure(error, port: port, rendition: r, s) }
+                        try write(outputs, rendition: r, &s)
+                    }
+                    if f.isVideo { seen = 0 }
                 case .sample(let buffer, let pts, let dts):
                     // One copy of the sample's bytes for every rendition it goes to (the audio
                     // goes to each rung of a ladder): the renditions' samples share it.
                     let data = buffer.bytes
-                    for (r, t) in targets {
+                    for (k, (r, t)) in targets.enumerated() {
                         // Caps come before buffers: a sample's own track's format is known.
                         guard let format = s.renditions[r].stream.formats[t],
                               let sample = HLSSegmenter.Sample(buffer, data: data, pts: pts, dts: dts, format: format) else { continue }
-                        if port == "audio", r == 0 {
+                        if port == "audio", k == 0 {
                             let end = sample.presentationTime + sample.duration
                             s.audioSpan = (s.audioSpan?.start ?? sample.presentationTime, max(s.audioSpan?.end ?? end, end))
                         }
-                        try write(try packaged(port) { () throws(ContainerError) in try s.renditions[r].stream.add(sample, track: t) }, rendition: r, &s)
+                        if format.isVideo, k == 0 { seen = Double(sample.presentationTime) / Double(format.timescale) }
+                        let outputs: [HLSStream.Output]
+                        do throws(ContainerError) { outputs = try s.renditions[r].stream.add(sample, track: t) } catch { throw failure(error, port: port, rendition: r, s) }
+                        try write(outputs, rendition: r, &s)
                     }
                 case .end:
                     for (r, t) in targets { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
@@ -220,16 +279,48 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
         if let failed {
             if failed.code == .outputUnwritable { sink.postWriteError(failed.message) } else { sink.postError(failed.message) }
+            return
+        }
+        if let seen { requestKeyFrames(port: port, into: targets, seen: seen, sink: sink) }
+    }
+
+    /// Asks the video's encoder for a key frame at every cut from the run's start (each multiple
+    /// of the segment duration, the grid every rendition cuts on) up to a minute past the latest
+    /// frame seen: an encoder keeps each request until a frame reaches its time, so requests far
+    /// ahead reach it before the frames they are for, whatever it and the queues before this sink
+    /// hold. Where nothing takes the first request (packets passed as they are), no more are
+    /// sent, and the stream refuses key frames farther apart than a segment.
+    private func requestKeyFrames(port: String, into targets: [(rendition: Int, track: Int)], seen: Double, sink: Element) {
+        let horizon = max(60, 3 * target)
+        let times: [Double] = state.withLock { s in
+            var asked = s.keyFrames[port] ?? KeyFrameRequests()
+            guard asked.taken != false else { return [] }
+            var times: [Double] = []
+            while Double(asked.count + 1) * target <= seen + horizon {
+                asked.count += 1
+                times.append(Double(asked.count) * target)
+            }
+            s.keyFrames[port] = asked
+            return times
+        }
+        guard let first = times.first else { return }
+        // Outside the lock: the request travels upstream through the queues to the encoder.
+        let taken = sink.requestKeyFrame(at: MediaTime(seconds: first))
+        for time in times.dropFirst() where taken { sink.requestKeyFrame(at: MediaTime(seconds: time)) }
+        state.withLock { s in
+            guard s.keyFrames[port]?.taken == nil else { return }
+            s.keyFrames[port]?.taken = taken
+            if !taken { for (r, _) in targets { s.renditions[r].stream.limitsKeyFrameDistance = true } }
         }
     }
 
-    /// What `body` gives out; its container error as the node's, naming the input.
-    private func packaged(_ port: String, _ body: () throws(ContainerError) -> [HLSStream.Output]) throws(GraphError) -> [HLSStream.Output] {
-        do {
-            return try body()
-        } catch {
-            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "its \(port) input: \(error.reason)", node: context.id)
+    /// Rendition `r`'s stream's error as the node's, naming the input (and the segment
+    /// duration, when the key frames are too far apart for it).
+    private func failure(_ error: ContainerError, port: String, rendition r: Int, _ s: State) -> GraphError {
+        guard s.renditions[r].stream.refusedSparseKeyFrames else {
+            return GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "its \(port) input: \(error.reason)", node: context.id)
         }
+        return GraphError(.runFailed, at: context.location(parameter: "segmentDuration"), "its \(port) input's \(error.reason)", node: context.id)
     }
 
     // MARK: Files
@@ -241,11 +332,32 @@ public final class HLSSinkNode: ElementNode, Sendable {
         if let identity { s.written.append((file.path, identity)) }
     }
 
+    /// Writes `bytes` into `file` (prepared) and renames it into place once they are on the
+    /// disk; on any failure the temporary file is removed.
+    private func complete(_ file: OutputFile, _ bytes: [UInt8], _ s: inout State) throws(GraphError) {
+        do throws(GraphError) {
+            try Self.writeDurably(bytes, to: file)
+            try commit(file, &s)
+        } catch {
+            file.discard()
+            throw error
+        }
+    }
+
+    /// Writes all of `bytes` and flushes them to the disk (`fsync`), so that once the file is
+    /// renamed into place its name never stands for blocks not yet written, even after a crash
+    /// (as MuxedFile does). Throws 73 naming the file.
+    package static func writeDurably(_ bytes: [UInt8], to file: OutputFile) throws(GraphError) {
+        try file.write(bytes)
+        guard fsync(file.descriptor) == 0 else {
+            throw GraphError(.outputUnwritable, at: file.location, "cannot write \"\(file.path)\": \(String(cString: strerror(errno)))", node: file.node)
+        }
+    }
+
     private func writeFile(_ name: String, _ bytes: [UInt8], _ s: inout State) throws(GraphError) {
         let file = OutputFile(path: path(name), location: context.location(parameter: "folder"), node: context.id)
         try file.prepare()
-        try file.write(bytes)
-        try commit(file, &s)
+        try complete(file, bytes, &s)
     }
 
     /// Writes the initialization segment, and each media segment then (event, live) the
@@ -254,22 +366,28 @@ public final class HLSSinkNode: ElementNode, Sendable {
         for output in outputs {
             guard case .segment(let segment) = output else {
                 if case .initialization(let bytes) = output, let file = s.renditions[r].initialization {
-                    try file.write(bytes)
-                    try commit(file, &s)
                     s.renditions[r].initialization = nil
+                    try complete(file, bytes, &s)
                 }
                 continue
             }
             let name = "segment\(segment.sequenceNumber - 1).\(container == .fmp4 ? "m4s" : "ts")"
-            try writeFile(renditions[r].folder + name, segment.bytes, &s)
-            s.renditions[r].segments.append((name, segment.duration))
-            s.renditions[r].bytes += segment.bytes.count
-            if segment.duration > 0 {
-                s.renditions[r].peakBitRate = max(s.renditions[r].peakBitRate, Double(segment.bytes.count * 8) / segment.duration)
+            if type != .vod, Int(segment.duration.rounded()) > targetDuration {
+                let lasts = HLSSegmenter.seconds(segment.duration), from = HLSSegmenter.seconds(segment.start), every = HLSSegmenter.seconds(target)
+                let what = "\(renditions[r].folder)\(name) would last \(lasts) s from the key frame at \(from) s, which rounds past the playlist's "
+                    + "target duration (\(targetDuration) s)"
+                let why = "an \(type.rawValue) playlist's target duration cannot change while players read it (RFC 8216 6.2.1), so the segment is "
+                    + "not listed: its video needs a key frame at least every \(every) s (an encoder upstream makes them when asked; packets "
+                    + "passed as they are must have them)"
+                throw GraphError(.runFailed, at: context.location(parameter: "segmentDuration"), what + "; " + why, node: context.id)
             }
+            try writeFile(renditions[r].folder + name, segment.bytes, &s)
+            s.renditions[r].segments.append(Written(name: name, duration: segment.duration, bytes: segment.bytes.count,
+                                                    end: (s.renditions[r].segments.last?.end ?? 0) + segment.duration))
+            s.renditions[r].rates.add(bytes: segment.bytes.count, duration: segment.duration)
             if type != .vod {
                 try writePlaylist(r, ended: false, &s)
-                if isLadder, !s.multivariantWritten, s.renditions.allSatisfy({ !$0.segments.isEmpty }) { try writeMultivariant(&s) }
+                if isMultivariant, s.renditions.allSatisfy({ !$0.segments.isEmpty }) { try writeMultivariant(&s) }
             }
         }
     }
@@ -281,7 +399,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// Event and live playlists are read while the stream goes on, before the priming is known:
     /// their sound keeps it.
     private func writeGaplessInitialization(_ r: Int, _ s: inout State) throws(GraphError) {
-        guard type == .vod, container == .fmp4, hasAudio, let delay = s.audioDelay, let span = s.audioSpan else { return }
+        guard type == .vod, container == .fmp4, renditions[r].hasAudio, let delay = s.audioDelay, let span = s.audioSpan else { return }
         var formats = s.renditions[r].stream.formats.compactMap { $0 }
         guard let a = formats.firstIndex(where: { !$0.isVideo }), delay.sampleRate == Int(formats[a].timescale) else { return }
         let encoded = Int(span.end - span.start)
@@ -292,14 +410,30 @@ public final class HLSSinkNode: ElementNode, Sendable {
     private func writePlaylist(_ r: Int, ended: Bool, _ s: inout State) throws(GraphError) {
         var list = HLSMediaPlaylist(initializationSegment: container == .fmp4 ? Self.initializationName : nil, kind: type == .vod ? .vod : type == .event ? .event : .live)
         let all = s.renditions[r].segments
-        let first = type == .live ? max(0, all.count - window) : 0
+        var first = 0
+        if type == .live {
+            // The last windowSize segments, but never less than three target durations of them
+            // (RFC 8216 6.2.2), and never a segment taken back once it left.
+            first = max(0, all.count - window)
+            while first > 0, all[first...].reduce(0, { $0 + $1.duration }) < 3 * Double(targetDuration) { first -= 1 }
+            first = max(first, s.renditions[r].listedFrom)
+            let now = all.last?.end ?? 0
+            for k in s.renditions[r].listedFrom..<first { s.renditions[r].segments[k].leftAt = now }
+            s.renditions[r].listedFrom = first
+            s.renditions[r].longestPlaylist = max(s.renditions[r].longestPlaylist, all[first...].reduce(0) { $0 + $1.duration })
+        }
         list.segments = all[first...].map { (uri: $0.name, duration: $0.duration) }
         list.mediaSequence = first
         list.ended = ended
+        if type != .vod { list.declaredTargetDuration = targetDuration }
         try writeFile(renditions[r].folder + playlistName, Array(list.text.utf8), &s)
-        // Live: a segment out of the playlist for a window's worth more is deleted.
-        while type == .live, s.renditions[r].deletedBefore < first - window {
-            let gone = path(renditions[r].folder + all[s.renditions[r].deletedBefore].name)
+        // Live: a segment that left the playlist stays for its own duration and the longest
+        // playlist's more (RFC 8216 6.2.2: a player that read the playlist just before it left
+        // may still ask for it), then it is deleted.
+        while type == .live, s.renditions[r].deletedBefore < first {
+            let k = s.renditions[r].deletedBefore, segment = s.renditions[r].segments[k]
+            guard let left = segment.leftAt, (all.last?.end ?? 0) - left >= segment.duration + s.renditions[r].longestPlaylist - 1e-9 else { break }
+            let gone = path(renditions[r].folder + segment.name)
             if let w = s.written.firstIndex(where: { $0.path == gone }) {
                 if FileIdentity(path: gone) == s.written[w].identity { unlink(gone) }
                 s.written.remove(at: w)
@@ -308,22 +442,39 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
-    /// The multivariant playlist: each rendition's media playlist with its peak bit rate, its
-    /// codecs (RFC 6381) and its size.
+    /// The multivariant playlist: each video rendition's media playlist with its peak and
+    /// average bit rates (RFC 8216 4.1, measured on the segments written; with a separate sound,
+    /// the sound's added, as the variant plays both), its codecs (RFC 6381: the sound's too) and
+    /// its size; a separate sound as an audio rendition every variant names. Rewritten when a
+    /// figure changes (a live stream's peak rises as busier segments come).
     private func writeMultivariant(_ s: inout State) throws(GraphError) {
+        let soundIndex = renditions.firstIndex { $0.video == nil && $0.hasAudio }
+        let separate = isMultivariant ? soundIndex : nil
         var variants: [HLSMultivariantPlaylist.Variant] = []
-        for (r, rendition) in s.renditions.enumerated() {
-            let formats = rendition.stream.formats.compactMap { $0 }
+        var audio: [HLSMultivariantPlaylist.AudioRendition] = []
+        for (r, rendition) in s.renditions.enumerated() where r != separate {
+            var formats = rendition.stream.formats.compactMap { $0 }
+            var peak = rendition.rates.peak, average = rendition.rates.average
+            if let a = separate {
+                formats += s.renditions[a].stream.formats.compactMap { $0 }
+                peak += s.renditions[a].rates.peak
+                average = average.map { $0 + (s.renditions[a].rates.average ?? 0) }
+            }
             var size: (Int, Int)?
             for f in formats { if case .h264(_, let w, let h) = f.codec { size = (w, h) } }
-            let average = rendition.segments.reduce(0) { $0 + $1.duration }
-            variants.append(HLSMultivariantPlaylist.Variant(
-                uri: renditions[r].folder + playlistName, bandwidth: Int(rendition.peakBitRate.rounded(.up)),
-                averageBandwidth: average > 0 ? Int((Double(rendition.bytes * 8) / average).rounded()) : nil,
-                codecs: formats.map(\.codecsName), resolution: size))
+            variants.append(HLSMultivariantPlaylist.Variant(uri: renditions[r].folder + playlistName, bandwidth: peak, averageBandwidth: average,
+                                                            codecs: formats.map(\.codecsName), resolution: size,
+                                                            audioGroup: separate == nil ? nil : Self.audioGroup))
         }
-        try writeFile(context.parameters[Self.multivariant], Array(HLSMultivariantPlaylist(variants: variants).text.utf8), &s)
-        s.multivariantWritten = true
+        if let a = separate {
+            var channels: Int?
+            for f in s.renditions[a].stream.formats.compactMap({ $0 }) { if case .aac(_, _, let c) = f.codec { channels = c } }
+            audio.append(HLSMultivariantPlaylist.AudioRendition(group: Self.audioGroup, name: "audio", uri: renditions[a].folder + playlistName, channels: channels))
+        }
+        let text = HLSMultivariantPlaylist(variants: variants, audio: audio).text
+        guard text != s.multivariantText else { return }
+        try writeFile(context.parameters[Self.multivariant], Array(text.utf8), &s)
+        s.multivariantText = text
     }
 
     private func removeWritten(_ s: inout State) {
@@ -342,14 +493,26 @@ public final class HLSSinkNode: ElementNode, Sendable {
             case .completed where s.failure == nil, .stopped where s.failure == nil:
                 do throws(GraphError) {
                     for r in s.renditions.indices {
-                        guard let last = s.renditions[r].stream.finish() else {
+                        guard s.renditions[r].stream.isStarted else {
                             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
+                        }
+                        let last: [HLSStream.Output]
+                        do throws(ContainerError) { last = try s.renditions[r].stream.finish() ?? [] } catch {
+                            throw failure(error, port: renditions[r].video ?? "audio", rendition: r, s)
                         }
                         try write(last, rendition: r, &s)
                         try writeGaplessInitialization(r, &s)
                         try writePlaylist(r, ended: true, &s)
                     }
-                    if isLadder { try writeMultivariant(&s) }
+                    if type == .vod {
+                        // The bit rates over the segments' own target duration, now known.
+                        for r in s.renditions.indices {
+                            var rates = HLSBitRates(targetDuration: HLSMediaPlaylist.targetDuration(of: s.renditions[r].segments.map(\.duration)))
+                            for segment in s.renditions[r].segments { rates.add(bytes: segment.bytes, duration: segment.duration) }
+                            s.renditions[r].rates = rates
+                        }
+                    }
+                    if isMultivariant { try writeMultivariant(&s) }
                     s.status = .completed
                 } catch {
                     if type == .vod { removeWritten(&s) }

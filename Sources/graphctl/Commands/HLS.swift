@@ -12,8 +12,10 @@ struct HLS: ParsableCommand {
         abstract: "Package an MP4 for HLS (fragmented-MP4 segments and a VOD playlist) without re-encoding.",
         discussion: """
             Each segment starts on a key frame: at the first one at or after each multiple of \
-            --segment-duration, so key frames further apart make longer segments. The playlist is \
-            written last; a failure or a signal removes the segments written and leaves no playlist.
+            --segment-duration. The packets are copied, so the video's key frames must be at most \
+            --segment-duration apart: a source whose key frames are farther apart is refused (64) \
+            before anything is written. The playlist is written last; a failure or a signal removes \
+            the segments written and leaves no playlist.
             """
     )
 

@@ -13,11 +13,13 @@ import TestSupport
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-    /// `seconds` of 320x240 video at 25 fps and 48 kHz sound.
-    func movie(seconds: Int) throws -> String {
+    /// `seconds` of 320x240 video at 25 fps (a key frame every `gop` frames, none at scene cuts;
+    /// nil: x264's own choice, 250 frames apart) and 48 kHz sound.
+    func movie(seconds: Int, gop: Int? = nil) throws -> String {
         let p = path("in.mp4")
+        let keys = gop.map { ["-g", "\($0)", "-keyint_min", "\($0)", "-sc_threshold", "0"] } ?? []
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=\(seconds)", "-f", "lavfi", "-i",
-                                         "sine=sample_rate=48000:d=\(seconds)", "-c:v", "libx264", "-c:a", "aac", p])
+                                         "sine=sample_rate=48000:d=\(seconds)", "-c:v", "libx264"] + keys + ["-c:a", "aac", p])
         return p
     }
 
@@ -77,10 +79,37 @@ import TestSupport
         let audio = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name,sample_rate",
                                                       "-of", "csv=p=0", playlist])
         #expect(audio.split(whereSeparator: \.isNewline).first == "aac,48000")
-        try TestMedia.runTool("gst-launch-1.0", ["-q", "uridecodebin", "uri=file://\(playlist)", "name=d",
-                                                 "d.", "!", "queue", "!", "videoconvert", "!", "fakesink",
-                                                 "d.", "!", "queue", "!", "audioconvert", "!", "fakesink"])
+        // GStreamer's HLS demuxer gives every frame too.
+        #expect(try HLSPlaylistCheck.framesThroughHlsdemux(playlist) == 175)
         #expect(files() == ["init.mp4", "playlist.m3u8", "segment0.m4s", "segment1.m4s", "segment2.m4s", "segment3.m4s"])
+    }
+
+    /// Key frames come at the cuts, by time, whatever frames are missing: the input lacks one
+    /// frame in seven (as a live camera drops what the encoder cannot take), so the encoder's
+    /// key frame every 50 frames would come every 2.33 s; asked for one at each multiple of the
+    /// segment duration, it makes segments within one frame (1/25 s) of 2 s, each starting on a
+    /// key frame, which ffmpeg and hlsdemux play to the last frame.
+    @Test func keyFramesComeAtTheCutsWhateverFramesAreMissing() throws {
+        let source = path("in.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=12", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:d=12", "-vf", "select='not(eq(mod(n\\,7)\\,3))'", "-fps_mode", "vfr",
+                                         "-c:v", "libx264", "-c:a", "aac", source])
+        let report = try GraphRun(try graph(source, keyframes: 50, hls: #""folder": "\#(path("hls"))", "segmentDuration": 2, "playlistType": "event""#)).run()
+        #expect(report.status == .completed)
+        let playlist = path("hls/playlist.m3u8")
+        let check = try HLSPlaylistCheck(path: playlist)
+        #expect(check.problems == [])
+        #expect(check.targetDuration == 2)
+        let durations = check.segments.map(\.duration)
+        #expect(durations.count == 6)
+        #expect(durations.dropLast().allSatisfy { abs($0 - 2) <= 0.04 + 1e-6 }, "\(durations)")
+        // Frame 150 (6 s) is one of those missing: the cut is at the next frame, 6.04 s.
+        #expect(durations.dropLast().contains { abs($0 - 2.04) < 1e-6 }, "\(durations)")
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(playlist, check) == [])
+        let frames = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries",
+                                                       "stream=nb_read_frames", "-of", "csv=p=0", playlist])
+        #expect(frames.split(whereSeparator: \.isNewline).first == "257")
+        #expect(try HLSPlaylistCheck.framesThroughHlsdemux(playlist) == 257)
     }
 
     /// segmentFormat mpegts: transport stream segments from the same cuts, no initialization
@@ -114,13 +143,14 @@ import TestSupport
 
     /// A live MPEG-TS playlist slides and deletes as the fMP4 one does.
     @Test func aLiveMPEGTSPlaylistSlides() throws {
-        let source = try movie(seconds: 8)
+        let source = try movie(seconds: 12)
         let report = try GraphRun(try graph(source, audio: false, hls: #""folder": "\#(path("hls"))", "segmentDuration": 1, "playlistType": "live", "windowSize": 2, "segmentFormat": "mpegts""#)).run()
         #expect(report.status == .completed)
         let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
         #expect(check.problems == [])
-        #expect(check.segments.map(\.uri) == ["segment6.ts", "segment7.ts"] && check.mediaSequence == 6)
-        #expect(files() == ["playlist.m3u8", "segment4.ts", "segment5.ts", "segment6.ts", "segment7.ts"])
+        #expect(check.segments.map(\.uri) == ["segment9.ts", "segment10.ts", "segment11.ts"] && check.mediaSequence == 9)
+        #expect(files() == ((5...11).map { "segment\($0).ts" } + ["playlist.m3u8"]).sorted())
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(path("hls/playlist.m3u8"), check) == [])
     }
 
     /// demux → sink.hls packages a file without re-encoding: every video packet and every audio
@@ -128,7 +158,7 @@ import TestSupport
     /// graphs/remux.json's MP4 shows) is the source's, in order; the audio before the first
     /// key frame is kept.
     @Test func aDemuxedFileIsPackagedWithoutReencoding() throws {
-        let source = try movie(seconds: 5)
+        let source = try movie(seconds: 5, gop: 25)
         let g = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(source)" } }, "demux": { "type": "demux" },
                 "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "segmentDuration": 2 } } },
@@ -148,20 +178,26 @@ import TestSupport
         #expect(audio == original || audio == Array(original.dropLast()), "\(audio.count) packets of \(original.count)")
     }
 
-    /// Live: the playlist lists the last `windowSize` segments, its media sequence the first of
-    /// them; a segment out of it for a window more is deleted; the end is marked.
+    /// Live: the playlist lists the last `windowSize` segments, but never less than three
+    /// target durations of them (RFC 8216 6.2.2: here 3 s, so three segments of 1 s where two
+    /// were asked for), its media sequence the first of them; a segment that left is deleted once
+    /// the stream has gone on for its own duration and the longest playlist's more (1 + 3 s);
+    /// the end is marked.
     @Test func aLivePlaylistSlidesAndDeletesWhatLeftIt() throws {
-        let source = try movie(seconds: 8)
+        let source = try movie(seconds: 12)
         let report = try GraphRun(try graph(source, audio: false,
                                             hls: #""folder": "\#(path("hls"))", "segmentDuration": 1, "playlistType": "live", "windowSize": 2"#)).run()
         #expect(report.status == .completed)
-        let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
+        let playlist = path("hls/playlist.m3u8")
+        let check = try HLSPlaylistCheck(path: playlist)
         #expect(check.problems == [])
         #expect(check.playlistType == nil && check.ended)
-        #expect(check.mediaSequence == 6)
-        #expect(check.segments.map(\.uri) == ["segment6.m4s", "segment7.m4s"])
-        // Segments 0 to 3 left the playlist two or more segments ago: deleted; 4 and 5 kept.
-        #expect(files() == ["init.mp4", "playlist.m3u8", "segment4.m4s", "segment5.m4s", "segment6.m4s", "segment7.m4s"])
+        #expect(check.mediaSequence == 9)
+        #expect(check.segments.map(\.uri) == ["segment9.m4s", "segment10.m4s", "segment11.m4s"])
+        // Segment k left when segment k + 3 was written (the stream at k + 4 s) and is deleted
+        // 4 s later: 0 to 4 by the end at 12 s.
+        #expect(files() == (["init.mp4", "playlist.m3u8"] + (5...11).map { "segment\($0).m4s" }).sorted())
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(playlist, check) == [])
     }
 
     /// Event: every segment listed, the playlist rewritten as each comes; ended at the end.
@@ -175,17 +211,19 @@ import TestSupport
     }
 
     /// Three video inputs from one decode: three renditions in v0, v1, v2, each a valid media
-    /// playlist with the audio muxed in, and a multivariant playlist listing them by peak bit
-    /// rate (at least each one's busiest segment), with their codecs and sizes.
+    /// playlist with the audio muxed in, its segments starting on key frames at the same times in
+    /// every rung, and a multivariant playlist that keeps RFC 8216's rules (HLSMultivariantCheck:
+    /// each BANDWIDTH within 10% above the peak segment bit rate measured, AVERAGE-BANDWIDTH,
+    /// CODECS and RESOLUTION those of the segments), highest first.
     @Test func aLadderOfThreeRenditionsAndItsMultivariantPlaylist() throws {
         let source = try movie(seconds: 4)
         let g = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": {
                 "src": { "type": "source.file", "params": { "path": "\(source)" } },
                 "dec": { "type": "decode", "params": { "pixelFormat": "i420" } },
-                "a": { "type": "encode.h264", "params": { "keyframeInterval": 25 } },
-                "b": { "type": "encode.h264", "params": { "width": 160, "height": 120, "keyframeInterval": 25 } },
-                "c": { "type": "encode.h264", "params": { "width": 96, "height": 72, "keyframeInterval": 25 } },
+                "a": { "type": "encode.h264", "params": { "keyframeInterval": 250 } },
+                "b": { "type": "encode.h264", "params": { "width": 160, "height": 120, "keyframeInterval": 250 } },
+                "c": { "type": "encode.h264", "params": { "width": 96, "height": 72, "keyframeInterval": 250 } },
                 "aac": { "type": "encode.aac" },
                 "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "segmentDuration": 1 } } },
               "edges": [ "src.out -> dec.in", "dec.video -> a.in", "dec.video -> b.in", "dec.video -> c.in",
@@ -195,31 +233,110 @@ import TestSupport
         #expect(report.status == .completed)
         #expect(report.outputs == [OutputReport(node: "hls", path: path("hls/master.m3u8"), status: .completed)])
         #expect(files() == ["master.m3u8", "v0", "v1", "v2"])
-        let master = try String(contentsOfFile: path("hls/master.m3u8"), encoding: .utf8)
-        let lines = master.split(separator: "\n").map(String.init)
-        #expect(lines.prefix(3) == ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"])
-        let streams = lines.filter { $0.hasPrefix("#EXT-X-STREAM-INF:") }
-        #expect(streams.count == 3)
-        // Largest first; each URI follows its tag.
-        for (k, (size, uri)) in [("320x240", "v0/playlist.m3u8"), ("160x120", "v1/playlist.m3u8"), ("96x72", "v2/playlist.m3u8")].enumerated() {
-            let i = try #require(lines.firstIndex(of: streams[k]))
-            #expect(lines[i + 1] == uri)
-            #expect(streams[k].contains("RESOLUTION=\(size)"))
-            #expect(streams[k].contains(#"CODECS="avc1.64"#) && streams[k].contains(#",mp4a.40.2""#), "\(streams[k])")
-            let check = try HLSPlaylistCheck(path: path("hls/" + uri))
-            #expect(check.problems == [])
-            // The peak is at least the busiest segment's rate.
-            let folder = URL(fileURLWithPath: path("hls/" + uri)).deletingLastPathComponent()
-            let busiest = try check.segments.map { s in Double(try Data(contentsOf: folder.appendingPathComponent(s.uri)).count * 8) / s.duration }.max() ?? 0
-            let bandwidth = Double(streams[k].split(separator: ",").first!.dropFirst("#EXT-X-STREAM-INF:BANDWIDTH=".count)) ?? 0
-            #expect(bandwidth >= busiest.rounded(.down), "\(bandwidth) against \(busiest)")
-            let audio = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path("hls/" + uri)])
-            #expect(audio.split(whereSeparator: \.isNewline).first == "aac")
+        let master = try HLSMultivariantCheck(path: path("hls/master.m3u8"))
+        #expect(master.problems == [])
+        // Largest first (the highest bit rate); each rung's size and codecs.
+        #expect(master.variants.map(\.uri) == ["v0/playlist.m3u8", "v1/playlist.m3u8", "v2/playlist.m3u8"])
+        #expect(master.variants.map { $0.attributes["RESOLUTION"] } == ["320x240", "160x120", "96x72"])
+        for v in master.variants {
+            #expect(v.attributes["CODECS"]?.hasPrefix("avc1.64") == true && v.attributes["CODECS"]?.hasSuffix(",mp4a.40.2") == true, "\(v.attributes)")
+            let playlist = path("hls/" + v.uri)
+            let check = try HLSPlaylistCheck(path: playlist)
+            // Key frames asked for at each second, though the encoders would make one every 10 s.
+            // (The last runs to the sound's end, its encoder's last frame.)
+            #expect(check.segments.map(\.duration).dropLast() == [1, 1, 1] && abs(check.segments.last!.duration - 1) < 0.05, "\(v.uri)")
+            #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(playlist, check) == [], "\(v.uri)")
         }
         // ffmpeg opens the multivariant playlist and reads every rung's frames.
         let frames = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames",
                                                        "-of", "csv=p=0", path("hls/master.m3u8")])
         #expect(frames.split(whereSeparator: \.isNewline).filter { $0 == "100" }.count >= 3, "\(frames)")
+    }
+
+    /// `audio: separate`: the sound in a rendition of its own (audio/: an initialization segment
+    /// and segments holding only the AAC track, cut at the video's times), named by the video
+    /// rendition (EXT-X-MEDIA TYPE=AUDIO, AUDIO=), whose CODECS and BANDWIDTH count it. ffmpeg
+    /// and GStreamer's adaptive demuxer (hlsdemux2, which plays alternative renditions) play
+    /// every video frame and all of the sound.
+    @Test func aSeparateAudioRenditionPlaysInFFmpegAndGStreamer() throws {
+        let source = try movie(seconds: 5)
+        let report = try GraphRun(try graph(source, hls: #""folder": "\#(path("hls"))", "segmentDuration": 2, "audio": "separate""#)).run()
+        #expect(report.status == .completed)
+        #expect(report.outputs == [OutputReport(node: "hls", path: path("hls/master.m3u8"), status: .completed)])
+        #expect(files() == ["audio", "master.m3u8", "v0"])
+        let master = try HLSMultivariantCheck(path: path("hls/master.m3u8"))
+        #expect(master.problems == [])
+        #expect(master.media.count == 1)
+        #expect(master.media.first?["TYPE"] == "AUDIO" && master.media.first?["URI"] == "audio/playlist.m3u8" && master.media.first?["CHANNELS"] == "1")
+        let variant = try #require(master.variants.first)
+        #expect(master.variants.count == 1 && variant.attributes["AUDIO"] == master.media.first?["GROUP-ID"])
+        #expect(variant.attributes["CODECS"]?.hasSuffix(",mp4a.40.2") == true)
+        // The sound's segments hold sound only, the video's video only, cut at the same times.
+        let sound = try HLSPlaylistCheck(path: path("hls/audio/playlist.m3u8"))
+        let picture = try HLSPlaylistCheck(path: path("hls/v0/playlist.m3u8"))
+        #expect(sound.problems == [] && picture.problems == [])
+        // (ffprobe lists a playlist's streams twice: in its program, then alone.)
+        let streams = { (p: String) in Set(try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", p])
+            .split(whereSeparator: \.isNewline)) }
+        #expect(try streams(path("hls/audio/playlist.m3u8")) == ["audio"])
+        #expect(try streams(path("hls/v0/playlist.m3u8")) == ["video"])
+        #expect(zip(sound.segments, picture.segments).dropLast().allSatisfy { abs($0.duration - $1.duration) < 0.03 },
+                "\(sound.segments.map(\.duration)) against \(picture.segments.map(\.duration))")
+        // ffmpeg: every frame, and the sound's whole length.
+        let master_ = path("hls/master.m3u8")
+        let counted = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", "-of", "csv=p=0", master_])
+        #expect(counted.split(whereSeparator: \.isNewline).contains("video,125"), "\(counted)")
+        let raw = path("sound.raw")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-y", "-i", master_, "-map", "0:a", "-ac", "1", "-f", "s16le", raw])
+        let samples = try FileManager.default.attributesOfItem(atPath: raw)[.size] as! Int / 2
+        #expect(abs(samples - 5 * 48_000) <= 1024, "\(samples) samples")
+        // GStreamer: hlsdemux2 (through uridecodebin3) plays the variant and the sound's
+        // rendition; it fetches over HTTP only (libsoup), so the folder is served. (The older
+        // hlsdemux plays a variant's own segments and not alternative renditions.)
+        let server = try FolderServer(folder: URL(fileURLWithPath: path("hls")))
+        defer { server.stop() }
+        let gst = try TestMedia.runTool("gst-launch-1.0", ["-v", "uridecodebin3", "uri=\(server.url("master.m3u8"))", "name=d",
+                                                           "d.", "!", "queue", "!", "video/x-raw", "!", "fakesink", "name=frames", "silent=false",
+                                                           "d.", "!", "queue", "!", "audio/x-raw", "!", "audioconvert", "!", "audio/x-raw,format=S16LE,channels=1", "!",
+                                                           "filesink", "location=\(path("gst.raw"))"])
+        #expect(gst.components(separatedBy: "frames: last-message = chain").count - 1 == 125)
+        let gstSamples = try FileManager.default.attributesOfItem(atPath: path("gst.raw"))[.size] as! Int / 2
+        #expect(abs(gstSamples - 5 * 48_000) <= 2048, "\(gstSamples) samples")
+    }
+
+    /// `audio: separate` needs both a sound and a video: refused before the run, naming the
+    /// parameter.
+    @Test func aSeparateSoundWithoutVideoIsRefused() throws {
+        let source = try movie(seconds: 1)
+        let g = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(source)" } }, "dec": { "type": "decode" },
+                "aac": { "type": "encode.aac" },
+                "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "audio": "separate" } } },
+              "edges": [ "src.out -> dec.in", "dec.audio -> aac.in", "aac.out -> hls.audio" ] }
+            """)
+        let error = #expect(throws: GraphError.self) { try GraphRun(g).run() }
+        #expect(error?.code == .invalidGraph)
+        #expect(error?.problems.first?.location == "nodes.hls.params.audio", "\(String(describing: error))")
+        #expect(files() == [])
+    }
+
+    /// Packets passed as they are (demux) whose key frames are farther apart than the segment
+    /// duration: nothing upstream can make one where a cut is due, so the run fails (70), naming
+    /// the parameter, the key frames' times and what to do; a VOD run leaves nothing.
+    @Test func passedThroughKeyFramesFartherApartThanASegmentAreRefused() throws {
+        let source = try movie(seconds: 6, gop: 75)
+        let g = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(source)" } }, "demux": { "type": "demux" },
+                "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "segmentDuration": 2 } } },
+              "edges": [ "src.out -> demux.in", "demux.video -> hls.video", "demux.audio -> hls.audio" ] }
+            """)
+        let error = #expect(throws: GraphError.self) { try GraphRun(g).run() }
+        #expect(error?.code == .runFailed)
+        #expect(error?.problems.first?.location?.hasPrefix("node \"hls\"") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("its video input's key frames are 3 s apart (from 0 s to the next one at 3 s), farther apart than the segment duration (2 s)") == true,
+                "\(String(describing: error))")
+        #expect(error?.message.contains("set segmentDuration to 3 s or more") == true)
+        #expect(files() == [])
     }
 
     /// A cancelled run removes every file it wrote: segments, initialization segment, playlist.
