@@ -317,27 +317,23 @@ public final class MP4SinkNode: ElementNode, Sendable {
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
-        let wasWriting = state.withLock { $0.status == .writing }
-        guard wasWriting else { return }
-        var final: OutputReport.Status = .failed
-        defer {
-            let final = final
-            state.withLock { $0.status = final }
-        }
-        switch outcome {
-        case .completed, .stopped:
-            if !writesInPlace {
-                try completeIndex()
-                try file.commit()
+        try MuxedFile.end(writing: state.withLock { $0.status == .writing }, setting: { status in state.withLock { $0.status = status } }) { () throws(GraphError) in
+            switch outcome {
+            case .completed, .stopped:
+                if !writesInPlace {
+                    try completeIndex()
+                    try file.commit()
+                }
+                return .completed
+            case .failed:
+                // A fragmented recording keeps what it wrote: surviving failure is its purpose
+                // (but not a file refused for what it was given).
+                if !writesInPlace { file.discard() } else if state.withLock({ $0.refusedInput }) { file.removeTarget() }
+                return .failed
+            case .cancelled:
+                if writesInPlace { file.removeTarget() } else { file.discard() }
+                return .cancelled
             }
-            final = .completed
-        case .failed:
-            // A fragmented recording keeps what it wrote: surviving failure is its purpose (but
-            // not a file refused for what it was given).
-            if !writesInPlace { file.discard() } else if state.withLock({ $0.refusedInput }) { file.removeTarget() }
-        case .cancelled:
-            final = .cancelled
-            if writesInPlace { file.removeTarget() } else { file.discard() }
         }
     }
 
