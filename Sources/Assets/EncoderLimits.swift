@@ -7,8 +7,8 @@ import Nodes
 /// file can hold, read from `sink.mp4`'s input declarations, so that ``AssetWriter/add(_:)``
 /// refuses what the graph would, with the same ranges, and no range is written twice.
 enum EncoderLimits {
-    /// Why `settings` cannot be encoded, or nil when they can.
-    static func problem(with settings: any OutputSettings) -> String? {
+    /// Why `settings` cannot be encoded into a file of `fileType`, or nil when they can.
+    static func problem(with settings: any OutputSettings, fileType: FileType) -> String? {
         switch settings {
         case let video as VideoSettings:
             let limits = VideoLimits(video.codec)
@@ -25,6 +25,9 @@ enum EncoderLimits {
         case let audio as AudioSettings:
             let limits = AudioLimits(audio.codec)
             if let refusal = refusal(of: limits.format, named: limits.name, port: "audio") { return refusal }
+            if audio.codec == .flac, let refusal = MP4SinkNode.refusal(ofFLACIn: fileType == .mov ? .mov : .mp4, fragmented: false) {
+                return refusal
+            }
             guard limits.sampleRate?.allows(audio.sampleRate) ?? (audio.sampleRate == OpusEncoderNode.sampleRate) else {
                 return "AudioSettings sampleRate \(audio.sampleRate) cannot be encoded to \(limits.name): choose \(limits.sampleRate?.span ?? "\(OpusEncoderNode.sampleRate)") Hz"
             }
@@ -44,7 +47,7 @@ enum EncoderLimits {
     }
 
     /// Why the writer's file cannot hold `format`, from what `sink.mp4`'s `port` declares it
-    /// takes (GStreamer 1.22's MP4 and QuickTime muxers write no FLAC); nil when it can.
+    /// takes; nil when it can.
     static func refusal(of format: FormatSet, named name: String, port: String) -> String? {
         guard let accepted = MP4SinkNode.descriptor.inputs.first(where: { $0.name == port })?.formats,
               !accepted.intersects(format) else { return nil }

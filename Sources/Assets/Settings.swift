@@ -28,7 +28,8 @@ public protocol OutputSettings: Sendable {
 public enum VideoCodec: String, Sendable, CaseIterable { case h264, hevc, vp9, av1 }
 /// The codec of a writer's audio input, like `AVFormatIDKey`: each is its encoder node's
 /// (`encode.aac`, `encode.opus`, `encode.flac`, `encode.alac`). A file type refuses the codecs
-/// its writer cannot hold (FLAC in MP4, MOV and M4A on GStreamer 1.22).
+/// its writer cannot hold: FLAC goes into MP4 and M4A (a `fLaC` track, as ffmpeg writes it), not
+/// QuickTime (`.mov`).
 public enum AudioCodec: String, Sendable, CaseIterable { case aac, opus, flac, alac }
 
 /// Video encoding settings: `AVVideoCodecKey`, `AVVideoWidthKey`, `AVVideoHeightKey`,

@@ -60,7 +60,7 @@ struct WriterState: Sendable {
         guard !inputs.contains(where: { $0.mediaType == input.mediaType }) else {
             throw GraphError(.usage, at: input.name, "this writer has a \(input.mediaType.rawValue) input already; a file here holds one audio and one video track")
         }
-        if let problem = EncoderLimits.problem(with: input.settings) {
+        if let problem = EncoderLimits.problem(with: input.settings, fileType: fileType) {
             throw GraphError(.usage, at: input.name, problem)
         }
     }

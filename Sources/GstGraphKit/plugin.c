@@ -20,7 +20,8 @@
     X(gkorientation)   \
     X(gklavcmp3tag)    \
     X(gkpatchbytes)    \
-    X(gkencoderdelay)
+    X(gkencoderdelay)  \
+    X(gkmp4flac)
 
 #define GK_DECLARE(name) GST_ELEMENT_REGISTER_DECLARE(name)
 GK_ELEMENTS(GK_DECLARE)

@@ -32,10 +32,13 @@ package enum MP4Index {
         package var dateTag: String?
         /// Whether to put right an Opus track's header (``OpusHeaderRepair``) when it needs it.
         package var repairsOpusHeader = false
+        /// The header of a FLAC stream the muxer wrote under a stand-in sample entry: the sound
+        /// track's real one is written (``MP4FLAC``), and its edit list, exact to the sample.
+        package var flacHeader: FLACStreamHeader?
         /// Whether the index (moov) changes: an edit list, a display matrix or a tag to write.
         package var changesIndex: Bool {
             audioDelay != nil || (orientation != nil && orientation != .rotate0) || (videoMatrix != nil && videoMatrix != .identity)
-                || presentationEnd != nil || dateTag != nil
+                || presentationEnd != nil || dateTag != nil || flacHeader != nil
         }
         package var isEmpty: Bool { !changesIndex && !repairsOpusHeader && majorBrand == nil }
         package init(audioDelay: EncoderDelay? = nil, orientation: DisplayOrientation? = nil, majorBrand: String? = nil) {
@@ -72,8 +75,16 @@ package enum MP4Index {
             do { found = try editor.movie() } catch { throw ContainerError("its index is malformed: \(error.reason)") }
             guard let found else { throw ContainerError("the file has no index (moov)") }
             var movie = found.movie
+            var delay = edits.audioDelay
+            if let flac = edits.flacHeader {
+                try MP4FLAC.describe(flac, in: &movie, file: editor.file)
+                // No priming, and the samples the track holds (fewer than the input's when a
+                // length limit ended the file).
+                let held = movie.tracks(handler: "soun").first.map { Int(clamping: $0.track.sampleTableDuration) } ?? 0
+                delay = EncoderDelay(priming: 0, samples: min(delay?.samples ?? held, held), sampleRate: flac.sampleRate)
+            }
             let repaired = edits.repairsOpusHeader && OpusHeaderRepair.repair(&movie)
-            if let delay = edits.audioDelay { describe(delay, in: &movie) }
+            if let delay { describe(delay, in: &movie) }
             if let matrix = edits.videoMatrix, matrix != .identity {
                 for (t, track) in movie.tracks(handler: "vide") {
                     var turned = track

@@ -22,15 +22,20 @@ import Testing
         }
         #expect(writer.canApply(outputSettings: Self.audio(kAudioFormatOpus), forMediaType: .audio))
         #expect(writer.canApply(outputSettings: Self.audio(kAudioFormatAppleLossless), forMediaType: .audio))
-        // Opus codes at 48 kHz; FLAC goes into no MP4 here (GStreamer 1.22's muxer writes none).
+        // Opus codes at 48 kHz; FLAC goes into MP4 and M4A (a fLaC track, as ffmpeg writes it),
+        // not QuickTime.
         #expect(!writer.canAdd(AVAssetWriterInput(mediaType: .audio, outputSettings: Self.audio(kAudioFormatOpus, rate: 44100))))
         #expect(writer.canAdd(AVAssetWriterInput(mediaType: .audio, outputSettings: Self.audio(kAudioFormatOpus))))
+        #expect(writer.canAdd(AVAssetWriterInput(mediaType: .audio, outputSettings: Self.audio(kAudioFormatFLAC))))
+        let m4a = try AVAssetWriter(outputURL: folder.appendingPathComponent("out.m4a"), fileType: .m4a)
+        #expect(m4a.canAdd(AVAssetWriterInput(mediaType: .audio, outputSettings: Self.audio(kAudioFormatFLAC))))
+        let mov = try AVAssetWriter(outputURL: folder.appendingPathComponent("out.mov"), fileType: .mov)
         let flac = AVAssetWriterInput(mediaType: .audio, outputSettings: Self.audio(kAudioFormatFLAC))
-        #expect(!writer.canAdd(flac))
-        writer.add(flac)
-        #expect(writer.status == .failed)
-        let message = writer.error.map { $0.localizedDescription } ?? ""
-        #expect(message.contains("FLAC cannot be written to an MP4, MOV or M4A file"), "\(message)")
+        #expect(!mov.canAdd(flac))
+        mov.add(flac)
+        #expect(mov.status == .failed)
+        let message = mov.error.map { $0.localizedDescription } ?? ""
+        #expect(message.contains("FLAC is written in MP4 and M4A files, not QuickTime (.mov)"), "\(message)")
         #expect(kAudioFormatOpus == 0x6F70_7573 && kAudioFormatFLAC == 0x666C_6163 && kAudioFormatAppleLossless == 0x616C_6163)
     }
 }

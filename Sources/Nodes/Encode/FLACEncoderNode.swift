@@ -7,7 +7,8 @@ import GraphKitRuntime
 /// (16-bit input is coded in 16 bits, float input in 24). The output is a native FLAC stream:
 /// the `fLaC` marker and metadata blocks first (the caps' `streamheader`, also sent as the first
 /// buffers), then the frames, so its buffers written one after another are a `.flac` file.
-/// GStreamer 1.22's MP4 muxer writes no FLAC: write it to Matroska or Ogg.
+/// Its containers: `sink.mkv`, `sink.ogg`, and `sink.mp4` (MP4 and M4A, as ffmpeg writes FLAC
+/// there: see ``MP4SinkNode``).
 ///
 /// Example:
 /// ```json
@@ -19,7 +20,7 @@ public final class FLACEncoderNode: ElementNode, Sendable {
         category: .encode,
         summary: "Encodes PCM audio to FLAC (lossless)",
         inputs: [PortDescriptor("in", .pcm(channels: 1...63), help: "PCM audio")],
-        outputs: [PortDescriptor("out", .audio(.flac), help: "FLAC frames after the stream's header (not for sink.mp4: GStreamer 1.22's muxer writes no FLAC)")],
+        outputs: [PortDescriptor("out", .audio(.flac), help: "FLAC frames after the stream's header, for sink.mkv, sink.ogg or sink.mp4 (MP4 and M4A)")],
         parameters: [compressionLevel, bitDepth, sampleRate, channels],
         example: #"{ "type": "encode.flac", "params": { "compressionLevel": 8 } }"#
     )

@@ -14,14 +14,10 @@ import GraphKitRuntime
 /// "hevc": { "type": "encode.hevc", "params": { "quality": 28, "preset": "fast" } }
 /// ```
 public final class HEVCEncoderNode: ElementNode, Sendable {
-    public static let descriptor = NodeDescriptor(
-        type: "encode.hevc",
-        category: .encode,
-        summary: "Encodes raw video to HEVC / H.265 (x265)",
-        inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
-        outputs: [PortDescriptor("out", .video(.hevc), help: "HEVC as hvc1, for sink.mp4")],
-        parameters: [bitrate, quality, keyframeInterval, preset, profile, width, height],
-        rules: [.exclusive(bitrate, quality), .allOrNone(width, height)],
+    public static let descriptor = VideoEncoderInput.descriptor(
+        type: "encode.hevc", summary: "Encodes raw video to HEVC / H.265 (x265)",
+        output: PortDescriptor("out", .video(.hevc), help: "HEVC as hvc1, for sink.mp4 or sink.mkv"),
+        bitrate: bitrate, quality: quality, own: [preset, profile],
         example: #"{ "type": "encode.hevc", "params": { "quality": 28, "preset": "fast" } }"#
     )
 
@@ -29,13 +25,10 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public static let bitrate = AutoParameter<Int>("bitrate", 10_000...102_400_000, default: .auto,
                                             help: "average bits per second, or auto from the frame size (half of encode.h264's auto)")
     public static let quality = OptionalParameter<Int>("quality", 0...51, help: "x265's constant rate factor (CRF) instead of a bit rate: 0 best, 51 smallest (28 is x265's default)")
-    public static let keyframeInterval = VideoEncoderInput.keyframeInterval
     public enum Preset: String, ParameterEnum { case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow }
     public static let preset = Parameter<Preset>("preset", default: .veryfast, help: "x265 speed/quality trade-off (x265's own default, medium, is ~5× slower)")
     public enum Profile: String, ParameterEnum { case main, main10 }
     public static let profile = Parameter<Profile>("profile", default: .main, help: "HEVC profile: main (8-bit 4:2:0) or main10 (10-bit 4:2:0)")
-    public static let width = VideoEncoderInput.width
-    public static let height = VideoEncoderInput.height
 
     let context: NodeContext
 
@@ -46,8 +39,8 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let tenBit = p[Self.profile] == .main10
-        let (input, converted) = try VideoEncoderInput.build(in: bin, codec: "HEVC", pixelFormat: tenBit ? "I420_10LE" : "I420",
-                                                             width: p[Self.width], height: p[Self.height])
+        let ends = try VideoEncoderInput.build(in: bin, codec: "HEVC", pixelFormat: tenBit ? "I420_10LE" : "I420",
+                                               width: p[Self.width], height: p[Self.height])
         // GStreamer's x265enc tunes for SSIM unless told otherwise; x265 itself (and ffmpeg's
         // libx265) tunes for nothing: "0" is x265enc's "no tuning".
         let encoder = try bin.make("x265enc", name: "encoder", [
@@ -62,10 +55,9 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
         }
         // x265 writes Annex B (start codes, parameter sets in the stream); the parser makes hvc1,
         // the form Apple's players take (hev1, parameter sets in the samples, they refuse).
-        let parse = try bin.make("h265parse")
-        let output = try bin.makeCapsFilter("video/x-h265, stream-format=(string)hvc1, alignment=(string)au, profile=(string)\(tenBit ? "main-10" : "main")")
-        try bin.link(converted, encoder, parse, output)
-        try bin.expose(input: "in", input)
-        try bin.expose(output: "out", output)
+        try VideoEncoderInput.finish(in: bin, ends, then: [
+            encoder, try bin.make("h265parse"),
+            try bin.makeCapsFilter("video/x-h265, stream-format=(string)hvc1, alignment=(string)au, profile=(string)\(tenBit ? "main-10" : "main")"),
+        ])
     }
 }

@@ -2,35 +2,66 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// What the video encoders past H.264 share on their input side: raw frames of any pixel
-/// format to the planar 4:2:0 the encoder codes (GraphKit's own RGB converter first, a tenth of
-/// videoconvert's time; videoconvert passes I420 through untouched), scaled to a size the
+/// format to the layout the encoder codes (for 4:2:0, GraphKit's own RGB converter first, a tenth
+/// of videoconvert's time; videoconvert passes I420 through untouched; other layouts, 4:2:2 and
+/// 4:4:4, from videoconvert alone, so that no chroma is halved on the way), scaled to a size the
 /// node's parameters set (both sides, as AssetWriter's VideoSettings give them), and a run that
-/// fails naming the node, saying what to do, when frames of an odd size reach a 4:2:0 encoder.
+/// fails naming the node, saying what to do, when frames of an odd size reach an encoder whose
+/// layout halves that side.
 enum VideoEncoderInput {
     /// Builds `convert ! videoconvert [! videoscale] ! capsfilter(format, size)` and returns its
     /// ends: expose `input` as the node's input, link `output` to the encoder. `codec` names the
-    /// codec in the error.
+    /// codec in the error; `pixelFormat` is a GStreamer format name (I420, Y444, I420_10LE, …).
     /// `chromaSite`, when given, is written into the frames' caps (converting to it if need be).
     static func build(in bin: BinBuilder, codec: String, pixelFormat: String, chromaSite: String? = nil,
                       width: Int?, height: Int?) throws(GraphError) -> (input: Element, output: Element) {
-        let convert = try bin.make("gkrgbtoi420", name: "convert")
+        // Which sides the layout halves: 4:2:0 both, 4:2:2 the width, 4:4:4 neither.
+        let (halvesWidth, halvesHeight) = pixelFormat.hasPrefix("I420") ? (true, true) : pixelFormat.hasPrefix("I422") || pixelFormat == "Y42B" ? (true, false) : (false, false)
+        let layout = halvesHeight ? "4:2:0" : halvesWidth ? "4:2:2" : "4:4:4"
+        let convert = try bin.make(halvesHeight ? "gkrgbtoi420" : "videoconvert", name: "convert")
         let scales = width != nil && height != nil
         convert.onInputFormat { [convert] format in
-            guard !scales, case .rawVideo(let v) = format, v.width % 2 != 0 || v.height % 2 != 0 else { return }
-            let (w, h) = (v.width / 2 * 2, v.height / 2 * 2)
-            convert.postError("\(v.width)x\(v.height) video cannot be encoded: \(codec) (4:2:0) needs an even width and height here; "
+            guard !scales, case .rawVideo(let v) = format, (halvesWidth && v.width % 2 != 0) || (halvesHeight && v.height % 2 != 0) else { return }
+            let (w, h) = (halvesWidth ? v.width / 2 * 2 : v.width, halvesHeight ? v.height / 2 * 2 : v.height)
+            let sides = halvesHeight ? "an even width and height" : "an even width"
+            convert.postError("\(v.width)x\(v.height) video cannot be encoded: \(codec) (\(layout)) needs \(sides) here; "
                               + "crop it to \(w)x\(h) first (effect.crop with width \(w) and height \(h)), or set the node's width and height")
         }
         var caps = "video/x-raw, format=(string)\(pixelFormat)"
         if let chromaSite { caps += ", chroma-site=(string)\(chromaSite)" }
         if let width, let height { caps += ", width=(int)\(width), height=(int)\(height)" }
         let output = try bin.makeCapsFilter(caps)
-        if scales {
-            try bin.link(convert, try bin.make("videoconvert"), try bin.make("videoscale"), output)
-        } else {
-            try bin.link(convert, try bin.make("videoconvert"), output)
-        }
+        var chain = [convert]
+        if halvesHeight { chain.append(try bin.make("videoconvert")) }
+        if scales { chain.append(try bin.make("videoscale")) }
+        try link(chain + [output], in: bin)
         return (convert, output)
+    }
+
+    /// The descriptor of an encoder past H.264: raw frames in, `output` out; `bitrate`,
+    /// `quality` (its own scale), `keyframeInterval`, the node's `own` parameters, `width` and
+    /// `height`; a bit rate or a quality, not both; a width with a height; and the node's `rules`.
+    static func descriptor(type: String, summary: String, output: PortDescriptor, bitrate: AutoParameter<Int> = bitrate,
+                           quality: OptionalParameter<Int>, own: [any ParameterDeclaration], rules: [ParameterRule] = [],
+                           example: String) -> NodeDescriptor {
+        NodeDescriptor(type: type, category: .encode, summary: summary,
+                       inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")], outputs: [output],
+                       parameters: [bitrate, quality, keyframeInterval] as [any ParameterDeclaration] + own + [width, height],
+                       rules: [.exclusive(bitrate, quality), .allOrNone(width, height)] + rules,
+                       example: example)
+    }
+
+    /// Links what ``build(in:codec:pixelFormat:chromaSite:width:height:)`` made, the encoder
+    /// and what follows it (a parser, caps), and exposes the node's `in` and `out`.
+    static func finish(in bin: BinBuilder, _ ends: (input: Element, output: Element), then chain: [Element]) throws(GraphError) {
+        try link([ends.output] + chain, in: bin)
+        try bin.expose(input: "in", ends.input)
+        try bin.expose(output: "out", chain[chain.count - 1])
+    }
+
+    /// Links each element of `chain` to the next.
+    static func link(_ chain: [Element], in bin: BinBuilder) throws(GraphError) {
+        for (a, b) in zip(chain, chain.dropFirst()) { try bin.link(a, b) }
     }
 
     // The parameters HEVC, VP9 and AV1 declare alike, declared once.
@@ -68,6 +99,15 @@ public protocol VideoEncoderParameters: Node {
     static var height: OptionalParameter<Int> { get }
     static var bitrate: AutoParameter<Int> { get }
     static var keyframeInterval: Parameter<Int> { get }
+}
+
+/// HEVC, VP9 and AV1 take the shared declarations (``VideoEncoderInput``) where they declare
+/// none of their own (HEVC's bit rate is x265enc's narrower range).
+extension VideoEncoderParameters {
+    public static var width: OptionalParameter<Int> { VideoEncoderInput.width }
+    public static var height: OptionalParameter<Int> { VideoEncoderInput.height }
+    public static var bitrate: AutoParameter<Int> { VideoEncoderInput.bitrate }
+    public static var keyframeInterval: Parameter<Int> { VideoEncoderInput.keyframeInterval }
 }
 
 extension H264EncoderNode: VideoEncoderParameters {}

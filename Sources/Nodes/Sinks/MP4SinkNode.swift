@@ -23,6 +23,22 @@ import Synchronization
 /// samples, aligned) and a video track's display matrix from its orientation tag; and the cover,
 /// location and chapters the muxer does not write (``MP4ExtraTags``).
 ///
+/// FLAC (MP4 and M4A; not MOV, which xiph's mapping leaves out and ffmpeg refuses; not
+/// fragmented) is written as ffmpeg writes it: one frame a sample, the media clock at the
+/// stream's rate, a `fLaC` sample entry whose `dfLa` holds the stream's metadata blocks,
+/// STREAMINFO first, with its sample count and MD5 as the encoder rewrote them at the end, and an
+/// edit list exact to the sample. No GStreamer MP4 muxer takes FLAC (1.22 to 1.26), and there
+/// were two ways: write the whole file from the samples with GraphKit's container library, or
+/// give the muxer the frames and put the sample entry right in the index, as for Opus's `dOps`.
+/// The second is the one taken: the muxer treats an audio track's packets as opaque bytes with
+/// times (its Opus path parses nothing, 1.22 to GStreamer's main branch), so `gkmp4flac` passes
+/// the frames under Opus caps of the stream's rate and channels and keeps the header, and the
+/// finished index gets the real entry (``MP4FLAC``). Everything else the muxer does stays one path
+/// for every codec: interleaving with video, `faststart`, tags, `fileLengthLimit`; a writer of
+/// its own would have had to redo each of them, and, with video, to copy the muxer's media into
+/// a second file. The price is a dependence on the muxer not reading Opus packets, which the
+/// tests check on 1.22 and 1.26 (bit-exact decode, exact sample count, with and without video).
+///
 /// Example:
 /// ```json
 /// "file": { "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }
@@ -33,8 +49,8 @@ public final class MP4SinkNode: ElementNode, Sendable {
         category: .sink,
         summary: "MP4 / M4A / MOV writer",
         inputs: [
-            PortDescriptor("audio", FormatSet([.aac, .audio(.opus), .audio(.alac)]), presence: .optional,
-                           help: "AAC, Opus or ALAC audio track (GStreamer 1.22's muxer writes no FLAC in MP4: use sink.mkv)"),
+            PortDescriptor("audio", FormatSet([.aac, .audio(.opus), .audio(.alac), .audio(.flac)]), presence: .optional,
+                           help: "AAC, Opus, ALAC or FLAC audio track (FLAC in MP4 and M4A, not MOV)"),
             PortDescriptor("video", FormatSet([.h264, .video(.hevc), .video(.vp9), .video(.av1)]), presence: .optional,
                            help: "H.264, HEVC (hvc1), VP9 or AV1 video track"),
         ],
@@ -96,6 +112,11 @@ public final class MP4SinkNode: ElementNode, Sendable {
     private struct State {
         var sink: Element?
         var mux: Element?
+        /// The audio input's gkmp4flac: what it kept of a FLAC stream's header.
+        var flac: Element?
+        /// An input's codec the file cannot hold failed the run: nothing written stays, even in
+        /// a fragmented file (written under its name), which keeps what it wrote otherwise.
+        var refusedInput = false
         var faststart = false
         var status: OutputReport.Status = .unknown
         var indexEdits = MP4Index.Edits()
@@ -239,14 +260,30 @@ public final class MP4SinkNode: ElementNode, Sendable {
             let rising = try bin.make("gkrisingtimes", ["input": port])
             if let budget { rising.passWhile { budget.admit($0) } }
             try bin.link(rising, pad: "src", to: mux, pad: "\(port)_%u")
-            try bin.expose(input: port, rising)
             if port == "audio" {
-                // GStreamer 1.22's muxer writes Opus's header (dOps) little-endian: put right in
-                // the finished index (OpusHeaderRepair).
-                rising.onInputFormat { [self] format in
-                    guard case .audio(.opus, _, _) = format else { return }
-                    state.withLock { $0.indexEdits.repairsOpusHeader = true }
+                // FLAC reaches the muxer, which writes none, under a stand-in sample entry, and
+                // its header stays in gkmp4flac for the real one (see below); the rest passes.
+                let flac = try bin.make("gkmp4flac")
+                try bin.link(flac, rising)
+                try bin.expose(input: port, flac)
+                state.withLock { $0.flac = flac }
+                flac.onInputFormat { [self] format in
+                    switch format {
+                    case .audio(.flac, _, _):
+                        if let problem = Self.refusal(ofFLACIn: isMov ? .mov : .mp4, fragmented: writesInPlace) {
+                            state.withLock { $0.refusedInput = true }
+                            flac.postError("\(problem) (\(path))")
+                        }
+                    case .audio(.opus, _, _):
+                        // GStreamer 1.22's muxer writes Opus's header (dOps) little-endian: put
+                        // right in the finished index (OpusHeaderRepair).
+                        state.withLock { $0.indexEdits.repairsOpusHeader = true }
+                    default:
+                        break
+                    }
                 }
+            } else {
+                try bin.expose(input: port, rising)
             }
             bin.onStreamFacts(input: port) { [self] fact in
                 state.withLock { state in
@@ -284,31 +321,70 @@ public final class MP4SinkNode: ElementNode, Sendable {
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
-        let wasWriting = state.withLock { $0.status == .writing }
-        guard wasWriting else { return }
-        var final: OutputReport.Status = .failed
-        defer {
-            let final = final
-            state.withLock { $0.status = final }
-        }
-        switch outcome {
-        case .completed, .stopped:
-            if !writesInPlace {
-                try completeIndex()
-                try file.commit()
+        try MuxedFile.end(writing: state.withLock { $0.status == .writing }, setting: { status in state.withLock { $0.status = status } }) { () throws(GraphError) in
+            switch outcome {
+            case .completed, .stopped:
+                if !writesInPlace {
+                    try completeIndex()
+                    try file.commit()
+                }
+                return .completed
+            case .failed:
+                // A fragmented recording keeps what it wrote: surviving failure is its purpose
+                // (but not a file refused for what it was given).
+                if !writesInPlace { file.discard() } else if state.withLock({ $0.refusedInput }) { file.removeTarget() }
+                return .failed
+            case .cancelled:
+                if writesInPlace { file.removeTarget() } else { file.discard() }
+                return .cancelled
             }
-            final = .completed
-        case .failed:
-            // A fragmented recording keeps what it wrote: surviving failure is its purpose.
-            if !writesInPlace { file.discard() }
-        case .cancelled:
-            final = .cancelled
-            if writesInPlace { file.removeTarget() } else { file.discard() }
+        }
+    }
+
+    /// Why a FLAC stream cannot go into a file of `container` (`fragmented` or not): FLAC is
+    /// written in MP4 and M4A files that are not fragmented; nil when it can.
+    public static func refusal(ofFLACIn container: Container, fragmented: Bool) -> String? {
+        if container == .mov {
+            // xiph's mapping is ISO-BMFF's; QuickTime is out of its scope, and ffmpeg refuses it too.
+            return "FLAC is written in MP4 and M4A files, not QuickTime (.mov): write .mp4 or .m4a, or put FLAC in sink.mkv"
+        }
+        if fragmented {
+            return "FLAC's sample entry is written into the index once the file is finished, and a fragmented file (fragmentInterval) is written as it goes: leave out fragmentInterval for FLAC"
+        }
+        return nil
+    }
+
+    /// The FLAC stream's header gkmp4flac kept (GStreamer writes it as hex), when the audio was FLAC.
+    private func flacHeader() throws(GraphError) -> FLACStreamHeader? {
+        guard let text = state.withLock({ $0.flac })?.property("header"), !text.isEmpty, text.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count / 2)
+        var digits = text.utf8.makeIterator()
+        while let high = digits.next(), let low = digits.next() {
+            guard let h = Self.hexValue(high), let l = Self.hexValue(low) else { return nil }
+            bytes.append(h << 4 | l)
+        }
+        do { return try FLACStreamHeader(native: bytes) } catch {
+            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.mp4)", "the FLAC stream's header cannot be read: \(error.reason)", node: context.id)
+        }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        default: nil
         }
     }
 
     /// Writes the edit list and display matrix into the finished temporary file.
     private func completeIndex() throws(GraphError) {
+        let header: FLACStreamHeader?
+        do throws(GraphError) { header = try flacHeader() } catch {
+            file.discard()
+            throw error
+        }
+        if let header { state.withLock { $0.indexEdits.flacHeader = header } }
         let (edits, extra) = state.withLock { ($0.indexEdits, $0.extraTags) }
         do {
             try MP4Index.apply(edits, toFileDescriptor: file.descriptor)

@@ -22,7 +22,7 @@ import GraphKitRuntime
 /// ```json
 /// "file": { "type": "sink.mkv", "params": { "path": "out/remuxed.mkv" } }
 /// ```
-public final class MatroskaSinkNode: ElementNode, Sendable {
+public final class MatroskaSinkNode: MuxedFileNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.mkv",
         category: .sink,
@@ -40,12 +40,11 @@ public final class MatroskaSinkNode: ElementNode, Sendable {
 
     public static let path = RequiredParameter<String>("path", format: .path, writesFile: true,
                                                        help: "the file to write (Matroska whatever its extension, but not .webm: use sink.webm); missing folders are created")
+    package static let muxer = "matroskamux"
 
-    let context: NodeContext
-    let file: MuxedFile
+    package let file: MuxedFile
 
     public init(context: NodeContext) throws(GraphError) {
-        self.context = context
         let path = try context.parameters.value(Self.path)
         if path.lowercased().hasSuffix(".webm") {
             throw GraphError(.invalidGraph, at: context.location(parameter: "path"),
@@ -54,14 +53,4 @@ public final class MatroskaSinkNode: ElementNode, Sendable {
         }
         file = MuxedFile(context: context, path: path)
     }
-
-    public var output: OutputReport? { file.output }
-
-    public func build(in bin: BinBuilder) throws(GraphError) {
-        let mux = try bin.make("matroskamux", name: "mux")
-        try file.build(in: bin, mux: mux, inputs: Self.descriptor.inputs, connected: context.connectedInputs)
-    }
-
-    public func prepare() throws(GraphError) { try file.prepare() }
-    public func finish(_ outcome: RunStatus) throws(GraphError) { try file.finish(outcome) }
 }

@@ -10,32 +10,55 @@ import Synchronization
 /// nothing of this run's. A failed or cancelled run removes the temporary file; a symbolic link,
 /// a pipe or a folder at the target is refused (73) when the run is prepared.
 ///
-/// What `sink.mkv`, `sink.webm` and `sink.ogg` share; each declares its ports (what its
-/// container holds) and builds its muxer, and the file does the rest. The video input goes
+/// What `sink.mkv`, `sink.webm` and `sink.ogg` share (``MuxedFileNode``): each declares its
+/// ports (what its container holds) and names its muxer, and the file does the rest. The video input goes
 /// through `gkrisingtimes`: a stream whose times go back fails the run there rather than making
 /// a file whose index no player reads right. A codec the container cannot hold is refused at
 /// the edge when the graph loads, or by `demux` when a file's track turns out to be one.
-final class MuxedFile: Sendable {
+package final class MuxedFile: Sendable {
     let node: String
     let path: String
     let file: OutputFile
+    let connected: Set<String>
     private struct State {
         var sink: Element?
         var status: OutputReport.Status = .unknown
     }
     private let state = Mutex(State())
 
+    /// The file a node's `path` parameter names (`path`, when the node has read it already).
     init(context: NodeContext, path: String) {
         node = context.id
         self.path = path
+        connected = context.connectedInputs
         file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
     }
 
-    var output: OutputReport { OutputReport(node: node, path: path, status: state.withLock { $0.status }) }
+    convenience init(context: NodeContext, parameter: RequiredParameter<String>) throws(GraphError) {
+        self.init(context: context, path: try context.parameters.value(parameter))
+    }
 
-    /// Links `mux` to the file, and each connected input of `inputs` (port descriptors) to one of
-    /// the muxer's request pads of the port's name (`audio_%u`, `video_%u`).
-    func build(in bin: BinBuilder, mux: Element, inputs: [PortDescriptor], connected: Set<String>) throws(GraphError) {
+    /// The `path` parameter of a node that writes one file of a container.
+    static let pathParameter = RequiredParameter<String>("path", format: .path, writesFile: true, help: "the file to write; missing folders are created")
+
+    package var output: OutputReport { OutputReport(node: node, path: path, status: state.withLock { $0.status }) }
+
+    /// Ends a writer's run (``OutputFile``'s rule): nothing when it is not `writing` (it never
+    /// started, or ended already); else `body` does what `outcome` asks and gives the output's
+    /// final status, which is set (failed when `body` throws).
+    static func end(writing: Bool, setting set: (OutputReport.Status) -> Void,
+                    _ body: () throws(GraphError) -> OutputReport.Status) throws(GraphError) {
+        guard writing else { return }
+        do throws(GraphError) { set(try body()) } catch {
+            set(.failed)
+            throw error
+        }
+    }
+
+    /// Makes `muxer` and links it to the file, and each connected input of `inputs` (port
+    /// descriptors) to one of the muxer's request pads of the port's name (`audio_%u`, `video_%u`).
+    package func build(in bin: BinBuilder, muxer: String, inputs: [PortDescriptor]) throws(GraphError) {
+        let mux = try bin.make(muxer, name: "mux")
         let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
         state.withLock { $0.sink = sink }
@@ -54,7 +77,7 @@ final class MuxedFile: Sendable {
     }
 
     /// Makes the temporary file and gives its descriptor to `fdsink` (73 when it cannot be made).
-    func prepare() throws(GraphError) {
+    package func prepare() throws(GraphError) {
         try file.prepare()
         do throws(GraphError) {
             try state.withLock { $0.sink }?.set("fd", file.descriptor)
@@ -68,29 +91,41 @@ final class MuxedFile: Sendable {
     /// A completed (or stopped, so finalized) run: the muxer has seen the end of every input and
     /// written its last bytes; they are flushed to the disk and the file renamed over the target.
     /// A failed or cancelled one: the temporary file is removed.
-    func finish(_ outcome: RunStatus) throws(GraphError) {
-        guard state.withLock({ $0.status == .writing }) else { return }
-        var final: OutputReport.Status = .failed
-        defer {
-            let final = final
-            state.withLock { $0.status = final }
-        }
-        switch outcome {
-        case .completed, .stopped:
-            // Renamed only once on the disk: after a crash, the target holds the old file or
-            // the whole new one, never a name over blocks not yet written.
-            if fsync(file.descriptor) != 0 {
-                let reason = String(cString: strerror(errno))
+    package func finish(_ outcome: RunStatus) throws(GraphError) {
+        try Self.end(writing: state.withLock { $0.status == .writing }, setting: { status in state.withLock { $0.status = status } }) { () throws(GraphError) in
+            switch outcome {
+            case .completed, .stopped:
+                // Renamed only once on the disk: after a crash, the target holds the old file or
+                // the whole new one, never a name over blocks not yet written.
+                if fsync(file.descriptor) != 0 {
+                    let reason = String(cString: strerror(errno))
+                    file.discard()
+                    throw GraphError(.outputUnwritable, at: file.location, "cannot write \"\(path)\": \(reason)", node: node)
+                }
+                try file.commit()
+                return .completed
+            case .failed:
                 file.discard()
-                throw GraphError(.outputUnwritable, at: file.location, "cannot write \"\(path)\": \(reason)", node: node)
+                return .failed
+            case .cancelled:
+                file.discard()
+                return .cancelled
             }
-            try file.commit()
-            final = .completed
-        case .failed:
-            file.discard()
-        case .cancelled:
-            final = .cancelled
-            file.discard()
         }
     }
+}
+
+/// A node that is one file written by a GStreamer muxer (``MuxedFile``): it names its muxer and
+/// declares its ports; its output, build, preparation and end are the file's.
+package protocol MuxedFileNode: ElementNode {
+    /// The GStreamer muxer (`oggmux`, `webmmux`, `matroskamux`).
+    static var muxer: String { get }
+    var file: MuxedFile { get }
+}
+
+extension MuxedFileNode {
+    public var output: OutputReport? { file.output }
+    public func build(in bin: BinBuilder) throws(GraphError) { try file.build(in: bin, muxer: Self.muxer, inputs: Self.descriptor.inputs) }
+    public func prepare() throws(GraphError) { try file.prepare() }
+    public func finish(_ outcome: RunStatus) throws(GraphError) { try file.finish(outcome) }
 }

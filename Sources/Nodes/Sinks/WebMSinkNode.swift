@@ -19,7 +19,7 @@ import GraphKitRuntime
 /// ```json
 /// "file": { "type": "sink.webm", "params": { "path": "out/clip.webm" } }
 /// ```
-public final class WebMSinkNode: ElementNode, Sendable {
+public final class WebMSinkNode: MuxedFileNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.webm",
         category: .sink,
@@ -33,23 +33,12 @@ public final class WebMSinkNode: ElementNode, Sendable {
         example: #"{ "type": "sink.webm", "params": { "path": "out/clip.webm" } }"#
     )
 
-    public static let path = RequiredParameter<String>("path", format: .path, writesFile: true, help: "the file to write; missing folders are created")
+    public static let path = MuxedFile.pathParameter
+    package static let muxer = "webmmux"
 
-    let context: NodeContext
-    let file: MuxedFile
+    package let file: MuxedFile
 
     public init(context: NodeContext) throws(GraphError) {
-        self.context = context
-        file = MuxedFile(context: context, path: try context.parameters.value(Self.path))
+        file = try MuxedFile(context: context, parameter: Self.path)
     }
-
-    public var output: OutputReport? { file.output }
-
-    public func build(in bin: BinBuilder) throws(GraphError) {
-        let mux = try bin.make("webmmux", name: "mux")
-        try file.build(in: bin, mux: mux, inputs: Self.descriptor.inputs, connected: context.connectedInputs)
-    }
-
-    public func prepare() throws(GraphError) { try file.prepare() }
-    public func finish(_ outcome: RunStatus) throws(GraphError) { try file.finish(outcome) }
 }

@@ -12,7 +12,7 @@ enum EncodedMediaChecks {
     /// `nb_read_frames` counted by decoding every frame.
     static func probe(_ path: String, _ type: String) throws -> [String: String] {
         let text = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "\(type):0", "-show_entries",
-                                                     "stream=codec_name,profile,codec_tag_string,sample_rate,channels,width,height,nb_read_frames,duration,bits_per_raw_sample",
+                                                     "stream=codec_name,profile,codec_tag_string,pix_fmt,sample_rate,channels,width,height,nb_read_frames,duration,bits_per_raw_sample",
                                                      "-of", "default=nw=1", path])
         var facts: [String: String] = [:]
         for line in text.split(separator: "\n") {
@@ -75,14 +75,14 @@ enum EncodedMediaChecks {
         return run.wait()
     }
 
-    /// Runs `capture.video (pattern) → ENCODER → sink.mp4`: `frames` frames of `width`×`height` at 30 fps.
+    /// Runs `capture.video (pattern) → ENCODER → sink`: `frames` frames of `width`×`height` at 30 fps.
     static func encodeVideo(with encoder: String, params: String = "", width: Int = 64, height: Int = 48, frames: Int, pattern: String = "ball",
-                            path: String) throws -> RunReport {
+                            into sink: String = "sink.mp4", path: String) throws -> RunReport {
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": {
               "cam": { "type": "capture.video", "params": { "width": \(width), "height": \(height), "duration": \(Double(frames) / 30), "live": false, "pattern": "\(pattern)" } },
               "enc": { "type": "\(encoder)", "params": { \(params) } },
-              "file": { "type": "sink.mp4", "params": { "path": "\(path)" } } },
+              "file": { "type": "\(sink)", "params": { "path": "\(path)" } } },
               "edges": [ "cam.out -> enc.in", "enc.out -> file.video" ] }
             """)
         let run = try GraphRun(graph)

@@ -72,18 +72,6 @@ import Nodes
         }
     }
 
-    /// GStreamer 1.22's MP4 muxer writes no FLAC: FLAC into sink.mp4 is refused when the graph
-    /// is loaded, at the edge, before anything runs.
-    @Test func flacIntoSinkMP4IsRefusedAtTheEdge() {
-        let problems = EncodedMediaChecks.problems("""
-            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.wav" } }, "dec": { "type": "decode" },
-              "flac": { "type": "encode.flac" }, "file": { "type": "sink.mp4", "params": { "path": "out.mp4" } } },
-              "edges": [ "src.out -> dec.in", "dec.audio -> flac.in", "flac.out -> file.audio" ] }
-            """)
-        #expect(problems.contains { $0.hasPrefix("edges[2]: ") && $0.contains("\"flac.out\"") && $0.contains("\"file.audio\"") && $0.contains("audio/flac") },
-                "\(problems)")
-    }
-
     @Test func parametersOutOfRangeAreRefusedAtTheirPath() {
         #expect(EncodedMediaChecks.problems(#"{ "version": 1, "nodes": { "flac": { "type": "encode.flac", "params": { "compressionLevel": 9 } } } }"#)
                     .contains("nodes.flac.params.compressionLevel: 9 is out of range (0 to 8)"))
