@@ -148,7 +148,7 @@ public struct MediaMetadata: Sendable, Equatable {
 
     /// Adds a picture: it becomes ``artwork`` when there is none yet, or when it is the front
     /// cover and the one there is not.
-    package mutating func addPicture(_ data: some Collection<UInt8>, mimeType: String?, frontCover: Bool = false) {
+    public mutating func addPicture(_ data: some Collection<UInt8>, mimeType: String?, frontCover: Bool = false) {
         guard !data.isEmpty else { return }
         guard artwork == nil || (frontCover && !artworkIsFrontCover) else { return }
         let bytes = Array(data)
