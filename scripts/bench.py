@@ -729,6 +729,14 @@ def trim_job(runs, minutes=10, start=240, duration=60):
     r = alternate(contenders, runs)
     table(f"Passthrough trim: {duration} s from {start} s of a {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4 (keyframe every 2 s), index first",
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in zip([n for n, _ in contenders], [ours, ff])], r, "ffmpeg -c copy")
+    # The two outputs' streams as ffprobe describes them (codec, profile, size, rate, channels,
+    # frames and packets): the goal asks for streams identical to ffmpeg's.
+    fields = "stream=index,codec_name,profile,width,height,pix_fmt,sample_rate,channels,nb_frames"
+    def streams(path):
+        return subprocess.run(["ffprobe", "-v", "error", "-show_entries", fields, "-of", "compact", path],
+                              capture_output=True, text=True, check=True).stdout.strip().splitlines()
+    a, b = streams(f"{out}-graphctl.mp4"), streams(f"{out}-ffmpeg.mp4")
+    print("- streams (ffprobe " + fields + "): " + ("identical" if a == b else "DIFFERENT:\n  " + "\n  ".join(a) + "\n  against\n  " + "\n  ".join(b)))
     print("- goal: at most 1.0× ffmpeg")
 
 

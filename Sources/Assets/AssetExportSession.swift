@@ -445,10 +445,12 @@ public final class AssetExportSession: Sendable {
             let file = addFile(to: &b, path: path, type: type, faststart: faststart, tags: tags, limit: limit)
             try job.addInputs(to: &b, file: file)
             let run = try GraphRun(try b.build(registry: .builtIn))
-            // The cover; the chapters only as set (an asset's own are not the composition's).
+            // The cover, and the chapters that show in the range, moved to its timeline: an
+            // asset's range read apart is on the asset's timeline; a composition has none of its
+            // own unless they were set (the asset's are not the composition's).
             var extra = tags
-            if locked.withLock({ $0.metadata == nil }) { extra.chapters = [] }
-            try extra.addExtraTags(to: run)
+            if self.composition != nil, locked.withLock({ $0.metadata == nil }) { extra.chapters = [] }
+            try extra.addExtraTags(to: run, showing: range, of: composition.duration)
             let cancelled = locked.withLock { l in
                 l.run = run
                 l.transcode = job

@@ -264,8 +264,10 @@ package struct HLSSegmenter: Sendable {
     /// Seconds added to every time written: fragments' decode times cannot be negative, and a
     /// stream with B-frames decodes its first frames before its clock starts.
     private var shift = 0.0
-    /// A cut asked for (``flush(after:)``): at the lead's first sync sample shown after this time.
-    private var flushAfter: Double?
+    /// The cuts asked for (``flush(after:)``), in order: each at the lead's first sync sample
+    /// shown after its time. A list, not the latest: an app appends ahead of what is segmented,
+    /// so a second flush can come before the sample that ends the first's segment.
+    private var flushes: [Double] = []
     /// Where the cuts' grid lies on the lead's clock (seconds): the cuts are at the lead's first
     /// sync sample at or after each `origin + k × target` past the stream's start, so streams cut
     /// on one origin (a ladder's rungs, a separate audio rendition) cut at the same times, and an
@@ -333,12 +335,12 @@ package struct HLSSegmenter: Sendable {
         }
         if t == 0, sample.isSync, !pending[0].isEmpty {
             let time = seconds(sample.presentationTime, 0)
-            let flushed = flushAfter.map { time > $0 + 1e-9 } ?? false
+            let flushed = flushes.first.map { time > $0 + 1e-9 } ?? false
             if time >= nextCut - 1e-6 || flushed {
                 cuts.append((pending[0].count, time))
                 while nextCut <= time + 1e-6 { nextCut += target }
                 if flushed {
-                    flushAfter = nil
+                    flushes.removeAll { time > $0 + 1e-9 }
                     // The regular cuts go on from the one asked for.
                     if target.isFinite { nextCut = time + target }
                 }
@@ -353,7 +355,7 @@ package struct HLSSegmenter: Sendable {
     /// (seconds, on the lead's clock), whatever the target: `AVAssetWriter.flushSegment()`. With
     /// an infinite target, the only cuts are these.
     package mutating func flush(after time: Double) {
-        flushAfter = max(flushAfter ?? -.infinity, time)
+        flushes.insert(time, at: flushes.firstIndex { $0 > time } ?? flushes.endIndex)
     }
 
     /// Track `t` has ended; the segments that completes.

@@ -169,6 +169,23 @@ import GraphKitTesting
         #expect(Array(second.bytes[span.firstSampleOffset..<span.firstSampleOffset + span.firstSampleSize]) == [UInt8](repeating: 10, count: 10))
     }
 
+    /// Cuts asked for before the segmenter has their samples (an app appends ahead of what is
+    /// segmented) are each made: two flushes before any frame, after frames 7 and 12, cut at the
+    /// key frames 10 and 15 (the second asked was once kept alone, and the first cut lost).
+    @Test func flushesAskedAheadAreEachMade() throws {
+        let video = CMAFTrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
+        var segmenter = HLSSegmenter(tracks: [video], target: .infinity)
+        segmenter.flush(after: Double(12 * 3600) / 90_000)
+        segmenter.flush(after: Double(7 * 3600) / 90_000)
+        var out: [HLSSegmenter.Segment] = []
+        for n in 0..<20 {
+            out += try segmenter.add(HLSSegmenter.Sample(data: [UInt8(n)], decodeTime: Int64(n * 3600), presentationTime: Int64(n * 3600),
+                                                         duration: 3600, isSync: n % 5 == 0), track: 0)
+        }
+        out += try segmenter.finish()
+        #expect(out.map { $0.tracks.first?.sampleCount } == [10, 5, 5])
+    }
+
     /// 25 fps video in 90 kHz ticks, frame `n` a sync sample when `key(n)`.
     func frames(_ range: Range<Int>, key: (Int) -> Bool, skipping missing: Set<Int> = []) -> [HLSSegmenter.Sample] {
         range.filter { !missing.contains($0) }.map { n in
