@@ -319,27 +319,9 @@ public final class AssetExportSession: Sendable {
             locked.withLock { if $0.status == .waiting { $0.status = .exporting } }
             // The task awaiting the export cancels it while it runs too, not only while it starts.
             let report = await withTaskCancellationHandler { await run.report() } onCancel: { cancelExport() }
-            switch report.status {
-            case .completed, .stopped:
-                locked.withLock { l in
-                    l.status = .completed
-                    l.progress = 1
-                }
-            case .cancelled:
-                throw Self.cancelled
-            case .failed:
-                throw report.error ?? GraphError(.runFailed, at: "AssetExportSession", "the export failed and did not say why")
-            }
+            try end(as: report)
         } catch {
-            locked.withLock { l in
-                if error.code == .cancelled || l.cancelRequested {
-                    l.status = .cancelled
-                } else {
-                    l.status = .failed
-                    l.error = error
-                }
-            }
-            throw locked.withLock { $0.cancelRequested } ? Self.cancelled : error
+            throw ending(with: error)
         }
     }
 
@@ -417,10 +399,7 @@ public final class AssetExportSession: Sendable {
                 }
             }
         } catch {
-            locked.withLock { l in
-                if error.code == .cancelled || l.cancelRequested { l.status = .cancelled } else { l.status = .failed; l.error = error }
-            }
-            throw locked.withLock { $0.cancelRequested } ? Self.cancelled : error
+            throw ending(with: error)
         }
     }
 
@@ -466,32 +445,14 @@ public final class AssetExportSession: Sendable {
             job.cancel()
             await job.ended()
             if let failure = job.failure { throw failure }
-            switch report.status {
-            case .completed, .stopped:
-                locked.withLock { l in
-                    l.status = .completed
-                    l.progress = 1
-                }
-            case .cancelled:
-                throw Self.cancelled
-            case .failed:
-                throw report.error ?? GraphError(.runFailed, at: "AssetExportSession", "the export failed and did not say why")
-            }
+            try end(as: report)
         } catch {
             started?.cancel()  // nothing is left under the output's name
             if let transcode {
                 transcode.cancel()
                 await transcode.ended()
             }
-            locked.withLock { l in
-                if error.code == .cancelled || l.cancelRequested {
-                    l.status = .cancelled
-                } else {
-                    l.status = .failed
-                    l.error = error
-                }
-            }
-            throw locked.withLock { $0.cancelRequested } ? Self.cancelled : error
+            throw ending(with: error)
         }
     }
 
@@ -760,9 +721,37 @@ public final class AssetExportSession: Sendable {
             cancelExport()
         }
         if let failure { throw failure }
+        completed()
+    }
+
+    /// The export done: status completed, progress 1.
+    private func completed() {
         locked.withLock { l in
             l.status = .completed
             l.progress = 1
+        }
+    }
+
+    /// The export's end as its run reports it: completed, or the error to throw.
+    private func end(as report: RunReport) throws(GraphError) {
+        switch report.status {
+        case .completed, .stopped: completed()
+        case .cancelled: throw Self.cancelled
+        case .failed: throw report.error ?? GraphError(.runFailed, at: "AssetExportSession", "the export failed and did not say why")
+        }
+    }
+
+    /// Records `error` as how the export ended (cancelled when it is a cancel or one was asked,
+    /// else failed with it) and gives what ``export()`` throws: `cancelled` once one was asked.
+    private func ending(with error: GraphError) -> GraphError {
+        locked.withLock { l in
+            if error.code == .cancelled || l.cancelRequested {
+                l.status = .cancelled
+            } else {
+                l.status = .failed
+                l.error = error
+            }
+            return l.cancelRequested ? Self.cancelled : error
         }
     }
 

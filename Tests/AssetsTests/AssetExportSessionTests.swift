@@ -266,12 +266,8 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path("tiny.mp4")))
     }
 
-    /// Starts exporting 60 s of 640x360 into a folder of its own (`range`, when given), and,
-    /// once the export has written some, ends it with `cancel`, then checks that the export woke
-    /// with `cancelled` and left nothing in the folder. The progress is watched from a thread of
-    /// its own: a task on the test's cooperative pool could wait out the whole export behind
-    /// other tests' blocking calls (it did, in a full suite on two cores: the export completed
-    /// before the watching task ran again).
+    /// Exports 60 s of 640x360 into a folder of its own (`range`, when given), ended by `cancel`
+    /// once it has written some (``expectCancelledMidExport(_:leaving:_:)``).
     func cancelMidExport(range: MediaTimeRange? = nil, _ cancel: @escaping @Sendable (AssetExportSession, Task<Void, any Error>) -> Void) async throws {
         let src = try source(size: "640x360", seconds: 60)
         let outputs = try TestMedia.temporaryFolder()
@@ -279,25 +275,7 @@ import Testing
         let session = try AssetExportSession(asset: try Asset(path: src), preset: .highestQuality)
         session.outputPath = outputs.appendingPathComponent("cancelled.mp4").path
         if let range { session.timeRange = range }
-        let exporting = Task { try await session.export() }
-        let cancelled = await TestThread("canceller") { () -> Bool in
-            while true {
-                switch session.status {
-                case .exporting where session.progress > 0.05:
-                    cancel(session, exporting)
-                    return true
-                case .completed, .failed, .cancelled:
-                    return false
-                default:
-                    usleep(1_000)
-                }
-            }
-        }.join()
-        #expect(cancelled, "the export ended before it could be cancelled")
-        let error = await #expect(throws: GraphError.self) { try await exporting.value }
-        #expect(error?.code == .cancelled)
-        #expect(session.status == .cancelled)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: outputs.path) == [])
+        try await expectCancelledMidExport(session, leaving: outputs, cancel)
     }
 
     @Test func cancelMidExportLeavesNothingAndWakesTheExport() async throws {

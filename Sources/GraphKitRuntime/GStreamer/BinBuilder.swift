@@ -53,6 +53,19 @@ public final class BinBuilder: Sendable {
 
     public var nodeID: String { context.id }
 
+    /// What fails the run from a streaming thread with the node's own error, as the node raised
+    /// it (its code decides the exit status, its message is said as it is: ``NodeFailures``),
+    /// posted on one of the node's elements. For a node whose sink or source thread finds that
+    /// it cannot go on (a segment that cannot be written, a picture that cannot be taken).
+    public func nodeFailure() -> @Sendable (GraphError, Element) -> Void {
+        let (failures, node) = (failures, nodeID)
+        return { error, element in
+            let e = GraphError(error, node: node)
+            failures?.record(e, node: node)
+            element.postError(e.message)
+        }
+    }
+
     /// Makes an element and adds it to the node. A missing element is a missing-plugin error
     /// (exit 69) that names the Debian package providing it.
     @discardableResult

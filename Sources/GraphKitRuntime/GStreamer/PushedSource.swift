@@ -19,8 +19,7 @@ import Synchronization
 public final class PushedSource: Sendable {
     /// The `appsrc`: expose it as the node's output.
     public let element: Element
-    private let nodeID: String
-    private let failures: NodeFailures?
+    private let failing: @Sendable (GraphError, Element) -> Void
     private let produce: @Sendable (PushedSource) -> Void
     private struct State {
         var started = false
@@ -30,10 +29,9 @@ public final class PushedSource: Sendable {
     }
     private let state = Mutex(State())
 
-    fileprivate init(element: Element, nodeID: String, failures: NodeFailures?, produce: @escaping @Sendable (PushedSource) -> Void) {
+    fileprivate init(element: Element, failing: @escaping @Sendable (GraphError, Element) -> Void, produce: @escaping @Sendable (PushedSource) -> Void) {
         self.element = element
-        self.nodeID = nodeID
-        self.failures = failures
+        self.failing = failing
         self.produce = produce
     }
 
@@ -94,9 +92,7 @@ public final class PushedSource: Sendable {
     /// no more.
     public func fail(_ error: GraphError) {
         state.withLock { $0.ended = true }
-        let e = GraphError(error, node: nodeID)
-        failures?.record(e, node: nodeID)
-        element.postError(e.message)
+        failing(error, element)
     }
 }
 
@@ -110,7 +106,7 @@ extension BinBuilder {
             "format": "time", "is-live": "false", "do-timestamp": "false", "block": "true",
             "max-bytes": "0", "max-buffers": String(max(1, capacity)), "emit-signals": "true",
         ])
-        let source = PushedSource(element: src, nodeID: nodeID, failures: failures, produce: produce)
+        let source = PushedSource(element: src, failing: nodeFailure(), produce: produce)
         // Through the run's registry, as a generated source's: let go when the run stops.
         let callback: @convention(c) (UnsafeMutableRawPointer?, guint, UnsafeMutableRawPointer?) -> Void = { element, _, context in
             guard let context else { return }

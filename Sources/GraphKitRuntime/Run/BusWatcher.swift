@@ -396,8 +396,6 @@ struct BusWatcher {
     /// "cannot write "out.m4a": no space left on device": the output as the graph names it (not
     /// the temporary file being written) and the system's reason, found in GStreamer's words.
     static func writeFailure(_ parsed: Parsed, debug: String?, path: String) -> String {
-        // A node's own sentence (sink.hls naming the segment it could not write) says it all.
-        if parsed.message.hasPrefix("cannot write \"") { return parsed.message }
         let temporary = OutputFile(path: path, location: "", node: "").temporary.path
         var reason: String?
         if parsed.code == Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue) {

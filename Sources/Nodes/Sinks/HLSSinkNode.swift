@@ -194,8 +194,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
             // first one of a demuxed file).
             let sink = try bin.make("fakesink", ["sync": false])
             try bin.expose(input: port, sink)
-            let targets = destinations(of: port)
-            sink.onEncodedSamples { [self] event in receive(event, port: port, into: targets, sink: sink) }
+            let targets = destinations(of: port), fail = bin.nodeFailure()
+            sink.onEncodedSamples { [self] event in receive(event, port: port, into: targets, sink: sink, fail: fail) }
             if port == "audio" {
                 bin.onStreamFacts(input: port) { [self] fact in
                     if case .encoderDelay(let delay) = fact { state.withLock { $0.audioDelay = delay } }
@@ -233,7 +233,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
 
     // MARK: Streaming threads
 
-    private func receive(_ event: Element.EncodedSampleEvent, port: String, into targets: [(rendition: Int, track: Int)], sink: Element) {
+    private func receive(_ event: Element.EncodedSampleEvent, port: String, into targets: [(rendition: Int, track: Int)], sink: Element,
+                         fail: @Sendable (GraphError, Element) -> Void) {
         var seen: Double?
         let failed: GraphError? = state.withLock { s in
             guard s.failure == nil, s.status == .writing else { return nil }
@@ -278,7 +279,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
             return nil
         }
         if let failed {
-            if failed.code == .outputUnwritable { sink.postWriteError(failed.message) } else { sink.postError(failed.message) }
+            fail(failed, sink)  // its own words and code: 73 for a segment that cannot be written
             return
         }
         if let seen { requestKeyFrames(port: port, into: targets, seen: seen, sink: sink) }

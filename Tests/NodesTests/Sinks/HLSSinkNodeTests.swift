@@ -332,7 +332,7 @@ import TestSupport
             """)
         let error = #expect(throws: GraphError.self) { try GraphRun(g).run() }
         #expect(error?.code == .runFailed)
-        #expect(error?.problems.first?.location?.hasPrefix("node \"hls\"") == true, "\(String(describing: error))")
+        #expect(error?.problems.first?.location == "nodes.hls.params.segmentDuration", "\(String(describing: error))")  // the parameter at fault
         #expect(error?.message.contains("its video input's key frames are 3 s apart (from 0 s to the next one at 3 s), farther apart than the segment duration (2 s)") == true,
                 "\(String(describing: error))")
         #expect(error?.message.contains("set segmentDuration to 3 s or more") == true)
