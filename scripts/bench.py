@@ -478,7 +478,7 @@ def live_hls_job(minutes, results_path=None):
     print(f"\n### Live HLS, graphs/record-hls.json, {minutes} minutes (test camera 1280×720 30 fps + test microphone)\n")
     print(f"- `{' '.join(cmd).replace(ROOT + '/', '')}`, stopped by SIGINT after {minutes} min: exit {code}")
     print(f"- segments seen: {len(seqs)} (missed by the poll: {len(missed)}); every one but the last within one frame "
-          f"(1/30 s) of 2 s: {len(off) == 0} (worst deviation {worst * 1000:.2f} ms, {len(off)} outside)")
+          f"(1/30 s) of 2 s: {code == 0 and len(seqs) > 1 and len(off) == 0} (worst deviation {worst * 1000:.2f} ms, {len(off)} outside)")
     print(f"- RSS: peak {hwm / 1024.0:.1f} MB; at 1 min {at(1)}, 10 min {at(10)}, end {rss[-1][1] if rss else None} MB")
     return result
 
