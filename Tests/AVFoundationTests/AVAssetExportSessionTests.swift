@@ -72,21 +72,15 @@ import Testing
         let outputs = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: outputs) }
         let exporting = Task { try await session.export(to: outputs.appendingPathComponent("gone.mp4"), as: .mp4) }
-        // Watched from a thread of its own: a task on the cooperative pool can wait out the
-        // whole export behind other tests' blocking calls.
-        let cancelled = await TestThread("canceller") { () -> Bool in
-            while true {
-                switch session.status {
-                case .exporting:
-                    session.cancelExport()
-                    return true
-                case .completed, .failed, .cancelled:
-                    return false
-                default:
-                    usleep(1_000)
-                }
+        let cancelled = await watchFromThread("canceller") { () -> Bool? in
+            switch session.status {
+            case .exporting:
+                session.cancelExport()
+                return true
+            case .completed, .failed, .cancelled: return false
+            default: return nil
             }
-        }.join()
+        }
         #expect(cancelled, "the export ended before it could be cancelled")
         await #expect(throws: CancellationError.self) { try await exporting.value }
         #expect(session.status == .cancelled)

@@ -2,6 +2,7 @@ import Assets
 import Foundation
 import GraphKit
 import GraphKitTesting
+import Nodes
 import Synchronization
 import TestSupport
 import Testing
@@ -184,12 +185,12 @@ import Testing
         #expect(pcm[Int(1.26 * 44_100)..<Int(1.62 * 44_100)].allSatisfy { abs(Int($0)) < 200 }, "the gap is not silent")
         #expect(abs(Self.frequency(pcm[Int(1.9 * 44_100)..<Int(2.7 * 44_100)], rate: 44_100) - 660) < 8)
 
-        // A limit of the index's reserve (sink.mp4 keeps 16 KB for the boxes besides the samples,
+        // A limit of the index's reserve (what sink.mp4 keeps for the boxes besides the samples,
         // an upper bound) and a third of the rest: a shorter file, within it, each stream with its
         // samples, that decodes to its end. (A third of this small file in all, 20 KB, left 4 KB
         // for samples: 0.08 s, and on Debian 13 a stream with none, which ffmpeg 7.1 refuses.)
         let whole = (try FileManager.default.attributesOfItem(atPath: path("gap.mp4"))[.size] as? Int) ?? 0
-        let limit = 16_384 + whole / 3
+        let limit = MP4SinkNode.boxReserve + whole / 3
         let limited = try AssetExportSession(asset: gapped.composition, preset: .highestQuality)
         limited.outputPath = path("limited.mp4")
         limited.fileLengthLimit = Int64(limit)

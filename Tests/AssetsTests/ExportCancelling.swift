@@ -6,25 +6,19 @@ import Testing
 
 /// Runs `session`'s export and, once it has written some (progress past 5%), ends it with
 /// `cancel`; then checks that the export woke with `cancelled` and left nothing in `outputs`.
-/// The progress is watched from a thread of its own: a task on the test's cooperative pool could
-/// wait out the whole export behind other tests' blocking calls (it did, in a full suite on two
-/// cores: the export completed before the watching task ran again).
+/// The progress is watched from a thread (``watchFromThread(_:_:)``).
 func expectCancelledMidExport(_ session: AssetExportSession, leaving outputs: URL,
                               _ cancel: @escaping @Sendable (AssetExportSession, Task<Void, any Error>) -> Void) async throws {
     let exporting = Task { try await session.export() }
-    let cancelled = await TestThread("canceller") { () -> Bool in
-        while true {
-            switch session.status {
-            case .exporting where session.progress > 0.05:
-                cancel(session, exporting)
-                return true
-            case .completed, .failed, .cancelled:
-                return false
-            default:
-                usleep(1_000)
-            }
+    let cancelled = await watchFromThread("canceller") { () -> Bool? in
+        switch session.status {
+        case .exporting where session.progress > 0.05:
+            cancel(session, exporting)
+            return true
+        case .completed, .failed, .cancelled: return false
+        default: return nil
         }
-    }.join()
+    }
     #expect(cancelled, "the export ended before it could be cancelled")
     let error = await #expect(throws: GraphError.self) { try await exporting.value }
     #expect(error?.code == .cancelled)

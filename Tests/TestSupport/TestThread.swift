@@ -47,6 +47,20 @@ public final class TestThread<Result: Sendable>: @unchecked Sendable {
     }
 }
 
+/// Watches for a moment from a thread of its own, asking `check` every millisecond: `true` when
+/// the moment came (and `check` acted on it), `false` when it can no longer come, `nil` for not
+/// yet. A task on the cooperative pool could miss the moment behind other tests' blocking calls
+/// (a watched export once completed, in a full suite on two cores, before the watching task ran
+/// again); a thread is scheduled by the kernel.
+public func watchFromThread(_ name: String, _ check: @escaping @Sendable () -> Bool?) async -> Bool {
+    await TestThread(name) { () -> Bool in
+        while true {
+            if let answer = check() { return answer }
+            usleep(1_000)
+        }
+    }.join()
+}
+
 /// A one-time event between threads, with a guard limit that fails the test rather than hang.
 public final class TestEvent: @unchecked Sendable {
     public init() {}

@@ -69,6 +69,10 @@ public final class MP4SinkNode: ElementNode, Sendable {
     public static let fileLengthLimit = OptionalParameter<Int>(
         "fileLengthLimit", 4096...Int.max,
         help: "the most bytes the file may have (AVAssetExportSession.fileLengthLimit, ffmpeg's -fs): the file ends, complete, with the samples before the one that would pass it")
+    /// What a file with a `fileLengthLimit` keeps for its boxes besides the samples and their
+    /// index entries (ftyp, the movie and track headers, sample descriptions, tags): an upper
+    /// bound, counted before the first sample.
+    public static let boxReserve = 16 << 10
 
     public static let videoTransform = OptionalParameter<String>(
         "videoTransform", format: .pattern(#"^\s*[-+0-9.eE]+([ ,]+[-+0-9.eE]+){5}\s*$"#, "six numbers \"a b c d tx ty\", such as \"0 1 -1 0 0 0\""),
@@ -399,13 +403,12 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
 /// The bytes a file with a length limit may still take: its samples so far, an upper bound on
 /// the index entries each adds (32 bytes: stsz, stts, ctts, stss and a chunk offset at most),
-/// and the rest of the file's boxes (16 KB: ftyp, the movie and track headers, sample
-/// descriptions, tags).
+/// and the rest of the file's boxes (``MP4SinkNode/boxReserve``).
 final class ByteBudget: Sendable {
     let limit: Int64
     /// Bytes counted, and whether a sample was refused (then every input ends: none goes on
     /// with smaller samples past the other's end).
-    private let state = Mutex<(used: Int64, full: Bool)>((16 << 10, false))
+    private let state = Mutex<(used: Int64, full: Bool)>((Int64(MP4SinkNode.boxReserve), false))
     init(limit: Int64) { self.limit = limit }
 
     /// Whether a sample of `size` bytes fits; if so, it is counted.
