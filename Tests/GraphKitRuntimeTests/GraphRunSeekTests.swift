@@ -89,7 +89,7 @@ import Testing
             run.cancel()
         }
         #expect(throws: GraphError.self) { try run.start(at: .keyframe(atOrBefore: MediaTime(seconds: 1))) }
-        _ = canceller.join()
+        canceller.join()
         do {
             try run.start(at: .exact(.zero))  // already started: does nothing, and does not wait
         } catch {
@@ -129,5 +129,40 @@ import Testing
         #expect { try plain.seek(to: .exact(.zero)) } throws: { ($0 as? GraphError)?.code == .usage }
         plain.cancel()
         _ = plain.wait()
+    }
+
+    /// A cancel that comes while another thread seeks (a thumbnailer's picture under way when
+    /// its run is ended) ends the run, and a pull waiting on the output wakes with nil: the seek
+    /// happens before the pipeline stops, or is refused after. (A seek's return to PLAYING once
+    /// came after the cancel had stopped the pipeline, which then played on with no watcher and
+    /// its callbacks released, and the pull waited for ever: found by the address-sanitizer run,
+    /// whose slowness widened the window.) Rounds with the cancel at varied moments; each with a
+    /// hard limit.
+    @Test func aCancelWhileSeekingEndsTheRunAndWakesThePull() throws {
+        let file = try video()
+        for round in 0..<30 {
+            let run = try GraphRun(try decodeGraph(file, "video"))
+            try run.start(at: .keyframe(atOrBefore: .zero))
+            let output = try run.output("out")
+            let ended = TestEvent()
+            let seeker = TestThread("seeker") { () -> Bool in
+                defer { ended.signal() }
+                var i = 0
+                while true {
+                    do { try run.seek(to: .keyframe(atOrBefore: MediaTime(seconds: Double(i % 5) * 2))) } catch { break }
+                    i += 1
+                    if output.copyNextSampleBuffer() == nil { break }
+                }
+                return output.copyNextSampleBuffer() == nil  // the run is over: nil at once
+            }
+            usleep(UInt32(round % 10) * 3_000)  // the cancel lands at a different point in the seeks
+            run.cancel()
+            guard ended.wait(guardSeconds: 20) else {
+                Issue.record("round \(round): a seek or a pull did not wake 20 s after the run was cancelled")
+                return  // the thread is stuck: not joined
+            }
+            #expect(seeker.join(), "round \(round): a pull after the run ended gave a sample")
+            #expect(run.wait().status == .cancelled)
+        }
     }
 }

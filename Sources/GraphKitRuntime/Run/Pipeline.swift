@@ -2,6 +2,7 @@ import CGStreamer
 import CGraphKitGlue
 import GraphKitCore
 import MediaContainers
+import Synchronization
 
 /// The GStreamer pipeline of one run and everything the run handed it: the callbacks (owned by
 /// ``CallbackRegistry``), which node each element belongs to, and the statistics' counters.
@@ -36,11 +37,20 @@ final class Pipeline: Sendable {
     /// still holds). An appsink that holds end of stream until the app has pulled everything is
     /// flushed first, or stopping would wait for its streaming thread for ever.
     func stop() {
-        statistics.readBeforeStopping()
-        gk_bin_unblock_app_sinks(bin)
-        gk_element_set_state(raw, GST_STATE_NULL)
-        callbacks.releaseAll()
+        stateChanges.withLock { stopped in
+            stopped = true
+            statistics.readBeforeStopping()
+            gk_bin_unblock_app_sinks(bin)
+            gk_element_set_state(raw, GST_STATE_NULL)
+            callbacks.releaseAll()
+        }
     }
+
+    /// Whether ``stop()`` has run, held while it stops the pipeline and while a seek plays it
+    /// (``seek(_:)``), so that neither happens inside the other: a seek from the app's thread
+    /// that ended after a cancel's stop would set the stopped pipeline PLAYING again, with its
+    /// callbacks released and nobody watching its bus (an output's pull then waited for ever).
+    let stateChanges = Mutex(false)
 
     /// A builder for one node's elements.
     func builder(for context: NodeContext, failures: NodeFailures? = nil) -> BinBuilder {

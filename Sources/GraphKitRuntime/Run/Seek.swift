@@ -1,6 +1,7 @@
 import CGStreamer
 import CGraphKitGlue
 import GraphKitCore
+import Synchronization
 
 extension GraphRun {
     /// Where a run started with ``GraphRun/start(at:)`` begins in its sources' media.
@@ -62,14 +63,21 @@ extension Pipeline {
         // The range is [start, end), and the demuxer gives a sample stamped at the stop too: the
         // stop is a nanosecond before the end.
         let stop: (GstSeekType, gint64) = position.end.map { (GST_SEEK_TYPE_SET, gint64(clamping: $0.nanoseconds) - 1) } ?? (GST_SEEK_TYPE_NONE, -1)
-        guard gst_element_seek(raw, 1.0, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, gint64(clamping: ns),
-                               stop.0, stop.1) != 0 else {
-            return GraphError(.runFailed, at: "GraphRun.start(at:)",
-                              "cannot start at \(position.time.seconds) s: the graph's sources cannot seek (a live source, or a stream read in order)")
+        // Not while the run stops it, nor after (see stateChanges): the flushing seek wakes
+        // every streaming thread it waits for, so a stop waits for it no longer than it takes.
+        return stateChanges.withLock { stopped -> GraphError? in
+            guard !stopped else {
+                return GraphError(.usage, at: "GraphRun.seek(to:)", "the run ended before it could seek to \(position.time.seconds) s")
+            }
+            guard gst_element_seek(raw, 1.0, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET, gint64(clamping: ns),
+                                   stop.0, stop.1) != 0 else {
+                return GraphError(.runFailed, at: "GraphRun.start(at:)",
+                                  "cannot start at \(position.time.seconds) s: the graph's sources cannot seek (a live source, or a stream read in order)")
+            }
+            guard gk_element_set_state(raw, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE else {
+                return GraphError(.runFailed, at: "GraphRun.start(at:)", "the pipeline could not play after seeking to \(position.time.seconds) s")
+            }
+            return nil
         }
-        guard gk_element_set_state(raw, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE else {
-            return GraphError(.runFailed, at: "GraphRun.start(at:)", "the pipeline could not play after seeking to \(position.time.seconds) s")
-        }
-        return nil
     }
 }
