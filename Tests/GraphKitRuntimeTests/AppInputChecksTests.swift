@@ -231,7 +231,7 @@ import Testing
 }
 
 /// Passes two buffers on and refuses the third.
-final class RefusesThird: ProcessingNode, @unchecked Sendable {
+final class RefusesThird: ProcessingNode, Sendable {
     static let bufferFlow = BufferFlow.passThrough
     static let descriptor = NodeDescriptor(
         type: "test.refuses-third", category: .effect, summary: "refuses its third buffer",

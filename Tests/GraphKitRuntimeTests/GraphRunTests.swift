@@ -163,7 +163,7 @@ import Nodes
     }
 
     /// A user's node (as a plugin would be) that needs an element nobody installed.
-    final class NeedsMissingElement: ElementNode, @unchecked Sendable {
+    final class NeedsMissingElement: ElementNode, Sendable {
         static let descriptor = NodeDescriptor(
             type: "test.missing", category: .effect, summary: "needs an element that does not exist",
             inputs: [PortDescriptor("in", .any, help: "")], outputs: [PortDescriptor("out", .any, help: "")],
@@ -288,7 +288,7 @@ import Nodes
     }
 
     /// A consumer slower than real time: each buffer takes it 40 ms.
-    final class Slow: ProcessingNode, @unchecked Sendable {
+    final class Slow: ProcessingNode, Sendable {
         static let bufferFlow = BufferFlow.consume
         static let descriptor = NodeDescriptor(
             type: "test.slow", category: .analysis, summary: "takes 40 ms over each buffer",
@@ -458,7 +458,7 @@ import Nodes
             Issue.record("stop() did not end a run that never started playing")
             return
         }
-        _ = watcher.join()
+        watcher.join()
         let report = waiter.join()
         #expect(report.status == .cancelled)
         #expect(report.error?.code == .cancelled)

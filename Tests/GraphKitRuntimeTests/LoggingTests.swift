@@ -29,7 +29,7 @@ import Testing
     }
 
     /// An element node whose element warns as the first buffer passes.
-    final class Warns: ElementNode, @unchecked Sendable {
+    final class Warns: ElementNode, Sendable {
         static let descriptor = NodeDescriptor(
             type: "test.warns", category: .effect, summary: "passes audio on and warns once",
             inputs: [PortDescriptor("in", .pcm(), help: "")], outputs: [PortDescriptor("out", .pcm(), help: "")],

@@ -5,7 +5,7 @@ import Nodes
 
 // The README's "Write a node" and "Test a node" examples, verbatim, so that they stay true.
 
-public final class InvertNode: ProcessingNode, @unchecked Sendable {
+public final class InvertNode: ProcessingNode, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "effect.invert", category: .effect, summary: "Flips the sign of PCM samples",
         inputs: [PortDescriptor("in", .pcm([.s16le]), help: "16-bit PCM")],

@@ -9,7 +9,7 @@ import Testing
 /// an error prints its cause only then.
 @Suite struct WarningDebugTextTests {
     /// An element node whose element warns, with debug text, as the first buffer passes.
-    final class WarnsWithDebug: ElementNode, @unchecked Sendable {
+    final class WarnsWithDebug: ElementNode, Sendable {
         static let descriptor = NodeDescriptor(
             type: "test.warnsWithDebug", category: .effect, summary: "passes audio on and warns once, with debug text",
             inputs: [PortDescriptor("in", .pcm(), help: "")], outputs: [PortDescriptor("out", .pcm(), help: "")],

@@ -21,7 +21,7 @@ public enum TakesPeaks: DeclaredInput { public static let tag = "peaks"; public 
 
 /// A Swift node that takes one format only, as a user's node declares it (a 16-bit effect),
 /// passes each buffer on, and fails the run if a buffer of another format ever reaches it.
-public final class Takes<D: DeclaredInput>: ProcessingNode, @unchecked Sendable {
+public final class Takes<D: DeclaredInput>: ProcessingNode, Sendable {
     public static var descriptor: NodeDescriptor {
         NodeDescriptor(type: "test.takes-\(D.tag)", category: .effect, summary: "takes \(D.formats) only",
                        inputs: [PortDescriptor("in", D.formats, help: "")],

@@ -9,7 +9,7 @@ import GraphKitTesting
 import Nodes
 
 /// `example.invert`: every 16-bit sample negated (its polarity flipped), in place.
-final class InvertNode: ProcessingNode, @unchecked Sendable {
+final class InvertNode: ProcessingNode, Sendable {
     static let descriptor = NodeDescriptor(
         type: "example.invert", category: .effect, summary: "Flips the polarity of 16-bit PCM",
         inputs: [PortDescriptor("in", .pcm([.s16le]), help: "16-bit PCM")],

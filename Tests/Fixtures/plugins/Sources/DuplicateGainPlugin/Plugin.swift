@@ -1,7 +1,7 @@
 import GraphKit
 
 /// Registers "effect.gain", a type name that another origin already provides.
-final class DuplicateGainNode: ElementNode, @unchecked Sendable {
+final class DuplicateGainNode: ElementNode, Sendable {
     static let descriptor = NodeDescriptor(type: "effect.gain", category: .effect, summary: "a second effect.gain",
                                            example: #"{ "type": "effect.gain" }"#)
     init(context: NodeContext) throws(GraphError) {}

@@ -1,7 +1,7 @@
 import GraphKit
 
 /// Registers "effect.echo", a type name that another origin already provides.
-final class EchoTwinNode: ElementNode, @unchecked Sendable {
+final class EchoTwinNode: ElementNode, Sendable {
     static let descriptor = NodeDescriptor(type: "effect.echo", category: .effect, summary: "a second effect.echo",
                                            example: #"{ "type": "effect.echo" }"#)
     init(context: NodeContext) throws(GraphError) {}

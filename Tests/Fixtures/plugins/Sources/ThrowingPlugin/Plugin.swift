@@ -1,7 +1,7 @@
 import GraphKit
 
 /// Its registration fails: it needs a licence file that is not there.
-final class LicensedNode: ElementNode, @unchecked Sendable {
+final class LicensedNode: ElementNode, Sendable {
     static let descriptor = NodeDescriptor(type: "effect.licensed", category: .effect, summary: "needs a licence",
                                            example: #"{ "type": "effect.licensed" }"#)
     init(context: NodeContext) throws(GraphError) {}
