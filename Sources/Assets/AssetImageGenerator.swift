@@ -142,16 +142,30 @@ public final class AssetImageGenerator: Sendable {
     public func images(for times: [MediaTime]) -> AsyncStream<Element> {
         let cancels = runs.withLock { $0.cancels }
         let session = ThumbnailSession(path: asset.path, autorotate: appliesPreferredTrackTransform)
-        var next = 0
+        let cursor = StreamCursor()
         return AsyncStream(unfolding: { [self] () async -> Element? in
-            guard next < times.count else {
+            guard let next = cursor.take(below: times.count) else {
                 session.close()
                 return nil
             }
             let time = times[next]
-            next += 1
             return Element(requestedTime: time, result: await generateOffThread(at: time, cancels: cancels, in: session))
         }, onCancel: { session.cancel() })
+    }
+
+    /// Which of its times an ``images(for:)`` stream gives next. AsyncStream calls its closure
+    /// once at a time, but the closure is `@Sendable`, so the count is behind a lock the
+    /// compiler can see rather than in a captured `var`.
+    private final class StreamCursor: Sendable {
+        private let next = Mutex(0)
+        /// The next index below `count`, counted as taken; nil once all are.
+        func take(below count: Int) -> Int? {
+            next.withLock { n in
+                guard n < count else { return nil }
+                defer { n += 1 }
+                return n
+            }
+        }
     }
 
     /// Ends every picture being made (each throws `cancelled`), and every one asked for before

@@ -215,6 +215,8 @@ package struct MP4Join: Sendable {
         // Track IDs: the templates', unless two are the same (tracks of different sources).
         let ids = built.map(\.template.trackID)
         let renumber = Set(ids).count != ids.count || ids.contains(0)
+        // The pieces' chapters on the new timeline, for the index below.
+        let chapters = Self.chapters(of: sources, along: tracks.first { $0.parts.contains { if case .media = $0 { true } else { false } } })
         // The new index, with each chunk's offset once the index's own size is known (the
         // offsets' width can change it: measured with placeholders, then written).
         func moov(mdatStart: UInt64) -> MP4Box {
@@ -267,7 +269,6 @@ package struct MP4Join: Sendable {
             }
             return out
         }
-        let chapters = Self.chapters(of: sources, along: tracks.first { $0.parts.contains { if case .media = $0 { true } else { false } } })
         let ftyp = fileType?.bytes ?? MP4Box(FileType(majorBrand: "isom", compatibleBrands: ["isom", "iso2", "avc1", "mp41"])).bytes
         let media = UInt64(chunks.reduce(0) { total, c in total + c.samples.reduce(0) { $0 + Int(built[c.track].samples[$1].size) } })
         let wide = media + 8 > UInt64(UInt32.max)

@@ -56,7 +56,7 @@ import Testing
         let asset = AVURLAsset(url: try source())
         let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetPassthrough))
         let out = folder.appendingPathComponent("taken.mp4")
-        FileManager.default.createFile(atPath: out.path, contents: Data("mine".utf8))
+        #expect(FileManager.default.createFile(atPath: out.path, contents: Data("mine".utf8)))
         await #expect(throws: (any Error).self) { try await session.export(to: out, as: .mp4) }
         #expect(session.status == .failed)
         let error = try #require(session.error as NSError?)

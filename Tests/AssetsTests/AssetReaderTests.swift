@@ -238,7 +238,7 @@ import Testing
             #expect(error.code == .inputUnreadable && error.message.contains("no such file"))
         }
         let junk = path("junk.mp4")
-        FileManager.default.createFile(atPath: junk, contents: Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
+        #expect(FileManager.default.createFile(atPath: junk, contents: Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919) })))
         do {
             _ = try Asset(path: junk)
             Issue.record("a file of noise was read")

@@ -445,7 +445,7 @@ import Testing
 
     @Test func anOutputThatCannotBeWrittenFailsStartWriting() throws {
         let blocker = path("file")
-        FileManager.default.createFile(atPath: blocker, contents: Data([1]))
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data([1])))
         let writer = try AssetWriter(outputPath: blocker + "/movie.mp4", fileType: .mp4)  // a folder that is a file
         let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 8_000, channels: 1))
         try writer.add(audio)
