@@ -13,6 +13,7 @@
  * The appsink still receives every event, so end of stream reaches the bus as before, once the
  * app has pulled everything (what appsink's wait-on-eos does). */
 #include "CGraphKitGlue.h"
+#include "tsan.h"
 #include <gst/base/gstqueuearray.h>
 
 struct GkAppQueue {
@@ -66,7 +67,7 @@ static void clear_locked(GkAppQueue *q) {
 static gboolean push_locked(GkAppQueue *q, GstBuffer *buffer) {
     while (q->capacity > 0 && gst_queue_array_get_length(q->items) >= q->capacity && !stopped(q)) {
         q->producer_waiting = TRUE;
-        g_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + q->recheck);
+        gk_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + q->recheck);
     }
     q->producer_waiting = FALSE;
     if (stopped(q))
@@ -84,9 +85,9 @@ static GstPadProbeReturn probe(GstPad *pad, GstPadProbeInfo *info, gpointer data
     GkAppQueue *q = data;
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
         GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
-        g_mutex_lock(&q->lock);
+        gk_mutex_lock(&q->lock);
         gboolean queued = push_locked(q, buffer);
-        g_mutex_unlock(&q->lock);
+        gk_mutex_unlock(&q->lock);
         if (!queued) {
             gst_buffer_unref(buffer);
             GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_FLUSHING;
@@ -97,13 +98,13 @@ static GstPadProbeReturn probe(GstPad *pad, GstPadProbeInfo *info, gpointer data
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
         GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
         gboolean queued = TRUE;
-        g_mutex_lock(&q->lock);
+        gk_mutex_lock(&q->lock);
         for (guint i = 0; queued && i < gst_buffer_list_length(list); i++) {
             GstBuffer *buffer = gst_buffer_ref(gst_buffer_list_get(list, i));
             if (!(queued = push_locked(q, buffer)))
                 gst_buffer_unref(buffer);
         }
-        g_mutex_unlock(&q->lock);
+        gk_mutex_unlock(&q->lock);
         gst_buffer_list_unref(list);
         if (!queued)
             GST_PAD_PROBE_INFO_FLOW_RETURN(info) = GST_FLOW_FLUSHING;
@@ -111,7 +112,7 @@ static GstPadProbeReturn probe(GstPad *pad, GstPadProbeInfo *info, gpointer data
         return GST_PAD_PROBE_HANDLED;
     }
     GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
-    g_mutex_lock(&q->lock);
+    gk_mutex_lock(&q->lock);
     switch (GST_EVENT_TYPE(event)) {
     case GST_EVENT_CAPS: {
         GstCaps *caps = NULL;
@@ -128,7 +129,7 @@ static GstPadProbeReturn probe(GstPad *pad, GstPadProbeInfo *info, gpointer data
         g_cond_broadcast(&q->arrived);
         while (gst_queue_array_get_length(q->items) > 0 && !stopped(q)) {
             q->producer_waiting = TRUE;
-            g_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + q->recheck);
+            gk_cond_wait_until(&q->pulled, &q->lock, g_get_monotonic_time() + q->recheck);
         }
         q->producer_waiting = FALSE;
         break;
@@ -145,7 +146,7 @@ static GstPadProbeReturn probe(GstPad *pad, GstPadProbeInfo *info, gpointer data
     default:
         break;
     }
-    g_mutex_unlock(&q->lock);
+    gk_mutex_unlock(&q->lock);
     return GST_PAD_PROBE_OK;
 }
 
@@ -158,10 +159,10 @@ static void unref_from_probe(gpointer data) { gk_app_queue_unref(data); }
 static gboolean deactivate(GstPad *pad, GstObject *parent, GstPadMode mode, gboolean active) {
     GkAppQueue *q = pad->activatemodedata;
     if (!active) {
-        g_mutex_lock(&q->lock);
+        gk_mutex_lock(&q->lock);
         g_cond_broadcast(&q->pulled);
         g_cond_broadcast(&q->arrived);
-        g_mutex_unlock(&q->lock);
+        gk_mutex_unlock(&q->lock);
     }
     return q->activate_mode(pad, parent, mode, active);
 }
@@ -211,7 +212,7 @@ GstBuffer *gk_app_queue_pop(GkAppQueue *q, gint64 timeout_us, GstCaps **caps) {
     gint64 deadline = timeout_us < 0 ? G_MAXINT64 : now + timeout_us;
     gint64 batch_until = now + GK_APP_QUEUE_BATCH_WINDOW;
     *caps = NULL;
-    g_mutex_lock(&q->lock);
+    gk_mutex_lock(&q->lock);
     /* Found empty: sleep until a batch has gathered (a graph faster than the app), or until the
      * window has passed with anything at all to take (a trickle). A queue not empty is taken from
      * at once. */
@@ -224,7 +225,7 @@ GstBuffer *gk_app_queue_pop(GkAppQueue *q, gint64 timeout_us, GstCaps **caps) {
             q->puller_waiting = TRUE;
             q->notified = FALSE;
             q->sleeps++;
-            g_cond_wait_until(&q->arrived, &q->lock, MIN(deadline, now < batch_until ? batch_until : now + q->recheck));
+            gk_cond_wait_until(&q->arrived, &q->lock, MIN(deadline, now < batch_until ? batch_until : now + q->recheck));
             q->puller_waiting = FALSE;
             if (!q->notified && gst_queue_array_get_length(q->items) >= q->wake_at)
                 q->missed++;
@@ -240,40 +241,40 @@ GstBuffer *gk_app_queue_pop(GkAppQueue *q, gint64 timeout_us, GstCaps **caps) {
         if (q->producer_waiting && (length <= q->capacity / 2 || length == 0))
             g_cond_signal(&q->pulled);
     }
-    g_mutex_unlock(&q->lock);
+    gk_mutex_unlock(&q->lock);
     return buffer;
 }
 
 gboolean gk_app_queue_is_at_end(GkAppQueue *q) {
-    g_mutex_lock(&q->lock);
+    gk_mutex_lock(&q->lock);
     gboolean end = q->eos && gst_queue_array_get_length(q->items) == 0;
-    g_mutex_unlock(&q->lock);
+    gk_mutex_unlock(&q->lock);
     return end;
 }
 
 guint64 gk_app_queue_sleeps(GkAppQueue *q) {
-    g_mutex_lock(&q->lock);
+    gk_mutex_lock(&q->lock);
     guint64 sleeps = q->sleeps;
-    g_mutex_unlock(&q->lock);
+    gk_mutex_unlock(&q->lock);
     return sleeps;
 }
 
 gboolean gk_app_queue_producer_waits(GkAppQueue *q) {
-    g_mutex_lock(&q->lock);
+    gk_mutex_lock(&q->lock);
     gboolean waits = q->producer_waiting;
-    g_mutex_unlock(&q->lock);
+    gk_mutex_unlock(&q->lock);
     return waits;
 }
 
 void gk_app_queue_set_recheck(GkAppQueue *q, gint64 recheck_us) {
-    g_mutex_lock(&q->lock);
+    gk_mutex_lock(&q->lock);
     q->recheck = recheck_us;
-    g_mutex_unlock(&q->lock);
+    gk_mutex_unlock(&q->lock);
 }
 
 guint64 gk_app_queue_missed_wakes(GkAppQueue *q) {
-    g_mutex_lock(&q->lock);
+    gk_mutex_lock(&q->lock);
     guint64 missed = q->missed;
-    g_mutex_unlock(&q->lock);
+    gk_mutex_unlock(&q->lock);
     return missed;
 }

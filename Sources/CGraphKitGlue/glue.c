@@ -19,18 +19,9 @@
  *                pipeline once the state change has returned (its streaming threads are joined).
  * A buffer is its own sync point: released when our code passes it on or lets it go, acquired when
  * our code receives it (probe, appsink, pool, or a buffer just made). */
-#if defined(__SANITIZE_THREAD__)
-#define GK_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define GK_TSAN 1
-#endif
-#endif
+#include "tsan.h"
 
 #ifdef GK_TSAN
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-
 /* The pipeline an object is part of (the object itself when it has no parent). Parents are set
  * when elements are added, before any of their callbacks can run. */
 static char *run_of(gpointer object) {
@@ -593,20 +584,10 @@ static void gk_error_keeper_free(gpointer data) {
     g_free(k);
 }
 
-/* k->lock is a GMutex, which ThreadSanitizer cannot see (GLib is not instrumented). */
-static void gk_keeper_lock(GkErrorKeeper *k) {
-    g_mutex_lock(&k->lock);
-#ifdef GK_TSAN
-    __tsan_acquire(&k->lock);
-#endif
-}
+/* k->lock is a GMutex, which ThreadSanitizer cannot see (GLib is not instrumented): tsan.h. */
+static void gk_keeper_lock(GkErrorKeeper *k) { gk_mutex_lock(&k->lock); }
 
-static void gk_keeper_unlock(GkErrorKeeper *k) {
-#ifdef GK_TSAN
-    __tsan_release(&k->lock);
-#endif
-    g_mutex_unlock(&k->lock);
-}
+static void gk_keeper_unlock(GkErrorKeeper *k) { gk_mutex_unlock(&k->lock); }
 
 static GstBusSyncReply gk_error_keeper_handler(GstBus *bus, GstMessage *message, gpointer data) {
     (void)bus;
