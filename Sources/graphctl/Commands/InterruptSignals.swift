@@ -61,7 +61,7 @@ final class InterruptSignals: Sendable {
             state.count += 1
             return (state.handler, state.count)
         }
-        guard let handler else { Self.exitNow(); return }
+        guard let handler else { Self.exitNow() }
         handler(count)
     }
 
