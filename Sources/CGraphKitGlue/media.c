@@ -321,8 +321,7 @@ static gint64 running(const GstSegment *segment, GstClockTime t) {
     return sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
 }
 
-static GstPadProbeReturn sample_watch_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
-    SampleWatch *w = data;
+static GstPadProbeReturn sample_watch(GstPadProbeInfo *info, SampleWatch *w) {
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
         GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
         w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
@@ -357,6 +356,15 @@ static GstPadProbeReturn sample_watch_probe(GstPad *pad, GstPadProbeInfo *info, 
         break;
     }
     return GST_PAD_PROBE_OK;
+}
+
+/* The watch's callbacks run on a streaming thread; entry and exit marked as every probe's are
+ * (for ThreadSanitizer: the watch was made on the building thread). */
+static GstPadProbeReturn sample_watch_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    gk_callback_enter(pad);
+    GstPadProbeReturn r = sample_watch(info, data);
+    gk_callback_leave(pad);
+    return r;
 }
 
 gulong gk_pad_watch_samples(GstPad *pad, GkSampleFn sample, GkEventFn event, void *context, GDestroyNotify destroy) {
