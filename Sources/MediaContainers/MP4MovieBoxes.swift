@@ -280,50 +280,6 @@ package struct HandlerReference: MP4BoxValue {
     }
 }
 
-/// `stts`: how long each run of samples lasts, in the track's clock.
-package struct TimeToSample: MP4BoxValue {
-    package static let types: Set<FourCC> = ["stts"]
-    package var type: FourCC { "stts" }
-    package var version: UInt8 = 0
-    package var flags: UInt32 = 0
-    package var entries: [Entry]
-    package var extra: [UInt8] = []
-
-    package struct Entry: Sendable, Equatable {
-        package var count: UInt32
-        package var delta: UInt32
-    }
-
-    package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
-        (version, flags) = try r.versionAndFlags()
-        entries = try r.entries(try r.u32(), size: 8) { r throws(ContainerError) in Entry(count: try r.u32(), delta: try r.u32()) }
-        extra = Array(r.rest())
-    }
-
-    package func write(to out: inout [UInt8]) {
-        out.appendVersionAndFlags(version, flags)
-        out.appendU32(UInt32(entries.count))
-        for e in entries {
-            out.appendU32(e.count)
-            out.appendU32(e.delta)
-        }
-        out += extra
-    }
-
-    /// The sum of the samples' durations: where the media ends. Nil when it overflows 64 bits
-    /// (a damaged table: no real end).
-    package var duration: UInt64? {
-        var total: UInt64 = 0
-        for e in entries {
-            let (part, over) = UInt64(e.count).multipliedReportingOverflow(by: UInt64(e.delta))
-            let (sum, overSum) = total.addingReportingOverflow(part)
-            guard !over, !overSum else { return nil }
-            total = sum
-        }
-        return total
-    }
-}
-
 /// `stsz`: each sample's size in bytes, or one size for all.
 package struct SampleSizes: MP4BoxValue {
     package static let types: Set<FourCC> = ["stsz"]

@@ -64,25 +64,26 @@ package struct SyncSamples: MP4BoxValue {
     }
 }
 
-/// `ctts`: runs of samples whose presentation is the same distance from their decode (signed in
-/// version 1; version 0's unsigned offsets are read as signed too, as every player does).
-package struct CompositionOffsets: MP4BoxValue {
-    package static let types: Set<FourCC> = ["ctts"]
-    package var type: FourCC { "ctts" }
+/// A full box that is a count and then that many runs of samples sharing one 32-bit value: `stts`
+/// (``TimeToSample``) and `ctts` (``CompositionOffsets``), one reader and writer for both.
+package struct SampleRuns<Kind: SampleRunKind>: MP4BoxValue {
+    package static var types: Set<FourCC> { [Kind.boxType] }
+    package var type: FourCC { Kind.boxType }
     package var version: UInt8 = 0
     package var flags: UInt32 = 0
     package var entries: [Entry]
     package var extra: [UInt8] = []
 
+    /// `count` samples in a row with the same `value`.
     package struct Entry: Sendable, Equatable {
         package var count: UInt32
-        package var offset: Int32
+        package var value: Kind.Value
     }
 
     package init(reading r: inout ByteReader, type: FourCC) throws(ContainerError) {
         (version, flags) = try r.versionAndFlags()
         entries = try r.entries(try r.u32(), size: 8) { r throws(ContainerError) in
-            Entry(count: try r.u32(), offset: Int32(bitPattern: try r.u32()))
+            Entry(count: try r.u32(), value: Kind.value(try r.u32()))
         }
         extra = Array(r.rest())
     }
@@ -92,9 +93,69 @@ package struct CompositionOffsets: MP4BoxValue {
         out.appendU32(UInt32(entries.count))
         for e in entries {
             out.appendU32(e.count)
-            out.appendU32(UInt32(bitPattern: e.offset))
+            out.appendU32(Kind.word(e.value))
         }
         out += extra
+    }
+}
+
+/// What a ``SampleRuns`` box holds: its type and how its 32-bit values read.
+package protocol SampleRunKind: Sendable {
+    associatedtype Value: Sendable, Equatable
+    static var boxType: FourCC { get }
+    static func value(_ word: UInt32) -> Value
+    static func word(_ value: Value) -> UInt32
+}
+
+/// `stts`: how long each run of samples lasts, in the track's clock.
+package typealias TimeToSample = SampleRuns<SampleDurations>
+
+package enum SampleDurations: SampleRunKind {
+    package static var boxType: FourCC { "stts" }
+    package static func value(_ word: UInt32) -> UInt32 { word }
+    package static func word(_ value: UInt32) -> UInt32 { value }
+}
+
+extension SampleRuns.Entry where Kind == SampleDurations {
+    package init(count: UInt32, delta: UInt32) { self.init(count: count, value: delta) }
+    /// Each sample's duration.
+    package var delta: UInt32 {
+        get { value }
+        set { value = newValue }
+    }
+}
+
+extension SampleRuns where Kind == SampleDurations {
+    /// The sum of the samples' durations: where the media ends. Nil when it overflows 64 bits
+    /// (a damaged table: no real end).
+    package var duration: UInt64? {
+        var total: UInt64 = 0
+        for e in entries {
+            let (part, over) = UInt64(e.count).multipliedReportingOverflow(by: UInt64(e.delta))
+            let (sum, overSum) = total.addingReportingOverflow(part)
+            guard !over, !overSum else { return nil }
+            total = sum
+        }
+        return total
+    }
+}
+
+/// `ctts`: runs of samples whose presentation is the same distance from their decode (signed in
+/// version 1; version 0's unsigned offsets are read as signed too, as every player does).
+package typealias CompositionOffsets = SampleRuns<PresentationOffsets>
+
+package enum PresentationOffsets: SampleRunKind {
+    package static var boxType: FourCC { "ctts" }
+    package static func value(_ word: UInt32) -> Int32 { Int32(bitPattern: word) }
+    package static func word(_ value: Int32) -> UInt32 { UInt32(bitPattern: value) }
+}
+
+extension SampleRuns.Entry where Kind == PresentationOffsets {
+    package init(count: UInt32, offset: Int32) { self.init(count: count, value: offset) }
+    /// Presentation minus decode time, in the track's clock.
+    package var offset: Int32 {
+        get { value }
+        set { value = newValue }
     }
 }
 
