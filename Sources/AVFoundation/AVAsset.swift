@@ -2,7 +2,6 @@
 @_spi(Engine) import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 // MARK: Asynchronous properties
 
@@ -88,7 +87,7 @@ open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
     // final classes; its URL is let, what it loaded in a Mutex.
     package let fileURL: URL
-    private let state = Mutex<(asset: Result<Asset, NSError>, tracks: [AVAssetTrack])?>(nil)
+    private let state = Guarded<(asset: Result<Asset, NSError>, tracks: [AVAssetTrack])?>(nil)
 
     /// An asset for a local file URL (`AVURLAsset` is the same with options).
     public convenience init(url URL: URL) { self.init(fileURL: URL) }

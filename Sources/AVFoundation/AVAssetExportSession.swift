@@ -1,7 +1,6 @@
 import Assets
 import Glibc
 import GraphKitCore
-import Synchronization
 
 /// The presets' names, Apple's strings.
 public let AVAssetExportPresetPassthrough = ExportPreset.passthrough.rawValue
@@ -42,7 +41,7 @@ open class AVAssetExportSession: @unchecked Sendable {
         var metadata: [AVMetadataItem]?
         var failure: NSError?
     }
-    private let settings: Mutex<Settings>
+    private let settings: Guarded<Settings>
 
     /// A session exporting `asset` with the preset named `presetName`
     /// (``AVAssetExportPresetPassthrough``…); nil when the name is not a preset, the asset
@@ -61,7 +60,7 @@ open class AVAssetExportSession: @unchecked Sendable {
         self.asset = asset
         self.presetName = presetName
         self.session = session
-        settings = Mutex(Settings(outputFileType: session.outputFileType.map(AVFileType.init)))
+        settings = Guarded(Settings(outputFileType: session.outputFileType.map(AVFileType.init)))
     }
 
     /// Every preset's name.

@@ -1,7 +1,6 @@
 import Assets
 import Dispatch
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// Pictures of an asset's video at given times, as AVFoundation's: over GraphKit's
 /// `AssetImageGenerator` (each picture found by seeking; the default tolerances give the
@@ -18,8 +17,8 @@ open class AVAssetImageGenerator: @unchecked Sendable {
     }
 
     public let asset: AVAsset
-    private let state = Mutex<(generator: AssetImageGenerator?, failure: NSError?)>((nil, nil))
-    private let settings = Mutex<(size: CGSize, before: CMTime, after: CMTime, transform: Bool)>((.zero, .positiveInfinity, .positiveInfinity, false))
+    private let state = Guarded<(generator: AssetImageGenerator?, failure: NSError?)>((nil, nil))
+    private let settings = Guarded<(size: CGSize, before: CMTime, after: CMTime, transform: Bool)>((.zero, .positiveInfinity, .positiveInfinity, false))
     /// Where asynchronous requests are made, one at a time, in order.
     private let queue = DispatchQueue(label: "graphkit.av-asset-image-generator")
 
@@ -191,7 +190,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         }
     }
 
-    private let cancelCount = Mutex(0)
+    private let cancelCount = Guarded(0)
 
     /// Cancels every image being made or asked for: their handlers are called with `.cancelled`.
     open func cancelAllCGImageGeneration() {

@@ -1,6 +1,5 @@
 import Assets
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// Reads decoded samples out of an asset, as AVFoundation's: over GraphKit's `AssetReader`.
 ///
@@ -17,7 +16,7 @@ open class AVAssetReader: @unchecked Sendable {
 
     public let asset: AVAsset
     package let reader: AssetReader
-    private let state = Mutex<(failure: NSError?, outputs: [AVAssetReaderOutput])>((nil, []))
+    private let state = Guarded<(failure: NSError?, outputs: [AVAssetReaderOutput])>((nil, []))
 
     /// A reader of `asset`; throws when the file cannot be read.
     public init(asset: AVAsset) throws {
@@ -123,7 +122,7 @@ open class AVAssetReaderOutput: @unchecked Sendable {
         weak var reader: AVAssetReader?
         var copies = true
     }
-    private let props = Mutex(Props())
+    private let props = Guarded(Props())
 
     init(output: AssetReaderTrackOutput?, mediaType: AVMediaType, problem: String?) {
         self.output = output

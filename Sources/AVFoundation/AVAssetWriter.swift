@@ -1,7 +1,6 @@
 import Assets
 import MediaContainers
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// Writes media into an MP4, MOV or M4A file, as AVFoundation's: over GraphKit's `AssetWriter`
 /// (one graph: a source per input, an encoder, the muxer).
@@ -35,7 +34,7 @@ open class AVAssetWriter: @unchecked Sendable {
         var fragmentInterval = CMTime.invalid
         var metadata: [AVMetadataItem] = []
     }
-    let state = Mutex(State())
+    let state = Guarded(State())
 
     /// A writer of `outputFileType` (`.mp4`, `.mov` or `.m4a`) to the file URL `outputURL`.
     /// Throws for another file type or a URL that is not a file's.

@@ -1,7 +1,6 @@
 import Assets
 import MediaContainers
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// One track of an ``AVAssetWriter``, as AVFoundation's: over GraphKit's `AssetWriterInput`.
 ///
@@ -31,7 +30,7 @@ open class AVAssetWriterInput: @unchecked Sendable {
         var naturalSize = CGSize.zero
         var performsMultiPass = false
     }
-    private let props = Mutex(Props())
+    private let props = Guarded(Props())
 
     public convenience init(mediaType: AVMediaType, outputSettings: [String: Any]?) {
         self.init(mediaType: mediaType, outputSettings: outputSettings, sourceFormatHint: nil)

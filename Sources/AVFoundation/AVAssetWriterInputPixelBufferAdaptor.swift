@@ -1,6 +1,5 @@
 import Assets
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// Appends pixel buffers with their times to a video input, and hands out frames from a pool,
 /// as AVFoundation's: over GraphKit's `AssetWriterInputPixelBufferAdaptor` (the pool is its
@@ -17,7 +16,7 @@ open class AVAssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
     package let adaptor: AssetWriterInputPixelBufferAdaptor?
     private let pixelFormatType: OSType
     private let attributesError: String?
-    private let pool = Mutex<CVPixelBufferPool?>(nil)
+    private let pool = Guarded<CVPixelBufferPool?>(nil)
 
     public init(assetWriterInput input: AVAssetWriterInput, sourcePixelBufferAttributes: [String: Any]?) {
         assetWriterInput = input

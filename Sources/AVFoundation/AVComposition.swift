@@ -1,7 +1,6 @@
 @_spi(Engine) import Assets
 import Foundation
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// Ranges of several assets' tracks in sequence, as AVFoundation's `AVComposition`: over
 /// GraphKit's `MutableComposition`. An `AVAsset`, so `AVAssetReader(asset:)` reads it (each
@@ -15,7 +14,7 @@ open class AVComposition: AVAsset, @unchecked Sendable {
     // Unchecked: open, as AVFoundation's; its composition is a Sendable class, its track objects
     // in a Mutex.
     package let source: MutableComposition
-    private let made = Mutex<[AVMutableCompositionTrack]>([])
+    private let made = Guarded<[AVMutableCompositionTrack]>([])
 
     init(source: MutableComposition) {
         self.source = source

@@ -1,6 +1,6 @@
 import Assets
+import GraphKitCore
 import MediaContainers
-import Synchronization
 
 // AVFoundation's metadata: items with keys in key spaces, identifiers that name both, the
 // common keys every format maps to, and the formats an asset's tags come in.
@@ -129,7 +129,7 @@ open class AVMetadataItem: AVAsynchronousKeyValueLoading, @unchecked Sendable {
         var time: CMTime = .invalid
         var duration: CMTime = .invalid
     }
-    let fields: Mutex<Fields>
+    let fields: Guarded<Fields>
 
     /// A value as it is kept (Foundation's objects are made when asked for).
     enum Value: Sendable, Equatable {
@@ -161,7 +161,7 @@ open class AVMetadataItem: AVAsynchronousKeyValueLoading, @unchecked Sendable {
         }
     }
 
-    init(_ fields: Fields) { self.fields = Mutex(fields) }
+    init(_ fields: Fields) { self.fields = Guarded(fields) }
 
     public var identifier: AVMetadataIdentifier? {
         fields.withLock { f in f.identifier ?? f.key.flatMap { k in f.keySpace.flatMap { AVMetadataItem.identifier(forKey: AVMetadataKey(k), keySpace: $0) } } }

@@ -5,7 +5,6 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 import Nodes
-import Synchronization
 
 /// Exports an asset, or part of it, to a new file with a preset or settings of your own, like
 /// `AVAssetExportSession`.
@@ -87,7 +86,7 @@ public final class AssetExportSession: Sendable {
 
         var isOver: Bool { status == .completed || status == .failed || status == .cancelled }
     }
-    private let locked = Mutex(Locked())
+    private let locked = Guarded(Locked())
 
     /// A session exporting `asset` with `preset`; throws, saying why, when the preset cannot
     /// export it (``ExportPreset/presets(compatibleWith:)``).
@@ -272,7 +271,7 @@ public final class AssetExportSession: Sendable {
     /// The session's state every `updateInterval` (only when it changed), from now until the
     /// export ends, like `AVAssetExportSession.states(updateInterval:)`.
     public func states(updateInterval: Duration = .milliseconds(100)) -> AsyncStream<State> {
-        let last = Mutex<State?>(nil)
+        let last = Guarded<State?>(nil)
         return AsyncStream { [self] () async -> State? in
             while true {
                 let (status, progress) = (self.status, self.progress)
@@ -582,7 +581,7 @@ public final class AssetExportSession: Sendable {
     private func start(_ run: GraphRun, at seek: GraphRun.Seek?) async throws(GraphError) {
         guard let seek else { return try run.start() }
         let failure: GraphError? = await withTaskCancellationHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<GraphError?, Never>) in
+            await withHandOff { (done: HandOff<GraphError?, Never>) in
                 DispatchQueue.global().async {
                     do throws(GraphError) {
                         try run.start(at: seek)
@@ -706,7 +705,7 @@ public final class AssetExportSession: Sendable {
     /// threads; the task's cancellation cancels it. Marks the export completed, or throws.
     private func copyByIndex(to path: String, _ plan: @escaping @Sendable () throws(GraphError) -> IndexCopy) async throws(GraphError) {
         let failure: GraphError? = await withTaskCancellationHandler {
-            await withCheckedContinuation { (done: CheckedContinuation<GraphError?, Never>) in
+            await withHandOff { (done: HandOff<GraphError?, Never>) in
                 DispatchQueue.global().async { [self] in
                     do throws(GraphError) {
                         let copy = try plan()

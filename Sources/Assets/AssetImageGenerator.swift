@@ -3,7 +3,6 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 import Nodes
-import Synchronization
 
 /// Pictures of a video at given times, like `AVAssetImageGenerator`: thumbnails, a poster
 /// frame, the frames of a contact sheet.
@@ -34,7 +33,7 @@ public final class AssetImageGenerator: Sendable {
         var toleranceAfter = MediaTime.positiveInfinity
         var appliesPreferredTrackTransform = false
     }
-    private let settings = Mutex(Settings())
+    private let settings = Guarded(Settings())
 
     /// The pictures under way, so that ``cancelAllImageGeneration()`` can end them, and how many
     /// cancels there have been: a request made before the last one is cancelled.
@@ -46,7 +45,7 @@ public final class AssetImageGenerator: Sendable {
         /// Pipelines made for pictures so far (tests read it).
         var pipelines = 0
     }
-    private let runs = Mutex(Runs())
+    private let runs = Guarded(Runs())
     /// Where pictures are made for async callers: off the Swift concurrency threads.
     private let worker = DispatchQueue(label: "graphkit.asset-image-generator")
 
@@ -113,7 +112,7 @@ public final class AssetImageGenerator: Sendable {
     private func generateOffThread(at time: MediaTime, cancels: Int, in session: ThumbnailSession? = nil) async -> Result<(image: SampleBuffer, actualTime: MediaTime), GraphError> {
         let box = RunBox()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Result<(image: SampleBuffer, actualTime: MediaTime), GraphError>, Never>) in
+            await withHandOff { (c: HandOff<Result<(image: SampleBuffer, actualTime: MediaTime), GraphError>, Never>) in
                 worker.async { [self] in
                     c.resume(returning: Result { () throws(GraphError) in try generate(at: time, cancels: cancels, box: box, in: session) })
                 }
@@ -157,7 +156,7 @@ public final class AssetImageGenerator: Sendable {
     /// once at a time, but the closure is `@Sendable`, so the count is behind a lock the
     /// compiler can see rather than in a captured `var`.
     private final class StreamCursor: Sendable {
-        private let next = Mutex(0)
+        private let next = Guarded(0)
         /// The next index below `count`, counted as taken; nil once all are.
         func take(below count: Int) -> Int? {
             next.withLock { n in
@@ -286,7 +285,7 @@ public final class AssetImageGenerator: Sendable {
 
 /// The session making one picture for an async caller, so that cancelling the task cancels it.
 private final class RunBox: Sendable {
-    private let state = Mutex<(session: ThumbnailSession?, cancelled: Bool)>((nil, false))
+    private let state = Guarded<(session: ThumbnailSession?, cancelled: Bool)>((nil, false))
 
     func set(_ session: ThumbnailSession?) {
         let cancel = state.withLock { s in

@@ -2,7 +2,6 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 import Nodes
-import Synchronization
 
 /// Reads decoded samples out of a file, like `AVAssetReader`.
 ///
@@ -47,9 +46,15 @@ public final class AssetReader: Sendable {
             guard let report = run?.finalReport else { return }
             state.runEnded(report.status, error: report.error)
         }
+
+        /// The state once the run's end is taken in: what `status` and `error` read.
+        mutating func current() -> ReaderState {
+            refresh()
+            return state
+        }
     }
 
-    private let locked = Mutex(Locked())
+    private let locked = Guarded(Locked())
 
     public init(asset: Asset) throws(GraphError) {
         self.asset = asset
@@ -81,18 +86,12 @@ public final class AssetReader: Sendable {
     }
 
     public var status: Status {
-        locked.withLock { l in
-            l.refresh()
-            return l.state.status
-        }
+        locked.withLock { $0.current().status }
     }
 
     /// Why reading failed, once ``status`` is `.failed`.
     public var error: GraphError? {
-        locked.withLock { l in
-            l.refresh()
-            return l.state.error
-        }
+        locked.withLock { $0.current().error }
     }
 
     // MARK: Outputs

@@ -2,7 +2,6 @@ import Dispatch
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// Decoded samples of one track, like `AVAssetReaderTrackOutput`: pull them one by one with
 /// ``copyNextSampleBuffer()`` on a thread of your own, or iterate ``samples`` in a task.
@@ -36,7 +35,7 @@ public final class AssetReaderTrackOutput: Sendable {
         var pieces: CompositionPieces?
     }
 
-    private let locked = Mutex(Locked())
+    private let locked = Guarded(Locked())
     /// One pull at a time for ``samples``, off the concurrency threads.
     private let puller = DispatchQueue(label: "graphkit.asset-reader-output")
 
@@ -155,7 +154,7 @@ public final class AssetReaderTrackOutput: Sendable {
     public var samples: AsyncThrowingStream<SampleBuffer, Error> {
         AsyncThrowingStream(unfolding: { [self] () async throws -> SampleBuffer? in
             let sample = await withTaskCancellationHandler {
-                await withCheckedContinuation { (c: CheckedContinuation<SampleBuffer?, Never>) in
+                await withHandOff { (c: HandOff<SampleBuffer?, Never>) in
                     puller.async { [self] in c.resume(returning: copyNextSampleBuffer()) }
                 }
             } onCancel: { [weak self] in

@@ -3,7 +3,6 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 import Nodes
-import Synchronization
 
 /// Encodes and writes samples into an MP4, MOV or M4A file, like `AVAssetWriter`.
 ///
@@ -73,10 +72,16 @@ public final class AssetWriter: Sendable {
             state.runFailed(report.error)
         }
 
+        /// The state once the run's end is taken in: what `status` and `error` read.
+        mutating func current() -> WriterState {
+            refresh()
+            return state
+        }
+
         func index(of input: AssetWriterInput) -> Int? { inputs.firstIndex { $0 === input } }
     }
 
-    let locked: Mutex<Locked>
+    let locked: Guarded<Locked>
 
     /// A writer of `fileType` to `outputPath`. Missing folders are made when writing starts; a
     /// file already there is replaced only once the new one is complete.
@@ -97,7 +102,7 @@ public final class AssetWriter: Sendable {
         self.fileType = fileType
         self.clock = clock
         writesSegments = false
-        locked = Mutex(Locked(state: WriterState(fileType: fileType)))
+        locked = Guarded(Locked(state: WriterState(fileType: fileType)))
     }
 
     /// A writer of segments rather than a file (`AVAssetWriter(contentType:)`): set
@@ -117,7 +122,7 @@ public final class AssetWriter: Sendable {
         writesSegments = true
         var l = Locked(state: WriterState(fileType: fileType))
         l.segments.delivery = SegmentDelivery()
-        locked = Mutex(l)
+        locked = Guarded(l)
     }
 
     /// Whether the index goes before the media data (`faststart`), so that playback can start
@@ -149,18 +154,12 @@ public final class AssetWriter: Sendable {
     }
 
     public var status: Status {
-        locked.withLock { l in
-            l.refresh()
-            return l.state.status
-        }
+        locked.withLock { $0.current().status }
     }
 
     /// Why writing failed, once ``status`` is `.failed`: the node, file and cause.
     public var error: GraphError? {
-        locked.withLock { l in
-            l.refresh()
-            return l.state.error
-        }
+        locked.withLock { $0.current().error }
     }
 
     // MARK: Inputs

@@ -2,7 +2,6 @@ import Dispatch
 @_spi(Engine) import GraphKitCore
 @_spi(Engine) import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// One track of an ``AssetWriter``: what app code appends samples to, like `AVAssetWriterInput`.
 ///
@@ -31,12 +30,12 @@ public final class AssetWriterInput: Sendable {
         var transform = DisplayMatrix.identity
     }
 
-    private let locked: Mutex<Locked>
+    private let locked: Guarded<Locked>
 
     public init(mediaType: MediaType, outputSettings: some OutputSettings) {
         self.mediaType = mediaType
         self.outputSettings = outputSettings
-        locked = Mutex(Locked(state: WriterInputState(name: "\(mediaType.rawValue) input")))
+        locked = Guarded(Locked(state: WriterInputState(name: "\(mediaType.rawValue) input")))
     }
 
     /// Whether samples come from a real-time source (a camera, a microphone), as in AVFoundation:

@@ -1,6 +1,5 @@
 import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// Ranges of several files' tracks in sequence, as one asset, like `AVComposition`: what
 /// ``AssetReader/init(composition:)`` reads as one stream, and what a passthrough join or an
@@ -67,7 +66,7 @@ extension CompositionTrack {
 /// ``addMutableTrack(withMediaType:preferredTrackID:)`` and edited through their
 /// ``MutableCompositionTrack``; ``composition`` is what it holds now, as a value to read.
 public final class MutableComposition: Sendable {
-    private let added = Mutex<[MutableCompositionTrack]>([])
+    private let added = Guarded<[MutableCompositionTrack]>([])
 
     public init() {}
 
@@ -163,12 +162,12 @@ public final class MutableComposition: Sendable {
 /// edit through it is an edit of the composition. Each edit checks its arguments first and
 /// changes nothing when it throws.
 public final class MutableCompositionTrack: Sendable {
-    private let state: Mutex<CompositionTrack>
+    private let state: Guarded<CompositionTrack>
     public let mediaType: MediaType
     public let trackID: Int
 
     init(_ track: CompositionTrack) {
-        state = Mutex(track)
+        state = Guarded(track)
         mediaType = track.mediaType
         trackID = track.trackID
     }

@@ -1,5 +1,4 @@
 import GraphKitCore
-import Synchronization
 
 /// One ``AssetReaderTrackOutput``'s way through a composition track: its pieces read one after
 /// another, each by a reader of its own file over its source range (audio cut to the sample,
@@ -43,7 +42,7 @@ final class CompositionPieces: Sendable {
         var cut = StoredCut()
     }
 
-    private let reading: Mutex<Reading>
+    private let reading: Guarded<Reading>
 
     /// `lead`: how much later than the composition's time line samples as stored are stamped,
     /// the same for every output of a reader (see ``StoredCut/lead``).
@@ -52,7 +51,7 @@ final class CompositionPieces: Sendable {
         self.pieces = pieces
         self.settings = settings
         self.renderSize = renderSize
-        reading = Mutex(Reading(cut: StoredCut(lead: lead)))
+        reading = Guarded(Reading(cut: StoredCut(lead: lead)))
     }
 
     enum Next {

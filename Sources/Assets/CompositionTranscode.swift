@@ -2,7 +2,6 @@
 import Dispatch
 import GraphKitRuntime
 import Nodes
-import Synchronization
 
 extension Composition {
     /// The track of `mediaType` an export re-encodes: the first with a piece.
@@ -57,7 +56,7 @@ final class CompositionTranscode: Sendable {
         /// Why reading a piece failed: the export fails with it.
         var failure: GraphError?
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let running = DispatchGroup()
 
     /// Reads `range` of `composition`'s video track (when `video` is given) and sound track
@@ -123,7 +122,7 @@ final class CompositionTranscode: Sendable {
 
     /// Waits (without blocking a thread of the pool) until every track's thread has ended.
     func ended() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        await withHandOff { (done: HandOff<Void, Never>) in
             running.notify(queue: .global()) { done.resume() }
         }
     }

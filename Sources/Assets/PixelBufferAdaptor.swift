@@ -1,6 +1,5 @@
 @_spi(Engine) import GraphKitCore
 @_spi(Engine) import GraphKitRuntime
-import Synchronization
 
 /// Appends pixel buffers with their times to a video ``AssetWriterInput``, and hands out frames
 /// to draw into from a pool, like `AVAssetWriterInputPixelBufferAdaptor`.
@@ -11,7 +10,7 @@ import Synchronization
 public final class AssetWriterInputPixelBufferAdaptor: Sendable {
     public let assetWriterInput: AssetWriterInput
     public let sourcePixelBufferAttributes: PixelBufferAttributes?
-    private let pool = Mutex<PixelBufferPool?>(nil)
+    private let pool = Guarded<PixelBufferPool?>(nil)
 
     /// An adaptor for a video input; `sourcePixelBufferAttributes` says what frames the pool
     /// makes (by default BGRA at the input's output size).

@@ -24,9 +24,9 @@ final class SegmentDelivery: Sendable {
         var inHand = 0
         var delivered = 0
         /// Tasks waiting (finishWriting) for every segment to be delivered, or for the close.
-        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        var drainWaiters: [HandOff<Void, Never>] = []
         /// A task waiting in the sequence's next().
-        var taker: CheckedContinuation<AssetWriter.Segment?, any Error>?
+        var taker: HandOff<AssetWriter.Segment?, any Error>?
 
         var isDrained: Bool { closed != nil || (!producing && queue.isEmpty && inHand == 0) }
     }
@@ -38,7 +38,7 @@ final class SegmentDelivery: Sendable {
     /// Queues `segments` (call it with the maker's own lock held: never waits).
     func enqueue(_ segments: [AssetWriter.Segment]) {
         guard !segments.isEmpty else { return }
-        let taker: (CheckedContinuation<AssetWriter.Segment?, any Error>, AssetWriter.Segment)? = state.withLock(wakingWaiters: true) { s in
+        let taker: (HandOff<AssetWriter.Segment?, any Error>, AssetWriter.Segment)? = state.withLock(wakingWaiters: true) { s in
             guard s.closed == nil else { return nil }
             s.queue += segments
             guard let t = s.taker else { return nil }
@@ -77,13 +77,13 @@ final class SegmentDelivery: Sendable {
         taker?.resume(throwing: reason)
     }
 
-    private func takeWaiters(_ s: inout State) -> ([CheckedContinuation<Void, Never>], CheckedContinuation<AssetWriter.Segment?, any Error>?) {
-        var waiters: [CheckedContinuation<Void, Never>] = []
+    private func takeWaiters(_ s: inout State) -> ([HandOff<Void, Never>], HandOff<AssetWriter.Segment?, any Error>?) {
+        var waiters: [HandOff<Void, Never>] = []
         if s.isDrained {
             waiters = s.drainWaiters
             s.drainWaiters = []
         }
-        var taker: CheckedContinuation<AssetWriter.Segment?, any Error>?
+        var taker: HandOff<AssetWriter.Segment?, any Error>?
         if s.queue.isEmpty, !s.producing || s.closed != nil {
             taker = s.taker
             s.taker = nil
@@ -98,7 +98,7 @@ final class SegmentDelivery: Sendable {
 
     /// Waits (suspending) until every segment has been delivered, or delivery closed.
     func drained() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+        await withHandOff { (c: HandOff<Void, Never>) in
             let now = state.withLock { s in
                 if s.isDrained { return true }
                 s.drainWaiters.append(c)
@@ -113,7 +113,7 @@ final class SegmentDelivery: Sendable {
     func next() async throws -> AssetWriter.Segment? {
         markDone()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<AssetWriter.Segment?, any Error>) in
+            try await withThrowingHandOff { (c: HandOff<AssetWriter.Segment?, any Error>) in
                 enum Now { case segment(AssetWriter.Segment), end, failed(any Error), wait }
                 let now: Now = state.withLock(wakingWaiters: true) { s in
                     if let reason = s.closed { return .failed(reason) }

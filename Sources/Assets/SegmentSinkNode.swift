@@ -2,7 +2,6 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 import Nodes
-import Synchronization
 
 /// The end of an ``AssetWriter``'s graph in segment mode (not a node of graphs: the writer's own
 /// registry has it): the encoders' output, taken as `sink.hls` takes it, cut into an
@@ -44,7 +43,7 @@ final class SegmentSinkNode: ElementNode, Sendable {
         var requested = 0
         var requestsTaken: Bool?
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     init(context: NodeContext) throws(GraphError) {
         self.context = context

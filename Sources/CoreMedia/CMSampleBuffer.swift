@@ -1,5 +1,4 @@
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// A sample buffer, as CoreMedia's: format description, timing and data. Over GraphKit's
 /// `SampleBuffer` (no copy of the data either way); a video frame's pixels are its image buffer
@@ -8,7 +7,7 @@ import Synchronization
 public final class CMSampleBuffer: Sendable {
     /// The data, and whether it is there yet: a buffer made by `CMSampleBufferCreate` without
     /// data gets it once, by `CMSampleBufferSetDataBuffer…`.
-    private let data: Mutex<(sample: SampleBuffer, ready: Bool)>
+    private let data: Guarded<(sample: SampleBuffer, ready: Bool)>
     package var sample: SampleBuffer { data.withLock { $0.sample } }
     /// The samples a buffer made without its data was declared to hold.
     private let declaredSamples: Int?
@@ -32,7 +31,7 @@ public final class CMSampleBuffer: Sendable {
 
     /// Over `sample`, shown at `givenTime` when there is one, else at the sample's own time.
     private init(sample: SampleBuffer, givenTime: CMTime?) {
-        data = Mutex((sample, true))
+        data = Guarded((sample, true))
         declaredSamples = nil
         formatDescription = sample.format.map { CMFormatDescription(format: $0, capsDetail: sample.capsDetail) }
         if case .rawVideo(let v)? = sample.format {
@@ -61,7 +60,7 @@ public final class CMSampleBuffer: Sendable {
         var sample = imageBuffer.sample
         sample.presentationTime = presentationTimeStamp.mediaTime
         if duration.isNumeric { sample.duration = duration.mediaTime }
-        data = Mutex((sample, true))
+        data = Guarded((sample, true))
         declaredSamples = nil
         formatDescription = CMFormatDescription(format: .rawVideo(imageBuffer.videoFormat))
         self.imageBuffer = imageBuffer
@@ -76,7 +75,7 @@ public final class CMSampleBuffer: Sendable {
         sample.presentationTime = presentationTimeStamp.mediaTime
         sample.decodeTime = decodeTimeStamp.mediaTime
         sample.duration = duration.mediaTime
-        data = Mutex((sample, ready))
+        data = Guarded((sample, ready))
         declaredSamples = other.declaredSamples
         formatDescription = other.formatDescription
         imageBuffer = other.imageBuffer
@@ -104,7 +103,7 @@ public final class CMSampleBuffer: Sendable {
         sample.presentationTime = presentationTimeStamp.mediaTime
         sample.decodeTime = decodeTimeStamp.mediaTime
         sample.duration = duration.mediaTime
-        data = Mutex((sample, block != nil))
+        data = Guarded((sample, block != nil))
         declaredSamples = samples
         formatDescription = format.map { CMFormatDescription(format: $0, capsDetail: capsDetail) }
         imageBuffer = nil
@@ -117,7 +116,7 @@ public final class CMSampleBuffer: Sendable {
     package var isDataReady: Bool { data.withLock { $0.ready } }
 
     /// Attachments set on samples by app code, by sample (see `sampleAttachments`).
-    private let extraAttachments = Mutex<[Int: [CFString: AttachmentValue]]>([:])
+    private let extraAttachments = Guarded<[Int: [CFString: AttachmentValue]]>([:])
     var setAttachments: [Int: [CFString: AttachmentValue]] { extraAttachments.withLock { $0 } }
 
     /// Sets (or with nil removes) one attachment of sample `index`. NotSync on compressed video
@@ -162,7 +161,7 @@ public final class CMSampleBuffer: Sendable {
 /// A block of bytes, as CoreMedia's `CMBlockBuffer`: a sample buffer's data (the buffer's own
 /// memory, not a copy).
 public final class CMBlockBuffer: Sendable {
-    private let lock = Mutex<SampleBuffer>(SampleBuffer(format: nil, byteCount: 0))
+    private let lock = Guarded<SampleBuffer>(SampleBuffer(format: nil, byteCount: 0))
     package var sample: SampleBuffer { lock.withLock { $0 } }
     package init(sample: SampleBuffer) { lock.withLock { $0 = sample } }
 

@@ -1,5 +1,4 @@
 @_spi(Engine) import GraphKitCore
-import Synchronization
 
 /// A result code of CoreVideo's functions.
 public typealias CVReturn = Int32
@@ -96,13 +95,13 @@ public final class CVBuffer: Sendable {
         var locks = 0
         var base: UnsafeMutableRawPointer?
     }
-    private let state: Mutex<State>
+    private let state: Guarded<State>
     /// The code it was made with (a full-range code stays full-range here).
     package let pixelFormatType: OSType
     package let videoFormat: MediaFormat.VideoFormat
 
     package init(sample: SampleBuffer, videoFormat: MediaFormat.VideoFormat, pixelFormatType: OSType? = nil) {
-        state = Mutex(State(sample: sample))
+        state = Guarded(State(sample: sample))
         self.videoFormat = videoFormat
         self.pixelFormatType = pixelFormatType ?? videoFormat.pixelFormat.cvPixelFormat
     }

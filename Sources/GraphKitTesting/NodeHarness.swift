@@ -1,6 +1,5 @@
 @_spi(Testing) import GraphKit
 import Nodes
-import Synchronization
 
 /// Tests one node without writing GStreamer code, like `GstHarness` or NIO's `EmbeddedChannel`.
 ///
@@ -18,7 +17,7 @@ public final class NodeHarness: Sendable {
     public let inputs: [String]
     public let outputs: [String]
     /// Whether ``finish(timeout:)`` has ended the inputs.
-    private let finished = Mutex(false)
+    private let finished = Guarded(false)
 
     /// - Parameters:
     ///   - node: the node as it would appear under `nodes` in a graph file.

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Recycled frames for an effect to write into when its input frame is shared, like
 /// `CVPixelBufferPool`: in a run, a GStreamer buffer pool, made for the first frame format it is
@@ -12,7 +11,7 @@ public final class FramePool: Sendable {
         var source: (any FrameSourcing)?
         var format: MediaFormat.VideoFormat?
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     public init() {}
 

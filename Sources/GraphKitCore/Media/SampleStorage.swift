@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Where a ``SampleBuffer``'s bytes, timing and flags live.
 ///
@@ -75,7 +74,7 @@ package protocol FrameSourcing: AnyObject, Sendable {
 
 /// The allocator the engine installed, if any.
 package enum SampleStorageAllocation {
-    private static let installed = Mutex<(any SampleStorageAllocator)?>(nil)
+    private static let installed = Guarded<(any SampleStorageAllocator)?>(nil)
 
     /// Installs the engine's allocator; the runtime calls this once, as GStreamer starts.
     package static func install(_ allocator: any SampleStorageAllocator) {
@@ -199,7 +198,7 @@ package struct MemoryAllocator: SampleStorageAllocator {
     private final class MemoryFrames: FrameSourcing, Sendable {
         let byteCount: Int
         /// Free frames' memory, by address (each `byteCount` bytes).
-        private let free = Mutex<[UInt]>([])
+        private let free = Guarded<[UInt]>([])
         init(byteCount: Int) { self.byteCount = byteCount }
 
         deinit {

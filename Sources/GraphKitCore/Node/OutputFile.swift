@@ -1,6 +1,5 @@
 import FoundationEssentials
 import Glibc
-import Synchronization
 
 /// A file a node writes, by the engine's rule: written beside the target under a temporary
 /// name and renamed when complete, so an existing file is replaced only by a complete one and a
@@ -47,7 +46,7 @@ public final class OutputFile: Sendable {
         get { followingLinks.withLock { $0 } }
         set { followingLinks.withLock { $0 = newValue } }
     }
-    private static let followingLinks = Mutex(false)
+    private static let followingLinks = Guarded(false)
 
     // MARK: Names
 
@@ -105,7 +104,7 @@ public final class OutputFile: Sendable {
     }
 
     /// The file being written, from ``prepare(inPlace:)`` until ``commit()`` or ``discard()``.
-    private let opened = Mutex<Opened?>(nil)
+    private let opened = Guarded<Opened?>(nil)
 
     /// The descriptor of the file being written, open for reading and writing at offset 0:
     /// after ``prepare(inPlace:)``, until ``commit()`` or ``discard()``.
@@ -517,7 +516,7 @@ public final class OutputFile: Sendable {
     }
 
     /// The files this process is writing now.
-    private static let live = Mutex<[ObjectIdentifier: WeakFile]>([:])
+    private static let live = Guarded<[ObjectIdentifier: WeakFile]>([:])
 
     /// Removes every temporary file this process is writing (and every in-place file, which a
     /// cancel removes too): what a process that must exit at once (a signal during its start,

@@ -1,7 +1,6 @@
 import CGraphKitPlugin
 import FoundationEssentials
 import Glibc
-import Synchronization
 
 /// A plugin that was loaded: who it says it is, where it came from, and what it added.
 public struct LoadedPlugin: Sendable, Equatable {
@@ -117,7 +116,7 @@ public enum PluginLoader {
         /// is loaded: for ever (held here, and not lost to the leak checker).
         var descriptors: [UnsafePointer<GraphKitPluginDescriptor>] = []
     }
-    private static let loaded = Mutex(Loaded())
+    private static let loaded = Guarded(Loaded())
 
     private static func loadFile(_ file: PluginFile, shownAs path: String, into registry: inout NodeRegistry) throws(GraphError) {
         let (plugin, types) = try open(file, shownAs: path)

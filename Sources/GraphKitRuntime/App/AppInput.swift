@@ -3,7 +3,6 @@ import CGraphKitGlue
 import Dispatch
 @_spi(Engine) import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// The engine's side of a graph input that code pushes samples into: an `appsrc` with
 /// `format=time`, whose need-data / enough-data callbacks flip the ready state. App code holds a
@@ -28,7 +27,7 @@ final class AppInput: Sendable {
 
     /// Something waiting for the input to turn ready (or finish): a suspended task, or a thread.
     private enum Waiter {
-        case task(CheckedContinuation<Void, Never>)
+        case task(HandOff<Void, Never>)
         case thread(DispatchSemaphore)
 
         func wake() {
@@ -66,7 +65,7 @@ final class AppInput: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     func reportRefusals(with failure: @escaping @Sendable () -> GraphError?) {
         state.withLock { $0.failureOfTheRun = failure }
@@ -163,7 +162,7 @@ final class AppInput: Sendable {
                 willWait?()
             }
             await withTaskCancellationHandler {
-                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                await withHandOff { (c: HandOff<Void, Never>) in
                     park(.task(c))
                 }
             } onCancel: {

@@ -1,6 +1,5 @@
 import GraphKitCore
 import MediaContainers
-import Synchronization
 /// `sink.app`: a graph output that code pulls samples from (see ``MediaOutput``).
 public final class AppSinkNode: ElementNode {
     public static let descriptor = NodeDescriptor(
@@ -18,7 +17,7 @@ public final class AppSinkNode: ElementNode {
     let context: NodeContext
     /// The appsink's side, once `build(in:)` made it.
     var output: MediaOutput? { built.withLock { $0 } }
-    private let built = Mutex<MediaOutput?>(nil)
+    private let built = Guarded<MediaOutput?>(nil)
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context

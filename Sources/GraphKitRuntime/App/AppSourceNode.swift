@@ -1,6 +1,5 @@
 import GraphKitCore
 import MediaContainers
-import Synchronization
 /// `source.app`: a graph input that code pushes samples into (see ``MediaInput``).
 ///
 /// Nothing it accepted is ever dropped, real time or not (as AVFoundation keeps every appended
@@ -37,14 +36,14 @@ public final class AppSourceNode: ElementNode {
     let declaredFormat: MediaFormat?
     /// The appsrc's side, once `build(in:)` made it.
     var input: AppInput? { built.withLock { $0 } }
-    private let built = Mutex<AppInput?>(nil)
+    private let built = Guarded<AppInput?>(nil)
     private struct Handle {
         /// The handle app code holds, while it holds one.
         weak var input: MediaInput?
         /// Set once the run's report is awaited: from then on, an input nobody holds is finished.
         var reportAwaited = false
     }
-    private let handle = Mutex(Handle())
+    private let handle = Guarded(Handle())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Glibc
 @_spi(Engine) import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// Where app code pulls samples out of a running graph, like `AVAssetReaderTrackOutput`.
 /// Backed by an `appsink` and a bounded queue taken off its pad (`appqueue.c`): a consumer that
@@ -30,7 +29,7 @@ public final class MediaOutput: @unchecked Sendable {
         var format: MediaFormat?
         var detail: String?
     }
-    private let described = Mutex(Described())
+    private let described = Guarded(Described())
 
     /// `capacity`: samples held for a consumer that has not pulled them (0: no bound).
     init(appsink: UnsafeMutablePointer<GstElement>, nodeID: String, capacity: Int) {

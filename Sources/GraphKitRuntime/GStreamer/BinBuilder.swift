@@ -4,7 +4,6 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// Builds an ``ElementNode``'s part of the pipeline: makes elements, links them, and exposes
 /// one pad per port.
@@ -32,7 +31,7 @@ public final class BinBuilder: Sendable {
         var elements: [Element] = []
         var counter = 0
     }
-    private let made = Mutex(Made())
+    private let made = Guarded(Made())
 
     init(context: NodeContext, pipeline: GstObjectReference<GstElement>, callbacks: CallbackRegistry, directory: ElementDirectory,
          statistics: RunStatistics, failures: NodeFailures? = nil) {

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// Every callback a run hands GStreamer (signal handlers, pad probes), owned here.
 ///
@@ -28,7 +27,7 @@ final class CallbackRegistry: Sendable {
         var entries: [Entry] = []
         var released = false
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// Connects `callback` to `signal` on `instance`, with `context` retained until disconnected.
     func connect(_ instance: UnsafeMutableRawPointer, _ signal: String, _ callback: GCallback, context: AnyObject) {
@@ -94,7 +93,7 @@ final class CallbackRegistry: Sendable {
 /// maps to a node id without reading element names.
 final class ElementDirectory: Sendable {
     /// Keyed by the element's address (only compared, never followed).
-    private let owners = Mutex<[UInt: String]>([:])
+    private let owners = Guarded<[UInt: String]>([:])
 
     func record(_ element: UnsafeMutablePointer<GstElement>, node: String) {
         owners.withLock { $0[UInt(bitPattern: element)] = node }

@@ -150,7 +150,7 @@ public final class Element: Sendable {
         final class Watch: Sendable {
             let handler: @Sendable (EncodedSampleEvent) -> Void
             /// The current format; touched only on the pad's streaming thread.
-            let format = Mutex<MediaFormat?>(nil)
+            let format = Guarded<MediaFormat?>(nil)
             init(_ h: @escaping @Sendable (EncodedSampleEvent) -> Void) { handler = h }
         }
         let box = Unmanaged.passRetained(Watch(handler)).toOpaque()

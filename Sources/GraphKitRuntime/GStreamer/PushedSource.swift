@@ -1,7 +1,6 @@
 import CGStreamer
 import CGraphKitGlue
 import GraphKitCore
-import Synchronization
 
 /// A source whose samples a node makes on a thread of its own while the run plays (work that
 /// takes long, such as taking pictures of a file, done in the run rather than while the graph is
@@ -27,7 +26,7 @@ public final class PushedSource: Sendable {
         var announced: MediaFormat?
         var ended = false
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     fileprivate init(element: Element, failing: @escaping @Sendable (GraphError, Element) -> Void, produce: @escaping @Sendable (PushedSource) -> Void) {
         self.element = element

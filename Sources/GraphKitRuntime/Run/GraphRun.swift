@@ -5,7 +5,6 @@ import Glibc
 import Logging
 import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// One run of a validated graph: its lifecycle, and the one object code holds.
 ///
@@ -42,7 +41,7 @@ public final class GraphRun: Sendable {
         var stopRequested = false
         var cancelRequested = false
         var finishedReport: RunReport?
-        var reportWaiters: [CheckedContinuation<RunReport, Never>] = []
+        var reportWaiters: [HandOff<RunReport, Never>] = []
         var watcherThread: JoinableThread?
         /// A run started at a position (``start(at:)``): the seek is done and the pipeline plays.
         var positioned = false
@@ -286,8 +285,8 @@ public final class GraphRun: Sendable {
     /// awaiting a download cancels the download; the report then says `cancelled`.
     public func report() async -> RunReport {
         reportIsAwaited()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+        let report = await withTaskCancellationHandler {
+            await withHandOff { continuation in
                 let ready = state.withLock { state -> RunReport? in
                     if let report = state.finishedReport { return report }
                     if !state.started { return notStarted }
@@ -299,6 +298,12 @@ public final class GraphRun: Sendable {
         } onCancel: {
             if state.withLock({ $0.started }) { cancel() }  // a run never started reports that at once, and stays as it is
         }
+        // Joined here as `wait()` joins it, so that no ended thread waits for the run's release
+        // to be reaped (a program that exits holding a finished writer would leave it so). Its
+        // last act was to publish this report: what is left is its return, which needs nothing
+        // from the concurrency pool, so this join is brief and cannot deadlock.
+        state.withLock { $0.finishedReport == nil ? nil : $0.watcherThread }?.join()
+        return report
     }
 
     /// Inputs the app no longer holds are finished: nothing can append to them, and the report
@@ -527,7 +532,7 @@ public protocol LiveNode: Node {
 
 /// The watcher's outcome, handed to a run's deinit (see ``GraphRun``'s watcher thread).
 private final class OutcomeBox: Sendable {
-    private let outcome = Mutex<BusWatcher.Outcome?>(nil)
+    private let outcome = Guarded<BusWatcher.Outcome?>(nil)
 
     func put(_ value: BusWatcher.Outcome) {
         outcome.withLock { $0 = value }

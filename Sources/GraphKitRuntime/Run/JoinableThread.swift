@@ -3,13 +3,12 @@ import FoundationEssentials
 import Glibc
 import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// A thread of our own that can be joined: a run's bus watcher. Foundation's `Thread` cannot be
 /// joined, so a program (or a test counting threads) could not know when it is gone.
 final class JoinableThread: Sendable {
     /// The thread, and whether it was joined (or never started).
-    private let state: Mutex<(thread: pthread_t, joined: Bool)>
+    private let state: Guarded<(thread: pthread_t, joined: Bool)>
 
     /// Starts `body` on a new thread named `name` (at most 15 characters are kept).
     init(name: String, _ body: @escaping @Sendable () -> Void) {
@@ -21,7 +20,7 @@ final class JoinableThread: Sendable {
             work.body()
             return nil
         }, box)
-        state = Mutex((thread, result != 0))
+        state = Guarded((thread, result != 0))
         if result != 0 {
             // No thread: run the work here rather than lose it (it only watches and reports).
             Unmanaged<Body>.fromOpaque(box).takeRetainedValue().body()

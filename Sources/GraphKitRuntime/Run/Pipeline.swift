@@ -2,7 +2,6 @@ import CGStreamer
 import CGraphKitGlue
 import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// The GStreamer pipeline of one run and everything the run handed it: the callbacks (owned by
 /// ``CallbackRegistry``), which node each element belongs to, and the statistics' counters.
@@ -50,7 +49,7 @@ final class Pipeline: Sendable {
     /// (``seek(_:)``), so that neither happens inside the other: a seek from the app's thread
     /// that ended after a cancel's stop would set the stopped pipeline PLAYING again, with its
     /// callbacks released and nobody watching its bus (an output's pull then waited for ever).
-    let stateChanges = Mutex(false)
+    let stateChanges = Guarded(false)
 
     /// A builder for one node's elements.
     func builder(for context: NodeContext, failures: NodeFailures? = nil) -> BinBuilder {

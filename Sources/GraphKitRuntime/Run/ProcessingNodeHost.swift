@@ -260,7 +260,7 @@ struct ExposedPorts {
 /// until the bus watcher reports the run's failure.
 final class NodeFailures: Sendable {
     /// The first error of each node.
-    private let errors = Mutex<[String: GraphError]>([:])
+    private let errors = Guarded<[String: GraphError]>([:])
 
     func record(_ error: GraphError, node: String) {
         errors.withLock { if $0[node] == nil { $0[node] = error } }

@@ -3,7 +3,6 @@ import CGraphKitGlue
 import Glibc
 import GraphKitCore
 import MediaContainers
-import Synchronization
 
 /// What flowed where during a run: buffers and bytes per node and per edge, how deep each queue
 /// got, what each display showed, and every buffer the graph dropped. Counters live in C memory
@@ -46,7 +45,7 @@ final class RunStatistics: @unchecked Sendable {
     private var displays: [Display] = []
     /// Guards the displays' readings and the dropping queues' last levels, taken on the thread
     /// that stops the pipeline.
-    private let readingsLock = Mutex(())
+    private let readingsLock = Guarded(())
     /// Buffers each dropping queue (by index in `edges`) still held as the pipeline stopped:
     /// flushed with the run, not dropped by it.
     private var heldAtStop: [Int: Int] = [:]

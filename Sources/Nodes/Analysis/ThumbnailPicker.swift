@@ -1,6 +1,5 @@
 import GraphKitCore
 import GraphKitRuntime
-import Synchronization
 
 /// One picture of a video file at a time, found by seeking: a graph `source.file` → `decode`
 /// (BGRA) → `sink.app` started at the time (``GraphRun/start(at:)``), stopped as soon as the
@@ -155,7 +154,7 @@ package final class ThumbnailSession: Sendable {
         var pipelines = 0
         var framesDelivered = 0
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     package init(path: String, autorotate: Bool) {
         self.path = path

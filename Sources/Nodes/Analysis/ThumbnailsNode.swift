@@ -1,6 +1,5 @@
 import GraphKitCore
 import GraphKitRuntime
-import Synchronization
 
 /// `analysis.thumbnails`: evenly spaced pictures of a video file, as image files, a sprite sheet
 /// (one grid picture of them) and its WebVTT index (`sprite.jpg#xywh=x,y,w,h` per cue), which web
@@ -76,7 +75,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         var stopping = false
     }
     private enum Kind { case picture(Int), sprite, vtt }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context

@@ -3,7 +3,6 @@ import Glibc
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `analysis.waveform`: reduces PCM to waveform peaks as it streams, and writes them as
 /// audiowaveform JSON/.dat data and PNG/SVG pictures when the stream ends. Memory grows with the
@@ -71,7 +70,7 @@ public final class WaveformNode: ProcessingNode, Sendable {
         var written: [String] = []
         var status: [String: OutputReport.Status] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context

@@ -57,7 +57,7 @@ public final class DecodeNode: ElementNode {
         var audioLinked = false
         var videoLinked = false
     }
-    private let streams = Mutex(Streams())
+    private let streams = Guarded(Streams())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context

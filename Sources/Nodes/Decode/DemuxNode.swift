@@ -1,6 +1,5 @@
 import GraphKitCore
 import GraphKitRuntime
-import Synchronization
 
 /// `demux`: a media file's compressed samples as they are stored, not decoded: AAC, Opus, FLAC
 /// or ALAC audio and H.264, HEVC, VP9 or AV1 video, each with its codec configuration (caps'
@@ -90,7 +89,7 @@ public final class DemuxNode: ElementNode {
     }
 
     let context: NodeContext
-    private let seen = Mutex((audio: 0, video: 0, audioLinked: false, videoLinked: false))
+    private let seen = Guarded((audio: 0, video: 0, audioLinked: false, videoLinked: false))
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context

@@ -2,7 +2,6 @@ import CKernels
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `effect.colorMatrix`: like `CIColorMatrix`, on the stored 8-bit values scaled to 0…1: each
 /// output channel = clamp(round(255 × (v · (R, G, B, A) + bias))), with `r`, `g`, `b`, `a` the
@@ -64,7 +63,7 @@ public final class ColorMatrixNode: ProcessingNode, Sendable {
         /// The C kernel's shuffles and loop for this matrix and byte order (no AVX2 until made).
         var plan = gk_color_matrix_plan()
     }
-    private let setup = Mutex(Setup())
+    private let setup = Guarded(Setup())
 
     /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
     /// tests turn it off to check the Swift vector path on its own.

@@ -1,7 +1,6 @@
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `effect.dropChannel`: sets one colour channel to zero (dropping green "de-greens" a picture).
 /// One AND per pixel, 16 pixels at a time: memory speed.
@@ -29,7 +28,7 @@ public final class DropChannelNode: ProcessingNode, Sendable {
 
     let channel: Channel
     /// The bits of a pixel kept (set when the format is known).
-    private let mask = Mutex<UInt32>(.max)
+    private let mask = Guarded<UInt32>(.max)
 
     private let pool = FramePool()
 

@@ -2,7 +2,6 @@ import CKernels
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `effect.grayscale`: BT.601 luma, Y = 0.299 R + 0.587 G + 0.114 B rounded to nearest, written
 /// to all three colour channels; alpha is kept.
@@ -29,7 +28,7 @@ public final class GrayscaleNode: ProcessingNode, Sendable {
         var offsets = (b: 0, g: 1, r: 2)
         var usesAVX2Kernel = true
     }
-    private let setup = Mutex(Setup())
+    private let setup = Guarded(Setup())
 
     /// Whether rows go to the AVX2 kernel first, where the CPU has it. It gives the same bytes;
     /// tests turn it off to check the Swift vector path on its own.

@@ -2,7 +2,6 @@ import Glibc
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `sink.hls`: HTTP Live Streaming as it is encoded (RFC 8216): an initialization segment,
 /// fragmented-MP4 media segments (CMAF) each starting on a key frame of the video, and a media
@@ -134,7 +133,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var audioSpan: (start: Int64, end: Int64)?
         var keyFrames: [String: KeyFrameRequests] = [:]
     }
-    private let state: Mutex<State>
+    private let state: Guarded<State>
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -161,7 +160,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
         let container: HLSSegmenter.Container = context.parameters[Self.segmentFormat] == .mpegts ? .mpegts : .fmp4
         self.container = container
         let (target, targetDuration) = (target, targetDuration)
-        state = Mutex(State(renditions: renditions.map { r in
+        state = Guarded(State(renditions: renditions.map { r in
             var stream = HLSStream(trackCount: (r.video == nil ? 0 : 1) + (r.hasAudio ? 1 : 0), target: target, container: container)
             // Every rendition cuts on one grid from the run's start, where the encoders are asked
             // for key frames: a ladder's rungs and a separate sound cut at the same times.

@@ -3,7 +3,6 @@ import Glibc
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `sink.mp4`: writes MP4, M4A or MOV, like `AVAssetWriter`.
 ///
@@ -127,7 +126,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
         /// The cover, place and chapters, written into the finished index.
         var extraTags = MP4ExtraTags()
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -408,7 +407,7 @@ final class ByteBudget: Sendable {
     let limit: Int64
     /// Bytes counted, and whether a sample was refused (then every input ends: none goes on
     /// with smaller samples past the other's end).
-    private let state = Mutex<(used: Int64, full: Bool)>((Int64(MP4SinkNode.boxReserve), false))
+    private let state = Guarded<(used: Int64, full: Bool)>((Int64(MP4SinkNode.boxReserve), false))
     init(limit: Int64) { self.limit = limit }
 
     /// Whether a sample of `size` bytes fits; if so, it is counted.

@@ -1,7 +1,6 @@
 import Glibc
 import GraphKitCore
 import GraphKitRuntime
-import Synchronization
 
 /// One file written by a GStreamer muxer, by the engine's rule for outputs (``OutputFile``):
 /// `mux ! fdsink` into a temporary file beside the target, made exclusively and written through
@@ -24,7 +23,7 @@ package final class MuxedFile: Sendable {
         var sink: Element?
         var status: OutputReport.Status = .unknown
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// The file a node's `path` parameter names (`path`, when the node has read it already).
     init(context: NodeContext, path: String) {

@@ -2,7 +2,6 @@ import Glibc
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `source.concat`: files one after another, each from its `inpoint` to its `outpoint`, as one
 /// video stream and one sound stream, as stored (compressed, as `demux` gives them): the graph
@@ -83,7 +82,7 @@ public final class ConcatSourceNode: ElementNode, Sendable {
     let context: NodeContext
     let asked: [Piece]
     /// What was read when the graph was built.
-    private let planned = Mutex<ConcatPlan?>(nil)
+    private let planned = Guarded<ConcatPlan?>(nil)
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -129,7 +128,7 @@ public final class ConcatSourceNode: ElementNode, Sendable {
         let plan = try ConcatPlan(asked, kinds: kinds, node: context.id)
         planned.withLock { $0 = plan }
         for (n, stream) in plan.streams.enumerated() {
-            let cursor = Mutex(0)
+            let cursor = Guarded(0)
             let source = try bin.makeSampleSource(name: stream.kind, caps: stream.caps) {
                 let next = cursor.withLock { c in
                     defer { c += 1 }

@@ -3,7 +3,6 @@ import Glibc
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `source.file`: the bytes of a media file, for `decode`.
 ///
@@ -34,8 +33,8 @@ public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
     /// The file, opened once when the node is built and read through this descriptor (fdsrc,
     /// or filesrc given `/proc/self/fd/N`), never reopened by name; nil before, or when it
     /// could not be opened (`problem` says why, and prepare() throws it).
-    private let opened = Mutex<Opened?>(nil)
-    private let problem = Mutex<String?>(nil)
+    private let opened = Guarded<Opened?>(nil)
+    private let problem = Guarded<String?>(nil)
 
     struct Opened {
         var fd: Int32

@@ -1,7 +1,6 @@
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
-import Synchronization
 
 /// `generate.frames`: frames drawn in Swift, like a loop appending `CVPixelBuffer`s from a
 /// `CVPixelBufferPool` to an `AVAssetWriterInputPixelBufferAdaptor`: a moving gradient, a
@@ -47,7 +46,7 @@ public final class FrameGeneratorNode: ElementNode, Sendable {
     /// Frames in the stream; nil until stopped.
     let count: Int?
     /// The source, once built.
-    private let source = Mutex<FrameSource?>(nil)
+    private let source = Guarded<FrameSource?>(nil)
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context

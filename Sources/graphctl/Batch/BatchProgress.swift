@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import GraphKit
 
 /// What a batch says on standard error while it runs: a line for each input that fails (always,
 /// unless --quiet), and on a terminal a progress line redrawn five times a second: inputs done
@@ -19,7 +19,7 @@ final class BatchProgress: Sendable {
         var started = ContinuousClock.now
         var drawn = false
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// `total`: inputs to run (skipped ones are not counted: the rate is of runs).
     init(total: Int, showsLine: Bool, quiet: Bool) {

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import GraphKit
-import Synchronization
 
 /// Runs a batch's inputs on `jobs` worker processes at once, each slot on a thread of its own
 /// that hands its worker one input at a time and waits for the reply.
@@ -37,7 +36,7 @@ final class WorkerPool: Sendable {
         /// Each slot's worker, while one is running an input (for cancel()).
         var running: [Int: pid_t] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     init(_ configuration: Configuration, work: [PlannedInput], ended: @escaping @Sendable (InputResult) -> Void) {
         self.configuration = configuration

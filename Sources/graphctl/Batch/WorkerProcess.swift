@@ -1,6 +1,5 @@
 import Glibc
 import GraphKit
-import Synchronization
 
 /// One worker process (`graphctl batch-worker`) as the batch sees it: pipes to its standard
 /// input, output and error, a job sent as a line, a reply awaited with a deadline. Its pipes are
@@ -16,7 +15,7 @@ final class WorkerProcess {
     private(set) var errorTail: [UInt8] = []
     private static let tailLimit = 8192
     /// Held from pipe(2) to posix_spawn (see ``spawn(executable:arguments:)``).
-    private static let spawning = Mutex(())
+    private static let spawning = Guarded(())
 
     /// The batch's environment, with Swift's crash backtracer off unless SWIFT_BACKTRACE says
     /// otherwise: on a worker whose other thread was blocked in open(2) it was seen to hang after

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Glibc
 import GraphKit
 import Nodes
-import Synchronization
 
 struct Batch: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -161,7 +160,7 @@ struct Batch: ParsableCommand {
         for o in setOverrides { arguments += ["--set", "\(o.node).\(o.parameter)=\(o.value)"] }
         for p in plugins.paths { arguments += ["--plugin", p] }
         if outputs.followSymlinks { arguments.append("--follow-symlinks") }
-        let ran = Mutex<[InputResult]>([])
+        let ran = Guarded<[InputResult]>([])
         let pool = WorkerPool(.init(workerArguments: arguments, executable: Self.executable(), graph: bytes, jobs: jobs,
                                     timeout: timeout > 0 ? timeout : nil, runsPerWorker: runsPerWorker),
                               work: work) { result in

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Glibc
 import GraphKit
 import Nodes
-import Synchronization
 
 /// The process `graphctl batch` runs inputs in (not for users: hidden from help). It takes the
 /// graph's bytes from the batch (its first line), then runs one job per line of its standard
@@ -108,7 +107,7 @@ final class JobReader: Sendable {
         var ended = false
         var running = false
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let ready = DispatchSemaphore(value: 0)
 
     func start() {

@@ -3,7 +3,6 @@ import Assets
 import Dispatch
 import Glibc
 import GraphKit
-import Synchronization
 
 /// `graphctl export IN OUT --preset P [--start S --duration D]`: an asset exported as
 /// `AVAssetExportSession` exports it (``AssetExportSession``): a preset, a time range, the
@@ -77,7 +76,7 @@ struct Export: ParsableCommand {
         }
         InterruptSignals.shared.handle { _ in session.cancelExport() }
         defer { InterruptSignals.shared.stopHandling() }
-        let outcome = Mutex<GraphError?>(nil)
+        let outcome = Guarded<GraphError?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             do throws(GraphError) {

@@ -1,7 +1,6 @@
 import Dispatch
 import Glibc
 import GraphKit
-import Synchronization
 
 /// SIGINT and SIGTERM, counted: the handler gets 1 for the first, 2 for the second, and so on,
 /// on a queue of the listener's own (never in a signal handler). One listener for the process,
@@ -18,7 +17,7 @@ final class InterruptSignals: Sendable {
         var count = 0
         var handler: (@Sendable (Int) -> Void)?
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// Starts listening (once). Until `handle(with:)`, a signal exits with 130.
     func install() {

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Glibc
 import GraphKit
 import Nodes
-import Synchronization
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -208,7 +207,7 @@ final class ProgressLine: Sendable {
     let run: GraphRun
     private let queue = DispatchQueue(label: "graphctl.progress")
     /// Whether the line is drawn: from start() until finish(). Each draw holds it.
-    private let drawing = Mutex(false)
+    private let drawing = Guarded(false)
     private let started = ContinuousClock.now
 
     init(run: GraphRun) { self.run = run }
