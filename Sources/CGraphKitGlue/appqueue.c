@@ -13,7 +13,7 @@
  * The appsink still receives every event, so end of stream reaches the bus as before, once the
  * app has pulled everything (what appsink's wait-on-eos does). */
 #include "CGraphKitGlue.h"
-#include "tsan.h"
+#include "../GstGraphKit/common/tsan.h"  /* shared with the graphkit plugin's elements */
 #include <gst/base/gstqueuearray.h>
 
 struct GkAppQueue {

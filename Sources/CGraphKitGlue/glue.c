@@ -19,7 +19,7 @@
  *                pipeline once the state change has returned (its streaming threads are joined).
  * A buffer is its own sync point: released when our code passes it on or lets it go, acquired when
  * our code receives it (probe, appsink, pool, or a buffer just made). */
-#include "tsan.h"
+#include "../GstGraphKit/common/tsan.h"  /* shared with the graphkit plugin's elements */
 
 #ifdef GK_TSAN
 /* The pipeline an object is part of (the object itself when it has no parent). Parents are set
@@ -40,13 +40,9 @@ static inline void run_stopped(gpointer object) {
     char *run = run_of(object);
     if (run) __tsan_acquire(RUN_STOPPED(run));
 }
-#define BUFFER_RECEIVED(b) __tsan_acquire((void *)(b))
-#define BUFFER_HANDED_ON(b) __tsan_release((void *)(b))
 #else
 #define run_starts(object) ((void)0)
 #define run_stopped(object) ((void)0)
-#define BUFFER_RECEIVED(b) ((void)0)
-#define BUFFER_HANDED_ON(b) ((void)0)
 #endif
 
 void gk_callback_enter(gpointer object) {
@@ -68,7 +64,7 @@ void gk_callback_leave(gpointer object) {
 }
 
 void gk_buffer_received(GstBuffer *buffer) {
-    BUFFER_RECEIVED(buffer);
+    GK_BUFFER_RECEIVED(buffer);
     (void)buffer;
 }
 
@@ -166,14 +162,20 @@ char *gk_init(void) {
 }
 
 GstBuffer *gk_buffer_ref(GstBuffer *buffer) {
-    BUFFER_HANDED_ON(buffer);
+    GK_BUFFER_HANDED_ON(buffer);
     return gst_buffer_ref(buffer);
 }
 void gk_buffer_unref(GstBuffer *buffer) {
-    BUFFER_HANDED_ON(buffer);
+    GK_BUFFER_HANDED_ON(buffer);
     gst_buffer_unref(buffer);
 }
-int gk_buffer_is_writable(GstBuffer *buffer) { return gst_buffer_is_writable(buffer) ? 1 : 0; }
+/* Writable: every other holder has let it go (GStreamer's atomic unref, which TSan does not see),
+ * so what they did with it happens before what the caller now writes. */
+int gk_buffer_is_writable(GstBuffer *buffer) {
+    if (!gst_buffer_is_writable(buffer)) return 0;
+    GK_BUFFER_RECEIVED(buffer);
+    return 1;
+}
 GstBuffer *gk_buffer_make_writable(GstBuffer *buffer) { return gst_buffer_make_writable(buffer); }
 void gk_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
 GstCaps *gk_caps_ref(GstCaps *caps) { return gst_caps_ref(caps); }
@@ -267,7 +269,7 @@ int gk_error_domain(const GError *error) {
 }
 
 static void count_buffer(GkPadCounter *c, GstBuffer *b) {
-    BUFFER_RECEIVED(b);
+    GK_BUFFER_RECEIVED(b);
     __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&c->bytes, (gint64)gst_buffer_get_size(b), __ATOMIC_RELAXED);
     if (GST_BUFFER_PTS_IS_VALID(b)) {
@@ -278,7 +280,7 @@ static void count_buffer(GkPadCounter *c, GstBuffer *b) {
             end += (gint64)GST_BUFFER_DURATION(b);
         __atomic_store_n(&c->end_ns, end, __ATOMIC_RELAXED);
     }
-    BUFFER_HANDED_ON(b);
+    GK_BUFFER_HANDED_ON(b);
 }
 
 static gboolean count_in_list(GstBuffer **buffer, guint index, gpointer data) {
@@ -355,14 +357,14 @@ static void transform_probe_free(gpointer data) {
 /* One buffer through the transform: counted as it arrives and as it leaves. Takes ownership of
  * `in`; returns the buffer to pass on (owned) or NULL when the transform dropped it. */
 static GstBuffer *transform_one(TransformProbe *p, GstBuffer *in) {
-    BUFFER_RECEIVED(in);
+    GK_BUFFER_RECEIVED(in);
     if (p->arriving != NULL)
         count_buffer(p->arriving, in);
     GstBuffer *out = p->transform(p->context, in);
     if (out != NULL && p->passed != NULL)
         count_buffer(p->passed, out);
     if (out != NULL)
-        BUFFER_HANDED_ON(out);
+        GK_BUFFER_HANDED_ON(out);
     return out;
 }
 
@@ -516,7 +518,7 @@ GstBuffer *gk_frame_pool_acquire(GstBufferPool *pool) {
     GstBuffer *buffer = NULL;
     if (gst_buffer_pool_acquire_buffer(pool, &buffer, NULL) != GST_FLOW_OK)
         return NULL;
-    BUFFER_RECEIVED(buffer);
+    GK_BUFFER_RECEIVED(buffer);
     return buffer;
 }
 

@@ -7,6 +7,7 @@
 #ifndef GK_PASSTHROUGH_H
 #define GK_PASSTHROUGH_H
 #include <gst/gst.h>
+#include "tsan.h"
 
 /* Adds the element's `sink` pad (with `chain`, and `event` unless NULL) and `src` pad. */
 static inline void gk_add_passthrough_pads(GstElement *element, GstStaticPadTemplate *sink_template,

@@ -1,4 +1,5 @@
-/* ThreadSanitizer's view of GLib's locks, for the glue's own C code.
+/* ThreadSanitizer's view of GLib's locks and of buffers, for GraphKit's C code (the graphkit
+ * plugin's elements and CGraphKitGlue).
  *
  * GLib's GMutex and GCond are futex-based on Linux and GLib is not instrumented, so TSan sees
  * neither the lock nor the wait: every field a GMutex guards is reported as a race between the
@@ -8,7 +9,7 @@
 #ifndef GK_TSAN_H
 #define GK_TSAN_H
 
-#include <glib.h>
+#include <gst/gst.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define GK_TSAN 1
@@ -43,6 +44,29 @@ static inline gboolean gk_cond_wait_until(GCond *c, GMutex *m, gint64 end_time) 
     gboolean signalled = g_cond_wait_until(c, m, end_time);
     GK_TSAN_ACQUIRE(m);
     return signalled;
+}
+
+/* GST_OBJECT_LOCK/UNLOCK as TSan sees them: an element's fields guarded by its object lock are
+ * otherwise reported between the streaming thread and the application's (a property set). */
+#define GK_OBJECT_LOCK(obj) gk_mutex_lock(GST_OBJECT_GET_LOCK(obj))
+#define GK_OBJECT_UNLOCK(obj) gk_mutex_unlock(GST_OBJECT_GET_LOCK(obj))
+
+/* A buffer is its own sync point (as in glue.c): released when our code passes it on or lets it
+ * go, acquired when our code receives it. Buffers travel between threads through GStreamer's
+ * queues and pools, whose locks and atomics TSan cannot see, and a pool hands the same buffer to
+ * a later frame: without these, our write of its times on one streaming thread and our read of
+ * them on the next are reported. */
+#define GK_BUFFER_RECEIVED(b) GK_TSAN_ACQUIRE(b)
+#define GK_BUFFER_HANDED_ON(b) GK_TSAN_RELEASE(b)
+
+static inline GstFlowReturn gk_pad_push(GstPad *pad, GstBuffer *buffer) {
+    GK_BUFFER_HANDED_ON(buffer);
+    return gst_pad_push(pad, buffer);
+}
+
+static inline void gk_buffer_drop(GstBuffer *buffer) {
+    GK_BUFFER_HANDED_ON(buffer);
+    gst_buffer_unref(buffer);
 }
 
 #endif

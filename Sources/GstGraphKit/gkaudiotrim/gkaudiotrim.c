@@ -68,16 +68,17 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
 }
 
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkAudioTrim *self = (GkAudioTrim *)parent;
     (void)pad;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     gint64 start_at = self->start, end_at = self->end;
     gint scale = self->timescale;
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     gboolean active = scale > 0;
     gint bpf = self->have_info ? GST_AUDIO_INFO_BPF(&self->info) : 0, rate = self->have_info ? GST_AUDIO_INFO_RATE(&self->info) : 0;
     if ((!active && self->stop_ns < 0) || bpf <= 0 || rate <= 0 || !GST_BUFFER_PTS_IS_VALID(buffer))
-        return gst_pad_push(self->srcpad, buffer);
+        return gk_pad_push(self->srcpad, buffer);
     /* Positions in samples at the stream's rate (to the nearest sample). */
     gint64 start = active ? (gint64)gst_util_uint64_scale_round((guint64)start_at, (guint64)rate, (guint64)scale) : 0;
     gint64 end = !active || end_at < 0 ? G_MAXINT64 : (gint64)gst_util_uint64_scale_round((guint64)end_at, (guint64)rate, (guint64)scale);
@@ -87,7 +88,7 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     gint64 count = (gint64)(gst_buffer_get_size(buffer) / (gsize)bpf);
     gint64 from = MAX(first, start), to = MIN(first + count, end);
     if (to <= from) {
-        gst_buffer_unref(buffer);
+        gk_buffer_drop(buffer);
         return GST_FLOW_OK;
     }
     /* Planar layouts (a decoder's GstAudioMeta) are cut plane by plane. */
@@ -99,31 +100,31 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     GST_BUFFER_PTS(kept) = gst_util_uint64_scale_round((guint64)(from - start), GST_SECOND, (guint64)rate);
     GST_BUFFER_DURATION(kept) = gst_util_uint64_scale_round((guint64)(to - start), GST_SECOND, (guint64)rate) - GST_BUFFER_PTS(kept);
     GST_BUFFER_DTS(kept) = GST_CLOCK_TIME_NONE;
-    return gst_pad_push(self->srcpad, kept);
+    return gk_pad_push(self->srcpad, kept);
 }
 
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
     GkAudioTrim *self = (GkAudioTrim *)object;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     switch (id) {
     case PROP_START: self->start = g_value_get_int64(value); break;
     case PROP_END: self->end = g_value_get_int64(value); break;
     case PROP_TIMESCALE: self->timescale = g_value_get_int(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
     GkAudioTrim *self = (GkAudioTrim *)object;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     switch (id) {
     case PROP_START: g_value_set_int64(value, self->start); break;
     case PROP_END: g_value_set_int64(value, self->end); break;
     case PROP_TIMESCALE: g_value_set_int(value, self->timescale); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {

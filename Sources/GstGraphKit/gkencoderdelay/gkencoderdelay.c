@@ -26,6 +26,7 @@
  *     mp4mux ! filesink location=out.m4a
  */
 #include <gst/gst.h>
+#include "../common/tsan.h"
 #include <gst/audio/audio.h>
 #include "GstGraphKit.h"
 
@@ -79,6 +80,7 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
 }
 
 static GstFlowReturn sink_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkEncoderDelay *self = (GkEncoderDelay *)parent;
     gint bpf = __atomic_load_n(&self->bpf, __ATOMIC_RELAXED);
     if (bpf > 0) __atomic_fetch_add(&self->samples_in, (gint64)(gst_buffer_get_size(buffer) / (gsize)bpf), __ATOMIC_RELAXED);
@@ -132,6 +134,7 @@ static gboolean encoded_event(GstPad *pad, GstObject *parent, GstEvent *event) {
 }
 
 static GstFlowReturn encoded_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkEncoderDelay *self = owner_of_internal(parent);
     if (GST_BUFFER_PTS_IS_VALID(buffer) && GST_BUFFER_DURATION_IS_VALID(buffer)) {
         gint64 unset = -1;
@@ -146,10 +149,10 @@ static GstFlowReturn encoded_chain(GstPad *pad, GstObject *parent, GstBuffer *bu
  * bin's own reference (gst_bin_add takes one either way). */
 static void set_encoder(GkEncoderDelay *self, GstElement *encoder) {
     if (encoder == NULL) return;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     gboolean taken = self->encoder != NULL;
     if (!taken) self->encoder = encoder;
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     if (taken) {
         g_warning("gkencoderdelay: its encoder is set already");
         if (g_object_is_floating(encoder)) gst_object_unref(gst_object_ref_sink(encoder));
@@ -186,9 +189,9 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
 
 static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
     GkEncoderDelay *self = (GkEncoderDelay *)object;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     GstElement *encoder = self->encoder ? gst_object_ref(self->encoder) : NULL;
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     switch (id) {
     case PROP_ENCODER: g_value_set_object(value, encoder); break;
     case PROP_ENCODER_FACTORY: {

@@ -84,10 +84,11 @@ GstBuffer *gk_mp3_relabel_ffmpeg_tag(GstBuffer *buffer, gboolean *done) {
 }
 
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkLavcMp3Tag *self = (GkLavcMp3Tag *)parent;
     (void)pad;
     if (!self->done) buffer = gk_mp3_relabel_ffmpeg_tag(buffer, &self->done);
-    return gst_pad_push(self->srcpad, buffer);
+    return gk_pad_push(self->srcpad, buffer);
 }
 
 static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {

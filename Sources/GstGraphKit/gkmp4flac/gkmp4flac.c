@@ -29,6 +29,7 @@
  */
 #include <string.h>
 #include <gst/gst.h>
+#include "../common/tsan.h"
 
 #define FLAC_CAPS "audio/x-flac, framed=(boolean)true, channels=(int)[ 1, 8 ], rate=(int)[ 1, 655350 ]"
 
@@ -103,13 +104,13 @@ static gboolean is_flac(GstCaps *caps) {
 }
 
 static void reset(GkMp4Flac *self) {
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     self->flac = self->framed = self->patching = FALSE;
     self->patch_at = 0;
     g_byte_array_set_size(self->in_band, 0);
     g_byte_array_set_size(self->from_caps, 0);
     gst_caps_replace(&self->standin, NULL);
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
@@ -119,9 +120,9 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
         GstCaps *caps = NULL;
         gst_event_parse_caps(event, &caps);
         if (!is_flac(caps)) {
-            GST_OBJECT_LOCK(self);
+            GK_OBJECT_LOCK(self);
             self->flac = FALSE;
-            GST_OBJECT_UNLOCK(self);
+            GK_OBJECT_UNLOCK(self);
             /* Passed as it is (the default handler passes caps only for pads that proxy them). */
             return gst_pad_push_event(self->srcpad, event);
         }
@@ -137,12 +138,12 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
         }
         GstCaps *standin = standin_caps(rate, channels);
         GByteArray *header = header_from_caps(s);
-        GST_OBJECT_LOCK(self);
+        GK_OBJECT_LOCK(self);
         self->flac = TRUE;
         g_byte_array_unref(self->from_caps);
         self->from_caps = header;
         gst_caps_replace(&self->standin, standin);
-        GST_OBJECT_UNLOCK(self);
+        GK_OBJECT_UNLOCK(self);
         gst_event_unref(event);
         gboolean sent = gst_pad_push_event(self->srcpad, gst_event_new_caps(standin));
         gst_caps_unref(standin);
@@ -210,7 +211,10 @@ static gboolean sink_query(GstPad *pad, GstObject *parent, GstQuery *query) {
     case GST_QUERY_SEEKING: {
         GstFormat format;
         gst_query_parse_seeking(query, &format, NULL, NULL, NULL);
-        if (self->flac && format == GST_FORMAT_BYTES) {
+        GK_OBJECT_LOCK(self);  /* a query may come on another thread than the caps that set it */
+        const gboolean flac = self->flac;
+        GK_OBJECT_UNLOCK(self);
+        if (flac && format == GST_FORMAT_BYTES) {
             /* The encoder's header rewrite comes here, not to the muxer (see above). */
             gst_query_set_seeking(query, GST_FORMAT_BYTES, TRUE, 0, -1);
             return TRUE;
@@ -226,9 +230,9 @@ static gboolean sink_query(GstPad *pad, GstObject *parent, GstQuery *query) {
 static gboolean src_query(GstPad *pad, GstObject *parent, GstQuery *query) {
     GkMp4Flac *self = (GkMp4Flac *)parent;
     if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS) {
-        GST_OBJECT_LOCK(self);
+        GK_OBJECT_LOCK(self);
         GstCaps *standin = self->flac && self->standin ? gst_caps_ref(self->standin) : NULL;
-        GST_OBJECT_UNLOCK(self);
+        GK_OBJECT_UNLOCK(self);
         if (standin) {
             GstCaps *filter = NULL;
             gst_query_parse_caps(query, &filter);
@@ -250,17 +254,18 @@ static gboolean starts_a_frame(const guint8 *data, gsize size) {
 }
 
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkMp4Flac *self = (GkMp4Flac *)parent;
     (void)pad;
-    if (!self->flac) return gst_pad_push(self->srcpad, buffer);
+    if (!self->flac) return gk_pad_push(self->srcpad, buffer);
     GstMapInfo map;
     if (!gst_buffer_map(buffer, &map, GST_MAP_READ)) {
-        gst_buffer_unref(buffer);
+        gk_buffer_drop(buffer);
         GST_ELEMENT_ERROR(self, STREAM, FAILED, ("cannot read a FLAC buffer"), (NULL));
         return GST_FLOW_ERROR;
     }
     gboolean frame = FALSE, stray = FALSE;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     if (self->patching) {
         /* An edit of the header; bytes past it (a seek table's end) are not ours to keep. */
         GByteArray *h = self->in_band;
@@ -277,11 +282,11 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     } else {
         stray = TRUE;
     }
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     gsize size = map.size;
     gst_buffer_unmap(buffer, &map);
-    if (frame) return gst_pad_push(self->srcpad, buffer);
-    gst_buffer_unref(buffer);
+    if (frame) return gk_pad_push(self->srcpad, buffer);
+    gk_buffer_drop(buffer);
     if (stray) {
         GST_ELEMENT_ERROR(self, STREAM, FORMAT,
             ("a buffer of %" G_GSIZE_FORMAT " bytes in a FLAC stream after its frames began is not a FLAC frame", size), (NULL));
@@ -297,13 +302,13 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
         return;
     }
     GstBuffer *header = NULL;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     if (self->framed) {
         /* The stream's own header when it came in the stream ("fLaC" first), else the caps'. */
         GByteArray *h = self->in_band->len >= 4 && memcmp(self->in_band->data, "fLaC", 4) == 0 ? self->in_band : self->from_caps;
         if (h->len > 0) header = gst_buffer_new_memdup(h->data, h->len);
     }
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     g_value_take_boxed(value, header);
 }
 

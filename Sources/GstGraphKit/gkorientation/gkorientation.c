@@ -62,9 +62,9 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PA
 static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
     GkOrientation *self = (GkOrientation *)parent;
     if (GST_EVENT_TYPE(event) == GST_EVENT_TAG) {
-        GST_OBJECT_LOCK(self);
+        GK_OBJECT_LOCK(self);
         gint value = self->orientation;
-        GST_OBJECT_UNLOCK(self);
+        GK_OBJECT_UNLOCK(self);
         const gchar *stated = value > 0 ? orientation_values[value].value_nick : NULL;
         GstTagList *tags = NULL;
         gst_event_parse_tag(event, &tags);
@@ -85,8 +85,9 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
 }
 
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     (void)pad;
-    return gst_pad_push(((GkOrientation *)parent)->srcpad, buffer);
+    return gk_pad_push(((GkOrientation *)parent)->srcpad, buffer);
 }
 
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
@@ -95,9 +96,9 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
         return;
     }
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     self->orientation = g_value_get_enum(value);
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
@@ -106,9 +107,9 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
         return;
     }
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     g_value_set_enum(value, self->orientation);
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void gk_orientation_class_init(GkOrientationClass *klass) {

@@ -99,9 +99,9 @@ static GArray *parse_patches(const gchar *text) {
 
 /* The buffer with every patch that overlaps its bytes [offset, offset + size) applied. */
 static GstBuffer *apply(GkPatchBytes *self, GstBuffer *buffer, guint64 offset) {
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     GArray *patches = self->patches ? g_array_ref(self->patches) : NULL;
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     if (patches == NULL) return buffer;
     guint64 size = gst_buffer_get_size(buffer), end = offset + size;
     for (guint i = 0; i < patches->len; i++) {
@@ -120,17 +120,22 @@ static GstBuffer *apply(GkPatchBytes *self, GstBuffer *buffer, guint64 offset) {
 }
 
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkPatchBytes *self = (GkPatchBytes *)parent;
     (void)pad;
     if (GST_BUFFER_OFFSET_IS_VALID(buffer)) buffer = apply(self, buffer, GST_BUFFER_OFFSET(buffer));
-    return gst_pad_push(self->srcpad, buffer);
+    return gk_pad_push(self->srcpad, buffer);
 }
 
 static GstFlowReturn getrange(GstPad *pad, GstObject *parent, guint64 offset, guint length, GstBuffer **buffer) {
     GkPatchBytes *self = (GkPatchBytes *)parent;
     (void)pad;
     GstFlowReturn ret = gst_pad_pull_range(self->sinkpad, offset, length, buffer);
-    if (ret == GST_FLOW_OK) *buffer = apply(self, *buffer, offset);
+    if (ret == GST_FLOW_OK) {
+        GK_BUFFER_RECEIVED(*buffer);
+        *buffer = apply(self, *buffer, offset);
+        GK_BUFFER_HANDED_ON(*buffer);
+    }
     return ret;
 }
 
@@ -156,12 +161,12 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
                   self->text ? self->text : "");
         return;
     }
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     GArray *old = self->patches;
     self->patches = patches->len > 0 ? patches : NULL;
     g_free(self->text);
     self->text = g_strdup(text ? text : "");
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     if (patches->len == 0) g_array_unref(patches);
     if (old) g_array_unref(old);
 }
@@ -172,9 +177,9 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
         return;
     }
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     g_value_set_string(value, self->text ? self->text : "");
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void finalize(GObject *object) {

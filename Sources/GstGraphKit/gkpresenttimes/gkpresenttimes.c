@@ -53,7 +53,7 @@ static gboolean present(GkPresentTimes *p, GstBuffer **buffer) {
     GstBuffer *b = *buffer;
     gint64 shift = p->shift;
     if (GST_BUFFER_PTS_IS_VALID(b) && (gint64)GST_BUFFER_PTS(b) < shift) {
-        gst_buffer_unref(b); /* before the presentation: the segment clips it */
+        gk_buffer_drop(b); /* before the presentation: the segment clips it */
         return FALSE;
     }
     if (!GST_BUFFER_PTS_IS_VALID(b)) {
@@ -63,7 +63,7 @@ static gboolean present(GkPresentTimes *p, GstBuffer **buffer) {
         if (!p->audio) {
             if (p->last >= 0 && pts <= p->last) {
                 p->dropped++;
-                gst_buffer_unref(b);
+                gk_buffer_drop(b);
                 return FALSE;
             }
             p->last = pts;
@@ -76,7 +76,7 @@ static gboolean present(GkPresentTimes *p, GstBuffer **buffer) {
                 cut = (gint64)gst_util_uint64_scale_round((guint64)(p->last - pts), (guint64)p->rate, GST_SECOND);
             if (cut >= count) {
                 p->dropped += (guint64)count;
-                gst_buffer_unref(b);
+                gk_buffer_drop(b);
                 return FALSE;
             }
             if (cut > 0) {
@@ -105,10 +105,11 @@ static gboolean present(GkPresentTimes *p, GstBuffer **buffer) {
 }
 
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkPresentTimes *self = (GkPresentTimes *)parent;
     (void)pad;
     if (!present(self, &buffer)) return GST_FLOW_OK;
-    return gst_pad_push(self->srcpad, buffer);
+    return gk_pad_push(self->srcpad, buffer);
 }
 
 static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {

@@ -21,6 +21,7 @@
 #include <gst/video/video.h>
 #include <gst/video/gstvideofilter.h>
 #include "kernel.h"
+#include "../common/tsan.h"
 
 typedef struct {
     GstVideoFilter parent;
@@ -205,11 +206,15 @@ static gboolean set_info(GstVideoFilter *filter, GstCaps *incaps, GstVideoInfo *
 
 static GstFlowReturn transform_frame(GstVideoFilter *filter, GstVideoFrame *in, GstVideoFrame *out) {
     GkRgbToI420 *self = (GkRgbToI420 *)filter;
+    GK_BUFFER_RECEIVED(in->buffer);
+    GK_BUFFER_RECEIVED(out->buffer);  /* from a pool, last written on another thread */
     gk_rgb_to_i420(&self->plan, GST_VIDEO_FRAME_PLANE_DATA(in, 0), GST_VIDEO_FRAME_PLANE_STRIDE(in, 0),
                    GST_VIDEO_FRAME_WIDTH(in), GST_VIDEO_FRAME_HEIGHT(in),
                    GST_VIDEO_FRAME_PLANE_DATA(out, 0), GST_VIDEO_FRAME_PLANE_STRIDE(out, 0),
                    GST_VIDEO_FRAME_PLANE_DATA(out, 1), GST_VIDEO_FRAME_PLANE_STRIDE(out, 1),
                    GST_VIDEO_FRAME_PLANE_DATA(out, 2), GST_VIDEO_FRAME_PLANE_STRIDE(out, 2));
+    GK_BUFFER_HANDED_ON(out->buffer);
+    GK_BUFFER_HANDED_ON(in->buffer);
     return GST_FLOW_OK;
 }
 

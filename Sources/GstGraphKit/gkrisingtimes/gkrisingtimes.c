@@ -51,6 +51,7 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
 }
 
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    GK_BUFFER_RECEIVED(buffer);
     GkRisingTimes *self = (GkRisingTimes *)parent;
     (void)pad;
     GstClockTime t = GST_BUFFER_DTS_IS_VALID(buffer) ? GST_BUFFER_DTS(buffer) : GST_BUFFER_PTS(buffer);
@@ -61,23 +62,23 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
         if (sign != 0) {
             gint64 now = sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
             if (self->have_last && now <= self->last) {
-                GST_OBJECT_LOCK(self);
+                GK_OBJECT_LOCK(self);
                 gchar *input = g_strdup(self->input ? self->input : "writer's");
-                GST_OBJECT_UNLOCK(self);
+                GK_OBJECT_UNLOCK(self);
                 GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                     ("the %s input's time stamps go %s at %.3f s (after %.3f s): the file could not be played there. "
                      "Its source is out of time order (joined or damaged media?)",
                      input, now == self->last ? "no further" : "back", (double)now / GST_SECOND, (double)self->last / GST_SECOND),
                     (NULL));
                 g_free(input);
-                gst_buffer_unref(buffer);
+                gk_buffer_drop(buffer);
                 return GST_FLOW_ERROR;
             }
             self->last = now;
             self->have_last = TRUE;
         }
     }
-    return gst_pad_push(self->srcpad, buffer);
+    return gk_pad_push(self->srcpad, buffer);
 }
 
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
@@ -86,10 +87,10 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
         return;
     }
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     g_free(self->input);
     self->input = g_value_dup_string(value);
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
@@ -98,9 +99,9 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
         return;
     }
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     g_value_set_string(value, self->input);
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static GstStateChangeReturn change_state(GstElement *element, GstStateChange transition) {

@@ -22,6 +22,7 @@
 #include <stdint.h>  /* x264.h uses its types without including it */
 #include <string.h>
 #include <gst/gst.h>
+#include "../common/tsan.h"
 #include <gst/video/video.h>
 #include <gst/video/gstvideoencoder.h>
 #include <gst/pbutils/codec-utils.h>
@@ -98,9 +99,9 @@ static void log_from_x264(void *private, int level, const char *format, va_list 
     switch (level) {
     case X264_LOG_ERROR:
         GST_ERROR_OBJECT(self, "x264: %s", text);
-        GST_OBJECT_LOCK(self);
+        GK_OBJECT_LOCK(self);
         g_strlcpy(self->last_error, text, sizeof self->last_error);
-        GST_OBJECT_UNLOCK(self);
+        GK_OBJECT_UNLOCK(self);
         break;
     case X264_LOG_WARNING: GST_WARNING_OBJECT(self, "x264: %s", text); break;
     case X264_LOG_INFO: GST_INFO_OBJECT(self, "x264: %s", text); break;
@@ -135,16 +136,16 @@ static int profile_rank(const char *profile) {
 
 /* Fills `p` for `info`; FALSE (with x264's or our reason in self->last_error) if x264 refuses. */
 static gboolean make_param(GkX264Enc *self, const GstVideoInfo *info, const char *profile, x264_param_t *p) {
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     const guint bitrate = self->bitrate, key_int_max = self->key_int_max, threads = self->threads;
     const gint preset = self->preset, bframes = self->bframes;
     self->bitrate_changed = FALSE;
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 
     if (x264_param_default_preset(p, x264_preset_names[preset], NULL) < 0) {
-        GST_OBJECT_LOCK(self);
+        GK_OBJECT_LOCK(self);
         g_snprintf(self->last_error, sizeof self->last_error, "x264 has no preset \"%s\"", x264_preset_names[preset]);
-        GST_OBJECT_UNLOCK(self);
+        GK_OBJECT_UNLOCK(self);
         return FALSE;
     }
     /* The preset resets the log callback: set it after. */
@@ -217,9 +218,9 @@ static gboolean make_param(GkX264Enc *self, const GstVideoInfo *info, const char
 
     if (profile && x264_param_apply_profile(p, profile) < 0) {
         /* x264 says why on stderr only, and only its own option names. */
-        GST_OBJECT_LOCK(self);
+        GK_OBJECT_LOCK(self);
         g_snprintf(self->last_error, sizeof self->last_error, "these settings do not fit the %s profile", profile);
-        GST_OBJECT_UNLOCK(self);
+        GK_OBJECT_UNLOCK(self);
         return FALSE;
     }
     return TRUE;
@@ -231,9 +232,9 @@ static void close_x264(GkX264Enc *self) {
 }
 
 static gboolean open_x264(GkX264Enc *self) {
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     self->last_error[0] = 0;
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     /* x264 keeps its own copy of the parameters. */
     self->x264 = x264_encoder_open(&self->param);
     return self->x264 != NULL;
@@ -241,17 +242,17 @@ static gboolean open_x264(GkX264Enc *self) {
 
 /* x264's last error, or a sentence saying it gave none. */
 static void why_x264_failed(GkX264Enc *self, char *why, gsize size) {
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     g_strlcpy(why, self->last_error[0] ? self->last_error : "x264 gave no reason", size);
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void post_open_error(GkX264Enc *self, const GstVideoInfo *info, const char *profile) {
     char why[sizeof self->last_error];
     why_x264_failed(self, why, sizeof why);
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     const char *preset = x264_preset_names[self->preset];
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     GST_ELEMENT_ERROR(self, LIBRARY, INIT,
                       ("Cannot start the H.264 encoder (x264) for %dx%d %s video: %s", GST_VIDEO_INFO_WIDTH(info),
                        GST_VIDEO_INFO_HEIGHT(info), GST_VIDEO_INFO_NAME(info), why),
@@ -362,6 +363,7 @@ static GstFlowReturn push_picture(GkX264Enc *self, x264_nal_t *nals, int size, c
         return GST_FLOW_OK;
     }
     frame->output_buffer = gst_video_encoder_allocate_output_buffer(GST_VIDEO_ENCODER(self), (gsize)size);
+    GK_BUFFER_RECEIVED(frame->output_buffer);  /* from a pool, last written on another thread */
     gst_buffer_fill(frame->output_buffer, 0, nals[0].p_payload, (gsize)size);
     /* x264 gives each frame back its own PTS; its DTS is the PTS of a frame before, which the
      * base class's minimum PTS (start) keeps at or above zero with B-frames. */
@@ -369,6 +371,7 @@ static GstFlowReturn push_picture(GkX264Enc *self, x264_nal_t *nals, int size, c
     if (out->b_keyframe) GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT(frame);
     GST_LOG_OBJECT(self, "frame %u: PTS %" GST_TIME_FORMAT " DTS %" GST_TIME_FORMAT "%s, %d bytes", frame->system_frame_number,
                    GST_TIME_ARGS(frame->pts), GST_TIME_ARGS(frame->dts), out->b_keyframe ? " keyframe" : "", size);
+    GK_BUFFER_HANDED_ON(frame->output_buffer);
     return gst_video_encoder_finish_frame(GST_VIDEO_ENCODER(self), frame);
 }
 
@@ -398,7 +401,7 @@ static void release_input(GstVideoCodecFrame *frame) {
     MetaCopy c = { metas, g_quark_from_static_string(GST_META_TAG_MEMORY_STR),
                    g_quark_from_static_string(GST_META_TAG_MEMORY_REFERENCE_STR) };
     gst_buffer_foreach_meta(frame->input_buffer, copy_meta, &c);
-    gst_buffer_unref(frame->input_buffer);
+    gk_buffer_drop(frame->input_buffer);
     frame->input_buffer = metas;
 }
 
@@ -440,14 +443,15 @@ static GstFlowReturn handle_frame(GstVideoEncoder *encoder, GstVideoCodecFrame *
         gst_video_codec_frame_unref(frame);
         return GST_FLOW_ERROR;
     }
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     const gboolean rate_changed = self->bitrate_changed;
     self->bitrate_changed = FALSE;
     self->param.rc.i_bitrate = (int)self->bitrate;
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
     if (rate_changed && x264_encoder_reconfig(self->x264, &self->param) < 0)
         GST_WARNING_OBJECT(self, "x264 would not change the bit rate to %d kbit/s", self->param.rc.i_bitrate);
 
+    GK_BUFFER_RECEIVED(frame->input_buffer);
     GstVideoFrame raw;
     if (!gst_video_frame_map(&raw, &self->input_state->info, frame->input_buffer, GST_MAP_READ)) {
         GST_ELEMENT_ERROR(self, STREAM, ENCODE, ("Cannot read a video frame to encode"),
@@ -584,7 +588,7 @@ static gboolean propose_allocation(GstVideoEncoder *encoder, GstQuery *query) {
 
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
     GkX264Enc *self = (GkX264Enc *)object;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     switch (id) {
     case PROP_BITRATE:
         self->bitrate = g_value_get_uint(value);
@@ -596,12 +600,12 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
     case PROP_THREADS: self->threads = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
     GkX264Enc *self = (GkX264Enc *)object;
-    GST_OBJECT_LOCK(self);
+    GK_OBJECT_LOCK(self);
     switch (id) {
     case PROP_BITRATE: g_value_set_uint(value, self->bitrate); break;
     case PROP_KEY_INT_MAX: g_value_set_uint(value, self->key_int_max); break;
@@ -610,7 +614,7 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
     case PROP_THREADS: g_value_set_uint(value, self->threads); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
-    GST_OBJECT_UNLOCK(self);
+    GK_OBJECT_UNLOCK(self);
 }
 
 static void gk_x264_enc_class_init(GkX264EncClass *klass) {
