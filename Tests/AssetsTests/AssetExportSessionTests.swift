@@ -304,7 +304,7 @@ import Testing
             }
             return seen
         }
-        let states = Mutex<[Double]>([])
+        let states = Guarded<[Double]>([])
         let watcher = Task {
             for await state in session.states(updateInterval: .milliseconds(20)) {
                 if case .exporting(let p) = state { states.withLock { $0.append(p) } }

@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import GraphKit
 import GraphKitTesting
-import Synchronization
 import TestSupport
 import Testing
 
@@ -19,7 +18,7 @@ import Testing
 
     /// Collects segments; optionally throws at one, or waits at one until released.
     final class Collector: AssetWriterDelegate {
-        let segments = Mutex<[AssetWriter.Segment]>([])
+        let segments = Guarded<[AssetWriter.Segment]>([])
         let throwAt: Int?
         let blockAt: Int?
         /// Yields once the delegate is blocked (awaited without a guard of its own: the suite's

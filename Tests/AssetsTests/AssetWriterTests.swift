@@ -73,7 +73,7 @@ import Testing
         writer.startSession(atSourceTime: .zero)
         let done = DispatchSemaphore(value: 0)
         let next = Atomic<Int>(0)
-        let failures = Mutex<[String]>([])
+        let failures = Guarded<[String]>([])
         input.requestMediaDataWhenReady(on: DispatchQueue(label: "feeder")) {
             while input.isReadyForMoreMediaData {
                 let n = next.add(1, ordering: .relaxed).oldValue
@@ -538,7 +538,7 @@ import Testing
         let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
         try writer.add(video)
         let next = Atomic<Int>(0)
-        let outcome = Mutex<String?>(nil)
+        let outcome = Guarded<String?>(nil)
         let ended = TestEvent()
         let queue = DispatchQueue(label: "loop")
         video.requestMediaDataWhenReady(on: queue) {  // before writing starts: begins when it does

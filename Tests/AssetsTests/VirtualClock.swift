@@ -1,5 +1,5 @@
 @testable import Assets
-import Synchronization
+import GraphKitCore
 
 /// An ``AlarmClock`` whose time moves only when a test moves it, for the writer's rules on
 /// virtual time (swift-nio's `EmbeddedEventLoop` in spirit): ``advance(to:)`` rings every alarm
@@ -26,10 +26,10 @@ final class VirtualClock: AlarmClock {
         var earliest: Alarm? { alarms.min { ($0.at, $0.order) < ($1.at, $1.order) } }
     }
 
-    private let state: Mutex<State>
+    private let state: Guarded<State>
 
     init(startingAt start: Instant = .now) {
-        state = Mutex(State(now: start))
+        state = Guarded(State(now: start))
     }
 
     var now: Instant { state.withLock { $0.now } }

@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import GraphKit
 import GraphKitTesting
-import Synchronization
 import Testing
 
 /// The outputs' rule (a temporary file beside the target, renamed over it when complete) on
@@ -46,7 +45,7 @@ import Testing
         for round in 0..<1500 {
             let base = folder.appendingPathComponent("r\(round)/a/b/c/d/e").path
             let start = DispatchSemaphore(value: 0), done = DispatchGroup()
-            let failures = Mutex<[String]>([])
+            let failures = Guarded<[String]>([])
             for t in 0..<threads {
                 DispatchQueue.global().async(group: done) {
                     start.wait()

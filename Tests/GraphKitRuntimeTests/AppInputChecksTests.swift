@@ -173,15 +173,13 @@ import Testing
         for b in TestMedia.sine(seconds: 0.1) { try input.appendImmediately(b) }
         input.markAsFinished()
         try await Task.sleep(for: .milliseconds(200))  // end of stream reaches the sink and waits there
-        let ended = TestEvent()
         let canceller = TestThread("cancel") { () -> RunStatus in
             r.cancel()
-            let status = r.wait().status
-            ended.signal()
-            return status
+            return r.wait().status
         }
-        #expect(await TestThread("guard") { ended.wait(guardSeconds: 20) }.join(), "the run did not end")
-        if ended.wait(guardSeconds: 0) { #expect(await canceller.join() == .cancelled) }
+        let status = await canceller.join(guardSeconds: 20)
+        #expect(status != nil, "the run did not end")
+        if let status { #expect(status == .cancelled) }
     }
 
     /// The input was never finished, and the app does not hold it any more: awaiting the report

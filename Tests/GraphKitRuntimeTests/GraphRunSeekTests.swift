@@ -144,9 +144,7 @@ import Testing
             let run = try GraphRun(try decodeGraph(file, "video"))
             try run.start(at: .keyframe(atOrBefore: .zero))
             let output = try run.output("out")
-            let ended = TestEvent()
             let seeker = TestThread("seeker") {
-                defer { ended.signal() }
                 var i = 0
                 while true {
                     do { try run.seek(to: .keyframe(atOrBefore: MediaTime(seconds: Double(i % 5) * 2))) } catch { break }
@@ -156,25 +154,19 @@ import Testing
             }
             usleep(UInt32(round % 10) * 3_000)  // the cancel lands at a different point in the seeks
             run.cancel()
-            guard ended.wait(guardSeconds: 20) else {
+            guard seeker.join(guardSeconds: 20) != nil else {
                 Issue.record("round \(round): a seek or a pull did not wake 20 s after the run was cancelled")
                 return  // the thread is stuck: not joined
             }
-            seeker.join()
             #expect(run.wait().status == .cancelled)
             // The run is over (a seek refused once the cancel was asked for, samples already
             // queued could still come until then): a pull now gives nil at once, never a sample
             // of a pipeline playing again.
-            let pulled = TestEvent()
-            let puller = TestThread("puller") { () -> Bool in
-                defer { pulled.signal() }
-                return output.copyNextSampleBuffer() == nil
-            }
-            guard pulled.wait(guardSeconds: 20) else {
+            guard let pulledNothing = TestThread("puller", { output.copyNextSampleBuffer() == nil }).join(guardSeconds: 20) else {
                 Issue.record("round \(round): a pull after the run ended did not return within 20 s")
                 return
             }
-            #expect(puller.join(), "round \(round): a pull after the run ended gave a sample")
+            #expect(pulledNothing, "round \(round): a pull after the run ended gave a sample")
         }
     }
 }

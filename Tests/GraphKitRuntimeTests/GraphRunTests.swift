@@ -450,16 +450,11 @@ import Nodes
         let run = try GraphRun(g)
         try run.start()  // no buffer ever comes: the file sink waits for one to preroll
         run.stop()
-        let waiter = TestThread("wait") { run.wait() }
-        let ended = TestEvent()
-        let watcher = TestThread("watch") { _ = waiter.join(); ended.signal() }
-        guard ended.wait() else {
+        guard let report = TestThread("wait", { run.wait() }).join(guardSeconds: 120) else {
             run.cancel()  // the guard limit passed: free the test, and fail it
             Issue.record("stop() did not end a run that never started playing")
             return
         }
-        watcher.join()
-        let report = waiter.join()
         #expect(report.status == .cancelled)
         #expect(report.error?.code == .cancelled)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])

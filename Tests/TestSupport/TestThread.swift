@@ -32,6 +32,22 @@ public final class TestThread<Result: Sendable>: @unchecked Sendable {
         return result!
     }
 
+    /// Blocks until the thread's body has returned, or `seconds` have passed: its result, or nil
+    /// when the guard limit came first (the thread is stuck; the test fails rather than hang,
+    /// and cannot join it).
+    public func join(guardSeconds seconds: Double) -> Result? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        lock.lock()
+        defer { lock.unlock() }
+        while result == nil, lock.wait(until: deadline) {}
+        return result
+    }
+
+    /// `join(guardSeconds:)` without blocking a concurrency thread (a thread of its own waits).
+    public func join(guardSeconds seconds: Double) async -> Result? {
+        await TestThread<Result?>("join guard") { self.join(guardSeconds: seconds) }.join()
+    }
+
     /// Suspends until the thread's body has returned, without blocking a concurrency thread.
     public func join() async -> Result {
         await withCheckedContinuation { c in
