@@ -242,6 +242,7 @@ GstBuffer *gk_app_queue_pop(GkAppQueue *q, gint64 timeout_us, GstCaps **caps) {
             g_cond_signal(&q->pulled);
     }
     gk_mutex_unlock(&q->lock);
+    if (buffer) GK_BUFFER_RECEIVED(buffer);  /* handed to the app: what was done to it before comes first */
     return buffer;
 }
 
