@@ -16,7 +16,6 @@ import Synchronization
 /// exit, on an address that is this lock's alone.
 ///
 /// A node's author may use either: a `Mutex` is as correct, only invisible to the sanitizer.
-
 public struct Guarded<Value: ~Copyable>: ~Copyable {
     @usableFromInline let mutex: Mutex<Value>
     #if GRAPHKIT_TSAN
