@@ -1,4 +1,3 @@
-
 /// Recycled frames for an effect to write into when its input frame is shared, like
 /// `CVPixelBufferPool`: in a run, a GStreamer buffer pool, made for the first frame format it is
 /// asked for and remade when that format changes. A frame goes back to the pool when its last

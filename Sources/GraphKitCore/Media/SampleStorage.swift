@@ -1,4 +1,3 @@
-
 /// Where a ``SampleBuffer``'s bytes, timing and flags live.
 ///
 /// The engine's storage owns one GStreamer buffer (GraphKitRuntime's `GStreamerStorage`), so a

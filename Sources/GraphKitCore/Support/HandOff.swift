@@ -1,10 +1,11 @@
 /// A `CheckedContinuation` whose hand-over the ThreadSanitizer build can see: what the resuming
 /// thread did before `resume` happens before what the awaiting task does after.
 ///
-/// Swift 6.3.1's runtime tells the sanitizer about a task's jobs, but not about a continuation
-/// resumed before its task has suspended (it then goes on without a job): a value made on a
-/// GStreamer or dispatch thread and returned through `withCheckedContinuation` is reported as a
-/// race (shown with a 15-line program). GraphKit's own continuations are these instead; in an
+/// With Swift 6.3.1 on Linux, a value made on a dispatch queue and returned through
+/// `withCheckedContinuation` is reported as a race (a 15-line program, the runtime's own TSan
+/// hooks enabled): the runtime tells the sanitizer about a task's jobs, and the likely gap is a
+/// continuation resumed before its task has suspended, which goes on without one. GraphKit's own
+/// continuations are these instead (the same program with `withHandOff` reports nothing); in an
 /// ordinary build they are the `CheckedContinuation` and nothing else.
 @usableFromInline
 package struct HandOff<T, E: Error>: Sendable {
@@ -50,9 +51,8 @@ package func withHandOff<T>(
 ) async -> sending T {
     #if GRAPHKIT_TSAN
     let token = SanitizerToken()
-    let value = await withCheckedContinuation(isolation: isolation) { body(HandOff(continuation: $0, token: token)) }
-    token.acquired()
-    return value
+    defer { token.acquired() }  // after the await: what the resumer did comes first
+    return await withCheckedContinuation(isolation: isolation) { body(HandOff(continuation: $0, token: token)) }
     #else
     return await withCheckedContinuation(isolation: isolation) { body(HandOff(continuation: $0)) }
     #endif
@@ -66,14 +66,8 @@ package func withThrowingHandOff<T>(
 ) async throws -> sending T {
     #if GRAPHKIT_TSAN
     let token = SanitizerToken()
-    do {
-        let value = try await withCheckedThrowingContinuation(isolation: isolation) { body(HandOff(continuation: $0, token: token)) }
-        token.acquired()
-        return value
-    } catch {
-        token.acquired()
-        throw error
-    }
+    defer { token.acquired() }  // after the await, resumed with a value or an error
+    return try await withCheckedThrowingContinuation(isolation: isolation) { body(HandOff(continuation: $0, token: token)) }
     #else
     return try await withCheckedThrowingContinuation(isolation: isolation) { body(HandOff(continuation: $0)) }
     #endif

@@ -43,6 +43,8 @@ public final class GraphRun: Sendable {
         var finishedReport: RunReport?
         var reportWaiters: [HandOff<RunReport, Never>] = []
         var watcherThread: JoinableThread?
+        /// The watcher thread once the report is published (its last act), for joining.
+        var endedWatcher: JoinableThread? { finishedReport == nil ? nil : watcherThread }
         /// A run started at a position (``start(at:)``): the seek is done and the pipeline plays.
         var positioned = false
         var startTime = ContinuousClock.now
@@ -302,7 +304,7 @@ public final class GraphRun: Sendable {
         // to be reaped (a program that exits holding a finished writer would leave it so). Its
         // last act was to publish this report: what is left is its return, which needs nothing
         // from the concurrency pool, so this join is brief and cannot deadlock.
-        state.withLock { $0.finishedReport == nil ? nil : $0.watcherThread }?.join()
+        state.withLock { $0.endedWatcher }?.join()
         return report
     }
 
@@ -338,7 +340,7 @@ public final class GraphRun: Sendable {
     /// ended.
     private func report(waitingAtMost timeout: Double?) -> RunReport? {
         let (report, thread) = state.wait(until: { !$0.isRunning }, atMost: timeout) { state in
-            (state.finishedReport, state.finishedReport == nil ? nil : state.watcherThread)
+            (state.finishedReport, state.endedWatcher)
         }
         thread?.join()
         return report

@@ -84,6 +84,7 @@ static GstFlowReturn sink_chain(GstPad *pad, GstObject *parent, GstBuffer *buffe
     GkEncoderDelay *self = (GkEncoderDelay *)parent;
     gint bpf = __atomic_load_n(&self->bpf, __ATOMIC_RELAXED);
     if (bpf > 0) __atomic_fetch_add(&self->samples_in, (gint64)(gst_buffer_get_size(buffer) / (gsize)bpf), __ATOMIC_RELAXED);
+    GK_BUFFER_HANDED_ON(buffer);
     return gst_proxy_pad_chain_default(pad, parent, buffer);
 }
 
@@ -142,6 +143,7 @@ static GstFlowReturn encoded_chain(GstPad *pad, GstObject *parent, GstBuffer *bu
                                     __ATOMIC_RELAXED);
         __atomic_store_n(&self->end_pts, (gint64)(GST_BUFFER_PTS(buffer) + GST_BUFFER_DURATION(buffer)), __ATOMIC_RELAXED);
     }
+    GK_BUFFER_HANDED_ON(buffer);
     return gst_proxy_pad_chain_default(pad, parent, buffer);
 }
 
