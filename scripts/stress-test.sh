@@ -6,9 +6,13 @@
 #   scripts/stress-test.sh N [--cpu K] [--filter TESTS] [--resume]     e.g. scripts/stress-test.sh 20
 #
 # --resume goes on with a series an earlier call left unfinished (stopped, or its session ended),
-# from the run after the last that passed, when the tree is the same commit with nothing changed
-# and the load and filter are the same; otherwise the series starts again from run 1. A failed
-# run ends the series. Where it stands: .build/stress/series (commit, load, filter, runs passed).
+# from the run after the last that passed, when the code is the same and so are the load and the
+# filter; otherwise the series starts again from run 1. A failed run ends the series. "The same
+# code" is every tracked file but those no test reads (BENCHMARKS.md, the sanitizers'
+# suppression files, the record itself), with nothing changed beside them: a series survives a
+# commit of its record or of figures, not of anything a test builds or reads. The record is
+# .ci/stress-series (the series' key, then a line per run passed): commit it and a new checkout of
+# the same code resumes from it.
 #
 # --filter runs only the matching tests (swift test --filter), many more times: the damaged-file
 # cases, whose runs once stalled in about 1 in 30, loop with
@@ -42,22 +46,29 @@ export GRAPHCTL=$PWD/tools/graphctl/.build/debug/graphctl
 
 logs=.build/stress
 mkdir -p "$logs"
-# The series: the same code (a commit with nothing changed beside it), load and filter.
-series="$(git rev-parse HEAD 2>/dev/null || echo none) cpu=$cpu filter=${filter[*]:-all}"
-[[ -z "$(git status --porcelain 2>/dev/null)" ]] || series="$series changed-tree-$(date +%s)"
-first=1
-if ((resume)) && [[ -f "$logs/series" ]]; then
-  read -r recorded_passed recorded_series <"$logs/series" || true
-  if [[ "$recorded_series" == "$series" && "$recorded_passed" =~ ^[0-9]+$ ]]; then
-    first=$((recorded_passed + 1))
-    echo "resuming the series at run $first ($recorded_passed passed before, same tree: $series)"
+record=.ci/stress-series
+# The series: the same code, load and filter. The code is the tracked files' contents, less
+# those no test reads; a change to any other file, committed or not, is another series.
+unread=$'\t(BENCHMARKS\\.md|\\.ci/stress-series|scripts/sanitizers/[^/]*)$'
+code=$( (git ls-tree -r HEAD 2>/dev/null || echo none) | grep -Ev "$unread" | sha256sum | cut -c1-16)
+changed=$(git status --porcelain -- . ':!BENCHMARKS.md' ":!$record" ':!scripts/sanitizers' 2>/dev/null || echo unknown)
+[[ -z "$changed" ]] || code="$code-changed-$(date +%s)"
+series="code=$code cpu=$cpu filter=${filter[*]:-all}"
+passed=0
+if ((resume)) && [[ -f "$record" ]]; then
+  recorded_series=$(sed -n 's/^series //p' "$record")
+  if [[ "$recorded_series" == "$series" ]]; then
+    passed=$(grep -c '^run [0-9]* passed' "$record" || true)
+    echo "resuming the series at run $((passed + 1)) ($passed passed before on the same code: $series)"
   else
-    echo "no series to resume for this tree, load and filter: starting at run 1"
+    echo "no series to resume for this code, load and filter: starting at run 1"
   fi
 fi
+first=$((passed + 1))
 if ((first == 1)); then
   rm -f "$logs"/run-*.log
-  echo "0 $series" >"$logs/series"
+  printf '# scripts/stress-test.sh: the series under way (its key), then each run that passed\nseries %s\n' \
+    "$series" >"$record"
 fi
 
 load_pid=""
@@ -83,10 +94,11 @@ for ((i = first; i <= runs; i++)); do
   timeout --kill-after=30 "$per_run_limit" $SWIFT test --skip-build "${filter[@]}" >"$log" 2>&1 || status=$?
   if ((status == 0)); then
     echo "run $i of $runs: passed ($((SECONDS - start)) s, $(date +%H:%M))"
-    echo "$i $series" >"$logs/series"
+    echo "run $i passed $(date -u +%Y-%m-%dT%H:%MZ) $((SECONDS - start)) s commit $(git rev-parse --short HEAD 2>/dev/null)" >>"$record"
     continue
   fi
-  rm -f "$logs/series"  # the series is broken: a resume starts again
+  echo "run $i FAILED $(date -u +%Y-%m-%dT%H:%MZ) exit $status: the series is broken" >>"$record"
+  sed -i 's/^series /broken /' "$record"  # a resume starts again
   echo "run $i of $runs: FAILED (exit $status after $((SECONDS - start)) s); log: $log" >&2
   if ((status == 124 || status == 137)); then
     echo "  the run reached its ${per_run_limit} s limit (a hang); tests started but not finished:" >&2
@@ -100,5 +112,5 @@ for ((i = first; i <= runs; i++)); do
   exit 1
 done
 earlier=""
-((first > 1)) && earlier=" (runs 1 to $((first - 1)) in an earlier call, on the same tree)"
+((first > 1)) && earlier=" (runs 1 to $((first - 1)) in an earlier call, on the same code: $record)"
 echo "all $runs runs passed under stress --cpu $cpu$earlier"
