@@ -150,19 +150,39 @@ public final class AssetReaderTrackOutput: Sendable {
     /// The samples, for `for try await sample in output.samples`: pulled one at a time as the
     /// loop asks (no more are decoded ahead than the graph holds). The loop ends at the end of the
     /// track, and throws the reader's error when reading fails or is cancelled. Cancelling the
-    /// task that iterates cancels the reader.
-    public var samples: AsyncThrowingStream<SampleBuffer, Error> {
-        AsyncThrowingStream(unfolding: { [self] () async throws -> SampleBuffer? in
-            let sample = await withTaskCancellationHandler {
-                await withHandOff { (c: HandOff<SampleBuffer?, Never>) in
-                    puller.async { [self] in c.resume(returning: copyNextSampleBuffer()) }
-                }
-            } onCancel: { [weak self] in
-                self?.locked.withLock { $0.reader }?.cancelReading()
+    /// task that iterates cancels the reader, and the loop throws `cancelled` at its next step,
+    /// whether the cancel came while it waited for a sample or while its body ran: a cancelled
+    /// loop never ends as a track that was read to its end does.
+    public var samples: Samples { Samples(output: self) }
+
+    /// The samples of an output, one pull per step (``samples``).
+    public struct Samples: AsyncSequence, Sendable {
+        public typealias Element = SampleBuffer
+        let output: AssetReaderTrackOutput
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let output: AssetReaderTrackOutput
+            /// The next sample; nil at the end of the track. Throws a ``GraphError``.
+            public mutating func next() async throws -> SampleBuffer? { try await output.nextSample() }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(output: output) }
+    }
+
+    /// A step of ``samples``. A task cancelled before it (while the loop's body ran) cancels the
+    /// reader at once too: the handler runs straight away for a task already cancelled. An
+    /// `AsyncThrowingStream(unfolding:)` did not: it ended without calling again, and a
+    /// cancelled loop looked like the end of the track.
+    func nextSample() async throws(GraphError) -> SampleBuffer? {
+        let sample = await withTaskCancellationHandler {
+            await withHandOff { (c: HandOff<SampleBuffer?, Never>) in
+                puller.async { [self] in c.resume(returning: copyNextSampleBuffer()) }
             }
-            if sample == nil, let error = locked.withLock({ $0.reader })?.endError { throw error }
-            return sample
-        })
+        } onCancel: { [weak self] in
+            self?.locked.withLock { $0.reader }?.cancelReading()
+        }
+        if sample == nil, let error = locked.withLock({ $0.reader })?.endError { throw error }
+        return sample
     }
 
     // MARK: For the reader

@@ -199,9 +199,8 @@ import Testing
         #expect(reader.status == .completed)
     }
 
-    /// A pull waiting on another thread wakes with nil when reading is cancelled; later pulls
-    /// return nil at once, and the status says why.
-    @Test func cancelReadingWakesAPull() async throws {
+    /// A reader of a 30 s WAV, started: far more than a test reads before it cancels.
+    func readingALongWAV() throws -> (AssetReader, AssetReaderTrackOutput) {
         let wav = path("long.wav")
         try TestMedia.writeWAV(wav, seconds: 30, sampleRate: 48_000)
         let asset = try Asset(path: wav)
@@ -209,6 +208,13 @@ import Testing
         let output = AssetReaderTrackOutput(track: asset.tracks[0], outputSettings: .linearPCM(sampleFormat: .f32le))
         try reader.add(output)
         try reader.startReading()
+        return (reader, output)
+    }
+
+    /// A pull waiting on another thread wakes with nil when reading is cancelled; later pulls
+    /// return nil at once, and the status says why.
+    @Test func cancelReadingWakesAPull() async throws {
+        let (reader, output) = try readingALongWAV()
         let started = TestEvent()
         let puller = TestThread("puller") { () -> Int in
             var n = 0
@@ -226,6 +232,29 @@ import Testing
         #expect(reader.status == .cancelled)
         #expect(await TestThread("after") { output.copyNextSampleBuffer() == nil }.join())
         await #expect(throws: GraphError.self) { for try await _ in output.samples {} }
+    }
+
+    /// A task cancelled while its loop's body runs, between two samples, ends the loop with
+    /// `cancelled` at the next step and cancels the reader: a cancelled loop never ends as a
+    /// track read to its end does (whoever wrote what it read would finish a short file).
+    @Test func aLoopCancelledBetweenSamplesThrowsCancelled() async throws {
+        let (reader, output) = try readingALongWAV()
+        let loop = Task { () -> (samples: Int, error: (any Error)?) in
+            var n = 0
+            do {
+                for try await _ in output.samples {
+                    n += 1
+                    if n == 3 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+                return (n, nil)
+            } catch {
+                return (n, error)
+            }
+        }
+        let (samples, error) = await loop.value
+        #expect(samples == 3)
+        #expect((error as? GraphError)?.code == .cancelled, "the loop ended with \(String(describing: error))")
+        #expect(reader.status == .cancelled)
     }
 
     // MARK: Mistakes
