@@ -70,7 +70,7 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
 
 test: test-build test-elements test-plugin-example test-avfoundation-package
-	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 # The example plugin's own tests: NodeHarness from the GraphKitTesting product (Packages/), as a
 # plugin author tests a node, against the shared library.
@@ -106,7 +106,7 @@ test-bare-machine:
 image:
 	@bash scripts/install-deps.sh --image
 	$(MAKE) test-build
-	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build --filter ImageTests 2>&1 | tee .build/image-test.log; exit $${PIPESTATUS[0]}
+	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build --filter ImageTests 2>&1 | tee .build/image-test.log; exit $${PIPESTATUS[0]}
 	@podman image inspect --format 'localhost/graphkit:dev: {{.Id}}, {{.Size}} bytes' localhost/graphkit:dev
 
 gst-plugin: deps $(GST_PLUGIN)

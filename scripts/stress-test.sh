@@ -43,6 +43,7 @@ per_run_limit=${STRESS_RUN_LIMIT:-1800}
 bash scripts/install-deps.sh --stress
 make test-build  # what `make test` builds: the tests, graphctl and the plugins they load
 export GRAPHCTL=$PWD/tools/graphctl/.build/debug/graphctl
+source scripts/test-env.sh  # the suite runs as `make test` runs it
 
 logs=.build/stress
 mkdir -p "$logs"

@@ -75,6 +75,7 @@ for kind in "${kinds[@]}"; do
     continue
   fi
   export GRAPHCTL=$PWD/tools/graphctl/$scratch/debug/graphctl
+  source scripts/test-env.sh  # the suite runs as `make test` runs it
   logs=$scratch/sanitizer-logs
   rm -rf "$logs"
   mkdir -p "$logs"
