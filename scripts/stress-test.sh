@@ -54,7 +54,7 @@ unread=$'\t(BENCHMARKS\\.md|\\.ci/stress-series|scripts/sanitizers/[^/]*)$'
 code=$( (git ls-tree -r HEAD 2>/dev/null || echo none) | grep -Ev "$unread" | sha256sum | cut -c1-16)
 changed=$(git status --porcelain -- . ':!BENCHMARKS.md' ":!$record" ':!scripts/sanitizers' 2>/dev/null || echo unknown)
 [[ -z "$changed" ]] || code="$code-changed-$(date +%s)"
-series="code=$code cpu=$cpu filter=${filter[*]:-all}"
+series="code=$code cpu=$cpu filter=${filter[*]:-all} width=$SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH"
 passed=0
 if ((resume)) && [[ -f "$record" ]]; then
   recorded_series=$(sed -n 's/^series //p' "$record")
