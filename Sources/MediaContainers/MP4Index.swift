@@ -78,10 +78,10 @@ package enum MP4Index {
             var delay = edits.audioDelay
             if let flac = edits.flacHeader {
                 try MP4FLAC.describe(flac, in: &movie, file: editor.file)
-                // No priming, and the samples the track holds (fewer than the input's when a
-                // length limit ended the file).
+                // No priming; the samples the track holds when none were counted (describe
+                // stops the edit there in any case).
                 let held = movie.tracks(handler: "soun").first.map { Int(clamping: $0.track.sampleTableDuration) } ?? 0
-                delay = EncoderDelay(priming: 0, samples: min(delay?.samples ?? held, held), sampleRate: flac.sampleRate)
+                delay = EncoderDelay(priming: 0, samples: delay?.samples ?? held, sampleRate: flac.sampleRate)
             }
             let repaired = edits.repairsOpusHeader && OpusHeaderRepair.repair(&movie)
             if let delay { describe(delay, in: &movie) }
@@ -126,7 +126,11 @@ package enum MP4Index {
         // Keep an empty edit that starts the track later; the media edit is replaced.
         edits.removeAll { $0.mediaTime >= 0 }
         let priming = Int64((delay.priming * mediaScale + delay.sampleRate / 2) / delay.sampleRate)
-        edits.append(MP4Track.Edit(duration: UInt64(delay.samples), mediaTime: priming))
+        // A track cut short (a length limit ended the file while the encoder was still given
+        // samples) holds fewer than the encoder was given: the edit stops where its samples do.
+        let held = Int(clamping: track.sampleTableDuration) * delay.sampleRate / mediaScale
+        let samples = min(delay.samples, max(0, held - delay.priming))
+        edits.append(MP4Track.Edit(duration: UInt64(samples), mediaTime: priming))
         edited.setEdits(edits)
         movie.setTrack(i, edited)
         movie.updateDuration()

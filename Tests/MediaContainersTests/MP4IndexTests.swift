@@ -69,6 +69,26 @@ import GraphKitTesting
         #expect(!FileManager.default.fileExists(atPath: edited + ".index"))
     }
 
+    /// An encoder that was given more samples than the file holds (a length limit ended it while
+    /// the encoder went on): the edit stops where the track's samples do, not where the
+    /// encoder's input did, so the movie is no longer than its samples.
+    @Test func anEditStopsWhereTheTracksSamplesDo() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("cut.m4a").path
+        try TestMedia.gstLaunch("audiotestsrc num-buffers=20 samplesperbuffer=1000 ! audio/x-raw,rate=8000,channels=1 ! "
+                                + "avenc_aac aac-ms=0 ! mp4mux ! filesink location=\(file)")
+        let held = try #require(try Self.movie(file).0.tracks(handler: "soun").first?.track.sampleTableDuration)
+        #expect(held >= 20_000 && held < 22_000, "\(held) samples")
+        try MP4Index.apply(.init(audioDelay: EncoderDelay(priming: 1024, samples: 60_000, sampleRate: 8000)), toFileAt: file)
+        let (movie, _) = try Self.movie(file)
+        let track = try #require(movie.tracks(handler: "soun").first?.track)
+        #expect(track.edits == [MP4Track.Edit(duration: UInt64(held) - 1024, mediaTime: 1024)])
+        #expect(movie.header?.duration == UInt64(held) - 1024 && movie.timescale == 8000)
+        let probed = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file])
+        #expect(abs((Double(probed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - Double(Int(held) - 1024) / 8000) < 0.01, "\(probed)")
+    }
+
     /// Each orientation's matrix reads back as the same orientation.
     @Test func everyOrientationRoundTripsThroughTheMatrix() throws {
         var tkhd = MP4Box(type: "tkhd", body: [UInt8](repeating: 0, count: 84))
