@@ -78,10 +78,9 @@ package enum MP4Index {
             var delay = edits.audioDelay
             if let flac = edits.flacHeader {
                 try MP4FLAC.describe(flac, in: &movie, file: editor.file)
-                // No priming; the samples the track holds when none were counted (describe
-                // stops the edit there in any case).
-                let held = movie.tracks(handler: "soun").first.map { Int(clamping: $0.track.sampleTableDuration) } ?? 0
-                delay = EncoderDelay(priming: 0, samples: delay?.samples ?? held, sampleRate: flac.sampleRate)
+                // No priming; when no count came, what the track holds (describe stops the
+                // edit at its samples).
+                delay = EncoderDelay(priming: 0, samples: delay?.samples ?? .max, sampleRate: flac.sampleRate)
             }
             let repaired = edits.repairsOpusHeader && OpusHeaderRepair.repair(&movie)
             if let delay { describe(delay, in: &movie) }
@@ -128,7 +127,7 @@ package enum MP4Index {
         let priming = Int64((delay.priming * mediaScale + delay.sampleRate / 2) / delay.sampleRate)
         // A track cut short (a length limit ended the file while the encoder was still given
         // samples) holds fewer than the encoder was given: the edit stops where its samples do.
-        let held = Int(clamping: track.sampleTableDuration) * delay.sampleRate / mediaScale
+        let held = Int(clamping: MP4StreamFacts.scale(track.sampleTableDuration, UInt64(delay.sampleRate), UInt64(mediaScale)))
         let samples = min(delay.samples, max(0, held - delay.priming))
         edits.append(MP4Track.Edit(duration: UInt64(samples), mediaTime: priming))
         edited.setEdits(edits)

@@ -87,6 +87,16 @@ import GraphKitTesting
         #expect(movie.header?.duration == UInt64(held) - 1024 && movie.timescale == 8000)
         let probed = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file])
         #expect(abs((Double(probed.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - Double(Int(held) - 1024) / 8000) < 0.01, "\(probed)")
+
+        // A damaged table whose samples last longer than 64 bits of the delay's clock hold: the
+        // edit is the encoder's count, and nothing overflows.
+        var damaged = movie
+        let i = try #require(damaged.tracks(handler: "soun").first?.index)
+        damaged.moov.children[i].update(["mdia", "minf", "stbl", "stts"], as: TimeToSample.self) {
+            $0.entries = [.init(count: .max, delta: .max)]
+        }
+        MP4Index.describe(EncoderDelay(priming: 1024, samples: 60_000, sampleRate: 8000), in: &damaged)
+        #expect(damaged.track(i).edits == [MP4Track.Edit(duration: 60_000, mediaTime: 1024)])
     }
 
     /// Each orientation's matrix reads back as the same orientation.
