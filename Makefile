@@ -24,7 +24,7 @@ CC := clang
 endif
 GST_PLUGIN := out/gstreamer-1.0/libgstgraphkit.so
 GST_PLUGIN_SOURCES := $(shell find Sources/GstGraphKit -name '*.c')
-GST_PLUGIN_HEADERS := $(shell find Sources/GstGraphKit -name '*.h')
+GST_PLUGIN_HEADERS := $(shell find Sources/GstGraphKit -name '*.h') Sources/CGraphKitPlugin/include/graphkit_plugin.h
 GST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter
 # Each element alone in GStreamer's own harness (libgstcheck), one program per element
 # (Tests/GstGraphKitTests/ELEMENT.c), loading the plugin file as gst-launch-1.0 does, with a
@@ -34,7 +34,7 @@ GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURD
 
 DOC_TARGETS := CoreVideo CoreMedia AVFoundation
 
-.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-avfoundation-package test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
+.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-consumer test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -69,23 +69,21 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 	$(call replan,Tests/Fixtures/plugins)
 	$(SWIFT) build --package-path Tests/Fixtures/plugins
 
-test: test-build test-elements test-plugin-example test-avfoundation-package
+test: test-build test-elements test-plugin-example test-consumer
 	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
-# The example plugin's own tests: NodeHarness from the GraphKitTesting product (Packages/), as a
-# plugin author tests a node, against the shared library.
+# The example plugin's own tests: NodeHarness from the shared library (GraphKitShared), as a
+# plugin author tests a node.
 test-plugin-example: plugin-example
-	$(call replan,Packages/GraphKitTesting)
 	$(SWIFT) build --build-tests --package-path examples/plugin-echo
 	$(SWIFT) test --skip-build --package-path examples/plugin-echo
 
-# Apple's modules as a client gets them: Packages/AVFoundationCompat builds AVFoundation,
-# CoreMedia and CoreVideo against the shared library (they are not in it: they bring full
-# Foundation), and its test writes and reads a movie through them with one engine in the process.
-test-avfoundation-package: deps
-	$(call replan,Packages/AVFoundationCompat)
-	$(SWIFT) build --build-tests --package-path Packages/AVFoundationCompat
-	$(SWIFT) test --skip-build --package-path Packages/AVFoundationCompat
+# GraphKit as a client package gets it: a package made with `swift package init` depends on a
+# clone of this tree by a file:// URL and the release tag, as README's lines say, builds a program
+# that imports AVFoundation and composes a graph in code, runs it, and runs its own `swift test`
+# of a node with NodeHarness (scripts/test-consumer.sh; Tests/Consumer holds its files).
+test-consumer: deps
+	bash scripts/test-consumer.sh
 
 # The whole suite on Debian 13 (trixie: GStreamer 1.26, FFmpeg 7.1), in a root made with
 # debootstrap from the host's Debian archive and kept in /var/cache/graphkit/debian13-root, with
@@ -113,7 +111,7 @@ gst-plugin: deps $(GST_PLUGIN)
 
 $(GST_PLUGIN): $(GST_PLUGIN_SOURCES) $(GST_PLUGIN_HEADERS)
 	install -d $(@D)
-	$(CC) $(GST_CFLAGS) -shared -fPIC -fvisibility=hidden -ISources/GstGraphKit/include $(GST_PLUGIN_SOURCES) \
+	$(CC) $(GST_CFLAGS) -shared -fPIC -fvisibility=hidden -ISources/GstGraphKit/include -ISources/CGraphKitPlugin/include $(GST_PLUGIN_SOURCES) \
 	  $$(pkg-config --cflags --libs gstreamer-1.0 gstreamer-base-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 x264) \
 	  -lm -Wl,-z,defs -Wl,--as-needed -o $@
 
@@ -148,12 +146,12 @@ install: deps gst-plugin
 install-files:
 	install -d $(BINDIR) $(LIBDIR)/plugins $(LIBDIR)/gstreamer-1.0
 	install -m 755 $(TOOLS)/.build/$(CONFIG)/graphctl $(BINDIR)/graphctl
-	install -m 644 $(TOOLS)/.build/$(CONFIG)/libGraphKit.so $(LIBDIR)/libGraphKit.so
+	install -m 644 $(TOOLS)/.build/$(CONFIG)/libGraphKitShared.so $(LIBDIR)/libGraphKitShared.so
 	install -m 644 $(GST_PLUGIN) $(LIBDIR)/gstreamer-1.0/libgstgraphkit.so
 
 # Removes exactly what install added (the plugin folder only if nothing else was put in it).
 uninstall:
-	rm -f $(BINDIR)/graphctl $(LIBDIR)/libGraphKit.so $(LIBDIR)/gstreamer-1.0/libgstgraphkit.so
+	rm -f $(BINDIR)/graphctl $(LIBDIR)/libGraphKitShared.so $(LIBDIR)/gstreamer-1.0/libgstgraphkit.so
 	-rmdir $(LIBDIR)/gstreamer-1.0 $(LIBDIR)/plugins $(LIBDIR) 2>/dev/null
 
 # The tests under the address sanitizer (with leaks) and then the thread sanitizer, each in its
@@ -189,4 +187,4 @@ docs:
 
 clean:
 	rm -rf .build .build-asan .build-tsan $(TOOLS)/.build $(TOOLS)/.build-asan $(TOOLS)/.build-tsan \
-	  examples/plugin-echo/.build Packages/GraphKitTesting/.build Packages/AVFoundationCompat/.build Tests/Fixtures/plugins/.build out
+	  examples/plugin-echo/.build Tests/Fixtures/plugins/.build out

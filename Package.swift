@@ -1,16 +1,29 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The engine's targets, the layers from Assets down (docs/ARCHITECTURE.md).
+let engine = ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets"]
+
 let package = Package(
     name: "GraphKit",
     products: [
-        // One shared library for everything outside this package: the installed graphctl
-        // (tools/graphctl) and every plugin link it, so a process holds one copy of the engine,
-        // its type metadata and its registry (docs/PLUGINS.md). Executables inside this package
-        // link these targets statically: they load no plugins. Test helpers are not in it:
-        // GraphKitTesting is a product of its own package (Packages/GraphKitTesting).
-        .library(name: "GraphKit", type: .dynamic,
-                 targets: ["GraphKit", "GraphKitCore", "MediaContainers", "GraphKitRuntime", "Nodes", "Assets"]),
+        // What an application adds by URL (README, "Add it to your package"). SwiftPM links these
+        // into the program that depends on them, each target once whatever the combination, so a
+        // program holds one engine: the engine and its modules (GraphKit, Nodes, Assets, ...);
+        // Apple's modules by Apple's names (`import AVFoundation`, with CoreMedia and CoreVideo);
+        // the test helpers (NodeHarness, TestMedia, MediaProbe) for the program's own tests.
+        .library(name: "GraphKit", targets: engine),
+        .library(name: "AVFoundation", targets: ["CoreVideo", "CoreMedia", "AVFoundation"]),
+        .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
+        // One shared library for what loads plugins: the installed graphctl (tools/graphctl) and
+        // every plugin link it, so graphctl and the plugins it opens hold one engine, one type
+        // metadata and one node registry (docs/PLUGINS.md). A plugin's tests import
+        // GraphKitTesting from it too. Apple's modules are not in it: they bring full Foundation,
+        // about 8 MB in every process that loads them (BENCHMARKS.md), and graphctl needs none.
+        // Within one package SwiftPM links a target that another target depends on statically,
+        // so a product cannot reach the engine inside this library: a program takes either the
+        // products above or this one, never both (the plugin loader refuses a second engine).
+        .library(name: "GraphKitShared", type: .dynamic, targets: engine + ["GraphKitTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -31,7 +44,7 @@ let package = Package(
         // registers them. Linked into GraphKit, which registers them in its process at start-up;
         // the Makefile builds the same sources into libgstgraphkit.so for gst-launch-1.0
         // (GST_PLUGIN_PATH), tested alone by Tests/GstGraphKitTests. gkx264enc links libx264.
-        .target(name: "GstGraphKit", dependencies: ["CGStreamer"],
+        .target(name: "GstGraphKit", dependencies: ["CGStreamer", "CGraphKitPlugin"],
                 linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264")]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer", "GstGraphKit"],
@@ -66,8 +79,7 @@ let package = Package(
         .target(name: "CoreVideo", dependencies: ["GraphKitCore"]),
         .target(name: "CoreMedia", dependencies: ["CoreVideo", "GraphKitCore"]),
         .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "Assets", "GraphKitCore", "GraphKitRuntime", "MediaContainers"]),
-        // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code. Not
-        // in the shared library; other packages get it from Packages/GraphKitTesting.
+        // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
         // Effect throughput benchmark (scripts/bench.py); not a product.

@@ -1,8 +1,10 @@
+import CGraphKitPlugin
 
 public enum GraphKitInfo {
-    /// GraphKit's version. Inlined into the code that uses it, so a plugin carries the version
-    /// it was built against, not the one it is later loaded into.
-    @inlinable public static var version: String { "0.4.0" }
+    /// GraphKit's version, written in one place: `graphkit_plugin.h`'s GRAPHKIT_VERSION. Inlined
+    /// into the code that uses it, so a plugin carries the version it was built against, not the
+    /// one it is later loaded into.
+    @inlinable public static var version: String { GRAPHKIT_VERSION }
 
     /// The version of the plugin descriptor (`graphkit_plugin.h`'s GRAPHKIT_PLUGIN_ABI_VERSION).
     @inlinable public static var pluginABIVersion: UInt32 { 1 }

@@ -9,6 +9,7 @@
  */
 #include <gst/gst.h>
 #include "GstGraphKit.h"
+#include "graphkit_plugin.h"
 
 /* Every element, one line each: its folder defines gst_element_register_NAME. */
 #define GK_ELEMENTS(X) \
@@ -37,10 +38,10 @@ static gboolean plugin_init(GstPlugin *plugin) {
 /* gst-inspect-1.0 shows it as the plugin's "Source module". */
 #define PACKAGE "graphkit"
 
-/* Version: GraphKit's (GraphKitInfo.version; GStreamerPluginTests keeps the two equal).
+/* Version: GraphKit's (graphkit_plugin.h's GRAPHKIT_VERSION, its one place).
  * Licence: GPL, as GStreamer's own x264 plugin, because gkx264enc links libx264 (GPL-2.0 or
  * later). Origin: the GStreamer build system's words for a package that names none. */
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, graphkit,
                   "GraphKit's elements: packed RGB to I420 in one pass, H.264 through libx264 that holds no raw frame, "
                   "and what GraphKit's decode and MP4 writer need that GStreamer (1.22 to 1.26) does not do",
-                  plugin_init, "0.4.0", "GPL", "GraphKit", "Unknown package origin")
+                  plugin_init, GRAPHKIT_VERSION, "GPL", "GraphKit", "Unknown package origin")

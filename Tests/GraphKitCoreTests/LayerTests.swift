@@ -122,7 +122,7 @@ import Testing
     func theSharedLibraryImportsNoFullFoundation() throws {
         let json = try Self.manifest()
         let products = try #require(json["products"] as? [[String: Any]])
-        let library = try #require(products.first { $0["name"] as? String == "GraphKit" })
+        let library = try #require(products.first { $0["name"] as? String == "GraphKitShared" })
         let targets = try Self.targets()
         var inLibrary = Set(try #require(library["targets"] as? [String]))
         for t in inLibrary { inLibrary.formUnion(Self.closure(of: t, in: targets)) }
@@ -138,6 +138,6 @@ import Testing
                 }
             }
         }
-        #expect(importers.isEmpty, "these bring full Foundation into libGraphKit.so: \(importers)")
+        #expect(importers.isEmpty, "these bring full Foundation into libGraphKitShared.so: \(importers)")
     }
 }

@@ -150,6 +150,7 @@ import Nodes
         #expect(bare.status == 64 && bare.stderr.contains("USAGE: graphctl <subcommand>"), "\(bare.status) \(bare.stderr)")
         let r = try Graphctl.run("--version")
         #expect(r.status == 0)
-        #expect(r.stdout.hasPrefix("graphctl 0.4.0"))
+        #expect(r.stdout.hasPrefix("graphctl \(GraphKitInfo.version) (GStreamer "), "\(r.stdout)")
+        #expect(GraphKitInfo.version.split(separator: ".").map { Int($0) != nil } == [true, true, true], "\(GraphKitInfo.version)")
     }
 }

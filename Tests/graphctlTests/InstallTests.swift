@@ -19,7 +19,7 @@ import Testing
         let prefix = stage.appendingPathComponent("opt/gk")
         let graphctl = prefix.appendingPathComponent("bin/graphctl").path
         let installed = try FileManager.default.subpathsOfDirectory(atPath: stage.path).sorted()
-        #expect(installed.contains("opt/gk/bin/graphctl") && installed.contains("opt/gk/lib/graphkit/libGraphKit.so")
+        #expect(installed.contains("opt/gk/bin/graphctl") && installed.contains("opt/gk/lib/graphkit/libGraphKitShared.so")
                 && installed.contains("opt/gk/lib/graphkit/plugins"), "\(installed)")
 
         // From /, with nothing in the environment: the rpath finds the library.

@@ -80,7 +80,7 @@ import Testing
     @Test(.timeLimit(.minutes(10)))
     func oneCopyOfTheEngineInTheProcess() throws {
         let ldd = try TestMedia.runTool("ldd", [Graphctl.executable.path])
-        #expect(ldd.contains("libGraphKit.so =>"), "\(ldd)")
+        #expect(ldd.contains("libGraphKitShared.so =>"), "\(ldd)")
         func defines(_ file: String, _ entity: String) throws -> Bool {
             let symbols = try TestMedia.runTool("nm", ["--defined-only", "--extern-only", file])
             let names = symbols.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
@@ -99,12 +99,12 @@ import Testing
             p.waitUntilExit()
             return text.contains(entity)
         }
-        let library = Graphctl.executable.deletingLastPathComponent().appendingPathComponent("libGraphKit.so").path
+        let library = Graphctl.executable.deletingLastPathComponent().appendingPathComponent("libGraphKitShared.so").path
         #expect(try defines(library, "GraphRun.start()"))
         #expect(try !defines(Graphctl.executable.path, "GraphRun.start()"), "graphctl holds a copy of the engine")
         #expect(try !defines(Self.echo, "GraphRun.start()"), "the plugin holds a copy of the engine")
         let needed = try TestMedia.runTool("readelf", ["-d", Self.echo])
-        #expect(needed.contains("[libGraphKit.so]"))
+        #expect(needed.contains("[libGraphKitShared.so]"))
     }
 
     /// The same file named twice (the flag and the path variable) is loaded once.
@@ -197,6 +197,7 @@ import Testing
         let dupGain = Self.fixtures.appendingPathComponent("libDuplicateGainPlugin.so").path
         let twin = Self.fixtures.appendingPathComponent("libEchoTwinPlugin.so").path
         let throwing = Self.fixtures.appendingPathComponent("libThrowingPlugin.so").path
+        let ownEngine = Self.fixtures.appendingPathComponent("libOwnEnginePlugin.so").path
         let cases: [(plugins: [String], status: Int32, says: [String], runs: Bool)] = [
             (["/no/such/plugin.so"], 66, ["/no/such/plugin.so: no such plugin file or folder"], false),
             ([text], 78, ["\(text): not a GraphKit plugin: not an ELF shared object; it was not loaded"], false),
@@ -215,6 +216,9 @@ import Testing
                              "nothing from \"dupgain\" was registered"], false),
             ([Self.echo, twin], 78, ["plugin \"echo-twin\" registers node type \"effect.echo\", which plugin \"echo\" (", "libEchoPlugin.so) already provides"], false),
             ([throwing], 78, ["plugin \"licensed\" failed to register its node types: no licence file at /etc/licensed.key"], false),
+            // Built against the GraphKit product (linked into programs) instead of the shared library.
+            ([ownEngine], 78, ["\(ownEngine): plugin \"own-engine\" carries an engine of its own",
+                               "a plugin depends on the GraphKitShared product"], false),
         ]
         for c in cases {
             for command in [["inspect"], ["schema"], ["validate", Graphctl.graph("m4a.json")]] {
@@ -442,10 +446,16 @@ import Testing
         }
     }
 
-    /// graphkit_plugin.h's GRAPHKIT_VERSION is what a plugin's note carries: it must be GraphKit's.
-    @Test func theHeaderStatesThisGraphKitsVersion() throws {
+    /// The version is written once, in graphkit_plugin.h (what a plugin's note carries); the
+    /// newest entry of CHANGELOG.md is that release, and no other file states a version of its own.
+    @Test func theVersionIsWrittenInOnePlace() throws {
         let header = try String(contentsOf: Graphctl.root.appendingPathComponent("Sources/CGraphKitPlugin/include/graphkit_plugin.h"), encoding: .utf8)
         #expect(header.contains("#define GRAPHKIT_VERSION \"\(GraphKitInfo.version)\""))
         #expect(header.contains("#define GRAPHKIT_PLUGIN_ABI_VERSION \(GraphKitInfo.pluginABIVersion)u"))
+        let changelog = try String(contentsOf: Graphctl.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
+        #expect(newest?.hasPrefix("## \(GraphKitInfo.version) ") == true, "CHANGELOG.md's newest entry: \(newest ?? "none")")
+        let plugin = try String(contentsOf: Graphctl.root.appendingPathComponent("Sources/GstGraphKit/plugin.c"), encoding: .utf8)
+        #expect(plugin.contains("plugin_init, GRAPHKIT_VERSION,"), "the GStreamer plugin states a version of its own")
     }
 }

@@ -3,8 +3,8 @@ import PackageDescription
 
 // The graphctl users install (`make install`): the same sources as the repository's graphctl
 // (Sources/graphctl, through a symbolic link), linked against GraphKit's shared library so that
-// plugins loaded at run time share its one copy of the engine. An executable inside the
-// GraphKit package itself would link GraphKit statically (docs/PLUGINS.md).
+// plugins loaded at run time share its one copy of the engine (the GraphKitShared product). An
+// executable inside the GraphKit package itself would link GraphKit statically (docs/PLUGINS.md).
 let package = Package(
     name: "graphctl",
     dependencies: [
@@ -15,10 +15,10 @@ let package = Package(
         .executableTarget(
             name: "graphctl",
             dependencies: [
-                .product(name: "GraphKit", package: "GraphKit"),
+                .product(name: "GraphKitShared", package: "GraphKit"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // Installed as PREFIX/bin/graphctl beside PREFIX/lib/graphkit/libGraphKit.so.
+            // Installed as PREFIX/bin/graphctl beside PREFIX/lib/graphkit/libGraphKitShared.so.
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath=$ORIGIN/../lib/graphkit"])]
         ),
     ]

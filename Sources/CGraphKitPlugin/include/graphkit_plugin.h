@@ -22,8 +22,10 @@
 #define GRAPHKIT_PLUGIN_ABI_VERSION 1u
 #define GRAPHKIT_PLUGIN_ENTRY_SYMBOL "graphkit_plugin_descriptor"
 
-/* The GraphKit version this header belongs to (GraphKitInfo.version; a test keeps them equal). */
-#define GRAPHKIT_VERSION "0.4.0"
+/* GraphKit's version: the one place it is written. GraphKitInfo.version (what `graphctl --version`
+ * prints), the graphkit GStreamer plugin's version and the release tag are this; CHANGELOG.md's
+ * newest entry names it (a test checks). */
+#define GRAPHKIT_VERSION "0.5.0"
 
 /* The compiler that compiles the note: under `swift build`, the Swift toolchain's clang, whose
  * version string names the toolchain's exact llvm-project commit. GraphKit records its own the

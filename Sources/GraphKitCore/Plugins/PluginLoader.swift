@@ -180,6 +180,11 @@ public enum PluginLoader {
             close(file.fd)
             throw GraphError(.pluginUnusable, at: path, "cannot load the plugin: \(reason)")
         }
+        // 3. One engine: the library must reach GraphKit through the engine this process runs,
+        // before anything of its own is called.
+        if let problem = secondEngine(in: handle, plugin: note.name) {
+            throw GraphError(.pluginUnusable, at: path, problem)
+        }
         guard let symbol = dlsym(handle, GRAPHKIT_PLUGIN_ENTRY_SYMBOL) else {
             throw GraphError(.pluginUnusable, at: path,
                              "not a GraphKit plugin: it exports no \(GRAPHKIT_PLUGIN_ENTRY_SYMBOL) (see docs/PLUGINS.md)")
@@ -225,4 +230,24 @@ public enum PluginLoader {
         loaded.files[file.identity] = (plugin, sink.types)
         return (plugin, sink.types)
     }
+
+    /// Why a loaded library would bring a second engine into the process, or nil. A plugin links
+    /// the GraphKitShared library, as graphctl does; one that links the GraphKit product instead
+    /// carries an engine of its own (its own registry and type metadata: the types it registers
+    /// would not be this process's), and a program that links the GraphKit product has its
+    /// engine inside itself, where a plugin cannot reach it. Told apart by where a symbol of the
+    /// engine's resolves from the library (itself first, then what it needs) and here.
+    /// A library that reaches no engine at all has nothing to share, and goes on to the checks
+    /// after this one.
+    private static func secondEngine(in handle: UnsafeMutableRawPointer, plugin: String) -> String? {
+        var image: UnsafePointer<CChar>?
+        guard graphkit_engine_reach(handle, &image) == GRAPHKIT_ENGINE_OTHER else { return nil }
+        if let image, String(cString: image).hasSuffix("/\(sharedLibrary)") {
+            return "plugin \"\(plugin)\" carries an engine of its own: it links the GraphKit product, which programs link into themselves; a plugin depends on the GraphKitShared product (docs/PLUGINS.md)"
+        }
+        return "plugin \"\(plugin)\" cannot be loaded into this program: the program links GraphKit into itself (the GraphKit product), and plugins share the engine of a program linked with the GraphKitShared product, as graphctl is (docs/PLUGINS.md)"
+    }
+
+    /// The file name of the library graphctl and plugins share (the GraphKitShared product).
+    public static let sharedLibrary = "libGraphKitShared.so"
 }
