@@ -201,6 +201,7 @@ open class AVAssetExportSession: @unchecked Sendable {
             if lstat(url.path, &info) == 0 {
                 throw avError(.fileAlreadyExists, "\"\(url.path)\" exists already: an export does not replace a file; remove it or choose another URL")
             }
+            if let problem = outputFolderProblem(url) { throw problem }
             session.outputPath = url.path
             session.outputFileType = fileType
             try await session.export()

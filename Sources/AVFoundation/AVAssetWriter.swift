@@ -236,6 +236,9 @@ open class AVAssetWriter: @unchecked Sendable {
         } else if FileManager.default.fileExists(atPath: outputURL.path) {
             fail(avError(.fileAlreadyExists, "cannot write \(outputURL.path): a file is there already (AVFoundation does not replace it either); remove it first"))
             return false
+        } else if let problem = outputFolderProblem(outputURL) {
+            fail(problem)
+            return false
         }
         do {
             try writer.startWriting()

@@ -98,6 +98,26 @@ func avError(_ code: AVErrorCode, _ message: String, underlying: (any Error)? = 
     return NSError(domain: AVFoundationErrorDomain, code: code.rawValue, userInfo: info)
 }
 
+/// Why a file cannot be written at `url` because of its folder, as AVFoundation's writer and
+/// export session fail there (`AVError.unknown`, the POSIX cause underneath), or nil. GraphKit's
+/// own graphs make an output's missing folders; Apple's objects do not, and code that relies on
+/// the failure (to report a bad path) gets it.
+func outputFolderProblem(_ url: URL) -> NSError? {
+    let folder = url.deletingLastPathComponent().path
+    var info = stat()
+    let cause: Int32
+    if stat(folder, &info) != 0 {
+        cause = errno
+    } else if info.st_mode & S_IFMT != S_IFDIR {
+        cause = ENOTDIR
+    } else {
+        return nil
+    }
+    let reason = cause == ENOENT ? "does not exist" : cause == ENOTDIR ? "is not a folder" : String(cString: strerror(cause))
+    return avError(.unknown, "cannot write \(url.path): its folder \(folder) \(reason) (AVFoundation creates no folders); create it first",
+                   underlying: NSError(domain: NSPOSIXErrorDomain, code: Int(cause)))
+}
+
 /// A GraphKit error as AVFoundation reports one.
 func avError(_ error: any Error) -> NSError {
     if let e = error as NSError?, e.domain == AVFoundationErrorDomain { return e }

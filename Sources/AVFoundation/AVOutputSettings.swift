@@ -191,8 +191,15 @@ enum WriterSettings {
                 let profile = v as? String
                 switch videoCodec {
                 case .h264:
-                    guard profile?.hasPrefix("H264_") == true else {
-                        throw SettingsError("AVVideoProfileLevelKey must be an H.264 profile (AVVideoProfileLevelH264HighAutoLevel…)")
+                    // "H264_<Profile>_<Level>": the profile is kept; x264 picks the level the
+                    // stream needs, as VideoToolbox's AutoLevel does.
+                    let name = profile.flatMap { $0.hasPrefix("H264_") ? $0.dropFirst(5).split(separator: "_").first : nil }
+                    switch name {
+                    case "Baseline", "ConstrainedBaseline": settings.h264Profile = .baseline
+                    case "Main": settings.h264Profile = .main
+                    case "High": settings.h264Profile = .high
+                    default:
+                        throw SettingsError("AVVideoProfileLevelKey \(profile.map { "\"\($0)\"" } ?? "of this type") is not an H.264 profile GraphKit encodes: use a Baseline, Main or High one (AVVideoProfileLevelH264MainAutoLevel…)")
                     }
                 case .hevc:
                     // The writer's HEVC is Main (8-bit): kVTProfileLevel_HEVC_Main_AutoLevel.

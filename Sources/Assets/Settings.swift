@@ -1,6 +1,7 @@
 import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
+import Nodes
 
 /// The kind of file an ``AssetWriter`` writes, like `AVFileType`.
 public enum FileType: String, Sendable, CaseIterable {
@@ -43,13 +44,17 @@ public struct VideoSettings: OutputSettings, Hashable {
     public var averageBitRate: Int?
     /// At most this many frames between keyframes; nil: 60.
     public var keyframeInterval: Int?
+    /// The H.264 profile (`AVVideoProfileLevelKey`); nil: High. Only for `.h264`.
+    public var h264Profile: H264EncoderNode.Profile?
 
-    public init(codec: VideoCodec = .h264, width: Int, height: Int, averageBitRate: Int? = nil, keyframeInterval: Int? = nil) {
+    public init(codec: VideoCodec = .h264, width: Int, height: Int, averageBitRate: Int? = nil, keyframeInterval: Int? = nil,
+                h264Profile: H264EncoderNode.Profile? = nil) {
         self.codec = codec
         self.width = width
         self.height = height
         self.averageBitRate = averageBitRate
         self.keyframeInterval = keyframeInterval
+        self.h264Profile = h264Profile
     }
 
     public var mediaType: MediaType { .video }

@@ -16,7 +16,7 @@ enum WriterEncoders {
         switch settings {
         case let video as VideoSettings:
             return switch video.codec {
-            case .h264: video.add(H264EncoderNode.self, id: id, to: &b)
+            case .h264: video.add(H264EncoderNode.self, id: id, to: &b) { if let p = video.h264Profile { $0[H264EncoderNode.profile] = p } }
             case .hevc: video.add(HEVCEncoderNode.self, id: id, to: &b)
             case .vp9: video.add(VP9EncoderNode.self, id: id, to: &b)
             case .av1: video.add(AV1EncoderNode.self, id: id, to: &b)
@@ -55,13 +55,16 @@ enum WriterEncoders {
 }
 
 extension VideoSettings {
-    /// Adds encoder `N` set from these settings (every video encoder declares the same four).
-    fileprivate func add<N: VideoEncoderParameters>(_ type: N.Type, id: String, to b: inout GraphBuilder) -> WriterEncoders.Ports {
+    /// Adds encoder `N` set from these settings (every video encoder declares the same four),
+    /// and what only that encoder takes (`also`).
+    fileprivate func add<N: VideoEncoderParameters>(_ type: N.Type, id: String, to b: inout GraphBuilder,
+                                                    also: (inout NodeSettings<N>) -> Void = { _ in }) -> WriterEncoders.Ports {
         WriterEncoders.ports(b.add(id, N.self) {
             $0[N.width] = width
             $0[N.height] = height
             if let rate = averageBitRate { $0[N.bitrate] = .value(rate) }
             if let interval = keyframeInterval { $0[N.keyframeInterval] = interval }
+            also(&$0)
         })
     }
 }

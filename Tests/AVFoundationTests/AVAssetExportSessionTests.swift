@@ -66,6 +66,19 @@ import Testing
         #expect(try String(contentsOf: out, encoding: .utf8) == "mine")
     }
 
+    /// An export into a folder that is not there fails as Apple's does, and makes no folder.
+    @Test func aMissingFolderFailsTheExport() async throws {
+        let asset = AVURLAsset(url: try source())
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetPassthrough))
+        let out = folder.appendingPathComponent("missing/out.mp4")
+        await #expect(throws: (any Error).self) { try await session.export(to: out, as: .mp4) }
+        #expect(session.status == .failed)
+        let error = try #require(session.error as NSError?)
+        #expect(error.domain == AVFoundationErrorDomain && error.code == AVErrorCode.unknown.rawValue)
+        #expect(error.localizedDescription.contains("missing"), "\(error.localizedDescription)")
+        #expect(!FileManager.default.fileExists(atPath: out.deletingLastPathComponent().path))
+    }
+
     @Test func cancelExportLeavesNothingAndStatesEnd() async throws {
         let asset = AVURLAsset(url: try source(seconds: 30))
         let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))

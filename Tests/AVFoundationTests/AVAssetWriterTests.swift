@@ -14,10 +14,10 @@ import Testing
     static let bgra: [String: Any] = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
 
     /// Writes `frames` frames through the adaptor; the writer, finished.
-    func writeFrames(_ url: URL, frames: Int, transform: CGAffineTransform = .identity,
+    func writeFrames(_ url: URL, frames: Int, transform: CGAffineTransform = .identity, settings: [String: Any] = Self.video,
                      configure: (AVAssetWriter) -> Void = { _ in }) async throws -> AVAssetWriter {
         let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
-        let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video)
+        let input = AVAssetWriterInput(mediaType: .video, outputSettings: settings)
         input.transform = transform
         let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: Self.bgra)
         #expect(writer.canAdd(input))
@@ -110,6 +110,49 @@ import Testing
         let error = try #require(writer.error as NSError?)
         #expect(error.domain == AVFoundationErrorDomain && error.code == AVErrorCode.fileAlreadyExists.rawValue)
         #expect(try Data(contentsOf: url) == Data("keep me".utf8))
+    }
+
+    /// `AVVideoProfileLevelKey` picks the H.264 profile written (the level is the encoder's,
+    /// as with AutoLevel); without it the stream is High. A profile GraphKit cannot encode is
+    /// refused by `canAdd`, naming the value.
+    @Test func theProfileLevelKeyPicksTheProfile() async throws {
+        for (key, expected) in [(AVVideoProfileLevelH264MainAutoLevel, "Main"), (AVVideoProfileLevelH264BaselineAutoLevel, "Constrained Baseline"),
+                                (AVVideoProfileLevelH264High41, "High"), (nil, "High")] {
+            var settings = Self.video
+            if let key { settings[AVVideoCompressionPropertiesKey] = [AVVideoProfileLevelKey: key] }
+            let url = folder.appendingPathComponent("profile-\(key ?? "none").mp4")
+            let writer = try await writeFrames(url, frames: 10, settings: settings)
+            #expect(writer.status == .completed, "\(String(describing: writer.error))")
+            let profile = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=profile",
+                                                            "-of", "csv=p=0", url.path])
+            #expect(profile.trimmingCharacters(in: .whitespacesAndNewlines) == expected, "\(key ?? "no key"): \(profile)")
+        }
+        let writer = try AVAssetWriter(outputURL: folder.appendingPathComponent("extended.mp4"), fileType: .mp4)
+        let extended = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video.merging(
+            [AVVideoCompressionPropertiesKey: [AVVideoProfileLevelKey: "H264_Extended_AutoLevel"]]) { $1 })
+        #expect(!writer.canAdd(extended))
+        writer.add(extended)
+        #expect((writer.error as NSError?)?.localizedDescription.contains("H264_Extended_AutoLevel") == true, "\(String(describing: writer.error))")
+    }
+
+    /// A folder that is not there is not made, as on Apple's platforms: `startWriting` returns
+    /// false and the writer fails naming the folder, with the POSIX cause underneath; nothing is
+    /// created. A file where the folder should be is refused the same way.
+    @Test func startWritingFailsWhereTheFolderIsMissing() throws {
+        for (url, cause) in [(folder.appendingPathComponent("no/such/folder/out.mp4"), ENOENT),
+                             (folder.appendingPathComponent("plain-file/out.mp4"), ENOTDIR)] {
+            if cause == ENOTDIR { try Data("a file".utf8).write(to: url.deletingLastPathComponent()) }
+            let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
+            writer.add(AVAssetWriterInput(mediaType: .video, outputSettings: Self.video))
+            #expect(!writer.startWriting(), "\(url.path)")
+            #expect(writer.status == .failed)
+            let error = try #require(writer.error as NSError?)
+            #expect(error.domain == AVFoundationErrorDomain && error.code == AVErrorCode.unknown.rawValue)
+            #expect(error.localizedDescription.contains(url.deletingLastPathComponent().path), "\(error.localizedDescription)")
+            let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
+            #expect(underlying?.domain == NSPOSIXErrorDomain && underlying?.code == Int(cause))
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("no").path))
     }
 
     /// After a failure, `append` returns false and `status` is `.failed` with the error, as
