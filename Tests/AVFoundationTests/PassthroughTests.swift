@@ -12,7 +12,8 @@ import Testing
     /// Each packet's times in seconds (from the stream's time base), size and MD5, as ffmpeg
     /// reads them without decoding.
     func packets(_ path: String, _ options: [String] = []) throws -> [String] {
-        let text = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path, "-map", "0:0", "-c", "copy"] + options + ["-f", "framemd5", "-"])
+        let map = options.contains("-map") ? [] : ["-map", "0:0"]
+        let text = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path] + map + ["-c", "copy"] + options + ["-f", "framemd5", "-"])
         var timeBase = 1.0
         var rows: [String] = []
         for line in text.split(separator: "\n") {
@@ -91,6 +92,34 @@ import Testing
         #expect(read == 50 && original.count == 50)
         #expect(original.contains { row in row.split(separator: " ")[1] != row.split(separator: " ")[3] }, "the source has B-frames")
         #expect(remuxed == original, "first difference: \(zip(original, remuxed).first { $0 != $1 }.map { "\($0) vs \($1)" } ?? "counts \(original.count) vs \(remuxed.count)")")
+    }
+
+    /// A movie ffmpeg wrote (H.264 with B-frames and AAC, each track with its edit list: the
+    /// B-frames' delay and the encoder's priming), each track rewrapped alone: every packet
+    /// comes out, byte-identical, at the times ffmpeg gives the original's (edit lists applied),
+    /// as AVFoundation's passthrough writer keeps them.
+    @Test(arguments: [AVMediaType.video, .audio])
+    func aTrackOfAnMP4ComesOutWhole(_ mediaType: AVMediaType) async throws {
+        let source = folder.appendingPathComponent("movie-\(mediaType.rawValue).mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
+                                         "-t", "3.8", "-c:v", "libx264", "-bf", "2", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-y", source.path])
+        let out = folder.appendingPathComponent("rewrapped-\(mediaType.rawValue).mp4")
+        let (read, writer) = try await remux(source, mediaType, to: out, fileType: .mp4)
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let map = mediaType == .video ? "0:v:0" : "0:a:0"
+        let original = try packets(source.path, ["-map", map]), remuxed = try packets(out.path)
+        let checks = {
+            #expect(read == original.count, "read \(read) of \(original.count) packets")
+            #expect(remuxed.count == original.count, "wrote \(remuxed.count) of \(original.count) packets")
+            #expect(remuxed == original, "first difference: \(zip(original, remuxed).first { $0 != $1 }.map { "\($0) vs \($1)" } ?? "counts \(original.count) vs \(remuxed.count)")")
+        }
+        guard mediaType == .audio else { return checks() }
+        // Known, not yet fixed: reading as stored goes through GStreamer 1.22's qtdemux, which
+        // gives the audio in the media's time line (the edit list's priming not applied: every
+        // packet 23 ms late) and drops the last packet (here 668 samples, the edit's end). The
+        // fix is reading stored samples with the container library's reader (issue 48's one
+        // MP4 reader); this test then passes and withKnownIssue fails, to be removed.
+        withKnownIssue("qtdemux: AAC priming not applied, last packet dropped") { checks() }
     }
 
     /// A passthrough input takes encoded samples only; a hint of another format is refused by name.
