@@ -45,9 +45,29 @@ extension AVAsynchronousKeyValueLoading {
     }
 }
 
-/// How far a property has loaded, for `status(of:)`.
+/// How far a property has loaded, for `status(of:)`: `AVAsyncProperty<Root, Value>.Status`, as
+/// Apple names it.
 public enum AVAsyncPropertyStatus<Value> {
     case notYetLoaded, loading, loaded(Value), failed(any Error)
+}
+
+extension AVAsyncProperty {
+    public typealias Status = AVAsyncPropertyStatus<Value>
+}
+
+/// What knows whether its file has been read yet (an asset reads it on the first `load`).
+protocol AVLoadedState {
+    var hasLoaded: Bool { get }
+}
+
+extension AVAsynchronousKeyValueLoading {
+    /// How far `property` has loaded, without waiting: `.notYetLoaded` until a `load` has read
+    /// the file, then `.loaded` with the value or `.failed` with the error `load` threw. (GraphKit
+    /// loads synchronously inside `load`, so `.loading` is never seen.)
+    public func status<T>(of property: AVAsyncProperty<Self, T>) -> AVAsyncProperty<Self, T>.Status {
+        if let state = self as? any AVLoadedState, !state.hasLoaded { return .notYetLoaded }
+        do { return .loaded(try property.read(self)) } catch { return .failed(error) }
+    }
 }
 
 extension AVPartialAsyncProperty where Root: AVAsset {
@@ -83,7 +103,7 @@ extension AVPartialAsyncProperty where Root: AVAsset {
 /// property is first loaded. Load properties with `try await asset.load(.duration, .tracks)`;
 /// the synchronous properties AVFoundation deprecated are here too, and read the file the same
 /// way (an unreadable file gives a zero duration and no tracks, as AVFoundation's do).
-open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
+open class AVAsset: AVAsynchronousKeyValueLoading, AVLoadedState, @unchecked Sendable {
     // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
     // final classes; its URL is let, what it loaded in a Mutex.
     package let fileURL: URL
@@ -117,6 +137,8 @@ open class AVAsset: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     public func metadata(forFormat format: AVMetadataFormat) -> [AVMetadataItem] {
         ((try? metadataItems().all) ?? []).filter { $0.keySpace.map(AVMetadataFormat.init) == format }
     }
+
+    var hasLoaded: Bool { state.withLock { $0 != nil } }
 
     /// The duration (a composition's is its tracks').
     func loadedDuration() throws -> CMTime { CMTime(try loaded().duration) }

@@ -9,6 +9,13 @@ public let AVAssetExportPreset1920x1080 = ExportPreset.hd1920x1080.rawValue
 public let AVAssetExportPreset1280x720 = ExportPreset.hd1280x720.rawValue
 public let AVAssetExportPreset640x480 = ExportPreset.sd640x480.rawValue
 public let AVAssetExportPresetAppleM4A = ExportPreset.appleM4A.rawValue
+public let AVAssetExportPresetMediumQuality = ExportPreset.mediumQuality.rawValue
+public let AVAssetExportPresetLowQuality = ExportPreset.lowQuality.rawValue
+public let AVAssetExportPreset3840x2160 = ExportPreset.uhd3840x2160.rawValue
+public let AVAssetExportPreset960x540 = ExportPreset.qhd960x540.rawValue
+public let AVAssetExportPresetHEVCHighestQuality = ExportPreset.hevcHighestQuality.rawValue
+public let AVAssetExportPresetHEVC1920x1080 = ExportPreset.hevc1920x1080.rawValue
+public let AVAssetExportPresetHEVC3840x2160 = ExportPreset.hevc3840x2160.rawValue
 
 /// Exports an asset with a preset, as AVFoundation's: over GraphKit's `AssetExportSession` (a
 /// graph run from the range's start to its end; passthrough copies the samples as stored).
@@ -187,6 +194,21 @@ open class AVAssetExportSession: @unchecked Sendable {
 
     /// Abandons the export: nothing is left at `outputURL`.
     open func cancelExport() { session.cancelExport() }
+
+    /// Exports to `outputURL` as `outputFileType` (both set first), as Apple's `export()` of
+    /// macOS 13 and iOS 16: returns when the export ends, however it ends; `status` and `error`
+    /// say how (a cancelled export ends `.cancelled`).
+    public func export() async {
+        try? await run()
+    }
+
+    /// Whether the preset can export `asset` as `outputFileType` (nil: as any type), as Apple's
+    /// asynchronous `compatibility(ofExportPreset:with:outputFileType:)`.
+    open class func compatibility(ofExportPreset presetName: String, with asset: AVAsset, outputFileType: AVFileType?) async -> Bool {
+        await withCheckedContinuation { continuation in
+            determineCompatibility(ofExportPreset: presetName, with: asset, outputFileType: outputFileType) { continuation.resume(returning: $0) }
+        }
+    }
 
     /// Runs the export; its failure is kept as `error` and thrown.
     private func run() async throws {

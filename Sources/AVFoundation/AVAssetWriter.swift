@@ -147,8 +147,8 @@ open class AVAssetWriter: @unchecked Sendable {
                 default: bytes = Array((item.stringValue ?? "").utf8)
                 }
                 let mime: String? = switch item.dataType {
-                case "com.apple.metadata.datatype.JPEG"?: "image/jpeg"
-                case "com.apple.metadata.datatype.PNG"?: "image/png"
+                case "com.apple.metadata.datatype.JPEG"?, kCMMetadataBaseDataType_JPEG?: "image/jpeg"
+                case "com.apple.metadata.datatype.PNG"?, kCMMetadataBaseDataType_PNG?: "image/png"
                 default: nil
                 }
                 tags.addPicture(bytes, mimeType: mime)

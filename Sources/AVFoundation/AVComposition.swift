@@ -46,6 +46,8 @@ open class AVComposition: AVAsset, @unchecked Sendable {
     }
 
     override func loadedTracks() throws -> [AVAssetTrack] { compositionTracks }
+    /// A composition is built in memory: always loaded.
+    override var hasLoaded: Bool { true }
 
     override func loadedDuration() throws -> CMTime { CMTime(source.duration) }
 

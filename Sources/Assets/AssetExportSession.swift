@@ -553,24 +553,13 @@ public final class AssetExportSession: Sendable {
                 p[\.sampleFormat] = .auto
             }
             b.connect(source.output(), to: decode.input())
-            if let settings = videoSettings, video != nil {
-                let encoder = b.add("video-encoder", H264EncoderNode.self) { p in
-                    p[\.width] = settings.width
-                    p[\.height] = settings.height
-                    if let rate = settings.averageBitRate { p[\.bitrate] = .value(rate) }
-                    if let interval = settings.keyframeInterval { p[\.keyframeInterval] = interval }
-                }
-                b.connect(decode.output("video"), to: encoder.input())
-                b.connect(encoder.output(), to: file.input("video"), capacity: AssetWriter.intoTheMuxer)
-            }
-            if let settings = audioSettings, audio != nil {
-                let encoder = b.add("audio-encoder", AACEncoderNode.self) { p in
-                    p[\.sampleRate] = settings.sampleRate
-                    p[\.channels] = settings.channels
-                    if let rate = settings.bitRate { p[\.bitrate] = rate }
-                }
-                b.connect(decode.output("audio"), to: encoder.input())
-                b.connect(encoder.output(), to: file.input("audio"), capacity: AssetWriter.intoTheMuxer)
+            // The encoders the settings name (H.264 or HEVC, AAC), from the one place that maps
+            // settings to nodes, as the writer's.
+            for (type, settings) in [(MediaType.video, video.flatMap { _ in videoSettings } as (any OutputSettings)?),
+                                     (.audio, audio.flatMap { _ in audioSettings })] {
+                guard let settings, let encoder = try WriterEncoders.add(for: settings, id: "\(type.rawValue)-encoder", at: "export", to: &b) else { continue }
+                b.connect(decode.output(type.rawValue), to: encoder.input)
+                b.connect(encoder.output, to: file.input(type.rawValue), capacity: AssetWriter.intoTheMuxer)
             }
         }
         return try b.build(registry: .builtIn)

@@ -7,24 +7,65 @@ import GraphKitCore
 ///   re-encoded (a track in another codec is left out: `sink.mp4` writes these two); a time
 ///   range is cut at the video keyframe at or before its start.
 /// - ``highestQuality``: H.264 at the source's size, AAC.
-/// - ``hd1920x1080``, ``hd1280x720``, ``sd640x480``: H.264 scaled to fit in that box (the
-///   box turned for a portrait source), aspect ratio kept, never enlarged; AAC.
+/// - ``uhd3840x2160``, ``hd1920x1080``, ``hd1280x720``, ``qhd960x540``, ``sd640x480``: H.264
+///   scaled to fit in that box (the box turned for a portrait source), aspect ratio kept, never
+///   enlarged; AAC.
+/// - ``mediumQuality``, ``lowQuality``: H.264 at about as many pixels as 480×360 and 192×144
+///   (the source's aspect ratio kept, sides multiples of 8, never enlarged), as Apple's give
+///   568×320 and 224×128 for a 16:9 source; AAC at 96 and 64 kbit/s.
+/// - ``hevcHighestQuality``, ``hevc1920x1080``, ``hevc3840x2160``: the same as their H.264
+///   namesakes, in HEVC.
 /// - ``appleM4A``: the sound alone as AAC, in an M4A file.
 public enum ExportPreset: String, Sendable, CaseIterable {
     case passthrough = "AVAssetExportPresetPassthrough"
     case highestQuality = "AVAssetExportPresetHighestQuality"
+    case mediumQuality = "AVAssetExportPresetMediumQuality"
+    case lowQuality = "AVAssetExportPresetLowQuality"
+    case uhd3840x2160 = "AVAssetExportPreset3840x2160"
     case hd1920x1080 = "AVAssetExportPreset1920x1080"
     case hd1280x720 = "AVAssetExportPreset1280x720"
+    case qhd960x540 = "AVAssetExportPreset960x540"
     case sd640x480 = "AVAssetExportPreset640x480"
+    case hevcHighestQuality = "AVAssetExportPresetHEVCHighestQuality"
+    case hevc1920x1080 = "AVAssetExportPresetHEVC1920x1080"
+    case hevc3840x2160 = "AVAssetExportPresetHEVC3840x2160"
     case appleM4A = "AVAssetExportPresetAppleM4A"
 
     /// The box a video preset fits the picture in (landscape); nil: the source's size, or no video.
     var box: (width: Int, height: Int)? {
         switch self {
-        case .hd1920x1080: (1920, 1080)
+        case .uhd3840x2160, .hevc3840x2160: (3840, 2160)
+        case .hd1920x1080, .hevc1920x1080: (1920, 1080)
         case .hd1280x720: (1280, 720)
+        case .qhd960x540: (960, 540)
         case .sd640x480: (640, 480)
-        case .passthrough, .highestQuality, .appleM4A: nil
+        case .passthrough, .highestQuality, .mediumQuality, .lowQuality, .hevcHighestQuality, .appleM4A: nil
+        }
+    }
+
+    /// The number of pixels a quality preset aims at; nil for the others.
+    var area: Int? {
+        switch self {
+        case .mediumQuality: 480 * 360
+        case .lowQuality: 192 * 144
+        default: nil
+        }
+    }
+
+    /// The video codec it encodes with.
+    var videoCodec: VideoCodec {
+        switch self {
+        case .hevcHighestQuality, .hevc1920x1080, .hevc3840x2160: .hevc
+        default: .h264
+        }
+    }
+
+    /// AAC's bit rate.
+    var audioBitRate: Int {
+        switch self {
+        case .mediumQuality: 96_000
+        case .lowQuality: 64_000
+        default: 128_000
         }
     }
 
@@ -96,7 +137,7 @@ public enum ExportPreset: String, Sendable, CaseIterable {
 
     /// The encoders' settings for a source of `width` × `height` with `sampleRate` Hz and
     /// `channels`: the picture fitted in the preset's box, even sizes, never enlarged; AAC at
-    /// 128 kbit/s, stereo at most (as AVFoundation's presets).
+    /// the preset's bit rate (128 kbit/s but for the quality ones), stereo at most (as AVFoundation's presets).
     func settings(width: Int?, height: Int?, sampleRate: Int?, channels: Int?) -> (video: VideoSettings?, audio: AudioSettings?) {
         var video: VideoSettings?
         if encodesVideo, let width, let height, width > 0, height > 0 {
@@ -105,13 +146,17 @@ public enum ExportPreset: String, Sendable, CaseIterable {
                 if height > width { box = (box.height, box.width) }
                 let scale = min(1, min(Double(box.width) / Double(width), Double(box.height) / Double(height)))
                 (w, h) = (Int((Double(width) * scale).rounded()), Int((Double(height) * scale).rounded()))
+            } else if let area, width * height > area {
+                let aspect = Double(width) / Double(height)
+                let multipleOf8 = { (x: Double) in max(8, Int((x / 8).rounded()) * 8) }
+                (w, h) = (min(width, multipleOf8((Double(area) * aspect).squareRoot())), min(height, multipleOf8((Double(area) / aspect).squareRoot())))
             }
-            video = VideoSettings(width: max(2, w & ~1), height: max(2, h & ~1))
+            video = VideoSettings(codec: videoCodec, width: max(2, w & ~1), height: max(2, h & ~1))
         }
         var audio: AudioSettings?
         if self != .passthrough, let sampleRate, let channels {
             // AAC's rates up to 48 kHz (encode.aac's range); more is resampled to 48 kHz.
-            audio = AudioSettings(sampleRate: min(sampleRate, 48_000), channels: min(channels, 2), bitRate: 128_000)
+            audio = AudioSettings(sampleRate: min(sampleRate, 48_000), channels: min(channels, 2), bitRate: audioBitRate)
         }
         return (video, audio)
     }

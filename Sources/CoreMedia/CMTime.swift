@@ -399,3 +399,80 @@ extension CMTime {
         else { self.init(value: t.value, timescale: t.timescale) }
     }
 }
+
+// MARK: Mapping between ranges
+
+/// `delta × (to ÷ from)` for numeric times: exact where a 32-bit timescale holds it, else in
+/// `delta`'s timescale (rounded as CoreMedia rounds, marked `.hasBeenRounded`); through seconds
+/// where the exact product would pass 128 bits. Invalid when `from` is zero or any is not numeric.
+private func scaled(_ delta: CMTime, by to: CMTime, over from: CMTime) -> CMTime {
+    guard delta.isNumeric, to.isNumeric, from.isNumeric, from.value != 0, delta.timescale > 0, to.timescale > 0, from.timescale > 0 else {
+        return .invalid
+    }
+    let sign: Int128 = from.value < 0 ? -1 : 1
+    let (a, o1) = Int128(delta.value).multipliedReportingOverflow(by: Int128(to.value))
+    let (n, o2) = a.multipliedReportingOverflow(by: Int128(from.timescale) * sign)
+    let (d, o3) = (Int128(delta.timescale) * Int128(to.timescale)).multipliedReportingOverflow(by: Int128(from.value.magnitude))
+    if !(o1 || o2 || o3) {
+        // Exact where a timescale of 32 bits holds it: the least common multiple of delta's and
+        // the result's reduced denominator (3 s × 5/10 is 3/2, not 2 rounded).
+        var (x, y) = (n.magnitude, d.magnitude)
+        while y != 0 { (x, y) = (y, x % y) }
+        let (rn, rd) = (n / Int128(x), d / Int128(x))
+        var (p, q) = (rd.magnitude, UInt128(delta.timescale))
+        while q != 0 { (p, q) = (q, p % q) }
+        let scale = rd * Int128(delta.timescale) / Int128(p)
+        if let timescale = Int32(exactly: scale), let value = Int64(exactly: rn * (scale / rd)) {
+            return CMTime(value: value, timescale: timescale, flags: delta.rounded ? [.valid, .hasBeenRounded] : .valid, epoch: delta.epoch)
+        }
+        return makeTime(n, d, timescale: delta.timescale, epoch: delta.epoch, rounded: delta.rounded)
+    }
+    let seconds = CMTimeGetSeconds(delta) * CMTimeGetSeconds(to) / CMTimeGetSeconds(from)
+    return CMTimeMakeWithSeconds(seconds, preferredTimescale: delta.timescale)
+}
+
+/// `t` carried from `fromRange` to `toRange`: their starts and ends map to each other, other
+/// times linearly, `(t − fromRange.start) × (toRange.duration ÷ fromRange.duration) +
+/// toRange.start`. Invalid when either range is empty or invalid, or `t` is not in
+/// `fromRange.start`'s epoch. When both durations are positive infinity, `t` is moved by the
+/// difference of the starts, not scaled.
+public func CMTimeMapTimeFromRangeToRange(_ t: CMTime, fromRange: CMTimeRange, toRange: CMTimeRange) -> CMTime {
+    guard t.isValid, CMTIMERANGE_IS_VALID(fromRange), CMTIMERANGE_IS_VALID(toRange),
+          !CMTIMERANGE_IS_EMPTY(fromRange), !CMTIMERANGE_IS_EMPTY(toRange), t.epoch == fromRange.start.epoch else {
+        return .invalid
+    }
+    let delta = CMTimeSubtract(t, fromRange.start)
+    if fromRange.duration.isPositiveInfinity && toRange.duration.isPositiveInfinity {
+        return CMTimeAdd(delta, toRange.start)
+    }
+    guard delta.isNumeric else { return delta.isValid ? delta : .invalid }
+    return CMTimeAdd(scaled(delta, by: toRange.duration, over: fromRange.duration), toRange.start)
+}
+
+/// `dur` carried from `fromRange` to `toRange`: `dur × (toRange.duration ÷ fromRange.duration)`.
+/// Invalid when either range is empty or invalid; unchanged when both durations are positive
+/// infinity.
+public func CMTimeMapDurationFromRangeToRange(_ dur: CMTime, fromRange: CMTimeRange, toRange: CMTimeRange) -> CMTime {
+    guard dur.isValid, CMTIMERANGE_IS_VALID(fromRange), CMTIMERANGE_IS_VALID(toRange),
+          !CMTIMERANGE_IS_EMPTY(fromRange), !CMTIMERANGE_IS_EMPTY(toRange) else { return .invalid }
+    if fromRange.duration.isPositiveInfinity && toRange.duration.isPositiveInfinity { return dur }
+    guard dur.isNumeric else { return dur }
+    return scaled(dur, by: toRange.duration, over: fromRange.duration)
+}
+
+/// `time` folded into `foldRange`, as a loop plays it: `foldRange.start + (time −
+/// foldRange.start)` modulo the range's duration, so the result is in `[start, end)`.
+/// Invalid when the range is empty or not numeric.
+public func CMTimeFoldIntoRange(_ time: CMTime, foldRange: CMTimeRange) -> CMTime {
+    guard time.isNumeric, foldRange.start.isNumeric, foldRange.duration.isNumeric,
+          !CMTIMERANGE_IS_EMPTY(foldRange), foldRange.duration.value > 0 else { return .invalid }
+    let delta = CMTimeSubtract(time, foldRange.start)
+    guard delta.isNumeric else { return .invalid }
+    // Both in one timescale, exactly: their least common multiple where it fits.
+    let scale = Int128(delta.timescale) * Int128(foldRange.duration.timescale) / Int128(gcd(Int64(delta.timescale), Int64(foldRange.duration.timescale)))
+    let d = Int128(delta.value) * (scale / Int128(delta.timescale))
+    let l = Int128(foldRange.duration.value) * (scale / Int128(foldRange.duration.timescale))
+    var r = d % l
+    if r < 0 { r += l }
+    return CMTimeAdd(makeTime(r, scale, timescale: delta.timescale, epoch: time.epoch, rounded: time.rounded), foldRange.start)
+}

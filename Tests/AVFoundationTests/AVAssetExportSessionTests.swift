@@ -33,6 +33,38 @@ import Testing
         #expect(video.supportedFileTypes == [.mp4, .mov])
     }
 
+    /// The presets past the first six, by Apple's names, through Apple's asynchronous calls
+    /// (`compatibility(ofExportPreset:…)`, `export()`): MediumQuality as H.264 at Apple's 568×320
+    /// class of size for 16:9 (here 552×312: about 480×360's pixels), HEVC1920x1080 as HEVC at the
+    /// source's size (never enlarged), written as `hvc1`; an export that fails says so in
+    /// `status` and `error`, as `export()` itself does not throw.
+    @Test func mediumQualityAndHEVCPresetsThroughTheAsyncCalls() async throws {
+        let asset = AVURLAsset(url: try source(seconds: 2))
+        for name in [AVAssetExportPresetMediumQuality, AVAssetExportPresetLowQuality, AVAssetExportPreset960x540, AVAssetExportPreset3840x2160,
+                     AVAssetExportPresetHEVCHighestQuality, AVAssetExportPresetHEVC1920x1080, AVAssetExportPresetHEVC3840x2160] {
+            #expect(await AVAssetExportSession.compatibility(ofExportPreset: name, with: asset, outputFileType: .mp4), "\(name)")
+            #expect(!(await AVAssetExportSession.compatibility(ofExportPreset: name, with: asset, outputFileType: .m4a)), "\(name)")
+        }
+        #expect(!(await AVAssetExportSession.compatibility(ofExportPreset: "AVAssetExportPresetNoSuchThing", with: asset, outputFileType: nil)))
+        for (name, codec, tag, size) in [(AVAssetExportPresetMediumQuality, "h264", "avc1", "552x312"), (AVAssetExportPresetHEVC1920x1080, "hevc", "hvc1", "640x360")] {
+            let session = try #require(AVAssetExportSession(asset: asset, presetName: name))
+            let out = folder.appendingPathComponent("\(codec).mp4")
+            session.outputURL = out
+            session.outputFileType = .mp4
+            await session.export()
+            #expect(session.status == .completed, "\(name): \(String(describing: session.error))")
+            let probe = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_name,codec_tag_string,width,height",
+                                                          "-of", "csv=p=0", out.path])
+            let w = size.split(separator: "x")
+            #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "\(codec),\(tag),\(w[0]),\(w[1])", "\(name): \(probe)")
+        }
+        let failing = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetLowQuality))
+        failing.outputURL = folder.appendingPathComponent("missing/low.mp4")
+        failing.outputFileType = .mp4
+        await failing.export()
+        #expect(failing.status == .failed && failing.error != nil)
+    }
+
     @Test func exportAsynchronouslyCompletesAndCallsTheHandler() async throws {
         let asset = AVURLAsset(url: try source())
         let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPreset640x480))

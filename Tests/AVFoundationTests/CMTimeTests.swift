@@ -212,4 +212,52 @@ import Testing
         #expect(CMTimeRange(start: .zero, duration: .positiveInfinity).containsTime(CMTimeMake(value: 1_000_000, timescale: 1)))
         #expect(CMTimeRangeEqual(r, r) && kCMTimeRangeZero == .zero && !kCMTimeRangeInvalid.isValid)
     }
+
+    /// CMTimeMapTimeFromRangeToRange and CMTimeMapDurationFromRangeToRange, as CMTime.h states
+    /// them: ends to ends, linear between and beyond, exact across timescales; invalid for an
+    /// empty range or another epoch; infinite ranges offset without scaling; no trap on extremes.
+    @Test func mappingBetweenRanges() {
+        let sec = { (v: Int64) in CMTimeMake(value: v, timescale: 1) }
+        let from = CMTimeRange(start: sec(0), duration: sec(10)), to = CMTimeRange(start: sec(100), duration: sec(20))
+        #expect(CMTimeMapTimeFromRangeToRange(sec(5), fromRange: from, toRange: to) == sec(110))
+        #expect(CMTimeMapTimeFromRangeToRange(sec(0), fromRange: from, toRange: to) == sec(100))
+        #expect(CMTimeMapTimeFromRangeToRange(sec(10), fromRange: from, toRange: to) == sec(120))
+        #expect(CMTimeMapTimeFromRangeToRange(sec(15), fromRange: from, toRange: to) == sec(130))
+        // Other timescales: 1.5 s in [1 s, 3 s) onto 4 s of 44.1 kHz samples from 0: 1 s.
+        let mapped = CMTimeMapTimeFromRangeToRange(CMTimeMake(value: 900, timescale: 600),
+                                                   fromRange: CMTimeRange(start: sec(1), duration: sec(2)),
+                                                   toRange: CMTimeRange(start: CMTimeMake(value: 0, timescale: 44_100), duration: CMTimeMake(value: 176_400, timescale: 44_100)))
+        #expect(CMTimeCompare(mapped, sec(1)) == 0 && !mapped.flags.contains(.hasBeenRounded), "\(mapped)")
+        // A third of a second at 30 fps onto 25 fps: rounded, and says so.
+        let third = CMTimeMapTimeFromRangeToRange(CMTimeMake(value: 1, timescale: 3), fromRange: CMTimeRange(start: .zero, duration: sec(1)),
+                                                  toRange: CMTimeRange(start: .zero, duration: CMTimeMake(value: 1, timescale: 1)))
+        #expect(CMTimeCompare(third, CMTimeMake(value: 1, timescale: 3)) == 0)
+        #expect(!CMTimeMapTimeFromRangeToRange(sec(1), fromRange: CMTimeRange(start: sec(0), duration: .zero), toRange: to).isValid)
+        #expect(!CMTimeMapTimeFromRangeToRange(sec(1), fromRange: from, toRange: CMTimeRange(start: sec(0), duration: .zero)).isValid)
+        #expect(!CMTimeMapTimeFromRangeToRange(CMTimeMakeWithEpoch(value: 1, timescale: 1, epoch: 2), fromRange: from, toRange: to).isValid)
+        let open = CMTimeRange(start: sec(10), duration: .positiveInfinity), later = CMTimeRange(start: sec(50), duration: .positiveInfinity)
+        #expect(CMTimeMapTimeFromRangeToRange(sec(12), fromRange: open, toRange: later) == sec(52))
+        #expect(CMTimeMapDurationFromRangeToRange(sec(3), fromRange: from, toRange: CMTimeRange(start: sec(7), duration: sec(5))) == CMTimeMake(value: 3, timescale: 2))
+        #expect(CMTimeMapDurationFromRangeToRange(sec(3), fromRange: open, toRange: later) == sec(3))
+        #expect(!CMTimeMapDurationFromRangeToRange(sec(3), fromRange: from, toRange: CMTimeRange(start: sec(7), duration: .zero)).isValid)
+        // Extremes: no trap, an answer or a time that says it is none.
+        let huge = CMTimeMake(value: .max, timescale: 1)
+        let extreme = CMTimeMapTimeFromRangeToRange(huge, fromRange: CMTimeRange(start: .zero, duration: CMTimeMake(value: 1, timescale: 1_000_000_000)),
+                                                    toRange: CMTimeRange(start: .zero, duration: CMTimeMake(value: .max, timescale: 1)))
+        #expect(!extreme.isNumeric || extreme.value > 0)
+    }
+
+    /// CMTimeFoldIntoRange: a loop's time, always in [start, end).
+    @Test func foldingIntoARange() {
+        let sec = { (v: Int64) in CMTimeMake(value: v, timescale: 1) }
+        let loop = CMTimeRange(start: sec(10), duration: sec(7))
+        #expect(CMTimeFoldIntoRange(sec(25), foldRange: loop) == sec(11))
+        #expect(CMTimeFoldIntoRange(sec(12), foldRange: loop) == sec(12))
+        #expect(CMTimeFoldIntoRange(sec(17), foldRange: loop) == sec(10))
+        #expect(CMTimeFoldIntoRange(sec(3), foldRange: loop) == sec(10))
+        #expect(CMTimeFoldIntoRange(sec(2), foldRange: loop) == sec(16))
+        #expect(CMTimeCompare(CMTimeFoldIntoRange(CMTimeMake(value: 45, timescale: 30), foldRange: CMTimeRange(start: .zero, duration: CMTimeMake(value: 1, timescale: 2))),
+                              CMTimeMake(value: 0, timescale: 1)) == 0)
+        #expect(!CMTimeFoldIntoRange(sec(3), foldRange: CMTimeRange(start: sec(0), duration: .zero)).isValid)
+    }
 }

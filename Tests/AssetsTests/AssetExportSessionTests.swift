@@ -100,6 +100,19 @@ import Testing
         #expect(ExportPreset.hd1920x1080.settings(width: 3840, height: 2160, sampleRate: 96_000, channels: 6).video.map { [$0.width, $0.height] } == [1920, 1080])
         #expect(ExportPreset.hd1920x1080.settings(width: 3840, height: 2160, sampleRate: 96_000, channels: 6).audio == AudioSettings(sampleRate: 48_000, channels: 2, bitRate: 128_000))
         #expect(ExportPreset.highestQuality.settings(width: 1278, height: 718, sampleRate: nil, channels: nil).video.map { [$0.width, $0.height] } == [1278, 718])
+        // The quality presets keep about their number of pixels: Apple's 224x128 for 16:9 at Low.
+        let size = { (p: ExportPreset, w: Int, h: Int) in p.settings(width: w, height: h, sampleRate: nil, channels: nil).video.map { [$0.width, $0.height] } }
+        #expect(size(.lowQuality, 1920, 1080) == [224, 128])
+        #expect(size(.lowQuality, 640, 480) == [192, 144])
+        #expect(size(.mediumQuality, 640, 480) == [480, 360])
+        #expect(size(.mediumQuality, 1080, 1920) == [312, 552])
+        #expect(size(.mediumQuality, 320, 240) == [320, 240], "never enlarged")
+        #expect(size(.qhd960x540, 1920, 1080) == [960, 540] && size(.uhd3840x2160, 7680, 4320) == [3840, 2160])
+        #expect(ExportPreset.lowQuality.settings(width: 640, height: 480, sampleRate: 44_100, channels: 2).audio?.bitRate == 64_000)
+        for hevc in [ExportPreset.hevcHighestQuality, .hevc1920x1080, .hevc3840x2160] {
+            #expect(hevc.settings(width: 640, height: 360, sampleRate: nil, channels: nil).video?.codec == .hevc, "\(hevc)")
+        }
+        #expect(ExportPreset.hd1920x1080.settings(width: 640, height: 360, sampleRate: nil, channels: nil).video?.codec == .h264)
     }
 
     @Test func appleM4AWritesTheSoundAloneAsAACInM4AWithTheRangeAndTags() async throws {

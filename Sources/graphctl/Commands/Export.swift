@@ -46,7 +46,9 @@ struct Export: ParsableCommand {
 
     static let presets: [String: ExportPreset] = [
         "passthrough": .passthrough, "highestQuality": .highestQuality, "1920x1080": .hd1920x1080,
-        "1280x720": .hd1280x720, "640x480": .sd640x480, "appleM4A": .appleM4A,
+        "1280x720": .hd1280x720, "640x480": .sd640x480, "appleM4A": .appleM4A, "mediumQuality": .mediumQuality,
+        "lowQuality": .lowQuality, "3840x2160": .uhd3840x2160, "960x540": .qhd960x540, "hevcHighestQuality": .hevcHighestQuality,
+        "hevc1920x1080": .hevc1920x1080, "hevc3840x2160": .hevc3840x2160,
     ]
 
     func run() throws {
