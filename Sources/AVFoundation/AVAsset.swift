@@ -55,6 +55,11 @@ extension AVAsyncProperty {
     public typealias Status = AVAsyncPropertyStatus<Value>
 }
 
+/// How far a value has loaded, the old way (`statusOfValue(forKey:error:)`).
+public enum AVKeyValueStatus: Int, Sendable {
+    case unknown = 0, loading, loaded, failed, cancelled
+}
+
 /// What knows whether its file has been read yet (an asset reads it on the first `load`).
 protocol AVLoadedState {
     var hasLoaded: Bool { get }
@@ -173,6 +178,33 @@ open class AVAsset: AVAsynchronousKeyValueLoading, AVLoadedState, @unchecked Sen
         try loadedTracks().first { $0.trackID == trackID }
     }
 
+    /// The keys `loadValuesAsynchronously(forKeys:)` and `statusOfValue(forKey:error:)` know: the
+    /// asset's properties by their Objective-C names.
+    static let loadableKeys: Set<String> = [
+        "duration", "tracks", "playable", "readable", "exportable", "composable", "metadata", "commonMetadata",
+        "availableMetadataFormats", "preferredTransform", "preferredRate", "preferredVolume", "naturalSize",
+        "providesPreciseDurationAndTiming", "hasProtectedContent", "creationDate", "availableChapterLocales", "trackGroups",
+    ]
+
+    /// How far `key` has loaded, the old way (`load(_:)` and `status(of:)` are the new):
+    /// `.unknown` until `loadValuesAsynchronously(forKeys:)` or a `load` has read the file, then
+    /// `.loaded`, or `.failed` with the reason in `outError` (a file that cannot be read, or a
+    /// key that is not one of the asset's).
+    public func statusOfValue(forKey key: String, error outError: NSErrorPointer) -> AVKeyValueStatus {
+        guard Self.loadableKeys.contains(key) else {
+            outError?.pointee = avError(.operationNotAllowed, "\"\(key)\" is not a key an asset loads (duration, tracks, metadata…)")
+            return .failed
+        }
+        guard hasLoaded else { return .unknown }
+        do {
+            _ = try loaded()
+            return .loaded
+        } catch {
+            outError?.pointee = avError(error)
+            return .failed
+        }
+    }
+
     /// Calls `handler` once the keys are loaded (the old way; use `load(_:)`).
     public func loadValuesAsynchronously(forKeys keys: [String], completionHandler handler: (@Sendable () -> Void)? = nil) {
         _ = loadState()
@@ -187,7 +219,10 @@ open class AVAsset: AVAsynchronousKeyValueLoading, AVLoadedState, @unchecked Sen
     @available(*, deprecated, message: "Use load(.tracks) instead")
     public var tracks: [AVAssetTrack] { (try? loadedTracks()) ?? [] }
 
+    // Disfavoured: AVMutableComposition's own, which gives AVMutableCompositionTracks as Apple's
+    // does, is chosen on a composition (Swift overrides no array covariantly).
     @available(*, deprecated, message: "Use loadTracks(withMediaType:) instead")
+    @_disfavoredOverload
     public func tracks(withMediaType mediaType: AVMediaType) -> [AVAssetTrack] {
         ((try? loadedTracks()) ?? []).filter { $0.mediaType == mediaType }
     }

@@ -63,6 +63,17 @@ open class AVMutableComposition: AVComposition, @unchecked Sendable {
     // Unchecked: restated from its open base, as Swift requires; it adds nothing stored.
     public init() { super.init(source: MutableComposition()) }
 
+    /// Its tracks of `mediaType`, as the `AVMutableCompositionTrack`s they are (Apple's declares
+    /// them so; `tracks` itself stays `[AVAssetTrack]`: Swift overrides no array covariantly).
+    public func tracks(withMediaType mediaType: AVMediaType) -> [AVMutableCompositionTrack] {
+        source.tracks.map(trackObject).filter { $0.mediaType == mediaType }
+    }
+
+    /// The track with `trackID`, as an `AVMutableCompositionTrack`; nil when there is none.
+    public override func track(withTrackID trackID: CMPersistentTrackID) -> AVMutableCompositionTrack? {
+        source.tracks.map(trackObject).first { $0.trackID == trackID }
+    }
+
     public convenience init(urlAssetInitializationOptions: [String: Any]? = nil) { self.init() }
 
     /// A new empty track; nil when `preferredTrackID` is taken. `kCMPersistentTrackID_Invalid`

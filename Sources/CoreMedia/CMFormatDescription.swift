@@ -72,7 +72,7 @@ public final class CMFormatDescription: @unchecked Sendable {
         }
     }
 
-    var mediaType: CMMediaType {
+    var mediaTypeCode: CMMediaType {
         switch format {
         case .pcm, .aac, .audio: kCMMediaType_Audio
         case .rawVideo, .h264, .video: kCMMediaType_Video
@@ -80,7 +80,7 @@ public final class CMFormatDescription: @unchecked Sendable {
         }
     }
 
-    var mediaSubType: FourCharCode {
+    var mediaSubTypeCode: FourCharCode {
         switch format {
         case .pcm: kAudioFormatLinearPCM
         case .aac: kAudioFormatMPEG4AAC
@@ -99,9 +99,9 @@ public final class CMFormatDescription: @unchecked Sendable {
     fileprivate var streamBasicDescription: UnsafePointer<AudioStreamBasicDescription>? { asbd.map { UnsafePointer($0) } }
 }
 
-public func CMFormatDescriptionGetMediaType(_ desc: CMFormatDescription) -> CMMediaType { desc.mediaType }
+public func CMFormatDescriptionGetMediaType(_ desc: CMFormatDescription) -> CMMediaType { desc.mediaTypeCode }
 /// The codec or pixel format: `'lpcm'`, `'aac '`, `'opus'`, `'flac'`, `'alac'`, `'avc1'`, `'hvc1'`, `'vp09'`, `'av01'`, or a CoreVideo pixel format code.
-public func CMFormatDescriptionGetMediaSubType(_ desc: CMFormatDescription) -> FourCharCode { desc.mediaSubType }
+public func CMFormatDescriptionGetMediaSubType(_ desc: CMFormatDescription) -> FourCharCode { desc.mediaSubTypeCode }
 
 /// The stream's description; nil for a video description. Valid as long as `desc` is.
 public func CMAudioFormatDescriptionGetStreamBasicDescription(_ desc: CMAudioFormatDescription) -> UnsafePointer<AudioStreamBasicDescription>? {
@@ -153,4 +153,40 @@ package func mediaFormat(_ d: AudioStreamBasicDescription) -> MediaFormat? {
     default:
         return nil
     }
+}
+
+// MARK: The Swift overlay's names
+
+extension CMFormatDescription {
+    /// A media type, as the Swift overlay's `CMFormatDescription.MediaType`: a four-character code.
+    public struct MediaType: RawRepresentable, Hashable, Sendable {
+        public var rawValue: FourCharCode
+        public init(rawValue: FourCharCode) { self.rawValue = rawValue }
+        public static let audio = MediaType(rawValue: kCMMediaType_Audio)
+        public static let video = MediaType(rawValue: kCMMediaType_Video)
+        public static let muxed = MediaType(rawValue: 0x6D75_7878)          // 'muxx'
+        public static let text = MediaType(rawValue: 0x7465_7874)           // 'text'
+        public static let closedCaption = MediaType(rawValue: 0x636C_6370)  // 'clcp'
+        public static let subtitle = MediaType(rawValue: 0x7362_746C)       // 'sbtl'
+        public static let timeCode = MediaType(rawValue: 0x746D_6364)       // 'tmcd'
+        public static let metadata = MediaType(rawValue: 0x6D65_7461)       // 'meta'
+    }
+
+    /// A media subtype (a codec or pixel format), as the Swift overlay's `MediaSubType`.
+    public struct MediaSubType: RawRepresentable, Hashable, Sendable {
+        public var rawValue: FourCharCode
+        public init(rawValue: FourCharCode) { self.rawValue = rawValue }
+        public static let linearPCM = MediaSubType(rawValue: kAudioFormatLinearPCM)
+        public static let mpeg4AAC = MediaSubType(rawValue: kAudioFormatMPEG4AAC)
+        public static let opus = MediaSubType(rawValue: kAudioFormatOpus)
+        public static let flac = MediaSubType(rawValue: kAudioFormatFLAC)
+        public static let appleLossless = MediaSubType(rawValue: kAudioFormatAppleLossless)
+        public static let h264 = MediaSubType(rawValue: kCMVideoCodecType_H264)
+        public static let hevc = MediaSubType(rawValue: kCMVideoCodecType_HEVC)
+    }
+
+    /// The media type (`CMFormatDescriptionGetMediaType`).
+    public var mediaType: MediaType { MediaType(rawValue: mediaTypeCode) }
+    /// The codec or pixel format (`CMFormatDescriptionGetMediaSubType`).
+    public var mediaSubType: MediaSubType { MediaSubType(rawValue: mediaSubTypeCode) }
 }

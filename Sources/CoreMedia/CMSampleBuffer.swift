@@ -11,12 +11,16 @@ public final class CMSampleBuffer: Sendable {
     package var sample: SampleBuffer { data.withLock { $0.sample } }
     /// The samples a buffer made without its data was declared to hold.
     private let declaredSamples: Int?
-    package let formatDescription: CMFormatDescription?
-    package let imageBuffer: CVImageBuffer?
-    /// The times as given (a PCM buffer's in its sample rate).
-    package let presentationTimeStamp: CMTime
-    package let decodeTimeStamp: CMTime
-    package let duration: CMTime
+    /// The format (`CMSampleBufferGetFormatDescription`), as the Swift overlay names it.
+    public let formatDescription: CMFormatDescription?
+    /// A video frame's pixels (`CMSampleBufferGetImageBuffer`).
+    public let imageBuffer: CVImageBuffer?
+    /// The times as given (a PCM buffer's in its sample rate), as the Swift overlay names them.
+    public let presentationTimeStamp: CMTime
+    public let decodeTimeStamp: CMTime
+    public let duration: CMTime
+    /// Cleared by `CMSampleBufferInvalidate`.
+    private let valid = Guarded(true)
 
     /// A sample buffer over `sample`. Its times are given in the sample rate for PCM (as
     /// CoreMedia's readers give them) when that is exact, else as the engine keeps them.
@@ -151,7 +155,22 @@ public final class CMSampleBuffer: Sendable {
         }
     }
 
-    package var numSamples: Int {
+    /// Whether the buffer is still valid (`CMSampleBufferIsValid`): true until invalidated.
+    public var isValid: Bool { valid.withLock { $0 } }
+    /// The presentation time as output (no trim or speed applied here: the presentation time).
+    public var outputPresentationTimeStamp: CMTime { presentationTimeStamp }
+    /// The bytes of its samples (`CMSampleBufferGetTotalSampleSize`).
+    public var totalSampleSize: Int { sample.byteCount }
+
+    /// Marks the buffer invalid, once; false when it was already.
+    func invalidate() -> Bool {
+        valid.withLock { v in
+            defer { v = false }
+            return v
+        }
+    }
+
+    public var numSamples: Int {
         if let declaredSamples { return declaredSamples }
         if case .pcm? = sample.format { return sample.frameCount }
         return 1
@@ -197,7 +216,16 @@ public func CMSampleBufferGetDataBuffer(_ sbuf: CMSampleBuffer) -> CMBlockBuffer
 /// The pixels of a video frame; nil for audio or compressed video.
 public func CMSampleBufferGetImageBuffer(_ sbuf: CMSampleBuffer) -> CVImageBuffer? { sbuf.imageBuffer }
 /// Always true: GraphKit's sample buffers are valid from creation until released.
-public func CMSampleBufferIsValid(_ sbuf: CMSampleBuffer) -> Bool { true }
+public func CMSampleBufferIsValid(_ sbuf: CMSampleBuffer) -> Bool { sbuf.isValid }
+
+/// Makes the buffer invalid, as CoreMedia's: `CMSampleBufferIsValid` is false from then on.
+/// `kCMSampleBufferError_Invalidated` (−12744) when it was already invalid.
+@discardableResult
+public func CMSampleBufferInvalidate(_ sbuf: CMSampleBuffer) -> OSStatus {
+    sbuf.invalidate() ? OSStatus(noErr) : kCMSampleBufferError_Invalidated
+}
+
+public let kCMSampleBufferError_Invalidated: OSStatus = -12744
 /// Whether the buffer has its data: false only for one made by `CMSampleBufferCreate` without
 /// data, until `CMSampleBufferSetDataBuffer` or `…SetDataBufferFromAudioBufferList` gives it.
 public func CMSampleBufferDataIsReady(_ sbuf: CMSampleBuffer) -> Bool { sbuf.isDataReady }

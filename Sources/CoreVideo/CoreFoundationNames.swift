@@ -70,3 +70,11 @@ package func settingsBool(_ value: Any?) -> Bool? {
     if let b = value as? Bool { return b }
     return settingsNumber(value).map { $0 != 0 }
 }
+
+/// Where a call that fails stores its error, as Foundation's `NSErrorPointer` on Apple's
+/// platforms (`var error: NSError?; …(error: &error)`). Linux's Foundation has none: it has no
+/// autoreleasing pointers, so this is a plain one.
+public typealias NSErrorPointer = UnsafeMutablePointer<NSError?>?
+
+/// Option bits of CoreVideo's calls (`CVPixelBufferLockFlags(rawValue:)` takes them).
+public typealias CVOptionFlags = UInt64
