@@ -47,6 +47,8 @@ open class AVAssetExportSession: @unchecked Sendable {
         var outputFileType: AVFileType?
         var metadata: [AVMetadataItem]?
         var failure: NSError?
+        var videoComposition: AVVideoComposition?
+        var audioMix: AVAudioMix?
     }
     private let settings: Guarded<Settings>
 
@@ -131,6 +133,21 @@ open class AVAssetExportSession: @unchecked Sendable {
             tags.chapters = session.asset.metadata.chapters
             session.metadata = tags
         }
+    }
+
+    /// How the video is drawn: frames of its render size at its frame rate, each cropped, moved
+    /// and faded as its instructions say (the preset's box fits the render size). Nil (the
+    /// default) exports the video as it is. Taken when the export starts; a passthrough refuses
+    /// it, as nothing is drawn without re-encoding.
+    public var videoComposition: AVVideoComposition? {
+        get { settings.withLock { $0.videoComposition } }
+        set { settings.withLock { $0.videoComposition = newValue } }
+    }
+
+    /// The sound tracks' volumes over time. Taken when the export starts; a passthrough refuses it.
+    public var audioMix: AVAudioMix? {
+        get { settings.withLock { $0.audioMix } }
+        set { settings.withLock { $0.audioMix = newValue } }
     }
 
     public var shouldOptimizeForNetworkUse: Bool {
@@ -224,6 +241,9 @@ open class AVAssetExportSession: @unchecked Sendable {
                 throw avError(.fileAlreadyExists, "\"\(url.path)\" exists already: an export does not replace a file; remove it or choose another URL")
             }
             if let problem = outputFolderProblem(url) { throw problem }
+            let (drawing, mix) = settings.withLock { ($0.videoComposition, $0.audioMix) }
+            session.videoComposition = try drawing?.engineValue()
+            session.audioMix = mix?.engineValue
             session.outputPath = url.path
             session.outputFileType = fileType
             try await session.export()

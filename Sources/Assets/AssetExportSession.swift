@@ -81,6 +81,8 @@ public final class AssetExportSession: Sendable {
         var optimizeForNetworkUse = false
         var metadata: MediaMetadata?
         var fileLengthLimit: Int64?
+        var videoComposition: VideoComposition?
+        var audioMix: AudioMix?
         /// The range's length in seconds, once the export runs: what progress is measured against.
         var length = 0.0
 
@@ -248,6 +250,21 @@ public final class AssetExportSession: Sendable {
         set { locked.withLock { $0.fileLengthLimit = newValue } }
     }
 
+    /// How the video is drawn (`AVAssetExportSession.videoComposition`): frames of its render
+    /// size at its frame rate, each cropped, moved and faded as its instruction says. Needs a
+    /// preset that encodes; the preset's box then fits the render size.
+    public var videoComposition: VideoComposition? {
+        get { locked.withLock { $0.videoComposition } }
+        set { locked.withLock { $0.videoComposition = newValue } }
+    }
+
+    /// The sound tracks' volumes over time (`AVAssetExportSession.audioMix`). Needs a preset
+    /// that encodes.
+    public var audioMix: AudioMix? {
+        get { locked.withLock { $0.audioMix } }
+        set { locked.withLock { $0.audioMix = newValue } }
+    }
+
     // MARK: Where it is
 
     public var status: Status { locked.withLock { $0.status } }
@@ -299,6 +316,15 @@ public final class AssetExportSession: Sendable {
     /// start or fails, and `cancelled` after ``cancelExport()`` (or when the task awaiting it
     /// is cancelled); either way nothing is left under the output's name, nor a temporary file.
     public func export() async throws(GraphError) {
+        if locked.withLock({ $0.videoComposition != nil || $0.audioMix != nil }) {
+            guard preset != .passthrough else {
+                throw ending(with: GraphError(.usage, at: "videoComposition", "a video composition or an audio mix changes the pictures or the sound, and \(ExportPreset.passthrough.rawValue) copies them as stored: pick a preset that encodes"))
+            }
+            if let composition { return try await exportEncoding(composition, named: "the composition") }
+            let whole: Composition
+            do throws(GraphError) { whole = try wholeAsset() } catch { throw ending(with: error) }
+            return try await exportEncoding(whole, named: "\"\(asset.path)\"")
+        }
         if let composition {
             return preset == .passthrough ? try await exportJoin(of: composition) : try await exportEncoding(composition, named: "the composition")
         }
@@ -406,18 +432,29 @@ public final class AssetExportSession: Sendable {
     /// the reader's samples appended to a graph of encoders and `sink.mp4`, so the file's type,
     /// tags, length limit and index are written as for an asset.
     private func exportEncoding(_ composition: Composition, named name: String) async throws(GraphError) {
-        let (range, path, type, faststart, tags, limit) = try starting { l throws(GraphError) in
+        let (range, path, type, faststart, tags, limit, drawing, mix) = try starting { l throws(GraphError) in
             try l.metadata?.checkWritable()
             let range = try clamped(l.timeRange, of: composition.duration, named: name)
             try checkOutput(l)
+            try l.videoComposition?.check(duration: composition.duration,
+                                          trackIDs: Set(composition.tracks.filter { $0.mediaType == .video }.map(\.trackID)))
+            try l.audioMix?.check()
             l.status = .waiting
             l.length = range.duration.seconds
-            return (range, l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata ?? asset.metadata, l.fileLengthLimit)
+            return (range, l.outputPath ?? "", l.outputFileType ?? .mp4, l.optimizeForNetworkUse, l.metadata ?? asset.metadata, l.fileLengthLimit,
+                    l.videoComposition, l.audioMix)
         }
         var transcode: CompositionTranscode?
         var started: GraphRun?
         do throws(GraphError) {
-            let job = try CompositionTranscode(composition, range: range, video: type == .m4a ? nil : videoSettings, audio: audioSettings)
+            // A video composition's frames are of its render size: the preset fits that.
+            var video = videoSettings
+            if let drawing, let preset, video != nil {
+                let size = drawing.encodedSize
+                video = preset.settings(width: size.width, height: size.height, sampleRate: nil, channels: nil).video
+            }
+            let job = try CompositionTranscode(composition, range: range, video: type == .m4a ? nil : video, audio: audioSettings,
+                                               videoComposition: drawing, audioMix: mix)
             transcode = job
             var b = GraphBuilder(name: "AssetExportSession", description: "exports a composition to \(path)")
             let file = addFile(to: &b, path: path, type: type, faststart: faststart, tags: tags, limit: limit)
@@ -453,6 +490,19 @@ public final class AssetExportSession: Sendable {
             }
             throw ending(with: error)
         }
+    }
+
+    /// The asset's first video and sound tracks as a composition of one piece each, keeping
+    /// their track IDs (a video composition's layers and an audio mix's inputs name them).
+    private func wholeAsset() throws(GraphError) -> Composition {
+        var tracks: [CompositionTrack] = []
+        for type in [MediaType.video, .audio] {
+            guard let source = asset.tracks(withMediaType: type).first else { continue }
+            var track = CompositionTrack(mediaType: type, trackID: source.trackID)
+            try track.insertTimeRange(source.timeRange, of: source, in: asset, at: .zero)
+            tracks.append(track)
+        }
+        return Composition(tracks: tracks)
     }
 
     /// An asset's range to re-encode with the index last, as a composition of one piece (the

@@ -50,6 +50,8 @@ final class CompositionTranscode: Sendable {
         var mediaType: MediaType
         var end: MediaTime
         var settings: any OutputSettings
+        /// A video composition's drawing or an audio mix's volume, when the export has one.
+        var effects: CompositionEffects
     }
 
     private struct State {
@@ -60,8 +62,10 @@ final class CompositionTranscode: Sendable {
     private let running = DispatchGroup()
 
     /// Reads `range` of `composition`'s video track (when `video` is given) and sound track
-    /// (when `audio` is), decoded for those settings.
-    init(_ composition: Composition, range: MediaTimeRange, video: VideoSettings?, audio: AudioSettings?) throws(GraphError) {
+    /// (when `audio` is), decoded for those settings; drawn by `videoComposition` and mixed by
+    /// `audioMix` when given (the video settings then encode the render size).
+    init(_ composition: Composition, range: MediaTimeRange, video: VideoSettings?, audio: AudioSettings?,
+         videoComposition: VideoComposition? = nil, audioMix: AudioMix? = nil) throws(GraphError) {
         reader = try AssetReader(composition: composition)
         if range != MediaTimeRange(start: .zero, duration: composition.duration) { reader.timeRange = range }
         self.range = range
@@ -70,13 +74,17 @@ final class CompositionTranscode: Sendable {
             // I420: what every video encoder codes, so nothing converts it again.
             let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(.i420))
             try reader.add(output)
-            feeds.append(Feed(output: output, node: "video-in", mediaType: .video, end: min(track.duration, range.end) - range.start, settings: video))
+            let effects = CompositionEffects(offset: range.start, video: videoComposition.map { ($0, trackID: track.trackID) })
+            feeds.append(Feed(output: output, node: "video-in", mediaType: .video, end: min(track.duration, range.end) - range.start, settings: video,
+                              effects: effects))
         }
         if let audio, let track = composition.encodedTrack(.audio) {
             let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .linearPCM(sampleFormat: .s16le, sampleRate: audio.sampleRate,
                                                                                                        channels: audio.channels))
             try reader.add(output)
-            feeds.append(Feed(output: output, node: "audio-in", mediaType: .audio, end: min(track.duration, range.end) - range.start, settings: audio))
+            let effects = CompositionEffects(offset: range.start, audio: audioMix.map { ($0, trackID: track.trackID) })
+            feeds.append(Feed(output: output, node: "audio-in", mediaType: .audio, end: min(track.duration, range.end) - range.start, settings: audio,
+                              effects: effects))
         }
         guard !feeds.isEmpty else {
             throw GraphError(.usage, at: "composition", "the composition has no track this export encodes (its settings encode \(video == nil ? "no video" : "video")\(audio == nil ? " and no sound" : " and sound"))")
@@ -133,16 +141,26 @@ final class CompositionTranscode: Sendable {
     @available(*, noasync)
     private func pump(_ feed: Feed, into input: MediaInput) -> GraphError? {
         var filler = GapFiller(mediaType: feed.mediaType)
+        var effects = feed.effects
+        // A drawing that fails fails the export with its own error, not the run's.
+        var drawingFailure: GraphError?
+        func drawn(_ piece: SampleBuffer) throws(GraphError) -> [SampleBuffer] {
+            do { return try effects.process(piece, end: feed.end) } catch { drawingFailure = error; throw error }
+        }
         do throws(GraphError) {
             while let sample = feed.output.copyNextSampleBuffer() {
-                for piece in filler.take(sample, movedBy: range.start) { try input.appendWaiting(piece) }
+                for piece in filler.take(sample, movedBy: range.start) {
+                    for out in try drawn(piece) { try input.appendWaiting(out) }
+                }
             }
             if reader.status == .failed { return reader.error }
             if reader.status == .cancelled { return nil }
-            for piece in filler.fill(upTo: feed.end) { try input.appendWaiting(piece) }
+            for piece in filler.fill(upTo: feed.end) {
+                for out in try drawn(piece) { try input.appendWaiting(out) }
+            }
             input.markAsFinished()
         } catch {
-            return reader.status == .failed ? reader.error : nil
+            return drawingFailure ?? (reader.status == .failed ? reader.error : nil)
         }
         return nil
     }
