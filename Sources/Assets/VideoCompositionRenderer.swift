@@ -1,6 +1,7 @@
 @_spi(Engine) import GraphKitCore
 
-/// Draws a ``VideoComposition``'s frames from one track's decoded 4:2:0 (I420) frames: for each
+/// Draws a ``VideoComposition``'s frames from one track's decoded frames, 4:2:0 (I420) or BGRA
+/// (the output is of the source's format): for each
 /// output time, the track's frame showing then, cropped, moved through its layer's transform into
 /// the render size, at its opacity over the background, as AVFoundation's compositor draws a
 /// single-layer instruction. Each plane is drawn in its own resolution (chroma at half).
@@ -32,15 +33,17 @@ struct VideoCompositionRenderer {
     /// drawn from `source` (an I420 frame of the track); the background alone where the
     /// instruction does not show the track.
     func render(_ source: SampleBuffer, at time: MediaTime, duration: MediaTime, stampedAt stamp: MediaTime) throws(GraphError) -> SampleBuffer {
-        guard case .rawVideo(let v)? = source.format, v.pixelFormat == .i420 else {
-            throw GraphError(.runFailed, at: "videoComposition", "the compositor draws 4:2:0 (I420) frames, and was given \(source.format.map { "\($0)" } ?? "a buffer of no format")")
+        guard case .rawVideo(let v)? = source.format, v.pixelFormat == .i420 || v.pixelFormat == .bgra else {
+            throw GraphError(.runFailed, at: "videoComposition", "the compositor draws 4:2:0 (I420) or BGRA frames, and was given \(source.format.map { "\($0)" } ?? "a buffer of no format")")
         }
-        let format = MediaFormat.VideoFormat(pixelFormat: .i420, width: width, height: height,
+        let packed = v.pixelFormat == .bgra
+        let format = MediaFormat.VideoFormat(pixelFormat: v.pixelFormat, width: width, height: height,
                                              frameRate: FrameRate(Int(composition.frameDuration.timescale), Int(max(1, composition.frameDuration.value))))
-        var out = SampleBuffer(format: .rawVideo(format), byteCount: width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2),
+        var out = SampleBuffer(format: .rawVideo(format), byteCount: packed ? width * height * 4 : width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2),
                                presentationTime: stamp, duration: duration)
         let (layer, background) = composition.layer(of: trackID, at: time)
         let bg = Self.yuv(background)
+        let rgb = (b: Self.byte(background.blue), g: Self.byte(background.green), r: Self.byte(background.red))
         let layout = source.planeLayout(v)
         let outLayout = out.planeLayout(format)
         let drawn: Drawing? = layer.flatMap { layer in
@@ -55,13 +58,14 @@ struct VideoCompositionRenderer {
         }
         source.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
-                for plane in 0..<3 {
+                for plane in 0..<(packed ? 1 : 3) {
                     let s = layout[plane], d = outLayout[plane]
-                    let fill = plane == 0 ? bg.y : plane == 1 ? bg.u : bg.v
+                    // Each byte of a pixel's background: one for a 4:2:0 plane, B G R A for BGRA.
+                    let fill: [UInt8] = packed ? [rgb.b, rgb.g, rgb.r, 255] : [plane == 0 ? bg.y : plane == 1 ? bg.u : bg.v]
                     let scale = plane == 0 ? 1.0 : 2.0
                     let from = src.baseAddress! + s.offset, to = dst.baseAddress! + d.offset
                     guard let drawn, drawn.visible.width > 0, drawn.visible.height > 0 else {
-                        for y in 0..<d.height { (to + y * d.stride).initializeMemory(as: UInt8.self, repeating: fill, count: d.width) }
+                        for y in 0..<d.height { Self.fill(to + y * d.stride, fill, count: d.width) }
                         continue
                     }
                     Self.draw(from: from, stride: s.stride, size: (s.width, s.height), into: to, stride: d.stride, size: (d.width, d.height),
@@ -80,17 +84,33 @@ struct VideoCompositionRenderer {
         var opacity: Double
     }
 
-    /// Draws one plane. `scale`: full-resolution pixels per plane pixel (2 for 4:2:0 chroma).
+    static func byte(_ x: Double) -> UInt8 { UInt8((min(1, max(0, x)) * 255).rounded()) }
+
+    /// `count` pixels of `background` (one byte each, or four) from `row` on.
+    static func fill(_ row: UnsafeMutableRawPointer, _ background: [UInt8], count: Int) {
+        if background.count == 1 {
+            row.initializeMemory(as: UInt8.self, repeating: background[0], count: count)
+        } else {
+            let pixel = UInt32(background[0]) | UInt32(background[1]) << 8 | UInt32(background[2]) << 16 | UInt32(background[3]) << 24
+            row.initializeMemory(as: UInt32.self, repeating: pixel.littleEndian, count: count)
+        }
+    }
+
+    /// Draws one plane of `background.count` bytes a pixel (1: a 4:2:0 plane; 4: BGRA).
+    /// `scale`: full-resolution pixels per plane pixel (2 for 4:2:0 chroma).
     static func draw(from src: UnsafeRawPointer, stride sStride: Int, size: (width: Int, height: Int),
                      into dst: UnsafeMutableRawPointer, stride dStride: Int, size out: (width: Int, height: Int),
-                     scale: Double, drawing: Drawing, background: UInt8) {
+                     scale: Double, drawing: Drawing, background: [UInt8]) {
         let m = drawing.inverse
+        let n = background.count
         // The visible part in this plane's pixels: [left, right) × [top, bottom).
         let left = drawing.visible.x / scale, top = drawing.visible.y / scale
         let right = (drawing.visible.x + drawing.visible.width) / scale, bottom = (drawing.visible.y + drawing.visible.height) / scale
         let alpha = Int((drawing.opacity * 256).rounded())  // 0...256
-        let bg = Int(background)
-        @inline(__always) func blend(_ value: Int) -> UInt8 { UInt8(truncatingIfNeeded: bg + (((value - bg) * alpha) >> 8)) }
+        let bg = background.map(Int.init)
+        @inline(__always) func blend(_ value: Int, _ channel: Int) -> UInt8 {
+            UInt8(truncatingIfNeeded: bg[channel] + (((value - bg[channel]) * alpha) >> 8))
+        }
 
         // A move by whole plane pixels: rows copied (and blended), the rest background.
         let dx = -m.tx / scale, dy = -m.ty / scale
@@ -98,21 +118,24 @@ struct VideoCompositionRenderer {
             let sx = Int(-dx), sy = Int(-dy)  // source = output + (sx, sy)
             let l = Int(left.rounded(.up)), r = Int(right.rounded(.down)), t = Int(top.rounded(.up)), b = Int(bottom.rounded(.down))
             for y in 0..<out.height {
-                let row = (dst + y * dStride).assumingMemoryBound(to: UInt8.self)
+                let row = dst + y * dStride
                 let srcY = y + sy
                 // Output columns whose source is visible: x + sx in [l, r).
                 let x0 = max(0, l - sx), x1 = min(out.width, r - sx)
                 guard srcY >= t, srcY < b, x1 > x0 else {
-                    row.initialize(repeating: background, count: out.width)
+                    fill(row, background, count: out.width)
                     continue
                 }
-                row.initialize(repeating: background, count: x0)
-                (row + x1).initialize(repeating: background, count: out.width - x1)
-                let from = (src + srcY * sStride + x0 + sx).assumingMemoryBound(to: UInt8.self)
+                fill(row, background, count: x0)
+                fill(row + x1 * n, background, count: out.width - x1)
+                let from = (src + srcY * sStride + (x0 + sx) * n).assumingMemoryBound(to: UInt8.self)
+                let to = (row + x0 * n).assumingMemoryBound(to: UInt8.self)
                 if alpha >= 256 {
-                    (row + x0).update(from: from, count: x1 - x0)
+                    to.update(from: from, count: (x1 - x0) * n)
+                } else if n == 1 {
+                    for x in 0..<(x1 - x0) { to[x] = blend(Int(from[x]), 0) }
                 } else {
-                    for x in 0..<(x1 - x0) { row[x0 + x] = blend(Int(from[x])) }
+                    for i in 0..<((x1 - x0) * n) { to[i] = blend(Int(from[i]), i % n) }
                 }
             }
             return
@@ -120,6 +143,7 @@ struct VideoCompositionRenderer {
         // Anything else: each output pixel's centre taken back through the transform (in full
         // resolution pixels), sampled bilinearly where it falls inside the visible part.
         let lastX = size.width - 1, lastY = size.height - 1
+        let p = src.assumingMemoryBound(to: UInt8.self)
         for y in 0..<out.height {
             let row = (dst + y * dStride).assumingMemoryBound(to: UInt8.self)
             let ry = (Double(y) + 0.5) * scale
@@ -127,19 +151,20 @@ struct VideoCompositionRenderer {
                 let rx = (Double(x) + 0.5) * scale
                 let fx = (m.a * rx + m.c * ry + m.tx) / scale, fy = (m.b * rx + m.d * ry + m.ty) / scale
                 guard fx >= left, fx < right, fy >= top, fy < bottom else {
-                    row[x] = background
+                    for c in 0..<n { row[x * n + c] = background[c] }
                     continue
                 }
                 let px = fx - 0.5, py = fy - 0.5
                 let ix = Int(px.rounded(.down)), iy = Int(py.rounded(.down))
                 let wx = px - Double(ix), wy = py - Double(iy)
-                let x0 = min(lastX, max(0, ix)), x1 = min(lastX, max(0, ix + 1))
-                let y0 = min(lastY, max(0, iy)), y1 = min(lastY, max(0, iy + 1))
-                let p = src.assumingMemoryBound(to: UInt8.self)
-                let top = Double(p[y0 * sStride + x0]) * (1 - wx) + Double(p[y0 * sStride + x1]) * wx
-                let low = Double(p[y1 * sStride + x0]) * (1 - wx) + Double(p[y1 * sStride + x1]) * wx
-                let value = Int((top * (1 - wy) + low * wy).rounded())
-                row[x] = alpha >= 256 ? UInt8(value) : blend(value)
+                let x0 = min(lastX, max(0, ix)) * n, x1 = min(lastX, max(0, ix + 1)) * n
+                let y0 = min(lastY, max(0, iy)) * sStride, y1 = min(lastY, max(0, iy + 1)) * sStride
+                for c in 0..<n {
+                    let top = Double(p[y0 + x0 + c]) * (1 - wx) + Double(p[y0 + x1 + c]) * wx
+                    let low = Double(p[y1 + x0 + c]) * (1 - wx) + Double(p[y1 + x1 + c]) * wx
+                    let value = Int((top * (1 - wy) + low * wy).rounded())
+                    row[x * n + c] = alpha >= 256 ? UInt8(value) : blend(value, c)
+                }
             }
         }
     }

@@ -7,7 +7,8 @@
 //   graphkit-api-bench start          (GStreamer started, nothing read: the process's fixed cost)
 //   graphkit-api-bench metadata FILE...  (every file's tags, in one process: the metadata-read job)
 //   graphkit-api-bench join OUT.mp4 IN.mp4...  (a passthrough join of whole files: the join job)
-import Assets
+//   graphkit-api-bench composition IN.mp4 OUT.mp4  (a centred 1280x720 crop faded in and out: the composition job)
+@_spi(Engine) import Assets
 import Glibc
 import GraphKit
 
@@ -23,8 +24,10 @@ do {
         benchmarkMetadata(Array(CommandLine.arguments.dropFirst(2)))
     case "join":
         try await benchmarkJoin(Array(CommandLine.arguments.dropFirst(2)))
+    case "composition":
+        try await benchmarkComposition(Array(CommandLine.arguments.dropFirst(2)))
     default:
-        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE | start | metadata FILE... | join OUT IN...")
+        print("usage: graphkit-api-bench adaptor OUT.mp4 [bgra|i420] | reader FILE | start | metadata FILE... | join OUT IN... | composition IN OUT")
         exit(64)
     }
 } catch {
@@ -62,5 +65,31 @@ func benchmarkJoin(_ arguments: [String]) async throws {
     }
     let session = try AssetExportSession(asset: composition.composition, preset: .passthrough)
     session.outputPath = arguments[0]
+    try await session.export()
+}
+
+/// An export with a video composition (AVFoundation's crop and fades, through Assets' own
+/// values): the source's centre 1280x720, faded in over its first second and out over its last,
+/// with the HighestQuality preset (H.264 at the render size, AAC), the index last.
+func benchmarkComposition(_ arguments: [String]) async throws {
+    guard arguments.count == 2 else {
+        print("usage: graphkit-api-bench composition IN.mp4 OUT.mp4")
+        exit(64)
+    }
+    let asset = try Asset(path: arguments[0])
+    guard let track = asset.tracks(withMediaType: .video).first, let width = track.stream.width, let height = track.stream.height else {
+        print("error: \(arguments[0]) has no video track")
+        exit(65)
+    }
+    let second = MediaTime(value: 1, timescale: 1)
+    var layer = VideoComposition.Layer(trackID: track.trackID)
+    layer.transform.set(LayerTransform(a: 1, b: 0, c: 0, d: 1, tx: Double(-(width - 1280) / 2), ty: Double(-(height - 720) / 2)), at: .zero)
+    layer.opacity.ramp(from: 0, to: 1, over: MediaTimeRange(start: .zero, duration: second))
+    layer.opacity.ramp(from: 1, to: 0, over: MediaTimeRange(start: asset.duration - second, duration: second))
+    let session = try AssetExportSession(asset: asset, preset: .highestQuality)
+    session.videoComposition = VideoComposition(renderSize: (1280, 720), frameDuration: MediaTime(value: 1, timescale: 30), instructions: [
+        VideoComposition.Instruction(timeRange: MediaTimeRange(start: .zero, duration: asset.duration), layers: [layer]),
+    ])
+    session.outputPath = arguments[1]
     try await session.export()
 }

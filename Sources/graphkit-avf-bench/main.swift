@@ -4,11 +4,17 @@
 // The same 600 frames, drawn the same way, so that the two figures measure the layer.
 //
 //   graphkit-avf-bench adaptor OUT.mp4 [bgra|i420]
+//   graphkit-avf-bench composition IN.mp4 OUT.mp4  (graphkit-api-bench's composition job, as
+//                                                   Apple's export code writes it)
 import AVFoundation
 
 let arguments = CommandLine.arguments
+if arguments.count == 4, arguments[1] == "composition" {
+    try await exportComposition(from: URL(fileURLWithPath: arguments[2]), to: URL(fileURLWithPath: arguments[3]))
+    exit(0)
+}
 guard arguments.count > 2, arguments[1] == "adaptor" else {
-    print("usage: graphkit-avf-bench adaptor OUT.mp4 [bgra|i420]")
+    print("usage: graphkit-avf-bench adaptor OUT.mp4 [bgra|i420] | composition IN.mp4 OUT.mp4")
     exit(64)
 }
 let url = URL(fileURLWithPath: arguments[2])
@@ -55,3 +61,32 @@ guard writer.status == .completed else {
     exit(70)
 }
 print("pool allocations: \(pool.pool.allocations)")
+
+/// The source's centre 1280x720, faded in over its first second and out over its last, with the
+/// HighestQuality preset: an AVMutableVideoComposition with one instruction and one layer.
+func exportComposition(from source: URL, to output: URL) async throws {
+    let asset = AVURLAsset(url: source)
+    guard let track = try await asset.loadTracks(withMediaType: .video).first else { exit(65) }
+    let (size, duration) = (try await track.load(.naturalSize), try await asset.load(.duration))
+    let composition = AVMutableVideoComposition()
+    composition.renderSize = CGSize(width: 1280, height: 720)
+    composition.frameDuration = CMTime(value: 1, timescale: 30)
+    let instruction = AVMutableVideoCompositionInstruction()
+    instruction.timeRange = CMTimeRange(start: .zero, duration: duration)
+    let layer = AVMutableVideoCompositionLayerInstruction(assetTrack: track)
+    layer.setTransform(CGAffineTransform(translationX: -(size.width - 1280) / 2, y: -(size.height - 720) / 2), at: .zero)
+    let second = CMTime(value: 1, timescale: 1)
+    layer.setOpacityRamp(fromStartOpacity: 0, toEndOpacity: 1, timeRange: CMTimeRange(start: .zero, duration: second))
+    layer.setOpacityRamp(fromStartOpacity: 1, toEndOpacity: 0, timeRange: CMTimeRange(start: CMTimeSubtract(duration, second), duration: second))
+    instruction.layerInstructions = [layer]
+    composition.instructions = [instruction]
+    guard let session = AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality) else { exit(65) }
+    session.videoComposition = composition
+    session.outputURL = output
+    session.outputFileType = .mp4
+    await session.export()
+    guard session.status == .completed else {
+        print("error: \(session.error?.localizedDescription ?? "the export did not complete")")
+        exit(70)
+    }
+}

@@ -140,6 +140,63 @@ import Testing
         #expect(try rms(out.path, from: 1.9, length: 0.08) / loud < 0.08)
     }
 
+    /// A reader's video composition output: frames of the render size, at the composition's
+    /// frame rate (10 a second from a 25 fps source: 20 frames, stamped k/10), BGRA as asked,
+    /// each the source's middle as ffmpeg crops it (within the two conversions' rounding).
+    @Test func aReaderDrawsTheComposition() async throws {
+        let src = try source()
+        let asset = AVURLAsset(url: src)
+        let track = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        let composition = AVMutableVideoComposition()
+        composition.renderSize = CGSize(width: 320, height: 180)
+        composition.frameDuration = CMTime(value: 1, timescale: 10)
+        let instruction = AVMutableVideoCompositionInstruction()
+        instruction.timeRange = CMTimeRange(start: .zero, duration: try await asset.load(.duration))
+        let layer = AVMutableVideoCompositionLayerInstruction(assetTrack: track)
+        layer.setTransform(CGAffineTransform(translationX: -160, y: -90), at: .zero)
+        instruction.layerInstructions = [layer]
+        composition.instructions = [instruction]
+
+        let reader = try AVAssetReader(asset: asset)
+        let output = AVAssetReaderVideoCompositionOutput(videoTracks: [track], videoSettings: [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA])
+        output.videoComposition = composition
+        #expect(reader.canAdd(output))
+        reader.add(output)
+        #expect(reader.startReading())
+        var stamps: [CMTime] = []
+        var frame15: [UInt8] = []
+        while let sample = output.copyNextSampleBuffer() {
+            stamps.append(sample.presentationTimeStamp)
+            let pixels = try #require(sample.imageBuffer)
+            #expect(CVPixelBufferGetWidth(pixels) == 320 && CVPixelBufferGetHeight(pixels) == 180)
+            #expect(CVPixelBufferGetPixelFormatType(pixels) == kCVPixelFormatType_32BGRA)
+            if stamps.count == 16 {
+                CVPixelBufferLockBaseAddress(pixels, .readOnly)
+                let base = try #require(CVPixelBufferGetBaseAddress(pixels)), row = CVPixelBufferGetBytesPerRow(pixels)
+                for y in 0..<180 { frame15 += UnsafeRawBufferPointer(start: base + y * row, count: 320 * 4) }
+                CVPixelBufferUnlockBaseAddress(pixels, .readOnly)
+            }
+        }
+        #expect(reader.status == .completed, "\(String(describing: reader.error))")
+        #expect(stamps.count == 20, "\(stamps.count) frames")
+        #expect(stamps.enumerated().allSatisfy { CMTimeCompare($1, CMTime(value: Int64($0), timescale: 10)) == 0 }, "\(stamps.prefix(4))")
+        // 1.5 s is the source's frame 37.
+        let raw = folder.appendingPathComponent("crop37.bgra").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", src.path, "-vf", "crop=320:180:160:90,select=eq(n\\,37)", "-frames:v", "1",
+                                         "-f", "rawvideo", "-pix_fmt", "bgra", raw])
+        let reference = Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
+        #expect(frame15.count == reference.count)
+        #expect(meanAbsoluteDifference(frame15, reference) < 6, "\(meanAbsoluteDifference(frame15, reference))")
+
+        let unset = AVAssetReaderVideoCompositionOutput(videoTracks: [track], videoSettings: nil)
+        let second = try AVAssetReader(asset: asset)
+        second.add(unset)
+        #expect(second.startReading())
+        #expect(unset.copyNextSampleBuffer() == nil)
+        #expect(second.status == .failed)
+        #expect((second.error as NSError?)?.localizedDescription.contains("videoComposition") == true, "\(String(describing: second.error))")
+    }
+
     /// What cannot be drawn is refused by name, nothing is written: a passthrough given a video
     /// composition, instructions with a gap, a layer of a track the asset has not.
     @Test func refusals() async throws {
