@@ -18,7 +18,8 @@ struct Export: ParsableCommand {
             before the media unless --no-faststart is given.
 
             Exit status: 0 the file is complete; 64 a preset, a range or an extension that cannot be \
-            used (nothing written); 66 the input cannot be read; 70 the export failed; 73 OUT exists \
+            used, or a --start or --duration that is not a number of seconds from 0 to 31536000 \
+            (nan, inf and 1e400 are none) (nothing written); 66 the input cannot be read; 70 the export failed; 73 OUT exists \
             or cannot be written; 130 cancelled (Ctrl-C: nothing is left at OUT).
             """
     )
@@ -32,10 +33,16 @@ struct Export: ParsableCommand {
     @Option(help: "passthrough, highestQuality, 1920x1080, 1280x720, 640x480 or appleM4A.")
     var preset: String
 
-    @Option(help: "Seconds from the input's start where the export starts.")
+    /// The longest time --start and --duration take (a year): beyond any recording, and far
+    /// within what a media clock counts.
+    static let longest = 31_536_000.0
+
+    @Option(help: "Seconds from the input's start where the export starts (0 to 31536000).",
+            transform: NumberArgument.seconds("--start", in: 0...longest))
     var start: Double?
 
-    @Option(help: "Seconds exported (default: to the end).")
+    @Option(help: "Seconds exported (default: to the end; at most 31536000).",
+            transform: NumberArgument.seconds("--duration", in: 0...longest))
     var duration: Double?
 
     @Flag(name: .customLong("no-faststart"), help: "Write the index after the media.")

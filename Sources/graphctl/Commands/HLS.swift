@@ -1,6 +1,7 @@
 import ArgumentParser
 import Assets
 import GraphKit
+import Nodes
 
 /// `graphctl hls SOURCE FOLDER`: an MP4 packaged for HTTP Live Streaming without re-encoding
 /// (``HLSPackager``): FOLDER/playlist.m3u8, FOLDER/init.mp4 and fragmented-MP4 segments, each
@@ -15,7 +16,8 @@ struct HLS: ParsableCommand {
             --segment-duration. The packets are copied, so the video's key frames must be at most \
             --segment-duration apart: a source whose key frames are farther apart is refused (64) \
             before anything is written. The playlist is written last; a failure or a signal removes \
-            the segments written and leaves no playlist.
+            the segments written and leaves no playlist. A --segment-duration outside 0.5 to 60 \
+            seconds (or not a finite number) is refused (64) before the source is read.
             """
     )
 
@@ -25,7 +27,8 @@ struct HLS: ParsableCommand {
     @Argument(help: "The folder to write into (made if missing).")
     var folder: String
 
-    @Option(help: "Seconds each segment aims at.")
+    @Option(help: "Seconds each segment aims at, from 0.5 to 60.",
+            transform: NumberArgument.seconds("--segment-duration", in: HLSSinkNode.segmentDurations))
     var segmentDuration: Double = 6
 
     @Option(help: "The playlist's file name.")

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import MediaContainers
+import TestSupport
+
+/// What an attacker's file or argument claims (issue 47), through graphctl as a user runs it: a
+/// claim nothing can mean is refused by name with its documented status, never a crash (SIGILL
+/// from a trapped conversion), a loop without end, text sent raw to a terminal or a playlist,
+/// or a file reported missing because of its name. Every run has a hard limit of its own.
+@Suite(.timeLimit(.minutes(10))) struct HostileInputTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// Far more than any refusal takes, far less than the runner's guard.
+    static let limit: Duration = .seconds(60)
+
+    /// Arithmetic: an edit list whose media time is 2^63−1, in either track. The old code
+    /// trapped converting it (export: SIGILL, status 132) or packaged and joined garbage
+    /// (hls, concat: exit 0). Each command now refuses the file (66), naming it, the track and
+    /// the edit list.
+    @Test func anEditListStartingItsMediaAt2To63Minus1IsRefusedByName() throws {
+        let good = path("good.mp4")
+        try CraftedMP4.movie(good)
+        for handler: FourCC in ["vide", "soun"] {
+            let bad = path("bad-\(handler).mp4")
+            try CraftedMP4.edited(good, to: bad) { movie in
+                try CraftedMP4.track(handler, of: &movie) { track in
+                    let duration = track.edits?.first?.duration ?? 3000
+                    track.setEdits([MP4Track.Edit(duration: duration, mediaTime: .max)])
+                }
+            }
+            let why = "edit list (elst) starts its media at 9223372036854775807 ticks"
+            let hls = try Graphctl.run(["hls", bad, path("hls-\(handler)")], limit: Self.limit)
+            #expect(hls.status == 66, "\(handler): \(hls.stderr)")
+            #expect(hls.stderr.contains("cannot package \"\(bad)\" for HLS: its track") && hls.stderr.contains(why), "\(hls.stderr)")
+            for range in [[], ["--start", "1", "--duration", "1"]] {
+                let export = try Graphctl.run(["export", bad, path("out.mp4"), "--preset", "passthrough", "--quiet"] + range, limit: Self.limit)
+                #expect(export.status == 66, "\(handler) \(range): \(export.stderr)")
+                #expect(export.stderr.contains("cannot export \"\(bad)\"") && export.stderr.contains(why), "\(export.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: path("out.mp4")))
+            }
+            let concat = try Graphctl.run(["run", Graphctl.graph("concat.json"), "--quiet", "--set", "file.path=\(path("joined.mp4"))",
+                                           "--set", #"join.pieces=[{"path": "\#(good)"}, {"path": "\#(bad)", "inpoint": 1}]"#], limit: Self.limit)
+            #expect(concat.status == 66, "\(handler): \(concat.stderr)")
+            #expect(concat.stderr.contains("nodes.join.params.pieces[1].path: piece 1 (\"\(bad)\")") && concat.stderr.contains(why), "\(concat.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: path("joined.mp4")))
+        }
+    }
+
+    /// Arithmetic: a number that is none (`nan`, infinities, 1e400, which reads as infinity) or
+    /// out of its option's range. `export --start nan` crashed (a NaN has no media time); each is
+    /// now a usage error (64) naming the option, before the input is read.
+    @Test func numbersThatAreNoneAreRefusedNamingTheOption() throws {
+        let good = path("good.mp4")
+        try CraftedMP4.movie(good)
+        for (option, values) in [("--start", ["nan", "inf", "-inf", "1e400", "-1", "NaN"]), ("--duration", ["nan", "-inf", "1e400", "-0.5"])] {
+            for value in values {
+                let r = try Graphctl.run(["export", good, path("out.mp4"), "--preset", "passthrough", "\(option)=\(value)"], limit: Self.limit)
+                #expect(r.status == 64, "\(option) \(value): \(r.stderr)")
+                #expect(r.stderr.contains("The value '\(value)' is invalid for '\(option) <\(option.dropFirst(2))>': \(option) takes a"), "\(r.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: path("out.mp4")))
+            }
+        }
+        let timeout = try Graphctl.run(["batch", Graphctl.graph("transcode-audio.json"), "--inputs", folder.path, "--map", "src.path={input}",
+                                        "--timeout", "nan"], limit: Self.limit)
+        #expect(timeout.status == 64 && timeout.stderr.contains("--timeout takes a finite number from 0 to 31536000 seconds"), "\(timeout.stderr)")
+    }
+
+    /// Loops: a segment duration of 1e-20 s made the cut loop spin for ever (adding it to a
+    /// time of seconds changes nothing), deaf to SIGINT and SIGTERM; 1e-9 s burned 11–31 s of
+    /// CPU before refusing. The range (0.5 to 60 s) is checked before the source is read; and
+    /// what the range allows cuts in steps of the file's samples.
+    @Test func aSegmentDurationOutsideItsRangeIsRefusedAtOnce() throws {
+        let good = path("good.mp4")
+        try CraftedMP4.movie(good)
+        for value in ["1e-20", "1e-9", "0", "0.49", "60.5", "nan", "inf", "-inf", "1e400"] {
+            let started = ContinuousClock.now
+            let r = try Graphctl.run(["hls", good, path("out"), "--segment-duration=\(value)"], limit: .seconds(20))
+            #expect(r.status == 64, "\(value): \(r.stderr)")
+            #expect(r.stderr.contains("--segment-duration takes a") && r.stderr.contains("from 0.5 to 60 seconds"), "\(value): \(r.stderr)")
+            #expect(ContinuousClock.now - started < .seconds(10), "\(value)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: path("out")))
+        let shortest = try Graphctl.run(["hls", good, path("out"), "--segment-duration", "1", "--quiet"], limit: Self.limit)
+        #expect(shortest.status == 0, "\(shortest.stderr)")
+    }
+
+    /// Loops: crafted timing, empty edits of 2^64−1 ticks before the video. The old cut loop
+    /// stepped from there by the target for ever (the step lost against so large a time),
+    /// deaf to SIGTERM; now the reader refuses the timeline (66) before any cut.
+    @Test func aDelayNoTimelineHoldsIsRefusedNotLoopedOn() throws {
+        let good = path("good.mp4"), bad = path("delayed.mp4")
+        try CraftedMP4.movie(good)
+        try CraftedMP4.edited(good, to: bad) { movie in
+            try CraftedMP4.track("vide", of: &movie) { track in
+                track.setEdits([MP4Track.Edit(duration: .max, mediaTime: -1), MP4Track.Edit(duration: 3000, mediaTime: 0)])
+            }
+        }
+        let r = try Graphctl.run(["hls", bad, path("out")], limit: .seconds(30))
+        #expect(r.status == 66, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot package \"\(bad)\" for HLS: its track 1's edit list (elst) delays its media by 18446744073709551615 ticks"),
+                "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("out")))
+    }
+}
