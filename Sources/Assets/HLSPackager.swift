@@ -75,8 +75,11 @@ public final class HLSPackager: Sendable {
                              "the segment duration must be from \(durations.lowerBound) to \(durations.upperBound) seconds, not \(segmentDuration)")
         }
         for (what, name) in [("playlistName", playlistName), ("initializationName", initializationName), ("segmentPrefix", segmentPrefix + "0.m4s")] {
-            guard !name.isEmpty, !name.contains("/"), name != ".", name != "..", !name.hasPrefix(".") else {
-                throw GraphError(.usage, at: what, "\"\(name)\" is not a file name (no folders, not hidden)")
+            // Written into the playlist as a line of text: a control character (a newline)
+            // would forge one (StringFormat.fileName, sink.hls's rule).
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != "..", !name.hasPrefix("."),
+                  !StringFormat.hasControlCharacter(name) else {
+                throw GraphError(.usage, at: what, "\(JSONValue.quote(name)) is not a file name (no folders, not hidden, no control characters)")
             }
         }
         let fd = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)

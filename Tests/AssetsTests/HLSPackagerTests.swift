@@ -188,7 +188,9 @@ import Testing
             #expect(error?.code == .usage)
         }
         let error = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), playlistName: "../up.m3u8").package() }
-        #expect(error?.message == "\"../up.m3u8\" is not a file name (no folders, not hidden)")
+        #expect(error?.message == "\"../up.m3u8\" is not a file name (no folders, not hidden, no control characters)")
+        let forged = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), playlistName: "a\n#EXT-X-ENDLIST").package() }
+        #expect(forged?.message == #""a\n#EXT-X-ENDLIST" is not a file name (no folders, not hidden, no control characters)"#)
         #expect(files() == [])
     }
 

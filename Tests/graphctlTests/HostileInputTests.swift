@@ -105,4 +105,61 @@ import TestSupport
                 "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: path("out")))
     }
+
+    /// Text: a newline in a playlist's name forged a line of the multivariant playlist. A name
+    /// with any control character is refused when the graph is loaded (65), at its JSON path;
+    /// `graphctl hls --playlist` refuses one too (64).
+    @Test func aControlCharacterInAPlaylistNameIsRefusedAtItsPath() throws {
+        for name in ["a\nb.m3u8", "x.m3u8\r", "bell\u{07}.m3u8", "del\u{7F}.m3u8", "csi\u{9B}.m3u8"] {
+            let graph = path("hls.json")
+            let document = """
+                {"version": 1, "nodes": {
+                  "src": {"type": "source.file", "params": {"path": \(JSONValue.quote(path("in.mp4")))}},
+                  "dec": {"type": "decode"}, "h264": {"type": "encode.h264"},
+                  "hls": {"type": "sink.hls", "params": {"folder": \(JSONValue.quote(path("hls"))), "playlist": \(JSONValue.quote(name))}}},
+                 "edges": ["src.out -> dec.in", "dec.video -> h264.in", "h264.out -> hls.video"]}
+                """
+            try Data(document.utf8).write(to: URL(fileURLWithPath: graph))
+            let r = try Graphctl.run(["validate", graph], limit: Self.limit)
+            #expect(r.status == 65, "\(name.debugDescription): \(r.stderr)")
+            #expect(r.stderr.contains("nodes.hls.params.playlist: expected a file name (no folder, not hidden, no control characters), got \(JSONValue.quote(name))"),
+                    "\(r.stderr)")
+            #expect(!r.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" } && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        }
+        let good = path("good.mp4")
+        try CraftedMP4.movie(good)
+        let cli = try Graphctl.run(["hls", good, path("out"), "--playlist", "a\n#EXT-X-ENDLIST\nb.m3u8"], limit: Self.limit)
+        #expect(cli.status == 64, "\(cli.stderr)")
+        #expect(cli.stderr.contains(#"playlistName: "a\n#EXT-X-ENDLIST\nb.m3u8" is not a file name"#), "\(cli.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("out")))
+    }
+
+    /// Text: `probe` printed tag text raw (an escape sequence recolours the terminal, BEL rings,
+    /// a NUL or a newline forges output). Its text form shows every control character escaped;
+    /// its JSON stays JSON, each one a \u escape.
+    @Test func probeEscapesControlCharactersInTags() throws {
+        let good = path("good.mp4"), tagged = path("tagged.mp4")
+        let marker = "QQQQQQQQQQQQQQQ"
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", "-metadata", "title=\(marker)", good])
+        // The same number of bytes (15), so no box changes size: ESC [31m, BEL, NUL, DEL, C1's
+        // CSI (U+009B, two bytes), a newline.
+        let hostile: [UInt8] = [0x61, 0x1B] + Array("[31m".utf8) + [0x62, 0x07, 0x00, 0x63, 0x7F, 0xC2, 0x9B, 0x64, 0x0A]
+        #expect(hostile.count == marker.utf8.count)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        let at = try #require(bytes.indices.first { bytes[$0...].starts(with: marker.utf8) })
+        bytes.replaceSubrange(at..<(at + hostile.count), with: hostile)
+        try Data(bytes).write(to: URL(fileURLWithPath: tagged))
+
+        let text = try Graphctl.run(["probe", tagged], limit: Self.limit)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("  title: a\\x1B[31mb\\x07\\x00c\\x7F\\u{9B}d\\x0A\n"), "\(text.stdout.debugDescription)")
+        #expect(!text.stdout.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) }, "\(text.stdout.debugDescription)")
+
+        let json = try Graphctl.run(["probe", "--json", tagged], limit: Self.limit)
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.stdout.contains(#""title":"a\u001b[31mb\u0007\u0000c\u007f\u009bd\n""#), "\(json.stdout)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let title = (parsed?["metadata"] as? [String: Any])?["title"] as? String
+        #expect(title.map { Array($0.utf8) } == hostile)
+    }
 }
