@@ -162,4 +162,39 @@ import TestSupport
         let title = (parsed?["metadata"] as? [String: Any])?["title"] as? String
         #expect(title.map { Array($0.utf8) } == hostile)
     }
+
+    /// Names: a file whose name is not UTF-8 (byte 0xE9, Latin-1's é) was reported missing
+    /// (66): Swift hands a command its arguments with such a byte replaced. probe, hls and
+    /// export now open it by its bytes, and name it with the byte escaped (`caf\xE9.mp4`); a
+    /// missing one is named so too.
+    @Test func aFileNameThatIsNotUTF8IsReadByItsBytes() throws {
+        let good = path("good.mp4")
+        try CraftedMP4.movie(good)
+        let named = Array(folder.path.utf8) + Array("/caf".utf8) + [0xE9] + Array(".mp4".utf8)
+        let renamed = (named + [0]).withUnsafeBufferPointer { p in
+            p.withMemoryRebound(to: CChar.self) { rename(good, $0.baseAddress!) }
+        }
+        #expect(renamed == 0)
+        let shown = "\(folder.path)/caf\\xE9.mp4"
+        /// graphctl started by a shell, so that the name reaches it as bytes (Process passes
+        /// UTF-8): `printf %b` turns `\0351` into the byte 0xE9.
+        func graphctl(_ arguments: String) throws -> Graphctl.Result {
+            let script = "exec \"$0\" \(arguments)"
+            return try RunningGraphctl(["-c", script, Graphctl.executable.path], executable: URL(fileURLWithPath: "/bin/sh")).wait(limit: Self.limit)
+        }
+        let name = "\"$(printf '%b' '\(folder.path)/caf\\0351.mp4')\""
+        let probe = try graphctl("probe \(name)")
+        #expect(probe.status == 0, "\(probe.stderr)")
+        #expect(probe.stdout.hasPrefix("\(shown): mp4, 3.0"), "\(probe.stdout)")
+        let hls = try graphctl("hls \(name) '\(path("hls"))' --quiet")
+        #expect(hls.status == 0, "\(hls.stderr)")
+        #expect(FileManager.default.fileExists(atPath: path("hls/playlist.m3u8")))
+        let export = try graphctl("export \(name) '\(path("out.mp4"))' --preset passthrough --quiet")
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(abs(try MediaProbe(path("out.mp4")).duration - 3) < 0.1)
+
+        let missing = try graphctl("probe \"$(printf '%b' '\(folder.path)/none\\0377.mp4')\"")
+        #expect(missing.status == 66)
+        #expect(missing.stderr == "error: cannot read \"\(folder.path)/none\\xFF.mp4\": no such file or directory\n", "\(missing.stderr)")
+    }
 }

@@ -67,9 +67,14 @@ struct Export: ParsableCommand {
         case "m4a"?: type = .m4a
         default: throw report(GraphError(.usage, at: output, "\"\(output)\" does not end in .mp4, .mov or .m4a: its extension gives the file type"))
         }
+        // The input by its bytes (a name that is not UTF-8 too); messages show it escaped.
+        let source = InputPath(argument: input)
+        guard let sourcePath = source.path else {
+            throw report(GraphError(.inputUnreadable, "cannot read \"\(source.shown)\": \(String(cString: strerror(source.openError)).lowercased())"))
+        }
         let session: AssetExportSession
         do {
-            let asset = try Asset(path: input)
+            let asset = try Asset(path: sourcePath)
             session = try AssetExportSession(asset: asset, preset: preset)
             session.outputPath = output
             session.outputFileType = type
@@ -79,7 +84,7 @@ struct Export: ParsableCommand {
                 session.timeRange = MediaTimeRange(start: from, duration: duration.map { MediaTime(seconds: $0) } ?? (asset.duration - from))
             }
         } catch {
-            throw report(error)
+            throw report(source.named(error))
         }
         InterruptSignals.shared.handle { _ in session.cancelExport() }
         defer { InterruptSignals.shared.stopHandling() }
@@ -104,6 +109,6 @@ struct Export: ParsableCommand {
         let failure = outcome.withLock { $0 }
         if !quiet, failure == nil { writeStandardError("\rexporting: 100%") }
         if !quiet, shown >= 0 || failure == nil { writeStandardError("\n") }
-        if let failure { throw report(failure) }
+        if let failure { throw report(source.named(failure)) }
     }
 }

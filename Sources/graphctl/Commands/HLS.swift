@@ -1,5 +1,6 @@
 import ArgumentParser
 import Assets
+import Glibc
 import GraphKit
 import Nodes
 
@@ -38,7 +39,12 @@ struct HLS: ParsableCommand {
     var quiet = false
 
     func run() throws {
-        let packager = HLSPackager(source: source, folder: folder, segmentDuration: segmentDuration, playlistName: playlist)
+        // The source by its bytes (a name that is not UTF-8 too); messages show it escaped.
+        let input = InputPath(argument: source)
+        guard let sourcePath = input.path else {
+            throw report(GraphError(.inputUnreadable, "cannot package \"\(input.shown)\" for HLS: \(String(cString: strerror(input.openError)).lowercased())"))
+        }
+        let packager = HLSPackager(source: sourcePath, folder: folder, segmentDuration: segmentDuration, playlistName: playlist)
         // A signal stops it before its next segment (milliseconds away): it removes what it wrote.
         InterruptSignals.shared.handle { _ in packager.cancel() }
         defer { InterruptSignals.shared.stopHandling() }
@@ -46,7 +52,7 @@ struct HLS: ParsableCommand {
         do throws(GraphError) {
             done = try packager.package()
         } catch {
-            throw report(error)
+            throw report(input.named(error))
         }
         if !quiet {
             let total = done.segments.reduce(0) { $0 + $1.duration }

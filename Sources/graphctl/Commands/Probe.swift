@@ -31,7 +31,13 @@ struct Probe: ParsableCommand {
     var json = false
 
     func run() throws {
-        let fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        // Opened by the name's bytes (a name that is not UTF-8 too), and named as InputPath shows it.
+        let input = InputPath(argument: file)
+        let file = input.shown
+        func unreadable(_ why: String) -> ExitCode {
+            report(GraphError(.inputUnreadable, "cannot read \"\(file)\": \(why)"))
+        }
+        let fd = InputList.withCString(input.bytes) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
         guard fd >= 0 else { throw unreadable(String(cString: strerror(errno)).lowercased()) }
         defer { close(fd) }
         var st = stat()
@@ -77,14 +83,11 @@ struct Probe: ParsableCommand {
             (stream, Self.indexedTrack(for: stream, in: indexed))
         }
         if json {
-            print(Self.json(file: file, container: container, info: info, streams: streams, metadata: metadata).description)
+            // JSON escapes control characters itself: the name as given (stray bytes as \xE9).
+            print(Self.json(file: InputList.escaped(input.bytes), container: container, info: info, streams: streams, metadata: metadata).description)
         } else {
             print(Self.text(file: file, container: container, info: info, streams: streams, metadata: metadata), terminator: "")
         }
-    }
-
-    private func unreadable(_ why: String) -> ExitCode {
-        report(GraphError(.inputUnreadable, "cannot read \"\(file)\": \(why)"))
     }
 
     /// The index's track for a discovered stream: the same place among the tracks of its kind.
