@@ -163,6 +163,39 @@ import TestSupport
         #expect(title.map { Array($0.utf8) } == hostile)
     }
 
+    /// Memory taken on a file's word: a sample entry claiming 65535×65535 (H.264) or 37786×37786
+    /// (MJPEG in a MOV) was handed to the decoders, and an `avc1` one came back as "decoder not
+    /// installed" (69). Refused by name before any decoder is made: probe and thumbnails 66,
+    /// an export 66 or 70.
+    @Test(arguments: [("mp4", "libx264", 65535), ("mov", "mjpeg", 37786)])
+    func aFrameLargerThanTheLimitIsRefusedByName(_ ext: String, _ codec: String, _ side: Int) throws {
+        let good = path("good.\(ext)"), bad = path("huge.\(ext)")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2", "-c:v", codec, good])
+        try CraftedMP4.edited(good, to: bad) { movie in
+            try CraftedMP4.track("vide", of: &movie) { track in
+                track.box.modify(["mdia", "minf", "stbl", "stsd"]) { stsd in
+                    // The visual sample entry's width and height: 16 bits each at bytes 24 and 26.
+                    var body = stsd.children[0].body
+                    body.replaceSubrange(24..<28, with: [UInt8(side >> 8), UInt8(side & 0xFF), UInt8(side >> 8), UInt8(side & 0xFF)])
+                    stsd.children[0].body = body
+                }
+            }
+        }
+        let claim = "claims frames of \(side)x\(side) (\(side * side) pixels), which exceeds the limit of 16384x16384 (268435456 pixels)"
+        let probe = try Graphctl.run(["probe", bad], limit: Self.limit)
+        #expect(probe.status == 66 && probe.stderr.hasPrefix("error: cannot read \"\(bad)\": its track 1 (") && probe.stderr.contains(claim), "\(probe.stderr)")
+        let thumbs = try Graphctl.run(["run", Graphctl.graph("thumbnails.json"), "--quiet", "--set", "thumbs.path=\(bad)", "--set", "thumbs.folder=\(path("th"))",
+                                       "--set", "thumbs.sprite=\(path("th/s.jpg"))", "--set", "thumbs.vtt=\(path("th/s.vtt"))"], limit: Self.limit)
+        #expect(thumbs.status == 66 && thumbs.stderr.contains(claim), "\(thumbs.stderr)")
+        let export = try Graphctl.run(["export", bad, path("out.mp4"), "--preset", "640x480", "--quiet"], limit: Self.limit)
+        // Refused by the asset's reading (66: a MOV is read through the discoverer) or by the
+        // export's decode (70: an MP4's index is read by the container library first).
+        #expect([66, 70].contains(export.status) && export.stderr.contains("\"\(bad)\": its track 1 (") && export.stderr.contains(claim), "\(export.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("out.mp4")))
+        // The file as made is read.
+        #expect(try Graphctl.run(["probe", good], limit: Self.limit).status == 0)
+    }
+
     /// Names: a file whose name is not UTF-8 (byte 0xE9, Latin-1's é) was reported missing
     /// (66): Swift hands a command its arguments with such a byte replaced. probe, hls and
     /// export now open it by its bytes, and name it with the byte escaped (`caf\xE9.mp4`); a
