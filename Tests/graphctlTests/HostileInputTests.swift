@@ -50,6 +50,57 @@ import TestSupport
         }
     }
 
+    /// Arithmetic: the other extremes a file's timing can claim, in either track (edit media
+    /// times of −2^63 and 2^63−2, an empty edit of 2^63−1 ticks, media clocks of 0, 1 and
+    /// 2^32−1 Hz, sample durations of 2^32−1 ticks, composition offsets of ±2^31). Each
+    /// command either does its job or refuses by name with a documented status; none is killed
+    /// by a signal (a trap), none runs past its limit.
+    @Test func extremeTimingNeverTraps() throws {
+        let good = path("good.mp4")
+        try CraftedMP4.movie(good)
+        typealias Damage = (name: String, edit: (inout MP4Track) -> Void)
+        let damages: [Damage] = [
+            ("media time -2^63", { $0.setEdits([MP4Track.Edit(duration: 3000, mediaTime: .min)]) }),
+            ("media time 2^63-2", { $0.setEdits([MP4Track.Edit(duration: 3000, mediaTime: .max - 1)]) }),
+            ("empty edit 2^63-1", { $0.setEdits([MP4Track.Edit(duration: UInt64(Int64.max), mediaTime: -1), MP4Track.Edit(duration: 3000, mediaTime: 0)]) }),
+            ("clock 0 Hz", { $0.box.update(["mdia", "mdhd"], as: MediaHeader.self) { $0.timescale = 0 } }),
+            ("clock 1 Hz", { $0.box.update(["mdia", "mdhd"], as: MediaHeader.self) { $0.timescale = 1 } }),
+            ("clock 2^32-1 Hz", { $0.box.update(["mdia", "mdhd"], as: MediaHeader.self) { $0.timescale = .max } }),
+            ("durations 2^32-1", { $0.box.update(["mdia", "minf", "stbl", "stts"], as: TimeToSample.self) { stts in
+                stts.entries = stts.entries.map { .init(count: $0.count, delta: .max) } } }),
+            ("offsets -2^31", { $0.box.modify(["mdia", "minf", "stbl"]) { $0.children.append(Self.compositionOffsets(Int32.min)) } }),
+            ("offsets 2^31-1", { $0.box.modify(["mdia", "minf", "stbl"]) { $0.children.append(Self.compositionOffsets(Int32.max)) } }),
+        ]
+        for handler: FourCC in ["vide", "soun"] {
+            for damage in damages {
+                let bad = path("bad.mp4"), what = "\(handler), \(damage.name)"
+                try CraftedMP4.edited(good, to: bad) { try CraftedMP4.track(handler, of: &$0, damage.edit) }
+                try? FileManager.default.removeItem(atPath: path("hls"))
+                try? FileManager.default.removeItem(atPath: path("out.mp4"))
+                let runs = [
+                    try Graphctl.run(["hls", bad, path("hls"), "--quiet"], limit: Self.limit),
+                    try Graphctl.run(["export", bad, path("out.mp4"), "--preset", "passthrough", "--start", "1", "--quiet"], limit: Self.limit),
+                    try Graphctl.run(["run", Graphctl.graph("concat.json"), "--quiet", "--set", "file.path=\(path("joined.mp4"))",
+                                      "--set", #"join.pieces=[{"path": "\#(good)"}, {"path": "\#(bad)", "inpoint": 1}]"#], limit: Self.limit),
+                ]
+                try? FileManager.default.removeItem(atPath: path("joined.mp4"))
+                for (command, r) in zip(["hls", "export", "concat"], runs) {
+                    #expect([0, 64, 65, 66, 70].contains(r.status), "\(what), \(command): exit \(r.status): \(r.stderr)")
+                    // A refusal names the file; a run that fails names the node (a concat of a
+                    // sound on a 2^32−1 Hz clock fails at the sink, its stamps going back).
+                    #expect(r.status == 0 || r.stderr.contains(bad) || (r.status == 70 && r.stderr.contains("error: node \"")), "\(what), \(command): \(r.stderr)")
+                }
+            }
+        }
+    }
+
+    /// A `ctts` box giving every one of a track's samples (at most 10,000) `offset`.
+    static func compositionOffsets(_ offset: Int32) -> MP4Box {
+        var body: [UInt8] = [1, 0, 0, 0, 0, 0, 0, 1]  // version 1 (signed), one run
+        for word in [UInt32(10_000), UInt32(bitPattern: offset)] { body += [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
+        return MP4Box(type: "ctts", body: body)
+    }
+
     /// Arithmetic: a number that is none (`nan`, infinities, 1e400, which reads as infinity) or
     /// out of its option's range. `export --start nan` crashed (a NaN has no media time); each is
     /// now a usage error (64) naming the option, before the input is read.
