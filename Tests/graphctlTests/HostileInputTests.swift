@@ -248,9 +248,10 @@ import TestSupport
     }
 
     /// Names: a file whose name is not UTF-8 (byte 0xE9, Latin-1's é) was reported missing
-    /// (66): Swift hands a command its arguments with such a byte replaced. probe, hls and
-    /// export now open it by its bytes, and name it with the byte escaped (`caf\xE9.mp4`); a
-    /// missing one is named so too.
+    /// (66): Swift hands a command its arguments with such a byte replaced. probe, hls, export
+    /// and run's --set of a file the graph reads now open it by its bytes, and name it with the
+    /// byte escaped (`caf\xE9.mp4`); a missing one is named so too; an output so named is
+    /// refused (64) rather than written under the replaced name, another file.
     @Test func aFileNameThatIsNotUTF8IsReadByItsBytes() throws {
         let good = path("good.mp4")
         try CraftedMP4.movie(good)
@@ -276,6 +277,22 @@ import TestSupport
         let export = try graphctl("export \(name) '\(path("out.mp4"))' --preset passthrough --quiet")
         #expect(export.status == 0, "\(export.stderr)")
         #expect(abs(try MediaProbe(path("out.mp4")).duration - 3) < 0.1)
+
+        // run reads a file so named given with --set (either form), and refuses to write one.
+        let m4a = path("sound.m4a")
+        let run = try graphctl("run '\(Graphctl.graph("transcode-audio.json"))' --quiet --set src.path=\(name) --set file.path='\(m4a)'")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(abs(try MediaProbe(m4a).duration - 3) < 0.1)
+        let equals = try graphctl("run '\(Graphctl.graph("transcode-audio.json"))' --quiet --set=src.path=\(name) --set file.path='\(path("again.m4a"))'")
+        #expect(equals.status == 0, "\(equals.stderr)")
+        let out = "\"$(printf '%b' '\(folder.path)/out\\0351.m4a')\""
+        let written = try graphctl("run '\(Graphctl.graph("transcode-audio.json"))' --quiet --set src.path=\(name) --set file.path=\(out)")
+        #expect(written.status == 64, "\(written.stderr)")
+        #expect(written.stderr == "error: --set file.path: \"\(folder.path)/out\\xE9.m4a\" is not UTF-8: graphctl reads inputs so named, and does not write outputs so named\n",
+                "\(written.stderr)")
+        let exported = try graphctl("export \(name) \(out) --preset appleM4A --quiet")
+        #expect(exported.status == 64 && exported.stderr.hasPrefix("error: OUT: "), "\(exported.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("out") && $0.hasSuffix(".m4a") } == [])
 
         let missing = try graphctl("probe \"$(printf '%b' '\(folder.path)/none\\0377.mp4')\"")
         #expect(missing.status == 66)

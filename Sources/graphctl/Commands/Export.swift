@@ -68,6 +68,7 @@ struct Export: ParsableCommand {
         default: throw report(GraphError(.usage, at: output, "\"\(output)\" does not end in .mp4, .mov or .m4a: its extension gives the file type"))
         }
         // The input by its bytes (a name that is not UTF-8 too); messages show it escaped.
+        do { try InputPath.checkOutput(output, option: "OUT") } catch { throw report(error) }
         let source = InputPath(argument: input)
         guard let sourcePath = source.path else {
             throw report(GraphError(.inputUnreadable, "cannot read \"\(source.shown)\": \(String(cString: strerror(source.openError)).lowercased())"))

@@ -40,6 +40,7 @@ struct HLS: ParsableCommand {
 
     func run() throws {
         // The source by its bytes (a name that is not UTF-8 too); messages show it escaped.
+        do { try InputPath.checkOutput(folder, option: "FOLDER") } catch { throw report(error) }
         let input = InputPath(argument: source)
         guard let sourcePath = input.path else {
             throw report(GraphError(.inputUnreadable, "cannot package \"\(input.shown)\" for HLS: \(String(cString: strerror(input.openError)).lowercased())"))
