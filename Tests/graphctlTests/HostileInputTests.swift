@@ -179,6 +179,13 @@ import TestSupport
         }
         let good = path("good.mp4")
         try CraftedMP4.movie(good)
+        // An error quoting a name that holds ESC shows it escaped, whoever made the message.
+        let named = path("x\u{1B}[2J.wav")
+        let missing = try Graphctl.run(["run", Graphctl.graph("transcode-audio.json"), "--set", "src.path=\(named)", "--set", "file.path=\(path("o.m4a"))"],
+                                       limit: Self.limit)
+        #expect(missing.status == 66, "\(missing.stderr)")
+        #expect(missing.stderr.contains("cannot read \"\(path("x\\x1B[2J.wav"))\": no such file") && !missing.stderr.contains("\u{1B}"),
+                "\(missing.stderr.debugDescription)")
         let cli = try Graphctl.run(["hls", good, path("out"), "--playlist", "a\n#EXT-X-ENDLIST\nb.m3u8"], limit: Self.limit)
         #expect(cli.status == 64, "\(cli.stderr)")
         #expect(cli.stderr.contains(#"playlistName: "a\n#EXT-X-ENDLIST\nb.m3u8" is not a file name"#), "\(cli.stderr)")
