@@ -66,7 +66,7 @@ package struct HLSSegmentPlan: Sendable {
                     emptyTicks = overflow ? .max : sum
                     continue
                 }
-                guard edit.mediaTime <= mediaEnd else {
+                guard edit.mediaTime <= mediaEnd || samples.isEmpty else {
                     throw ContainerError("its track \(id)'s edit list (elst) starts its media at \(edit.mediaTime) ticks of \(timescale) Hz, "
                                          + "past the end of its samples at \(mediaEnd) (\(seconds(mediaEnd, timescale)) s): the edit list is damaged")
                 }

@@ -70,6 +70,8 @@ struct Export: ParsableCommand {
         // The input by its bytes (a name that is not UTF-8 too); messages show it escaped.
         do { try InputPath.checkOutput(output, option: "OUT") } catch { throw report(error) }
         let source = InputPath(argument: input)
+        // Its descriptor stays open until the export is done (the session reads /proc/self/fd/N).
+        defer { withExtendedLifetime(source) {} }
         guard let sourcePath = source.path else {
             throw report(GraphError(.inputUnreadable, "cannot read \"\(source.shown)\": \(String(cString: strerror(source.openError)).lowercased())"))
         }

@@ -42,6 +42,8 @@ struct HLS: ParsableCommand {
         // The source by its bytes (a name that is not UTF-8 too); messages show it escaped.
         do { try InputPath.checkOutput(folder, option: "FOLDER") } catch { throw report(error) }
         let input = InputPath(argument: source)
+        // Its descriptor stays open until the packaging is done (it reads /proc/self/fd/N).
+        defer { withExtendedLifetime(input) {} }
         guard let sourcePath = input.path else {
             throw report(GraphError(.inputUnreadable, "cannot package \"\(input.shown)\" for HLS: \(String(cString: strerror(input.openError)).lowercased())"))
         }

@@ -4,8 +4,9 @@ import ArgumentParser
 /// range its option takes, or a usage error (64) naming the option, the range and what was given.
 /// ArgumentParser's own `Double` reads `nan`, `inf` and `1e400` (infinity) as numbers: a NaN
 /// `--start` stopped the process (a NaN has no media time), and a `--segment-duration` of 1e-20
-/// made the segment cut loop for ever. Options declare `transform: NumberArgument.seconds(…)` (or
-/// `.integer(…)`), so each is checked before the command runs.
+/// made the segment cut loop for ever. Options declare `transform: NumberArgument.seconds(…)`, so
+/// each is checked before the command runs. (Whole-number options, `--jobs`, are ArgumentParser's
+/// `Int`, which refuses what is not one, and are checked in their command's `validate()`.)
 enum NumberArgument {
     /// Why a number was refused, as ArgumentParser prints it after "The value 'X' is invalid for
     /// '--option <value>'".
@@ -16,16 +17,6 @@ enum NumberArgument {
     /// `text` as a number of seconds from `range.lowerBound` to `range.upperBound`.
     static func seconds(_ option: String, in range: ClosedRange<Double>) -> @Sendable (String) throws -> Double {
         { text in try number(text, option: option, in: range, unit: " seconds") }
-    }
-
-    /// `text` as a whole number within `range`.
-    static func integer(_ option: String, in range: ClosedRange<Int>) -> @Sendable (String) throws -> Int {
-        { text in
-            guard let n = Int(text), range.contains(n) else {
-                throw Refusal(description: "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return n
-        }
     }
 
     /// `text` as a finite number within `range`; `unit` follows the bounds in the message.

@@ -57,6 +57,8 @@ struct Run: ParsableCommand {
         // Files the graph reads named with --set by bytes that are not UTF-8: opened by them
         // (InputPath), and named escaped in messages.
         var reopened: [InputPath] = []
+        // Their descriptors stay open until the run is over (its nodes open /proc/self/fd/N).
+        defer { withExtendedLifetime(reopened) {} }
         func named(_ error: GraphError) -> GraphError { reopened.reduce(error) { $1.named($0) } }
         do {
             overrides = try options.parsed()
