@@ -16,7 +16,9 @@ public enum FrameSizeLimit {
     /// every claim is within the limit, and for a file that is not an MP4 or MOV (or whose index
     /// cannot be read: what reads it says why).
     public static func problem(in source: some ByteSource) -> String? {
-        guard let file = try? MP4File(source), let movie = try? file.movie() else { return nil }
+        // Only a file that is an MP4 or MOV by its first bytes has its boxes walked.
+        guard let format = try? MediaContainerFormat.detect(source), format == .mp4 || format == .mov,
+              let file = try? MP4File(source), let movie = try? file.movie() else { return nil }
         for (_, track) in movie.tracks(handler: "vide") {
             guard let entry = SampleDescription(track), let size = entry.size, size.width > side || size.height > side else { continue }
             return "its track \(track.trackID) (\(entry.codec)) claims frames of \(size.width)x\(size.height) (\(size.width * size.height) pixels), "
