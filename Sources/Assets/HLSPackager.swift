@@ -21,10 +21,11 @@ import Synchronization
 public final class HLSPackager: Sendable {
     public let source: String
     public let folder: String
-    /// The duration each segment aims at, in seconds: a segment ends at the first key frame at
-    /// or after each multiple of it. The video's key frames must be at most this far apart (the
-    /// stretch after the last one too): the packets are copied, so no key frame can be added,
-    /// and a source whose key frames are farther apart is refused before anything is written.
+    /// The duration each segment aims at, in seconds (``HLSSinkNode/segmentDurations``: 0.5 to
+    /// 60): a segment ends at the first key frame at or after each multiple of it. The video's
+    /// key frames must be at most this far apart (the stretch after the last one too): the
+    /// packets are copied, so no key frame can be added, and a source whose key frames are
+    /// farther apart is refused before anything is written.
     public let segmentDuration: Double
     public let playlistName: String
     public let initializationName: String
@@ -57,22 +58,28 @@ public final class HLSPackager: Sendable {
         self.segmentPrefix = segmentPrefix
     }
 
-    /// Stops ``package()`` (from any thread) before its next segment: it removes what it wrote
-    /// and throws ``GraphError/Code/cancelled``.
+    /// Stops ``package()`` (from any thread) within a sample of its reading of the source's
+    /// timing or before its next segment: it removes what it wrote and throws
+    /// ``GraphError/Code/cancelled``.
     public func cancel() { cancelled.store(true, ordering: .relaxed) }
 
-    /// Writes the playlist and its segments. Throws 64 for a segment duration that is not a
-    /// positive number or is shorter than the video's key frames are apart, or a file name that
-    /// is not one, 66 when the source cannot be read or is
-    /// not an MP4 with video or audio samples, 73 when a file cannot be written, 130 when
-    /// cancelled.
+    /// Writes the playlist and its segments. Throws 64 for a segment duration outside
+    /// ``HLSSinkNode/segmentDurations`` or shorter than the video's key frames are apart, or a
+    /// file name that is not one, 66 when the source cannot be read or is not an MP4 with video
+    /// or audio samples (a damaged index or timing: the track and what is wrong named), 73 when
+    /// a file cannot be written, 130 when cancelled.
     public func package() throws(GraphError) -> Report {
-        guard segmentDuration.isFinite, segmentDuration > 0 else {
-            throw GraphError(.usage, at: "segmentDuration", "the segment duration must be a positive number of seconds, not \(segmentDuration)")
+        let durations = HLSSinkNode.segmentDurations
+        guard durations.contains(segmentDuration) else {
+            throw GraphError(.usage, at: "segmentDuration",
+                             "the segment duration must be from \(durations.lowerBound) to \(durations.upperBound) seconds, not \(segmentDuration)")
         }
         for (what, name) in [("playlistName", playlistName), ("initializationName", initializationName), ("segmentPrefix", segmentPrefix + "0.m4s")] {
-            guard !name.isEmpty, !name.contains("/"), name != ".", name != "..", !name.hasPrefix(".") else {
-                throw GraphError(.usage, at: what, "\"\(name)\" is not a file name (no folders, not hidden)")
+            // Written into the playlist as a line of text: a control character (a newline)
+            // would forge one (StringFormat.fileName, sink.hls's rule).
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != "..", !name.hasPrefix("."),
+                  !StringFormat.hasControlCharacter(name) else {
+                throw GraphError(.usage, at: what, "\(JSONValue.quote(name)) is not a file name (no folders, not hidden, no control characters)")
             }
         }
         let fd = open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
@@ -90,8 +97,11 @@ public final class HLSPackager: Sendable {
             }
             guard let found = try MP4File(bytes).movie() else { throw ContainerError("it has no index (moov box): it is not a whole MP4 file") }
             movie = found
-            plan = try HLSSegmentPlan(movie: movie, fileSize: bytes.count, target: segmentDuration)
+            plan = try HLSSegmentPlan(movie: movie, fileSize: bytes.count, target: segmentDuration) {
+                self.cancelled.load(ordering: .relaxed)
+            }
         } catch {
+            if cancelled.load(ordering: .relaxed) { throw GraphError(.cancelled, "the packaging of \"\(source)\" was cancelled") }
             throw unreadable(error.reason)
         }
         // Segments start on key frames: a stretch without one longer than the target would be

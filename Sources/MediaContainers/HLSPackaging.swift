@@ -18,27 +18,67 @@ package struct HLSSegmentPlan: Sendable {
         package var delay: Double
 
         /// `ticks` of the media clock on the presentation timeline, in seconds.
-        package func seconds(_ ticks: Int64) -> Double { Double(ticks - mediaStart) / Double(timescale) + delay }
+        package func seconds(_ ticks: Int64) -> Double {
+            let (since, overflow) = ticks.subtractingReportingOverflow(mediaStart)
+            return (overflow ? Double(ticks) - Double(mediaStart) : Double(since)) / Double(timescale) + delay
+        }
+
+        /// `seconds` on the presentation timeline in ticks of the media clock, rounded; a time
+        /// past what 64 bits count (a range's end of 1e300 s) saturates, past every sample still.
+        package func ticks(_ seconds: Double) -> Int64 {
+            let (t, overflow) = Int64(saturating: (seconds - delay) * Double(timescale)).addingReportingOverflow(mediaStart)
+            return overflow ? (mediaStart > 0 ? .max : .min) : t
+        }
 
         package init(index: Int, trackID: UInt32, timescale: Int, samples: [MP4Sample], mediaStart: Int64, delay: Double) {
             (self.index, self.trackID, self.timescale, self.samples, self.mediaStart, self.delay) = (index, trackID, timescale, samples, mediaStart, delay)
         }
 
+        /// The longest a track's timeline may last, in seconds (about 31 years): what its edits'
+        /// delay and its samples claim together. Past it, a file's times are damaged, and no
+        /// time on its timeline is converted to ticks of any clock (at most 2^32 a second) or to
+        /// nanoseconds without passing what 64 bits hold.
+        package static let longestTimeline = 1e9
+
         /// `movie`'s track as a segmenter or a cut reads it: its samples, its clock, and where
         /// its media time 0 shows (after leading empty edits; from the first media edit).
+        /// Throws, naming the track and the box, for timing the file cannot mean: a media clock
+        /// of 0 Hz, an edit that starts past the end of the media (an `elst` media time of
+        /// 2^63−1), or a timeline longer than ``longestTimeline`` (`stts` durations, empty edits).
+        /// Every time read later stays within what 64 bits hold.
         package init(reading track: MP4Track, index: Int, movie: MP4Movie, fileSize: UInt64) throws(ContainerError) {
-            var mediaStart: Int64 = 0, delay = 0.0
+            let id = track.trackID, timescale = track.mediaTimescale
+            guard timescale > 0 else { throw ContainerError("its track \(id) has no media clock (its mdhd timescale is 0)") }
+            let samples = try track.samples(fileSize: fileSize)
+            // Where its media ends: every sample's decode time is at most mostSamples × 2^32
+            // ticks, its presentation within 2^31 of it, so the sums below cannot overflow.
+            let mediaEnd = samples.suffix(32).map { $0.presentationTime + Int64($0.duration) }.max() ?? 0
+            let limit = Self.longestTimeline
+            func seconds(_ ticks: Int64, _ scale: Int) -> String { HLSSegmenter.seconds(Double(ticks) / Double(scale)) }
+            guard Double(mediaEnd) / Double(timescale) <= limit else {
+                throw ContainerError("its track \(id)'s samples last \(seconds(mediaEnd, timescale)) s (its stts box, in a clock of \(timescale) Hz), "
+                                     + "more than \(Int(limit)) s: its timing is damaged")
+            }
+            var mediaStart: Int64 = 0, emptyTicks: UInt64 = 0
             for edit in track.edits ?? [] {
                 if edit.mediaTime < 0 {
-                    if movie.timescale > 0 { delay += Double(edit.duration) / Double(movie.timescale) }
+                    let (sum, overflow) = emptyTicks.addingReportingOverflow(edit.duration)
+                    emptyTicks = overflow ? .max : sum
                     continue
+                }
+                guard edit.mediaTime <= mediaEnd || samples.isEmpty else {
+                    throw ContainerError("its track \(id)'s edit list (elst) starts its media at \(edit.mediaTime) ticks of \(timescale) Hz, "
+                                         + "past the end of its samples at \(mediaEnd) (\(seconds(mediaEnd, timescale)) s): the edit list is damaged")
                 }
                 mediaStart = edit.mediaTime
                 break
             }
-            guard track.mediaTimescale > 0 else { throw ContainerError("its track \(track.trackID) has no media clock (its mdhd timescale is 0)") }
-            self.init(index: index, trackID: track.trackID, timescale: track.mediaTimescale,
-                      samples: try track.samples(fileSize: fileSize), mediaStart: mediaStart, delay: delay)
+            let delay = movie.timescale > 0 ? Double(emptyTicks) / Double(movie.timescale) : 0
+            guard delay + Double(mediaEnd - mediaStart) / Double(timescale) <= limit else {
+                throw ContainerError("its track \(id)'s edit list (elst) delays its media by \(emptyTicks) ticks of the movie's \(movie.timescale) Hz clock, "
+                                     + "which with its samples makes a timeline of more than \(Int(limit)) s: the edit list is damaged")
+            }
+            self.init(index: index, trackID: id, timescale: timescale, samples: samples, mediaStart: mediaStart, delay: delay)
         }
     }
 
@@ -62,9 +102,11 @@ package struct HLSSegmentPlan: Sendable {
     /// The plan for the first video track and first audio track of `movie` (either may be
     /// missing, not both), cut every `target` seconds at the video's key frames (the audio's
     /// samples when there is no video). Throws, naming the track, for a damaged sample table or
-    /// a video track that does not start with a key frame.
-    package init(movie: MP4Movie, fileSize: UInt64, target: Double) throws(ContainerError) {
-        precondition(target > 0)
+    /// timing, or a video track that does not start with a key frame. Its loops run over the
+    /// samples the file holds (a cut is a sample), never over steps of `target`; `isCancelled`
+    /// is asked at every sample, and when it says so this throws.
+    package init(movie: MP4Movie, fileSize: UInt64, target: Double, isCancelled: () -> Bool = { false }) throws(ContainerError) {
+        guard target.isFinite, target > 0 else { throw ContainerError("a segment duration of \(target) s is no duration") }
         let video = movie.tracks(handler: "vide").first, audio = movie.tracks(handler: "soun").first
         var tracks: [Track] = []
         for (index, track) in [video, audio].compactMap({ $0 }) {
@@ -81,12 +123,14 @@ package struct HLSSegmentPlan: Sendable {
         // Cut points: indices into the lead track where a segment starts, and their times.
         var cuts: [(sample: Int, time: Double)] = [(0, 0)]
         var next = target
-        for (i, s) in lead.samples.enumerated().dropFirst() where s.isSync {
+        for (i, s) in lead.samples.enumerated().dropFirst() {
+            if isCancelled() { throw ContainerError("cancelled") }
+            guard s.isSync else { continue }
             let time = lead.seconds(s.presentationTime)
             // A thousandth of a frame's leeway: 6 s of 30000/1001 video is not quite 6.0.
             if time >= next - 1e-6 {
                 cuts.append((i, time))
-                while next <= time + 1e-6 { next += target }
+                next = HLSSegmenter.nextCut(next, after: time, every: target)
             }
         }
         // Where the last sample shown ends (with B-frames, not the last decoded).
@@ -338,7 +382,7 @@ package struct HLSSegmenter: Sendable {
             let flushed = flushes.first.map { time > $0 + 1e-9 } ?? false
             if time >= nextCut - 1e-6 || flushed {
                 cuts.append((pending[0].count, time))
-                while nextCut <= time + 1e-6 { nextCut += target }
+                nextCut = Self.nextCut(nextCut, after: time, every: target)
                 if flushed {
                     flushes.removeAll { time > $0 + 1e-9 }
                     // The regular cuts go on from the one asked for.
@@ -356,6 +400,21 @@ package struct HLSSegmenter: Sendable {
     /// an infinite target, the only cuts are these.
     package mutating func flush(after time: Double) {
         flushes.insert(time, at: flushes.firstIndex { $0 > time } ?? flushes.endIndex)
+    }
+
+    /// The first of `next`, `next + target`, `next + 2 × target`, … past `time` (with a
+    /// millionth of a second's leeway): where the cut after one at `time` may be. Computed in
+    /// one step, not stepped to: a target of 1e-9 s took billions of steps, and one of 1e-20 s,
+    /// which adding to a time of seconds leaves unchanged, never ended. No target (0, infinite,
+    /// NaN): no further cut.
+    package static func nextCut(_ next: Double, after time: Double, every target: Double) -> Double {
+        let past = time + 1e-6
+        guard next <= past else { return next }
+        guard target.isFinite, target > 0 else { return .infinity }
+        var cut = next + ((past - next) / target).rounded(.down) * target + target
+        // Rounding may leave it a hair short; past it by one target (or the next number).
+        if cut <= past { cut = max(cut + target, past.nextUp) }
+        return cut
     }
 
     /// Track `t` has ended; the segments that completes.

@@ -71,13 +71,22 @@ package struct MP4Join: Sendable {
         var mediaTime: Int64
     }
 
+    /// `seconds` in ticks of a clock of `scale` Hz, for an edit's duration: a time longer than
+    /// a track's timeline can be (``HLSSegmentPlan/Track/longestTimeline``) is refused, naming
+    /// `part`, rather than converted past what 64 bits hold.
+    static func ticks(_ seconds: Double, _ scale: Int, _ part: String) throws(ContainerError) -> UInt64 {
+        guard seconds.isFinite, seconds <= HLSSegmentPlan.Track.longestTimeline else {
+            throw ContainerError("\(part) lasts \(seconds) s, more than a track's timeline may (\(Int(HLSSegmentPlan.Track.longestTimeline)) s)")
+        }
+        return UInt64(saturating: seconds * Double(scale))
+    }
+
     /// The samples of `track` that show [`start`, `end`) seconds of its presentation timeline,
     /// from where decoding can start; nil when no sample shows in the range.
     static func cut(_ track: HLSSegmentPlan.Track, start: Double, end: Double) throws(ContainerError) -> Cut? {
-        let scale = Double(track.timescale)
-        // The range in the track's media clock.
-        let first = Int64((((start - track.delay) * scale)).rounded()) + track.mediaStart
-        let last = Int64((((end - track.delay) * scale)).rounded()) + track.mediaStart
+        // The range in the track's media clock (an end past every sample, 1e300 s, is past
+        // them still).
+        let first = track.ticks(start), last = track.ticks(end)
         let samples = track.samples
         // The last sample shown before the end, in decode order: everything up to it is needed.
         guard let upTo = samples.lastIndex(where: { $0.presentationTime < last }) else { return nil }
@@ -132,7 +141,7 @@ package struct MP4Join: Sendable {
                 switch part {
                 case .empty(let seconds):
                     guard seconds.isFinite, seconds >= 0 else { throw ContainerError("\(where_) is an empty time of \(seconds) s") }
-                    out.edits.append(MP4Track.Edit(duration: UInt64((seconds * Double(movieScale)).rounded()), mediaTime: -1))
+                    out.edits.append(MP4Track.Edit(duration: try Self.ticks(seconds, movieScale, where_), mediaTime: -1))
                     time += seconds
                 case .media(let s, let indexInType, let start, let end):
                     guard sources.indices.contains(s) else { throw ContainerError("\(where_) names source \(s + 1) of \(sources.count)") }
@@ -178,8 +187,10 @@ package struct MP4Join: Sendable {
                         shown = max(0, min(span, tail - start))
                     }
                     let scale = Double(plan.timescale), first = Int64(cut.samples.first!.decodeTime)
-                    out.edits.append(MP4Track.Edit(duration: UInt64((shown * Double(movieScale)).rounded()), mediaTime: media + cut.mediaTime))
-                    if shown < span { out.edits.append(MP4Track.Edit(duration: UInt64(((span - shown) * Double(movieScale)).rounded()), mediaTime: -1)) }
+                    let (mediaTime, overflow) = media.addingReportingOverflow(cut.mediaTime)
+                    guard !overflow else { throw ContainerError("\(where_) (\(source.name)): its media starts past what 64 bits count") }
+                    out.edits.append(MP4Track.Edit(duration: try Self.ticks(shown, movieScale, where_), mediaTime: mediaTime))
+                    if shown < span { out.edits.append(MP4Track.Edit(duration: try Self.ticks(span - shown, movieScale, where_), mediaTime: -1)) }
                     for sample in cut.samples {
                         out.samples.append(sample)
                         out.sources.append(s)
@@ -353,13 +364,13 @@ package struct MP4Join: Sendable {
         for edit in edits {
             if let last = out.last, last.rate == edit.rate {
                 if last.mediaTime < 0, edit.mediaTime < 0 {
-                    out[out.count - 1].duration += edit.duration
+                    out[out.count - 1].duration = last.duration.addingReportingOverflow(edit.duration).overflow ? .max : last.duration + edit.duration
                     continue
                 }
                 if last.mediaTime >= 0, edit.mediaTime >= 0, movieScale > 0 {
-                    let end = last.mediaTime + Int64((Double(last.duration) * Double(mediaScale) / Double(movieScale)).rounded())
-                    if abs(edit.mediaTime - end) <= slack {
-                        out[out.count - 1].duration += edit.duration
+                    let (end, overflow) = last.mediaTime.addingReportingOverflow(Int64(saturating: Double(last.duration) * Double(mediaScale) / Double(movieScale)))
+                    if !overflow, case (let gap, false) = edit.mediaTime.subtractingReportingOverflow(end), gap.magnitude <= slack.magnitude {
+                        out[out.count - 1].duration = last.duration.addingReportingOverflow(edit.duration).overflow ? .max : last.duration + edit.duration
                         continue
                     }
                 }

@@ -53,9 +53,11 @@ struct GraphCtl: ParsableCommand {
     }
 }
 
-/// Prints a GraphKit error the way every command does, and gives its exit status.
+/// Prints a GraphKit error the way every command does, and gives its exit status. Each line's
+/// control characters are escaped (``TerminalText``): a message quotes names and text that come
+/// from files and arguments, which must not drive the terminal or forge a line.
 func report(_ error: GraphError, file: String? = nil) -> ExitCode {
-    for line in describe(error, file: file) { printError("error: " + line) }
+    for line in describe(error, file: file) { printError("error: " + TerminalText.escaped(line)) }
     // GStreamer's debug text helps a developer, not a user: only with --verbose.
     if verboseOutput, let cause = error.cause, !cause.isEmpty { printError("  cause: \(cause)") }
     return ExitCode(error.code.exitStatus)

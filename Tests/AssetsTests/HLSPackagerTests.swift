@@ -183,12 +183,14 @@ import Testing
     /// A segment duration that is no duration, a file name that is a path: usage errors (64).
     @Test func settingsThatMakeNoSenseAreRefused() throws {
         let source = try movie("talk.mp4", seconds: 2)
-        for d in [0, -1, .nan, .infinity] {
+        for d in [0, -1, .nan, .infinity, 1e-20, 1e-9, 0.49, 61] {
             let error = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), segmentDuration: d).package() }
             #expect(error?.code == .usage)
         }
         let error = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), playlistName: "../up.m3u8").package() }
-        #expect(error?.message == "\"../up.m3u8\" is not a file name (no folders, not hidden)")
+        #expect(error?.message == "\"../up.m3u8\" is not a file name (no folders, not hidden, no control characters)")
+        let forged = #expect(throws: GraphError.self) { try HLSPackager(source: source, folder: path("hls"), playlistName: "a\n#EXT-X-ENDLIST").package() }
+        #expect(forged?.message == #""a\n#EXT-X-ENDLIST" is not a file name (no folders, not hidden, no control characters)"#)
         #expect(files() == [])
     }
 

@@ -42,6 +42,12 @@ struct Graphctl {
     static func run(_ arguments: [String], in folder: URL? = nil) throws -> Result {
         try start(arguments, in: folder).wait()
     }
+
+    /// Runs graphctl, killed past `limit` (a hard limit of the test's own, shorter than the
+    /// guard's: a command that must refuse at once).
+    static func run(_ arguments: [String], limit: Duration) throws -> Result {
+        try start(arguments).wait(limit: limit)
+    }
 }
 
 /// A graphctl that a test started. What it prints is read as it comes, by two threads of its
@@ -203,8 +209,8 @@ final class RunningGraphctl: @unchecked Sendable {
     /// Waits for graphctl to end. Past the guard limit it is killed (a hung run, such as the
     /// intermittent stall on a truncated file the media issue names): the test then fails on its
     /// status, and the stderr says so, instead of the suite waiting for ever.
-    func wait() -> Graphctl.Result {
-        var deadline = Date().addingTimeInterval(Double(Self.guardLimit.components.seconds))
+    func wait(limit: Duration = RunningGraphctl.guardLimit) -> Graphctl.Result {
+        var deadline = Date().addingTimeInterval(Double(limit.components.seconds))
         var killed = false
         condition.lock()
         while readersRunning > 0 {
@@ -217,7 +223,7 @@ final class RunningGraphctl: @unchecked Sendable {
             let threads = stacks()
             send(SIGKILL)
             condition.lock()
-            stderr.append(contentsOf: Array("\n[test runner: graphctl did not end within \(Self.guardLimit); killed]\n\(threads)\n".utf8))
+            stderr.append(contentsOf: Array("\n[test runner: graphctl did not end within \(limit); killed]\n\(threads)\n".utf8))
             deadline = Date().addingTimeInterval(10)
         }
         if let collected { condition.unlock(); return collected }

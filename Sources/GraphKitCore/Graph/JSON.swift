@@ -48,6 +48,8 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
         case .number(let n):
+            // JSON has no NaN or infinity: null, as JavaScript's JSON.stringify writes them.
+            guard n.isFinite else { return "null" }
             if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
             return String(n)
         case .string(let s): return JSONValue.quote(s)
@@ -65,7 +67,9 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where u.value < 0x20: out += "\\u" + hex4(u.value)
+            // C0 must be escaped (RFC 8259); DEL and C1 may be, and are: JSON printed on a
+            // terminal then sends no control character (`graphctl probe --json`).
+            case _ where u.value < 0x20 || (0x7F...0x9F).contains(u.value): out += "\\u" + hex4(u.value)
             default: out.unicodeScalars.append(u)
             }
         }

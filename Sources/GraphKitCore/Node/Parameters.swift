@@ -18,6 +18,18 @@ public struct StringFormat: Sendable, Hashable {
     public static let any = StringFormat(expected: "a string")
     /// A file path: not empty.
     public static let path = StringFormat(minLength: 1, expected: "a path")
+    /// A file name in a folder a node writes into: no folder (`/`), not hidden (no leading
+    /// `.`), and no control character (C0, DEL, C1). Such names are written into playlists and
+    /// manifests as lines of text, where a newline would forge a line (an `#EXT-X-STREAM-INF`
+    /// of the attacker's), so a graph with one is refused when it is loaded, at the parameter.
+    public static let fileName = pattern(#"^[^/.\x00-\x1F\x7F-\x9F][^/\x00-\x1F\x7F-\x9F]*$"#,
+                                         "a file name (no folder, not hidden, no control characters)")
+
+    /// Whether `text` holds a control character (C0, DEL or C1): what ``fileName`` refuses.
+    public static func hasControlCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
     /// Strings matching `regex` (anchored, ^…$), described as `expected` in messages.
     public static func pattern(_ regex: String, _ expected: String) -> StringFormat {
         StringFormat(pattern: regex, minLength: 1, expected: expected)

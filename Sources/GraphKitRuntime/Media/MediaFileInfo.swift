@@ -52,6 +52,12 @@ public struct MediaFileInfo: Sendable {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": permission denied")
         }
+        // A picture larger than GraphKit decodes, as an MP4/MOV's sample entry claims it: refused
+        // before the discoverer makes a decoder that allocates frames of that size (probe,
+        // thumbnails and an asset read through here).
+        if let bytes = FileBytes(path: path), let why = FrameSizeLimit.problem(in: bytes) {
+            throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": \(why)")
+        }
         guard let uri = gst_filename_to_uri(path, nil) else {
             throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": not a path GStreamer can open")
         }

@@ -51,16 +51,20 @@ public final class HLSSinkNode: ElementNode, Sendable {
     )
 
     static let extraVideoPorts = ["video1", "video2", "video3"]
-    static let fileName = StringFormat.pattern(#"^[^/.][^/]*$"#, "a file name (no folder, not hidden)")
     public static let folder = RequiredParameter<String>("folder", format: .path, help: "the folder to write into; made if missing")
-    public static let playlist = Parameter<String>("playlist", format: fileName, default: "playlist.m3u8", help: "each media playlist's file name")
-    public static let segmentDuration = Parameter<Double>("segmentDuration", 0.5...60, default: 6,
+    public static let playlist = Parameter<String>("playlist", format: .fileName, default: "playlist.m3u8", help: "each media playlist's file name")
+    /// The segment durations HLS output takes, in seconds, here and in `graphctl hls`
+    /// (``HLSPackager``): below half a second a playlist is all overhead (Apple's authoring
+    /// spec asks for 6), above a minute no player buffers a segment. Bounded up front, so that
+    /// no cut is computed for a duration like 1e-20 s.
+    public static let segmentDurations: ClosedRange<Double> = 0.5...60
+    public static let segmentDuration = Parameter<Double>("segmentDuration", segmentDurations, default: 6,
                                                           help: "seconds each segment lasts: the video's encoder is asked for a key frame at each multiple, where the segment ends; packets passed as they are (demux) must have key frames at least this often")
     public enum PlaylistType: String, ParameterEnum { case vod, event, live }
     public static let playlistType = Parameter<PlaylistType>("playlistType", default: .vod,
                                                              help: "vod: the playlist written once at the end; event: after each segment; live: after each segment, the last windowSize listed")
     public static let windowSize = Parameter<Int>("windowSize", 1...10_000, default: 6, help: "live: how many segments the playlist lists")
-    public static let multivariant = Parameter<String>("multivariant", format: fileName, default: "master.m3u8",
+    public static let multivariant = Parameter<String>("multivariant", format: .fileName, default: "master.m3u8",
                                                        help: "with several video inputs or a separate sound: the multivariant playlist's file name, in the folder")
 
     public enum SegmentFormat: String, ParameterEnum { case fmp4, mpegts }

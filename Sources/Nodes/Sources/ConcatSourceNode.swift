@@ -377,7 +377,9 @@ struct ConcatPlan: Sendable {
     /// AAC's sampling frequencies by index (ISO/IEC 14496-3).
     static let aacRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
 
-    static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, (seconds * 1e9).rounded())) }
+    /// Seconds as nanoseconds, 0 below 0; a time past what 64 bits count saturates (the
+    /// pieces' timing is bounded when read, HLSSegmentPlan.Track, so none is).
+    static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(saturating: seconds * 1e9) }
 
     /// Seconds as a message says them: to the millisecond.
     static func seconds(_ s: Double) -> String { String(Double((s * 1000).rounded()) / 1000) }

@@ -70,6 +70,11 @@ public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
             // demultiplex stream"): said here, the same on both, as ffmpeg refuses it.
             throw GraphError(.runFailed, at: at, "\"\(path)\" is a WAV header with no data chunk: it holds no samples", node: context.id)
         }
+        // A picture larger than GraphKit decodes, as an MP4/MOV's sample entry claims it:
+        // refused before any decoder is made and allocates frames of that size.
+        if let opened = opened.withLock({ $0 }), opened.regular, let why = FrameSizeLimit.problem(in: FileBytes(descriptor: opened.fd)) {
+            throw GraphError(.runFailed, at: at, "cannot decode \"\(path)\": \(why)", node: context.id)
+        }
         if let fd = opened.withLock({ $0?.fd }), WAVEHeader.isWave64(FileBytes(descriptor: fd)) {
             // GStreamer 1.22 reads Wave64 only through libsndfile's sfdec, which misreads float
             // samples, pads the count to its block and can stall: refused, with the way out.

@@ -53,7 +53,9 @@ final class BatchProgress: Sendable {
             if !result.succeeded && result.status != .cancelled {
                 state.failed += 1
                 clear(&state)
-                printError("error: \(result.error ?? result.status.rawValue)")
+                // Control characters escaped, as report() prints every error (the worker's
+                // messages quote names and text from the input).
+                printError("error: " + TerminalText.escaped(result.error ?? result.status.rawValue))
             }
             if showsLine { draw(&state) }
         }

@@ -47,7 +47,8 @@ struct Batch: ParsableCommand {
     var jobs: Int?
 
     @Option(help: ArgumentHelp("Seconds an input may run before it is stopped and recorded as timed out; 0: no limit.",
-                               valueName: "seconds"))
+                               valueName: "seconds"),
+            transform: NumberArgument.seconds("--timeout", in: 0...31_536_000))
     var timeout: Double = 3600
 
     @Flag(help: "Run inputs whose outputs are all there already.")
@@ -78,7 +79,6 @@ struct Batch: ParsableCommand {
     func validate() throws {
         if inputs.isEmpty { throw ValidationError("Missing --inputs: a folder, a glob pattern or a manifest.") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1 (got \(jobs)): the number of inputs run at once.") }
-        if !(timeout >= 0) || !timeout.isFinite { throw ValidationError("--timeout must be 0 (no limit) or more seconds.") }
         if runsPerWorker < 0 { throw ValidationError("--runs-per-worker must be 0 (no limit) or more.") }
         if let shard { _ = try Shard(parsing: shard) }
     }

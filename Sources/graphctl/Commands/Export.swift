@@ -18,7 +18,8 @@ struct Export: ParsableCommand {
             before the media unless --no-faststart is given.
 
             Exit status: 0 the file is complete; 64 a preset, a range or an extension that cannot be \
-            used (nothing written); 66 the input cannot be read; 70 the export failed; 73 OUT exists \
+            used, or a --start or --duration that is not a number of seconds from 0 to 31536000 \
+            (nan, inf and 1e400 are none) (nothing written); 66 the input cannot be read; 70 the export failed; 73 OUT exists \
             or cannot be written; 130 cancelled (Ctrl-C: nothing is left at OUT).
             """
     )
@@ -32,10 +33,16 @@ struct Export: ParsableCommand {
     @Option(help: "passthrough, highestQuality, 1920x1080, 1280x720, 640x480 or appleM4A.")
     var preset: String
 
-    @Option(help: "Seconds from the input's start where the export starts.")
+    /// The longest time --start and --duration take (a year): beyond any recording, and far
+    /// within what a media clock counts.
+    static let longest = 31_536_000.0
+
+    @Option(help: "Seconds from the input's start where the export starts (0 to 31536000).",
+            transform: NumberArgument.seconds("--start", in: 0...longest))
     var start: Double?
 
-    @Option(help: "Seconds exported (default: to the end).")
+    @Option(help: "Seconds exported (default: to the end; at most 31536000).",
+            transform: NumberArgument.seconds("--duration", in: 0...longest))
     var duration: Double?
 
     @Flag(name: .customLong("no-faststart"), help: "Write the index after the media.")
@@ -62,9 +69,17 @@ struct Export: ParsableCommand {
         case "m4a"?: type = .m4a
         default: throw report(GraphError(.usage, at: output, "\"\(output)\" does not end in .mp4, .mov or .m4a: its extension gives the file type"))
         }
+        // The input by its bytes (a name that is not UTF-8 too); messages show it escaped.
+        do { try InputPath.checkOutput(output, option: "OUT") } catch { throw report(error) }
+        let source = InputPath(argument: input)
+        // Its descriptor stays open until the export is done (the session reads /proc/self/fd/N).
+        defer { withExtendedLifetime(source) {} }
+        guard let sourcePath = source.path else {
+            throw report(GraphError(.inputUnreadable, "cannot read \"\(source.shown)\": \(String(cString: strerror(source.openError)).lowercased())"))
+        }
         let session: AssetExportSession
         do {
-            let asset = try Asset(path: input)
+            let asset = try Asset(path: sourcePath)
             session = try AssetExportSession(asset: asset, preset: preset)
             session.outputPath = output
             session.outputFileType = type
@@ -74,7 +89,7 @@ struct Export: ParsableCommand {
                 session.timeRange = MediaTimeRange(start: from, duration: duration.map { MediaTime(seconds: $0) } ?? (asset.duration - from))
             }
         } catch {
-            throw report(error)
+            throw report(source.named(error))
         }
         InterruptSignals.shared.handle { _ in session.cancelExport() }
         defer { InterruptSignals.shared.stopHandling() }
@@ -99,6 +114,6 @@ struct Export: ParsableCommand {
         let failure = outcome.withLock { $0 }
         if !quiet, failure == nil { writeStandardError("\rexporting: 100%") }
         if !quiet, shown >= 0 || failure == nil { writeStandardError("\n") }
-        if let failure { throw report(failure) }
+        if let failure { throw report(source.named(failure)) }
     }
 }

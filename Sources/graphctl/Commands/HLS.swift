@@ -1,6 +1,8 @@
 import ArgumentParser
 import Assets
+import Glibc
 import GraphKit
+import Nodes
 
 /// `graphctl hls SOURCE FOLDER`: an MP4 packaged for HTTP Live Streaming without re-encoding
 /// (``HLSPackager``): FOLDER/playlist.m3u8, FOLDER/init.mp4 and fragmented-MP4 segments, each
@@ -15,7 +17,8 @@ struct HLS: ParsableCommand {
             --segment-duration. The packets are copied, so the video's key frames must be at most \
             --segment-duration apart: a source whose key frames are farther apart is refused (64) \
             before anything is written. The playlist is written last; a failure or a signal removes \
-            the segments written and leaves no playlist.
+            the segments written and leaves no playlist. A --segment-duration outside 0.5 to 60 \
+            seconds (or not a finite number) is refused (64) before the source is read.
             """
     )
 
@@ -25,7 +28,8 @@ struct HLS: ParsableCommand {
     @Argument(help: "The folder to write into (made if missing).")
     var folder: String
 
-    @Option(help: "Seconds each segment aims at.")
+    @Option(help: "Seconds each segment aims at, from 0.5 to 60.",
+            transform: NumberArgument.seconds("--segment-duration", in: HLSSinkNode.segmentDurations))
     var segmentDuration: Double = 6
 
     @Option(help: "The playlist's file name.")
@@ -35,7 +39,15 @@ struct HLS: ParsableCommand {
     var quiet = false
 
     func run() throws {
-        let packager = HLSPackager(source: source, folder: folder, segmentDuration: segmentDuration, playlistName: playlist)
+        // The source by its bytes (a name that is not UTF-8 too); messages show it escaped.
+        do { try InputPath.checkOutput(folder, option: "FOLDER") } catch { throw report(error) }
+        let input = InputPath(argument: source)
+        // Its descriptor stays open until the packaging is done (it reads /proc/self/fd/N).
+        defer { withExtendedLifetime(input) {} }
+        guard let sourcePath = input.path else {
+            throw report(GraphError(.inputUnreadable, "cannot package \"\(input.shown)\" for HLS: \(String(cString: strerror(input.openError)).lowercased())"))
+        }
+        let packager = HLSPackager(source: sourcePath, folder: folder, segmentDuration: segmentDuration, playlistName: playlist)
         // A signal stops it before its next segment (milliseconds away): it removes what it wrote.
         InterruptSignals.shared.handle { _ in packager.cancel() }
         defer { InterruptSignals.shared.stopHandling() }
@@ -43,7 +55,7 @@ struct HLS: ParsableCommand {
         do throws(GraphError) {
             done = try packager.package()
         } catch {
-            throw report(error)
+            throw report(input.named(error))
         }
         if !quiet {
             let total = done.segments.reduce(0) { $0 + $1.duration }

@@ -31,7 +31,13 @@ struct Probe: ParsableCommand {
     var json = false
 
     func run() throws {
-        let fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        // Opened by the name's bytes (a name that is not UTF-8 too), and named as InputPath shows it.
+        let input = InputPath(argument: file)
+        let file = input.shown
+        func unreadable(_ why: String) -> ExitCode {
+            report(GraphError(.inputUnreadable, "cannot read \"\(file)\": \(why)"))
+        }
+        let fd = InputList.withCString(input.bytes) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
         guard fd >= 0 else { throw unreadable(String(cString: strerror(errno)).lowercased()) }
         defer { close(fd) }
         var st = stat()
@@ -77,14 +83,11 @@ struct Probe: ParsableCommand {
             (stream, Self.indexedTrack(for: stream, in: indexed))
         }
         if json {
-            print(Self.json(file: file, container: container, info: info, streams: streams, metadata: metadata).description)
+            // JSON escapes control characters itself: the name as given (stray bytes as \xE9).
+            print(Self.json(file: InputList.escaped(input.bytes), container: container, info: info, streams: streams, metadata: metadata).description)
         } else {
             print(Self.text(file: file, container: container, info: info, streams: streams, metadata: metadata), terminator: "")
         }
-    }
-
-    private func unreadable(_ why: String) -> ExitCode {
-        report(GraphError(.inputUnreadable, "cannot read \"\(file)\": \(why)"))
     }
 
     /// The index's track for a discovered stream: the same place among the tracks of its kind.
@@ -140,11 +143,15 @@ struct Probe: ParsableCommand {
          ("location", m.location)].compactMap { key, value in value.map { (key, $0) } }
     }
 
+    /// The text output: every string from the file or the command line (the name, codecs, tag
+    /// keys and values, chapter titles) with its control characters escaped (``TerminalText``):
+    /// a tag holding ESC or BEL must not reach the terminal as one, nor a newline forge a line.
     static func text(file: String, container: MediaContainerFormat?, info: MediaFileInfo,
                      streams: [(MediaFileInfo.Stream, IndexedTrack?)], metadata m: MediaMetadata) -> String {
-        var out = "\(file): \(container?.rawValue ?? "unknown container"), \(fixed(info.duration.seconds, 3)) s\n"
+        let e = TerminalText.escaped
+        var out = "\(e(file)): \(container?.rawValue ?? "unknown container"), \(fixed(info.duration.seconds, 3)) s\n"
         for (s, track) in streams {
-            var parts = [s.kind.rawValue, s.codec]
+            var parts = [s.kind.rawValue, e(s.codec)]
             if let rate = s.sampleRate { parts.append("\(rate) Hz") }
             if let channels = s.channels { parts.append(channels == 1 ? "1 channel" : "\(channels) channels") }
             if let w = s.width, let h = s.height { parts.append("\(w)x\(h)") }
@@ -156,9 +163,9 @@ struct Probe: ParsableCommand {
         if let n = m.trackNumber { tags.append(("track", m.trackCount.map { "\(n)/\($0)" } ?? "\(n)")) }
         if let n = m.discNumber { tags.append(("disc", m.discCount.map { "\(n)/\($0)" } ?? "\(n)")) }
         if let art = m.artwork { tags.append(("artwork", "\(art.mimeType), \(art.data.count) bytes")) }
-        for (key, value) in tags { out += "  \(key): \(value)\n" }
+        for (key, value) in tags { out += "  \(key): \(e(value))\n" }
         for (n, (chapter, span)) in zip(m.chapters, m.chapterSpans(until: info.duration.seconds)).enumerated() {
-            out += "  chapter \(n + 1): \(fixed(span.start, 3)) s to \(fixed(span.end, 3)) s: \(chapter.title)\n"
+            out += "  chapter \(n + 1): \(fixed(span.start, 3)) s to \(fixed(span.end, 3)) s: \(e(chapter.title))\n"
         }
         return out
     }

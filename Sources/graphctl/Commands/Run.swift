@@ -53,12 +53,21 @@ struct Run: ParsableCommand {
         outputs.apply()
         let loader = try plugins.reportingLoader()
         let graph: Graph
-        let overrides: [GraphLoader.Override]
+        var overrides: [GraphLoader.Override]
+        // Files the graph reads named with --set by bytes that are not UTF-8: opened by them
+        // (InputPath), and named escaped in messages.
+        var reopened: [InputPath] = []
+        // Their descriptors stay open until the run is over (its nodes open /proc/self/fd/N).
+        defer { withExtendedLifetime(reopened) {} }
+        func named(_ error: GraphError) -> GraphError { reopened.reduce(error) { $1.named($0) } }
         do {
             overrides = try options.parsed()
-            graph = try loader.load(contentsOf: self.graph, overrides: overrides)
+            var loaded = try loader.load(contentsOf: self.graph, overrides: overrides)
+            (overrides, reopened) = try InputPath.reopenReads(overrides, texts: options.overrides, graph: loaded)
+            if !reopened.isEmpty { loaded = try loader.load(contentsOf: self.graph, overrides: overrides) }
+            graph = loaded
         } catch {
-            throw report(error, file: self.graph)
+            throw report(named(error), file: self.graph)
         }
         if let app = graph.nodes.first(where: { $0.descriptor.category == .app }) {
             throw report(GraphError(.invalidGraph, at: "nodes.\(app.id).type",
@@ -72,13 +81,13 @@ struct Run: ParsableCommand {
         do {
             try roles.check()
         } catch {
-            throw report(error, file: self.graph)
+            throw report(named(error), file: self.graph)
         }
         let run: GraphRun
         do {
             run = try GraphRun(graph)
         } catch {
-            throw report(error)
+            throw report(named(error))
         }
 
         // The statistics file follows the outputs' rule, and is checked before anything runs.
@@ -86,7 +95,7 @@ struct Run: ParsableCommand {
         do {
             try statsFile?.prepare()
         } catch {
-            throw report(error)
+            throw report(named(error))
         }
 
         let interrupts = InterruptHandler(run: run, quiet: quiet)
@@ -95,7 +104,7 @@ struct Run: ParsableCommand {
             try run.start()
         } catch {
             statsFile?.discard()
-            throw report(error)
+            throw report(named(error))
         }
 
         let showProgress = !quiet && (progress == .always || (progress == .auto && isatty(2) != 0))
@@ -128,7 +137,7 @@ struct Run: ParsableCommand {
             }
         }
         if let error = result.error {
-            throw report(error)
+            throw report(named(error))
         }
         if !quiet { printError(Self.summary(result)) }
     }
