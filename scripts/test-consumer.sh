@@ -20,9 +20,15 @@ version=$(sed -n 's/^#define GRAPHKIT_VERSION "\(.*\)"$/\1/p' Sources/CGraphKitP
 rm -rf "$work"
 mkdir -p "$work/graphkit" "$work/MediaApp"
 # 1. The clone: the work tree's files as git sees them (deleted ones skipped), one commit, the tag.
-git ls-files -z --cached --others --exclude-standard \
-  | while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done \
-  | tar --null -T - -cf - | tar -xf - -C "$work/graphkit"
+# A tree without its .git (make test-debian13 copies it so) is taken less its build folders.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git ls-files -z --cached --others --exclude-standard \
+    | while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done \
+    | tar --null -T - -cf - | tar -xf - -C "$work/graphkit"
+else
+  tar --exclude='./.build' --exclude='./.build-*' --exclude='./.build_*' --exclude='*/.build' --exclude='./out' \
+    --exclude='./Package.resolved' -cf - . | tar -xf - -C "$work/graphkit"
+fi
 git -C "$work/graphkit" init -q
 git -C "$work/graphkit" add -A
 git -C "$work/graphkit" -c user.name=test-consumer -c user.email=test-consumer@localhost commit -qm "GraphKit $version"

@@ -79,6 +79,7 @@ public let AVFoundationErrorDomain = "AVFoundationErrorDomain"
 public enum AVErrorCode: Int, Sendable {
     case unknown = -11800
     case outOfMemory = -11801
+    case diskFull = -11807
     case fileAlreadyExists = -11823
     case invalidSourceMedia = -11822
     case fileFormatNotRecognized = -11828

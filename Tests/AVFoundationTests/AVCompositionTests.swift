@@ -78,8 +78,10 @@ import Testing
         }
         // Every video preset takes it (AVFoundation gives a session for each); one re-encodes it once.
         #expect(AVAssetExportSession.exportPresets(compatibleWith: composition)
-                == [AVAssetExportPresetPassthrough, AVAssetExportPresetHighestQuality, AVAssetExportPreset1920x1080,
-                    AVAssetExportPreset1280x720, AVAssetExportPreset640x480])
+                == [AVAssetExportPresetPassthrough, AVAssetExportPresetHighestQuality, AVAssetExportPresetMediumQuality,
+                    AVAssetExportPresetLowQuality, AVAssetExportPreset3840x2160, AVAssetExportPreset1920x1080,
+                    AVAssetExportPreset1280x720, AVAssetExportPreset960x540, AVAssetExportPreset640x480,
+                    AVAssetExportPresetHEVCHighestQuality, AVAssetExportPresetHEVC1920x1080, AVAssetExportPresetHEVC3840x2160])
         let encoding = try #require(AVAssetExportSession(asset: composition, presetName: AVAssetExportPreset640x480))
         let encoded = folder.appendingPathComponent("encoded.mov")
         try await encoding.export(to: encoded, as: .mov)

@@ -46,7 +46,7 @@ import GraphKitTesting
         let source = try movie()
         let badPreset = try Graphctl.run("export", source, path("out.mp4"), "--preset", "720p")
         #expect(badPreset.status == 64)
-        #expect(badPreset.stderr.contains("error: --preset: \"720p\" is not a preset: choose one of 1280x720, 1920x1080, 640x480, appleM4A, highestQuality, passthrough"),
+        #expect(badPreset.stderr.contains("error: --preset: \"720p\" is not a preset: choose one of 1280x720, 1920x1080, 3840x2160, 640x480, 960x540, appleM4A, hevc1920x1080, hevc3840x2160, hevcHighestQuality, highestQuality, lowQuality, mediumQuality, passthrough"),
                 "\(badPreset.stderr)")
         let badType = try Graphctl.run("export", source, path("out.avi"), "--preset", "passthrough")
         #expect(badType.status == 64 && badType.stderr.contains("does not end in .mp4, .mov or .m4a"), "\(badType.stderr)")
