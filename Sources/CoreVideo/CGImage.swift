@@ -36,6 +36,37 @@ public final class CGImage: Sendable {
         bitmapInfo = CGBitmapInfo(rawValue: CGImageAlphaInfo.noneSkipFirst.rawValue | CGBitmapInfo.byteOrder32Little.rawValue)
         dataProvider = CGDataProvider(data: bytes)
     }
+
+    /// An image of `width` × `height` BGRA pixels whose rows are `bytesPerRow` apart in `data`.
+    private init(width: Int, height: Int, bytesPerRow: Int, bitmapInfo: CGBitmapInfo, data: CFData) {
+        self.width = width
+        self.height = height
+        bitsPerComponent = 8
+        bitsPerPixel = 32
+        self.bytesPerRow = bytesPerRow
+        self.bitmapInfo = bitmapInfo
+        dataProvider = CGDataProvider(data: data)
+    }
+
+    /// The part of the image inside `rect`, as CoreGraphics' `cropping(to:)`: `rect` in pixels
+    /// from the image's top-left corner, made integral (outwards) and cut to the image; nil when
+    /// nothing of it is inside. The pixels are copied (Apple's shares them).
+    public func cropping(to rect: CGRect) -> CGImage? {
+        let r = rect.standardized
+        guard r.minX.isFinite, r.minY.isFinite, r.maxX.isFinite, r.maxY.isFinite else { return nil }
+        let x0 = max(0, Int(r.minX.rounded(.down))), y0 = max(0, Int(r.minY.rounded(.down)))
+        let x1 = min(width, Int(r.maxX.rounded(.up))), y1 = min(height, Int(r.maxY.rounded(.up)))
+        guard x1 > x0, y1 > y0, let source = dataProvider?.data else { return nil }
+        let rowBytes = (x1 - x0) * 4
+        let out = NSMutableData(length: rowBytes * (y1 - y0)) ?? NSMutableData()
+        guard out.length == rowBytes * (y1 - y0) else { return nil }
+        let src = source.bytes.assumingMemoryBound(to: UInt8.self)
+        let dst = out.mutableBytes.assumingMemoryBound(to: UInt8.self)
+        for y in y0..<y1 {
+            (dst + (y - y0) * rowBytes).update(from: src + y * bytesPerRow + x0 * 4, count: rowBytes)
+        }
+        return CGImage(width: x1 - x0, height: y1 - y0, bytesPerRow: rowBytes, bitmapInfo: bitmapInfo, data: out)
+    }
 }
 
 /// How a pixel's components are ordered and whether one is alpha, as CoreGraphics declares it.

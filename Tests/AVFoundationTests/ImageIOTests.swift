@@ -16,11 +16,16 @@ import UniformTypeIdentifiers
     /// A 320x240 picture with detail and colour (ffmpeg's testsrc2), cut from a movie by
     /// AVAssetImageGenerator, as a thumbnail service gets one.
     func picture() throws -> CGImage {
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: try movie()))
+        return try generator.copyCGImage(at: .zero, actualTime: nil)
+    }
+
+    /// 1 s of 320x240 testsrc2, H.264.
+    func movie() throws -> URL {
         let url = folder.appendingPathComponent("movie.mp4")
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=1",
                                          "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p", url.path])
-        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: url))
-        return try generator.copyCGImage(at: .zero, actualTime: nil)
+        return url
     }
 
     /// Writes `image` as Apple code does; whether Finalize said it worked.
@@ -227,6 +232,51 @@ import UniformTypeIdentifiers
         CFDataGetMutableBytePtr(growing)[4] = 9
         #expect(growing as Data == Data([1, 2, 3, 0, 9]))
         #expect(CFDataGetBytePtr(NSData()) != nil && CFDataGetLength(nil) == 0)
+    }
+
+    /// A thumbnail service written for Apple's platforms (AppleCorpus/ThumbnailService.swift),
+    /// compiled unchanged: its posters are a JPEG and a PNG of the size it asks for, which ffprobe
+    /// reads; its in-memory PNG downsamples; a missing folder and a movie type are its errors.
+    @Test func appleThumbnailServiceRuns() throws {
+        let video = try movie()
+        let service = ThumbnailService(maximumSide: 160, quality: 0.7)
+        let jpeg = try service.savePoster(of: video, at: 0.5, to: folder.appendingPathComponent("poster.jpg"))
+        #expect((jpeg.pixelWidth, jpeg.pixelHeight, jpeg.orientation, jpeg.typeIdentifier) == (160, 120, .up, "public.jpeg"))
+        let probed = try #require(try MediaProbe(jpeg.url.path).stream("video"))
+        #expect((probed.codecName, probed.width, probed.height) == ("mjpeg", 160, 120))
+        let png = try service.savePoster(of: video, at: 0.5, to: folder.appendingPathComponent("poster.png"))
+        #expect((png.pixelWidth, png.typeIdentifier) == (160, "public.png"))
+        #expect(try MediaProbe(png.url.path).stream("video")?.codecName == "png")
+
+        let data = try #require(service.pngData(of: try picture()))
+        #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        let small = try #require(service.downsample(data, to: 80))
+        #expect((small.width, small.height) == (80, 60))
+
+        #expect(throws: ThumbnailError.self) {
+            try service.savePoster(of: video, at: 0.5, to: folder.appendingPathComponent("nowhere/poster.jpg"))
+        }
+        #expect(throws: ThumbnailError.self) {
+            try service.savePoster(of: video, at: 0.5, to: folder.appendingPathComponent("poster.mp4"))
+        }
+    }
+
+    /// CGImage.cropping(to:): the pixels inside the rectangle (from the top-left corner, made
+    /// integral), cut to the image; nil outside it. A square crop saves as a square thumbnail.
+    @Test func croppingCutsThePixels() throws {
+        let image = try picture()
+        let square = try #require(image.cropping(to: CGRect(x: 40, y: 0, width: 240, height: 240)))
+        #expect((square.width, square.height, square.bytesPerRow) == (240, 240, 960))
+        let all = Self.pixels(image), cut = Self.pixels(square)
+        for y in [0, 120, 239] {
+            #expect(Array(cut[(y * 240) * 4..<(y * 240 + 240) * 4]) == Array(all[(y * 320 + 40) * 4..<(y * 320 + 280) * 4]))
+        }
+        let edge = try #require(image.cropping(to: CGRect(x: 300.5, y: 230.2, width: 100, height: 100)))
+        #expect((edge.width, edge.height) == (20, 10))
+        #expect(image.cropping(to: CGRect(x: 400, y: 0, width: 10, height: 10)) == nil)
+        let url = folder.appendingPathComponent("square.jpg")
+        #expect(write(square, to: url, type: .jpeg, quality: 0.8))
+        #expect(try MediaProbe(url.path).stream("video")?.width == 240)
     }
 
     /// Finalize fails, returning false and leaving nothing, where the folder is missing or the
