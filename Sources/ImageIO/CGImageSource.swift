@@ -14,10 +14,12 @@ import Nodes
 ///
 /// Where it differs from Apple's: JPEG and PNG only (another file makes a source of no image:
 /// ``CGImageSourceGetCount(_:)`` 0, ``CGImageSourceGetType(_:)`` nil, as Apple's for data it
-/// cannot read); no incremental sources; a picture larger than
-/// 16384 pixels a side (what its header claims, read before anything is decoded) is refused, so
-/// a small file claiming a huge picture cannot make the decoder allocate gigabytes; images are
-/// 8-bit BGRA (`CGImage` here), decoded on each call.
+/// cannot read); no incremental sources; images are 8-bit BGRA (`CGImage` here), decoded on each
+/// call. Memory is bounded by what the file holds: what its header claims is read before anything
+/// is decoded, and a picture larger than 16384 pixels a side, or larger than the file's bytes
+/// could encode at the format's highest compression (a 70-byte PNG claiming 16000 × 16000), is
+/// refused (a source of no image, ``CGImageSourceGetStatus(_:)`` `.statusInvalidData`), so a small
+/// file cannot make the decoder allocate gigabytes.
 public final class CGImageSource: Sendable {
     enum Origin: Sendable {
         case file(String)
@@ -140,8 +142,8 @@ public final class CGImageSource: Sendable {
 
 /// A source of the file at `url`; nil when `url` is not a file URL or the file cannot be opened.
 /// Only its header is read here (a JPEG's segments up to its frame header, a PNG's chunks up to
-/// its data); a file that is not a JPEG or PNG picture, or claims more than 16384 pixels a side,
-/// gives a source of no image.
+/// its data); a file that is not a JPEG or PNG picture, or claims more than 16384 pixels a side
+/// or more than its size can hold, gives a source of no image.
 public func CGImageSourceCreateWithURL(_ url: CFURL, _ options: CFDictionary?) -> CGImageSource? {
     guard url.isFileURL else { return nil }
     let path = url.path
@@ -162,7 +164,8 @@ public func CGImageSourceCreateWithURL(_ url: CFURL, _ options: CFDictionary?) -
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, off_t(offset)) }
         return n > 0 ? Array(buffer[0..<n]) : []
     }
-    return CGImageSource(origin: .file(path), parsed: parsed, byteCount: Int(info.st_size))
+    let size = Int(info.st_size)
+    return CGImageSource(origin: .file(path), parsed: parsed.flatMap { $0.checked(againstFileSize: size) }, byteCount: size)
 }
 
 /// A source of the picture in `data` (copied: later changes to a mutable one are not seen).
@@ -172,7 +175,7 @@ public func CGImageSourceCreateWithData(_ data: CFData, _ options: CFDictionary?
         guard offset >= 0, count > 0, offset < bytes.count else { return [] }
         return Array(bytes[offset..<min(bytes.count, offset + count)])
     }
-    return CGImageSource(origin: .bytes(bytes), parsed: parsed, byteCount: bytes.count)
+    return CGImageSource(origin: .bytes(bytes), parsed: parsed.flatMap { $0.checked(againstFileSize: bytes.count) }, byteCount: bytes.count)
 }
 
 /// The number of pictures: 1 for a JPEG or PNG GraphKit reads, 0 otherwise.

@@ -20,6 +20,10 @@ struct ImageFileHeader: Equatable, Sendable {
     let components: Int
     let progressive: Bool
     let interlaced: Bool
+    /// Bits a pixel as stored (a PNG's palette index counts as its depth).
+    let bitsPerPixel: Int
+    /// A JPEG's entropy coding is arithmetic (SOF9…SOF15), which has no least cost a block.
+    let arithmetic: Bool
 
     /// The largest width or height of a picture GraphKit decodes: 16384 pixels, so a decoded
     /// picture (8-bit BGRA) holds at most 1 GiB whatever the file claims. A header claiming more
@@ -32,14 +36,37 @@ struct ImageFileHeader: Equatable, Sendable {
         case notAnImage
         case damaged(String)
         case tooLarge(width: Int, height: Int)
+        case moreThanItHolds(width: Int, height: Int, bytes: Int)
 
         var description: String {
             switch self {
             case .notAnImage: "not a JPEG or PNG picture"
             case .damaged(let why): "a damaged picture: \(why)"
             case .tooLarge(let w, let h): "a picture of \(w) × \(h), larger than the \(maximumDimension) pixels a side GraphKit decodes"
+            case .moreThanItHolds(let w, let h, let bytes):
+                "a header claiming \(w) × \(h) pixels, more than its \(bytes) bytes can hold at the format's highest compression"
             }
         }
+    }
+
+    /// The header, unless the whole file (`byteCount` bytes) is too small to hold the picture it
+    /// claims even at its format's highest compression: a PNG's deflate stream shrinks at most
+    /// 1032 to 1 (a 258-byte match in two bits), and a Huffman-coded JPEG spends at least one bit
+    /// on each 8 × 8 block of luma (its DC difference; arithmetic coding has no such floor and is
+    /// bounded by the size limit only). Such a file is not a picture but a request for memory
+    /// (decoders allocate the claimed picture first): refused, so a decode never allocates more
+    /// than a bounded multiple of the file's size.
+    func checked(againstFileSize byteCount: Int) -> Result<ImageFileHeader, Refusal> {
+        let possible: Bool
+        switch kind {
+        case .png:
+            let raw = height * (1 + (width * bitsPerPixel + 7) / 8)
+            possible = raw <= byteCount * 1032
+        case .jpeg:
+            let blocks = ((width + 7) / 8) * ((height + 7) / 8)
+            possible = arithmetic || blocks <= byteCount * 8
+        }
+        return possible ? .success(self) : .failure(.moreThanItHolds(width: width, height: height, bytes: byteCount))
     }
 
     /// The header of the picture whose bytes `read(offset, count)` gives (fewer at the end).
@@ -81,7 +108,9 @@ struct ImageFileHeader: Equatable, Sendable {
         return .success(ImageFileHeader(kind: .png, width: width, height: height, orientation: orientation,
                                         hasAlpha: colourType == 4 || colourType == 6 || transparency, depth: depth,
                                         components: [0: 1, 2: 3, 3: 3, 4: 2, 6: 4][colourType] ?? 3, progressive: false,
-                                        interlaced: interlace == 1))
+                                        interlaced: interlace == 1,
+                                        bitsPerPixel: colourType == 3 ? depth : ([0: 1, 2: 3, 4: 2, 6: 4][colourType] ?? 3) * depth,
+                                        arithmetic: false))
     }
 
     // MARK: JPEG
@@ -121,7 +150,8 @@ struct ImageFileHeader: Equatable, Sendable {
                 guard width <= maximumDimension, height <= maximumDimension else { return .failure(.tooLarge(width: width, height: height)) }
                 return .success(ImageFileHeader(kind: .jpeg, width: width, height: height, orientation: orientation, hasAlpha: false,
                                                 depth: Int(sof[0]), components: Int(sof[5]), progressive: code == 0xC2 || code == 0xC6
-                                                    || code == 0xCA || code == 0xCE, interlaced: false))
+                                                    || code == 0xCA || code == 0xCE, interlaced: false,
+                                                bitsPerPixel: Int(sof[0]) * Int(sof[5]), arithmetic: code >= 0xC9))
             }
             offset += length
         }

@@ -320,8 +320,9 @@ import UniformTypeIdentifiers
     }
 
     /// A text file is a source of no image; a truncated JPEG gives no crash (what its data holds,
-    /// or no image when its header is cut); a 66-byte PNG claiming 100000 × 100000 is refused at once, before
-    /// anything decodes it.
+    /// or no image when its header is cut); a 66-byte PNG claiming 100000 × 100000 is refused at
+    /// once, before anything decodes it, and so is a picture within the size limit that its bytes
+    /// cannot hold.
     @Test func sourcesRefuseWhatIsNotAPicture() throws {
         let text = folder.appendingPathComponent("notes.jpg")
         try Data("these are not the pixels you are looking for\n".utf8).write(to: text)
@@ -376,5 +377,23 @@ import UniformTypeIdentifiers
             #expect(CGImageSourceCreateThumbnailAtIndex(source, 0, [kCGImageSourceCreateThumbnailFromImageAlways: true] as CFDictionary) == nil)
         }
         #expect(ContinuousClock.now - started < .seconds(1))
+
+        // Within the size limit but more than the bytes can hold: a 16000 × 16000 PNG in 70
+        // bytes (deflate shrinks 1032 to 1 at most), and our JPEG's frame header patched to
+        // 16000 × 16000 (at least a bit a block: 500 KB). Both refused before decoding.
+        var claim = bomb
+        claim.replaceSubrange(8..<33, with: chunk("IHDR", [0, 0, 0x3E, 0x80, 0, 0, 0x3E, 0x80, 8, 6, 0, 0, 0]))
+        var patched = [UInt8](whole as Data)
+        let sof = try #require((0..<patched.count - 1).first { patched[$0] == 0xFF && patched[$0 + 1] == 0xC0 })
+        patched.replaceSubrange(sof + 5..<sof + 9, with: [0x3E, 0x80, 0x3E, 0x80])
+        for bytes in [claim, patched] {
+            let source = try #require(CGImageSourceCreateWithData(Data(bytes) as CFData, nil))
+            #expect(CGImageSourceGetCount(source) == 0 && CGImageSourceGetStatus(source) == .statusInvalidData)
+            #expect(CGImageSourceCreateImageAtIndex(source, 0, nil) == nil)
+        }
+        // The same JPEG claiming 640 × 480 is within what its bytes can hold: read, decoded.
+        patched.replaceSubrange(sof + 5..<sof + 9, with: [0x01, 0xE0, 0x02, 0x80])
+        let plausible = try #require(CGImageSourceCreateWithData(Data(patched) as CFData, nil))
+        #expect(CGImageSourceGetCount(plausible) == 1)
     }
 }
