@@ -261,7 +261,9 @@ public func CGImageDestinationSetProperties(_ idst: CGImageDestination, _ proper
 /// name renamed over it when complete. False, with the reason on the standard error, when no
 /// image was added, the destination was finalized already, or the file cannot be written (its
 /// folder missing, its name a folder, no permission, a full disk): then nothing is left under
-/// the name, and a file that was there is as it was.
+/// the name, and a file that was there is as it was. As every GraphKit output, a symbolic link
+/// at the name is refused (`OutputFile.followsSymbolicLinks` lets it be written through), where
+/// Apple's writes through it.
 public func CGImageDestinationFinalize(_ idst: CGImageDestination) -> Bool {
     idst.finalize()
 }

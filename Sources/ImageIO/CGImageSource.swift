@@ -147,7 +147,8 @@ public final class CGImageSource: Sendable {
 public func CGImageSourceCreateWithURL(_ url: CFURL, _ options: CFDictionary?) -> CGImageSource? {
     guard url.isFileURL else { return nil }
     let path = url.path
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    // Non-blocking: a named pipe at the path must not hang the open (it is refused below).
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else {
         log("CGImageSourceCreateWithURL: cannot open \(path): \(String(cString: strerror(errno)))")
         return nil

@@ -280,7 +280,8 @@ import UniformTypeIdentifiers
     }
 
     /// Finalize fails, returning false and leaving nothing, where the folder is missing or the
-    /// name is a folder; a file already there is replaced only by a complete new one.
+    /// name is a folder or a symbolic link; a file already there is replaced only by a complete
+    /// new one. A named pipe is not opened as a source.
     @Test func failedFinalizeLeavesNoFile() throws {
         let image = try picture()
         let missing = folder.appendingPathComponent("missing/thumb.jpg")
@@ -303,8 +304,20 @@ import UniformTypeIdentifiers
         #expect(write(image, to: existing, type: .png))
         #expect(try MediaProbe(existing.path).stream("video")?.codecName == "png")
 
+        // A symbolic link at the name is not written through (GraphKit's rule for outputs).
+        let target = folder.appendingPathComponent("elsewhere.jpg"), link = folder.appendingPathComponent("link.jpg")
+        try Data("kept".utf8).write(to: target)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        #expect(!write(image, to: link, type: .jpeg))
+        #expect(try Data(contentsOf: target) == Data("kept".utf8))
+
+        // A named pipe is not a picture to read, and opening it does not wait for a writer.
+        let pipe = folder.appendingPathComponent("pipe.png")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        #expect(CGImageSourceCreateWithURL(pipe as CFURL, nil) == nil)
+
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
-        #expect(left == ["existing.png", "movie.mp4", "taken.jpg"], "left behind: \(left)")
+        #expect(left == ["elsewhere.jpg", "existing.png", "link.jpg", "movie.mp4", "pipe.png", "taken.jpg"], "left behind: \(left)")
     }
 
     /// Types: a destination writes JPEG and PNG only (by any of Apple's spellings of their
