@@ -85,7 +85,7 @@ let package = Package(
                                                      "GraphKitRuntime", "MediaContainers"]),
         // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
         // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec).
-        .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "Nodes"]),
+        .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes"]),
         // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.

@@ -1,5 +1,6 @@
 import CoreVideo
 import Glibc
+import MediaContainers
 
 /// What a JPEG's or a PNG's own bytes say before anything is decoded: its type, size, orientation
 /// and samples. Read from the file's first segments or chunks only, so that a picture can be
@@ -25,11 +26,13 @@ struct ImageFileHeader: Equatable, Sendable {
     /// A JPEG's entropy coding is arithmetic (SOF9…SOF15), which has no least cost a block.
     let arithmetic: Bool
 
-    /// The largest width or height of a picture GraphKit decodes: 16384 pixels, so a decoded
-    /// picture (8-bit BGRA) holds at most 1 GiB whatever the file claims. A header claiming more
-    /// is refused before decoding (what a 100-byte PNG claiming 100000 × 100000 would otherwise
-    /// make the decoder allocate: 40 GB).
-    static let maximumDimension = 16_384
+    /// The largest width or height of a picture GraphKit decodes: 16384 pixels
+    /// (`FrameSizeLimit.side`, the engine's limit for every frame), so a decoded picture (8-bit
+    /// BGRA) holds at most 1 GiB whatever the file claims. A header claiming more is refused
+    /// before decoding (what a 100-byte PNG claiming 100000 × 100000 would otherwise make the
+    /// decoder allocate: 40 GB). `FrameSizeLimit` reads the sizes an MP4 or MOV states; a bare
+    /// JPEG's or PNG's is read here.
+    static let maximumDimension = FrameSizeLimit.side
 
     /// Why the bytes are not a picture GraphKit reads, for messages.
     enum Refusal: Error, Equatable, CustomStringConvertible {
