@@ -10,7 +10,8 @@ let package = Package(
         // What an application adds by URL (README, "Add it to your package"). SwiftPM links these
         // into the program that depends on them, each target once whatever the combination, so a
         // program holds one engine: the engine and its modules (GraphKit, Nodes, Assets, ...);
-        // Apple's modules by Apple's names (`import AVFoundation`, with CoreMedia and CoreVideo);
+        // Apple's modules by Apple's names (`import AVFoundation`, with CoreMedia and CoreVideo;
+        // `import ImageIO`, `import UniformTypeIdentifiers`);
         // the test helpers (NodeHarness, TestMedia, MediaProbe) for the program's own tests.
         .library(name: "GraphKit", targets: engine),
         .library(name: "AVFoundation", targets: ["CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO"]),
