@@ -32,7 +32,7 @@ GST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter
 GST_CHECKS := $(patsubst Tests/GstGraphKitTests/%.c,.build/gst-check/%,$(wildcard Tests/GstGraphKitTests/*.c))
 GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURDIR)/.build/gst-check/registry.bin
 
-DOC_TARGETS := CoreVideo CoreMedia AVFoundation
+DOC_TARGETS := CoreVideo CoreMedia AVFoundation ImageIO UniformTypeIdentifiers
 
 .PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-consumer test-api-coverage test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 

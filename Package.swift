@@ -10,10 +10,11 @@ let package = Package(
         // What an application adds by URL (README, "Add it to your package"). SwiftPM links these
         // into the program that depends on them, each target once whatever the combination, so a
         // program holds one engine: the engine and its modules (GraphKit, Nodes, Assets, ...);
-        // Apple's modules by Apple's names (`import AVFoundation`, with CoreMedia and CoreVideo);
+        // Apple's modules by Apple's names (`import AVFoundation`, with CoreMedia and CoreVideo;
+        // `import ImageIO`, `import UniformTypeIdentifiers`);
         // the test helpers (NodeHarness, TestMedia, MediaProbe) for the program's own tests.
         .library(name: "GraphKit", targets: engine),
-        .library(name: "AVFoundation", targets: ["CoreVideo", "CoreMedia", "AVFoundation"]),
+        .library(name: "AVFoundation", targets: ["CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO"]),
         .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
         // One shared library for what loads plugins: the installed graphctl (tools/graphctl) and
         // every plugin link it, so graphctl and the plugins it opens hold one engine, one type
@@ -78,7 +79,14 @@ let package = Package(
         // CoreMedia ← AVFoundation, each re-exporting the one below, as on Apple's platforms.
         .target(name: "CoreVideo", dependencies: ["GraphKitCore"]),
         .target(name: "CoreMedia", dependencies: ["CoreVideo", "GraphKitCore"]),
-        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "Assets", "GraphKitCore", "GraphKitRuntime", "MediaContainers"]),
+        // UniformTypeIdentifiers: UTType and CoreServices' kUTType* identifiers, a table of the
+        // common types (AVFoundation re-exports it, as its headers do on Apple's platforms).
+        .target(name: "UniformTypeIdentifiers"),
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "UniformTypeIdentifiers", "Assets", "GraphKitCore",
+                                                     "GraphKitRuntime", "MediaContainers"]),
+        // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
+        // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec).
+        .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes"]),
         // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
@@ -120,7 +128,7 @@ let package = Package(
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
-        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "GraphKitTesting", "TestSupport"],
+        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "ImageIO", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
     ]

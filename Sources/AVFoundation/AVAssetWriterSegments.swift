@@ -2,25 +2,14 @@ import Assets
 import GraphKitCore
 import MediaContainers
 import Synchronization
+// UTType (AVAssetWriter(contentType:)) is UniformTypeIdentifiers', which AVFoundation's headers
+// import and so re-export on Apple's platforms.
+@_exported import UniformTypeIdentifiers
 
 // HLS from AVAssetWriter, by Apple's names (AVFoundation's AVAssetWriter.h and
 // AVAssetSegmentReport.h): a writer made with init(contentType:), its outputFileTypeProfile,
 // preferredOutputSegmentInterval, initialSegmentStartTime, a delegate receiving each segment's
 // data, type and report, and flushSegment(); over GraphKit's AssetWriter in segment mode.
-
-/// A uniform type identifier, as far as AVAssetWriter(contentType:) needs one (Apple's is in
-/// UniformTypeIdentifiers, which Linux does not have): its identifier string.
-public struct UTType: Hashable, Sendable, CustomStringConvertible {
-    public let identifier: String
-    /// Any identifier (Apple's returns nil for one the system does not know; GraphKit knows few,
-    /// and AVAssetWriter says which it takes).
-    public init?(_ identifier: String) { self.identifier = identifier }
-    init(known identifier: String) { self.identifier = identifier }
-    public static let mpeg4Movie = UTType(known: "public.mpeg-4")
-    public static let quickTimeMovie = UTType(known: "com.apple.quicktime-movie")
-    public static let mpeg4Audio = UTType(known: "public.mpeg-4-audio")
-    public var description: String { identifier }
-}
 
 /// `AVFileTypeProfile`: the form of the segments.
 public struct AVFileTypeProfile: RawRepresentable, Hashable, Sendable {

@@ -27,14 +27,45 @@ public final class CGImage: Sendable {
               let layout = frame.planeLayout(v).first else { return nil }
         let needed = layout.offset + layout.stride * (v.height - 1) + v.width * 4
         guard frame.byteCount >= needed else { return nil }
-        let bytes = frame.withUnsafeBytes { raw in [UInt8](raw[layout.offset..<needed]) }
+        let bytes = frame.withUnsafeBytes { raw in NSData(bytes: raw.baseAddress! + layout.offset, length: needed - layout.offset) }
         width = v.width
         height = v.height
         bitsPerComponent = 8
         bitsPerPixel = 32
         bytesPerRow = layout.stride
         bitmapInfo = CGBitmapInfo(rawValue: CGImageAlphaInfo.noneSkipFirst.rawValue | CGBitmapInfo.byteOrder32Little.rawValue)
-        dataProvider = CGDataProvider(data: CFData(bytes))
+        dataProvider = CGDataProvider(data: bytes)
+    }
+
+    /// An image of `width` × `height` BGRA pixels whose rows are `bytesPerRow` apart in `data`.
+    private init(width: Int, height: Int, bytesPerRow: Int, bitmapInfo: CGBitmapInfo, data: CFData) {
+        self.width = width
+        self.height = height
+        bitsPerComponent = 8
+        bitsPerPixel = 32
+        self.bytesPerRow = bytesPerRow
+        self.bitmapInfo = bitmapInfo
+        dataProvider = CGDataProvider(data: data)
+    }
+
+    /// The part of the image inside `rect`, as CoreGraphics' `cropping(to:)`: `rect` in pixels
+    /// from the image's top-left corner, made integral (outwards) and cut to the image; nil when
+    /// nothing of it is inside. The pixels are copied (Apple's shares them).
+    public func cropping(to rect: CGRect) -> CGImage? {
+        let r = rect.standardized
+        guard r.minX.isFinite, r.minY.isFinite, r.maxX.isFinite, r.maxY.isFinite else { return nil }
+        let x0 = max(0, Int(r.minX.rounded(.down))), y0 = max(0, Int(r.minY.rounded(.down)))
+        let x1 = min(width, Int(r.maxX.rounded(.up))), y1 = min(height, Int(r.maxY.rounded(.up)))
+        guard x1 > x0, y1 > y0, let source = dataProvider?.data else { return nil }
+        let rowBytes = (x1 - x0) * 4
+        let out = NSMutableData(length: rowBytes * (y1 - y0)) ?? NSMutableData()
+        guard out.length == rowBytes * (y1 - y0) else { return nil }
+        let src = source.bytes.assumingMemoryBound(to: UInt8.self)
+        let dst = out.mutableBytes.assumingMemoryBound(to: UInt8.self)
+        for y in y0..<y1 {
+            (dst + (y - y0) * rowBytes).update(from: src + y * bytesPerRow + x0 * 4, count: rowBytes)
+        }
+        return CGImage(width: x1 - x0, height: y1 - y0, bytesPerRow: rowBytes, bitmapInfo: bitmapInfo, data: out)
     }
 }
 
@@ -55,40 +86,71 @@ public enum CGImageAlphaInfo: UInt32, Sendable {
 }
 
 /// The source of an image's bytes, as CoreGraphics' `CGDataProvider`: here, bytes in memory.
-public final class CGDataProvider: Sendable {
+public final class CGDataProvider: @unchecked Sendable {
+    // Unchecked: NSData is not Sendable on Linux; a provider's data is immutable bytes (a
+    // mutable one handed to init is copied).
     public let data: CFData?
 
-    public init(data: CFData) { self.data = data }
+    public init(data: CFData) { self.data = data is NSMutableData ? NSData(data: data as Data) : data }
 }
 
 /// A count or an index, as CoreFoundation declares it.
 public typealias CFIndex = Int
 
-/// CoreFoundation's immutable bytes, as `CGDataProvider.data` gives them: read them with
-/// ``CFDataGetBytePtr(_:)`` and ``CFDataGetLength(_:)``, or as `Data` with ``bytes``. The bytes
-/// live as long as the CFData.
-public final class CFData: @unchecked Sendable {
-    // Unchecked: memory written once, in init, and only read afterwards.
-    private let memory: UnsafeMutableRawBufferPointer
+/// CoreFoundation's immutable bytes, as `CGDataProvider.data` gives them: Foundation's `NSData`,
+/// as the two are toll-free bridged on Apple's platforms, so `data as CFData` (from `Data`) and
+/// `cfData as Data` compile and mean what they mean there. Read them with ``CFDataGetBytePtr(_:)``
+/// and ``CFDataGetLength(_:)``; the bytes live as long as the CFData.
+public typealias CFData = NSData
 
-    public init<C: Collection>(_ bytes: C) where C.Element == UInt8 {
-        memory = .allocate(byteCount: max(1, bytes.count), alignment: 16)
-        _ = memory.initializeMemory(as: UInt8.self, from: bytes)
-        length = bytes.count
-    }
+/// CoreFoundation's growable bytes, which ImageIO writes into
+/// (`CGImageDestinationCreateWithData`): Foundation's `NSMutableData`, as toll-free bridged on
+/// Apple's platforms, so `let data = NSMutableData()` passes as it is, or `as CFMutableData`, and
+/// `data as Data` reads it afterwards.
+public typealias CFMutableData = NSMutableData
 
-    deinit { memory.deallocate() }
-
-    public let length: Int
-    /// A copy of the bytes.
-    public var bytes: Data { Data(bytes: memory.baseAddress!, count: length) }
-    fileprivate var pointer: UnsafePointer<UInt8> { UnsafePointer(memory.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+/// The first byte of `data`; valid while `data` lives and, for a CFMutableData, until it changes.
+/// Nil for nil.
+public func CFDataGetBytePtr(_ data: CFData!) -> UnsafePointer<UInt8>! {
+    guard let data else { return nil }
+    // An empty NSData may have no storage: one byte of the process's stands in, as CoreFoundation
+    // gives a pointer for an empty CFData.
+    guard data.length > 0 else { return UnsafePointer(emptyBytes) }
+    return data.bytes.assumingMemoryBound(to: UInt8.self)
 }
 
-/// The first byte of `data`; valid while `data` lives.
-public func CFDataGetBytePtr(_ data: CFData!) -> UnsafePointer<UInt8>! { data?.pointer }
+/// The first byte of a mutable `data`, to write into; valid until it changes length.
+public func CFDataGetMutableBytePtr(_ data: CFMutableData!) -> UnsafeMutablePointer<UInt8>! {
+    guard let data else { return nil }
+    guard data.length > 0 else { return emptyBytes }
+    return data.mutableBytes.assumingMemoryBound(to: UInt8.self)
+}
+
+nonisolated(unsafe) private let emptyBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
 public func CFDataGetLength(_ data: CFData!) -> CFIndex { data?.length ?? 0 }
+
+/// A CFData of `length` bytes copied from `bytes`.
+public func CFDataCreate(_ allocator: CFAllocator!, _ bytes: UnsafePointer<UInt8>!, _ length: CFIndex) -> CFData! {
+    guard length > 0, let bytes else { return NSData() }
+    return NSData(bytes: bytes, length: length)
+}
+
+/// An empty CFMutableData; `capacity` (0: no limit) is a hint here, not a limit.
+public func CFDataCreateMutable(_ allocator: CFAllocator!, _ capacity: CFIndex) -> CFMutableData! {
+    NSMutableData(capacity: max(0, capacity)) ?? NSMutableData()
+}
+
+/// Appends `length` bytes at `bytes` to `data`.
+public func CFDataAppendBytes(_ data: CFMutableData!, _ bytes: UnsafePointer<UInt8>!, _ length: CFIndex) {
+    guard let data, let bytes, length > 0 else { return }
+    data.append(bytes, length: length)
+}
+
+/// Sets `data`'s length, cutting it or adding zero bytes.
+public func CFDataSetLength(_ data: CFMutableData!, _ length: CFIndex) {
+    data?.length = max(0, length)
+}
 
 /// The provider's bytes (the same CFData: they are immutable).
 public func CGDataProviderCopyData(_ provider: CGDataProvider?) -> CFData? { provider?.data }

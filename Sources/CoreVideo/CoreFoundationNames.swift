@@ -27,6 +27,11 @@ public let kCFAllocatorDefault: CFAllocator! = nil
 public typealias CFString = String
 /// CoreFoundation's dictionary: `[String: Any]` here, so `attributes as CFDictionary` compiles.
 public typealias CFDictionary = [String: Any]
+/// CoreFoundation's array: `[Any]` here, so what returns one (`CGImageDestinationCopyTypeIdentifiers()`)
+/// reads `as! [String]` or `as NSArray` as on Apple's platforms.
+public typealias CFArray = [Any]
+/// CoreFoundation's URL: Foundation's `URL` here, so `url as CFURL` compiles and means the same.
+public typealias CFURL = URL
 /// CoreFoundation's type identifier.
 public typealias CFTypeID = UInt
 

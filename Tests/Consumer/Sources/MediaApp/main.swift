@@ -1,10 +1,12 @@
 import AVFoundation
 import Effects
 import GraphKit
+import ImageIO
+import UniformTypeIdentifiers
 
 // A client's program: AVFoundation code as written for Apple's platforms (a movie from drawn
-// frames, read back), then a graph composed in code with a node of the client's own. Exits 1
-// with the reason on the first thing that is not as it should be.
+// frames, read back, its poster saved with ImageIO), then a graph composed in code with a node of
+// the client's own. Exits 1 with the reason on the first thing that is not as it should be.
 
 func check(_ condition: Bool, _ what: @autoclosure () -> String) {
     if !condition {
@@ -69,6 +71,18 @@ while let sample = output.copyNextSampleBuffer() {
 }
 check(reader.status == .completed, "the reader ended \(reader.status.rawValue): \(String(describing: reader.error))")
 check(frames == 30, "read \(frames) frames of 30")
+
+// 2b. A poster frame saved as a JPEG with ImageIO, and read back.
+let posterURL = folder.appendingPathComponent("poster.jpg")
+let poster = try AVAssetImageGenerator(asset: asset).copyCGImage(at: .zero, actualTime: nil)
+guard let destination = CGImageDestinationCreateWithURL(posterURL as CFURL, UTType.jpeg.identifier as CFString, 1, nil) else {
+    check(false, "no JPEG destination"); exit(1)
+}
+CGImageDestinationAddImage(destination, poster, [kCGImageDestinationLossyCompressionQuality: 0.8] as CFDictionary)
+check(CGImageDestinationFinalize(destination), "the poster was not written")
+let posterSource = CGImageSourceCreateWithURL(posterURL as CFURL, nil)
+let posterProperties = posterSource.flatMap { CGImageSourceCopyPropertiesAtIndex($0, 0, nil) as? [CFString: Any] }
+check(posterProperties?[kCGImagePropertyPixelWidth] as? Int == 160, "the poster is not 160 pixels wide")
 
 // 3. A graph composed in code: PCM from Swift through the client's own node to an M4A.
 let graph = try GraphLoader(registry: .withEffects).load([

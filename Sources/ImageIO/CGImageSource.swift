@@ -1,0 +1,306 @@
+import CoreVideo
+import Glibc
+@_spi(Engine) import GraphKitCore
+import GraphKitRuntime
+import Nodes
+
+// ImageIO's image reading (CGImageSource.h) for JPEG and PNG: a source made from a URL or a
+// CFData, what its header says (type, count, properties) read from its bytes without decoding,
+// and its picture decoded through the engine: a graph source.file → decode (BGRA) → sink.app,
+// where GStreamer's jpegdec or pngdec decodes (ThumbnailPicker.makeRun, the graph the image
+// generator decodes a frame with).
+
+/// A picture to read, as ImageIO's `CGImageSource`: a JPEG or PNG file or bytes.
+///
+/// Where it differs from Apple's: JPEG and PNG only (another file makes a source of no image:
+/// ``CGImageSourceGetCount(_:)`` 0, ``CGImageSourceGetType(_:)`` nil, as Apple's for data it
+/// cannot read); no incremental sources; images are 8-bit BGRA (`CGImage` here), decoded on each
+/// call. Memory is bounded by what the file holds: what its header claims is read before anything
+/// is decoded, and a picture larger than 16384 pixels a side, or larger than the file's bytes
+/// could encode at the format's highest compression (a 70-byte PNG claiming 16000 × 16000), is
+/// refused (a source of no image, ``CGImageSourceGetStatus(_:)`` `.statusInvalidData`), so a small
+/// file cannot make the decoder allocate gigabytes.
+public final class CGImageSource: Sendable {
+    enum Origin: Sendable {
+        case file(String)
+        case bytes([UInt8])
+    }
+
+    let origin: Origin
+    /// What the bytes say, or why they are not a picture GraphKit reads.
+    let parsed: Result<ImageFileHeader, ImageFileHeader.Refusal>
+    let byteCount: Int
+
+    init(origin: Origin, parsed: Result<ImageFileHeader, ImageFileHeader.Refusal>, byteCount: Int) {
+        self.origin = origin
+        self.parsed = parsed
+        self.byteCount = byteCount
+    }
+
+    /// The header of the picture at `index` (only 0 exists).
+    func header(at index: Int) -> ImageFileHeader? {
+        guard index == 0, case .success(let header) = parsed else { return nil }
+        return header
+    }
+
+    var name: String {
+        switch origin {
+        case .file(let path): path
+        case .bytes(let b): "\(b.count) bytes of data"
+        }
+    }
+
+    // MARK: Decoding
+
+    /// The picture, decoded to BGRA at its full size; nil (the reason logged) when it cannot be,
+    /// or when the decoder gives another size than the header said.
+    func decoded(at index: Int, caller: String) -> SampleBuffer? {
+        guard let header = header(at: index) else {
+            if case .failure(let refusal) = parsed { log("\(caller): \(name) is \(refusal.description)") }
+            else { log("\(caller): no image at index \(index)") }
+            return nil
+        }
+        do throws(GraphError) {
+            let frame = try withFile { (path) throws(GraphError) in try Self.decodeOneFrame(path) }
+            guard case .rawVideo(let v)? = frame.format, v.width == header.width, v.height == header.height else {
+                log("\(caller): \(name) decoded as \(frame.format?.description ?? "nothing") where its header says \(header.width) × \(header.height)")
+                return nil
+            }
+            return frame
+        } catch {
+            log("\(caller): cannot decode \(name): \(error.message)")
+            return nil
+        }
+    }
+
+    /// `body` with a path GStreamer's filesrc can read: the file's own, or for bytes, an
+    /// unnamed file holding them (`/proc/self/fd/N`), gone when closed.
+    private func withFile<T>(_ body: (String) throws(GraphError) -> T) throws(GraphError) -> T {
+        switch origin {
+        case .file(let path):
+            return try body(path)
+        case .bytes(let bytes):
+            let folder = FileManager.default.temporaryDirectory.path
+            // O_TMPFILE (Glibc's module does not export it): a file with no name in the folder.
+            var fd = open(folder, 0o20000000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
+            if fd < 0 {
+                let name = "\(folder)/.graphkit-imageio-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+                fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                if fd >= 0 { unlink(name) }
+            }
+            guard fd >= 0 else { throw GraphError(.inputUnreadable, "cannot hold the image's bytes in a file in \(folder): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            var written = 0
+            while written < bytes.count {
+                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { throw GraphError(.inputUnreadable, "cannot hold the image's bytes in a file in \(folder): \(String(cString: strerror(errno)))") }
+                written += n
+            }
+            return try body("/proc/self/fd/\(fd)")
+        }
+    }
+
+    /// The first frame of the picture at `path` as BGRA: a run of ThumbnailPicker's graph
+    /// (source.file → decode → sink.app), ended as soon as the frame is there.
+    static func decodeOneFrame(_ path: String) throws(GraphError) -> SampleBuffer {
+        let run = try ThumbnailPicker.makeRun(path: path, autorotate: false)
+        try run.start()
+        let frame = try run.output("out").copyNextSampleBuffer()
+        run.cancel()
+        let report = run.wait()
+        guard let frame else {
+            if report.status == .failed, let error = report.error { throw error }
+            throw GraphError(.inputUnreadable, at: path, "the decoder gave no picture")
+        }
+        return frame
+    }
+
+    // MARK: Properties
+
+    func properties(at index: Int) -> [String: Any]? {
+        guard let header = header(at: index) else { return nil }
+        var p: [String: Any] = [
+            kCGImagePropertyPixelWidth: NSNumber(value: header.width),
+            kCGImagePropertyPixelHeight: NSNumber(value: header.height),
+            kCGImagePropertyOrientation: NSNumber(value: header.orientation.rawValue),
+            kCGImagePropertyDepth: NSNumber(value: header.depth),
+            kCGImagePropertyHasAlpha: NSNumber(value: header.hasAlpha),
+            kCGImagePropertyColorModel: header.components <= 2 ? kCGImagePropertyColorModelGray
+                : header.components == 4 && header.kind == .jpeg ? kCGImagePropertyColorModelCMYK : kCGImagePropertyColorModelRGB,
+            kCGImagePropertyTIFFDictionary: [kCGImagePropertyTIFFOrientation: NSNumber(value: header.orientation.rawValue)] as [String: Any],
+        ]
+        switch header.kind {
+        case .jpeg: p[kCGImagePropertyJFIFDictionary] = ["IsProgressive": NSNumber(value: header.progressive)] as [String: Any]
+        case .png: p[kCGImagePropertyPNGDictionary] = [kCGImagePropertyPNGInterlaceType: NSNumber(value: header.interlaced ? 1 : 0)] as [String: Any]
+        }
+        return p
+    }
+}
+
+// MARK: Apple's functions
+
+/// A source of the file at `url`; nil when `url` is not a file URL or the file cannot be opened.
+/// Only its header is read here (a JPEG's segments up to its frame header, a PNG's chunks up to
+/// its data); a file that is not a JPEG or PNG picture, or claims more than 16384 pixels a side
+/// or more than its size can hold, gives a source of no image.
+public func CGImageSourceCreateWithURL(_ url: CFURL, _ options: CFDictionary?) -> CGImageSource? {
+    guard url.isFileURL else { return nil }
+    let path = url.path
+    // Non-blocking: a named pipe at the path must not hang the open (it is refused below).
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else {
+        log("CGImageSourceCreateWithURL: cannot open \(path): \(String(cString: strerror(errno)))")
+        return nil
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        log("CGImageSourceCreateWithURL: \(path) is not a file")
+        return nil
+    }
+    let parsed = ImageFileHeader.read { offset, count in
+        guard offset >= 0, count > 0 else { return [] }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, off_t(offset)) }
+        return n > 0 ? Array(buffer[0..<n]) : []
+    }
+    let size = Int(info.st_size)
+    return CGImageSource(origin: .file(path), parsed: parsed.flatMap { $0.checked(againstFileSize: size) }, byteCount: size)
+}
+
+/// A source of the picture in `data` (copied: later changes to a mutable one are not seen).
+public func CGImageSourceCreateWithData(_ data: CFData, _ options: CFDictionary?) -> CGImageSource? {
+    let bytes = [UInt8](data as Data)
+    let parsed = ImageFileHeader.read { offset, count in
+        guard offset >= 0, count > 0, offset < bytes.count else { return [] }
+        return Array(bytes[offset..<min(bytes.count, offset + count)])
+    }
+    return CGImageSource(origin: .bytes(bytes), parsed: parsed.flatMap { $0.checked(againstFileSize: bytes.count) }, byteCount: bytes.count)
+}
+
+/// The number of pictures: 1 for a JPEG or PNG GraphKit reads, 0 otherwise.
+public func CGImageSourceGetCount(_ isrc: CGImageSource) -> Int {
+    isrc.header(at: 0) == nil ? 0 : 1
+}
+
+/// The source's type identifier (`public.jpeg`, `public.png`), or nil when it is neither.
+public func CGImageSourceGetType(_ isrc: CGImageSource) -> CFString? {
+    isrc.header(at: 0)?.kind.identifier
+}
+
+/// The index of the main picture: 0.
+public func CGImageSourceGetPrimaryImageIndex(_ isrc: CGImageSource) -> Int { 0 }
+
+/// Whether the source is readable: complete, of an unknown type, or invalid (damaged, or larger
+/// than GraphKit decodes).
+public func CGImageSourceGetStatus(_ isrc: CGImageSource) -> CGImageSourceStatus {
+    switch isrc.parsed {
+    case .success: .statusComplete
+    case .failure(.notAnImage): .statusUnknownType
+    case .failure: .statusInvalidData
+    }
+}
+
+public func CGImageSourceGetStatusAtIndex(_ isrc: CGImageSource, _ index: Int) -> CGImageSourceStatus {
+    index == 0 ? CGImageSourceGetStatus(isrc) : .statusInvalidData
+}
+
+/// The picture types a source reads: `public.jpeg` and `public.png`.
+public func CGImageSourceCopyTypeIdentifiers() -> CFArray {
+    CGImageDestination.typeIdentifiers
+}
+
+/// The file's properties: its size (``kCGImagePropertyFileSize``).
+public func CGImageSourceCopyProperties(_ isrc: CGImageSource, _ options: CFDictionary?) -> CFDictionary? {
+    [kCGImagePropertyFileSize: NSNumber(value: isrc.byteCount)]
+}
+
+/// The picture's properties, from its header (nothing is decoded): ``kCGImagePropertyPixelWidth``,
+/// ``kCGImagePropertyPixelHeight``, ``kCGImagePropertyOrientation`` (1 when the file says none),
+/// ``kCGImagePropertyDepth``, ``kCGImagePropertyHasAlpha``, ``kCGImagePropertyColorModel``, and
+/// `{TIFF}` with the orientation; numbers are NSNumbers, as CFNumbers arrive on Apple's platforms
+/// (`as? Int`, `as? UInt32`, `as? Double` read them; `as? CGFloat` does not on Linux). Nil for
+/// an index other than 0 or a source of no image.
+public func CGImageSourceCopyPropertiesAtIndex(_ isrc: CGImageSource, _ index: Int, _ options: CFDictionary?) -> CFDictionary? {
+    isrc.properties(at: index)
+}
+
+/// The picture at `index`, decoded (BGRA, as stored: its orientation not applied, as Apple's);
+/// nil when there is none, it cannot be decoded (a truncated or damaged file the decoder
+/// refuses), or it is larger than GraphKit decodes. Blocks while it decodes.
+public func CGImageSourceCreateImageAtIndex(_ isrc: CGImageSource, _ index: Int, _ options: CFDictionary?) -> CGImage? {
+    guard let frame = isrc.decoded(at: index, caller: "CGImageSourceCreateImageAtIndex") else { return nil }
+    return CGImage(bgra: frame)
+}
+
+/// A thumbnail of the picture at `index`, made from the picture when
+/// ``kCGImageSourceCreateThumbnailFromImageAlways`` or
+/// ``kCGImageSourceCreateThumbnailFromImageIfAbsent`` is true (GraphKit never reads a file's own
+/// thumbnail, so without either the result is nil, as Apple's for a file that holds none):
+/// scaled down to fit ``kCGImageSourceThumbnailMaxPixelSize`` (each pixel the mean of those it
+/// covers; never scaled up; absent, the picture's size), and turned upright by its orientation
+/// with ``kCGImageSourceCreateThumbnailWithTransform``.
+public func CGImageSourceCreateThumbnailAtIndex(_ isrc: CGImageSource, _ index: Int, _ options: CFDictionary?) -> CGImage? {
+    let options = options ?? [:]
+    guard settingsBool(options[kCGImageSourceCreateThumbnailFromImageAlways]) == true
+            || settingsBool(options[kCGImageSourceCreateThumbnailFromImageIfAbsent]) == true else {
+        log("CGImageSourceCreateThumbnailAtIndex: \(isrc.name) holds no thumbnail of its own (GraphKit reads none); "
+            + "set kCGImageSourceCreateThumbnailFromImageAlways to make one from the picture")
+        return nil
+    }
+    guard let header = isrc.header(at: index), let frame = isrc.decoded(at: index, caller: "CGImageSourceCreateThumbnailAtIndex") else { return nil }
+    let transform = settingsBool(options[kCGImageSourceCreateThumbnailWithTransform]) == true
+    var side = 0
+    if let largest = settingsNumber(options[kCGImageSourceThumbnailMaxPixelSize]), largest.isFinite, largest >= 1 {
+        side = Int(min(largest, Double(ImageFileHeader.maximumDimension)))
+    }
+    do throws(GraphError) {
+        // Scaled, then turned: the box is square, so the order does not change the size.
+        var picture = try ThumbnailPicker.packed(frame, fittingIn: (side, side), at: .zero)
+        if transform { picture = try turned(picture, header.orientation) }
+        return CGImage(bgra: picture)
+    } catch {
+        log("CGImageSourceCreateThumbnailAtIndex: \(error.message)")
+        return nil
+    }
+}
+
+/// A packed BGRA picture shown as `orientation` says: the pixel at (x, y) of the result is the one
+/// EXIF's orientation puts there.
+func turned(_ picture: SampleBuffer, _ orientation: CGImagePropertyOrientation) throws(GraphError) -> SampleBuffer {
+    guard orientation != .up else { return picture }
+    guard case .rawVideo(let v)? = picture.format, v.pixelFormat == .bgra else {
+        throw GraphError(.runFailed, "a thumbnail is turned from a BGRA picture")
+    }
+    let (w, h) = (v.width, v.height)
+    let swaps = orientation.rawValue >= 5
+    let (ow, oh) = swaps ? (h, w) : (w, h)
+    var out = [UInt8](repeating: 0, count: ow * oh * 4)
+    var source = picture
+    try source.withMutablePixelPlanes { (planes) throws(GraphError) in
+        let plane = planes[0]
+        let src = UnsafeRawPointer(plane.baseAddress).assumingMemoryBound(to: UInt8.self)
+        out.withUnsafeMutableBufferPointer { dst in
+            for oy in 0..<oh {
+                for ox in 0..<ow {
+                    // Where in the stored picture the shown pixel (ox, oy) is.
+                    let (x, y): (Int, Int) = switch orientation {
+                    case .up: (ox, oy)
+                    case .upMirrored: (w - 1 - ox, oy)
+                    case .down: (w - 1 - ox, h - 1 - oy)
+                    case .downMirrored: (ox, h - 1 - oy)
+                    case .leftMirrored: (oy, ox)
+                    case .right: (oy, h - 1 - ox)
+                    case .rightMirrored: (w - 1 - oy, h - 1 - ox)
+                    case .left: (w - 1 - oy, ox)
+                    }
+                    let s = src + y * plane.bytesPerRow + x * 4, d = (oy * ow + ox) * 4
+                    dst[d] = s[0]; dst[d + 1] = s[1]; dst[d + 2] = s[2]; dst[d + 3] = s[3]
+                }
+            }
+        }
+    }
+    let format = MediaFormat.VideoFormat(pixelFormat: .bgra, width: ow, height: oh, frameRate: v.frameRate)
+    return SampleBuffer(format: .rawVideo(format), bytes: out, presentationTime: .zero)
+}
