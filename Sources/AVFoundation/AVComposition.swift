@@ -1,6 +1,7 @@
 @_spi(Engine) import Assets
 import Foundation
 @_spi(Engine) import GraphKitCore
+import MediaContainers
 
 /// Ranges of several assets' tracks in sequence, as AVFoundation's `AVComposition`: over
 /// GraphKit's `MutableComposition`. An `AVAsset`, so `AVAssetReader(asset:)` reads it (each
@@ -140,6 +141,8 @@ open class AVCompositionTrack: AVAssetTrack, @unchecked Sendable {
     override package var track: AssetTrack? { compositionTrack.track.pieces.first?.sourceTrack }
 
     override var range: CMTimeRange { CMTimeRange(compositionTrack.timeRange) }
+    /// The transform set on the track; until one is, its first piece's track's.
+    override var transform: CGAffineTransform { compositionTrack.preferredTransform.map(CGAffineTransform.init) ?? super.transform }
 
     /// The pieces in time order, gaps included.
     public var segments: [AVCompositionTrackSegment] { compositionTrack.segments.map(AVCompositionTrackSegment.init) }
@@ -154,6 +157,21 @@ open class AVCompositionTrack: AVAssetTrack, @unchecked Sendable {
 /// A composition track being edited, as AVFoundation's `AVMutableCompositionTrack`.
 open class AVMutableCompositionTrack: AVCompositionTrack, @unchecked Sendable {
     // Unchecked: restated from its open base, as Swift requires; it adds nothing stored.
+
+    /// How the track is meant to be shown, as code sets it to keep a phone video upright
+    /// (`compositionTrack.preferredTransform = assetTrack.preferredTransform`): an export writes
+    /// it as the video's display matrix (a passthrough's and a re-encode's; a video composition
+    /// draws upright frames instead). Until it is set, its first piece's track's (Apple's
+    /// starts at the identity). A transform a file cannot hold (a value past ±32768, or not a
+    /// number) is not kept.
+    public override var preferredTransform: CGAffineTransform {
+        get { transform }
+        set {
+            let matrix = DisplayMatrix(newValue)
+            guard matrix.isStorable else { return }
+            compositionTrack.preferredTransform = matrix
+        }
+    }
 
     /// `timeRange` of `track` placed at `startTime`: what was there and after moves later.
     /// Throws, naming the file and the range, for an empty range, one past the track's end, a

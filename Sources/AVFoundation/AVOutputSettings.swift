@@ -69,7 +69,7 @@ public struct AVVideoCodecType: RawRepresentable, Hashable, Sendable {
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public static let h264 = AVVideoCodecType("avc1")
-    /// HEVC, written as `hvc1` (``encode.hevc``).
+    /// HEVC, written as `hvc1` (`encode.hevc`).
     public static let hevc = AVVideoCodecType("hvc1")
     /// VP9 (`kCMVideoCodecType_VP9`, `'vp09'`). Not Apple's: AVFoundation's writer encodes no VP9,
     /// and GraphKit's does; the value is Core Media's codec type for it.

@@ -457,7 +457,10 @@ public final class AssetExportSession: Sendable {
                                                videoComposition: drawing, audioMix: mix)
             transcode = job
             var b = GraphBuilder(name: "AssetExportSession", description: "exports a composition to \(path)")
-            let file = addFile(to: &b, path: path, type: type, faststart: faststart, tags: tags, limit: limit)
+            // A composition track's preferredTransform, set, is the file's display matrix (a video
+            // composition draws the frames upright instead, as Apple's export does).
+            let transform = drawing == nil ? composition.encodedTrack(.video)?.preferredTransform : nil
+            let file = addFile(to: &b, path: path, type: type, faststart: faststart, tags: tags, limit: limit, videoTransform: transform)
             try job.addInputs(to: &b, file: file)
             let run = try GraphRun(try b.build(registry: .builtIn))
             // The cover, and the chapters that show in the range, moved to its timeline: an
@@ -557,8 +560,9 @@ public final class AssetExportSession: Sendable {
     /// The `sink.mp4` an export writes with: the output's path and type, the index's place, the
     /// length limit and the tags (the cover and chapters: ``MediaMetadata/addExtraTags(to:showing:of:)``).
     private func addFile(to b: inout GraphBuilder, path: String, type: FileType, faststart: Bool, tags: MediaMetadata,
-                         limit: Int64?) -> BuiltNode<MP4SinkNode> {
+                         limit: Int64?, videoTransform: DisplayMatrix? = nil) -> BuiltNode<MP4SinkNode> {
         b.add("file", MP4SinkNode.self) { p in
+            if let videoTransform, videoTransform != .identity, type != .m4a { p[\.videoTransform] = videoTransform.description }
             p[\.path] = path
             p[\.container] = switch type {
             case .mp4: .mp4

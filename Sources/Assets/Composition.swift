@@ -175,6 +175,11 @@ public final class MutableCompositionTrack: Sendable {
     /// What the track holds now.
     public var track: CompositionTrack { state.withLock { $0 } }
     public var segments: [CompositionTrackSegment] { track.segments }
+    /// How the track is meant to be shown; nil: its first piece's track's (``CompositionTrack/preferredTransform``).
+    public var preferredTransform: DisplayMatrix? {
+        get { track.preferredTransform }
+        set { state.withLock { $0.preferredTransform = newValue } }
+    }
     public var timeRange: MediaTimeRange { track.timeRange }
 
     /// See ``CompositionTrack/insertTimeRange(_:of:in:at:)``: `track` is one of `asset`'s.

@@ -66,7 +66,8 @@ struct CompositionJoin {
                 parts.append(.media(source: index, indexInType: source.indexInType,
                                     start: segment.sourceRange.start.seconds, end: segment.sourceRange.end.seconds))
             }
-            plan.append(MP4Join.Track(handler: track.mediaType == .audio ? "soun" : "vide", parts: parts))
+            plan.append(MP4Join.Track(handler: track.mediaType == .audio ? "soun" : "vide", parts: parts,
+                                      matrix: track.mediaType == .video ? track.preferredTransform : nil))
         }
         if let tags, !sources.isEmpty { tags.replaceTags(in: &sources[0].movie.moov) }
         if !sources.isEmpty { sources[0].movie.keepSoundExact() }

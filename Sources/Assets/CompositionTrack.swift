@@ -105,6 +105,9 @@ public struct CompositionTrack: Sendable, Equatable {
     public let trackID: Int
     /// The pieces, in time order, tiling the track from 0 to ``duration``.
     public internal(set) var segments: [CompositionTrackSegment] = []
+    /// How the track is meant to be shown (`AVMutableCompositionTrack.preferredTransform`),
+    /// written as an export's display matrix; nil: its first piece's track's.
+    public var preferredTransform: DisplayMatrix?
 
     public init(mediaType: MediaType, trackID: Int) {
         self.mediaType = mediaType

@@ -46,9 +46,12 @@ package struct MP4Join: Sendable {
     package struct Track: Sendable {
         package var handler: FourCC
         package var parts: [Part]
-        package init(handler: FourCC, parts: [Part]) {
+        /// The display matrix written in its `tkhd`; nil keeps its first piece's.
+        package var matrix: DisplayMatrix?
+        package init(handler: FourCC, parts: [Part], matrix: DisplayMatrix? = nil) {
             self.handler = handler
             self.parts = parts
+            self.matrix = matrix
         }
     }
 
@@ -245,6 +248,7 @@ package struct MP4Join: Sendable {
                 track.box.children.removeAll { $0.type == "tref" }  // references to tracks not copied
                 track.setEdits(b.edits)
                 if renumber { track.box.update(["tkhd"], as: TrackHeader.self) { $0.trackID = UInt32(t + 1) } }
+                if let matrix = tracks[t].matrix { track.box.update(["tkhd"], as: TrackHeader.self) { $0.matrix = matrix.fixedPoint } }
                 longest = max(longest, b.edits.reduce(UInt64(0)) { $0 + $1.duration })
                 let mediaDuration = b.samples.reduce(UInt64(0)) { $0 + UInt64($1.duration) }
                 track.box.update(["mdia", "mdhd"], as: MediaHeader.self) { $0.duration = mediaDuration }

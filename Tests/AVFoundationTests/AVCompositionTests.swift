@@ -102,4 +102,32 @@ import Testing
         await #expect(throws: (any Error).self) { try await scaled.export(to: folder.appendingPathComponent("scaled.mp4"), as: .mp4) }
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("scaled.mp4").path))
     }
+
+    /// A composition track's preferredTransform, set as code sets it to keep a phone video
+    /// upright, is what the track loads and what an export writes as the display matrix, in a
+    /// passthrough and in a re-encode (ffprobe reads the rotation back); a transform no file can
+    /// hold is not kept.
+    @Test func aSetPreferredTransformIsExported() async throws {
+        let url = folder.appendingPathComponent("landscape.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=1", "-c:v", "libx264",
+                                         "-pix_fmt", "yuv420p", url.path])
+        let asset = AVURLAsset(url: url)
+        let source = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        let composition = AVMutableComposition()
+        let track = try #require(composition.addMutableTrack(withMediaType: .video, preferredTrackID: kCMPersistentTrackID_Invalid))
+        try track.insertTimeRange(CMTimeRange(start: .zero, duration: try await asset.load(.duration)), of: source, at: .zero)
+        #expect(track.preferredTransform == .identity)
+        let upright = CGAffineTransform(a: 0, b: 1, c: -1, d: 0, tx: 240, ty: 0)
+        track.preferredTransform = upright
+        track.preferredTransform = CGAffineTransform(a: .nan, b: 0, c: 0, d: 1, tx: 0, ty: 0)
+        #expect(try await track.load(.preferredTransform) == upright)
+        for preset in [AVAssetExportPresetPassthrough, AVAssetExportPreset640x480] {
+            let session = try #require(AVAssetExportSession(asset: composition, presetName: preset))
+            let out = folder.appendingPathComponent("upright-\(preset.count).mp4")
+            try await session.export(to: out, as: .mp4)
+            let rotation = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream_side_data=rotation",
+                                                             "-of", "csv=p=0", out.path])
+            #expect(rotation.trimmingCharacters(in: .whitespacesAndNewlines) == "-90", "\(preset): \(rotation)")
+        }
+    }
 }
