@@ -130,4 +130,42 @@ import Testing
             #expect(rotation.trimmingCharacters(in: .whitespacesAndNewlines) == "-90", "\(preset): \(rotation)")
         }
     }
+
+    /// A passthrough join of three pieces cut between key frames, read back decoded: every
+    /// frame the joined file shows comes out (ffprobe's count of the file's frames).
+    @Test func aJoinedFileReadsToItsEnd() async throws {
+        let url = folder.appendingPathComponent("gop.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=4", "-c:v", "libx264", "-g", "25",
+                                         "-bf", "2", "-pix_fmt", "yuv420p", url.path])
+        let asset = AVURLAsset(url: url)
+        let source = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        let composition = AVMutableComposition()
+        let track = try #require(composition.addMutableTrack(withMediaType: .video, preferredTrackID: kCMPersistentTrackID_Invalid))
+        for (start, length) in [(0.3, 1.2), (2.1, 0.9), (1.0, 1.7)] {
+            try track.insertTimeRange(CMTimeRange(start: CMTimeMakeWithSeconds(start, preferredTimescale: 600), duration: CMTimeMakeWithSeconds(length, preferredTimescale: 600)),
+                                      of: source, at: try await composition.load(.duration))
+        }
+        let session = try #require(AVAssetExportSession(asset: composition, presetName: AVAssetExportPresetPassthrough))
+        let out = folder.appendingPathComponent("joined.mp4")
+        try await session.export(to: out, as: .mp4)
+        let shown = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames",
+                                                      "-of", "csv=p=0", out.path]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let joined = AVURLAsset(url: out)
+        let reader = try AVAssetReader(asset: joined)
+        let output = AVAssetReaderTrackOutput(track: try #require(try await joined.loadTracks(withMediaType: .video).first),
+                                              outputSettings: [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA])
+        reader.add(output)
+        #expect(reader.startReading())
+        var frames = 0
+        while output.copyNextSampleBuffer() != nil { frames += 1 }
+        #expect(reader.status == .completed, "\(String(describing: reader.error))")
+        // Known, not yet fixed (issue 46's "60 of 95 frames"): the joined file is right (ffmpeg
+        // shows its 95 frames, two edits: the first piece's, then the other two, contiguous in
+        // its media), but decoding goes through GStreamer 1.22's qtdemux, which shows 80 of them
+        // (`gst-launch-1.0 filesrc ! qtdemux ! h264parse ! avdec_h264 ! fakesink` alone gives 80).
+        // The fix is reading through the container library's index (issue 48's one reader).
+        withKnownIssue("qtdemux: a two-edit list's frames not all shown") {
+            #expect(String(frames) == shown, "read \(frames) frames; ffmpeg reads \(shown)")
+        }
+    }
 }
