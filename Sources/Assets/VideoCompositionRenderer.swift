@@ -21,11 +21,14 @@ struct VideoCompositionRenderer {
         (width, height) = composition.encodedSize
     }
 
-    /// The 4:2:0 values of an RGB colour (BT.709, limited range, as the encoders tag HD).
-    static func yuv(_ c: VideoComposition.RGB) -> (y: UInt8, u: UInt8, v: UInt8) {
+    /// The 4:2:0 values of an RGB colour in limited range, in the matrix the encoder tags a
+    /// frame of `height` lines with (GStreamer's default, as gkrgbtoi420's: BT.709 from 720
+    /// lines up, BT.601 below).
+    static func yuv(_ c: VideoComposition.RGB, height: Int) -> (y: UInt8, u: UInt8, v: UInt8) {
         let r = min(1, max(0, c.red)), g = min(1, max(0, c.green)), b = min(1, max(0, c.blue))
-        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b
-        let u = (b - y) / 1.8556, v = (r - y) / 1.5748
+        let (kr, kb) = height >= 720 ? (0.2126, 0.0722) : (0.299, 0.114)
+        let y = kr * r + (1 - kr - kb) * g + kb * b
+        let u = (b - y) / (2 * (1 - kb)), v = (r - y) / (2 * (1 - kr))
         return (UInt8((16 + 219 * y).rounded()), UInt8((128 + 224 * u).rounded()), UInt8((128 + 224 * v).rounded()))
     }
 
@@ -42,7 +45,7 @@ struct VideoCompositionRenderer {
         var out = SampleBuffer(format: .rawVideo(format), byteCount: packed ? width * height * 4 : width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2),
                                presentationTime: stamp, duration: duration)
         let (layer, background) = composition.layer(of: trackID, at: time)
-        let bg = Self.yuv(background)
+        let bg = Self.yuv(background, height: height)
         let rgb = (b: Self.byte(background.blue), g: Self.byte(background.green), r: Self.byte(background.red))
         let layout = source.planeLayout(v)
         let outLayout = out.planeLayout(format)

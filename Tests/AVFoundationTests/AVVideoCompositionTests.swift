@@ -197,6 +197,33 @@ import Testing
         #expect((second.error as NSError?)?.localizedDescription.contains("videoComposition") == true, "\(String(describing: second.error))")
     }
 
+    /// The background colour shows where the layer does not (here nowhere: opacity 0), in the
+    /// colours a player shows: red, as ffmpeg decodes it by the file's own colour tags, at an SD
+    /// render size (BT.601) and an HD one (BT.709).
+    @Test(arguments: [(320, 180), (1280, 720)])
+    func theBackgroundIsItsColour(_ width: Int, _ height: Int) async throws {
+        let src = try source()
+        let asset = AVURLAsset(url: src)
+        let track = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        let composition = AVMutableVideoComposition()
+        composition.renderSize = CGSize(width: width, height: height)
+        composition.frameDuration = CMTime(value: 1, timescale: 25)
+        let instruction = AVMutableVideoCompositionInstruction()
+        instruction.timeRange = CMTimeRange(start: .zero, duration: try await asset.load(.duration))
+        instruction.backgroundColor = CGColor(red: 1, green: 0, blue: 0, alpha: 1)
+        let layer = AVMutableVideoCompositionLayerInstruction(assetTrack: track)
+        layer.setOpacity(0, at: .zero)
+        instruction.layerInstructions = [layer]
+        composition.instructions = [instruction]
+        let (session, out) = try await export(asset, name: "red-\(height).mp4") { $0.videoComposition = composition }
+        #expect(session.status == .completed, "\(String(describing: session.error))")
+        let raw = folder.appendingPathComponent("red-\(height).rgb").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", out.path, "-vf", "select=eq(n\\,5)", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        let rgb = Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let means = (0..<3).map { c in stride(from: c, to: rgb.count, by: 3).reduce(0.0) { $0 + Double(rgb[$1]) } / Double(rgb.count / 3) }
+        #expect(means[0] > 245 && means[1] < 10 && means[2] < 10, "\(width)x\(height): mean RGB \(means)")
+    }
+
     /// What cannot be drawn is refused by name, nothing is written: a passthrough given a video
     /// composition, instructions with a gap, a layer of a track the asset has not.
     @Test func refusals() async throws {
