@@ -205,6 +205,10 @@ open class AVAsset: AVAsynchronousKeyValueLoading, AVLoadedState, @unchecked Sen
         }
     }
 
+    /// Cancels loading, as Apple's: GraphKit loads a value within the call that asks for it, so
+    /// nothing is ever in flight, and this does nothing.
+    public func cancelLoading() {}
+
     /// Calls `handler` once the keys are loaded (the old way; use `load(_:)`).
     public func loadValuesAsynchronously(forKeys keys: [String], completionHandler handler: (@Sendable () -> Void)? = nil) {
         _ = loadState()

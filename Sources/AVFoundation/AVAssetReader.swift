@@ -220,6 +220,30 @@ open class AVAssetReaderAudioMixOutput: AVAssetReaderOutput, @unchecked Sendable
         }
         super.init(output: made, mediaType: .audio, problem: problem)
     }
+
+    private let mix = Guarded<AudioMix?>(nil)
+
+    /// The tracks' volumes over time, applied to what is read: set it before reading starts.
+    /// Applied to an output of one track; over several, the first read fails the reader, naming
+    /// it (the tracks are summed before their samples reach here).
+    public var audioMix: AVAudioMix? {
+        get { mixSource.withLock { $0 } }
+        set {
+            mixSource.withLock { $0 = newValue }
+            mix.withLock { $0 = newValue?.engineValue }
+        }
+    }
+    private let mixSource = Guarded<AVAudioMix?>(nil)
+
+    public override func copyNextSampleBuffer() -> CMSampleBuffer? {
+        guard let mix = mix.withLock({ $0 }), !mix.volumes.isEmpty else { return super.copyNextSampleBuffer() }
+        guard audioTracks.count == 1, let reader else {
+            reader?.fail(avError(.operationNotAllowed, "an audioMix is applied to an AVAssetReaderAudioMixOutput of one track; this one mixes \(audioTracks.count) (tracks \(audioTracks.map { String($0.trackID) }.joined(separator: ", ")))"))
+            return nil
+        }
+        guard let output, !reader.failed, let sample = output.copyNextSampleBuffer() else { return nil }
+        return CMSampleBuffer(sample: mix.apply(to: sample, trackID: Int(audioTracks[0].trackID), at: sample.presentationTime ?? .zero))
+    }
 }
 
 /// A reader output's settings dictionary, read into GraphKit's.

@@ -19,10 +19,10 @@ public struct AudioMix: Sendable, Hashable {
         }
     }
 
-    /// `sample` (interleaved 16-bit PCM starting at `compositionTime`) with `trackID`'s volume
-    /// applied; as it is where the track has no volume set or it is 1 throughout.
-    func apply(to sample: SampleBuffer, trackID: Int, at compositionTime: MediaTime) -> SampleBuffer {
-        guard let volume = volumes[trackID], case .pcm(let f)? = sample.format, f.sampleFormat == .s16le, f.sampleRate > 0 else { return sample }
+    /// `sample` (interleaved 16-bit or float PCM starting at `compositionTime`) with
+    /// `trackID`'s volume applied; as it is where the track has no volume set or it is 1 throughout.
+    package func apply(to sample: SampleBuffer, trackID: Int, at compositionTime: MediaTime) -> SampleBuffer {
+        guard let volume = volumes[trackID], case .pcm(let f)? = sample.format, f.sampleRate > 0 else { return sample }
         let frames = sample.frameCount, channels = f.channels, rate = Double(f.sampleRate)
         let start = compositionTime.seconds
         let endTime = compositionTime + MediaTime(value: Int64(frames), timescale: Int32(clamping: f.sampleRate))
@@ -30,22 +30,25 @@ public struct AudioMix: Sendable, Hashable {
         if volume.value(at: compositionTime) == 1, volume.value(at: endTime) == 1,
            !volume.points.contains(where: { $0.range.start < endTime && $0.range.end > compositionTime }) { return sample }
         var out = sample
-        out.withMutableAudioSamples(as: Int16.self) { s in
+        // The volume moves slowly: taken every 64 samples, linear between.
+        func gains(_ body: (_ sample: Int, _ gain: Double) -> Void) {
             var frame = 0
             while frame < frames {
-                // The volume moves slowly: taken every 64 samples, linear between.
                 let n = min(64, frames - frame)
                 let g0 = volume.value(at: MediaTime(seconds: start + Double(frame) / rate))
                 let g1 = volume.value(at: MediaTime(seconds: start + Double(frame + n) / rate))
                 for i in 0..<n {
                     let g = g0 + (g1 - g0) * Double(i) / Double(n)
-                    for c in 0..<channels {
-                        let k = (frame + i) * channels + c
-                        s[k] = Int16(clamping: Int((Double(s[k]) * g).rounded()))
-                    }
+                    for c in 0..<channels { body((frame + i) * channels + c, g) }
                 }
                 frame += n
             }
+        }
+        switch f.sampleFormat {
+        case .s16le:
+            out.withMutableAudioSamples(as: Int16.self) { s in gains { k, g in s[k] = Int16(clamping: Int((Double(s[k]) * g).rounded())) } }
+        case .f32le:
+            out.withMutableAudioSamples(as: Float.self) { s in gains { k, g in s[k] = Float(Double(s[k]) * g) } }
         }
         return out
     }

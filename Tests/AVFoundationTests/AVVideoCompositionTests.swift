@@ -224,6 +224,62 @@ import Testing
         #expect(means[0] > 245 && means[1] < 10 && means[2] < 10, "\(width)x\(height): mean RGB \(means)")
     }
 
+    /// An audio mix output's `audioMix`: a track read at half volume is half as loud as read
+    /// without one, in 16-bit and float; over two tracks (summed before they reach it) the first
+    /// read fails the reader, naming it.
+    @Test func anAudioMixOutputAppliesItsMix() async throws {
+        let src = try source()
+        let asset = AVURLAsset(url: src)
+        let track = try #require(try await asset.loadTracks(withMediaType: .audio).first)
+        func rms(float: Bool, volume: Float?) throws -> Double {
+            let reader = try AVAssetReader(asset: asset)
+            let output = AVAssetReaderAudioMixOutput(audioTracks: [track], audioSettings: [
+                AVFormatIDKey: kAudioFormatLinearPCM, AVLinearPCMBitDepthKey: float ? 32 : 16, AVLinearPCMIsFloatKey: float,
+                AVLinearPCMIsBigEndianKey: false, AVLinearPCMIsNonInterleaved: false])
+            if let volume {
+                let parameters = AVMutableAudioMixInputParameters(track: track)
+                parameters.setVolume(volume, at: .zero)
+                let mix = AVMutableAudioMix()
+                mix.inputParameters = [parameters]
+                output.audioMix = mix
+            }
+            reader.add(output)
+            #expect(reader.startReading())
+            var sum = 0.0, count = 0
+            while let sample = output.copyNextSampleBuffer() {
+                var length = 0
+                var pointer: UnsafeMutablePointer<CChar>?
+                guard let block = CMSampleBufferGetDataBuffer(sample),
+                      CMBlockBufferGetDataPointer(block, atOffset: 0, lengthAtOffsetOut: nil, totalLengthOut: &length, dataPointerOut: &pointer) == kCMBlockBufferNoErr,
+                      let pointer else { continue }
+                let raw = UnsafeRawPointer(pointer)
+                if float {
+                    for i in 0..<(length / 4) { let v = Double(raw.load(fromByteOffset: i * 4, as: Float.self)); sum += v * v }
+                    count += length / 4
+                } else {
+                    for i in 0..<(length / 2) { let v = Double(raw.load(fromByteOffset: i * 2, as: Int16.self)) / 32768; sum += v * v }
+                    count += length / 2
+                }
+            }
+            #expect(reader.status == .completed, "\(String(describing: reader.error))")
+            return (sum / Double(max(1, count))).squareRoot()
+        }
+        for float in [false, true] {
+            let plain = try rms(float: float, volume: nil), half = try rms(float: float, volume: 0.5)
+            #expect(plain > 0.05 && abs(half / plain - 0.5) < 0.01, "float \(float): \(half) against \(plain)")
+        }
+        let reader = try AVAssetReader(asset: asset)
+        let both = AVAssetReaderAudioMixOutput(audioTracks: [track, track], audioSettings: nil)
+        let mix = AVMutableAudioMix()
+        mix.inputParameters = [AVMutableAudioMixInputParameters(track: track)]
+        (mix.inputParameters[0] as? AVMutableAudioMixInputParameters)?.setVolume(0.5, at: .zero)
+        both.audioMix = mix
+        reader.add(both)
+        #expect(reader.startReading())
+        #expect(both.copyNextSampleBuffer() == nil)
+        #expect((reader.error as NSError?)?.localizedDescription.contains("one track") == true, "\(String(describing: reader.error))")
+    }
+
     /// What cannot be drawn is refused by name, nothing is written: a passthrough given a video
     /// composition, instructions with a gap, a layer of a track the asset has not.
     @Test func refusals() async throws {
