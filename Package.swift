@@ -124,7 +124,7 @@ let package = Package(
         // The picture tests read PNGs back with Cairo (libpng underneath), a decoder of its own,
         // and draw the pictures as they were drawn before issue 16 to compare.
         .systemLibrary(name: "CCairo", path: "Tests/CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
-        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "CKernels", "CCairo"]),
+        .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport", "CKernels", "CCairo"]),
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
