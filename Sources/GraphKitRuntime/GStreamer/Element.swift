@@ -218,6 +218,13 @@ public final class Element: Sendable {
         gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_FAILED.rawValue), message, debug)
     }
 
+    /// Fails the run because a stream the input should hold is not there (exit 70). The run
+    /// reads the input's structure first: a file cut short or damaged is named as such ("ends
+    /// at byte 763"), since that is why its track is missing; a whole file keeps `message`.
+    public func postMissingStreamError(_ message: String, debug: String? = nil) {
+        gk_element_post_error(raw, 3, Int32(GST_STREAM_ERROR_DEMUX.rawValue), message, debug)
+    }
+
     /// Reports something worth knowing that does not stop the run (GST_ELEMENT_WARNING): it goes
     /// to the run's logger as a warning, with this node's id as `node` metadata.
     public func postWarning(_ message: String, debug: String? = nil) {

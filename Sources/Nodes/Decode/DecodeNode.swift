@@ -191,10 +191,10 @@ public final class DecodeNode: ElementNode {
             let (audioCount, aLinked, vLinked) = streams.withLock { ($0.audioSeen, $0.audioLinked, $0.videoLinked) }
             let input = context.inputDescriptions["in"] ?? "the input"
             if audioBranch != nil, !aLinked {
-                decodebin.postError(audioCount == 0 ? "\(input) has no audio track"
+                decodebin.postMissingStreamError(audioCount == 0 ? "\(input) has no audio track"
                                     : "\(input) has \(audioCount) audio track\(audioCount == 1 ? "" : "s"); track \(track) does not exist (tracks count from 0)")
             } else if videoBranch != nil, !vLinked {
-                decodebin.postError("\(input) has no video track")
+                decodebin.postMissingStreamError("\(input) has no video track")
             }
         }
     }

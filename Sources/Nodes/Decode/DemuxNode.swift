@@ -155,10 +155,10 @@ public final class DemuxNode: ElementNode {
         demuxer.onNoMorePads { [self] in
             let s = seen.withLock { $0 }
             if audio != nil, !s.audioLinked {
-                demuxer.postError(s.audio == 0 ? "\(input) has no audio track"
+                demuxer.postMissingStreamError(s.audio == 0 ? "\(input) has no audio track"
                                    : "\(input) has \(s.audio) audio track\(s.audio == 1 ? "" : "s"); track \(track) does not exist (tracks count from 0)")
             } else if video != nil, !s.videoLinked {
-                demuxer.postError("\(input) has no video track")
+                demuxer.postMissingStreamError("\(input) has no video track")
             }
         }
     }
