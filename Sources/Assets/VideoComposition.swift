@@ -68,6 +68,7 @@ public struct VideoComposition: Sendable, Hashable {
         public func interpolated(to other: Rectangle, at f: Double) -> Rectangle {
             Rectangle(x: x + (other.x - x) * f, y: y + (other.y - y) * f, width: width + (other.width - width) * f, height: height + (other.height - height) * f)
         }
+        public var isFinite: Bool { [x, y, width, height].allSatisfy(\.isFinite) }
     }
 
     /// The render size an export encodes: even sides (4:2:0), at least 2.
@@ -119,6 +120,8 @@ public struct VideoComposition: Sendable, Hashable {
 /// A value that ramps linearly.
 public protocol Interpolable: Sendable, Hashable {
     func interpolated(to other: Self, at fraction: Double) -> Self
+    /// Whether every number in it is finite (a composition refuses a NaN or infinite value).
+    var isFinite: Bool { get }
 }
 
 extension Double: Interpolable {
@@ -173,22 +176,9 @@ public struct Timeline<Value: Interpolable>: Sendable, Hashable {
     }
 }
 
-extension Timeline where Value == Double {
+extension Timeline {
+    /// Whether every value it takes is finite.
     var isFinite: Bool { before.isFinite && points.allSatisfy { $0.start.isFinite && $0.end.isFinite } }
-}
-
-extension Timeline where Value == LayerTransform {
-    var isFinite: Bool { before.isFinite && points.allSatisfy { $0.start.isFinite && $0.end.isFinite } }
-}
-
-extension Timeline where Value == VideoComposition.Rectangle {
-    var isFinite: Bool {
-        [before].appending(points.flatMap { [$0.start, $0.end] }).allSatisfy { [$0.x, $0.y, $0.width, $0.height].allSatisfy(\.isFinite) }
-    }
-}
-
-private extension Array {
-    func appending(_ other: [Element]) -> [Element] { self + other }
 }
 
 /// A 2-D affine transform as CoreGraphics' `CGAffineTransform`: a point (x, y) goes to
@@ -200,7 +190,7 @@ public struct LayerTransform: Sendable, Hashable, Interpolable {
     }
     public static let identity = LayerTransform(a: 1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
 
-    var isFinite: Bool { [a, b, c, d, tx, ty].allSatisfy(\.isFinite) }
+    public var isFinite: Bool { [a, b, c, d, tx, ty].allSatisfy(\.isFinite) }
 
     /// Its inverse; nil when it flattens the plane (no picture can be drawn through it).
     var inverted: LayerTransform? {

@@ -14,6 +14,9 @@ struct VideoCompositionRenderer {
     let composition: VideoComposition
     let trackID: Int
     let width: Int, height: Int
+    /// The output frames, recycled once the encoder lets go of them: every byte of each is
+    /// drawn, so none is zero-filled (a 1080p frame a frame time otherwise).
+    private let pool = FramePool()
 
     init(_ composition: VideoComposition, trackID: Int) {
         self.composition = composition
@@ -42,8 +45,7 @@ struct VideoCompositionRenderer {
         let packed = v.pixelFormat == .bgra
         let format = MediaFormat.VideoFormat(pixelFormat: v.pixelFormat, width: width, height: height,
                                              frameRate: FrameRate(Int(composition.frameDuration.timescale), Int(max(1, composition.frameDuration.value))))
-        var out = SampleBuffer(format: .rawVideo(format), byteCount: packed ? width * height * 4 : width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2),
-                               presentationTime: stamp, duration: duration)
+        var out = try SampleBuffer(frameOf: format, from: pool, presentationTime: stamp, duration: duration)
         let (layer, background) = composition.layer(of: trackID, at: time)
         let bg = Self.yuv(background, height: height)
         let rgb = (b: Self.byte(background.blue), g: Self.byte(background.green), r: Self.byte(background.red))

@@ -57,6 +57,16 @@ public struct SampleBuffer: Sendable {
         self.duration = duration
     }
 
+    /// A frame of `format` taken from `pool`, for a writer that sets every pixel of every plane:
+    /// its bytes are as the pool left them (a recycled frame holds an earlier picture), so
+    /// nothing is zero-filled first. The pool's layout is GStreamer's default for the format.
+    package init(frameOf format: MediaFormat.VideoFormat, from pool: FramePool,
+                 presentationTime: MediaTime? = nil, duration: MediaTime? = nil) throws(GraphError) {
+        self.init(storage: try pool.frame(format), format: .rawVideo(format))
+        self.presentationTime = presentationTime
+        self.duration = duration
+    }
+
     /// A zero-filled frame of a packed format (BGRA, RGBA) whose rows are `bytesPerRow` bytes
     /// apart, at least 4 × width: padded rows, as cameras and decoders hand out
     /// (`CVPixelBuffer`'s bytesPerRow).
