@@ -34,7 +34,7 @@ GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURD
 
 DOC_TARGETS := CoreVideo CoreMedia AVFoundation ImageIO UniformTypeIdentifiers
 
-.PHONY: docs all deps build release run test test-build test-elements test-plugin-example test-consumer test-api-coverage test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
+.PHONY: docs all deps build release run test test-fast test-build test-elements test-plugin-example test-consumer test-api-coverage test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
@@ -71,6 +71,17 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 
 test: test-build test-elements test-plugin-example test-consumer test-api-coverage
 	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+# The fast tier: the code's own logic, no media (under 90 s on 2 cores; run it after every
+# change). Every suite marked `.media` is left out (Tests/TestSupport/TestTier.swift), and the
+# rest runs with no GStreamer plugins and no tools to start, so a suite that makes media without
+# the mark fails here by name rather than slowing this down.
+test-fast: deps
+	$(SWIFT) build --build-tests
+	source scripts/test-env.sh && empty=$$(mktemp -d) && trap 'rm -rf "$$empty"' EXIT && \
+	  GRAPHKIT_TEST_TIER=fast GST_PLUGIN_SYSTEM_PATH_1_0=$$empty GST_PLUGIN_PATH_1_0=$$empty \
+	  GST_REGISTRY_1_0=$$empty/registry.bin GST_REGISTRY_FORK=no \
+	  $(SWIFT) test --skip-build 2>&1 | tee .build/test-fast.log; exit $${PIPESTATUS[0]}
 
 # The example plugin's own tests: NodeHarness from the shared library (GraphKitShared), as a
 # plugin author tests a node.

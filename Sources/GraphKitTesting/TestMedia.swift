@@ -47,11 +47,19 @@ public enum TestMedia {
                       + "audio/x-raw,format=S16LE,rate=\(sampleRate),channels=\(channels) ! wavenc ! filesink location=\(path)")
     }
 
+    /// The environment variable that names the tier a suite runs in: `fast` (GraphKit's own
+    /// `make test-fast`) is the code's own logic only, in which ``runTool(_:_:)`` starts nothing.
+    public static let tierVariable = "GRAPHKIT_TEST_TIER"
+
     /// Runs a tool found on the PATH and returns what it printed; throws with its error output
     /// when it fails. Its output goes to files, not pipes, so no amount of it can stall either
-    /// side (and GraphKit needs no Foundation `Process`).
+    /// side (and GraphKit needs no Foundation `Process`). Under GRAPHKIT_TEST_TIER=fast it throws
+    /// at once, naming the tool: a test that makes media belongs to the full tier.
     @discardableResult
     public static func runTool(_ tool: String, _ arguments: [String]) throws -> String {
+        if ProcessInfo.processInfo.environment[tierVariable] == "fast" {
+            throw GraphError(.runFailed, "\(tool) started in the fast tier (\(tierVariable)=fast): this test makes media, so its suite belongs to `make test`")
+        }
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("stdout").path, err = folder.appendingPathComponent("stderr").path

@@ -6,7 +6,7 @@ import Testing
 
 /// AVAssetExportSession as AVFoundation code uses it: Apple's preset names, the completion
 /// handler, status and error (AVError codes), the modern export(to:as:) and states.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct AVAssetExportSessionTests {
+@Suite(.media, .serialized, .timeLimit(.minutes(10))) struct AVAssetExportSessionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

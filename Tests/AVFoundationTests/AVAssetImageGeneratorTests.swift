@@ -7,7 +7,7 @@ import Testing
 /// AVAssetImageGenerator and CGImage as AVFoundation code uses them, on a video whose frames say
 /// their number in their colour (frame N: grey 20 + 14 × (N mod 16) on the left half, 20 + 14 ×
 /// (N / 16) on the right, as luma).
-@Suite(.timeLimit(.minutes(10))) struct AVAssetImageGeneratorTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AVAssetImageGeneratorTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

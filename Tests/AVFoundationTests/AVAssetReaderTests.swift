@@ -6,7 +6,7 @@ import Testing
 /// AVAsset, AVAssetTrack, AVAssetReader and its outputs, CMSampleBuffer, CMBlockBuffer and
 /// CMFormatDescription against AVFoundation's documented behaviour, on media made here; and the
 /// waveform example (AVFoundation code, compiled unchanged).
-@Suite(.timeLimit(.minutes(10))) struct AVAssetReaderTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AVAssetReaderTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

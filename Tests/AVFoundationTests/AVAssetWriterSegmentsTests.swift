@@ -7,7 +7,7 @@ import Testing
 /// AVAssetWriter writing HLS segments by Apple's names, with a delegate shaped as Apple's
 /// "Writing fragmented MPEG-4 files for HTTP Live Streaming" sample's (an NSObject that switches
 /// on the segment type and reads the report's track durations).
-@Suite(.timeLimit(.minutes(10))) struct AVAssetWriterSegmentsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AVAssetWriterSegmentsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -6,7 +6,7 @@ import Testing
 /// AVAssetWriter, AVAssetWriterInput and the pixel-buffer adaptor against AVFoundation's
 /// documented behaviour, and the frames-to-movie example (AVFoundation code, compiled
 /// unchanged) judged by ffprobe.
-@Suite(.timeLimit(.minutes(10))) struct AVAssetWriterTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AVAssetWriterTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
@@ -277,7 +277,7 @@ import Testing
 /// AVMetadataItem, AVAssetWriter.metadata and AVAsset's common metadata: items written by the
 /// writer are read back by an asset under the common keys and in the iTunes key space, as
 /// AVFoundation names them.
-@Suite(.timeLimit(.minutes(10))) struct AVMetadataTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AVMetadataTests {
     @Test func identifiersAreApplesForm() {
         #expect(AVMetadataIdentifier.commonIdentifierTitle.rawValue == "common/title")
         #expect(AVMetadataIdentifier.iTunesMetadataSongName.rawValue == "itsk/%A9nam")

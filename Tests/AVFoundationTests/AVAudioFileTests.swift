@@ -1,11 +1,12 @@
 import AVFoundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// AVFAudio's file and buffers, as waveform and analysis code uses them: a file read into float
 /// buffers from any position, its format and length; PCM written to a WAV that ffmpeg reads back
 /// with the same samples, under its name only once closed.
-@Suite(.timeLimit(.minutes(5))) struct AVAudioFileTests {
+@Suite(.media, .timeLimit(.minutes(5))) struct AVAudioFileTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

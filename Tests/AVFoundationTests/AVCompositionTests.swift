@@ -1,10 +1,11 @@
 import AVFoundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// AVMutableComposition as AVFoundation code builds and reads one (trim and join, issue 31),
 /// on media made here.
-@Suite(.timeLimit(.minutes(10))) struct AVCompositionTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AVCompositionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

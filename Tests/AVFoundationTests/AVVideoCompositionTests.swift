@@ -1,11 +1,12 @@
 import AVFoundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// Video compositions and audio mixes applied by an export session, as export code uses them
 /// for crops, rotation fixes and fades; each output judged against ffmpeg doing the same to
 /// the source (crop, transpose) or against the source's own levels.
-@Suite(.timeLimit(.minutes(10))) struct AVVideoCompositionTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AVVideoCompositionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

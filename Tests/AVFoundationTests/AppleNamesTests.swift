@@ -1,12 +1,13 @@
 import AVFoundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// Names real AVFoundation code uses most that GraphKit lacked (tools/api-coverage), each as
 /// Apple documents it: asynchronous loading's status, the old key-value status, the Swift
 /// overlay's sample buffer and format description properties, a mutable composition's typed
 /// tracks.
-@Suite(.timeLimit(.minutes(5))) struct AppleNamesTests {
+@Suite(.media, .timeLimit(.minutes(5))) struct AppleNamesTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

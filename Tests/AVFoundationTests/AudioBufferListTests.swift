@@ -6,7 +6,7 @@ import Testing
 /// AudioBufferList and the CoreMedia functions that read PCM through one, as audio code uses
 /// them (a meter, a waveform, a conversion to AVAudioPCMBuffer), on samples an AVAssetReader
 /// decoded from a file made here; and the per-sample timing and size functions.
-@Suite(.timeLimit(.minutes(10))) struct AudioBufferListTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AudioBufferListTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

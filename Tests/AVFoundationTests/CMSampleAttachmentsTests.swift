@@ -6,7 +6,7 @@ import Testing
 /// Per-sample attachments (`kCMSampleAttachmentKey_NotSync` and the Swift overlay's
 /// `sampleAttachments`), CMTime's descriptions and the host clock, against CoreMedia's documented
 /// behaviour, on media made here.
-@Suite(.timeLimit(.minutes(10))) struct CMSampleAttachmentsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct CMSampleAttachmentsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

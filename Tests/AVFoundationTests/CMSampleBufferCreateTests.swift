@@ -6,7 +6,7 @@ import Testing
 /// Sample buffers made from data, as code that generates or converts audio makes them
 /// (CMSampleBufferCreate, then its data from an AudioBufferList), written by an AVAssetWriter and
 /// read back; and what CoreMedia documents them to refuse.
-@Suite(.timeLimit(.minutes(10))) struct CMSampleBufferCreateTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct CMSampleBufferCreateTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -1,11 +1,12 @@
 import AVFoundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// The recording examples (AVFoundation code as written for Apple's platforms, compiled
 /// unchanged), run here and judged by ffprobe and ffmpeg; and the CoreMedia functions capture
 /// code makes sample buffers with.
-@Suite(.timeLimit(.minutes(10))) struct CaptureExamplesTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct CaptureExamplesTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

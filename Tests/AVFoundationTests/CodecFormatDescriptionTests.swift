@@ -6,7 +6,7 @@ import Testing
 /// Format descriptions of the codecs past H.264 and AAC, read from files ffmpeg makes: each
 /// track's media type and subtype are CoreMedia's codes, video its size, audio its rate and
 /// channels.
-@Suite(.timeLimit(.minutes(10))) struct CodecFormatDescriptionTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct CodecFormatDescriptionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

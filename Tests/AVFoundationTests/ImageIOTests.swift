@@ -4,12 +4,13 @@ import GraphKitTesting
 import ImageIO
 import Testing
 import UniformTypeIdentifiers
+import TestSupport
 
 /// ImageIO as a thumbnail service uses it: a picture from AVAssetImageGenerator written with
 /// CGImageDestination as JPEG (two qualities) and PNG, to a URL and to a CFMutableData, read back
 /// by ffprobe and ffmpeg and by CGImageSource; failures that leave nothing behind; sources that
 /// refuse what is not a picture, or a picture too large to decode.
-@Suite(.timeLimit(.minutes(10))) struct ImageIOTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ImageIOTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -7,7 +7,7 @@ import Testing
 /// decoders under it: a server that reads, writes, exports or cuts pictures from thousands of
 /// files must not keep one of them. Each test holds the objects weakly once done with them and
 /// waits for them to go (the suite's time limit is the bound: a kept object fails it).
-@Suite(.timeLimit(.minutes(10))) struct ObjectLifetimeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ObjectLifetimeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

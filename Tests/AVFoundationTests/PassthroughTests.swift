@@ -1,11 +1,12 @@
 import AVFoundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// Passthrough: compressed samples read with `outputSettings: nil` and appended to an input with
 /// `outputSettings: nil` (and a `sourceFormatHint`) are muxed as they are, without re-encoding:
 /// the packets come out byte-identical, at the same times (ffmpeg's framemd5 on both sides).
-@Suite(.timeLimit(.minutes(10))) struct PassthroughTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct PassthroughTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

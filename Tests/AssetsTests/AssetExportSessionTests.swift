@@ -8,7 +8,7 @@ import Testing
 
 /// AssetExportSession on H.264 + AAC files ffmpeg makes: each preset's output as ffprobe sees
 /// it, passthrough trims copied and not re-encoded, cancel, progress and the refusals.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct AssetExportSessionTests {
+@Suite(.media, .serialized, .timeLimit(.minutes(10))) struct AssetExportSessionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// AssetImageGenerator on a video whose every frame says its number in its colour.
-@Suite(.timeLimit(.minutes(10))) struct AssetImageGeneratorTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetImageGeneratorTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

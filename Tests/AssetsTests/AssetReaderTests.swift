@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// AssetReader as an AVFoundation user drives it, on files GStreamer and ffmpeg make here.
-@Suite(.timeLimit(.minutes(10))) struct AssetReaderTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetReaderTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

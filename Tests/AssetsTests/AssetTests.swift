@@ -7,7 +7,7 @@ import Testing
 
 /// Asset(path:): an MP4/MOV/M4A of H.264 and AAC is read from its own index, with what the
 /// discoverer gave; other files, and MP4s the index reader declines, by the discoverer.
-@Suite(.timeLimit(.minutes(10))) struct AssetTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

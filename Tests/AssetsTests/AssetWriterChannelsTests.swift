@@ -3,11 +3,12 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// PCM of every channel count AAC takes, written as AVAssetWriter writes it: past stereo, the
 /// appended samples' caps said no speaker positions, GStreamer's converter refused them, and the
 /// twelfth append failed with "Internal data stream error".
-@Suite(.timeLimit(.minutes(10))) struct AssetWriterChannelsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetWriterChannelsTests {
     /// Samples of `given` channels into a file of `channels` (mixed down where they differ).
     @Test(arguments: [(3, 3), (4, 4), (5, 5), (6, 6), (6, 2), (8, 2), (6, 1)])
     func everyChannelCountIsWritten(given: Int, channels: Int) async throws {

@@ -3,11 +3,12 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// The codecs past H.264 and AAC through AssetWriter, as AVAssetWriter writes them: each setting
 /// picks its encoder node, a file type that cannot hold a codec refuses it at add, naming the
 /// input and the reason, and the encoders' own ranges hold.
-@Suite(.timeLimit(.minutes(10))) struct AssetWriterCodecsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetWriterCodecsTests {
     /// HEVC video and each audio codec the MP4 writer holds: ffprobe names what was asked, and
     /// every frame and sample is there.
     @Test(arguments: [(AudioCodec.opus, "opus"), (.alac, "alac"), (.flac, "flac")])

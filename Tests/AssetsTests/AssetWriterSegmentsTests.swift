@@ -11,7 +11,7 @@ import Testing
 /// segments an app gets, written to files with a playlist made from their reports, play in ffmpeg
 /// and GStreamer, decode to the frames appended, and start on key frames; a slow, blocked or
 /// throwing delegate and a cancel each end as documented.
-@Suite(.timeLimit(.minutes(10))) struct AssetWriterSegmentsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetWriterSegmentsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

@@ -10,7 +10,7 @@ import Testing
 /// AssetWriter as an AVFoundation user drives it: frames drawn into the adaptor's pool, PCM
 /// appended, sessions, misuse, and every way writing can end. Each result is read back with
 /// ffprobe or ffmpeg.
-@Suite(.timeLimit(.minutes(10))) struct AssetWriterTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetWriterTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
@@ -667,7 +667,7 @@ import Testing
 
 /// Shapes of movies users make: one frame (a still), an odd rate, frames of another size
 /// than the settings (scaled), I420 frames.
-@Suite(.timeLimit(.minutes(10))) struct AssetWriterShapesTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetWriterShapesTests {
     func write(frames: Int, timescale: Int32, attributes: PixelBufferAttributes, settings: VideoSettings) async throws -> MediaProbe {
         try await writeFile(frames: frames, timescale: timescale, attributes: attributes, settings: settings).probe
     }
@@ -730,7 +730,7 @@ import Testing
 /// their own never trip it, however slow one of them is. On virtual time (``VirtualClock``): the
 /// graph, its backpressure and the waits are real; the seconds pass when the test says, and
 /// only once the writer has set an alarm. None of these tests sleeps.
-@Suite(.timeLimit(.minutes(10))) struct AssetWriterStallTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AssetWriterStallTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

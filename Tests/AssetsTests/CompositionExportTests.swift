@@ -3,10 +3,11 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// A composition exported with the passthrough preset (AssetExportSession(asset: composition)):
 /// the container library's join (MP4Join), on files ffmpeg makes here.
-@Suite(.timeLimit(.minutes(10))) struct CompositionExportTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct CompositionExportTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -3,10 +3,11 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// Compositions (trim and join, issue 31): edits of the time line, and a reader over a
 /// composition, on files ffmpeg makes here.
-@Suite(.timeLimit(.minutes(10))) struct CompositionTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct CompositionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -10,7 +10,7 @@ import Testing
 /// A composition whose pieces cannot be joined as stored, exported by one re-encode
 /// (AssetExportSession with any preset but passthrough, or settings of one's own), on files
 /// ffmpeg makes here: H.264 and HEVC pieces of two sizes, AAC at two rates and channel counts.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct CompositionTranscodeTests {
+@Suite(.media, .serialized, .timeLimit(.minutes(10))) struct CompositionTranscodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -1,10 +1,11 @@
 import Foundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// The programs in examples/ compile with the package and run here, each on real media, and
 /// what they write is checked.
-@Suite(.timeLimit(.minutes(10))) struct ExamplesTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ExamplesTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -3,12 +3,13 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// Chapters carried through exports, on files ffmpeg makes here with a QuickTime chapter track
 /// and a Nero list: a transcode writes the source's chapters, a passthrough trim (MP4Trim) and a
 /// composition's join (MP4Join) write them cut to the range and moved to the new timeline;
 /// ffprobe reads the result.
-@Suite(.timeLimit(.minutes(10))) struct ExportChaptersTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ExportChaptersTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

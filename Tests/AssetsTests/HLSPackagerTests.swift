@@ -7,7 +7,7 @@ import Testing
 
 /// HLSPackager on MP4s ffmpeg makes: the packets come out as they went in, segments start on key
 /// frames, the playlist keeps RFC 8216's rules, players read it, and bad input leaves nothing.
-@Suite(.timeLimit(.minutes(10))) struct HLSPackagerTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct HLSPackagerTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -9,7 +9,7 @@ import Testing
 /// HLSMultivariantCheck), shown to catch each rule it checks: real segments (HLSPackager's, of a
 /// movie ffmpeg makes) under playlists written by hand, each breaking one rule, must each be
 /// reported, and the unbroken ones pass.
-@Suite(.timeLimit(.minutes(10))) struct HLSPlaylistCheckTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct HLSPlaylistCheckTests {
     let folder: URL
     /// Six segments of 1 s (320x240 H.264, a key frame every second, and AAC) in hls/.
     init() throws {

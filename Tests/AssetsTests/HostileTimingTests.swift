@@ -8,7 +8,7 @@ import MediaContainers
 /// Timing a file or a caller claims that nothing can mean (issue 47), in the library that
 /// packages, trims and joins MP4s, in process: refused by name, never trapped on (the old code
 /// stopped the process converting an edit list's 2^63−1), never looped on for ever.
-@Suite(.timeLimit(.minutes(2))) struct HostileTimingTests {
+@Suite(.media, .timeLimit(.minutes(2))) struct HostileTimingTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

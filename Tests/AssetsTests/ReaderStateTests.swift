@@ -1,10 +1,11 @@
 @testable import Assets
 import GraphKit
 import Testing
+import TestSupport
 
 /// AssetReader's state (``ReaderState``) on its own: each status, and what copyNextSampleBuffer()
 /// does in it (pull the graph's next sample, or return nil at once).
-@Suite struct ReaderStateTests {
+@Suite(.media) struct ReaderStateTests {
     @Test func whatAPullDoesInEachState() throws {
         var s = ReaderState()
         #expect(refusal { try s.startReading() }.contains("add an output"))

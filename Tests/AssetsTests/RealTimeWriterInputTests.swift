@@ -12,7 +12,7 @@ import Testing
 /// edge dropped what `append` had accepted; and a `requestMediaDataWhenReady` block with nothing
 /// to append was called 8.7 million times in 6 s. AVFoundation never drops an appended sample
 /// (real time shows in readiness only) and calls the block when the input can take more.
-@Suite(.timeLimit(.minutes(10)), .serialized) struct RealTimeWriterInputTests {
+@Suite(.media, .timeLimit(.minutes(10)), .serialized) struct RealTimeWriterInputTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -2,10 +2,11 @@
 import GraphKit
 import Nodes
 import Testing
+import TestSupport
 
 /// AssetWriter's state (``WriterState``) on its own: every status, what each call does or says
 /// in it, and the stall rule while writing. No graph, no clock: instants are arguments.
-@Suite struct WriterStateTests {
+@Suite(.media) struct WriterStateTests {
     let t0 = ContinuousClock.now
 
     func audio(_ settings: any OutputSettings = AudioSettings(sampleRate: 8_000, channels: 1), belongs: Bool = false) -> WriterState.Candidate {

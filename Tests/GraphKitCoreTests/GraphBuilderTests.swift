@@ -3,10 +3,11 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 import Testing
+import TestSupport
 
 /// Graphs built in code are the graphs the JSON loader makes: one validation path, the same
 /// errors, and a document that reads back equal.
-@Suite struct GraphBuilderTests {
+@Suite(.media) struct GraphBuilderTests {
     static let graphsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../graphs").standardized
 
     /// graphs/frames.json, written in Swift with typed parameters.

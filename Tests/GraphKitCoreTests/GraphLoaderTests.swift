@@ -5,7 +5,7 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 
-@Suite struct GraphLoaderTests {
+@Suite(.media) struct GraphLoaderTests {
     let loader = GraphLoader(registry: .builtIn)
 
     /// A valid graph with one substitution, so each broken case shows only what it breaks.

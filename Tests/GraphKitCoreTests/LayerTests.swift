@@ -1,12 +1,13 @@
 import Foundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// The layers of docs/ARCHITECTURE.md are targets, and these tests keep them so: the core and the
 /// containers library cannot reach GStreamer (no target they depend on, however indirectly, is a
 /// GStreamer module, so `import CGStreamer` there does not compile), and the nodes and Assets, which
 /// could, import none (they build elements through GraphKitRuntime's Swift API only).
-@Suite struct LayerTests {
+@Suite(.media) struct LayerTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// GStreamer's headers, the C glue over them, and the graphkit GStreamer plugin's elements.
     static let gstreamerModules: Set<String> = ["CGStreamer", "CGraphKitGlue", "GstGraphKit"]

@@ -8,7 +8,7 @@ import Testing
 
 /// What app code appends to a source.app is checked before it enters the graph, and no call on
 /// an input or output waits once the run has ended.
-@Suite(.timeLimit(.minutes(10))) struct AppInputChecksTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AppInputChecksTests {
     func run(format: String? = nil, maxBuffers: Int = 8, sink: String = #"{ "type": "sink.app", "params": { "maxBuffers": 1 } }"#) throws -> GraphRun {
         let declared = format.map { #", "format": "\#($0)""# } ?? ""
         let graph = try GraphLoader(registry: .builtIn).load(json: """

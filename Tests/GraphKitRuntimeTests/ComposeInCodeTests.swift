@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// The README's "compose a graph in code" example, run for real: PCM appended from Swift,
 /// encoded to AAC and written to an M4A (what AVAssetWriter does), then read back.
-@Suite struct ComposeInCodeTests {
+@Suite(.media) struct ComposeInCodeTests {
     @Test func appendPCMFromCodeIntoAnM4A() async throws {
         let path = try TestMedia.temporaryFolder().appendingPathComponent("tone.m4a").path
         let graph = try GraphLoader(registry: .builtIn).load([

@@ -2,10 +2,11 @@ import CGStreamer
 import Foundation
 import Testing
 import GraphKit
+import TestSupport
 
 /// `GStreamer.debianPackages` against the machine: for every element in the table that is
 /// installed, the package dpkg says owns its plugin file must be the one the table names.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-query"), "dpkg is Debian's"))
+@Suite(.media, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-query"), "dpkg is Debian's"))
 struct DebianPackagesTests {
     /// The plugin file of an installed element, as `gst-inspect-1.0 ELEMENT` shows it.
     static func pluginFile(of element: String) -> String? {

@@ -3,11 +3,12 @@ import CGraphKitGlue
 import Foundation
 import GraphKit
 import Testing
+import TestSupport
 
 /// `GStreamer.decoders` against Debian's own packaging: every package a missing-decoder message
 /// advises declares, in its `Gstreamer-Decoders` field (what PackageKit's codec installer reads),
 /// that it decodes that kind of stream. (DebianPackagesTests checks each element's package.)
-@Suite(.enabled(if: aptKnowsDecoders, "needs apt-cache with Debian's package lists"))
+@Suite(.media, .enabled(if: aptKnowsDecoders, "needs apt-cache with Debian's package lists"))
 struct DecoderPackagesTests {
     /// The caps in a package's `Gstreamer-Decoders` field, as `apt-cache show` prints it.
     static func declaredDecoders(of package: String) -> [String]? {

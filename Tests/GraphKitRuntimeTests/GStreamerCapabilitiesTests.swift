@@ -4,11 +4,12 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// The questions GraphKit asks the installed GStreamer at start-up instead of reading its version
 /// (docs/GSTREAMER.md): each answer against what GStreamer does in a
 /// real pipeline, so that the test holds on 1.22 and 1.26 alike.
-@Suite struct GStreamerCapabilitiesTests {
+@Suite(.media) struct GStreamerCapabilitiesTests {
     /// decode plugs gkorientation rotate-0 after videoflip only where videoflip passes the
     /// orientation tag on after turning the picture (GStreamer 1.22's does, so that a writer would
     /// turn it once more). The start-up probe must say what videoflip does in gst-launch-1.0.

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// GraphRun.start(at:): a run that starts at a position in its files, found by seeking.
-@Suite(.timeLimit(.minutes(10))) struct GraphRunSeekTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct GraphRunSeekTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

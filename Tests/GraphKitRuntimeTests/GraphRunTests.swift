@@ -8,7 +8,7 @@ import Logging
 import GraphKitTesting
 import Nodes
 
-@Suite struct GraphRunTests {
+@Suite(.media) struct GraphRunTests {
     static let mono = MediaFormat.pcm(.init(sampleRate: 44_100, channels: 1, sampleFormat: .s16le))
 
     func graph(_ json: String) throws -> Graph {

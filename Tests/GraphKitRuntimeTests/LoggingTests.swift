@@ -3,10 +3,11 @@ import GraphKit
 import Logging
 import Nodes
 import Testing
+import TestSupport
 
 /// GraphKit logs through swift-log: an application's own logger receives GStreamer's warnings
 /// with the id of the node they came from.
-@Suite struct LoggingTests {
+@Suite(.media) struct LoggingTests {
     /// Keeps what is logged, for the test to read.
     final class Captured: @unchecked Sendable {
         let lock = NSLock()

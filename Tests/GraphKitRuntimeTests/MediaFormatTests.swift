@@ -4,8 +4,9 @@ import CGStreamer
 @testable import GraphKitRuntime
 @testable import GraphKitCore
 import GraphKit
+import TestSupport
 
-@Suite struct MediaFormatTests {
+@Suite(.media) struct MediaFormatTests {
     func roundTrip(_ format: MediaFormat) -> MediaFormat? {
         guard let caps = GStreamer.caps(format) else { return nil }
         defer { gk_caps_unref(caps) }

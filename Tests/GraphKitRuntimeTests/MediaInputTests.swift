@@ -5,7 +5,7 @@ import Nodes
 import TestSupport
 import Testing
 
-@Suite struct MediaInputTests {
+@Suite(.media) struct MediaInputTests {
     func feedToSink(maxBuffers: Int = 2) throws -> GraphRun {
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "feed": { "type": "source.app", "params": { "maxBuffers": \(maxBuffers) } },

@@ -10,7 +10,7 @@ import Testing
 /// The hand-off under `MediaOutput` (CGraphKitGlue/appqueue.c), on a pipeline of its own:
 /// `appsrc ! appsink` with the queue on the appsink's pad. Every wait it has must end when the
 /// pipeline stops, however it is stopped.
-@Suite struct MediaOutputTests {
+@Suite(.media) struct MediaOutputTests {
     /// An `appsrc ! appsink` pipeline with a queue of `capacity`, the appsrc holding every buffer
     /// pushed before it plays; `microsecondsPerSample` makes the graph that slow (an identity
     /// that sleeps), as a decoder is.

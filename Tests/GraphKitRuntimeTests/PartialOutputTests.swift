@@ -3,13 +3,14 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 import Testing
+import TestSupport
 
 /// However a run ends in the process (a node or the caller's code throws, a task is cancelled,
 /// the run is let go without waiting, the start fails), no `.partial` file is left beside the
 /// target and nothing appears under the target's name. Each test first checks that the
 /// temporary file existed while the run was alive, so that its absence afterwards means it was
 /// removed, not that it was never written.
-@Suite struct PartialOutputTests {
+@Suite(.media) struct PartialOutputTests {
     /// A folder of its own, and the graph `feed` (PCM from code) → AAC → `file.m4a` in it.
     /// With `blocked`, the MP4 also has a video input that never receives anything: the muxer
     /// waits for it, so the audio backs up and an append must wait.

@@ -7,7 +7,7 @@ import Testing
 
 /// A pass-through node may send buffers of its own on its output, such as the tail an effect
 /// still holds when its input ends.
-@Suite struct ProcessingHostTests {
+@Suite(.media) struct ProcessingHostTests {
     final class Tail: ProcessingNode, @unchecked Sendable {
         static let descriptor = NodeDescriptor(
             type: "test.tail", category: .effect, summary: "passes PCM on, then one buffer of its own",
@@ -53,7 +53,7 @@ import Testing
 /// gives it one of them; a format nothing converts fails the run where it enters, naming the
 /// node. Before, a node declaring 16-bit PCM sat on a bare identity and took 32-bit floats from
 /// a decoder as 16-bit samples: "completed", 7 to 10 dB loud and a third of the length.
-@Suite(.timeLimit(.minutes(10))) struct DeclaredInputFormatTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct DeclaredInputFormatTests {
     /// Runs `graph` (JSON nodes and edges) to its end; the buffers `drain` received.
     static func run(_ nodes: String, _ edges: String) throws -> (buffers: [SampleBuffer], report: RunReport) {
         let graph = try GraphLoader(registry: Takes<TakesS16>.registry).load(json: #"{ "version": 1, "nodes": { \#(nodes) }, "edges": [ \#(edges) ] }"#)

@@ -2,6 +2,7 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 // The README's "Write a node" and "Test a node" examples, verbatim, so that they stay true.
 
@@ -27,7 +28,7 @@ public final class InvertNode: ProcessingNode, Sendable {
     }
 }
 
-@Suite struct ReadmeExamplesTests {
+@Suite(.media) struct ReadmeExamplesTests {
     @Test func aUsersNodeRunsInAGraph() throws {
         var registry = NodeRegistry.builtIn
         registry.register(InvertNode.self)

@@ -8,7 +8,7 @@ import Testing
 /// counts, RSS grows by less than 5 MB, and every node object is freed after its run. The runs
 /// happen in `graphkit-soak`, a process of their own, so that no other test opens files or
 /// starts threads meanwhile.
-@Suite struct SoakTests {
+@Suite(.media) struct SoakTests {
     static let executable: URL = {
         var dir = Bundle.main.bundleURL
         for _ in 0..<3 {

@@ -3,11 +3,12 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 import Testing
+import TestSupport
 
 /// A stop that would wait on work queued upstream (a slow node with a full queue before it,
 /// as a long encode is) ends at the sinks once its deadline passes: the file is finished with
 /// what reached it, and the run is `stopped`, not left draining.
-@Suite struct StopDeadlineTests {
+@Suite(.media) struct StopDeadlineTests {
     /// Passes audio through, taking 50 ms a buffer, and counts the buffers it has processed.
     final class Slow: ProcessingNode, @unchecked Sendable {
         static let bufferFlow = BufferFlow.passThrough

@@ -4,10 +4,11 @@ import Testing
 @testable @_spi(Engine) import GraphKitCore
 @testable import GraphKitRuntime
 import GraphKit
+import TestSupport
 
 /// The core lays out frames in Swift memory as GStreamer does (the engine wraps them with no
 /// video meta), and a buffer in Swift memory enters a pipeline without a copy, read-only.
-@Suite struct StorageParityTests {
+@Suite(.media) struct StorageParityTests {
     @Test(arguments: PixelFormat.allCases)
     func theDefaultLayoutIsGStreamers(_ pixelFormat: PixelFormat) {
         GStreamer.initialize()

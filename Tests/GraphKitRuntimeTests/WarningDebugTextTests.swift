@@ -3,11 +3,12 @@ import GraphKit
 import Logging
 import Nodes
 import Testing
+import TestSupport
 
 /// GStreamer's debug text (source file, line, element path) is for developers: a warning carries
 /// it as `debug` metadata only to a logger that shows debug messages (graphctl's --verbose), as
 /// an error prints its cause only then.
-@Suite struct WarningDebugTextTests {
+@Suite(.media) struct WarningDebugTextTests {
     /// An element node whose element warns, with debug text, as the first buffer passes.
     final class WarnsWithDebug: ElementNode, Sendable {
         static let descriptor = NodeDescriptor(

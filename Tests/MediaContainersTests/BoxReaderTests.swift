@@ -3,12 +3,13 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import MediaContainers
+import TestSupport
 
 /// The one box reader: a box's size written as 32 bits, as 0 ("to the end of the file") or as
 /// 1 and 64 bits after its type, and a file cut inside a header, read one way by everything
 /// that walks boxes (the library's walk, the diagnosis, the tests' box list, the editor), on a
 /// file GStreamer's muxer writes here and then rewrites as other writers leave files.
-@Suite struct BoxReaderTests {
+@Suite(.media) struct BoxReaderTests {
     /// An M4A with its index first: its media data is the last box.
     static func make(_ folder: URL) throws -> (path: String, bytes: [UInt8]) {
         let path = folder.appendingPathComponent("original.m4a").path

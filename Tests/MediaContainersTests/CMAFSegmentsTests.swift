@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import MediaContainers
+import TestSupport
 
 /// The sample table read as samples, the HLS cut plan, the fragments written from them, and the
 /// playlist's text: each against what ffmpeg says of the same file.
-@Suite struct CMAFSegmentsTests {
+@Suite(.media) struct CMAFSegmentsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -3,12 +3,13 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import MediaContainers
+import TestSupport
 
 /// Chapters in every form files carry them, written by ffmpeg and read back by ``MediaMetadata``
 /// as ffprobe's `-show_chapters` reads them: an MP4's and a MOV's QuickTime chapter track (with
 /// and without Nero's `chpl` beside it), an MP3's ID3 `CHAP` frames and `CTOC` (versions 2.3 and
 /// 2.4), FLAC's and Ogg Vorbis's `CHAPTERxxx` comments.
-@Suite struct ChaptersTests {
+@Suite(.media) struct ChaptersTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

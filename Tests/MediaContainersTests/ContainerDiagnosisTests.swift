@@ -3,10 +3,11 @@ import GraphKitTesting
 import Testing
 @testable import MediaContainers
 import GraphKit
+import TestSupport
 
 /// The structure walk that says why a file did not decode, on files GStreamer writes here and
 /// then damages as users' files are damaged: cut short, never finished, bytes changed.
-@Suite struct ContainerDiagnosisTests {
+@Suite(.media) struct ContainerDiagnosisTests {
     /// Writes `pipeline ! filesink` to `name` in `folder` and returns its bytes.
     static func make(_ name: String, _ pipeline: String, in folder: URL) throws -> (path: String, bytes: [UInt8]) {
         let path = folder.appendingPathComponent(name).path

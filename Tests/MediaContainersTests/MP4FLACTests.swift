@@ -2,11 +2,12 @@ import Foundation
 import GraphKitTesting
 @testable import MediaContainers
 import Testing
+import TestSupport
 
 /// FLAC's sample entry in an MP4 (`fLaC` with `dfLa`), as xiph's mapping defines it: the same
 /// bytes ffmpeg writes for the same stream, the rate field of a high-rate stream, and the blocks
 /// a `dfLa` keeps.
-@Suite struct MP4FLACTests {
+@Suite(.media) struct MP4FLACTests {
     /// A native FLAC stream's header: "fLaC" and `blocks`, the last marked last.
     static func native(_ blocks: [(UInt8, [UInt8])]) -> [UInt8] {
         var out = Array("fLaC".utf8)

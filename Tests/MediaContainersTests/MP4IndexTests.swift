@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import MediaContainers
+import TestSupport
 
 /// MP4Index edits a finished file's index; when the index grows before the media (faststart),
 /// every chunk offset moves with it and the samples still decode.
-@Suite struct MP4IndexTests {
+@Suite(.media) struct MP4IndexTests {
     static func decode(_ path: String) throws -> [Int16] {
         let raw = path + ".raw"
         defer { try? FileManager.default.removeItem(atPath: raw) }

@@ -3,10 +3,11 @@ import GraphKit
 import GraphKitTesting
 @testable import MediaContainers
 import Testing
+import TestSupport
 
 /// MP4StreamFacts: what GStreamer's discoverer says of an MP4/MOV/M4A, read from the file's own
 /// index; compared field by field with the discoverer on files ffmpeg makes here.
-@Suite(.timeLimit(.minutes(10))) struct MP4StreamFactsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct MP4StreamFactsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -3,13 +3,14 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import MediaContainers
+import TestSupport
 
 /// Tags written by ffmpeg into each format read back equal by ``MediaMetadata``: iTunes items
 /// (M4A), QuickTime `mdta` keys and user-data strings (MOV), ID3v2.3 and 2.4 (MP3), Vorbis
 /// comments and pictures (FLAC, Ogg Vorbis, Opus); non-ASCII text and cover art included. Then
 /// the same files cut at every length and garbled: no crash, and nothing read that the whole
 /// file does not hold.
-@Suite struct MediaMetadataTests {
+@Suite(.media) struct MediaMetadataTests {
     static let title = "Café – 東京"
     static let tags: [(String, String)] = [
         ("title", title), ("artist", "Zoë Artist"), ("album", "Ålbum ½"), ("album_artist", "Various Ärtists"),

@@ -2,10 +2,11 @@ import Foundation
 import GraphKitTesting
 @testable import MediaContainers
 import Testing
+import TestSupport
 
 /// SampleDescription: what decides whether two tracks' compressed samples can follow one another
 /// (a passthrough join), read from files ffmpeg makes here.
-@Suite(.timeLimit(.minutes(10))) struct SampleDescriptionTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct SampleDescriptionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

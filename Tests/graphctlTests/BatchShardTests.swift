@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphctl batch --shard`: N processes over one folder take every input exactly once; a
 /// shard keeps its inputs when more are added; `--shard auto` reads Kubernetes' variables.
-@Suite struct BatchShardTests {
+@Suite(.media) struct BatchShardTests {
     /// The inputs a shard would run (`--dry-run`), in a folder of `count` inputs.
     static func members(_ folder: URL, _ shard: String, environment: [String: String]? = nil) throws -> [String] {
         let r = try RunningGraphctl(BatchTests.batch(folder, ["--shard", shard, "--dry-run"]), environment: environment).wait()

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphctl batch` end to end, on WAV files made here: every input through
 /// graphs/waveform.json, skipping what is done, recording failures, surviving a hang, a crash and
 /// a SIGKILL of the batch itself.
-@Suite struct BatchTests {
+@Suite(.media) struct BatchTests {
     static let waveform = Graphctl.graph("waveform.json")
 
     /// A folder `in` with `count` short WAVs (copies of one, made with GStreamer) named

@@ -3,11 +3,12 @@ import Testing
 import MediaContainers
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// Every node that takes audio handles the channel counts it advertises (PCM ports carry 1 to
 /// 64), or says which count it cannot take. A valid 64-channel WAV crashed the waveform graph
 /// (GStreamer's converter asserts `in_channels < 64`, then SIGSEGV), leaving `.partial` files.
-@Suite(.timeLimit(.minutes(10))) struct ChannelCountTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ChannelCountTests {
     /// One second of a sine at 8 kHz in `channels` channels, the same on each, written by
     /// GStreamer (unpositioned past stereo, as WAVE_FORMAT_EXTENSIBLE with no speaker mask).
     static func wav(_ path: String, channels: Int) throws {

@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphs/concat.json` through graphctl: the pieces given with `--set` as JSON, a field's
 /// mistake named at its place, and an output that is one of the pieces refused.
-@Suite struct ConcatGraphTests {
+@Suite(.media) struct ConcatGraphTests {
     @Test func piecesSetOnTheCommandLineJoinAsStored() throws {
         let folder = try TestMedia.temporaryFolder()
         func movie(_ name: String, _ seconds: Int) throws -> String {

@@ -2,12 +2,13 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// The container sinks past MP4 from the command line: graphs/remux-webm.json validates and runs,
 /// a write that fails part-way (a file-size limit, as a full disk would) exits 73 naming the
 /// output, and a symbolic link at the output's name exits 73 before anything runs; nothing is
 /// left under the target's name or beside it.
-@Suite(.timeLimit(.minutes(10))) struct ContainerOutputTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ContainerOutputTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -3,12 +3,13 @@ import Testing
 import MediaContainers
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// Damaged files, as users have them: cut short, with bytes flipped, with a block zeroed. For
 /// each, `transcode-audio` either fails with 70 (corrupt media) and leaves nothing under the
 /// output's name, or succeeds with a file ffprobe reads, holding audio. Never a hang (the
 /// runner's guard would fail the test), a crash, or exit 0 with an unreadable file.
-@Suite struct DamagedInputTests {
+@Suite(.media) struct DamagedInputTests {
     /// A small, fixed-seed generator (SplitMix64): the same damage on every run.
     struct Random {
         var state: UInt64

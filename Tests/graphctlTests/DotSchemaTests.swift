@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
-@Suite struct DotSchemaTests {
+@Suite(.media) struct DotSchemaTests {
     @Test func dotDrawsNodesAndEdges() throws {
         let r = try Graphctl.run("dot", Graphctl.graph("m4a.json"))
         #expect(r.status == 0)

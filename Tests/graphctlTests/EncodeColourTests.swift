@@ -2,12 +2,13 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// Drawn RGB frames through encode.h264 (GraphKit's own RGB-to-I420 converter, then x264) come
 /// back as the same colours when a player decodes them: the matrix the converter used is the one
 /// the stream says (BT.601 below 720 lines, BT.709 from 720 up, as GStreamer chooses), for
 /// BGRA and RGBA alike; YUV frames (I420, NV12) pass through it untouched.
-@Suite struct EncodeColourTests {
+@Suite(.media) struct EncodeColourTests {
     @Test(arguments: [(320, 240, "bgra", "smpte170m"), (1280, 720, "rgba", "bt709"), (1280, 720, "bgra", "bt709"),
                       (320, 240, "i420", "smpte170m"), (1280, 720, "nv12", "bt709")])
     func solidColoursSurviveTheEncode(width: Int, height: Int, pixelFormat: String, matrix: String) throws {

@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// Every kind of bad input gets its exit status from GRAPH-FORMAT.md and a message naming the
 /// thing at fault; nothing is left under an output's name.
-@Suite struct ExitStatusTests {
+@Suite(.media) struct ExitStatusTests {
     @Test func usageErrorIs64() throws {
         let r = try Graphctl.run("run", Graphctl.graph("m4a.json"), "--progress", "sometimes")
         #expect(r.status == 64)

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphctl export IN OUT --preset P`: what it writes (ffprobe), what it says, and its exit
 /// statuses for a preset, range or extension it cannot use (64), an input it cannot read (66)
 /// and an output that exists (73); nothing is left at OUT when it refuses.
-@Suite(.timeLimit(.minutes(10))) struct ExportCommandTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ExportCommandTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

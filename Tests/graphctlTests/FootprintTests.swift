@@ -1,13 +1,14 @@
 import Foundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// What every graphctl process pays for before it runs a graph. The AVFoundation compatibility
 /// modules re-export full Foundation (as Apple's do), whose libraries cost a process about 8 MB of
 /// resident memory (BENCHMARKS.md, "After the move"); they are a product of their own
 /// (AVFoundation), not in the shared library, so graphctl and the plugins, which link only
 /// libGraphKitShared.so, load FoundationEssentials and nothing more.
-@Suite struct FootprintTests {
+@Suite(.media) struct FootprintTests {
     @Test(.timeLimit(.minutes(10)))
     func graphctlLoadsNoFullFoundation() throws {
         let libraries = try TestMedia.runTool("ldd", [Graphctl.executable.path])

@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// graphs/frames.json end to end: drawn frames to an H.264 QuickTime movie, run as a user runs
 /// it (from a folder of their own, writing out/frames.mov there).
-@Suite struct FramesGraphTests {
+@Suite(.media) struct FramesGraphTests {
     @Test func framesGraphWritesFiveSecondsOfH264InAMovie() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

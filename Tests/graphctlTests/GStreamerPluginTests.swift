@@ -2,6 +2,7 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// The graphkit GStreamer plugin (Sources/GstGraphKit: one folder per element), as the Makefile
 /// builds it into out/gstreamer-1.0 and `make install` installs it: GStreamer's own tools find it
@@ -12,7 +13,7 @@ import Testing
 /// Every GStreamer process here has a registry of the test's own, so the user's is left as it
 /// is: it first lists the system's plugins (scanned by gst-plugin-scanner, in another process),
 /// so that the graphkit plugin is the only file new to it when a test adds it.
-@Suite struct GStreamerPluginTests {
+@Suite(.media) struct GStreamerPluginTests {
     static let built = Graphctl.root.appendingPathComponent("out/gstreamer-1.0")
 
     struct Scratch {

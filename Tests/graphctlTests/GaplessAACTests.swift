@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// AAC written by sink.mp4 is gapless, as ffmpeg and AVFoundation write it: an edit list skips
 /// the encoder's priming (measured while encoding) and ends after the input's last sample.
-@Suite struct GaplessAACTests {
+@Suite(.media) struct GaplessAACTests {
     /// White noise (so that a shift by any number of samples shows), mono 16-bit.
     static func noise(_ path: String, rate: Int, samples: Int) throws {
         _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=r=\(rate):a=0.3:seed=7",

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import GraphKit
 
 /// Runs the built `graphctl` as a user would, and captures what it prints and its exit status.
@@ -80,6 +81,9 @@ final class RunningGraphctl: @unchecked Sendable {
     init(_ arguments: [String], in folder: URL? = nil, executable: URL = Graphctl.executable,
          environment: [String: String]? = nil) throws {
         _ = Self.brokenPipesIgnored
+        if TestTier.fastOnly {  // the fast tier starts no program: this suite is `.media`
+            throw GraphError(.runFailed, "\(executable.lastPathComponent) started in the fast tier: mark its suite `.media`")
+        }
         process.executableURL = executable
         process.arguments = arguments
         if let folder { process.currentDirectoryURL = folder }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// `graphctl hls SOURCE FOLDER`: an MP4 packaged for HLS, what it says, and its exit statuses
 /// for what it cannot package (66), cannot write (73) and options that make no sense (64).
-@Suite(.timeLimit(.minutes(10))) struct HLSCommandTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct HLSCommandTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

@@ -9,7 +9,7 @@ import Testing
 /// and valid, every reload keeping RFC 8216's rules), a full disk ends it with 73 and a playlist
 /// that still names only whole segments, and graphs/hls-ladder.json makes its three rungs and
 /// their multivariant playlist.
-@Suite(.timeLimit(.minutes(10))) struct HLSGraphsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct HLSGraphsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

@@ -9,7 +9,7 @@ import TestSupport
 /// claim nothing can mean is refused by name with its documented status, never a crash (SIGILL
 /// from a trapped conversion), a loop without end, text sent raw to a terminal or a playlist,
 /// or a file reported missing because of its name. Every run has a hard limit of its own.
-@Suite(.timeLimit(.minutes(10))) struct HostileInputTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct HostileInputTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// deploy/Containerfile built on this machine with no registry (deploy/build-image.sh --local,
 /// what `make image` runs: its base made from Debian packages here, the host's Swift toolchain
@@ -14,7 +15,7 @@ import GraphKitTesting
 ///
 /// Skipped, saying why, only where podman cannot run here: not installed (`make image` installs
 /// it: scripts/install-deps.sh --image), not working, or no root for debootstrap.
-@Suite struct ImageTests {
+@Suite(.media) struct ImageTests {
     static let tag = "localhost/graphkit:dev"
 
     /// Why podman cannot build and run the image here, or nil when it can.

@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct InspectValidateTests {
+@Suite(.media) struct InspectValidateTests {
     @Test func validateAcceptsTheShippedGraphs() throws {
         let graphs = try FileManager.default.contentsOfDirectory(atPath: Graphctl.root.appendingPathComponent("graphs").path)
             .filter { $0.hasSuffix(".json") }.sorted()

@@ -1,12 +1,13 @@
 import Foundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// `make install` as a user runs it (the debug build, into a staging DESTDIR; its build step is
 /// `make test`'s own): graphctl runs
 /// from any folder with no environment set, loads a plugin dropped in the installed plugin
 /// folder, runs the example graph with it; `make uninstall` removes exactly what was installed.
-@Suite struct InstallTests {
+@Suite(.media) struct InstallTests {
     @Test(.timeLimit(.minutes(15)))
     func installRunUninstall() throws {
         let stage = try TestMedia.temporaryFolder()

@@ -10,7 +10,7 @@ import TestSupport
 /// and by checkov's Kubernetes policies (offline; install-deps.sh puts it in a venv of its own);
 /// each hardening field asserted; the memory limit checked against a measured worst case; the
 /// Job's own command line run here once per index, as its pods would run it.
-@Suite struct KubernetesManifestTests {
+@Suite(.media) struct KubernetesManifestTests {
     static let folder = Graphctl.root.appendingPathComponent("deploy/kubernetes")
     /// The Kubernetes release the manifests are written for: backoffLimitPerIndex and
     /// podFailurePolicy's FailIndex are stable from 1.33.

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// GStreamer's leaks tracer finds no object alive when `graphctl run` exits, for every graph in
 /// graphs/ (scripts/leak-check.sh gives each one small test inputs).
-@Suite struct LeakCheckTests {
+@Suite(.media) struct LeakCheckTests {
     @Test(.timeLimit(.minutes(10)))
     func everyExampleGraphLeavesNoGStreamerObjectAlive() throws {
         let p = Process()

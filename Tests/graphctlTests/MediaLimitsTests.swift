@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// Media whose parameters no node handles are refused saying what is wrong and where, never
 /// worked on for as long as a damaged header claims, never blamed on whoever pushed.
-@Suite(.timeLimit(.minutes(10))) struct MediaLimitsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct MediaLimitsTests {
     static func errors(_ r: Graphctl.Result) -> String {
         r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }.map { $0 + "\n" }.joined()
     }

@@ -1,11 +1,12 @@
 import Foundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// A file in a codec no installed GStreamer plugin decodes: the error names the file, the codec,
 /// and the Debian package that would add a decoder (or says that GraphKit knows none), exits 69,
 /// and writes nothing.
-@Suite struct MissingCodecTests {
+@Suite(.media) struct MissingCodecTests {
     /// Whether GStreamer has an element of this name here (`gst-inspect-1.0 NAME` succeeds).
     static func installed(_ element: String) -> Bool {
         (try? TestMedia.runTool("gst-inspect-1.0", ["--exists", element])) != nil

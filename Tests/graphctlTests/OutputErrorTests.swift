@@ -2,10 +2,11 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// A write that fails part-way (here a file-size limit, as a full disk would) names the output
 /// being written, exits 73, and leaves nothing under the target's name or beside it.
-@Suite struct OutputErrorTests {
+@Suite(.media) struct OutputErrorTests {
     @Test(.timeLimit(.minutes(10)))
     func aFailedWriteNamesTheOutputPath() throws {
         let folder = try TestMedia.temporaryFolder()

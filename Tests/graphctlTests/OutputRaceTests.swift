@@ -2,12 +2,13 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// Outputs against a hostile local user and against `kill -9`: a second process that can write
 /// the output folder swaps the temporary files and the final names for symbolic links to a file
 /// it may not touch, and for named pipes, throughout hundreds of runs of every sink; and runs
 /// killed at random moments leave nothing behind once run again.
-@Suite(.serialized) struct OutputRaceTests {
+@Suite(.media, .serialized) struct OutputRaceTests {
     /// One graph with every file sink: a waveform's JSON, .dat, PNG and SVG, and an M4A.
     static let everySink = """
         { "version": 1, "nodes": {

@@ -3,11 +3,12 @@ import GraphKit
 import CGraphKitPlugin
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// Plugins as a user meets them: the example plugin built by `make plugin-example` (which
 /// `make test` runs) and loaded by the installed-style graphctl; and every way a plugin can be
 /// wrong, each refused with its own message and status, never a crash.
-@Suite struct PluginTests {
+@Suite(.media) struct PluginTests {
     static let echo = Graphctl.root.appendingPathComponent("out/plugins/libEchoPlugin.so").path
     static let fixtures = Graphctl.root.appendingPathComponent("Tests/Fixtures/plugins/.build/debug")
 

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// graphs/record-preview.json, end to end: a live recording whose picture after the effects is
 /// shown by `sink.preview` in a window on an X server of the test's own (Xvfb), looked at from
 /// outside through X as a user would see it.
-@Suite struct PreviewGraphTests {
+@Suite(.media) struct PreviewGraphTests {
     static let title = "GraphKit: recording"
 
     /// A short live run of graphs/record-preview.json with small frames (the crop to 3:4 keeps

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphctl probe FILE [--json]`: a file's container, duration, streams and tags, on files
 /// ffmpeg makes here; and what cannot be probed (missing, a folder, a pipe with no writer, a
 /// file that is not media) exits 66 naming it, without hanging.
-@Suite struct ProbeTests {
+@Suite(.media) struct ProbeTests {
     static let title = "Café – 東京"
 
     static func ffmpeg(_ arguments: [String]) throws {

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// The first graphs, end to end, checked with ffprobe.
-@Suite struct RunCommandTests {
+@Suite(.media) struct RunCommandTests {
     @Test func m4aGraphRecordsTenSecondsOfAAC() throws {
         let folder = try TestMedia.temporaryFolder()
         let out = folder.appendingPathComponent("capture.m4a").path

@@ -2,12 +2,13 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphs/thumbnails.json`, run end to end by graphctl on a video ffmpeg makes here: ten
 /// JPEG pictures (ffmpeg's decode of the keyframe at or before each time), their sprite sheet
 /// and its WebVTT index; and a run of many pictures that SIGINT stops at once, keeping the
 /// pictures taken.
-@Suite(.timeLimit(.minutes(10))) struct ThumbnailsGraphTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ThumbnailsGraphTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

@@ -3,10 +3,11 @@ import Testing
 import MediaContainers
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphs/transcode-audio.json` on real files made by ffmpeg, checked by decoding the result
 /// with ffmpeg, an independent decoder.
-@Suite struct TranscodeAudioTests {
+@Suite(.media) struct TranscodeAudioTests {
     /// The samples of a file as ffmpeg decodes them, 16-bit interleaved.
     static func decode(_ path: String, channels: Int) throws -> [Int16] {
         let raw = path + ".raw"

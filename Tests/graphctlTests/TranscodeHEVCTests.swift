@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphs/transcode-hevc.json` on a file made by GStreamer: validated, run, and the result
 /// checked by ffprobe (an independent reader).
-@Suite struct TranscodeHEVCTests {
+@Suite(.media) struct TranscodeHEVCTests {
     @Test(.timeLimit(.minutes(10))) func transcodesToHvc1AndOpusWithEveryFrame() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

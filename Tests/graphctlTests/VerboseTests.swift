@@ -1,9 +1,10 @@
 import Foundation
 import GraphKitTesting
 import Testing
+import TestSupport
 
 /// GStreamer's debug text is for developers: `graphctl run` prints it only with --verbose.
-@Suite struct VerboseTests {
+@Suite(.media) struct VerboseTests {
     @Test(.timeLimit(.minutes(10)))
     func theCauseIsPrintedOnlyWithVerbose() throws {
         let folder = try TestMedia.temporaryFolder()

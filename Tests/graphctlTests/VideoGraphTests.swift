@@ -7,7 +7,7 @@ import TestSupport
 
 /// graphs/record.json and friends, end to end. Frame counts use live: false, which is
 /// deterministic in a debug build; the live path has its own test.
-@Suite struct VideoGraphTests {
+@Suite(.media) struct VideoGraphTests {
     @Test func recordGraphWritesInterleavedH264AndAAC() throws {
         let folder = try TestMedia.temporaryFolder()
         let out = folder.appendingPathComponent("record.mp4").path

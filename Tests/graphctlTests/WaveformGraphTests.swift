@@ -3,9 +3,10 @@ import MediaContainers
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// graphs/waveform.json and graphs/record-waveform.json, end to end.
-@Suite struct WaveformGraphTests {
+@Suite(.media) struct WaveformGraphTests {
     @Test func waveformGraphReducesAFile() throws {
         let folder = try TestMedia.temporaryFolder()
         let wav = folder.appendingPathComponent("in.wav").path

@@ -3,9 +3,10 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// The JPEG encoder's files, read back by ffmpeg's decoder (a decoder of its own).
-@Suite(.timeLimit(.minutes(10))) struct JPEGEncoderTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct JPEGEncoderTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// analysis.thumbnails on videos ffmpeg makes here, its pictures compared with ffmpeg's own
 /// decode of the same frames.
-@Suite(.timeLimit(.minutes(10))) struct ThumbnailsNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ThumbnailsNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct WaveformNodeTests {
+@Suite(.media) struct WaveformNodeTests {
     let folder = try! TestMedia.temporaryFolder()
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 

@@ -5,6 +5,7 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 import Testing
+import TestSupport
 
 /// Pixels as Cairo holds them (ARGB32, premultiplied, native-endian).
 struct Pixels: Equatable {
@@ -47,7 +48,7 @@ struct Pixels: Equatable {
 /// Waveform pictures drawn a pixel column at a time (issue 16). Every column of a PNG or an SVG,
 /// read back by other decoders, is checked against the picture's definition worked out from the
 /// data, and against the picture as it was drawn before: one antialiased path point pair per bin.
-@Suite struct WaveformRendererTests {
+@Suite(.media) struct WaveformRendererTests {
     let folder = try! TestMedia.temporaryFolder()
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 

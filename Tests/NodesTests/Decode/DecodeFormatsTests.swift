@@ -3,9 +3,10 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `decode` reads what GStreamer can: every common audio format, and the audio of an MP4.
-@Suite struct DecodeFormatsTests {
+@Suite(.media) struct DecodeFormatsTests {
     static let encoders: [(String, String)] = [
         ("flac", "flacenc ! flacparse"),
         ("mp3", "lamemp3enc bitrate=128"),

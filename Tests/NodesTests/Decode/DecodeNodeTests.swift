@@ -4,8 +4,9 @@ import GraphKit
 import GraphKitTesting
 import MediaContainers
 import Nodes
+import TestSupport
 
-@Suite struct DecodeNodeTests {
+@Suite(.media) struct DecodeNodeTests {
     /// The bytes of a WAV file's data chunk.
     static func wavData(_ path: String) throws -> [UInt8] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

@@ -3,9 +3,10 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `demux`: a file's AAC and H.264 as stored; graphs/remux.json remuxes without re-encoding.
-@Suite(.timeLimit(.minutes(10))) struct DemuxNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct DemuxNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import GraphKit
 import Nodes
+import TestSupport
 
 /// The media files the decode fuzz target found (Tests/Fixtures/fuzz-findings, README there):
 /// each, read as `source.file → decode → sink.app` with every sample pulled, ends the run, failed
 /// with a damaged-file error (70) that names the file, or completed.
-@Suite struct FuzzFindingsTests {
+@Suite(.media) struct FuzzFindingsTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz-findings")
 

@@ -3,13 +3,14 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// Every PCM sample format and container GStreamer reads decodes to the samples ffmpeg decodes
 /// from the same file: the same count, channel for channel, within the format's precision. Each
 /// channel carries its own tone at nearly full scale, so a swapped channel, a wrong sign, byte
 /// order or offset shows. The files are made by ffmpeg at test time, with a sample count that is
 /// odd (an odd-length data chunk for 8-bit and 24-bit mono).
-@Suite struct PCMLayoutsTests {
+@Suite(.media) struct PCMLayoutsTests {
     struct Case: Sendable, CustomStringConvertible {
         let file: String
         let codec: String

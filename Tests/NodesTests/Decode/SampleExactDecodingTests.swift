@@ -3,12 +3,13 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// `decode` gives exactly the samples that were encoded, at the right time: encoder delay and
 /// padding are trimmed where the file says what they are, as ffmpeg and AVAssetReader do.
 /// Every file is made by ffmpeg (or LAME) from the same known signal, 3 s of white noise plus
 /// 7 samples at 22,050 Hz: a length that is no multiple of any codec's frame.
-@Suite struct SampleExactDecodingTests {
+@Suite(.media) struct SampleExactDecodingTests {
     static let rate = 22_050, count = 66_157
 
     static func source(in folder: URL, rate: Int = rate) throws -> String {

@@ -3,10 +3,11 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 import Testing
+import TestSupport
 
 /// `effect.mix` on files made here: the mix is the inputs' sum, sample for sample; as long as
 /// the longest; inputs of another rate and channel count are converted to the mix's.
-@Suite(.timeLimit(.minutes(10))) struct AudioMixNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct AudioMixNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

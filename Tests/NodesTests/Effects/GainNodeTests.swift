@@ -2,8 +2,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct GainNodeTests {
+@Suite(.media) struct GainNodeTests {
     let s16 = MediaFormat.pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .s16le))
     let f32 = MediaFormat.pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .f32le))
 

@@ -2,8 +2,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct GeometryEffectsTests {
+@Suite(.media) struct GeometryEffectsTests {
     @Test func cropRectanglesKeepTheWidthWhenTheyCan() {
         #expect(CropNode.rectangle(width: 720, height: 1280, aspect: (3, 4)) == (0, 160, 720, 960))
         #expect(CropNode.rectangle(width: 1920, height: 1080, aspect: (1, 1)) == (420, 0, 1080, 1080))

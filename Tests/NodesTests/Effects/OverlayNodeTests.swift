@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// The overlay draws with GStreamer's Pango and gdk-pixbuf elements: check where it drew, by
 /// pixels, not how the glyphs look.
-@Suite struct OverlayNodeTests {
+@Suite(.media) struct OverlayNodeTests {
     static func black(_ w: Int, _ h: Int) throws -> SampleBuffer {
         try VideoTestFrames.frame(w, h) { _, _ in (0, 0, 0, 255) }
     }

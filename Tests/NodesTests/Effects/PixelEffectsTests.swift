@@ -4,10 +4,11 @@ import CKernels
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// Exact pixels on small frames, with widths that are not a multiple of the 16-pixel vectors
 /// and rows padded past the width.
-@Suite struct PixelEffectsTests {
+@Suite(.media) struct PixelEffectsTests {
     static let shapes: [(Int, Int, Int?)] = [(5, 3, nil), (21, 2, nil), (17, 3, 17 * 4 + 12), (1, 1, nil)]
 
     func run(_ node: String, _ frame: SampleBuffer) throws -> SampleBuffer {

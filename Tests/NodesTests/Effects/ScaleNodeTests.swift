@@ -2,10 +2,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `effect.scale`: frames of any size, changing mid-stream, out at one size, fitted (shape kept,
 /// black bars) or stretched; on small BGRA frames whose every pixel is known.
-@Suite struct ScaleNodeTests {
+@Suite(.media) struct ScaleNodeTests {
     /// Rows of the picture in a frame (opaque white) and of the bars (opaque black).
     static func rows(_ out: SampleBuffer) -> [String] {
         guard case .rawVideo(let v)? = out.format else { return [] }

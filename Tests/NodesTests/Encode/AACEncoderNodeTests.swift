@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct AACEncoderNodeTests {
+@Suite(.media) struct AACEncoderNodeTests {
     @Test func encodesOneSecondToAACFramesOf1024Samples() throws {
         let h = try NodeHarness(#"{ "type": "encode.aac", "params": { "bitrate": 64000 } }"#)
         try h.push(TestMedia.sine(sampleRate: 44_100, channels: 2, seconds: 1))

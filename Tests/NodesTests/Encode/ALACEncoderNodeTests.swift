@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct ALACEncoderNodeTests {
+@Suite(.media) struct ALACEncoderNodeTests {
     /// In M4A: ffprobe names ALAC; the decoded samples are the input's, bit for bit, and as
     /// many (an odd count: the last frame is short, and the edit list ends where the input does).
     @Test(.timeLimit(.minutes(10)), arguments: [1, 2])

@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct AV1EncoderNodeTests {
+@Suite(.media) struct AV1EncoderNodeTests {
     /// In MP4: AV1 Main, every frame decoded (a tiny clip: libaom is slow).
     @Test(.timeLimit(.minutes(10))) func inMP4IsMainWithEveryFrame() throws {
         let folder = try TestMedia.temporaryFolder()

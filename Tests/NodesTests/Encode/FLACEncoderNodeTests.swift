@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct FLACEncoderNodeTests {
+@Suite(.media) struct FLACEncoderNodeTests {
     /// Encodes `buffers` with encode.flac and writes what comes out, buffer after buffer, to
     /// `path`: the stream's header then its frames, a native .flac file.
     static func encode(_ buffers: [SampleBuffer], params: String = "", to path: String) throws -> [SampleBuffer] {

@@ -2,8 +2,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct H264EncoderNodeTests {
+@Suite(.media) struct H264EncoderNodeTests {
     @Test func automaticBitrateFollowsTheCapturePresets() {
         #expect(H264EncoderNode.automaticBitrate(width: 720, height: 960) == 6_981_120)
         #expect(H264EncoderNode.automaticBitrate(width: 640, height: 480) == 3_102_720)

@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct HEVCEncoderNodeTests {
+@Suite(.media) struct HEVCEncoderNodeTests {
     @Test func encodesEveryFrameStartingWithAKeyframe() throws {
         let h = try NodeHarness(#"{ "type": "encode.hevc", "params": { "keyframeInterval": 10, "preset": "ultrafast" } }"#)
         let source = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "duration": 1, "live": false, "pattern": "ball" } }"#)

@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct OpusEncoderNodeTests {
+@Suite(.media) struct OpusEncoderNodeTests {
     /// 44.1 kHz in: Opus codes at 48 kHz, in packets of 20 ms, stamped in rising order.
     @Test func encodesTo48kHzPacketsOf20Milliseconds() throws {
         let h = try NodeHarness(#"{ "type": "encode.opus", "params": { "bitrate": 64000 } }"#)

@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct VP9EncoderNodeTests {
+@Suite(.media) struct VP9EncoderNodeTests {
     /// In MP4: VP9 profile 0, every frame decoded, keyframes no further apart than asked.
     @Test(.timeLimit(.minutes(10))) func inMP4IsProfile0WithEveryFrame() throws {
         let folder = try TestMedia.temporaryFolder()

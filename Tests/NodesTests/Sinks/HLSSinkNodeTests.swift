@@ -8,7 +8,7 @@ import TestSupport
 /// sink.hls on media ffmpeg makes here, decoded and re-encoded by the graph: the playlist keeps
 /// RFC 8216's rules in each of its kinds, segments start on key frames, ffmpeg and GStreamer play
 /// every frame, and what a failed or cancelled run wrote is removed.
-@Suite(.timeLimit(.minutes(10))) struct HLSSinkNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct HLSSinkNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

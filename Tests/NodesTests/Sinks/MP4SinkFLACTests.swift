@@ -3,12 +3,13 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `sink.mp4` with FLAC (``MP4FLAC``, `gkmp4flac`): ffmpeg reads a `fLaC` track, decodes the
 /// input's samples bit for bit and count for count, with and without video; STREAMINFO holds the
 /// encoder's final sample count and MD5; a FLAC file remuxed keeps its frames; QuickTime and
 /// fragmented files refuse FLAC, naming the file, and leave nothing.
-@Suite(.timeLimit(.minutes(10))) struct MP4SinkFLACTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct MP4SinkFLACTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

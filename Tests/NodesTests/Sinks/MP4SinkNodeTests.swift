@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct MP4SinkNodeTests {
+@Suite(.media) struct MP4SinkNodeTests {
     /// AAC made by the encoder node, to feed the sink.
     static func aac(seconds: Double, sampleRate: Int = 44_100, channels: Int = 1) throws -> [SampleBuffer] {
         let enc = try NodeHarness(#"{ "type": "encode.aac" }"#)

@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `sink.mkv`: every codec it takes, remuxed from a file ffmpeg made, decodes to the source's
 /// frames and samples; its file is renamed into place only when complete.
-@Suite(.timeLimit(.minutes(10))) struct MatroskaSinkNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct MatroskaSinkNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

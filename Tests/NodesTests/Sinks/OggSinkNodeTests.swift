@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `sink.ogg`: Opus and FLAC remuxed decode to the source's samples, as many; the file is renamed
 /// into place only when complete.
-@Suite(.timeLimit(.minutes(10))) struct OggSinkNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct OggSinkNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// sink.preview's contract, choices and mistakes; its runs, which need an X server, are in
 /// Tests/graphctlTests/PreviewGraphTests.swift (Xvfb, looked at through X).
-@Suite struct PreviewSinkNodeTests {
+@Suite(.media) struct PreviewSinkNodeTests {
     typealias Display = PreviewSinkNode.Display
 
     /// X when there is an X server (XWayland included), Wayland's own sink only without one,

@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `sink.webm`: VP9, AV1 and Opus remuxed decode to the source's frames and samples, in a file
 /// whose doc type is `webm`; H.264, AAC and FLAC are refused where the graph connects them.
-@Suite(.timeLimit(.minutes(10))) struct WebMSinkNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct WebMSinkNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 

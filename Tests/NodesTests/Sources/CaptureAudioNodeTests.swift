@@ -2,9 +2,10 @@ import Testing
 @testable import Nodes
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 
-@Suite struct CaptureAudioNodeTests {
+@Suite(.media) struct CaptureAudioNodeTests {
     @Test func testDeviceProducesExactlyTheDurationWithExactTimestamps() throws {
         let h = try NodeHarness(#"{ "type": "capture.audio", "params": { "sampleRate": 8000, "channels": 2, "duration": 1.5, "live": false, "frequency": 1000 } }"#)
         let buffers = try h.pullAll()

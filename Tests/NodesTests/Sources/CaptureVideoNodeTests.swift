@@ -2,8 +2,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct CaptureVideoNodeTests {
+@Suite(.media) struct CaptureVideoNodeTests {
     @Test func testPatternGivesExactFramesAndTimestamps() throws {
         let h = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "fps": 25, "duration": 0.4, "live": false } }"#)
         let frames = try h.pullAll()

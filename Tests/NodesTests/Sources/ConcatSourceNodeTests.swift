@@ -3,11 +3,12 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// `source.concat`: files joined as stored, `source.concat → sink.mp4`, on files ffmpeg makes
 /// here: the packets are the sources', each piece from the key frame at or before its inpoint to
 /// its outpoint, the sound in step; what cannot be joined is refused naming the piece.
-@Suite(.timeLimit(.minutes(10))) struct ConcatSourceNodeTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct ConcatSourceNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

@@ -3,8 +3,9 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
-@Suite struct FileSourceNodeTests {
+@Suite(.media) struct FileSourceNodeTests {
     @Test func readsEveryByteOfTheFile() throws {
         let folder = try TestMedia.temporaryFolder()
         let path = folder.appendingPathComponent("bytes.bin").path

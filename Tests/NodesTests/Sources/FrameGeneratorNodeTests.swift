@@ -3,10 +3,11 @@ import Testing
 import GraphKit
 import GraphKitTesting
 @testable import Nodes
+import TestSupport
 
 /// generate.frames: exact counts and timestamps, every pattern's pixels checked against the
 /// tests' own formulas, the counter read back (also after H.264), parameter errors, and the pool.
-@Suite struct FrameGeneratorNodeTests {
+@Suite(.media) struct FrameGeneratorNodeTests {
     static func harness(_ params: String) throws -> NodeHarness {
         try NodeHarness(#"{ "type": "generate.frames", "params": { \#(params) } }"#)
     }
