@@ -7,7 +7,7 @@ import Testing
 /// kAudioFormatOpus, kAudioFormatFLAC and kAudioFormatAppleLossless (and GraphKit's VP9 and AV1
 /// names, which Apple's writer has not), each read as its codec; what the file cannot hold
 /// refused with the reason, as AVFoundation's canAdd says no.
-@Suite(.media) struct AVOutputSettingsCodecsTests {
+@Suite struct AVOutputSettingsCodecsTests {
     static func audio(_ id: AudioFormatID, rate: Int = 48000) -> [String: Any] {
         [AVFormatIDKey: id, AVSampleRateKey: rate, AVNumberOfChannelsKey: 2]
     }

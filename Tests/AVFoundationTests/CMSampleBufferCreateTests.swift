@@ -55,7 +55,7 @@ import Testing
         let input = AVAssetWriterInput(mediaType: .audio, outputSettings: [AVFormatIDKey: kAudioFormatMPEG4AAC, AVSampleRateKey: 48_000,
                                                                           AVNumberOfChannelsKey: 1, AVEncoderBitRateKey: 96_000])
         writer.add(input)
-        #expect(writer.startWriting())
+        try #require(writer.startWriting(), "\(String(describing: writer.error))")  // a failed writer is never ready
         writer.startSession(atSourceTime: .zero)
         let format = try Self.monoPCM()
         var start = 0

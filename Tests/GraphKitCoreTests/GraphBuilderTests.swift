@@ -7,7 +7,7 @@ import TestSupport
 
 /// Graphs built in code are the graphs the JSON loader makes: one validation path, the same
 /// errors, and a document that reads back equal.
-@Suite(.media) struct GraphBuilderTests {
+@Suite struct GraphBuilderTests {
     static let graphsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../graphs").standardized
 
     /// graphs/frames.json, written in Swift with typed parameters.
@@ -71,7 +71,7 @@ import TestSupport
     }
 
     /// A graph built in code runs: 10 frames drawn, encoded and written.
-    @Test(.timeLimit(.minutes(10))) func aBuiltGraphRuns() async throws {
+    @Test(.media, .timeLimit(.minutes(10))) func aBuiltGraphRuns() async throws {
         let path = try TestMedia.temporaryFolder().appendingPathComponent("ten.mp4").path
         var b = GraphBuilder()
         let frames = b.add("frames", FrameGeneratorNode.self) {

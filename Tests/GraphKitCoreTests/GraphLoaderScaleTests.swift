@@ -7,7 +7,7 @@ import TestSupport
 /// Generated graphs of many thousands of nodes load as small ones do (the loader is linear in
 /// the document; the figure for 100,000 nodes is in BENCHMARKS.md, not asserted here), and a
 /// problem in one still names its node and place in the document.
-@Suite(.media) struct GraphLoaderScaleTests {
+@Suite struct GraphLoaderScaleTests {
     let loader = GraphLoader(registry: .builtIn)
 
     /// A file decoded, then `chain` gains one after another into an AAC encoder and an M4A; and

@@ -5,7 +5,7 @@ import GraphKit
 import GraphKitTesting
 import Nodes
 
-@Suite(.media) struct GraphLoaderTests {
+@Suite struct GraphLoaderTests {
     let loader = GraphLoader(registry: .builtIn)
 
     /// A valid graph with one substitution, so each broken case shows only what it breaks.

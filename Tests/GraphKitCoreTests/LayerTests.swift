@@ -7,7 +7,7 @@ import TestSupport
 /// containers library cannot reach GStreamer (no target they depend on, however indirectly, is a
 /// GStreamer module, so `import CGStreamer` there does not compile), and the nodes and Assets, which
 /// could, import none (they build elements through GraphKitRuntime's Swift API only).
-@Suite(.media) struct LayerTests {
+@Suite struct LayerTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// GStreamer's headers, the C glue over them, and the graphkit GStreamer plugin's elements.
     static let gstreamerModules: Set<String> = ["CGStreamer", "CGraphKitGlue", "GstGraphKit"]
@@ -54,7 +54,7 @@ import TestSupport
         return seen
     }
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.media, .timeLimit(.minutes(10)))
     func theCoreAndTheContainersCannotReachGStreamer() throws {
         let targets = try Self.targets()
         for layer in ["GraphKitCore", "MediaContainers"] {
@@ -69,7 +69,7 @@ import TestSupport
     /// A file imports only targets its own target depends on (directly or not): an import that
     /// builds only because SwiftPM happened to build the other module first breaks another
     /// build's order (`make fuzz`'s did: Nodes imported the GraphKit umbrella).
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.media, .timeLimit(.minutes(10)))
     func everyImportIsADeclaredDependency() throws {
         let targets = try Self.targets()
         var strays: [String] = []
@@ -119,7 +119,7 @@ import TestSupport
     /// The shared library's targets import FoundationEssentials at most: full Foundation (and its
     /// ICU) would be loaded by every graphctl process and plugin host (FootprintTests checks the
     /// built graphctl). Apple's modules, which must re-export Foundation, are not in it.
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.media, .timeLimit(.minutes(10)))
     func theSharedLibraryImportsNoFullFoundation() throws {
         let json = try Self.manifest()
         let products = try #require(json["products"] as? [[String: Any]])

@@ -28,8 +28,8 @@ public final class InvertNode: ProcessingNode, Sendable {
     }
 }
 
-@Suite(.media) struct ReadmeExamplesTests {
-    @Test func aUsersNodeRunsInAGraph() throws {
+@Suite struct ReadmeExamplesTests {
+    @Test(.media) func aUsersNodeRunsInAGraph() throws {
         var registry = NodeRegistry.builtIn
         registry.register(InvertNode.self)
         let h = try NodeHarness(#"{ "type": "effect.invert" }"#, registry: registry)
@@ -39,7 +39,7 @@ public final class InvertNode: ProcessingNode, Sendable {
         #expect(try !h.finish().hasLeftovers)
     }
 
-    @Test func doubles() throws {
+    @Test(.media) func doubles() throws {
         let h = try NodeHarness(#"{ "type": "effect.gain", "params": { "gain": 2 } }"#)
         try h.push(TestMedia.pcm(frames: 4) { frame, _ in Int16(frame * 1000) })
         let out = try #require(h.pull())

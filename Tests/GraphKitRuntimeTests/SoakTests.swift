@@ -8,7 +8,7 @@ import Testing
 /// counts, RSS grows by less than 5 MB, and every node object is freed after its run. The runs
 /// happen in `graphkit-soak`, a process of their own, so that no other test opens files or
 /// starts threads meanwhile.
-@Suite(.media) struct SoakTests {
+@Suite struct SoakTests {
     static let executable: URL = {
         var dir = Bundle.main.bundleURL
         for _ in 0..<3 {
@@ -28,7 +28,7 @@ import Testing
     /// by the address sanitizer's run).
     /// The same under AddressSanitizer, which keeps freed memory in a quarantine of up to 256 MB
     /// before reusing it (graphkit-soak's RSS grew by 275 MB over 1,000 runs there).
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.media, .timeLimit(.minutes(15)))
     func aThousandRunsLeaveNothingBehind() throws {
         let rssLimitMB = Sanitizer.isRunning ? Double.infinity : 5
         let p = Process()

@@ -9,7 +9,7 @@ import TestSupport
 /// 1 and 64 bits after its type, and a file cut inside a header, read one way by everything
 /// that walks boxes (the library's walk, the diagnosis, the tests' box list, the editor), on a
 /// file GStreamer's muxer writes here and then rewrites as other writers leave files.
-@Suite(.media) struct BoxReaderTests {
+@Suite struct BoxReaderTests {
     /// An M4A with its index first: its media data is the last box.
     static func make(_ folder: URL) throws -> (path: String, bytes: [UInt8]) {
         let path = folder.appendingPathComponent("original.m4a").path
@@ -24,7 +24,7 @@ import TestSupport
         return path
     }
 
-    @Test func sizesZeroAndOneAndACutHeaderReadOneWay() throws {
+    @Test(.media) func sizesZeroAndOneAndACutHeaderReadOneWay() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (original, bytes) = try Self.make(folder)

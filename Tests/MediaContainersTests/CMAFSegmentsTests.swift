@@ -7,7 +7,7 @@ import TestSupport
 
 /// The sample table read as samples, the HLS cut plan, the fragments written from them, and the
 /// playlist's text: each against what ffmpeg says of the same file.
-@Suite(.media) struct CMAFSegmentsTests {
+@Suite struct CMAFSegmentsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
@@ -35,7 +35,7 @@ import TestSupport
 
     /// Every sample where ffprobe finds its packet, of its size, at its times, key frames alike.
     /// (ffmpeg's times start at the edit list's first media time below 0: shifted back here.)
-    @Test func theSampleTableGivesEveryPacket() throws {
+    @Test(.media) func theSampleTableGivesEveryPacket() throws {
         let (path, movie, bytes) = try movie()
         for (handler, stream) in [("vide", "v"), ("soun", "a")] {
             let track = try #require(movie.tracks(handler: FourCC(handler)).first).track
@@ -53,7 +53,7 @@ import TestSupport
     /// Cuts fall on the first key frame at or past each multiple of the target (key frames every
     /// 0.4 s, a target of 1 s: 1.2, then 2.0); every sample of every track is in exactly one
     /// segment, in order; the durations add up to the movie's.
-    @Test func thePlanCutsAtKeyFramesAndTakesEverySampleOnce() throws {
+    @Test(.media) func thePlanCutsAtKeyFramesAndTakesEverySampleOnce() throws {
         let (_, movie, bytes) = try movie()
         let plan = try HLSSegmentPlan(movie: movie, fileSize: bytes.count, target: 1)
         #expect(zip(plan.segments.map(\.start), [0, 1.2, 2.0]).allSatisfy { abs($0 - $1) < 1e-9 })
@@ -70,7 +70,7 @@ import TestSupport
 
     /// A media segment read back by the library's own fragment reader: one traf per track, its
     /// trun's samples those given, its data offsets pointing at their bytes in the mdat.
-    @Test func aMediaSegmentReadsBackAsWritten() throws {
+    @Test(.media) func aMediaSegmentReadsBackAsWritten() throws {
         let (_, movie, bytes) = try movie()
         let plan = try HLSSegmentPlan(movie: movie, fileSize: bytes.count, target: 1)
         let segment = plan.segments[1]
@@ -101,7 +101,7 @@ import TestSupport
 
     /// The initialization segment: the sample descriptions as they were, no samples, a trex per
     /// track; ffprobe reads its streams.
-    @Test func theInitializationSegmentDescribesTheTracksAndHoldsNoSamples() throws {
+    @Test(.media) func theInitializationSegmentDescribesTheTracksAndHoldsNoSamples() throws {
         let (_, movie, bytes) = try movie()
         let plan = try HLSSegmentPlan(movie: movie, fileSize: bytes.count, target: 1)
         let written = CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index))
@@ -280,7 +280,7 @@ import TestSupport
     }
 
     /// A video track that starts without a key frame cannot be cut: refused, naming the track.
-    @Test func aVideoTrackNotStartingOnAKeyFrameIsRefused() throws {
+    @Test(.media) func aVideoTrackNotStartingOnAKeyFrameIsRefused() throws {
         let (_, original, bytes) = try movie()
         var movie = original
         let (i, track) = try #require(movie.tracks(handler: "vide").first)
@@ -295,7 +295,7 @@ import TestSupport
     /// Tables that claim more than the file holds are refused at once, not walked: a size for all
     /// samples times a count past the file's bytes; runs of four billion samples (per chunk, per
     /// composition offset) end with the samples there are.
-    @Test(.timeLimit(.minutes(10))) func tablesClaimingBillionsAreNotWalked() throws {
+    @Test(.media, .timeLimit(.minutes(10))) func tablesClaimingBillionsAreNotWalked() throws {
         let (_, original, bytes) = try movie()
         let (i, track) = try #require(original.tracks(handler: "vide").first)
         var movie = original

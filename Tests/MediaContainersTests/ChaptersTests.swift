@@ -9,7 +9,7 @@ import TestSupport
 /// as ffprobe's `-show_chapters` reads them: an MP4's and a MOV's QuickTime chapter track (with
 /// and without Nero's `chpl` beside it), an MP3's ID3 `CHAP` frames and `CTOC` (versions 2.3 and
 /// 2.4), FLAC's and Ogg Vorbis's `CHAPTERxxx` comments.
-@Suite(.media) struct ChaptersTests {
+@Suite struct ChaptersTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
@@ -50,7 +50,7 @@ import TestSupport
 
     /// Each file's chapters: the titles as written, starts and ends as ffprobe reads them (to
     /// the millisecond), and from the chapter track where the file has one.
-    @Test(arguments: made.indices) func chaptersReadAsFfprobeReadsThem(_ i: Int) throws {
+    @Test(.media, arguments: made.indices) func chaptersReadAsFfprobeReadsThem(_ i: Int) throws {
         let (name, video, codec, chapterTrack) = Self.made[i]
         let file = try make(name, video: video, codec: codec)
         let m = try Self.read(file)
@@ -77,7 +77,7 @@ import TestSupport
     /// `CHAPTER001NAME=…`), as ffprobe reads them. Then the same, in another order and with a
     /// fraction of one digit (which ffprobe reads as milliseconds: `.5` as 5 ms): by their
     /// numbers, `.5` half a second; a time that is not one is left out.
-    @Test(arguments: ["flac", "ogg"]) func vorbisCommentChapters(_ ext: String) throws {
+    @Test(.media, arguments: ["flac", "ogg"]) func vorbisCommentChapters(_ ext: String) throws {
         func make(_ name: String, _ comments: [(String, String)]) throws -> String {
             var arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=2"] + (ext == "ogg" ? ["-c:a", "libvorbis"] : [])
             for (key, value) in comments { arguments += ["-metadata", "\(key)=\(value)"] }
@@ -102,7 +102,7 @@ import TestSupport
     /// An ID3 table of contents decides the order (its entries that are tables expanded in
     /// place); a `CHAP` it does not list is not one of the file's chapters. Without a table, the
     /// chapters are in the order of their starts. The MP3 is ffmpeg's, its tag written here.
-    @Test(arguments: [UInt8(3), 4]) func id3TableOfContentsGivesTheOrder(_ version: UInt8) throws {
+    @Test(.media, arguments: [UInt8(3), 4]) func id3TableOfContentsGivesTheOrder(_ version: UInt8) throws {
         let sound = path("plain.mp3")
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "libmp3lame", "-write_id3v2", "0", sound])
         let audio = try Data(contentsOf: URL(fileURLWithPath: sound))
@@ -138,7 +138,7 @@ import TestSupport
 
     /// Files cut at every length and garbled read no chapter that the whole file does not hold,
     /// and never crash: the chapter track's samples past the end, a `CHAP` frame cut short.
-    @Test(arguments: ["both.mov", "id3v24.mp3"]) func cutAndGarbledFilesReadNoOtherChapters(_ name: String) throws {
+    @Test(.media, arguments: ["both.mov", "id3v24.mp3"]) func cutAndGarbledFilesReadNoOtherChapters(_ name: String) throws {
         let entry = try #require(Self.made.first { $0.name == name })
         let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try make(name, video: entry.video, codec: entry.codec))))
         let titles = Set(try Self.read(path(name)).chapters.map(\.title))

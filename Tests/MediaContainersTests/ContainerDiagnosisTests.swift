@@ -7,7 +7,7 @@ import TestSupport
 
 /// The structure walk that says why a file did not decode, on files GStreamer writes here and
 /// then damages as users' files are damaged: cut short, never finished, bytes changed.
-@Suite(.media) struct ContainerDiagnosisTests {
+@Suite struct ContainerDiagnosisTests {
     /// Writes `pipeline ! filesink` to `name` in `folder` and returns its bytes.
     static func make(_ name: String, _ pipeline: String, in folder: URL) throws -> (path: String, bytes: [UInt8]) {
         let path = folder.appendingPathComponent(name).path
@@ -27,7 +27,7 @@ import TestSupport
         ((try? MP4File(MemoryBytes(bytes)))?.boxes ?? []).map { ($0.type, Int($0.offset), Int($0.size)) }
     }
 
-    @Test func anMP4WhoseIndexIsMissingWasNotFinished() throws {
+    @Test(.media) func anMP4WhoseIndexIsMissingWasNotFinished() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         // Without faststart the index (moov) comes last: any cut loses it.
@@ -61,7 +61,7 @@ import TestSupport
 
     /// Random bytes, or zeros, after a whole MP4 header: the file does not end there (it was
     /// said to "end at byte 28 before its index" at 100 KB); what is there is said.
-    @Test(arguments: ["random", "zeros"])
+    @Test(.media, arguments: ["random", "zeros"])
     func bytesThatAreNoBoxesAfterAHeaderAreSaidToBeThere(_ kind: String) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -84,7 +84,7 @@ import TestSupport
         #expect(try Self.diagnose([], as: "empty.m4a", in: folder)?.problem == "is empty (0 bytes)")
     }
 
-    @Test func anIndexFirstMP4CutShortSaysWhere() throws {
+    @Test(.media) func anIndexFirstMP4CutShortSaysWhere() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (_, bytes) = try Self.make("good.m4a", "avenc_aac ! mp4mux faststart=true", in: folder)
@@ -101,7 +101,7 @@ import TestSupport
         #expect(try Self.diagnose(inMedia, as: "c.m4a", in: folder, indexOnly: true)?.problem == expected)
     }
 
-    @Test func oggPagesCutShortOrChangedAreFound() throws {
+    @Test(.media) func oggPagesCutShortOrChangedAreFound() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (good, bytes) = try Self.make("good.ogg", "vorbisenc ! oggmux", in: folder)
@@ -118,7 +118,7 @@ import TestSupport
         #expect(ContainerDiagnosis.diagnose(path: good, indexOnly: true) == nil)  // not an MP4: not walked
     }
 
-    @Test func aFLACFileCutInsideItsFirstFrame() throws {
+    @Test(.media) func aFLACFileCutInsideItsFirstFrame() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (good, bytes) = try Self.make("good.flac", "flacenc", in: folder)
@@ -133,7 +133,7 @@ import TestSupport
         #expect(e?.problem.hasPrefix("ends at byte \(cut.count), inside its first audio frame") == true, "\(String(describing: e))")
     }
 
-    @Test func anMP3CutInsideAFrame() throws {
+    @Test(.media) func anMP3CutInsideAFrame() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let (good, bytes) = try Self.make("good.mp3", "lamemp3enc bitrate=128 target=bitrate cbr=true", in: folder)
@@ -145,7 +145,7 @@ import TestSupport
         #expect(try Self.diagnose(cut, as: "cut.mp3", in: folder)?.problem.hasPrefix("ends at byte \(cut.count), inside MP3 frame 2 (which runs to byte ") == true)
     }
 
-    @Test func emptyAndUnknownFiles() throws {
+    @Test(.media) func emptyAndUnknownFiles() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(try Self.diagnose([], as: "empty.m4a", in: folder)?.problem == "is empty (0 bytes)")

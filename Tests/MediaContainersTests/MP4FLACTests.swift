@@ -7,7 +7,7 @@ import TestSupport
 /// FLAC's sample entry in an MP4 (`fLaC` with `dfLa`), as xiph's mapping defines it: the same
 /// bytes ffmpeg writes for the same stream, the rate field of a high-rate stream, and the blocks
 /// a `dfLa` keeps.
-@Suite(.media) struct MP4FLACTests {
+@Suite struct MP4FLACTests {
     /// A native FLAC stream's header: "fLaC" and `blocks`, the last marked last.
     static func native(_ blocks: [(UInt8, [UInt8])]) -> [UInt8] {
         var out = Array("fLaC".utf8)
@@ -32,7 +32,7 @@ import TestSupport
     /// ffmpeg's own FLAC in MP4 (`-strict -2`) and the header of the same stream in a .flac file:
     /// the entry written from that header is ffmpeg's, byte for byte (ffmpeg keeps STREAMINFO
     /// alone; so does a header of STREAMINFO alone).
-    @Test(.timeLimit(.minutes(10))) func theEntryIsFFmpegsForTheSameStream() throws {
+    @Test(.media, .timeLimit(.minutes(10))) func theEntryIsFFmpegsForTheSameStream() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let flac = folder.appendingPathComponent("tone.flac").path, mp4 = folder.appendingPathComponent("tone.mp4").path

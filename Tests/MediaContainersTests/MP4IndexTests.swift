@@ -7,7 +7,7 @@ import TestSupport
 
 /// MP4Index edits a finished file's index; when the index grows before the media (faststart),
 /// every chunk offset moves with it and the samples still decode.
-@Suite(.media) struct MP4IndexTests {
+@Suite struct MP4IndexTests {
     static func decode(_ path: String) throws -> [Int16] {
         let raw = path + ".raw"
         defer { try? FileManager.default.removeItem(atPath: raw) }
@@ -21,7 +21,7 @@ import TestSupport
     }
 
     /// A faststart M4A without an edit list: the edit list makes the index 36 bytes longer.
-    @Test(arguments: [false, true])
+    @Test(.media, arguments: [false, true])
     func anEditListBeforeTheMediaMovesEveryChunk(wideOffsets: Bool) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -73,7 +73,7 @@ import TestSupport
     /// An encoder that was given more samples than the file holds (a length limit ended it while
     /// the encoder went on): the edit stops where the track's samples do, not where the
     /// encoder's input did, so the movie is no longer than its samples.
-    @Test func anEditStopsWhereTheTracksSamplesDo() throws {
+    @Test(.media) func anEditStopsWhereTheTracksSamplesDo() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("cut.m4a").path
@@ -141,7 +141,7 @@ import TestSupport
     /// The index of a damaged file (a flipped entry count, a size, a version) is read without a
     /// crash, an overflow or a loop through billions of entries: decode reads every MP4's index
     /// this way before the demuxer does. A flipped elst count once looped for minutes.
-    @Test func damagedIndexesAreReadSafely() throws {
+    @Test(.media) func damagedIndexesAreReadSafely() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("a.mp4").path

@@ -7,7 +7,7 @@ import TestSupport
 
 /// MP4StreamFacts: what GStreamer's discoverer says of an MP4/MOV/M4A, read from the file's own
 /// index; compared field by field with the discoverer on files ffmpeg makes here.
-@Suite(.media, .timeLimit(.minutes(10))) struct MP4StreamFactsTests {
+@Suite(.timeLimit(.minutes(10))) struct MP4StreamFactsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
@@ -40,7 +40,7 @@ import TestSupport
         }
     }
 
-    @Test func h264AndAACAsTheDiscovererSays() throws {
+    @Test(.media) func h264AndAACAsTheDiscovererSays() throws {
         // High profile at 25 fps with stereo AAC at 48 kHz.
         try expectSameAsDiscoverer(try make(["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=1",
                                              "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=1",
@@ -58,7 +58,7 @@ import TestSupport
 
     /// A file the facts do not read as the discoverer would is not read: cut short, fragmented,
     /// another codec. The caller then asks the discoverer.
-    @Test func declinesWhatItDoesNotRead() throws {
+    @Test(.media) func declinesWhatItDoesNotRead() throws {
         let whole = try make(["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=1", "-c:v", "libx264", "-pix_fmt", "yuv420p"])
         #expect(try facts(whole) != nil)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))

@@ -10,7 +10,7 @@ import TestSupport
 /// comments and pictures (FLAC, Ogg Vorbis, Opus); non-ASCII text and cover art included. Then
 /// the same files cut at every length and garbled: no crash, and nothing read that the whole
 /// file does not hold.
-@Suite(.media) struct MediaMetadataTests {
+@Suite struct MediaMetadataTests {
     static let title = "Café – 東京"
     static let tags: [(String, String)] = [
         ("title", title), ("artist", "Zoë Artist"), ("album", "Ålbum ½"), ("album_artist", "Various Ärtists"),
@@ -54,7 +54,7 @@ import TestSupport
 
     /// iTunes items (M4A), ID3v2.3 and 2.4 (MP3), Vorbis comments and a FLAC picture (FLAC),
     /// Vorbis comments in Ogg Vorbis and Opus: every common field read as written.
-    @Test(arguments: formats.indices) func tagsAndCoverReadAsWritten(_ i: Int) throws {
+    @Test(.media, arguments: formats.indices) func tagsAndCoverReadAsWritten(_ i: Int) throws {
         let (name, codec, format, titleKey, hasCover) = Self.formats[i]
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -79,7 +79,7 @@ import TestSupport
     }
 
     /// QuickTime's keys (`meta/hdlr` mdta, `keys`, items by index), as iPhones write them.
-    @Test func quickTimeKeysOfAMOV() throws {
+    @Test(.media) func quickTimeKeysOfAMOV() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let tags = [("com.apple.quicktime.title", Self.title), ("com.apple.quicktime.location.ISO6709", "+48.8577+002.2950+035.000/"),
@@ -95,7 +95,7 @@ import TestSupport
     }
 
     /// QuickTime user-data strings (`udta/©nam`, `udta/©xyz`), as ffmpeg writes a MOV's tags.
-    @Test func userDataStringsOfAMOV() throws {
+    @Test(.media) func userDataStringsOfAMOV() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = try Self.make("udta.mov", in: folder, codec: ["-c:a", "pcm_s16le"],
@@ -108,7 +108,7 @@ import TestSupport
 
     /// Every format cut at every length of its first 8 KiB, and with its sizes garbled: no
     /// crash, and every item read is one the whole file holds (nothing from beyond the end).
-    @Test func cutAndGarbledTagsReadNothingFromBeyondTheirBytes() throws {
+    @Test(.media) func cutAndGarbledTagsReadNothingFromBeyondTheirBytes() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let cover = try Self.cover(in: folder)

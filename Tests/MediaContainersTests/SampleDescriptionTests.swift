@@ -6,7 +6,7 @@ import TestSupport
 
 /// SampleDescription: what decides whether two tracks' compressed samples can follow one another
 /// (a passthrough join), read from files ffmpeg makes here.
-@Suite(.media, .timeLimit(.minutes(10))) struct SampleDescriptionTests {
+@Suite(.timeLimit(.minutes(10))) struct SampleDescriptionTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
@@ -30,7 +30,7 @@ import TestSupport
 
     /// AAC at two bit rates decodes with one configuration: the esds' bit rates are not compared,
     /// its AudioSpecificConfig is; another rate or channel count is named.
-    @Test func aacDiffersOnlyWhereDecodingDoes() throws {
+    @Test(.media) func aacDiffersOnlyWhereDecodingDoes() throws {
         let a = try aac(bitRate: "96k"), b = try aac(bitRate: "160k")
         #expect(a.codec == "mp4a" && a.configuration?.type == "esds")
         #expect(b.difference(from: a) == nil)
@@ -45,7 +45,7 @@ import TestSupport
 
     /// H.264 of one size and profile joins; another size, or another profile's parameter sets
     /// (avcC), is named.
-    @Test func h264DiffersBySizeAndParameterSets() throws {
+    @Test(.media) func h264DiffersBySizeAndParameterSets() throws {
         let a = try h264()
         #expect(a.codec == "avc1" && a.configuration?.type == "avcC")
         #expect(a.size?.width == 160 && a.size?.height == 120)

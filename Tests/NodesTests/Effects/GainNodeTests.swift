@@ -4,7 +4,7 @@ import GraphKitTesting
 import Nodes
 import TestSupport
 
-@Suite(.media) struct GainNodeTests {
+@Suite struct GainNodeTests {
     let s16 = MediaFormat.pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .s16le))
     let f32 = MediaFormat.pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .f32le))
 
@@ -12,7 +12,7 @@ import TestSupport
         SampleBuffer(format: s16, bytes: samples.withUnsafeBytes { Array($0) }, presentationTime: .zero)
     }
 
-    @Test func doublesAndSaturates16BitSamples() throws {
+    @Test(.media) func doublesAndSaturates16BitSamples() throws {
         let h = try NodeHarness(#"{ "type": "effect.gain", "params": { "gain": 2 } }"#)
         try h.push(s16Buffer([1000, -1000, 20000, -20000, 0, 1, -32768]))
         let out = try #require(h.pull())
@@ -21,7 +21,7 @@ import TestSupport
         #expect(try !h.finish().hasLeftovers)
     }
 
-    @Test func decibelsOnFloatSamples() throws {
+    @Test(.media) func decibelsOnFloatSamples() throws {
         let h = try NodeHarness(#"{ "type": "effect.gain", "params": { "db": -6.020599913279624 } }"#)
         let input: [Float] = [1, -0.5, 0.25, 0]
         try h.push(SampleBuffer(format: f32, bytes: input.withUnsafeBytes { Array($0) }))

@@ -4,15 +4,15 @@ import GraphKitTesting
 import Nodes
 import TestSupport
 
-@Suite(.media) struct GeometryEffectsTests {
-    @Test func cropRectanglesKeepTheWidthWhenTheyCan() {
+@Suite struct GeometryEffectsTests {
+    @Test(.media) func cropRectanglesKeepTheWidthWhenTheyCan() {
         #expect(CropNode.rectangle(width: 720, height: 1280, aspect: (3, 4)) == (0, 160, 720, 960))
         #expect(CropNode.rectangle(width: 1920, height: 1080, aspect: (1, 1)) == (420, 0, 1080, 1080))
         #expect(CropNode.rectangle(width: 1280, height: 720, aspect: (9, 16)) == (438, 0, 404, 720))  // 405 made even
         #expect(CropNode.rectangle(width: 8, height: 12, aspect: (3, 4)) == (0, 1, 8, 10))
     }
 
-    @Test func cropChangesTheSizeBeforeTheFirstFrameAndKeepsTheRightPixels() throws {
+    @Test(.media) func cropChangesTheSizeBeforeTheFirstFrameAndKeepsTheRightPixels() throws {
         let h = try NodeHarness(#"{ "type": "effect.crop", "params": { "aspect": "3:4" } }"#)
         try h.push(try VideoTestFrames.frame(8, 12) { x, y in (UInt8(x), UInt8(y), 7, 255) })
         let out = try #require(h.pull())
@@ -21,7 +21,7 @@ import TestSupport
         try h.finish()
     }
 
-    @Test func cropToARectangle() throws {
+    @Test(.media) func cropToARectangle() throws {
         let h = try NodeHarness(#"{ "type": "effect.crop", "params": { "x": 2, "y": 1, "width": 4, "height": 2 } }"#)
         try h.push(try VideoTestFrames.frame(8, 4) { x, y in (UInt8(x), UInt8(y), 0, 255) })
         let out = try #require(h.pull())
@@ -30,7 +30,7 @@ import TestSupport
         try h.finish()
     }
 
-    @Test(arguments: [("90", [[0, 1], [0, 0]] as [[Int]]), ("270", [[2, 0], [2, 1]])])
+    @Test(.media, arguments: [("90", [[0, 1], [0, 0]] as [[Int]]), ("270", [[2, 0], [2, 1]])])
     func rotateSwapsWidthAndHeight(_ degrees: String, _ firstColumnSources: [[Int]]) throws {
         // A 3×2 frame becomes 2×3. Clockwise, the new top row comes from the old left column,
         // bottom up; counter-clockwise, from the old right column, top down.

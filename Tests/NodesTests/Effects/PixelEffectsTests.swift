@@ -8,7 +8,7 @@ import TestSupport
 
 /// Exact pixels on small frames, with widths that are not a multiple of the 16-pixel vectors
 /// and rows padded past the width.
-@Suite(.media) struct PixelEffectsTests {
+@Suite struct PixelEffectsTests {
     static let shapes: [(Int, Int, Int?)] = [(5, 3, nil), (21, 2, nil), (17, 3, 17 * 4 + 12), (1, 1, nil)]
 
     func run(_ node: String, _ frame: SampleBuffer) throws -> SampleBuffer {
@@ -19,7 +19,7 @@ import TestSupport
         return out
     }
 
-    @Test(arguments: ["red", "green", "blue"])
+    @Test(.media, arguments: ["red", "green", "blue"])
     func dropChannelZeroesExactlyOneChannel(_ channel: String) throws {
         let index = ["blue": 0, "green": 1, "red": 2][channel]!
         for (w, h, stride) in Self.shapes {
@@ -35,13 +35,13 @@ import TestSupport
         }
     }
 
-    @Test func dropChannelOnRGBAFindsTheChannelByFormat() throws {
+    @Test(.media) func dropChannelOnRGBAFindsTheChannelByFormat() throws {
         let frame = try VideoTestFrames.frame(3, 1, .rgba) { _, _ in (10, 20, 30, 40) }  // R, G, B, A bytes
         let out = try run(#"{ "type": "effect.dropChannel", "params": { "channel": "red" } }"#, frame)
         #expect(VideoTestFrames.pixels(out).pixels == Array(repeating: [0, 20, 30, 40], count: 3))
     }
 
-    @Test func grayscaleIsBT601RoundedToNearest() throws {
+    @Test(.media) func grayscaleIsBT601RoundedToNearest() throws {
         for (w, h, stride) in Self.shapes {
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
                 (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
@@ -99,19 +99,19 @@ import TestSupport
         }
     }
 
-    @Test func grayscaleDivisionIsExactForEverySum() {
+    @Test(.media) func grayscaleDivisionIsExactForEverySum() {
         let wrong = (UInt32(0)...255_500).filter { GrayscaleNode.divide1000($0) != $0 / 1000 }
         #expect(wrong.isEmpty)
     }
 
-    @Test func grayscaleTies() throws {
+    @Test(.media) func grayscaleTies() throws {
         // 0.299·255 + 0.587·0 + 0.114·1 = 76.359 → 76; pure grey stays; (1, 1, 0) → 0.886 → 1.
         let frame = try VideoTestFrames.frame(3, 1) { x, _ in [(1, 0, 255, 9), (77, 77, 77, 255), (0, 1, 1, 0)][x] }
         #expect(VideoTestFrames.pixels(try run(#"{ "type": "effect.grayscale" }"#, frame)).pixels
                 == [[76, 76, 76, 9], [77, 77, 77, 255], [1, 1, 1, 0]])
     }
 
-    @Test func colorMatrixFollowsCIColorMatrix() throws {
+    @Test(.media) func colorMatrixFollowsCIColorMatrix() throws {
         let node = #"{ "type": "effect.colorMatrix", "params": { "r": [0.5, 0.5, 0, 0], "g": [0, 0, 2, 0], "b": [0, 0, 0, 1], "a": [0, 0, 0, 0], "bias": [0.1, 0, -0.2, 1] } }"#
         for (w, h, stride) in Self.shapes {
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
@@ -199,7 +199,7 @@ import TestSupport
 
     /// Every row width from 1 to 80 (vectors from both ends, then a middle of each length and
     /// parity), in place and into a pooled frame when the frame is also held elsewhere.
-    @Test func horizontalMirrorOfEveryWidth() throws {
+    @Test(.media) func horizontalMirrorOfEveryWidth() throws {
         let node = try makeNode(#"{ "type": "effect.mirror", "params": { "axis": "horizontal" } }"#)
         for w in 1...80 {
             func make() throws -> SampleBuffer { try VideoTestFrames.frame(w, 2) { x, y in (UInt8(x), UInt8(y), UInt8(w), 255) } }
@@ -215,7 +215,7 @@ import TestSupport
         }
     }
 
-    @Test func mirrorBothAxes() throws {
+    @Test(.media) func mirrorBothAxes() throws {
         for (w, h, stride) in Self.shapes {
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in (UInt8(x), UInt8(y), 0, 255) }
             let horizontal = VideoTestFrames.pixels(try run(#"{ "type": "effect.mirror", "params": { "axis": "horizontal" } }"#, frame), bytesPerRow: stride)

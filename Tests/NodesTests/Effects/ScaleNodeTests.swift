@@ -6,7 +6,7 @@ import TestSupport
 
 /// `effect.scale`: frames of any size, changing mid-stream, out at one size, fitted (shape kept,
 /// black bars) or stretched; on small BGRA frames whose every pixel is known.
-@Suite(.media) struct ScaleNodeTests {
+@Suite struct ScaleNodeTests {
     /// Rows of the picture in a frame (opaque white) and of the bars (opaque black).
     static func rows(_ out: SampleBuffer) -> [String] {
         guard case .rawVideo(let v)? = out.format else { return [] }
@@ -21,7 +21,7 @@ import TestSupport
 
     static func white(_ w: Int, _ h: Int) throws -> SampleBuffer { try VideoTestFrames.frame(w, h) { _, _ in (255, 255, 255, 255) } }
 
-    @Test func fitKeepsTheShapeWithBlackBarsAndTakesSizesThatChange() throws {
+    @Test(.media) func fitKeepsTheShapeWithBlackBarsAndTakesSizesThatChange() throws {
         let h = try NodeHarness(#"{ "type": "effect.scale", "params": { "width": 16, "height": 16 } }"#)
         // 32x16 (2:1) into 16x16: a 16x8 picture, 4 rows of bars above and below.
         try h.push(try Self.white(32, 16))
@@ -42,7 +42,7 @@ import TestSupport
         try h.finish()
     }
 
-    @Test func stretchFillsTheFrame() throws {
+    @Test(.media) func stretchFillsTheFrame() throws {
         let h = try NodeHarness(#"{ "type": "effect.scale", "params": { "width": 16, "height": 16, "mode": "stretch" } }"#)
         try h.push(try Self.white(32, 16))
         let out = try #require(h.pull())

@@ -5,8 +5,8 @@ import GraphKitTesting
 import Nodes
 import TestSupport
 
-@Suite(.media) struct HEVCEncoderNodeTests {
-    @Test func encodesEveryFrameStartingWithAKeyframe() throws {
+@Suite struct HEVCEncoderNodeTests {
+    @Test(.media) func encodesEveryFrameStartingWithAKeyframe() throws {
         let h = try NodeHarness(#"{ "type": "encode.hevc", "params": { "keyframeInterval": 10, "preset": "ultrafast" } }"#)
         let source = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "duration": 1, "live": false, "pattern": "ball" } }"#)
         try h.push(try source.pullAll())
@@ -23,7 +23,7 @@ import TestSupport
     }
 
     /// In MP4: HEVC tagged hvc1 (Apple's players refuse hev1), Main profile, every frame decoded.
-    @Test(.timeLimit(.minutes(10)), arguments: [("main", "Main"), ("main10", "Main 10")])
+    @Test(.media, .timeLimit(.minutes(10)), arguments: [("main", "Main"), ("main10", "Main 10")])
     func inMP4IsHvc1OfTheProfileWithEveryFrame(profile: String, named: String) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -39,7 +39,7 @@ import TestSupport
     }
 
     /// A set size scales; quality (CRF) is a rate control of its own and excludes a bit rate.
-    @Test(.timeLimit(.minutes(10))) func qualityAndSizeAreTaken() throws {
+    @Test(.media, .timeLimit(.minutes(10))) func qualityAndSizeAreTaken() throws {
         let h = try NodeHarness(#"{ "type": "encode.hevc", "params": { "quality": 30, "width": 32, "height": 32, "preset": "ultrafast" } }"#)
         let source = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 641, "height": 361, "duration": 0.2, "live": false } }"#)
         try h.push(try source.pullAll())
@@ -50,7 +50,7 @@ import TestSupport
                     .contains { $0.hasPrefix("nodes.h.params.") && $0.contains("bitrate") && $0.contains("quality") })
     }
 
-    @Test func parametersOutOfRangeAreRefusedAtTheirPath() {
+    @Test(.media) func parametersOutOfRangeAreRefusedAtTheirPath() {
         #expect(EncodedMediaChecks.problems(#"{ "version": 1, "nodes": { "h": { "type": "encode.hevc", "params": { "quality": 52 } } } }"#)
                     .contains("nodes.h.params.quality: 52 is out of range (0 to 51)"))
         #expect(EncodedMediaChecks.problems(#"{ "version": 1, "nodes": { "h": { "type": "encode.hevc", "params": { "keyframeInterval": 0 } } } }"#)
@@ -61,7 +61,7 @@ import TestSupport
 
     /// Odd frames at their own size: HEVC in 4:2:0 needs even sides; the run fails naming the
     /// node and saying what to do.
-    @Test(.timeLimit(.minutes(10))) func oddFramesFailNamingTheNode() throws {
+    @Test(.media, .timeLimit(.minutes(10))) func oddFramesFailNamingTheNode() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let mp4 = folder.appendingPathComponent("odd.mp4").path

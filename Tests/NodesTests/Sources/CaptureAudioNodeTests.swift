@@ -5,8 +5,8 @@ import GraphKitTesting
 import TestSupport
 
 
-@Suite(.media) struct CaptureAudioNodeTests {
-    @Test func testDeviceProducesExactlyTheDurationWithExactTimestamps() throws {
+@Suite struct CaptureAudioNodeTests {
+    @Test(.media) func testDeviceProducesExactlyTheDurationWithExactTimestamps() throws {
         let h = try NodeHarness(#"{ "type": "capture.audio", "params": { "sampleRate": 8000, "channels": 2, "duration": 1.5, "live": false, "frequency": 1000 } }"#)
         let buffers = try h.pullAll()
         let frames = buffers.reduce(0) { $0 + $1.frameCount }
@@ -29,7 +29,7 @@ import TestSupport
     /// Counts no buffer size near 1024 divides (a prime rate, odd durations) end on the sample:
     /// they were rounded up to whole buffers (44,101 Hz × 1 s gave 45,056), and a duration under
     /// a sample gives one.
-    @Test(.timeLimit(.minutes(10)), arguments: [(44_101, 1.0, 44_101), (48_000, 1.23456, 59_259), (22_050, 2.7183, 59_939), (44_100, 0.00001, 1)])
+    @Test(.media, .timeLimit(.minutes(10)), arguments: [(44_101, 1.0, 44_101), (48_000, 1.23456, 59_259), (22_050, 2.7183, 59_939), (44_100, 0.00001, 1)])
     func anyCountEndsOnTheSample(rate: Int, seconds: Double, expected: Int) throws {
         let h = try NodeHarness(#"{ "type": "capture.audio", "params": { "sampleRate": \#(rate), "duration": \#(seconds), "live": false } }"#)
         let buffers = try h.pullAll()
@@ -39,7 +39,7 @@ import TestSupport
         try h.finish()
     }
 
-    @Test func framesPerBufferDividesTheDurationWhenItCan() {
+    @Test(.media) func framesPerBufferDividesTheDurationWhenItCan() {
         #expect(CaptureAudioNode.framesPerBuffer(total: 441_000) == 1000)
         #expect(CaptureAudioNode.framesPerBuffer(total: 480_000) == 1000)
         #expect(CaptureAudioNode.framesPerBuffer(total: 102_400) == 1024)
@@ -47,7 +47,7 @@ import TestSupport
         #expect(CaptureAudioNode.framesPerBuffer(total: 1_000_003) == 1024)  // a prime: rounds up instead
     }
 
-    @Test func aMissingDeviceFailsNamingIt() throws {
+    @Test(.media) func aMissingDeviceFailsNamingIt() throws {
         let h = try NodeHarness(#"{ "type": "capture.audio", "params": { "device": "alsa:hw:99", "duration": 1 } }"#)
         do {
             try h.finish(timeout: 5)

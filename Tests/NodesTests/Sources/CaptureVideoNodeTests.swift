@@ -4,8 +4,8 @@ import GraphKitTesting
 import Nodes
 import TestSupport
 
-@Suite(.media) struct CaptureVideoNodeTests {
-    @Test func testPatternGivesExactFramesAndTimestamps() throws {
+@Suite struct CaptureVideoNodeTests {
+    @Test(.media) func testPatternGivesExactFramesAndTimestamps() throws {
         let h = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "fps": 25, "duration": 0.4, "live": false } }"#)
         let frames = try h.pullAll()
         #expect(frames.count == 10)
@@ -19,14 +19,14 @@ import TestSupport
 
     /// A duration under half a frame is one frame: it was none, which the test source took as
     /// no limit, and the capture never ended.
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.media, .timeLimit(.minutes(10)))
     func aDurationUnderHalfAFrameGivesOneFrame() throws {
         let h = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "fps": 30, "duration": 0.01, "live": false } }"#)
         #expect(try h.pullAll().count == 1)
         try h.finish()
     }
 
-    @Test func aMissingCameraFailsNamingIt() {
+    @Test(.media) func aMissingCameraFailsNamingIt() {
         #expect(throws: GraphError(.runFailed, at: "nodes.node.params.device", "no camera at \"/dev/video99\"", node: "node")) {
             try NodeHarness(#"{ "type": "capture.video", "params": { "device": "/dev/video99" } }"#)
         }

@@ -5,8 +5,8 @@ import GraphKitTesting
 import Nodes
 import TestSupport
 
-@Suite(.media) struct FileSourceNodeTests {
-    @Test func readsEveryByteOfTheFile() throws {
+@Suite struct FileSourceNodeTests {
+    @Test(.media) func readsEveryByteOfTheFile() throws {
         let folder = try TestMedia.temporaryFolder()
         let path = folder.appendingPathComponent("bytes.bin").path
         let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
@@ -16,7 +16,7 @@ import TestSupport
         #expect(read == bytes)
     }
 
-    @Test func aMissingFileIsAnInputErrorBeforeAnythingRuns() {
+    @Test(.media) func aMissingFileIsAnInputErrorBeforeAnythingRuns() {
         #expect(throws: GraphError(.inputUnreadable, at: "nodes.node.params.path", "cannot read \"/nonexistent.wav\": no such file", node: "node")) {
             try NodeHarness(#"{ "type": "source.file", "params": { "path": "/nonexistent.wav" } }"#)
         }
