@@ -23,6 +23,7 @@ extension NodeRegistry {
         RotateNode.self,
         OverlayNode.self,
         WaveformNode.self,
+        LoudnessNode.self,
         ThumbnailsNode.self,
         AACEncoderNode.self,
         H264EncoderNode.self,
