@@ -24,6 +24,7 @@ extension NodeRegistry {
         OverlayNode.self,
         WaveformNode.self,
         LoudnessNode.self,
+        SilenceNode.self,
         ThumbnailsNode.self,
         AACEncoderNode.self,
         H264EncoderNode.self,
