@@ -25,6 +25,8 @@ extension NodeRegistry {
         WaveformNode.self,
         LoudnessNode.self,
         SilenceNode.self,
+        BlackNode.self,
+        ScenesNode.self,
         ThumbnailsNode.self,
         AACEncoderNode.self,
         H264EncoderNode.self,
