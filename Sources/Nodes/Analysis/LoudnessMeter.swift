@@ -217,16 +217,29 @@ public struct LoudnessMeter: PCMMeasuring {
         line.withUnsafeBufferPointer { line in
             tapCoefficients.withUnsafeBufferPointer { coefficients in
                 tapDelays.withUnsafeBufferPointer { delays in
+                    // Four output samples of a phase at once: each tap reads four neighbours.
+                    let samples = UnsafeRawPointer(line.baseAddress!)
+                    var peaks = SIMD4<Double>(repeating: 0)
                     var first = 0
                     for end in phaseEnds {
-                        for i in 0..<count {
-                            let newest = historyLength + i
+                        var i = 0
+                        while i + 4 <= count {
+                            var acc = SIMD4<Double>(repeating: 0)
+                            for t in first..<end {
+                                acc += coefficients[t] * samples.loadUnaligned(fromByteOffset: (historyLength + i - delays[t]) * 8, as: SIMD4<Double>.self)
+                            }
+                            peaks = pointwiseMax(peaks, pointwiseMax(acc, -acc))
+                            i += 4
+                        }
+                        while i < count {
                             var acc = 0.0
-                            for t in first..<end { acc += coefficients[t] * line[newest - delays[t]] }
+                            for t in first..<end { acc += coefficients[t] * line[historyLength + i - delays[t]] }
                             truePeak = max(truePeak, abs(acc))
+                            i += 1
                         }
                         first = end
                     }
+                    truePeak = max(truePeak, peaks.max())
                 }
             }
             for i in 0..<historyLength { history[c * historyLength + i] = line[count + i] }
