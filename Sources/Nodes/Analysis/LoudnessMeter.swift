@@ -24,6 +24,7 @@ public struct LoudnessMeasurement: Codable, Sendable, Equatable {
     public var integratedThresholdLUFS: Double?
     /// The relative gate of the loudness range, in LUFS.
     public var rangeThresholdLUFS: Double?
+    /// The measured stream's rate (Hz) and channel count.
     public var sampleRate: Int
     public var channels: Int
     /// The frames measured, and their duration in seconds.
@@ -36,6 +37,7 @@ public struct LoudnessMeasurement: Codable, Sendable, Equatable {
     public struct LoudnessPoint: Codable, Sendable, Equatable {
         /// The end of the window, in seconds from the first frame.
         public var time: Double
+        /// Loudness of the last 400 ms, and (below) of the last 3 s.
         public var momentaryLUFS: Double?
         public var shortTermLUFS: Double?
     }
@@ -55,6 +57,7 @@ public struct LoudnessMeasurement: Codable, Sendable, Equatable {
 /// channels (left, right, centre), 0 for the fourth (LFE) of five-or-more, 1.41 for surrounds
 /// (4 channels: L R Ls Rs; 5: L R C Ls Rs; 6: L R C LFE Ls Rs); channels past the sixth count 0.
 public struct LoudnessMeter: PCMMeasuring {
+    /// The stream's rate (Hz) and channel count, fixed for the meter's life.
     public let sampleRate: Int
     public let channels: Int
     /// Whether ``measurement`` includes the momentary/short-term series.

@@ -16,6 +16,7 @@ public struct SilenceEvent: Codable, Sendable, Equatable {
 
 /// What `analysis.silence` writes: the settings and the events found.
 public struct SilenceReport: Codable, Sendable, Equatable {
+    /// The settings the silences were found with (dBFS, seconds), the stream's rate and length, and the silences in order.
     public var thresholdDB: Double
     public var minimumDuration: Double
     public var sampleRate: Int
@@ -31,6 +32,7 @@ public struct SilenceReport: Codable, Sendable, Equatable {
 /// A noise floor above the threshold crosses zero often, but seldom stays under the threshold
 /// for long: the minimum duration is what keeps it from making events.
 public struct SilenceDetector: PCMMeasuring {
+    /// The stream's format and the settings, fixed for the detector's life.
     public let sampleRate: Int
     public let channels: Int
     public let thresholdDB: Double
@@ -55,6 +57,7 @@ public struct SilenceDetector: PCMMeasuring {
         minimumFrames = max(1, Int((minimumDuration * Double(sampleRate)).rounded()))
     }
 
+    /// Adds interleaved frames: 32-bit float (full scale ±1), 16-bit, or `Double`.
     public mutating func add(_ samples: UnsafeBufferPointer<Float>) {
         add(count: samples.count) { Double(samples[$0]) }
     }

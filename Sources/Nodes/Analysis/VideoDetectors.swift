@@ -6,6 +6,7 @@ import GraphKitCore
 /// otherwise). Y of I420 and NV12 is taken as it is (limited range, black 16, white 235); BGRA
 /// and RGBA become BT.601 luma, full range (black 0, white 255).
 public struct LumaThumbnail: Sendable {
+    /// The thumbnail's size and its luma, row after row, no padding.
     public var width: Int
     public var height: Int
     public var pixels: [UInt8]
@@ -13,6 +14,7 @@ public struct LumaThumbnail: Sendable {
     public var black: Int
     public var white: Int
 
+    /// A thumbnail made by hand (tests, other sources of luma).
     public init(width: Int, height: Int, pixels: [UInt8], black: Int = 0, white: Int = 255) {
         self.width = width; self.height = height; self.pixels = pixels; self.black = black; self.white = white
     }
@@ -63,6 +65,7 @@ public struct BlackEvent: Codable, Sendable, Equatable {
 
 /// What `analysis.black` writes.
 public struct BlackReport: Codable, Sendable, Equatable {
+    /// The settings, the frames seen, and the black stretches in order.
     public var threshold: Double
     public var pixelRatio: Double
     public var minimumDuration: Double
@@ -75,6 +78,7 @@ public struct BlackReport: Codable, Sendable, Equatable {
 /// least `pixelRatio` of its pixels are; a run of black frames at least `minimumDuration` long
 /// is an event.
 public struct BlackDetector: Sendable {
+    /// The settings (see the type), fixed for the detector's life.
     public let threshold: Double
     public let pixelRatio: Double
     public let minimumDuration: Double
@@ -115,6 +119,7 @@ public struct BlackDetector: Sendable {
     /// Ends the stream: a black stretch still going ends with the last frame.
     public mutating func finish() { close(at: lastEnd) }
 
+    /// The report of every frame added (call ``finish()`` first).
     public var report: BlackReport {
         BlackReport(threshold: threshold, pixelRatio: pixelRatio, minimumDuration: minimumDuration, frames: frames, blacks: events)
     }
@@ -122,6 +127,7 @@ public struct BlackDetector: Sendable {
 
 /// A frame's scene-change score, and a cut where it reaches the threshold.
 public struct SceneScore: Codable, Sendable, Equatable {
+    /// The frame's presentation time, in seconds.
     public var time: Double
     /// 0 (the same picture) to 100.
     public var score: Double
@@ -129,6 +135,7 @@ public struct SceneScore: Codable, Sendable, Equatable {
 
 /// What `analysis.scenes` writes.
 public struct ScenesReport: Codable, Sendable, Equatable {
+    /// The threshold, the frames seen and the end of the last, in seconds.
     public var threshold: Double
     public var frames: Int
     public var durationSeconds: Double
@@ -143,6 +150,7 @@ public struct ScenesReport: Codable, Sendable, Equatable {
 /// change from the previous frame's MAFD, so a steady pan (large MAFD every frame) scores low
 /// while a cut (one jump) scores high. A frame whose score is at least `threshold` is a cut.
 public struct SceneDetector: Sendable {
+    /// The cut threshold (0 to 100), and whether every frame's score is kept for ``report``.
     public let threshold: Double
     public let keepsScores: Bool
     var previous: LumaThumbnail?
@@ -156,6 +164,7 @@ public struct SceneDetector: Sendable {
         self.threshold = threshold; self.keepsScores = keepsScores
     }
 
+    /// Adds a frame shown from `time` for `duration` seconds.
     public mutating func add(_ luma: LumaThumbnail, time: Double, duration: Double) {
         frames += 1
         end = time + duration
@@ -175,6 +184,7 @@ public struct SceneDetector: Sendable {
         if score >= threshold { cuts.append(SceneScore(time: time, score: rounded)) }
     }
 
+    /// The cuts (and scores) of every frame added.
     public var report: ScenesReport {
         ScenesReport(threshold: threshold, frames: frames, durationSeconds: end, cuts: cuts, scores: keepsScores ? scores : nil)
     }
