@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,composition,thumbs,metadata,join,hevc,opus,flac]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,composition,thumbs,metadata,join,hevc,opus,flac,loudness10,loudness60]
 """
 import argparse
 import os
@@ -816,6 +816,26 @@ def metadata_job(runs, files=1000):
     print("- goal: at most 1.0× ffprobe")
 
 
+def loudness_job(minutes, runs):
+    """EBU R128 measurement of a long stereo WAV (issue 51): `graphctl analyze --only loudness`
+    (integrated, range, true peak) against ffmpeg's ebur128 filter, with and without its true
+    peak (`peak=true` is the like-for-like job), and the decode-only floor. Goals: at most 1.0×
+    ffmpeg's `-af ebur128`, within 1.2× the floor."""
+    src = os.path.join(BENCH, f"{minutes}min.wav")
+    wav(src, minutes)
+    ours = [GRAPHCTL, "analyze", src, "--only", "loudness", "--json"]
+    ff = ["ffmpeg", "-nostats", "-loglevel", "error", "-i", src, "-af", "ebur128", "-f", "null", "-"]
+    ff_peak = ["ffmpeg", "-nostats", "-loglevel", "error", "-i", src, "-af", "ebur128=peak=true", "-f", "null", "-"]
+    floor = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "decodebin", "!", "audioconvert", "!", "fakesink"]
+    contenders = [("graphctl analyze --only loudness", ours), ("ffmpeg -af ebur128", ff), ("ffmpeg -af ebur128=peak=true", ff_peak),
+                  ("decode floor", floor)]
+    r = alternate(contenders, runs)
+    table(f"{minutes}-minute 44.1 kHz stereo WAV → EBU R128 loudness (integrated, range, true peak)",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg -af ebur128")
+    print("- goals: at most 1.0× ffmpeg -af ebur128, within 1.2× the decode floor")
+    return r
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
@@ -879,6 +899,9 @@ def main():
         hevc_job(a.runs)
     if "opus" in jobs:
         opus_job(a.runs)
+    for m in (10, 60):
+        if f"loudness{m}" in jobs:
+            loudness_job(m, a.runs)
     if "flac" in jobs:
         flac_job(a.runs)
 

@@ -17,7 +17,7 @@ struct GraphCtl: ParsableCommand {
             Node types from plugins: --plugin PATH, or folders in GRAPHKIT_PLUGIN_PATH.
             """,
         version: "graphctl \(GraphKitInfo.version) (GStreamer \(GraphKitInfo.gstreamerVersion))",
-        subcommands: [Run.self, Batch.self, Validate.self, Inspect.self, Probe.self, Export.self, HLS.self, Devices.self, Dot.self, Schema.self, BatchWorker.self]
+        subcommands: [Run.self, Batch.self, Validate.self, Inspect.self, Probe.self, Analyze.self, Export.self, HLS.self, Devices.self, Dot.self, Schema.self, BatchWorker.self]
     )
 
     /// `graphctl` alone: the help, on standard error, and the status of a usage error (64), as
@@ -35,7 +35,7 @@ struct GraphCtl: ParsableCommand {
         // Before anything else: a signal from here on ends the process with 130, removing what
         // it made, until the command says what a signal means (workers ignore them).
         if command != BatchWorker.name { InterruptSignals.shared.install() }
-        let startsGStreamer = ["run", BatchWorker.name].contains(command)
+        let startsGStreamer = ["run", "analyze", BatchWorker.name].contains(command)
         if startsGStreamer {
             GStreamer.keepFrameMemory()  // before any thread allocates
             GStreamer.beginInitializing()

@@ -199,6 +199,14 @@ public struct SampleBuffer: Sendable {
         return try withUnsafeMutableBytes { (raw) throws(GraphError) -> R in try body(Self.planes(layout, v, UnsafeRawBufferPointer(raw))) }
     }
 
+    /// For a node that only reads pixels (an analysis): the frame's planes, never copied,
+    /// however many hold the buffer. `body` must not write through them.
+    public func withPixelPlanes<R>(_ body: ([PixelPlane]) throws(GraphError) -> R) throws(GraphError) -> R {
+        let v = try videoFormat()
+        let layout = planeLayout(v)
+        return try withUnsafeBytes { (raw) throws(GraphError) -> R in try body(Self.planes(layout, v, raw)) }
+    }
+
     /// For an effect that writes every visible pixel of a frame from the pixels of its input:
     /// calls `body` with the planes to read and the planes to write. They are the same memory
     /// when this buffer is uniquely held (in place, no copy). Otherwise the frame stays as it is

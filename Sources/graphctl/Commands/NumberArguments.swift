@@ -1,4 +1,5 @@
 import ArgumentParser
+import GraphKit
 
 /// Every number graphctl takes on its command line, read one way: a finite number within the
 /// range its option takes, or a usage error (64) naming the option, the range and what was given.
@@ -17,6 +18,13 @@ enum NumberArgument {
     /// `text` as a number of seconds from `range.lowerBound` to `range.upperBound`.
     static func seconds(_ option: String, in range: ClosedRange<Double>) -> @Sendable (String) throws -> Double {
         { text in try number(text, option: option, in: range, unit: " seconds") }
+    }
+
+    /// `text` as a number within the range a node's parameter declares (its descriptor's: the
+    /// option and the graph take the same values).
+    static func range(_ option: String, of parameter: Parameter<Double>) -> @Sendable (String) throws -> Double {
+        guard case .number(let range) = parameter.descriptor.kind else { preconditionFailure("\(parameter.descriptor.name) is not a number") }
+        return { text in try number(text, option: option, in: range) }
     }
 
     /// `text` as a finite number within `range`; `unit` follows the bounds in the message.

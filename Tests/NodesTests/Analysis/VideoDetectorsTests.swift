@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+
+/// analysis.black and analysis.scenes on H.264 made by ffmpeg with known black stretches and
+/// cuts (25 fps): every event within one frame; and no black on a dark noisy floor just above
+/// the threshold.
+@Suite struct VideoDetectorsTests {
+    let folder = try! TestMedia.temporaryFolder()
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// testsrc 0–2 s, black 2–3 s, red 3–5 s, black 5–5.52 s, testsrc2 5.52–7 s.
+    func makeVideo() throws -> String {
+        let file = path("cuts.mp4")
+        let size = "s=320x240:r=25"
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=\(size):d=2", "-f", "lavfi", "-i", "color=black:\(size):d=1",
+                                             "-f", "lavfi", "-i", "color=red:\(size):d=2", "-f", "lavfi", "-i", "color=black:\(size):d=0.52",
+                                             "-f", "lavfi", "-i", "testsrc2=\(size):d=1.48",
+                                             "-filter_complex", "[0][1][2][3][4]concat=n=5:v=1:a=0,format=yuv420p", "-c:v", "libx264", "-y", file])
+        return file
+    }
+
+    func run(_ file: String, node: String, pixelFormat: String = "i420") throws {
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "\(pixelFormat)" } }, "a": \(node) },
+              "edges": [ "src.out -> dec.in", "dec.video -> a.in" ] }
+            """)
+        try GraphRun(graph).run()
+    }
+
+    @Test(arguments: ["i420", "bgra"])
+    func findsEveryBlackStretchWithinOneFrame(_ pixelFormat: String) throws {
+        let video = try makeVideo(), json = path("black-\(pixelFormat).json")
+        try run(video, node: #"{ "type": "analysis.black", "params": { "minimumDuration": 0.4, "json": "\#(json)" } }"#, pixelFormat: pixelFormat)
+        let report = try JSONDecoder().decode(BlackReport.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        let expected: [(Double, Double)] = [(2, 3), (5, 5.52)]
+        #expect(report.blacks.count == 2, "\(report.blacks)")
+        for (event, (start, end)) in zip(report.blacks, expected) {
+            #expect(abs(event.start - start) <= 0.04 + 1e-6 && abs(event.end - end) <= 0.04 + 1e-6, "\(event) expected \(start)–\(end)")
+        }
+        #expect(report.frames == 175)
+    }
+
+    @Test func findsEveryCutWithinOneFrameAndWritesChapters() throws {
+        let video = try makeVideo(), json = path("scenes.json"), vtt = path("chapters.vtt")
+        try run(video, node: #"{ "type": "analysis.scenes", "params": { "threshold": 10, "scores": true, "json": "\#(json)", "vtt": "\#(vtt)" } }"#)
+        let report = try JSONDecoder().decode(ScenesReport.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        let expected = [2, 3, 5, 5.52]
+        #expect(report.cuts.count == expected.count, "\(report.cuts)")
+        for (cut, time) in zip(report.cuts, expected) { #expect(abs(cut.time - time) <= 0.04 + 1e-6, "\(cut) expected \(time)") }
+        #expect(report.scores?.count == 174)
+        let chapters = try String(contentsOfFile: vtt, encoding: .utf8)
+        #expect(chapters.hasPrefix("WEBVTT\n\n1\n00:00:00.000 --> 00:00:02.000\nScene 1\n"), "\(chapters)")
+        #expect(chapters.hasSuffix("\n5\n00:00:05.520 --> 00:00:07.000\nScene 5\n"), "\(chapters)")
+    }
+
+    /// I420 frames at 16 + 0.1 × 219 = 37.9 … a dark floor of luma 39 to 44, noisy: never black
+    /// at threshold 0.1, always black at 0.15; and their small changes are no cuts.
+    @Test func noBlackOrCutsOnANoiseFloorJustAboveTheThreshold() throws {
+        func frames() -> [SampleBuffer] {
+            var state: UInt64 = 7
+            let format = MediaFormat.VideoFormat(pixelFormat: .i420, width: 64, height: 48, frameRate: FrameRate(25))
+            return (0..<50).map { i in
+                var bytes = [UInt8](repeating: 128, count: 64 * 48 * 3 / 2)
+                for p in 0..<(64 * 48) {
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    bytes[p] = UInt8(39 + Int(state >> 61))  // 39 to 46
+                }
+                return SampleBuffer(format: .rawVideo(format), bytes: bytes, presentationTime: MediaTime(value: Int64(i), timescale: 25),
+                                    duration: MediaTime(value: 1, timescale: 25))
+            }
+        }
+        for (threshold, blacks) in [(0.1, 0), (0.15, 1)] {
+            let h = try NodeHarness(#"{ "type": "analysis.black", "params": { "threshold": \#(threshold), "minimumDuration": 0.1 } }"#, outputs: [])
+            try h.push(frames())
+            try h.finish()
+            #expect(try #require((h.node as? BlackNode)?.report).blacks.count == blacks)
+        }
+        let h = try NodeHarness(#"{ "type": "analysis.scenes", "params": { "threshold": 10 } }"#, outputs: [])
+        try h.push(frames())
+        try h.finish()
+        #expect(try #require((h.node as? ScenesNode)?.report).cuts.isEmpty)
+    }
+}
