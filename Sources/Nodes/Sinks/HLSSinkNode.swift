@@ -550,7 +550,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
                             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
                         }
                         let last: [HLSStream.Output]
-                        do throws(ContainerError) { last = try s.renditions[r].stream.finish() ?? [] } catch {
+                        do throws(ContainerError) { last = try s.renditions[r].stream.finish(stopped: outcome == .stopped) ?? [] } catch {
                             throw failure(error, port: renditions[r].video ?? "audio", rendition: r, s)
                         }
                         try write(last, rendition: r, &s)
