@@ -11,13 +11,16 @@ import Synchronization
 ///
 /// ```swift
 /// let packager = HLSPackager(source: "talk.mp4", folder: "hls", segmentDuration: 6)
-/// let report = try packager.package()   // hls/playlist.m3u8, hls/init.mp4, hls/segment0.m4s, …
+/// let report = try packager.package()   // hls/playlist.m3u8, hls/playlist.3f9a0c61d2e4/init.mp4, …/segment0.m4s, …
 /// ```
 ///
 /// Files are written by the engine's rule for outputs (``OutputFile``): each under a temporary
-/// name, renamed when complete; the playlist last, so a reader that finds it finds every segment
-/// it lists. A failure or ``cancel()`` removes the segments this packaging wrote and leaves no
-/// playlist. The source is opened once and read through its descriptor.
+/// name, renamed when complete. The segments go into a new generation folder beside the playlist
+/// (``HLSGeneration``: `playlist.3f9a0c61d2e4/init.mp4`, `…/segment0.m4s`), and the playlist is
+/// renamed over the earlier one last, in one step: a reader sees the earlier package or this
+/// one, whole, and the earlier one's generation is removed only after the switch. A failure or
+/// ``cancel()`` removes this packaging's generation and leaves the earlier package as it was.
+/// The source is opened once and read through its descriptor.
 public final class HLSPackager: Sendable {
     public let source: String
     public let folder: String
@@ -66,8 +69,9 @@ public final class HLSPackager: Sendable {
     /// Writes the playlist and its segments. Throws 64 for a segment duration outside
     /// ``HLSSinkNode/segmentDurations`` or shorter than the video's key frames are apart, or a
     /// file name that is not one, 66 when the source cannot be read or is not an MP4 with video
-    /// or audio samples (a damaged index or timing: the track and what is wrong named), 73 when
-    /// a file cannot be written, 130 when cancelled.
+    /// or audio samples (a damaged index or timing: the track and what is wrong named), 65 when
+    /// the playlist would be the source, 73 when a file cannot be written (or another packaging
+    /// of the same playlist is under way), 130 when cancelled.
     public func package() throws(GraphError) -> Report {
         let durations = HLSSinkNode.segmentDurations
         guard durations.contains(segmentDuration) else {
@@ -88,6 +92,13 @@ public final class HLSPackager: Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw unreadable(String(cString: strerror(errno)).lowercased()) }
         guard st.st_mode & S_IFMT == S_IFREG else { throw unreadable(st.st_mode & S_IFMT == S_IFDIR ? "it is a folder" : "it is not a regular file") }
+        // Never write what is read: a playlist named like the source (`--playlist talk.mp4` in
+        // the source's folder) would replace it (65, before anything is written). Everything else
+        // goes into a generation folder made new.
+        var roles = FileRoles()
+        roles.reads(source, as: "the source", file: FileIdentity(st))
+        roles.writes(WrittenFile.path(playlistName, in: folder), as: "playlistName")
+        try roles.check()
         let bytes = FileBytes(descriptor: fd)
         let movie: MP4Movie, plan: HLSSegmentPlan
         do throws(ContainerError) {
@@ -113,23 +124,22 @@ public final class HLSPackager: Sendable {
                                                             target: segmentDuration, setting: "the segment duration"))
         }
 
-        var written: [(path: String, identity: FileIdentity)] = []
-        func removeWritten() {
-            for w in written.reversed() where FileIdentity(path: w.path) == w.identity { unlink(w.path) }
-        }
+        // The playlist's file first: it holds the playlist's name for this packaging (a second
+        // packaging of the same playlist at once is refused, 73) and is renamed last.
+        let playlistFile = OutputFile(path: WrittenFile.path(playlistName, in: folder), location: "playlistName", node: "HLSPackager")
+        try playlistFile.prepare()
+        let generation = HLSGeneration(folder: folder, playlist: playlistName)
+        let sparing: Set<FileIdentity> = [FileIdentity(st)]
         func write(_ name: String, _ content: [UInt8]) throws(GraphError) {
-            let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+            let path = generation.path(name)
             let file = OutputFile(path: path, location: path, node: "HLSPackager")
             try file.prepare()
             try HLSSinkNode.writeDurably(content, to: file)
-            var info = stat()
-            let identity = fstat(file.descriptor, &info) == 0 ? FileIdentity(info) : nil
             try file.commit()
-            if let identity { written.append((path, identity)) }
         }
         do throws(GraphError) {
             try write(initializationName, CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index)))
-            var playlist = HLSMediaPlaylist(initializationSegment: initializationName)
+            var playlist = HLSMediaPlaylist(initializationSegment: generation.uri(initializationName))
             for (k, segment) in plan.segments.enumerated() {
                 if cancelled.load(ordering: .relaxed) { throw GraphError(.cancelled, "the packaging of \"\(source)\" was cancelled") }
                 var runs: [FragmentRun] = []
@@ -141,14 +151,20 @@ public final class HLSPackager: Sendable {
                 }
                 let name = "\(segmentPrefix)\(k).m4s"
                 try write(name, CMAF.mediaSegment(sequenceNumber: UInt32(k + 1), runs: runs))
-                playlist.segments.append((name, segment.duration))
+                playlist.segments.append((generation.uri(name), segment.duration))
             }
-            try write(playlistName, Array(playlist.text.utf8))
-            return Report(playlist: playlistName, initializationSegment: initializationName,
+            if cancelled.load(ordering: .relaxed) { throw GraphError(.cancelled, "the packaging of \"\(source)\" was cancelled") }
+            try HLSSinkNode.writeDurably(Array(playlist.text.utf8), to: playlistFile)
+            // The switch: the new playlist in place of the old one, in one step; the old
+            // package's generation goes only now.
+            let replaced = try playlistFile.commitReplacing()
+            generation.retire(replaced: replaced, sparing: sparing)
+            return Report(playlist: playlistName, initializationSegment: generation.uri(initializationName),
                           segments: playlist.segments.map { Report.Segment(name: $0.uri, duration: $0.duration) },
                           targetDuration: playlist.targetDuration)
         } catch {
-            removeWritten()
+            playlistFile.discard()
+            generation.discard(sparing: sparing)
             throw error
         }
     }

@@ -457,7 +457,18 @@ package struct HLSSegmenter: Sendable {
     /// everything still held in one last segment (at the end of the stream, or when it stops).
     /// Throws, with ``limitsKeyFrameDistance``, when the stream ends more than the target after
     /// the lead's last key frame.
-    package mutating func finish() throws(ContainerError) -> [Segment] {
+    ///
+    /// `stopped`: the stream was stopped (SIGINT) rather than ending: what the other tracks hold
+    /// from the video lead's end on ran ahead of the picture (the sound's encoder is quicker than
+    /// the video's, so it is seconds further when the sources stop) and is left out, so the last
+    /// segment ends with the last picture instead of lasting past the target duration.
+    package mutating func finish(stopped: Bool = false) throws(ContainerError) -> [Segment] {
+        if stopped, tracks[0].isVideo, let end = leadEnd {
+            for t in tracks.indices.dropFirst() {
+                let scale = Double(tracks[t].timescale)
+                pending[t].removeAll { Double($0.presentationTime) / scale >= end - 1e-6 }
+            }
+        }
         if let end = leadEnd { try checkKeyFrameDistance(to: end, what: "the end of the stream") }
         ended = ended.map { _ in true }
         var out = emitReady()

@@ -93,8 +93,8 @@ package struct HLSStream: Sendable {
 
     /// The last segments (``HLSSegmenter/finish()``); nil when the stream never started (a
     /// track's format never came).
-    package mutating func finish() throws(ContainerError) -> [Output]? {
+    package mutating func finish(stopped: Bool = false) throws(ContainerError) -> [Output]? {
         guard segmenter != nil else { return nil }
-        return try segmenter!.finish().map(Output.segment)
+        return try segmenter!.finish(stopped: stopped).map(Output.segment)
     }
 }

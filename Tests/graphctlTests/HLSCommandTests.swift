@@ -26,7 +26,7 @@ import TestSupport
         #expect(r.stderr == "")
         let check = try HLSPlaylistCheck(path: path("out/index.m3u8"))
         #expect(check.problems == [])
-        #expect(check.segments.map(\.uri) == ["segment0.m4s", "segment1.m4s", "segment2.m4s"])
+        #expect(check.segments.map { HLSPackageFiles.withoutGeneration($0.uri) } == ["segment0.m4s", "segment1.m4s", "segment2.m4s"])
         // ffmpeg plays it through: every frame.
         let frames = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-count_frames", "-show_entries",
                                                        "stream=nb_read_frames", "-of", "csv=p=0", path("out/index.m3u8")])

@@ -87,7 +87,7 @@ import Testing
                                        "--set", "hls.segmentDuration=0.5", "--set", "hls.windowSize=1000"])
         #expect(result.status == 73, "\(result.stderr)")
         #expect(result.stderr.contains("cannot write \"\(out)/") && result.stderr.contains("No space left on device"), "\(result.stderr)")
-        let names = files(out)
+        let names = HLSPackageFiles.list(out)
         #expect(names.allSatisfy { $0 == "init.mp4" || $0 == "playlist.m3u8" || ($0.hasPrefix("segment") && $0.hasSuffix(".m4s")) }, "\(names)")
         let playlist = out + "/playlist.m3u8"
         let check = try HLSPlaylistCheck(path: playlist)
@@ -101,10 +101,34 @@ import Testing
         // plays a copy, ended, naming the same segments.
         let ended = path("ended.m3u8")
         let text = try String(contentsOfFile: playlist, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasPrefix("segment") ? out + "/" + line : line.replacingOccurrences(of: "URI=\"init.mp4\"", with: "URI=\"\(out)/init.mp4\"")
+            line.hasPrefix("#") ? line.replacingOccurrences(of: "URI=\"", with: "URI=\"\(out)/") : line.isEmpty ? String(line) : out + "/" + line
         }.joined(separator: "\n")
         try (text + "#EXT-X-ENDLIST\n").write(toFile: ended, atomically: false, encoding: .utf8)
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-i", ended, "-f", "null", "-"])
+    }
+
+    /// One SIGINT ending an event transcode (graphs/transcode-hls.json, 2-second segments) of a
+    /// 30-second file: the sound, decoded and encoded faster than the picture, is seconds ahead
+    /// when the sources stop, and used to make a last segment past the target duration (exit 70,
+    /// no EXT-X-ENDLIST). Now exit 0 (a stop, whose files are finalized), the playlist ended and
+    /// valid, every segment it lists there, within the target, and ffmpeg plays it.
+    @Test func oneSIGINTEndsAnEventTranscodeWithAnEndedPlaylist() throws {
+        let source = path("in.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=30", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:d=30", "-c:v", "libx264", "-g", "25", "-c:a", "aac", source])
+        let out = path("event")
+        let run = try Graphctl.start(["run", Graphctl.graph("transcode-hls.json"), "--progress", "always", "--set", "src.path=\(source)",
+                                      "--set", "hls.folder=\(out)", "--set", "hls.playlistType=event", "--set", "hls.segmentDuration=2"])
+        _ = try run.waitForPosition(atLeast: 4)
+        run.send(SIGINT)
+        let result = run.wait(limit: .seconds(120))
+        #expect(result.status == 0, "\(result.stderr)")
+        let playlist = out + "/playlist.m3u8"
+        let check = try HLSPlaylistCheck(path: playlist)
+        #expect(check.problems == [] && check.ended && check.targetDuration == 2, "\(check.problems)")
+        #expect(!check.segments.isEmpty && check.segments.allSatisfy { $0.duration.rounded() <= 2 }, "\(check.segments.map(\.duration))")
+        for s in check.segments { #expect(FileManager.default.fileExists(atPath: out + "/" + s.uri), "\(s.uri)") }
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-i", playlist, "-f", "null", "-"])
     }
 
     /// hls-ladder.json on a 4-second file, with 2-second segments: three rungs at the graph's
@@ -118,7 +142,7 @@ import Testing
         let result = try Graphctl.run(["run", Graphctl.graph("hls-ladder.json"), "--quiet", "--set", "src.path=\(source)", "--set", "hls.folder=\(out)",
                                        "--set", "hls.segmentDuration=2"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(files(out) == ["master.m3u8", "v0", "v1", "v2"])
+        #expect(HLSPackageFiles.list(out) == ["master.m3u8", "v0", "v1", "v2"])
         let master = try HLSMultivariantCheck(path: out + "/master.m3u8")
         #expect(master.problems == [])
         #expect(master.variants.map { $0.attributes["RESOLUTION"] } == ["1920x1080", "1280x720", "640x360"])

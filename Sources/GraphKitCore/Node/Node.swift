@@ -168,6 +168,9 @@ public struct NodeDescriptor: Sendable {
     /// For consumers: when the node needs a stream of known length (a waveform fitted to a
     /// width); the condition's parameter is where the loader reports an endless source.
     public var needsBoundedInputWhen: ParameterCondition?
+    /// The files the node writes beyond its `writesFile` parameters, from its parameters: a
+    /// folder output's fixed names (sink.hls's playlists, the thumbnails' pictures).
+    public var writtenFilesInFolders: (@Sendable (Parameters) -> [WrittenFile])?
 
     public init(type: String, category: NodeCategory, summary: String,
                 inputs: [PortDescriptor] = [], outputs: [PortDescriptor] = [],
@@ -175,6 +178,7 @@ public struct NodeDescriptor: Sendable {
                 requiresAnInput: Bool = false,
                 unboundedWhen: ParameterCondition? = nil,
                 needsBoundedInputWhen: ParameterCondition? = nil,
+                writtenFilesInFolders: (@Sendable (Parameters) -> [WrittenFile])? = nil,
                 example: String) {
         self.type = type
         self.category = category
@@ -187,6 +191,17 @@ public struct NodeDescriptor: Sendable {
         self.example = example
         self.unboundedWhen = unboundedWhen
         self.needsBoundedInputWhen = needsBoundedInputWhen
+        self.writtenFilesInFolders = writtenFilesInFolders
+    }
+
+    /// Every file a node with `parameters` writes, by the parameter where a problem with it is
+    /// reported: its `writesFile` parameters' paths, then ``writtenFilesInFolders``.
+    public func writtenFiles(_ parameters: Parameters) -> [WrittenFile] {
+        var files: [WrittenFile] = []
+        for p in self.parameters where p.writesFile {
+            if case .string(let path)? = parameters[p.name] { files.append(WrittenFile(parameter: p.name, path: path)) }
+        }
+        return files + (writtenFilesInFolders?(parameters) ?? [])
     }
 
     public func input(_ name: String) -> PortDescriptor? { inputs.first { $0.name == name } }

@@ -381,7 +381,7 @@ public final class OutputFile: Sendable {
     }
 
     /// 0, or the errno of the write that failed.
-    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         var offset = 0
         while offset < bytes.count {
             let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -430,6 +430,19 @@ public final class OutputFile: Sendable {
     /// name no longer holds the file written, the target became something else than a regular
     /// file, or the folder is no longer at its path: someone changed them during the run.
     public func commit() throws(GraphError) {
+        _ = try commit(exchanging: false)
+    }
+
+    /// ``commit()``, returning what the target name held before (nil: nothing), exchanged with
+    /// the new file in one step (`renameat2` with `RENAME_EXCHANGE`), so that the file replaced
+    /// is exactly the one read, whoever else writes the folder: a package's playlist learns which
+    /// generation it replaced. At most `limit` bytes of it are returned; it is removed.
+    public func commitReplacing(limit: Int = 1 << 22) throws(GraphError) -> [UInt8]? {
+        try commit(exchanging: true, limit: limit)
+    }
+
+    private func commit(exchanging: Bool, limit: Int = 0) throws(GraphError) -> [UInt8]? {
+        var previous: [UInt8]?
         try opened.withLock { (opened) throws(GraphError) in
             guard let o = opened else { throw failure("cannot move the finished file to \"\(path)\": it was not written") }
             defer { closeAll(o); opened = nil }
@@ -453,7 +466,9 @@ public final class OutputFile: Sendable {
             guard stat(o.folderPath, &folderNow) == 0, FileIdentity(folderNow) == o.folderIdentity else {
                 throw refuse("its folder \"\(o.folderPath)\" was moved or replaced while the run wrote it")
             }
-            guard renameat(o.folder, temporaryName, o.folder, o.name) == 0 else {
+            if exchanging, let exchanged = Self.exchange(o.folder, temporaryName, o.name, limit: limit) {
+                previous = exchanged
+            } else if renameat(o.folder, temporaryName, o.folder, o.name) != 0 {
                 let reason = Self.errnoText()
                 throw refuse(reason)
             }
@@ -462,6 +477,30 @@ public final class OutputFile: Sendable {
             }
         }
         Self.live.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
+        return previous
+    }
+
+    /// Exchanges `temporary` and `name` in `folder` when `name` holds a regular file, then reads
+    /// that file (now at `temporary`, up to `limit` bytes) and removes it; nil when nothing was
+    /// exchanged (no file there, or a kernel without `renameat2`: a plain rename follows).
+    private static func exchange(_ folder: Int32, _ temporary: String, _ name: String, limit: Int) -> [UInt8]? {
+        typealias Renameat2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
+        let renameat2 = unsafeBitCast(symbol, to: Renameat2.self)
+        guard renameat2(folder, temporary, folder, name, 2 /* RENAME_EXCHANGE */) == 0 else { return nil }
+        let fd = openat(folder, temporary, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        var bytes: [UInt8] = []
+        if fd >= 0 {
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                bytes = [UInt8](repeating: 0, count: min(limit, Int(info.st_size)))
+                let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                bytes = Array(bytes.prefix(max(0, n)))
+            }
+            close(fd)
+        }
+        unlinkat(folder, temporary, 0)
+        return bytes
     }
 
     /// Removes the temporary file (a failed or cancelled run), if its name still holds the file
@@ -569,37 +608,3 @@ public final class OutputFile: Sendable {
         return "\(error)"
     }
 }
-
-/// A file's identity (device and inode): two paths, a hard link or a symbolic link to one file
-/// give one identity.
-public struct FileIdentity: Hashable, Sendable {
-    public let device: UInt64
-    public let inode: UInt64
-
-    public init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-    }
-
-    init(descriptor: Int32) {
-        var info = stat()
-        fstat(descriptor, &info)
-        self.init(info)
-    }
-
-    /// What `name` in `folder` is, itself (not where a link leads); nil when nothing is there.
-    init?(at folder: Int32, _ name: String) {
-        var info = stat()
-        guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-        self.init(info)
-    }
-
-    /// The file `path` leads to (links followed); nil when there is none.
-    public init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        self.init(info)
-    }
-}
-
-

@@ -16,10 +16,13 @@ import GraphKitRuntime
 /// video fails before anything is written); the pictures are taken while the run plays, on a
 /// thread of the node's own that feeds its output (``PushedSource``), so a stop or a cancel
 /// (SIGINT) ends the work at once: the picture under way is abandoned. The files are written
-/// under temporary names and renamed into place when the run ends: when it completes, all of
-/// them; when it is stopped, the pictures taken so far, the sprite sheet of those and an index
-/// whose last cue ends where the next picture would have been; when it is cancelled or fails,
-/// none (``OutputFile``).
+/// complete first (the pictures into a staging folder, ``OutputFileGroup``; the sprite sheet and
+/// index under temporary names, ``OutputFile``) and renamed into place together when the run
+/// ends: when it completes, all of them; when it is stopped, the pictures taken so far, the
+/// sprite sheet of those and an index whose last cue ends where the next picture would have
+/// been; when it is cancelled or fails (a full disk, an encoder error), none, and an earlier
+/// run's files stay as they were. Every file goes through the outputs' check: a picture named
+/// like the file read is refused (65).
 ///
 /// Example:
 /// ```json
@@ -36,8 +39,23 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         rules: [.exclusive(count, interval),
                 .when(.given(vtt), require: .given(sprite), because: "the index points into the sprite sheet"),
                 .when(.given(spriteURL), require: .given(vtt), because: "spriteURL is what the index calls the sprite sheet")],
+        writtenFilesInFolders: { p in
+            // The pictures, when their number is known from the parameters (count, or its
+            // default); with interval it is known once the file is read (``prepare()``).
+            guard let folder = p[folder], p[interval] == nil else { return [] }
+            return pictureNames(count: p[count] ?? 10, format: p[format]).map { WrittenFile(parameter: "folder", path: WrittenFile.path($0, in: folder)) }
+        },
         example: #"{ "type": "analysis.thumbnails", "params": { "path": "in.mp4", "count": 10, "width": 160, "columns": 5, "sprite": "out/sprite.jpg", "vtt": "out/sprite.vtt" } }"#
     )
+
+    /// The pictures' file names: thumb-0001.jpg, thumb-0002.jpg… (more digits past 9999).
+    static func pictureNames(count: Int, format: ImageFileFormat) -> [String] {
+        let digits = max(4, String(count).count)
+        return (0..<count).map { i in
+            let number = String(i + 1)
+            return "thumb-" + String(repeating: "0", count: digits - number.count) + number + "." + format.fileExtension
+        }
+    }
 
     public static let path = RequiredParameter<String>("path", format: .path, help: "the video file, relative to the current folder")
     public static let count = OptionalParameter<Int>("count", 1...10_000, help: "how many pictures, evenly spaced over the file (default 10)")
@@ -224,11 +242,15 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         let count = state.withLock { $0.times.count }
         var files: [(kind: Kind, file: OutputFile)] = []
         if let folder = p[Self.folder] {
-            let digits = max(4, String(count).count)
-            for i in 0..<count {
-                let number = String(i + 1)
-                let name = "thumb-" + String(repeating: "0", count: digits - number.count) + number + "." + p[Self.format].fileExtension
-                files.append((.picture(i), OutputFile(path: folder + "/" + name, location: context.location(parameter: "folder"), node: context.id)))
+            let names = Self.pictureNames(count: count, format: p[Self.format])
+            // Never a picture over the file read (with interval, the graph's check could not
+            // know the names): 65, before anything is written.
+            var roles = FileRoles()
+            roles.reads(path, as: context.location(parameter: "path"))
+            for name in names { roles.writes(WrittenFile.path(name, in: folder), as: context.location(parameter: "folder")) }
+            try roles.check()
+            for (i, name) in names.enumerated() {
+                files.append((.picture(i), OutputFile(path: WrittenFile.path(name, in: folder), location: context.location(parameter: "folder"), node: context.id)))
             }
         }
         if let sprite = p[Self.sprite] {
@@ -271,28 +293,41 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         if taken > 0, case .rawVideo(let v)? = pictures[0].format {
             sheet = SpriteSheet(count: taken, columns: context.parameters[Self.columns], tileWidth: v.width, tileHeight: v.height)
         }
+        // Every file written complete first (the pictures into a staging folder, ``OutputFileGroup``;
+        // the sprite and index under their temporary names), then all renamed into place: a
+        // failure on the way (a full disk, a signal) leaves none of them, and an earlier run's set
+        // as it was.
         var firstError: GraphError?
         var written: [(kind: Kind, file: OutputFile)] = []
+        let group = context.parameters[Self.folder].map { OutputFileGroup(folder: $0, location: context.location(parameter: "folder"), node: context.id) }
+        if complete, let sheet {
+            do throws(GraphError) {
+                try group?.prepare(stem: "thumbnails")
+                for (kind, file) in files {
+                    if case .picture(let i) = kind {
+                        guard i < taken else { continue }  // a picture the stop came before: not one of the files
+                        var bytes: [UInt8] = []
+                        try ThumbnailPicker.encode(pictures[i], as: context.parameters[Self.format], quality: context.parameters[Self.quality]) { bytes += $0 }
+                        try group?.add(OutputFile.split(file.path).name, bytes)
+                    } else {
+                        try write(kind, to: file, pictures: Array(pictures.prefix(taken)), sheet: sheet, times: Array(times.prefix(taken)), end: end)
+                    }
+                }
+                try group?.commit()
+                for (kind, file) in files {
+                    if case .picture = kind { continue }
+                    try file.commit()
+                }
+            } catch {
+                firstError = error
+            }
+        }
+        group?.discard()
         var statuses: [Int: OutputReport.Status] = [:]
         for (kind, file) in files {
-            var final: OutputReport.Status = outcome == .cancelled ? .cancelled : .failed
-            if case .picture(let i) = kind, i >= taken, complete {
-                file.discard()  // a picture the stop came before: not one of the files
-                continue
-            }
-            if complete, let sheet, firstError == nil {
-                do {
-                    if case .picture = kind { try file.prepare() }  // checked at the start, made now
-                    try write(kind, to: file, pictures: Array(pictures.prefix(taken)), sheet: sheet, times: Array(times.prefix(taken)), end: end)
-                    try file.commit()
-                    final = .completed
-                } catch {
-                    file.discard()
-                    firstError = error
-                }
-            } else {
-                file.discard()
-            }
+            if case .picture(let i) = kind, i >= taken, complete { continue }
+            let final: OutputReport.Status = outcome == .cancelled ? .cancelled : complete && sheet != nil && firstError == nil ? .completed : .failed
+            file.discard()
             statuses[written.count] = final
             written.append((kind, file))
         }

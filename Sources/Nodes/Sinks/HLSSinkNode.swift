@@ -29,7 +29,12 @@ import MediaContainers
 ///
 /// Every file is written by the output rule (``OutputFile``: a temporary name, renamed when
 /// complete), so a reader never sees a half-written segment or playlist, and a segment is listed
-/// only once it is complete. A failed `vod` run and any cancelled run remove what they wrote; a
+/// only once it is complete. A package is replaced as a whole (``HLSGeneration``): everything but
+/// the top playlist (the media playlist, or the multivariant one of a ladder) goes into a folder
+/// of this run's own beside it (`playlist.3f9a0c61d2e4/init.mp4`, `…/segment0.m4s`, a ladder's
+/// `master.3f9a0c61d2e4/v0/playlist.m3u8`), and the top playlist's rename switches the package
+/// in: an earlier package in the folder stays whole and playable until then, and its generation
+/// is removed only after. A failed `vod` run and any cancelled run remove what they wrote; a
 /// failed `event` or `live` run keeps its playlist and segments, as a recording should.
 ///
 /// Example:
@@ -47,8 +52,21 @@ public final class HLSSinkNode: ElementNode, Sendable {
         ] + extraVideoPorts.map { PortDescriptor($0, .h264, presence: .optional, help: "H.264 video of another rendition (a ladder's rung)") },
         parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat, audio],
         requiresAnInput: true,
+        writtenFilesInFolders: { p in playlists(p).map { WrittenFile(parameter: "folder", path: $0) } },
         example: #"{ "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }"#
     )
+
+    /// The playlists a node with `p` names in its folder, which a graph's check sees as outputs
+    /// (never a file the run reads, never another output): the media playlist, and the
+    /// multivariant one when it is asked for by name or for a separate sound (a ladder's comes
+    /// from its inputs, not known from the parameters: checked when the run starts). Everything
+    /// else goes into a generation folder made new (``HLSGeneration``).
+    static func playlists(_ p: Parameters) -> [String] {
+        guard case .string(let folder)? = p[Self.folder.name] else { return [] }
+        var names = [p[Self.playlist]]
+        if p.explicit.contains(Self.multivariant.name) || p[Self.audio] == .separate { names.append(p[Self.multivariant]) }
+        return names.map { WrittenFile.path($0, in: folder) }
+    }
 
     static let extraVideoPorts = ["video1", "video2", "video3"]
     public static let folder = RequiredParameter<String>("folder", format: .path, help: "the folder to write into; made if missing")
@@ -92,6 +110,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
     let renditions: [(video: String?, hasAudio: Bool, folder: String)]
     let hasAudio: Bool
     let container: HLSSegmenter.Container
+    /// This run's generation folder: every file but the top playlist (the media playlist, or the
+    /// multivariant one) goes into it, so that a run never writes over a file an earlier package
+    /// lists; the top playlist's rename switches the package in (``HLSGeneration``).
+    let generation: HLSGeneration
 
     /// A media segment written: its file name, duration and size, where it ends on the
     /// stream's clock (its duration and all before it), and where the stream was when it left a
@@ -163,6 +185,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
         let container: HLSSegmenter.Container = context.parameters[Self.segmentFormat] == .mpegts ? .mpegts : .fmp4
         self.container = container
+        let top = renditions.count > 1 ? context.parameters[Self.multivariant] : playlistName
+        generation = HLSGeneration(folder: folderPath, playlist: top)
         let (target, targetDuration) = (target, targetDuration)
         state = Guarded(State(renditions: renditions.map { r in
             var stream = HLSStream(trackCount: (r.video == nil ? 0 : 1) + (r.hasAudio ? 1 : 0), target: target, container: container)
@@ -175,6 +199,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
     }
 
     func path(_ name: String) -> String { folderPath.hasSuffix("/") ? folderPath + name : folderPath + "/" + name }
+    /// Where rendition `r`'s file `name` is, from the package's folder: in the generation.
+    func inGeneration(_ r: Int, _ name: String) -> String { generation.uri(renditions[r].folder + name) }
     var isMultivariant: Bool { renditions.count > 1 }
     var mainPlaylist: String { path(isMultivariant ? context.parameters[Self.multivariant] : playlistName) }
 
@@ -213,7 +239,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var files: [OutputFile] = []
         // MPEG-TS: no initialization segment; the folders are made with the first segment.
         for r in container == .fmp4 ? renditions : [] {
-            let file = OutputFile(path: path(r.folder + Self.initializationName), location: context.location(parameter: "folder"), node: context.id)
+            let file = OutputFile(path: generation.path(r.folder + Self.initializationName), location: context.location(parameter: "folder"), node: context.id)
             do throws(GraphError) { try file.prepare() } catch {
                 files.forEach { $0.discard() }
                 throw error
@@ -223,7 +249,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
         if container == .mpegts {
             // The folder made and found writable now, as fMP4's initialization segment does.
             for r in renditions {
-                let probe = OutputFile(path: path(r.folder + ".probe"), location: context.location(parameter: "folder"), node: context.id)
+                let probe = OutputFile(path: generation.path(r.folder + ".probe"), location: context.location(parameter: "folder"), node: context.id)
                 try probe.prepare()
                 probe.discard()
             }
@@ -358,10 +384,24 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
-    private func writeFile(_ name: String, _ bytes: [UInt8], _ s: inout State) throws(GraphError) {
+    /// Writes `name` (from the package's folder). The top playlist (`top`) is exchanged with the
+    /// one it replaces in one step, and the generations that one listed are removed then, once
+    /// this run's package is in place.
+    private func writeFile(_ name: String, _ bytes: [UInt8], top: Bool = false, _ s: inout State) throws(GraphError) {
         let file = OutputFile(path: path(name), location: context.location(parameter: "folder"), node: context.id)
         try file.prepare()
-        try complete(file, bytes, &s)
+        guard top else { return try complete(file, bytes, &s) }
+        do throws(GraphError) {
+            try Self.writeDurably(bytes, to: file)
+            var info = stat()
+            let identity = fstat(file.descriptor, &info) == 0 ? FileIdentity(info) : nil
+            let replaced = try file.commitReplacing()
+            if let identity { s.written.append((file.path, identity)) }
+            generation.retire(replaced: replaced)
+        } catch {
+            file.discard()
+            throw error
+        }
     }
 
     /// Writes the initialization segment, and each media segment then (event, live) the
@@ -385,7 +425,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
                     + "passed as they are must have them)"
                 throw GraphError(.runFailed, at: context.location(parameter: "segmentDuration"), what + "; " + why, node: context.id)
             }
-            try writeFile(renditions[r].folder + name, segment.bytes, &s)
+            try writeFile(inGeneration(r, name), segment.bytes, &s)
             s.renditions[r].segments.append(Written(name: name, duration: segment.duration, bytes: segment.bytes.count,
                                                     end: (s.renditions[r].segments.last?.end ?? 0) + segment.duration))
             s.renditions[r].rates.add(bytes: segment.bytes.count, duration: segment.duration)
@@ -408,11 +448,15 @@ public final class HLSSinkNode: ElementNode, Sendable {
         guard let a = formats.firstIndex(where: { !$0.isVideo }), delay.sampleRate == Int(formats[a].timescale) else { return }
         let encoded = Int(span.end - span.start)
         formats[a].gapless = CMAF.Gapless(priming: delay.priming, samples: delay.samples, padding: max(0, encoded - delay.priming - delay.samples))
-        try writeFile(renditions[r].folder + Self.initializationName, CMAF.initializationSegment(of: formats), &s)
+        try writeFile(inGeneration(r, Self.initializationName), CMAF.initializationSegment(of: formats), &s)
     }
 
     private func writePlaylist(_ r: Int, ended: Bool, _ s: inout State) throws(GraphError) {
-        var list = HLSMediaPlaylist(initializationSegment: container == .fmp4 ? Self.initializationName : nil, kind: type == .vod ? .vod : type == .event ? .event : .live)
+        // A ladder's media playlists are in the generation with their segments; a single one is
+        // the top playlist, beside the generation, naming its files through it.
+        let uri: (String) -> String = isMultivariant ? { $0 } : { self.generation.uri($0) }
+        var list = HLSMediaPlaylist(initializationSegment: container == .fmp4 ? uri(Self.initializationName) : nil,
+                                    kind: type == .vod ? .vod : type == .event ? .event : .live)
         let all = s.renditions[r].segments
         var first = 0
         if type == .live {
@@ -426,18 +470,22 @@ public final class HLSSinkNode: ElementNode, Sendable {
             s.renditions[r].listedFrom = first
             s.renditions[r].longestPlaylist = max(s.renditions[r].longestPlaylist, all[first...].reduce(0) { $0 + $1.duration })
         }
-        list.segments = all[first...].map { (uri: $0.name, duration: $0.duration) }
+        list.segments = all[first...].map { (uri: uri($0.name), duration: $0.duration) }
         list.mediaSequence = first
         list.ended = ended
         if type != .vod { list.declaredTargetDuration = targetDuration }
-        try writeFile(renditions[r].folder + playlistName, Array(list.text.utf8), &s)
+        if isMultivariant {
+            try writeFile(inGeneration(r, playlistName), Array(list.text.utf8), &s)
+        } else {
+            try writeFile(playlistName, Array(list.text.utf8), top: true, &s)
+        }
         // Live: a segment that left the playlist stays for its own duration and the longest
         // playlist's more (RFC 8216 6.2.2: a player that read the playlist just before it left
         // may still ask for it), then it is deleted.
         while type == .live, s.renditions[r].deletedBefore < first {
             let k = s.renditions[r].deletedBefore, segment = s.renditions[r].segments[k]
             guard let left = segment.leftAt, (all.last?.end ?? 0) - left >= segment.duration + s.renditions[r].longestPlaylist - 1e-9 else { break }
-            let gone = path(renditions[r].folder + segment.name)
+            let gone = path(inGeneration(r, segment.name))
             if let w = s.written.firstIndex(where: { $0.path == gone }) {
                 if FileIdentity(path: gone) == s.written[w].identity { unlink(gone) }
                 s.written.remove(at: w)
@@ -466,18 +514,18 @@ public final class HLSSinkNode: ElementNode, Sendable {
             }
             var size: (Int, Int)?
             for f in formats { if case .h264(_, let w, let h) = f.codec { size = (w, h) } }
-            variants.append(HLSMultivariantPlaylist.Variant(uri: renditions[r].folder + playlistName, bandwidth: peak, averageBandwidth: average,
+            variants.append(HLSMultivariantPlaylist.Variant(uri: inGeneration(r, playlistName), bandwidth: peak, averageBandwidth: average,
                                                             codecs: formats.map(\.codecsName), resolution: size,
                                                             audioGroup: separate == nil ? nil : Self.audioGroup))
         }
         if let a = separate {
             var channels: Int?
             for f in s.renditions[a].stream.formats.compactMap({ $0 }) { if case .aac(_, _, let c) = f.codec { channels = c } }
-            audio.append(HLSMultivariantPlaylist.AudioRendition(group: Self.audioGroup, name: "audio", uri: renditions[a].folder + playlistName, channels: channels))
+            audio.append(HLSMultivariantPlaylist.AudioRendition(group: Self.audioGroup, name: "audio", uri: inGeneration(a, playlistName), channels: channels))
         }
         let text = HLSMultivariantPlaylist(variants: variants, audio: audio).text
         guard text != s.multivariantText else { return }
-        try writeFile(context.parameters[Self.multivariant], Array(text.utf8), &s)
+        try writeFile(context.parameters[Self.multivariant], Array(text.utf8), top: true, &s)
         s.multivariantText = text
     }
 
@@ -488,6 +536,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
             s.renditions[r].initialization?.discard()
             s.renditions[r].initialization = nil
         }
+        generation.discard()
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
@@ -501,7 +550,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
                             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "the stream ended before any media reached it", node: context.id)
                         }
                         let last: [HLSStream.Output]
-                        do throws(ContainerError) { last = try s.renditions[r].stream.finish() ?? [] } catch {
+                        do throws(ContainerError) { last = try s.renditions[r].stream.finish(stopped: outcome == .stopped) ?? [] } catch {
                             throw failure(error, port: renditions[r].video ?? "audio", rendition: r, s)
                         }
                         try write(last, rendition: r, &s)
@@ -533,34 +582,5 @@ public final class HLSSinkNode: ElementNode, Sendable {
                 s.status = .cancelled
             }
         }
-    }
-}
-
-extension CMAFTrackFormat {
-    /// A track's format from its encoder's caps (as ``Element/onEncodedSamples(_:)`` gives them):
-    /// H.264 with its size and `avcC`, AAC with its rate, channels and AudioSpecificConfig; nil
-    /// when the caps do not say them.
-    package init?(_ format: MediaFormat?, codecData: [UInt8]) {
-        switch format {
-        case .h264(let width?, let height?)? where !codecData.isEmpty:
-            self.init(trackID: 1, codec: .h264(avcC: codecData, width: width, height: height))
-        case .aac(let rate?, let channels?)? where !codecData.isEmpty:
-            self.init(trackID: 1, codec: .aac(audioSpecificConfig: codecData, sampleRate: rate, channels: channels))
-        default:
-            return nil
-        }
-    }
-}
-
-extension HLSSegmenter.Sample {
-    /// An encoded sample in `format`'s ticks; nil without a time. Every audio sample is a sync
-    /// sample; a video one when flagged a key frame.
-    /// `buffer` as a segmenter's sample; `data` is its bytes when the caller has them already.
-    package init?(_ buffer: SampleBuffer, data: [UInt8]? = nil, pts: MediaTime?, dts: MediaTime?, format: CMAFTrackFormat) {
-        guard let time = pts ?? dts else { return nil }
-        let scale = Double(format.timescale)
-        func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }
-        self.init(data: data ?? buffer.bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
-                  duration: buffer.duration.map(ticks) ?? 0, isSync: !format.isVideo || buffer.flags.contains(.keyframe))
     }
 }

@@ -5,8 +5,8 @@ import GraphKit
 import Nodes
 
 /// `graphctl hls SOURCE FOLDER`: an MP4 packaged for HTTP Live Streaming without re-encoding
-/// (``HLSPackager``): FOLDER/playlist.m3u8, FOLDER/init.mp4 and fragmented-MP4 segments, each
-/// starting on a key frame. What `ffmpeg -i SOURCE -c copy -f hls -hls_segment_type fmp4
+/// (``HLSPackager``): FOLDER/playlist.m3u8, and init.mp4 and fragmented-MP4 segments, each
+/// starting on a key frame, in a generation folder beside it. What `ffmpeg -i SOURCE -c copy -f hls -hls_segment_type fmp4
 /// -hls_playlist_type vod FOLDER/playlist.m3u8` writes.
 struct HLS: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,8 +16,11 @@ struct HLS: ParsableCommand {
             Each segment starts on a key frame: at the first one at or after each multiple of \
             --segment-duration. The packets are copied, so the video's key frames must be at most \
             --segment-duration apart: a source whose key frames are farther apart is refused (64) \
-            before anything is written. The playlist is written last; a failure or a signal removes \
-            the segments written and leaves no playlist. A --segment-duration outside 0.5 to 60 \
+            before anything is written. The segments go into a generation folder of their own \
+            (FOLDER/playlist.3f9a0c61d2e4/) and the playlist is exchanged with an earlier one last, \
+            in one rename; the earlier package's generation is removed only then. A failure or a \
+            signal removes the new generation and leaves an earlier package as it was. A playlist \
+            that would be the source is refused (65). A --segment-duration outside 0.5 to 60 \
             seconds (or not a finite number) is refused (64) before the source is read.
             """
     )

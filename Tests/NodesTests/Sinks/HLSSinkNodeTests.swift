@@ -36,9 +36,11 @@ import TestSupport
             """)
     }
 
-    func files(_ sub: String = "hls") -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path(sub))) ?? []).sorted()
-    }
+    /// The package's files, its generation folder seen through (``HLSPackageFiles``).
+    func files(_ sub: String = "hls") -> [String] { HLSPackageFiles.list(path(sub)) }
+
+    /// `name` in the package's generation folder (the one there is).
+    func inPackage(_ name: String) -> String { path("hls/" + (HLSPackageFiles.generations(path("hls")).first ?? "?") + "/" + name) }
 
     /// The AAC encoder's priming, measured at the end of the stream, is written into a VOD
     /// playlist's initialization segment (edit list and gapless tag): ffmpeg decodes the playlist
@@ -148,7 +150,7 @@ import TestSupport
         #expect(report.status == .completed)
         let check = try HLSPlaylistCheck(path: path("hls/playlist.m3u8"))
         #expect(check.problems == [])
-        #expect(check.segments.map(\.uri) == ["segment9.ts", "segment10.ts", "segment11.ts"] && check.mediaSequence == 9)
+        #expect(check.segments.map { HLSPackageFiles.withoutGeneration($0.uri) } == ["segment9.ts", "segment10.ts", "segment11.ts"] && check.mediaSequence == 9)
         #expect(files() == ((5...11).map { "segment\($0).ts" } + ["playlist.m3u8"]).sorted())
         #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(path("hls/playlist.m3u8"), check) == [])
     }
@@ -193,7 +195,7 @@ import TestSupport
         #expect(check.problems == [])
         #expect(check.playlistType == nil && check.ended)
         #expect(check.mediaSequence == 9)
-        #expect(check.segments.map(\.uri) == ["segment9.m4s", "segment10.m4s", "segment11.m4s"])
+        #expect(check.segments.map { HLSPackageFiles.withoutGeneration($0.uri) } == ["segment9.m4s", "segment10.m4s", "segment11.m4s"])
         // Segment k left when segment k + 3 was written (the stream at k + 4 s) and is deleted
         // 4 s later: 0 to 4 by the end at 12 s.
         #expect(files() == (["init.mp4", "playlist.m3u8"] + (5...11).map { "segment\($0).m4s" }).sorted())
@@ -236,7 +238,7 @@ import TestSupport
         let master = try HLSMultivariantCheck(path: path("hls/master.m3u8"))
         #expect(master.problems == [])
         // Largest first (the highest bit rate); each rung's size and codecs.
-        #expect(master.variants.map(\.uri) == ["v0/playlist.m3u8", "v1/playlist.m3u8", "v2/playlist.m3u8"])
+        #expect(master.variants.map { HLSPackageFiles.withoutGeneration($0.uri) } == ["v0/playlist.m3u8", "v1/playlist.m3u8", "v2/playlist.m3u8"])
         #expect(master.variants.map { $0.attributes["RESOLUTION"] } == ["320x240", "160x120", "96x72"])
         for v in master.variants {
             #expect(v.attributes["CODECS"]?.hasPrefix("avc1.64") == true && v.attributes["CODECS"]?.hasSuffix(",mp4a.40.2") == true, "\(v.attributes)")
@@ -267,19 +269,19 @@ import TestSupport
         let master = try HLSMultivariantCheck(path: path("hls/master.m3u8"))
         #expect(master.problems == [])
         #expect(master.media.count == 1)
-        #expect(master.media.first?["TYPE"] == "AUDIO" && master.media.first?["URI"] == "audio/playlist.m3u8" && master.media.first?["CHANNELS"] == "1")
+        #expect(master.media.first?["TYPE"] == "AUDIO" && master.media.first?["URI"].map(HLSPackageFiles.withoutGeneration) == "audio/playlist.m3u8" && master.media.first?["CHANNELS"] == "1")
         let variant = try #require(master.variants.first)
         #expect(master.variants.count == 1 && variant.attributes["AUDIO"] == master.media.first?["GROUP-ID"])
         #expect(variant.attributes["CODECS"]?.hasSuffix(",mp4a.40.2") == true)
         // The sound's segments hold sound only, the video's video only, cut at the same times.
-        let sound = try HLSPlaylistCheck(path: path("hls/audio/playlist.m3u8"))
-        let picture = try HLSPlaylistCheck(path: path("hls/v0/playlist.m3u8"))
+        let sound = try HLSPlaylistCheck(path: inPackage("audio/playlist.m3u8"))
+        let picture = try HLSPlaylistCheck(path: inPackage("v0/playlist.m3u8"))
         #expect(sound.problems == [] && picture.problems == [])
         // (ffprobe lists a playlist's streams twice: in its program, then alone.)
         let streams = { (p: String) in Set(try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", p])
             .split(whereSeparator: \.isNewline)) }
-        #expect(try streams(path("hls/audio/playlist.m3u8")) == ["audio"])
-        #expect(try streams(path("hls/v0/playlist.m3u8")) == ["video"])
+        #expect(try streams(inPackage("audio/playlist.m3u8")) == ["audio"])
+        #expect(try streams(inPackage("v0/playlist.m3u8")) == ["video"])
         #expect(zip(sound.segments, picture.segments).dropLast().allSatisfy { abs($0.duration - $1.duration) < 0.03 },
                 "\(sound.segments.map(\.duration)) against \(picture.segments.map(\.duration))")
         // ffmpeg: every frame, and the sound's whole length.

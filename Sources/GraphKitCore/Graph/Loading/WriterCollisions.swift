@@ -1,6 +1,8 @@
-/// Pass 2b, on the nodes alone: each file the graph writes has one writer. Two output parameters
-/// (declared `writesFile`) that lead to one file would share its temporary file: the second is
-/// reported, naming the first, among the nodes' problems. Files are compared as the run compares
+/// Pass 2b, on the nodes alone: each file the graph writes has one writer. Two outputs (parameters
+/// declared `writesFile`, and the files a node names in its folders: sink.hls's playlists, the
+/// thumbnails' pictures, ``NodeDescriptor/writtenFilesInFolders``) that lead to one file would
+/// share its temporary file: the second is reported, naming the first, among the nodes' problems
+/// (65 when the graph is loaded, not 73 while it runs). Files are compared as the run compares
 /// them (``FileRoles/Place``): by the folder they are in, found by identity (device and inode,
 /// through any link), and their name in it; for a folder not made yet, the nearest one that
 /// exists and the rest of the path. So `out/a.m4a`, `./out/a.m4a` and `link-to-out/a.m4a` are one
@@ -11,9 +13,10 @@ enum WriterCollisions {
         /// Where the first writer of each place is set.
         var writers: [FileRoles.Place: String] = [:]
         for k in nodes.indices {
-            guard let kind = nodes.kind(k), !kind.writtenFiles.isEmpty, let node = nodes[k] else { continue }
-            for parameter in kind.writtenFiles {
-                guard case .string(let path)? = node.spec.parameters[parameter] else { continue }
+            guard let kind = nodes.kind(k), !kind.writtenFiles.isEmpty || kind.descriptor.writtenFilesInFolders != nil,
+                  let node = nodes[k] else { continue }
+            for file in kind.descriptor.writtenFiles(node.spec.parameters) {
+                let (parameter, path) = (file.parameter, file.path)
                 let location = node.location(of: parameter)
                 let place = FileRoles.Place(of: path, from: workingDirectory)
                 if let first = writers[place] {
