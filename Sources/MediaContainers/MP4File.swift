@@ -44,9 +44,13 @@ package struct MP4File<Source: ByteSource> {
         return boxes[0]
     }
 
-    /// The index: the first `moov` box, read; nil when the file has none.
+    /// The index: the first `moov` box, read; nil when the file has none. Throws for an index
+    /// whose sample tables claim more than the file holds (``MP4Movie/checkSampleClaims(fileSize:)``),
+    /// so no reader of it makes a list of samples the file's bytes cannot back.
     package func movie() throws(ContainerError) -> MP4Movie? {
         guard let extent = first("moov") else { return nil }
-        return MP4Movie(moov: try read(extent))
+        let movie = MP4Movie(moov: try read(extent))
+        try movie.checkSampleClaims(fileSize: source.count)
+        return movie
     }
 }
