@@ -116,7 +116,7 @@ let package = Package(
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "Tests/TestSupport"),
         // Tests mirror the targets they test.
-        .testTarget(name: "MediaContainersTests", dependencies: ["MediaContainers", "GraphKit", "GraphKitTesting"]),
+        .testTarget(name: "MediaContainersTests", dependencies: ["MediaContainers", "GraphKit", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "GraphKitCoreTests", dependencies: ["GraphKitCore", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "GraphKitRuntimeTests", dependencies: ["GraphKitRuntime", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport",
                                                                 "CGStreamer", "CGraphKitGlue",

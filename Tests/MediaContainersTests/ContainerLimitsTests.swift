@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MediaContainers
+import TestSupport
 
 /// What a file may claim before GStreamer reads it (issue 47), in process and in memory: the
 /// walk refuses nesting past ``ContainerLimits/depth`` and too many boxes whatever the numbers,
@@ -13,16 +14,10 @@ import Testing
     }
     static let ftyp = box("ftyp", Array("isom".utf8) + [0, 0, 2, 0] + Array("isomiso2mp41".utf8))
 
-    /// `levels` boxes of `type`, each in the one before, in a `moov`.
+    /// `levels` boxes of `type`, each in the one before, in a `moov` (a `meta` chain in a `udta`).
     static func nested(_ type: FourCC, levels: Int) -> [UInt8] {
-        let header = type == "meta" ? 12 : 8
-        var chain = [UInt8](repeating: 0, count: levels * header)
-        for i in 0..<levels {
-            let size = UInt32((levels - i) * header), at = i * header
-            chain.replaceSubrange(at..<(at + 8), with: [UInt8(size >> 24), UInt8((size >> 16) & 0xFF), UInt8((size >> 8) & 0xFF), UInt8(size & 0xFF)] + type.bytes)
-        }
-        let body = type == "meta" ? box("udta", chain) : chain
-        return ftyp + box("moov", body)
+        let chain = CraftedMP4.nested(type, levels: levels)
+        return ftyp + box("moov", type == "meta" ? box("udta", Array(chain.dropFirst(4))) : chain)
     }
 
     @Test(arguments: ["udta", "meta", "trak", "moov"] as [FourCC])

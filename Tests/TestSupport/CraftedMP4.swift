@@ -39,4 +39,17 @@ package enum CraftedMP4 {
         edit(&track)
         movie.setTrack(index, track)
     }
+
+    /// `levels` boxes of `type`, each holding the next, as bytes: a `meta` (a full box) with its
+    /// 4 bytes of version and flags first, and the chain preceded by them too, so that it is the
+    /// body of one more `meta`; for another type, the body of one more of it.
+    package static func nested(_ type: FourCC, levels: Int) -> [UInt8] {
+        let header = type == "meta" ? 12 : 8
+        var bytes = [UInt8](repeating: 0, count: levels * header)
+        for i in 0..<levels {
+            let size = UInt32((levels - i) * header), at = i * header
+            bytes.replaceSubrange(at..<(at + 8), with: [UInt8(size >> 24), UInt8((size >> 16) & 0xFF), UInt8((size >> 8) & 0xFF), UInt8(size & 0xFF)] + type.bytes)
+        }
+        return (type == "meta" ? [0, 0, 0, 0] : []) + bytes
+    }
 }
