@@ -32,8 +32,10 @@ public enum ContainerLimits {
     public static func problem(in source: some ByteSource) -> String? {
         guard let format = try? MediaContainerFormat.detect(source), format == .mp4 || format == .mov else { return nil }
         if let why = structure(of: source) { return why }
-        if let file = try? MP4File(source) {
-            do { _ = try file.movie() } catch { return error.reason }
+        // Only the claims: an index that cannot be read at all (cut short, damaged) is for the
+        // reader's own diagnosis to name ("ends at byte 804, inside its index").
+        if let file = try? MP4File(source), let extent = file.first("moov"), file.isWhole(extent), let moov = try? file.read(extent) {
+            do { try MP4Movie(moov: moov).checkSampleClaims(fileSize: source.count) } catch { return error.reason }
         }
         return FrameSizeLimit.problem(in: source)
     }
@@ -91,9 +93,11 @@ public enum ContainerLimits {
         init(walker: BoxWalker<S>, type: FourCC?, offset: UInt64) { (self.walker, self.type, self.offset) = (walker, type, offset) }
     }
 
-    /// The first structural limit `source` passes, walked without recursion.
-    static func structure(of source: some ByteSource) -> String? {
-        var stack = [Level(walker: BoxWalker(source), type: nil, offset: 0)]
+    /// The first structural limit `source` passes, walked without recursion: the whole file, or
+    /// the boxes of `range` (a `moov`, for ``MP4File/movie()``) as its top level.
+    static func structure(of source: some ByteSource, in range: Range<UInt64>? = nil) -> String? {
+        let walker = range.map { BoxWalker(source, from: $0.lowerBound, to: $0.upperBound) } ?? BoxWalker(source)
+        var stack = [Level(walker: walker, type: nil, offset: 0)]
         var top: BoxExtent?, seen = 0, items = 0
         while !stack.isEmpty {
             guard let step = try? stack[stack.count - 1].walker.next(), case .box(let box) = step else {
