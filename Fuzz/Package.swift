@@ -26,5 +26,12 @@ let package = Package(
         // without the rest of GraphKit.
         .target(name: "ContainersUnderFuzz"),
         .executableTarget(name: "fuzz-containers", dependencies: ["ContainersUnderFuzz"]),
+        // The same library's three promises against a hostile file (issue 47), each alone so
+        // that libFuzzer's coverage steers toward it: HLS packaging in memory (the plan, every
+        // segment, the playlist), join and trim (the new file reads back), and what probe reads
+        // (the limits checked before GStreamer, tags, indexed tracks).
+        .executableTarget(name: "fuzz-hls", dependencies: ["ContainersUnderFuzz"]),
+        .executableTarget(name: "fuzz-join", dependencies: ["ContainersUnderFuzz"]),
+        .executableTarget(name: "fuzz-probe", dependencies: ["ContainersUnderFuzz"]),
     ]
 )

@@ -62,3 +62,19 @@ ff -f lavfi -i "$(tone 8000 0.1)" -c:a pcm_s16le -movflags use_metadata_tags "${
    -metadata "com.apple.quicktime.location.ISO6709=+48.8577+002.2950/" tags-keys.mov
 rm -f /tmp/graphkit-corpus-cover.png
 ls -l tags*
+
+# Hostile nesting (issue 47, ContainerLimits): an index whose udta, and a udta whose meta, nest 40
+# deep, past the limit of 32, so that the fuzzers start at both sides of it.
+python3 - <<'PY'
+import struct
+def box(t, body): return struct.pack('>I', 8 + len(body)) + t + body
+ftyp = box(b'ftyp', b'isom' + struct.pack('>I', 512) + b'isomiso2mp41')
+mvhd = box(b'mvhd', bytes(12) + struct.pack('>II', 1000, 0) + struct.pack('>IH', 0x10000, 0x100) + bytes(10)
+           + struct.pack('>9I', 0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000) + bytes(24) + struct.pack('>I', 2))
+udta = meta = b''
+for _ in range(40):
+    udta, meta = box(b'udta', udta), box(b'meta', bytes(4) + meta)
+open('nested-udta.mp4', 'wb').write(ftyp + box(b'moov', mvhd + udta))
+open('nested-meta.mp4', 'wb').write(ftyp + box(b'moov', mvhd + box(b'udta', meta)))
+PY
+ls -l nested-*

@@ -10,8 +10,9 @@
 # the input, to replay with `Fuzz/.build-fuzz/debug/TARGET FILE`) go to
 # Fuzz/.build-fuzz/findings/TARGET/ (a run reports only its own), and libFuzzer's output to
 # Fuzz/.build-fuzz/TARGET.log.
-# fuzz-containers (GraphKit's container library alone, no GStreamer) is built in release and
-# without the address sanitizer, so that it reads thousands of inputs a second: it is Swift,
+# fuzz-containers, fuzz-hls, fuzz-join and fuzz-probe (GraphKit's container library alone, no
+# GStreamer) are built in release and without the address sanitizer, so that they read thousands
+# of inputs a second: it is Swift,
 # whose overflow and bounds checks stay on in release and trap (each trap a finding), and its
 # two pointer loops run under the sanitizers in `make test-sanitize`.
 # A hang is a finding twice over: fuzz-decode cancels a run that has not ended within
@@ -21,12 +22,14 @@ set -uo pipefail
 cd "$(dirname "$0")"
 SWIFT=${SWIFT:-swift}
 seconds=${FUZZ_SECONDS:-600}
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode fuzz-containers}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode fuzz-containers fuzz-hls fuzz-join fuzz-probe}"
+# The targets of the container library alone (Fuzz/Sources/ContainersUnderFuzz).
+is_containers() { [[ $1 == fuzz-containers || $1 == fuzz-hls || $1 == fuzz-join || $1 == fuzz-probe ]]; }
 scratch=.build-fuzz
 
-# fuzz-containers needs only the container library (built below); the others, GraphKit.
-graphkit_targets=()
-for t in "${targets[@]}"; do [[ $t == fuzz-containers ]] || graphkit_targets+=("$t"); done
+# The container library's targets need only it (built below); the others, GraphKit.
+graphkit_targets=() container_targets=()
+for t in "${targets[@]}"; do if is_containers "$t"; then container_targets+=("$t"); else graphkit_targets+=("$t"); fi; done
 if ((${#graphkit_targets[@]} > 0)); then
   echo "== building ${graphkit_targets[*]} in Fuzz/$scratch (libFuzzer, address sanitizer)"
   # The package depends on GraphKit by path: SwiftPM keeps its plan when a file is added there,
@@ -46,17 +49,17 @@ if ((${#graphkit_targets[@]} > 0)); then
     exit 1
   fi
 fi
-if ((${#graphkit_targets[@]} < ${#targets[@]})); then
-  echo "== building fuzz-containers in Fuzz/$scratch/release (libFuzzer)"
+for t in "${container_targets[@]}"; do
+  echo "== building $t in Fuzz/$scratch/release (libFuzzer)"
   rm -f "$scratch/release.yaml"
-  $SWIFT build -c release --product fuzz-containers --sanitize=fuzzer -Xswiftc -sanitize=fuzzer --build-path "$scratch" \
-    || { echo "fuzz: the build of fuzz-containers failed" >&2; exit 1; }
+  $SWIFT build -c release --product "$t" --sanitize=fuzzer -Xswiftc -sanitize=fuzzer --build-path "$scratch" \
+    || { echo "fuzz: the build of $t failed" >&2; exit 1; }
   object=$scratch/release/ContainersUnderFuzz.build/BoxHeader.swift.o
   if (($(readelf -SW "$object" | grep -c __sancov_cntrs) == 0)); then
     echo "fuzz: the container library lacks coverage counters ($object)" >&2
     exit 1
   fi
-fi
+done
 
 # Swift's own crash backtracer reads the stack of a failed check in ways the address sanitizer
 # reports as a second error: libFuzzer's report of the crash is the one wanted.
@@ -76,11 +79,11 @@ for t in "${targets[@]}"; do
     # Full unwinding, so that the suppressions see the frames below GLib's g_malloc (GLib and
     # its neighbours have no frame pointers); slower, and needed.
     fuzz-decode) seeds=(Corpus/media); options=(-max_len=16384 -timeout=60); unwind=0 ;;
-    fuzz-containers) seeds=(Corpus/containers Corpus/media); options=(-max_len=16384 -timeout=10); unwind=1 ;;
-    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode, fuzz-containers)" >&2; exit 64 ;;
+    fuzz-containers|fuzz-hls|fuzz-join|fuzz-probe) seeds=(Corpus/containers Corpus/media); options=(-max_len=16384 -timeout=10); unwind=1 ;;
+    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode, fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe)" >&2; exit 64 ;;
   esac
   binary=$scratch/debug/$t
-  [[ $t == fuzz-containers ]] && binary=$scratch/release/$t
+  is_containers "$t" && binary=$scratch/release/$t
   corpus=$scratch/corpus/$t findings=$scratch/findings/$t log=$scratch/$t.log
   mkdir -p "$corpus" "$findings"
   stamp=$scratch/$t.started

@@ -44,9 +44,17 @@ package struct MP4File<Source: ByteSource> {
         return boxes[0]
     }
 
-    /// The index: the first `moov` box, read; nil when the file has none.
+    /// The index: the first `moov` box, read; nil when the file has none. Throws for an index
+    /// past ``ContainerLimits`` (boxes nested deeper than its ``ContainerLimits/depth``, too many
+    /// boxes) or whose sample tables claim more than the file holds
+    /// (``MP4Movie/checkSampleClaims(fileSize:)``): no reader of it makes a list of samples the
+    /// file's bytes cannot back, and no file written from it (an export, a join, an HLS
+    /// initialization segment) carries the nesting that crashes GStreamer's demuxer.
     package func movie() throws(ContainerError) -> MP4Movie? {
         guard let extent = first("moov") else { return nil }
-        return MP4Movie(moov: try read(extent))
+        if isWhole(extent), let why = ContainerLimits.structure(of: source, in: extent.offset..<extent.end) { throw ContainerError(why) }
+        let movie = MP4Movie(moov: try read(extent))
+        try movie.checkSampleClaims(fileSize: source.count)
+        return movie
     }
 }

@@ -160,25 +160,31 @@ extension SampleRuns.Entry where Kind == PresentationOffsets {
 }
 
 /// One sample of a track, as its sample table places it.
+/// 32 bytes a sample (the 64-bit fields first: in the order of the initializer it took 40).
 package struct MP4Sample: Sendable, Equatable {
     /// Where its bytes start in the file.
     package var offset: UInt64
-    package var size: UInt32
     /// When it is decoded, in the track's media clock (``MP4Track/mediaTimescale``).
     package var decodeTime: UInt64
+    package var size: UInt32
     package var duration: UInt32
     /// Presentation minus decode time, in the same clock.
     package var compositionOffset: Int32
     /// Whether a decoder can start at it (a key frame; every audio sample).
     package var isSync: Bool
 
+    package init(offset: UInt64, size: UInt32, decodeTime: UInt64, duration: UInt32, compositionOffset: Int32, isSync: Bool) {
+        (self.offset, self.decodeTime, self.size, self.duration) = (offset, decodeTime, size, duration)
+        (self.compositionOffset, self.isSync) = (compositionOffset, isSync)
+    }
+
     package var presentationTime: Int64 { Int64(decodeTime) + Int64(compositionOffset) }
 }
 
 extension MP4Track {
-    /// The most samples ``samples(fileSize:)`` lists: 40 bytes each, 800 MB; a day of 60 fps
-    /// video is 5 million.
-    package static let mostSamples = 20_000_000
+    /// The most samples ``samples(fileSize:)`` lists: ``MP4Movie/mostSamples``, which bounds a
+    /// movie's tracks together (``MP4Movie/checkSampleClaims(fileSize:)``, when it is read).
+    package static var mostSamples: Int { MP4Movie.mostSamples }
 
     /// Every sample of the track in decode order, from its sample table. Throws, naming the
     /// table, when the tables disagree (a chunk past the offsets, sizes for fewer samples than

@@ -15,8 +15,8 @@ package enum CraftedMP4 {
     }
 
     /// A copy of the MP4 at `path`, whose index must come last, at `output`, with `edit` made to
-    /// its index.
-    package static func edited(_ path: String, to output: String, _ edit: (inout MP4Movie) throws -> Void) throws {
+    /// its index; `padding` makes it that many bytes larger (a `free` box before the index).
+    package static func edited(_ path: String, to output: String, padding: Int = 0, _ edit: (inout MP4Movie) throws -> Void) throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let file = try MP4File(MemoryBytes(bytes))
         guard let extent = file.first("moov"), extent.offset + extent.size == UInt64(bytes.count) else {
@@ -24,7 +24,12 @@ package enum CraftedMP4 {
         }
         var movie = try MP4Movie(parsing: bytes[Int(extent.offset)...])
         try edit(&movie)
-        try Data(bytes[..<Int(extent.offset)] + movie.bytes).write(to: URL(fileURLWithPath: output))
+        var free: [UInt8] = []
+        if padding >= 8 {
+            free = [UInt8](repeating: 0, count: padding)
+            free.replaceSubrange(0..<8, with: [UInt8(padding >> 24), UInt8((padding >> 16) & 0xFF), UInt8((padding >> 8) & 0xFF), UInt8(padding & 0xFF)] + Array("free".utf8))
+        }
+        try Data(bytes[..<Int(extent.offset)] + free + movie.bytes).write(to: URL(fileURLWithPath: output))
     }
 
     /// The first track of `handler` (`vide`, `soun`) of `movie`, edited by `edit`.
@@ -33,5 +38,18 @@ package enum CraftedMP4 {
         var track = found
         edit(&track)
         movie.setTrack(index, track)
+    }
+
+    /// `levels` boxes of `type`, each holding the next, as bytes: a `meta` (a full box) with its
+    /// 4 bytes of version and flags first, and the chain preceded by them too, so that it is the
+    /// body of one more `meta`; for another type, the body of one more of it.
+    package static func nested(_ type: FourCC, levels: Int) -> [UInt8] {
+        let header = type == "meta" ? 12 : 8
+        var bytes = [UInt8](repeating: 0, count: levels * header)
+        for i in 0..<levels {
+            let size = UInt32((levels - i) * header), at = i * header
+            bytes.replaceSubrange(at..<(at + 8), with: [UInt8(size >> 24), UInt8((size >> 16) & 0xFF), UInt8((size >> 8) & 0xFF), UInt8(size & 0xFF)] + type.bytes)
+        }
+        return (type == "meta" ? [0, 0, 0, 0] : []) + bytes
     }
 }

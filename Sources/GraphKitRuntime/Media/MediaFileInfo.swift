@@ -52,10 +52,11 @@ public struct MediaFileInfo: Sendable {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": permission denied")
         }
-        // A picture larger than GraphKit decodes, as an MP4/MOV's sample entry claims it: refused
-        // before the discoverer makes a decoder that allocates frames of that size (probe,
-        // thumbnails and an asset read through here).
-        if let bytes = FileBytes(path: path), let why = FrameSizeLimit.problem(in: bytes) {
+        // An MP4/MOV's claims past what GraphKit reads (boxes nested deeper than qtdemux's stack
+        // holds, sample tables larger than the file, a picture larger than GraphKit decodes):
+        // refused before the discoverer's demuxer or decoder sees the file (probe, thumbnails
+        // and an asset read through here).
+        if let bytes = FileBytes(path: path), let why = ContainerLimits.problem(in: bytes) {
             throw GraphError(.inputUnreadable, at: path, "cannot read \"\(path)\": \(why)")
         }
         guard let uri = gst_filename_to_uri(path, nil) else {

@@ -70,9 +70,10 @@ public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
             // demultiplex stream"): said here, the same on both, as ffmpeg refuses it.
             throw GraphError(.runFailed, at: at, "\"\(path)\" is a WAV header with no data chunk: it holds no samples", node: context.id)
         }
-        // A picture larger than GraphKit decodes, as an MP4/MOV's sample entry claims it:
-        // refused before any decoder is made and allocates frames of that size.
-        if let opened = opened.withLock({ $0 }), opened.regular, let why = FrameSizeLimit.problem(in: FileBytes(descriptor: opened.fd)) {
+        // An MP4/MOV's claims past what GraphKit reads (nesting deeper than qtdemux's stack
+        // holds, sample tables larger than the file, a picture larger than GraphKit decodes):
+        // refused before any GStreamer element reads the file.
+        if let opened = opened.withLock({ $0 }), opened.regular, let why = ContainerLimits.problem(in: FileBytes(descriptor: opened.fd)) {
             throw GraphError(.runFailed, at: at, "cannot decode \"\(path)\": \(why)", node: context.id)
         }
         if let fd = opened.withLock({ $0?.fd }), WAVEHeader.isWave64(FileBytes(descriptor: fd)) {

@@ -50,8 +50,11 @@ struct Probe: ParsableCommand {
         let bytes = FileBytes(descriptor: fd)
         let container: MediaContainerFormat?
         let metadata: MediaMetadata
-        do {
+        do throws(ContainerError) {
             container = try MediaContainerFormat.detect(bytes)
+            // Claims past what GraphKit reads (nesting, items, samples, frames) are refused
+            // before anything reads the file's tags or GStreamer sees it.
+            if let why = ContainerLimits.problem(in: bytes) { throw ContainerError(why) }
             metadata = try MediaMetadata.read(from: bytes)
         } catch {
             throw unreadable(error.reason)

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+@testable import MediaContainers
+import TestSupport
+
+/// What a file may claim before GStreamer reads it (issue 47), in process and in memory: the
+/// walk refuses nesting past ``ContainerLimits/depth`` and too many boxes whatever the numbers,
+/// within a fraction of a second and without recursion, and passes every real file the fuzzers
+/// start from (MP4, M4A, MOV, fragmented, tagged, from ffmpeg and GStreamer).
+@Suite(.timeLimit(.minutes(1))) struct ContainerLimitsTests {
+    static func box(_ type: FourCC, _ body: [UInt8]) -> [UInt8] {
+        let size = UInt32(8 + body.count)
+        return [UInt8(size >> 24), UInt8((size >> 16) & 0xFF), UInt8((size >> 8) & 0xFF), UInt8(size & 0xFF)] + type.bytes + body
+    }
+    static let ftyp = box("ftyp", Array("isom".utf8) + [0, 0, 2, 0] + Array("isomiso2mp41".utf8))
+
+    /// `levels` boxes of `type`, each in the one before, in a `moov` (a `meta` chain in a `udta`).
+    static func nested(_ type: FourCC, levels: Int) -> [UInt8] {
+        let chain = CraftedMP4.nested(type, levels: levels)
+        return ftyp + box("moov", type == "meta" ? box("udta", Array(chain.dropFirst(4))) : chain)
+    }
+
+    @Test(arguments: ["udta", "meta", "trak", "moov"] as [FourCC])
+    func nestingPastTheLimitIsRefusedAtOnce(_ type: FourCC) throws {
+        let started = ContinuousClock.now
+        let deep = try #require(ContainerLimits.problem(in: MemoryBytes(Self.nested(type, levels: 100_000))))
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(deep.contains("box at byte") && deep.contains("holds boxes nested more than 32 deep"), "\(deep)")
+        // At the limit: the moov (1), then 31 more (a meta's chain starts inside a udta).
+        #expect(ContainerLimits.problem(in: MemoryBytes(Self.nested(type, levels: type == "meta" ? 30 : 31))) == nil)
+        #expect(ContainerLimits.problem(in: MemoryBytes(Self.nested(type, levels: 33))) != nil)
+    }
+
+    @Test func tooManyBoxesInOneAreRefused() throws {
+        let free = Self.box("free", [])
+        let many = Self.ftyp + Self.box("moov", Array([[UInt8]](repeating: free, count: ContainerLimits.children + 1).joined()))
+        let why = try #require(ContainerLimits.problem(in: MemoryBytes(many)))
+        #expect(why.hasPrefix("its moov box at byte 28 holds more than 10000 boxes"), "\(why)")
+        let enough = Self.ftyp + Self.box("moov", Array([[UInt8]](repeating: free, count: ContainerLimits.children).joined()))
+        #expect(ContainerLimits.problem(in: MemoryBytes(enough)) == nil)
+    }
+
+    /// Sample tables claiming more than the file holds: refused by the index's reading, naming
+    /// the track and its stsz box, before a list of samples is made.
+    @Test(arguments: [(UInt32(20_000_000), UInt32(1), "more than the file's 3753 bytes can hold"), (4_000, 1, "more than the file's 3753 bytes"),
+                      (1_000, 1_000, "bytes of samples, more than the file's")])
+    func sampleClaimsPastTheFileAreRefused(_ count: UInt32, _ size: UInt32, _ why: String) throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/Corpus/media/av.mp4").standardized
+        let bytes = [UInt8](try Data(contentsOf: corpus))
+        let file = try MP4File(MemoryBytes(bytes))
+        var movie = try #require(try file.movie())
+        let (index, track) = try #require(movie.tracks(handler: "soun").first)
+        var edited = track
+        edited.box.modify(["mdia", "minf", "stbl", "stsz"]) { stsz in
+            stsz.body = [0, 0, 0, 0] + [size, count].flatMap { w in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: w >> UInt32($0)) } }
+        }
+        movie.setTrack(index, edited)
+        #expect(bytes.count == 3753)
+        #expect(throws: ContainerError.self) { try movie.checkSampleClaims(fileSize: UInt64(bytes.count)) }
+        do { try movie.checkSampleClaims(fileSize: UInt64(bytes.count)) } catch {
+            #expect(error.reason.hasPrefix("its track \(track.trackID)'s stsz box claims \(count) samples") && error.reason.contains(why), "\(error.reason)")
+        }
+    }
+
+    /// No real file is refused: the fuzzers' seeds (all but the hostile ones).
+    @Test func realFilesPass() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/Corpus").standardized
+        var read = 0
+        for folder in ["containers", "media"] {
+            let names = try FileManager.default.contentsOfDirectory(atPath: corpus.appendingPathComponent(folder).path)
+            for name in names where !name.hasPrefix("nested-") {
+                let bytes = [UInt8](try Data(contentsOf: corpus.appendingPathComponent("\(folder)/\(name)")))
+                #expect(ContainerLimits.problem(in: MemoryBytes(bytes)) == nil, "\(folder)/\(name)")
+                read += 1
+            }
+        }
+        #expect(read > 20)
+    }
+}
