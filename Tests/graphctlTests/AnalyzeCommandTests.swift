@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
+import TestSupport
 
 /// `graphctl analyze` and graphs/analyze.json, end to end: the table, --json, and the errors
 /// with their exit codes.
-@Suite struct AnalyzeCommandTests {
+@Suite(.media) struct AnalyzeCommandTests {
     let folder = try! TestMedia.temporaryFolder()
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 

@@ -10,7 +10,7 @@ import TestSupport
 /// Each is refused by name before anything allocates on its word (probe, hls, export, concat
 /// and the thumbnails graph), within its time limit, and no run's peak RSS passes 1 GiB (what
 /// the Kubernetes Job is given).
-@Suite(.timeLimit(.minutes(10))) struct HostileClaimsTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct HostileClaimsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

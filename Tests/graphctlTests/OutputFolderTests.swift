@@ -11,7 +11,7 @@ import Testing
 /// when it is loaded (65, not 73 while it runs), and a batch refuses inputs that share an HLS
 /// folder. A package is replaced as a whole: a cancelled re-package leaves the earlier one
 /// complete, and ten packagings at once never leave a playlist naming a missing file.
-@Suite(.timeLimit(.minutes(10))) struct OutputFolderTests {
+@Suite(.media, .timeLimit(.minutes(10))) struct OutputFolderTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }

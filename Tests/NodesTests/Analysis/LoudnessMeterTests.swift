@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 import Nodes
+import TestSupport
 
 /// LoudnessMeter on the EBU conformance signals, generated here from their published
 /// definitions (Tech 3341 for loudness and true peak, Tech 3342 for the loudness range): our own
 /// math, so exact figures within the tolerances the EBU states.
-@Suite struct LoudnessMeterTests {
+@Suite(.media) struct LoudnessMeterTests {
     /// Stereo 1 kHz sines at 48 kHz: each part a level in dBFS (the sine's peak) and a length.
     static func sines(_ parts: [(dBFS: Double, seconds: Double)], frequency: Double = 1000, sampleRate: Int = 48_000,
                       phase: Double = 0) -> [Double] {

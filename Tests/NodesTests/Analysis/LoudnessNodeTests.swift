@@ -3,6 +3,7 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// analysis.loudness in a harness and in a graph, checked against ffmpeg's `ebur128` filter on
 /// the same files: within ±0.1 LU integrated and ±0.2 dB true peak (but where ffmpeg misses the
@@ -11,7 +12,7 @@ import Nodes
     let folder = try! TestMedia.temporaryFolder()
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-    @Test func writesTheMeasurementAsJSONWhenTheStreamEnds() throws {
+    @Test(.media) func writesTheMeasurementAsJSONWhenTheStreamEnds() throws {
         let json = path("l.json")
         let h = try NodeHarness("""
             { "type": "analysis.loudness", "params": { "json": "\(json)", "series": true } }
@@ -68,7 +69,7 @@ import Nodes
 
     /// Tech 3341 case 3, a true-peak signal and filtered noise under an envelope at 44.1 kHz,
     /// each through source.file → decode → analysis.loudness and through ffmpeg.
-    @Test(arguments: ["case3", "truepeak", "noise"])
+    @Test(.media, arguments: ["case3", "truepeak", "noise"])
     func agreesWithFFmpeg(_ signal: String) throws {
         let file = path("\(signal).wav")
         var rate = 48_000

@@ -3,6 +3,7 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// analysis.silence on media made with known silences: every silence found within 10 ms, and
 /// none on a noise floor just above the threshold.
@@ -23,7 +24,7 @@ import Nodes
 
     /// A 440 Hz tone with silences from 1 to 2 s, 3.5 to 4.25 s and from 5.6 s to the end, and
     /// a gap of 0.1 s (shorter than the minimum) at 3 s; made by ffmpeg, read through a graph.
-    @Test(arguments: ["wav", "flac"])
+    @Test(.media, arguments: ["wav", "flac"])
     func findsEverySilenceWithin10Milliseconds(_ container: String) throws {
         let file = path("tone.\(container)")
         _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i",
@@ -41,7 +42,7 @@ import Nodes
 
     /// Noise whose level is just above the threshold (−48.8 dBFS RMS, −44 dBFS peak, against
     /// −50) is never silence, though half its samples are under the threshold.
-    @Test func noFalseSilencesOnANoiseFloorJustAboveTheThreshold() throws {
+    @Test(.media) func noFalseSilencesOnANoiseFloorJustAboveTheThreshold() throws {
         let h = try NodeHarness(#"{ "type": "analysis.silence", "params": { "threshold": -50, "minimumDuration": 0.05 } }"#, outputs: [])
         var state: UInt64 = 42
         let peak = pow(10, -44.0 / 20) * 32767

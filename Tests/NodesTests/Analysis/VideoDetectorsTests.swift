@@ -3,6 +3,7 @@ import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// analysis.black and analysis.scenes on H.264 made by ffmpeg with known black stretches and
 /// cuts (25 fps): every event within one frame; and no black on a dark noisy floor just above
@@ -31,7 +32,7 @@ import Nodes
         try GraphRun(graph).run()
     }
 
-    @Test(arguments: ["i420", "bgra"])
+    @Test(.media, arguments: ["i420", "bgra"])
     func findsEveryBlackStretchWithinOneFrame(_ pixelFormat: String) throws {
         let video = try makeVideo(), json = path("black-\(pixelFormat).json")
         try run(video, node: #"{ "type": "analysis.black", "params": { "minimumDuration": 0.4, "json": "\#(json)" } }"#, pixelFormat: pixelFormat)
@@ -44,7 +45,7 @@ import Nodes
         #expect(report.frames == 175)
     }
 
-    @Test func findsEveryCutWithinOneFrameAndWritesChapters() throws {
+    @Test(.media) func findsEveryCutWithinOneFrameAndWritesChapters() throws {
         let video = try makeVideo(), json = path("scenes.json"), vtt = path("chapters.vtt")
         try run(video, node: #"{ "type": "analysis.scenes", "params": { "threshold": 10, "scores": true, "json": "\#(json)", "vtt": "\#(vtt)" } }"#)
         let report = try JSONDecoder().decode(ScenesReport.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
@@ -59,7 +60,7 @@ import Nodes
 
     /// I420 frames at 16 + 0.1 × 219 = 37.9 … a dark floor of luma 39 to 44, noisy: never black
     /// at threshold 0.1, always black at 0.15; and their small changes are no cuts.
-    @Test func noBlackOrCutsOnANoiseFloorJustAboveTheThreshold() throws {
+    @Test(.media) func noBlackOrCutsOnANoiseFloorJustAboveTheThreshold() throws {
         func frames() -> [SampleBuffer] {
             var state: UInt64 = 7
             let format = MediaFormat.VideoFormat(pixelFormat: .i420, width: 64, height: 48, frameRate: FrameRate(25))
