@@ -124,6 +124,11 @@ public protocol Interpolable: Sendable, Hashable {
     var isFinite: Bool { get }
 }
 
+extension Interpolable {
+    /// True unless a conforming type says otherwise (a value of numbers says whether each is).
+    public var isFinite: Bool { true }
+}
+
 extension Double: Interpolable {
     public func interpolated(to other: Double, at f: Double) -> Double { self + (other - self) * f }
 }

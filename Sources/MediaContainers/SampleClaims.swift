@@ -4,37 +4,52 @@
 
 extension MP4Movie {
     /// The most samples GraphKit lists from one movie, its tracks together: 32 bytes each,
-    /// 320 MB at most. A day of 60 fps video with 48 kHz AAC is 9.3 million; raw PCM stored a
-    /// frame per sample (QuickTime's old way) passes it after about 35 minutes of stereo.
+    /// 320 MB at most. A day of 60 fps video with 48 kHz AAC is 9.3 million. Raw PCM stored a
+    /// frame per sample (QuickTime's way, and ffmpeg's `-c:a pcm_s16le -f mov`) passes it after
+    /// about 3.5 minutes of 48 kHz: its samples are of one size, so they count only against the
+    /// file's bytes here, and only a command that lists them one by one (`hls`, a passthrough
+    /// export, `concat`) refuses them past this (``MP4Track/mostSamples``).
     package static let mostSamples = 10_000_000
 
-    /// Refuses, naming the track and its `stsz` box, a movie whose tracks together claim more
-    /// samples than ``mostSamples``, more samples than the file has bytes (every sample takes a
-    /// byte of media or, listed with a size of 0, 4 bytes of table), or more bytes of samples
-    /// of one size than the `fileSize` bytes of the file (two tracks' samples do not share
-    /// bytes). Sizes listed one by one are checked against the file when the samples are
-    /// listed (``MP4Track/samples(fileSize:)``), so a file cut short inside its media is still
-    /// read up to its end. Reads three words of each `stsz`: its cost is nothing beside the
-    /// index's.
+    /// Refuses, naming the track and its sample-size box, a movie whose tracks together list
+    /// more samples size by size than ``mostSamples`` or than the file has bytes (each takes 4
+    /// bytes of table, or 2, 1 or half a byte in `stz2`), or claim more bytes of samples of one
+    /// size than the `fileSize` bytes of the file (two tracks' samples do not share bytes).
+    /// Sizes listed one by one are checked against the file when the samples are listed
+    /// (``MP4Track/samples(fileSize:)``), so a file cut short inside its media is still read up
+    /// to its end. Reads a few words of each `stsz` or `stz2` (the compact form qtdemux reads
+    /// too): its cost is nothing beside the index's.
     package func checkSampleClaims(fileSize: UInt64) throws(ContainerError) {
-        var samples: UInt64 = 0, bytes: UInt64 = 0
+        var listed: UInt64 = 0, bytes: UInt64 = 0
         for i in trackIndices {
             let track = track(i)
-            guard let stsz = track.box.find(["mdia", "minf", "stbl", "stsz"]) else { continue }
-            var r = ByteReader(stsz.body)
-            guard (try? r.versionAndFlags()) != nil, let size = try? r.u32(), let count = try? r.u32() else { continue }
             let id = track.trackID
-            samples += UInt64(count)
-            guard samples <= UInt64(Self.mostSamples), samples <= fileSize else {
-                throw ContainerError("its track \(id)'s stsz box claims \(count) samples, which with its other tracks' makes \(samples), more than "
-                                     + (samples > fileSize ? "the file's \(fileSize) bytes can hold" : "the \(Self.mostSamples) GraphKit reads from one file")
-                                     + ": its index is damaged")
+            let size: UInt64, count: UInt64, name: String
+            if let stsz = track.box.find(["mdia", "minf", "stbl", "stsz"]) {
+                var r = ByteReader(stsz.body)
+                guard (try? r.versionAndFlags()) != nil, let s = try? r.u32(), let c = try? r.u32() else { continue }
+                (size, count, name) = (UInt64(s), UInt64(c), "stsz")
+            } else if let stz2 = track.box.find(["mdia", "minf", "stbl", "stz2"]) {
+                // Version and flags, 3 reserved bytes, the field size in bits, the count.
+                var r = ByteReader(stz2.body)
+                guard (try? r.versionAndFlags()) != nil, (try? r.u16()) != nil, let b = try? r.u16(), let c = try? r.u32() else { continue }
+                (size, count, name) = (0, UInt64(c), "stz2 (\(b & 0xFF)-bit sizes)")
+            } else {
+                continue
             }
-            guard size != 0 else { continue }
-            bytes += UInt64(count) * UInt64(size)
-            guard bytes <= fileSize else {
-                throw ContainerError("its track \(id)'s stsz box claims \(count) samples of \(size) bytes, which with its other tracks' makes "
-                                     + "\(bytes) bytes of samples, more than the file's \(fileSize): its index is damaged")
+            if size == 0 {
+                listed += count
+                guard listed <= UInt64(Self.mostSamples), listed <= fileSize else {
+                    throw ContainerError("its track \(id)'s \(name) box claims \(count) samples, which with its other tracks' makes \(listed), more than "
+                                         + (listed > fileSize ? "the file's \(fileSize) bytes can hold" : "the \(Self.mostSamples) GraphKit reads from one file")
+                                         + ": its index is damaged")
+                }
+            } else {
+                bytes += count * size  // both below 2^32: no overflow
+                guard bytes <= fileSize else {
+                    throw ContainerError("its track \(id)'s \(name) box claims \(count) samples of \(size) bytes, which with its other tracks' makes "
+                                         + "\(bytes) bytes of samples, more than the file's \(fileSize): its index is damaged")
+                }
             }
         }
     }

@@ -42,8 +42,8 @@ import TestSupport
 
     /// Sample tables claiming more than the file holds: refused by the index's reading, naming
     /// the track and its stsz box, before a list of samples is made.
-    @Test(arguments: [(UInt32(20_000_000), UInt32(1), "more than the file's 3753 bytes can hold"), (4_000, 1, "more than the file's 3753 bytes"),
-                      (1_000, 1_000, "bytes of samples, more than the file's")])
+    @Test(arguments: [(UInt32(20_000_000), UInt32(0), "more than the file's 3753 bytes can hold"), (20_000_000, 1, "bytes of samples, more than the file's 3753"),
+                      (4_000, 1, "more than the file's 3753"), (1_000, 1_000, "bytes of samples, more than the file's")])
     func sampleClaimsPastTheFileAreRefused(_ count: UInt32, _ size: UInt32, _ why: String) throws {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/Corpus/media/av.mp4").standardized
         let bytes = [UInt8](try Data(contentsOf: corpus))
@@ -60,6 +60,24 @@ import TestSupport
         do { try movie.checkSampleClaims(fileSize: UInt64(bytes.count)) } catch {
             #expect(error.reason.hasPrefix("its track \(track.trackID)'s stsz box claims \(count) samples") && error.reason.contains(why), "\(error.reason)")
         }
+    }
+
+    /// Uncompressed sound stored a frame per sample, as QuickTime and ffmpeg's `-f mov` store
+    /// PCM: 11 million samples of 4 bytes (3.8 minutes of 48 kHz stereo) in a file that holds
+    /// their bytes are no damage, and the index is read (they were refused as more than the
+    /// samples GraphKit lists, so such a file could not even be probed or decoded).
+    @Test func samplesOfOneSizeCountOnlyAgainstTheFilesBytes() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/Corpus/media/av.mp4").standardized
+        let file = try MP4File(MemoryBytes([UInt8](try Data(contentsOf: corpus))))
+        var movie = try #require(try file.movie())
+        let (index, track) = try #require(movie.tracks(handler: "soun").first)
+        var edited = track
+        edited.box.modify(["mdia", "minf", "stbl", "stsz"]) { stsz in
+            stsz.body = [0, 0, 0, 0] + [UInt32(4), 11_000_000].flatMap { w in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: w >> UInt32($0)) } }
+        }
+        movie.setTrack(index, edited)
+        #expect(throws: Never.self) { try movie.checkSampleClaims(fileSize: 44_100_000) }
+        #expect(throws: ContainerError.self) { try movie.checkSampleClaims(fileSize: 43_999_999) }
     }
 
     /// No real file is refused: the fuzzers' seeds (all but the hostile ones).

@@ -256,8 +256,12 @@ public struct SampleBuffer: Sendable {
 
     private static func planes(_ layout: [(offset: Int, stride: Int, width: Int, height: Int)], _ v: MediaFormat.VideoFormat,
                         _ raw: UnsafeRawBufferPointer) throws(GraphError) -> [PixelPlane] {
-        try layout.map { (l) throws(GraphError) -> PixelPlane in
-            guard let base = raw.baseAddress, l.offset + l.stride * (l.height - 1) < raw.count else {
+        try layout.enumerated().map { (i, l) throws(GraphError) -> PixelPlane in
+            // The last row need not be padded to the stride, but must hold its pixels.
+            let bytesPerPixel = v.pixelFormat == .bgra || v.pixelFormat == .rgba ? 4 : v.pixelFormat == .nv12 && i > 0 ? 2 : 1
+            let lastRow = min(l.stride, l.width * bytesPerPixel)
+            guard let base = raw.baseAddress, l.height > 0, l.offset >= 0,
+                  l.offset + l.stride * (l.height - 1) + lastRow <= raw.count else {
                 throw GraphError(.runFailed, "video buffer of \(raw.count) bytes is too small for \(v.width)x\(v.height) \(v.pixelFormat.gstName)")
             }
             return PixelPlane(baseAddress: UnsafeMutableRawPointer(mutating: base) + l.offset, bytesPerRow: l.stride, width: l.width, height: l.height)

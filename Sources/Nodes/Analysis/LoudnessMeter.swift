@@ -90,10 +90,10 @@ public struct LoudnessMeter: PCMMeasuring {
     var history: [Double]  // the last historyLength samples of each channel, oldest first
     var scratch: [Double] = []
 
-    /// A meter of a stream of `channels` channels at `sampleRate` Hz (1 to 64 channels, 16 Hz
-    /// and up, as BS.1770 filters are defined).
+    /// A meter of a stream of `channels` channels at `sampleRate` Hz (1 to 64 channels,
+    /// ``lowestRate`` Hz and up, where BS.1770's filters are stable).
     public init(sampleRate: Int, channels: Int, keepsSeries: Bool = false) {
-        precondition(sampleRate >= 16 && (1...64).contains(channels), "a loudness meter needs 16 Hz or more and 1 to 64 channels")
+        precondition(sampleRate >= Self.lowestRate && (1...64).contains(channels), "a loudness meter needs \(Self.lowestRate) Hz or more and 1 to 64 channels")
         self.sampleRate = sampleRate
         self.channels = channels
         self.keepsSeries = keepsSeries
@@ -157,10 +157,16 @@ public struct LoudnessMeter: PCMMeasuring {
 
     static func decibels(_ amplitude: Double) -> Double? { amplitude > 0 ? 20 * log10(amplitude) : nil }
 
-    /// Adds interleaved 32-bit float frames (full scale ±1).
+    /// The lowest rate measured: BS.1770's high-frequency shelf sits at 1,682 Hz, and below
+    /// twice that its filter is unstable (its output grows without bound).
+    public static let lowestRate = 4_000
+
+    /// Adds interleaved 32-bit float frames (full scale ±1). A sample that is not a number or is
+    /// infinite counts as silence: one would otherwise poison the filters for the rest of the
+    /// stream (NaN) or make every figure infinite.
     public mutating func add(_ samples: UnsafeBufferPointer<Float>) {
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: samples.lazy.map { Double($0) })
+        scratch.append(contentsOf: samples.lazy.map { $0.isFinite ? Double($0) : 0 })
         addScratch()
     }
 
@@ -173,7 +179,7 @@ public struct LoudnessMeter: PCMMeasuring {
 
     /// Adds interleaved frames already as `Double` (full scale ±1).
     public mutating func add(_ samples: [Double]) {
-        scratch = samples
+        scratch = samples.allSatisfy(\.isFinite) ? samples : samples.map { $0.isFinite ? $0 : 0 }
         addScratch()
     }
 

@@ -53,8 +53,8 @@ public final class LoudnessNode: ProcessingNode, Sendable {
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         try state.withLock { (s) throws(GraphError) in
             try s.input.setFormat(format, node: context, type: "analysis.loudness") { (pcm) throws(GraphError) in
-                guard pcm.sampleRate >= 16, (1...64).contains(pcm.channels) else {
-                    throw GraphError(.runFailed, "analysis.loudness measures 1 to 64 channels at 16 Hz or more, got \(pcm.sampleRate) Hz \(pcm.channels) ch",
+                guard pcm.sampleRate >= LoudnessMeter.lowestRate, (1...64).contains(pcm.channels) else {
+                    throw GraphError(.runFailed, "analysis.loudness measures 1 to 64 channels at \(LoudnessMeter.lowestRate) Hz or more, got \(pcm.sampleRate) Hz \(pcm.channels) ch",
                                      node: context.id)
                 }
                 return LoudnessMeter(sampleRate: pcm.sampleRate, channels: pcm.channels, keepsSeries: context.parameters[Self.series])

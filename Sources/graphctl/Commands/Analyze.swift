@@ -38,7 +38,10 @@ struct Analyze: ParsableCommand {
 
     @Option(help: "Only these measurements (comma-separated: loudness, silence, black, scenes).",
             transform: { text in
-                try text.split(separator: ",").map { name in
+                guard text.contains(where: { $0 != "," }) else {
+                    throw NumberArgument.Refusal(description: "--only takes loudness, silence, black or scenes, comma-separated")
+                }
+                return try text.split(separator: ",").map { name in
                     guard let m = Measurement(rawValue: String(name)) else {
                         throw NumberArgument.Refusal(description: "--only takes loudness, silence, black or scenes, comma-separated")
                     }
@@ -126,6 +129,11 @@ struct Analyze: ParsableCommand {
         let result = run.wait()
         interrupts.uninstall()
         if let error = result.error { throw report(error) }
+        if interrupts.stopRequested {
+            // A stop finishes the nodes' files with what was read: a measure of part of the file,
+            // which must not pass for the file's.
+            throw report(GraphError(.cancelled, "the analysis of \"\(file)\" was interrupted: nothing measured is printed"))
+        }
 
         func decoded<T: Decodable>(_ m: Measurement, as type: T.Type) -> T? {
             guard measurements.contains(m) else { return nil }

@@ -185,6 +185,9 @@ final class InterruptHandler: Sendable {
     /// Whether a second signal asked to cancel.
     var cancelRequested: Bool { signals.received >= 2 }
 
+    /// Whether a signal came at all: the run stopped early, if it had not ended.
+    var stopRequested: Bool { signals.received >= 1 }
+
     private func handle(_ count: Int) {
         if count == 1 {
             if !quiet { printError("\nstopping: finishing files (interrupt again to cancel)") }
