@@ -140,17 +140,20 @@ public final class HLSPackager: Sendable {
         do throws(GraphError) {
             try write(initializationName, CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index)))
             var playlist = HLSMediaPlaylist(initializationSegment: generation.uri(initializationName))
+            var nextFragment: UInt32 = 1  // the fragments' sequence numbers, rising through the segments
             for (k, segment) in plan.segments.enumerated() {
                 if cancelled.load(ordering: .relaxed) { throw GraphError(.cancelled, "the packaging of \"\(source)\" was cancelled") }
                 var runs: [FragmentRun] = []
                 for (t, range) in segment.samples.enumerated() where !range.isEmpty {
                     let track = plan.tracks[t]
                     let samples = Array(track.samples[range])
-                    runs.append(FragmentRun(trackID: track.trackID, baseDecodeTime: samples[0].decodeTime, samples: samples,
-                                            data: try read(samples, from: bytes)))
+                    runs.append(FragmentRun(trackID: track.trackID, timescale: UInt32(clamping: track.timescale), baseDecodeTime: samples[0].decodeTime,
+                                            samples: samples, data: try read(samples, from: bytes)))
                 }
                 let name = "\(segmentPrefix)\(k).m4s"
-                try write(name, CMAF.mediaSegment(sequenceNumber: UInt32(k + 1), runs: runs))
+                let written = CMAF.mediaSegment(firstSequenceNumber: nextFragment, runs: runs)
+                nextFragment &+= written.fragmentCount
+                try write(name, written.bytes)
                 playlist.segments.append((generation.uri(name), segment.duration))
             }
             if cancelled.load(ordering: .relaxed) { throw GraphError(.cancelled, "the packaging of \"\(source)\" was cancelled") }

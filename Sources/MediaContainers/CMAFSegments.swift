@@ -1,20 +1,24 @@
 // Fragmented MP4 as HTTP Live Streaming carries it (RFC 8216 3.3, ISO/IEC 23000-19 CMAF): an
 // initialization segment (ftyp + a moov whose sample tables are empty and which says, in mvex,
-// that the samples come in fragments) and media segments (moof + mdat), each a run of whole
-// samples per track whose first video sample is a key frame. GStreamer 1.22 has no such muxer;
+// that the samples come in fragments) and media segments, each a run of whole samples per track
+// whose first video sample is a key frame, written as moof + mdat fragments of at most a second
+// (and 1 MiB) that interleave the tracks in time. GStreamer 1.22 has no such muxer;
 // these are written from the one MP4 box model this library reads and edits.
 
 /// A track's samples for one media segment: their table entries and their bytes, in order.
 package struct FragmentRun: Sendable {
     package var trackID: UInt32
+    /// The track's media clock (ticks a second), which its samples' durations count in.
+    package var timescale: UInt32
     /// When the first sample is decoded, in the track's media clock.
     package var baseDecodeTime: UInt64
     package var samples: [MP4Sample]
     /// The samples' bytes, one after another (`samples[i].size` each).
     package var data: [UInt8]
 
-    package init(trackID: UInt32, baseDecodeTime: UInt64, samples: [MP4Sample], data: [UInt8]) {
+    package init(trackID: UInt32, timescale: UInt32, baseDecodeTime: UInt64, samples: [MP4Sample], data: [UInt8]) {
         self.trackID = trackID
+        self.timescale = timescale
         self.baseDecodeTime = baseDecodeTime
         self.samples = samples
         self.data = data
@@ -80,9 +84,92 @@ package enum CMAF {
     /// `sample_depends_on` 1 and `sample_is_non_sync_sample`.
     static let otherSampleFlags: UInt32 = 0x0101_0000
 
-    /// A media segment, `moof` numbered `sequenceNumber` (from 1, rising) then the `mdat`
+    /// A media segment as written: its bytes, how many fragments (moof + mdat) it holds, and
+    /// where each run's first sample's bytes are in it.
+    package struct MediaSegment: Sendable {
+        package var bytes: [UInt8]
+        package var fragmentCount: UInt32
+        package var firstSampleOffsets: [Int]
+    }
+
+    /// A fragment spans at most this long (seconds, on each track's clock from its first
+    /// sample in the segment) and holds at most this many bytes of samples (one sample more
+    /// when a single sample is larger).
+    package static let fragmentDuration = 1.0
+    package static let fragmentBytes = 1 << 20
+
+    /// A media segment of the runs (one per track), written as several fragments that
+    /// interleave the tracks in time: each a `moof` (numbered from `firstSequenceNumber`,
+    /// rising by 1) and an `mdat` holding every track's samples of one span of at most
+    /// `maxDuration` seconds and `maxBytes` bytes. One fragment holding all of a segment's video
+    /// and then all its audio makes a player read megabytes of video before the first audio
+    /// sample, more than GStreamer's queues hold: hlsdemux stalls (issue 47). The segment still
+    /// starts with its first run's first sample (the key frame for video), cuts as before.
+    package static func mediaSegment(firstSequenceNumber: UInt32, runs: [FragmentRun], maxDuration: Double = fragmentDuration,
+                                     maxBytes: Int = fragmentBytes) -> MediaSegment {
+        // Every sample of every run in time order (seconds from its run's start; ties in run order).
+        var order: [(time: Double, run: Int, index: Int)] = []
+        for (k, run) in runs.enumerated() {
+            let scale = Double(max(1, run.timescale))
+            var ticks: UInt64 = 0
+            for (i, sample) in run.samples.enumerated() {
+                order.append((Double(ticks) / scale, k, i))
+                ticks += UInt64(sample.duration)
+            }
+        }
+        order.sort { ($0.time, $0.run, $0.index) < ($1.time, $1.run, $1.index) }
+        // The fragments: each an end (exclusive) per run, cut where a span or the bytes would overflow.
+        var ends: [[Int]] = []
+        var current = runs.map { _ in 0 }
+        var spanStart = 0.0, bytes = 0, empty = true
+        for (time, k, i) in order {
+            let size = Int(runs[k].samples[i].size)
+            if !empty && (time - spanStart >= maxDuration - 1e-9 || bytes + size > maxBytes) {
+                ends.append(current)
+                spanStart = time
+                bytes = 0
+            }
+            empty = false
+            bytes += size
+            current[k] = i + 1
+        }
+        if !empty { ends.append(current) }
+        // Each run's samples' byte offsets in its data and decode times (tfdt), per sample.
+        var out: [UInt8] = []
+        var firstSampleOffsets = runs.map { _ in 0 }
+        var starts = runs.map { _ in 0 }
+        var dataStarts = runs.map { _ in 0 }
+        var decodeTimes = runs.map(\.baseDecodeTime)
+        var sequence = firstSequenceNumber
+        for end in ends {
+            var pieces: [FragmentRun] = []
+            var sliced: [Int] = []
+            for (k, run) in runs.enumerated() where end[k] > starts[k] {
+                let samples = Array(run.samples[starts[k]..<end[k]])
+                let length = samples.reduce(0) { $0 + Int($1.size) }
+                pieces.append(FragmentRun(trackID: run.trackID, timescale: run.timescale, baseDecodeTime: decodeTimes[k], samples: samples,
+                                          data: Array(run.data[dataStarts[k]..<(dataStarts[k] + length)])))
+                sliced.append(k)
+                if starts[k] == 0 { firstSampleOffsets[k] = -1 }  // filled in below, once the fragment's layout is known
+                decodeTimes[k] += samples.reduce(0) { $0 + UInt64($1.duration) }
+                dataStarts[k] += length
+                starts[k] = end[k]
+            }
+            let written = fragment(sequenceNumber: sequence, runs: pieces)
+            var at = out.count + written.count - pieces.reduce(0) { $0 + $1.data.count }
+            for (piece, k) in zip(pieces, sliced) {
+                if firstSampleOffsets[k] == -1 { firstSampleOffsets[k] = at }
+                at += piece.data.count
+            }
+            out += written
+            sequence &+= 1
+        }
+        return MediaSegment(bytes: out, fragmentCount: UInt32(ends.count), firstSampleOffsets: firstSampleOffsets)
+    }
+
+    /// One fragment: a `moof` numbered `sequenceNumber` (from 1, rising) then the `mdat`
     /// holding each run's bytes in turn.
-    package static func mediaSegment(sequenceNumber: UInt32, runs: [FragmentRun]) -> [UInt8] {
+    package static func fragment(sequenceNumber: UInt32, runs: [FragmentRun]) -> [UInt8] {
         func moof(dataOffsets: [Int32]) -> MP4Box {
             var mfhd: [UInt8] = []
             mfhd.appendVersionAndFlags(0, 0)

@@ -303,6 +303,8 @@ package struct HLSSegmenter: Sendable {
     private var cuts: [(index: Int, time: Double)] = []
     private var segmentStart: Double?
     private var sequence: UInt32 = 0
+    /// The next fragment's sequence number (`mfhd`): a segment holds several, numbered on.
+    private var nextFragment: UInt32 = 1
     /// The decode time (ticks) each track's next sample must not go below.
     private var lastDecode: [Int64?]
     /// Seconds added to every time written: fragments' decode times cannot be negative, and a
@@ -523,7 +525,8 @@ package struct HLSSegmenter: Sendable {
                                          compositionOffset: Int32(clamping: s.presentationTime - s.decodeTime), isSync: s.isSync))
                 data += s.data
             }
-            runs.append(FragmentRun(trackID: tracks[t].trackID, baseDecodeTime: entries[0].decodeTime, samples: entries, data: data))
+            runs.append(FragmentRun(trackID: tracks[t].trackID, timescale: tracks[t].timescale, baseDecodeTime: entries[0].decodeTime,
+                                    samples: entries, data: data))
             let shown = entries.map { Int64($0.decodeTime) + Int64($0.compositionOffset) }
             spans.append(TrackSpan(trackID: tracks[t].trackID, isVideo: tracks[t].isVideo, timescale: tracks[t].timescale,
                                    earliestPresentationTime: shown.min() ?? 0, duration: entries.reduce(0) { $0 + Int64($1.duration) },
@@ -534,13 +537,10 @@ package struct HLSSegmenter: Sendable {
         if container == .mpegts {
             bytes = transportStream!.segment(runs)
         } else {
-            bytes = CMAF.mediaSegment(sequenceNumber: sequence, runs: runs)
-            // The first samples' offsets: the mdat's payload holds each run's bytes in turn.
-            var at = bytes.count - runs.reduce(0) { $0 + $1.data.count }
-            for k in spans.indices {
-                spans[k].firstSampleOffset = at
-                at += runs[k].data.count
-            }
+            let written = CMAF.mediaSegment(firstSequenceNumber: nextFragment, runs: runs)
+            nextFragment &+= written.fragmentCount
+            bytes = written.bytes
+            for k in spans.indices { spans[k].firstSampleOffset = written.firstSampleOffsets[k] }
         }
         return Segment(sequenceNumber: sequence, start: start, duration: max(0, end - start), bytes: bytes, tracks: spans)
     }

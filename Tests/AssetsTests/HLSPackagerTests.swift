@@ -97,6 +97,34 @@ import Testing
         #expect(files() == ["init.mp4", "playlist.m3u8", "segment0.m4s", "segment1.m4s", "segment2.m4s", "segment3.m4s"])
     }
 
+    /// Issue 47: a segment of 6 s at a high bit rate (noise: about 12 Mbit/s, 9 MB a segment)
+    /// written as one fragment, all its video then all its audio, stalled GStreamer's HLS demuxer
+    /// before the first audio sample (its queues hold a few MB). Its fragments now interleave the
+    /// tracks in time: playbin plays it to the end, well inside the time limit, and no packet is
+    /// stored more than a fragment's span (1 s) after one of the other track it follows.
+    @Test func aHighBitRateSegmentInterleavesItsTracksAndGStreamerPlaysIt() throws {
+        let source = path("noise.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x180:r=25:d=6", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:d=6", "-vf", "noise=alls=60:allf=t", "-c:v", "libx264", "-preset", "ultrafast",
+                                         "-qp", "20", "-g", "25", "-sc_threshold", "0", "-c:a", "aac", source])
+        _ = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 6).package()
+        let playlist = path("hls/playlist.m3u8")
+        let check = try HLSPlaylistCheck(path: playlist)
+        #expect(check.problems == [])
+        #expect(check.segments.count == 1)
+        let segment = try #require(check.segments.first).uri, map = try #require(check.map)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path("hls/\(segment)")))
+        #expect(bytes.count > 6_000_000, "the segment should outgrow GStreamer's queues")
+        // The segment after its initialization segment, as one file, read in byte order.
+        let joined = path("joined.mp4")
+        try (Data(contentsOf: URL(fileURLWithPath: path("hls/\(map)"))) + bytes).write(to: URL(fileURLWithPath: joined))
+        #expect(try PacketOrder.worstLag(inFile: joined) < 1.1)
+        let gst = try TestMedia.runTool("timeout", ["60", "gst-launch-1.0", "playbin", "uri=file://\(playlist)",
+                                                    "video-sink=fakesink", "audio-sink=fakesink"])
+        #expect(gst.contains("Got EOS"), "\(gst)")
+        try expectSamePackets(playlist, as: source)
+    }
+
     /// Key frames farther apart than the segment duration (every 3 s, for segments of 2 s): no
     /// segment can be cut that short without re-encoding, so the packaging is refused (64, at the
     /// segment duration) before anything is written, saying where the key frames are and what

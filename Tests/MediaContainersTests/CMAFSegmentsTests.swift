@@ -78,9 +78,9 @@ import TestSupport
         for (t, track) in plan.tracks.enumerated() {
             let samples = Array(track.samples[segment.samples[t]])
             let data = try samples.flatMap { try bytes.read(at: $0.offset, count: Int($0.size)) }
-            runs.append(FragmentRun(trackID: track.trackID, baseDecodeTime: samples[0].decodeTime, samples: samples, data: data))
+            runs.append(FragmentRun(trackID: track.trackID, timescale: UInt32(track.timescale), baseDecodeTime: samples[0].decodeTime, samples: samples, data: data))
         }
-        let written = CMAF.mediaSegment(sequenceNumber: 2, runs: runs)
+        let written = CMAF.fragment(sequenceNumber: 2, runs: runs)
         let boxes = try MP4Box.parse(written[...])
         #expect(boxes.map(\.type) == ["moof", "mdat"])
         #expect(boxes[0].first("mfhd")?.read(MovieFragmentHeader.self)?.sequenceNumber == 2)
@@ -96,6 +96,53 @@ import TestSupport
             #expect(trun.samples.map { $0.flags == CMAF.syncSampleFlags } == run.samples.map(\.isSync))
             let start = Int(try #require(trun.dataOffset))
             #expect(Array(written[start..<(start + run.data.count)]) == run.data)
+        }
+    }
+
+    /// A media segment is several fragments interleaving the tracks in time (issue 47): each a
+    /// moof numbered on from the first, with a traf per track whose tfdt continues the last one's
+    /// and whose samples span at most the fragment duration; every sample once, in order, its
+    /// bytes where its trun says; a cap on bytes cuts sooner.
+    @Test(.media) func aMediaSegmentIsFragmentsThatInterleaveTheTracks() throws {
+        let (_, movie, bytes) = try movie()
+        let plan = try HLSSegmentPlan(movie: movie, fileSize: bytes.count, target: 3)
+        #expect(plan.segments.count == 1)
+        var runs: [FragmentRun] = []
+        for (t, track) in plan.tracks.enumerated() {
+            let samples = Array(track.samples[plan.segments[0].samples[t]])
+            let data = try samples.flatMap { try bytes.read(at: $0.offset, count: Int($0.size)) }
+            runs.append(FragmentRun(trackID: track.trackID, timescale: UInt32(track.timescale), baseDecodeTime: samples[0].decodeTime,
+                                    samples: samples, data: data))
+        }
+        for (maxBytes, least) in [(CMAF.fragmentBytes, 3), (4096, 6)] {
+            let written = CMAF.mediaSegment(firstSequenceNumber: 7, runs: runs, maxBytes: maxBytes)
+            let boxes = try MP4Box.parse(written.bytes[...])
+            #expect(boxes.count == 2 * Int(written.fragmentCount) && written.fragmentCount >= least)
+            #expect(boxes.map(\.type) == Array(repeating: ["moof", "mdat"] as [FourCC], count: Int(written.fragmentCount)).flatMap { $0 })
+            var start = 0
+            var seen = runs.map { _ in [MP4Sample]() }, data = runs.map { _ in [UInt8]() }
+            var decode = runs.map(\.baseDecodeTime)
+            for (f, moof) in boxes.enumerated().filter({ $0.offset % 2 == 0 }).map(\.element).enumerated() {
+                #expect(moof.first("mfhd")?.read(MovieFragmentHeader.self)?.sequenceNumber == 7 + UInt32(f))
+                for traf in moof.all("traf") {
+                    let k = try #require(runs.firstIndex { $0.trackID == traf.first("tfhd")?.read(TrackFragmentHeader.self)?.trackID })
+                    #expect(traf.first("tfdt")?.read(TrackFragmentDecodeTime.self)?.baseMediaDecodeTime == decode[k])
+                    let trun = try #require(traf.first("trun")?.read(TrackRun.self))
+                    let n = seen[k].count
+                    let mine = Array(runs[k].samples[n..<(n + trun.samples.count)])
+                    #expect(trun.samples.map(\.size) == mine.map(\.size))
+                    let span = mine.dropLast().reduce(0.0) { $0 + Double($1.duration) } / Double(runs[k].timescale)
+                    #expect(span < CMAF.fragmentDuration)
+                    let at = start + Int(try #require(trun.dataOffset)), length = mine.reduce(0) { $0 + Int($1.size) }
+                    data[k] += written.bytes[at..<(at + length)]
+                    seen[k] += mine
+                    decode[k] += mine.reduce(0) { $0 + UInt64($1.duration) }
+                }
+                start += Int(moof.length()) + Int(boxes[2 * f + 1].length())
+            }
+            #expect(seen.map(\.count) == runs.map(\.samples.count))
+            #expect(data == runs.map(\.data))
+            for k in runs.indices { #expect(Array(written.bytes[written.firstSampleOffsets[k]...].prefix(16)) == Array(runs[k].data.prefix(16))) }
         }
     }
 
