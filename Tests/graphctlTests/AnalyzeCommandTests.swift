@@ -65,6 +65,10 @@ import TestSupport
         #expect(scene.status == 64 && scene.stderr.contains("--scene-threshold takes a finite number from 0 to 100"), "\(scene.stderr)")
         let only = try Graphctl.run("analyze", "whatever.wav", "--only", "loudnes")
         #expect(only.status == 64 && only.stderr.contains("--only takes loudness, silence, black or scenes"), "\(only.stderr)")
+        for empty in ["", ","] {
+            let none = try Graphctl.run("analyze", "whatever.wav", "--only", empty)
+            #expect(none.status == 64 && none.stderr.contains("--only takes loudness, silence, black or scenes"), "\(none.stderr)")
+        }
         let missing = try Graphctl.run("analyze", path("none.wav"))
         #expect(missing.status == 66 && missing.stderr.contains("cannot read \"\(path("none.wav"))\""), "\(missing.stderr)")
     }

@@ -49,6 +49,19 @@ import TestSupport
         #expect(abs(try #require(m.samplePeakDBFS) + 23) <= 0.01)
     }
 
+    /// A sample that is not a number, or is infinite, is silence: the figures after it are the
+    /// signal's (a NaN once stopped every later block from counting; an infinity made the true
+    /// peak infinite, which JSON cannot hold).
+    @Test func samplesThatAreNotNumbersCountAsSilence() throws {
+        var samples = Self.sines([(-23, 10)])
+        samples[48_000] = .nan
+        samples[96_001] = .infinity
+        samples[144_002] = -.infinity
+        let m = Self.measure(samples)
+        #expect(abs(try #require(m.integratedLUFS) + 23) <= 0.1, "\(m)")
+        #expect(try #require(m.truePeakDBTP) < 0, "\(m)")
+    }
+
     @Test func tech3341Case2SineAtMinus33() throws {
         let m = Self.measure(Self.sines([(-33, 20)]))
         #expect(abs(try #require(m.integratedLUFS) + 33) <= 0.1, "\(m)")
