@@ -46,6 +46,7 @@ packages=(
   librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check
   ffmpeg
   lame          # LAME itself, for test MP3s with its own gapless tag
+  time          # /usr/bin/time -f %M: HostileClaimsTests measures each command's peak memory
   xvfb          # an X server without a screen, for the tests of sink.preview (and scripts/leak-check.sh)
   python3-xlib  # what those tests do to its windows: find, grab the pixels, close (Tests/Fixtures/x11)
   weston        # a Wayland compositor without a screen (its headless backend), for sink.preview under Wayland
@@ -55,7 +56,7 @@ packages=(
 list=0 build_only=0
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(time hyperfine) ;;
+    --bench) packages+=(hyperfine) ;;
     --stress) packages+=(stress) ;;
     --image) packages+=(podman runc debootstrap) ;;
     --build-only) build_only=1 ;;
