@@ -134,6 +134,7 @@ public final class HLSPackager: Sendable {
             let path = generation.path(name)
             let file = OutputFile(path: path, location: path, node: "HLSPackager")
             try file.prepare()
+            generation.hold()  // made with the first file: no other packaging removes it now
             try HLSSinkNode.writeDurably(content, to: file)
             try file.commit()
         }
@@ -162,6 +163,7 @@ public final class HLSPackager: Sendable {
             // package's generation goes only now.
             let replaced = try playlistFile.commitReplacing()
             generation.retire(replaced: replaced, sparing: sparing)
+            generation.release()
             return Report(playlist: playlistName, initializationSegment: generation.uri(initializationName),
                           segments: playlist.segments.map { Report.Segment(name: $0.uri, duration: $0.duration) },
                           targetDuration: playlist.targetDuration)

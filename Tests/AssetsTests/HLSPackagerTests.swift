@@ -244,4 +244,44 @@ import Testing
         #expect(error?.code == .cancelled)
         #expect(files() == [])
     }
+
+    /// A run killed before its switch leaves a generation no playlist names: the next packaging
+    /// removes it with the one it replaces, but leaves a generation a running packaging holds
+    /// (removed by a later run once let go) and a link named like one (and what it leads to).
+    @Test func aKilledRunsGenerationGoesWithTheNextPackaging() throws {
+        let source = try movie("talk.mp4", seconds: 3)
+        let hls = path("hls"), fm = FileManager.default
+        try HLSPackager(source: source, folder: hls, segmentDuration: 1).package()
+        let first = HLSPackageFiles.generations(hls)
+        #expect(first.count == 1)
+        // What a killed run leaves: a generation with a segment and a temporary file.
+        let killed = "playlist.0123456789ab", held = "playlist.aaaaaaaaaaaa", link = "playlist.bbbbbbbbbbbb"
+        try fm.createDirectory(atPath: hls + "/" + killed, withIntermediateDirectories: false)
+        try Data("old".utf8).write(to: URL(fileURLWithPath: hls + "/" + killed + "/segment0.m4s"))
+        try Data("old".utf8).write(to: URL(fileURLWithPath: hls + "/" + killed + "/.segment1.m4s.partial"))
+        // A running packaging's: its folder locked as a packaging locks it.
+        try fm.createDirectory(atPath: hls + "/" + held, withIntermediateDirectories: false)
+        try Data("live".utf8).write(to: URL(fileURLWithPath: hls + "/" + held + "/segment0.m4s"))
+        let lock = open(hls + "/" + held, O_RDONLY | O_DIRECTORY)
+        #expect(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
+        // A link named like a generation, to a folder that is not the package's.
+        try fm.createDirectory(atPath: path("elsewhere"), withIntermediateDirectories: false)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: path("elsewhere/segment0.m4s")))
+        try fm.createSymbolicLink(atPath: hls + "/" + link, withDestinationPath: path("elsewhere"))
+
+        try HLSPackager(source: source, folder: hls, segmentDuration: 1).package()
+        let second = HLSPackageFiles.generations(hls).filter { $0 != held && $0 != link }
+        #expect(second.count == 1 && second != first)
+        #expect(!fm.fileExists(atPath: hls + "/" + killed))
+        #expect(fm.fileExists(atPath: hls + "/" + held + "/segment0.m4s"))
+        #expect((try? fm.destinationOfSymbolicLink(atPath: hls + "/" + link)) == path("elsewhere"))
+        #expect(fm.fileExists(atPath: path("elsewhere/segment0.m4s")))
+
+        // Let go, it is a killed run's like any other: the next packaging removes it.
+        close(lock)
+        try HLSPackager(source: source, folder: hls, segmentDuration: 1).package()
+        #expect(!fm.fileExists(atPath: hls + "/" + held))
+        #expect(HLSPackageFiles.generations(hls).filter { $0 != link }.count == 1)
+        #expect(fm.fileExists(atPath: path("elsewhere/segment0.m4s")))
+    }
 }

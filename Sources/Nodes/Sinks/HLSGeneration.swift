@@ -11,8 +11,13 @@ import GraphKitCore
 /// generations that the replaced playlist named (``retire(replaced:sparing:)``). A player sees
 /// the old package or the new one, whole; a failed or cancelled packaging removes its own
 /// generation and leaves the earlier package as it was; two packagings at once each switch in a
-/// complete package, the last one staying. A generation left by a killed run is removed by the
-/// next run that replaces a playlist naming it, or stays as an unlisted folder.
+/// complete package, the last one staying.
+///
+/// A packaging holds a lock (`flock`) on its generation folder from its first file until it
+/// ends, so a folder of this playlist's that nobody holds is a killed run's: the next packaging
+/// that switches its playlist in removes such folders too, those the replaced playlist named and
+/// those nobody names (a run killed before its switch), but never one a running packaging holds
+/// (a live one's, whose playlist another switched out) nor one made after it started.
 package struct HLSGeneration: Sendable {
     /// The package's folder, as given.
     package let folder: String
@@ -20,6 +25,8 @@ package struct HLSGeneration: Sendable {
     package let name: String
     /// The playlist's name without its extension: the generations' common prefix.
     let stem: String
+    /// The lock on the folder, held from ``hold()`` until the packaging is dropped.
+    private let lock = Lock()
 
     /// A generation for the playlist `playlist` in `folder`, at a name nothing holds yet (the
     /// folder itself is made with its first file, by the outputs' rule).
@@ -41,19 +48,77 @@ package struct HLSGeneration: Sendable {
     /// The name a playlist beside the generation lists `file` by: `playlist.3f9a0c61d2e4/init.mp4`.
     package func uri(_ file: String) -> String { name + "/" + file }
 
-    /// Removes the generations the replaced playlist `replaced` named (its URIs' first folder, when
-    /// it is a generation of this playlist and not this one): their files, and them. A file whose
-    /// identity is in `sparing` (what the run reads) is left, and so its folder.
+    /// Takes the lock on the generation's folder, once it is made (with its first file): from now
+    /// until this packaging ends, no other one removes it. Later calls do nothing.
+    package func hold() { lock.hold(path("")) }
+
+    /// Removes, once this packaging's playlist is in place, the generations nobody needs: those
+    /// the replaced playlist `replaced` named (its URIs' first folder, when it is a generation of
+    /// this playlist and not this one), and, the first time, those of this playlist that no
+    /// playlist names, left by a killed run. A generation a running packaging holds stays; so does
+    /// one not made by this user or changed since this one was held. A file whose identity is in
+    /// `sparing` (what the run reads) is left, and so its folder.
     package func retire(replaced: [UInt8]?, sparing: Set<FileIdentity> = []) {
-        guard let replaced else { return }
-        for old in Self.generations(named: String(decoding: replaced, as: UTF8.self), stem: stem) where old != name {
-            Self.removeTree(WrittenFile.path(old, in: folder), depth: 2, sparing: sparing)
+        let named = replaced.map { Self.generations(named: String(decoding: $0, as: UTF8.self), stem: stem) } ?? []
+        for old in named where old != name {
+            Self.removeIfAbandoned(old, in: folder, sparing: sparing, madeBefore: nil)
+        }
+        guard let since = lock.sweepOnce() else { return }
+        for old in Self.unlisted(in: folder, stem: stem) where old != name && !named.contains(old) {
+            Self.removeIfAbandoned(old, in: folder, sparing: sparing, madeBefore: since)
         }
     }
 
-    /// Removes this generation (a failed or cancelled packaging's), whatever it holds of ours.
+    /// Lets go of the lock on the folder: the packaging is over.
+    package func release() { lock.release() }
+
+    /// Removes this generation (a failed or cancelled packaging's), whatever it holds of ours,
+    /// and lets go of its lock.
     package func discard(sparing: Set<FileIdentity> = []) {
         Self.removeTree(path(""), depth: 2, sparing: sparing)
+        lock.release()
+    }
+
+    /// The lock a packaging holds on its generation folder: the folder's descriptor, locked, and
+    /// when it was taken. Closed (and so let go) when the packaging ends or is dropped; a killed
+    /// run's goes with its process.
+    private final class Lock: Sendable {
+        private struct Held { var descriptor: Int32 = -1; var since: timespec?; var swept = false }
+        private let held = Guarded(Held())
+
+        func hold(_ path: String) {
+            held.withLock { h in
+                guard h.descriptor < 0, h.since == nil else { return }
+                let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                guard fd >= 0 else { return }
+                var info = stat()
+                guard flock(fd, LOCK_EX | LOCK_NB) == 0, fstat(fd, &info) == 0 else {
+                    close(fd)
+                    return
+                }
+                h.descriptor = fd
+                h.since = info.st_ctim
+            }
+        }
+
+        /// When the lock was taken, the first time it is asked (the one sweep of a packaging);
+        /// nil after, or when it was never taken.
+        func sweepOnce() -> timespec? {
+            held.withLock { h in
+                guard !h.swept, let since = h.since else { return nil }
+                h.swept = true
+                return since
+            }
+        }
+
+        func release() {
+            held.withLock { h in
+                if h.descriptor >= 0 { close(h.descriptor) }
+                h.descriptor = -1
+            }
+        }
+
+        deinit { release() }
     }
 
     // MARK: Helpers
@@ -95,6 +160,30 @@ package struct HLSGeneration: Sendable {
         return found
     }
 
+    /// The names in `folder` that are generations of `stem` (whatever they are: looked at later).
+    static func unlisted(in folder: String, stem: String) -> [String] {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        return names(in: fd).filter { $0.hasPrefix(stem + ".") && isGeneration($0.dropFirst(stem.count + 1)) }
+    }
+
+    /// Removes the generation `name` in `folder` if it is a folder of this user's that no running
+    /// packaging holds (its lock is free) and, with `madeBefore`, unchanged since then.
+    static func removeIfAbandoned(_ name: String, in folder: String, sparing: Set<FileIdentity>, madeBefore: timespec?) {
+        let path = WrittenFile.path(name, in: folder)
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
+        if let limit = madeBefore {
+            let changed = info.st_ctim
+            guard changed.tv_sec < limit.tv_sec || (changed.tv_sec == limit.tv_sec && changed.tv_nsec < limit.tv_nsec) else { return }
+        }
+        removeContents(of: fd, depth: 2, sparing: sparing)
+        rmdir(path)
+    }
+
     static func isGeneration(_ suffix: Substring) -> Bool {
         suffix.utf8.count == 12 && suffix.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
@@ -110,16 +199,25 @@ package struct HLSGeneration: Sendable {
         rmdir(path)
     }
 
-    private static func removeContents(of folder: Int32, depth: Int, sparing: Set<FileIdentity>) {
-        let copy = dup(folder)
-        guard copy >= 0, let dir = fdopendir(copy) else { return }
+    /// The names in the folder open as `folder` (its descriptor is closed).
+    private static func names(in folder: Int32) -> [String] {
+        guard let dir = fdopendir(folder) else {
+            close(folder)
+            return []
+        }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
             if name != ".", name != ".." { names.append(name) }
         }
-        for name in names {
+        return names
+    }
+
+    private static func removeContents(of folder: Int32, depth: Int, sparing: Set<FileIdentity>) {
+        let copy = dup(folder)
+        guard copy >= 0 else { return }
+        for name in names(in: copy) {
             var info = stat()
             guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
             if info.st_mode & S_IFMT == S_IFDIR {

@@ -254,6 +254,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
                 probe.discard()
             }
         }
+        generation.hold()  // made with the first file: no other packaging removes it now
         state.withLock {
             for (r, file) in files.enumerated() { $0.renditions[r].initialization = file }
             $0.status = .writing
@@ -542,6 +543,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public func finish(_ outcome: RunStatus) throws(GraphError) {
         try state.withLock { (s) throws(GraphError) in
             guard s.status == .writing else { return }
+            defer { generation.release() }  // the packaging is over, whatever its outcome
             switch outcome {
             case .completed where s.failure == nil, .stopped where s.failure == nil:
                 do throws(GraphError) {
