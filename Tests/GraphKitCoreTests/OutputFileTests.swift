@@ -147,6 +147,30 @@ import Testing
         }
     }
 
+    /// Files that appear together (a group of pictures and a file beside them, as thumbnails and
+    /// their sprite sheet): every name is checked before the first rename, so a pipe planted at
+    /// the single file's name during the run fails them all, and the group's earlier files stay.
+    @Test func aGroupAndAFileAreCheckedBeforeEitherIsRenamed() throws {
+        let pictures = path("pictures")
+        try FileManager.default.createDirectory(atPath: pictures, withIntermediateDirectories: true)
+        try Data("earlier".utf8).write(to: URL(fileURLWithPath: pictures + "/1.jpg"))
+        let group = OutputFileGroup(folder: pictures, location: "folder", node: "thumbs")
+        try group.prepare(stem: "thumbnails")
+        try group.add("1.jpg", Array("new".utf8))
+        let sprite = output(path("sprite.jpg"))
+        try sprite.prepare()
+        try sprite.write(Array("sheet".utf8))
+        #expect(mkfifo(path("sprite.jpg"), 0o644) == 0)  // planted during the run
+        try group.checkCommit()
+        let refused = message { try sprite.checkCommit() }
+        #expect(refused?.contains("cannot move the finished file to \"\(path("sprite.jpg"))\": it became a named pipe") == true, "\(refused ?? "accepted")")
+        group.discard()
+        sprite.discard()
+        #expect(try String(contentsOfFile: pictures + "/1.jpg", encoding: .utf8) == "earlier")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: pictures) == ["1.jpg"])
+        #expect(!FileManager.default.fileExists(atPath: path(".sprite.jpg.partial")))
+    }
+
     /// A folder moved away during the run, and a link put in its place, does not lead the rename
     /// there: refused (73), and nothing appears where the link leads.
     @Test func aFolderReplacedByALinkDuringTheRunIsRefused() throws {

@@ -85,19 +85,32 @@ public final class OutputFileGroup: Sendable {
         try opened.withLock { (opened) throws(GraphError) in
             guard let o = opened else { return }
             defer { remove(o); opened = nil }
-            for name in o.names {
-                var info = stat()
-                guard fstatat(o.folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-                let kind = info.st_mode & S_IFMT
-                if kind == S_IFLNK, OutputFile.followsSymbolicLinks { continue }
-                if let problem = OutputFile.notAFile(info.st_mode) {
-                    throw failure("cannot write \"\(WrittenFile.path(name, in: folder))\": it is \(problem); no file of the group was written")
-                }
-            }
+            try check(o)
             for name in o.names {
                 guard renameat(o.staging, name, o.folder, name) == 0 else {
                     throw failure("cannot move \"\(WrittenFile.path(name, in: folder))\" into place: \(OutputFile.errnoText())")
                 }
+            }
+        }
+    }
+
+    /// Whether ``commit()`` would rename every file: no final name holds a link or anything
+    /// else than a file. Throws what ``commit()`` would, removing nothing, so that files outside
+    /// the group can be checked too before the first rename.
+    public func checkCommit() throws(GraphError) {
+        try opened.withLock { (opened) throws(GraphError) in
+            if let o = opened { try check(o) }
+        }
+    }
+
+    private func check(_ o: Opened) throws(GraphError) {
+        for name in o.names {
+            var info = stat()
+            guard fstatat(o.folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            let kind = info.st_mode & S_IFMT
+            if kind == S_IFLNK, OutputFile.followsSymbolicLinks { continue }
+            if let problem = OutputFile.notAFile(info.st_mode) {
+                throw failure("cannot write \"\(WrittenFile.path(name, in: folder))\": it is \(problem); no file of the group was written")
             }
         }
     }

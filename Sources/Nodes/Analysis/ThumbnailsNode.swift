@@ -313,6 +313,13 @@ public final class ThumbnailsNode: ElementNode, Sendable {
                         try write(kind, to: file, pictures: Array(pictures.prefix(taken)), sheet: sheet, times: Array(times.prefix(taken)), end: end)
                     }
                 }
+                // Every name checked before the first rename, so that what is left to fail
+                // between the pictures and the sprite sheet is a rename alone.
+                try group?.checkCommit()
+                for (kind, file) in files {
+                    if case .picture = kind { continue }
+                    try file.checkCommit()
+                }
                 try group?.commit()
                 for (kind, file) in files {
                     if case .picture = kind { continue }
