@@ -129,6 +129,22 @@ import Testing
         #expect(files(folder.path) == ["g.json", "in.mp4"])
     }
 
+    /// A ladder's multivariant playlist (master.m3u8 by default, named by no parameter) is an
+    /// output like the others: an input by that name in the HLS folder is refused (65) when the
+    /// graph is loaded, by `validate` as by `run`, and left as it was.
+    @Test func aLaddersMultivariantPlaylistIsCheckedWhenTheGraphIsLoaded() throws {
+        let source = try movie("master.m3u8", seconds: 1)
+        let before = bytes(source)
+        for command in ["validate", "run"] {
+            let r = try Graphctl.start([command, Graphctl.graph("hls-ladder.json"), "--set", "src.path=\(source)",
+                                        "--set", "hls.folder=\(folder.path)"]).wait(limit: .seconds(60))
+            #expect(r.status == 65, "\(command): \(r.stderr)")
+            #expect(r.stderr.contains("master.m3u8") && r.stderr.contains("hls"), "\(command): \(r.stderr)")
+        }
+        #expect(bytes(source) == before)
+        #expect(files(folder.path) == ["master.m3u8"])
+    }
+
     /// Two sink.hls nodes writing one playlist, and a sink.hls whose playlist is a sink.mp4's
     /// file: `graphctl validate` finds them (65), as a run would before it starts.
     @Test func twoOutputsMeetingInAnHLSFolderAreFoundWhenTheGraphIsLoaded() throws {

@@ -159,7 +159,7 @@ extension Graph {
                 guard case .string(let format) = declaration.kind, format == .path || declaration.writesFile,
                       case .string(let path)? = node.parameters[declaration.name] else { return [] }
                 return [FileParameter(node: node.id, parameter: declaration.name, path: path, writes: declaration.writesFile)]
-            } + (node.descriptor.writtenFilesInFolders?(node.parameters) ?? []).map {
+            } + (node.descriptor.writtenFilesInFolders?(node.parameters, Set(edges(into: node.id).map(\.to.port))) ?? []).map {
                 FileParameter(node: node.id, parameter: $0.parameter, path: $0.path, writes: true)
             }
         }

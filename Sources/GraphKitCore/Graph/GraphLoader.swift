@@ -118,9 +118,9 @@ public struct GraphLoader: Sendable {
         let read = ReadDocument.run(document)
         guard let top = read.result else { throw GraphError(.invalidGraph, read.problems) }
         let nodes = ResolveNodes.run(top.nodes, overrides: overrides, registry: registry)
-        // Said with the nodes' problems, before the edges', as each node's were before the passes.
-        let collisions = WriterCollisions.run(nodes.result, workingDirectory: workingDirectory)
         let edges = ResolveEdges.run(top.edges, nodes: nodes.result)
+        // Said with the nodes' problems, before the edges', as each node's were before the passes.
+        let collisions = WriterCollisions.run(nodes.result, edges.result, workingDirectory: workingDirectory)
         let order = TopologicalOrder.run(nodes.result, edges.result)
         var problems = read.problems + nodes.problems + collisions + edges.problems
         problems += RequiredInputs.run(nodes.result, edges.result)

@@ -168,9 +168,10 @@ public struct NodeDescriptor: Sendable {
     /// For consumers: when the node needs a stream of known length (a waveform fitted to a
     /// width); the condition's parameter is where the loader reports an endless source.
     public var needsBoundedInputWhen: ParameterCondition?
-    /// The files the node writes beyond its `writesFile` parameters, from its parameters: a
-    /// folder output's fixed names (sink.hls's playlists, the thumbnails' pictures).
-    public var writtenFilesInFolders: (@Sendable (Parameters) -> [WrittenFile])?
+    /// The files the node writes beyond its `writesFile` parameters, from its parameters and the
+    /// names of its inputs that are connected: a folder output's fixed names (sink.hls's
+    /// playlists, a ladder's multivariant one among them; the thumbnails' pictures).
+    public var writtenFilesInFolders: (@Sendable (Parameters, _ connectedInputs: Set<String>) -> [WrittenFile])?
 
     public init(type: String, category: NodeCategory, summary: String,
                 inputs: [PortDescriptor] = [], outputs: [PortDescriptor] = [],
@@ -178,7 +179,7 @@ public struct NodeDescriptor: Sendable {
                 requiresAnInput: Bool = false,
                 unboundedWhen: ParameterCondition? = nil,
                 needsBoundedInputWhen: ParameterCondition? = nil,
-                writtenFilesInFolders: (@Sendable (Parameters) -> [WrittenFile])? = nil,
+                writtenFilesInFolders: (@Sendable (Parameters, _ connectedInputs: Set<String>) -> [WrittenFile])? = nil,
                 example: String) {
         self.type = type
         self.category = category
@@ -196,12 +197,12 @@ public struct NodeDescriptor: Sendable {
 
     /// Every file a node with `parameters` writes, by the parameter where a problem with it is
     /// reported: its `writesFile` parameters' paths, then ``writtenFilesInFolders``.
-    public func writtenFiles(_ parameters: Parameters) -> [WrittenFile] {
+    public func writtenFiles(_ parameters: Parameters, connectedInputs: Set<String>) -> [WrittenFile] {
         var files: [WrittenFile] = []
         for p in self.parameters where p.writesFile {
             if case .string(let path)? = parameters[p.name] { files.append(WrittenFile(parameter: p.name, path: path)) }
         }
-        return files + (writtenFilesInFolders?(parameters) ?? [])
+        return files + (writtenFilesInFolders?(parameters, connectedInputs) ?? [])
     }
 
     public func input(_ name: String) -> PortDescriptor? { inputs.first { $0.name == name } }

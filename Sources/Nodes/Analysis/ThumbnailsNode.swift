@@ -39,7 +39,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         rules: [.exclusive(count, interval),
                 .when(.given(vtt), require: .given(sprite), because: "the index points into the sprite sheet"),
                 .when(.given(spriteURL), require: .given(vtt), because: "spriteURL is what the index calls the sprite sheet")],
-        writtenFilesInFolders: { p in
+        writtenFilesInFolders: { p, _ in
             // The pictures, when their number is known from the parameters (count, or its
             // default); with interval it is known once the file is read (``prepare()``).
             guard let folder = p[folder], p[interval] == nil else { return [] }

@@ -52,19 +52,20 @@ public final class HLSSinkNode: ElementNode, Sendable {
         ] + extraVideoPorts.map { PortDescriptor($0, .h264, presence: .optional, help: "H.264 video of another rendition (a ladder's rung)") },
         parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat, audio],
         requiresAnInput: true,
-        writtenFilesInFolders: { p in playlists(p).map { WrittenFile(parameter: "folder", path: $0) } },
+        writtenFilesInFolders: { p, inputs in playlists(p, connectedInputs: inputs).map { WrittenFile(parameter: "folder", path: $0) } },
         example: #"{ "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }"#
     )
 
-    /// The playlists a node with `p` names in its folder, which a graph's check sees as outputs
-    /// (never a file the run reads, never another output): the media playlist, and the
-    /// multivariant one when it is asked for by name or for a separate sound (a ladder's comes
-    /// from its inputs, not known from the parameters: checked when the run starts). Everything
-    /// else goes into a generation folder made new (``HLSGeneration``).
-    static func playlists(_ p: Parameters) -> [String] {
+    /// The playlists a node with `p` and the inputs `connectedInputs` names in its folder, which a
+    /// graph's check sees as outputs (never a file the run reads, never another output): the
+    /// media playlist, and the multivariant one when it is asked for by name, for a separate
+    /// sound or by a ladder (several video inputs). Everything else goes into a generation folder
+    /// made new (``HLSGeneration``).
+    static func playlists(_ p: Parameters, connectedInputs: Set<String>) -> [String] {
         guard case .string(let folder)? = p[Self.folder.name] else { return [] }
         var names = [p[Self.playlist]]
-        if p.explicit.contains(Self.multivariant.name) || p[Self.audio] == .separate { names.append(p[Self.multivariant]) }
+        let ladder = (["video"] + extraVideoPorts).filter(connectedInputs.contains).count > 1
+        if p.explicit.contains(Self.multivariant.name) || p[Self.audio] == .separate || ladder { names.append(p[Self.multivariant]) }
         return names.map { WrittenFile.path($0, in: folder) }
     }
 

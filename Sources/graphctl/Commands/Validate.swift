@@ -19,8 +19,12 @@ struct Validate: ParsableCommand {
         var status: Int32 = 0
         for path in graphs {
             do {
-                let graph = try loader.load(contentsOf: path, overrides: try options.parsed())
+                let overrides = try options.parsed()
+                let graph = try loader.load(contentsOf: path, overrides: overrides)
                 try graph.checkNodes()
+                // What `run` refuses before it starts: an output that is a file the run reads.
+                try fileRoles(of: graph, overrides: overrides.map { (option: "--set", override: $0) }, graphFile: path,
+                              plugins: loader.registry.plugins).check()
                 print("\(path): ok (\(graph.nodes.count) nodes, \(graph.edges.count) edges)")
             } catch {
                 let code = report(error, file: path)

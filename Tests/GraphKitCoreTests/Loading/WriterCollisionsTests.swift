@@ -23,7 +23,8 @@ import Nodes
         let nodes = #"{ "one": { "type": "sink.mp4", "params": { "path": "\#(a)" } }, "two": { "type": "sink.mp4", "params": { "path": "\#(b)" } } }"#
         guard case .object(let members) = try JSONParser.parse(nodes) else { throw GraphError(.usage, "not an object") }
         let table = ResolveNodes.run(members, overrides: try overrides.map { try GraphLoader.Override(parsing: $0) }, registry: .builtIn).result
-        return WriterCollisions.run(table, workingDirectory: workingDirectory).map(\.description)
+        let edges = ResolveEdges.run([], nodes: table).result
+        return WriterCollisions.run(table, edges, workingDirectory: workingDirectory).map(\.description)
     }
 
     /// A folder reached through a symbolic link is the folder: text would not see it.

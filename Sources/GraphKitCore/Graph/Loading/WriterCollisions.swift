@@ -1,4 +1,5 @@
-/// Pass 2b, on the nodes alone: each file the graph writes has one writer. Two outputs (parameters
+/// Pass 2b, on the nodes and which of their inputs the edges connect: each file the graph writes
+/// has one writer. Two outputs (parameters
 /// declared `writesFile`, and the files a node names in its folders: sink.hls's playlists, the
 /// thumbnails' pictures, ``NodeDescriptor/writtenFilesInFolders``) that lead to one file would
 /// share its temporary file: the second is reported, naming the first, among the nodes' problems
@@ -8,14 +9,15 @@
 /// exists and the rest of the path. So `out/a.m4a`, `./out/a.m4a` and `link-to-out/a.m4a` are one
 /// file. Relative paths are relative to `workingDirectory`, which the loader is given.
 enum WriterCollisions {
-    static func run(_ nodes: NodeTable, workingDirectory: String) -> [GraphError.Problem] {
+    static func run(_ nodes: NodeTable, _ edges: EdgeTable, workingDirectory: String) -> [GraphError.Problem] {
         var problems = Problems()
         /// Where the first writer of each place is set.
         var writers: [FileRoles.Place: String] = [:]
         for k in nodes.indices {
             guard let kind = nodes.kind(k), !kind.writtenFiles.isEmpty || kind.descriptor.writtenFilesInFolders != nil,
                   let node = nodes[k] else { continue }
-            for file in kind.descriptor.writtenFiles(node.spec.parameters) {
+            let connected = Set(edges.connections.lazy.filter { $0.to == k }.map(\.edge.to.port))
+            for file in kind.descriptor.writtenFiles(node.spec.parameters, connectedInputs: connected) {
                 let (parameter, path) = (file.parameter, file.path)
                 let location = node.location(of: parameter)
                 let place = FileRoles.Place(of: path, from: workingDirectory)
