@@ -145,6 +145,28 @@ import Testing
         #expect(files(folder.path) == ["master.m3u8"])
     }
 
+    /// A repackaging whose input lies in the generation it replaces removes that generation's
+    /// segments but not the input it reads (nor so its folder).
+    @Test func aRepackagingSparesItsInputInTheGenerationItReplaces() throws {
+        let source = try movie("in.mp4", seconds: 2)
+        let out = path("out")
+        func run(_ input: String) throws -> Graphctl.Result {
+            try Graphctl.start(["run", Graphctl.graph("transcode-hls.json"), "--quiet", "--set", "src.path=\(input)",
+                                "--set", "hls.folder=\(out)"]).wait(limit: .seconds(120))
+        }
+        let first = try run(source)
+        #expect(first.status == 0, "\(first.stderr)")
+        let old = try #require(HLSPackageFiles.generations(out).first)
+        let inside = "\(out)/\(old)/in.mp4"
+        try FileManager.default.copyItem(atPath: source, toPath: inside)
+        let second = try run(inside)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(bytes(inside) == bytes(source))
+        #expect(files(out + "/" + old) == ["in.mp4"])
+        #expect(HLSPackageFiles.generations(out).count == 2)
+        #expect(try missing(out + "/playlist.m3u8") == [])
+    }
+
     /// Two sink.hls nodes writing one playlist, and a sink.hls whose playlist is a sink.mp4's
     /// file: `graphctl validate` finds them (65), as a run would before it starts.
     @Test func twoOutputsMeetingInAnHLSFolderAreFoundWhenTheGraphIsLoaded() throws {

@@ -218,14 +218,24 @@ public struct NodeContext: Sendable {
     public var connectedOutputs: Set<String>
     /// For each connected input, what feeds it (the nearest upstream `mediaDescription`).
     public var inputDescriptions: [String: String]
+    /// The paths of the files the graph's nodes read (their path parameters): a node that
+    /// removes files it did not make in this run (sink.hls retiring an earlier package) spares them.
+    public var filesRead: [String]
 
     public init(id: String, parameters: Parameters, connectedInputs: Set<String> = [],
                 connectedOutputs: Set<String> = [], inputDescriptions: [String: String] = [:]) {
+        self.init(id: id, parameters: parameters, connectedInputs: connectedInputs, connectedOutputs: connectedOutputs,
+                  inputDescriptions: inputDescriptions, filesRead: [])
+    }
+
+    public init(id: String, parameters: Parameters, connectedInputs: Set<String>,
+                connectedOutputs: Set<String>, inputDescriptions: [String: String], filesRead: [String]) {
         self.id = id
         self.parameters = parameters
         self.connectedInputs = connectedInputs
         self.connectedOutputs = connectedOutputs
         self.inputDescriptions = inputDescriptions
+        self.filesRead = filesRead
     }
 
     /// Where errors about this node point in a graph document.

@@ -23,6 +23,7 @@ struct PipelineCompiler {
         var nodes: [(spec: Graph.NodeSpec, node: any Node)] = []
         var ports: [String: ExposedPorts] = [:]
         var descriptions: [String: String] = [:]
+        let filesRead = graph.fileParameters.filter { !$0.writes }.map(\.path)
         for spec in graph.nodes {
             let into = graph.edges(into: spec.id)
             var inputDescriptions: [String: String] = [:]
@@ -30,7 +31,7 @@ struct PipelineCompiler {
             let context = NodeContext(id: spec.id, parameters: spec.parameters,
                                       connectedInputs: Set(into.map(\.to.port)),
                                       connectedOutputs: Set(graph.edges(from: spec.id).map(\.from.port)),
-                                      inputDescriptions: inputDescriptions)
+                                      inputDescriptions: inputDescriptions, filesRead: filesRead)
             let node: any Node
             do {
                 node = try spec.type.init(context: context)

@@ -399,7 +399,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
             let identity = fstat(file.descriptor, &info) == 0 ? FileIdentity(info) : nil
             let replaced = try file.commitReplacing()
             if let identity { s.written.append((file.path, identity)) }
-            generation.retire(replaced: replaced)
+            // What the graph reads stays, wherever it is (an input in an earlier generation).
+            generation.retire(replaced: replaced, sparing: Set(context.filesRead.compactMap { FileIdentity(path: $0) }))
         } catch {
             file.discard()
             throw error
