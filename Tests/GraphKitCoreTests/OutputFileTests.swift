@@ -171,6 +171,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path(".sprite.jpg.partial")))
     }
 
+    /// A staging folder a killed run left (nobody holds it) goes with the next commit of a group
+    /// of that stem; one a running group holds, and another stem's, stay.
+    @Test func aKilledGroupsStagingFolderGoesWithTheNextCommit() throws {
+        let pictures = path("pictures"), fm = FileManager.default
+        let killed = pictures + "/.thumbnails-1234abcd.partial", held = pictures + "/.thumbnails-5678.partial"
+        let other = pictures + "/.sprites-1234abcd.partial"
+        for folder in [killed, held, other] {
+            try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data("half".utf8).write(to: URL(fileURLWithPath: folder + "/1.jpg"))
+        }
+        let lock = open(held, O_RDONLY | O_DIRECTORY)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX | LOCK_NB) == 0)
+        usleep(50_000)  // file times tick with the kernel's clock (every few ms): the killed run was before this one
+        let group = OutputFileGroup(folder: pictures, location: "folder", node: "thumbs")
+        try group.prepare(stem: "thumbnails")
+        try group.add("1.jpg", Array("new".utf8))
+        try group.commit()
+        let left = try fm.contentsOfDirectory(atPath: pictures).sorted()
+        #expect(left == [".sprites-1234abcd.partial", ".thumbnails-5678.partial", "1.jpg"], "\(left)")
+        #expect(try String(contentsOfFile: pictures + "/1.jpg", encoding: .utf8) == "new")
+    }
+
     /// A folder moved away during the run, and a link put in its place, does not lead the rename
     /// there: refused (73), and nothing appears where the link leads.
     @Test func aFolderReplacedByALinkDuringTheRunIsRefused() throws {

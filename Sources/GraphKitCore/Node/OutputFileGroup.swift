@@ -5,7 +5,9 @@ import Glibc
 /// (`.NAME-3f9a0c61.partial/`, private to the run), and only when every one is written are they
 /// renamed into place, one after another, with nothing left to fail but the renames; a failure
 /// before that (a full disk, an encoder error, a signal) removes the staging folder and leaves the
-/// target folder as it was, with an earlier run's complete set untouched.
+/// target folder as it was, with an earlier run's complete set untouched. The run holds a lock on
+/// its staging folder (``RunFolder``); a group's commit removes the staging folders of its stem that
+/// runs killed before it started left (`kill -9`: nobody holds them).
 ///
 /// The target folder is opened once and the renames are made relative to its descriptor, as for
 /// ``OutputFile``; a symbolic link or anything else than a regular file at a final name is refused
@@ -21,6 +23,9 @@ public final class OutputFileGroup: Sendable {
         var folder: Int32
         var staging: Int32
         var stagingName: String
+        /// The staging folders' common prefix (`.thumbnails-`), and when this one was locked.
+        var prefix: String
+        var lockedAt: timespec
         /// The files written, in order.
         var names: [String] = []
     }
@@ -48,13 +53,15 @@ public final class OutputFileGroup: Sendable {
                 throw failure("cannot write in \"\(folder)\": \(reason)")
             }
             let staging = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard staging >= 0 else {
+            // Held while the run writes: one that nobody holds is a killed run's (``RunFolder``).
+            guard staging >= 0, let lockedAt = RunFolder.lock(staging) else {
+                if staging >= 0 { close(staging) }
                 let reason = OutputFile.errnoText()
                 unlinkat(fd, name, AT_REMOVEDIR)
                 close(fd)
                 throw failure("cannot write in \"\(folder)\": \(reason)")
             }
-            opened.withLock { $0 = Opened(folder: fd, staging: staging, stagingName: name) }
+            opened.withLock { $0 = Opened(folder: fd, staging: staging, stagingName: name, prefix: ".\(stem)-", lockedAt: lockedAt) }
             return
         }
         close(fd)
@@ -91,6 +98,10 @@ public final class OutputFileGroup: Sendable {
                     throw failure("cannot move \"\(WrittenFile.path(name, in: folder))\" into place: \(OutputFile.errnoText())")
                 }
             }
+            // The staging folders runs killed before this one started left (nobody holds them).
+            for name in RunFolder.names(in: o.folder) where name != o.stagingName && Self.isStaging(name, prefix: o.prefix) {
+                RunFolder.removeIfAbandoned(name, in: o.folder, depth: 0, sparing: [], changedBefore: o.lockedAt)
+            }
         }
     }
 
@@ -101,6 +112,13 @@ public final class OutputFileGroup: Sendable {
         try opened.withLock { (opened) throws(GraphError) in
             if let o = opened { try check(o) }
         }
+    }
+
+    /// Whether `name` is a staging folder's: the prefix, one to eight hex digits, `.partial`.
+    static func isStaging(_ name: String, prefix: String) -> Bool {
+        guard name.hasPrefix(prefix), name.hasSuffix(".partial") else { return false }
+        let digits = name.utf8.dropFirst(prefix.utf8.count).dropLast(8)
+        return (1...8).contains(digits.count) && digits.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     private func check(_ o: Opened) throws(GraphError) {

@@ -59,13 +59,16 @@ package struct HLSGeneration: Sendable {
     /// one not made by this user or changed since this one was held. A file whose identity is in
     /// `sparing` (what the run reads) is left, and so its folder.
     package func retire(replaced: [UInt8]?, sparing: Set<FileIdentity> = []) {
+        guard let fd = openFolder() else { return }
+        defer { close(fd) }
         let named = replaced.map { Self.generations(named: String(decoding: $0, as: UTF8.self), stem: stem) } ?? []
         for old in named where old != name {
-            Self.removeIfAbandoned(old, in: folder, sparing: sparing, madeBefore: nil)
+            RunFolder.removeIfAbandoned(old, in: fd, depth: 2, sparing: sparing, changedBefore: nil)
         }
         guard let since = lock.sweepOnce() else { return }
-        for old in Self.unlisted(in: folder, stem: stem) where old != name && !named.contains(old) {
-            Self.removeIfAbandoned(old, in: folder, sparing: sparing, madeBefore: since)
+        for old in RunFolder.names(in: fd) where old != name && !named.contains(old)
+            && old.hasPrefix(stem + ".") && Self.isGeneration(old.dropFirst(stem.count + 1)) {
+            RunFolder.removeIfAbandoned(old, in: fd, depth: 2, sparing: sparing, changedBefore: since)
         }
     }
 
@@ -75,7 +78,10 @@ package struct HLSGeneration: Sendable {
     /// Removes this generation (a failed or cancelled packaging's), whatever it holds of ours,
     /// and lets go of its lock.
     package func discard(sparing: Set<FileIdentity> = []) {
-        Self.removeTree(path(""), depth: 2, sparing: sparing)
+        if let fd = openFolder() {
+            RunFolder.removeTree(name, in: fd, depth: 2, sparing: sparing)
+            close(fd)
+        }
         lock.release()
     }
 
@@ -91,13 +97,12 @@ package struct HLSGeneration: Sendable {
                 guard h.descriptor < 0, h.since == nil else { return }
                 let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 guard fd >= 0 else { return }
-                var info = stat()
-                guard flock(fd, LOCK_EX | LOCK_NB) == 0, fstat(fd, &info) == 0 else {
+                guard let since = RunFolder.lock(fd) else {
                     close(fd)
                     return
                 }
                 h.descriptor = fd
-                h.since = info.st_ctim
+                h.since = since
             }
         }
 
@@ -160,76 +165,13 @@ package struct HLSGeneration: Sendable {
         return found
     }
 
-    /// The names in `folder` that are generations of `stem` (whatever they are: looked at later).
-    static func unlisted(in folder: String, stem: String) -> [String] {
+    /// Opens the package's folder for the sweeps, or nil.
+    private func openFolder() -> Int32? {
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        return names(in: fd).filter { $0.hasPrefix(stem + ".") && isGeneration($0.dropFirst(stem.count + 1)) }
-    }
-
-    /// Removes the generation `name` in `folder` if it is a folder of this user's that no running
-    /// packaging holds (its lock is free) and, with `madeBefore`, unchanged since then.
-    static func removeIfAbandoned(_ name: String, in folder: String, sparing: Set<FileIdentity>, madeBefore: timespec?) {
-        let path = WrittenFile.path(name, in: folder)
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
-        if let limit = madeBefore {
-            let changed = info.st_ctim
-            guard changed.tv_sec < limit.tv_sec || (changed.tv_sec == limit.tv_sec && changed.tv_nsec < limit.tv_nsec) else { return }
-        }
-        removeContents(of: fd, depth: 2, sparing: sparing)
-        rmdir(path)
+        return fd >= 0 ? fd : nil
     }
 
     static func isGeneration(_ suffix: Substring) -> Bool {
         suffix.utf8.count == 12 && suffix.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
-    }
-
-    /// Removes the folder at `path` and what it holds, `depth` levels of folders down, without
-    /// following a link (a link is removed, not where it leads). What it cannot remove, or
-    /// spares, stays, and so does its folder.
-    static func removeTree(_ path: String, depth: Int, sparing: Set<FileIdentity>) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        removeContents(of: fd, depth: depth, sparing: sparing)
-        close(fd)
-        rmdir(path)
-    }
-
-    /// The names in the folder open as `folder` (its descriptor is closed).
-    private static func names(in folder: Int32) -> [String] {
-        guard let dir = fdopendir(folder) else {
-            close(folder)
-            return []
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    private static func removeContents(of folder: Int32, depth: Int, sparing: Set<FileIdentity>) {
-        let copy = dup(folder)
-        guard copy >= 0 else { return }
-        for name in names(in: copy) {
-            var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            if info.st_mode & S_IFMT == S_IFDIR {
-                guard depth > 0 else { continue }
-                let sub = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                guard sub >= 0 else { continue }
-                removeContents(of: sub, depth: depth - 1, sparing: sparing)
-                close(sub)
-                unlinkat(folder, name, AT_REMOVEDIR)
-            } else if !sparing.contains(FileIdentity(info)) {
-                unlinkat(folder, name, 0)
-            }
-        }
     }
 }
