@@ -21,8 +21,8 @@ import Synchronization
 /// writer's session, beside the writer's own (``WriterState``), under the session's one lock,
 /// and each call here is one transition of that session (see ``AssetWriter``). What the app sets
 /// before adding it (real time, transform, a request block) is kept in the input until
-/// ``AssetWriter/add(_:)`` moves it into the session; no call after that takes a lock of the
-/// input's.
+/// ``AssetWriter/add(_:)`` moves it into the session; once added, no call takes a lock of the
+/// input's (the writer and slot are read with one atomic load).
 public final class AssetWriterInput: Sendable {
     public let mediaType: MediaType
     public let outputSettings: any OutputSettings
@@ -68,11 +68,9 @@ public final class AssetWriterInput: Sendable {
             return detached.withLock { $0.state.expectsMediaDataInRealTime }
         }
         set {
-            let added = detached.withLock { d in
-                if !d.added { d.state.expectsMediaDataInRealTime = newValue }
-                return d.added
+            configure { $0.state.expectsMediaDataInRealTime = newValue } added: { writer, slot in
+                _ = writer.withSlot(slot) { $0.state.expectsMediaDataInRealTime = newValue }
             }
-            if added, let (writer, slot) = session { _ = writer.withSlot(slot) { $0.state.expectsMediaDataInRealTime = newValue } }
         }
     }
 
@@ -87,11 +85,7 @@ public final class AssetWriterInput: Sendable {
             return detached.withLock { $0.transform }
         }
         set {
-            let added = detached.withLock { d in
-                if !d.added { d.transform = newValue }
-                return d.added
-            }
-            if added, let (writer, slot) = session { _ = writer.withSlot(slot) { $0.transform = newValue } }
+            configure { $0.transform = newValue } added: { writer, slot in _ = writer.withSlot(slot) { $0.transform = newValue } }
         }
     }
 
@@ -108,11 +102,7 @@ public final class AssetWriterInput: Sendable {
     /// (``AssetWriter/startSession(atSourceTime:)``), before which every append would fail.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
         let request = WriterInputState.Request(queue: queue, block: block)
-        let added = detached.withLock { d in
-            if !d.added { _ = d.state.requestRegistered(request) }
-            return d.added
-        }
-        if added, let (writer, slot) = session { writer.request(slot, request) }
+        configure { _ = $0.state.requestRegistered(request) } added: { writer, slot in writer.request(slot, request) }
     }
 
     /// Appends a sample, blocking the calling thread while the encoder is behind. From a Swift
@@ -148,11 +138,7 @@ public final class AssetWriterInput: Sendable {
     /// Ends this track: no more samples. ``AssetWriter/finishWriting()`` finishes every input
     /// that is not finished yet.
     public func markAsFinished() {
-        let added = detached.withLock { d in
-            if !d.added { _ = d.state.markAsFinished() }
-            return d.added
-        }
-        if added, let (writer, slot) = session { writer.finish(slot) }
+        configure { _ = $0.state.markAsFinished() } added: { writer, slot in writer.finish(slot) }
     }
 
     // MARK: For the writer
@@ -180,6 +166,18 @@ public final class AssetWriterInput: Sendable {
 
     /// The writer it was added to, while the writer lives.
     package var writerForAdaptor: AssetWriter? { attachment.load()?.writer }
+
+    /// Runs `added` with the writer and slot once the input is added (no lock of the input's),
+    /// else `before` on what the input holds until then (under its lock, which add(_:) takes to
+    /// move it: a call that races with add(_:) goes to the session).
+    private func configure(_ before: (inout Detached) -> Void, added: (AssetWriter, Int) -> Void) {
+        if let (writer, slot) = session { return added(writer, slot) }
+        let wasAdded = detached.withLock { d in
+            if !d.added { before(&d) }
+            return d.added
+        }
+        if wasAdded, let (writer, slot) = session { added(writer, slot) }
+    }
 
     /// The writer it was added to and its slot there; nil before add(_:), or once the writer is gone.
     private var session: (AssetWriter, Int)? {
