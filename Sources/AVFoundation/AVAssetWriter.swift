@@ -13,7 +13,9 @@ import MediaContainers
 /// to do: nothing here stops the program.
 open class AVAssetWriter: @unchecked Sendable {
     // Unchecked: open, as AVFoundation's (app code may subclass it), and the compiler checks only
-    // final classes; its URL, type and writer are let, its state in a Mutex.
+    // final classes; its URL, type and writer are let, what it keeps of the app's objects in a
+    // Mutex. It holds no writing state of its own: status, error, the session and every
+    // sample go to GraphKit's writer, whose session is the one owner (AssetWriter).
     public enum Status: Int, Sendable {
         case unknown = 0, writing, completed, failed, cancelled
     }
@@ -22,15 +24,15 @@ open class AVAssetWriter: @unchecked Sendable {
     public let outputFileType: AVFileType
     package let writer: AssetWriter
 
+    /// What it keeps of the app's own objects, to give them back: the inputs, the delegate (and
+    /// the bridge to it), the tags as items and the times as given.
     struct State {
-        var failure: NSError?
         var segmentInterval = CMTime.invalid
         var initialSegmentStartTime = CMTime.invalid
         weak var delegate: (any AVAssetWriterDelegate)?
         /// Holds the bridge the GraphKit writer holds weakly.
         var forwarder: SegmentForwarder?
         var inputs: [AVAssetWriterInput] = []
-        var sessionEnd: MediaTime?
         var fragmentInterval = CMTime.invalid
         var metadata: [AVMetadataItem] = []
     }
@@ -76,23 +78,19 @@ open class AVAssetWriter: @unchecked Sendable {
     // MARK: State
 
     public var status: Status {
-        // A failure found here (the writer's own run then cancelled, to leave nothing behind)
-        // is a failure, not a cancellation.
-        let failed = state.withLock { $0.failure != nil }
         switch writer.status {
-        case .completed: return .completed
-        case _ where failed: return .failed
-        case .cancelled: return .cancelled
-        case .failed: return .failed
-        case .writing: return .writing
-        case .unknown: return .unknown
+        case .completed: .completed
+        case .cancelled: .cancelled
+        case .failed: .failed
+        case .writing: .writing
+        case .unknown: .unknown
         }
     }
 
     /// Why writing failed, once `status` is `.failed`: an error in AVFoundation's domain whose
     /// description is GraphKit's message (the input, the file, the cause).
     public var error: (any Error)? {
-        if let failure = state.withLock({ $0.failure }) { return failure }
+        if let reported = writer.reportedFailure { return avError(reported) }
         return writer.error.map { avError($0) }
     }
 
@@ -200,7 +198,7 @@ open class AVAssetWriter: @unchecked Sendable {
     /// Whether `input` can be added: its settings are ones GraphKit honours, and GraphKit's
     /// writer takes it (before writing starts, one input per media type, a type the file takes).
     public func canAdd(_ input: AVAssetWriterInput) -> Bool {
-        guard input.settingsError == nil, let gk = input.input, input.writer == nil else { return false }
+        guard input.settingsError == nil, let gk = input.input else { return false }
         return writer.canAdd(gk)
     }
 
@@ -211,13 +209,12 @@ open class AVAssetWriter: @unchecked Sendable {
             fail(avError(.operationNotAllowed, "cannot add \(problem)"))
             return
         }
-        guard let gk = input.input, input.writer == nil else {
+        guard let gk = input.input, gk.writerForAdaptor == nil else {
             fail(avError(.operationNotAllowed, "cannot add this \(input.mediaType.rawValue) input: it belongs to a writer already"))
             return
         }
         do {
             try writer.add(gk)
-            input.writer = self
             state.withLock { $0.inputs.append(input) }
         } catch {
             fail(error)
@@ -230,7 +227,7 @@ open class AVAssetWriter: @unchecked Sendable {
     /// already at `outputURL`, a folder that cannot be made, an input refused when added).
     @discardableResult
     public func startWriting() -> Bool {
-        if state.withLock({ $0.failure != nil }) { return false }
+        if writer.status == .failed { return false }
         if writer.writesSegments {
             startSegmentDelivery()
         } else if FileManager.default.fileExists(atPath: outputURL.path) {
@@ -260,7 +257,7 @@ open class AVAssetWriter: @unchecked Sendable {
     }
 
     /// The session's end: the file plays to `endTime` (every track's edit list stops there, as
-    /// AVFoundation's does), and samples appended from now on at or after it are left out.
+    /// AVFoundation documents: samples past it stay in the file, edited out of what plays).
     /// Before `startSession`, or with an end not after the session's start, the writer fails
     /// (AVFoundation raises an exception).
     public func endSession(atSourceTime endTime: CMTime) {
@@ -270,7 +267,6 @@ open class AVAssetWriter: @unchecked Sendable {
         }
         do {
             try writer.endSession(atSourceTime: end)
-            state.withLock { $0.sessionEnd = end }
         } catch {
             fail(error)
         }
@@ -288,7 +284,7 @@ open class AVAssetWriter: @unchecked Sendable {
     /// Finishes every input and completes the file; `status` is then `.completed`, or `.failed`
     /// with `error` set.
     public func finishWriting() async {
-        if state.withLock({ $0.failure != nil }) { return }
+        if writer.status == .failed { return }
         do {
             try await writer.finishWriting()
         } catch {
@@ -302,23 +298,15 @@ open class AVAssetWriter: @unchecked Sendable {
 
     // MARK: For the inputs
 
-    var failure: NSError? {
-        state.withLock { $0.failure } ?? (writer.status == .failed || writer.status == .cancelled ? avError(.unknown, "writing ended") : nil)
-    }
-
     /// Fails the writer with `error` (the first failure stays), abandoning what was written.
-    func fail(_ error: any Error) {
-        let first = state.withLock { s in
-            guard s.failure == nil else { return false }
-            s.failure = avError(error)
-            return true
-        }
-        if first, writer.status == .writing { writer.cancelWriting() }
-    }
+    func fail(_ error: any Error) { writer.fail(error) }
+}
 
-    /// Whether a sample at `time` is before the session's end (all are, until `endSession`).
-    func withinSession(_ time: CMTime) -> Bool {
-        guard let end = state.withLock({ $0.sessionEnd }), let t = time.mediaTime else { return true }
-        return t < end
+extension AssetWriter {
+    /// Fails GraphKit's writer with `error` as Apple's names report it (an error in AVFoundation's
+    /// domain, kept as made: its code is what the app sees).
+    func fail(_ error: any Error) {
+        let reported = avError(error)
+        fail(because: (error as? GraphError) ?? GraphError(.usage, at: "AVAssetWriter", reported.localizedDescription), reporting: reported)
     }
 }

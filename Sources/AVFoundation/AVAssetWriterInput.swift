@@ -23,8 +23,9 @@ open class AVAssetWriterInput: @unchecked Sendable {
     package let input: AssetWriterInput?
     let settingsError: String?
 
+    /// What it keeps of the app's values, to give them back; its writing state is in GraphKit's
+    /// writer session, which its input is a handle to.
     private struct Props {
-        weak var writer: AVAssetWriter?
         var transform = CGAffineTransform.identity
         var mediaTimeScale: CMTimeScale = 0
         var naturalSize = CGSize.zero
@@ -67,8 +68,7 @@ open class AVAssetWriterInput: @unchecked Sendable {
 
     /// Whether the input takes another sample now.
     public var isReadyForMoreMediaData: Bool {
-        guard let input, writer?.failure == nil else { return false }
-        return input.isReadyForMoreMediaData
+        input?.isReadyForMoreMediaData ?? false
     }
 
     /// The track's display transform (a portrait recording's quarter turn): written into the
@@ -117,16 +117,17 @@ open class AVAssetWriterInput: @unchecked Sendable {
     /// Appends a sample (PCM for audio, a frame for video, or an encoded sample to a
     /// passthrough input), waiting while the encoder is behind. False when it was not taken:
     /// see the writer's `status` and `error`.
+    ///
+    /// A sample past `endSession(atSourceTime:)` is taken and written, and edited out of what
+    /// plays, as AVFoundation documents (the session's end is the end of the track's edit).
     @discardableResult
     public func append(_ sampleBuffer: CMSampleBuffer) -> Bool {
-        guard let writer else { return false }
-        guard let input, writer.failure == nil else { return false }
+        guard let input, let writer = input.writerForAdaptor else { return false }
         guard sampleBuffer.isDataReady else {
             writer.fail(GraphError(.usage, "a sample buffer was appended without its data (CMSampleBufferCreate with no data buffer): "
                                    + "give it its data with CMSampleBufferSetDataBuffer first"))
             return false
         }
-        guard writer.withinSession(sampleBuffer.presentationTimeStamp) else { return true }
         do {
             try input.append(sampleBuffer.sampleForEngine)
             return true
@@ -141,10 +142,8 @@ open class AVAssetWriterInput: @unchecked Sendable {
 
     // MARK: For the writer
 
-    var writer: AVAssetWriter? {
-        get { props.withLock { $0.writer } }
-        set { props.withLock { $0.writer = newValue } }
-    }
+    /// GraphKit's writer this input was added to (through its input), while it lives.
+    var writer: AssetWriter? { input?.writerForAdaptor }
 
     /// `outputSettings: nil`: samples written as they are. AAC and H.264 (as a reader gives them
     /// with `outputSettings: nil`, or as an encoder hands them over, with their codec

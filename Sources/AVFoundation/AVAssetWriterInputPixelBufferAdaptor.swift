@@ -59,7 +59,6 @@ open class AVAssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
     @discardableResult
     public func append(_ pixelBuffer: CVPixelBuffer, withPresentationTime presentationTime: CMTime) -> Bool {
         guard let writer = assetWriterInput.writer else { return false }
-        guard writer.failure == nil else { return false }
         guard let adaptor else {
             writer.fail(avError(.operationNotAllowed, "cannot append to the pixel buffer adaptor: \(attributesError ?? "it has no input")"))
             return false
@@ -68,7 +67,6 @@ open class AVAssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
             writer.fail(avError(.operationNotAllowed, "the presentation time \(presentationTime) is not a number; give each frame a numeric time"))
             return false
         }
-        guard writer.withinSession(presentationTime) else { return true }
         do {
             try adaptor.append(pixelBuffer.sample, withPresentationTime: t)
             return true

@@ -32,9 +32,13 @@ import Nodes
 /// another input, at least 5 s behind it, got nothing for as long (no append, no
 /// `markAsFinished()`, no request block) fails, and the writer with it, saying how to feed both.
 ///
-/// Its state is a value, ``WriterState`` (status, session, finishing, the stall rule), kept
-/// under one `Mutex` with the inputs and the run; each method here asks it for a transition and
-/// performs what it returns. Time comes from an ``AlarmClock``: the machine's, or a test's.
+/// The writer and its inputs are one session with one owner: the writer's state, a value
+/// (``WriterState``: status, session, finishing, the stall rule), each input's
+/// (``WriterInputState``), the graph inputs and the run are kept together under one lock
+/// (``SessionLock``). An ``AssetWriterInput`` added to it is a handle that holds no lock: each
+/// of its calls is a transition of the session (WriterSession.swift), and the writer or the
+/// input performs what it returns outside the lock. An appended sample takes the lock twice on
+/// the steady path. Time comes from an ``AlarmClock``: the machine's, or a test's.
 ///
 /// Where AVFoundation raises an exception for a call in the wrong state, this throws a
 /// ``GraphError`` that says what to do. However writing ends (failure, ``cancelWriting()``, or
@@ -49,13 +53,26 @@ public final class AssetWriter: Sendable {
     /// The file written; empty for a writer of segments (``init(contentType:)``).
     public let outputPath: String
     public let fileType: FileType
-    private let clock: any AlarmClock
+    let clock: any AlarmClock
     /// Whether this writer gives out segments instead of writing a file.
     public let writesSegments: Bool
 
+    /// One input's place in the session: the handle the app holds, its state (``WriterInputState``)
+    /// and, once writing has started, its end of the graph.
+    struct InputSlot: Sendable {
+        let input: AssetWriterInput
+        var state: WriterInputState
+        var transform: DisplayMatrix
+        var media: MediaInput?
+    }
+
+    /// A graph input to close as writing ends, with its input's name.
+    typealias Closing = (media: MediaInput, name: String)
+
+    /// The writer session: the writer's and its inputs' state, reached only through ``locked``.
     struct Locked {
         var state: WriterState
-        var inputs: [AssetWriterInput] = []
+        var inputs: [InputSlot] = []
         var run: GraphRun?
         var optimizeForNetworkUse = false
         var fragmentInterval: MediaTime?
@@ -65,6 +82,8 @@ public final class AssetWriter: Sendable {
         var segments = SegmentSettings()
         /// The latest presentation time appended to each input, on the session's clock.
         var appended: [String: MediaTime] = [:]
+        /// The first failure a layer above reported (``fail(because:reporting:)``), as it made it.
+        var reported: (any Error & Sendable)?
 
         /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
         mutating func refresh() {
@@ -78,10 +97,21 @@ public final class AssetWriter: Sendable {
             return state
         }
 
-        func index(of input: AssetWriterInput) -> Int? { inputs.firstIndex { $0 === input } }
+        /// Closes every input (writing ended or is ending): each is ready no more and its request
+        /// block is called no more; returns the graph inputs to close, with each input's name.
+        mutating func closeInputs() -> [Closing] {
+            var closing: [Closing] = []
+            for i in inputs.indices {
+                inputs[i].state.close()
+                if let media = inputs[i].media { closing.append((media, inputs[i].input.name)) }
+            }
+            return closing
+        }
     }
 
-    let locked: Guarded<Locked>
+    /// The session's one lock: every call on the writer or on one of its inputs is one or two
+    /// transitions under it (see ``SessionLock``).
+    let locked: SessionLock<Locked>
 
     /// A writer of `fileType` to `outputPath`. Missing folders are made when writing starts; a
     /// file already there is replaced only once the new one is complete.
@@ -102,7 +132,7 @@ public final class AssetWriter: Sendable {
         self.fileType = fileType
         self.clock = clock
         writesSegments = false
-        locked = Guarded(Locked(state: WriterState(fileType: fileType)))
+        locked = SessionLock(Locked(state: WriterState(fileType: fileType)))
     }
 
     /// A writer of segments rather than a file (`AVAssetWriter(contentType:)`): set
@@ -122,7 +152,7 @@ public final class AssetWriter: Sendable {
         writesSegments = true
         var l = Locked(state: WriterState(fileType: fileType))
         l.segments.delivery = SegmentDelivery()
-        locked = Guarded(l)
+        locked = SessionLock(l)
     }
 
     /// Whether the index goes before the media data (`faststart`), so that playback can start
@@ -177,9 +207,12 @@ public final class AssetWriter: Sendable {
         let candidate = input.candidate
         try locked.withLock { l throws(GraphError) in
             try l.state.check(adding: candidate)
-            try input.attach(to: self)  // the input's lock inside the writer's: never the other way
+            // What the app set on the input before is moved into the session, and the input
+            // becomes a handle to its slot (its own lock is taken here, inside the writer's, and
+            // never the other way).
+            let moved = try input.attach(to: self, slot: l.inputs.count)
             try l.state.add(candidate)
-            l.inputs.append(input)
+            l.inputs.append(InputSlot(input: input, state: moved.state, transform: moved.transform))
         }
     }
 
@@ -212,22 +245,35 @@ public final class AssetWriter: Sendable {
             run.cancel()
             _ = run.wait()
             throw GraphError(.usage, at: "AssetWriter", "writing was cancelled (cancelWriting()) while it started; make a new AssetWriter")
-        case .startInputs(let sessionStarted):
+        case .startInputs:
+            var medias: [MediaInput] = []
             do {
-                for input in inputs { input.start(with: try run.input(input.nodeID), sessionStarted: sessionStarted) }
+                for slot in inputs { medias.append(try run.input(slot.input.nodeID)) }
             } catch {
                 locked.withLock { $0.state.startFailed(error) }
                 run.cancel()
                 throw error
             }
+            // Each input gets its end of the graph; request blocks waiting for it begin.
+            let requests = locked.withLock { l in
+                var requests: [(MediaInput, WriterInputState.Request)] = []
+                let sessionStarted = l.state.session != nil
+                for i in l.inputs.indices where i < medias.count {
+                    l.inputs[i].media = medias[i]
+                    if let r = l.inputs[i].state.writingStarted(sessionStarted: sessionStarted) { requests.append((medias[i], r)) }
+                }
+                return requests
+            }
+            for (media, r) in requests { media.requestMediaDataWhenReady(on: r.queue, using: r.block) }
         }
     }
 
-    private func makeGraph(_ inputs: [AssetWriterInput], faststart: Bool, fragmentInterval: MediaTime?, metadata: MediaMetadata) throws(GraphError) -> Graph {
-        for input in inputs where input.mediaType == .video && input.transform != .identity {
-            guard input.transform.isStorable else {
+    private func makeGraph(_ inputs: [InputSlot], faststart: Bool, fragmentInterval: MediaTime?, metadata: MediaMetadata) throws(GraphError) -> Graph {
+        for slot in inputs where slot.input.mediaType == .video && slot.transform != .identity {
+            let input = slot.input
+            guard slot.transform.isStorable else {
                 throw GraphError(.usage, at: "\(input.name).transform",
-                                 "\(input.transform) cannot be a file's display matrix: each value must be a finite number within ±32768")
+                                 "\(slot.transform) cannot be a file's display matrix: each value must be a finite number within ±32768")
             }
             guard fragmentInterval == nil else {
                 throw GraphError(.usage, at: "\(input.name).transform",
@@ -246,14 +292,15 @@ public final class AssetWriter: Sendable {
             $0[\.container] = container
             $0[\.faststart] = faststart
             if let fragmentInterval { $0[\.fragmentInterval] = fragmentInterval.seconds }
-            if let video = inputs.first(where: { $0.mediaType == .video }), video.transform != .identity {
+            if let video = inputs.first(where: { $0.input.mediaType == .video }), video.transform != .identity {
                 $0[\.videoTransform] = video.transform.description
             }
             metadata.write(to: &$0)
         }
-        for input in inputs {
+        for slot in inputs {
+            let input = slot.input
             let source = b.add(input.nodeID, AppSourceNode.self) {
-                $0[\.live] = input.expectsMediaDataInRealTime
+                $0[\.live] = slot.state.expectsMediaDataInRealTime
                 if let passthrough = input.outputSettings as? PassthroughSettings {
                     $0[\.format] = passthrough.mediaType == .audio ? "audio/aac" : "video/h264"
                 }
@@ -280,13 +327,17 @@ public final class AssetWriter: Sendable {
     // MARK: The stall rule
 
     /// Performs what the stall rule said: an alarm on the clock.
-    private func perform(_ action: StallWatch.Action) {
+    func perform(_ action: StallWatch.Action) {
         guard case .arm(let deadline, let token) = action else { return }
         clock.schedule(at: deadline) { [weak self] in self?.alarmRang(token) }
     }
 
     private func alarmRang(_ token: UInt64) {
-        let (verdict, run, inputs) = locked.withLock { l in (l.state.alarm(token, at: clock.now), l.run, l.inputs) }
+        let (verdict, run, closing, delivery) = locked.withLock { l -> (StallWatch.Verdict, GraphRun?, [Closing], SegmentDelivery?) in
+            let verdict = l.state.alarm(token, at: clock.now)
+            guard case .stall = verdict else { return (verdict, nil, [], nil) }
+            return (verdict, l.run, l.closeInputs(), l.segments.delivery)
+        }
         switch verdict {
         case .none:
             break
@@ -295,45 +346,9 @@ public final class AssetWriter: Sendable {
         case .stall(let error):
             // Waiting appends wake and throw it, and the run is cancelled, which removes the
             // partial file.
-            for input in inputs { input.close(because: error) }
-            locked.withLock { $0.segments.delivery }?.close(because: error)
+            for c in closing { c.media.close(because: error) }
+            delivery?.close(because: error)
             run?.cancel()
-        }
-    }
-
-    // MARK: For the inputs
-
-    /// An input's append begins: the session's start, or why it cannot append now.
-    func beginAppend(for input: AssetWriterInput) throws(GraphError) -> MediaTime {
-        let (session, action) = try locked.withLock { l throws(GraphError) in
-            l.refresh()
-            let session = try l.state.admission(for: input.name)
-            return (session, l.index(of: input).map { l.state.note(.appendBegins, input: $0, at: clock.now) } ?? .none)
-        }
-        perform(action)
-        return session
-    }
-
-    /// Something happened on `input` that the stall rule counts.
-    func note(_ event: StallWatch.Event, from input: AssetWriterInput) {
-        perform(locked.withLock { l in l.index(of: input).map { l.state.note(event, input: $0, at: clock.now) } ?? .none })
-    }
-
-    /// Whether inputs take samples: writing, and neither finishing nor ended.
-    var takesSamples: Bool {
-        locked.withLock { l in
-            l.refresh()
-            return l.state.takesSamples
-        }
-    }
-
-    /// Why writing ended, as an append that was waiting should throw it (the writer's error if
-    /// it failed, that it was cancelled), with the run to wait for first, so that a program that
-    /// stops on the error leaves nothing beside the target; nil while writing goes on.
-    func writingEnded(for input: AssetWriterInput) -> (reason: GraphError, run: GraphRun?)? {
-        locked.withLock { l in
-            l.refresh()
-            return l.state.endedReason(for: input.name).map { ($0, l.run) }
         }
     }
 
@@ -341,9 +356,16 @@ public final class AssetWriter: Sendable {
     /// sample at `atSourceTime` is at 0 in the file. Call it once, after ``startWriting()`` and
     /// before the first append.
     public func startSession(atSourceTime: MediaTime) {
-        let inputs = locked.withLock { l in l.state.startSession(at: atSourceTime) ? l.inputs : [] }
         // Request blocks begin now: before the session, every append they made would fail.
-        for input in inputs { input.sessionDidStart() }
+        let requests = locked.withLock { l in
+            var requests: [(MediaInput, WriterInputState.Request)] = []
+            guard l.state.startSession(at: atSourceTime) else { return requests }
+            for i in l.inputs.indices {
+                if let r = l.inputs[i].state.sessionDidStart(), let media = l.inputs[i].media { requests.append((media, r)) }
+            }
+            return requests
+        }
+        for (media, r) in requests { media.requestMediaDataWhenReady(on: r.queue, using: r.block) }
     }
 
     /// Where the file's presentation ends, in the samples' clock, as
@@ -369,14 +391,24 @@ public final class AssetWriter: Sendable {
     /// Finishes every input that is not finished yet, waits for the file to be complete, and
     /// throws if writing failed. The file is under ``outputPath`` once this returns.
     public func finishWriting() async throws(GraphError) {
-        let (run, inputs, end, delivery) = try locked.withLock { l throws(GraphError) in
+        let (run, finishing, end, delivery) = try locked.withLock { l throws(GraphError) in
             l.refresh()
             try l.state.finishWriting()
             let end = l.sessionEnd.flatMap { end in l.state.session.map { end - $0 } }
-            return (l.run, l.inputs, end, l.segments.delivery)
+            // Every input not finished yet is finished now, as markAsFinished() would.
+            var finishing: [(media: MediaInput, lastFrame: SampleBuffer?)] = []
+            for i in l.inputs.indices {
+                if let finish = l.inputs[i].state.markAsFinished(), finish.endStream, let media = l.inputs[i].media {
+                    finishing.append((media, finish.lastFrame))
+                }
+            }
+            return (l.run, finishing, end, l.segments.delivery)
         }
         if let end { (run?.node("file") as? MP4SinkNode)?.endPresentation(at: end) }
-        for input in inputs { input.finishForWriter() }
+        for f in finishing {
+            if let frame = f.lastFrame { try? f.media.appendAdmittedImmediately(frame) }
+            f.media.markAsFinished()
+        }
         let report = await run?.report()
         // Segments: finished once the last has been delivered (or delivery closed: the
         // delegate threw, the writer was cancelled).
@@ -398,11 +430,14 @@ public final class AssetWriter: Sendable {
     /// From the moment it is called, no input is ready for more, request blocks are called no
     /// more, and waiting appends wake and throw `cancelled`.
     public func cancelWriting() {
-        let (cancels, run, inputs, delivery) = locked.withLock { l in (l.state.cancel(), l.run, l.inputs, l.segments.delivery) }
+        let (cancels, run, closing, delivery) = locked.withLock { l -> (Bool, GraphRun?, [Closing], SegmentDelivery?) in
+            guard l.state.cancel() else { return (false, nil, [], nil) }
+            return (true, l.run, l.closeInputs(), l.segments.delivery)
+        }
         guard cancels else { return }
         // First, so that a streaming thread waiting for a slow delegate wakes and the run can stop.
         delivery?.close(because: GraphError(.cancelled, at: "AssetWriter", "writing was cancelled (cancelWriting())"))
-        for input in inputs { input.close(because: WriterState.cancelled(input.name)) }
+        for c in closing { c.media.close(because: WriterState.cancelled(c.name)) }
         run?.cancel()
         _ = run?.wait()
     }

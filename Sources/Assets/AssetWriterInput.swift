@@ -2,6 +2,7 @@ import Dispatch
 @_spi(Engine) import GraphKitCore
 @_spi(Engine) import GraphKitRuntime
 import MediaContainers
+import Synchronization
 
 /// One track of an ``AssetWriter``: what app code appends samples to, like `AVAssetWriterInput`.
 ///
@@ -16,26 +17,44 @@ import MediaContainers
 /// naming the input and saying what to do. When writing ends for any reason, a waiting append
 /// wakes and throws the writer's error.
 ///
-/// Its own state is a value, ``WriterInputState``, under a `Mutex` with its graph input; whether
-/// appends are taken at all is the writer's (``WriterState``), which it asks once per append.
+/// Once added to a writer, an input is a handle: its state (``WriterInputState``) lives in the
+/// writer's session, beside the writer's own (``WriterState``), under the session's one lock,
+/// and each call here is one transition of that session (see ``AssetWriter``). What the app sets
+/// before adding it (real time, transform, a request block) is kept in the input until
+/// ``AssetWriter/add(_:)`` moves it into the session; once added, no call takes a lock of the
+/// input's (the writer and slot are read with one atomic load).
 public final class AssetWriterInput: Sendable {
     public let mediaType: MediaType
     public let outputSettings: any OutputSettings
 
-    private struct Locked {
+    /// What the input holds before it is added: its state and transform, moved into the
+    /// writer's session by add(_:) (`added`), after which every call goes to the session.
+    struct Detached: Sendable {
         var state: WriterInputState
-        weak var writer: AssetWriter?
-        /// The graph input, once writing has started.
-        var media: MediaInput?
         var transform = DisplayMatrix.identity
+        var added = false
     }
 
-    private let locked: Guarded<Locked>
+    private let detached: Guarded<Detached>
+
+    /// The writer this input was added to, and its slot there; set once, by add(_:). The writer
+    /// is held weakly: the app holds the writer (a writer let go cancels its writing).
+    final class Attachment: Sendable {
+        weak let writer: AssetWriter?
+        let slot: Int
+
+        init(writer: AssetWriter, slot: Int) {
+            self.writer = writer
+            self.slot = slot
+        }
+    }
+
+    private let attachment = AtomicLazyReference<Attachment>()
 
     public init(mediaType: MediaType, outputSettings: some OutputSettings) {
         self.mediaType = mediaType
         self.outputSettings = outputSettings
-        locked = Guarded(Locked(state: WriterInputState(name: "\(mediaType.rawValue) input")))
+        detached = Guarded(Detached(state: WriterInputState(name: "\(mediaType.rawValue) input")))
     }
 
     /// Whether samples come from a real-time source (a camera, a microphone), as in AVFoundation:
@@ -44,8 +63,15 @@ public final class AssetWriterInput: Sendable {
     /// (`alwaysDiscardsLateVideoFrames`) drops as few as it can. It never changes what happens to
     /// a sample `append` accepted: every one is written. Set it before writing starts.
     public var expectsMediaDataInRealTime: Bool {
-        get { locked.withLock { $0.state.expectsMediaDataInRealTime } }
-        set { locked.withLock { $0.state.expectsMediaDataInRealTime = newValue } }
+        get {
+            if let (writer, slot) = session, let value = writer.withSlot(slot, { $0.state.expectsMediaDataInRealTime }) { return value }
+            return detached.withLock { $0.state.expectsMediaDataInRealTime }
+        }
+        set {
+            configure { $0.state.expectsMediaDataInRealTime = newValue } added: { writer, slot in
+                _ = writer.withSlot(slot) { $0.state.expectsMediaDataInRealTime = newValue }
+            }
+        }
     }
 
     /// How a video track is meant to be shown (`AVAssetWriterInput.transform`): written into the
@@ -54,16 +80,20 @@ public final class AssetWriterInput: Sendable {
     /// delivers landscape frames sets a quarter turn, `DisplayMatrix(a: 0, b: 1, c: -1, d: 0,
     /// tx: 0, ty: 0)`. Set it before writing starts; an audio input's is not used.
     public var transform: DisplayMatrix {
-        get { locked.withLock { $0.transform } }
-        set { locked.withLock { $0.transform = newValue } }
+        get {
+            if let (writer, slot) = session, let value = writer.withSlot(slot, { $0.transform }) { return value }
+            return detached.withLock { $0.transform }
+        }
+        set {
+            configure { $0.transform = newValue } added: { writer, slot in _ = writer.withSlot(slot) { $0.transform = newValue } }
+        }
     }
 
     /// Whether the encoder can take another sample now. False before writing starts, once the
     /// input is finished, and once writing has ended.
     public var isReadyForMoreMediaData: Bool {
-        let (media, writer) = locked.withLock { l in l.state.isFinished ? (nil, nil) : (l.media, l.writer) }
-        guard let media, let writer, writer.takesSamples else { return false }
-        return media.isReadyForMoreMediaData
+        guard let (writer, slot) = session else { return false }
+        return writer.isReady(slot)
     }
 
     /// Calls `block` on `queue` whenever the input is ready for more, until it is finished or
@@ -71,58 +101,44 @@ public final class AssetWriterInput: Sendable {
     /// before writing starts: the calls begin once writing has started and the session with it
     /// (``AssetWriter/startSession(atSourceTime:)``), before which every append would fail.
     public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
-        let (request, media, writer) = locked.withLock { l in
-            (l.state.requestRegistered(.init(queue: queue, block: block)), l.media, l.writer)
-        }
-        writer?.note(.requested, from: self)
-        if let request, let media { media.requestMediaDataWhenReady(on: request.queue, using: request.block) }
+        let request = WriterInputState.Request(queue: queue, block: block)
+        configure { _ = $0.state.requestRegistered(request) } added: { writer, slot in writer.request(slot, request) }
     }
 
     /// Appends a sample, blocking the calling thread while the encoder is behind. From a Swift
     /// concurrency task, `await` the async `append`.
     @available(*, noasync, message: "blocks the thread; use await append(_:)")
     public func append(_ sampleBuffer: SampleBuffer) throws(GraphError) {
-        let (writer, session) = try begin()
-        var reached: MediaTime?
-        defer { writer.note(.appendEnds(reached: reached), from: self) }
-        let (media, push, stamp) = try shape(sampleBuffer, session: session)
+        let (writer, slot) = try owner()
+        let admitted = try writer.admit(sampleBuffer, to: slot)
         do {
-            for b in push { try media.appendAdmittedWaiting(b) { writer.note(.appendWaits, from: self) } }
-            writer.appended(push.last?.presentationTime, to: self)
+            for b in admitted.push { try admitted.media.appendAdmittedWaiting(b) { writer.appendWaits(slot) } }
         } catch {
-            guard let (reason, run) = writer.writingEnded(for: self) else { throw error }
+            guard let (reason, run) = writer.appendFailed(slot) else { throw error }
             _ = run?.wait()
             throw reason
         }
-        reached = stamp?.reached
+        writer.appended(admitted, to: slot)
     }
 
     /// Appends a sample, suspending while the encoder is behind.
     public func append(_ sampleBuffer: SampleBuffer) async throws(GraphError) {
-        let (writer, session) = try begin()
-        var reached: MediaTime?
-        defer { writer.note(.appendEnds(reached: reached), from: self) }
-        let (media, push, stamp) = try shape(sampleBuffer, session: session)
+        let (writer, slot) = try owner()
+        let admitted = try writer.admit(sampleBuffer, to: slot)
         do {
-            for b in push { try await media.appendAdmitted(b) { writer.note(.appendWaits, from: self) } }
-            writer.appended(push.last?.presentationTime, to: self)
+            for b in admitted.push { try await admitted.media.appendAdmitted(b) { writer.appendWaits(slot) } }
         } catch {
-            guard let (reason, run) = writer.writingEnded(for: self) else { throw error }
+            guard let (reason, run) = writer.appendFailed(slot) else { throw error }
             _ = await run?.report()
             throw reason
         }
-        reached = stamp?.reached
+        writer.appended(admitted, to: slot)
     }
 
     /// Ends this track: no more samples. ``AssetWriter/finishWriting()`` finishes every input
     /// that is not finished yet.
     public func markAsFinished() {
-        let (finish, media, writer) = locked.withLock { l in (l.state.markAsFinished(), l.media, l.writer) }
-        guard let finish else { return }
-        writer?.note(.finished, from: self)
-        guard finish.endStream, let media else { return }
-        if let frame = finish.lastFrame { try? media.appendAdmittedImmediately(frame) }
-        media.markAsFinished()
+        configure { _ = $0.state.markAsFinished() } added: { writer, slot in writer.finish(slot) }
     }
 
     // MARK: For the writer
@@ -132,103 +148,52 @@ public final class AssetWriterInput: Sendable {
 
     var candidate: WriterState.Candidate {
         WriterState.Candidate(name: name, mediaType: mediaType, settings: outputSettings,
-                              belongsToAWriter: locked.withLock { $0.state.belongsToAWriter })
+                              belongsToAWriter: detached.withLock { $0.added || $0.state.belongsToAWriter })
     }
 
-    func attach(to writer: AssetWriter) throws(GraphError) {
-        try locked.withLock { l throws(GraphError) in
-            try l.state.attach()
-            l.writer = writer
+    /// add(_:), under the writer's lock: what was set on this input moves into the writer's
+    /// session, at `slot`, and the input becomes a handle to it.
+    func attach(to writer: AssetWriter, slot: Int) throws(GraphError) -> Detached {
+        try detached.withLock { d throws(GraphError) in
+            guard !d.added else { throw GraphError(.usage, at: name, "this input belongs to a writer already") }
+            var moved = d
+            try moved.state.attach()
+            d.added = true
+            attachment.storeIfNil(Attachment(writer: writer, slot: slot))
+            return moved
         }
     }
 
-    /// Writing started: `media` is this input's end of the graph.
-    func start(with media: MediaInput, sessionStarted: Bool) {
-        let request = locked.withLock { l in
-            l.media = media
-            return l.state.writingStarted(sessionStarted: sessionStarted)
+    /// The writer it was added to, while the writer lives.
+    package var writerForAdaptor: AssetWriter? { attachment.load()?.writer }
+
+    /// Runs `added` with the writer and slot once the input is added (no lock of the input's),
+    /// else `before` on what the input holds until then (under its lock, which add(_:) takes to
+    /// move it: a call that races with add(_:) goes to the session).
+    private func configure(_ before: (inout Detached) -> Void, added: (AssetWriter, Int) -> Void) {
+        if let (writer, slot) = session { return added(writer, slot) }
+        let wasAdded = detached.withLock { d in
+            if !d.added { before(&d) }
+            return d.added
         }
-        if let request { media.requestMediaDataWhenReady(on: request.queue, using: request.block) }
+        if wasAdded, let (writer, slot) = session { added(writer, slot) }
     }
 
-    /// The writer's session started: a block waiting in requestMediaDataWhenReady is handed to
-    /// the graph input, which calls it whenever it is ready.
-    func sessionDidStart() {
-        let (request, media) = locked.withLock { l in (l.state.sessionDidStart(), l.media) }
-        if let request, let media { media.requestMediaDataWhenReady(on: request.queue, using: request.block) }
+    /// The writer it was added to and its slot there; nil before add(_:), or once the writer is gone.
+    private var session: (AssetWriter, Int)? {
+        guard let a = attachment.load(), let writer = a.writer else { return nil }
+        return (writer, a.slot)
     }
 
-    func finishForWriter() { markAsFinished() }
-
-    /// Writing ended or is ending (cancelled, failed): this input is ready no more, its
-    /// request block is called no more, and a waiting append wakes and throws `error`.
-    func close(because error: GraphError) {
-        let media = locked.withLock { l in
-            l.state.close()
-            return l.media
-        }
-        media?.close(because: error)
-    }
-
-    var writerForAdaptor: AssetWriter? { locked.withLock { $0.writer } }
-
-    // MARK: Checks
-
-    /// The writer, and the session's start, for an append that may go on; the writer has
-    /// counted the append as begun (the caller notes its end).
-    private func begin() throws(GraphError) -> (AssetWriter, MediaTime) {
-        let (writer, added) = locked.withLock { ($0.writer, $0.state.belongsToAWriter) }
-        guard let writer else {
-            if added {
-                throw GraphError(.usage, at: name,
-                                 "this input's AssetWriter is gone: nothing held it, so it was released (and its writing cancelled); hold the writer until finishWriting() returns")
-            }
+    /// The writer and the slot an append goes to, or why it cannot.
+    private func owner() throws(GraphError) -> (AssetWriter, Int) {
+        guard let a = attachment.load() else {
             throw GraphError(.usage, at: name, "add this input to an AssetWriter (add(_:)) and start writing before appending")
         }
-        return (writer, try writer.beginAppend(for: self))
-    }
-
-    /// Checks `buffer` and returns what to push now (nothing: held, or before the session; the
-    /// buffer on the session's clock; or the held first frame and this one), with where it is
-    /// in time order.
-    private func shape(_ buffer: SampleBuffer, session: MediaTime) throws(GraphError) -> (MediaInput, [SampleBuffer], AppendOrder.Stamp?) {
-        guard let format = buffer.format else {
-            throw GraphError(.usage, at: name, "the sample has no format; give it one (.pcm for audio, .rawVideo for video)")
+        guard let writer = a.writer else {
+            throw GraphError(.usage, at: name,
+                             "this input's AssetWriter is gone: nothing held it, so it was released (and its writing cancelled); hold the writer until finishWriting() returns")
         }
-        let passthrough = outputSettings is PassthroughSettings
-        switch (mediaType, format) {
-        case (.audio, .aac) where passthrough, (.video, .h264) where passthrough: break
-        case _ where passthrough:
-            throw GraphError(.usage, at: name, "this input writes samples as they are: it takes \(mediaType == .audio ? "AAC" : "H.264") samples (as a reader's .stored output gives them); this one is \(format)")
-        case (.audio, .pcm), (.video, .rawVideo): break
-        case (.audio, _):
-            throw GraphError(.usage, at: name, "an audio input takes PCM samples; this one is \(format)")
-        case (.video, _):
-            throw GraphError(.usage, at: name, "a video input takes raw frames; this one is \(format) (use AssetWriterInputPixelBufferAdaptor for pixel buffers)")
-        }
-        guard buffer.presentationTime != nil else {
-            throw GraphError(.usage, at: name, "the sample has no presentation time; set presentationTime (or append through the adaptor, with a time)")
-        }
-        return try locked.withLock { l throws(GraphError) in
-            try l.state.check(format)
-            guard let media = l.media else { throw GraphError(.usage, at: name, "call startWriting() before appending") }
-            // The graph input's checks, and the time order of a track, on the times the app gave
-            // (before anything is held or cut to the session).
-            if passthrough {
-                // Encoded samples go in decode order (B-frames' presentation times go back and
-                // forth) and are written whole, on the session's clock.
-                guard let stamp = try media.admit(buffer, format: format, rule: .notEarlier, at: name) else { return (media, [buffer], nil) }
-                var shaped = l.state.shape(buffer, format, stamp: stamp, session: session)
-                if session > .zero {
-                    for i in shaped.indices {
-                        shaped[i].presentationTime = shaped[i].presentationTime.map { $0 - session }
-                        shaped[i].decodeTime = shaped[i].decodeTime.map { $0 - session }
-                    }
-                }
-                return (media, shaped, stamp)
-            }
-            guard let stamp = try media.admit(buffer, format: format, rule: .track, at: name) else { return (media, [buffer], nil) }
-            return (media, l.state.shape(buffer, format, stamp: stamp, session: session), stamp)
-        }
+        return (writer, a.slot)
     }
 }

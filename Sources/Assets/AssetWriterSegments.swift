@@ -114,8 +114,8 @@ extension AssetWriter {
             guard l.state.takesSamples, let run = l.run else {
                 throw GraphError(.usage, at: "AssetWriter.flushSegment()", "flushSegment() is called while writing; this writer is \(l.state.status.rawValue)")
             }
-            let lead = l.inputs.first { $0.mediaType == .video } ?? l.inputs.first
-            return (run, lead.flatMap { l.appended[$0.name] })
+            let lead = l.inputs.first { $0.input.mediaType == .video } ?? l.inputs.first
+            return (run, lead.flatMap { l.appended[$0.input.name] })
         }
         (run.node(Self.segmentsNode) as? SegmentSinkNode)?.flush(after: lead?.seconds ?? -.infinity)
     }
@@ -124,21 +124,14 @@ extension AssetWriter {
 
     static let segmentsNode = "segments"
 
-    /// An input appended samples up to `time` (on the session's clock).
-    func appended(_ time: MediaTime?, to input: AssetWriterInput) {
-        guard writesSegments, let time else { return }
-        locked.withLock { l in
-            if l.appended[input.name].map({ time > $0 }) ?? true { l.appended[input.name] = time }
-        }
-    }
-
     /// The graph of a writer of segments: each input's source and encoder into the segment sink.
-    func makeSegmentGraph(_ inputs: [AssetWriterInput]) throws(GraphError) -> Graph {
+    func makeSegmentGraph(_ inputs: [InputSlot]) throws(GraphError) -> Graph {
         var b = GraphBuilder(name: "AssetWriter", description: "writes segments")
         let sink = b.add(Self.segmentsNode, SegmentSinkNode.self)
-        for input in inputs {
+        for slot in inputs {
+            let input = slot.input
             let source = b.add(input.nodeID, AppSourceNode.self) {
-                $0[\.live] = input.expectsMediaDataInRealTime
+                $0[\.live] = slot.state.expectsMediaDataInRealTime
                 if let passthrough = input.outputSettings as? PassthroughSettings {
                     $0[\.format] = passthrough.mediaType == .audio ? "audio/aac" : "video/h264"
                 }
@@ -180,9 +173,12 @@ extension AssetWriter {
 
     /// The delegate threw: writing fails with its error; the inputs close and the run is cancelled.
     private func delegateFailed(_ reason: GraphError) {
-        let (fails, run, inputs) = locked.withLock { l in (l.state.fail(because: reason), l.run, l.inputs) }
+        let (fails, run, closing) = locked.withLock { l -> (Bool, GraphRun?, [Closing]) in
+            guard l.state.fail(because: reason) else { return (false, nil, []) }
+            return (true, l.run, l.closeInputs())
+        }
         guard fails else { return }
-        for input in inputs { input.close(because: reason) }
+        for c in closing { c.media.close(because: reason) }
         run?.cancel()
     }
 }

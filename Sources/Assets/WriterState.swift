@@ -204,6 +204,19 @@ struct WriterState: Sendable {
         return true
     }
 
+    /// A layer above fails the writer (Apple's names, where AVFoundation raises an exception):
+    /// whether it was going (not yet written, failed or cancelled), so that its inputs are closed
+    /// and the run, if any, cancelled.
+    mutating func failByCaller(_ error: GraphError) -> Bool {
+        switch state {
+        case .unknown, .starting, .running:
+            state = .failed(error)
+            return true
+        case .completed, .failed, .cancelled:
+            return false
+        }
+    }
+
     // MARK: The stall rule, while writing
 
     /// Something happened on input `index` at `now` (see ``StallWatch``).

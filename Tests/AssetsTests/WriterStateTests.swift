@@ -115,6 +115,37 @@ import TestSupport
         return s.note(.appendWaits, input: index, at: t0)
     }
 
+    /// A failure a layer above reports (Apple's names, where AVFoundation raises an exception)
+    /// fails the writer from unknown or writing, and asks for the run to be stopped; once the
+    /// writer is over, the first ending stays.
+    @Test func aFailureReportedFromAboveFailsTheWriterOnce() throws {
+        let refused = GraphError(.usage, at: "AVAssetWriter", "cannot add the video input")
+        var before = WriterState(fileType: .mp4)
+        let failed = before.failByCaller(refused)
+        #expect(failed)
+        #expect(before.status == .failed && before.error == refused)
+        #expect(refusal { try before.startWriting() }.contains("called already"))
+        let later = GraphError(.usage, at: "AVAssetWriter", "a later mistake")
+        let again = before.failByCaller(later)
+        #expect(!again)
+        #expect(before.error == refused)
+
+        var writing = WriterState(fileType: .m4a)
+        try writing.add(audio())
+        try writing.startWriting()
+        _ = writing.started(at: t0)
+        let stops = writing.failByCaller(refused)
+        #expect(stops)
+        #expect(!writing.takesSamples)
+        #expect(refusal { _ = try writing.admission(for: "audio input") }.contains("cannot add the video input"))
+
+        var cancelled = WriterState(fileType: .m4a)
+        let cancels = cancelled.cancel()
+        let failsAfter = cancelled.failByCaller(refused)
+        #expect(cancels && !failsAfter)
+        #expect(cancelled.status == .cancelled)
+    }
+
     /// The stall rule runs while writing, fails the writer when it finds a stall, and stops once
     /// finishing (finishWriting() ends every input itself).
     @Test func theStallRuleFailsTheWriterWhileWriting() throws {
