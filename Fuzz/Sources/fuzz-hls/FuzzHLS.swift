@@ -20,6 +20,7 @@ public func fuzzHLS(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     _ = CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index))
     var playlist = HLSMediaPlaylist(initializationSegment: "init.mp4")
     var next = [Int](repeating: 0, count: plan.tracks.count)
+    var fragment: UInt32 = 1  // the fragments' sequence numbers, rising through the segments
     for (k, segment) in plan.segments.enumerated() {
         guard segment.duration.isFinite, segment.duration >= 0, segment.start.isFinite else { fail("segment \(k) lasts \(segment.duration) s from \(segment.start)") }
         var runs: [FragmentRun] = []
@@ -34,9 +35,10 @@ public func fuzzHLS(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 guard s.offset <= UInt64(size), UInt64(s.size) <= UInt64(size) - s.offset else { fail("a sample past the input's end") }
                 data += bytes[Int(s.offset)..<Int(s.offset + UInt64(s.size))]
             }
-            runs.append(FragmentRun(trackID: track.trackID, baseDecodeTime: samples[0].decodeTime, samples: samples, data: data))
+            runs.append(FragmentRun(trackID: track.trackID, timescale: UInt32(clamping: track.timescale), baseDecodeTime: samples[0].decodeTime, samples: samples, data: data))
         }
-        _ = CMAF.mediaSegment(sequenceNumber: UInt32(k + 1), runs: runs)
+        let written = CMAF.mediaSegment(firstSequenceNumber: fragment, runs: runs)
+        fragment &+= written.fragmentCount
         playlist.segments.append(("segment\(k).m4s", segment.duration))
     }
     for (t, track) in plan.tracks.enumerated() where next[t] != track.samples.count {

@@ -35,7 +35,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         summary: "Evenly spaced pictures of a video file, found by seeking: image files, a sprite sheet and its WebVTT index",
         outputs: [PortDescriptor("out", .rawVideo([.bgra]), presence: .optional,
                                  help: "the pictures as BGRA frames, one a second, width wide (height by the video's aspect)")],
-        parameters: [path, count, interval, width, columns, format, quality, exact, autorotate, folder, sprite, vtt, spriteURL],
+        parameters: [path, count, interval, at, sceneThreshold, width, columns, format, quality, exact, autorotate, folder, sprite, vtt, spriteURL],
         rules: [.exclusive(count, interval),
                 .when(.given(vtt), require: .given(sprite), because: "the index points into the sprite sheet"),
                 .when(.given(spriteURL), require: .given(vtt), because: "spriteURL is what the index calls the sprite sheet")],
@@ -60,6 +60,11 @@ public final class ThumbnailsNode: ElementNode, Sendable {
     public static let path = RequiredParameter<String>("path", format: .path, help: "the video file, relative to the current folder")
     public static let count = OptionalParameter<Int>("count", 1...10_000, help: "how many pictures, evenly spaced over the file (default 10)")
     public static let interval = OptionalParameter<Double>("interval", 0.04...86_400, help: "seconds between pictures, from 0, instead of count")
+    public enum Placement: String, ParameterEnum { case even, scenes }
+    public static let at = Parameter<Placement>("at", default: .even,
+                                                help: "even: evenly spaced (count) or every interval; scenes: the file's start and its strongest scene cuts (count pictures in all; evenly spaced where there are fewer cuts), each picture the first frame of its scene")
+    public static let sceneThreshold = Parameter<Double>("sceneThreshold", 0...100, default: 10,
+                                                         help: "at scenes: the score (0 to 100, as analysis.scenes and ffmpeg scdet) a frame needs to start a scene")
     public static let width = Parameter<Int>("width", 16...3840, default: 160,
                                              help: "picture width in pixels (height by the video's aspect; never scaled up)")
     public static let columns = Parameter<Int>("columns", 1...100, default: 5, help: "pictures per row of the sprite sheet")
@@ -89,6 +94,8 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         var pipelines = 0
         var source: PushedSource?
         var session: ThumbnailSession?
+        /// With `at` `scenes`: the pass that finds the cuts, while it runs.
+        var scan: SceneScan?
         /// The run is over: take no more pictures.
         var stopping = false
     }
@@ -102,6 +109,10 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         guard p[Self.folder] != nil || p[Self.sprite] != nil || context.connectedOutputs.contains("out") else {
             throw GraphError(.invalidGraph, at: context.location(), "analysis.thumbnails writes nothing: give folder, sprite (and vtt), or connect out",
                              node: context.id)
+        }
+        if p[Self.at] == .scenes, p[Self.interval] != nil {
+            throw GraphError(.invalidGraph, at: context.location(parameter: "interval"),
+                             "at \"scenes\" places count pictures at the scene cuts: give count, not interval", node: context.id)
         }
     }
 
@@ -178,17 +189,33 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         let p = context.parameters
         let at = context.location(parameter: "path")
         let session = ThumbnailSession(path: path, autorotate: p[Self.autorotate])
-        let times = state.withLock { s -> [MediaTime]? in
+        let scan = p[Self.at] == .scenes ? SceneScan() : nil
+        guard var times = state.withLock({ s -> [MediaTime]? in
             guard !s.stopping else { return nil }
             s.session = session
+            s.scan = scan
             return s.times
-        }
-        guard let times else { return }
+        }) else { return }
         defer {
             session.close()
             state.withLock { $0.framesDelivered = session.framesDelivered; $0.pipelines = session.pipelines }
         }
-        let tolerance: MediaTime = p[Self.exact] ? .zero : .positiveInfinity
+        if let scan {
+            // The pictures at the cuts, each the first frame of its scene (exactly: the key
+            // frame before a cut is the scene before).
+            do throws(GraphError) {
+                let cuts = try scan.cuts(of: path, threshold: p[Self.sceneThreshold])
+                times = state.withLock { s in
+                    s.times = SceneScan.times(cuts: cuts, count: s.times.count, duration: s.duration)
+                    return s.times
+                }
+            } catch {
+                if error.code == .cancelled || state.withLock({ $0.stopping }) { return }
+                source.fail(GraphError(error.code, at: at, "cannot find the scene cuts of \"\(path)\": \(error.message)", node: context.id, cause: error.cause))
+                return
+            }
+        }
+        let tolerance: MediaTime = p[Self.exact] || scan != nil ? .zero : .positiveInfinity
         for (n, time) in times.enumerated() {
             let picture: SampleBuffer
             do throws(GraphError) {
@@ -277,10 +304,11 @@ public final class ThumbnailsNode: ElementNode, Sendable {
     public func finish(_ outcome: RunStatus) throws(GraphError) {
         // No more pictures: the one under way is abandoned, and the thread returns (a push it
         // waits in woke when the pipeline stopped).
-        let (session, source) = state.withLock { s in
+        let (session, scan, source) = state.withLock { s in
             s.stopping = true
-            return (s.session, s.source)
+            return (s.session, s.scan, s.source)
         }
+        scan?.cancel()
         session?.cancel()
         source?.join()
         let (files, pictures, times, duration) = state.withLock { ($0.files, $0.pictures, $0.times, $0.duration) }

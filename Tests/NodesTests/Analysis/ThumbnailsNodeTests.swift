@@ -76,6 +76,37 @@ import TestSupport
         #expect(node.framesDelivered <= 5 * 13, "\(node.framesDelivered) frames decoded for 5 pictures of a 200-frame file")
     }
 
+    /// Three scenes (grey levels 40, 130, 220 with noise, cuts at 2.0 and 3.6 s, key frames only
+    /// every 5 s): with `at` `scenes` the pictures are the start and the first frame of each
+    /// scene (never the key frame before it, which shows the scene before); five pictures are the
+    /// three and two evenly spaced ones away from them.
+    @Test func picturesAtSceneCutsAreEachScenesFirstFrame() throws {
+        let file = path("scenes.mp4")
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i",
+                                             "color=c=black:s=160x120:r=25:d=5,format=yuv420p,geq=lum='if(lt(T\\,2)\\,40\\,if(lt(T\\,3.6)\\,130\\,220))+mod(X*7+Y*13+N\\,9)':cb=128:cr=128",
+                                             "-c:v", "libx264", "-crf", "12", "-g", "125", "-keyint_min", "125", "-sc_threshold", "0", file])
+        let three = try run(#""path": "\#(file)", "count": 3, "at": "scenes", "width": 160, "format": "png", "folder": "\#(path("three"))""#)
+        #expect(three.requestedTimes.times.map { ($0.seconds * 1000).rounded() / 1000 } == [0, 2, 3.6])
+        #expect(three.pictures.map { ($0.time.seconds * 1000).rounded() / 1000 } == [0, 2, 3.6])
+        for (i, level) in [40, 130, 220].enumerated() {
+            let mean = try luma(ofImage: path("three/thumb-000\(i + 1).png")).reduce(0) { $0 + Int($1) } / (160 * 120)
+            // The scene's mean level (the noise adds 4), limited range as encoded, in the picture's full range.
+            let expected = (level + 4 - 16) * 255 / 219
+            #expect(abs(mean - expected) < 6, "picture \(i + 1): mean luma \(mean), its scene's is \(expected)")
+        }
+        let five = try run(#""path": "\#(file)", "count": 5, "at": "scenes", "width": 160, "folder": "\#(path("five"))""#)
+        let times = five.requestedTimes.times.map(\.seconds)
+        #expect(times.count == 5 && times.contains { abs($0 - 2) < 0.001 } && times.contains { abs($0 - 3.6) < 0.001 }, "\(times)")
+        #expect(times == times.sorted())
+    }
+
+    @Test func scenesPlaceCountPicturesNotAnInterval() throws {
+        let error = #expect(throws: GraphError.self) {
+            try run(#""path": "x.mp4", "interval": 2, "at": "scenes", "folder": "\#(path("x"))""#)
+        }
+        #expect(error?.code == .invalidGraph && error?.message.contains("interval") == true, "\(String(describing: error))")
+    }
+
     /// A video whose track says it is shown turned a quarter: the pictures are turned (240x320,
     /// within 320 wide), as ffmpeg shows it, and so is the sprite sheet's grid.
     @Test func rotationIsApplied() throws {
