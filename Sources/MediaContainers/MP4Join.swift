@@ -235,6 +235,9 @@ package struct MP4Join: Sendable {
         // offsets' width can change it: measured with placeholders, then written).
         func moov(mdatStart: UInt64) -> MP4Box {
             var out = lead.movie.moov
+            // Its size written out: a lead whose index ran "to the end" of its file (size 0) would
+            // swallow the media after it when the index goes first.
+            out.sizeField = .compact
             var offsets: [[UInt64]] = built.map { _ in [] }
             var at = mdatStart
             for c in chunks {

@@ -96,4 +96,35 @@ import MediaContainers
         }
         #expect(empty?.reason.hasPrefix("track 1's piece 1 lasts 1e+300 s, more than a track's timeline may") == true, "\(String(describing: empty))")
     }
+
+    /// An index that runs "to the end" of its file (moov's size 0, lawful as the last box), ending
+    /// in bytes too few for a box: a trim
+    /// or a join that puts the index first writes its size out, so it does not swallow the media
+    /// after it (fuzz-join's finding: the new file did not read back).
+    @Test func anIndexToTheEndIsWrittenWithItsSizeWhenItGoesFirst() throws {
+        let good = folder.appendingPathComponent("good.mp4").path
+        try CraftedMP4.movie(good)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        let moov = try #require(try MP4File(MemoryBytes(bytes)).first("moov"))
+        #expect(moov.offset + moov.size == UInt64(bytes.count))
+        bytes.replaceSubrange(Int(moov.offset)..<Int(moov.offset) + 4, with: [0, 0, 0, 0])
+        bytes += [0, 0x0A, 0, 0]  // after its last box, too few for one (as fuzz-join found them)
+        let source = MemoryBytes(bytes)
+        let movie = try #require(try MP4File(source).movie())
+        func readsBack(_ header: [UInt8], _ copies: [(offset: UInt64, count: Int)], _ trailer: [UInt8]) throws {
+            var out = header
+            for c in copies { out += bytes[Int(c.offset)..<Int(c.offset) + c.count] }
+            out += trailer
+            let written = MemoryBytes(out)
+            let read = try #require(try MP4File(written).movie())
+            for i in read.trackIndices { #expect(try !read.track(i).samples(fileSize: written.count).isEmpty) }
+        }
+        let trim = try MP4Trim(movie: movie, fileSize: source.count, fileType: nil, start: 0.5, end: 2, indexFirst: true)
+        try readsBack(trim.header, trim.copies.map { ($0.offset, $0.count) }, trim.trailer)
+        let sources = [MP4Join.Source(name: "a", movie: movie, fileSize: source.count)]
+        let join = try MP4Join(sources: sources, tracks: [MP4Join.Track(handler: "vide", parts: [.media(source: 0, indexInType: 0, start: 0, end: 1),
+                                                                                                 .media(source: 0, indexInType: 0, start: 2, end: 3)])],
+                               fileType: nil, indexFirst: true)
+        try readsBack(join.header, join.copies.map { ($0.offset, $0.count) }, join.trailer)
+    }
 }
