@@ -16,7 +16,7 @@ import Nodes
 /// try await session.export()
 /// ```
 ///
-/// A passthrough of an MP4 or QuickTime file (its H.264 and AAC tracks) is done by the container
+/// A passthrough of an MP4 or QuickTime file (every track, of any codec: H.264, HEVC, AAC, ALAC…) is done by the container
 /// library, not a graph (`MP4Trim`): the samples are copied by byte range, from the video's
 /// keyframe at or before the range's start (a frame before it cannot be decoded) and the sound's
 /// packet before it, and each track's edit list shows exactly the range: the pictures and sound

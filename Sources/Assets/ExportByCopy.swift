@@ -45,16 +45,14 @@ extension AssetExportSession {
     /// exactly the range, the sound cut to the sample. No demuxer, no muxer: the index is
     /// written first (``shouldOptimizeForNetworkUse``) or last, reading only what is copied;
     /// tags set replace the file's, and a length limit shortens the range until the file fits.
-    /// False when it does not apply (another container, other codecs than the graph copies):
-    /// the graph exports then.
+    /// False when it does not apply (another container): the graph exports then.
     func exportByIndex(_ segments: [Segment]) async throws(GraphError) -> Bool {
         let (path, type, faststart, tags, limit) = locked.withLock { l in
             (l.settings.outputPath ?? "", l.settings.outputFileType ?? .mp4, l.settings.optimizeForNetworkUse, l.settings.metadata, l.settings.fileLengthLimit)
         }
-        let video = asset.tracks(withMediaType: .video).first, audio = asset.tracks(withMediaType: .audio).first
-        guard preset == .passthrough, segments.count == 1,
-              asset.containerFormat == .mp4 || asset.containerFormat == .mov,
-              [video, audio].allSatisfy({ $0 == nil || $0!.isCopyable }) else { return false }
+        // Any codec: the sample entries are copied as they are (HEVC, Opus, ALAC… as AVFoundation's
+        // passthrough copies them).
+        guard preset == .passthrough, segments.count == 1, asset.containerFormat == .mp4 || asset.containerFormat == .mov else { return false }
         let range = segments[0].range, source = segments[0].path
         try await copyByIndex(to: path) { () throws(GraphError) -> IndexCopy in
             // Opened once, without blocking, and read through that descriptor (closed with `bytes`).

@@ -105,7 +105,15 @@ public enum ExportPreset: String, Sendable, CaseIterable {
         case .appleM4A:
             return audio.isEmpty ? "it has no sound track, and \(rawValue) exports sound" : nil
         case .passthrough:
-            return video.prefix(1).filter(\.isCopyable).isEmpty && audio.prefix(1).filter(\.isCopyable).isEmpty ? "it has no H.264 or AAC track to copy (it has \(asset.tracks.map(\.description).joined(separator: ", ")))" : nil
+            let first = Array(video.prefix(1) + audio.prefix(1))
+            if first.isEmpty { return "it has no video or sound track to copy (it has \(asset.tracks.map(\.description).joined(separator: ", ")))" }
+            // An MP4 or QuickTime file is copied by the container library, whatever its codecs
+            // (``AssetExportSession/exportByIndex(_:)``); from another container, the graph
+            // copies H.264 and AAC into MP4, and a track it cannot copy is not left out silently.
+            if asset.containerFormat == .mp4 || asset.containerFormat == .mov { return nil }
+            let left = first.filter { !$0.isCopyable }
+            guard !left.isEmpty else { return nil }
+            return "from \(asset.containerFormat?.name ?? "this file"), \(rawValue) copies H.264 video and AAC sound; \(left.map(\.description).joined(separator: " and ")) would be left out"
         default:
             return video.isEmpty ? "it has no video track, and \(rawValue) encodes video (use \(ExportPreset.appleM4A.rawValue) for sound)" : nil
         }

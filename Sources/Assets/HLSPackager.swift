@@ -207,7 +207,7 @@ public final class HLSPackager: Sendable {
 
 extension MediaContainerFormat {
     /// "a WAV file", for messages.
-    fileprivate var name: String {
+    var name: String {
         switch self {
         case .mp4: "an MP4 file"
         case .mov: "a QuickTime file"

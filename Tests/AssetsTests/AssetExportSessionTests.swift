@@ -169,6 +169,38 @@ import Testing
         #expect(abs(TestMedia.lag(of: part, against: Array(whole[from..<(from + part.count)]), within: 64)) <= 1)
     }
 
+    /// HEVC and ALAC in a QuickTime file: a passthrough copies every track, whatever its codec, as
+    /// AVFoundation's does (it used to leave the HEVC video out and exit 0): the same packets, the
+    /// range trimmed. From a Matroska file, where the graph copies H.264 and AAC only, a track it
+    /// would leave out is refused by name instead.
+    @Test func passthroughCopiesEveryCodecOfAnMP4AndRefusesToDropOne() async throws {
+        let src = path("hevc.mov")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=4",
+                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=4",
+                                         "-c:v", "libx265", "-x265-params", "log-level=error:keyint=25:min-keyint=25:scenecut=0", "-tag:v", "hvc1",
+                                         "-c:a", "alac", src])
+        let whole = try session(src, .passthrough, output: "whole.mov")
+        try await whole.export()
+        #expect(whole.status == .completed)
+        let probe = try MediaProbe(path("whole.mov"))
+        #expect(probe.stream("video")?.codecName == "hevc")
+        #expect(probe.stream("audio")?.codecName == "alac")
+        #expect(try frameHashes(path("whole.mov")).map(\.md5) == frameHashes(src).map(\.md5))
+
+        let trim = try session(src, .passthrough, output: "trim.mp4")
+        trim.timeRange = MediaTimeRange(start: MediaTime(seconds: 1), end: MediaTime(seconds: 3))
+        try await trim.export()
+        let copied = try frameHashes(path("trim.mp4")), source = try frameHashes(src)
+        #expect(copied.map(\.md5) == source.filter { $0.time >= 1 - 0.001 && $0.time < 3 - 0.001 }.map(\.md5))
+        #expect(try MediaProbe(path("trim.mp4")).stream("video")?.codecName == "hevc")
+
+        let mkv = path("hevc.mkv")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", src, "-c:v", "copy", "-c:a", "aac", mkv])
+        let refused = #expect(throws: GraphError.self) { try self.session(mkv, .passthrough, output: "mkv.mp4") }
+        #expect(refused?.message.contains("would be left out") == true && refused?.message.contains("H.265") == true, "\(String(describing: refused))")
+        #expect(!FileManager.default.fileExists(atPath: path("mkv.mp4")))
+    }
+
     /// With B-frames (shown in another order than stored, the first after the keyframe shown
     /// before it): the pictures of the range are still the source's, every one, none more.
     @Test func passthroughTrimOfBFramesShowsExactlyTheRange() async throws {
