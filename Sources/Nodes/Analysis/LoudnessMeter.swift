@@ -282,6 +282,24 @@ public struct LoudnessMeter: PCMMeasuring {
 
     static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 
+    /// The loudness of the last `seconds` measured, gated as the integrated loudness is (400 ms
+    /// blocks every 100 ms, −70 LUFS, then 10 LU under their mean): a moving integrated loudness,
+    /// what `effect.normalize`'s live mode steers by. Nil before 400 ms, or when all is silent.
+    func recentLoudness(seconds: Double) -> Double? {
+        let n = segmentEnergies.count
+        guard n >= 4 else { return nil }
+        let first = max(4, n - max(1, Int(seconds * 10)) + 1)
+        var blocks: [Double] = []
+        for end in first...n {
+            let energy = segmentEnergies[(end - 4)..<end].reduce(0, +) / Double(4 * segmentFrames)
+            if energy >= Self.absoluteGateEnergy { blocks.append(energy) }
+        }
+        guard !blocks.isEmpty else { return nil }
+        let gate = blocks.reduce(0, +) / Double(blocks.count) * 0.1
+        let kept = blocks.filter { $0 >= gate }
+        return Self.loudness(ofEnergy: kept.reduce(0, +) / Double(kept.count))
+    }
+
     /// The measurement of every frame added so far (a partial last 100 ms counts in the peaks,
     /// not in the loudness: BS.1770's blocks are whole).
     public var measurement: LoudnessMeasurement {
