@@ -13,6 +13,7 @@ extension NodeRegistry {
         DecodeNode.self,
         DemuxNode.self,
         GainNode.self,
+        NormalizeNode.self,
         AudioMixNode.self,
         DropChannelNode.self,
         GrayscaleNode.self,

@@ -70,8 +70,8 @@ struct ProcessingNodeHost {
         switch flow {
         case .consume:
             let appsrc = output
-            var emitter: (@Sendable (SampleBuffer) throws(GraphError) -> Void)?
-            if let appsrc { emitter = { (b: SampleBuffer) throws(GraphError) in try appsrc.appendImmediately(b) } }
+            var emitter: (@Sendable (SampleBuffer) throws(GraphError) -> Bool)?
+            if let appsrc { emitter = { (b: SampleBuffer) throws(GraphError) in try appsrc.appendImmediately(b); return true } }
             host = ProcessingHost(emitter: emitter, endOutput: { appsrc?.markAsFinished() },
                                   upstreamDuration: Self.durationQuery(on: inputPad))
         case .passThrough:
@@ -120,7 +120,7 @@ struct ProcessingNodeHost {
     /// the pad's transform lets them by untouched (the gate), and what downstream answers decides:
     /// a pipeline shutting down takes nothing more silently, anything else is an error.
     private static func pusher(on pad: UnsafeMutablePointer<GstPad>, gate: EmitGate, node: String)
-        -> @Sendable (SampleBuffer) throws(GraphError) -> Void
+        -> @Sendable (SampleBuffer) throws(GraphError) -> Bool
     {
         let owned = GstObjectReference(pad)
         return { buffer throws(GraphError) in
@@ -128,7 +128,8 @@ struct ProcessingNodeHost {
             let result = gst_pad_push(owned.raw, buffer.retainedBuffer())
             gate.open = false
             switch result {
-            case GST_FLOW_OK, GST_FLOW_FLUSHING, GST_FLOW_EOS: return
+            case GST_FLOW_OK: return true
+            case GST_FLOW_FLUSHING, GST_FLOW_EOS: return false
             default:
                 throw GraphError(.runFailed, at: "node \"\(node)\"", "downstream refused a buffer the node emitted (flow \(result.rawValue))", node: node)
             }

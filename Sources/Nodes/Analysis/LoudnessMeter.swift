@@ -83,12 +83,15 @@ public struct LoudnessMeter: PCMMeasuring {
     var truePeaks: [Double]
     var framesSeen = 0
     // True peak: the interpolator's taps, phase after phase (phase i ends at phaseEnds[i]).
-    let tapCoefficients: [Double]
+    // In Float: the interpolation is most of the meter's work, and Float's 24 bits are far
+    // finer than the 0.01 dB a true peak is written to.
+    let tapCoefficients: [Float]
     let tapDelays: [Int]
     let phaseEnds: [Int]
     let historyLength: Int
-    var history: [Double]  // the last historyLength samples of each channel, oldest first
+    var history: [Float]  // the last historyLength samples of each channel, oldest first
     var scratch: [Double] = []
+    var line: [Float] = []  // one channel's history and new samples, kept between calls
 
     /// A meter of a stream of `channels` channels at `sampleRate` Hz (1 to 64 channels,
     /// ``lowestRate`` Hz and up, where BS.1770's filters are stable).
@@ -120,7 +123,7 @@ public struct LoudnessMeter: PCMMeasuring {
         truePeaks = Array(repeating: 0, count: channels)
         let factor = sampleRate < 96_000 ? 4 : sampleRate < 192_000 ? 2 : 1
         let phases = Self.interpolationPhases(taps: 49, factor: factor)
-        tapCoefficients = phases.flatMap { $0.map(\.coefficient) }
+        tapCoefficients = phases.flatMap { $0.map { Float($0.coefficient) } }
         tapDelays = phases.flatMap { $0.map(\.delay) }
         phaseEnds = phases.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + $1.count) }
         historyLength = (49 + factor - 1) / factor
@@ -165,8 +168,10 @@ public struct LoudnessMeter: PCMMeasuring {
     /// infinite counts as silence: one would otherwise poison the filters for the rest of the
     /// stream (NaN) or make every figure infinite.
     public mutating func add(_ samples: UnsafeBufferPointer<Float>) {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: samples.lazy.map { $0.isFinite ? Double($0) : 0 })
+        if scratch.count != samples.count { scratch = [Double](repeating: 0, count: samples.count) }
+        scratch.withUnsafeMutableBufferPointer { out in
+            for i in samples.indices { out[i] = samples[i].isFinite ? Double(samples[i]) : 0 }
+        }
         addScratch()
     }
 
@@ -205,13 +210,17 @@ public struct LoudnessMeter: PCMMeasuring {
         var s1 = filterState[4 * c], s2 = filterState[4 * c + 1], p1 = filterState[4 * c + 2], p2 = filterState[4 * c + 3]
         var sum = 0.0, peak = samplePeaks[c], truePeak = truePeaks[c]
         let historyLength = self.historyLength
-        // The channel's recent samples then these, so each tap reads back without wrapping.
-        var line = [Double](repeating: 0, count: historyLength + count)
+        // The channel's recent samples then these, so each tap reads back without wrapping (and
+        // eight lanes past the end, so a vector load never leaves the buffer).
+        var line: [Float] = []
+        swap(&line, &self.line)
+        defer { swap(&line, &self.line) }
+        if line.count < historyLength + count + 8 { line = [Float](repeating: 0, count: historyLength + count + 8) }
         for i in 0..<historyLength { line[i] = history[c * historyLength + i] }
         scratch.withUnsafeBufferPointer { input in
             for i in 0..<count {
                 let x = input[(start + i) * channels + c]
-                line[historyLength + i] = x
+                line[historyLength + i] = Float(x)
                 peak = max(peak, abs(x))
                 // Direct form II transposed, twice.
                 let y = b0 * x + s1
@@ -226,29 +235,33 @@ public struct LoudnessMeter: PCMMeasuring {
         line.withUnsafeBufferPointer { line in
             tapCoefficients.withUnsafeBufferPointer { coefficients in
                 tapDelays.withUnsafeBufferPointer { delays in
-                    // Four output samples of a phase at once: each tap reads four neighbours.
+                    // Eight output samples of a phase at once: each tap reads eight neighbours.
                     let samples = UnsafeRawPointer(line.baseAddress!)
-                    var peaks = SIMD4<Double>(repeating: 0)
+                    var peaks = SIMD8<Float>(repeating: 0)
                     var first = 0
                     for end in phaseEnds {
                         var i = 0
-                        while i + 4 <= count {
-                            var acc = SIMD4<Double>(repeating: 0)
+                        while i + 8 <= count {
+                            var acc = SIMD8<Float>(repeating: 0)
                             for t in first..<end {
-                                acc += coefficients[t] * samples.loadUnaligned(fromByteOffset: (historyLength + i - delays[t]) * 8, as: SIMD4<Double>.self)
+                                acc += coefficients[t] * samples.loadUnaligned(fromByteOffset: (historyLength + i - delays[t]) * 4, as: SIMD8<Float>.self)
                             }
-                            peaks = pointwiseMax(peaks, pointwiseMax(acc, -acc))
-                            i += 4
+                            // |acc| by its sign bit, and a masked max: pointwiseMax was not inlined,
+                            // a fifth of the meter's time.
+                            let magnitude = unsafeBitCast(unsafeBitCast(acc, to: SIMD8<UInt32>.self) & SIMD8<UInt32>(repeating: 0x7FFF_FFFF),
+                                                          to: SIMD8<Float>.self)
+                            peaks.replace(with: magnitude, where: magnitude .> peaks)
+                            i += 8
                         }
                         while i < count {
-                            var acc = 0.0
+                            var acc: Float = 0
                             for t in first..<end { acc += coefficients[t] * line[historyLength + i - delays[t]] }
-                            truePeak = max(truePeak, abs(acc))
+                            truePeak = max(truePeak, Double(abs(acc)))
                             i += 1
                         }
                         first = end
                     }
-                    truePeak = max(truePeak, peaks.max())
+                    truePeak = max(truePeak, Double(peaks.max()))
                 }
             }
             for i in 0..<historyLength { history[c * historyLength + i] = line[count + i] }
@@ -281,6 +294,24 @@ public struct LoudnessMeter: PCMMeasuring {
     }
 
     static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+
+    /// The loudness of the last `seconds` measured, gated as the integrated loudness is (400 ms
+    /// blocks every 100 ms, −70 LUFS, then 10 LU under their mean): a moving integrated loudness,
+    /// what `effect.normalize`'s live mode steers by. Nil before 400 ms, or when all is silent.
+    func recentLoudness(seconds: Double) -> Double? {
+        let n = segmentEnergies.count
+        guard n >= 4 else { return nil }
+        let first = max(4, n - max(1, Int(seconds * 10)) + 1)
+        var blocks: [Double] = []
+        for end in first...n {
+            let energy = segmentEnergies[(end - 4)..<end].reduce(0, +) / Double(4 * segmentFrames)
+            if energy >= Self.absoluteGateEnergy { blocks.append(energy) }
+        }
+        guard !blocks.isEmpty else { return nil }
+        let gate = blocks.reduce(0, +) / Double(blocks.count) * 0.1
+        let kept = blocks.filter { $0 >= gate }
+        return Self.loudness(ofEnergy: kept.reduce(0, +) / Double(kept.count))
+    }
 
     /// The measurement of every frame added so far (a partial last 100 ms counts in the peaks,
     /// not in the loudness: BS.1770's blocks are whole).

@@ -43,16 +43,9 @@ import TestSupport
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
-    /// What ffmpeg's ebur128 says of a file: integrated loudness and true peak (dBTP), read from
-    /// the metadata of its last 100 ms.
     static func ffmpegLoudness(_ file: String) throws -> (integrated: Double, truePeak: Double, range: Double) {
-        let out = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-af",
-                                                   "ebur128=peak=true:metadata=1,ametadata=mode=print:file=-", "-f", "null", "-"])
-        func last(_ key: String) -> Double? {
-            out.split(separator: "\n").last { $0.hasPrefix("lavfi.r128.\(key)=") }.flatMap { Double($0.split(separator: "=")[1]) }
-        }
-        let peak = try #require(last("true_peak"))
-        return (try #require(last("I")), 20 * log10(peak), try #require(last("LRA")))
+        let f = try FFmpegLoudness.measure(file)
+        return (f.integrated, f.truePeak, f.range)
     }
 
     func graphLoudness(_ file: String, sampleFormat: String = "auto") throws -> LoudnessMeasurement {
