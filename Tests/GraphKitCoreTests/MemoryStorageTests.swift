@@ -105,4 +105,33 @@ import Testing
         #expect(!isNew)
         #expect(again.withUnsafeBytes { $0.baseAddress } == first)
     }
+
+    /// A kind of storage that does not say how it copies (a plugin's) is copied whole, never
+    /// trapped on: the bytes, the timing and the flags, in memory of the copy's own.
+    @Test func aStorageThatDoesNotOverrideCopyIsCopiedWhole() {
+        final class Fixed: SampleStorage, @unchecked Sendable {
+            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 16)
+            var pts: UInt64? = 40
+            override init() {
+                memory.copyBytes(from: [5, 6, 7, 8] as [UInt8])
+                super.init()
+            }
+            deinit { memory.deallocate() }
+            var bytes: [UInt8] { Array(memory) }
+            override var byteCount: Int { memory.count }
+            override var presentationNanoseconds: UInt64? { get { pts } set { pts = newValue } }
+            override var flags: SampleBuffer.Flags { get { [.keyframe] } set {} }
+            override func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+                try body(UnsafeRawBufferPointer(memory))
+            }
+        }
+        let original = Fixed()
+        for deep in [false, true] {
+            let copy = original.copy(deep: deep)
+            #expect(copy.withUnsafeBytes { Array($0) } == [5, 6, 7, 8])
+            #expect(copy.presentationNanoseconds == 40 && copy.flags == [.keyframe])
+            copy.withUnsafeMutableBytes { $0[0] = 1 }
+            #expect(original.bytes == [5, 6, 7, 8])
+        }
+    }
 }

@@ -22,8 +22,20 @@ open class SampleStorage: @unchecked Sendable {
     /// Whether this storage may be written in place as far as anyone outside Swift is concerned
     /// (a GStreamer buffer nobody else holds a reference to). Swift's own sharing is checked apart.
     open var isWritable: Bool { false }
-    /// A copy: of the timing and flags, sharing the bytes (`deep` false), or of everything.
-    open func copy(deep: Bool) -> SampleStorage { fatalError("\(type(of: self)) does not override copy(deep:)") }
+    /// A copy: of the timing and flags, sharing the bytes (`deep` false), or of everything. A
+    /// kind of storage that does not say how it shares its bytes is copied whole into Swift
+    /// memory (a copy never wrong for bytes in the default layout, only slower; a storage that
+    /// states a layout of its own overrides this).
+    open func copy(deep: Bool) -> SampleStorage {
+        let copy = MemoryStorage(byteCount: byteCount, layout: nil)
+        withUnsafeBytes { from in
+            copy.withUnsafeMutableBytes { to in
+                if let source = from.baseAddress, let target = to.baseAddress { target.copyMemory(from: source, byteCount: min(from.count, to.count)) }
+            }
+        }
+        copy.takeTimingAndFlags(from: self)
+        return copy
+    }
     open func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: nil, count: 0))
     }
