@@ -95,6 +95,8 @@ public struct AVVideoCodecType: RawRepresentable, Hashable, Sendable {
     /// AV1 (`kCMVideoCodecType_AV1`, `'av01'`). Not Apple's: AVFoundation's writer encodes no AV1,
     /// and GraphKit's does; the value is Core Media's codec type for it.
     public static let av1 = AVVideoCodecType("av01")
+    /// HEVC with an alpha channel; refused by the writer (its HEVC is Main, no alpha layer).
+    public static let hevcWithAlpha = AVVideoCodecType("muxa")
     public static let jpeg = AVVideoCodecType("jpeg")
     public static let proRes422 = AVVideoCodecType("apcn")
     public static let proRes4444 = AVVideoCodecType("ap4h")

@@ -190,3 +190,10 @@ extension CMFormatDescription {
     /// The codec or pixel format (`CMFormatDescriptionGetMediaSubType`).
     public var mediaSubType: MediaSubType { MediaSubType(rawValue: mediaSubTypeCode) }
 }
+
+extension CMFormatDescription {
+    /// The audio stream's description (`CMAudioFormatDescriptionGetStreamBasicDescription`); nil for video.
+    public var audioStreamBasicDescription: AudioStreamBasicDescription? { asbd?.pointee }
+    /// Width and height (`CMVideoFormatDescriptionGetDimensions`); zeros for audio.
+    public var dimensions: CMVideoDimensions { CMVideoFormatDescriptionGetDimensions(self) }
+}
