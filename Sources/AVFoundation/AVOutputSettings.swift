@@ -267,7 +267,10 @@ extension WriterSettings {
         }
         let p = try pick(AVVideoColorPrimariesKey, primaries), t = try pick(AVVideoTransferFunctionKey, transfers)
         let m = try pick(AVVideoYCbCrMatrixKey, matrices)
-        return "2:\(m):\(t):\(p)"
+        // GStreamer's name where it has one, as its caps write it (a YUV input labelled the same
+        // then matches the encoder's caps string for string).
+        let numbers = "2:\(m):\(t):\(p)"
+        return ["2:3:5:1": "bt709", "2:6:14:7": "bt2100-pq", "2:6:15:7": "bt2100-hlg"][numbers] ?? numbers
     }
 }
 

@@ -66,24 +66,29 @@ import Testing
     }
 
     /// The stream states the colour asked for, as ffprobe reads its VUI: BT.709, BT.2020 with PQ
-    /// and with HLG (the frames are BGRA, converted with the matrix asked for).
+    /// and with HLG, SMPTE C with BT.601's matrix; BGRA frames converted with the matrix asked for, 4:2:0 ones labelled.
     @Test(.media) func theStreamStatesTheColourAskedFor() async throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let hlg = Self.pq.merging([AVVideoTransferFunctionKey: AVVideoTransferFunction_ITU_R_2100_HLG]) { $1 }
-        for (name, colour, expected) in [("709", Self.hd, "bt709,bt709,bt709"), ("pq", Self.pq, "bt2020nc,smpte2084,bt2020"),
-                                         ("hlg", hlg, "bt2020nc,arib-std-b67,bt2020")] {
+        let smpteC = Self.hd.merging([AVVideoColorPrimariesKey: AVVideoColorPrimaries_SMPTE_C, AVVideoYCbCrMatrixKey: AVVideoYCbCrMatrix_ITU_R_601_4]) { $1 }
+        let nv12 = kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
+        for (name, colour, expected, format) in [("709", Self.hd, "bt709,bt709,bt709", kCVPixelFormatType_32BGRA),
+                                                 ("709-nv12", Self.hd, "bt709,bt709,bt709", nv12),
+                                                 ("pq", Self.pq, "bt2020nc,smpte2084,bt2020", kCVPixelFormatType_32BGRA),
+                                                 ("hlg", hlg, "bt2020nc,arib-std-b67,bt2020", nv12),
+                                                 ("smpte-c", smpteC, "smpte170m,bt709,smpte170m", kCVPixelFormatType_32BGRA)] {
             let url = folder.appendingPathComponent("\(name).mp4")
             let writer = try AVAssetWriter(outputURL: url, fileType: .mp4)
             let input = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video(colour))
             let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes:
-                [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA])
+                [kCVPixelBufferPixelFormatTypeKey as String: format])
             writer.add(input)
             #expect(writer.startWriting(), "\(String(describing: writer.error))")
             writer.startSession(atSourceTime: .zero)
             for i in 0..<5 {
                 var pb: CVPixelBuffer?
-                CVPixelBufferCreate(nil, 320, 240, kCVPixelFormatType_32BGRA, nil, &pb)
+                CVPixelBufferCreate(nil, 320, 240, format, nil, &pb)
                 let frame = try #require(pb)
                 while !input.isReadyForMoreMediaData { try await Task.sleep(for: .milliseconds(5)) }
                 #expect(adaptor.append(frame, withPresentationTime: CMTimeMake(value: Int64(i), timescale: 30)))
