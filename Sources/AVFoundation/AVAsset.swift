@@ -174,6 +174,14 @@ open class AVAsset: AVAsynchronousKeyValueLoading, AVLoadedState, @unchecked Sen
         try loadedTracks().filter { $0.mediaType == mediaType }
     }
 
+    /// ``loadTracks(withMediaType:)`` with a completion handler: the tracks, or nil and the
+    /// error (an `NSError` in `AVFoundationErrorDomain`), on a queue of its own.
+    public func loadTracks(withMediaType mediaType: AVMediaType, completionHandler: @escaping @Sendable ([AVAssetTrack]?, (any Error)?) -> Void) {
+        DispatchQueue.global().async { [self] in
+            do { completionHandler(try loadedTracks().filter { $0.mediaType == mediaType }, nil) } catch { completionHandler(nil, error) }
+        }
+    }
+
     public func loadTrack(withTrackID trackID: CMPersistentTrackID) async throws -> AVAssetTrack? {
         try loadedTracks().first { $0.trackID == trackID }
     }
@@ -229,6 +237,16 @@ open class AVAsset: AVAsynchronousKeyValueLoading, AVLoadedState, @unchecked Sen
     @_disfavoredOverload
     public func tracks(withMediaType mediaType: AVMediaType) -> [AVAssetTrack] {
         ((try? loadedTracks()) ?? []).filter { $0.mediaType == mediaType }
+    }
+
+    /// The tracks whose media has `mediaCharacteristic` (``AVAssetTrack/hasMediaCharacteristic(_:)``).
+    @available(*, deprecated, message: "Use loadTracks(withMediaCharacteristic:) instead")
+    public func tracks(withMediaCharacteristic mediaCharacteristic: AVMediaCharacteristic) -> [AVAssetTrack] {
+        ((try? loadedTracks()) ?? []).filter { $0.hasMediaCharacteristic(mediaCharacteristic) }
+    }
+
+    public func loadTracks(withMediaCharacteristic mediaCharacteristic: AVMediaCharacteristic) async throws -> [AVAssetTrack] {
+        try loadedTracks().filter { $0.hasMediaCharacteristic(mediaCharacteristic) }
     }
 
     @available(*, deprecated, message: "Use load(.isPlayable) instead")

@@ -71,7 +71,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
     /// time, the image, the frame's time, the result, and the error of a failed one. Times are
     /// `NSValue(time:)`.
     open func generateCGImagesAsynchronously(forTimes requestedTimes: [NSValue],
-                                             completionHandler handler: @escaping @Sendable (CMTime, CGImage?, CMTime, Result, (any Error)?) -> Void) {
+                                             completionHandler handler: @escaping AVAssetImageGeneratorCompletionHandler) {
         let times = requestedTimes.map(\.timeValue)
         let cancels = cancelCount.withLock { $0 }
         queue.async { [self] in
@@ -262,3 +262,7 @@ extension NSValue {
                       flags: CMTimeFlags(rawValue: UInt32(truncatingIfNeeded: r.length >> 32)), epoch: 0)
     }
 }
+
+/// What ``AVAssetImageGenerator/generateCGImagesAsynchronously(forTimes:completionHandler:)``
+/// calls for each time: the requested time, the image, the frame's time, the result, the error.
+public typealias AVAssetImageGeneratorCompletionHandler = @Sendable (CMTime, CGImage?, CMTime, AVAssetImageGenerator.Result, (any Error)?) -> Void

@@ -59,6 +59,13 @@ public struct AVFileType: RawRepresentable, Hashable, Sendable {
     public static let wav = AVFileType("com.microsoft.waveform-audio")
     public static let caf = AVFileType("com.apple.coreaudio-format")
     public static let aiff = AVFileType("public.aiff-audio")
+    // Not written by GraphKit either (Apple's writer makes none of the first four): a writer of
+    // these types cannot be made; the reader reads MP3.
+    public static let mp3 = AVFileType("public.mp3")
+    public static let amr = AVFileType("org.3gpp.adaptive-multi-rate-audio")
+    public static let mobile3GPP = AVFileType("public.3gpp")
+    public static let mobile3GPP2 = AVFileType("public.3gpp2")
+    public static let SCC = AVFileType("com.scenarist.closed-caption")
 
     var assets: FileType? {
         switch self {

@@ -41,6 +41,7 @@ public struct AVMetadataKey: RawRepresentable, Hashable, Sendable {
     public static let commonKeyArtwork = AVMetadataKey("artwork")
     public static let commonKeySoftware = AVMetadataKey("software")
     public static let commonKeyLanguage = AVMetadataKey("language")
+    public static let commonKeyModel = AVMetadataKey("model")
 
     public static let iTunesMetadataKeySongName = AVMetadataKey("©nam")
     public static let iTunesMetadataKeyArtist = AVMetadataKey("©ART")
@@ -53,6 +54,7 @@ public struct AVMetadataKey: RawRepresentable, Hashable, Sendable {
     public static let iTunesMetadataKeyTrackNumber = AVMetadataKey("trkn")
     public static let iTunesMetadataKeyDiscNumber = AVMetadataKey("disk")
     public static let iTunesMetadataKeyCoverArt = AVMetadataKey("covr")
+    public static let iTunesMetadataKeyLyrics = AVMetadataKey("©lyr")
 
     public static let quickTimeMetadataKeyTitle = AVMetadataKey("com.apple.quicktime.title")
     public static let quickTimeMetadataKeyArtist = AVMetadataKey("com.apple.quicktime.artist")
@@ -84,6 +86,9 @@ public struct AVMetadataIdentifier: RawRepresentable, Hashable, Sendable {
     public static let iTunesMetadataArtist = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyArtist, keySpace: .iTunes)!
     public static let iTunesMetadataAlbum = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyAlbum, keySpace: .iTunes)!
     public static let iTunesMetadataCoverArt = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyCoverArt, keySpace: .iTunes)!
+    public static let iTunesMetadataEncodingTool = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyEncodingTool, keySpace: .iTunes)!
+    public static let iTunesMetadataUserComment = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyUserComment, keySpace: .iTunes)!
+    public static let iTunesMetadataLyrics = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyLyrics, keySpace: .iTunes)!
     public static let quickTimeMetadataTitle = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyTitle, keySpace: .quickTimeMetadata)!
     public static let quickTimeMetadataLocationISO6709 = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyLocationISO6709, keySpace: .quickTimeMetadata)!
     public static let quickTimeMetadataCreationDate = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyCreationDate, keySpace: .quickTimeMetadata)!

@@ -50,7 +50,25 @@ public let AVVideoScalingModeFit = "AVVideoScalingModeFit"
 public let AVVideoScalingModeResize = "AVVideoScalingModeResize"
 public let AVVideoScalingModeResizeAspect = "AVVideoScalingModeResizeAspect"
 public let AVVideoScalingModeResizeAspectFill = "AVVideoScalingModeResizeAspectFill"
+/// The colour the encoded stream states (its VUI): a dictionary of all three of
+/// `AVVideoColorPrimariesKey`, `AVVideoTransferFunctionKey` and `AVVideoYCbCrMatrixKey`. Written
+/// by the H.264 encoder, which also converts RGB frames with the matrix; refused for other codecs.
 public let AVVideoColorPropertiesKey = "AVVideoColorPropertiesKey"
+public let AVVideoColorPrimariesKey = "ColorPrimaries"
+public let AVVideoTransferFunctionKey = "TransferFunction"
+public let AVVideoYCbCrMatrixKey = "YCbCrMatrix"
+public let AVVideoColorPrimaries_ITU_R_709_2 = "ITU_R_709_2"
+public let AVVideoColorPrimaries_EBU_3213 = "EBU_3213"
+public let AVVideoColorPrimaries_SMPTE_C = "SMPTE_C"
+public let AVVideoColorPrimaries_P3_D65 = "P3_D65"
+public let AVVideoColorPrimaries_ITU_R_2020 = "ITU_R_2020"
+public let AVVideoTransferFunction_ITU_R_709_2 = "ITU_R_709_2"
+public let AVVideoTransferFunction_SMPTE_ST_2084_PQ = "SMPTE_ST_2084_PQ"
+public let AVVideoTransferFunction_ITU_R_2100_HLG = "ITU_R_2100_HLG"
+public let AVVideoTransferFunction_Linear = "Linear"
+public let AVVideoYCbCrMatrix_ITU_R_709_2 = "ITU_R_709_2"
+public let AVVideoYCbCrMatrix_ITU_R_601_4 = "ITU_R_601_4"
+public let AVVideoYCbCrMatrix_ITU_R_2020 = "ITU_R_2020"
 public let AVVideoPixelAspectRatioKey = "AVVideoPixelAspectRatioKey"
 public let AVVideoCleanApertureKey = "AVVideoCleanApertureKey"
 public let AVVideoProfileLevelH264BaselineAutoLevel = "H264_Baseline_AutoLevel"
@@ -77,6 +95,8 @@ public struct AVVideoCodecType: RawRepresentable, Hashable, Sendable {
     /// AV1 (`kCMVideoCodecType_AV1`, `'av01'`). Not Apple's: AVFoundation's writer encodes no AV1,
     /// and GraphKit's does; the value is Core Media's codec type for it.
     public static let av1 = AVVideoCodecType("av01")
+    /// HEVC with an alpha channel; refused by the writer (its HEVC is Main, no alpha layer).
+    public static let hevcWithAlpha = AVVideoCodecType("muxa")
     public static let jpeg = AVVideoCodecType("jpeg")
     public static let proRes422 = AVVideoCodecType("apcn")
     public static let proRes4444 = AVVideoCodecType("ap4h")
@@ -168,6 +188,12 @@ enum WriterSettings {
         guard let width = settingsInteger(s[AVVideoWidthKey]), width > 0 else { throw SettingsError("the video settings need AVVideoWidthKey, a positive whole number") }
         guard let height = settingsInteger(s[AVVideoHeightKey]), height > 0 else { throw SettingsError("the video settings need AVVideoHeightKey, a positive whole number") }
         var settings = VideoSettings(codec: videoCodec, width: width, height: height)
+        if let c = s[AVVideoColorPropertiesKey] {
+            guard videoCodec == .h264 else {
+                throw SettingsError("AVVideoColorPropertiesKey is written by GraphKit's H.264 encoder only, not \(videoCodec.rawValue); leave it out or use AVVideoCodecType.h264")
+            }
+            settings.colorimetry = try colorimetry(c)
+        }
         if let c = s[AVVideoCompressionPropertiesKey] {
             guard let props = c as? [String: Any] else { throw SettingsError("AVVideoCompressionPropertiesKey must be a dictionary") }
             for key in props.keys where !compressionKeys.contains(key) {
@@ -212,6 +238,39 @@ enum WriterSettings {
             }
         }
         return settings
+    }
+}
+
+extension WriterSettings {
+    /// GStreamer's colorimetry numbers (range:matrix:transfer:primaries) for Apple's values.
+    static let primaries = [AVVideoColorPrimaries_ITU_R_709_2: 1, AVVideoColorPrimaries_EBU_3213: 3, AVVideoColorPrimaries_SMPTE_C: 4,
+                            AVVideoColorPrimaries_ITU_R_2020: 7, AVVideoColorPrimaries_P3_D65: 11]
+    static let transfers = [AVVideoTransferFunction_Linear: 1, AVVideoTransferFunction_ITU_R_709_2: 5,
+                            AVVideoTransferFunction_SMPTE_ST_2084_PQ: 14, AVVideoTransferFunction_ITU_R_2100_HLG: 15]
+    static let matrices = [AVVideoYCbCrMatrix_ITU_R_709_2: 3, AVVideoYCbCrMatrix_ITU_R_601_4: 4, AVVideoYCbCrMatrix_ITU_R_2020: 6]
+
+    /// `AVVideoColorPropertiesKey`'s dictionary as the encoder's colorimetry (video range, as
+    /// Apple's encoders write 4:2:0); all three keys are needed, as AVFoundation requires.
+    static func colorimetry(_ value: Any) throws(SettingsError) -> String {
+        guard let props = value as? [String: Any] else { throw SettingsError("AVVideoColorPropertiesKey must be a dictionary") }
+        for key in props.keys where ![AVVideoColorPrimariesKey, AVVideoTransferFunctionKey, AVVideoYCbCrMatrixKey].contains(key) {
+            throw SettingsError("the colour properties have \(key), which GraphKit does not take")
+        }
+        func pick(_ key: String, _ table: [String: Int]) throws(SettingsError) -> Int {
+            guard let name = props[key] as? String else {
+                throw SettingsError("AVVideoColorPropertiesKey needs \(key), a string (all three of AVVideoColorPrimariesKey, AVVideoTransferFunctionKey, AVVideoYCbCrMatrixKey)")
+            }
+            guard let n = table[name] else {
+                throw SettingsError("\(key) \"\(name)\" is not one GraphKit writes: use \(table.keys.sorted().joined(separator: ", "))")
+            }
+            return n
+        }
+        let p = try pick(AVVideoColorPrimariesKey, primaries), t = try pick(AVVideoTransferFunctionKey, transfers)
+        let m = try pick(AVVideoYCbCrMatrixKey, matrices)
+        // GStreamer's name where it has one, as its caps write it (a YUV input labelled the same
+        // then matches the encoder's caps string for string).
+        let numbers = "2:\(m):\(t):\(p)"
+        return ["2:3:5:1": "bt709", "2:6:14:7": "bt2100-pq", "2:6:15:7": "bt2100-hlg"][numbers] ?? numbers
     }
 }
 

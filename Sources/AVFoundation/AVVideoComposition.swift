@@ -31,6 +31,22 @@ open class AVVideoComposition: @unchecked Sendable {
         self.instructions = instructions
     }
 
+    /// An immutable composition with this one's values (NSCopying's `copy()`): changing a mutable
+    /// original afterwards does not change it. The instructions are shared, as Apple's copy shares them.
+    open func copy() -> Any { copyValues(into: AVVideoComposition(frameDuration: frameDuration, renderSize: renderSize, instructions: instructions)) }
+
+    /// A mutable composition with this one's values (NSMutableCopying's `mutableCopy()`).
+    open func mutableCopy() -> Any { copyValues(into: AVMutableVideoComposition()) }
+
+    private func copyValues<C: AVVideoComposition>(into c: C) -> C {
+        c.frameDuration = frameDuration
+        c.renderSize = renderSize
+        c.renderScale = renderScale
+        c.instructions = instructions
+        c.sourceTrackIDForFrameTiming = sourceTrackIDForFrameTiming
+        return c
+    }
+
     /// The composition that shows `asset` as it is: its first video track's natural size turned
     /// by its preferred transform, at its frame rate (30 frames a second when it states none),
     /// one instruction over the whole asset whose layer applies the track's preferred transform.

@@ -46,15 +46,20 @@ public struct VideoSettings: OutputSettings, Hashable {
     public var keyframeInterval: Int?
     /// The H.264 profile (`AVVideoProfileLevelKey`); nil: High. Only for `.h264`.
     public var h264Profile: H264EncoderNode.Profile?
+    /// The colour the stream states in its VUI (`AVVideoColorPropertiesKey`), as
+    /// `H264EncoderNode.colorimetry` takes it; nil: the frames' own. Only for `.h264`: the writer
+    /// refuses it for the other codecs rather than drop it.
+    public var colorimetry: String?
 
     public init(codec: VideoCodec = .h264, width: Int, height: Int, averageBitRate: Int? = nil, keyframeInterval: Int? = nil,
-                h264Profile: H264EncoderNode.Profile? = nil) {
+                h264Profile: H264EncoderNode.Profile? = nil, colorimetry: String? = nil) {
         self.codec = codec
         self.width = width
         self.height = height
         self.averageBitRate = averageBitRate
         self.keyframeInterval = keyframeInterval
         self.h264Profile = h264Profile
+        self.colorimetry = colorimetry
     }
 
     public var mediaType: MediaType { .video }

@@ -28,6 +28,8 @@ public final class CMFormatDescription: @unchecked Sendable {
     package let capsDetail: String?
     /// CMAudioFormatDescriptionGetStreamBasicDescription returns a pointer: it lives as long as this.
     private let asbd: UnsafeMutablePointer<AudioStreamBasicDescription>?
+    /// The same for CMAudioFormatDescriptionGetChannelLayout's layout.
+    private let layout: UnsafeMutablePointer<AudioChannelLayout>?
 
     package init(format: MediaFormat, capsDetail: String? = nil) {
         self.format = format
@@ -38,9 +40,32 @@ public final class CMFormatDescription: @unchecked Sendable {
         } else {
             asbd = nil
         }
+        if let tag = asbd.flatMap({ Self.layoutTag(channels: $0.pointee.mChannelsPerFrame) }) {
+            var l = AudioChannelLayout()
+            l.mChannelLayoutTag = tag
+            layout = .allocate(capacity: 1)
+            layout!.initialize(to: l)
+        } else {
+            layout = nil
+        }
     }
 
-    deinit { asbd?.deallocate() }
+    deinit {
+        asbd?.deallocate()
+        layout?.deallocate()
+    }
+
+    /// Mono and stereo are known by their count; for more channels GraphKit does not know which
+    /// speakers they are for, so a description has no layout (CoreMedia's NULL).
+    static func layoutTag(channels: UInt32) -> AudioChannelLayoutTag? {
+        switch channels {
+        case 1: kAudioChannelLayoutTag_Mono
+        case 2: kAudioChannelLayoutTag_Stereo
+        default: nil
+        }
+    }
+
+    fileprivate var channelLayout: UnsafePointer<AudioChannelLayout>? { layout.map { UnsafePointer($0) } }
 
     static func streamDescription(_ format: MediaFormat) -> AudioStreamBasicDescription? {
         switch format {
@@ -106,6 +131,16 @@ public func CMFormatDescriptionGetMediaSubType(_ desc: CMFormatDescription) -> F
 /// The stream's description; nil for a video description. Valid as long as `desc` is.
 public func CMAudioFormatDescriptionGetStreamBasicDescription(_ desc: CMAudioFormatDescription) -> UnsafePointer<AudioStreamBasicDescription>? {
     desc.streamBasicDescription
+}
+
+/// The channel layout of a mono or stereo description (`kAudioChannelLayoutTag_Mono`,
+/// `kAudioChannelLayoutTag_Stereo`, no channel descriptions), with its size in `sizeOut`; nil
+/// (and size 0) for video and for more channels, whose speakers GraphKit does not know. Valid as
+/// long as `desc` is.
+public func CMAudioFormatDescriptionGetChannelLayout(_ desc: CMAudioFormatDescription, sizeOut: UnsafeMutablePointer<Int>?) -> UnsafePointer<AudioChannelLayout>? {
+    let layout = desc.channelLayout
+    sizeOut?.pointee = layout == nil ? 0 : MemoryLayout<AudioChannelLayout>.size
+    return layout
 }
 
 /// Width and height; zeros for a description that is not video (or compressed video whose size is unknown).
@@ -189,4 +224,11 @@ extension CMFormatDescription {
     public var mediaType: MediaType { MediaType(rawValue: mediaTypeCode) }
     /// The codec or pixel format (`CMFormatDescriptionGetMediaSubType`).
     public var mediaSubType: MediaSubType { MediaSubType(rawValue: mediaSubTypeCode) }
+}
+
+extension CMFormatDescription {
+    /// The audio stream's description (`CMAudioFormatDescriptionGetStreamBasicDescription`); nil for video.
+    public var audioStreamBasicDescription: AudioStreamBasicDescription? { asbd?.pointee }
+    /// Width and height (`CMVideoFormatDescriptionGetDimensions`); zeros for audio.
+    public var dimensions: CMVideoDimensions { CMVideoFormatDescriptionGetDimensions(self) }
 }

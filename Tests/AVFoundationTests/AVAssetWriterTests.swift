@@ -281,6 +281,9 @@ import Testing
     @Test func identifiersAreApplesForm() {
         #expect(AVMetadataIdentifier.commonIdentifierTitle.rawValue == "common/title")
         #expect(AVMetadataIdentifier.iTunesMetadataSongName.rawValue == "itsk/%A9nam")
+        #expect([AVMetadataIdentifier.iTunesMetadataEncodingTool, .iTunesMetadataUserComment, .iTunesMetadataLyrics].map(\.rawValue)
+                == ["itsk/%A9too", "itsk/%A9cmt", "itsk/%A9lyr"])
+        #expect(AVMetadataKey.commonKeyModel.rawValue == "model")
         #expect(AVMetadataIdentifier.quickTimeMetadataLocationISO6709.rawValue == "mdta/com.apple.quicktime.location.ISO6709")
         let item = AVMutableMetadataItem()
         item.identifier = .iTunesMetadataSongName

@@ -49,6 +49,21 @@ import TestSupport
     /// A crop (the render size, and the layer moved by minus the crop's corner) with a fade in
     /// over the first second: 320x180 frames, 50 of them; the first black; from 1 s on the
     /// source's middle (as ffmpeg's crop gives it); halfway through the fade, halfway between.
+    /// `copy()` gives an immutable composition with the values it had; `mutableCopy()` a mutable one.
+    @Test func copiesKeepTheirValues() throws {
+        let original = AVMutableVideoComposition()
+        original.renderSize = CGSize(width: 640, height: 360)
+        original.frameDuration = CMTime(value: 1, timescale: 25)
+        original.instructions = [AVMutableVideoCompositionInstruction()]
+        let copy = try #require(original.copy() as? AVVideoComposition)
+        #expect(!(copy is AVMutableVideoComposition))
+        original.renderSize = CGSize(width: 2, height: 2)
+        #expect(copy.renderSize == CGSize(width: 640, height: 360) && copy.frameDuration == CMTime(value: 1, timescale: 25) && copy.instructions.count == 1)
+        let mutable = try #require(copy.mutableCopy() as? AVMutableVideoComposition)
+        mutable.renderSize = CGSize(width: 320, height: 180)
+        #expect(copy.renderSize == CGSize(width: 640, height: 360) && mutable.frameDuration == copy.frameDuration)
+    }
+
     @Test func aCropWithAFadeIn() async throws {
         let src = try source()
         let asset = AVURLAsset(url: src)

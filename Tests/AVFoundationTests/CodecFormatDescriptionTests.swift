@@ -28,5 +28,18 @@ import Testing
         #expect(CMFormatDescriptionGetMediaType(ad) == kCMMediaType_Audio && CMFormatDescriptionGetMediaSubType(ad).fourCharacters == audioCode)
         let asbd = try #require(CMAudioFormatDescriptionGetStreamBasicDescription(ad)?.pointee)
         #expect(asbd.mFormatID == CMFormatDescriptionGetMediaSubType(ad) && asbd.mSampleRate == 48_000 && asbd.mChannelsPerFrame == 2)
+        // The Swift properties say the same as the functions.
+        #expect(vd.dimensions == CMVideoDimensions(width: 160, height: 120) && ad.dimensions == CMVideoDimensions())
+        #expect(ad.audioStreamBasicDescription?.mSampleRate == 48_000 && ad.audioStreamBasicDescription?.mFormatID == asbd.mFormatID)
+        #expect(vd.audioStreamBasicDescription == nil)
+        // Tracks by characteristic, and by media type with a completion handler.
+        #expect(asset.tracks(withMediaCharacteristic: .visual).map(\.trackID) == [v.trackID])
+        #expect(try await asset.loadTracks(withMediaCharacteristic: .audible).map(\.trackID) == [a.trackID])
+        let viaHandler: [CMPersistentTrackID] = try await withCheckedThrowingContinuation { done in
+            asset.loadTracks(withMediaType: .audio) { tracks, error in
+                if let tracks { done.resume(returning: tracks.map(\.trackID)) } else { done.resume(throwing: error ?? CocoaError(.fileReadUnknown)) }
+            }
+        }
+        #expect(viaHandler == [a.trackID])
     }
 }

@@ -19,7 +19,7 @@ public final class H264EncoderNode: ElementNode, Sendable {
         summary: "Encodes raw video to H.264 (x264)",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
         outputs: [PortDescriptor("out", .h264, help: "H.264 (AVC), for sink.mp4")],
-        parameters: [bitrate, keyframeInterval, profile, preset, bframes, width, height],
+        parameters: [bitrate, keyframeInterval, profile, preset, bframes, width, height, colorimetry],
         rules: [.when(.equals(profile, .baseline), require: .equals(bframes, 0), because: "the baseline profile has no B-frames")],
         example: #"{ "type": "encode.h264", "params": { "keyframeInterval": 30, "profile": "high" } }"#
     )
@@ -35,6 +35,12 @@ public final class H264EncoderNode: ElementNode, Sendable {
     // x264 takes 4:2:0 only, whose sides are even; it has no minimum (2×2 encodes).
     public static let width = OptionalParameter<Int>("width", 2...7680, multipleOf: 2, help: "scale frames to this width (even; default: the frames' own)")
     public static let height = OptionalParameter<Int>("height", 2...4320, multipleOf: 2, help: "scale frames to this height (even; default: the frames' own)")
+
+    /// The colour the stream's VUI states (`AVVideoColorPropertiesKey`), and RGB frames are
+    /// converted with: `range:matrix:transfer:primaries` as GStreamer's caps write colorimetry
+    /// (`2:3:5:1` is BT.709 video range), or a name (`bt709`, `bt2020`, `bt2100-pq`, `bt2100-hlg`).
+    /// YUV frames that state another colorimetry are refused, not relabelled.
+    public static let colorimetry = OptionalParameter<String>("colorimetry", help: "colour the stream states, as GStreamer caps' colorimetry (default: the frames' own)")
 
     let context: NodeContext
 
@@ -79,6 +85,13 @@ public final class H264EncoderNode: ElementNode, Sendable {
                               + "crop it to \(even) first (effect.crop with width \(v.width / 2 * 2) and height \(v.height / 2 * 2))")
         }
         let profile = try bin.makeCapsFilter("video/x-h264, profile=(string)\(p[Self.profile].rawValue)")
+        // A stated colour: RGB frames are converted with its matrix (gkrgbtoi420 asks downstream)
+        // and gkx264enc writes it into the VUI from its input caps.
+        var encoderInput = encoder
+        if let c = p[Self.colorimetry] {
+            encoderInput = try bin.makeCapsFilter("video/x-raw, colorimetry=(string)\(c)")
+            try bin.link(encoderInput, encoder)
+        }
         if p[Self.width] != nil || p[Self.height] != nil {
             // A set size scales (AVAssetWriter's AVVideoWidthKey and AVVideoHeightKey do), and
             // keeps the picture's shape where only one side is given: the other side follows
@@ -99,10 +112,11 @@ public final class H264EncoderNode: ElementNode, Sendable {
                     try? size.set("caps", "video/x-raw, width=(int)\(w), height=(int)\(h)")
                 }
             }
-            try bin.link(convert, try bin.make("videoscale"), size, encoder, profile)
+            try bin.link(convert, try bin.make("videoscale"), size, encoderInput)
         } else {
-            try bin.link(convert, encoder, profile)
+            try bin.link(convert, encoderInput)
         }
+        try bin.link(encoder, profile)
         try bin.expose(input: "in", convert)
         try bin.expose(output: "out", profile)
     }

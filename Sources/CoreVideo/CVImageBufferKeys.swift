@@ -1,0 +1,31 @@
+// The attachment keys and values of an image buffer (CVImageBuffer.h), with Apple's string
+// values: what a frame's colour, pixel shape and clean aperture are called in a format
+// description's extensions (kCMFormatDescriptionExtension_* are the same strings) and in a
+// writer's `AVVideoColorPropertiesKey` (whose values are these strings too).
+
+public let kCVImageBufferColorPrimariesKey: CFString = "CVImageBufferColorPrimaries"
+public let kCVImageBufferColorPrimaries_ITU_R_709_2: CFString = "ITU_R_709_2"
+public let kCVImageBufferColorPrimaries_EBU_3213: CFString = "EBU_3213"
+public let kCVImageBufferColorPrimaries_SMPTE_C: CFString = "SMPTE_C"
+public let kCVImageBufferColorPrimaries_P3_D65: CFString = "P3_D65"
+public let kCVImageBufferColorPrimaries_ITU_R_2020: CFString = "ITU_R_2020"
+
+public let kCVImageBufferTransferFunctionKey: CFString = "CVImageBufferTransferFunction"
+public let kCVImageBufferTransferFunction_ITU_R_709_2: CFString = "ITU_R_709_2"
+public let kCVImageBufferTransferFunction_ITU_R_2020: CFString = "ITU_R_2020"
+public let kCVImageBufferTransferFunction_SMPTE_ST_2084_PQ: CFString = "SMPTE_ST_2084_PQ"
+public let kCVImageBufferTransferFunction_ITU_R_2100_HLG: CFString = "ITU_R_2100_HLG"
+public let kCVImageBufferTransferFunction_Linear: CFString = "Linear"
+
+public let kCVImageBufferYCbCrMatrixKey: CFString = "CVImageBufferYCbCrMatrix"
+public let kCVImageBufferYCbCrMatrix_ITU_R_709_2: CFString = "ITU_R_709_2"
+public let kCVImageBufferYCbCrMatrix_ITU_R_601_4: CFString = "ITU_R_601_4"
+public let kCVImageBufferYCbCrMatrix_ITU_R_2020: CFString = "ITU_R_2020"
+
+public let kCVImageBufferPixelAspectRatioKey: CFString = "CVPixelAspectRatio"
+public let kCVImageBufferPixelAspectRatioHorizontalSpacingKey: CFString = "HorizontalSpacing"
+public let kCVImageBufferPixelAspectRatioVerticalSpacingKey: CFString = "VerticalSpacing"
+
+public let kCVImageBufferCleanApertureKey: CFString = "CVCleanAperture"
+public let kCVImageBufferCleanApertureWidthKey: CFString = "Width"
+public let kCVImageBufferCleanApertureHeightKey: CFString = "Height"
