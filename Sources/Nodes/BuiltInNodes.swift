@@ -9,6 +9,7 @@ extension NodeRegistry {
         CaptureVideoNode.self,
         FileSourceNode.self,
         ConcatSourceNode.self,
+        SRTSourceNode.self,
         FrameGeneratorNode.self,
         DecodeNode.self,
         DemuxNode.self,
@@ -42,5 +43,6 @@ extension NodeRegistry {
         WebMSinkNode.self,
         OggSinkNode.self,
         PreviewSinkNode.self,
+        SRTSinkNode.self,
     ])
 }
