@@ -73,7 +73,9 @@ import TestSupport
     /// does, with no gap; the receiving run ends when the sender leaves.
     ///
     /// Known issue: the receiver misses the stream's first group of pictures (38 of 50 frames
-    /// here), though srt-live-transmit receives all 50 from the same sender: not yet explained.
+    /// here), though srt-live-transmit receives all 50 from the same sender: GStreamer's mpegtsmux
+    /// starts a B-frame stream's decode times before its first PCR, and tsdemux + h264parse drop
+    /// that first group (docs/GRAPH-FORMAT.md).
     @Test func aRoundTripPassesFramesUnchanged() throws {
         let input = try source()
         let port = try LoopbackServer.freePort(udp: true)
