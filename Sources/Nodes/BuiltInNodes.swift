@@ -44,5 +44,6 @@ extension NodeRegistry {
         OggSinkNode.self,
         PreviewSinkNode.self,
         SRTSinkNode.self,
+        RTMPSinkNode.self,
     ])
 }

@@ -36,14 +36,6 @@ import TestSupport
         return run
     }
 
-    /// The run's report within `seconds`, or nil (the run is then cancelled, so the test ends).
-    func ended(_ run: GraphRun, within seconds: Double) -> RunReport? {
-        let waiting = TestThread("wait") { run.wait() }
-        if let report = waiting.join(guardSeconds: seconds) { return report }
-        run.cancel()
-        _ = waiting.join(guardSeconds: 10)
-        return nil
-    }
 
     /// Sent as a caller to srt-live-transmit listening: every frame arrives, and decodes to the
     /// source's pictures (the packets passed as they were: no re-encoding); every AAC packet that
@@ -57,7 +49,7 @@ import TestSupport
         defer { peer.stop() }
         #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
         let run = try send(input, #""url": "srt://127.0.0.1:\#(port)", "latency": 200"#)
-        let report = try #require(ended(run, within: 30))
+        let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error))")
         peer.stop()
         let frames = try RemuxChecks.frames(input, "v")
@@ -86,8 +78,8 @@ import TestSupport
         let receiver = try receive("\(url), \"mode\": \"listener\", \(secret)", into: out)
         #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
         let sender = try send(input, "\(url), \"mode\": \"caller\", \(secret)")
-        let sent = try #require(ended(sender, within: 30))
-        let got = try #require(ended(receiver, within: 15))
+        let sent = try #require(RemuxChecks.ended(sender, within: 30))
+        let got = try #require(RemuxChecks.ended(receiver, within: 15))
         #expect(sent.status == .completed, "\(String(describing: sent.error))")
         #expect(got.status == .completed, "\(String(describing: got.error))")
         let frames = try RemuxChecks.frames(input, "v")
@@ -113,7 +105,7 @@ import TestSupport
         #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
         let started = Date()
         let run = try receive(#""url": "srt://127.0.0.1:\#(port)"\#(ours)"#, into: folder.appendingPathComponent("never.mp4").path)
-        let report = try #require(ended(run, within: 10))
+        let report = try #require(RemuxChecks.ended(run, within: 10))
         #expect(Date().timeIntervalSince(started) < 6)
         #expect(report.status == .failed)
         let error = try #require(report.error)
@@ -132,7 +124,7 @@ import TestSupport
         let started = Date()
         let run = side == "source" ? try receive(#""url": "srt://127.0.0.1:\#(port)""#, into: folder.appendingPathComponent("never.mp4").path)
             : try send(try source(), #""url": "srt://127.0.0.1:\#(port)""#)
-        let report = try #require(ended(run, within: 15))
+        let report = try #require(RemuxChecks.ended(run, within: 15))
         let seconds = Date().timeIntervalSince(started)
         #expect(seconds >= 2.5 && seconds < 8, "\(seconds) s")
         #expect(report.status == .failed)
@@ -149,7 +141,7 @@ import TestSupport
         #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
         let started = Date()
         run.stop()
-        let report = try #require(ended(run, within: 5))
+        let report = try #require(RemuxChecks.ended(run, within: 5))
         #expect(Date().timeIntervalSince(started) < 1.5)
         #expect(report.status == .cancelled)
         #expect(!FileManager.default.fileExists(atPath: out))
