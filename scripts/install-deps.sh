@@ -50,6 +50,9 @@ packages=(
   xvfb          # an X server without a screen, for the tests of sink.preview (and scripts/leak-check.sh)
   python3-xlib  # what those tests do to its windows: find, grab the pixels, close (Tests/Fixtures/x11)
   weston        # a Wayland compositor without a screen (its headless backend), for sink.preview under Wayland
+  srt-tools     # srt-live-transmit: the far end of the SRT tests (sink.srt, source.srt)
+  nginx         # with libnginx-mod-rtmp: the RTMP server of sink.rtmp's tests (started by the test, not as a service)
+  libnginx-mod-rtmp
   python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI
   python3-venv  # the venv checkov is installed in (below)
 )

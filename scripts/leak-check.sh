@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 graphctl=$(realpath "${1:-.build/debug/graphctl}")
 graphs=$(pwd)/graphs
 work=$(mktemp -d)
-xvfb=""
-trap '[[ -n "$xvfb" ]] && { kill "$xvfb"; wait "$xvfb"; } 2>/dev/null; rm -rf "$work"' EXIT
+xvfb="" srt=""
+trap '[[ -n "$xvfb" ]] && { kill "$xvfb"; wait "$xvfb"; } 2>/dev/null; [[ -n "$srt" ]] && { kill "$srt"; wait "$srt"; } 2>/dev/null; rm -rf "$work"' EXIT
 cd "$work"
 # sink.preview needs a display: an Xvfb of our own (on a display number it picks and writes to fd 3),
 # so that no window opens on the user's screen; timeout ends it even if this script is killed. env
@@ -27,12 +27,18 @@ gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=
   audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audioconvert ! avenc_aac ! m.
 gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=240,framerate=30/1 ! vp9enc deadline=1 ! webmmux name=w ! filesink location=in.webm \
   audiotestsrc num-buffers=44 samplesperbuffer=1000 ! audioconvert ! audioresample ! opusenc ! w.
+# graphs/camera-srt.json sends to an SRT listener: srt-live-transmit (srt-tools) on a port the
+# system picks, throwing what it receives away; stopped by its PID when this script ends.
+srtport=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+env --default-signal=TERM,INT timeout -k 5 900 srt-live-transmit "srt://127.0.0.1:$srtport?mode=listener" file://con >/dev/null 2>srt.log &
+srt=$!
 short=(--set camera.duration=1 --set camera.live=false --set camera.width=320 --set camera.height=240)
 mic=(--set mic.duration=1 --set mic.live=false)
 declare -A sets=(
   [frames]="--set frames.duration=1 --set frames.width=320 --set frames.height=240 --set file.path=fr.mov"
   [m4a]="${mic[*]} --set file.path=o.m4a"
   [record]="${short[*]} ${mic[*]} --set file.path=o.mp4"
+  [camera-srt]="${short[*]} ${mic[*]} --set out.url=srt://127.0.0.1:$srtport"
   [record-preview]="${short[*]} ${mic[*]} --set file.path=p.mp4"
   [record-fragmented]="${short[*]} ${mic[*]} --set file.path=f.mp4 --set file.fragmentInterval=0.5"
   [record-waveform]="${mic[*]} --set file.path=w.m4a --set wave.json=w.json --set wave.png=w.png"

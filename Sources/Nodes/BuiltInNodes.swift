@@ -9,6 +9,7 @@ extension NodeRegistry {
         CaptureVideoNode.self,
         FileSourceNode.self,
         ConcatSourceNode.self,
+        SRTSourceNode.self,
         FrameGeneratorNode.self,
         DecodeNode.self,
         DemuxNode.self,
@@ -43,5 +44,7 @@ extension NodeRegistry {
         WebMSinkNode.self,
         OggSinkNode.self,
         PreviewSinkNode.self,
+        SRTSinkNode.self,
+        RTMPSinkNode.self,
     ])
 }

@@ -7,11 +7,34 @@ public struct StringFormat: Sendable, Hashable {
     public var minLength: Int
     /// The form, for messages: `#rrggbb or #rrggbbaa`.
     public var expected: String
+    /// How a value that does not match is quoted in the message (a URL's credentials, a
+    /// passphrase, are never shown).
+    public var shown: Shown
 
-    public init(pattern: String? = nil, minLength: Int = 0, expected: String) {
+    /// How a message quotes a string parameter's value.
+    public enum Shown: Sendable, Hashable {
+        /// As it is.
+        case asIs
+        /// As a URL without its credentials (``RedactedURL``).
+        case url
+        /// Not at all: a secret.
+        case hidden
+    }
+
+    public init(pattern: String? = nil, minLength: Int = 0, expected: String, shown: Shown = .asIs) {
         self.pattern = pattern
         self.minLength = minLength
         self.expected = expected
+        self.shown = shown
+    }
+
+    /// The value as a message may quote it.
+    public func quoted(_ s: String) -> String {
+        switch shown {
+        case .asIs: JSONValue.quote(s)
+        case .url: JSONValue.quote(RedactedURL.text(s))
+        case .hidden: "a value of \(s.count) characters"
+        }
     }
 
     /// Any string.
@@ -146,7 +169,7 @@ public struct ParameterDescriptor: Sendable, Equatable {
             guard format.matches(s) else {
                 return .failure(.init(s.isEmpty && format.minLength > 0 && optional
                                       ? "expected \(format.expected), got \"\"; leave the parameter out instead"
-                                      : "expected \(format.expected), got \(JSONValue.quote(s))"))
+                                      : "expected \(format.expected), got \(format.quoted(s))"))
             }
             return .success(.string(s))
         case let (.enumeration(names), .string(s)):

@@ -113,6 +113,20 @@ public final class Element: Sendable {
         callbacks.adopt(probe: id, on: p)
     }
 
+    /// Called on the streaming thread when end of stream reaches this element's sink pad, before
+    /// the element sees it: the element gets it when the handler returns (a network sink letting
+    /// its transport deliver what it still holds before it closes). The handler must return soon.
+    public func onEndOfStream(pad: String = "sink", _ handler: @escaping @Sendable () -> Void) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        let box = Unmanaged.passRetained(Handler<Void>({ _ in handler() })).toOpaque()
+        let id = gk_pad_add_transform(p, nil, { ctx, kind, _ in
+            guard kind == 1, let ctx else { return }
+            Unmanaged<Handler<Void>>.fromOpaque(ctx).takeUnretainedValue().call(())
+        }, box, { ctx in Unmanaged<Handler<Void>>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
+    }
+
     /// Called on the streaming thread with each buffer's index and time as it arrives at this
     /// element's sink pad, before the element sees it (a frame counter drawn by an overlay).
     public func onEachBuffer(pad: String = "sink", _ handler: @escaping @Sendable (Int, MediaTime?) -> Void) {

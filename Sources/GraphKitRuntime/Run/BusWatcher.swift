@@ -147,8 +147,9 @@ struct BusWatcher {
             if gerror != nil { g_error_free(gerror) }
             g_free(debug)
         }
-        let text = gerror.map { String(cString: $0.pointee.message) } ?? "unknown error"
-        return (Parsed(message: text, domain: gk_error_domain(gerror), code: gerror?.pointee.code ?? 0), debug.map { String(cString: $0) })
+        // A URL an element quotes (an RTSP or RTMP location) is shown without its credentials.
+        let text = RedactedURL.scrub(gerror.map { String(cString: $0.pointee.message) } ?? "unknown error")
+        return (Parsed(message: text, domain: gk_error_domain(gerror), code: gerror?.pointee.code ?? 0), debug.map { RedactedURL.scrub(String(cString: $0)) })
     }
 
     /// A bus error as the GraphError a user reads: its code from GStreamer's error domain, its
@@ -165,6 +166,10 @@ struct BusWatcher {
                 own.problems[0].location = "node \"\(nodeID)\" (\(entry.spec.descriptor.type))"
             }
             return own
+        }
+        if let nodeID, let explaining = nodes.first(where: { $0.spec.id == nodeID })?.node as? any ExplainsFailures,
+           let explained = explaining.explainFailure(parsed.message, debug: debug, location: location(of: nodeID)) {
+            return explained
         }
         var code = GraphError.Code.runFailed
         switch (parsed.domain, parsed.code) {

@@ -2,6 +2,7 @@ import Foundation
 import GraphKit
 import GraphKitTesting
 import Nodes
+import TestSupport
 
 /// What the container sinks' and demux's tests share: source files made by ffmpeg, a remux graph
 /// (`source.file → demux → sink`), and ffmpeg's view of what came out.
@@ -145,5 +146,17 @@ extension RemuxChecks {
             defer { chmod(readOnly.path, 0o755) }
             try body(readOnly)
         }
+    }
+}
+
+extension RemuxChecks {
+    /// A run's report within `seconds`, or nil (the run is then cancelled, so the test ends
+    /// rather than hang): for runs that wait on a network peer.
+    static func ended(_ run: GraphRun, within seconds: Double) -> RunReport? {
+        let waiting = TestThread("wait") { run.wait() }
+        if let report = waiting.join(guardSeconds: seconds) { return report }
+        run.cancel()
+        _ = waiting.join(guardSeconds: 10)
+        return nil
     }
 }

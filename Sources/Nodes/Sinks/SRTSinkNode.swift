@@ -1,0 +1,108 @@
+import Glibc
+import GraphKitCore
+import GraphKitRuntime
+
+/// `sink.srt`: sends encoded audio and video as MPEG-TS over SRT (`mpegtsmux ! srtsink`), as
+/// caller, listener or rendezvous (``SRTSettings``): from encoders (camera → SRT) or as stored
+/// (`source.file → demux → sink.srt`, `source.srt → demux → sink.srt`, no re-encoding).
+///
+/// - H.264 and HEVC are sent in Annex B with their parameter sets before every key frame
+///   (`h264parse`/`h265parse` `config-interval=-1`), so that a receiver that joins late can start
+///   at the next key frame; the parser is chosen when the stream's format arrives. AAC is sent
+///   in ADTS, Opus as MPEG-TS carries it.
+/// - The transport stream is cut into 1316-byte messages (`mpegtsmux alignment=7`: 7 packets of
+///   188 bytes), the payload of one SRT live-mode packet. GStreamer 1.22's `srtsink` sends each
+///   buffer as one message, and without this alignment an `srtsrc` on the other end received
+///   nothing at all (measured: 0 buffers in 5 s; with it, every buffer).
+/// - Samples are sent at their time (the sink is synchronised to the clock), so a file
+///   passed through goes out at its own pace, as a live stream does.
+/// - At the end of the stream the sink waits twice the latency and 250 ms (at most 2 s) before
+///   it closes: SRT's live mode drops on closing what it has not delivered (no linger).
+/// - A listener waits for its caller (the run waits with it, until it is stopped); a caller
+///   whose peer never answers fails after SRT's connect timeout (3 s), naming the URL; a peer
+///   that goes away fails the run (70).
+///
+/// Example:
+/// ```json
+/// "out": { "type": "sink.srt", "params": { "url": "srt://127.0.0.1:9000", "mode": "caller", "latency": 200 } }
+/// ```
+public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "sink.srt",
+        category: .sink,
+        summary: "Sends encoded audio and video as MPEG-TS over SRT (caller, listener or rendezvous)",
+        inputs: [
+            PortDescriptor("audio", FormatSet([.aac, .audio(.opus)]), presence: .optional, help: "AAC or Opus audio"),
+            PortDescriptor("video", FormatSet([.h264, .video(.hevc)]), presence: .optional, help: "H.264 or HEVC video"),
+        ],
+        parameters: SRTSettings.parameters,
+        rules: SRTSettings.rules,
+        requiresAnInput: true,
+        example: #"{ "type": "sink.srt", "params": { "url": "srt://127.0.0.1:9000", "mode": "caller", "latency": 200 } }"#
+    )
+
+    let context: NodeContext
+    let settings: SRTSettings
+
+    public init(context: NodeContext) throws(GraphError) {
+        self.context = context
+        settings = try SRTSettings(context: context)
+    }
+
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        let mux = try bin.make("mpegtsmux", name: "mux", ["alignment": 7])
+        let sink = try bin.make("srtsink", name: "srtsink")
+        try settings.configure(sink)
+        try bin.link(mux, sink)
+        // Live mode closes a socket without lingering (SRTO_LINGER 0): what SRT still holds to
+        // send or resend would be lost with the last half second of the stream. At the end, the
+        // sink waits twice the latency and 250 ms (2 s at most) before it closes.
+        let linger = UInt32(min(2_000, 2 * context.parameters[SRTSettings.latency] + 250))
+        sink.onEndOfStream { usleep(linger * 1_000) }
+        try TransportStreamInputs.build(in: bin, mux: mux, connected: context.connectedInputs)
+    }
+
+    public func explainFailure(_ message: String, debug: String?, location: String) -> GraphError? {
+        settings.explain(message, debug: debug, node: context.id, at: location)
+    }
+}
+
+/// The inputs of a node that muxes encoded streams into MPEG-TS (`mpegtsmux`): audio as it is
+/// (the muxer frames AAC as ADTS from its configuration), video through the parser its codec
+/// needs, chosen when the stream's format arrives.
+enum TransportStreamInputs {
+    static func build(in bin: BinBuilder, mux: Element, connected: Set<String>) throws(GraphError) {
+        if connected.contains("audio") {
+            try bin.expose(input: "audio", requesting: "sink_%d", from: mux)
+        }
+        guard connected.contains("video") else { return }
+        // The muxer's video pad is made now, with the audio's: a pad requested once the stream
+        // flows comes after the first program table, and a demuxer then sees a second program
+        // (GStreamer's decodebin exposed the audio alone, then both again).
+        let entry = try bin.make("identity", name: "video", ["silent": true])
+        let annexB = try bin.makeCapsFilter("video/x-h264, stream-format=(string)byte-stream, alignment=(string)au; "
+                                            + "video/x-h265, stream-format=(string)byte-stream, alignment=(string)au")
+        try bin.link(annexB, pad: "src", to: mux, pad: "sink_%d")
+        try bin.expose(input: "video", entry)
+        let fail = bin.nodeFailure()
+        let routed = Guarded(false)
+        entry.onInputFormat { format in
+            guard !routed.withLock({ r in defer { r = true }; return r }) else { return }
+            let parser: String
+            switch format {
+            case .h264: parser = "h264parse"
+            case .video(.hevc, _, _): parser = "h265parse"
+            default:
+                return fail(GraphError(.runFailed, "the video input takes H.264 or HEVC, and was given \(format)"), entry)
+            }
+            do throws(GraphError) {
+                let parse = try bin.make(parser, ["config-interval": -1])
+                try bin.link(parse, annexB)
+                parse.syncStateWithParent()
+                if !entry.link(to: parse) { fail(GraphError(.runFailed, "the video stream could not be linked to \(parser)"), entry) }
+            } catch {
+                fail(error, entry)
+            }
+        }
+    }
+}

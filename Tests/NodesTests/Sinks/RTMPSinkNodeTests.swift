@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+import TestSupport
+
+/// `sink.rtmp` against nginx with libnginx-mod-rtmp, started here with a configuration of its own
+/// on a port the system picks (recording what it receives), stopped by its PID.
+@Suite(.media, .timeLimit(.minutes(2))) struct RTMPSinkNodeTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    /// 2 s of the live test camera (60 frames) and microphone, encoded and pushed.
+    func push(to url: String, timeout: Int = 10) throws -> GraphRun {
+        let graph = try GraphLoader(registry: .builtIn).load(json: #"""
+            { "version": 1, "nodes": {
+              "camera": { "type": "capture.video", "params": { "width": 320, "height": 240, "fps": 30, "duration": 2 } },
+              "mic": { "type": "capture.audio", "params": { "duration": 2 } },
+              "h264": { "type": "encode.h264", "params": { "keyframeInterval": 30 } }, "aac": { "type": "encode.aac" },
+              "out": { "type": "sink.rtmp", "params": { "url": "\#(url)", "timeout": \#(timeout) } } },
+              "edges": [ "camera.out -> h264.in", "h264.out -> out.video", "mic.out -> aac.in", "aac.out -> out.audio" ] }
+            """#)
+        let run = try GraphRun(graph)
+        try run.start()
+        return run
+    }
+
+
+    /// What nginx records of the push is every frame sent (its own count: what the encoder made,
+    /// less nothing), H.264 and AAC.
+    @Test func nginxReceivesEveryFrame() throws {
+        let port = try LoopbackServer.freePort(udp: false)
+        let config = folder.appendingPathComponent("nginx.conf").path
+        try """
+            load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+            daemon off;
+            master_process off;
+            pid \(folder.path)/nginx.pid;
+            error_log \(folder.path)/error.log;
+            events { worker_connections 64; }
+            rtmp { server { listen 127.0.0.1:\(port); application live { live on; record all; record_path \(folder.path); record_unique off; } } }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let nginx = try LoopbackServer("nginx", ["-c", config, "-p", folder.path], output: "/dev/null", log: folder.appendingPathComponent("nginx.log").path)
+        defer { nginx.stop() }
+        var listening = false
+        for _ in 0..<250 where !listening {
+            listening = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8))?.contains(String(format: "0100007F:%04X", port)) == true
+            usleep(20_000)
+        }
+        #expect(listening, "\(nginx.logText)")
+        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/secretkey")
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        usleep(500_000)
+        nginx.stop()
+        let recorded = folder.appendingPathComponent("secretkey.flv").path
+        let probe = try MediaProbe(recorded)
+        #expect(probe.stream("video")?.codecName == "h264")
+        #expect(probe.stream("audio")?.codecName == "aac")
+        let frames = try RemuxChecks.frames(recorded, "v").count
+        #expect(frames * 100 >= 60 * 99, "\(frames) frames of 60")
+    }
+
+    /// Nothing listens there: the run fails (70) within its timeout, naming the server and the
+    /// application, never the stream key.
+    @Test func anUnreachableServerFailsClearly() throws {
+        let port = try LoopbackServer.freePort(udp: false)
+        let started = Date()
+        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/secretkey", timeout: 3)
+        let report = try #require(RemuxChecks.ended(run, within: 15))
+        #expect(Date().timeIntervalSince(started) < 8)
+        #expect(report.status == .failed)
+        let error = try #require(report.error)
+        #expect(error.code == .runFailed)
+        #expect(error.message.contains("\"rtmp://127.0.0.1:\(port)/live/…\""), "\(error.message)")
+        #expect(!"\(error)".contains("secretkey") && !(error.cause ?? "").contains("secretkey"))
+    }
+
+    /// Another scheme, a user, a query or no stream: refused at load (65), the URL not quoted.
+    @Test(arguments: ["http://h/live/k", "rtmp://u:secretkey@h/live/k", "rtmp://h/live", "rtmp://h/live/k?secretkey=1"])
+    func aMalformedURLIsRefusedWithoutQuotingIt(_ url: String) {
+        #expect(throws: GraphError.self) { try push(to: url) }
+        do { _ = try push(to: url) } catch let error as GraphError {
+            #expect(error.code == .invalidGraph)
+            #expect(error.problems.first?.location == "nodes.out.params.url")
+            #expect(!"\(error)".contains("secretkey"))
+        } catch {
+            Issue.record("not a GraphError: \(error)")
+        }
+    }
+}
