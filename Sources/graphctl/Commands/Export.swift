@@ -3,7 +3,6 @@ import Assets
 import Dispatch
 import Glibc
 import GraphKit
-import Nodes
 
 /// `graphctl export IN OUT --preset P [--start S --duration D] [--normalize [--target LUFS]
 /// [--true-peak dBTP]]`: an asset exported as `AVAssetExportSession` exports it
@@ -56,13 +55,10 @@ struct Export: ParsableCommand {
     @Flag(help: "Normalize the sound's loudness (EBU R128, two passes) before it is encoded.")
     var normalize = false
 
-    @Option(help: "With --normalize: integrated loudness to reach, LUFS (-70 to -5; default -16).",
-            transform: NumberArgument.range("--target", of: NormalizeNode.target))
-    var target: Double?
-
-    @Option(name: .customLong("true-peak"), help: "With --normalize: true-peak ceiling, dBTP (-20 to 0; default -1).",
-            transform: NumberArgument.range("--true-peak", of: NormalizeNode.truePeak))
-    var truePeak: Double?
+    /// --target and --true-peak, with --normalize.
+    @OptionGroup var loudness: LoudnessOptions
+    var target: Double? { loudness.target }
+    var truePeak: Double? { loudness.truePeak }
 
     @Flag(name: .customLong("no-faststart"), help: "Write the index after the media.")
     var noFaststart = false
