@@ -78,6 +78,7 @@ public final class AssetExportSession: Sendable {
         var fileLengthLimit: Int64?
         var videoComposition: VideoComposition?
         var audioMix: AudioMix?
+        var loudnessNormalization: LoudnessNormalization?
     }
 
     /// The session's state, one value under one lock: the settings, and where the export is.
@@ -274,6 +275,17 @@ public final class AssetExportSession: Sendable {
         set { locked.withLock { $0.settings.audioMix = newValue } }
     }
 
+    /// The sound normalized to a loudness under a true-peak ceiling (EBU R128) on its way to the
+    /// AAC encoder: GraphKit's own, AVFoundation has none (``LoudnessNormalization``). Needs a
+    /// preset that encodes the sound, and an asset's export (not a composition's, nor one with
+    /// a video composition or an audio mix); a range is then always written with the index first.
+    /// A value out of `effect.normalize`'s range fails ``export()`` (`usage`). Nil: the sound's
+    /// loudness is kept.
+    public var loudnessNormalization: LoudnessNormalization? {
+        get { locked.withLock { $0.settings.loudnessNormalization } }
+        set { locked.withLock { $0.settings.loudnessNormalization = newValue } }
+    }
+
     // MARK: Where it is
 
     public var status: Status { locked.withLock { $0.status } }
@@ -325,6 +337,10 @@ public final class AssetExportSession: Sendable {
     /// start or fails, and `cancelled` after ``cancelExport()`` (or when the task awaiting it
     /// is cancelled); either way nothing is left under the output's name, nor a temporary file.
     public func export() async throws(GraphError) {
+        if let normalization = locked.withLock({ $0.settings.loudnessNormalization }) {
+            do throws(GraphError) { try checkNormalizable(normalization) } catch { throw ending(with: error) }
+            return try await exportRange()
+        }
         if locked.withLock({ $0.settings.videoComposition != nil || $0.settings.audioMix != nil }) {
             guard preset != .passthrough else {
                 throw ending(with: GraphError(.usage, at: "videoComposition", "a video composition or an audio mix changes the pictures or the sound, and \(ExportPreset.passthrough.rawValue) copies them as stored: pick a preset that encodes"))

@@ -75,9 +75,10 @@ extension AssetExportSession {
                 b.connect(demux.output(track.mediaType.rawValue), to: file.input(track.mediaType.rawValue), capacity: AssetWriter.intoTheMuxer)
             }
         } else {
+            let normalization = locked.withLock { $0.settings.loudnessNormalization }
             let decode = b.add("decode", DecodeNode.self) { p in
                 p[\.pixelFormat] = .i420  // what x264 takes: no conversion before the encoder
-                p[\.sampleFormat] = .auto
+                p[\.sampleFormat] = normalization == nil ? .auto : .value(.f32le)  // what effect.normalize takes
             }
             b.connect(source.output(), to: decode.input())
             // The encoders the settings name (H.264 or HEVC, AAC), from the one place that maps
@@ -85,7 +86,18 @@ extension AssetExportSession {
             for (type, settings) in [(MediaType.video, video.flatMap { _ in videoSettings } as (any OutputSettings)?),
                                      (.audio, audio.flatMap { _ in audioSettings })] {
                 guard let settings, let encoder = try WriterEncoders.add(for: settings, id: "\(type.rawValue)-encoder", at: "export", to: &b) else { continue }
-                b.connect(decode.output(type.rawValue), to: encoder.input)
+                if type == .audio, let normalization {
+                    // Two-pass: the whole sound measured, then sent at one gain (ExportNormalization.swift).
+                    let normalize = b.add("normalize", NormalizeNode.self) { p in
+                        p[\.target] = normalization.targetLUFS
+                        p[\.truePeak] = normalization.truePeakDBTP
+                        p[\.mode] = .twoPass
+                    }
+                    b.connect(decode.output(type.rawValue), to: normalize.input())
+                    b.connect(normalize.output(), to: encoder.input)
+                } else {
+                    b.connect(decode.output(type.rawValue), to: encoder.input)
+                }
                 b.connect(encoder.output, to: file.input(type.rawValue), capacity: AssetWriter.intoTheMuxer)
             }
         }

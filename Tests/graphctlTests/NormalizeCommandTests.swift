@@ -150,4 +150,18 @@ import TestSupport
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".partial") }
         #expect(left.isEmpty, "\(left)")
     }
+
+    /// graphs/normalize.json, run as it is with its input and outputs set: the M4A at the graph's
+    /// -16 LUFS by ffmpeg, and the node's report written beside it.
+    @Test func theExampleGraphNormalizes() throws {
+        let input = try make("music.wav", Self.signals["music"]!)
+        let output = path("graph.m4a")
+        let r = try Graphctl.run("run", Graphctl.graph("normalize.json"), "--quiet", "--set", "src.path=\(input)",
+                                 "--set", "file.path=\(output)", "--set", "norm.json=\(path("graph.json"))")
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONDecoder().decode(NormalizationReport.self, from: Data(contentsOf: URL(fileURLWithPath: path("graph.json"))))
+        #expect(report.mode == "two-pass" && report.targetLUFS == -16)
+        let theirs = try FFmpegLoudness.measure(output)
+        #expect(abs(theirs.integrated + 16) <= 0.5 && theirs.truePeak <= -1 + 0.1, "\(theirs)")
+    }
 }

@@ -4,9 +4,10 @@ import Dispatch
 import Glibc
 import GraphKit
 
-/// `graphctl export IN OUT --preset P [--start S --duration D]`: an asset exported as
-/// `AVAssetExportSession` exports it (``AssetExportSession``): a preset, a time range, the
-/// index first. A signal cancels it: nothing is left at OUT.
+/// `graphctl export IN OUT --preset P [--start S --duration D] [--normalize [--target LUFS]
+/// [--true-peak dBTP]]`: an asset exported as `AVAssetExportSession` exports it
+/// (``AssetExportSession``): a preset, a time range, the index first, and GraphKit's own
+/// loudness normalization (``LoudnessNormalization``). A signal cancels it: nothing is left at OUT.
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export a media file with an AVFoundation preset (passthrough, 1280x720, appleM4A…), optionally a time range of it.",
@@ -17,9 +18,15 @@ struct Export: ParsableCommand {
             OUT must not exist; its extension gives the file type (.mp4, .mov, .m4a). The index goes \
             before the media unless --no-faststart is given.
 
+            --normalize sends the sound through effect.normalize (two passes: measured whole, then one \
+            gain, with a true-peak limiter only where needed) between the decoder and the AAC encoder: \
+            --target LUFS (default -16) under --true-peak dBTP (default -1), the ranges of graphctl \
+            normalize. Not with passthrough, which copies the sound as stored.
+
             Exit status: 0 the file is complete; 64 a preset, a range or an extension that cannot be \
             used, or a --start or --duration that is not a number of seconds from 0 to 31536000 \
-            (nan, inf and 1e400 are none) (nothing written); 66 the input cannot be read; 70 the export failed; 73 OUT exists \
+            (nan, inf and 1e400 are none), --normalize with passthrough or an input without sound, \
+            --target or --true-peak out of range or without --normalize (nothing written); 66 the input cannot be read; 70 the export failed; 73 OUT exists \
             or cannot be written; 130 cancelled (Ctrl-C: nothing is left at OUT).
             """
     )
@@ -45,6 +52,14 @@ struct Export: ParsableCommand {
             transform: NumberArgument.seconds("--duration", in: 0...longest))
     var duration: Double?
 
+    @Flag(help: "Normalize the sound's loudness (EBU R128, two passes) before it is encoded.")
+    var normalize = false
+
+    /// --target and --true-peak, with --normalize.
+    @OptionGroup var loudness: LoudnessOptions
+    var target: Double? { loudness.target }
+    var truePeak: Double? { loudness.truePeak }
+
     @Flag(name: .customLong("no-faststart"), help: "Write the index after the media.")
     var noFaststart = false
 
@@ -61,6 +76,12 @@ struct Export: ParsableCommand {
     func run() throws {
         guard let preset = Self.presets[preset] ?? ExportPreset(rawValue: preset) else {
             throw report(GraphError(.usage, at: "--preset", "\"\(preset)\" is not a preset: choose one of \(Self.presets.keys.sorted().joined(separator: ", "))"))
+        }
+        if !normalize, let option = target != nil ? "--target" : truePeak != nil ? "--true-peak" : nil {
+            throw report(GraphError(.usage, at: option, "\(option) is a setting of --normalize: give --normalize too"))
+        }
+        if normalize, preset == .passthrough {
+            throw report(GraphError(.usage, at: "--normalize", "--normalize changes the sound, and passthrough copies it as stored: pick a preset that encodes (highestQuality, 1280x720, appleM4A…)"))
         }
         let type: FileType
         switch output.split(separator: ".").last.map({ $0.lowercased() }) {
@@ -84,6 +105,9 @@ struct Export: ParsableCommand {
             session.outputPath = output
             session.outputFileType = type
             session.shouldOptimizeForNetworkUse = !noFaststart
+            if normalize {
+                session.loudnessNormalization = LoudnessNormalization(targetLUFS: target, truePeakDBTP: truePeak)
+            }
             if start != nil || duration != nil {
                 let from = MediaTime(seconds: start ?? 0)
                 session.timeRange = MediaTimeRange(start: from, duration: duration.map { MediaTime(seconds: $0) } ?? (asset.duration - from))

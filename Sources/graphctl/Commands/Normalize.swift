@@ -36,13 +36,10 @@ struct Normalize: ParsableCommand {
     @Argument(help: "The file to write: .m4a, .mp4, .opus, .ogg or .mka.")
     var output: String
 
-    @Option(help: "Integrated loudness to reach, LUFS (-70 to -5; default -16, or the preset's).",
-            transform: NumberArgument.range("--target", of: NormalizeNode.target))
-    var target: Double?
-
-    @Option(name: .customLong("true-peak"), help: "True-peak ceiling, dBTP (-20 to 0; default -1).",
-            transform: NumberArgument.range("--true-peak", of: NormalizeNode.truePeak))
-    var truePeak: Double?
+    /// --target (over the preset's) and --true-peak.
+    @OptionGroup var loudness: LoudnessOptions
+    var target: Double? { loudness.target }
+    var truePeak: Double? { loudness.truePeak }
 
     @Option(help: "ebu (-23 LUFS), podcast (-16) or streaming (-14).")
     var preset: Preset?
