@@ -38,7 +38,8 @@ import Testing
 
     @Test(arguments: [(ExportPreset.passthrough, LoudnessNormalization(), "copies it as stored"),
                       (.appleM4A, LoudnessNormalization(targetLUFS: -4), "loudnessNormalization.targetLUFS"),
-                      (.appleM4A, LoudnessNormalization(truePeakDBTP: .nan), "loudnessNormalization.truePeakDBTP")])
+                      (.appleM4A, LoudnessNormalization(truePeakDBTP: .nan), "loudnessNormalization.truePeakDBTP"),
+                      (.sd640x480, LoudnessNormalization(), "export the sound alone")])
     func refusedBeforeAnythingIsWritten(_ preset: ExportPreset, _ normalization: LoudnessNormalization, _ said: String) async throws {
         let session = try AssetExportSession(asset: try Asset(path: try source()), preset: preset)
         session.outputPath = path("out.m4a")

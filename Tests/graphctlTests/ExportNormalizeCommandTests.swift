@@ -6,7 +6,8 @@ import TestSupport
 
 /// `graphctl export … --normalize`: the sound through effect.normalize (two passes) before the
 /// AAC encoder, a quiet and a loud input brought to the target under the ceiling by ffmpeg's
-/// ebur128, the video re-encoded as the preset says; and what it refuses, with exit status 64.
+/// ebur128, as an M4A; and what it refuses, with exit status 64 (a preset with video among them:
+/// the two passes hold the sound, and the muxer the pictures waiting for it).
 @Suite(.media, .timeLimit(.minutes(10))) struct ExportNormalizeCommandTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
@@ -28,33 +29,21 @@ import TestSupport
     ]
 
     @Test(arguments: [("quiet", -16.0, -1.0), ("loud", -23.0, -2.0)])
-    func reachesTheTargetUnderTheCeilingAndKeepsTheVideo(_ input: String, _ target: Double, _ ceiling: Double) throws {
+    func reachesTheTargetUnderTheCeiling(_ input: String, _ target: Double, _ ceiling: Double) throws {
         let source = try movie("\(input).mp4", sound: Self.inputs[input]!)
         let before = try FFmpegLoudness.measure(source)
         #expect(abs(before.integrated - target) > 5, "the input is not already at the target: \(before)")
-        let output = path("\(input)-normalized.mp4")
-        var arguments = ["export", source, output, "--preset", "640x480", "--normalize", "--quiet"]
+        let output = path("\(input)-normalized.m4a")
+        var arguments = ["export", source, output, "--preset", "appleM4A", "--normalize", "--quiet"]
         if target != -16 { arguments += ["--target=\(target)", "--true-peak=\(ceiling)"] }
         let r = try Graphctl.run(arguments)
         #expect(r.status == 0 && r.stderr == "" && r.stdout == "", "\(r.stderr)")
         let after = try FFmpegLoudness.measure(output)
         #expect(abs(after.integrated - target) <= 0.5, "\(before) -> \(after)")
         #expect(after.truePeak <= ceiling + 0.1, "\(after)")
-        // The video is still there, re-encoded as 640x480 says (fitted in the box, shape kept).
         let probe = try MediaProbe(output)
-        #expect(probe.stream("video")?.codecName == "h264" && probe.stream("video")?.width == 640 && probe.stream("video")?.height == 360)
-        #expect(probe.stream("audio")?.codecName == "aac")
+        #expect(probe.stream("video") == nil && probe.stream("audio")?.codecName == "aac")
         #expect(abs(probe.duration - 4) < 0.1, "\(probe.duration)")
-    }
-
-    @Test func aRangeIsNormalizedAlone() throws {
-        let source = try movie("loud.mp4", sound: Self.inputs["loud"]!)
-        let output = path("part.mp4")
-        let r = try Graphctl.run("export", source, output, "--preset", "640x480", "--normalize", "--start", "1", "--duration", "2.5", "--quiet")
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(abs(try MediaProbe(output).duration - 2.5) < 0.1)
-        let after = try FFmpegLoudness.measure(output)
-        #expect(abs(after.integrated + 16) <= 0.5 && after.truePeak <= -0.9, "\(after)")
     }
 
     @Test func whatItCannotNormalizeIsRefusedWith64() throws {
@@ -67,7 +56,9 @@ import TestSupport
             ([source, path("o.mp4"), "--preset", "640x480", "--normalize", "--target=-71"], "--target takes a number from -70 to -5"),
             ([source, path("o.mp4"), "--preset", "640x480", "--normalize", "--true-peak=0.5"], "--true-peak takes a number from -20 to 0"),
             ([source, path("o.mp4"), "--preset", "640x480", "--target=-20"], "--target is a setting of --normalize"),
-            ([mute, path("o.mp4"), "--preset", "640x480", "--normalize"], "has no sound"),
+            ([mute, path("o.mp4"), "--preset", "appleM4A", "--normalize"], "has no sound"),
+            ([source, path("o.mp4"), "--preset", "640x480", "--normalize"], "export the sound alone"),
+            ([source, path("o.m4a"), "--preset", "appleM4A", "--normalize", "--start", "1", "--duration", "2.5"], "of a time range is not supported yet"),
         ]
         for (arguments, message) in refused {
             let r = try Graphctl.run(["export"] + arguments + ["--quiet"])
