@@ -3,9 +3,12 @@ import GraphKitRuntime
 import Nodes
 
 /// Loudness normalization of an export's sound (EBU R128): GraphKit's own, as AVFoundation has
-/// none. Set as ``AssetExportSession/loudnessNormalization``, the decoded sound goes through
-/// `effect.normalize` in its two-pass mode (measured whole, then one gain, with a true-peak
-/// limiter only where that gain would pass the ceiling) before the AAC encoder.
+/// none. Set as ``AssetExportSession/loudnessNormalization``, the export runs twice over its
+/// range: first the sound alone, decoded and measured by `effect.normalize` in its two-pass mode
+/// (the gain to the target, raised where a true-peak limiter will take some back), then the
+/// export itself, its sound through `effect.normalize` at that gain (the limiter only where it
+/// passes the ceiling) before the AAC encoder. Nothing is held between decoder and muxer, so the
+/// pictures beside the sound go on as they come.
 public struct LoudnessNormalization: Sendable, Equatable {
     /// The integrated loudness to reach, in LUFS: -70 to -5 (`effect.normalize`'s `target`).
     public var targetLUFS: Double
@@ -47,16 +50,42 @@ extension AssetExportSession {
         guard audioSettings != nil, !asset.tracks(withMediaType: .audio).isEmpty else {
             throw GraphError(.usage, at: "loudnessNormalization", "\"\(asset.path)\" has no sound this export encodes: there is nothing to normalize")
         }
-        // Two passes hold the whole sound before sending any, and the muxer waits for sound to
-        // interleave with the pictures: beside a video from the same file the run stalls (a
-        // minute of 720p did). The sound alone, until the measurement is a pass of its own.
-        // A range's sound came out short of its end (2.14 of 2.5 s): refused until that is found.
-        guard locked.withLock({ $0.settings.timeRange }) == nil else {
-            throw GraphError(.usage, at: "loudnessNormalization", "loudness normalization of a time range is not supported yet: export the whole sound")
+    }
+
+    /// The first run of a normalized export: the range's sound alone, measured, and the gain the
+    /// second run applies (``NormalizationReport/gainDB``). Cancelled as the export is.
+    func normalizationGain(_ normalization: LoudnessNormalization, of segment: Segment, seek: GraphRun.Seek?) async throws(GraphError) -> Double {
+        var b = GraphBuilder(name: "AssetExportSession", description: "measures the loudness of \(segment.path)")
+        let source = b.add("source", FileSourceNode.self) { $0[\.path] = segment.path }
+        let decode = b.add("decode", DecodeNode.self) { $0[\.sampleFormat] = .value(.f32le) }
+        let measure = b.add("measure", NormalizeNode.self) { p in
+            p[\.target] = normalization.targetLUFS
+            p[\.truePeak] = normalization.truePeakDBTP
+            p[\.mode] = .twoPass
         }
-        guard videoSettings == nil || asset.tracks(withMediaType: .video).isEmpty else {
-            throw GraphError(.usage, at: "loudnessNormalization",
-                             "loudness normalization measures the whole sound before it writes any, which an export with video cannot wait for: export the sound alone (\(ExportPreset.appleM4A.rawValue)), or normalize it with graphctl normalize")
+        b.connect(source.output(), to: decode.input())
+        b.connect(decode.output(MediaType.audio.rawValue), to: measure.input())
+        let run = try GraphRun(try b.build(registry: .builtIn))
+        let cancelled = locked.withLock { l in
+            l.run = run
+            return l.cancelRequested
+        }
+        guard !cancelled else { throw Self.cancelled }
+        try await start(run, at: seek)
+        let report = await withTaskCancellationHandler { await run.report() } onCancel: { cancelExport() }
+        try end(measuring: report)
+        guard let gain = (run.node("measure") as? NormalizeNode)?.report?.gainDB else {
+            throw GraphError(.runFailed, at: "loudnessNormalization", "\"\(segment.path)\" gave no sound to measure in the range exported")
+        }
+        return gain
+    }
+
+    /// The measuring run's end: on, or the export's end (cancelled, failed).
+    private func end(measuring report: RunReport) throws(GraphError) {
+        switch report.status {
+        case .completed: return
+        case .stopped, .cancelled: throw Self.cancelled
+        case .failed: throw report.error ?? GraphError(.runFailed, at: "loudnessNormalization", "measuring the sound failed and did not say why")
         }
     }
 }

@@ -14,7 +14,11 @@ extension AssetExportSession {
         let (segments, seek) = try begin()
         do throws(GraphError) {
             if try await exportByIndex(segments) { return }
-            let run = try GraphRun(try graph(for: segments, seek: seek))
+            var gain: Double?
+            if let normalization = locked.withLock({ $0.settings.loudnessNormalization }) {
+                gain = try await normalizationGain(normalization, of: segments[0], seek: seek)
+            }
+            let run = try GraphRun(try graph(for: segments, seek: seek, normalizationGain: gain))
             // The cover, and the chapters that show in the range, moved to its timeline.
             try (locked.withLock { $0.settings.metadata } ?? asset.metadata).addExtraTags(to: run, showing: segments[0].range, of: asset.duration)
             let cancelled = locked.withLock { l in
@@ -51,7 +55,9 @@ extension AssetExportSession {
     /// The graph that exports `segments`: one segment, a file's range, read by a seek. (A
     /// composition, several files' ranges in sequence, is read by ``AssetReader`` instead:
     /// ``exportEncoding(_:)``; the graph form of a join is `source.concat`.)
-    func graph(for segments: [Segment], seek: GraphRun.Seek?) throws(GraphError) -> Graph {
+    /// `normalizationGain`: the sound goes through `effect.normalize` at this gain
+    /// (``normalizationGain(_:of:seek:)`` measured it).
+    func graph(for segments: [Segment], seek: GraphRun.Seek?, normalizationGain: Double? = nil) throws(GraphError) -> Graph {
         guard segments.count == 1, let segment = segments.first else {
             throw GraphError(.usage, at: "AssetExportSession", "an asset's export is of one range of it; export several files' ranges in sequence as a Composition")
         }
@@ -75,7 +81,7 @@ extension AssetExportSession {
                 b.connect(demux.output(track.mediaType.rawValue), to: file.input(track.mediaType.rawValue), capacity: AssetWriter.intoTheMuxer)
             }
         } else {
-            let normalization = locked.withLock { $0.settings.loudnessNormalization }
+            let normalization = normalizationGain.flatMap { gain in locked.withLock { $0.settings.loudnessNormalization }.map { ($0, gain) } }
             let decode = b.add("decode", DecodeNode.self) { p in
                 p[\.pixelFormat] = .i420  // what x264 takes: no conversion before the encoder
                 p[\.sampleFormat] = normalization == nil ? .auto : .value(.f32le)  // what effect.normalize takes
@@ -86,12 +92,12 @@ extension AssetExportSession {
             for (type, settings) in [(MediaType.video, video.flatMap { _ in videoSettings } as (any OutputSettings)?),
                                      (.audio, audio.flatMap { _ in audioSettings })] {
                 guard let settings, let encoder = try WriterEncoders.add(for: settings, id: "\(type.rawValue)-encoder", at: "export", to: &b) else { continue }
-                if type == .audio, let normalization {
-                    // Two-pass: the whole sound measured, then sent at one gain (ExportNormalization.swift).
+                if type == .audio, let (normalization, gain) = normalization {
+                    // The gain the first run measured, applied as the sound streams (ExportNormalization.swift).
                     let normalize = b.add("normalize", NormalizeNode.self) { p in
                         p[\.target] = normalization.targetLUFS
                         p[\.truePeak] = normalization.truePeakDBTP
-                        p[\.mode] = .twoPass
+                        p[\.gain] = gain
                     }
                     b.connect(decode.output(type.rawValue), to: normalize.input())
                     b.connect(normalize.output(), to: encoder.input)

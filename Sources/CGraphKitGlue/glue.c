@@ -411,6 +411,8 @@ static GstPadProbeReturn transform_probe_body(GstPadProbeInfo *info, TransformPr
             p->event(p->context, 0, caps);
         } else if (event && GST_EVENT_TYPE(event) == GST_EVENT_EOS && p->event) {
             p->event(p->context, 1, NULL);
+        } else if (event && GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP && p->event) {
+            p->event(p->context, 2, NULL);
         }
     }
     return GST_PAD_PROBE_OK;
@@ -437,7 +439,7 @@ gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEven
             counters[i]->end_ns = -1;
         }
     }
-    GstPadProbeType mask = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM;
+    GstPadProbeType mask = GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH;
     if (transform != NULL)
         mask |= GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST;
     return gst_pad_add_probe(pad, mask, transform_probe, p, transform_probe_free);

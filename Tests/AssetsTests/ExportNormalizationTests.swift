@@ -31,6 +31,35 @@ import Testing
         #expect(abs(after.integrated + 20) <= 0.5 && after.truePeak <= -3 + 0.1, "\(after)")
     }
 
+    /// With pictures and a range: the sound measured by a run of its own, then exported at that
+    /// gain beside the pictures, to the range's end.
+    @Test func withPicturesAndARange() async throws {
+        let session = try AssetExportSession(asset: try Asset(path: try source()), preset: .sd640x480)
+        session.outputPath = path("out.mp4")
+        session.timeRange = MediaTimeRange(start: MediaTime(seconds: 0.4), duration: MediaTime(seconds: 2))
+        session.loudnessNormalization = LoudnessNormalization(targetLUFS: -18)
+        try await session.export()
+        #expect(session.status == .completed && session.progress == 1)
+        let after = try FFmpegLoudness.measure(path("out.mp4"))
+        #expect(abs(after.integrated + 18) <= 0.5 && after.truePeak <= -1 + 0.1, "\(after)")
+        let probe = try MediaProbe(path("out.mp4"))
+        #expect(probe.stream("video")?.frameCount == 50, "\(String(describing: probe.stream("video")))")
+        #expect(abs((probe.stream("audio")?.duration ?? 0) - 2) < 0.05, "\(String(describing: probe.stream("audio")))")
+    }
+
+    /// Cancelled while the sound is measured, the export ends cancelled with nothing written.
+    @Test func cancelledWhileMeasuring() async throws {
+        let session = try AssetExportSession(asset: try Asset(path: try source()), preset: .appleM4A)
+        session.outputPath = path("out.m4a")
+        session.loudnessNormalization = LoudnessNormalization()
+        let export = Task { try await session.export() }
+        while session.status == .unknown { try await Task.sleep(for: .milliseconds(1)) }
+        session.cancelExport()
+        await #expect(throws: GraphError.self) { try await export.value }
+        #expect(session.status == .cancelled)
+        #expect(!FileManager.default.fileExists(atPath: path("out.m4a")))
+    }
+
     @Test func theDefaultsAreEffectNormalizes() {
         let normalization = LoudnessNormalization()
         #expect(normalization.targetLUFS == -16 && normalization.truePeakDBTP == -1)
@@ -38,8 +67,7 @@ import Testing
 
     @Test(arguments: [(ExportPreset.passthrough, LoudnessNormalization(), "copies it as stored"),
                       (.appleM4A, LoudnessNormalization(targetLUFS: -4), "loudnessNormalization.targetLUFS"),
-                      (.appleM4A, LoudnessNormalization(truePeakDBTP: .nan), "loudnessNormalization.truePeakDBTP"),
-                      (.sd640x480, LoudnessNormalization(), "export the sound alone")])
+                      (.appleM4A, LoudnessNormalization(truePeakDBTP: .nan), "loudnessNormalization.truePeakDBTP")])
     func refusedBeforeAnythingIsWritten(_ preset: ExportPreset, _ normalization: LoudnessNormalization, _ said: String) async throws {
         let session = try AssetExportSession(asset: try Asset(path: try source()), preset: preset)
         session.outputPath = path("out.m4a")

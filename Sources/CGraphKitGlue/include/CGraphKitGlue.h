@@ -88,7 +88,8 @@ GkEdgeStats gk_edge_stats_read(const GkEdgeStats *stats);
 /* A Swift processing step run on a pad's streaming thread.
  * The transform takes ownership of `buffer` and returns the buffer to push on (owned), or NULL to
  * drop it; a NULL transform watches events only (no buffer probe at all). The event function is
- * called with each new caps (borrowed; kind 0) and at end of stream (caps NULL; kind 1). */
+ * called with each new caps (borrowed; kind 0), at end of stream (caps NULL; kind 1) and when a
+ * flush ends (a seek: caps NULL; kind 2). */
 typedef GstBuffer *(*GkTransformFn)(void *context, GstBuffer *buffer);
 typedef void (*GkEventFn)(void *context, int kind, GstCaps *caps);
 gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn event, void *context,

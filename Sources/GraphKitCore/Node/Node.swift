@@ -76,6 +76,10 @@ public protocol ProcessingNode: Node {
     func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool
     /// End of stream on the input: the last chance to flush results.
     func endOfStream() throws(GraphError)
+    /// The stream starts over (a seek flushed it: what the node was handed before is dropped
+    /// downstream, and the buffers that follow are of the new position). A node that holds
+    /// samples, or times what it emits from a count, starts over too.
+    func streamWasFlushed()
     /// Called once before the run with what the engine offers beyond buffers: emitting on an
     /// output of another format, and asking upstream for the stream's duration.
     func attach(_ host: ProcessingHost)
@@ -84,6 +88,7 @@ public protocol ProcessingNode: Node {
 extension ProcessingNode {
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {}
     public func endOfStream() throws(GraphError) {}
+    public func streamWasFlushed() {}
     public func attach(_ host: ProcessingHost) {}
 }
 

@@ -196,6 +196,8 @@ struct ProcessingNodeHost {
                 }
             } else if kind == 1, endsHere {
                 endOfStream()
+            } else if kind == 2 {
+                node.streamWasFlushed()
             }
         }
 

@@ -5,7 +5,7 @@ import GraphKitRuntime
 
 /// What `effect.normalize` did: the loudness it found and the loudness it gave, per EBU R128.
 public struct NormalizationReport: Codable, Sendable, Equatable {
-    /// `two-pass` or `live`.
+    /// `two-pass`, `live`, or `gain` (one pass at a gain given by the graph: ``NormalizeNode/gain``).
     public var mode: String
     public var targetLUFS: Double
     public var truePeakCeilingDBTP: Double
@@ -29,7 +29,13 @@ public struct NormalizationReport: Codable, Sendable, Equatable {
 ///   the gated loudness of the last 10 s measured (which runs `lookAhead` ahead of what leaves),
 ///   at most 2 dB a second, within ±30 dB, the first gain set at once from the first window.
 ///
-/// Either way the limiter adds 5 ms of delay, the output keeps the input's format (32-bit float,
+/// - `gain` given (one pass, measured first): the gain an earlier two-pass run of the same sound
+///   reported (its ``NormalizationReport/gainDB``) is applied as the sound streams, through the
+///   same limiter: ffmpeg loudnorm's second run with its first run's figures. This is how a sound
+///   beside pictures or a range of a file is normalized (`graphctl export --normalize` does it):
+///   nothing is held, so a muxer waiting for the sound never waits for the whole of it.
+///
+/// The limiter adds 5 ms of delay, the output keeps the input's format (32-bit float,
 /// any rate from 4 kHz, 1 to 64 channels) and times, and a sample that is not a finite number
 /// becomes silence. `json` writes a ``NormalizationReport``.
 ///
@@ -52,6 +58,8 @@ public final class NormalizeNode: ProcessingNode, Sendable {
                                              help: "two-pass: measure the whole input, then one gain; live: one pass, a gain that follows")
     public static let lookAhead = Parameter<Double>("lookAhead", 0.5...10, default: 3,
                                                     help: "live: seconds held back and measured before they leave")
+    public static let gain = OptionalParameter<Double>("gain", -80...80,
+                                                       help: "dB: one pass at this gain (an earlier two-pass report's gainDB: measure first, then apply), peaks limited; not with live")
     public static let json = OptionalParameter<String>("json", format: .path, writesFile: true, help: "write the report (before, after, gain) here as JSON")
 
     public static let descriptor = NodeDescriptor(
@@ -61,7 +69,7 @@ public final class NormalizeNode: ProcessingNode, Sendable {
         inputs: [PortDescriptor("in", .pcm([.f32le], sampleRates: LoudnessMeter.lowestRate...768_000), help: "float PCM audio")],
         outputs: [PortDescriptor("out", .pcm([.f32le], sampleRates: LoudnessMeter.lowestRate...768_000), carries: .input("in"),
                                  help: "the same PCM at the target loudness")],
-        parameters: [target, truePeak, mode, lookAhead, json],
+        parameters: [target, truePeak, mode, lookAhead, gain, json],
         example: #"{ "type": "effect.normalize", "params": { "target": -16, "truePeak": -1 } }"#
     )
 
@@ -71,7 +79,7 @@ public final class NormalizeNode: ProcessingNode, Sendable {
     static let margin = 0.05
 
     let context: NodeContext
-    let settings: (target: Double, ceiling: Double, mode: Mode, lookAhead: Double)
+    let settings: (target: Double, ceiling: Double, mode: Mode, lookAhead: Double, gain: Double?)
     let file: ReportFile?
     private struct State {
         var host: ProcessingHost?
@@ -86,13 +94,19 @@ public final class NormalizeNode: ProcessingNode, Sendable {
         var gainDB: Double?
         var emitted = 0
         var report: NormalizationReport?
+        /// Why the spill file of two passes could not be made (after a flush, thrown by the next buffer).
+        var spillFailure: GraphError?
     }
     private let state = Guarded(State())
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
         let p = context.parameters
-        settings = (p[Self.target], p[Self.truePeak], p[Self.mode], p[Self.lookAhead])
+        settings = (p[Self.target], p[Self.truePeak], p[Self.mode], p[Self.lookAhead], p[Self.gain])
+        if settings.gain != nil, settings.mode == .live {
+            throw GraphError(.invalidGraph, at: context.location(parameter: "gain"),
+                             "a gain given is applied in one pass, and live mode sets its own as it goes: give gain or mode live, not both", node: context.id)
+        }
         file = ReportFile(Self.json, of: context)
     }
 
@@ -110,6 +124,28 @@ public final class NormalizeNode: ProcessingNode, Sendable {
         try file?.finish(outcome)
     }
 
+    /// A seek: what came before it (a run's preroll, before an export's range) is neither
+    /// measured nor sent, and the times start again from the first buffer after it.
+    public func streamWasFlushed() {
+        state.withLock { s in
+            guard let f = s.format else { return }
+            s = State(host: s.host, format: f)
+            begin(&s, f)
+        }
+    }
+
+    /// The meters and the limiter for `f`, and the spill file of two passes.
+    private func begin(_ s: inout State, _ f: MediaFormat.PCMFormat) {
+        s.before = LoudnessMeter(sampleRate: f.sampleRate, channels: f.channels)
+        s.after = LoudnessMeter(sampleRate: f.sampleRate, channels: f.channels)
+        s.limiter = TruePeakLimiter(channels: f.channels, sampleRate: f.sampleRate, ceilingDB: settings.ceiling - Self.margin)
+        s.gainDB = settings.gain
+        s.spill = nil
+        if settings.mode == .twoPass, settings.gain == nil {
+            do { s.spill = try SpillFile(node: context.id) } catch { s.spillFailure = error }
+        }
+    }
+
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         guard case .pcm(let pcm) = format, pcm.sampleFormat == .f32le else {
             throw GraphError(.runFailed, "effect.normalize takes 32-bit float PCM, got \(format)", node: context.id)
@@ -123,16 +159,15 @@ public final class NormalizeNode: ProcessingNode, Sendable {
                 return
             }
             s.format = pcm
-            s.before = LoudnessMeter(sampleRate: pcm.sampleRate, channels: pcm.channels)
-            s.after = LoudnessMeter(sampleRate: pcm.sampleRate, channels: pcm.channels)
-            s.limiter = TruePeakLimiter(channels: pcm.channels, sampleRate: pcm.sampleRate, ceilingDB: settings.ceiling - Self.margin)
-            if settings.mode == .twoPass { s.spill = try SpillFile(node: context.id) }
+            begin(&s, pcm)
+            if let failure = s.spillFailure { throw failure }
         }
     }
 
     public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {
         let out = try state.withLock { (s) throws(GraphError) -> SampleBuffer? in
             guard let f = s.format else { throw GraphError(.runFailed, "PCM arrived before its format", node: context.id) }
+            if let failure = s.spillFailure { throw failure }
             if s.start == nil { s.start = buffer.presentationTime ?? .zero }
             var samples: [Float] = []
             buffer.withAudioSamples(as: Float.self) { input in
@@ -143,9 +178,14 @@ public final class NormalizeNode: ProcessingNode, Sendable {
                 try spill.append(samples)
                 return nil
             }
+            var output: [Float] = []
+            if let gain = settings.gain {
+                let g = Self.linear(gain)
+                samples.withUnsafeBufferPointer { s.limiter?.process($0, gainFrom: g, to: g, into: &output) }
+                return made(&s, output)
+            }
             s.held.append(samples)
             s.heldFrames += samples.count / f.channels
-            var output: [Float] = []
             while s.heldFrames - (s.held.first?.count ?? 0) / f.channels >= Int(settings.lookAhead * Double(f.sampleRate)) {
                 liveStep(&s, f, into: &output)
             }
@@ -243,6 +283,8 @@ public final class NormalizeNode: ProcessingNode, Sendable {
         }) {
             let gain = try twoPassGain(spill, f, input)
             state.withLock { $0.gainDB = gain }
+            // Measuring only (the first of two runs: the gain is what was wanted): nothing to send.
+            guard context.connectedOutputs.contains("out") else { return try reportAtEnd() }
             // The second pass, each piece sent before the next is read; a run that is ending takes
             // no more, and the rest is left.
             var limiter = TruePeakLimiter(channels: f.channels, sampleRate: f.sampleRate, ceilingDB: settings.ceiling - Self.margin)
@@ -261,9 +303,14 @@ public final class NormalizeNode: ProcessingNode, Sendable {
             }
             if let out { try host.emit(out) }
         }
+        try reportAtEnd()
+    }
+
+    /// The report, from the meters before and after (after: nothing, when nothing was sent).
+    private func reportAtEnd() throws(GraphError) {
         let report = state.withLock { s -> NormalizationReport? in
             guard let before = s.before, before.framesSeen > 0, let after = s.after, let f = s.format else { return nil }
-            s.report = NormalizationReport(mode: settings.mode.rawValue, targetLUFS: settings.target, truePeakCeilingDBTP: settings.ceiling,
+            s.report = NormalizationReport(mode: settings.gain == nil ? settings.mode.rawValue : "gain", targetLUFS: settings.target, truePeakCeilingDBTP: settings.ceiling,
                                            gainDB: LoudnessMeter.rounded(s.gainDB ?? 0),
                                            limitedSeconds: Double(s.limiter?.limitedFrames ?? 0) / Double(f.sampleRate),
                                            input: before.measurement, output: after.measurement)

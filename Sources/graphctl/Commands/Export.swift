@@ -18,8 +18,9 @@ struct Export: ParsableCommand {
             OUT must not exist; its extension gives the file type (.mp4, .mov, .m4a). The index goes \
             before the media unless --no-faststart is given.
 
-            --normalize sends the sound through effect.normalize (two passes: measured whole, then one \
-            gain, with a true-peak limiter only where needed) between the decoder and the AAC encoder: \
+            --normalize brings the sound to a loudness (EBU R128) in two runs: the first measures the \
+            range's sound alone, the second exports it through effect.normalize at the gain found, with \
+            a true-peak limiter only where needed, between the decoder and the AAC encoder: \
             --target LUFS (default -16) under --true-peak dBTP (default -1), the ranges of graphctl \
             normalize. Not with passthrough, which copies the sound as stored.
 
