@@ -43,6 +43,8 @@ extension NodeRegistry {
         MatroskaSinkNode.self,
         WebMSinkNode.self,
         OggSinkNode.self,
+        WAVSinkNode.self,
+        FLACSinkNode.self,
         PreviewSinkNode.self,
         SRTSinkNode.self,
         RTMPSinkNode.self,

@@ -110,6 +110,23 @@ import TestSupport
         }
     }
 
+    /// Lossless outputs: every sample the input had, and as the node gave them (FLAC of the
+    /// float samples rounds to 24 bits; WAV keeps the floats), on target.
+    @Test(arguments: ["flac", "wav"])
+    func losslessOutputsKeepEverySample(_ ext: String) throws {
+        let input = try make("speech.wav", Self.signals["speech"]!)
+        let output = path("speech-normalized.\(ext)")
+        let report = try normalize([input, output, "--preset", "podcast"])
+        #expect(try decodedBytes(output) == decodedBytes(input))
+        let theirs = try FFmpegLoudness.measure(output)
+        #expect(abs(theirs.integrated + 16) <= 0.5 && theirs.truePeak <= -1 + 0.1, "\(theirs)")
+        #expect(abs(try #require(report.output.integratedLUFS) - theirs.integrated) <= 0.1)
+        let probe = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,duration_ts", "-of", "csv=p=0", output])
+        let samples = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", input])
+        // The header says the length: STREAMINFO's total written again at the end, the WAV's data size.
+        #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "\(ext == "flac" ? "flac" : "pcm_f32le"),\(samples.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
     @Test func refusalsSayWhatAndExitWithTheirCodes() throws {
         let input = try make("tone.wav", "sine=f=440:d=1:sample_rate=48000")
         let own = path("tone.mka")
@@ -121,7 +138,7 @@ import TestSupport
             ([input, path("a.m4a"), "--target=5"], 64, "--target takes a number from -70 to -5"),
             ([input, path("a.m4a"), "--target=-80"], 64, "--target takes a number from -70 to -5"),
             ([input, path("a.m4a"), "--true-peak=0.5"], 64, "--true-peak takes a number from -20 to 0"),
-            ([input, path("a.wav")], 64, "does not end in .m4a, .mp4, .opus, .ogg or .mka"),
+            ([input, path("a.aiff")], 64, "does not end in .m4a, .mp4, .opus, .ogg, .flac, .mka or .wav"),
             ([path("missing.wav"), path("a.m4a")], 66, "cannot read"),
             ([own, own], 65, "is the file being normalized (IN)"),
         ]

@@ -55,8 +55,9 @@ package final class MuxedFile: Sendable {
     }
 
     /// Makes `muxer` and links it to the file, and each connected input of `inputs` (port
-    /// descriptors) to one of the muxer's request pads of the port's name (`audio_%u`, `video_%u`).
-    package func build(in bin: BinBuilder, muxer: String, inputs: [PortDescriptor]) throws(GraphError) {
+    /// descriptors) to one of the muxer's request pads of the port's name (`audio_%u`, `video_%u`),
+    /// or, for a writer of one stream (`wavenc`, a bare FLAC stream), to its one `sink` pad.
+    package func build(in bin: BinBuilder, muxer: String, inputs: [PortDescriptor], oneStream: Bool = false) throws(GraphError) {
         let mux = try bin.make(muxer, name: "mux")
         let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
@@ -65,7 +66,9 @@ package final class MuxedFile: Sendable {
             // Video passes gkrisingtimes; audio goes to the muxer as it is: FLAC's header buffers
             // (STREAMINFO, comments) come first in the stream, all at time 0, and gkrisingtimes
             // refuses a time that repeats (it would have to pass buffers flagged as headers).
-            if port.name == "video" {
+            if oneStream {
+                try bin.expose(input: port.name, mux)
+            } else if port.name == "video" {
                 let rising = try bin.make("gkrisingtimes", ["input": port.name])
                 try bin.link(rising, pad: "src", to: mux, pad: "\(port.name)_%u")
                 try bin.expose(input: port.name, rising)
@@ -117,14 +120,21 @@ package final class MuxedFile: Sendable {
 /// A node that is one file written by a GStreamer muxer (``MuxedFile``): it names its muxer and
 /// declares its ports; its output, build, preparation and end are the file's.
 package protocol MuxedFileNode: ElementNode {
-    /// The GStreamer muxer (`oggmux`, `webmmux`, `matroskamux`).
+    /// The GStreamer muxer (`oggmux`, `webmmux`, `matroskamux`), or the writer of a file of one
+    /// stream (`wavenc`).
     static var muxer: String { get }
+    /// Whether the file holds one stream, taken on the muxer's one `sink` pad (default false:
+    /// request pads, a stream each).
+    static var oneStream: Bool { get }
     var file: MuxedFile { get }
 }
 
 extension MuxedFileNode {
+    package static var oneStream: Bool { false }
     public var output: OutputReport? { file.output }
-    public func build(in bin: BinBuilder) throws(GraphError) { try file.build(in: bin, muxer: Self.muxer, inputs: Self.descriptor.inputs) }
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        try file.build(in: bin, muxer: Self.muxer, inputs: Self.descriptor.inputs, oneStream: Self.oneStream)
+    }
     public func prepare() throws(GraphError) { try file.prepare() }
     public func finish(_ outcome: RunStatus) throws(GraphError) { try file.finish(outcome) }
 }

@@ -16,7 +16,8 @@ struct Normalize: ParsableCommand {
             Two passes by default: the sound is measured whole, then one gain is applied, with a \
             true-peak limiter only where that gain would pass the ceiling (effect.normalize, \
             docs/GRAPH-FORMAT.md). OUT's extension gives its kind: .m4a or .mp4 (AAC, gapless by its \
-            edit list), .opus or .ogg (Opus in Ogg), .mka (FLAC in Matroska, lossless). Presets: ebu \
+            edit list), .opus or .ogg (Opus in Ogg), .flac (FLAC, lossless), .mka (FLAC in Matroska), \
+            .wav (32-bit float WAV, the normalized samples as they are). Presets: ebu \
             (-23 LUFS), podcast (-16), streaming (-14); --target overrides the preset's.
 
             Exit status: 0 normalized; 64 an option out of its range (named) or an extension that is \
@@ -33,7 +34,7 @@ struct Normalize: ParsableCommand {
     @Argument(help: "The media file whose sound is normalized.")
     var input: String
 
-    @Argument(help: "The file to write: .m4a, .mp4, .opus, .ogg or .mka.")
+    @Argument(help: "The file to write: .m4a, .mp4, .opus, .ogg, .flac, .mka or .wav.")
     var output: String
 
     /// --target (over the preset's) and --true-peak.
@@ -50,12 +51,14 @@ struct Normalize: ParsableCommand {
     @Flag(help: "Print JSON for machines: file, output, and effect.normalize's report.")
     var json = false
 
-    /// The encoder and sink for OUT's extension.
-    static func encoding(of path: String) -> (encoder: String, sink: String)? {
+    /// The encoder (none: the samples as they are) and sink for OUT's extension.
+    static func encoding(of path: String) -> (encoder: String?, sink: String)? {
         switch path.split(separator: "/").last?.split(separator: ".").dropFirst().last?.lowercased() {
         case "m4a"?, "mp4"?: return ("encode.aac", "sink.mp4")
         case "opus"?, "ogg"?: return ("encode.opus", "sink.ogg")
+        case "flac"?: return ("encode.flac", "sink.flac")
         case "mka"?: return ("encode.flac", "sink.mkv")
+        case "wav"?: return (nil, "sink.wav")
         default: return nil
         }
     }
@@ -69,7 +72,7 @@ struct Normalize: ParsableCommand {
     func run() throws {
         bootstrapLogging(verbose: false, quiet: true)
         guard let encoding = Self.encoding(of: output) else {
-            throw report(GraphError(.usage, at: "OUT", "\"\(output)\" does not end in .m4a, .mp4, .opus, .ogg or .mka: its extension gives the encoding"))
+            throw report(GraphError(.usage, at: "OUT", "\"\(output)\" does not end in .m4a, .mp4, .opus, .ogg, .flac, .mka or .wav: its extension gives the encoding"))
         }
         do { try InputPath.checkOutput(output, option: "OUT") } catch { throw report(error) }
         guard access(input, R_OK) == 0 else {
@@ -119,22 +122,27 @@ struct Normalize: ParsableCommand {
         return GraphError(.invalidGraph, at: "OUT", "\"\(output)\" is the file being normalized (IN): write the result to another file")
     }
 
-    /// `source.file → decode (float) → effect.normalize → encoder → sink`.
-    func graphDocument(_ encoding: (encoder: String, sink: String)) -> JSONValue {
+    /// `source.file → decode (float) → effect.normalize → encoder → sink` (no encoder for WAV).
+    func graphDocument(_ encoding: (encoder: String?, sink: String)) -> JSONValue {
         var params: [(String, JSONValue)] = [("mode", .string(live ? "live" : "two-pass"))]
         if let target = target ?? preset?.target { params.append(("target", .number(target))) }
         if let truePeak { params.append(("truePeak", .number(truePeak))) }
         func node(_ type: String, _ params: [(String, JSONValue)] = []) -> JSONValue {
             .object([("type", .string(type)), ("params", .object(params))])
         }
-        let nodes: [(String, JSONValue)] = [
+        var nodes: [(String, JSONValue)] = [
             ("src", node("source.file", [("path", .string(input))])),
             ("dec", node("decode", [("sampleFormat", .string("f32le"))])),
             ("norm", node("effect.normalize", params)),
-            ("enc", node(encoding.encoder)),
             ("out", node(encoding.sink, [("path", .string(output))])),
         ]
-        let edges: [JSONValue] = ["src.out -> dec.in", "dec.audio -> norm.in", "norm.out -> enc.in", "enc.out -> out.audio"]
+        var edges: [JSONValue] = ["src.out -> dec.in", "dec.audio -> norm.in"]
+        if let encoder = encoding.encoder {
+            nodes.append(("enc", node(encoder)))
+            edges += ["norm.out -> enc.in", "enc.out -> out.audio"]
+        } else {
+            edges.append("norm.out -> out.audio")
+        }
         return .object([("version", 1), ("nodes", .object(nodes)), ("edges", .array(edges))])
     }
 
