@@ -159,6 +159,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var audioDelay: EncoderDelay?
         var audioSpan: (start: Int64, end: Int64)?
         var keyFrames: [String: KeyFrameRequests] = [:]
+        /// The files the graph reads, found when the run is prepared: a retired generation keeps them.
+        var filesRead: Set<FileIdentity> = []
     }
     private let state: Guarded<State>
 
@@ -256,7 +258,9 @@ public final class HLSSinkNode: ElementNode, Sendable {
             }
         }
         generation.hold()  // made with the first file: no other packaging removes it now
+        let filesRead = Set(context.filesRead.compactMap { FileIdentity(path: $0) })
         state.withLock {
+            $0.filesRead = filesRead
             for (r, file) in files.enumerated() { $0.renditions[r].initialization = file }
             $0.status = .writing
         }
@@ -400,7 +404,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
             let replaced = try file.commitReplacing()
             if let identity { s.written.append((file.path, identity)) }
             // What the graph reads stays, wherever it is (an input in an earlier generation).
-            generation.retire(replaced: replaced, sparing: Set(context.filesRead.compactMap { FileIdentity(path: $0) }))
+            generation.retire(replaced: replaced, sparing: s.filesRead)
         } catch {
             file.discard()
             throw error
