@@ -326,7 +326,8 @@ public final class OutputFile: Sendable {
         defer { close(fd) }
         var opened = stat()
         guard fstat(fd, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG else { return .foreign("not a regular file") }
-        return flock(fd, LOCK_EX | LOCK_NB) == 0 ? .free : .held
+        // A run holds its temporary file's lock as it holds its folders' (RunFolder's rule).
+        return RunFolder.lock(fd) != nil ? .free : .held
     }
 
     /// A fragmented recording's file, made anew under the target name: an existing regular

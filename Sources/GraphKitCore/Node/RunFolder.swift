@@ -7,8 +7,9 @@ import Glibc
 /// Everything is done relative to the descriptor of the folder that holds it, and no link is
 /// followed.
 package enum RunFolder {
-    /// Takes the lock on the folder open as `descriptor`: the time of its last change then (what
-    /// a later sweep compares with), or nil when someone else holds it.
+    /// Takes the lock on the folder (or a run's temporary file, ``OutputFile``) open as
+    /// `descriptor`: the time of its last change then (what a later sweep compares with), or nil
+    /// when someone else holds it, a running run.
     package static func lock(_ descriptor: Int32) -> timespec? {
         var info = stat()
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, fstat(descriptor, &info) == 0 else { return nil }
