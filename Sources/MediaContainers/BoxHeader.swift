@@ -45,7 +45,19 @@ public struct FourCC: Hashable, Sendable, Comparable, ExpressibleByStringLiteral
     }
 
     public var bytes: [UInt8] { [UInt8(rawValue >> 24), UInt8((rawValue >> 16) & 0xFF), UInt8((rawValue >> 8) & 0xFF), UInt8(rawValue & 0xFF)] }
-    public var description: String { String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) })) }
+    /// The code as text: Latin-1, a control byte (0x00–0x1F, 0x7F–0x9F) written `\xNN`, so that a
+    /// crafted type cannot cut or forge the message or log line it is printed in.
+    public var description: String {
+        var text = ""
+        for byte in bytes {
+            if byte < 0x20 || (0x7F...0x9F).contains(byte) {
+                text += "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            } else {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return text
+    }
     /// Four printable ASCII characters, as every box type that opens a file is.
     public var isPrintable: Bool { bytes.allSatisfy { (0x20...0x7E).contains($0) } }
     public static func < (a: FourCC, b: FourCC) -> Bool { a.rawValue < b.rawValue }

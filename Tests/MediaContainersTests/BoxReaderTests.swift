@@ -24,6 +24,14 @@ import TestSupport
         return path
     }
 
+    /// A type is printed in messages: its control bytes are written out, never passed through
+    /// (a NUL cut a message in a log; a newline would forge a line); iTunes' © stays.
+    @Test func aTypesControlBytesAreWrittenOut() {
+        #expect(FourCC(0x6D6F_6F76).description == "moov")
+        #expect(FourCC(0xA96E_616D).description == "©nam")
+        #expect(FourCC(0x0061_0A9B).description == "\\x00a\\x0A\\x9B")
+    }
+
     @Test(.media) func sizesZeroAndOneAndACutHeaderReadOneWay() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
