@@ -342,10 +342,14 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
     var timeScale: CMTimeScale { CMTimeScale(clamping: track?.naturalTimeScale ?? track?.stream.sampleRate ?? 600) }
     var sampleDataLength: Int64 { track?.totalSampleDataLength ?? 0 }
     var shortestFrame: CMTime { track?.minFrameDuration.map { CMTime($0) } ?? .invalid }
-    var characteristics: Set<AVMediaCharacteristic> { mediaType == .video ? [.visual, .frameBased] : [.audible] }
+    var characteristics: Set<AVMediaCharacteristic> {
+        guard mediaType == .video else { return [.audible] }
+        return track?.stream.color?.hdr != nil ? [.visual, .frameBased, .containsHDRVideo] : [.visual, .frameBased]
+    }
 
     /// Whether the track's media is for `mediaCharacteristic`: audio is audible, video visual
-    /// and frame-based.
+    /// and frame-based, and HDR video (a PQ or HLG transfer function stated by the file)
+    /// `containsHDRVideo`.
     public func hasMediaCharacteristic(_ mediaCharacteristic: AVMediaCharacteristic) -> Bool {
         characteristics.contains(mediaCharacteristic)
     }

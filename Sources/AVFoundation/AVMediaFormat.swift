@@ -43,6 +43,8 @@ public struct AVMediaCharacteristic: RawRepresentable, Hashable, Sendable {
     public static let visual = AVMediaCharacteristic("AVMediaCharacteristicVisual")
     public static let legible = AVMediaCharacteristic("AVMediaCharacteristicLegible")
     public static let frameBased = AVMediaCharacteristic("AVMediaCharacteristicFrameBased")
+    /// Video in high dynamic range: a PQ (HDR10) or HLG transfer function, as the file states it.
+    public static let containsHDRVideo = AVMediaCharacteristic("AVMediaCharacteristicContainsHDRVideo")
 }
 
 /// A kind of file, as AVFoundation's (uniform type identifiers).

@@ -73,6 +73,16 @@ int gk_discover(const char *uri, guint64 timeout_ns, guint64 *duration_ns, GkStr
                 gchar *text = gst_caps_to_string(caps);
                 copy_text(out->caps, sizeof out->caps, text);
                 g_free(text);
+                if (out->kind == 2 && gst_caps_get_size(caps) > 0) {
+                    GstStructure *st = gst_caps_get_structure(caps, 0);
+                    guint depth = 0;
+                    copy_text(out->colorimetry, sizeof out->colorimetry, gst_structure_get_string(st, "colorimetry"));
+                    copy_text(out->chroma, sizeof out->chroma, gst_structure_get_string(st, "chroma-format"));
+                    copy_text(out->mastering, sizeof out->mastering, gst_structure_get_string(st, "mastering-display-info"));
+                    copy_text(out->light, sizeof out->light, gst_structure_get_string(st, "content-light-level"));
+                    if (gst_structure_get_uint(st, "bit-depth-luma", &depth))
+                        out->bit_depth = (int)depth;
+                }
                 gst_caps_unref(caps);
             }
             count++;

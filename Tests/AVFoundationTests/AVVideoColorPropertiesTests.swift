@@ -44,6 +44,25 @@ import Testing
     /// What GraphKit cannot write is refused by `canAdd`, with the reason on the writer's error:
     /// colour for another codec than H.264, an incomplete dictionary (AVFoundation needs all
     /// three keys), a value it does not know.
+    /// A phone's HDR video (HEVC Main 10, HLG or PQ, as ffmpeg writes them) has the
+    /// `containsHDRVideo` characteristic, as on a Mac; BT.709 video does not.
+    @Test(.media, arguments: [("arib-std-b67", true), ("smpte2084", true), ("bt709", false)])
+    func hdrVideoIsACharacteristic(_ transfer: String, _ isHDR: Bool) async throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("\(transfer).mov")
+        let primaries = isHDR ? "bt2020" : "bt709", matrix = isHDR ? "bt2020nc" : "bt709"
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=d=0.4:s=128x96:r=25", "-c:v", "libx265", "-pix_fmt", "yuv420p10le",
+                                         "-x265-params", "log-level=error:colorprim=\(primaries):transfer=\(transfer):colormatrix=\(matrix)",
+                                         "-tag:v", "hvc1", "-y", url.path])
+        let asset = AVURLAsset(url: url)
+        let video = try #require(try await asset.loadTracks(withMediaType: .video).first)
+        #expect(video.hasMediaCharacteristic(.containsHDRVideo) == isHDR)
+        #expect(video.hasMediaCharacteristic(.visual))
+        #expect(try await asset.loadTracks(withMediaCharacteristic: .containsHDRVideo).count == (isHDR ? 1 : 0))
+        #expect(AVMediaCharacteristic.containsHDRVideo.rawValue == "AVMediaCharacteristicContainsHDRVideo")
+    }
+
     @Test func whatCannotBeWrittenIsRefused() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

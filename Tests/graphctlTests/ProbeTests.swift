@@ -18,6 +18,49 @@ import TestSupport
     static func number(_ v: JSONValue?) -> Double? { if case .number(let n)? = v { return n }; return nil }
     static func array(_ v: JSONValue?) -> [JSONValue] { if case .array(let a)? = v { return a }; return [] }
 
+    /// A stream's colour as ffprobe says it, from what the file states: HEVC Main 10 in HLG
+    /// (iPhone's), in PQ with SMPTE 2086 mastering display and content light level (HDR10), and
+    /// H.264 tagged BT.709; a stream that states nothing has no colour but its depth and chroma.
+    @Test(arguments: [
+        ("hlg", ["-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-tag:v", "hvc1", "-x265-params",
+                 "log-level=error:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc"]),
+        ("pq", ["-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-tag:v", "hvc1", "-x265-params",
+                "log-level=error:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc:hdr10=1:"
+                + "master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1):max-cll=1000,400"]),
+        ("bt709", ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709"]),
+        ("none", ["-c:v", "libx264", "-pix_fmt", "yuv420p"]),
+    ])
+    func aStreamsColourAsFfprobeNamesIt(_ name: String, _ encoding: [String]) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("\(name).mp4").path
+        try Self.ffmpeg(["-f", "lavfi", "-i", "testsrc2=d=0.4:s=128x96:r=25"] + encoding + [path])
+        let r = try Graphctl.run("probe", "--json", path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let color = try #require(Self.array(try JSONParser.parse(r.stdout)["streams"]).first?["color"], "\(r.stdout)")
+        let ffprobe = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=color_primaries,color_transfer,color_space,color_range",
+                                                        "-of", "default=nw=1", path])
+        for (ours, theirs) in [("primaries", "color_primaries"), ("transfer", "color_transfer"), ("matrix", "color_space"), ("range", "color_range")] {
+            let said = ffprobe.split(separator: "\n").first { $0.hasPrefix(theirs + "=") }.map { String($0.dropFirst(theirs.count + 1)) }
+            #expect(Self.string(color[ours]) ?? "unknown" == said ?? "unknown", "\(ours): \(r.stdout) vs \(ffprobe)")
+        }
+        #expect(Self.number(color["bitDepth"]) == (name == "hlg" || name == "pq" ? 10 : 8))
+        #expect(Self.string(color["chromaFormat"]) == "4:2:0")
+        #expect(Self.string(color["hdr"]) == (name == "hlg" || name == "pq" ? name : nil))
+        if name == "pq" {
+            let m = color["masteringDisplay"]
+            #expect(Self.number(m?["maxLuminance"]) == 1000 && Self.number(m?["minLuminance"]) == 0.0001)
+            #expect(Self.array(m?["red"]).compactMap(Self.number) == [0.68, 0.32] && Self.array(m?["whitePoint"]).compactMap(Self.number) == [0.3127, 0.329])
+            #expect(Self.number(color["contentLightLevel"]?["maxCLL"]) == 1000 && Self.number(color["contentLightLevel"]?["maxFALL"]) == 400)
+        } else {
+            #expect(color["masteringDisplay"] == nil && color["contentLightLevel"] == nil)
+        }
+        let text = try Graphctl.run("probe", path).stdout
+        #expect(text.contains(name == "hlg" ? "bt2020/arib-std-b67/bt2020nc tv, 10-bit 4:2:0, HDR (HLG)"
+                              : name == "pq" ? "HDR (PQ), mastered 0.0001-1000 cd/m2, MaxCLL 1000, MaxFALL 400"
+                              : name == "bt709" ? "bt709/bt709/bt709 tv, 8-bit 4:2:0" : "25 fps, 0.400 s, 8-bit 4:2:0\n"), "\(text)")
+    }
+
     /// An MP4 with H.264 video (1 s, 64x48 at 25 fps) and AAC sound (1.5 s), tagged; its JSON
     /// says so in the documented keys, and the text form in short lines.
     @Test func anMP4sStreamsDurationsAndTags() throws {

@@ -217,6 +217,16 @@ typedef struct {
     int width, height, fps_n, fps_d;
     char codec[128];
     char caps[512];
+    /* Video: the stream's colour as its caps state it (the container's colr box, else the
+     * parser's reading of the bitstream), each empty or 0 when not stated: GStreamer's
+     * colorimetry (bt709, bt2100-pq, or range:matrix:transfer:primaries), chroma format (4:2:0),
+     * luma bit depth, mastering display (10 numbers, as the caps write them) and content light
+     * level (maxCLL:maxFALL). Apart from `caps`, which the codec configuration can fill. */
+    char colorimetry[48];
+    char chroma[16];
+    int bit_depth;
+    char mastering[128];
+    char light[32];
 } GkStreamInfo;
 
 /* Reads a file's streams and duration without playing it (GstDiscoverer), in at most

@@ -26,12 +26,14 @@ public struct MediaFileInfo: Sendable {
         public var frameRate: FrameRate?
         /// The stream as stored (GStreamer caps, with the codec configuration).
         public var storedFormat: String
+        /// A video stream's colour as the file states it; nil when it states none.
+        public var color: VideoColor?
 
         public init(number: Int, indexInKind: Int, kind: Kind, codec: String, sampleRate: Int?, channels: Int?,
-                    width: Int?, height: Int?, frameRate: FrameRate?, storedFormat: String) {
+                    width: Int?, height: Int?, frameRate: FrameRate?, storedFormat: String, color: VideoColor? = nil) {
             (self.number, self.indexInKind, self.kind, self.codec) = (number, indexInKind, kind, codec)
             (self.sampleRate, self.channels, self.width, self.height) = (sampleRate, channels, width, height)
-            (self.frameRate, self.storedFormat) = (frameRate, storedFormat)
+            (self.frameRate, self.storedFormat, self.color) = (frameRate, storedFormat, color)
         }
     }
 
@@ -82,15 +84,17 @@ public struct MediaFileInfo: Sendable {
             let kind: Kind = switch s.kind { case 1: .audio; case 2: .video; case 3: .subtitles; default: .other }
             let index = perKind[kind, default: 0]
             perKind[kind] = index + 1
-            var codec = s.codec, caps = s.caps
-            let codecText = withUnsafeBytes(of: &codec) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            let capsText = withUnsafeBytes(of: &caps) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            var s = s
+            func text<T>(_ field: inout T) -> String { withUnsafeBytes(of: &field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+            let codecText = text(&s.codec), capsText = text(&s.caps)
+            let color = kind == .video ? VideoColor(colorimetry: text(&s.colorimetry), chromaFormat: text(&s.chroma), bitDepth: Int(s.bit_depth),
+                                                    masteringDisplay: text(&s.mastering), contentLightLevel: text(&s.light)) : nil
             return Stream(number: i + 1, indexInKind: index, kind: kind, codec: codecText,
                           sampleRate: kind == .audio && s.rate > 0 ? Int(s.rate) : nil,
                           channels: kind == .audio && s.channels > 0 ? Int(s.channels) : nil,
                           width: kind == .video ? Int(s.width) : nil, height: kind == .video ? Int(s.height) : nil,
                           frameRate: kind == .video && s.fps_n > 0 && s.fps_d > 0 ? FrameRate(Int(s.fps_n), Int(s.fps_d)) : nil,
-                          storedFormat: capsText)
+                          storedFormat: capsText, color: color.flatMap { $0.isEmpty ? nil : $0 })
         }
     }
 }

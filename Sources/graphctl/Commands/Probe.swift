@@ -15,7 +15,11 @@ struct Probe: ParsableCommand {
         discussion: """
             JSON keys (--json): file, container (mp4, mov, mp3, flac, ogg, wav, aiff, matroska, or null), \
             duration (seconds), streams (each: index, kind, codec, and sampleRate and channels, or width, \
-            height and frameRate; duration in seconds when the index states it), metadata (title, artist, \
+            height and frameRate, and color when the file states it: primaries, transfer, matrix, range \
+            (tv or pc), bitDepth, chromaFormat, hdr (pq or hlg), masteringDisplay {red, green, blue, \
+            whitePoint as [x, y], maxLuminance, minLuminance in cd/m2}, contentLightLevel {maxCLL, \
+            maxFALL}, each only when stated, named as ffprobe names them; duration in seconds when the \
+            index states it), metadata (title, artist, \
             album, albumArtist, genre, comment, date, encoder, trackNumber, trackCount, discNumber, \
             discCount, location (ISO 6709), artwork {mimeType, size}, each only when the file has it; \
             items: every text tag as {key, value}), chapters (each: start and end in seconds, title; \
@@ -113,6 +117,7 @@ struct Probe: ParsableCommand {
             if let v = s.width { members.append(("width", .number(Double(v)))) }
             if let v = s.height { members.append(("height", .number(Double(v)))) }
             if let v = s.frameRate { members.append(("frameRate", .number(v.framesPerSecond))) }
+            if let color = s.color { members.append(("color", colorJSON(color))) }
             if let v = track?.seconds { members.append(("duration", seconds(v))) }
             return .object(members)
         }
@@ -139,6 +144,39 @@ struct Probe: ParsableCommand {
         ]
     }
 
+    static func colorJSON(_ c: VideoColor) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = []
+        for (key, value) in [("primaries", c.primaries), ("transfer", c.transfer), ("matrix", c.matrix), ("range", c.range)] {
+            if let value { members.append((key, .string(value))) }
+        }
+        if let v = c.bitDepth { members.append(("bitDepth", .number(Double(v)))) }
+        if let v = c.chromaFormat { members.append(("chromaFormat", .string(v))) }
+        if let v = c.hdr { members.append(("hdr", .string(v.rawValue))) }
+        if let m = c.masteringDisplay {
+            func point(_ p: VideoColor.Chromaticity) -> JSONValue { [.number((p.x * 100_000).rounded() / 100_000), .number((p.y * 100_000).rounded() / 100_000)] }
+            members.append(("masteringDisplay", ["red": point(m.red), "green": point(m.green), "blue": point(m.blue), "whitePoint": point(m.whitePoint),
+                                                 "maxLuminance": .number(m.maxLuminance), "minLuminance": .number((m.minLuminance * 10_000).rounded() / 10_000)]))
+        }
+        if let l = c.contentLightLevel { members.append(("contentLightLevel", ["maxCLL": .number(Double(l.maxCLL)), "maxFALL": .number(Double(l.maxFALL))])) }
+        return .object(members)
+    }
+
+    /// "bt2020/arib-std-b67/bt2020nc tv, 10-bit 4:2:0, HDR (HLG)", with the mastering display's
+    /// luminance and the content light level when stated.
+    static func colorText(_ c: VideoColor) -> String {
+        var parts: [String] = []
+        if c.primaries != nil || c.transfer != nil || c.matrix != nil {
+            parts.append([c.primaries, c.transfer, c.matrix].map { $0 ?? "?" }.joined(separator: "/") + (c.range.map { " \($0)" } ?? ""))
+        }
+        if c.bitDepth != nil || c.chromaFormat != nil {
+            parts.append([c.bitDepth.map { "\($0)-bit" }, c.chromaFormat].compactMap { $0 }.joined(separator: " "))
+        }
+        if let hdr = c.hdr { parts.append("HDR (\(hdr == .pq ? "PQ" : "HLG"))") }
+        if let m = c.masteringDisplay { parts.append("mastered \(fixed(m.minLuminance, 4))-\(fixed(m.maxLuminance, 0)) cd/m2") }
+        if let l = c.contentLightLevel { parts.append("MaxCLL \(l.maxCLL), MaxFALL \(l.maxFALL)") }
+        return parts.joined(separator: ", ")
+    }
+
     /// The common text fields that are set, by their JSON keys.
     static func textFields(_ m: MediaMetadata) -> [(String, String)] {
         [("title", m.title), ("artist", m.artist), ("album", m.album), ("albumArtist", m.albumArtist),
@@ -160,6 +198,7 @@ struct Probe: ParsableCommand {
             if let w = s.width, let h = s.height { parts.append("\(w)x\(h)") }
             if let rate = s.frameRate { parts.append(rate.description) }
             if let seconds = track?.seconds { parts.append("\(fixed(seconds, 3)) s") }
+            if let color = s.color { parts.append(colorText(color)) }
             out += "  stream \(s.number): \(parts.joined(separator: ", "))\n"
         }
         var tags = textFields(m)
