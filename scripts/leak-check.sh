@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 graphctl=$(realpath "${1:-.build/debug/graphctl}")
 graphs=$(pwd)/graphs
 work=$(mktemp -d)
-xvfb="" srt=""
-trap '[[ -n "$xvfb" ]] && { kill "$xvfb"; wait "$xvfb"; } 2>/dev/null; [[ -n "$srt" ]] && { kill "$srt"; wait "$srt"; } 2>/dev/null; rm -rf "$work"' EXIT
+xvfb="" srt="" nginx=""
+stop() { [[ -n "$1" ]] && { kill "$1"; wait "$1"; } 2>/dev/null; return 0; }
+trap 'stop "$xvfb"; stop "$srt"; stop "$nginx"; rm -rf "$work"' EXIT
 cd "$work"
 # sink.preview needs a display: an Xvfb of our own (on a display number it picks and writes to fd 3),
 # so that no window opens on the user's screen; timeout ends it even if this script is killed. env
@@ -32,6 +33,21 @@ gst-launch-1.0 -q -e videotestsrc num-buffers=30 ! video/x-raw,width=320,height=
 srtport=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 env --default-signal=TERM,INT timeout -k 5 900 srt-live-transmit "srt://127.0.0.1:$srtport?mode=listener" file://con >/dev/null 2>srt.log &
 srt=$!
+# graphs/camera-rtmp.json pushes to an RTMP server: nginx with libnginx-mod-rtmp, in the
+# foreground with a configuration of its own on a free port, throwing the stream away.
+rtmpport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat > nginx.conf <<CONF
+load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+daemon off;
+master_process off;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 64; }
+rtmp { server { listen 127.0.0.1:$rtmpport; application live { live on; } } }
+CONF
+env --default-signal=TERM,INT timeout -k 5 900 nginx -c "$work/nginx.conf" -p "$work" >/dev/null 2>nginx.log &
+nginx=$!
+for _ in $(seq 250); do grep -q "$(printf '0100007F:%04X' "$rtmpport")" /proc/net/tcp && break; sleep 0.02; done
 short=(--set camera.duration=1 --set camera.live=false --set camera.width=320 --set camera.height=240)
 mic=(--set mic.duration=1 --set mic.live=false)
 declare -A sets=(
@@ -39,6 +55,7 @@ declare -A sets=(
   [m4a]="${mic[*]} --set file.path=o.m4a"
   [record]="${short[*]} ${mic[*]} --set file.path=o.mp4"
   [camera-srt]="${short[*]} ${mic[*]} --set out.url=srt://127.0.0.1:$srtport"
+  [camera-rtmp]="${short[*]} ${mic[*]} --set out.url=rtmp://127.0.0.1:$rtmpport/live/leakcheck"
   [record-preview]="${short[*]} ${mic[*]} --set file.path=p.mp4"
   [record-fragmented]="${short[*]} ${mic[*]} --set file.path=f.mp4 --set file.fragmentInterval=0.5"
   [record-waveform]="${mic[*]} --set file.path=w.m4a --set wave.json=w.json --set wave.png=w.png"
