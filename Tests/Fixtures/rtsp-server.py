@@ -6,7 +6,11 @@
 
 Serves FILE (an MP4 or Matroska file holding one video and at most one audio track) at
 rtsp://127.0.0.1:PORT/stream, its packets as stored (parsed and payloaded, never re-encoded),
-at their own pace, to each client from its start, over TCP or UDP as the client asks. With
+at their own pace, to each client from its start, over TCP or UDP as the client asks. At the
+file's end the stream ends (RTCP BYE, which rtspsrc takes as its end of stream) a second after
+the last packet was handed on: GStreamer's server sends its BYE at once while the last packets
+wait for their time in the sinks, and a client then missed the tail (1 to 4 frames on a loaded
+machine). With
 --user and --password, only that user may play it (basic authentication); others get 401.
 Prints "ready" once it listens; SIGTERM or SIGINT stop it. Started and stopped by the tests
 (LoopbackServer), by its PID.
@@ -14,6 +18,7 @@ Prints "ready" once it listens; SIGTERM or SIGINT stop it. Started and stopped b
 import argparse
 import signal
 import sys
+import time
 
 import gi
 
@@ -29,6 +34,21 @@ AUDIO = {
     "aac": "aacparse ! rtpmp4gpay name=pay1 pt=97",
     "opus": "opusparse ! rtpopuspay name=pay1 pt=97",
 }
+
+
+def hold_end(pad, info):
+    """Holds a payloader's end of stream a second, so the BYE it triggers follows its packets."""
+    if info.get_event().type == Gst.EventType.EOS:
+        time.sleep(1.0)
+    return Gst.PadProbeReturn.OK
+
+
+def configure(factory, media):
+    bin_ = media.get_element()
+    for name in ("pay0", "pay1"):
+        pay = bin_.get_by_name(name)
+        if pay is not None:
+            pay.get_static_pad("src").add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, hold_end)
 
 
 def main():
@@ -54,6 +74,7 @@ def main():
     factory = GstRtspServer.RTSPMediaFactory()
     factory.set_launch(launch)
     factory.set_shared(False)
+    factory.connect("media-configure", configure)
     if args.user is not None:
         auth = GstRtspServer.RTSPAuth()
         token = GstRtspServer.RTSPToken()
