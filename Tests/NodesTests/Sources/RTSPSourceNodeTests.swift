@@ -213,6 +213,43 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// graphs/rtsp-record.json and graphs/rtsp-hls.json as shipped, pointed at the test server
+    /// and a folder of the test's: the fragmented MP4 holds the packets as served; the HLS
+    /// package's segments start on the camera's own key frames (nothing re-encoded, no encoder to
+    /// ask) and play every frame.
+    @Test func theExampleGraphsRecordACameraWithoutReEncoding() throws {
+        let served = try h264AAC(seconds: 4)
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let graphs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../graphs").standardized
+        let url = try GraphLoader.Override(parsing: "camera.url=rtsp://127.0.0.1:\(port)/stream")
+        let mp4 = folder.appendingPathComponent("record.mp4").path
+        let record = try GraphRun(try GraphLoader(registry: .builtIn).load(contentsOf: graphs.appendingPathComponent("rtsp-record.json").path,
+                                                                           overrides: [url, try .init(parsing: "file.path=\(mp4)")]))
+        try record.start()
+        let recorded = try #require(RemuxChecks.ended(record, within: 30))
+        #expect(recorded.status == .completed, "\(String(describing: recorded.error)) \(recorded.error?.cause ?? "")")
+        let sent = try RemuxChecks.packets(served, "v"), got = try RemuxChecks.packets(mp4, "v")
+        #expect(got.count * 100 >= sent.count * 99, "\(got.count) of \(sent.count) frames")
+        expectIdenticalRun(got, of: sent, "rtsp-record.json")
+
+        let live = folder.appendingPathComponent("live")
+        let hls = try GraphRun(try GraphLoader(registry: .builtIn).load(contentsOf: graphs.appendingPathComponent("rtsp-hls.json").path,
+                                                                        overrides: [url, try .init(parsing: "hls.folder=\(live.path)")]))
+        try hls.start()
+        let published = try #require(RemuxChecks.ended(hls, within: 30))
+        #expect(published.status == .completed, "\(String(describing: published.error)) \(published.error?.cause ?? "")")
+        let playlist = try #require(try FileManager.default.contentsOfDirectory(atPath: live.path).first { $0.hasSuffix(".m3u8") })
+        let path = live.appendingPathComponent(playlist).path
+        let check = try HLSPlaylistCheck(path: path)
+        #expect(check.problems.isEmpty, "\(check.problems)")
+        #expect(check.segments.count >= 2, "\(check.segments)")
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(path, check).isEmpty)
+        let frames = try HLSPlaylistCheck.framesThroughHlsdemux(path)
+        #expect(frames * 100 >= sent.count * 99, "\(frames) of \(sent.count) frames through HLS")
+        print("RTSP examples: rtsp-record \(got.count)/\(sent.count) frames; rtsp-hls \(check.segments.count) segments, \(frames)/\(sent.count) frames")
+    }
+
     /// Stopped while it records (SIGINT does this): the run ends within a second, stopped, and
     /// the MP4 is finalized with what arrived.
     @Test func stoppingARecordingFinalizesItWithinASecond() throws {
