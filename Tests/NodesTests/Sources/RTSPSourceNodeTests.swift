@@ -49,15 +49,11 @@ import TestSupport
     }
 }
 
-/// `source.rtsp` on loopback against GStreamer's RTSP server (Tests/Fixtures/rtsp-server.py,
-/// python3-gi), started here on a port the system picks and stopped by its PID; the recordings
+/// `source.rtsp` on loopback against GStreamer's RTSP server (RTSPTestServer), started here on a port the system picks and stopped by its PID; the recordings
 /// read back with ffmpeg. Every wait has a limit of its own.
 @Suite(.media, .timeLimit(.minutes(2))) struct RTSPSourceNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
-
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures/rtsp-server.py").path
 
     /// A file to serve: `seconds` of H.264 (25 fps, B-frames) and AAC, as ffmpeg makes them.
     func h264AAC(seconds: Int) throws -> String {
@@ -69,16 +65,7 @@ import TestSupport
 
     /// The RTSP server serving `file` at rtsp://127.0.0.1:PORT/stream, once it said "ready".
     func serve(_ file: String, _ options: [String] = []) throws -> (LoopbackServer, Int) {
-        let port = try LoopbackServer.freePort(udp: false)
-        let server = try LoopbackServer("/usr/bin/python3", [Self.script, "\(port)", file] + options,
-                                        output: folder.appendingPathComponent("server.out").path, log: folder.appendingPathComponent("server.log").path)
-        let end = Date().addingTimeInterval(10)
-        while Date() < end, server.isRunning, !((try? String(contentsOfFile: server.output, encoding: .utf8)) ?? "").contains("ready") { usleep(20_000) }
-        guard ((try? String(contentsOfFile: server.output, encoding: .utf8)) ?? "").contains("ready") else {
-            server.stop()
-            throw GraphError(.runFailed, "the RTSP server did not start: \(server.logText)")
-        }
-        return (server, port)
+        try RTSPTestServer.start(serving: file, options, in: folder)
     }
 
     /// `source.rtsp → sink.mp4` with `params`, both ports unless `audio` is false, started.
