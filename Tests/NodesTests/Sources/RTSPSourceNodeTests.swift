@@ -126,17 +126,31 @@ import TestSupport
         // 4 s (100 frames), so that 99 % allows the one frame a loaded machine may lose at the end.
         let served = folder.appendingPathComponent("hevc.mkv").path
         try TestMedia.runTool("ffmpeg", ["-v", "error"] + RemuxChecks.Source.hevc.arguments + ["-t", "4", "-y", served])
-        let (server, port) = try serve(served, ["--video", "h265", "--audio", "none"])
+        try expectPassedAsSent(served, ["--video", "h265", "--audio", "none"], stream: "video", codec: "hevc")
+    }
+
+    /// Opus audio passes as it was sent too (H.264 + Opus from a Matroska file into MP4).
+    @Test func recordsOpusWithoutReEncoding() throws {
+        let served = folder.appendingPathComponent("h264-opus.mkv").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error"] + RemuxChecks.Source.testsrc + RemuxChecks.Source.tone48k + RemuxChecks.Source.picture
+                              + ["-c:v", "libx264", "-bf", "2", "-c:a", "libopus", "-b:a", "64k", "-t", "4", "-y", served])
+        try expectPassedAsSent(served, ["--audio", "opus"], stream: "audio", codec: "opus")
+    }
+
+    /// Serves `served` with the server's `options`, records it to MP4 until the stream ends, and
+    /// expects its `stream` (`audio`, `video`) in `codec`, at least 99 % of the packets, each as sent.
+    func expectPassedAsSent(_ served: String, _ options: [String], stream: String, codec: String) throws {
+        let (server, port) = try serve(served, options)
         defer { server.stop() }
-        let out = folder.appendingPathComponent("hevc.mp4").path
-        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out, audio: false)
+        let out = folder.appendingPathComponent("\(codec).mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out, audio: !options.contains("none"))
         let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error)) \(report.error?.cause ?? "")")
-        #expect(try MediaProbe(out).stream("video")?.codecName == "hevc")
-        let sent = try RemuxChecks.packets(served, "v"), got = try RemuxChecks.packets(out, "v")
-        #expect(got.count * 100 >= sent.count * 99, "\(got.count) of \(sent.count) frames")
-        expectIdenticalRun(got, of: sent, "HEVC")
-        print("RTSP HEVC: \(got.count)/\(sent.count) frames")
+        #expect(try MediaProbe(out).stream(stream)?.codecName == codec)
+        let sent = try RemuxChecks.packets(served, String(stream.prefix(1))), got = try RemuxChecks.packets(out, String(stream.prefix(1)))
+        #expect(got.count * 100 >= sent.count * 99, "\(got.count) of \(sent.count) \(codec) packets")
+        expectIdenticalRun(got, of: sent, codec)
+        print("RTSP \(codec): \(got.count)/\(sent.count) packets")
     }
 
     /// A server that asks for a user and password: the right ones (as parameters) record; wrong
