@@ -96,10 +96,10 @@ import TestSupport
         if received.count != served.count { print("\(what): received packets \(start)..<\(start + received.count) of \(served.count)") }
     }
 
-    /// A 4 s file served over TCP and over UDP and recorded to MP4 until the server ends the
+    /// A 4 s file served over TCP, over UDP and over `auto` (UDP here) and recorded to MP4 until the server ends the
     /// stream: at least 99 % of the frames arrive, each H.264 packet as the server sent it (no
     /// re-encoding), AAC likewise, and audio and video start within one frame (40 ms).
-    @Test(arguments: ["tcp", "udp"])
+    @Test(arguments: ["tcp", "udp", "auto"])
     func recordsToMP4WithoutReEncoding(_ transport: String) throws {
         let served = try h264AAC(seconds: 4)
         let (server, port) = try serve(served)
@@ -177,6 +177,11 @@ import TestSupport
         for secret in ["wr0ng-pass", "viewer:"] {
             #expect(!"\(error)".contains(secret) && !(error.cause ?? "").contains(secret), "\(error) \(error.cause ?? "")")
         }
+        #expect(!FileManager.default.fileExists(atPath: never))
+
+        // The right credentials and a path the server does not serve: 404, said so.
+        let missing = try #require(RemuxChecks.ended(try record(#""url": "rtsp://127.0.0.1:\#(port)/nothing-here", "user": "viewer", "password": "c0rrect-horse""#, into: never), within: 15))
+        #expect(missing.error?.message.contains("\"rtsp://127.0.0.1:\(port)/nothing-here\" has no stream at that path (404 Not Found)") == true, "\(String(describing: missing.error))")
         #expect(!FileManager.default.fileExists(atPath: never))
     }
 
