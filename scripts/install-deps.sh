@@ -53,6 +53,8 @@ packages=(
   srt-tools     # srt-live-transmit: the far end of the SRT tests (sink.srt, source.srt)
   nginx         # with libnginx-mod-rtmp: the RTMP server of sink.rtmp's tests (started by the test, not as a service)
   libnginx-mod-rtmp
+  python3-gi    # with gir1.2-gst-rtsp-server-1.0: GStreamer's RTSP server library from Python, the server of
+  gir1.2-gst-rtsp-server-1.0  # source.rtsp's tests (Tests/Fixtures/rtsp-server.py, run by /usr/bin/python3)
   python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI
   python3-venv  # the venv checkov is installed in (below)
 )

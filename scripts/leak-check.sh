@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 graphctl=$(realpath "${1:-.build/debug/graphctl}")
 graphs=$(pwd)/graphs
 work=$(mktemp -d)
-xvfb="" srt="" nginx=""
+xvfb="" srt="" nginx="" rtsp=""
 stop() { [[ -n "$1" ]] && { kill "$1"; wait "$1"; } 2>/dev/null; return 0; }
-trap 'stop "$xvfb"; stop "$srt"; stop "$nginx"; rm -rf "$work"' EXIT
+trap 'stop "$xvfb"; stop "$srt"; stop "$nginx"; stop "$rtsp"; rm -rf "$work"' EXIT
 cd "$work"
 # sink.preview needs a display: an Xvfb of our own (on a display number it picks and writes to fd 3),
 # so that no window opens on the user's screen; timeout ends it even if this script is killed. env
@@ -48,6 +48,13 @@ CONF
 env --default-signal=TERM,INT timeout -k 5 900 nginx -c "$work/nginx.conf" -p "$work" >/dev/null 2>nginx.log &
 nginx=$!
 for _ in $(seq 250); do grep -q "$(printf '0100007F:%04X' "$rtmpport")" /proc/net/tcp && break; sleep 0.02; done
+# graphs/rtsp-record.json and rtsp-hls.json record from an RTSP server: GStreamer's (python3-gi,
+# Tests/Fixtures/rtsp-server.py) serving in.mp4 on a TCP port the system picks; stopped by its PID.
+rtspport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+env --default-signal=TERM,INT timeout -k 5 900 /usr/bin/python3 "$graphs/../Tests/Fixtures/rtsp-server.py" "$rtspport" "$work/in.mp4" >rtsp.out 2>rtsp.log &
+rtsp=$!
+for _ in $(seq 200); do grep -q ready rtsp.out 2>/dev/null && break; sleep 0.05; done
+grep -q ready rtsp.out || { echo "leak-check: the RTSP server did not start:" >&2; cat rtsp.log >&2; exit 1; }
 short=(--set camera.duration=1 --set camera.live=false --set camera.width=320 --set camera.height=240)
 mic=(--set mic.duration=1 --set mic.live=false)
 declare -A sets=(
@@ -66,6 +73,8 @@ declare -A sets=(
   [concat]='--set join.pieces=[{"path":"in.mp4"},{"path":"in.mp4","inpoint":0.5}] --set file.path=c.mp4'
   [remux-webm]="--set src.path=in.webm --set file.path=r.webm"
   [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"
+  [rtsp-record]="--set camera.url=rtsp://127.0.0.1:$rtspport/stream --set file.path=rr.mp4"
+  [rtsp-hls]="--set camera.url=rtsp://127.0.0.1:$rtspport/stream --set hls.folder=rtsp-live"
   [record-hls]="${short[*]} ${mic[*]} --set hls.folder=live"
   [transcode-hls]="--set src.path=in.mp4 --set hls.folder=hls"
   [thumbnails]="--set thumbs.path=in.mp4 --set thumbs.count=3 --set thumbs.folder=th --set thumbs.sprite=th/s.jpg --set thumbs.vtt=th/s.vtt"

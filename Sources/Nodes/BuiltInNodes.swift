@@ -10,6 +10,7 @@ extension NodeRegistry {
         FileSourceNode.self,
         ConcatSourceNode.self,
         SRTSourceNode.self,
+        RTSPSourceNode.self,
         FrameGeneratorNode.self,
         DecodeNode.self,
         DemuxNode.self,

@@ -112,6 +112,15 @@ public final class OutputFile: Sendable {
         opened.withLock { $0?.file ?? -1 }
     }
 
+    /// Whether the file being written has no bytes yet; false when none is open.
+    public var isEmpty: Bool {
+        opened.withLock { o in
+            guard let fd = o?.file else { return false }
+            var s = stat()
+            return fstat(fd, &s) == 0 && s.st_size == 0
+        }
+    }
+
     // MARK: Preparing
 
     /// Creates missing folders, removes a stale temporary file and creates the temporary file

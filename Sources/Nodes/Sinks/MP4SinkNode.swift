@@ -334,8 +334,9 @@ public final class MP4SinkNode: ElementNode, Sendable {
                 return .completed
             case .failed:
                 // A fragmented recording keeps what it wrote: surviving failure is its purpose
-                // (but not a file refused for what it was given).
-                if !writesInPlace { file.discard() } else if state.withLock({ $0.refusedInput }) { file.removeTarget() }
+                // (but not a file refused for what it was given, nor an empty one: a source that
+                // failed before its first sample, such as a camera that refused the password).
+                if !writesInPlace { file.discard() } else if state.withLock({ $0.refusedInput }) || file.isEmpty { file.removeTarget() }
                 return .failed
             case .cancelled:
                 if writesInPlace { file.removeTarget() } else { file.discard() }

@@ -43,31 +43,27 @@ struct SRTSettings: Sendable {
         .when(.equals(mode, .rendezvous), require: .given(localAddress), because: "a rendezvous binds the address the graph names"),
     ]
 
-    let url: String
-    let host: String
+    let endpoint: NetworkEndpoint
+    var host: String { endpoint.host }
     let port: Int
     let mode: Mode
     let parameters: Parameters
 
     init(context: NodeContext) throws(GraphError) {
         let p = context.parameters
-        url = try p.value(Self.url)
+        endpoint = try NetworkEndpoint(try p.value(Self.url), context: context)
         parameters = p
         mode = p[Self.mode]
-        // The format checked the form; the port's range is checked here.
-        let afterScheme = url.dropFirst("srt://".count)
-        guard let colon = afterScheme.lastIndex(of: ":"), let port = Int(afterScheme[afterScheme.index(after: colon)...]), (1...65535).contains(port) else {
-            throw GraphError(.invalidGraph, at: context.location(parameter: "url"), "\(RedactedURL.text(url)) has no port from 1 to 65535", node: context.id)
+        // The format requires a port; NetworkEndpoint checked its range.
+        guard let port = endpoint.port else {
+            throw GraphError(.invalidGraph, at: context.location(parameter: "url"), "\(endpoint.shown) has no port from 1 to 65535", node: context.id)
         }
-        var host = String(afterScheme[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        self.host = host
         self.port = port
     }
 
     /// How messages name the stream: `the SRT stream "srt://127.0.0.1:9000"` (a URL with no
     /// credentials by its format).
-    var description: String { "the SRT \(mode.rawValue) \"\(RedactedURL.text(url))\"" }
+    var description: String { "the SRT \(mode.rawValue) \"\(endpoint.shown)\"" }
 
     /// Sets `element` (srtsrc or srtsink) to this connection.
     func configure(_ element: Element) throws(GraphError) {
@@ -96,22 +92,22 @@ struct SRTSettings: Sendable {
     /// The run's error for a failure srtsrc or srtsink posted (GStreamer's message and debug
     /// text), in the graph's terms; nil for one this does not recognise.
     func explain(_ message: String, debug: String?, node: String, at location: String) -> GraphError? {
-        let text = [message, debug ?? ""].joined(separator: "\n")
+        let text = NetworkEndpoint.text(message, debug: debug)
         let what: String
         if text.contains("Incorrect passphrase") {
             what = "\(description) refused the connection: the passphrase differs from the peer's"
         } else if text.contains("Password required or unexpected") {
             what = "\(description) refused the connection: \(parameters[Self.passphrase].isEmpty ? "the peer requires a passphrase, and none is given" : "the peer takes no passphrase, and one is given")"
-        } else if text.contains("Connection timeout") || text.contains("Connection does not exist") || text.contains("Connection setup failure")
-                    || (mode != .listener && text.contains("Could not read from resource") && (debug ?? "").isEmpty) {
-            what = "\(description) could not be reached: no peer answered within SRT's connect timeout (3 s)"
         } else if text.contains("Failed to bind") || text.contains("Address already in use") || text.contains("Cannot assign requested address") {
             what = "\(description) cannot listen there: the address is in use or not this machine's"
-        } else if text.contains("Failed to resolve") || text.contains("Failed to parse host") {
+        } else if NetworkEndpoint.failure(in: text) == .unresolved {
             what = "\(description): the host \"\(host)\" cannot be resolved"
+        } else if text.contains("Connection does not exist") || text.contains("Connection setup failure") || NetworkEndpoint.failure(in: text) != nil
+                    || (mode != .listener && text.contains("Could not read from resource") && (debug ?? "").isEmpty) {
+            what = "\(description) could not be reached: no peer answered within SRT's connect timeout (3 s)"
         } else {
             return nil
         }
-        return GraphError(.runFailed, at: location, what, node: node, cause: RedactedURL.scrub(text))
+        return endpoint.error(what, text: text, node: node, at: location)
     }
 }

@@ -1,0 +1,207 @@
+import GraphKitCore
+import GraphKitRuntime
+
+/// `source.rtsp`: an IP camera's or a media server's stream over RTSP (`rtspsrc`), its
+/// compressed samples as they were sent, not decoded: H.264 or HEVC video and AAC or Opus audio,
+/// each depayloaded and parsed (`rtph264depay ! h264parse`, `rtpmp4gdepay ! aacparse`…) into the
+/// form `demux` gives a file's tracks. So `source.rtsp → sink.mp4` or `→ sink.hls` records a
+/// camera without re-encoding, and `→ decode`-like nodes take it as they take `demux`'s outputs.
+///
+/// - Transport: `tcp` (RTP interleaved in the RTSP connection, what NVRs use: nothing lost to
+///   a firewall or to UDP drops), `udp`, or `auto` (UDP first, then TCP).
+/// - Credentials: in the URL (`rtsp://user:password@host/…`, percent-encoded) or as `user` and
+///   `password`, not both. They are handed to `rtspsrc` apart from the URL (its `user-id` and
+///   `user-pw`), so no message, log, statistic or GStreamer text can quote them: the URL is shown
+///   without them. A server that refuses them fails the run (70) saying so (401).
+/// - Time: samples keep the running time the jitter buffer gives them (`latency`), so the
+///   recording starts at zero and audio and video keep their relative times.
+/// - The run ends when the server ends the stream (RTCP BYE) or the run is stopped (SIGINT: end
+///   of stream from here, every file finalized). A server that does not answer within `timeout`
+///   fails the run (70), naming the URL without its credentials. `rtsps://` is refused: it is
+///   not tested yet.
+///
+/// Example:
+/// ```json
+/// "camera": { "type": "source.rtsp", "params": { "url": "rtsp://127.0.0.1:8554/stream", "transport": "tcp" } }
+/// ```
+public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
+    public enum Transport: String, ParameterEnum { case tcp, udp, auto }
+
+    public static let descriptor = NodeDescriptor(
+        type: "source.rtsp",
+        category: .source,
+        summary: "Receives an RTSP stream (an IP camera) as sent: H.264 or HEVC video and AAC or Opus audio, not decoded",
+        outputs: [
+            PortDescriptor("audio", audioFormats, presence: .sometimes, help: "the stream's first audio track, as sent: AAC or Opus"),
+            PortDescriptor("video", videoFormats, presence: .sometimes, help: "the stream's first video track, as sent: H.264 or HEVC"),
+        ],
+        parameters: [url, transport, latency, timeout, user, password],
+        rules: [.allOrNone(user, password)],
+        unboundedWhen: .given(url),
+        example: #"{ "type": "source.rtsp", "params": { "url": "rtsp://127.0.0.1:8554/stream", "transport": "tcp" } }"#
+    )
+
+    static let audioFormats = FormatSet([.aac, .audio(.opus)])
+    static let videoFormats = FormatSet([.h264, .video(.hevc)])
+
+    public static let url = RequiredParameter<String>("url", format: StringFormat(
+        pattern: #"^rtsp://([^/?#@\s]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?(/[^\s#]*)?$"#, minLength: 1,
+        expected: "rtsp://[USER:PASSWORD@]HOST[:PORT]/PATH (rtsps:// is not supported)", shown: .url),
+        help: "the stream; user and password in it are never shown")
+    public static let transport = Parameter<Transport>("transport", default: .tcp,
+        help: "tcp: RTP inside the RTSP connection (what NVRs use); udp: RTP over UDP; auto: UDP, then TCP when no UDP arrives")
+    public static let latency = Parameter<Int>("latency", 0...10_000, default: 200,
+        help: "milliseconds the jitter buffer holds packets to reorder them and resend lost ones")
+    public static let timeout = NetworkEndpoint.connectTimeout(default: 10,
+        help: "seconds to wait for the server to answer (and, over UDP, for the first packets) before the run fails")
+    public static let user = OptionalParameter<String>("user", format: StringFormat(minLength: 1, expected: "a user name", shown: .hidden),
+        help: "the user, when not in the URL; never shown")
+    public static let password = OptionalParameter<String>("password", format: StringFormat(expected: "a password", shown: .hidden),
+        help: "the password, when not in the URL; never shown")
+
+    let context: NodeContext
+    let endpoint: NetworkEndpoint
+    /// The URL rtspsrc is given: without user information (the credentials go apart).
+    let location: String
+    let credentials: (user: String, password: String)?
+    private let seen = Guarded((audio: false, video: false))
+
+    public init(context: NodeContext) throws(GraphError) {
+        self.context = context
+        let p = context.parameters
+        let url = try p.value(Self.url)
+        endpoint = try NetworkEndpoint(url, context: context)
+        let rest = url.dropFirst("rtsp://".count)
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+            guard p[Self.user] == nil else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "user"),
+                                 "credentials are given twice: in url and as user and password; keep one", node: context.id)
+            }
+            let info = rest[..<at]
+            let colon = info.firstIndex(of: ":") ?? info.endIndex
+            guard let user = Self.percentDecoded(info[..<colon]),
+                  let password = Self.percentDecoded(colon < info.endIndex ? info[info.index(after: colon)...] : "") else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "url"),
+                                 "the user or password in \(endpoint.shown) has a malformed %-escape", node: context.id)
+            }
+            credentials = (user, password)
+            location = "rtsp://" + rest[rest.index(after: at)...]
+        } else {
+            credentials = p[Self.user].map { ($0, p[Self.password] ?? "") }
+            location = url
+        }
+    }
+
+    public var mediaDescription: String? { "the RTSP stream \"\(endpoint.shown)\"" }
+
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        let p = context.parameters
+        let microseconds = UInt64(p[Self.timeout]) * 1_000_000
+        let source = try bin.make("rtspsrc", name: "rtspsrc", [
+            "location": location,
+            "protocols": p[Self.transport] == .tcp ? "tcp" : p[Self.transport] == .udp ? "udp" : "udp+tcp",
+            "latency": p[Self.latency],
+            "tcp-timeout": microseconds,
+            "timeout": microseconds,
+        ])
+        if let credentials {
+            try source.set("user-id", credentials.user)
+            try source.set("user-pw", credentials.password)
+        }
+        var made: [String: Element] = [:]
+        for port in Self.descriptor.outputs where context.connectedOutputs.contains(port.name) {
+            let filter = try bin.make("capsfilter", name: port.name, ["caps": DemuxNode.outputCaps(port.formats)])
+            try bin.expose(output: port.name, filter)
+            made[port.name] = filter
+        }
+        let outputs = made
+        let stream = mediaDescription ?? "the RTSP stream"
+        source.onPadAdded { [self] (pad: Pad) in
+            let kind = pad.capsField("media")
+            let output: Element? = seen.withLock { s in
+                if kind == "audio", !s.audio, let audio = outputs["audio"] { s.audio = true; return audio }
+                if kind == "video", !s.video, let video = outputs["video"] { s.video = true; return video }
+                return nil
+            }
+            guard let output, let kind else { return bin.discard(pad) }
+            let encoding = pad.capsField("encoding-name")?.uppercased() ?? "unknown"
+            guard let route = Self.routes[encoding] else {
+                return source.postError("\(stream)'s \(kind) is \(encoding), which source.rtsp does not pass: it passes "
+                                        + "\(kind == "audio" ? "AAC (MPEG4-GENERIC, MP4A-LATM) or Opus" : "H.264 or HEVC")")
+            }
+            let taken = DemuxNode.Codec.all(kind).filter { output.downstreamTakes($0.caps) != false }
+            guard taken.contains(route.codec) else {
+                return source.postError("\(stream)'s \(kind) is \(route.codec.rawValue), which what \(context.id).\(kind) feeds does not take "
+                                        + "(it takes \(DemuxNode.list(taken))): \(DemuxNode.advice(route.codec))")
+            }
+            do throws(GraphError) {
+                let chain = try route.elements.map { factory throws(GraphError) in try bin.make(factory) }
+                for (a, b) in zip(chain, chain.dropFirst() + [output]) { try bin.link(a, b) }
+                for element in chain.reversed() { element.syncStateWithParent() }
+                if let first = chain.first, !pad.link(to: first) { source.postError("\(stream)'s \(kind) (\(route.codec.rawValue)) could not be linked") }
+            } catch {
+                source.postError(error.message)
+            }
+        }
+        source.onNoMorePads { [self] in
+            let s = seen.withLock { $0 }
+            if outputs["video"] != nil, !s.video { source.postError("\(stream) has no video track") }
+            else if outputs["audio"] != nil, !s.audio { source.postError("\(stream) has no audio track") }
+        }
+    }
+
+    /// How each RTP encoding (SDP's name) becomes the samples an output carries. RTP carries
+    /// presentation times only: a video stream with B-frames gets its decode times from them
+    /// and its reorder depth (`h264timestamper`, `h265timestamper`), as an MP4 needs them (without
+    /// them the muxer saw times go back).
+    static let routes: [String: (codec: DemuxNode.Codec, elements: [String])] = [
+        "H264": (.h264, ["rtph264depay", "h264parse", "h264timestamper"]),
+        "H265": (.hevc, ["rtph265depay", "h265parse", "h265timestamper"]),
+        "MPEG4-GENERIC": (.aac, ["rtpmp4gdepay", "aacparse"]),
+        "MP4A-LATM": (.aac, ["rtpmp4adepay", "aacparse"]),
+        "OPUS": (.opus, ["rtpopusdepay", "opusparse"]),
+    ]
+
+    public func explainFailure(_ message: String, debug: String?, location: String) -> GraphError? {
+        let text = NetworkEndpoint.text(message, debug: debug)
+        let server = "the RTSP server \"\(endpoint.shown)\""
+        let what: String
+        if text.contains("Unauthorized") || text.contains("(401)") {
+            what = credentials == nil ? "\(server) requires a user and password, and none is given (401 Unauthorized)"
+                : "\(server) refused the user and password (401 Unauthorized)"
+        } else if text.contains("Not found") || text.contains("(404)") {
+            what = "\(server) has no stream at that path (404 Not Found)"
+        } else if text.contains("Could not receive any UDP packets") {
+            what = "\(server) sent no packets over UDP within \(context.parameters[Self.timeout]) s (a firewall?): try transport tcp"
+        } else {
+            switch NetworkEndpoint.failure(in: text) {
+            case .unreachable?: what = "\(server) could not be reached (nothing answered there)"
+            case .timedOut?: what = "\(server) did not answer within \(context.parameters[Self.timeout]) s"
+            case .unresolved?: what = "\(server): the host \"\(endpoint.host)\" cannot be resolved"
+            case nil: return nil
+            }
+        }
+        return endpoint.error(what, text: text, node: context.id, at: location)
+    }
+
+    /// `text` with its %-escapes decoded (RFC 3986); nil when one is malformed or not UTF-8.
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var i = text.utf8.startIndex
+        let utf8 = text.utf8
+        while i < utf8.endIndex {
+            if utf8[i] == UInt8(ascii: "%") {
+                let h = utf8.index(after: i)
+                guard h < utf8.endIndex, utf8.index(after: h) < utf8.endIndex,
+                      let byte = UInt8(String(decoding: utf8[h...utf8.index(after: h)], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(byte)
+                i = utf8.index(h, offsetBy: 2)
+            } else {
+                bytes.append(utf8[i])
+                i = utf8.index(after: i)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import Glibc
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+import TestSupport
+
+/// What `source.rtsp` refuses when the graph is loaded, before anything runs: each at its
+/// parameter, never quoting a credential. No media: the fast tier.
+@Suite struct RTSPSourceNodeLoadTests {
+    /// The problems the loader and the node (as `graphctl validate` makes it) find.
+    func problems(_ params: String) -> [String] {
+        do {
+            try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "n": { "type": "source.rtsp", "params": { \#(params) } }, "file": { "type": "sink.mp4", "params": { "path": "out.mp4" } } }, "edges": [ "n.video -> file.video" ] }"#).checkNodes()
+            return []
+        } catch {
+            return error.problems.map(\.description)
+        }
+    }
+
+    @Test func aGoodGraphLoads() {
+        #expect(problems(#""url": "rtsp://127.0.0.1:8554/stream""#) == [])
+        #expect(problems(#""url": "rtsp://admin:hunter2@camera.local/Streaming/Channels/101?transportmode=unicast", "transport": "udp", "latency": 0, "timeout": 3"#) == [])
+        #expect(problems(#""url": "rtsp://[::1]:554/live", "user": "admin", "password": "hunter2""#) == [])
+    }
+
+    /// rtsps, another scheme, a bad port: refused at the URL, shown without its credentials.
+    @Test func aURLSourceRTSPCannotUseIsRefusedWithoutItsCredentials() {
+        let tls = problems(#""url": "rtsps://admin:hunter2@127.0.0.1:322/stream""#)
+        #expect(tls.count == 1 && tls.first?.hasPrefix("nodes.n.params.url: expected rtsp://[USER:PASSWORD@]HOST[:PORT]/PATH (rtsps:// is not supported)") == true, "\(tls)")
+        #expect(tls.allSatisfy { !$0.contains("hunter2") && !$0.contains("admin") }, "\(tls)")
+        let port = problems(#""url": "rtsp://admin:hunter2@127.0.0.1:99999/stream""#)
+        #expect(port == ["nodes.n.params.url: rtsp://127.0.0.1:99999/stream has no port from 1 to 65535"], "\(port)")
+        #expect(problems(#""url": "http://127.0.0.1/stream""#).first?.hasPrefix("nodes.n.params.url: expected rtsp://") == true)
+    }
+
+    /// Credentials in the URL and as parameters at once, a user without a password, a bad
+    /// %-escape: each refused where it is, the password never quoted.
+    @Test func credentialsAreGivenOnceAndNeverQuoted() {
+        let twice = problems(#""url": "rtsp://admin:hunter2@127.0.0.1/stream", "user": "admin", "password": "other-secret""#)
+        #expect(twice.first?.hasPrefix("nodes.n.params.user: credentials are given twice") == true, "\(twice)")
+        #expect(twice.allSatisfy { !$0.contains("hunter2") && !$0.contains("other-secret") })
+        let alone = problems(#""url": "rtsp://127.0.0.1/stream", "password": "hunter2""#)
+        #expect(alone.count == 1 && alone.allSatisfy { !$0.contains("hunter2") }, "\(alone)")
+        let escape = problems(#""url": "rtsp://admin:hun%zzter2@127.0.0.1/stream""#)
+        #expect(escape.first?.hasPrefix("nodes.n.params.url: the user or password in rtsp://127.0.0.1/stream has a malformed %-escape") == true, "\(escape)")
+        #expect(escape.allSatisfy { !$0.contains("hun%zzter2") })
+    }
+}
+
+/// `source.rtsp` on loopback against GStreamer's RTSP server (RTSPTestServer), started here on a port the system picks and stopped by its PID; the recordings
+/// read back with ffmpeg. Every wait has a limit of its own.
+@Suite(.media, .timeLimit(.minutes(2))) struct RTSPSourceNodeTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    /// A file to serve: `seconds` of H.264 (25 fps, B-frames) and AAC, as ffmpeg makes them.
+    func h264AAC(seconds: Int) throws -> String {
+        let path = folder.appendingPathComponent("served-\(seconds).mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error"] + RemuxChecks.Source.testsrc + RemuxChecks.Source.tone44k + RemuxChecks.Source.picture
+                              + ["-c:v", "libx264", "-bf", "2", "-c:a", "aac", "-t", "\(seconds)", "-y", path])
+        return path
+    }
+
+    /// The RTSP server serving `file` at rtsp://127.0.0.1:PORT/stream, once it said "ready".
+    func serve(_ file: String, _ options: [String] = []) throws -> (LoopbackServer, Int) {
+        try RTSPTestServer.start(serving: file, options, in: folder)
+    }
+
+    /// `source.rtsp → sink.mp4` with `params`, both ports unless `audio` is false, started.
+    func record(_ params: String, into out: String, audio: Bool = true, fragmented: Bool = false) throws -> GraphRun {
+        let edges = ["\"in.video -> file.video\""] + (audio ? ["\"in.audio -> file.audio\""] : [])
+        let file = #""path": "\#(out)""# + (fragmented ? #", "fragmentInterval": 1"# : "")
+        let graph = try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "in": { "type": "source.rtsp", "params": { \#(params) } }, "file": { "type": "sink.mp4", "params": { \#(file) } } }, "edges": [ \#(edges.joined(separator: ", ")) ] }"#)
+        let run = try GraphRun(graph)
+        try run.start()
+        return run
+    }
+
+    /// ffprobe's start time of each stream of `path`, by type.
+    func startTimes(_ path: String) throws -> [String: Double] {
+        let lines = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time", "-of", "csv=p=0", path])
+        var times: [String: Double] = [:]
+        for line in lines.split(separator: "\n") {
+            let fields = line.split(separator: ",")
+            if fields.count == 2, let t = Double(fields[1]) { times[String(fields[0])] = t }
+        }
+        return times
+    }
+
+    /// Every received packet is the served one at its place: a run of the served packets.
+    func expectIdenticalRun(_ received: [String], of served: [String], _ what: String) {
+        let start = served.firstIndex(of: received.first ?? "") ?? 0
+        #expect(Array(served[start..<min(served.count, start + received.count)]) == received, "\(what): packets differ from those served")
+        if received.count != served.count { print("\(what): received packets \(start)..<\(start + received.count) of \(served.count)") }
+    }
+
+    /// A 4 s file served over TCP, over UDP and over `auto` (UDP here) and recorded to MP4 until the server ends the
+    /// stream: at least 99 % of the frames arrive, each H.264 packet as the server sent it (no
+    /// re-encoding), AAC likewise, and audio and video start within one frame (40 ms).
+    @Test(arguments: ["tcp", "udp", "auto"])
+    func recordsToMP4WithoutReEncoding(_ transport: String) throws {
+        let served = try h264AAC(seconds: 4)
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("camera-\(transport).mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream", "transport": "\#(transport)""#, into: out)
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error)) \(report.error?.cause ?? "")")
+        let sentVideo = try RemuxChecks.packets(served, "v"), gotVideo = try RemuxChecks.packets(out, "v")
+        #expect(sentVideo.count == 100)
+        #expect(gotVideo.count * 100 >= sentVideo.count * 99, "\(gotVideo.count) of \(sentVideo.count) frames over \(transport)")
+        expectIdenticalRun(gotVideo, of: sentVideo, "H.264 over \(transport)")
+        let sentAudio = RemuxChecks.aacPacketsPassed(of: try RemuxChecks.packets(served, "a"))[0], gotAudio = try RemuxChecks.packets(out, "a")
+        #expect(gotAudio.count * 100 >= sentAudio.count * 99, "\(gotAudio.count) of \(sentAudio.count) AAC packets over \(transport)")
+        expectIdenticalRun(gotAudio, of: sentAudio, "AAC over \(transport)")
+        let starts = try startTimes(out)
+        let (v, a) = (try #require(starts["video"]), try #require(starts["audio"]))
+        #expect(abs(v - a) <= 0.040, "video starts at \(v) s, audio at \(a) s over \(transport)")
+        print("RTSP over \(transport): \(gotVideo.count)/\(sentVideo.count) frames, \(gotAudio.count)/\(sentAudio.count) AAC packets, start video \(v) s audio \(a) s")
+    }
+
+    /// HEVC passes as it was sent too (video alone, from a Matroska file with B-frames, 100 frames).
+    @Test func recordsHEVCWithoutReEncoding() throws {
+        // 4 s (100 frames), so that 99 % allows the one frame a loaded machine may lose at the end.
+        let served = folder.appendingPathComponent("hevc.mkv").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error"] + RemuxChecks.Source.hevc.arguments + ["-t", "4", "-y", served])
+        try expectPassedAsSent(served, ["--video", "h265", "--audio", "none"], stream: "video", codec: "hevc")
+    }
+
+    /// Opus audio passes as it was sent too (H.264 + Opus from a Matroska file into MP4).
+    @Test func recordsOpusWithoutReEncoding() throws {
+        let served = folder.appendingPathComponent("h264-opus.mkv").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error"] + RemuxChecks.Source.testsrc + RemuxChecks.Source.tone48k + RemuxChecks.Source.picture
+                              + ["-c:v", "libx264", "-bf", "2", "-c:a", "libopus", "-b:a", "64k", "-t", "4", "-y", served])
+        try expectPassedAsSent(served, ["--audio", "opus"], stream: "audio", codec: "opus")
+    }
+
+    /// Serves `served` with the server's `options`, records it to MP4 until the stream ends, and
+    /// expects its `stream` (`audio`, `video`) in `codec`, at least 99 % of the packets, each as sent.
+    func expectPassedAsSent(_ served: String, _ options: [String], stream: String, codec: String) throws {
+        let (server, port) = try serve(served, options)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("\(codec).mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out, audio: !options.contains("none"))
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error)) \(report.error?.cause ?? "")")
+        #expect(try MediaProbe(out).stream(stream)?.codecName == codec)
+        let sent = try RemuxChecks.packets(served, String(stream.prefix(1))), got = try RemuxChecks.packets(out, String(stream.prefix(1)))
+        #expect(got.count * 100 >= sent.count * 99, "\(got.count) of \(sent.count) \(codec) packets")
+        expectIdenticalRun(got, of: sent, codec)
+        print("RTSP \(codec): \(got.count)/\(sent.count) packets")
+    }
+
+    /// A server that asks for a user and password: the right ones (as parameters) record; wrong
+    /// ones (in the URL) fail the run at once (70) saying 401, naming the URL without them; no
+    /// file is left under the output's name.
+    @Test func credentialsTheServerRefusesFailClearly() throws {
+        let served = try h264AAC(seconds: 2)
+        let (server, port) = try serve(served, ["--user", "viewer", "--password", "c0rrect-horse"])
+        defer { server.stop() }
+        let good = folder.appendingPathComponent("good.mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream", "user": "viewer", "password": "c0rrect-horse""#, into: good)
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error)) \(report.error?.cause ?? "")")
+        #expect(try RemuxChecks.packets(good, "v").count >= 49)
+
+        let never = folder.appendingPathComponent("never.mp4").path
+        let started = Date()
+        let refused = try #require(RemuxChecks.ended(try record(#""url": "rtsp://viewer:wr0ng-pass%21@127.0.0.1:\#(port)/stream""#, into: never), within: 15))
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(refused.status == .failed)
+        let error = try #require(refused.error)
+        #expect(error.code == .runFailed)
+        #expect(error.message.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" refused the user and password (401 Unauthorized)"), "\(error.message)")
+        for secret in ["wr0ng-pass", "viewer:"] {
+            #expect(!"\(error)".contains(secret) && !(error.cause ?? "").contains(secret), "\(error) \(error.cause ?? "")")
+        }
+        #expect(!FileManager.default.fileExists(atPath: never))
+
+        // The right credentials and a path the server does not serve: 404, said so.
+        let missing = try #require(RemuxChecks.ended(try record(#""url": "rtsp://127.0.0.1:\#(port)/nothing-here", "user": "viewer", "password": "c0rrect-horse""#, into: never), within: 15))
+        #expect(missing.error?.message.contains("\"rtsp://127.0.0.1:\(port)/nothing-here\" has no stream at that path (404 Not Found)") == true, "\(String(describing: missing.error))")
+        #expect(!FileManager.default.fileExists(atPath: never))
+    }
+
+    /// A port that takes the connection and never answers: the run fails within its timeout
+    /// (2 s here), saying so; a port where nothing listens fails at once. Neither leaves a file.
+    @Test func aServerThatNeverAnswersFailsWithinTheTimeout() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { a in
+            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        #expect(listening)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let out = folder.appendingPathComponent("never.mp4").path
+        let started = Date()
+        let report = try #require(RemuxChecks.ended(try record(#""url": "rtsp://admin:hunter2@127.0.0.1:\#(port)/stream", "timeout": 2"#, into: out), within: 15))
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds >= 1.5 && seconds < 6, "\(seconds) s")
+        #expect(report.status == .failed)
+        #expect(report.error?.code == .runFailed)
+        #expect(report.error?.message.contains("\"rtsp://127.0.0.1:\(port)/stream\" did not answer within 2 s") == true, "\(String(describing: report.error))")
+        #expect(!"\(String(describing: report.error))".contains("hunter2") && !(report.error?.cause ?? "").contains("hunter2"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+
+        let closed = try LoopbackServer.freePort(udp: false)
+        // A fragmented recording, written under its name from the start, leaves nothing either
+        // when nothing arrived.
+        let refused = try #require(RemuxChecks.ended(try record(#""url": "rtsp://127.0.0.1:\#(closed)/stream""#, into: out, fragmented: true), within: 15))
+        #expect(refused.error?.message.contains("\"rtsp://127.0.0.1:\(closed)/stream\" could not be reached") == true, "\(String(describing: refused.error))")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// graphs/rtsp-record.json and graphs/rtsp-hls.json as shipped, pointed at the test server
+    /// and a folder of the test's: the fragmented MP4 holds the packets as served; the HLS
+    /// package's segments start on the camera's own key frames (nothing re-encoded, no encoder to
+    /// ask) and play every frame.
+    @Test func theExampleGraphsRecordACameraWithoutReEncoding() throws {
+        let served = try h264AAC(seconds: 4)
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let graphs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../graphs").standardized
+        let url = try GraphLoader.Override(parsing: "camera.url=rtsp://127.0.0.1:\(port)/stream")
+        let mp4 = folder.appendingPathComponent("record.mp4").path
+        let record = try GraphRun(try GraphLoader(registry: .builtIn).load(contentsOf: graphs.appendingPathComponent("rtsp-record.json").path,
+                                                                           overrides: [url, try .init(parsing: "file.path=\(mp4)")]))
+        try record.start()
+        let recorded = try #require(RemuxChecks.ended(record, within: 30))
+        #expect(recorded.status == .completed, "\(String(describing: recorded.error)) \(recorded.error?.cause ?? "")")
+        let sent = try RemuxChecks.packets(served, "v"), got = try RemuxChecks.packets(mp4, "v")
+        #expect(got.count * 100 >= sent.count * 99, "\(got.count) of \(sent.count) frames")
+        expectIdenticalRun(got, of: sent, "rtsp-record.json")
+
+        let live = folder.appendingPathComponent("live")
+        let hls = try GraphRun(try GraphLoader(registry: .builtIn).load(contentsOf: graphs.appendingPathComponent("rtsp-hls.json").path,
+                                                                        overrides: [url, try .init(parsing: "hls.folder=\(live.path)")]))
+        try hls.start()
+        let published = try #require(RemuxChecks.ended(hls, within: 30))
+        #expect(published.status == .completed, "\(String(describing: published.error)) \(published.error?.cause ?? "")")
+        let playlist = try #require(try FileManager.default.contentsOfDirectory(atPath: live.path).first { $0.hasSuffix(".m3u8") })
+        let path = live.appendingPathComponent(playlist).path
+        let check = try HLSPlaylistCheck(path: path)
+        #expect(check.problems.isEmpty, "\(check.problems)")
+        #expect(check.segments.count >= 2, "\(check.segments)")
+        #expect(try HLSPlaylistCheck.segmentsStartOnKeyFrames(path, check).isEmpty)
+        let frames = try HLSPlaylistCheck.framesThroughHlsdemux(path)
+        #expect(frames * 100 >= sent.count * 99, "\(frames) of \(sent.count) frames through HLS")
+        print("RTSP examples: rtsp-record \(got.count)/\(sent.count) frames; rtsp-hls \(check.segments.count) segments, \(frames)/\(sent.count) frames")
+    }
+
+    /// Stopped while it records (SIGINT does this): the run ends within a second, stopped, and
+    /// the MP4 is finalized with what arrived.
+    @Test func stoppingARecordingFinalizesItWithinASecond() throws {
+        let served = try h264AAC(seconds: 10)
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("stopped.mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out)
+        usleep(2_500_000)
+        let started = Date()
+        run.stop()
+        let report = try #require(RemuxChecks.ended(run, within: 5))
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds < 1.0, "\(seconds) s")
+        #expect(report.status == .stopped, "\(String(describing: report.error))")
+        let frames = try RemuxChecks.packets(out, "v").count
+        #expect(frames > 25 && frames < 250, "\(frames) frames")
+        print("RTSP stop: ended \(seconds) s after stop(), \(frames) frames kept")
+    }
+}

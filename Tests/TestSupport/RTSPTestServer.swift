@@ -1,0 +1,29 @@
+import Foundation
+import Glibc
+import GraphKit
+
+/// GStreamer's RTSP server (Tests/Fixtures/rtsp-server.py, through python3-gi and
+/// gir1.2-gst-rtsp-server-1.0) serving a file at rtsp://127.0.0.1:PORT/stream on a TCP port the
+/// system picks: the far end of `source.rtsp`'s tests. Debian's python3 (/usr/bin/python3) runs
+/// it: another on PATH (pyenv) may lack the bindings. Stopped by its PID (``LoopbackServer``).
+public enum RTSPTestServer {
+    public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/rtsp-server.py").path
+
+    /// Starts it serving `file` with the script's `options` (`--video h265`, `--user`…), its
+    /// output and log in `folder`, and returns it with its port once it said "ready" (within 10 s).
+    public static func start(serving file: String, _ options: [String] = [], in folder: URL) throws -> (server: LoopbackServer, port: Int) {
+        let port = try LoopbackServer.freePort(udp: false)
+        let server = try LoopbackServer("/usr/bin/python3", [script, "\(port)", file] + options,
+                                        output: folder.appendingPathComponent("rtsp-server.out").path,
+                                        log: folder.appendingPathComponent("rtsp-server.log").path)
+        func ready() -> Bool { ((try? String(contentsOfFile: server.output, encoding: .utf8)) ?? "").contains("ready") }
+        let end = Date().addingTimeInterval(10)
+        while Date() < end, server.isRunning, !ready() { usleep(20_000) }
+        guard ready() else {
+            server.stop()
+            throw GraphError(.runFailed, "the RTSP server did not start: \(server.logText)")
+        }
+        return (server, port)
+    }
+}
