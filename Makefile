@@ -32,7 +32,7 @@ GST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter
 GST_CHECKS := $(patsubst Tests/GstGraphKitTests/%.c,.build/gst-check/%,$(wildcard Tests/GstGraphKitTests/*.c))
 GST_CHECK_ENV := GST_PLUGIN_PATH=$(CURDIR)/out/gstreamer-1.0 GST_REGISTRY=$(CURDIR)/.build/gst-check/registry.bin
 
-DOC_TARGETS := CoreVideo CoreMedia AVFoundation ImageIO UniformTypeIdentifiers
+DOC_TARGETS := CoreVideo CoreMedia AVFoundation ImageIO UniformTypeIdentifiers Nodes
 
 .PHONY: docs all deps build release run test test-fast test-build test-elements test-plugin-example test-consumer test-api-coverage test-debian13 test-bare-machine image test-sanitize fuzz bench gst-plugin install install-files uninstall plugin-example clean
 
@@ -193,7 +193,8 @@ bench: deps
 	$(SWIFT) build -c release --package-path $(TOOLS)
 	GRAPHCTL=$(CURDIR)/$(GRAPHCTL_RELEASE) python3 scripts/bench.py
 
-# The DocC catalogs of the AVFoundation compatibility modules (issue 30), through
+# The DocC catalogs of the AVFoundation compatibility modules (issue 30) and of Nodes (the
+# analysis API, issue 51), through
 # swift-docc-plugin, into .build/docs/TARGET; any warning fails. Not part of `make test`.
 docs:
 	@mkdir -p .build/docs

@@ -4,7 +4,7 @@ import GraphKitRuntime
 
 /// `analysis.black`: finds stretches of black frames (``BlackDetector``), to the frame, and
 /// writes a ``BlackReport`` as JSON when the stream ends (renamed into place when the run
-/// completes, ``OutputFile``). Code that built the graph reads ``report`` after the run.
+/// completes, `OutputFile`). Code that built the graph reads ``report`` after the run.
 ///
 /// Example:
 /// ```json

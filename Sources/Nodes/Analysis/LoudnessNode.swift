@@ -6,7 +6,7 @@ import GraphKitRuntime
 /// integrated loudness, loudness range, true and sample peak, and on request the momentary and
 /// short-term loudness every 100 ms. Writes a ``LoudnessMeasurement`` as JSON when the stream
 /// ends; the file is made when the run starts and renamed into place when it completes
-/// (``OutputFile``). Code that built the graph reads ``measurement`` after the run.
+/// (`OutputFile`). Code that built the graph reads ``measurement`` after the run.
 ///
 /// Example:
 /// ```json

@@ -5,7 +5,7 @@ import GraphKitRuntime
 /// `analysis.scenes`: scores each frame against the one before (``SceneDetector``), and writes
 /// the cuts (frames scoring at least `threshold`) as a ``ScenesReport`` in JSON, with every
 /// frame's score when `scores` is set, and as WebVTT chapters (one cue a scene). Each file is
-/// renamed into place when the run completes (``OutputFile``). Code that built the graph reads
+/// renamed into place when the run completes (`OutputFile`). Code that built the graph reads
 /// ``report`` after the run.
 ///
 /// Example:

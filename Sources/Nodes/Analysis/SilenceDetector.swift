@@ -48,7 +48,8 @@ public struct SilenceDetector: PCMMeasuring {
     /// - Parameters:
     ///   - thresholdDB: the level under which a sample is silent, in dBFS (a sample's magnitude).
     ///   - minimumDuration: the shortest silence reported, in seconds.
-    ///   - sampleRate, channels: the stream's, each at least 1.
+    ///   - sampleRate: the stream's, at least 1.
+    ///   - channels: the stream's, at least 1.
     public init(sampleRate: Int, channels: Int, thresholdDB: Double, minimumDuration: Double) {
         precondition(sampleRate >= 1 && channels >= 1, "a silence detector needs a rate and a channel")
         precondition(thresholdDB.isFinite && minimumDuration.isFinite && (0...86_400).contains(minimumDuration),

@@ -4,7 +4,7 @@ import GraphKitRuntime
 
 /// `analysis.silence`: finds silences in PCM (``SilenceDetector``: every channel under
 /// `threshold` for at least `minimumDuration`), sample-exactly, and writes a ``SilenceReport``
-/// as JSON when the stream ends (renamed into place when the run completes, ``OutputFile``).
+/// as JSON when the stream ends (renamed into place when the run completes, `OutputFile`).
 /// Code that built the graph reads ``report`` after the run.
 ///
 /// Example:

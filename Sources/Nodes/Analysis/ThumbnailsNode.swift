@@ -5,7 +5,7 @@ import GraphKitRuntime
 /// (one grid picture of them) and its WebVTT index (`sprite.jpg#xywh=x,y,w,h` per cue), which web
 /// video players show while scrubbing.
 ///
-/// Every picture is found by seeking (``ThumbnailPicker``), never by decoding the file up to it:
+/// Every picture is found by seeking (`ThumbnailPicker`), never by decoding the file up to it:
 /// the keyframe at or before each time by default, the exact frame with `exact`. Picture `i` of
 /// `count` is at `i × duration / count` (or every `interval` seconds from 0), and its cue lasts
 /// until the next picture's time, the last until the end: the cues cover the whole file.
@@ -14,10 +14,10 @@ import GraphKitRuntime
 /// optional output gives the pictures as BGRA frames (one a second) to any video node, for
 /// example to encode them. The file is checked while the run is built (a file that is not a
 /// video fails before anything is written); the pictures are taken while the run plays, on a
-/// thread of the node's own that feeds its output (``PushedSource``), so a stop or a cancel
+/// thread of the node's own that feeds its output (`PushedSource`), so a stop or a cancel
 /// (SIGINT) ends the work at once: the picture under way is abandoned. The files are written
-/// complete first (the pictures into a staging folder, ``OutputFileGroup``; the sprite sheet and
-/// index under temporary names, ``OutputFile``) and renamed into place together when the run
+/// complete first (the pictures into a staging folder, `OutputFileGroup`; the sprite sheet and
+/// index under temporary names, `OutputFile`) and renamed into place together when the run
 /// ends: when it completes, all of them; when it is stopped, the pictures taken so far, the
 /// sprite sheet of those and an index whose last cue ends where the next picture would have
 /// been; when it is cancelled or fails (a full disk, an encoder error), none, and an earlier
@@ -321,7 +321,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         if taken > 0, case .rawVideo(let v)? = pictures[0].format {
             sheet = SpriteSheet(count: taken, columns: context.parameters[Self.columns], tileWidth: v.width, tileHeight: v.height)
         }
-        // Every file written complete first (the pictures into a staging folder, ``OutputFileGroup``;
+        // Every file written complete first (the pictures into a staging folder, `OutputFileGroup`;
         // the sprite and index under their temporary names), then all renamed into place: a
         // failure on the way (a full disk, a signal) leaves none of them, and an earlier run's set
         // as it was.

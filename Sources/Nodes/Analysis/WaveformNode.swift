@@ -9,8 +9,8 @@ import MediaContainers
 /// number of bins, never with the number of samples, so it works inside a live recording.
 ///
 /// Each file is made when the run starts and written through its descriptor when the stream
-/// ends (``OutputFile``: never reopened by name), then renamed into place if the run succeeds.
-/// The run reports each file it writes (``Node/outputs``).
+/// ends (`OutputFile`: never reopened by name), then renamed into place if the run succeeds.
+/// The run reports each file it writes (`Node.outputs`).
 ///
 /// Example:
 /// ```json

@@ -2,7 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// `sink.flac`: writes a FLAC stream as a bare FLAC file (`fLaC`, its metadata blocks, its
-/// frames), as `flac` and ffmpeg write `.flac`, by the rule every output follows (``MuxedFile``):
+/// frames), as `flac` and ffmpeg write `.flac`, by the rule every output follows (`MuxedFile`):
 /// through a descriptor into a temporary file beside the target, renamed over it only once
 /// complete and on the disk. The stream goes to the file as the encoder makes it: at its end
 /// `encode.flac` seeks back and writes the STREAMINFO block again with the total sample count

@@ -6,7 +6,7 @@ import MediaContainers
 /// `sink.hls`: HTTP Live Streaming as it is encoded (RFC 8216): an initialization segment,
 /// fragmented-MP4 media segments (CMAF) each starting on a key frame of the video, and a media
 /// playlist, in one folder. GStreamer 1.22 has no CMAF muxer: the segments are written from the
-/// encoded samples by GraphKit's own MP4 code (``HLSSegmenter``).
+/// encoded samples by GraphKit's own MP4 code (`HLSSegmenter`).
 ///
 /// - `vod`: the playlist is written once, complete, when the stream ends.
 /// - `event`: rewritten after each segment, every segment kept; `EXT-X-ENDLIST` at the end.
@@ -21,15 +21,15 @@ import MediaContainers
 ///
 /// A `vod` playlist's sound starts at the input's first sample: once the AAC encoder's priming is
 /// measured (at the end of the stream), the initialization segment is written again with the
-/// sound's edit list and iTunes' gapless tag (``CMAF/gaplessTag(_:)``).
+/// sound's edit list and iTunes' gapless tag (`CMAF.gaplessTag(_:)`).
 ///
 /// `segmentFormat: "mpegts"` writes MPEG-2 transport stream segments (`.ts`, no initialization
-/// segment) from the same cuts, by GraphKit's own TS writer (``MPEGTSWriter``), not hlssink2,
+/// segment) from the same cuts, by GraphKit's own TS writer (`MPEGTSWriter`), not hlssink2,
 /// which opens its files by name itself (docs/GRAPH-FORMAT.md says why).
 ///
-/// Every file is written by the output rule (``OutputFile``: a temporary name, renamed when
+/// Every file is written by the output rule (`OutputFile`: a temporary name, renamed when
 /// complete), so a reader never sees a half-written segment or playlist, and a segment is listed
-/// only once it is complete. A package is replaced as a whole (``HLSGeneration``): everything but
+/// only once it is complete. A package is replaced as a whole (`HLSGeneration`): everything but
 /// the top playlist (the media playlist, or the multivariant one of a ladder) goes into a folder
 /// of this run's own beside it (`playlist.3f9a0c61d2e4/init.mp4`, `…/segment0.m4s`, a ladder's
 /// `master.3f9a0c61d2e4/v0/playlist.m3u8`), and the top playlist's rename switches the package
@@ -60,7 +60,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// graph's check sees as outputs (never a file the run reads, never another output): the
     /// media playlist, and the multivariant one when it is asked for by name, for a separate
     /// sound or by a ladder (several video inputs). Everything else goes into a generation folder
-    /// made new (``HLSGeneration``).
+    /// made new (`HLSGeneration`).
     static func playlists(_ p: Parameters, connectedInputs: Set<String>) -> [String] {
         guard case .string(let folder)? = p[Self.folder.name] else { return [] }
         var names = [p[Self.playlist]]
@@ -73,7 +73,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     public static let folder = RequiredParameter<String>("folder", format: .path, help: "the folder to write into; made if missing")
     public static let playlist = Parameter<String>("playlist", format: .fileName, default: "playlist.m3u8", help: "each media playlist's file name")
     /// The segment durations HLS output takes, in seconds, here and in `graphctl hls`
-    /// (``HLSPackager``): below half a second a playlist is all overhead (Apple's authoring
+    /// (`HLSPackager`): below half a second a playlist is all overhead (Apple's authoring
     /// spec asks for 6), above a minute no player buffers a segment. Bounded up front, so that
     /// no cut is computed for a duration like 1e-20 s.
     public static let segmentDurations: ClosedRange<Double> = 0.5...60
@@ -113,7 +113,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     let container: HLSSegmenter.Container
     /// This run's generation folder: every file but the top playlist (the media playlist, or the
     /// multivariant one) goes into it, so that a run never writes over a file an earlier package
-    /// lists; the top playlist's rename switches the package in (``HLSGeneration``).
+    /// lists; the top playlist's rename switches the package in (`HLSGeneration`).
     let generation: HLSGeneration
 
     /// A media segment written: its file name, duration and size, where it ends on the

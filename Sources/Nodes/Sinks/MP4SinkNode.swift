@@ -12,15 +12,15 @@ import MediaContainers
 /// name. With `fragmentInterval` the file is written under its name from the start, so a crash
 /// keeps every fragment written (`movieFragmentInterval`).
 ///
-/// The file is written through a descriptor (``OutputFile``): `mp4mux ! fdsink`, never a
+/// The file is written through a descriptor (`OutputFile`): `mp4mux ! fdsink`, never a
 /// `filesink` given a name, and with `faststart` the muxer's media waits in a file with no name
 /// in the output's folder (not `qtmux-*` in `$TMPDIR`): a full output disk shows as it fills,
 /// and nothing is left behind whatever ends the run, `kill -9` included.
 ///
-/// A finished file's index then gets what GStreamer's writer leaves out (``MP4Index``): an AAC
+/// A finished file's index then gets what GStreamer's writer leaves out (`MP4Index`): an AAC
 /// track's edit list from its measured encoder delay (gapless: decoders give back the input's
 /// samples, aligned) and a video track's display matrix from its orientation tag; and the cover,
-/// location and chapters the muxer does not write (``MP4ExtraTags``).
+/// location and chapters the muxer does not write (`MP4ExtraTags`).
 ///
 /// FLAC (MP4 and M4A; not MOV, which xiph's mapping leaves out and ffmpeg refuses; not
 /// fragmented) is written as ffmpeg writes it: one frame a sample, the media clock at the
@@ -32,7 +32,7 @@ import MediaContainers
 /// The second is the one taken: the muxer treats an audio track's packets as opaque bytes with
 /// times (its Opus path parses nothing, 1.22 to GStreamer's main branch), so `gkmp4flac` passes
 /// the frames under Opus caps of the stream's rate and channels and keeps the header, and the
-/// finished index gets the real entry (``MP4FLAC``). Everything else the muxer does stays one path
+/// finished index gets the real entry (`MP4FLAC`). Everything else the muxer does stays one path
 /// for every codec: interleaving with video, `faststart`, tags, `fileLengthLimit`; a writer of
 /// its own would have had to redo each of them, and, with video, to copy the muxer's media into
 /// a second file. The price is a dependence on the muxer not reading Opus packets, which the

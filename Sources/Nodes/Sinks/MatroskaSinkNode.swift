@@ -2,7 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// `sink.mkv`: writes a Matroska file (`matroskamux`), by the rule every output follows
-/// (``MuxedFile``): through a descriptor into a temporary file beside the target, renamed over it
+/// (`MuxedFile`): through a descriptor into a temporary file beside the target, renamed over it
 /// only once complete and on the disk; nothing under the target's name when the run fails or is
 /// cancelled.
 ///

@@ -2,7 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// `sink.ogg`: writes an Ogg file (`oggmux`) of one Opus or FLAC stream, by the rule every output
-/// follows (``MuxedFile``): through a descriptor into a temporary file beside the target, renamed
+/// follows (`MuxedFile`): through a descriptor into a temporary file beside the target, renamed
 /// over it only once complete and on the disk.
 ///
 /// No tag parameters: an Ogg file's tags are its stream's own comment header (OpusTags, FLAC's

@@ -3,7 +3,7 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// `sink.srt`: sends encoded audio and video as MPEG-TS over SRT (`mpegtsmux ! srtsink`), as
-/// caller, listener or rendezvous (``SRTSettings``): from encoders (camera → SRT) or as stored
+/// caller, listener or rendezvous (`SRTSettings`): from encoders (camera → SRT) or as stored
 /// (`source.file → demux → sink.srt`, `source.srt → demux → sink.srt`, no re-encoding).
 ///
 /// - H.264 and HEVC are sent in Annex B with their parameter sets before every key frame

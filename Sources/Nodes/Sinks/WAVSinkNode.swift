@@ -3,7 +3,7 @@ import GraphKitRuntime
 
 /// `sink.wav`: writes PCM as a WAV file (RIFF WAVE, `wavenc`): 16-bit integer samples as PCM, 32-bit
 /// float ones as IEEE float (format 3), any rate and up to 64 channels, by the rule every output
-/// follows (``MuxedFile``): through a descriptor into a temporary file beside the target, its
+/// follows (`MuxedFile`): through a descriptor into a temporary file beside the target, its
 /// header's sizes written at the end (the writer seeks back to them), renamed over the target
 /// only once complete and on the disk. A WAV file's sizes are 32-bit: past 4 GiB of samples
 /// (about 6 hours of 48 kHz stereo float) the header no longer says the length; write FLAC

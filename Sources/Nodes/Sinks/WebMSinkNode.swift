@@ -2,7 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// `sink.webm`: writes a WebM file (`webmmux`: Matroska with the `webm` doc type and only the
-/// codecs WebM allows), by the rule every output follows (``MuxedFile``): through a descriptor
+/// codecs WebM allows), by the rule every output follows (`MuxedFile`): through a descriptor
 /// into a temporary file beside the target, renamed over it only once complete and on the disk.
 ///
 /// WebM holds VP9 or AV1 video and Opus audio (GraphKit names no VP8 or Vorbis): an H.264, AAC or

@@ -2,7 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// `source.srt`: an MPEG-TS stream received over SRT (`srtsrc`), as caller, listener or
-/// rendezvous (``SRTSettings``), for `demux` (its streams as sent, no re-encoding: SRT → MP4 or
+/// rendezvous (`SRTSettings`), for `demux` (its streams as sent, no re-encoding: SRT → MP4 or
 /// HLS) or `decode`, as `source.file` gives a file's bytes.
 ///
 /// The stream ends when the peer closes the connection (or the run is stopped); a caller whose
