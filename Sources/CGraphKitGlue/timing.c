@@ -96,6 +96,45 @@ void gk_quiet_known_criticals(void) {
                       quiet_whole_frame_clip, NULL);
 }
 
+/* A transport stream pushed in time (a live source: SRT, UDP) is timed by its own PTS: tsdemux
+ * otherwise maps them through the PCR and the packets' arrival, and a burst (a sender catching
+ * up, as a listener does once its caller connects) bent an SRT stream's audio times back by up
+ * to 52 ms (measured: a file sent by sink.srt, received by source.srt and muxed, failed the MP4
+ * writer's rising-times check). A file, pulled, has no such segment and keeps tsdemux's PCR
+ * handling (its seeking relies on it). */
+static GstPadProbeReturn time_ts_by_pts(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)data;
+    GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+    if (event == NULL || GST_EVENT_TYPE(event) != GST_EVENT_SEGMENT)
+        return GST_PAD_PROBE_OK;
+    const GstSegment *segment = NULL;
+    gst_event_parse_segment(event, &segment);
+    if (segment != NULL && segment->format == GST_FORMAT_TIME) {
+        GstObject *demuxer = gst_pad_get_parent(pad);
+        if (demuxer != NULL) {
+            g_object_set(demuxer, "ignore-pcr", TRUE, NULL);
+            gst_object_unref(demuxer);
+        }
+    }
+    return GST_PAD_PROBE_REMOVE;
+}
+
+static void on_ts_demuxer_added(GstBin *bin, GstBin *sub, GstElement *element, gpointer data) {
+    (void)bin; (void)sub; (void)data;
+    GstElementFactory *factory = gst_element_get_factory(element);
+    if (factory == NULL || g_strcmp0(GST_OBJECT_NAME(factory), "tsdemux") != 0)
+        return;
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink != NULL) {
+        gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, time_ts_by_pts, NULL, NULL);
+        gst_object_unref(sink);
+    }
+}
+
+gulong gk_decodebin_time_live_ts_by_pts(GstElement *decodebin) {
+    return g_signal_connect(decodebin, "deep-element-added", G_CALLBACK(on_ts_demuxer_added), NULL);
+}
+
 static void on_deep_element_added(GstBin *bin, GstBin *sub, GstElement *element, gpointer data) {
     (void)bin; (void)sub; (void)data;
     GstElementFactory *factory = gst_element_get_factory(element);

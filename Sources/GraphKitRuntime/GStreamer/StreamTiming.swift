@@ -18,6 +18,14 @@ extension Element {
         callbacks.adopt(signal: gk_decodebin_read_lavc_mp3_delay(raw), on: object)
     }
 
+    /// For decodebin: a transport stream pushed with times (a live source such as `srtsrc`) is
+    /// timed by its own presentation times, as ffmpeg reads it, not mapped through its clock
+    /// reference and the packets' arrival (a burst bent the times back); a file keeps
+    /// GStreamer's handling.
+    public func timeLiveTransportStreamsByTheirOwnTimes() {
+        callbacks.adopt(signal: gk_decodebin_time_live_ts_by_pts(raw), on: object)
+    }
+
     /// For decodebin: decodes only audio, or only video, when only that is wanted; a stream of
     /// the other kind leaves encoded (no parser, no decoder is plugged for it), so that a stream
     /// nobody takes costs no decoding. Containers are opened whatever they are called.

@@ -72,6 +72,7 @@ public final class DecodeNode: ElementNode {
         // GStreamer trims an MP3's encoder delay and padding when LAME wrote its tag, and not
         // when ffmpeg did (in the same layout): both are trimmed, as ffmpeg trims them.
         decodebin.trimFFmpegMP3Delay()
+        decodebin.timeLiveTransportStreamsByTheirOwnTimes()
         // A kind of stream no edge takes is not decoded (a film's picture when only its sound is
         // read): it leaves decodebin encoded and goes to a fakesink.
         decodebin.decodeOnly(audio: context.connectedOutputs.contains("audio"), video: context.connectedOutputs.contains("video"))

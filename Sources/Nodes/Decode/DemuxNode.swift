@@ -103,6 +103,7 @@ public final class DemuxNode: ElementNode {
             + ["audio/x-raw", "video/x-raw"]
         let demuxer = try bin.make("decodebin", name: "demuxer", ["caps": stopAt.joined(separator: "; ")])
         try bin.expose(input: "in", demuxer)
+        demuxer.timeLiveTransportStreamsByTheirOwnTimes()
         var outputs: [String: Element] = [:]
         for port in Self.descriptor.outputs where context.connectedOutputs.contains(port.name) {
             let filter = try bin.make("capsfilter", name: port.name, ["caps": Self.outputCaps(port.formats)])

@@ -94,6 +94,34 @@ import TestSupport
         }
     }
 
+    /// A listener sending a file waits for its caller with the clock running, then sends what it
+    /// owes in a burst: the receiver times the transport stream by its own PTS (not through its
+    /// PCR and the packets' arrival, which bent the audio back by up to 52 ms and failed the MP4
+    /// writer), so what it records rises evenly. Stopped while the stream still comes: a caller
+    /// whose listener closes fails (a known issue of source.srt, see issue 50's note).
+    @Test func aBurstFromAWaitingListenerKeepsTheStreamsTimes() throws {
+        let input = folder.appendingPathComponent("six.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                                         "-c:v", "libx264", "-bf", "0", "-g", "25", "-c:a", "aac", "-t", "6", "-y", input])
+        let port = try LoopbackServer.freePort(udp: true)
+        let url = #""url": "srt://127.0.0.1:\#(port)""#
+        let sender = try send(input, "\(url), \"mode\": \"listener\"")
+        defer { sender.cancel() }
+        #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
+        usleep(1_200_000)  // the listener's clock runs meanwhile
+        let out = folder.appendingPathComponent("burst.mp4").path
+        let receiver = try receive("\(url), \"mode\": \"caller\"", into: out)
+        usleep(3_000_000)
+        receiver.stop()
+        let got = try #require(RemuxChecks.ended(receiver, within: 15))
+        #expect(got.status == .completed || got.status == .stopped, "\(String(describing: got.error))")
+        let times = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "packet=pts_time", "-of", "csv=p=0", out])
+            .split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(times.count >= 50, "\(times.count) audio packets")
+        let steps = zip(times, times.dropFirst()).map { $1 - $0 }
+        #expect(steps.allSatisfy { abs($0 - 1024.0 / 48_000) < 0.002 }, "\(steps.filter { abs($0 - 1024.0 / 48_000) >= 0.002 })")
+    }
+
     /// A wrong or missing passphrase is refused by the peer during the handshake: the run fails
     /// at once (70) saying so, naming the URL, never the passphrase.
     @Test(arguments: [#", "passphrase": "not the right one""#, ""])
