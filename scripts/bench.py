@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,composition,thumbs,metadata,join,hevc,opus,flac,loudness10,loudness60]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,composition,thumbs,metadata,join,hevc,opus,flac,loudness10,loudness60,scenes]
 """
 import argparse
 import os
@@ -816,6 +816,15 @@ def metadata_job(runs, files=1000):
     print("- goal: at most 1.0× ffprobe")
 
 
+def compared(title, contenders, runs, anchor, goals):
+    """Runs `contenders` alternated, prints their table (command lines from the repository's root)
+    and the goals, and returns the results."""
+    r = alternate(contenders, runs)
+    table(title, [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, anchor)
+    print(f"- {goals}")
+    return r
+
+
 def loudness_job(minutes, runs):
     """EBU R128 measurement of a long stereo WAV (issue 51): `graphctl analyze --only loudness`
     (integrated, range, true peak) against ffmpeg's ebur128 filter, with and without its true
@@ -829,11 +838,42 @@ def loudness_job(minutes, runs):
     floor = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "decodebin", "!", "audioconvert", "!", "fakesink"]
     contenders = [("graphctl analyze --only loudness", ours), ("ffmpeg -af ebur128", ff), ("ffmpeg -af ebur128=peak=true", ff_peak),
                   ("decode floor", floor)]
-    r = alternate(contenders, runs)
-    table(f"{minutes}-minute 44.1 kHz stereo WAV → EBU R128 loudness (integrated, range, true peak)",
-          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg -af ebur128")
-    print("- goals: at most 1.0× ffmpeg -af ebur128, within 1.2× the decode floor")
-    return r
+    return compared(f"{minutes}-minute 44.1 kHz stereo WAV → EBU R128 loudness (integrated, range, true peak)", contenders, runs,
+                    "ffmpeg -af ebur128", "goals: at most 1.0× ffmpeg -af ebur128, within 1.2× the decode floor")
+
+
+def scene_cuts_1080p(seconds=600, shot=30):
+    """10 minutes of 1920×1080 25 fps H.264 (x264 ultrafast, 6 Mb/s, a key frame every 2 s) made of
+    `shot`-second shots of six test patterns in turn (moving, still, gradients, a counter, life,
+    colour bars): a cut every 30 s, made once."""
+    src = os.path.join(BENCH, f"scenes-1080p-{seconds}s.mp4")
+    if os.path.exists(src):
+        return src
+    patterns = ["testsrc2", "smptehdbars", "gradients=speed=0.02", "testsrc",
+                "life=mold=10:ratio=0.3:death_color=#202020:life_color=#e0e0e0", "rgbtestsrc"]
+    shots = seconds // shot
+    parts = [f"{p}{':' if '=' in p else '='}s=1920x1080:r=25,trim=duration={shot},setpts=PTS-STARTPTS,format=yuv420p[v{i}]"
+             for i, p in ((i, patterns[i % len(patterns)]) for i in range(shots))]
+    graph = ";".join(parts) + ";" + "".join(f"[v{i}]" for i in range(shots)) + f"concat=n={shots}:v=1:a=0[out]"
+    sh(["ffmpeg", "-y", "-loglevel", "error", "-filter_complex", graph, "-map", "[out]", "-c:v", "libx264", "-preset", "ultrafast",
+        "-b:v", "6M", "-g", "50", src + ".partial.mp4"])
+    os.rename(src + ".partial.mp4", src)
+    return src
+
+
+def scenes_job(runs, threshold=10):
+    """Scene detection on 10 minutes of 1080p with cuts (issue 51): `graphctl analyze --only scenes`
+    against ffmpeg's scdet at the same threshold (the same score: scdet's rule), and the decode
+    floors (ffmpeg and GStreamer decoding alone). Goal: at most 1.0× scdet."""
+    src = scene_cuts_1080p()
+    ours = [GRAPHCTL, "analyze", src, "--only", "scenes", "--scene-threshold", str(threshold), "--json"]
+    ff = ["ffmpeg", "-nostats", "-loglevel", "error", "-i", src, "-vf", f"scdet=threshold={threshold}", "-f", "null", "-"]
+    ff_floor = ["ffmpeg", "-nostats", "-loglevel", "error", "-i", src, "-f", "null", "-"]
+    gst_floor = ["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "decodebin", "!", "fakesink"]
+    contenders = [("graphctl analyze --only scenes", ours), ("ffmpeg -vf scdet", ff), ("ffmpeg decode floor", ff_floor),
+                  ("gst-launch decode floor", gst_floor)]
+    return compared(f"10-minute 1080p25 H.264 with a cut every 30 s → scene cuts (threshold {threshold})", contenders, runs,
+                    "ffmpeg -vf scdet", "goal: at most 1.0× ffmpeg -vf scdet")
 
 
 def main():
@@ -904,6 +944,8 @@ def main():
             loudness_job(m, a.runs)
     if "flac" in jobs:
         flac_job(a.runs)
+    if "scenes" in jobs:
+        scenes_job(a.runs)
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ declare -A sets=(
   [thumbnails]="--set thumbs.path=in.mp4 --set thumbs.count=3 --set thumbs.folder=th --set thumbs.sprite=th/s.jpg --set thumbs.vtt=th/s.vtt"
   [hls-ladder]="--set src.path=in.mp4 --set hls.folder=ladder --set hd.width=640 --set hd.height=480"
   [normalize]="--set src.path=in.mp4 --set norm.json=n.json --set file.path=n.m4a"
+  [trim-silence]="--set src.path=in.wav --set trim.json=ts.json --set file.path=ts.m4a"
   [analyze]="--set src.path=in.mp4 --set loud.json=al.json --set silence.json=as.json --set black.json=ab.json --set scenes.json=ac.json --set scenes.vtt=ac.vtt"
 )
 failed=0

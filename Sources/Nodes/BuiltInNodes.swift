@@ -16,6 +16,7 @@ extension NodeRegistry {
         DemuxNode.self,
         GainNode.self,
         NormalizeNode.self,
+        TrimSilenceNode.self,
         AudioMixNode.self,
         DropChannelNode.self,
         GrayscaleNode.self,

@@ -24,6 +24,45 @@ public struct SilenceReport: Codable, Sendable, Equatable {
     public var silences: [SilenceEvent]
 }
 
+/// The rule by which ``SilenceDetector`` calls a frame silent, alone: every channel's sample is
+/// under the threshold in magnitude. `effect.trimSilence` applies it to find where sound starts
+/// and ends.
+public struct SilenceRule: Sendable, Equatable {
+    public let thresholdDB: Double
+    /// The threshold as a magnitude (full scale 1).
+    public let threshold: Double
+
+    public init(thresholdDB: Double) {
+        self.thresholdDB = thresholdDB
+        threshold = pow(10, thresholdDB / 20)
+    }
+
+    /// Whether a frame whose loudest sample has this magnitude is silent.
+    @inline(__always) public func isSilent(loudest: Double) -> Bool { loudest < threshold }
+
+    /// The first and the last frame of interleaved `samples` that are not silent; nil when every
+    /// frame is: 32-bit float (full scale ±1) or 16-bit.
+    public func soundingFrames(in samples: UnsafeBufferPointer<Float>, channels: Int) -> ClosedRange<Int>? {
+        soundingFrames(count: samples.count, channels: channels) { Double(samples[$0]) }
+    }
+
+    public func soundingFrames(in samples: UnsafeBufferPointer<Int16>, channels: Int) -> ClosedRange<Int>? {
+        soundingFrames(count: samples.count, channels: channels) { Double(samples[$0]) / 32768 }
+    }
+
+    private func soundingFrames(count: Int, channels: Int, _ sample: (Int) -> Double) -> ClosedRange<Int>? {
+        let frames = count / channels
+        func sounds(_ f: Int) -> Bool {
+            var loudest = 0.0
+            for c in 0..<channels { loudest = max(loudest, abs(sample(f * channels + c))) }
+            return !isSilent(loudest: loudest)
+        }
+        guard let first = (0..<frames).first(where: sounds) else { return nil }
+        let last = (first..<frames).reversed().first(where: sounds) ?? first
+        return first...last
+    }
+}
+
 /// Finds silences sample-exactly: a frame is silent when every channel's sample is under the
 /// threshold in magnitude; a run of silent frames at least the minimum duration long is a
 /// silence. Its start and end are frame times, so they are exact to the sample (ffmpeg's
@@ -37,7 +76,7 @@ public struct SilenceDetector: PCMMeasuring {
     public let channels: Int
     public let thresholdDB: Double
     public let minimumDuration: Double
-    let threshold: Double
+    let rule: SilenceRule
     let minimumFrames: Int
     var frame = 0
     var runStart: Int?
@@ -58,7 +97,7 @@ public struct SilenceDetector: PCMMeasuring {
         self.channels = channels
         self.thresholdDB = thresholdDB
         self.minimumDuration = minimumDuration
-        threshold = pow(10, thresholdDB / 20)
+        rule = SilenceRule(thresholdDB: thresholdDB)
         minimumFrames = max(1, Int((minimumDuration * Double(sampleRate)).rounded()))
     }
 
@@ -84,7 +123,7 @@ public struct SilenceDetector: PCMMeasuring {
                 loudest = max(loudest, abs(v))
                 squares += v * v
             }
-            if loudest < threshold {
+            if rule.isSilent(loudest: loudest) {
                 if runStart == nil { runStart = frame; runPeak = 0; runSquares = 0 }
                 runPeak = max(runPeak, loudest)
                 runSquares += squares

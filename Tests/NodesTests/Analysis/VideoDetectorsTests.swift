@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import GraphKit
 import GraphKitTesting
-import Nodes
+@testable import Nodes
 import TestSupport
 
 /// analysis.black and analysis.scenes on H.264 made by ffmpeg with known black stretches and
@@ -43,6 +43,22 @@ import TestSupport
             #expect(abs(event.start - start) <= 0.04 + 1e-6 && abs(event.end - end) <= 0.04 + 1e-6, "\(event) expected \(start)–\(end)")
         }
         #expect(report.frames == 175)
+    }
+
+    /// The scene score's sum, sixteen bytes at a time, is the plain sum to the unit: on lengths
+    /// around its blocks (16 bytes, 128 × 16 bytes) and on the worst case (every difference 255).
+    @Test func sumOfAbsoluteDifferencesIsExact() {
+        var state: UInt64 = 3
+        for n in [0, 1, 15, 16, 17, 2047, 2048, 2049, 2063, 4096 + 5, 40_003] {
+            let a = (0..<n).map { _ in state = state &* 6_364_136_223_846_793_005 &+ 1; return UInt8(truncatingIfNeeded: state >> 56) }
+            let b = (0..<n).map { _ in state = state &* 6_364_136_223_846_793_005 &+ 1; return UInt8(truncatingIfNeeded: state >> 56) }
+            let plain = zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }
+            let fast = a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in SceneDetector.sumOfAbsoluteDifferences(pa, pb) } }
+            #expect(fast == plain, "\(n) bytes")
+            let black = [UInt8](repeating: 0, count: n), white = [UInt8](repeating: 255, count: n)
+            let most = black.withUnsafeBufferPointer { pa in white.withUnsafeBufferPointer { pb in SceneDetector.sumOfAbsoluteDifferences(pb, pa) } }
+            #expect(most == 255 * n, "\(n) bytes")
+        }
     }
 
     @Test(.media) func findsEveryCutWithinOneFrameAndWritesChapters() throws {
