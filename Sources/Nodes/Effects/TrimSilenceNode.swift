@@ -90,11 +90,27 @@ public final class TrimSilenceNode: ProcessingNode, Sendable {
 
     public func finish(_ outcome: RunStatus) throws(GraphError) { try file?.finish(outcome) }
 
+    /// A seek: what came before it (a run's preroll, before an export's range) is forgotten, and
+    /// the stream starts over, its quiet start trimmed again from the first buffer after it.
+    public func streamWasFlushed() {
+        state.withLock { s in
+            guard let format = s.trimmer?.format else { return }
+            s.trimmer = makeTrimmer(format)
+            s.start = nil
+        }
+    }
+
+    private func makeTrimmer(_ pcm: MediaFormat.PCMFormat) -> SilenceTrimmer {
+        let p = context.parameters
+        return SilenceTrimmer(format: pcm, rule: SilenceRule(thresholdDB: p[Self.threshold]), ends: p[Self.ends],
+                              padding: p[Self.padding], minimumDuration: p[Self.minimumDuration],
+                              memoryLimit: memoryLimit, node: context.id)
+    }
+
     public func formatDidChange(to format: MediaFormat) throws(GraphError) {
         guard case .pcm(let pcm) = format else {
             throw GraphError(.runFailed, "effect.trimSilence takes PCM audio, got \(format)", node: context.id)
         }
-        let p = context.parameters
         try state.withLock { (s) throws(GraphError) in
             if let old = s.trimmer?.format {
                 guard old == pcm else {
@@ -102,9 +118,7 @@ public final class TrimSilenceNode: ProcessingNode, Sendable {
                 }
                 return
             }
-            s.trimmer = SilenceTrimmer(format: pcm, rule: SilenceRule(thresholdDB: p[Self.threshold]), ends: p[Self.ends],
-                                       padding: p[Self.padding], minimumDuration: p[Self.minimumDuration],
-                                       memoryLimit: memoryLimit, node: context.id)
+            s.trimmer = makeTrimmer(pcm)
         }
     }
 

@@ -220,4 +220,38 @@ import TestSupport
         #expect(node.mostHeld.memory <= TrimSilenceNode.memoryLimit + 8192)
         try h.finish()
     }
+
+    /// A run started at a position (an export's range, read by a seek, which flushes the node:
+    /// `streamWasFlushed`): what comes out is the range's, from its start, its quiet end trimmed
+    /// (the file: a tone, quiet from 2.5 s; the range 1–2.75 s). A preroll that reached the node
+    /// before the seek is what ExportNormalizeCommandTests' range test catches for normalize.
+    @Test func aSeekStartsTheStreamOver() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wav = folder.appendingPathComponent("steps.wav").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "aevalsrc='if(lt(t,2.5),0.5*sin(2*PI*440*t),0)':s=8000:d=3",
+                                         "-y", wav])
+        var b = GraphBuilder(name: "seek")
+        let source = b.add("src", FileSourceNode.self) { $0[\.path] = wav }
+        let decode = b.add("dec", DecodeNode.self) { $0[\.sampleFormat] = .value(.f32le) }
+        let trim = b.add("trim", TrimSilenceNode.self) { $0[\.padding] = 0 }
+        let out = b.add("out", AppSinkNode.self)
+        b.connect(source.output(), to: decode.input())
+        b.connect(decode.output("audio"), to: trim.input())
+        b.connect(trim.output(), to: out.input())
+        let run = try GraphRun(try b.build(registry: .builtIn))
+        try run.start(at: GraphRun.Seek.exact(MediaTime(value: 1, timescale: 1)).ending(at: MediaTime(value: 11, timescale: 4)))
+        let output = try run.output("out")
+        var first: MediaTime?
+        var frames = 0
+        while let sample = output.copyNextSampleBuffer() {
+            if first == nil { first = sample.presentationTime }
+            frames += sample.frameCount
+        }
+        #expect(run.wait().status == .completed)
+        // The range's tone, 1.5 s, from the range's start; its quiet quarter second at the end
+        // trimmed.
+        #expect(abs((first?.seconds ?? -1) - 1) < 0.001, "\(String(describing: first))")
+        #expect(abs(frames - 12_000) <= 2, "\(frames) frames")
+    }
 }
