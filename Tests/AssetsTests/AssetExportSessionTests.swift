@@ -201,6 +201,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path("mkv.mp4")))
     }
 
+    /// A phone's HDR10 video copied as stored, whole and a range: its colour (BT.2020, PQ, 10
+    /// bits) and HDR metadata (mastering display, content light level) are what the copy says
+    /// too, as AVFoundation keeps them on passthrough (issue 49).
+    @Test func passthroughKeepsHDRColourAndMetadata() async throws {
+        let src = path("hdr10.mov")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=3",
+                                         "-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-tag:v", "hvc1",
+                                         "-x265-params", "log-level=error:keyint=25:colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc:hdr10=1:"
+                                         + "master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1):max-cll=1000,400",
+                                         "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", src])
+        let stated = try #require(try MediaFileInfo(path: src).streams.first?.color)
+        #expect(stated.hdr == .pq && stated.bitDepth == 10 && stated.masteringDisplay?.maxLuminance == 1000 && stated.contentLightLevel?.maxCLL == 1000)
+        let whole = try session(src, .passthrough, output: "whole.mov")
+        try await whole.export()
+        let trim = try session(src, .passthrough, output: "trim.mp4")
+        trim.timeRange = MediaTimeRange(start: MediaTime(seconds: 1), end: MediaTime(seconds: 2))
+        try await trim.export()
+        for name in ["whole.mov", "trim.mp4"] {
+            #expect(try MediaFileInfo(path: path(name)).streams.first?.color == stated, "\(name)")
+        }
+    }
+
     /// With B-frames (shown in another order than stored, the first after the keyframe shown
     /// before it): the pictures of the range are still the source's, every one, none more.
     @Test func passthroughTrimOfBFramesShowsExactlyTheRange() async throws {
