@@ -8,7 +8,8 @@ graphctl=$(realpath "${1:-.build/debug/graphctl}")
 graphs=$(pwd)/graphs
 work=$(mktemp -d)
 xvfb="" srt="" nginx="" rtsp=""
-stop() { [[ -n "$1" ]] && { kill "$1"; wait "$1"; } 2>/dev/null; return 0; }
+# A server that dies of the TERM makes `wait` say 143: under `set -e` that became the script's status.
+stop() { [[ -n "$1" ]] || return 0; kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 trap 'stop "$xvfb"; stop "$srt"; stop "$nginx"; stop "$rtsp"; rm -rf "$work"' EXIT
 cd "$work"
 # sink.preview needs a display: an Xvfb of our own (on a display number it picks and writes to fd 3),
