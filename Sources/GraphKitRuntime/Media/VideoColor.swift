@@ -75,7 +75,10 @@ public struct VideoColor: Sendable, Equatable {
             primaries = Self.primaryNames[Int(gst_video_color_primaries_to_iso(c.primaries))]
             transfer = Self.transferNames[Int(gst_video_transfer_function_to_iso(c.transfer))]
             matrix = Self.matrixNames[Int(gst_video_color_matrix_to_iso(c.matrix))]
-            range = c.range == GST_VIDEO_COLOR_RANGE_0_255 ? "pc" : c.range == GST_VIDEO_COLOR_RANGE_16_235 ? "tv" : nil
+            // A stated colour with no range is limited: the bitstream's video_full_range_flag is
+            // 0 unless set (H.264 E.2.1, H.273), and GStreamer leaves the range unknown when
+            // the VUI states a matrix alone (ffmpeg 7 writes such files; ffprobe says tv).
+            range = c.range == GST_VIDEO_COLOR_RANGE_0_255 ? "pc" : "tv"
         }
         self.chromaFormat = chromaFormat.isEmpty ? nil : chromaFormat
         self.bitDepth = (1...16).contains(bitDepth) ? bitDepth : nil

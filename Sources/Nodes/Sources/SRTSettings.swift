@@ -105,6 +105,12 @@ struct SRTSettings: Sendable {
         } else if text.contains("Connection does not exist") || text.contains("Connection setup failure") || NetworkEndpoint.failure(in: text) != nil
                     || (mode != .listener && text.contains("Could not read from resource") && (debug ?? "").isEmpty) {
             what = "\(description) could not be reached: no peer answered within SRT's connect timeout (3 s)"
+        } else if mode != .listener, text.contains("Could not read from resource"), (debug ?? "").split(separator: "\n").count <= 1 {
+            // GStreamer 1.26 posts a listener's refusal of a caller without a passphrase with no
+            // reason at all (its debug text is the element's place alone; 1.22 says "Password
+            // required"): what the node knows is said.
+            what = "\(description) refused the connection without saying why"
+                + (parameters[Self.passphrase].isEmpty ? ": the peer may require a passphrase, and none is given" : "")
         } else {
             return nil
         }
