@@ -263,3 +263,39 @@ void gk_stereo_half_sum_range(const int16_t *samples, size_t frames, int32_t *mi
     }
     fn(samples, frames, min_value, max_value);
 }
+
+uint64_t gk_sum_abs_diff(const uint8_t *a, const uint8_t *b, size_t n) {
+    uint64_t total = 0;
+    size_t i = 0;
+#if defined(__SSE2__)
+    /* psadbw sums eight differences into each 64-bit half: no lane can overflow. */
+    __m128i sums = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(a + i)), y = _mm_loadu_si128((const __m128i *)(b + i));
+        sums = _mm_add_epi64(sums, _mm_sad_epu8(x, y));
+    }
+    total = (uint64_t)_mm_cvtsi128_si64(sums) + (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums));
+#endif
+    for (; i < n; i++) total += (uint64_t)(a[i] > b[i] ? a[i] - b[i] : b[i] - a[i]);
+    return total;
+}
+
+void gk_luma_half(const uint8_t *src, size_t stride, size_t width, size_t height, uint8_t *dst) {
+    if (width == 0) return;
+    for (size_t y = 0; y < height; y++) {
+        const uint8_t *row = src + 2 * y * stride;
+        uint8_t *out = dst + y * width;
+        size_t x = 0;
+#if defined(__SSE2__)
+        /* Sixteen outputs from 32 bytes, the even ones (the low byte of each 16-bit lane), while
+         * the 32 bytes are all within the row's 2·width − 1 that may be read. */
+        const __m128i low = _mm_set1_epi16(0x00ff);
+        for (; 2 * (x + 16) <= 2 * width - 1; x += 16) {
+            __m128i p = _mm_and_si128(_mm_loadu_si128((const __m128i *)(row + 2 * x)), low);
+            __m128i q = _mm_and_si128(_mm_loadu_si128((const __m128i *)(row + 2 * x + 16)), low);
+            _mm_storeu_si128((__m128i *)(out + x), _mm_packus_epi16(p, q));
+        }
+#endif
+        for (; x < width; x++) out[x] = row[2 * x];
+    }
+}

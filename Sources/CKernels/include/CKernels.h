@@ -50,4 +50,13 @@ size_t gk_color_matrix_avx2(const gk_color_matrix_plan *plan, const uint32_t *sr
  * to a multiple of 8, or 0 where the CPU has no AVX2. */
 size_t gk_grayscale_avx2(const uint32_t *src, uint32_t *dst, size_t count, const uint8_t byte_of[3]);
 
+/* Σ |a[i] − b[i]| over n bytes, exactly (the scene score's sum): SSE2's sum of absolute
+ * differences sixteen bytes at a time on x86-64, one by one elsewhere. */
+uint64_t gk_sum_abs_diff(const uint8_t *a, const uint8_t *b, size_t n);
+
+/* The luma thumbnail of scene and black detection: dst (width × height, no padding) takes byte
+ * 2x of row 2y of src (rows `stride` bytes apart), for x < width, y < height. src must hold the
+ * bytes up to byte 2·(width − 1) of row 2·(height − 1), and no more is read. */
+void gk_luma_half(const uint8_t *src, size_t stride, size_t width, size_t height, uint8_t *dst);
+
 #endif

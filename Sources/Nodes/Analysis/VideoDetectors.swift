@@ -1,3 +1,4 @@
+import CKernels
 import FoundationEssentials
 import GraphKitCore
 
@@ -23,38 +24,30 @@ public struct LumaThumbnail: Sendable {
     public init(_ buffer: SampleBuffer, format v: MediaFormat.VideoFormat) throws(GraphError) {
         width = (v.width + 1) / 2
         height = (v.height + 1) / 2
-        var out = [UInt8](repeating: 0, count: width * height)
         let (w, h) = (width, height)
-        switch v.pixelFormat {
-        case .i420, .nv12:
-            black = 16; white = 235
-            try buffer.withPixelPlanes { (planes) throws(GraphError) in
-                let y = planes[0]
-                out.withUnsafeMutableBufferPointer { o in
-                    guard let base = o.baseAddress else { return }
-                    for row in 0..<h {
-                        let src = (y.baseAddress + 2 * row * y.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                        let dst = base + row * w
-                        for x in 0..<w { dst[x] = src[2 * x] }
-                    }
+        let yuv = v.pixelFormat == .i420 || v.pixelFormat == .nv12
+        (black, white) = yuv ? (16, 235) : (0, 255)
+        let (r, b) = v.pixelFormat == .bgra ? (2, 0) : (0, 2)
+        pixels = try buffer.withPixelPlanes { (planes) throws(GraphError) in
+            let p = planes[0]
+            return [UInt8](unsafeUninitializedCapacity: w * h) { out, count in
+                count = w * h
+                guard let base = out.baseAddress else { return }
+                if yuv, p.bytesPerRow >= 0 {
+                    gk_luma_half(p.baseAddress.assumingMemoryBound(to: UInt8.self), p.bytesPerRow, w, h, base)
+                    return
                 }
-            }
-        case .bgra, .rgba:
-            black = 0; white = 255
-            let (r, b) = v.pixelFormat == .bgra ? (2, 0) : (0, 2)
-            try buffer.withPixelPlanes { (planes) throws(GraphError) in
-                let p = planes[0]
                 for row in 0..<h {
                     let src = (p.baseAddress + 2 * row * p.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                    for x in 0..<w {
+                    for x in 0..<w where yuv { base[row * w + x] = src[2 * x] }
+                    for x in 0..<w where !yuv {
                         let px = src + 8 * x
                         let red: Int = 299 * Int(px[r]), green: Int = 587 * Int(px[1]), blue: Int = 114 * Int(px[b])
-                        out[row * w + x] = UInt8((red + green + blue + 500) / 1000)
+                        base[row * w + x] = UInt8((red + green + blue + 500) / 1000)
                     }
                 }
             }
         }
-        pixels = out
     }
 }
 
@@ -185,32 +178,12 @@ public struct SceneDetector: Sendable {
         if score >= threshold { cuts.append(SceneScore(time: time, score: rounded)) }
     }
 
-    /// Σ |a[i] − b[i]| over the shorter's length, exactly: sixteen bytes at a time in 16-bit lanes
-    /// (128 steps at most before they are summed, so that no lane passes 32,767), the rest one by one.
+    /// Σ |a[i] − b[i]| over the shorter's length, exactly (SSE2's sum of absolute differences,
+    /// sixteen bytes an instruction: `gk_sum_abs_diff`).
     static func sumOfAbsoluteDifferences(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let n = min(a.count, b.count)
         guard n > 0, let pa = a.baseAddress, let pb = b.baseAddress else { return 0 }
-        let (ra, rb) = (UnsafeRawPointer(pa), UnsafeRawPointer(pb))
-        var total = 0
-        var i = 0
-        while i + 16 <= n {
-            var lanes = SIMD16<Int16>()
-            let stop = min(n - 16, i + 16 * 127)
-            while i <= stop {
-                let x = SIMD16<Int16>(truncatingIfNeeded: ra.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self))
-                let y = SIMD16<Int16>(truncatingIfNeeded: rb.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self))
-                let d = x &- y
-                let sign = d &>> 15
-                lanes &+= (d ^ sign) &- sign
-                i += 16
-            }
-            total += Int(SIMD16<Int32>(truncatingIfNeeded: lanes).wrappedSum())
-        }
-        while i < n {
-            total += abs(Int(pa[i]) - Int(pb[i]))
-            i += 1
-        }
-        return total
+        return Int(gk_sum_abs_diff(pa, pb, n))
     }
 
     /// The cuts (and scores) of every frame added.

@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 import Testing
 import GraphKit
@@ -58,6 +59,29 @@ import TestSupport
             let black = [UInt8](repeating: 0, count: n), white = [UInt8](repeating: 255, count: n)
             let most = black.withUnsafeBufferPointer { pa in white.withUnsafeBufferPointer { pb in SceneDetector.sumOfAbsoluteDifferences(pb, pa) } }
             #expect(most == 255 * n, "\(n) bytes")
+        }
+    }
+
+    /// The luma thumbnail's kernel takes byte 2x of row 2y, for odd and even sizes around its
+    /// 32-byte steps and rows spaced wider than they are, and reads nothing past the last pixel
+    /// it needs: each frame ends where an unreadable page begins (a read beyond it would crash).
+    @Test func lumaThumbnailKernelTakesEverySecondPixelOfEverySecondRow() throws {
+        var state: UInt64 = 7
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        for (width, height, pad) in [(1, 1, 0), (2, 2, 0), (3, 3, 5), (31, 3, 0), (32, 4, 1), (33, 5, 0), (63, 2, 3), (64, 3, 0), (65, 1, 0), (1921, 9, 64)] {
+            let stride = width + pad, (w, h) = ((width + 1) / 2, (height + 1) / 2)
+            let needed = 2 * (h - 1) * stride + 2 * (w - 1) + 1
+            let pages = (needed + page - 1) / page
+            let memory = try #require(mmap(nil, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+            #expect(memory != MAP_FAILED)
+            defer { munmap(memory, (pages + 1) * page) }
+            #expect(mprotect(memory + pages * page, page, PROT_NONE) == 0)
+            let frame = (memory + pages * page - needed).assumingMemoryBound(to: UInt8.self)
+            for i in 0..<needed { state = state &* 6_364_136_223_846_793_005 &+ 1; frame[i] = UInt8(truncatingIfNeeded: state >> 56) }
+            var out = [UInt8](repeating: 0, count: w * h)
+            out.withUnsafeMutableBufferPointer { gk_luma_half(frame, stride, w, h, $0.baseAddress) }
+            let plain = (0..<h).flatMap { y in (0..<w).map { x in frame[2 * y * stride + 2 * x] } }
+            #expect(out == plain, "\(width)x\(height), stride \(stride)")
         }
     }
 
