@@ -27,6 +27,7 @@
 #include <gst/video/gstvideoencoder.h>
 #include <gst/pbutils/codec-utils.h>
 #include <x264.h>
+#include "settings.h"
 
 GST_DEBUG_CATEGORY_STATIC(gk_x264_enc_debug);
 #define GST_CAT_DEFAULT gk_x264_enc_debug
@@ -117,113 +118,23 @@ static int x264_log_level(void) {
 
 /* ---- setting x264 up ---- */
 
-/* x264's name for the profile downstream asks for; NULL when it names none. */
-static const char *x264_profile_for(const char *caps_profile) {
-    if (!caps_profile) return NULL;
-    if (!strcmp(caps_profile, "constrained-baseline") || !strcmp(caps_profile, "baseline")) return "baseline";
-    if (!strcmp(caps_profile, "main")) return "main";
-    if (!strcmp(caps_profile, "high")) return "high";
-    return NULL;
-}
-
-/* Each profile decodes every stream of the ones ranked below it. */
-static int profile_rank(const char *profile) {
-    static const char *const order[] = { "constrained-baseline", "baseline", "main", "high" };
-    for (int i = 0; profile && i < (int)G_N_ELEMENTS(order); i++)
-        if (!strcmp(profile, order[i])) return i;
-    return -1;
-}
-
-/* Fills `p` for `info`; FALSE (with x264's or our reason in self->last_error) if x264 refuses. */
+/* Fills `p` for `info` from the properties; FALSE (with the reason in self->last_error) if x264
+ * refuses. */
 static gboolean make_param(GkX264Enc *self, const GstVideoInfo *info, const char *profile, x264_param_t *p) {
     GK_OBJECT_LOCK(self);
-    const guint bitrate = self->bitrate, key_int_max = self->key_int_max, threads = self->threads;
-    const gint preset = self->preset, bframes = self->bframes;
+    const GkX264Settings settings = {
+        .bitrate = self->bitrate, .key_int_max = self->key_int_max, .preset = self->preset, .bframes = self->bframes,
+        .threads = self->threads, .byte_stream = self->byte_stream,
+        .log = log_from_x264, .log_private = self, .log_level = x264_log_level(),
+    };
     self->bitrate_changed = FALSE;
     GK_OBJECT_UNLOCK(self);
-
-    if (x264_param_default_preset(p, x264_preset_names[preset], NULL) < 0) {
-        GK_OBJECT_LOCK(self);
-        g_snprintf(self->last_error, sizeof self->last_error, "x264 has no preset \"%s\"", x264_preset_names[preset]);
-        GK_OBJECT_UNLOCK(self);
-        return FALSE;
-    }
-    /* The preset resets the log callback: set it after. */
-    p->pf_log = log_from_x264;
-    p->p_log_private = self;
-    p->i_log_level = x264_log_level();
-
-    p->i_threads = threads ? (int)threads : X264_THREADS_AUTO;
-    p->i_csp = GST_VIDEO_INFO_FORMAT(info) == GST_VIDEO_FORMAT_NV12 ? X264_CSP_NV12 : X264_CSP_I420;
-    p->i_width = GST_VIDEO_INFO_WIDTH(info);
-    p->i_height = GST_VIDEO_INFO_HEIGHT(info);
-    const gboolean constant_rate = info->fps_n > 0 && info->fps_d > 0;
-    if (constant_rate) {
-        /* Rate control by frame rate: for constant-rate input the same as ffmpeg's timestamps
-         * in 1/fps (x264 then writes the same VUI timing), and the same as x264enc. */
-        p->b_vfr_input = 0;
-        p->i_fps_num = (uint32_t)info->fps_n;
-        p->i_fps_den = (uint32_t)info->fps_d;
-    } else {
-        p->b_vfr_input = 1;
-    }
-    /* PTS go to x264 in nanoseconds, as GStreamer has them. */
-    p->i_timebase_num = 1;
-    p->i_timebase_den = GST_SECOND;
-    if (key_int_max) p->i_keyint_max = (int)key_int_max;
-    else if (constant_rate) p->i_keyint_max = (int)MIN(G_MAXINT / 2, 10 * info->fps_n / info->fps_d);
-    if (bframes >= 0) p->i_bframe = bframes;
-
-    /* An average bit rate without a VBV (ffmpeg's -b:v, x264enc's with vbv-buf-capacity=0). */
-    p->rc.i_rc_method = X264_RC_ABR;
-    p->rc.i_bitrate = (int)bitrate;
-    p->rc.i_vbv_max_bitrate = 0;
-    p->rc.i_vbv_buffer_size = 0;
-    p->analyse.b_psnr = 0;
-    p->analyse.b_ssim = 0;
-
-    if (info->par_n > 0 && info->par_d > 0) {
-        p->vui.i_sar_width = info->par_n;
-        p->vui.i_sar_height = info->par_d;
-    }
-    /* The colour the frames are in (gkrgbtoi420 writes down the matrix it used), so that a
-     * player converts them back with the same one. vui.i_vidformat (PAL, NTSC) is left
-     * unspecified as ffmpeg leaves it: x264enc guesses it from the frame size, but it only
-     * describes an analogue source, which GraphKit does not know. */
-    p->vui.i_colorprim = (int)gst_video_color_primaries_to_iso(info->colorimetry.primaries);
-    p->vui.i_transfer = (int)gst_video_transfer_function_to_iso(info->colorimetry.transfer);
-    p->vui.i_colmatrix = (int)gst_video_color_matrix_to_iso(info->colorimetry.matrix);
-    p->vui.b_fullrange = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
-    switch (info->chroma_site) {
-    case GST_VIDEO_CHROMA_SITE_JPEG: p->vui.i_chroma_loc = 1; break;
-    case GST_VIDEO_CHROMA_SITE_DV: p->vui.i_chroma_loc = 2; break;
-    case GST_VIDEO_CHROMA_SITE_V_COSITED: p->vui.i_chroma_loc = 3; break;
-    default: p->vui.i_chroma_loc = 0; break;  /* MPEG-2's, H.264's default: not written */
-    }
-
-    if (GST_VIDEO_INFO_IS_INTERLACED(info)) {
-        p->b_interlaced = 1;
-        /* An unknown order is taken as x264's default, top field first (x264enc takes bottom). */
-        p->b_tff = GST_VIDEO_INFO_FIELD_ORDER(info) != GST_VIDEO_FIELD_ORDER_BOTTOM_FIELD_FIRST;
-        /* Mixed: each frame says whether it is interlaced (handle_frame). */
-        p->b_pic_struct = GST_VIDEO_INFO_INTERLACE_MODE(info) == GST_VIDEO_INTERLACE_MODE_MIXED;
-    }
-
-    /* x264 writes SPS and PPS before every IDR frame (its default, and x264enc's): a byte
-     * stream needs them, and an avc stream read from any keyframe on (sink.app) finds them;
-     * mp4mux takes them from codec_data as well. ffmpeg writes them to the MP4's header only. */
-    p->b_repeat_headers = 1;
-    p->b_annexb = self->byte_stream;
-    p->b_aud = 0;
-
-    if (profile && x264_param_apply_profile(p, profile) < 0) {
-        /* x264 says why on stderr only, and only its own option names. */
-        GK_OBJECT_LOCK(self);
-        g_snprintf(self->last_error, sizeof self->last_error, "these settings do not fit the %s profile", profile);
-        GK_OBJECT_UNLOCK(self);
-        return FALSE;
-    }
-    return TRUE;
+    char why[sizeof self->last_error];
+    if (gk_x264_make_param(&settings, info, profile, p, why, sizeof why)) return TRUE;
+    GK_OBJECT_LOCK(self);
+    g_strlcpy(self->last_error, why, sizeof self->last_error);
+    GK_OBJECT_UNLOCK(self);
+    return FALSE;
 }
 
 static void close_x264(GkX264Enc *self) {
@@ -263,36 +174,11 @@ static void post_open_error(GkX264Enc *self, const GstVideoInfo *info, const cha
 
 /* ---- output caps ---- */
 
-typedef struct {
-    const uint8_t *data;  /* the NAL unit, from its header byte on */
-    int size;
-} Nal;
-
 /* x264's NAL payloads start with a 4-byte length (avc) or an Annex B start code. */
-static Nal nal_body(const GkX264Enc *self, const x264_nal_t *nal) {
+static GkNal nal_body(const GkX264Enc *self, const x264_nal_t *nal) {
     const int prefix = self->byte_stream && !nal->b_long_startcode ? 3 : 4;
-    Nal n = { nal->p_payload + prefix, nal->i_payload - prefix };
+    GkNal n = { nal->p_payload + prefix, nal->i_payload - prefix };
     return n;
-}
-
-/* The AVCDecoderConfigurationRecord (ISO/IEC 14496-15 5.2.4.1) for mp4mux, with the one SPS
- * and PPS x264 writes. */
-static GstBuffer *make_codec_data(Nal sps, Nal pps) {
-    const gsize size = 5 + 1 + 2 + (gsize)sps.size + 1 + 2 + (gsize)pps.size;
-    guint8 *avcc = g_malloc(size), *w = avcc;
-    *w++ = 1;             /* configurationVersion */
-    *w++ = sps.data[1];   /* AVCProfileIndication */
-    *w++ = sps.data[2];   /* profile_compatibility */
-    *w++ = sps.data[3];   /* AVCLevelIndication */
-    *w++ = 0xfc | 3;      /* lengthSizeMinusOne: x264 writes 4-byte lengths */
-    *w++ = 0xe0 | 1;      /* numOfSequenceParameterSets */
-    GST_WRITE_UINT16_BE(w, (guint16)sps.size);
-    memcpy(w + 2, sps.data, (size_t)sps.size);
-    w += 2 + sps.size;
-    *w++ = 1;             /* numOfPictureParameterSets */
-    GST_WRITE_UINT16_BE(w, (guint16)pps.size);
-    memcpy(w + 2, pps.data, (size_t)pps.size);
-    return gst_buffer_new_wrapped(avcc, size);
 }
 
 /* Sets the output caps from x264's own headers: profile and level from its SPS and, for avc,
@@ -304,7 +190,7 @@ static gboolean set_output_caps(GkX264Enc *self, const char *asked) {
         GST_ELEMENT_ERROR(self, STREAM, ENCODE, ("x264 could not write the stream's headers"), (NULL));
         return FALSE;
     }
-    Nal sps = { NULL, 0 }, pps = { NULL, 0 };
+    GkNal sps = { NULL, 0 }, pps = { NULL, 0 };
     for (int i = 0; i < count; i++) {
         if (nals[i].i_type == NAL_SPS) sps = nal_body(self, &nals[i]);
         else if (nals[i].i_type == NAL_PPS) pps = nal_body(self, &nals[i]);
@@ -316,7 +202,7 @@ static gboolean set_output_caps(GkX264Enc *self, const char *asked) {
     GstCaps *caps = gst_caps_new_simple("video/x-h264", "stream-format", G_TYPE_STRING, self->byte_stream ? "byte-stream" : "avc",
                                         "alignment", G_TYPE_STRING, "au", NULL);
     if (!self->byte_stream) {
-        GstBuffer *codec_data = make_codec_data(sps, pps);
+        GstBuffer *codec_data = gk_x264_avcc(sps, pps);
         gst_caps_set_simple(caps, "codec_data", GST_TYPE_BUFFER, codec_data, NULL);
         gst_buffer_unref(codec_data);
     }
@@ -327,7 +213,7 @@ static gboolean set_output_caps(GkX264Enc *self, const char *asked) {
      * one, which downstream accepts (as x264enc does). */
     GstStructure *s = gst_caps_get_structure(caps, 0);
     const char *made = gst_structure_get_string(s, "profile");
-    if (asked && profile_rank(made) >= 0 && profile_rank(made) <= profile_rank(asked))
+    if (asked && gk_x264_profile_rank(made) >= 0 && gk_x264_profile_rank(made) <= gk_x264_profile_rank(asked))
         gst_structure_set(s, "profile", G_TYPE_STRING, asked, NULL);
 
     GstVideoCodecState *out = gst_video_encoder_set_output_state(GST_VIDEO_ENCODER(self), caps, self->input_state);
@@ -538,7 +424,7 @@ static gboolean set_format(GstVideoEncoder *encoder, GstVideoCodecState *state) 
     if (allowed) gst_caps_unref(allowed);
     gst_caps_unref(templ);
 
-    const char *profile = x264_profile_for(asked);
+    const char *profile = gk_x264_profile_for(asked);
     gboolean ok = make_param(self, &state->info, profile, &self->param) && open_x264(self);
     if (!ok) {
         post_open_error(self, &state->info, profile);
