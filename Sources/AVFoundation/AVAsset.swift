@@ -330,7 +330,8 @@ open class AVAssetTrack: AVAsynchronousKeyValueLoading, @unchecked Sendable {
         } else {
             format = track.format
         }
-        return format.map { [CMFormatDescription(format: $0, capsDetail: caps)] } ?? []
+        let extensions = s.color?.formatDescriptionExtensions ?? [:]
+        return format.map { [CMFormatDescription(format: $0, capsDetail: caps, extensions: extensions)] } ?? []
     }
 
     var size: CGSize { CGSize(width: track?.stream.width ?? 0, height: track?.stream.height ?? 0) }

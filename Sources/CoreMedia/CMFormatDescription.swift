@@ -26,14 +26,18 @@ public final class CMFormatDescription: @unchecked Sendable {
     package let format: MediaFormat
     /// The full description a buffer arrived with (an AAC or H.264 codec configuration).
     package let capsDetail: String?
+    /// Core Media's extensions (``CMFormatDescriptionGetExtensions(_:)``): colour, range, bit
+    /// depth and HDR metadata, by Apple's keys.
+    package let extensions: [String: Any]
     /// CMAudioFormatDescriptionGetStreamBasicDescription returns a pointer: it lives as long as this.
     private let asbd: UnsafeMutablePointer<AudioStreamBasicDescription>?
     /// The same for CMAudioFormatDescriptionGetChannelLayout's layout.
     private let layout: UnsafeMutablePointer<AudioChannelLayout>?
 
-    package init(format: MediaFormat, capsDetail: String? = nil) {
+    package init(format: MediaFormat, capsDetail: String? = nil, extensions: [String: Any] = [:]) {
         self.format = format
         self.capsDetail = capsDetail
+        self.extensions = extensions
         if let d = Self.streamDescription(format) {
             asbd = .allocate(capacity: 1)
             asbd!.initialize(to: d)

@@ -32,6 +32,9 @@ public typealias CFDictionary = [String: Any]
 public typealias CFArray = [Any]
 /// CoreFoundation's URL: Foundation's `URL` here, so `url as CFURL` compiles and means the same.
 public typealias CFURL = URL
+/// A property list value (string, number, boolean, data, date, array, dictionary): `Any` here,
+/// read with `as? String`, `as? Data` as on Apple's platforms.
+public typealias CFPropertyList = Any
 /// CoreFoundation's type identifier.
 public typealias CFTypeID = UInt
 

@@ -63,6 +63,49 @@ import Testing
         #expect(AVMediaCharacteristic.containsHDRVideo.rawValue == "AVMediaCharacteristicContainsHDRVideo")
     }
 
+    /// A video track's format description carries the colour its file states as Core Media's
+    /// extensions, by Apple's keys and values: HDR10 (PQ) with its mastering display and content
+    /// light level as the SEI's big-endian bytes, HLG, and BT.709 8-bit; ffmpeg writes each.
+    @Test(.media, arguments: [("smpte2084", true), ("arib-std-b67", false), ("bt709", false)])
+    func formatDescriptionsCarryTheFilesColour(_ transfer: String, _ withMetadata: Bool) async throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("\(transfer).mp4")
+        let sdr = transfer == "bt709"
+        let primaries = sdr ? "bt709" : "bt2020", matrix = sdr ? "bt709" : "bt2020nc"
+        let hdr10 = withMetadata ? ":master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,50):max-cll=1000,400" : ""
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=d=0.4:s=128x96:r=25", "-c:v", "libx265", "-pix_fmt", sdr ? "yuv420p" : "yuv420p10le",
+                                         "-x265-params", "log-level=error:colorprim=\(primaries):transfer=\(transfer):colormatrix=\(matrix)\(hdr10)",
+                                         "-tag:v", "hvc1", "-y", url.path])
+        let video = try #require(try await AVURLAsset(url: url).loadTracks(withMediaType: .video).first)
+        let description = try #require(try await video.load(.formatDescriptions).first)
+        let extensions = try #require(CMFormatDescriptionGetExtensions(description))
+        #expect(extensions[kCMFormatDescriptionExtension_ColorPrimaries] as? String == (sdr ? kCMFormatDescriptionColorPrimaries_ITU_R_709_2 : kCMFormatDescriptionColorPrimaries_ITU_R_2020))
+        let expectedTransfer = ["smpte2084": kCMFormatDescriptionTransferFunction_SMPTE_ST_2084_PQ, "arib-std-b67": kCMFormatDescriptionTransferFunction_ITU_R_2100_HLG,
+                                "bt709": kCMFormatDescriptionTransferFunction_ITU_R_709_2][transfer]
+        #expect(CMFormatDescriptionGetExtension(description, extensionKey: kCMFormatDescriptionExtension_TransferFunction) as? String == expectedTransfer)
+        #expect(extensions[kCMFormatDescriptionExtension_YCbCrMatrix] as? String == (sdr ? kCMFormatDescriptionYCbCrMatrix_ITU_R_709_2 : kCMFormatDescriptionYCbCrMatrix_ITU_R_2020))
+        #expect(extensions[kCMFormatDescriptionExtension_FullRangeVideo] as? Bool == false)
+        #expect(extensions[kCMFormatDescriptionExtension_BitsPerComponent] as? Int == (sdr ? 8 : 10))
+        let mastering = extensions[kCMFormatDescriptionExtension_MasteringDisplayColorVolume] as? Data
+        let light = extensions[kCMFormatDescriptionExtension_ContentLightLevelInfo] as? Data
+        if withMetadata {
+            // x265's master-display is the SEI's fields: G, B, R, white point, then L(max, min).
+            let bytes = try #require(mastering).map { Int($0) }
+            func u16(_ i: Int) -> Int { bytes[i] << 8 | bytes[i + 1] }
+            func u32(_ i: Int) -> Int { u16(i) << 16 | u16(i + 2) }
+            #expect(bytes.count == 24)
+            #expect((0..<8).map { u16(2 * $0) } == [13250, 34500, 7500, 3000, 34000, 16000, 15635, 16450])
+            #expect(u32(16) == 10_000_000 && u32(20) == 50)
+            #expect(try #require(light) == Data([0x03, 0xE8, 0x01, 0x90]))
+        } else {
+            #expect(mastering == nil && light == nil)
+        }
+        #expect(kCMFormatDescriptionExtension_FullRangeVideo == "FullRangeVideo" && kCMFormatDescriptionExtension_BitsPerComponent == "BitsPerComponent")
+        #expect(kCMFormatDescriptionExtension_MasteringDisplayColorVolume == "MasteringDisplayColorVolume"
+                && kCMFormatDescriptionExtension_ContentLightLevelInfo == "ContentLightLevelInfo")
+    }
+
     @Test func whatCannotBeWrittenIsRefused() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
