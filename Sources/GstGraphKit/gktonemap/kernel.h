@@ -28,8 +28,14 @@ typedef struct {
 } gk_tonemap_settings;
 
 #define GK_TONEMAP_SIGNAL_SIZE 4096
-#define GK_TONEMAP_GAIN_SIZE 4096
-#define GK_TONEMAP_OETF_SIZE 16384
+/* gain: 2^-24 to 2^7 (31 octaves), 256 entries an octave */
+#define GK_TONEMAP_GAIN_LOWEST (-24)
+#define GK_TONEMAP_GAIN_BITS 8
+#define GK_TONEMAP_GAIN_SIZE (31 * 256 + 1)
+/* output: 2^-22 to 1 (22 octaves), 1024 entries an octave, and 1 itself */
+#define GK_TONEMAP_OETF_LOWEST (-22)
+#define GK_TONEMAP_OETF_BITS 10
+#define GK_TONEMAP_OETF_SIZE (22 * 1024 + 1)
 
 typedef struct {
     gk_tonemap_layout layout;
@@ -42,12 +48,10 @@ typedef struct {
     float lr, lg, lb;
     /* linear BT.2020 (or BT.709) RGB → linear BT.709 RGB */
     float m[9];
-    /* the gain table is indexed by sqrt(Y · y_max_inverse) · gain_index_scale */
-    float gain_index_scale, y_max_inverse;
     float signal_to_linear[GK_TONEMAP_SIGNAL_SIZE];  /* signal 0..1 → linear light (see kernel.c) */
-    float gain[GK_TONEMAP_GAIN_SIZE];                /* luminance → SDR gain (tone curve / Y) */
-    float oetf[GK_TONEMAP_OETF_SIZE];                /* sqrt(linear SDR light) 0..1 → R'G'B' 0..1 (BT.1886) */
-    /* rows of the frame as floats, width (+1) long each: two luma rows, one row of Cb and Cr */
+    float gain[GK_TONEMAP_GAIN_SIZE];                /* luminance → SDR gain (tone curve / Y), by octaves */
+    float oetf[GK_TONEMAP_OETF_SIZE];                /* SDR light 0..1 → R'G'B' 0..1 (BT.1886), by octaves */
+    /* rows of the frame as floats (kernel.c's gk_tonemap_frame) */
     float *scratch;
     int scratch_width;
 } gk_tonemap_plan;
