@@ -5,7 +5,8 @@
  *   → linear light, a 4096-entry table on the signal:
  *       HLG: scene light E, BT.2100's inverse OETF;
  *       PQ:  display light in units of reference white, BT.2100's EOTF (ST 2084) / reference white
- *   → one gain per pixel from its luminance Y (a 4096-entry table, indexed by sqrt(Y)):
+ *   → one gain per pixel from its luminance Y: the tone curve below at Y (a table by octaves of Y,
+ *     256 entries each, linear between entries so that the result stays monotonic) divided by Y:
  *       HLG: BT.2100's OOTF for the nominal 1000-nit display (system gamma 1.2,
  *            Fd = 1000 · Ys^0.2 · E), then divided by reference white (BT.2408: 203 nits = SDR white);
  *       both: the highlights' roll-off (gk_tonemap_rolloff) on that luminance, from the knee up to
@@ -61,6 +62,10 @@ static inline int32_t log_index(float v, int lowest, int bits, int32_t last) {
     v = v < low ? low : v;
     int32_t i = (int32_t)(bits_of(v) >> (23 - bits)) - ((127 + lowest) << bits);
     return i > last ? last : i;
+}
+/* Where entry i's range starts. */
+static double log_start(int32_t i, int lowest, int bits) {
+    return float_of((uint32_t)(i + ((127 + lowest) << bits)) << (23 - bits));
 }
 /* The middle of entry i's range, where its value is computed. */
 static double log_entry(int32_t i, int lowest, int bits) {
@@ -135,16 +140,11 @@ int gk_tonemap_plan_make(gk_tonemap_plan *plan, const gk_tonemap_settings *s, gk
     /* The gain table covers the luminances the signal table gives (HLG: up to 1; PQ: up to
      * 10000 nits / reference white < 2^7), by octaves. */
     const double peak = s->transfer == GK_TONEMAP_HLG ? hlg_peak / white : s->source_peak / white;
+    /* The SDR luminance (SDR white 1) for the input's linear luminance at the start of each entry. */
     for (int i = 0; i < GK_TONEMAP_GAIN_SIZE; i++) {
-        const double y = log_entry(i, GK_TONEMAP_GAIN_LOWEST, GK_TONEMAP_GAIN_BITS);
-        double gain;
-        if (s->transfer == GK_TONEMAP_HLG) {
-            const double display = hlg_peak * pow(y, hlg_gamma) / white;  /* luminance, SDR white = 1 */
-            gain = gk_tonemap_rolloff(display, s->knee, peak) / y;
-        } else {
-            gain = gk_tonemap_rolloff(y, s->knee, peak) / y;
-        }
-        plan->gain[i] = (float)gain;
+        const double y = log_start(i, GK_TONEMAP_GAIN_LOWEST, GK_TONEMAP_GAIN_BITS);
+        const double display = s->transfer == GK_TONEMAP_HLG ? hlg_peak * pow(y, hlg_gamma) / white : y;
+        plan->tone[i] = (float)gk_tonemap_rolloff(display, s->knee, peak);
     }
     /* By octaves from 2^-22 (0.08 of a code at most; entry 0, everything darker, is black) up to
      * 1 (the last entry); steps of 0.1% in light, 0.1 of a code at white. */
@@ -171,7 +171,11 @@ int gk_tonemap_plan_make(gk_tonemap_plan *plan, const gk_tonemap_settings *s, gk
 #define GK_TONEMAP_ROW(SUFFIX, TARGET)                                                                      \
 TARGET static void row_##SUFFIX(const gk_tonemap_plan *restrict p, const float *restrict ys, const float *restrict cbs, \
                                 const float *restrict crs, int n, float *restrict ro, float *restrict go, float *restrict bo) { \
-    const float *restrict lin = p->signal_to_linear, *restrict gain = p->gain, *restrict oetf = p->oetf;   \
+    const float *restrict lin = p->signal_to_linear, *restrict tone = p->tone, *restrict oetf = p->oetf;   \
+    const float lowest = float_of((uint32_t)(127 + GK_TONEMAP_GAIN_LOWEST) << 23);                          \
+    const int32_t base = (127 + GK_TONEMAP_GAIN_LOWEST) << GK_TONEMAP_GAIN_BITS;                            \
+    const uint32_t fraction_mask = (1u << (23 - GK_TONEMAP_GAIN_BITS)) - 1;                                 \
+    const float fraction_scale = 1.0f / (float)(1u << (23 - GK_TONEMAP_GAIN_BITS));                         \
     const float crr = p->cr_r, cbg = p->cb_g, crg = p->cr_g, cbb = p->cb_b, lr = p->lr, lg = p->lg, lb = p->lb; \
     const float m0 = p->m[0], m1 = p->m[1], m2 = p->m[2], m3 = p->m[3], m4 = p->m[4], m5 = p->m[5],          \
                 m6 = p->m[6], m7 = p->m[7], m8 = p->m[8];                                                    \
@@ -183,7 +187,13 @@ TARGET static void row_##SUFFIX(const gk_tonemap_plan *restrict p, const float *
         float r = lin[signal_index(y + crr * cr)];                                                          \
         float g = lin[signal_index(y + cbg * cb + crg * cr)];                                               \
         float b = lin[signal_index(y + cbb * cb)];                                                          \
-        const float k = gain[log_index(lr * r + lg * g + lb * b, GK_TONEMAP_GAIN_LOWEST, GK_TONEMAP_GAIN_BITS, GK_TONEMAP_GAIN_SIZE - 1)]; \
+        /* The tone curve at the luminance, linear between its entries (so that it stays monotonic: \
+         * a gain per entry would make a sawtooth where the curve is flat), as a gain. */            \
+        const float lum = fmaxf(lr * r + lg * g + lb * b, lowest);                                          \
+        int32_t i = (int32_t)(bits_of(lum) >> (23 - GK_TONEMAP_GAIN_BITS)) - base;                          \
+        i = i > GK_TONEMAP_GAIN_SIZE - 2 ? GK_TONEMAP_GAIN_SIZE - 2 : i;                                    \
+        const float frac = (float)(bits_of(lum) & fraction_mask) * fraction_scale;                          \
+        const float k = (tone[i] + frac * (tone[i + 1] - tone[i])) / lum;                                   \
         r *= k, g *= k, b *= k;                                                                             \
         float r7 = m0 * r + m1 * g + m2 * b, g7 = m3 * r + m4 * g + m5 * b, b7 = m6 * r + m7 * g + m8 * b;  \
         /* Outside BT.709: toward the grey of the same luminance, just far enough. */                      \

@@ -28,7 +28,7 @@ typedef struct {
 } gk_tonemap_settings;
 
 #define GK_TONEMAP_SIGNAL_SIZE 4096
-/* gain: 2^-24 to 2^7 (31 octaves), 256 entries an octave */
+/* tone curve: 2^-24 to 2^7 (31 octaves), 256 entries an octave, and 2^7 */
 #define GK_TONEMAP_GAIN_LOWEST (-24)
 #define GK_TONEMAP_GAIN_BITS 8
 #define GK_TONEMAP_GAIN_SIZE (31 * 256 + 1)
@@ -49,7 +49,7 @@ typedef struct {
     /* linear BT.2020 (or BT.709) RGB → linear BT.709 RGB */
     float m[9];
     float signal_to_linear[GK_TONEMAP_SIGNAL_SIZE];  /* signal 0..1 → linear light (see kernel.c) */
-    float gain[GK_TONEMAP_GAIN_SIZE];                /* luminance → SDR gain (tone curve / Y), by octaves */
+    float tone[GK_TONEMAP_GAIN_SIZE];                /* luminance → SDR luminance (the tone curve), by octaves */
     float oetf[GK_TONEMAP_OETF_SIZE];                /* SDR light 0..1 → R'G'B' 0..1 (BT.1886), by octaves */
     /* rows of the frame as floats (kernel.c's gk_tonemap_frame) */
     float *scratch;
