@@ -61,6 +61,13 @@ public enum ColorDifference {
     /// signal to the power 2.4, white 1); R'G'B' outside 0...1 is clipped, as a display does.
     public static func lab709(y: Double, cb: Double, cr: Double) -> Lab {
         let (r, g, b) = rgb709(y: y, cb: cb, cr: cr)
+        return lab(r: r, g: g, b: b)
+    }
+
+    /// CIELAB of 8-bit full-range BT.709 R'G'B' (a BGRA picture's bytes) on an SDR display.
+    public static func labRGB(r: Double, g: Double, b: Double) -> Lab { lab(r: r / 255, g: g / 255, b: b / 255) }
+
+    static func lab(r: Double, g: Double, b: Double) -> Lab {
         func light(_ v: Double) -> Double { pow(min(max(v, 0), 1), 2.4) }
         let (lr, lg, lb) = (light(r), light(g), light(b))
         let xx = 0.4124 * lr + 0.3576 * lg + 0.1805 * lb

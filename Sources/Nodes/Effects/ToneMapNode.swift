@@ -5,6 +5,8 @@ import GraphKitRuntime
 /// cannot carry HDR, as AVFoundation converts for its H.264 presets and `AVAssetImageGenerator`.
 /// Frames whose colour says HLG (ARIB STD-B67) or PQ (SMPTE ST 2084) come out as 8-bit I420
 /// tagged BT.709, limited range; frames of any other transfer (SDR) pass through untouched.
+/// `pixelFormat` converts what comes out (BT.709's matrix) when a format other than I420 is
+/// wanted, BGRA for a picture.
 ///
 /// The picture is mapped in display light: HLG through BT.2100's OOTF for its nominal 1000-nit
 /// display, PQ through its EOTF; `referenceWhite` nits become SDR white (BT.2408's HDR reference
@@ -30,8 +32,9 @@ public final class ToneMapNode: ElementNode, Sendable {
         category: .effect,
         summary: "HDR (HLG, PQ) video to SDR BT.709 I420; SDR video passes through",
         inputs: [PortDescriptor("in", .rawVideo([.i420, .nv12]), help: "I420 or NV12 frames, HDR (BT.2100 HLG or PQ) or SDR, their colour stated")],
-        outputs: [PortDescriptor("out", .rawVideo([.i420, .nv12]), help: "HDR frames as SDR I420, BT.709 limited range; SDR frames as they came")],
-        parameters: [referenceWhite, peak, knee],
+        outputs: [PortDescriptor("out", .rawVideo(), carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[ToneMapNode.pixelFormat]]) },
+                                 help: "SDR frames in BT.709 (HDR ones tone-mapped, SDR ones as they came), in pixelFormat")],
+        parameters: [referenceWhite, peak, knee, pixelFormat],
         example: #"{ "type": "effect.toneMap", "params": { "referenceWhite": 203, "peak": 1000 } }"#
     )
 
@@ -41,6 +44,9 @@ public final class ToneMapNode: ElementNode, Sendable {
                                                help: "PQ: the source's brightest nits, used when the stream carries no mastering display")
     public static let knee = Parameter<Double>("knee", 0.5...0.99, default: 0.9,
                                                help: "where the highlights' roll-off starts, as a fraction of reference white: lower keeps more highlight detail and dims SDR white more")
+
+    public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .i420,
+                                                           help: "the output's pixel format: i420 as tone mapping gives it, or converted (bgra for a picture)")
 
     let context: NodeContext
 
@@ -53,7 +59,12 @@ public final class ToneMapNode: ElementNode, Sendable {
         let map = try bin.make("gktonemap", name: "tonemap", [
             "reference-white": p[Self.referenceWhite], "peak": p[Self.peak], "knee": p[Self.knee],
         ])
+        // The pixel format asked for: nothing to do for I420 from HDR input, nor for SDR input
+        // already in it (videoconvert passes through).
+        let convert = try bin.make("videoconvert", name: "convert")
+        let format = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
+        try bin.link(map, convert, format)
         try bin.expose(input: "in", map)
-        try bin.expose(output: "out", map)
+        try bin.expose(output: "out", format)
     }
 }

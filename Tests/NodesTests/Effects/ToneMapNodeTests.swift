@@ -10,70 +10,7 @@ import TestSupport
 /// SDR close to the chart (ΔE00 on its flat patches, luma PSNR), tagged BT.709; an HDR10 ramp
 /// rolls off instead of clipping; SDR passes through byte for byte.
 @Suite struct ToneMapNodeTests {
-    static let (width, height) = (320, 240)
-
-    /// The chart as 8-bit BT.709 I420 in FFV1 (lossless), tagged.
-    static func makeChart(in folder: URL) throws -> String {
-        let sdr = folder.appendingPathComponent("sdr.mkv").path
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "smptehdbars=size=\(width)x\(height):rate=10",
-                                             "-frames:v", "2", "-vf", "format=yuv420p", "-c:v", "ffv1",
-                                             "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709",
-                                             "-color_range", "tv", sdr])
-        return sdr
-    }
-
-    static let hdrTags = ["-color_primaries", "bt2020", "-colorspace", "bt2020nc", "-color_range", "tv", "-c:v", "ffv1"]
-
-    /// PQ: zscale all the way (PQ has no OOTF): SDR display light, SDR white at 203 nits.
-    static func makePQ(from sdr: String, in folder: URL) throws -> String {
-        let pq = folder.appendingPathComponent("pq.mkv").path
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", sdr, "-vf",
-                                             "zscale=tin=bt709:pin=bt709:min=bt709:rin=tv:t=smpte2084:p=bt2020:m=bt2020nc:r=tv:npl=203,format=yuv420p10le",
-                                             "-color_trc", "smpte2084"] + hdrTags + [pq])
-        return pq
-    }
-
-    /// HLG: zscale takes the chart to linear display light in BT.2020 (SDR white 1) and from HLG
-    /// R'G'B' to 10-bit Y'CbCr; the step between is BT.2100's, done here: display light at 203 of
-    /// the nominal 1000 nits, the inverse OOTF on luminance (Ys = Yd^(1/1.2), E = Fd · Ys / Yd)
-    /// and the HLG OETF. Not zscale's own: zimg 3.0.4 applies HLG's OOTF to each channel (a 75%
-    /// red bar's E measured (0.1008, 0.0160, 0.0048), each channel's Fd^(1/1.2)), where BT.2100
-    /// applies it on luminance, as phones' HLG is shown.
-    static func makeHLG(from sdr: String, in folder: URL) throws -> String {
-        let linear = folder.appendingPathComponent("linear.gbrpf32"), signal = folder.appendingPathComponent("hlg.gbrpf32")
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", sdr, "-vf",
-                                             "zscale=tin=bt709:pin=bt709:min=bt709:rin=tv:t=linear:p=bt2020,format=gbrpf32le",
-                                             "-f", "rawvideo", linear.path])
-        var data = try Data(contentsOf: linear)
-        let plane = width * height
-        data.withUnsafeMutableBytes { raw in
-            let f = raw.bindMemory(to: Float.self)
-            for frame in 0..<(f.count / (3 * plane)) {
-                let base = frame * 3 * plane
-                for i in 0..<plane {
-                    // gbrp: planes G, B, R
-                    let (g, b, r) = (Double(f[base + i]) * 0.203, Double(f[base + plane + i]) * 0.203, Double(f[base + 2 * plane + i]) * 0.203)
-                    let yd = max(0.2627 * r + 0.6780 * g + 0.0593 * b, 1e-12)
-                    let k = pow(yd, 1 / 1.2) / yd
-                    f[base + i] = Float(hlgOETF(g * k))
-                    f[base + plane + i] = Float(hlgOETF(b * k))
-                    f[base + 2 * plane + i] = Float(hlgOETF(r * k))
-                }
-            }
-        }
-        try data.write(to: signal)
-        let hlg = folder.appendingPathComponent("hlg.mkv").path
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gbrpf32le", "-s", "\(width)x\(height)",
-                                             "-r", "10", "-i", signal.path, "-vf",
-                                             "zscale=tin=arib-std-b67:pin=bt2020:t=arib-std-b67:p=bt2020:m=bt2020nc:r=tv,format=yuv420p10le",
-                                             "-color_trc", "arib-std-b67"] + hdrTags + [hlg])
-        return hlg
-    }
-
-    static func hlgOETF(_ e: Double) -> Double {
-        let a = 0.17883277, b = 1 - 4 * a, c = 0.5 - a * log(4 * a)
-        return e <= 1.0 / 12 ? (3 * max(e, 0)).squareRoot() : a * log(12 * e - b) + c
-    }
+    static let (width, height) = (HDRTestMedia.width, HDRTestMedia.height)
 
     /// The I420 frames of `file` decoded, through `effect.toneMap` when `map` gives its params.
     static func frames(_ file: String, map params: String?) throws -> [[UInt8]] {
@@ -97,58 +34,12 @@ import TestSupport
         return frames
     }
 
-    struct Comparison {
-        var psnr: Double
-        var meanDeltaE: Double
-        var worstDeltaE: Double
-        var patches: Int
-    }
-
-    /// Luma PSNR over the frame; ΔE00 between the mean colours of each 8x8 block that is flat in
-    /// the reference (every sample within 2 of the others) and a colour an SDR display can show
-    /// (R'G'B' within 0...1: the chart's -I, +Q and PLUGE blacks are not).
-    static func compare(_ out: [UInt8], with ref: [UInt8], width w: Int, height h: Int) -> Comparison {
-        let luma = w * h, chroma = (w / 2) * (h / 2)
-        var squares = 0.0
-        for i in 0..<luma { let d = Double(out[i]) - Double(ref[i]); squares += d * d }
-        let psnr = squares == 0 ? .infinity : 10 * log10(255 * 255 / (squares / Double(luma)))
-        var total = 0.0, worst = 0.0, patches = 0
-        for by in stride(from: 0, to: h, by: 8) {
-            for bx in stride(from: 0, to: w, by: 8) {
-                func block(_ frame: [UInt8]) -> (y: [Double], u: [Double], v: [Double]) {
-                    var y: [Double] = [], u: [Double] = [], v: [Double] = []
-                    for dy in 0..<8 { for dx in 0..<8 { y.append(Double(frame[(by + dy) * w + bx + dx])) } }
-                    for dy in 0..<4 {
-                        for dx in 0..<4 {
-                            let c = (by / 2 + dy) * (w / 2) + bx / 2 + dx
-                            u.append(Double(frame[luma + c]))
-                            v.append(Double(frame[luma + chroma + c]))
-                        }
-                    }
-                    return (y, u, v)
-                }
-                let r = block(ref), o = block(out)
-                let flat = [r.y, r.u, r.v].allSatisfy { ($0.max()! - $0.min()!) <= 2 }
-                func mean(_ a: [Double]) -> Double { a.reduce(0, +) / Double(a.count) }
-                let (ry, ru, rv) = (mean(r.y), mean(r.u), mean(r.v))
-                let rgb = ColorDifference.rgb709(y: ry, cb: ru, cr: rv)
-                guard flat, [rgb.r, rgb.g, rgb.b].allSatisfy({ $0 >= -0.01 && $0 <= 1.01 }) else { continue }
-                let e = ColorDifference.deltaE2000(ColorDifference.lab709(y: ry, cb: ru, cr: rv),
-                                                   ColorDifference.lab709(y: mean(o.y), cb: mean(o.u), cr: mean(o.v)))
-                total += e
-                worst = max(worst, e)
-                patches += 1
-            }
-        }
-        return Comparison(psnr: psnr, meanDeltaE: patches == 0 ? .infinity : total / Double(patches), worstDeltaE: worst, patches: patches)
-    }
-
     @Test(.media, arguments: ["hlg", "pq"])
     func anSDRChartMadeHDRComesBack(_ transfer: String) throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let sdr = try Self.makeChart(in: folder)
-        let hdr = transfer == "hlg" ? try Self.makeHLG(from: sdr, in: folder) : try Self.makePQ(from: sdr, in: folder)
+        let sdr = try HDRTestMedia.makeChart(in: folder)
+        let hdr = transfer == "hlg" ? try HDRTestMedia.makeHLG(from: sdr, in: folder) : try HDRTestMedia.makePQ(from: sdr, in: folder)
         let reference = try Self.frames(sdr, map: nil)
         let mapped = try Self.frames(hdr, map: "")
         try #require(reference.count == 2 && mapped.count == 2)
@@ -156,8 +47,8 @@ import TestSupport
         // Without tone mapping, what GraphKit gave before: the HDR signal read as SDR.
         let unmapped = try Self.frames(hdr, map: nil)
         for (out, ref) in zip(mapped, reference) {
-            let c = Self.compare(out, with: ref, width: Self.width, height: Self.height)
-            let before = Self.compare(unmapped[0], with: ref, width: Self.width, height: Self.height)
+            let c = HDRTestMedia.compare(out, with: ref, width: Self.width, height: Self.height)
+            let before = HDRTestMedia.compare(unmapped[0], with: ref, width: Self.width, height: Self.height)
             print("effect.toneMap \(transfer): luma PSNR \(c.psnr) dB, ΔE00 mean \(c.meanDeltaE) worst \(c.worstDeltaE) over \(c.patches) patches; unmapped: \(before.psnr) dB, ΔE00 \(before.meanDeltaE)")
             #expect(c.patches >= 100)
             #expect(c.meanDeltaE <= 3, "\(transfer): mean ΔE00 \(c.meanDeltaE)")
@@ -178,8 +69,8 @@ import TestSupport
     @Test(.media) func theOutputIsTaggedBT709AndSDRPassesThrough() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let sdr = try Self.makeChart(in: folder)
-        let pq = try Self.makePQ(from: sdr, in: folder)
+        let sdr = try HDRTestMedia.makeChart(in: folder)
+        let pq = try HDRTestMedia.makePQ(from: sdr, in: folder)
         let mp4 = folder.appendingPathComponent("sdr.mp4").path
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(pq)" } },
