@@ -103,6 +103,22 @@ import TestSupport
         #expect(problems(#""referenceWhite": 203, "peak": 4000, "knee": 0.8"#).isEmpty)
     }
 
+    /// decode's default BGRA frames carry no colour the tone mapping could read: the graph is
+    /// refused at the edge before it runs, naming both sides' formats and the parameter to change.
+    @Test func bgraFramesAreRefusedAtTheEdge() {
+        do {
+            _ = try GraphLoader(registry: .builtIn).load(json: """
+                { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mov" } },
+                  "dec": { "type": "decode" }, "map": { "type": "effect.toneMap" }, "out": { "type": "sink.app" } },
+                  "edges": [ "src.out -> dec.in", "dec.video -> map.in", "map.out -> out.in" ] }
+                """)
+            Issue.record("a BGRA decode into effect.toneMap was accepted")
+        } catch {
+            let text = error.problems.map(\.description).joined(separator: "\n")
+            #expect(text.contains("dec.video") && text.contains("map.in") && text.contains("pixelFormat") && text.contains("BGRA") && text.contains("I420"), "\(text)")
+        }
+    }
+
     /// The ΔE00 the checks above use gives Sharma, Wu and Dalal's published values (pairs 1, 7,
     /// 15, 16, 17 and 25 of their table, which exercise the hue wrap and the rotation term).
     @Test func deltaE2000MatchesThePublishedPairs() {
