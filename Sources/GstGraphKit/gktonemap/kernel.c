@@ -11,7 +11,10 @@
  *            Fd = 1000 · Ys^0.2 · E), then divided by reference white (BT.2408: 203 nits = SDR white);
  *       both: the highlights' roll-off (gk_tonemap_rolloff) on that luminance, from the knee up to
  *            the source's peak (PQ: the mastering display's, else the element's property; HLG:
- *            the nominal 1000 nits), so that the peak becomes SDR white and nothing clips flat.
+ *            the nominal 1000 nits), so that the peak becomes SDR white and the highlights keep
+ *            steps rather than clipping at reference white. SDR's top 8 codes hold all of them:
+ *            with the knee at 0.9, a 1000-nit source's 203, 300, 400 nits give Y' 230, 234, 234
+ *            and 600 up 235 (the harness test's ramp); a lower knee spreads them and dims white.
  *       The gain scales R, G and B alike, so hue and saturation stay as they were.
  *   → BT.2020 to BT.709 primaries (BT.2087's 3x3 matrix, in linear light)
  *   → a colour outside BT.709 (a channel below 0 or above 1) moved toward the grey of its own
@@ -26,8 +29,8 @@
  *
  * Why not BT.2390's EETF for PQ: its knee start follows from the target's peak
  * (KS = 1.5 · maxLum − 0.5 in PQ units, the highest at which its spline stays monotonic). Into a
- * 203-nit SDR white from a 1000-nit source that is 100 nits, which takes SDR white down to 165
- * nits (Y' 215 of 235): every SDR-graded picture in an HDR10 file would come out dim. Reinhard's
+ * 203-nit SDR white from a 1000-nit source that is 88 nits, which takes SDR white down to 159
+ * nits (Y' 214 of 235, computed): every SDR-graded picture in an HDR10 file would come out dim. Reinhard's
  * extended operator (Reinhard et al. 2002, eq. 4: L (1 + L / Lwhite²) / (1 + L)) above a knee
  * keeps everything below the knee exact, rolls the rest off smoothly (slope 1 at the knee) and
  * puts the source's peak at SDR white.
