@@ -1,7 +1,7 @@
 /*
  * gktonemap (Sources/GstGraphKit/gktonemap) alone in GStreamer's harness: every output sample
  * against the method done here in double precision (kernel.c's steps, without its tables) on
- * 10-bit HLG and PQ frames of a spread of values, in each input layout; an HDR10 grey ramp that
+ * HLG and PQ frames of a spread of values, in each input layout (10-bit and 8-bit); an HDR10 grey ramp that
  * stays monotonic and rolls off up to the source's peak instead of clipping flat, the peak taken
  * from the caps' mastering display when they carry one; the output caps (I420, bt709, no HDR
  * fields); SDR passed through untouched.
@@ -64,30 +64,35 @@ static void exact(gboolean hlg, double peak, int y, int cb, int cr, double out[3
     for (int i = 0; i < 3; i++) out[i] = pow(fmin(fmax(l + t * (c[i] - l), 0), 1), 1 / 2.4);
 }
 
-typedef enum { I420_10LE, P010_10LE } Layout;
+typedef enum { I420_10LE, P010_10LE, I420, NV12 } Layout;
 
-/* A w×h 10-bit frame: sample (x, y) of plane p is value(x, y, p) (chroma at half size). */
+/* A w×h frame: sample (x, y) of plane p is value(x, y, p) (chroma at half size), a 10-bit value
+ * (8-bit layouts take its top 8 bits). */
 static GstBuffer *frame10(Layout layout, int w, int h, int (*value)(int x, int y, int plane)) {
+    static const GstVideoFormat formats[] = { GST_VIDEO_FORMAT_I420_10LE, GST_VIDEO_FORMAT_P010_10LE, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12 };
     GstVideoInfo info;
-    gst_video_info_set_format(&info, layout == I420_10LE ? GST_VIDEO_FORMAT_I420_10LE : GST_VIDEO_FORMAT_P010_10LE, w, h);
+    gst_video_info_set_format(&info, formats[layout], w, h);
     GstBuffer *buffer = gst_buffer_new_allocate(NULL, info.size, NULL);
     GstVideoFrame f;
     fail_unless(gst_video_frame_map(&f, &info, buffer, GST_MAP_WRITE));
+    const gboolean wide = layout == I420_10LE || layout == P010_10LE, planar = layout == I420_10LE || layout == I420;
     const int shift = layout == P010_10LE ? 6 : 0;
+#define AT(plane, x, y) ((guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&f, plane) + (y) * GST_VIDEO_FRAME_PLANE_STRIDE(&f, plane))
+#define PUT(plane, x, y, v) do { if (wide) ((guint16 *)AT(plane, x, y))[x] = (guint16)((v) << shift); else AT(plane, x, y)[x] = (guint8)((v) >> 2); } while (0)
     for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            ((guint16 *)((guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&f, 0) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0)))[x] = (guint16)(value(x, y, 0) << shift);
+        for (int x = 0; x < w; x++) PUT(0, x, y, value(x, y, 0));
     for (int y = 0; y < (h + 1) / 2; y++)
         for (int x = 0; x < (w + 1) / 2; x++) {
-            if (layout == I420_10LE) {
-                ((guint16 *)((guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&f, 1) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 1)))[x] = (guint16)value(x, y, 1);
-                ((guint16 *)((guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&f, 2) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 2)))[x] = (guint16)value(x, y, 2);
+            if (planar) {
+                PUT(1, x, y, value(x, y, 1));
+                PUT(2, x, y, value(x, y, 2));
             } else {
-                guint16 *uv = (guint16 *)((guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&f, 1) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 1));
-                uv[2 * x] = (guint16)(value(x, y, 1) << 6);
-                uv[2 * x + 1] = (guint16)(value(x, y, 2) << 6);
+                PUT(1, 2 * x, y, value(x, y, 1));
+                PUT(1, 2 * x + 1, y, value(x, y, 2));
             }
         }
+#undef PUT
+#undef AT
     gst_video_frame_unmap(&f);
     return buffer;
 }
@@ -123,6 +128,7 @@ static const struct {
 } cases[] = {
     { "I420_10LE", I420_10LE, "bt2100-pq", FALSE, 64, 48 }, { "I420_10LE", I420_10LE, "bt2100-hlg", TRUE, 64, 48 },
     { "P010_10LE", P010_10LE, "bt2100-pq", FALSE, 62, 46 }, { "P010_10LE", P010_10LE, "bt2100-hlg", TRUE, 63, 47 },
+    { "I420", I420, "bt2100-pq", FALSE, 64, 48 },           { "NV12", NV12, "bt2100-hlg", TRUE, 62, 46 },
 };
 
 GST_START_TEST(test_from_the_plugin_file) { gk_check_from_plugin_file("gktonemap"); }
@@ -150,7 +156,10 @@ GST_START_TEST(test_every_sample_against_the_exact_method) {
             for (int d = 0; d < 4; d++) {
                 const int x = MIN(2 * cx + (d & 1), w - 1), y = MIN(2 * cy + d / 2, h - 1);
                 double rgb[3];
-                exact(cases[c].hlg, 1000, spread(x, y, 0), spread(cx, cy, 1), spread(cx, cy, 2), rgb);
+                /* what the element read: 8-bit layouts the top 8 bits, which are (code - 16) / 219 as
+                 * their 10-bit value × 4 is (code × 4 - 64) / 876 */
+                const int keep = cases[c].layout == I420 || cases[c].layout == NV12 ? ~3 : ~0;
+                exact(cases[c].hlg, 1000, spread(x, y, 0) & keep, spread(cx, cy, 1) & keep, spread(cx, cy, 2) & keep, rgb);
                 for (int i = 0; i < 3; i++) sum[i] += rgb[i] / 4;
                 if ((2 * cx + (d & 1)) < w && (2 * cy + d / 2) < h) {
                     const int want = (int)lround(16 + 219 * (0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]));
