@@ -53,6 +53,10 @@ public final class AssetImageGenerator: Sendable {
         self.asset = asset
     }
 
+    /// Whether the asset's video is HDR (HLG or PQ): its pictures are then tone-mapped to SDR
+    /// (`effect.toneMap`), as AVFoundation's generator gives SDR images of HDR video.
+    private var showsHDRAsSDR: Bool { asset.tracks(withMediaType: .video).first?.stream.color?.hdr != nil }
+
     /// The largest picture wanted: a frame larger is scaled down to fit within it, its aspect
     /// kept (never scaled up). 0 in a dimension leaves that dimension free; (0, 0), the default,
     /// gives frames at their size.
@@ -140,7 +144,7 @@ public final class AssetImageGenerator: Sendable {
     /// picture to picture.
     public func images(for times: [MediaTime]) -> AsyncStream<Element> {
         let cancels = runs.withLock { $0.cancels }
-        let session = ThumbnailSession(path: asset.path, autorotate: appliesPreferredTrackTransform)
+        let session = ThumbnailSession(path: asset.path, autorotate: appliesPreferredTrackTransform, toneMapsHDR: showsHDRAsSDR)
         let cursor = StreamCursor()
         return AsyncStream(unfolding: { [self] () async -> Element? in
             guard let next = cursor.take(below: times.count) else {
@@ -204,7 +208,7 @@ public final class AssetImageGenerator: Sendable {
         // The picture is the keyframe nearest the time within the tolerances, or the first frame
         // within them after the keyframe before (ThumbnailSession.frame(at:toleranceBefore:toleranceAfter:)).
         let session = given.flatMap { $0.autorotate == s.appliesPreferredTrackTransform ? $0 : nil }
-            ?? ThumbnailSession(path: asset.path, autorotate: s.appliesPreferredTrackTransform)
+            ?? ThumbnailSession(path: asset.path, autorotate: s.appliesPreferredTrackTransform, toneMapsHDR: showsHDRAsSDR)
         let cancelled = GraphError(.cancelled, at: at, "the picture was cancelled")
         let registered = runs.withLock { r in
             guard r.cancels == cancels, box?.isCancelled != true else { return false }

@@ -24,6 +24,7 @@ extension NodeRegistry {
         MirrorNode.self,
         CropNode.self,
         ScaleNode.self,
+        ToneMapNode.self,
         RotateNode.self,
         OverlayNode.self,
         WaveformNode.self,

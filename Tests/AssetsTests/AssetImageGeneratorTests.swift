@@ -273,4 +273,20 @@ import Testing
         #expect { try AssetImageGenerator.writeJPEG(image, to: link) } throws: { ($0 as? GraphError)?.code == .outputUnwritable }
         #expect(try AssetImageGenerator.jpegData(image, quality: 95) == [UInt8](try Data(contentsOf: URL(fileURLWithPath: jpeg))))
     }
+
+    /// Images of an HLG or a PQ file are SDR, as AVAssetImageGenerator gives them (tone-mapped by
+    /// effect.toneMap, issue 49): as close to the chart the HDR file was made from as the chart's
+    /// own image, by ToneMapNodeTests' measures and floors.
+    @Test(arguments: ["hlg", "pq"]) func imagesOfHDRAreSDR(_ transfer: String) throws {
+        let sdr = try HDRTestMedia.makeChart(in: folder)
+        let hdr = transfer == "hlg" ? try HDRTestMedia.makeHLG(from: sdr, in: folder) : try HDRTestMedia.makePQ(from: sdr, in: folder)
+        let ref = try AssetImageGenerator(asset: try Asset(path: sdr)).image(at: .zero).image
+        let got = try AssetImageGenerator(asset: try Asset(path: hdr)).image(at: .zero).image
+        #expect(got.byteCount == 320 * 240 * 4)
+        let c = HDRTestMedia.compareBGRA(got.withUnsafeBytes { Array($0) }, with: ref.withUnsafeBytes { Array($0) }, width: 320, height: 240)
+        print("AssetImageGenerator \(transfer): luma PSNR \(c.psnr) dB, ΔE00 mean \(c.meanDeltaE) over \(c.patches) patches")
+        #expect(c.patches >= 100)
+        #expect(c.meanDeltaE <= 3, "\(transfer): mean ΔE00 \(c.meanDeltaE)")
+        #expect(c.psnr >= (transfer == "hlg" ? 35 : 32.5), "\(transfer): luma PSNR \(c.psnr) dB")
+    }
 }

@@ -113,7 +113,8 @@ import TestSupport
                      "gkaudiotrim: GraphKit audio trim", "gkencoderdelay: GraphKit encoder delay",
                      "gklavcmp3tag: GraphKit ffmpeg MP3 delay tag", "gkorientation: GraphKit orientation",
                      "gkpatchbytes: GraphKit byte patch", "gkpresenttimes: GraphKit presentation times",
-                     "gkrisingtimes: GraphKit rising times", "gkmp4flac: GraphKit FLAC into MP4", "+-- 10 elements"] {
+                     "gkrisingtimes: GraphKit rising times", "gkmp4flac: GraphKit FLAC into MP4",
+                     "gktonemap: GraphKit tone mapping", "+-- 11 elements"] {
             #expect(lines.contains(line), "no \"\(line)\" in \(lines)")
         }
     }

@@ -8,18 +8,27 @@ import GraphKitRuntime
 /// Many pictures of one file are a ``ThumbnailSession``'s, which decides how many pipelines they
 /// take.
 package enum ThumbnailPicker {
-    /// A run that gives the file's frames as BGRA at `out`, turned as shown when `autorotate`.
-    package static func makeRun(path: String, autorotate: Bool) throws(GraphError) -> GraphRun {
+    /// A run that gives the file's frames as BGRA at `out`, turned as shown when `autorotate`;
+    /// tone-mapped to SDR when `toneMapsHDR` (an HLG or PQ file: a picture is SDR, as
+    /// `AVAssetImageGenerator` gives it), decoded in I420 so that `effect.toneMap` sees the
+    /// file's colour.
+    package static func makeRun(path: String, autorotate: Bool, toneMapsHDR: Bool = false) throws(GraphError) -> GraphRun {
         var b = GraphBuilder(name: "thumbnail", description: "a picture of \(path)")
         let file = b.add("file", FileSourceNode.self) { $0[\.path] = path }
         let decode = b.add("decode", DecodeNode.self) { p in
-            p[\.pixelFormat] = .bgra
+            p[\.pixelFormat] = toneMapsHDR ? .i420 : .bgra
             p[\.autorotate] = autorotate
         }
         // Two frames at most wait while the pipeline prerolls (a flushing seek drops them).
         let sink = b.add("out", AppSinkNode.self) { $0[\.maxBuffers] = 2 }
         b.connect(file.output(), to: decode.input())
-        b.connect(decode.output("video"), to: sink.input())
+        if toneMapsHDR {
+            let map = b.add("toneMap", ToneMapNode.self) { $0[\.pixelFormat] = .bgra }
+            b.connect(decode.output("video"), to: map.input())
+            b.connect(map.output(), to: sink.input())
+        } else {
+            b.connect(decode.output("video"), to: sink.input())
+        }
         return try GraphRun(try b.build(registry: .builtIn))
     }
 
@@ -148,6 +157,8 @@ package enum ThumbnailPicker {
 package final class ThumbnailSession: Sendable {
     package let path: String
     package let autorotate: Bool
+    /// Whether pictures are tone-mapped to SDR (the file is HLG or PQ).
+    package let toneMapsHDR: Bool
     private struct State {
         var run: GraphRun?
         var cancelled = false
@@ -156,9 +167,10 @@ package final class ThumbnailSession: Sendable {
     }
     private let state = Guarded(State())
 
-    package init(path: String, autorotate: Bool) {
+    package init(path: String, autorotate: Bool, toneMapsHDR: Bool = false) {
         self.path = path
         self.autorotate = autorotate
+        self.toneMapsHDR = toneMapsHDR
     }
 
     deinit { close() }
@@ -223,7 +235,7 @@ package final class ThumbnailSession: Sendable {
             try running.seek(to: seek)
             return try running.output("out")
         }
-        let made = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate)
+        let made = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate, toneMapsHDR: toneMapsHDR)
         let taken = state.withLock { s in
             guard !s.cancelled else { return false }
             s.run = made

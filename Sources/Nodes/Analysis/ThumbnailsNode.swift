@@ -94,6 +94,8 @@ public final class ThumbnailsNode: ElementNode, Sendable {
         var pipelines = 0
         var source: PushedSource?
         var session: ThumbnailSession?
+        /// The video is HLG or PQ: pictures are tone-mapped to SDR.
+        var hdr = false
         /// With `at` `scenes`: the pass that finds the cuts, while it runs.
         var scan: SceneScan?
         /// The run is over: take no more pictures.
@@ -144,19 +146,20 @@ public final class ThumbnailsNode: ElementNode, Sendable {
 
     /// Checks the file and plans the times; the pictures are taken once the run plays.
     public func build(in bin: BinBuilder) throws(GraphError) {
-        let (times, duration) = try plan()
+        let (times, duration, hdr) = try plan()
         state.withLock { s in
             s.times = times
             s.duration = duration
+            s.hdr = hdr
         }
         let source = try bin.makePushedSource { [weak self] source in self?.takePictures(for: source) }
         state.withLock { $0.source = source }
         try bin.expose(output: "out", source.element)
     }
 
-    /// The times, evenly spaced over the file, and its duration; throws, naming the file, for one
-    /// that is not a video or does not say how long it is.
-    private func plan() throws(GraphError) -> ([MediaTime], MediaTime) {
+    /// The times, evenly spaced over the file, its duration, and whether its video is HDR (HLG or
+    /// PQ); throws, naming the file, for one that is not a video or does not say how long it is.
+    private func plan() throws(GraphError) -> ([MediaTime], MediaTime, Bool) {
         let p = context.parameters
         let at = context.location(parameter: "path")
         let info: MediaFileInfo
@@ -178,7 +181,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
             throw GraphError(.invalidGraph, at: context.location(parameter: "interval"),
                              "an interval of \(p[Self.interval] ?? 0) s makes more than \(Self.maximumCount) pictures of \(ThumbnailPicker.seconds(info.duration)) s", node: context.id)
         }
-        return (times, info.duration)
+        return (times, info.duration, info.streams.first { $0.kind == .video }?.color?.hdr != nil)
     }
 
     /// Takes the picture at each time, on the source's thread, and gives each on the output as
@@ -188,7 +191,7 @@ public final class ThumbnailsNode: ElementNode, Sendable {
     private func takePictures(for source: PushedSource) {
         let p = context.parameters
         let at = context.location(parameter: "path")
-        let session = ThumbnailSession(path: path, autorotate: p[Self.autorotate])
+        let session = ThumbnailSession(path: path, autorotate: p[Self.autorotate], toneMapsHDR: state.withLock { $0.hdr })
         let scan = p[Self.at] == .scenes ? SceneScan() : nil
         guard var times = state.withLock({ s -> [MediaTime]? in
             guard !s.stopping else { return nil }

@@ -316,4 +316,21 @@ import TestSupport
         #expect(ThumbnailsNode.times(duration: ten, count: nil, interval: 20).map(\.seconds) == [0])
         #expect(ThumbnailsNode.times(duration: ten, count: nil, interval: nil).count == 10)
     }
+
+    /// Pictures of an HLG or a PQ file are SDR (tone-mapped by effect.toneMap, issue 49), as close
+    /// to the chart the HDR file was made from as that chart's own picture is: the measures and
+    /// floors of ToneMapNodeTests (decode's 8-bit frames hold PQ back, it says).
+    @Test(arguments: ["hlg", "pq"]) func picturesOfHDRAreSDR(_ transfer: String) throws {
+        let sdr = try HDRTestMedia.makeChart(in: folder)
+        let hdr = transfer == "hlg" ? try HDRTestMedia.makeHLG(from: sdr, in: folder) : try HDRTestMedia.makePQ(from: sdr, in: folder)
+        let reference = try run(#""path": "\#(sdr)", "count": 1, "width": 320, "format": "png", "folder": "\#(path("sdr"))""#).pictures
+        let pictures = try run(#""path": "\#(hdr)", "count": 1, "width": 320, "format": "png", "folder": "\#(path(transfer))""#).pictures
+        let (ref, got) = (try #require(reference.first).image, try #require(pictures.first).image)
+        #expect(got.byteCount == 320 * 240 * 4)
+        let c = HDRTestMedia.compareBGRA(got.withUnsafeBytes { Array($0) }, with: ref.withUnsafeBytes { Array($0) }, width: 320, height: 240)
+        print("analysis.thumbnails \(transfer): luma PSNR \(c.psnr) dB, ΔE00 mean \(c.meanDeltaE) over \(c.patches) patches")
+        #expect(c.patches >= 100)
+        #expect(c.meanDeltaE <= 3, "\(transfer): mean ΔE00 \(c.meanDeltaE)")
+        #expect(c.psnr >= (transfer == "hlg" ? 35 : 32.5), "\(transfer): luma PSNR \(c.psnr) dB")
+    }
 }
