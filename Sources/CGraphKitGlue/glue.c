@@ -449,6 +449,8 @@ void gk_send_eos(GstElement *pipeline) { gst_element_send_event(pipeline, gst_ev
 
 void gk_pad_send_eos(GstPad *pad) { gst_pad_send_event(pad, gst_event_new_eos()); }
 
+void gk_pad_push_eos(GstPad *pad) { gst_pad_push_event(pad, gst_event_new_eos()); }
+
 void gk_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
 
 GkPadCounter gk_pad_counter_read(const GkPadCounter *c) {

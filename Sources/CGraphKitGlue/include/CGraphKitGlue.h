@@ -116,6 +116,9 @@ void gk_set_thread_name(const char *name);
 void gk_send_eos(GstElement *pipeline);
 /* End of stream sent into `pad` (a sink pad: its element finishes), from its streaming thread too. */
 void gk_pad_send_eos(GstPad *pad);
+/* End of stream pushed downstream from a source pad, from any thread (a live source whose own
+ * streaming thread is blocked waiting for its peer). */
+void gk_pad_push_eos(GstPad *pad);
 
 /* A buffer over memory the caller owns: `release` is called once, when the last reference to the
  * memory is gone. `readonly` marks the memory so (GStreamer copies before writing into it), for

@@ -40,6 +40,9 @@ public protocol Node: AnyObject, Sendable {
     /// Every file the node writes, with how writing ended: ``output``, or several (the waveform's
     /// data and pictures). The run reports each, and fails when one of them received no media.
     var outputs: [OutputReport] { get }
+    /// Where the node's live stream was interrupted (its peer went away) and the run went on:
+    /// the run reports each under the node (``NodeStatistics/gaps``). Read once the run stopped.
+    var gaps: [StreamGap] { get }
 }
 
 extension Node {
@@ -49,6 +52,7 @@ extension Node {
     public var expectedDuration: MediaTime? { nil }
     public var output: OutputReport? { nil }
     public var outputs: [OutputReport] { output.map { [$0] } ?? [] }
+    public var gaps: [StreamGap] { [] }
     public var descriptor: NodeDescriptor { Self.descriptor }
 }
 

@@ -40,6 +40,12 @@ public struct RunReport: Sendable, Codable {
         return sites
     }
 
+    /// Every interruption of a live source the run went on through (``NodeStatistics/gaps``),
+    /// with its node, in the order the nodes are listed. Empty when no peer went away.
+    public var gaps: [(node: String, gap: StreamGap)] {
+        nodes.flatMap { n in (n.gaps ?? []).map { (n.id, $0) } }
+    }
+
     /// Buffers dropped anywhere in the run (the sum of ``drops``): 0 when every buffer produced
     /// reached where the graph sends it.
     public var droppedBuffers: Int { drops.reduce(0) { $0 + $1.buffers } }
@@ -86,9 +92,12 @@ public struct NodeStatistics: Sendable, Codable {
     /// window was closed); a live capture source's buffers dropped at its full edges (the sum of
     /// those edges' `drops`). Absent for nodes that never drop.
     public var dropped: Int?
+    /// Where a live source's stream was interrupted and the run went on (`source.srt` with
+    /// `reconnect`): absent for nodes that were never interrupted.
+    public var gaps: [StreamGap]?
 
     package init(id: String, type: String, buffersIn: Int, buffersOut: Int, bytesIn: Int, bytesOut: Int,
-                 shown: Int? = nil, dropped: Int? = nil) {
+                 shown: Int? = nil, dropped: Int? = nil, gaps: [StreamGap]? = nil) {
         self.id = id
         self.type = type
         self.buffersIn = buffersIn
@@ -97,6 +106,25 @@ public struct NodeStatistics: Sendable, Codable {
         self.bytesOut = bytesOut
         self.shown = shown
         self.dropped = dropped
+        self.gaps = gaps
+    }
+}
+
+/// A stretch of a live stream in which nothing arrived because the peer was gone (`source.srt`
+/// with `reconnect`): when it began and how long it lasted, in wall-clock seconds from the
+/// stream's first bytes. What a recording holds has the gap in its times.
+public struct StreamGap: Sendable, Codable, Equatable {
+    /// Seconds from the stream's first bytes to the last bytes before the gap.
+    public var start: Double
+    /// Seconds without bytes: until the first bytes after it, or until the node gave up waiting.
+    public var seconds: Double
+    /// Whether the peer came back; false for a final gap that ended the stream.
+    public var resumed: Bool
+
+    public init(start: Double, seconds: Double, resumed: Bool) {
+        self.start = start
+        self.seconds = seconds
+        self.resumed = resumed
     }
 }
 

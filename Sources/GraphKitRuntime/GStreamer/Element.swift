@@ -142,6 +142,37 @@ public final class Element: Sendable {
         callbacks.adopt(probe: id, on: p)
     }
 
+    /// Called on the streaming thread with each buffer's time (running time, nil when it has
+    /// none) as it leaves this element's source pad `pad`; a handler returning true marks that
+    /// buffer discontinuous (the first after a gap in a live stream), so what follows knows.
+    public func onEachBuffer(leaving pad: String, _ handler: @escaping @Sendable (MediaTime?) -> Bool) {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        final class Watch: Sendable {
+            let handler: @Sendable (MediaTime?) -> Bool
+            init(_ h: @escaping @Sendable (MediaTime?) -> Bool) { handler = h }
+        }
+        let box = Unmanaged.passRetained(Watch(handler)).toOpaque()
+        let id = gk_pad_add_transform(p, { ctx, buffer in
+            let w = Unmanaged<Watch>.fromOpaque(ctx!).takeUnretainedValue()
+            let pts = buffer!.pointee.pts
+            guard w.handler(pts == GstClockTime.max ? nil : MediaTime(nanoseconds: UInt64(pts))) else { return buffer }
+            let writable = gk_buffer_make_writable(buffer)
+            writable?.pointee.mini_object.flags |= GST_BUFFER_FLAG_DISCONT.rawValue
+            return writable
+        }, nil, box, { ctx in Unmanaged<Watch>.fromOpaque(ctx!).release() })
+        callbacks.adopt(probe: id, on: p)
+    }
+
+    /// Ends the stream leaving this element's source pad `pad` now, from any thread: end of
+    /// stream goes downstream, and what the element pushes after it is refused (it stops). For a
+    /// live source waiting for a peer that has not come back.
+    public func endStream(leaving pad: String = "src") {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        gk_pad_push_eos(p)
+    }
+
     /// What reaches a sink pad of an encoded stream, for a node that writes its own files from
     /// the samples (``onEncodedSamples(pad:_:)``).
     public enum EncodedSampleEvent: Sendable {

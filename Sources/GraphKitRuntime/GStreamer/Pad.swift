@@ -86,4 +86,19 @@ public final class Pad: Sendable {
         let checks = checkingCaps ? GST_PAD_LINK_CHECK_DEFAULT : GST_PAD_LINK_CHECK_HIERARCHY
         return gst_pad_link_full(raw, sink, checks) == GST_PAD_LINK_OK
     }
+
+    /// Links this (source) pad to an element's sink pad in place of the pad linked there now,
+    /// which is unlinked first: a stream that started again as a new pad (a live transport
+    /// stream's demuxer after a gap) taking the old one's route. Formats are checked when the
+    /// stream flows (see ``link(to:pad:checkingCaps:)``).
+    @discardableResult
+    public func relink(to element: Element, pad name: String = "sink") -> Bool {
+        guard let sink = gst_element_get_static_pad(element.raw, name) else { return false }
+        defer { gst_object_unref(UnsafeMutableRawPointer(sink)) }
+        if let old = gst_pad_get_peer(sink) {
+            gst_pad_unlink(old, sink)
+            gst_object_unref(UnsafeMutableRawPointer(old))
+        }
+        return gst_pad_link_full(raw, sink, GST_PAD_LINK_CHECK_HIERARCHY) == GST_PAD_LINK_OK
+    }
 }

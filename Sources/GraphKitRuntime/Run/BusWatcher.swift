@@ -94,6 +94,10 @@ struct BusWatcher {
             case GST_MESSAGE_EOS:
                 return .endOfStream
             case GST_MESSAGE_ERROR:
+                if let node = endingStream(msg) {
+                    logger.info("its peer ended the stream", metadata: ["node": .string(node)])
+                    break
+                }
                 return .failed(translate(error: msg, missing: missing))
             case GST_MESSAGE_APPLICATION:
                 if let s = gst_message_get_structure(msg), String(cString: gst_structure_get_name(s)) == Self.cancelMessage {
@@ -121,6 +125,15 @@ struct BusWatcher {
             }
             sample()
         }
+    }
+
+    /// The node whose element posted `msg`, an error, when the node says the error is its
+    /// stream's end (``ExplainsFailures/failureEndsStream(_:debug:)``); nil for a failure.
+    private func endingStream(_ msg: UnsafeMutablePointer<GstMessage>) -> String? {
+        guard let nodeID = pipeline.directory.node(owning: msg.pointee.src),
+              let node = nodes.first(where: { $0.spec.id == nodeID })?.node as? any ExplainsFailures else { return nil }
+        let (parsed, debug) = parse(msg, warning: false)
+        return node.failureEndsStream(parsed.message, debug: debug) ? nodeID : nil
     }
 
     private enum WindowClosed { case no, closed(ContinuousClock.Instant), stopRequested }

@@ -8,4 +8,16 @@ public protocol ExplainsFailures: Node {
     /// The run's error for GStreamer's `message` and `debug` text posted by one of this node's
     /// elements, reported at `location`; nil to keep the engine's own translation.
     func explainFailure(_ message: String, debug: String?, location: String) -> GraphError?
+
+    /// Whether this failure, posted by one of this node's elements, is in fact the end of its
+    /// stream (a live source whose peer closed the connection: GStreamer's `srtsrc` says so as
+    /// a read error). When true the run does not fail: the engine logs it and goes on, and the
+    /// element, a source whose streaming stopped, has sent end of stream downstream (GStreamer's
+    /// base source does after any error), so the run ends as a stream's end does. Called on the
+    /// run's watcher thread, for each error the node's elements post; false by default.
+    func failureEndsStream(_ message: String, debug: String?) -> Bool
+}
+
+extension ExplainsFailures {
+    public func failureEndsStream(_ message: String, debug: String?) -> Bool { false }
 }

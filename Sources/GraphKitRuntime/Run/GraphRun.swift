@@ -507,7 +507,7 @@ public final class GraphRun: Sendable {
 
     private func makeReport(status: RunStatus, wall: Double, error: GraphError?) -> RunReport {
         RunReport(status: status, wallSeconds: wall, mediaSeconds: pipeline.statistics.mediaSeconds(reaching: finals),
-                  nodes: nodes.map { pipeline.statistics.nodeStatistics($0.spec) },
+                  nodes: nodes.map { pipeline.statistics.nodeStatistics($0.spec, gaps: $0.node.gaps) },
                   edges: pipeline.statistics.edgeStatistics(),
                   outputs: nodes.flatMap { Self.checked($0.node.outputs) }, error: error)
     }

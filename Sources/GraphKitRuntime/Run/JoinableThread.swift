@@ -6,12 +6,12 @@ import MediaContainers
 
 /// A thread of our own that can be joined: a run's bus watcher. Foundation's `Thread` cannot be
 /// joined, so a program (or a test counting threads) could not know when it is gone.
-final class JoinableThread: Sendable {
+package final class JoinableThread: Sendable {
     /// The thread, and whether it was joined (or never started).
     private let state: Guarded<(thread: pthread_t, joined: Bool)>
 
     /// Starts `body` on a new thread named `name` (at most 15 characters are kept).
-    init(name: String, _ body: @escaping @Sendable () -> Void) {
+    package init(name: String, _ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Body(name: name, body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
@@ -29,7 +29,7 @@ final class JoinableThread: Sendable {
 
     /// Waits for the thread to end (once; later calls return at once). From the thread itself
     /// it detaches instead, since a thread cannot wait for itself.
-    func join() {
+    package func join() {
         state.withLock { state in
             guard !state.joined else { return }
             state.joined = true

@@ -206,7 +206,7 @@ final class RunStatistics: @unchecked Sendable {
         return Double(best) / 1e9
     }
 
-    func nodeStatistics(_ node: Graph.NodeSpec) -> NodeStatistics {
+    func nodeStatistics(_ node: Graph.NodeSpec, gaps: [StreamGap] = []) -> NodeStatistics {
         let inputs = (nodeInputs[node.id] ?? []).map { gk_pad_counter_read($0) }, outputs = (nodeOutputs[node.id] ?? []).map { gk_pad_counter_read($0) }
         let buffersIn = inputs.reduce(0) { $0 + Int($1.buffers) }
         let shown = shown(by: node.id)
@@ -219,7 +219,8 @@ final class RunStatistics: @unchecked Sendable {
                               buffersOut: outputs.reduce(0) { $0 + Int($1.buffers) },
                               bytesIn: inputs.reduce(0) { $0 + Int($1.bytes) },
                               bytesOut: outputs.reduce(0) { $0 + Int($1.bytes) },
-                              shown: shown, dropped: notShown == nil && atEdges == nil ? nil : (notShown ?? 0) + (atEdges ?? 0))
+                              shown: shown, dropped: notShown == nil && atEdges == nil ? nil : (notShown ?? 0) + (atEdges ?? 0),
+                              gaps: gaps.isEmpty ? nil : gaps)
     }
 
     func edgeStatistics() -> [EdgeStatistics] {

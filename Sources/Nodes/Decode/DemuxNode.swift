@@ -89,7 +89,9 @@ public final class DemuxNode: ElementNode {
     }
 
     let context: NodeContext
-    private let seen = Guarded((audio: 0, video: 0, audioLinked: false, videoLinked: false))
+    /// The streams seen of each kind in the demuxer's current group of streams, whether one was
+    /// linked, and the first element of each kind's route (for a later group).
+    private let seen = Guarded((audio: 0, video: 0, audioLinked: false, videoLinked: false, heads: [String: Element]()))
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -116,17 +118,24 @@ public final class DemuxNode: ElementNode {
         demuxer.onPadAdded { [self] (pad: Pad) in
             let type = pad.mediaType ?? ""
             let kind = type.hasPrefix("audio/") ? "audio" : type.hasPrefix("video/") ? "video" : nil
-            let output: Element? = seen.withLock { s in
+            let (output, head): (Element?, Element?) = seen.withLock { s in
                 if kind == "audio" {
                     defer { s.audio += 1 }
-                    if s.audio == track, let audio { s.audioLinked = true; return audio }
+                    if s.audio == track, let audio { s.audioLinked = true; return (audio, s.heads["audio"]) }
                 } else if kind == "video" {
                     defer { s.video += 1 }
-                    if s.video == 0, let video { s.videoLinked = true; return video }
+                    if s.video == 0, let video { s.videoLinked = true; return (video, s.heads["video"]) }
                 }
-                return nil
+                return (nil, nil)
             }
             guard let output, let kind else { return bin.discard(pad) }
+            // A later group of streams (a live transport stream that started again after a gap:
+            // its demuxer makes new pads, the old ones go): the stream takes its predecessor's
+            // route, so what the output feeds sees one stream go on.
+            if let head {
+                if !pad.relink(to: head) { demuxer.postError("\(input)'s \(kind) track could not be linked again after the stream started again") }
+                return
+            }
             guard let codec = Codec(pad.format) else {
                 return demuxer.postError("\(input)'s \(kind) track is \(Self.describe(type)), not \(Self.list(Codec.all(kind))), "
                                          + "which demux passes as stored: use decode for other codecs")
@@ -148,13 +157,18 @@ public final class DemuxNode: ElementNode {
             }
             do throws(GraphError) {
                 let head = try Self.route(codec, pad: pad, to: output, in: bin, storesNoDecodeTimes: Self.matroska.contains(demuxer.foundType ?? ""))
+                seen.withLock { $0.heads[kind] = head }
                 if !pad.link(to: head) { demuxer.postError("\(input)'s \(kind) track (\(codec.rawValue)) could not be linked") }
             } catch {
                 demuxer.postError(error.message)
             }
         }
         demuxer.onNoMorePads { [self] in
-            let s = seen.withLock { $0 }
+            // The group's streams are all there; a later group counts its own from 0.
+            let s = seen.withLock { s in
+                defer { (s.audio, s.video) = (0, 0) }
+                return s
+            }
             if audio != nil, !s.audioLinked {
                 demuxer.postMissingStreamError(s.audio == 0 ? "\(input) has no audio track"
                                    : "\(input) has \(s.audio) audio track\(s.audio == 1 ? "" : "s"); track \(track) does not exist (tracks count from 0)")

@@ -65,13 +65,18 @@ struct SRTSettings: Sendable {
     /// credentials by its format).
     var description: String { "the SRT \(mode.rawValue) \"\(endpoint.shown)\"" }
 
-    /// Sets `element` (srtsrc or srtsink) to this connection.
-    func configure(_ element: Element) throws(GraphError) {
+    /// Sets `element` (srtsrc or srtsink) to this connection; `reconnecting`, a caller that
+    /// calls again when its peer goes away (srtsrc's `auto-reconnect`, which `source.srt` bounds
+    /// in time with its `reconnect` parameter).
+    func configure(_ element: Element, reconnecting: Bool = false) throws(GraphError) {
         let p = parameters
         try element.set("uri", "srt://\(host.contains(":") ? "[\(host)]" : host):\(port)")
         try element.set("mode", mode.rawValue)
         try element.set("latency", p[Self.latency])
-        try element.set("auto-reconnect", false)
+        try element.set("auto-reconnect", reconnecting)
+        // A reconnected srtsrc (1.22) can wait in SRT's poll with its socket no longer in it, for
+        // ever: a bounded wait lets it see the run's end of stream or stop.
+        if reconnecting { try element.set("poll-timeout", 100) }
         if !p[Self.passphrase].isEmpty {
             try element.set("passphrase", p[Self.passphrase])
             try element.set("pbkeylen", p[Self.keyLength])

@@ -149,6 +149,12 @@ struct Run: ParsableCommand {
         if dropped > 0 { line += ", \(dropped) buffers dropped by live sources" }
         for o in r.outputs { line += "\n  \(o.node): \(o.path) \(o.status.rawValue)" }
         for n in r.nodes { if let shown = n.shown { line += "\n  \(n.id): \(shown) frames shown, \(n.dropped ?? 0) dropped" } }
+        for n in r.nodes {
+            for g in n.gaps ?? [] {
+                line += "\n  \(n.id): nothing from its peer for \(fixed(g.seconds, 1)) s from \(fixed(g.start, 1)) s"
+                    + (g.resumed ? ", then it came back" : ", which did not come back: the stream ended")
+            }
+        }
         return line
     }
 }

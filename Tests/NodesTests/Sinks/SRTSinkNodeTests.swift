@@ -97,8 +97,8 @@ import TestSupport
     /// A listener sending a file waits for its caller with the clock running, then sends what it
     /// owes in a burst: the receiver times the transport stream by its own PTS (not through its
     /// PCR and the packets' arrival, which bent the audio back by up to 52 ms and failed the MP4
-    /// writer), so what it records rises evenly. Stopped while the stream still comes: a caller
-    /// whose listener closes fails (a known issue of source.srt, see issue 50's note).
+    /// writer), so what it records rises evenly. Stopped while the stream still comes (a caller
+    /// whose listener ends the stream ends cleanly: SRTSourceReconnectTests).
     @Test func aBurstFromAWaitingListenerKeepsTheStreamsTimes() throws {
         let input = folder.appendingPathComponent("six.mp4").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",

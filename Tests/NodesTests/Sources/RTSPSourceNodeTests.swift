@@ -294,4 +294,25 @@ import TestSupport
         #expect(frames > 25 && frames < 250, "\(frames) frames")
         print("RTSP stop: ended \(seconds) s after stop(), \(frames) frames kept")
     }
+
+    /// A server that goes away in the middle of the stream (its process ended) ends the stream:
+    /// the run completes at once, the MP4 whole with what arrived, not a failure and not a hang
+    /// (rtspsrc says "Could not read from resource" as a warning, then ends its streams).
+    @Test func aServerThatGoesAwayEndsTheRecording() throws {
+        let served = try h264AAC(seconds: 10)
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("server-gone.mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out)
+        defer { run.cancel() }
+        usleep(2_500_000)
+        server.stop()
+        let gone = Date()
+        let report = try #require(RemuxChecks.ended(run, within: 10))
+        #expect(Date().timeIntervalSince(gone) < 2, "\(Date().timeIntervalSince(gone)) s")
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        #expect(report.outputs.first?.status == .completed)
+        let frames = try RemuxChecks.frames(out, "v").count
+        #expect(frames > 25 && frames < 250, "\(frames) frames")
+    }
 }

@@ -50,4 +50,13 @@ import Nodes
         #expect(problems("source.srt", #""url": "srt://127.0.0.1:9000", "mode": "rendezvous""#).first?.hasPrefix("nodes.n.params.localAddress") == true)
         #expect(problems("source.srt", #""url": "srt://127.0.0.1:9000", "latency": 5"#).first?.hasPrefix("nodes.n.params.latency") == true)
     }
+
+    /// `reconnect` is a caller's (the end that calls again), in seconds from 0; a sink has none.
+    @Test func reconnectIsACallersAndInRange() {
+        #expect(problems("source.srt", #""url": "srt://127.0.0.1:9000", "reconnect": 30"#) == [])
+        #expect(problems("source.srt", #""url": "srt://127.0.0.1:9000", "reconnect": -1"#).first?.hasPrefix("nodes.n.params.reconnect") == true)
+        let listener = problems("source.srt", #""url": "srt://127.0.0.1:9000", "mode": "listener", "reconnect": 30"#)
+        #expect(listener.count == 1 && listener.first?.hasPrefix("nodes.n.params.mode: mode must be \"caller\" when reconnect is given") == true, "\(listener)")
+        #expect(problems("sink.srt", #""url": "srt://127.0.0.1:9000", "reconnect": 30"#).first?.hasPrefix("nodes.n.params.reconnect") == true)
+    }
 }
