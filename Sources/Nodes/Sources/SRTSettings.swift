@@ -110,12 +110,16 @@ struct SRTSettings: Sendable {
         } else if text.contains("Connection does not exist") || text.contains("Connection setup failure") || NetworkEndpoint.failure(in: text) != nil
                     || (mode != .listener && text.contains("Could not read from resource") && (debug ?? "").isEmpty) {
             what = "\(description) could not be reached: no peer answered within SRT's connect timeout (3 s)"
-        } else if mode != .listener, text.contains("Could not read from resource"), (debug ?? "").split(separator: "\n").count <= 1 {
+        } else if mode != .listener, text.contains("Could not read from resource"),
+                  (debug ?? "").split(separator: "\n").count <= 1 || text.contains("Socket is broken or closed") {
             // GStreamer 1.26 posts a listener's refusal of a caller without a passphrase with no
-            // reason at all (its debug text is the element's place alone; 1.22 says "Password
-            // required"): what the node knows is said.
+            // reason (its debug text is the element's place alone, or that and "Socket is broken
+            // or closed", run to run; 1.22 says "Password required"): what the node knows is
+            // said. (A peer closing after bytes came is the stream's end, not this: source.srt's
+            // failureEndsStream takes it first.)
             what = "\(description) refused the connection without saying why"
-                + (parameters[Self.passphrase].isEmpty ? ": the peer may require a passphrase, and none is given" : "")
+                + (parameters[Self.passphrase].isEmpty ? ": the peer may require a passphrase, and none is given"
+                   : ": the peer's passphrase may differ from the one given")
         } else {
             return nil
         }

@@ -138,10 +138,13 @@ import TestSupport
         #expect(report.status == .failed)
         let error = try #require(report.error)
         #expect(error.code == .runFailed)
-        #expect(error.message.contains("\"srt://127.0.0.1:\(port)\" refused the connection"), "\(error.message)")
-        // GStreamer 1.26 gives no reason for a missing passphrase: the node says it may be that.
-        #expect(ours.isEmpty ? error.message.contains("requires a passphrase") || error.message.contains("may require a passphrase, and none is given")
-                : error.message.contains("passphrase differs"), "\(error.message)")
+        let stated = ours.isEmpty ? error.message.contains("requires a passphrase") || error.message.contains("may require a passphrase, and none is given")
+            : error.message.contains("passphrase differs") || error.message.contains("passphrase may differ")
+        // GStreamer 1.26's srtsrc, run to run, gives no reason for the refusal (the node says
+        // what it may be) or reports the rejected handshake as a peer that never answered: that
+        // is said as it is, naming the URL.
+        let unanswered = GStreamer.version.minor >= 24 && !ours.isEmpty && error.message.contains("\"srt://127.0.0.1:\(port)\" could not be reached")
+        #expect(error.message.contains("\"srt://127.0.0.1:\(port)\" refused the connection") && stated || unanswered, "\(error.message)")
         #expect(!"\(error)".contains("not the right one") && !(error.cause ?? "").contains("not the right one"))
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("never.mp4").path))
     }
