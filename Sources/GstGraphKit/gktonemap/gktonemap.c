@@ -22,6 +22,7 @@
 #include <string.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
+#include "../common/pool.h"
 #include <gst/video/gstvideofilter.h>
 #include "kernel.h"
 #include "../common/tsan.h"
@@ -164,28 +165,9 @@ static GstCaps *transform_caps(GstBaseTransform *trans, GstPadDirection directio
     return out;
 }
 
-/* Output frames from a pool (as gkrgbtoi420 does: a fresh frame each time costs page zeroing). */
+/* Output frames from a pool (common/pool.h says why). */
 static gboolean decide_allocation(GstBaseTransform *trans, GstQuery *query) {
-    GstCaps *caps = NULL;
-    gst_query_parse_allocation(query, &caps, NULL);
-    GstVideoInfo info;
-    if (!caps || !gst_video_info_from_caps(&info, caps)) return FALSE;
-    GstBufferPool *pool = NULL;
-    guint size = (guint)info.size, min = 0, max = 0;
-    const gboolean offered = gst_query_get_n_allocation_pools(query) > 0;
-    if (offered) {
-        gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
-        size = MAX(size, (guint)info.size);
-    }
-    if (!pool) pool = gst_video_buffer_pool_new();
-    GstStructure *config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_set_params(config, caps, size, min, max);
-    if (gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL))
-        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    gst_buffer_pool_set_config(pool, config);
-    if (offered) gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
-    else gst_query_add_allocation_pool(query, pool, size, min, max);
-    gst_object_unref(pool);
+    if (!gk_choose_output_pool(query)) return FALSE;
     return GST_BASE_TRANSFORM_CLASS(gk_tone_map_parent_class)->decide_allocation(trans, query);
 }
 
