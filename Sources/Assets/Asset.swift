@@ -61,7 +61,8 @@ public final class Asset: Sendable {
                 perKind[s.handler] = index + 1
                 return AssetTrack.Stream(number: i + 1, indexInKind: index, kind: s.handler == "vide" ? .video : .audio, codec: s.codec,
                                          sampleRate: s.sampleRate, channels: s.channels, width: s.width, height: s.height,
-                                         frameRate: s.frameRate.map { FrameRate($0.numerator, $0.denominator) }, storedFormat: s.caps)
+                                         frameRate: s.frameRate.map { FrameRate($0.numerator, $0.denominator) }, storedFormat: s.caps,
+                                         color: s.colour.map(VideoColor.init))
             }
         } else {
             let info = try MediaFileInfo(path: path)

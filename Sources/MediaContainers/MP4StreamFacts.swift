@@ -19,9 +19,11 @@ package struct MP4StreamFacts: Sendable, Equatable {
         package var height: Int?
         /// Frames a second as a fraction (numerator, denominator).
         package var frameRate: (numerator: Int, denominator: Int)?
+        /// A video stream's colour, bit depth and chroma format, as its sample entry states them.
+        package var colour: VideoColourFacts? = nil
 
         package static func == (a: Self, b: Self) -> Bool {
-            a.handler == b.handler && a.codec == b.codec && a.caps == b.caps && a.sampleRate == b.sampleRate
+            a.handler == b.handler && a.codec == b.codec && a.caps == b.caps && a.sampleRate == b.sampleRate && a.colour == b.colour
                 && a.channels == b.channels && a.width == b.width && a.height == b.height
                 && a.frameRate?.numerator == b.frameRate?.numerator && a.frameRate?.denominator == b.frameRate?.denominator
         }
@@ -59,7 +61,7 @@ package struct MP4StreamFacts: Sendable, Equatable {
               let samples = try? track.samples(fileSize: fileSize), !samples.isEmpty else { return nil }
         switch (track.handler ?? "    ", description.codec, configuration.type) {
         case ("vide", "avc1", "avcC"):
-            return h264(track, description, configuration.body, samples)
+            return h264(track, description, configuration.body, samples, entry: entries[0].body)
         case ("soun", "mp4a", "esds"):
             return aac(configuration.body)
         default:
@@ -67,7 +69,8 @@ package struct MP4StreamFacts: Sendable, Equatable {
         }
     }
 
-    private static func h264(_ track: MP4Track, _ description: SampleDescription, _ avcC: [UInt8], _ samples: [MP4Sample]) -> Stream? {
+    private static func h264(_ track: MP4Track, _ description: SampleDescription, _ avcC: [UInt8], _ samples: [MP4Sample],
+                             entry: [UInt8]) -> Stream? {
         guard avcC.count >= 7, avcC[0] == 1, let size = description.size, size.width > 0, size.height > 0,
               let profile = h264Profile(avcC[1], flags: avcC[2]) else { return nil }
         // qtdemux's rate: the average frame duration but for the first frame (sometimes cut
@@ -80,7 +83,8 @@ package struct MP4StreamFacts: Sendable, Equatable {
         let caps = "video/x-h264, stream-format=(string)avc, alignment=(string)au, level=(string)\(level), profile=(string)\(profile.nick), "
             + "codec_data=(buffer)\(hex(avcC)), width=(int)\(size.width), height=(int)\(size.height), framerate=(fraction)\(rate.0)/\(rate.1)"
         return Stream(handler: "vide", codec: "H.264 (\(profile.name) Profile)", caps: caps, sampleRate: nil, channels: nil,
-                      width: size.width, height: size.height, frameRate: (rate.0, rate.1))
+                      width: size.width, height: size.height, frameRate: (rate.0, rate.1),
+                      colour: VideoColourFacts(h264EntryBody: entry, avcC: avcC))
     }
 
     /// GStreamer's profile nick (`gst_codec_utils_h264_get_profile`) and its name in a codec

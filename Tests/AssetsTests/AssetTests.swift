@@ -1,5 +1,6 @@
 @testable @_spi(Engine) import Assets
 import Foundation
+import MediaContainers
 import GraphKit
 import GraphKitTesting
 import TestSupport
@@ -44,6 +45,47 @@ import Testing
         #expect(asset.tracks(withMediaType: .video).first?.preferredTransform.b != 0)
         #expect(asset.tracks(withMediaType: .video).first?.stream.storedFormat.hasPrefix("video/x-h264") == true)
         #expect(asset.tracks(withMediaType: .audio).first?.stream.storedFormat.contains("mpegversion=(int)4") == true)
+    }
+
+    /// The index states a video's colour as the discoverer does (its range as ffprobe does): from
+    /// the `colr` box where there is one (MOV's `nclc`, MP4's `nclx` with its range), else from
+    /// the SPS's VUI, with the bit depth and chroma format; nothing where the file states nothing.
+    @Test(arguments: [
+        ("none.mp4", [String]()),
+        ("bt709.mp4", ["-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709"]),
+        ("hlg.mp4", ["-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc"]),
+        ("pq-full.mp4", ["-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", "-color_range", "pc"]),
+        ("smpte170m.mov", ["-color_primaries", "smpte170m", "-color_trc", "smpte170m", "-colorspace", "smpte170m"]),
+        ("high10.mp4", ["-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc"]),
+    ]) func colourReadFromTheIndexAsTheDiscovererReadsIt(_ name: String, _ colour: [String]) throws {
+        let pixels = colour.contains("yuv420p10le") ? [String]() : ["-pix_fmt", "yuv420p"]
+        let path = try make(name, ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10:duration=0.5", "-c:v", "libx264"] + pixels + colour)
+        let asset = try Asset(path: path)
+        #expect(asset.prober == .index)
+        let indexed = asset.tracks(withMediaType: .video).first?.stream.color
+        var discovered = try MediaFileInfo(path: path).streams.first?.color
+        // The range as ffprobe reads it: GStreamer 1.22 names a full-range BT.2100 stream by its
+        // limited-range colorimetry (bt2100-pq), where the index keeps the file's full range.
+        let range = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=color_range", "-of", "csv=p=0", path])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        if discovered?.range != nil, range == "pc" || range == "tv" { discovered?.range = range }
+        #expect(indexed == discovered, "index \(String(describing: indexed)), discoverer \(String(describing: discovered))")
+        #expect((indexed?.transfer != nil) == colour.contains("-color_trc"))
+    }
+
+    /// SPS bytes that claim anything (every length, every value) read as stated or not, never
+    /// past their end: the colour facts of random and cut configurations do not trap.
+    @Test func damagedParameterSetsReadAsUnstated() {
+        var generator = SystemRandomNumberGenerator()
+        let good: [UInt8] = [1, 0x64, 0, 0x0A, 0xFF, 0xE1, 0, 0x18, 0x67, 0x64, 0, 0x0A, 0xAC, 0xD9, 0x44, 0x26, 0xC0, 0x44, 0, 0, 3, 0, 4,
+                             0, 0, 3, 0, 0xC8, 0x3C, 0x48, 0x96, 0x58, 0x01, 0, 0x06]
+        for length in 0...good.count { _ = VideoColourFacts(h264EntryBody: [], avcC: Array(good.prefix(length))) }
+        for _ in 0..<2000 {
+            var bytes = good
+            for _ in 0..<4 { bytes[Int.random(in: 8..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            let facts = VideoColourFacts(h264EntryBody: (0..<100).map { _ in UInt8.random(in: 0...255, using: &generator) }, avcC: bytes)
+            #expect(facts.bitDepth.map { (8...14).contains($0) } ?? true)
+        }
     }
 
     /// Other containers, a fragmented MP4 and an MP4 of another codec are the discoverer's;

@@ -1,5 +1,6 @@
 import CGStreamer
 import GraphKitCore
+import MediaContainers
 
 /// A video stream's colour as the file states it (the container's `colr` box, else the
 /// bitstream's VUI as GStreamer's parser reads it): primaries, transfer function, matrix and
@@ -90,6 +91,18 @@ public struct VideoColor: Sendable, Equatable {
         }
         let l = contentLightLevel.split(separator: ":").compactMap { Int($0) }
         if l.count == 2, l.allSatisfy({ $0 >= 0 }) { self.contentLightLevel = ContentLightLevel(maxCLL: l[0], maxFALL: l[1]) }
+    }
+
+    /// The colour an MP4 sample entry states (its `colr` box, else the H.264 SPS's VUI), as the
+    /// discoverer would give it: a stated colour with no range is limited, as above.
+    package init(_ facts: VideoColourFacts) {
+        self.init()
+        primaries = facts.primaries.flatMap { Self.primaryNames[$0] }
+        transfer = facts.transfer.flatMap { Self.transferNames[$0] }
+        matrix = facts.matrix.flatMap { Self.matrixNames[$0] }
+        if facts.statesColour { range = facts.fullRange == true ? "pc" : "tv" }
+        bitDepth = facts.bitDepth
+        chromaFormat = facts.chromaFormat.map { ["4:0:0", "4:2:0", "4:2:2", "4:4:4"][$0] }
     }
 
     /// ITU-T H.273's code points under ffprobe's names (2, unspecified, is none).
