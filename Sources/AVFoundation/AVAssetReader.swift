@@ -116,6 +116,9 @@ open class AVAssetReaderOutput: @unchecked Sendable {
     package let output: AssetReaderTrackOutput?
     let problem: String?
     public let mediaType: AVMediaType
+    /// The track's colour (primaries, transfer function, matrix), set on every decoded frame's
+    /// pixel buffer as propagating attachments, as Apple's decoders set them.
+    private let colour: [String: Any]
     private struct Props {
         /// Weak: the reader holds its outputs, and a strong reference back kept every reader,
         /// its run and its pipeline alive for the life of the process.
@@ -124,10 +127,11 @@ open class AVAssetReaderOutput: @unchecked Sendable {
     }
     private let props = Guarded(Props())
 
-    init(output: AssetReaderTrackOutput?, mediaType: AVMediaType, problem: String?) {
+    init(output: AssetReaderTrackOutput?, mediaType: AVMediaType, problem: String?, colour: [String: Any] = [:]) {
         self.output = output
         self.mediaType = mediaType
         self.problem = problem
+        self.colour = colour
     }
 
     /// Whether each sample is a copy the caller may change. Either way GraphKit gives the
@@ -150,8 +154,10 @@ open class AVAssetReaderOutput: @unchecked Sendable {
     /// The next sample, blocking until it is decoded; nil at the end, before reading starts,
     /// after a failure or `cancelReading()` (then see the reader's `status` and `error`).
     public func copyNextSampleBuffer() -> CMSampleBuffer? {
-        guard let output, let reader, !reader.failed else { return nil }
-        return output.copyNextSampleBuffer().map { CMSampleBuffer(sample: $0) }
+        guard let output, let reader, !reader.failed, let sample = output.copyNextSampleBuffer() else { return nil }
+        let buffer = CMSampleBuffer(sample: sample)
+        if !colour.isEmpty, let image = buffer.imageBuffer { CVBufferSetAttachments(image, colour, .shouldPropagate) }
+        return buffer
     }
 }
 
@@ -185,7 +191,9 @@ open class AVAssetReaderTrackOutput: AVAssetReaderOutput, @unchecked Sendable {
         } catch {
             problem = error.message
         }
-        super.init(output: made, mediaType: track.mediaType, problem: problem)
+        let keys = [kCVImageBufferColorPrimariesKey, kCVImageBufferTransferFunctionKey, kCVImageBufferYCbCrMatrixKey]
+        let colour = track.mediaType == .video ? (track.storedFormats.first?.extensions ?? [:]).filter { keys.contains($0.key) } : [:]
+        super.init(output: made, mediaType: track.mediaType, problem: problem, colour: colour)
     }
 }
 

@@ -21,6 +21,9 @@ public final class CMSampleBuffer: Sendable {
     public let duration: CMTime
     /// Cleared by `CMSampleBufferInvalidate`.
     private let valid = Guarded(true)
+    /// The buffer's own attachments (`CMSetAttachment`), by key; the samples' are
+    /// ``sampleAttachments``.
+    package let bufferAttachments = Attachments()
 
     /// A sample buffer over `sample`. Its times are given in the sample rate for PCM (as
     /// CoreMedia's readers give them) when that is exact, else as the engine keeps them.
@@ -162,8 +165,17 @@ public final class CMSampleBuffer: Sendable {
     /// The bytes of its samples (`CMSampleBufferGetTotalSampleSize`).
     public var totalSampleSize: Int { sample.byteCount }
 
+    /// Makes the buffer invalid, as the Swift overlay's `invalidate()`: `isValid` is false from
+    /// then on. Throws `kCMSampleBufferError_Invalidated` (as an NSError of NSOSStatusErrorDomain)
+    /// when it was already invalid.
+    public func invalidate() throws {
+        guard markInvalid() else {
+            throw NSError(domain: "NSOSStatusErrorDomain", code: Int(kCMSampleBufferError_Invalidated))
+        }
+    }
+
     /// Marks the buffer invalid, once; false when it was already.
-    func invalidate() -> Bool {
+    func markInvalid() -> Bool {
         valid.withLock { v in
             defer { v = false }
             return v
@@ -222,7 +234,7 @@ public func CMSampleBufferIsValid(_ sbuf: CMSampleBuffer) -> Bool { sbuf.isValid
 /// `kCMSampleBufferError_Invalidated` (−12744) when it was already invalid.
 @discardableResult
 public func CMSampleBufferInvalidate(_ sbuf: CMSampleBuffer) -> OSStatus {
-    sbuf.invalidate() ? OSStatus(noErr) : kCMSampleBufferError_Invalidated
+    sbuf.markInvalid() ? OSStatus(noErr) : kCMSampleBufferError_Invalidated
 }
 
 public let kCMSampleBufferError_Invalidated: OSStatus = -12744

@@ -96,6 +96,8 @@ public final class CVBuffer: Sendable {
         var base: UnsafeMutableRawPointer?
     }
     private let state: Guarded<State>
+    /// Its attachments (`CVBufferSetAttachment`), by key.
+    package let attachments = Attachments()
     /// The code it was made with (a full-range code stays full-range here).
     package let pixelFormatType: OSType
     package let videoFormat: MediaFormat.VideoFormat
