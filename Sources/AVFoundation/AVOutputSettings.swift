@@ -16,6 +16,10 @@ public let AVEncoderBitRatePerChannelKey = "AVEncoderBitRatePerChannelKey"
 public let AVEncoderAudioQualityKey = "AVEncoderAudioQualityKey"
 /// Accepted and ignored: the AAC encoder runs at a constant bit rate.
 public let AVEncoderBitRateStrategyKey = "AVEncoderBitRateStrategyKey"
+/// The bits a sample FLAC and ALAC keep: 16 or 24 here (Apple's ALAC also takes 20 and 32, refused
+/// by name). The lossy codecs have no sample depth: for them it is accepted and ignored, as on
+/// Apple's platforms.
+public let AVEncoderBitDepthHintKey = "AVEncoderBitDepthHintKey"
 public let AVLinearPCMBitDepthKey = "AVLinearPCMBitDepthKey"
 public let AVLinearPCMIsFloatKey = "AVLinearPCMIsFloatKey"
 public let AVLinearPCMIsBigEndianKey = "AVLinearPCMIsBigEndianKey"
@@ -111,7 +115,8 @@ enum WriterSettings {
     case passthrough
 
     static let audioKeys: Set<String> = [AVFormatIDKey, AVSampleRateKey, AVNumberOfChannelsKey, AVChannelLayoutKey, AVEncoderBitRateKey,
-                                         AVEncoderBitRatePerChannelKey, AVEncoderAudioQualityKey, AVEncoderBitRateStrategyKey]
+                                         AVEncoderBitRatePerChannelKey, AVEncoderAudioQualityKey, AVEncoderBitRateStrategyKey,
+                                         AVEncoderBitDepthHintKey]
     static let videoKeys: Set<String> = [AVVideoCodecKey, AVVideoWidthKey, AVVideoHeightKey, AVVideoCompressionPropertiesKey,
                                          AVVideoScalingModeKey, AVVideoColorPropertiesKey, AVVideoPixelAspectRatioKey, AVVideoCleanApertureKey]
     static let compressionKeys: Set<String> = [AVVideoAverageBitRateKey, AVVideoMaxKeyFrameIntervalKey, AVVideoMaxKeyFrameIntervalDurationKey,
@@ -155,11 +160,10 @@ enum WriterSettings {
         }
         var channels = settingsInteger(s[AVNumberOfChannelsKey])
         if let layout = s[AVChannelLayoutKey] {
-            guard let data = layout as? Data, data.count >= 4 else {
+            guard let data = layout as? Data, let layout = AudioChannelLayout(bytes: data) else {
                 throw SettingsError("AVChannelLayoutKey must be the bytes of an AudioChannelLayout (Data)")
             }
-            let tag = data.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
-            let count = Int(AudioChannelLayoutTag_GetNumberOfChannels(tag))
+            let count = layout.channelCount
             if let c = channels, count != 0, c != count {
                 throw SettingsError("AVChannelLayoutKey's layout has \(count) channels but AVNumberOfChannelsKey says \(c)")
             }
@@ -169,7 +173,14 @@ enum WriterSettings {
         var bitRate = settingsInteger(s[AVEncoderBitRateKey])
         if bitRate == nil, let perChannel = settingsInteger(s[AVEncoderBitRatePerChannelKey]) { bitRate = perChannel * channels }
         if s[AVEncoderBitRateKey] != nil && bitRate == nil { throw SettingsError("AVEncoderBitRateKey must be a whole number of bits per second") }
-        return AudioSettings(codec: codec, sampleRate: rate, channels: channels, bitRate: bitRate)
+        var bitDepth: Int?
+        if let hint = s[AVEncoderBitDepthHintKey], codec == .flac || codec == .alac {
+            guard let bits = settingsInteger(hint), bits == 16 || bits == 24 else {
+                throw SettingsError("AVEncoderBitDepthHintKey is \(hint); GraphKit's \(codec == .flac ? "FLAC" : "ALAC") encoder keeps 16 or 24 bits a sample")
+            }
+            bitDepth = bits
+        }
+        return AudioSettings(codec: codec, sampleRate: rate, channels: channels, bitRate: bitRate, bitDepth: bitDepth)
     }
 
     static func video(_ s: [String: Any]) throws(SettingsError) -> VideoSettings {

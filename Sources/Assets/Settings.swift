@@ -74,12 +74,16 @@ public struct AudioSettings: OutputSettings, Hashable {
     public var channels: Int
     /// Bits per second; nil: the encoder's default (96,000 for AAC and Opus). Lossless codecs take none.
     public var bitRate: Int?
+    /// Bits a sample the lossless codecs keep, 16 or 24 (`AVEncoderBitDepthHintKey`); nil: 16 for
+    /// 16-bit input, 24 for deeper or float. The lossy codecs have no such depth and ignore it.
+    public var bitDepth: Int?
 
-    public init(codec: AudioCodec = .aac, sampleRate: Int, channels: Int, bitRate: Int? = nil) {
+    public init(codec: AudioCodec = .aac, sampleRate: Int, channels: Int, bitRate: Int? = nil, bitDepth: Int? = nil) {
         self.codec = codec
         self.sampleRate = sampleRate
         self.channels = channels
         self.bitRate = bitRate
+        self.bitDepth = bitDepth
     }
 
     public var mediaType: MediaType { .audio }

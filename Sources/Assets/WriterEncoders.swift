@@ -42,10 +42,12 @@ enum WriterEncoders {
             case .flac: ports(b.add(id, FLACEncoderNode.self) {
                     $0[\.sampleRate] = audio.sampleRate
                     $0[\.channels] = audio.channels
+                    if let bits = audio.bitDepth { $0[\.bitDepth] = bits }
                 })
             case .alac: ports(b.add(id, ALACEncoderNode.self) {
                     $0[\.sampleRate] = audio.sampleRate
                     $0[\.channels] = audio.channels
+                    if let bits = audio.bitDepth { $0[\.bitDepth] = bits }
                 })
             }
         case is PassthroughSettings:

@@ -73,11 +73,21 @@ public struct AudioChannelDescription: Sendable, Hashable {
     public func hash(into h: inout Hasher) { h.combine(mChannelLabel); h.combine(mChannelFlags) }
 }
 
-/// A channel layout, as CoreAudioTypes declares it; GraphKit reads the tag's channel count.
+/// A channel layout, as CoreAudioTypes declares it (its C layout too: tag, bitmap, count, then
+/// the descriptions), so `Data(bytes: &layout, count: MemoryLayout<AudioChannelLayout>.size)`
+/// makes the bytes `AVChannelLayoutKey` takes. GraphKit reads its channel count
+/// (``AudioChannelLayout/channelCount``).
 public struct AudioChannelLayout: Sendable, Hashable {
     public var mChannelLayoutTag: AudioChannelLayoutTag
-    public var mChannelBitmap: UInt32
+    public var mChannelBitmap: AudioChannelBitmap
     public var mNumberChannelDescriptions: UInt32
     public var mChannelDescriptions: AudioChannelDescription
-    public init() { mChannelLayoutTag = 0; mChannelBitmap = 0; mNumberChannelDescriptions = 0; mChannelDescriptions = .init() }
+    public init() { mChannelLayoutTag = 0; mChannelBitmap = []; mNumberChannelDescriptions = 0; mChannelDescriptions = .init() }
+    public init(mChannelLayoutTag: AudioChannelLayoutTag, mChannelBitmap: AudioChannelBitmap,
+                mNumberChannelDescriptions: UInt32, mChannelDescriptions: (AudioChannelDescription)) {
+        self.mChannelLayoutTag = mChannelLayoutTag
+        self.mChannelBitmap = mChannelBitmap
+        self.mNumberChannelDescriptions = mNumberChannelDescriptions
+        self.mChannelDescriptions = mChannelDescriptions
+    }
 }

@@ -20,7 +20,7 @@ import Testing
             let description = try Self.pcm(channels: channels)
             var size = -1
             let layout = try #require(CMAudioFormatDescriptionGetChannelLayout(description, sizeOut: &size)?.pointee)
-            #expect(layout.mChannelLayoutTag == tag && layout.mNumberChannelDescriptions == 0 && layout.mChannelBitmap == 0)
+            #expect(layout.mChannelLayoutTag == tag && layout.mNumberChannelDescriptions == 0 && layout.mChannelBitmap.isEmpty)
             #expect(AudioChannelLayoutTag_GetNumberOfChannels(layout.mChannelLayoutTag) == channels)
             #expect(size == MemoryLayout<AudioChannelLayout>.size)
             #expect(CMAudioFormatDescriptionGetChannelLayout(description, sizeOut: nil) != nil)
