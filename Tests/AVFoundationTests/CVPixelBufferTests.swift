@@ -46,6 +46,12 @@ import Testing
     @Test func refusals() {
         var pb: CVPixelBuffer?
         #expect(CVPixelBufferCreate(nil, 64, 48, kCVPixelFormatType_32ARGB, nil, &pb) == kCVReturnInvalidPixelFormat && pb == nil)
+        // Apple's codes for formats GraphKit's frames do not hold: named, and refused where made.
+        for code in [kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr10BiPlanarFullRange, kCVPixelFormatType_64RGBAHalf,
+                     kCVPixelFormatType_ARGB2101010LEPacked, kCVPixelFormatType_422YpCbCr8, kCVPixelFormatType_OneComponent8, kCVPixelFormatType_24RGB] {
+            #expect(CVPixelBufferCreate(nil, 64, 48, code, nil, &pb) == kCVReturnInvalidPixelFormat && pb == nil, "\(code)")
+        }
+        #expect(kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange == 0x7834_3230 && kCVPixelFormatType_64RGBAHalf == 0x5247_6841)
         #expect(CVPixelBufferCreate(nil, 0, 48, kCVPixelFormatType_32BGRA, nil, &pb) == kCVReturnInvalidSize && pb == nil)
         var pool: CVPixelBufferPool?
         #expect(CVPixelBufferPoolCreate(nil, nil, [kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA], &pool) == kCVReturnInvalidPixelBufferAttributes)
