@@ -239,6 +239,10 @@ public final class AssetReader: Sendable {
                     b.connect(demux.output(type.rawValue), to: sink.input())
                     continue
                 }
+                // HDR frames tone-mapped when asked: decoded to I420, which effect.toneMap takes,
+                // and given in the format asked from there.
+                var toneMapTo: PixelFormat?
+                if output.toneMapsHDR, case .pixels(let format)? = output.outputSettings, output.track.stream.color?.hdr != nil { toneMapTo = format }
                 let decode = b.add("decode\(n)", DecodeNode.self) { p in
                     switch output.outputSettings {
                     case .linearPCM(let format, let rate, let channels)?:
@@ -246,7 +250,7 @@ public final class AssetReader: Sendable {
                         p[\.sampleRate] = rate
                         p[\.channels] = channels
                     case .pixels(let format)?:
-                        p[\.pixelFormat] = format
+                        p[\.pixelFormat] = toneMapTo == nil ? format : .i420
                     case .stored?, nil:
                         p[\.sampleFormat] = .auto  // the decoder's own
                     }
@@ -259,6 +263,12 @@ public final class AssetReader: Sendable {
                     if output.track.mediaType == .audio { p[\.maxBuffers] = 64 }
                 }
                 b.connect(file.output(), to: decode.input())
+                var decoded = decode.output(output.track.mediaType.rawValue)
+                if let format = toneMapTo {
+                    let map = b.add("toneMap\(n)", ToneMapNode.self) { $0[\.pixelFormat] = format }
+                    b.connect(decoded, to: map.input())
+                    decoded = map.output()
+                }
                 if let size = output.renderSize, output.track.mediaType == .video {
                     // Fitted to the size asked (a composition's piece of another size).
                     let scale = b.add("scale\(n)", ScaleNode.self) { p in
@@ -266,11 +276,11 @@ public final class AssetReader: Sendable {
                         p[\.height] = size.height
                         p[\.mode] = .fit
                     }
-                    b.connect(decode.output("video"), to: scale.input())
+                    b.connect(decoded, to: scale.input())
                     b.connect(scale.output(), to: sink.input())
                     continue
                 }
-                b.connect(decode.output(output.track.mediaType.rawValue), to: sink.input())
+                b.connect(decoded, to: sink.input())
             }
             run = try GraphRun(try b.build(registry: .builtIn))
             try run.start()
@@ -317,7 +327,7 @@ public final class AssetReader: Sendable {
                 return piece.destinationRange.end > range.start && piece.destinationRange.start < range.end
             }
             return CompositionPieces(pieces: pieces, settings: Self.settings(output.outputSettings, for: track), lead: lead,
-                                     renderSize: track.naturalSize)
+                                     renderSize: track.naturalSize, toneMapsHDR: output.toneMapsHDR)
         }
         let goesOn = locked.withLock { l in
             l.pieces = sequences

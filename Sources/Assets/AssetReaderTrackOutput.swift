@@ -24,6 +24,15 @@ public final class AssetReaderTrackOutput: Sendable {
     /// ``AssetReader/init(composition:)``). Nil: frames at their own size.
     let renderSize: (width: Int, height: Int)?
 
+    /// Whether HDR frames (an HLG or PQ track's) are tone-mapped to SDR BT.709
+    /// (`effect.toneMap`) before they reach the output, as an export to an SDR codec wants them:
+    /// AVFoundation's H.264 presets give SDR. Off by default (Apple's readers give the frames as
+    /// they are); set before reading starts. SDR tracks are not touched.
+    package var toneMapsHDR: Bool {
+        get { locked.withLock { $0.toneMapsHDR } }
+        set { locked.withLock { $0.toneMapsHDR = newValue } }
+    }
+
     /// What the reader gave this output (when it was added, and when reading started). Its
     /// state, what a pull does and whether it has ended, is the reader's: ``ReaderState``.
     private struct Locked {
@@ -33,6 +42,7 @@ public final class AssetReaderTrackOutput: Sendable {
         var range: MediaTimeRange?
         /// A composition track's pieces, read in turn.
         var pieces: CompositionPieces?
+        var toneMapsHDR = false
     }
 
     private let locked = Guarded(Locked())
@@ -47,13 +57,15 @@ public final class AssetReaderTrackOutput: Sendable {
         renderSize = nil
     }
 
-    /// An output of a video track whose frames are fitted to `renderSize` (a composition's piece).
-    init(track: AssetTrack, outputSettings: ReaderOutputSettings?, renderSize: (width: Int, height: Int)?) {
+    /// An output of a video track whose frames are fitted to `renderSize` (a composition's piece),
+    /// HDR ones tone-mapped when `toneMapsHDR`.
+    init(track: AssetTrack, outputSettings: ReaderOutputSettings?, renderSize: (width: Int, height: Int)?, toneMapsHDR: Bool = false) {
         self.track = track
         mixedTracks = []
         compositionTrack = nil
         self.outputSettings = outputSettings
         self.renderSize = renderSize
+        locked.withLock { $0.toneMapsHDR = toneMapsHDR }
     }
 
     /// The pieces of a composition track decoded one after another as one stream, for a reader

@@ -29,6 +29,8 @@ final class CompositionPieces: Sendable {
     let settings: ReaderOutputSettings
     /// Decoded frames' one size (the track's natural size): a piece of another is fitted to it.
     let renderSize: (width: Int, height: Int)?
+    /// HDR pieces' frames tone-mapped to SDR (``AssetReaderTrackOutput/toneMapsHDR``).
+    let toneMapsHDR: Bool
 
     private struct Reading {
         var next = 0
@@ -47,10 +49,11 @@ final class CompositionPieces: Sendable {
     /// `lead`: how much later than the composition's time line samples as stored are stamped,
     /// the same for every output of a reader (see ``StoredCut/lead``).
     init(pieces: [CompositionTrackSegment], settings: ReaderOutputSettings, lead: MediaTime = .zero,
-         renderSize: (width: Int, height: Int)? = nil) {
+         renderSize: (width: Int, height: Int)? = nil, toneMapsHDR: Bool = false) {
         self.pieces = pieces
         self.settings = settings
         self.renderSize = renderSize
+        self.toneMapsHDR = toneMapsHDR
         reading = Guarded(Reading(cut: StoredCut(lead: lead)))
     }
 
@@ -163,7 +166,7 @@ final class CompositionPieces: Sendable {
             if case .pixels = settings, let size = renderSize, track.stream.width != size.width || track.stream.height != size.height {
                 fit = size
             }
-            let output = AssetReaderTrackOutput(track: track, outputSettings: settings, renderSize: fit)
+            let output = AssetReaderTrackOutput(track: track, outputSettings: settings, renderSize: fit, toneMapsHDR: toneMapsHDR)
             try reader.add(output)
             // Samples as stored are cut here (StoredCut), where keyframes are known.
             if case .stored = settings {} else { reader.timeRange = piece.sourceRange }

@@ -101,6 +101,12 @@ extension AssetExportSession {
                     }
                     b.connect(decode.output(type.rawValue), to: normalize.input())
                     b.connect(normalize.output(), to: encoder.input)
+                } else if type == .video, let settings = settings as? VideoSettings, settings.codec != .hevc, video?.stream.color?.hdr != nil {
+                    // HDR made SDR for every codec but HEVC, as AVFoundation's H.264 presets give
+                    // SDR and its HEVC presets keep HDR (CompositionTranscode does the same).
+                    let map = b.add("toneMap", ToneMapNode.self)
+                    b.connect(decode.output(type.rawValue), to: map.input())
+                    b.connect(map.output(), to: encoder.input)
                 } else {
                     b.connect(decode.output(type.rawValue), to: encoder.input)
                 }

@@ -1,0 +1,65 @@
+@_spi(Engine) import Assets
+import Foundation
+import GraphKit
+import GraphKitTesting
+import TestSupport
+import Testing
+
+/// An export of HDR video through an H.264 preset is SDR, as AVFoundation's H.264 presets give it:
+/// tone-mapped (`effect.toneMap`) and tagged BT.709, its colours near the chart the HDR was made
+/// from; an HEVC preset keeps the HDR tags, as Apple's HEVC presets keep HDR.
+@Suite(.media, .timeLimit(.minutes(5))) struct ExportHDRTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    /// The first frame of `file` as I420 bytes (ffmpeg's decode, tv range kept).
+    func firstFrame(_ file: String) throws -> [UInt8] {
+        let raw = folder.appendingPathComponent(UUID().uuidString + ".yuv")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", file, "-frames:v", "1", "-pix_fmt", "yuv420p", "-f", "rawvideo", raw.path])
+        return [UInt8](try Data(contentsOf: raw))
+    }
+
+    func transfer(_ file: String) throws -> String {
+        try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=color_transfer,color_primaries",
+                                          "-of", "csv=p=0", file]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// An asset's export (a graph: decode → toneMap → encode) and a composition's (the reader
+    /// decodes each piece and tone-maps it, CompositionTranscode encodes).
+    @Test(arguments: [("hlg", false), ("pq", false), ("hlg", true)]) func anH264PresetGivesSDR(_ kind: String, _ asComposition: Bool) async throws {
+        let chart = try HDRTestMedia.makeChart(in: folder)
+        let hdr = kind == "hlg" ? try HDRTestMedia.makeHLG(from: chart, in: folder) : try HDRTestMedia.makePQ(from: chart, in: folder)
+        let out = folder.appendingPathComponent("\(kind)-\(asComposition)-sdr.mp4").path
+        let asset = try Asset(path: hdr)
+        let session: AssetExportSession
+        if asComposition {
+            let composition = MutableComposition()
+            let track = try #require(composition.addMutableTrack(withMediaType: .video))
+            let source = try #require(asset.tracks(withMediaType: .video).first)
+            try track.insertTimeRange(MediaTimeRange(start: .zero, duration: asset.duration), of: source, in: asset, at: .zero)
+            session = try AssetExportSession(asset: composition.composition, preset: .highestQuality)
+        } else {
+            session = try AssetExportSession(asset: asset, preset: .highestQuality)
+        }
+        session.outputPath = out
+        try await session.export()
+        #expect(session.status == .completed)
+        #expect(try transfer(out) == "bt709,bt709", "the SDR file says BT.709")
+        let c = HDRTestMedia.compare(try firstFrame(out), with: try firstFrame(chart), width: HDRTestMedia.width, height: HDRTestMedia.height)
+        let unmapped = HDRTestMedia.compare(try firstFrame(hdr), with: try firstFrame(chart), width: HDRTestMedia.width, height: HDRTestMedia.height)
+        // Through H.264 at the preset's rate the chart's flat patches stay within a few ΔE00 of the
+        // SDR chart; the HDR signal shown as if it were SDR is far off (6.9 HLG, 13.8 PQ).
+        #expect(c.meanDeltaE < 2.5, "mean ΔE00 \(c.meanDeltaE) (unmapped \(unmapped.meanDeltaE)), luma PSNR \(c.psnr) dB")
+        #expect(unmapped.meanDeltaE > 5)
+    }
+
+    @Test func anHEVCPresetKeepsHDR() async throws {
+        let hdr = try HDRTestMedia.makeHLG(from: try HDRTestMedia.makeChart(in: folder), in: folder)
+        let out = folder.appendingPathComponent("hlg-hevc.mp4").path
+        let session = try AssetExportSession(asset: try Asset(path: hdr), preset: .hevcHighestQuality)
+        session.outputPath = out
+        try await session.export()
+        #expect(session.status == .completed)
+        #expect(try transfer(out) == "arib-std-b67,bt2020")
+    }
+}
