@@ -82,6 +82,36 @@ extension MediaMetadata {
             guard let length = try? r.u16(), (try? r.u16()) != nil, let text = try? r.bytes(Int(length)) else { continue }
             add(box.type.description, TagText.utf8(text))
         }
+        // 3GPP's location (TS 26.244 `loci`, as ffmpeg's MP4 muxer writes the place): a name,
+        // a role, then longitude, latitude and altitude in 16.16 fixed point; read as ISO 6709.
+        if location == nil, let loci = udtas.lazy.compactMap({ $0.first("loci") }).first {
+            var r = ByteReader(loci.body)
+            // Version and flags, the language, the name (to its 0 byte), the role.
+            func skipName() -> Bool {
+                while let byte = try? r.u8() { if byte == 0 { return true } }
+                return false
+            }
+            if (try? r.skip(6)) != nil, skipName(), (try? r.u8()) != nil,
+               let lon = try? r.u32(), let lat = try? r.u32(), let alt = try? r.u32() {
+                func degrees(_ v: UInt32) -> Double { Double(Int32(bitPattern: v)) / 65536 }
+                let (la, lo, al) = (degrees(lat), degrees(lon), degrees(alt))
+                if abs(la) <= 90, abs(lo) <= 180 {
+                    add("loci", Self.iso6709(la, digits: 2, decimals: 4) + Self.iso6709(lo, digits: 3, decimals: 4)
+                        + (al != 0 ? Self.iso6709(al, digits: 3, decimals: 3) : "") + "/")
+                }
+            }
+        }
+    }
+
+    /// `v` as ISO 6709 writes a coordinate: its sign, at least `digits` whole digits, `decimals`
+    /// after the point (`+48.8577`, `+002.2950`). `v` is a 16.16 value: finite and small.
+    static func iso6709(_ v: Double, digits: Int, decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let units = Int64((abs(v) * scale).rounded()), step = Int64(scale)
+        let whole = String(units / step), fraction = String(units % step)
+        return (v < 0 ? "-" : "+") + String(repeating: "0", count: max(0, digits - whole.count)) + whole + "."
+            + String(repeating: "0", count: max(0, decimals - fraction.count)) + fraction
     }
 
     /// What ``add(movie:)`` adds, and the movie's chapters (``MP4Movie/chapters(in:)``: a

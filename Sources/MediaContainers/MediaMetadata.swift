@@ -183,7 +183,7 @@ public struct MediaMetadata: Sendable, Equatable {
         "comment": .comment, "©cmt": .comment, "comm": .comment, "description": .comment,
         "date": .date, "©day": .date, "tdrc": .date, "tyer": .date, "creationdate": .date, "year": .date,
         "encoder": .encoder, "©too": .encoder, "tsse": .encoder, "software": .encoder,
-        "location": .location, "©xyz": .location, "locationiso6709": .location,
+        "location": .location, "©xyz": .location, "loci": .location, "locationiso6709": .location,
         "track": .track, "tracknumber": .track, "trck": .track, "trkn": .track,
         "tracktotal": .trackCount, "totaltracks": .trackCount,
         "disc": .disc, "discnumber": .disc, "tpos": .disc, "disk": .disc,

@@ -106,6 +106,18 @@ import TestSupport
         #expect(m.items.contains { $0.key == "©xyz" }, "\(m.items)")
     }
 
+    /// 3GPP's `loci` box, as ffmpeg's MP4 muxer writes the place: read as the ISO 6709 text
+    /// ffprobe prints, south and west negative, the altitude when there is one.
+    @Test(.media, arguments: ["+48.8577+002.2950/", "-33.8688-070.6693+058.000/"]) func locationOfAnMP4(_ place: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try Self.make("loci.mp4", in: folder, codec: ["-c:a", "aac"], tags: [("location", place)])
+        let probed = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=location", "-of", "csv=p=0", path])
+        let m = try Self.read(path)
+        #expect(m.location == place, "\(m.items); ffprobe \(probed)")
+        #expect(m.items.contains { $0.key == "loci" }, "\(m.items)")
+    }
+
     /// Every format cut at every length of its first 8 KiB, and with its sizes garbled: no
     /// crash, and every item read is one the whole file holds (nothing from beyond the end).
     @Test(.media) func cutAndGarbledTagsReadNothingFromBeyondTheirBytes() throws {
