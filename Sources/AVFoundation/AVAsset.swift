@@ -217,6 +217,10 @@ open class AVAsset: AVAsynchronousKeyValueLoading, AVLoadedState, @unchecked Sen
     /// nothing is ever in flight, and this does nothing.
     public func cancelLoading() {}
 
+    /// The asset itself, as `NSCopying` gives an immutable object (a composition gives a copy of
+    /// what it holds: ``AVComposition/copy()``).
+    open func copy() -> Any { self }
+
     /// Calls `handler` once the keys are loaded (the old way; use `load(_:)`).
     public func loadValuesAsynchronously(forKeys keys: [String], completionHandler handler: (@Sendable () -> Void)? = nil) {
         _ = loadState()

@@ -46,6 +46,7 @@ open class AVAssetExportSession: @unchecked Sendable {
         var outputURL: URL?
         var outputFileType: AVFileType?
         var metadata: [AVMetadataItem]?
+        var metadataItemFilter: AVMetadataItemFilter?
         var failure: NSError?
         var videoComposition: AVVideoComposition?
         var audioMix: AVAudioMix?
@@ -129,10 +130,29 @@ open class AVAssetExportSession: @unchecked Sendable {
         get { settings.withLock { $0.metadata } }
         set {
             settings.withLock { $0.metadata = newValue }
-            var tags = newValue.map(AVAssetWriter.tags) ?? session.asset.metadata
-            tags.chapters = session.asset.metadata.chapters
-            session.metadata = tags
+            writeTags()
         }
+    }
+
+    /// Which of the tags are written: ``AVMetadataItemFilter/forSharing()`` leaves out where the
+    /// recording was made and the device that made it. Applies to ``metadata`` and to the asset's
+    /// own tags alike; nil (the default) writes them all.
+    public var metadataItemFilter: AVMetadataItemFilter? {
+        get { settings.withLock { $0.metadataItemFilter } }
+        set {
+            settings.withLock { $0.metadataItemFilter = newValue }
+            writeTags()
+        }
+    }
+
+    /// The tags the export writes, from ``metadata`` (else the asset's) through the filter.
+    private func writeTags() {
+        let (items, filter) = settings.withLock { ($0.metadata, $0.metadataItemFilter) }
+        guard items != nil || filter != nil else { return session.resetMetadata() }
+        var tags = items.map(AVAssetWriter.tags) ?? session.asset.metadata
+        tags.chapters = session.asset.metadata.chapters
+        if let filter { tags = filter.apply(to: tags) }
+        session.metadata = tags
     }
 
     /// How the video is drawn: frames of its render size at its frame rate, each cropped, moved

@@ -52,6 +52,13 @@ open class AVComposition: AVAsset, @unchecked Sendable {
 
     override func loadedDuration() throws -> CMTime { CMTime(source.duration) }
 
+    /// An immutable composition of what this one holds now, as `NSCopying` gives it: later edits
+    /// of this one do not reach it.
+    open override func copy() -> Any { AVComposition(source: MutableComposition(copying: composition)) }
+
+    /// A mutable composition of what this one holds now, edited apart from it.
+    open func mutableCopy() -> Any { AVMutableComposition(source: MutableComposition(copying: composition)) }
+
     override func metadataItems() throws -> (common: [AVMetadataItem], all: [AVMetadataItem]) { ([], []) }
 }
 
@@ -63,6 +70,8 @@ open class AVComposition: AVAsset, @unchecked Sendable {
 open class AVMutableComposition: AVComposition, @unchecked Sendable {
     // Unchecked: restated from its open base, as Swift requires; it adds nothing stored.
     public init() { super.init(source: MutableComposition()) }
+
+    override init(source: MutableComposition) { super.init(source: source) }
 
     /// Its tracks of `mediaType`, as the `AVMutableCompositionTrack`s they are (Apple's declares
     /// them so; `tracks` itself stays `[AVAssetTrack]`: Swift overrides no array covariantly).

@@ -401,3 +401,29 @@ extension AVMetadataItem {
         return (common, all)
     }
 }
+
+/// Which metadata items an export keeps, as AVFoundation's `AVMetadataItemFilter`.
+/// ``forSharing()`` is Apple's one filter: it removes what may identify the person who recorded
+/// (here: the location, as ISO 6709 text or any item keyed as a location, and the device's make
+/// and model) and keeps what a shared copy wants (titles, artist, copyright, artwork, dates).
+open class AVMetadataItemFilter: @unchecked Sendable {
+    // Unchecked: open, as AVFoundation's; it holds nothing.
+    init() {}
+
+    open class func forSharing() -> AVMetadataItemFilter { AVMetadataItemFilter() }
+
+    /// Keys of personal items, in the spellings QuickTime, iTunes and ID3 give them.
+    static let personalKeys: Set<String> = ["©xyz", "com.apple.quicktime.location.ISO6709", "com.apple.quicktime.location.name",
+                                            "com.apple.quicktime.location.body", "com.apple.quicktime.location.note",
+                                            "com.apple.quicktime.location.role", "com.apple.quicktime.location.date",
+                                            "com.apple.quicktime.make", "com.apple.quicktime.model", "©mak", "©mod",
+                                            "location", "LOCATION"]
+
+    /// `tags` without the personal items.
+    func apply(to tags: MediaMetadata) -> MediaMetadata {
+        var t = tags
+        t.location = nil
+        t.items.removeAll { Self.personalKeys.contains($0.key) || $0.key.lowercased().contains("location") }
+        return t
+    }
+}

@@ -253,6 +253,9 @@ public final class AssetExportSession: Sendable {
         set { locked.withLock { $0.settings.metadata = newValue } }
     }
 
+    /// Back to the asset's own tags, as if ``metadata`` had never been set.
+    package func resetMetadata() { locked.withLock { $0.settings.metadata = nil } }
+
     /// The most bytes the file may have: the export stops before it would grow past it, and the
     /// file is complete (a shorter export, every sample up to there). Nil: no limit.
     public var fileLengthLimit: Int64? {

@@ -70,6 +70,12 @@ public final class MutableComposition: Sendable {
 
     public init() {}
 
+    /// A composition holding what `composition` holds, to edit apart from where it came from
+    /// (`AVMutableComposition`'s `copy()` and `mutableCopy()`).
+    package init(copying composition: Composition) {
+        added.withLock { $0 = composition.tracks.map(MutableCompositionTrack.init) }
+    }
+
     /// A new empty track; nil when `preferredTrackID` is taken (as AVFoundation's). nil as the
     /// ID (or `kCMPersistentTrackID_Invalid`'s 0) picks the next free one.
     public func addMutableTrack(withMediaType mediaType: MediaType, preferredTrackID: Int? = nil) -> MutableCompositionTrack? {
