@@ -174,6 +174,30 @@ public func CMAudioFormatDescriptionCreate(allocator: CFAllocator?, asbd: Unsafe
     return OSStatus(noErr)
 }
 
+/// A video format description of `codecType` and size: H.264, HEVC, VP9 or AV1 (compressed,
+/// no parameter sets: samples appended with it carry theirs), or a pixel format GraphKit holds
+/// (`kCVPixelFormatType_32BGRA`…). `extensions` are kept (``CMFormatDescriptionGetExtensions(_:)``).
+/// A size outside 1…16384 or another code is `kCMFormatDescriptionError_InvalidParameter`.
+@discardableResult
+public func CMVideoFormatDescriptionCreate(allocator: CFAllocator?, codecType: CMVideoCodecType, width: Int32, height: Int32,
+                                           extensions: CFDictionary?, formatDescriptionOut: UnsafeMutablePointer<CMVideoFormatDescription?>) -> OSStatus {
+    formatDescriptionOut.pointee = nil
+    guard (1...16384).contains(width), (1...16384).contains(height) else { return kCMFormatDescriptionError_InvalidParameter }
+    let (w, h) = (Int(width), Int(height))
+    let format: MediaFormat
+    switch codecType {
+    case kCMVideoCodecType_H264: format = .h264(width: w, height: h)
+    case kCMVideoCodecType_HEVC: format = .video(.hevc, width: w, height: h)
+    case kCMVideoCodecType_VP9: format = .video(.vp9, width: w, height: h)
+    case kCMVideoCodecType_AV1: format = .video(.av1, width: w, height: h)
+    default:
+        guard case .success(let v) = cvVideoFormat(width: w, height: h, pixelFormatType: codecType) else { return kCMFormatDescriptionError_InvalidParameter }
+        format = .rawVideo(v)
+    }
+    formatDescriptionOut.pointee = CMFormatDescription(format: format, extensions: extensions ?? [:])
+    return OSStatus(noErr)
+}
+
 /// GraphKit's format for a stream description, when it holds one.
 package func mediaFormat(_ d: AudioStreamBasicDescription) -> MediaFormat? {
     let rate = Int(d.mSampleRate), channels = Int(d.mChannelsPerFrame)
