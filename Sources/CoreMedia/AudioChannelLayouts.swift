@@ -37,6 +37,45 @@ public let kAudioChannelLayoutTag_AAC_5_0: AudioChannelLayoutTag = kAudioChannel
 public let kAudioChannelLayoutTag_AAC_5_1: AudioChannelLayoutTag = kAudioChannelLayoutTag_MPEG_5_1_D
 public let kAudioChannelLayoutTag_AAC_7_1: AudioChannelLayoutTag = kAudioChannelLayoutTag_MPEG_7_1_B
 
+/// Channels in the order given, none a speaker (the count in the low 16 bits).
+public let kAudioChannelLayoutTag_DiscreteInOrder: AudioChannelLayoutTag = (147 << 16) | 0
+
+/// Which speaker a channel is for (``AudioChannelDescription/mChannelLabel``).
+public typealias AudioChannelLabel = UInt32
+public let kAudioChannelLabel_Unknown: AudioChannelLabel = 0xFFFF_FFFF
+public let kAudioChannelLabel_Unused: AudioChannelLabel = 0
+public let kAudioChannelLabel_UseCoordinates: AudioChannelLabel = 100
+public let kAudioChannelLabel_Left: AudioChannelLabel = 1
+public let kAudioChannelLabel_Right: AudioChannelLabel = 2
+public let kAudioChannelLabel_Center: AudioChannelLabel = 3
+public let kAudioChannelLabel_LFEScreen: AudioChannelLabel = 4
+public let kAudioChannelLabel_LeftSurround: AudioChannelLabel = 5
+public let kAudioChannelLabel_RightSurround: AudioChannelLabel = 6
+public let kAudioChannelLabel_LeftCenter: AudioChannelLabel = 7
+public let kAudioChannelLabel_RightCenter: AudioChannelLabel = 8
+public let kAudioChannelLabel_CenterSurround: AudioChannelLabel = 9
+public let kAudioChannelLabel_LeftSurroundDirect: AudioChannelLabel = 10
+public let kAudioChannelLabel_RightSurroundDirect: AudioChannelLabel = 11
+public let kAudioChannelLabel_Mono: AudioChannelLabel = 42
+
+/// How a channel description's coordinates are given.
+public struct AudioChannelFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let allOff: AudioChannelFlags = []
+    public static let rectangularCoordinates = AudioChannelFlags(rawValue: 1 << 0)
+    public static let sphericalCoordinates = AudioChannelFlags(rawValue: 1 << 1)
+    public static let meters = AudioChannelFlags(rawValue: 1 << 2)
+}
+
+/// MPEG-1/2 Layer 3 ('.mp3'), and the AAC variants Apple's encoders make (low delay 'aacl',
+/// HE v2 'aacp', enhanced low delay 'aace'): named so settings compile; the writer refuses them
+/// by name (it encodes AAC-LC, Opus, FLAC and ALAC).
+public let kAudioFormatMPEGLayer3: AudioFormatID = 0x2E6D_7033
+public let kAudioFormatMPEG4AAC_LD: AudioFormatID = 0x6161_636C
+public let kAudioFormatMPEG4AAC_HE_V2: AudioFormatID = 0x6161_6370
+public let kAudioFormatMPEG4AAC_ELD: AudioFormatID = 0x6161_6365
+
 /// Apple's Positional Audio Codec ('apac'), named so settings that ask for it compile; GraphKit's
 /// writer refuses it by name (it encodes AAC, Opus, FLAC and ALAC).
 public let kAudioFormatAPAC: AudioFormatID = 0x6170_6163  // 'apac'

@@ -62,11 +62,17 @@ public struct AudioStreamBasicDescription: Sendable, Hashable {
     }
 }
 
+/// One channel of a layout described by its speaker (``AudioChannelLabel``) or its coordinates.
 public struct AudioChannelDescription: Sendable, Hashable {
-    public var mChannelLabel: UInt32
-    public var mChannelFlags: UInt32
+    public var mChannelLabel: AudioChannelLabel
+    public var mChannelFlags: AudioChannelFlags
     public var mCoordinates: (Float32, Float32, Float32)
-    public init() { mChannelLabel = 0; mChannelFlags = 0; mCoordinates = (0, 0, 0) }
+    public init() { mChannelLabel = 0; mChannelFlags = []; mCoordinates = (0, 0, 0) }
+    public init(mChannelLabel: AudioChannelLabel, mChannelFlags: AudioChannelFlags, mCoordinates: (Float32, Float32, Float32)) {
+        self.mChannelLabel = mChannelLabel
+        self.mChannelFlags = mChannelFlags
+        self.mCoordinates = mCoordinates
+    }
     public static func == (a: Self, b: Self) -> Bool {
         a.mChannelLabel == b.mChannelLabel && a.mChannelFlags == b.mChannelFlags && a.mCoordinates == b.mCoordinates
     }

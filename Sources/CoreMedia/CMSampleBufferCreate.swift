@@ -8,8 +8,10 @@ public let kCMSampleBufferError_BufferNotReady: OSStatus = -12733
 public let kCMSampleBufferError_InvalidEntryCount: OSStatus = -12738
 public let kCMSampleBufferError_CannotSubdivide: OSStatus = -12739
 
-/// Called to make a buffer's data ready: GraphKit never calls it (a buffer's data is ready once
-/// given), so pass nil. A Swift closure here, where Apple's is a C function pointer.
+/// Called to make a buffer's data ready. A buffer's data is ready once given, so GraphKit calls it
+/// only where a made buffer is said not to be ready (`CMSampleBufferCreateForImageBuffer` with
+/// `dataReady` false: at once); pass nil elsewhere. A Swift closure here, where Apple's is a C
+/// function pointer.
 public typealias CMSampleBufferMakeDataReadyCallback = (CMSampleBuffer, UnsafeMutableRawPointer?) -> OSStatus
 
 /// A sample buffer of `numSamples` samples described by `formatDescription`, over `dataBuffer`
@@ -95,4 +97,37 @@ public func CMSampleBufferSetDataBufferFromAudioBufferList(_ sbuf: CMSampleBuffe
 @discardableResult
 public func CMSampleBufferSetDataReady(_ sbuf: CMSampleBuffer) -> OSStatus {
     sbuf.isDataReady ? OSStatus(noErr) : kCMSampleBufferError_BufferNotReady
+}
+
+extension CMSampleBuffer {
+    /// Its data as a block buffer (`CMSampleBufferGetDataBuffer`), as the Swift overlay names it:
+    /// nil for a video frame (its pixels are ``imageBuffer``) and before the data is given.
+    public var dataBuffer: CMBlockBuffer? { CMSampleBufferGetDataBuffer(self) }
+}
+
+extension CMSampleTimingInfo {
+    /// Every time invalid (`kCMTimingInfoInvalid`).
+    public static let invalid = CMSampleTimingInfo()
+}
+
+/// Every time invalid.
+public let kCMTimingInfoInvalid = CMSampleTimingInfo.invalid
+
+/// A sample buffer for a pixel buffer, as ``CMSampleBufferCreateReadyWithImageBuffer`` makes
+/// one: a pixel buffer's data is always ready here, so `dataReady` false with a callback calls it
+/// at once, and its error is returned. A callback's refcon is handed back as given.
+@discardableResult
+public func CMSampleBufferCreateForImageBuffer(allocator: CFAllocator?, imageBuffer: CVImageBuffer, dataReady: Bool,
+                                               makeDataReadyCallback: CMSampleBufferMakeDataReadyCallback?, refcon: UnsafeMutableRawPointer?,
+                                               formatDescription: CMVideoFormatDescription, sampleTiming: UnsafePointer<CMSampleTimingInfo>,
+                                               sampleBufferOut: UnsafeMutablePointer<CMSampleBuffer?>) -> OSStatus {
+    sampleBufferOut.pointee = nil
+    let made = CMSampleBuffer(imageBuffer: imageBuffer, presentationTimeStamp: sampleTiming.pointee.presentationTimeStamp,
+                              duration: sampleTiming.pointee.duration)
+    if !dataReady, let makeDataReadyCallback {
+        let status = makeDataReadyCallback(made, refcon)
+        guard status == noErr else { return status }
+    }
+    sampleBufferOut.pointee = made
+    return OSStatus(noErr)
 }

@@ -40,8 +40,8 @@ public func CMTimeClampToRange(_ time: CMTime, range: CMTimeRange) -> CMTime {
 /// nanoseconds, as `mach_absolute_time` is on Apple's platforms.
 public final class CMClock: Sendable {
     init() {}
-    /// Now on this clock.
-    var time: CMTime {
+    /// Now on this clock (the Swift overlay's `CMClock.time`).
+    public var time: CMTime {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return CMTime(value: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec), timescale: 1_000_000_000)

@@ -41,3 +41,12 @@ public let kCVImageBufferPixelAspectRatioVerticalSpacingKey: CFString = "Vertica
 public let kCVImageBufferCleanApertureKey: CFString = "CVCleanAperture"
 public let kCVImageBufferCleanApertureWidthKey: CFString = "Width"
 public let kCVImageBufferCleanApertureHeightKey: CFString = "Height"
+/// An image's ICC profile (Data); accepted as an attachment, not applied.
+public let kCVImageBufferICCProfileKey: CFString = "CVImageBufferICCProfile"
+/// Whether an image's alpha is straight or premultiplied (an attachment): GraphKit's BGRA is opaque.
+public let kCVImageBufferAlphaChannelModeKey: CFString = "AlphaChannelMode"
+public let kCVImageBufferAlphaChannelMode_StraightAlpha: CFString = "StraightAlpha"
+public let kCVImageBufferAlphaChannelMode_PremultipliedAlpha: CFString = "PremultipliedAlpha"
+/// How long a pool keeps an unused buffer (a pool attribute): accepted, not used (the pool keeps
+/// what its users have given back).
+public let kCVPixelBufferPoolMaximumBufferAgeKey: CFString = "MaximumBufferAge"

@@ -76,3 +76,14 @@ public struct CVTimeStamp: Sendable, Hashable {
         self.reserved = reserved
     }
 }
+
+/// The host clock now: the system's monotonic clock in nanoseconds, the units of
+/// `CMClockGetHostTimeClock()`, `AVAudioTime`'s host times and ``CVTimeStamp/hostTime`` here.
+public func CVGetCurrentHostTime() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+/// CoreFoundation's type of a pixel buffer (`CFGetTypeID(x) == CVPixelBufferGetTypeID()`).
+public func CVPixelBufferGetTypeID() -> CFTypeID { 0x4356_5042 }  // 'CVPB'

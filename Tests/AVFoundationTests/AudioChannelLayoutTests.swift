@@ -33,6 +33,14 @@ import Testing
         #expect(AudioChannelLayout(bytes: Self.bytes(layout))?.channelCount == 2)
         #expect(AudioChannelLayout(bytes: Data([6, 0, 0x7C, 0]))?.channelCount == 6)
         #expect(AudioChannelLayout(bytes: Data([6, 0])) == nil)
+        // Channels by speaker label, in order; a discrete layout's count is its tag's.
+        let centre = AudioChannelDescription(mChannelLabel: kAudioChannelLabel_Center, mChannelFlags: .allOff, mCoordinates: (0, 0, 0))
+        #expect(centre.mChannelLabel == 3 && centre.mChannelFlags.isEmpty && kAudioChannelLabel_Unknown == 0xFFFF_FFFF)
+        #expect(AudioChannelFlags.meters.rawValue == 4)
+        layout.mChannelLayoutTag = kAudioChannelLayoutTag_DiscreteInOrder | 5
+        #expect(layout.channelCount == 5)
+        #expect([kAudioFormatMPEGLayer3, kAudioFormatMPEG4AAC_LD, kAudioFormatMPEG4AAC_HE_V2, kAudioFormatMPEG4AAC_ELD].map(\.fourCharacters)
+                == [".mp3", "aacl", "aacp", "aace"])
     }
 
     @Test func theWriterTakesTheLayoutsCount() throws {
