@@ -135,7 +135,7 @@ let package = Package(
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
-        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "_Testing_CoreGraphics", "ImageIO", "GraphKitTesting", "TestSupport"],
+        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "_Testing_CoreGraphics", "ImageIO", "CCairo", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
     ]
