@@ -51,6 +51,16 @@ public final class CGContext {
         var alpha: CGFloat = 1
         var shouldAntialias = true
         var interpolationQuality = CGInterpolationQuality.default
+        /// The image of the last `clip(to:mask:)`, in Cairo's alpha, and where it is.
+        var mask: ClipMask?
+    }
+
+    /// A mask's surface (Cairo A8), freed when no state holds it any more.
+    final class ClipMask {
+        let surface: OpaquePointer
+        var matrix: cairo_matrix_t
+        init(surface: OpaquePointer, matrix: cairo_matrix_t) { (self.surface, self.matrix) = (surface, matrix) }
+        deinit { cairo_surface_destroy(surface) }
     }
 
     /// A bitmap context over `data` (nil: the context allocates zeroed memory), as CoreGraphics'.
@@ -150,6 +160,13 @@ public final class CGContext {
     public func setStrokeColor(_ color: CGColor) { state.stroke = color }
     public func setFillColor(red: CGFloat, green: CGFloat, blue: CGFloat, alpha: CGFloat) { state.fill = CGColor(red: red, green: green, blue: blue, alpha: alpha) }
     public func setStrokeColor(red: CGFloat, green: CGFloat, blue: CGFloat, alpha: CGFloat) { state.stroke = CGColor(red: red, green: green, blue: blue, alpha: alpha) }
+    /// A colour of the context's space from `components`: gray and alpha, or red, green, blue
+    /// and alpha.
+    public func setFillColor(_ components: UnsafePointer<CGFloat>) { if let c = color(components) { state.fill = c } }
+    public func setStrokeColor(_ components: UnsafePointer<CGFloat>) { if let c = color(components) { state.stroke = c } }
+    private func color(_ components: UnsafePointer<CGFloat>) -> CGColor? {
+        CGColor(colorSpace: colorSpace ?? CGColorSpaceCreateDeviceRGB(), components: components)
+    }
     public func setFillColor(gray: CGFloat, alpha: CGFloat) { state.fill = CGColor(gray: gray, alpha: alpha) }
     public func setStrokeColor(gray: CGFloat, alpha: CGFloat) { state.stroke = CGColor(gray: gray, alpha: alpha) }
     /// The alpha everything drawn is multiplied by (0…1).

@@ -88,6 +88,32 @@ extension CGContext {
     }
     public func clip(to rect: CGRect) { clip(to: [rect]) }
     public func clip(to rects: [CGRect]) { withOwnPath { rects.forEach { sink.buildRect($0, .identity) }; clip() } }
+    /// Intersects the clip with `rect` and with `mask` drawn into it as `draw(_:in:)` would: a
+    /// gray image's values are coverage (white draws, black does not), another image's alpha is.
+    /// Drawing then goes through a Cairo group masked by it, so a blend mode other than normal
+    /// blends with transparency inside the group, not with the picture.
+    public func clip(to rect: CGRect, mask: CGImage) {
+        let r = rect.standardized
+        clip(to: r)
+        guard r.width > 0, r.height > 0, let image = mask.cairoSurface(),
+              let alpha = cairo_image_surface_create(CAIRO_FORMAT_A8, Int32(mask.width), Int32(mask.height)) else { return }
+        defer { cairo_surface_destroy(image) }
+        let src = cairo_image_surface_get_data(image)!, dst = cairo_image_surface_get_data(alpha)!
+        let (ss, ds) = (Int(cairo_image_surface_get_stride(image)), Int(cairo_image_surface_get_stride(alpha)))
+        for y in 0..<mask.height {
+            let words = UnsafeMutableRawPointer(src + y * ss).assumingMemoryBound(to: UInt32.self)
+            for x in 0..<mask.width { dst[y * ds + x] = UInt8(truncatingIfNeeded: words[x] >> (mask.layout.isGray ? 16 : 24)) }
+        }
+        cairo_surface_mark_dirty(alpha)
+        cairo_save(cr)
+        cairo_translate(cr, Double(r.minX), Double(r.maxY))
+        cairo_scale(cr, Double(r.width) / Double(mask.width), -Double(r.height) / Double(mask.height))
+        var m = cairo_matrix_t()
+        cairo_get_matrix(cr, &m)
+        cairo_restore(cr)
+        state.mask = ClipMask(surface: alpha, matrix: m)
+    }
+
     /// The clip's bounds in user space.
     public var boundingBoxOfClipPath: CGRect {
         var (x1, y1, x2, y2) = (0.0, 0.0, 0.0, 0.0)
@@ -197,9 +223,11 @@ extension CGContext {
     private func touching(_ box: (Int, Int, Int, Int), _ draw: () -> Void) {
         let (x0, y0, x1, y1) = box
         guard x1 > x0, y1 > y0 else { return }
+        let mask = state.mask
+        func drawClipped() { if let mask { masked(by: mask, draw) } else { draw() } }
         if drawsInPlace {
             cairo_surface_mark_dirty_rectangle(surface, Int32(x0), Int32(y0), Int32(x1 - x0), Int32(y1 - y0))
-            draw()
+            drawClipped()
             cairo_surface_flush(surface)
             return
         }
@@ -211,9 +239,38 @@ extension CGContext {
         }
         for y in y0..<y1 { layout.toCairo(bytes + y * bytesPerRow + x0 * pp, cairoRow(y), count: x1 - x0) }
         cairo_surface_mark_dirty_rectangle(surface, Int32(x0), Int32(y0), Int32(x1 - x0), Int32(y1 - y0))
-        draw()
+        drawClipped()
         cairo_surface_flush(surface)
         for y in y0..<y1 { layout.fromCairo(cairoRow(y), bytes + y * bytesPerRow + x0 * pp, count: x1 - x0) }
+    }
+}
+
+extension CGContext {
+    /// `draw` into a group, then the group onto the picture through `mask` (clip(to:mask:)).
+    fileprivate func masked(by mask: ClipMask, _ draw: () -> Void) {
+        let op = cairo_get_operator(cr)
+        cairo_push_group(cr)
+        if op == CAIRO_OPERATOR_CLEAR {
+            // What clear(_:) clears, drawn opaque in the group, then cut out of the picture.
+            cairo_save(cr)
+            cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+            cairo_set_source_rgba(cr, 0, 0, 0, 1)
+            draw()
+            cairo_restore(cr)
+        } else {
+            draw()
+        }
+        cairo_pop_group_to_source(cr)
+        cairo_save(cr)
+        cairo_set_operator(cr, op == CAIRO_OPERATOR_CLEAR ? CAIRO_OPERATOR_DEST_OUT : CAIRO_OPERATOR_OVER)
+        // The group's pattern keeps the user space of pop_group_to_source; the mask takes its own.
+        cairo_set_matrix(cr, &mask.matrix)
+        let pattern = cairo_pattern_create_for_surface(mask.surface)
+        cairo_pattern_set_filter(pattern, interpolationQuality.cairo)
+        cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
+        cairo_mask(cr, pattern)
+        cairo_pattern_destroy(pattern)
+        cairo_restore(cr)
     }
 }
 

@@ -77,6 +77,9 @@ public final class CGImage: Sendable {
         dataProvider = CGDataProvider(data: data)
     }
 
+    /// CoreFoundation's type identifier of CGImages.
+    public class var typeID: CFTypeID { 0x4347_494D }   // "CGIM"
+
     /// The pixels as packed BGRA rows (alpha 255 where the layout has none; straight alpha
     /// premultiplied), what GraphKit's encoders take; nil when the bytes are short.
     package func packedBGRA() -> [UInt8]? {

@@ -75,6 +75,9 @@ import Testing
         gray.setAllowsAntialiasing(false)
         gray.setBlendMode(.copy)
         gray.concatenate(.identity)
+        let mid: [CGFloat] = [0.5, 1]
+        gray.setFillColor(mid)
+        gray.setStrokeColor(mid)
         gray.draw(image, in: CGRect(x: 0, y: 0, width: gray.width, height: gray.height))
         let row = UnsafeBufferPointer(start: gray.data!.assumingMemoryBound(to: UInt8.self), count: 4)
         #expect(Array(row) == [255, 255, 0, 0])

@@ -87,6 +87,30 @@ import Testing
         #expect((0..<40).filter { Self.pixel(ctx, $0, 36)[3] != 0 } == [2, 3])
     }
 
+    /// clip(to:mask:): a gray mask's white draws, its black does not; clear(_:) obeys it too.
+    @Test func clipToMask() throws {
+        let gray = CGColorSpaceCreateDeviceGray()
+        let mask = try #require(CGImage(width: 2, height: 1, bitsPerComponent: 8, bitsPerPixel: 8, bytesPerRow: 2, space: gray,
+                                        bitmapInfo: CGBitmapInfo(rawValue: 0), provider: CGDataProvider(data: Data([255, 0]) as CFData),
+                                        decode: nil, shouldInterpolate: false, intent: .defaultIntent))
+        for info in [Self.rgba, Self.bgra] {
+            let ctx = try #require(CGContext(data: nil, width: 8, height: 2, bitsPerComponent: 8, bytesPerRow: 0,
+                                             space: CGColorSpaceCreateDeviceRGB(), bitmapInfo: info))
+            ctx.interpolationQuality = .none
+            ctx.setFillColor(gray: 1, alpha: 1)
+            ctx.fill(CGRect(x: 0, y: 0, width: 8, height: 2))
+            ctx.saveGState()
+            ctx.clip(to: CGRect(x: 0, y: 0, width: 4, height: 2), mask: mask)
+            ctx.clear(CGRect(x: 0, y: 0, width: 8, height: 2))
+            ctx.setFillColor(CGColor(red: 1, green: 0, blue: 0, alpha: 1))
+            ctx.fill(CGRect(x: 0, y: 1, width: 8, height: 1))   // memory row 0
+            ctx.restoreGState()
+            let red: [UInt8] = info == Self.rgba ? [255, 0, 0, 255] : [0, 0, 255, 255]
+            #expect((0..<8).map { Self.pixel(ctx, $0, 0) } == [red, red] + Array(repeating: [255, 255, 255, 255], count: 6), "info \(info)")
+            #expect((0..<8).map { Self.pixel(ctx, $0, 1) } == [[0, 0, 0, 0], [0, 0, 0, 0]] + Array(repeating: [255, 255, 255, 255], count: 6))
+        }
+    }
+
     @Test func grayContext() throws {
         let ctx = try #require(CGContext(data: nil, width: 8, height: 4, bitsPerComponent: 8, bytesPerRow: 0,
                                          space: CGColorSpaceCreateDeviceGray(), bitmapInfo: CGImageAlphaInfo.none.rawValue))
