@@ -81,5 +81,15 @@ import Testing
         gray.draw(image, in: CGRect(x: 0, y: 0, width: gray.width, height: gray.height))
         let row = UnsafeBufferPointer(start: gray.data!.assumingMemoryBound(to: UInt8.self), count: 4)
         #expect(Array(row) == [255, 255, 0, 0])
+
+        // A layer drawn into it: white in its right half, drawn over the context's left half.
+        let layer = try #require(CGLayer(gray, size: CGSize(width: 2, height: 1), auxiliaryInfo: nil))
+        layer.context?.setFillColor(gray: 1, alpha: 1)
+        layer.context?.fill(CGRect(x: 1, y: 0, width: 1, height: 1))
+        gray.setBlendMode(.normal)
+        gray.draw(layer, at: .zero)
+        #expect(Array(row) == [255, 255, 0, 0])
+        gray.draw(layer, in: CGRect(x: 2, y: 0, width: 2, height: 1))
+        #expect(Array(row) == [255, 255, 0, 255])
     }
 }
