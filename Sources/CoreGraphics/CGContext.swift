@@ -95,6 +95,7 @@ public final class CGContext {
         (self.width, self.height, self.bitsPerComponent, bitsPerPixel) = (width, height, bitsPerComponent, layout.bytesPerPixel * 8)
         (self.bytesPerRow, self.bitmapInfo, colorSpace, self.layout) = (rowBytes, CGBitmapInfo(rawValue: bitmapInfo), space, layout)
         (self.memory, ownsMemory, self.surface, self.cr, drawsInPlace) = (memory, data == nil, surface, cr, inPlace)
+        cairo_set_line_width(cr, 1)   // CoreGraphics' default; Cairo's is 2
         applyMatrix()
     }
 

@@ -58,6 +58,10 @@ import Testing
                                          space: CGColorSpaceCreateDeviceRGB(), bitmapInfo: Self.rgba))
         ctx.setShouldAntialias(false)
         ctx.setStrokeColor(CGColor(red: 0, green: 0, blue: 1, alpha: 1))
+        // CoreGraphics' default width is 1: a line along y = 30 covers y 29.5..<30.5, one row.
+        ctx.strokeLineSegments(between: [CGPoint(x: 0, y: 30), CGPoint(x: 40, y: 30)])
+        #expect(Self.paintedRows(ctx).count == 1)
+        ctx.clear(CGRect(x: 0, y: 0, width: 40, height: 40))
         ctx.setLineWidth(4)
         // A horizontal line at y = 20 (user) is 4 wide: y 18..<22, memory rows 18..<22.
         ctx.move(to: CGPoint(x: 0, y: 20)); ctx.addLine(to: CGPoint(x: 40, y: 20)); ctx.strokePath()
