@@ -116,7 +116,7 @@ let package = Package(
         // AVFoundation code as written for Apple's platforms (issue 30), Swift 5 mode as most app code is.
         .executableTarget(name: "example-avfoundation-frames-to-movie", dependencies: ["AVFoundation"],
                           path: "examples/avfoundation-frames-to-movie", swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation"],
+        .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation", "ImageIO"],
                           path: "examples/avfoundation-waveform", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "example-avfoundation-audio-to-m4a", dependencies: ["AVFoundation"],
                           path: "examples/avfoundation-audio-to-m4a", swiftSettings: [.swiftLanguageMode(.v5)]),
