@@ -82,7 +82,7 @@ public final class CGContext {
             guard let zeroed = calloc(total, 1) else { return nil }
             memory = zeroed
         }
-        let inPlace = layout.isCairoNative && rowBytes % 4 == 0 && Int(bitPattern: memory) % 4 == 0
+        let inPlace = layout.isCairoNative && rowBytes % 4 == 0 && rowBytes <= Int(Int32.max) && Int(bitPattern: memory) % 4 == 0
         let surface = inPlace
             ? cairo_image_surface_create_for_data(memory.assumingMemoryBound(to: UInt8.self), layout.cairoFormat, Int32(width), Int32(height), Int32(rowBytes))
             : cairo_image_surface_create(layout.cairoFormat, Int32(width), Int32(height))

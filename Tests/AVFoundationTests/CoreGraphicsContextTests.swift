@@ -201,6 +201,14 @@ import Testing
         #expect(CGContext(data: nil, width: Int.max / 2, height: 3, bitsPerComponent: 8, bytesPerRow: 0, space: rgb, bitmapInfo: Self.rgba) == nil)
         #expect(CGContext(data: nil, width: 30000, height: 30000, bitsPerComponent: 8, bytesPerRow: Int.max / 1000, space: rgb,
                           bitmapInfo: Self.rgba) == nil)
+        // Rows farther apart than Cairo's 32-bit stride: drawn through a surface of Cairo's, no trap.
+        var one = [UInt8](repeating: 0, count: 16)
+        one.withUnsafeMutableBytes { raw in
+            let far = CGContext(data: raw.baseAddress, width: 4, height: 1, bitsPerComponent: 8, bytesPerRow: 1 << 33, space: rgb, bitmapInfo: Self.bgra)
+            far?.setFillColor(gray: 1, alpha: 1)
+            far?.fill(CGRect(x: 0, y: 0, width: 4, height: 1))
+        }
+        #expect(one == [UInt8](repeating: 255, count: 16))
         // An unaligned row length is drawn in a surface of Cairo's and still lands in memory.
         let ctx = CGContext(data: nil, width: 3, height: 2, bitsPerComponent: 8, bytesPerRow: 13, space: rgb, bitmapInfo: Self.bgra)
         ctx?.setFillColor(gray: 1, alpha: 1)
