@@ -47,8 +47,9 @@ import Testing
         #expect(Self.maxDifference(ours, theirs) == 0)
     }
 
-    /// Antialiased curves: our arcs are Béziers of our own (as CoreGraphics'), Cairo's its own,
-    /// so edge pixels differ slightly; at most 8 of 255 on any channel.
+    /// Antialiased curves: our arcs are Béziers of our own (as CoreGraphics'), Cairo's its own;
+    /// with Cairo 1.16 they give the same pixels (difference 0), and another Cairo's arcs may
+    /// split differently, so the bound is 2 of 255 on any channel.
     @Test func ellipsesArcsAndStrokesAreClose() throws {
         let ours = try Self.contextPicture { ctx in
             ctx.setFillColor(CGColor(red: 0, green: 0.5, blue: 1, alpha: 1))
@@ -77,7 +78,7 @@ import Testing
             cairo_rectangle(cr, 30, 0, 10, 10); cairo_stroke(cr)
         }
         let difference = Self.maxDifference(ours, theirs)
-        #expect(difference <= 8, "largest channel difference \(difference)")
+        #expect(difference <= 2, "largest channel difference \(difference)")
         #expect(ours.contains { $0 != 0 })
     }
 
