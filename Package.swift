@@ -14,7 +14,7 @@ let package = Package(
         // `import ImageIO`, `import UniformTypeIdentifiers`);
         // the test helpers (NodeHarness, TestMedia, MediaProbe) for the program's own tests.
         .library(name: "GraphKit", targets: engine),
-        .library(name: "AVFoundation", targets: ["CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO"]),
+        .library(name: "AVFoundation", targets: ["CoreGraphics", "_Testing_CoreGraphics", "CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO"]),
         .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
         // One shared library for what loads plugins: the installed graphctl (tools/graphctl) and
         // every plugin link it, so graphctl and the plugins it opens hold one engine, one type
@@ -39,6 +39,9 @@ let package = Package(
             pkgConfig: "gstreamer-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
+        // Cairo draws CoreGraphics' CGContext (issue 52); the picture tests read PNGs back with it
+        // (libpng underneath, a decoder of their own) and draw the pictures of before issue 16.
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // zlib compresses waveform PNGs, a row at a time.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // GraphKit's GStreamer elements, the graphkit plugin: one folder per element, plugin.c
@@ -77,7 +80,14 @@ let package = Package(
         // written for Apple's platforms compiles here with its imports unchanged. A thin layer
         // over Assets. CoreVideo (with the CoreFoundation/CoreGraphics names such code uses) ←
         // CoreMedia ← AVFoundation, each re-exporting the one below, as on Apple's platforms.
-        .target(name: "CoreVideo", dependencies: ["GraphKitCore"]),
+        // CoreGraphics at the bottom (issue 52): CGImage, CGColor, CGAffineTransform, the
+        // CoreFoundation names, and CGContext's drawing, done by Cairo (CCairo) with Apple's
+        // bottom-left origin. CoreVideo re-exports it, as on Apple's platforms.
+        .target(name: "CoreGraphics", dependencies: ["GraphKitCore", "CCairo"]),
+        // Swift Testing's overlay for a module named CoreGraphics, which Linux's toolchain
+        // declares but lacks: empty, so tests importing Testing and AVFoundation compile.
+        .target(name: "_Testing_CoreGraphics", dependencies: ["CoreGraphics"]),
+        .target(name: "CoreVideo", dependencies: ["CoreGraphics", "GraphKitCore"]),
         .target(name: "CoreMedia", dependencies: ["CoreVideo", "GraphKitCore"]),
         // UniformTypeIdentifiers: UTType and CoreServices' kUTType* identifiers, a table of the
         // common types (AVFoundation re-exports it, as its headers do on Apple's platforms).
@@ -106,7 +116,7 @@ let package = Package(
         // AVFoundation code as written for Apple's platforms (issue 30), Swift 5 mode as most app code is.
         .executableTarget(name: "example-avfoundation-frames-to-movie", dependencies: ["AVFoundation"],
                           path: "examples/avfoundation-frames-to-movie", swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation"],
+        .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation", "ImageIO"],
                           path: "examples/avfoundation-waveform", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "example-avfoundation-audio-to-m4a", dependencies: ["AVFoundation"],
                           path: "examples/avfoundation-audio-to-m4a", swiftSettings: [.swiftLanguageMode(.v5)]),
@@ -121,14 +131,11 @@ let package = Package(
         .testTarget(name: "GraphKitRuntimeTests", dependencies: ["GraphKitRuntime", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport",
                                                                 "CGStreamer", "CGraphKitGlue",
                                                                 .product(name: "Logging", package: "swift-log")]),
-        // The picture tests read PNGs back with Cairo (libpng underneath), a decoder of its own,
-        // and draw the pictures as they were drawn before issue 16 to compare.
-        .systemLibrary(name: "CCairo", path: "Tests/CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         .testTarget(name: "NodesTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport", "CKernels", "CCairo"]),
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
-        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "ImageIO", "GraphKitTesting", "TestSupport"],
+        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "_Testing_CoreGraphics", "ImageIO", "CCairo", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
     ]

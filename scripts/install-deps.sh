@@ -30,6 +30,7 @@ build_packages=(
   libgstreamer-plugins-base1.0-dev
   libx264-dev    # encode.h264's encoder (GstGraphKit/gkx264enc) links libx264; graphctl then needs libx264-164
   zlib1g-dev     # waveform PNGs are compressed with zlib
+  libcairo2-dev  # the AVFoundation product's CGContext draws with Cairo; the picture tests read PNGs with it
 )
 # What running and testing need besides.
 packages=(
@@ -42,7 +43,6 @@ packages=(
   gstreamer1.0-libav
   gstreamer1.0-x
   gstreamer1.0-alsa
-  libcairo2-dev  # the picture tests read PNGs back and draw the pictures of before (graphs need none)
   librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check
   ffmpeg
   lame          # LAME itself, for test MP3s with its own gapless tag

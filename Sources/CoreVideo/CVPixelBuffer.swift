@@ -1,3 +1,4 @@
+@_exported import CoreGraphics
 @_spi(Engine) import GraphKitCore
 
 /// A result code of CoreVideo's functions.

@@ -148,27 +148,11 @@ public final class CGImageDestination: Sendable {
         return settingsInteger(value).flatMap { CGImagePropertyOrientation(rawValue: UInt32(clamping: $0)) }
     }
 
-    /// The image as a BGRA SampleBuffer with packed rows, alpha 255 (the CGImages here are
-    /// `noneSkipFirst`: their fourth byte means nothing).
+    /// The image as a BGRA SampleBuffer with packed rows, alpha 255 where its layout has none
+    /// (a generator's `noneSkipFirst`, whose fourth byte means nothing); any layout a CGImage holds.
     static func packedBGRA(_ image: CGImage) throws(GraphError) -> SampleBuffer {
-        guard let data = image.dataProvider?.data, image.bitsPerPixel == 32, image.width > 0, image.height > 0,
-              image.bytesPerRow >= image.width * 4, data.length >= image.bytesPerRow * (image.height - 1) + image.width * 4 else {
-            throw GraphError(.usage, "the image is not a complete 8-bit BGRA bitmap")
-        }
-        let src = data.bytes.assumingMemoryBound(to: UInt8.self)
-        let rowBytes = image.width * 4
-        var pixels = [UInt8](repeating: 0, count: rowBytes * image.height)
-        pixels.withUnsafeMutableBufferPointer { dst in
-            for y in 0..<image.height {
-                let row = src + y * image.bytesPerRow
-                let out = y * rowBytes
-                for x in stride(from: 0, to: rowBytes, by: 4) {
-                    dst[out + x] = row[x]
-                    dst[out + x + 1] = row[x + 1]
-                    dst[out + x + 2] = row[x + 2]
-                    dst[out + x + 3] = 255
-                }
-            }
+        guard let pixels = image.packedBGRA() else {
+            throw GraphError(.usage, "the image is not a complete 8-bit bitmap")
         }
         let format = MediaFormat.VideoFormat(pixelFormat: .bgra, width: image.width, height: image.height, frameRate: FrameRate(1))
         return SampleBuffer(format: .rawVideo(format), bytes: pixels, presentationTime: .zero)

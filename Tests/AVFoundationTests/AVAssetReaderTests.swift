@@ -1,4 +1,5 @@
 import AVFoundation
+import ImageIO
 import GraphKitTesting
 import TestSupport
 import Testing
@@ -303,8 +304,18 @@ import Testing
 
     @Test func waveformExample() throws {
         let wav = try sine("waveform.wav")
-        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-waveform"), [wav.path, "10"])
+        let png = folder.appendingPathComponent("waveform.png")
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-waveform"), [wav.path, "10", png.path])
         #expect(printed.contains("read 44100 frames of 2 channels (1.000 s)"), "\(printed)")
+        // Drawn with CGContext: 10 bars of peak 0.125, so 12.5 rows about the middle (rows
+        // 43.75..<56.25), green, on dark grey.
+        let source = try #require(CGImageSourceCreateWithURL(png as CFURL, nil))
+        let image = try #require(CGImageSourceCreateImageAtIndex(source, 0, nil))
+        #expect(image.width == 40 && image.height == 100)
+        let bytes = try #require(CFDataGetBytePtr(image.dataProvider?.data))
+        func isBar(_ x: Int, _ row: Int) -> Bool { bytes[row * image.bytesPerRow + x * 4 + 1] > 150 }   // BGRA: green
+        #expect((0..<100).filter { isBar(1, $0) } == Array(44..<56), "\((0..<100).filter { isBar(1, $0) })")
+        #expect(!isBar(3, 50) && isBar(37, 50))
         let peaks = try #require(printed.split(separator: "\n").first { $0.hasPrefix("peaks ") })
             .split(separator: " ").dropFirst().compactMap { Float($0) }
         #expect(peaks.count == 10 && peaks.allSatisfy { abs($0 - 0.125) < 0.002 }, "\(peaks)")

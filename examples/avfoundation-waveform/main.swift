@@ -1,9 +1,12 @@
 // A waveform: an audio track read to 16-bit PCM with AVAssetReader, reduced to one peak per
-// bin, as waveform views on iOS and macOS do it. AVFoundation code as written for Apple's
-// platforms, compiled unchanged against GraphKit's AVFoundation module on Linux.
+// bin, as waveform views on iOS and macOS do it, and drawn with CoreGraphics into a PNG when a
+// third argument names one. AVFoundation, CoreGraphics and ImageIO code as written for Apple's
+// platforms, compiled unchanged against GraphKit's modules on Linux.
 //
-//   swift run example-avfoundation-waveform talk.m4a [bins]
+//   swift run example-avfoundation-waveform talk.m4a [bins] [waveform.png]
 import AVFoundation
+import ImageIO
+import UniformTypeIdentifiers
 
 let arguments = CommandLine.arguments
 guard arguments.count > 1 else {
@@ -80,12 +83,40 @@ func readWaveform() async throws -> (peaks: [Float], frames: Int, channels: Int,
     return (peaks, frames, channels, CMTimeGetSeconds(duration))
 }
 
+/// The peaks as bars centred on a line, 4 pixels a bin, 100 high: a CGContext over memory it
+/// allocates (origin bottom-left, as on a Mac), written as a PNG with ImageIO.
+func drawWaveform(_ peaks: [Float], to url: URL) -> Bool {
+    let width = max(1, peaks.count * 4), height = 100
+    guard let ctx = CGContext(data: nil, width: width, height: height, bitsPerComponent: 8, bytesPerRow: 0,
+                              space: CGColorSpaceCreateDeviceRGB(), bitmapInfo: CGImageAlphaInfo.premultipliedLast.rawValue) else { return false }
+    ctx.setFillColor(CGColor(red: 0.1, green: 0.1, blue: 0.1, alpha: 1))
+    ctx.fill(CGRect(x: 0, y: 0, width: width, height: height))
+    ctx.setFillColor(CGColor(red: 0.2, green: 0.8, blue: 0.4, alpha: 1))
+    let mid = CGFloat(height) / 2
+    for (i, peak) in peaks.enumerated() {
+        let bar = max(1, CGFloat(peak) * mid)
+        ctx.fill(CGRect(x: CGFloat(i * 4), y: mid - bar, width: 3, height: bar * 2))
+    }
+    guard let image = ctx.makeImage(),
+          let destination = CGImageDestinationCreateWithURL(url as CFURL, UTType.png.identifier as CFString, 1, nil) else { return false }
+    CGImageDestinationAddImage(destination, image, nil)
+    return CGImageDestinationFinalize(destination)
+}
+
 do {
     let waveform = try await readWaveform()
     print("read \(waveform.frames) frames of \(waveform.channels) channels (\(String(format: "%.3f", waveform.seconds)) s)")
     print("peaks " + waveform.peaks.map { String(format: "%.3f", $0) }.joined(separator: " "))
     let bars = waveform.peaks.map { String(repeating: "#", count: Int(($0 * 40).rounded())) }
     for bar in bars { print("|" + bar) }
+    if arguments.count > 3 {
+        let png = URL(fileURLWithPath: arguments[3])
+        guard drawWaveform(waveform.peaks, to: png) else {
+            print("error: cannot draw \(png.path)")
+            exit(1)
+        }
+        print("drew \(png.path)")
+    }
 } catch {
     print("error: \(error.localizedDescription)")
     exit(1)

@@ -1,14 +1,17 @@
 import Foundation
+import CCairo
 @_spi(Engine) import GraphKitCore
 
-// A bitmap image as CoreGraphics declares it (Linux has no CoreGraphics), as far as code that
-// gets one from AVAssetImageGenerator reads it: its geometry, its pixel layout, and its bytes
-// through `dataProvider?.data` (CFDataGetBytePtr, CFDataGetLength). No drawing, no colour
-// management: an image here is 8-bit BGRA (32-bit little-endian, alpha first, opaque).
+// A bitmap image as CoreGraphics declares it (Linux has no CoreGraphics): its geometry, its pixel
+// layout, and its bytes through `dataProvider?.data` (CFDataGetBytePtr, CFDataGetLength). The
+// layouts are those of BitmapLayout (8-bit RGB in any alpha position and byte order, 8-bit
+// gray): AVAssetImageGenerator and ImageIO give BGRA (32-bit little-endian, alpha first, opaque),
+// a CGContext's makeImage its own layout. No colour management.
 
-/// A read-only bitmap image, as CoreGraphics' `CGImage`: 8-bit BGRA pixels in rows of
-/// ``bytesPerRow`` bytes (`kCGImageAlphaNoneSkipFirst | kCGBitmapByteOrder32Little`, what
-/// AVFoundation's image generator gives on Apple's platforms).
+/// A read-only bitmap image, as CoreGraphics' `CGImage`: 8-bit pixels in rows of
+/// ``bytesPerRow`` bytes, laid out as ``bitmapInfo`` says (BGRA,
+/// `kCGImageAlphaNoneSkipFirst | kCGBitmapByteOrder32Little`, from AVFoundation's image generator,
+/// as on Apple's platforms).
 public final class CGImage: Sendable {
     public let width: Int
     public let height: Int
@@ -18,6 +21,11 @@ public final class CGImage: Sendable {
     public let bitmapInfo: CGBitmapInfo
     /// Where the bytes are: ``CGDataProvider/data``.
     public let dataProvider: CGDataProvider?
+    /// The space the components are in (not managed: see ``CGColorSpace``).
+    public let colorSpace: CGColorSpace?
+    public let shouldInterpolate: Bool
+    public let renderingIntent: CGColorRenderingIntent
+    package let layout: BitmapLayout
 
     public var alphaInfo: CGImageAlphaInfo { CGImageAlphaInfo(rawValue: bitmapInfo.rawValue & CGBitmapInfo.alphaInfoMask.rawValue) ?? .none }
 
@@ -35,17 +43,72 @@ public final class CGImage: Sendable {
         bytesPerRow = layout.stride
         bitmapInfo = CGBitmapInfo(rawValue: CGImageAlphaInfo.noneSkipFirst.rawValue | CGBitmapInfo.byteOrder32Little.rawValue)
         dataProvider = CGDataProvider(data: bytes)
+        colorSpace = CGColorSpace(name: CGColorSpace.sRGB)
+        (shouldInterpolate, renderingIntent) = (true, .defaultIntent)
+        self.layout = BitmapLayout(bitmapInfo: bitmapInfo.rawValue, model: .rgb, bitsPerComponent: 8)!
     }
 
-    /// An image of `width` × `height` BGRA pixels whose rows are `bytesPerRow` apart in `data`.
-    private init(width: Int, height: Int, bytesPerRow: Int, bitmapInfo: CGBitmapInfo, data: CFData) {
-        self.width = width
-        self.height = height
-        bitsPerComponent = 8
-        bitsPerPixel = 32
-        self.bytesPerRow = bytesPerRow
-        self.bitmapInfo = bitmapInfo
+    /// An image of the pixels `provider` gives, as CoreGraphics'
+    /// `CGImage(width:height:bitsPerComponent:bitsPerPixel:bytesPerRow:space:bitmapInfo:provider:decode:shouldInterpolate:intent:)`.
+    /// Nil for a layout GraphKit does not read (BitmapLayout: 8-bit RGB, 32 bits a pixel, or 8-bit
+    /// gray; straight alpha too), a zero size, rows shorter than a row of pixels, or fewer bytes
+    /// than the rows need. `decode` arrays are not supported: an image with one is nil.
+    public init?(width: Int, height: Int, bitsPerComponent: Int, bitsPerPixel: Int, bytesPerRow: Int, space: CGColorSpace,
+                 bitmapInfo: CGBitmapInfo, provider: CGDataProvider, decode: UnsafePointer<CGFloat>?,
+                 shouldInterpolate: Bool, intent: CGColorRenderingIntent) {
+        guard decode == nil, width > 0, height > 0, bytesPerRow > 0,
+              let layout = BitmapLayout(bitmapInfo: bitmapInfo.rawValue, model: space.model, bitsPerComponent: bitsPerComponent,
+                                        straightAlpha: true),
+              bitsPerPixel == layout.bytesPerPixel * 8,
+              let row = BitmapLayout.rowBytes(width: width, bytesPerPixel: layout.bytesPerPixel), bytesPerRow >= row,
+              case let (rows, o1) = bytesPerRow.multipliedReportingOverflow(by: height - 1), !o1,
+              case let (needed, o2) = rows.addingReportingOverflow(row), !o2,
+              let data = provider.data, data.length >= needed else { return nil }
+        (self.width, self.height, self.bitsPerComponent, self.bitsPerPixel) = (width, height, bitsPerComponent, bitsPerPixel)
+        (self.bytesPerRow, self.bitmapInfo, dataProvider, colorSpace) = (bytesPerRow, bitmapInfo, provider, space)
+        (self.shouldInterpolate, renderingIntent, self.layout) = (shouldInterpolate, intent, layout)
+    }
+
+    /// A copy of `image`'s description over other bytes (a crop).
+    private init(_ image: CGImage, width: Int, height: Int, bytesPerRow: Int, data: CFData) {
+        (self.width, self.height, self.bytesPerRow) = (width, height, bytesPerRow)
+        (bitsPerComponent, bitsPerPixel, bitmapInfo, colorSpace) = (image.bitsPerComponent, image.bitsPerPixel, image.bitmapInfo, image.colorSpace)
+        (shouldInterpolate, renderingIntent, layout) = (image.shouldInterpolate, image.renderingIntent, image.layout)
         dataProvider = CGDataProvider(data: data)
+    }
+
+    /// CoreFoundation's type identifier of CGImages.
+    public class var typeID: CFTypeID { 0x4347_494D }   // "CGIM"
+
+    /// The pixels as packed BGRA rows (alpha 255 where the layout has none; straight alpha
+    /// premultiplied), what GraphKit's encoders take; nil when the bytes are short.
+    package func packedBGRA() -> [UInt8]? {
+        guard let data = dataProvider?.data, data.length >= bytesPerRow * (height - 1) + width * layout.bytesPerPixel else { return nil }
+        let src = data.bytes.assumingMemoryBound(to: UInt8.self)
+        var out = [UInt8](repeating: 0, count: width * height * 4)
+        out.withUnsafeMutableBytes { raw in
+            let words = raw.baseAddress!.assumingMemoryBound(to: UInt32.self)
+            for y in 0..<height { layout.toCairo(src + y * bytesPerRow, words + y * width, count: width) }
+            // Cairo's words in memory order: B, G, R, A on a little-endian machine.
+            if UInt32(littleEndian: 1) != 1 { for i in 0..<width * height { words[i] = words[i].byteSwapped } }
+        }
+        return out
+    }
+
+    /// A Cairo surface (ARGB32) of the pixels, for drawing; nil when it cannot be made.
+    func cairoSurface() -> OpaquePointer? {
+        guard let data = dataProvider?.data, data.length >= bytesPerRow * (height - 1) + width * layout.bytesPerPixel,
+              let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height)) else { return nil }
+        guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS, let pixels = cairo_image_surface_get_data(surface) else {
+            cairo_surface_destroy(surface)
+            return nil
+        }
+        let stride = Int(cairo_image_surface_get_stride(surface)), src = data.bytes.assumingMemoryBound(to: UInt8.self)
+        for y in 0..<height {
+            layout.toCairo(src + y * bytesPerRow, UnsafeMutableRawPointer(pixels + y * stride).assumingMemoryBound(to: UInt32.self), count: width)
+        }
+        cairo_surface_mark_dirty(surface)
+        return surface
     }
 
     /// The part of the image inside `rect`, as CoreGraphics' `cropping(to:)`: `rect` in pixels
@@ -57,15 +120,15 @@ public final class CGImage: Sendable {
         let x0 = max(0, Int(r.minX.rounded(.down))), y0 = max(0, Int(r.minY.rounded(.down)))
         let x1 = min(width, Int(r.maxX.rounded(.up))), y1 = min(height, Int(r.maxY.rounded(.up)))
         guard x1 > x0, y1 > y0, let source = dataProvider?.data else { return nil }
-        let rowBytes = (x1 - x0) * 4
+        let pp = layout.bytesPerPixel, rowBytes = (x1 - x0) * pp
         let out = NSMutableData(length: rowBytes * (y1 - y0)) ?? NSMutableData()
         guard out.length == rowBytes * (y1 - y0) else { return nil }
         let src = source.bytes.assumingMemoryBound(to: UInt8.self)
         let dst = out.mutableBytes.assumingMemoryBound(to: UInt8.self)
         for y in y0..<y1 {
-            (dst + (y - y0) * rowBytes).update(from: src + y * bytesPerRow + x0 * 4, count: rowBytes)
+            (dst + (y - y0) * rowBytes).update(from: src + y * bytesPerRow + x0 * pp, count: rowBytes)
         }
-        return CGImage(width: x1 - x0, height: y1 - y0, bytesPerRow: rowBytes, bitmapInfo: bitmapInfo, data: out)
+        return CGImage(self, width: x1 - x0, height: y1 - y0, bytesPerRow: rowBytes, data: out)
     }
 }
 
