@@ -8,7 +8,7 @@ public func CMBlockBufferGetTypeID() -> CFTypeID { 0x434D_4242 }  // 'CMBB'
 /// CoreFoundation's type of a format description.
 public func CMFormatDescriptionGetTypeID() -> CFTypeID { 0x434D_4644 }  // 'CMFD'
 
-/// The type of `cf`: one of the functions above, `CVPixelBufferGetTypeID()`, or 0 for anything
+/// The type of `cf`: one of the functions above, `CVPixelBufferGetTypeID()`, `CGImage.typeID`, or 0 for anything
 /// that is not one of these objects.
 public func CFGetTypeID(_ cf: CFTypeRef?) -> CFTypeID {
     switch cf {
@@ -16,6 +16,7 @@ public func CFGetTypeID(_ cf: CFTypeRef?) -> CFTypeID {
     case is CMSampleBuffer: CMSampleBufferGetTypeID()
     case is CMBlockBuffer: CMBlockBufferGetTypeID()
     case is CMFormatDescription: CMFormatDescriptionGetTypeID()
+    case is CGImage: CGImage.typeID
     default: 0
     }
 }
