@@ -239,10 +239,6 @@ public final class AssetReader: Sendable {
                     b.connect(demux.output(type.rawValue), to: sink.input())
                     continue
                 }
-                // HDR frames tone-mapped when asked: decoded to I420, which effect.toneMap takes,
-                // and given in the format asked from there.
-                var toneMapTo: PixelFormat?
-                if output.toneMapsHDR, case .pixels(let format)? = output.outputSettings, output.track.stream.color?.hdr != nil { toneMapTo = format }
                 let decode = b.add("decode\(n)", DecodeNode.self) { p in
                     switch output.outputSettings {
                     case .linearPCM(let format, let rate, let channels)?:
@@ -250,7 +246,9 @@ public final class AssetReader: Sendable {
                         p[\.sampleRate] = rate
                         p[\.channels] = channels
                     case .pixels(let format)?:
-                        p[\.pixelFormat] = toneMapTo == nil ? format : .i420
+                        p[\.pixelFormat] = format
+                        // HDR frames tone-mapped when asked, by decode, from their full bit depth.
+                        p[\.toneMap] = output.toneMapsHDR
                     case .stored?, nil:
                         p[\.sampleFormat] = .auto  // the decoder's own
                     }
@@ -263,12 +261,7 @@ public final class AssetReader: Sendable {
                     if output.track.mediaType == .audio { p[\.maxBuffers] = 64 }
                 }
                 b.connect(file.output(), to: decode.input())
-                var decoded = decode.output(output.track.mediaType.rawValue)
-                if let format = toneMapTo {
-                    let map = b.add("toneMap\(n)", ToneMapNode.self) { $0[\.pixelFormat] = format }
-                    b.connect(decoded, to: map.input())
-                    decoded = map.output()
-                }
+                let decoded = decode.output(output.track.mediaType.rawValue)
                 if let size = output.renderSize, output.track.mediaType == .video {
                     // Fitted to the size asked (a composition's piece of another size).
                     let scale = b.add("scale\(n)", ScaleNode.self) { p in

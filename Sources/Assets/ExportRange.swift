@@ -82,9 +82,13 @@ extension AssetExportSession {
             }
         } else {
             let normalization = normalizationGain.flatMap { gain in locked.withLock { $0.settings.loudnessNormalization }.map { ($0, gain) } }
+            // HDR made SDR for every codec but HEVC, as AVFoundation's H.264 presets give SDR and its
+            // HEVC presets keep HDR (CompositionTranscode's reader does the same).
+            let toneMaps = video?.stream.color?.hdr != nil && (videoSettings.map { $0.codec != .hevc } ?? false)
             let decode = b.add("decode", DecodeNode.self) { p in
                 p[\.pixelFormat] = .i420  // what x264 takes: no conversion before the encoder
                 p[\.sampleFormat] = normalization == nil ? .auto : .value(.f32le)  // what effect.normalize takes
+                p[\.toneMap] = toneMaps
             }
             b.connect(source.output(), to: decode.input())
             // The encoders the settings name (H.264 or HEVC, AAC), from the one place that maps
@@ -101,12 +105,6 @@ extension AssetExportSession {
                     }
                     b.connect(decode.output(type.rawValue), to: normalize.input())
                     b.connect(normalize.output(), to: encoder.input)
-                } else if type == .video, let settings = settings as? VideoSettings, settings.codec != .hevc, video?.stream.color?.hdr != nil {
-                    // HDR made SDR for every codec but HEVC, as AVFoundation's H.264 presets give
-                    // SDR and its HEVC presets keep HDR (CompositionTranscode does the same).
-                    let map = b.add("toneMap", ToneMapNode.self)
-                    b.connect(decode.output(type.rawValue), to: map.input())
-                    b.connect(map.output(), to: encoder.input)
                 } else {
                     b.connect(decode.output(type.rawValue), to: encoder.input)
                 }

@@ -10,25 +10,19 @@ import GraphKitRuntime
 package enum ThumbnailPicker {
     /// A run that gives the file's frames as BGRA at `out`, turned as shown when `autorotate`;
     /// tone-mapped to SDR when `toneMapsHDR` (an HLG or PQ file: a picture is SDR, as
-    /// `AVAssetImageGenerator` gives it), decoded in I420 so that `effect.toneMap` sees the
-    /// file's colour.
+    /// `AVAssetImageGenerator` gives it) by `decode` itself, from the decoder's full bit depth.
     package static func makeRun(path: String, autorotate: Bool, toneMapsHDR: Bool = false) throws(GraphError) -> GraphRun {
         var b = GraphBuilder(name: "thumbnail", description: "a picture of \(path)")
         let file = b.add("file", FileSourceNode.self) { $0[\.path] = path }
         let decode = b.add("decode", DecodeNode.self) { p in
-            p[\.pixelFormat] = toneMapsHDR ? .i420 : .bgra
+            p[\.pixelFormat] = .bgra
             p[\.autorotate] = autorotate
+            p[\.toneMap] = toneMapsHDR
         }
         // Two frames at most wait while the pipeline prerolls (a flushing seek drops them).
         let sink = b.add("out", AppSinkNode.self) { $0[\.maxBuffers] = 2 }
         b.connect(file.output(), to: decode.input())
-        if toneMapsHDR {
-            let map = b.add("toneMap", ToneMapNode.self) { $0[\.pixelFormat] = .bgra }
-            b.connect(decode.output("video"), to: map.input())
-            b.connect(map.output(), to: sink.input())
-        } else {
-            b.connect(decode.output("video"), to: sink.input())
-        }
+        b.connect(decode.output("video"), to: sink.input())
         return try GraphRun(try b.build(registry: .builtIn))
     }
 

@@ -36,7 +36,7 @@ public final class DecodeNode: ElementNode {
                            carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[DecodeNode.pixelFormat]]) },
                            help: "the first video track, as raw frames"),
         ],
-        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate],
+        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
     )
 
@@ -48,6 +48,9 @@ public final class DecodeNode: ElementNode {
     public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra, help: "video pixel format")
     public static let autorotate = Parameter<Bool>("autorotate", default: false,
                                                    help: "true turns the picture as the file says it is displayed (a phone's portrait video), as ffmpeg does; false (the default) gives frames as stored and passes the orientation on, so sink.mp4 writes it, as AVFoundation keeps a track's transform")
+
+    public static let toneMap = Parameter<Bool>("toneMap", default: false,
+                                                help: "true tone-maps HDR video (HLG, PQ) to SDR BT.709 as it is decoded, from the decoder's full bit depth (effect.toneMap's method at its defaults); SDR video is untouched")
 
     let context: NodeContext
     /// The decoded streams seen so far (pad-added runs on streaming threads).
@@ -106,6 +109,7 @@ public final class DecodeNode: ElementNode {
             audio = AudioBranch(convert: convert, converted: resample ?? convert, filter: filter, trim: trim!)
         }
         var videoEntry: Element?
+        var toneMapEntry: Element?
         if context.connectedOutputs.contains("video") {
             let convert = try bin.make("videoconvert")
             let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
@@ -137,6 +141,15 @@ public final class DecodeNode: ElementNode {
             try bin.link(stated, videoEntry!)
             orientation = stated
             videoEntry = stated
+            if p[Self.toneMap] {
+                // First, on the decoder's own frames: 10-bit HDR mapped before anything makes it
+                // 8-bit (effect.toneMap after decode sees 8-bit frames). Taken only by a stream
+                // whose colour says HDR (gktonemap passes 8-bit SDR through but cannot take
+                // 10-bit SDR); any other goes straight on.
+                let map = try bin.make("gktonemap", name: "tonemap")
+                try bin.link(map, stated)
+                toneMapEntry = map
+            }
         }
         if trim != nil || orientation != nil {
             // The handler holds no node: the demuxer's probe keeps it as long as the pipeline.
@@ -158,7 +171,7 @@ public final class DecodeNode: ElementNode {
         }
 
         let track = p[Self.track]
-        let (audioBranch, videoBranch) = (audio, videoEntry)
+        let (audioBranch, videoBranch, hdrBranch) = (audio, videoEntry, toneMapEntry)
         decodebin.onPadAdded { [self] pad in
             let type = pad.mediaType ?? ""
             let (target, audioTarget): (Element?, AudioBranch?) = streams.withLock { s in
@@ -180,7 +193,12 @@ public final class DecodeNode: ElementNode {
                 let route = DecodedAudio.route(pad.audioShape, sampleFormat: p[Self.sampleFormat], sampleRate: p[Self.sampleRate],
                                                channels: p[Self.channels], input: input)
                 if let failure = audioTarget.link(pad, route) { decodebin.postError(failure) }
-            } else if let target {
+            } else if var target {
+                // HDR video into the tone mapper, when asked for, by the colour its caps state.
+                if let hdrBranch, VideoColor(colorimetry: pad.capsField("colorimetry") ?? "", chromaFormat: "", bitDepth: 0,
+                                             masteringDisplay: "", contentLightLevel: "").hdr != nil {
+                    target = hdrBranch
+                }
                 // Linked whatever the caps: a format nothing downstream takes is then refused as it
                 // arrives, and the run names the node that refuses it.
                 if !pad.link(to: target, checkingCaps: false) { decodebin.postError("cannot link the decoded \(type) stream") }
