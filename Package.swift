@@ -118,6 +118,9 @@ let package = Package(
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
         .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "Tests/TestSupport"),
+        // The module the toolchain's Testing × CoreImage cross-import overlay names and Linux's
+        // toolchain lacks (Tests/_Testing_CoreImage/Overlay.swift); tests only.
+        .target(name: "_Testing_CoreImage", path: "Tests/_Testing_CoreImage"),
         // Tests mirror the targets they test.
         .testTarget(name: "MediaContainersTests", dependencies: ["MediaContainers", "GraphKit", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "GraphKitCoreTests", dependencies: ["GraphKitCore", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
@@ -131,7 +134,7 @@ let package = Package(
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
-        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "ImageIO", "CoreImage", "GraphKitTesting", "TestSupport"],
+        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "ImageIO", "CoreImage", "_Testing_CoreImage", "CKernels", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
     ]

@@ -1,4 +1,4 @@
-import CoreVideo
+@_exported import CoreVideo
 
 /// CoreImage's `CIImage`: an immutable recipe for an image, not its pixels. Nothing is computed
 /// until a ``CIContext`` renders it; each method returns a new recipe.
