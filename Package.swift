@@ -88,8 +88,9 @@ let package = Package(
         // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec).
         .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes"]),
         // CoreImage: CIImage recipes, CIFilter by name and typed, CIContext rendering into pixel
-        // buffers and bitmaps on the CPU (colour filters through CKernels in one pass).
-        .target(name: "CoreImage", dependencies: ["CoreVideo", "CKernels"]),
+        // buffers and bitmaps on the CPU (colour filters through CKernels in one pass). ImageIO for
+        // CGImagePropertyOrientation, as Apple's CoreImage imports ImageIO.
+        .target(name: "CoreImage", dependencies: ["CoreVideo", "ImageIO", "CKernels"]),
         // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.

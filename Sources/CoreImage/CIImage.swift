@@ -103,26 +103,5 @@ public final class CIImage: Sendable, CustomStringConvertible {
         return opaque.cropped(to: extent).composited(over: self)
     }
 
-    /// The transform that shows an image stored with EXIF orientation `orientation` (1…8)
-    /// upright, its result moved back to the origin; unchanged for a value outside 1…8.
-    public func oriented(forExifOrientation orientation: Int32) -> CIImage {
-        let e = extent
-        guard (2...8).contains(orientation), !e.isInfinite, !e.isNull else { return self }
-        let w = e.width, h = e.height
-        // Each maps the stored picture (y up) onto the upright one.
-        let t: CGAffineTransform
-        switch orientation {
-        case 2: t = CGAffineTransform(a: -1, b: 0, c: 0, d: 1, tx: w, ty: 0)    // mirrored
-        case 3: t = CGAffineTransform(a: -1, b: 0, c: 0, d: -1, tx: w, ty: h)   // upside down
-        case 4: t = CGAffineTransform(a: 1, b: 0, c: 0, d: -1, tx: 0, ty: h)    // mirrored vertically
-        case 5: t = CGAffineTransform(a: 0, b: -1, c: -1, d: 0, tx: h, ty: w)
-        case 6: t = CGAffineTransform(a: 0, b: -1, c: 1, d: 0, tx: 0, ty: w)    // turned 90° clockwise
-        case 7: t = CGAffineTransform(a: 0, b: 1, c: 1, d: 0, tx: 0, ty: 0)
-        default: t = CGAffineTransform(a: 0, b: 1, c: -1, d: 0, tx: h, ty: 0)   // 8: 90° anticlockwise
-        }
-        let moved = CGAffineTransform(translationX: -e.minX, y: -e.minY).concatenating(t)
-        return transformed(by: moved)
-    }
-
     public var description: String { "CIImage(extent: \(extent))" }
 }

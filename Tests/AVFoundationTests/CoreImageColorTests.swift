@@ -116,5 +116,15 @@ private typealias T = CoreImageTestImages
         gk_ci_color_matrix(m, src, [2, 1, 0, 3], &a, [0, 1, 2, 3], 1000)
         gk_ci_color_matrix_scalar(m, src, [2, 1, 0, 3], &b, [0, 1, 2, 3], 1000)
         #expect(a == b)
+        // Alpha kept, mostly opaque pixels (the vector path's step without divisions), with
+        // and without A weights.
+        let opaque = src.enumerated().map { $0.offset % 4 == 3 && $0.offset % 40 != 3 ? 255 : $0.element }
+        for weighsA in [false, true] {
+            let kept: [Float] = [0.393, 0.769, 0.189, weighsA ? 0.1 : 0, 0, 0.349, 0.686, 0.168, 0, 0.02,
+                                 0.272, 0.534, 0.131, 0, 0, 0, 0, 0, 1, 0]
+            gk_ci_color_matrix(kept, opaque, [2, 1, 0, 3], &a, [2, 1, 0, 3], 1000)
+            gk_ci_color_matrix_scalar(kept, opaque, [2, 1, 0, 3], &b, [2, 1, 0, 3], 1000)
+            #expect(a == b)
+        }
     }
 }

@@ -169,6 +169,10 @@ private typealias T = CoreImageTestImages
         #expect(upright.extent == CGRect(x: 0, y: 0, width: 2, height: 4))
         // Turned clockwise, the stored top-left pixel ends at the top right.
         #expect(render(upright, 2, 4)[1] == [0, 0, 0, 255])
+        // The stored top-right, memory (3, 0), lands at the bottom right.
+        #expect(render(upright, 2, 4)[3 * 2 + 1] == [120, 0, 0, 255])
+        #expect(render(CIImage(cvPixelBuffer: wide).oriented(.right), 2, 4) == render(upright, 2, 4))
+        #expect(render(CIImage(cvPixelBuffer: wide).oriented(.up), 4, 2) == T.pixels(wide))
     }
 
     @Test func biPlanarInAndOut() {
