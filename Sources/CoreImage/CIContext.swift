@@ -109,11 +109,10 @@ public final class CIContext: Sendable {
               area.x >= 0, area.y >= 0, area.maxX <= src.width, area.maxY <= src.height else { return false }
         var m = matrix.m.map { Float($0) }
         for c in 0..<4 { m[5 * c + 4] *= 255 }
-        for j in 0..<area.height {
-            let sRow = src.height - area.maxY + j
-            gk_ci_color_matrix(m, (sBase + sRow * sRowBytes + 4 * area.x).assumingMemoryBound(to: UInt8.self), sOrder,
-                               (dBase + (row + j) * dRowBytes + 4 * column).assumingMemoryBound(to: UInt8.self), dOrder, area.width)
-        }
+        let sRow = src.height - area.maxY
+        gk_ci_color_matrix(m, (sBase + sRow * sRowBytes + 4 * area.x).assumingMemoryBound(to: UInt8.self), sRowBytes, sOrder,
+                           (dBase + row * dRowBytes + 4 * column).assumingMemoryBound(to: UInt8.self), dRowBytes, dOrder,
+                           area.width, area.height)
         return true
     }
 

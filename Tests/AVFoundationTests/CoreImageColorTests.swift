@@ -113,18 +113,19 @@ private typealias T = CoreImageTestImages
         let src = (0..<4 * 1000).map { _ in rng.next() }
         let m: [Float] = [0.9, 0.2, -0.1, 0.05, 3, 0.3, 0.6, 0.1, 0, -2, 0.2, 0.1, 0.7, 0, 0, 0.1, 0, 0, 0.9, 10]
         var a = [UInt8](repeating: 0, count: src.count), b = a
-        gk_ci_color_matrix(m, src, [2, 1, 0, 3], &a, [0, 1, 2, 3], 1000)
+        gk_ci_color_matrix(m, src, 4000, [2, 1, 0, 3], &a, 4000, [0, 1, 2, 3], 1000, 1)
         gk_ci_color_matrix_scalar(m, src, [2, 1, 0, 3], &b, [0, 1, 2, 3], 1000)
         #expect(a == b)
         // Alpha kept, mostly opaque pixels (the vector path's step without divisions), with
         // and without A weights.
         let opaque = src.enumerated().map { $0.offset % 4 == 3 && $0.offset % 40 != 3 ? 255 : $0.element }
-        for weighsA in [false, true] {
-            let kept: [Float] = [0.393, 0.769, 0.189, weighsA ? 0.1 : 0, 0, 0.349, 0.686, 0.168, 0, 0.02,
-                                 0.272, 0.534, 0.131, 0, 0, 0, 0, 0, 1, 0]
-            gk_ci_color_matrix(kept, opaque, [2, 1, 0, 3], &a, [2, 1, 0, 3], 1000)
+        // Sums past 0…255 either way (the packs clamp them), and too large to convert (clamped first).
+        for (weighsA, scale) in [(false, Float(1)), (true, 1), (false, 4), (true, -3), (false, 1e12)] {
+            let kept: [Float] = [0.393 * scale, 0.769, 0.189, weighsA ? 0.1 : 0, 0, 0.349, 0.686 * scale, 0.168, 0, 0.02,
+                                 0.272, 0.534, 0.131 * scale, 0, -30, 0, 0, 0, 1, 0]
+            gk_ci_color_matrix(kept, opaque, 4000, [2, 1, 0, 3], &a, 4000, [2, 1, 0, 3], 1000, 1)
             gk_ci_color_matrix_scalar(kept, opaque, [2, 1, 0, 3], &b, [2, 1, 0, 3], 1000)
-            #expect(a == b)
+            #expect(a == b, "scale \(scale)")
         }
     }
 }

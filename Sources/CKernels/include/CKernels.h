@@ -67,10 +67,11 @@ void gk_luma_half(const uint8_t *src, size_t stride, size_t width, size_t height
  * are premultiplied, o_c · (o_A / 255), and every value stored as ⌊x + 0.5⌋. An opaque pixel is
  * left unpremultiplied and premultiplied exactly (255 / 255 is 1). src_byte_of[c] and
  * dst_byte_of[c] are the bytes of channel c (R, G, B, A) in a source and a destination pixel.
- * src and dst may be the same memory. AVX2 where the CPU has it, 8 pixels a step; the same
- * arithmetic one pixel at a time elsewhere and for the tail, with the same bytes. */
-void gk_ci_color_matrix(const float m[20], const uint8_t *src, const uint8_t src_byte_of[4],
-                        uint8_t *dst, const uint8_t dst_byte_of[4], size_t count);
+ * width × height pixels, rows src_row_bytes and dst_row_bytes apart. src and dst may be the same
+ * memory. AVX2 where the CPU has it, 8 pixels a step; the same arithmetic one pixel at a time
+ * elsewhere and for each row's tail, with the same bytes. */
+void gk_ci_color_matrix(const float m[20], const uint8_t *src, size_t src_row_bytes, const uint8_t src_byte_of[4],
+                        uint8_t *dst, size_t dst_row_bytes, const uint8_t dst_byte_of[4], size_t width, size_t height);
 /* The one-pixel-at-a-time path alone, for the tests that compare the two. */
 void gk_ci_color_matrix_scalar(const float m[20], const uint8_t *src, const uint8_t src_byte_of[4],
                                uint8_t *dst, const uint8_t dst_byte_of[4], size_t count);
