@@ -38,6 +38,22 @@ struct PixelMemory {
 
     init(width: Int, height: Int, layout: Layout) { (self.width, self.height, self.layout) = (width, height, layout) }
 
+    /// `count` pixels of memory row `row` from column `x` into `out`, as ``read(x:row:)``, the
+    /// layout looked at once a row.
+    func read(row: Int, x: Int, count: Int, into out: UnsafeMutablePointer<SIMD4<Float>>) {
+        switch layout {
+        case .packed(let base, let rowBytes, let o):
+            let p = (base + row * rowBytes + 4 * x).assumingMemoryBound(to: UInt8.self)
+            let (r, g, b, a) = (Int(o[0]), Int(o[1]), Int(o[2]), Int(o[3]))
+            for i in 0..<count {
+                let q = p + 4 * i
+                out[i] = SIMD4(Float(q[r]), Float(q[g]), Float(q[b]), Float(q[a])) / 255
+            }
+        case .biPlanar:
+            for i in 0..<count { out[i] = read(x: x + i, row: row) }
+        }
+    }
+
     /// Pixel (x, row) premultiplied in 0…1 (a 4:2:0 one opaque, its chroma the nearest sample).
     @inline(__always) func read(x: Int, row: Int) -> SIMD4<Float> {
         switch layout {

@@ -100,9 +100,11 @@ struct Renderer {
         guard let memory = sources[ObjectIdentifier(pb)] else { return out }
         let inside = rect.intersection(PixelRect(x: 0, y: 0, width: memory.width, height: memory.height))
         guard !inside.isEmpty else { return out }
-        for y in inside.y..<inside.maxY {
-            let row = memory.height - 1 - y
-            for x in inside.x..<inside.maxX { out[x, y] = memory.read(x: x, row: row) }
+        out.pixels.withUnsafeMutableBufferPointer { p in
+            for y in inside.y..<inside.maxY {
+                let start = (y - rect.y) * rect.width + (inside.x - rect.x)
+                memory.read(row: memory.height - 1 - y, x: inside.x, count: inside.width, into: p.baseAddress! + start)
+            }
         }
         return out
     }
