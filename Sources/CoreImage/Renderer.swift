@@ -152,19 +152,34 @@ struct Renderer {
         let grown = PixelRect(x: rect.x - n, y: rect.y - n, width: rect.width + 2 * n, height: rect.height + 2 * n)
         guard grown.count <= Self.largestTile, let src = evaluate(inner, grown) else { return nil }
         var rows = Tile(PixelRect(x: rect.x, y: grown.y, width: rect.width, height: grown.height))
-        for y in grown.y..<grown.maxY {
-            for x in rect.x..<rect.maxX {
-                var s = SIMD4<Float>.zero
-                for k in 0..<w.count { s += src[x - n + k, y] * w[k] }
-                rows[x, y] = s
-            }
-        }
         var out = Tile(rect)
-        for y in rect.y..<rect.maxY {
-            for x in rect.x..<rect.maxX {
-                var s = SIMD4<Float>.zero
-                for k in 0..<w.count { s += rows[x, y - n + k] * w[k] }
-                out[x, y] = s
+        let taps = w.count, width = rect.width
+        w.withUnsafeBufferPointer { w in
+            src.pixels.withUnsafeBufferPointer { s in
+                rows.pixels.withUnsafeMutableBufferPointer { r in
+                    // Row by row: output x of source row y is Σ w[k] · source (x + k) (the source
+                    // starts n pixels to the left).
+                    for y in 0..<grown.height {
+                        let from = s.baseAddress! + y * grown.width, to = r.baseAddress! + y * width
+                        for x in 0..<width {
+                            var sum = SIMD4<Float>.zero
+                            for k in 0..<taps { sum += from[x + k] * w[k] }
+                            to[x] = sum
+                        }
+                    }
+                }
+            }
+            rows.pixels.withUnsafeBufferPointer { r in
+                out.pixels.withUnsafeMutableBufferPointer { o in
+                    // Then columns: output row y is Σ w[k] · row (y + k) of the row pass.
+                    for y in 0..<rect.height {
+                        let to = o.baseAddress! + y * width
+                        for k in 0..<taps {
+                            let from = r.baseAddress! + (y + k) * width, weight = w[k]
+                            for x in 0..<width { to[x] += from[x] * weight }
+                        }
+                    }
+                }
             }
         }
         return out
