@@ -14,7 +14,8 @@ let package = Package(
         // `import ImageIO`, `import UniformTypeIdentifiers`);
         // the test helpers (NodeHarness, TestMedia, MediaProbe) for the program's own tests.
         .library(name: "GraphKit", targets: engine),
-        .library(name: "AVFoundation", targets: ["CoreGraphics", "_Testing_CoreGraphics", "CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO"]),
+        .library(name: "AVFoundation", targets: ["CoreGraphics", "_Testing_CoreGraphics", "CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO",
+                                                 "CoreImage", "_Testing_CoreImage"]),
         .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
         // One shared library for what loads plugins: the installed graphctl (tools/graphctl) and
         // every plugin link it, so graphctl and the plugins it opens hold one engine, one type
@@ -97,6 +98,12 @@ let package = Package(
         // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
         // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec).
         .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes"]),
+        // CoreImage: CIImage recipes, CIFilter by name and typed, CIContext rendering into pixel
+        // buffers and bitmaps on the CPU (colour filters through CKernels in one pass). ImageIO for
+        // CGImagePropertyOrientation, as Apple's CoreImage imports ImageIO.
+        .target(name: "CoreImage", dependencies: ["CoreVideo", "ImageIO", "CKernels"]),
+        // The same stand-in for Swift Testing's CoreImage overlay (see _Testing_CoreGraphics).
+        .target(name: "_Testing_CoreImage", dependencies: ["CoreImage"]),
         // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
@@ -135,7 +142,8 @@ let package = Package(
         .testTarget(name: "AssetsTests", dependencies: ["GraphKit", "Nodes", "Assets", "GraphKitTesting", "TestSupport"]),
         // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
-        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "_Testing_CoreGraphics", "ImageIO", "CCairo", "GraphKitTesting", "TestSupport"],
+        .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "_Testing_CoreGraphics", "ImageIO", "CCairo", "CoreImage", "_Testing_CoreImage",
+                                                          "CKernels", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
     ]

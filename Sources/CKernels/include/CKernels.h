@@ -59,4 +59,21 @@ uint64_t gk_sum_abs_diff(const uint8_t *a, const uint8_t *b, size_t n);
  * bytes up to byte 2·(width − 1) of row 2·(height − 1), and no more is read. */
 void gk_luma_half(const uint8_t *src, size_t stride, size_t width, size_t height, uint8_t *dst);
 
+/* CoreImage's colour matrix on premultiplied 8-bit pixels (CIContext's one-pass render of a chain
+ * of colour filters). m holds 4 rows (outputs R, G, B, A) of 5: the weights of unpremultiplied
+ * R, G, B, A in stored-value units (0…255), then the bias in the same units. Per pixel, in single
+ * precision and in this order: s = 255 / A (0 where A is 0); u = (R·s, G·s, B·s, A);
+ * o_c = k_c + u_R·m_c0 + u_G·m_c1 + u_B·m_c2 + u_A·m_c3, each clamped to 0…255; then R, G, B
+ * are premultiplied, o_c · (o_A / 255), and every value stored as ⌊x + 0.5⌋. An opaque pixel is
+ * left unpremultiplied and premultiplied exactly (255 / 255 is 1). src_byte_of[c] and
+ * dst_byte_of[c] are the bytes of channel c (R, G, B, A) in a source and a destination pixel.
+ * width × height pixels, rows src_row_bytes and dst_row_bytes apart. src and dst may be the same
+ * memory. AVX2 where the CPU has it, 8 pixels a step; the same arithmetic one pixel at a time
+ * elsewhere and for each row's tail, with the same bytes. */
+void gk_ci_color_matrix(const float m[20], const uint8_t *src, size_t src_row_bytes, const uint8_t src_byte_of[4],
+                        uint8_t *dst, size_t dst_row_bytes, const uint8_t dst_byte_of[4], size_t width, size_t height);
+/* The one-pixel-at-a-time path alone, for the tests that compare the two. */
+void gk_ci_color_matrix_scalar(const float m[20], const uint8_t *src, const uint8_t src_byte_of[4],
+                               uint8_t *dst, const uint8_t dst_byte_of[4], size_t count);
+
 #endif
