@@ -146,9 +146,8 @@ public final class DecodeNode: ElementNode {
                 // 8-bit (effect.toneMap after decode sees 8-bit frames). Taken only by a stream
                 // whose colour says HDR (gktonemap passes 8-bit SDR through but cannot take
                 // 10-bit SDR); any other goes straight on.
-                let map = try bin.make("gktonemap", name: "tonemap")
-                try bin.link(map, stated)
-                toneMapEntry = map
+                // Linked when such a stream appears (the orientation element takes one input).
+                toneMapEntry = try bin.make("gktonemap", name: "tonemap")
             }
         }
         if trim != nil || orientation != nil {
@@ -197,6 +196,7 @@ public final class DecodeNode: ElementNode {
                 // HDR video into the tone mapper, when asked for, by the colour its caps state.
                 if let hdrBranch, VideoColor(colorimetry: pad.capsField("colorimetry") ?? "", chromaFormat: "", bitDepth: 0,
                                              masteringDisplay: "", contentLightLevel: "").hdr != nil {
+                    guard hdrBranch.link(to: target) else { return decodebin.postError("cannot link the tone mapper to the decoded video") }
                     target = hdrBranch
                 }
                 // Linked whatever the caps: a format nothing downstream takes is then refused as it

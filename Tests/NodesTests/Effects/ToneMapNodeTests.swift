@@ -13,12 +13,13 @@ import TestSupport
     static let (width, height) = (HDRTestMedia.width, HDRTestMedia.height)
 
     /// The I420 frames of `file` decoded, through `effect.toneMap` when `map` gives its params.
-    static func frames(_ file: String, map params: String?) throws -> [[UInt8]] {
+    /// `decodeToneMaps`: decode's own `toneMap` instead (on the decoder's full bit depth).
+    static func frames(_ file: String, map params: String?, decodeToneMaps: Bool = false) throws -> [[UInt8]] {
         let node = params.map { #""map": { "type": "effect.toneMap", "params": { \#($0) } },"# } ?? ""
         let edges = params == nil ? #""dec.video -> out.in""# : #""dec.video -> map.in", "map.out -> out.in""#
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
-              "dec": { "type": "decode", "params": { "pixelFormat": "i420" } }, \(node) "out": { "type": "sink.app" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "i420", "toneMap": \(decodeToneMaps) } }, \(node) "out": { "type": "sink.app" } },
               "edges": [ "src.out -> dec.in", \(edges) ] }
             """)
         let run = try GraphRun(graph)
@@ -68,6 +69,30 @@ import TestSupport
 
     /// What comes out of an HDR input says BT.709 (an H.264 encode of it is tagged so); SDR frames
     /// pass through as they are.
+    /// decode's `toneMap` maps HDR on the decoder's 10-bit frames: closer to the chart than
+    /// effect.toneMap after an 8-bit decode (the issue's 35 dB); SDR, 8- or 10-bit, goes straight on.
+    @Test(.media, arguments: ["hlg", "pq"])
+    func decodeToneMapsFromTenBits(_ transfer: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sdr = try HDRTestMedia.makeChart(in: folder)
+        let hdr = transfer == "hlg" ? try HDRTestMedia.makeHLG(from: sdr, in: folder) : try HDRTestMedia.makePQ(from: sdr, in: folder)
+        let reference = try Self.frames(sdr, map: nil)
+        let mapped = try Self.frames(hdr, map: nil, decodeToneMaps: true)
+        try #require(reference.count == 2 && mapped.count == 2)
+        let c = HDRTestMedia.compare(mapped[0], with: reference[0], width: Self.width, height: Self.height)
+        print("decode toneMap \(transfer): luma PSNR \(c.psnr) dB, ΔE00 mean \(c.meanDeltaE)")
+        #expect(c.psnr >= 34.5, "luma PSNR \(c.psnr) dB (GStreamer 1.22: 36.3 HLG, 35.7 PQ)")
+        #expect(c.meanDeltaE < 0.6, "mean ΔE00 \(c.meanDeltaE)")
+        // SDR passes as decoded: the 8-bit chart byte for byte, a 10-bit SDR file as 8 bits.
+        #expect(try Self.frames(sdr, map: nil, decodeToneMaps: true) == reference)
+        let tenBit = folder.appendingPathComponent("sdr10.mkv").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", sdr, "-pix_fmt", "yuv420p10le", "-c:v", "ffv1", "-color_primaries", "bt709",
+                                         "-color_trc", "bt709", "-colorspace", "bt709", tenBit])
+        let sdr10 = try Self.frames(tenBit, map: nil, decodeToneMaps: true)
+        #expect(sdr10.count == 2 && HDRTestMedia.compare(sdr10[0], with: reference[0], width: Self.width, height: Self.height).psnr > 45)
+    }
+
     @Test(.media) func theOutputIsTaggedBT709AndSDRPassesThrough() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
