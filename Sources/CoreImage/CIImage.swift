@@ -8,8 +8,13 @@
 /// top, y = height − 1 … height.
 public final class CIImage: Sendable, CustomStringConvertible {
     let recipe: Recipe
+    /// The image it was made of by ``init(cgImage:)``, unchanged (Apple's `cgImage`).
+    let sourceCGImage: CGImage?
 
-    init(_ recipe: Recipe) { self.recipe = recipe }
+    init(_ recipe: Recipe, cgImage: CGImage? = nil) {
+        self.recipe = recipe
+        sourceCGImage = cgImage
+    }
 
     /// An image of the pixel buffer's stored values (read when rendered, as Apple's). BGRA,
     /// RGBA and 4:2:0 bi-planar (`420v`, `420f`) buffers are read; an image of another format
