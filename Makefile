@@ -99,7 +99,7 @@ test-consumer: deps
 # How much of Apple's API, as real AVFoundation code uses it, compiles against the modules
 # (tools/api-coverage: the usage-weighted share of the corpus's names). Fails below the floor,
 # the figure README states rounded down: raise it when the figure rises.
-API_COVERAGE_FLOOR := 92.0
+API_COVERAGE_FLOOR := 95.5
 test-api-coverage: test-build
 	python3 tools/api-coverage/check.py --min $(API_COVERAGE_FLOOR) -o .build/api-coverage-failing.tsv
 
