@@ -417,7 +417,7 @@ open class AVMetadataItemFilter: @unchecked Sendable {
                                             "com.apple.quicktime.location.body", "com.apple.quicktime.location.note",
                                             "com.apple.quicktime.location.role", "com.apple.quicktime.location.date",
                                             "com.apple.quicktime.make", "com.apple.quicktime.model", "©mak", "©mod",
-                                            "location", "LOCATION"]
+                                            "loci", "location", "LOCATION"]
 
     /// `tags` without the personal items.
     func apply(to tags: MediaMetadata) -> MediaMetadata {

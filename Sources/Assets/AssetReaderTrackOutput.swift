@@ -24,8 +24,9 @@ public final class AssetReaderTrackOutput: Sendable {
     /// ``AssetReader/init(composition:)``). Nil: frames at their own size.
     let renderSize: (width: Int, height: Int)?
 
-    /// Whether HDR frames (an HLG or PQ track's) are tone-mapped to SDR BT.709
-    /// (`effect.toneMap`) before they reach the output, as an export to an SDR codec wants them:
+    /// Whether HDR frames (an HLG or PQ track's) are tone-mapped to SDR BT.709 by `decode`
+    /// (its `toneMap`, on the decoder's own frames) before they reach the output, as an export to
+    /// an SDR codec wants them:
     /// AVFoundation's H.264 presets give SDR. Off by default (Apple's readers give the frames as
     /// they are); set before reading starts. SDR tracks are not touched.
     package var toneMapsHDR: Bool {

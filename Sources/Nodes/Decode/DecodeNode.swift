@@ -143,10 +143,9 @@ public final class DecodeNode: ElementNode {
             videoEntry = stated
             if p[Self.toneMap] {
                 // First, on the decoder's own frames: 10-bit HDR mapped before anything makes it
-                // 8-bit (effect.toneMap after decode sees 8-bit frames). Taken only by a stream
-                // whose colour says HDR (gktonemap passes 8-bit SDR through but cannot take
-                // 10-bit SDR); any other goes straight on.
-                // Linked when such a stream appears (the orientation element takes one input).
+                // 8-bit (effect.toneMap after decode sees 8-bit frames). Linked when a stream
+                // whose colour says HDR appears (gktonemap passes 8-bit SDR through but cannot
+                // take 10-bit SDR); any other goes straight on to the orientation element.
                 toneMapEntry = try bin.make("gktonemap", name: "tonemap")
             }
         }

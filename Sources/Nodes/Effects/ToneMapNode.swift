@@ -20,7 +20,8 @@ import GraphKitRuntime
 /// method in full).
 ///
 /// The input is `decode`'s video in I420 or NV12, its colour read from the file: decode with
-/// `"pixelFormat": "i420"`.
+/// `"pixelFormat": "i420"`. Those frames are 8-bit; `decode`'s own `toneMap` maps the same way on
+/// the decoder's 10-bit frames, closer to the source (thumbnails and exports use that).
 ///
 /// Example:
 /// ```json
