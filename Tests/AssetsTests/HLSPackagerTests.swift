@@ -262,7 +262,8 @@ import Testing
         // A running packaging's: its folder locked as a packaging locks it.
         try fm.createDirectory(atPath: hls + "/" + held, withIntermediateDirectories: false)
         try Data("live".utf8).write(to: URL(fileURLWithPath: hls + "/" + held + "/segment0.m4s"))
-        let lock = open(hls + "/" + held, O_RDONLY | O_DIRECTORY)
+        // Close-on-exec: a process another test starts meanwhile must not inherit (and keep) the lock.
+        let lock = open(hls + "/" + held, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         #expect(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
         // A link named like a generation, to a folder that is not the package's.
         try fm.createDirectory(atPath: path("elsewhere"), withIntermediateDirectories: false)
