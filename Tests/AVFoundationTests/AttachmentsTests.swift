@@ -82,9 +82,10 @@ import Testing
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let tagged = folder.appendingPathComponent("hlg.mp4"), plain = folder.appendingPathComponent("plain.mp4")
+        // x264's own parameters: the SPS states the colour on every ffmpeg (7.1's -color_* alone do not).
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x48:r=10:d=0.5", "-c:v", "libx264",
-                                         "-pix_fmt", "yuv420p", "-color_primaries", "bt2020", "-color_trc", "arib-std-b67",
-                                         "-colorspace", "bt2020nc", tagged.path])
+                                         "-pix_fmt", "yuv420p", "-x264-params", "colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc",
+                                         tagged.path])
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x48:r=10:d=0.5", "-c:v", "libx264",
                                          "-pix_fmt", "yuv420p", plain.path])
         func firstFrame(_ url: URL) async throws -> CVPixelBuffer {

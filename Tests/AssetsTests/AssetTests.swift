@@ -50,16 +50,23 @@ import Testing
     /// The index states a video's colour as the discoverer does (its range as ffprobe does): from
     /// the `colr` box where there is one (MOV's `nclc`, MP4's `nclx` with its range), else from
     /// the SPS's VUI, with the bit depth and chroma format; nothing where the file states nothing.
+    /// x264's own parameters state the colour in the SPS on every ffmpeg (7.1 writes no VUI colour
+    /// from `-color_*` alone); those flags as well make ffmpeg 5's muxer write the `colr` box too.
     @Test(arguments: [
-        ("none.mp4", [String]()),
-        ("bt709.mp4", ["-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709"]),
-        ("hlg.mp4", ["-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc"]),
-        ("pq-full.mp4", ["-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", "-color_range", "pc"]),
-        ("smpte170m.mov", ["-color_primaries", "smpte170m", "-color_trc", "smpte170m", "-colorspace", "smpte170m"]),
-        ("high10.mp4", ["-pix_fmt", "yuv420p10le", "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc"]),
-    ]) func colourReadFromTheIndexAsTheDiscovererReadsIt(_ name: String, _ colour: [String]) throws {
-        let pixels = colour.contains("yuv420p10le") ? [String]() : ["-pix_fmt", "yuv420p"]
-        let path = try make(name, ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10:duration=0.5", "-c:v", "libx264"] + pixels + colour)
+        ("none.mp4", ""),
+        ("bt709.mp4", "colorprim=bt709:transfer=bt709:colormatrix=bt709"),
+        ("hlg.mp4", "colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc"),
+        ("pq-full.mp4", "colorprim=bt2020:transfer=smpte2084:colormatrix=bt2020nc:fullrange=on"),
+        ("smpte170m.mov", "colorprim=smpte170m:transfer=smpte170m:colormatrix=smpte170m"),
+        ("high10.mp4", "colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc"),
+    ]) func colourReadFromTheIndexAsTheDiscovererReadsIt(_ name: String, _ colour: String) throws {
+        var arguments = ["-pix_fmt", name.hasPrefix("high10") ? "yuv420p10le" : "yuv420p"]
+        if !colour.isEmpty {
+            let stated = Dictionary(uniqueKeysWithValues: colour.split(separator: ":").map { $0.split(separator: "=").map(String.init) }.map { ($0[0], $0[1]) })
+            arguments += ["-x264-params", colour, "-color_primaries", stated["colorprim"]!, "-color_trc", stated["transfer"]!,
+                          "-colorspace", stated["colormatrix"]!] + (stated["fullrange"] == "on" ? ["-color_range", "pc"] : [])
+        }
+        let path = try make(name, ["-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10:duration=0.5", "-c:v", "libx264"] + arguments)
         let asset = try Asset(path: path)
         #expect(asset.prober == .index)
         let indexed = asset.tracks(withMediaType: .video).first?.stream.color
@@ -70,7 +77,7 @@ import Testing
             .trimmingCharacters(in: .whitespacesAndNewlines)
         if discovered?.range != nil, range == "pc" || range == "tv" { discovered?.range = range }
         #expect(indexed == discovered, "index \(String(describing: indexed)), discoverer \(String(describing: discovered))")
-        #expect((indexed?.transfer != nil) == colour.contains("-color_trc"))
+        #expect((indexed?.transfer != nil) == !colour.isEmpty)
     }
 
     /// SPS bytes that claim anything (every length, every value) read as stated or not, never
