@@ -2,9 +2,9 @@ import Foundation
 
 /// A moment of audio, as AVFAudio's `AVAudioTime`: a sample time at a rate, a host time, or both.
 ///
-/// The host clock here is the system's monotonic clock in nanoseconds (`CLOCK_MONOTONIC`), one
-/// tick a nanosecond as on Intel Macs: ``hostTime(forSeconds:)`` and ``seconds(forHostTime:)``
-/// convert with that unit.
+/// The host clock here is Core Video's and Core Media's (`CVGetCurrentHostTime()`): the system's
+/// monotonic clock, one tick a nanosecond as on Intel Macs. ``hostTime(forSeconds:)`` and
+/// ``seconds(forHostTime:)`` convert with that unit.
 open class AVAudioTime: @unchecked Sendable {
     // Unchecked: open, as AVFAudio's; every field is let.
     public let sampleTime: AVAudioFramePosition
@@ -47,13 +47,6 @@ open class AVAudioTime: @unchecked Sendable {
 
     /// The seconds `hostTime` ticks are.
     open class func seconds(forHostTime hostTime: UInt64) -> TimeInterval { Double(hostTime) / 1e9 }
-
-    /// The time the machine's clock says now, as a host time.
-    package static var now: UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-    }
 
     /// This time with what it lacks (its host time or its sample time) worked out from `anchor`,
     /// which has both: the distance from the anchor is the same in seconds on either clock, and a

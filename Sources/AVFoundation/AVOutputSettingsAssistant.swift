@@ -1,3 +1,4 @@
+import Assets
 import Foundation
 import GraphKitCore
 
@@ -34,8 +35,8 @@ public struct AVOutputSettingsPreset: RawRepresentable, Hashable, Sendable {
 
 /// Settings for an `AVAssetWriterInput` from a preset, as AVFoundation's
 /// `AVOutputSettingsAssistant`: the preset's codec and box, the picture fitted in it with the
-/// source's aspect when ``sourceVideoFormat`` is given (never enlarged, even sizes), a bit rate
-/// from the frame size (the writer's own rule: `recommendedVideoSettings`'s), a keyframe at least
+/// source's aspect when ``sourceVideoFormat`` is given (never enlarged, even sizes: an export
+/// preset's fit), the bit rate the writer's encoder picks for the size, a keyframe at least
 /// every 2 s; AAC at 128 kbit/s, the source's rate up to 48 kHz and at most two channels. The
 /// dictionaries are Apple's keys, so the writer reads them as any other settings.
 open class AVOutputSettingsAssistant: @unchecked Sendable {
@@ -86,20 +87,13 @@ open class AVOutputSettingsAssistant: @unchecked Sendable {
         var (width, height) = (shape.width, shape.height)
         if let source {
             let d = CMVideoFormatDescriptionGetDimensions(source)
-            let w = Double(d.width), h = Double(d.height)
-            if w > 0, h > 0 {
-                let boxWidth = Double(h > w ? shape.height : shape.width), boxHeight = Double(h > w ? shape.width : shape.height)
-                let scale: Double = min(1, min(boxWidth / w, boxHeight / h))
-                let fittedWidth = Int((w * scale).rounded()), fittedHeight = Int((h * scale).rounded())
-                (width, height) = (max(2, fittedWidth & ~1), max(2, fittedHeight & ~1))
-            }
+            if d.width > 0, d.height > 0 { (width, height) = ExportPreset.fit(width: Int(d.width), height: Int(d.height), in: (shape.width, shape.height)) }
         }
         let seconds = duration.isNumeric && duration.seconds > 0 ? duration.seconds : 1.0 / 30
         let rate = min(240, max(1, (1 / seconds).rounded()))
-        // The writer's rule for its own rate (H264EncoderNode's auto): bits a pixel by size.
-        let bitsPerPixel = width * height >= 640 * 480 ? 10.1 : 4.05
+        let codec: VideoCodec = shape.codec == .h264 ? .h264 : .hevc
         var compression: [String: Any] = [
-            AVVideoAverageBitRateKey: Int((Double(width * height) * bitsPerPixel).rounded()),
+            AVVideoAverageBitRateKey: codec.automaticBitRate(width: width, height: height),
             AVVideoExpectedSourceFrameRateKey: Int(rate),
             AVVideoMaxKeyFrameIntervalKey: Int(rate * 2),
         ]

@@ -73,9 +73,7 @@ final class CompositionTranscode: Sendable {
         if let video, let track = composition.encodedTrack(.video) {
             // I420: what every video encoder codes, so nothing converts it again.
             let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(.i420))
-            // HDR pieces made SDR for every codec but HEVC, as AVFoundation's H.264 presets give
-            // SDR and its HEVC presets keep HDR (here in 8 bits: the encoders take 8-bit frames).
-            output.toneMapsHDR = video.codec != .hevc
+            output.toneMapsHDR = video.codec.encodesHDRAsSDR
             try reader.add(output)
             let effects = CompositionEffects(offset: range.start, video: videoComposition.map { ($0, trackID: track.trackID) })
             feeds.append(Feed(output: output, node: "video-in", mediaType: .video, end: min(track.duration, range.end) - range.start, settings: video,

@@ -143,6 +143,15 @@ public enum ExportPreset: String, Sendable, CaseIterable {
         }
     }
 
+    /// `width` × `height` fitted in `box` (turned for a portrait picture), its shape kept, never
+    /// enlarged, in even sizes: a preset's picture (``AVOutputSettingsAssistant``'s too).
+    package static func fit(width: Int, height: Int, in box: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        guard width > 0, height > 0 else { return (max(2, box.width & ~1), max(2, box.height & ~1)) }
+        let b = height > width ? (box.height, box.width) : box
+        let scale = min(1, min(Double(b.0) / Double(width), Double(b.1) / Double(height)))
+        return (max(2, Int((Double(width) * scale).rounded()) & ~1), max(2, Int((Double(height) * scale).rounded()) & ~1))
+    }
+
     /// The encoders' settings for a source of `width` × `height` with `sampleRate` Hz and
     /// `channels`: the picture fitted in the preset's box, even sizes, never enlarged; AAC at
     /// the preset's bit rate (128 kbit/s but for the quality ones), stereo at most (as AVFoundation's presets).
@@ -150,10 +159,8 @@ public enum ExportPreset: String, Sendable, CaseIterable {
         var video: VideoSettings?
         if encodesVideo, let width, let height, width > 0, height > 0 {
             var (w, h) = (width, height)
-            if var box {
-                if height > width { box = (box.height, box.width) }
-                let scale = min(1, min(Double(box.width) / Double(width), Double(box.height) / Double(height)))
-                (w, h) = (Int((Double(width) * scale).rounded()), Int((Double(height) * scale).rounded()))
+            if let box {
+                (w, h) = Self.fit(width: width, height: height, in: box)
             } else if let area, width * height > area {
                 let aspect = Double(width) / Double(height)
                 let multipleOf8 = { (x: Double) in max(8, Int((x / 8).rounded()) * 8) }

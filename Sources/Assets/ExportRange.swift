@@ -82,9 +82,7 @@ extension AssetExportSession {
             }
         } else {
             let normalization = normalizationGain.flatMap { gain in locked.withLock { $0.settings.loudnessNormalization }.map { ($0, gain) } }
-            // HDR made SDR for every codec but HEVC, as AVFoundation's H.264 presets give SDR and its
-            // HEVC presets keep HDR (CompositionTranscode's reader does the same).
-            let toneMaps = video?.stream.color?.hdr != nil && (videoSettings.map { $0.codec != .hevc } ?? false)
+            let toneMaps = video?.stream.color?.hdr != nil && videoSettings?.codec.encodesHDRAsSDR == true
             let decode = b.add("decode", DecodeNode.self) { p in
                 p[\.pixelFormat] = .i420  // what x264 takes: no conversion before the encoder
                 p[\.sampleFormat] = normalization == nil ? .auto : .value(.f32le)  // what effect.normalize takes

@@ -65,6 +65,19 @@ public struct VideoSettings: OutputSettings, Hashable {
     public var mediaType: MediaType { .video }
 }
 
+extension VideoCodec {
+    /// The bit rate the encoder picks for a frame size when none is given (`encode.h264`'s
+    /// `auto`; half of it for the codecs that code as well at half the rate).
+    package func automaticBitRate(width: Int, height: Int) -> Int {
+        self == .h264 ? H264EncoderNode.automaticBitrate(width: width, height: height)
+                      : VideoEncoderInput.automaticBitrate(width: width, height: height)
+    }
+
+    /// Whether HDR video is made SDR before this encoder: every codec but HEVC, as AVFoundation's
+    /// H.264 presets give SDR and its HEVC presets keep HDR.
+    package var encodesHDRAsSDR: Bool { self != .hevc }
+}
+
 /// Audio encoding settings: `AVFormatIDKey`, `AVSampleRateKey`, `AVNumberOfChannelsKey` and
 /// `AVEncoderBitRateKey`. Audio of another rate or channel count is converted to these. Opus
 /// codes at 48 kHz only; FLAC and ALAC are lossless and take no bit rate.

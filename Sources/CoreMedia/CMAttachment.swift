@@ -39,7 +39,7 @@ public func CMRemoveAllAttachments(_ target: CMAttachmentBearer) { store(target)
 
 /// Sets every key of `theAttachments` with one mode.
 public func CMSetAttachments(_ target: CMAttachmentBearer, attachments theAttachments: CFDictionary, attachmentMode: CMAttachmentMode) {
-    for (key, value) in theAttachments { CMSetAttachment(target, key: key, value: value, attachmentMode: attachmentMode) }
+    store(target)?.set(theAttachments, propagates: attachmentMode == kCMAttachmentMode_ShouldPropagate)
 }
 
 /// The attachments of one mode as a dictionary; nil when there are none.

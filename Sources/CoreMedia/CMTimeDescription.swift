@@ -41,11 +41,7 @@ public func CMTimeClampToRange(_ time: CMTime, range: CMTimeRange) -> CMTime {
 public final class CMClock: Sendable {
     init() {}
     /// Now on this clock (the Swift overlay's `CMClock.time`).
-    public var time: CMTime {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return CMTime(value: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec), timescale: 1_000_000_000)
-    }
+    public var time: CMTime { CMTime(value: Int64(clamping: CVGetCurrentHostTime()), timescale: 1_000_000_000) }
 }
 
 private let hostTimeClock = CMClock()

@@ -33,6 +33,12 @@ package final class Attachments: Sendable {
     package init() {}
 
     package func set(_ key: String, _ value: Any, propagates: Bool) { entries.withLock { $0[key] = Entry(value: value, propagates: propagates) } }
+    /// Every key of `values` with one mode, under one lock (a reader sets its track's colour on
+    /// every frame it gives).
+    package func set(_ values: [String: Any], propagates: Bool) {
+        guard !values.isEmpty else { return }
+        entries.withLock { e in for (key, value) in values { e[key] = Entry(value: value, propagates: propagates) } }
+    }
     package func get(_ key: String) -> Entry? { entries.withLock { $0[key] } }
     package func remove(_ key: String) { entries.withLock { $0[key] = nil } }
     package func removeAll() { entries.withLock { $0 = [:] } }
@@ -56,7 +62,7 @@ public func CVBufferSetAttachment(_ buffer: CVBuffer, _ key: CFString, _ value: 
 
 /// Sets every key of `theAttachments` on `buffer` with one mode.
 public func CVBufferSetAttachments(_ buffer: CVBuffer, _ theAttachments: CFDictionary, _ attachmentMode: CVAttachmentMode) {
-    for (key, value) in theAttachments { CVBufferSetAttachment(buffer, key, value, attachmentMode) }
+    buffer.attachments.set(theAttachments, propagates: attachmentMode == .shouldPropagate)
 }
 
 /// The value of `key` on `buffer`, and its mode through `attachmentMode`; nil when it has none.

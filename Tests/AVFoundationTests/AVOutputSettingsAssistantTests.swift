@@ -45,7 +45,11 @@ import TestSupport
             #expect(writer.canApply(outputSettings: a.audioSettings, forMediaType: .audio), "\(preset.rawValue)")
         }
         let hevc = try #require(AVOutputSettingsAssistant(preset: .hevc1920x1080)?.videoSettings)
+        let h264 = try #require(AVOutputSettingsAssistant(preset: .preset1920x1080)?.videoSettings)
         #expect(hevc[AVVideoCodecKey] as? AVVideoCodecType == .hevc)
+        // The writer's own rule: HEVC codes at half H.264's rate for the size.
+        func bitRate(_ v: [String: Any]) -> Int? { (v[AVVideoCompressionPropertiesKey] as? [String: Any])?[AVVideoAverageBitRateKey] as? Int }
+        #expect(bitRate(hevc).map { $0 * 2 } == bitRate(h264).map { $0 / 2 * 2 } && bitRate(h264) == Int((1920.0 * 1080 * 10.1).rounded()))
         for level in [AVVideoProfileLevelH264Baseline30, AVVideoProfileLevelH264Baseline31, AVVideoProfileLevelH264Main30,
                       AVVideoProfileLevelH264Main31, AVVideoProfileLevelH264Main32] {
             #expect(writer.canApply(outputSettings: [AVVideoCodecKey: AVVideoCodecType.h264, AVVideoWidthKey: 640, AVVideoHeightKey: 480,

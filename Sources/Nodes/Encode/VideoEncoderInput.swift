@@ -8,7 +8,7 @@ import GraphKitRuntime
 /// node's parameters set (both sides, as AssetWriter's VideoSettings give them), and a run that
 /// fails naming the node, saying what to do, when frames of an odd size reach an encoder whose
 /// layout halves that side.
-enum VideoEncoderInput {
+package enum VideoEncoderInput {
     /// Builds `convert ! videoconvert [! videoscale] ! capsfilter(format, size)` and returns its
     /// ends: expose `input` as the node's input, link `output` to the encoder. `codec` names the
     /// codec in the error; `pixelFormat` is a GStreamer format name (I420, Y444, I420_10LE, …).
@@ -86,7 +86,7 @@ enum VideoEncoderInput {
 
     /// The bit rate `auto` picks for the codecs that code as well as H.264 at half its rate
     /// (HEVC, VP9, AV1): half of `encode.h264`'s for the frame size.
-    static func automaticBitrate(width: Int, height: Int) -> Int {
+    package static func automaticBitrate(width: Int, height: Int) -> Int {
         H264EncoderNode.automaticBitrate(width: width, height: height) / 2
     }
 }
