@@ -215,145 +215,10 @@ package enum CMAF {
     }
 }
 
-/// A track of a stream being packaged as it is encoded (not read from a file): what its sample
-/// entry says, from the encoder's caps.
-package struct CMAFTrackFormat: Sendable, Equatable {
-    package enum Codec: Sendable, Equatable {
-        /// `avc1` with the encoder's AVCDecoderConfigurationRecord (`avcC`).
-        case h264(avcC: [UInt8], width: Int, height: Int)
-        /// `mp4a` with the encoder's AudioSpecificConfig.
-        case aac(audioSpecificConfig: [UInt8], sampleRate: Int, channels: Int)
-    }
-
-    package var trackID: UInt32
-    package var codec: Codec
-    /// An audio encoder's priming and padding, once measured: written as the track's edit list
-    /// and iTunes' gapless tag (``CMAF/gaplessTag(_:)``).
-    package var gapless: CMAF.Gapless?
-    /// The media clock: 90 kHz for video, the sample rate for audio.
-    package var timescale: UInt32 {
-        switch codec {
-        case .h264: 90_000
-        case .aac(_, let rate, _): UInt32(clamping: rate)
-        }
-    }
-
-    package init(trackID: UInt32, codec: Codec) {
-        self.trackID = trackID
-        self.codec = codec
-    }
-
-    package var isVideo: Bool { if case .h264 = codec { true } else { false } }
-
-    /// The `trak` box: header, media header, handler, an empty sample table whose one sample
-    /// description is the codec's.
-    var trak: MP4Box {
-        func box(_ type: FourCC, _ build: (inout [UInt8]) -> Void) -> MP4Box {
-            var body: [UInt8] = []
-            build(&body)
-            return MP4Box(type: type, body: body)
-        }
-        let unity: [UInt32] = [0x1_0000, 0, 0, 0, 0x1_0000, 0, 0, 0, 0x4000_0000]
-        var width = 0, height = 0
-        if case .h264(_, let w, let h) = codec { (width, height) = (w, h) }
-        let tkhd = box("tkhd") { b in
-            b.appendVersionAndFlags(0, 3)  // enabled, in the movie
-            b.appendU32(0); b.appendU32(0)  // creation, modification
-            b.appendU32(trackID); b.appendU32(0)
-            b.appendU32(0)  // duration: the fragments carry it
-            b.appendU64(0)
-            b.appendU16(0); b.appendU16(0)  // layer, alternate group
-            b.appendU16(isVideo ? 0 : 0x0100); b.appendU16(0)
-            for m in unity { b.appendU32(m) }
-            b.appendU32(UInt32(width) << 16); b.appendU32(UInt32(height) << 16)
-        }
-        let mdhd = box("mdhd") { b in
-            b.appendVersionAndFlags(0, 0)
-            b.appendU32(0); b.appendU32(0)
-            b.appendU32(timescale); b.appendU32(0)
-            b.appendU16(0x55C4)  // "und"
-            b.appendU16(0)
-        }
-        let hdlr = box("hdlr") { b in
-            b.appendVersionAndFlags(0, 0)
-            b.appendU32(0)
-            b.appendU32(FourCC(isVideo ? "vide" : "soun").rawValue)
-            b.appendU32(0); b.appendU32(0); b.appendU32(0)
-            b += Array((isVideo ? "VideoHandler" : "SoundHandler").utf8) + [0]
-        }
-        let header = isVideo
-            ? box("vmhd") { b in b.appendVersionAndFlags(0, 1); b.appendU64(0) }
-            : box("smhd") { b in b.appendVersionAndFlags(0, 0); b.appendU32(0) }
-        let dref = box("dref") { b in
-            b.appendVersionAndFlags(0, 0)
-            b.appendU32(1)
-            b.appendU32(12); b.appendU32(FourCC("url ").rawValue); b.appendVersionAndFlags(0, 1)  // in this file
-        }
-        let stsd = box("stsd") { b in
-            b.appendVersionAndFlags(0, 0)
-            b.appendU32(1)
-            b += sampleEntry.bytes
-        }
-        let stbl = MP4Box(type: "stbl", children: [stsd] + CMAF.emptySampleTables)
-        let minf = MP4Box(type: "minf", children: [header, MP4Box(type: "dinf", children: [dref]), stbl])
-        // The samples shown: from the priming on, as long as the input (the movie clock is ms).
-        let edits = gapless.map { g in
-            MP4Box(type: "edts", children: [MP4Box(EditList([EditList.Edit(
-                duration: UInt64((Double(g.samples) * 1000 / Double(max(1, timescale))).rounded()), mediaTime: Int64(g.priming))]))])
-        }
-        return MP4Box(type: "trak", children: [tkhd] + (edits.map { [$0] } ?? []) + [MP4Box(type: "mdia", children: [mdhd, hdlr, minf])])
-    }
-
-    var sampleEntry: MP4Box {
-        var b: [UInt8] = [0, 0, 0, 0, 0, 0]
-        b.appendU16(1)  // data reference index
-        switch codec {
-        case .h264(let avcC, let width, let height):
-            b += [UInt8](repeating: 0, count: 16)
-            b.appendU16(UInt16(clamping: width)); b.appendU16(UInt16(clamping: height))
-            b.appendU32(0x0048_0000); b.appendU32(0x0048_0000)  // 72 dpi
-            b.appendU32(0)
-            b.appendU16(1)  // frames per sample
-            b += [UInt8](repeating: 0, count: 32)  // compressor name
-            b.appendU16(0x18); b.appendU16(0xFFFF)
-            b += MP4Box(type: "avcC", body: avcC).bytes
-            return MP4Box(type: "avc1", body: b)
-        case .aac(let config, let rate, let channels):
-            b.appendU64(0)
-            b.appendU16(UInt16(clamping: channels)); b.appendU16(16)
-            b.appendU32(0)
-            b.appendU32(rate <= 0xFFFF ? UInt32(rate) << 16 : 0)
-            b += MP4Box(type: "esds", body: Self.esds(config, trackID: trackID)).bytes
-            return MP4Box(type: "mp4a", body: b)
-        }
-    }
-
-    /// An `esds` body (ISO/IEC 14496-1 descriptors): AAC (object type 0x40) in an audio stream,
-    /// its AudioSpecificConfig as the decoder-specific information.
-    static func esds(_ config: [UInt8], trackID: UInt32) -> [UInt8] {
-        func descriptor(_ tag: UInt8, _ body: [UInt8]) -> [UInt8] {
-            // The size in 7-bit groups, four of them as many writers do (any size to 256 MB).
-            let n = body.count
-            return [tag, UInt8(0x80 | (n >> 21) & 0x7F), UInt8(0x80 | (n >> 14) & 0x7F), UInt8(0x80 | (n >> 7) & 0x7F), UInt8(n & 0x7F)] + body
-        }
-        var decoderConfig: [UInt8] = [0x40, 0x15, 0, 0, 0]  // AAC, audio stream; buffer size unknown
-        decoderConfig.appendU32(0); decoderConfig.appendU32(0)  // bit rates unknown
-        decoderConfig += descriptor(0x05, config)
-        var es: [UInt8] = []
-        es.appendU16(UInt16(truncatingIfNeeded: trackID))
-        es.append(0)
-        es += descriptor(0x04, decoderConfig) + descriptor(0x06, [0x02])
-        var body: [UInt8] = []
-        body.appendVersionAndFlags(0, 0)
-        body += descriptor(0x03, es)
-        return body
-    }
-}
-
 extension CMAF {
     /// The initialization segment of a stream packaged as it is encoded: a movie of `tracks`,
     /// each an empty sample table and its codec's sample description, and a `trex` each.
-    package static func initializationSegment(of tracks: [CMAFTrackFormat]) -> [UInt8] {
+    package static func initializationSegment(of tracks: [MP4TrackFormat]) -> [UInt8] {
         var mvhd: [UInt8] = []
         mvhd.appendVersionAndFlags(0, 0)
         mvhd.appendU32(0); mvhd.appendU32(0)
@@ -371,7 +236,7 @@ extension CMAF {
             return MP4Box(type: "trex", body: trex)
         }
         let tag = tracks.compactMap(\.gapless).first.map { [CMAF.gaplessTag($0)] } ?? []
-        let moov = MP4Box(type: "moov", children: [MP4Box(type: "mvhd", body: mvhd)] + tracks.map(\.trak) + [MP4Box(type: "mvex", children: trexes)] + tag)
+        let moov = MP4Box(type: "moov", children: [MP4Box(type: "mvhd", body: mvhd)] + tracks.map { $0.trak(edits: $0.gaplessEdits) } + [MP4Box(type: "mvex", children: trexes)] + tag)
         let ftyp = MP4Box(FileType(majorBrand: "iso6", compatibleBrands: ["iso6", "mp41"]))
         return ftyp.bytes + moov.bytes
     }

@@ -7,7 +7,7 @@
 /// reached the cut (a sample at or past it) or ended, so each segment holds every track's
 /// samples for its span. Memory: the samples of the segment being gathered.
 package struct HLSSegmenter: Sendable {
-    /// A sample as it arrives: times in its track's ticks (``CMAFTrackFormat/timescale``).
+    /// A sample as it arrives: times in its track's ticks (``MP4TrackFormat/timescale``).
     package struct Sample: Sendable {
         package var data: [UInt8]
         package var decodeTime: Int64
@@ -59,7 +59,7 @@ package struct HLSSegmenter: Sendable {
     /// transport stream (each segment whole by itself).
     package enum Container: String, Sendable { case fmp4, mpegts }
 
-    package let tracks: [CMAFTrackFormat]
+    package let tracks: [MP4TrackFormat]
     package let target: Double
     package let container: Container
     private var transportStream: MPEGTSWriter?
@@ -104,7 +104,7 @@ package struct HLSSegmenter: Sendable {
     private var leadEnd: Double?
 
     /// `tracks` in the order their samples are given (video first makes it the lead).
-    package init(tracks: [CMAFTrackFormat], target: Double, container: Container = .fmp4) {
+    package init(tracks: [MP4TrackFormat], target: Double, container: Container = .fmp4) {
         precondition(!tracks.isEmpty && target > 0)
         self.tracks = tracks
         self.target = target
@@ -313,7 +313,7 @@ package struct HLSSegmenter: Sendable {
     }
 }
 
-extension CMAFTrackFormat {
+extension MP4TrackFormat {
     /// The codec as HLS's CODECS attribute names it (RFC 6381): `avc1.PPCCLL` from the
     /// configuration's profile, constraints and level; `mp4a.40.N`, N the AAC object type.
     package var codecsName: String {
@@ -327,6 +327,12 @@ extension CMAFTrackFormat {
         case .aac(let config, _, _):
             guard let first = config.first else { return "mp4a.40.2" }
             return "mp4a.40.\(first >> 3)"
+        case .hevc: return "hvc1"
+        case .av1: return "av01"
+        case .vp9: return "vp09"
+        case .opus: return "Opus"
+        case .alac: return "alac"
+        case .flac: return "fLaC"
         }
     }
 }

@@ -10,7 +10,7 @@ package struct HLSStream: Sendable {
         case segment(HLSSegmenter.Segment)
     }
 
-    package private(set) var formats: [CMAFTrackFormat?]
+    package private(set) var formats: [MP4TrackFormat?]
     package let target: Double
     private var early: [[HLSSegmenter.Sample]]
     private var ended: Set<Int> = []
@@ -46,7 +46,7 @@ package struct HLSStream: Sendable {
     /// Track `t`'s format (its track ID is `t + 1`). Once every track's is known: the
     /// initialization segment, and the segments the samples held complete. A format that comes
     /// again once started (a renegotiation with the same codec) changes nothing.
-    package mutating func setFormat(_ format: CMAFTrackFormat, track t: Int) throws(ContainerError) -> [Output] {
+    package mutating func setFormat(_ format: MP4TrackFormat, track t: Int) throws(ContainerError) -> [Output] {
         guard segmenter == nil else { return [] }
         var f = format
         f.trackID = UInt32(t + 1)

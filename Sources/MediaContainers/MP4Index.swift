@@ -83,25 +83,35 @@ package enum MP4Index {
                 delay = EncoderDelay(priming: 0, samples: delay?.samples ?? .max, sampleRate: flac.sampleRate)
             }
             let repaired = edits.repairsOpusHeader && OpusHeaderRepair.repair(&movie)
-            if let delay { describe(delay, in: &movie) }
-            if let matrix = edits.videoMatrix, matrix != .identity {
-                for (t, track) in movie.tracks(handler: "vide") {
-                    var turned = track
-                    turned.setDisplayMatrix(matrix)
-                    movie.setTrack(t, turned)
-                }
-            } else if let orientation = edits.orientation, orientation != .rotate0 {
-                for (t, track) in movie.tracks(handler: "vide") {
-                    var turned = track
-                    turned.setOrientation(orientation)
-                    movie.setTrack(t, turned)
-                }
-            }
-            if let end = edits.presentationEnd { self.end(movie: &movie, at: end) }
-            if let date = edits.dateTag { setTag(FourCC(0xA964_6179 /* ©day */), text: date, in: &movie) }
+            var shared = edits
+            shared.audioDelay = delay
+            edit(&movie, with: shared)
             if edits.changesIndex || repaired { editor.replace(at: found.index, with: movie.moov) }
         }
         try editor.commit()
+    }
+
+    /// Makes `edits`' changes of the index on `movie` (a finished file's, or the one
+    /// ``MP4Writer`` writes): the sound's edit list from its encoder delay, the video's display
+    /// matrix or orientation, the presentation's end, the date tag. The file type, the Opus
+    /// header and FLAC's sample entry are the callers'.
+    package static func edit(_ movie: inout MP4Movie, with edits: Edits) {
+        if let delay = edits.audioDelay { describe(delay, in: &movie) }
+        if let matrix = edits.videoMatrix, matrix != .identity {
+            for (t, track) in movie.tracks(handler: "vide") {
+                var turned = track
+                turned.setDisplayMatrix(matrix)
+                movie.setTrack(t, turned)
+            }
+        } else if let orientation = edits.orientation, orientation != .rotate0 {
+            for (t, track) in movie.tracks(handler: "vide") {
+                var turned = track
+                turned.setOrientation(orientation)
+                movie.setTrack(t, turned)
+            }
+        }
+        if let end = edits.presentationEnd { self.end(movie: &movie, at: end) }
+        if let date = edits.dateTag { setTag(FourCC(0xA964_6179 /* ©day */), text: date, in: &movie) }
     }
 
     /// Sets an iTunes text item (`moov/udta/meta/ilst/KEY`, one UTF-8 `data` box) to `text`,

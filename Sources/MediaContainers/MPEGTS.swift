@@ -7,7 +7,7 @@
 
 /// Writes a stream's TS segments in turn: the continuity counters go on from one to the next.
 package struct MPEGTSWriter: Sendable {
-    package let tracks: [CMAFTrackFormat]
+    package let tracks: [MP4TrackFormat]
     private var continuity: [UInt16: UInt8] = [:]
     /// Added to every time (90 kHz): a stream starts at 1 s, as ffmpeg's, so the PCR, which
     /// leads the decode times, never goes below 0.
@@ -15,7 +15,7 @@ package struct MPEGTSWriter: Sendable {
     static let pmtPID: UInt16 = 0x1000
     static let pcrLead: Int64 = 9_000  // 0.1 s
 
-    package init(tracks: [CMAFTrackFormat]) { self.tracks = tracks }
+    package init(tracks: [MP4TrackFormat]) { self.tracks = tracks }
 
     static func pid(_ t: Int) -> UInt16 { 0x100 + UInt16(t) }
 
@@ -46,6 +46,8 @@ package struct MPEGTSWriter: Sendable {
             let (streamID, payload): (UInt8, [UInt8]) = switch tracks[u.track].codec {
             case .h264(let avcC, _, _): (0xE0, Self.annexB(u.data, avcC: avcC, sync: u.sync))
             case .aac(let config, _, _): (0xC0, Self.adts(u.data, config: config))
+            // HLS's transport streams carry H.264 and AAC (sink.hls's inputs); other codecs go as they are.
+            default: (tracks[u.track].isVideo ? 0xE0 : 0xC0, Array(u.data))
             }
             var header: [UInt8] = [0, 0, 1, streamID]
             let withDTS = u.dts != u.pts

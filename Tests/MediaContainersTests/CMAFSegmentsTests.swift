@@ -169,7 +169,7 @@ import TestSupport
     /// A sound track's gapless facts in an initialization segment made from encoder formats: its
     /// edit list starts after the priming and lasts the input, and iTunes' tag says the same.
     @Test func anInitializationSegmentCarriesTheEncodersPriming() throws {
-        var audio = CMAFTrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48000, channels: 2))
+        var audio = MP4TrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48000, channels: 2))
         audio.gapless = CMAF.Gapless(priming: 1024, samples: 144_000, padding: 384)
         let boxes = try MP4Box.parse(CMAF.initializationSegment(of: [audio])[...])
         let movie = MP4Movie(moov: boxes[1])
@@ -182,7 +182,7 @@ import TestSupport
     /// A damaged sound track's edit list (lengths no track has) gives no priming facts, and does
     /// not trap: the numbers are the file's.
     @Test func aDamagedEditListGivesNoGaplessFacts() throws {
-        var audio = CMAFTrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48000, channels: 2))
+        var audio = MP4TrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48000, channels: 2))
         audio.gapless = CMAF.Gapless(priming: 1024, samples: 144_000, padding: 384)
         let movie = MP4Movie(moov: try MP4Box.parse(CMAF.initializationSegment(of: [audio])[...])[1])
         let i = try #require(movie.trackIndices.first)
@@ -198,7 +198,7 @@ import TestSupport
     /// The segmenter as the writer drives it: a forced cut (flushSegment) at the next sync sample
     /// with an infinite target, and each segment's report of its tracks.
     @Test func aForcedCutAndTheSegmentsReports() throws {
-        let video = CMAFTrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
+        let video = MP4TrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
         var segmenter = HLSSegmenter(tracks: [video], target: .infinity)
         var out: [HLSSegmenter.Segment] = []
         // 25 fps in 90 kHz ticks, a key frame every 5 frames; cut asked for after frame 7.
@@ -221,7 +221,7 @@ import TestSupport
     /// segmented) are each made: two flushes before any frame, after frames 7 and 12, cut at the
     /// key frames 10 and 15 (the second asked was once kept alone, and the first cut lost).
     @Test func flushesAskedAheadAreEachMade() throws {
-        let video = CMAFTrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
+        let video = MP4TrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
         var segmenter = HLSSegmenter(tracks: [video], target: .infinity)
         segmenter.flush(after: Double(12 * 3600) / 90_000)
         segmenter.flush(after: Double(7 * 3600) / 90_000)
@@ -241,7 +241,7 @@ import TestSupport
         }
     }
 
-    static let video = CMAFTrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
+    static let video = MP4TrackFormat(trackID: 1, codec: .h264(avcC: [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0], width: 16, height: 16))
 
     /// With an origin, the cuts lie on its grid whatever the stream's first frame: a stream
     /// starting at 0.4 s (frame 10), cut every second from 0, cuts at 1, 2 and 3 s (a first

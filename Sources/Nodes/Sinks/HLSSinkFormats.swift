@@ -2,7 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 
-extension CMAFTrackFormat {
+extension MP4TrackFormat {
     /// A track's format from its encoder's caps (as ``Element/onEncodedSamples(_:)`` gives them):
     /// H.264 with its size and `avcC`, AAC with its rate, channels and AudioSpecificConfig; nil
     /// when the caps do not say them.
@@ -22,7 +22,7 @@ extension HLSSegmenter.Sample {
     /// An encoded sample in `format`'s ticks; nil without a time. Every audio sample is a sync
     /// sample; a video one when flagged a key frame.
     /// `buffer` as a segmenter's sample; `data` is its bytes when the caller has them already.
-    package init?(_ buffer: SampleBuffer, data: [UInt8]? = nil, pts: MediaTime?, dts: MediaTime?, format: CMAFTrackFormat) {
+    package init?(_ buffer: SampleBuffer, data: [UInt8]? = nil, pts: MediaTime?, dts: MediaTime?, format: MP4TrackFormat) {
         guard let time = pts ?? dts else { return nil }
         let scale = Double(format.timescale)
         func ticks(_ m: MediaTime) -> Int64 { Int64((m.seconds * scale).rounded()) }

@@ -276,7 +276,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
             do throws(GraphError) {
                 switch event {
                 case .format(let format, let codecData):
-                    guard let f = CMAFTrackFormat(format, codecData: codecData) else {
+                    guard let f = MP4TrackFormat(format, codecData: codecData) else {
                         throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
                                          "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
                                          node: context.id)

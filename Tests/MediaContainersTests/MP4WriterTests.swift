@@ -1,0 +1,223 @@
+import Foundation
+import Glibc
+import Testing
+import GraphKitTesting
+@testable import MediaContainers
+import TestSupport
+
+/// GraphKit's one MP4 writer: samples written as they come, the index built once at the end
+/// (or fragments as they go), read back by this library's reader and by ffprobe.
+@Suite struct MP4WriterTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    static let avcC: [UInt8] = [1, 0x64, 0, 0x1f, 0xff, 0xe0, 0, 0xe1, 0]
+    static let video = MP4TrackFormat(trackID: 1, codec: .h264(avcC: avcC, width: 320, height: 240))
+    static let audio = MP4TrackFormat(trackID: 2, codec: .aac(audioSpecificConfig: [0x11, 0x90], sampleRate: 48000, channels: 2))
+
+    /// A file `layout` writes of `frames` video samples (3 ticks of 90 kHz apart... 3600: 25 fps,
+    /// with B-frame-like presentation offsets) and audio (1024 ticks a sample, from 0.2 s).
+    func write(_ layout: (Int32?) -> MP4Writer.Layout, name: String, frames: Int = 50, ending: MP4Writer.Ending = .init()) throws -> (path: String, data: [[UInt8]]) {
+        let path = folder.appendingPathComponent(name).path
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let scratchPath = folder.appendingPathComponent(name + ".scratch").path
+        let scratch = open(scratchPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(scratch); unlink(scratchPath) }
+        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: layout(scratch), trackNames: ["video", "audio"])
+        try writer.setFormat(Self.video, track: 0)
+        try writer.setFormat(Self.audio, track: 1)
+        var data: [[UInt8]] = [[], []]
+        var audioTime: Int64 = 9600
+        for i in 0..<frames {
+            // Decode order I P B B …: presentation 1 frame after decode for all but the B pairs' order.
+            let bytes = (0..<(100 + i * 7)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
+            let dts = Int64(i) * 3600, pts = dts + 7200
+            try bytes.withUnsafeBytes {
+                try writer.append(track: 0, bytes: $0, decodeTime: dts, presentationTime: pts, duration: 3600, isSync: i % 10 == 0)
+            }
+            data[0].append(contentsOf: bytes)
+            while Double(audioTime) / 48000 < Double(dts) / 90000 + 0.04 {
+                let a = (0..<(200 + Int(audioTime / 1024) % 50)).map { UInt8(truncatingIfNeeded: $0 ^ Int(audioTime)) }
+                try a.withUnsafeBytes { try writer.append(track: 1, bytes: $0, decodeTime: audioTime, presentationTime: audioTime, duration: 1024, isSync: true) }
+                data[1].append(contentsOf: a)
+                audioTime += 1024
+            }
+        }
+        try writer.finish(ending)
+        return (path, data)
+    }
+
+    /// Every track's samples, read back by this library: their bytes one after another, the
+    /// durations and composition offsets.
+    func readBack(_ path: String) throws -> (movie: MP4Movie, data: [[UInt8]], samples: [[MP4Sample]]) {
+        let bytes = try #require(FileBytes(path: path))
+        let movie = try #require(try MP4File(bytes).movie())
+        var data: [[UInt8]] = [], samples: [[MP4Sample]] = []
+        for i in movie.trackIndices {
+            let s = try movie.track(i).samples(fileSize: bytes.count)
+            samples.append(s)
+            data.append(try s.flatMap { try bytes.read(at: $0.offset, count: Int($0.size)) })
+        }
+        return (movie, data, samples)
+    }
+
+    @Test func aWholeFileHoldsEverySampleWhereItsIndexSays() throws {
+        for (layout, name) in [({ (_: Int32?) in MP4Writer.Layout.indexLast }, "last.mp4"), ({ MP4Writer.Layout.indexFirst(scratch: $0!) }, "first.mp4")] {
+            let (path, written) = try write(layout, name: name)
+            let (movie, data, samples) = try readBack(path)
+            #expect(data == written, "\(name)")
+            #expect(samples[0].count == 50)
+            // Durations from the decode times; the last one its own.
+            #expect(samples[0].allSatisfy { $0.duration == 3600 })
+            #expect(samples[1].allSatisfy { $0.duration == 1024 })
+            #expect(samples[0].allSatisfy { $0.compositionOffset == 7200 })
+            #expect(samples[0].filter(\.isSync).count == 5)
+            // The video starts 0.2 s before the audio: the sound has an empty edit, the video an
+            // edit from its first presentation.
+            let videoEdits = try #require(movie.track(movie.trackIndices[0]).edits)
+            #expect(videoEdits.count == 1 && videoEdits[0].mediaTime == 7200)
+            let audioEdits = try #require(movie.track(movie.trackIndices[1]).edits)
+            #expect(audioEdits.count == 2 && audioEdits[0].mediaTime == -1)
+            #expect(audioEdits[0].duration == 120, "0.2 s less the video's 0.08 s start, in ms: \(audioEdits)")
+            let types = try MP4File(try #require(FileBytes(path: path))).boxes.map(\.type)
+            #expect(types == (name == "first.mp4" ? ["ftyp", "moov", "mdat"] : ["ftyp", "free", "mdat", "moov"]), "\(types)")
+        }
+    }
+
+    @Test func aFragmentedFileIsWholeAfterEachFragment() throws {
+        let (path, _) = try write({ _ in .fragmented(seconds: 0.4) }, name: "frag.mp4", frames: 60)
+        let file = try MP4File(try #require(FileBytes(path: path)))
+        let types = file.boxes.map(\.type)
+        #expect(types.prefix(2) == ["ftyp", "moov"])
+        // A fragment starts at each key frame 0.4 s or more after the one before: every 10th frame.
+        #expect(types.filter { $0 == "moof" }.count == 6, "\(types)")
+        #expect(types.filter { $0 == "mdat" }.count == 6)
+    }
+
+    @Test func decodeTimesThatGoBackAreRefused() throws {
+        let path = folder.appendingPathComponent("back.mp4").path
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(fd) }
+        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["video"])
+        try writer.setFormat(Self.video, track: 0)
+        let one: [UInt8] = [1, 2, 3]
+        try one.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: 3600, presentationTime: 3600, duration: nil, isSync: true) }
+        let error = #expect(throws: ContainerError.self) {
+            try one.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: 0, presentationTime: 0, duration: nil, isSync: false) }
+        }
+        #expect(error?.reason.contains("the video input's time stamps go back at 0.000 s (after 0.040 s)") == true, "\(String(describing: error))")
+        // A sample before its track's format, and a format that changes.
+        var other = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["audio", "video"])
+        #expect(throws: ContainerError.self) {
+            try one.withUnsafeBytes { try other.append(track: 1, bytes: $0, decodeTime: 0, presentationTime: 0, duration: nil, isSync: true) }
+        }
+        try other.setFormat(Self.audio, track: 0)
+        try one.withUnsafeBytes { try other.append(track: 0, bytes: $0, decodeTime: 0, presentationTime: 0, duration: nil, isSync: true) }
+        #expect(throws: ContainerError.self) { try other.setFormat(Self.video, track: 0) }
+    }
+
+    @Test func theEndingWritesTagsDelayAndMatrix() throws {
+        var ending = MP4Writer.Ending()
+        ending.tags = [(FourCC(0xA96E_616D /* ©nam */), "A title")]
+        ending.edits.audioDelay = EncoderDelay(priming: 1024, samples: 48000, sampleRate: 48000)
+        ending.edits.videoMatrix = DisplayMatrix(text: "0 1 -1 0 0 0")
+        ending.extraTags.location = "+48.8583+002.2945/"
+        let (path, _) = try write({ _ in .indexLast }, name: "tags.mp4", frames: 30, ending: ending)
+        let (movie, _, _) = try readBack(path)
+        #expect(movie.metadataItems.contains { $0.key == FourCC(0xA96E_616D) })
+        let sound = try #require(movie.tracks(handler: "soun").first).track
+        #expect(sound.edits?.last?.mediaTime == 1024)
+        #expect(movie.timescale == 48000)
+        #expect(try #require(movie.tracks(handler: "vide").first).track.displayMatrix == DisplayMatrix(text: "0 1 -1 0 0 0"))
+    }
+
+    @Test func dOpsIsTheOpusHeadBigEndian() throws {
+        // OpusHead: version 1, 2 channels, pre-skip 312, 48000 Hz, gain 0, family 0.
+        let head: [UInt8] = Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]
+        #expect(MP4TrackFormat.dOps(opusHead: head) == [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0])
+        #expect(MP4TrackFormat.dOps(opusHead: Array(head.prefix(12))) == nil)
+    }
+
+    static func hash(_ line: String) -> String? { line.split(separator: ",").first { $0.hasPrefix("MD5:") }.map(String.init) }
+
+    static func trimmed(_ line: String) -> String { String(line.reversed().drop { $0 == "," }.reversed()) }
+
+    /// An ffmpeg file's packets (H.264 with B-frames, AAC) through the writer, in every layout:
+    /// ffprobe finds the same packets, bytes and times.
+    @Test(.media) func ffprobeReadsWhatTheWriterWrote() throws {
+        let input = folder.appendingPathComponent("in.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=2", "-f", "lavfi", "-i",
+                                         "sine=sample_rate=48000:d=2", "-c:v", "libx264", "-g", "10", "-bf", "2", "-c:a", "aac", input])
+        let bytes = try #require(FileBytes(path: input))
+        let movie = try #require(try MP4File(bytes).movie())
+        var formats: [MP4TrackFormat] = []
+        var queue: [(track: Int, time: Double, sample: MP4Sample)] = []
+        var scales: [Double] = []
+        // The video as an encoder gives it (presentation from 0, decode before it), the sound
+        // from 0 with its priming, which the ending's encoder delay says (as sink.mp4 learns it).
+        var shifts: [Int64] = []
+        var ending = MP4Writer.Ending()
+        for (k, i) in movie.trackIndices.enumerated() {
+            let track = movie.track(i)
+            let d = try #require(SampleDescription(track))
+            let config = try #require(d.configuration)
+            formats.append(track.handler == "vide"
+                ? MP4TrackFormat(trackID: 1, codec: .h264(avcC: config.body, width: d.size!.width, height: d.size!.height))
+                : MP4TrackFormat(trackID: 1, codec: .aac(audioSpecificConfig: Array(config.body.dropFirst()), sampleRate: d.sound!.rate, channels: d.sound!.channels)))
+            scales.append(Double(formats[k].timescale) / Double(track.mediaTimescale))
+            let edit = try #require(track.edits?.first { $0.mediaTime >= 0 })
+            if track.handler == "vide" {
+                shifts.append(edit.mediaTime)
+            } else {
+                shifts.append(0)
+                let samples = Int((Double(edit.duration) * Double(track.mediaTimescale) / Double(movie.timescale)).rounded())
+                ending.edits.audioDelay = EncoderDelay(priming: Int(edit.mediaTime), samples: samples, sampleRate: track.mediaTimescale)
+            }
+            for s in try track.samples(fileSize: bytes.count) {
+                queue.append((k, Double(s.decodeTime) / Double(track.mediaTimescale), s))
+            }
+        }
+        queue.sort { ($0.time, $0.track) < ($1.time, $1.track) }
+        for (name, layout) in [("last", { (_: Int32) in MP4Writer.Layout.indexLast }), ("first", { MP4Writer.Layout.indexFirst(scratch: $0) }),
+                               ("fragmented", { _ in MP4Writer.Layout.fragmented(seconds: 0.5) })] {
+            let path = folder.appendingPathComponent("\(name).mp4").path
+            let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let scratchPath = folder.appendingPathComponent("\(name).scratch").path
+            let scratch = open(scratchPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            unlink(scratchPath)
+            var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: layout(scratch), trackNames: ["video", "audio"])
+            for (k, f) in formats.enumerated() { try writer.setFormat(f, track: k) }
+            for (k, _, s) in queue {
+                let data = try bytes.read(at: s.offset, count: Int(s.size))
+                // The writer's clock (90 kHz for video) from the file's (12,800 Hz).
+                func ticks(_ v: Int64) -> Int64 { Int64((Double(v - shifts[k]) * scales[k]).rounded()) }
+                try data.withUnsafeBytes {
+                    try writer.append(track: k, bytes: $0, decodeTime: ticks(Int64(s.decodeTime)), presentationTime: ticks(s.presentationTime),
+                                      duration: Int64((Double(s.duration) * scales[k]).rounded()), isSync: s.isSync)
+                }
+            }
+            try writer.finish(ending)
+            close(fd); close(scratch)
+            for stream in ["v:0", "a:0"] {
+                func packets(_ p: String) throws -> [String] {
+                    try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=size,duration_time,data_hash",
+                                                      "-show_data_hash", "MD5", "-of", "csv=p=0", p]).split(whereSeparator: \.isNewline).map(String.init)
+                }
+                // Sizes, bytes and durations (the last packet's: its own), key frames by the
+                // sync samples (the input's priming is marked to discard by its edit list).
+                var (a, b) = (try packets(input), try packets(path))
+                (a, b) = (a.map(Self.trimmed), b.map(Self.trimmed))
+                // A fragment states no edit list: its packets' bytes, in order.
+                if name == "fragmented" { (a, b) = (a.compactMap(Self.hash), b.compactMap(Self.hash)) }
+                #expect(a.count == b.count && a == b, "\(name) \(stream): \(a.count) packets in, \(b.count) out; first difference \(zip(a, b).first { $0 != $1 }.map { "\($0)" } ?? "-")")
+            }
+            // Presentation times as ffmpeg's own file gives them (its edit list, ours).
+            func pts(_ p: String) throws -> String {
+                try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0", p])
+            }
+            if name != "fragmented" { #expect(try pts(path) == pts(input), "\(name)") }
+        }
+    }
+}
