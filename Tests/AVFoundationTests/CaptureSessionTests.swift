@@ -1,0 +1,267 @@
+import AVFoundation
+import GraphKitTesting
+import Testing
+import TestSupport
+
+/// A delegate as a recording app writes one: it notes what it gets, and on which queue.
+final class FrameCollector: NSObject, AVCaptureVideoDataOutputSampleBufferDelegate, AVCaptureAudioDataOutputSampleBufferDelegate {
+    struct Frame { var width: Int; var height: Int; var format: OSType; var planes: Int; var time: CMTime; var onQueue: Bool; var at: ContinuousClock.Instant }
+    let lock = NSLock()
+    var frames: [Frame] = []
+    var audio: [(time: CMTime, frames: Int, at: ContinuousClock.Instant)] = []
+    var drops: [(reason: String?, at: ContinuousClock.Instant)] = []
+    let key = DispatchSpecificKey<Int>()
+    let queue = DispatchQueue(label: "capture delegate")
+    var work: Duration = .zero
+
+    override init() {
+        super.init()
+        queue.setSpecific(key: key, value: 1)
+    }
+
+    func captureOutput(_ output: AVCaptureOutput, didOutput sampleBuffer: CMSampleBuffer, from connection: AVCaptureConnection) {
+        let at = ContinuousClock.now
+        let onQueue = DispatchQueue.getSpecific(key: key) == 1
+        if let pixels = CMSampleBufferGetImageBuffer(sampleBuffer) {
+            let f = Frame(width: CVPixelBufferGetWidth(pixels), height: CVPixelBufferGetHeight(pixels), format: CVPixelBufferGetPixelFormatType(pixels),
+                          planes: CVPixelBufferGetPlaneCount(pixels), time: CMSampleBufferGetPresentationTimeStamp(sampleBuffer), onQueue: onQueue, at: at)
+            lock.lock(); frames.append(f); lock.unlock()
+            if work > .zero { Thread.sleep(forTimeInterval: Double(work.components.attoseconds) / 1e18 + Double(work.components.seconds)) }
+        } else {
+            #expect(onQueue)
+            lock.lock(); audio.append((CMSampleBufferGetPresentationTimeStamp(sampleBuffer), CMSampleBufferGetNumSamples(sampleBuffer), at)); lock.unlock()
+        }
+    }
+
+    func captureOutput(_ output: AVCaptureOutput, didDrop sampleBuffer: CMSampleBuffer, from connection: AVCaptureConnection) {
+        let reason = CMGetAttachment(sampleBuffer, key: kCMSampleBufferAttachmentKey_DroppedFrameReason, attachmentModeOut: nil) as? String
+        lock.lock(); drops.append((reason, .now)); lock.unlock()
+    }
+
+    var snapshot: (frames: [Frame], audio: Int, drops: Int) {
+        lock.lock(); defer { lock.unlock() }
+        return (frames, audio.count, drops.count)
+    }
+}
+
+/// A movie output's delegate: when the recording finished, and with what error.
+final class RecordingWatcher: NSObject, AVCaptureFileOutputRecordingDelegate {
+    let finished = DispatchSemaphore(value: 0)
+    var started = false
+    var error: Error?
+    func fileOutput(_ output: AVCaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [AVCaptureConnection]) { started = true }
+    func fileOutput(_ output: AVCaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [AVCaptureConnection], error: Error?) {
+        self.error = error
+        finished.signal()
+    }
+}
+
+/// Capture with the built-in test camera and microphone, as a recording app drives it.
+@Suite(.media, .timeLimit(.minutes(5))) struct CaptureSessionTests {
+    let camera = AVCaptureDevice(uniqueID: AVCaptureDevice.testCameraID)!
+    let microphone = AVCaptureDevice(uniqueID: AVCaptureDevice.testMicrophoneID)!
+
+    func session(video output: AVCaptureVideoDataOutput?, audio: AVCaptureAudioDataOutput? = nil, movie: AVCaptureMovieFileOutput? = nil,
+                 preset: AVCaptureSession.Preset = .vga640x480) throws -> AVCaptureSession {
+        let session = AVCaptureSession()
+        session.beginConfiguration()
+        session.sessionPreset = preset
+        let input = try AVCaptureDeviceInput(device: camera)
+        #expect(session.canAddInput(input))
+        session.addInput(input)
+        if audio != nil || movie != nil {
+            let mic = try AVCaptureDeviceInput(device: microphone)
+            #expect(session.canAddInput(mic))
+            session.addInput(mic)
+        }
+        for case let o? in [output as AVCaptureOutput?, audio, movie] {
+            #expect(session.canAddOutput(o))
+            session.addOutput(o)
+        }
+        session.commitConfiguration()
+        return session
+    }
+
+    @Test func framesArriveOnTheDelegatesQueueAndNoneAfterStop() throws {
+        let output = AVCaptureVideoDataOutput()
+        output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
+        let collector = FrameCollector()
+        output.setSampleBufferDelegate(collector, queue: collector.queue)
+        let session = try session(video: output)
+        #expect(output.connection(with: .video) != nil && output.connection(with: .audio) == nil)
+        #expect(!session.isRunning)
+        session.startRunning()
+        #expect(session.isRunning)
+        Thread.sleep(forTimeInterval: 1.2)
+        let stopping = ContinuousClock.now
+        session.stopRunning()
+        let stopped = ContinuousClock.now
+        #expect(stopped - stopping < .seconds(1))
+        #expect(!session.isRunning)
+        Thread.sleep(forTimeInterval: 0.3)
+        let (frames, _, _) = collector.snapshot
+        #expect(frames.count >= 15, "\(frames.count) frames in 1.2 s at 30 fps")
+        #expect(frames.allSatisfy { $0.onQueue && $0.width == 640 && $0.height == 480 && $0.format == kCVPixelFormatType_32BGRA && $0.planes == 0 })
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.time < $1.time }, "timestamps rise")
+        #expect(frames.allSatisfy { $0.at < stopped }, "a callback started after stopRunning returned")
+    }
+
+    @Test(arguments: [kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr8BiPlanarFullRange])
+    func biPlanarFramesAtTheSizeAsked(_ code: OSType) throws {
+        let output = AVCaptureVideoDataOutput()
+        #expect(output.availableVideoPixelFormatTypes.contains(code))
+        output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: code, kCVPixelBufferWidthKey as String: 320, kCVPixelBufferHeightKey as String: 240]
+        let collector = FrameCollector()
+        output.setSampleBufferDelegate(collector, queue: collector.queue)
+        let session = try session(video: output, preset: .hd1280x720)
+        session.startRunning()
+        Thread.sleep(forTimeInterval: 0.6)
+        session.stopRunning()
+        let frames = collector.snapshot.frames
+        #expect(frames.count >= 5)
+        #expect(frames.allSatisfy { $0.width == 320 && $0.height == 240 && $0.format == code && $0.planes == 2 })
+    }
+
+    @Test func portraitConnectionTurnsTheFrames() throws {
+        let output = AVCaptureVideoDataOutput()
+        output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
+        let collector = FrameCollector()
+        output.setSampleBufferDelegate(collector, queue: collector.queue)
+        let session = try session(video: output, preset: .vga640x480)
+        let connection = try #require(output.connection(with: .video))
+        #expect(connection.isVideoOrientationSupported && connection.isVideoRotationAngleSupported(90))
+        connection.videoOrientation = .portrait
+        #expect(connection.videoRotationAngle == 90)
+        connection.automaticallyAdjustsVideoMirroring = false
+        connection.isVideoMirrored = true
+        session.startRunning()
+        Thread.sleep(forTimeInterval: 0.6)
+        session.stopRunning()
+        let frames = collector.snapshot.frames
+        #expect(frames.count >= 5 && frames.allSatisfy { $0.width == 480 && $0.height == 640 }, "\(frames.first.map { "\($0.width)x\($0.height)" } ?? "none")")
+    }
+
+    /// A delegate that takes 100 ms a frame at 30 fps: the frames it is late for are dropped and
+    /// reported as late; with alwaysDiscardsLateVideoFrames off, fewer are.
+    @Test func aSlowDelegateGetsDropsReported() throws {
+        let output = AVCaptureVideoDataOutput()
+        #expect(output.alwaysDiscardsLateVideoFrames)
+        output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
+        let collector = FrameCollector()
+        collector.work = .milliseconds(100)
+        output.setSampleBufferDelegate(collector, queue: collector.queue)
+        let session = try session(video: output, preset: .qvga320x240)
+        session.startRunning()
+        Thread.sleep(forTimeInterval: 1.5)
+        session.stopRunning()
+        let (frames, _, dropCount) = collector.snapshot
+        #expect(frames.count >= 8 && frames.count <= 18, "\(frames.count) delivered")
+        #expect(dropCount >= 15, "\(dropCount) drops reported")
+        #expect(collector.drops.allSatisfy { $0.reason == kCMSampleBufferDroppedFrameReason_FrameWasLate })
+        #expect(output.droppedFrameCount >= dropCount)
+    }
+
+    @Test func microphoneSamplesArriveAsPCM() throws {
+        let audio = AVCaptureAudioDataOutput()
+        let collector = FrameCollector()
+        audio.setSampleBufferDelegate(collector, queue: collector.queue)
+        let session = AVCaptureSession()
+        let mic = try AVCaptureDeviceInput(device: microphone)
+        session.addInput(mic)
+        session.addOutput(audio)
+        session.startRunning()
+        Thread.sleep(forTimeInterval: 1)
+        session.stopRunning()
+        collector.lock.lock()
+        let samples = collector.audio
+        collector.lock.unlock()
+        #expect(samples.count >= 5)
+        #expect(zip(samples, samples.dropFirst()).allSatisfy { $0.time < $1.time })
+        let total = samples.reduce(0) { $0 + $1.frames }
+        #expect(total >= 24_000 && total <= 72_000, "\(total) frames at 48 kHz in about a second")
+    }
+
+    @Test func movieFileOutputWritesVideoAndAudio() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let url = folder.appendingPathComponent("recording.mov")
+        let movie = AVCaptureMovieFileOutput()
+        let session = try session(video: nil, movie: movie, preset: .vga640x480)
+        session.startRunning()
+        let watcher = RecordingWatcher()
+        movie.startRecording(to: url, recordingDelegate: watcher)
+        #expect(movie.isRecording && movie.outputFileURL == url)
+        Thread.sleep(forTimeInterval: 2)
+        movie.stopRecording()
+        #expect(watcher.finished.wait(timeout: .now() + 30) == .success)
+        session.stopRunning()
+        #expect(watcher.error == nil, "\(String(describing: watcher.error))")
+        #expect(watcher.started)
+        let probe = try MediaProbe(url.path)
+        let video = try #require(probe.stream("video"))
+        let audio = try #require(probe.stream("audio"))
+        #expect(video.codecName == "h264" && video.width == 640 && video.height == 480)
+        #expect(audio.codecName == "aac")
+        #expect(probe.duration > 1.5 && probe.duration < 2.6, "\(probe.duration)")
+
+        // A second recording to the same URL: the file is there, the delegate is told.
+        session.startRunning()
+        let again = RecordingWatcher()
+        movie.startRecording(to: url, recordingDelegate: again)
+        Thread.sleep(forTimeInterval: 0.3)
+        movie.stopRecording()
+        #expect(again.finished.wait(timeout: .now() + 10) == .success)
+        #expect((again.error as NSError?)?.code == AVErrorCode.fileAlreadyExists.rawValue)
+        session.stopRunning()
+    }
+}
+
+/// Devices, formats and configuration, as an app looks them up (no capture started).
+@Suite(.media, .timeLimit(.minutes(2))) struct CaptureDeviceTests {
+    @Test func theTestDevicesAreFoundAsApplesAre() throws {
+        let camera = try #require(AVCaptureDevice.default(for: .video))
+        #expect(camera.hasMediaType(.video) && !camera.hasMediaType(.audio))
+        #expect(AVCaptureDevice.default(for: .audio) != nil)
+        #expect(AVCaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .back) != nil)
+        #expect(AVCaptureDevice.default(.builtInMicrophone, for: .audio, position: .unspecified) != nil)
+        #expect(AVCaptureDevice.default(.builtInMicrophone, for: .video, position: .unspecified) == nil)
+        let discovery = AVCaptureDevice.DiscoverySession(deviceTypes: [.builtInWideAngleCamera, .external], mediaType: .video, position: .unspecified)
+        #expect(discovery.devices.contains { $0.uniqueID == AVCaptureDevice.testCameraID })
+        #expect(AVCaptureDevice.authorizationStatus(for: .video) == .authorized)
+
+        let test = try #require(AVCaptureDevice(uniqueID: AVCaptureDevice.testCameraID))
+        #expect(test.formats.count >= 4)
+        let hd = try #require(test.formats.first { CMVideoFormatDescriptionGetDimensions($0.formatDescription).width == 1920 })
+        #expect(CMFormatDescriptionGetMediaSubType(hd.formatDescription) == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+        let range = try #require(hd.videoSupportedFrameRateRanges.first)
+        #expect(range.minFrameRate == 1 && range.maxFrameRate == 60)
+        try test.lockForConfiguration()
+        test.activeFormat = hd
+        test.activeVideoMinFrameDuration = CMTime(value: 1, timescale: 15)
+        test.unlockForConfiguration()
+        #expect(test.activeFormat === hd && test.activeVideoMinFrameDuration == CMTime(value: 1, timescale: 15))
+        test.activeVideoMinFrameDuration = CMTime(value: 1, timescale: 500)  // out of range: back to the default
+        #expect(test.activeVideoMinFrameDuration == CMTime(value: 1, timescale: 30))
+        #expect(AVCaptureDevice(uniqueID: "no such device") == nil)
+    }
+
+    @Test func sessionsRefuseWhatAppleRefuses() throws {
+        let session = AVCaptureSession()
+        let camera = try AVCaptureDeviceInput(device: AVCaptureDevice(uniqueID: AVCaptureDevice.testCameraID)!)
+        let other = try AVCaptureDeviceInput(device: AVCaptureDevice(uniqueID: AVCaptureDevice.testCameraID)!)
+        session.addInput(camera)
+        #expect(!session.canAddInput(camera) && !session.canAddInput(other))
+        let output = AVCaptureVideoDataOutput()
+        session.addOutput(output)
+        #expect(!session.canAddOutput(output) && !session.canAddOutput(AVCaptureVideoDataOutput()))
+        #expect(session.canSetSessionPreset(.hd1920x1080))
+        #expect(!session.canSetSessionPreset(AVCaptureSession.Preset(rawValue: "nonsense")))
+        output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_24RGB]  // refused: kept as it was
+        #expect(output.videoSettings[kCVPixelBufferPixelFormatTypeKey as String] as? OSType == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+        session.stopRunning()  // not running: nothing to do
+        session.removeOutput(output)
+        #expect(output.connections.isEmpty && session.outputs.isEmpty)
+        try AVAudioSession.sharedInstance().setCategory(.playAndRecord, mode: .videoRecording, options: [.defaultToSpeaker])
+        try AVAudioSession.sharedInstance().setActive(true)
+        #expect(AVAudioSession.sharedInstance().category == .playAndRecord)
+    }
+}
