@@ -71,6 +71,14 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
 
     public override init() { super.init() }
 
+    /// A session let go while running stops: its graph, threads and delegates' deliveries end.
+    deinit {
+        if let run = state.withLock({ $0.run }) {
+            run.stop()
+            for output in state.withLock({ $0.outputs }) { output.sessionDidChange(running: false) }
+        }
+    }
+
     // MARK: Preset
 
     open var sessionPreset: Preset {
