@@ -7,18 +7,16 @@ import TestSupport
 /// written as on a Mac) with the test microphone: the file is AAC at the microphone's rate, as
 /// long as the capture, and holds its 440 Hz tone.
 @Suite(.media, .timeLimit(.minutes(3))) struct CaptureAACRecorderTests {
-    @Test func recordsTheMicrophoneToAnM4A() throws {
+    @Test func recordsTheMicrophoneToAnM4A() async throws {
         let folder = try TestMedia.temporaryFolder()
         let url = folder.appendingPathComponent("voice.m4a")
         let recorder = CaptureAACRecorder()
         try recorder.start(with: try #require(AVCaptureDevice(uniqueID: AVCaptureDevice.testMicrophoneID)))
-        Thread.sleep(forTimeInterval: 1.5)
+        try await Task.sleep(nanoseconds: 1_500_000_000)
         recorder.stop()
         #expect(recorder.packets.count >= 50, "\(recorder.packets.count) packets for 1.5 s at 48 kHz")
-        let done = DispatchSemaphore(value: 0)
-        var failure: Error?
-        recorder.writeM4A(to: url) { error in failure = error; done.signal() }
-        #expect(done.wait(timeout: .now() + 30) == .success)
+        // The writer finishes on Swift's concurrency pool: wait for it without holding a thread of it.
+        let failure: Error? = await withCheckedContinuation { done in recorder.writeM4A(to: url) { error in done.resume(returning: error) } }
         #expect(failure == nil, "\(String(describing: failure))")
 
         let probe = try MediaProbe(url.path)
