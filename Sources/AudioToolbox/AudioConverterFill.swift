@@ -56,8 +56,10 @@ extension AudioConverter {
                 if shared.withLock({ $0.disposed }) { return kAudio_ParamError }
                 return kAudioConverterErr_UnspecifiedError
             }
-            // Packets the encoder owes for what it has, keeping two back for its look-ahead.
-            let owed = Int(framesPushed / Int64(Self.framesPerPacket)) - 2 - packetsPulled
+            // Packets the encoder owes for what it has (at the output's rate, when it resamples),
+            // keeping two back for its look-ahead and the resampler's.
+            let framesOut = Double(framesPushed) * destination.mSampleRate / source.mSampleRate
+            let owed = Int(framesOut / Double(Self.framesPerPacket)) - 2 - packetsPulled
             if owed > 0, let packet = session.next(timeout: Self.owedPacketWait) { take(packet); continue }
             if session.hasEnded && !session.isAtEnd { return kAudioConverterErr_UnspecifiedError }
             // Ask for more.

@@ -85,6 +85,24 @@ import TestSupport
         #expect(abs(rms - 0.25 / 2.0.squareRoot()) < 0.015, "RMS \(rms)")
     }
 
+    /// Float stereo at 44.1 kHz to AAC mono at 22.05 kHz: resampled and mixed as the
+    /// destination says, the cookie says so, and the tone comes back.
+    @Test func resampledAndMixedToTheDestinationsRateAndChannels() throws {
+        let source = SineSource(rate: 44_100, channels: 2, frequency: 700, amplitude: 0.4, seconds: 1.5, chunk: 3_000, float: true)
+        let started = ContinuousClock.now
+        let encoded = try encode(source, to: aacDescription(rate: 22_050, channels: 1), perFill: 3)
+        #expect(ContinuousClock.now - started < .seconds(20))
+        let parsed = try #require(audioSpecificConfig(fromMagicCookie: encoded.cookie).flatMap(parseAudioSpecificConfig))
+        #expect(parsed.sampleRate == 22_050 && parsed.channels == 1)
+        let path = folder.appendingPathComponent("mixed.aac").path
+        try Data(adts(encoded.packets, rate: 22_050, channels: 1)).write(to: URL(fileURLWithPath: path))
+        let decoded = try decode(path)
+        #expect(decoded.count >= 33_075 && decoded.count <= 33_075 + 3 * 1_024, "\(decoded.count) frames")
+        let (frequency, rms) = measure(decoded[5_000..<28_000], rate: 22_050)
+        #expect(abs(frequency - 700) < 2, "\(frequency) Hz")
+        #expect(rms > 0.1, "RMS \(rms)")
+    }
+
     /// A callback that says "no data yet" with a status of its own ends that fill with it; the
     /// next fill goes on, and nothing is lost.
     @Test func aCallbackStatusEndsTheFillAndTheStreamGoesOn() throws {
@@ -120,6 +138,13 @@ import TestSupport
         }
         #expect(fill() == (OSStatus(noErr), 4))
         #expect(AudioConverterReset(c) == noErr)
+        #expect(fill() == (OSStatus(noErr), 4))
+        // A buffer too small for the next packet: Apple's output-size status, and the packet
+        // waits for the next fill rather than being lost.
+        var tiny = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(mNumberChannels: 1, mDataByteSize: 4, mData: buffer))
+        var one: UInt32 = 1
+        #expect(AudioConverterFillComplexBuffer(c, sineInput, Unmanaged.passUnretained(source).toOpaque(), &one, &tiny, &descriptions)
+                == kAudioConverterErr_InvalidOutputSize && one == 0)
         #expect(fill() == (OSStatus(noErr), 4))
         source.disposeOnCall = (c, source.calls + 2)
         let started = ContinuousClock.now
