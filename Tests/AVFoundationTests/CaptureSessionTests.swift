@@ -159,6 +159,26 @@ func capture(for seconds: Double) async {
         #expect(frames.count >= 5 && frames.allSatisfy { $0.width == 480 && $0.height == 640 }, "\(frames.first.map { "\($0.width)x\($0.height)" } ?? "none")")
     }
 
+    /// RosyWriter's path at its size: 1280×720 BGRA at 30 fps to a delegate that reads each
+    /// frame's pixels holds real time, with no frame late.
+    @Test func hdFramesToAQuickDelegateAreNeverLate() async throws {
+        let output = AVCaptureVideoDataOutput()
+        output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
+        let collector = FrameCollector()
+        output.setSampleBufferDelegate(collector, queue: collector.queue)
+        let session = try session(video: output, preset: .hd1280x720)
+        let began = ContinuousClock.now
+        session.startRunning()
+        await capture(for: 2)
+        session.stopRunning()
+        let span = ContinuousClock.now - began
+        let elapsed = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18
+        let (frames, _, drops) = collector.snapshot
+        #expect(drops == 0 && output.droppedFrameCount == 0, "\(drops) late of \(frames.count)")
+        #expect(Double(frames.count) >= 30 * (elapsed - 0.5) * 0.8, "\(frames.count) frames in \(elapsed) s")
+        #expect(frames.allSatisfy { $0.width == 1280 && $0.height == 720 })
+    }
+
     /// A delegate that takes 100 ms a frame at 30 fps: the frames it is late for are dropped and
     /// reported as late; with alwaysDiscardsLateVideoFrames off, fewer are.
     @Test func aSlowDelegateGetsDropsReported() async throws {

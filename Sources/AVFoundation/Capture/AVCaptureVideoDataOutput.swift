@@ -23,10 +23,12 @@ extension AVCaptureVideoDataOutputSampleBufferDelegate {
 /// (else the session preset's size). Settings with another pixel format are refused (kept as
 /// they were; Apple raises an exception).
 ///
-/// Late frames: with `alwaysDiscardsLateVideoFrames` (the default), a frame that arrives while the
-/// delegate is still in a callback is dropped and reported to `captureOutput(_:didDrop:from:)`;
-/// without it, up to ``lateFrameAllowance`` frames wait for the delegate, and only past that are
-/// frames dropped (and reported). Drops are counted (``droppedFrameCount``, a GraphKit addition).
+/// Late frames: with `alwaysDiscardsLateVideoFrames` (the default), a frame captured while the
+/// delegate's queue is blocked in `captureOutput(_:didOutput:from:)` is dropped, as Apple
+/// documents, and reported to `captureOutput(_:didDrop:from:)`; a frame merely queued behind another
+/// that has not started is not late. Without it, up to ``lateFrameAllowance`` frames wait for the
+/// delegate, and only past that are frames dropped (and reported); that bound holds in both modes.
+/// Drops are counted (``droppedFrameCount``, a GraphKit addition).
 open class AVCaptureVideoDataOutput: AVCaptureOutput, @unchecked Sendable {
     // Unchecked: its settings and delivery state are under `state`'s lock; see AVCaptureOutput.
 
@@ -42,6 +44,8 @@ open class AVCaptureVideoDataOutput: AVCaptureOutput, @unchecked Sendable {
         var queue: DispatchQueue?
         /// Frames handed to the queue whose callback has not ended.
         var waiting = 0
+        /// Whether the queue is in `captureOutput(_:didOutput:from:)` now.
+        var inCallback = false
         var dropped = 0
         var delivered = 0
     }
@@ -110,7 +114,7 @@ open class AVCaptureVideoDataOutput: AVCaptureOutput, @unchecked Sendable {
 
     override func sessionDidChange(running: Bool) {
         if running {
-            state.withLock { s in s.waiting = 0; s.dropped = 0; s.delivered = 0 }
+            state.withLock { s in s.waiting = 0; s.inCallback = false; s.dropped = 0; s.delivered = 0 }
             gate.open()
         } else {
             gate.close()
@@ -121,8 +125,7 @@ open class AVCaptureVideoDataOutput: AVCaptureOutput, @unchecked Sendable {
         enum Action { case none, deliver, drop }
         let (action, delegate, queue) = state.withLock { s -> (Action, AVCaptureVideoDataOutputSampleBufferDelegate?, DispatchQueue?) in
             guard let delegate = s.delegate, let queue = s.queue else { return (.none, nil, nil) }
-            let limit = s.discardsLate ? 1 : Self.lateFrameAllowance
-            if s.waiting >= limit {
+            if (s.discardsLate && s.inCallback) || s.waiting >= Self.lateFrameAllowance {
                 s.dropped += 1
                 return (.drop, delegate, queue)
             }
@@ -141,8 +144,12 @@ open class AVCaptureVideoDataOutput: AVCaptureOutput, @unchecked Sendable {
             return
         }
         queue.async {
+            self.state.withLock { $0.inCallback = true }
             gate.deliver { delegateOnQueue.captureOutput(self, didOutput: sample, from: connection) }
-            self.state.withLock { $0.waiting -= 1 }
+            self.state.withLock { s in
+                s.inCallback = false
+                s.waiting -= 1
+            }
         }
     }
 }
