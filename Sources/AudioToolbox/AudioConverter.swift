@@ -34,6 +34,19 @@ public func AudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDe
     }
 }
 
+/// ``AudioConverterNew(_:_:_:)`` with a choice of codec (Apple's software or hardware AAC
+/// encoder): there is one encoder here, so the descriptions are read only for their count (0 with
+/// descriptions missing is `kAudio_ParamError`, as Apple's) and the converter is the same.
+@discardableResult
+public func AudioConverterNewSpecific(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescription>,
+                                      _ inDestinationFormat: UnsafePointer<AudioStreamBasicDescription>,
+                                      _ inNumberClassDescriptions: UInt32, _ inClassDescriptions: UnsafePointer<AudioClassDescription>,
+                                      _ outAudioConverter: UnsafeMutablePointer<AudioConverterRef?>) -> OSStatus {
+    outAudioConverter.pointee = nil
+    guard inNumberClassDescriptions > 0 else { return kAudio_ParamError }
+    return AudioConverterNew(inSourceFormat, inDestinationFormat, outAudioConverter)
+}
+
 /// Ends a converter: its encoder stops (a fill waiting on it in another thread wakes and returns
 /// `kAudio_ParamError`) and the reference is refused from now on.
 @discardableResult

@@ -32,7 +32,9 @@ extension AudioConverter {
         defer { shared.withLock { $0.busy = false } }
 
         let status = gather(wanted, reference: reference, proc: proc, userData: userData)
-        // A failed encoder or a dispose: nothing more comes.
+        // Disposed during the fill (by the callback, or another thread): whatever stopped the
+        // gathering, the reference is gone. A failed encoder: nothing more comes.
+        if shared.withLock({ $0.disposed }) { return kAudio_ParamError }
         if status == kAudioConverterErr_UnspecifiedError || status == kAudio_ParamError { return status }
         return deliver(wanted, into: output, descriptions: descriptions, packets: ioPackets) ?? status
     }

@@ -89,3 +89,21 @@ public let kAudioConverterQuality_High: UInt32 = 0x60
 public let kAudioConverterQuality_Medium: UInt32 = 0x40
 public let kAudioConverterQuality_Low: UInt32 = 0x20
 public let kAudioConverterQuality_Min: UInt32 = 0
+
+/// A codec by type, subtype and maker (`AudioConverterNewSpecific`'s choice of encoder).
+public struct AudioClassDescription: Sendable, Hashable {
+    public var mType: OSType
+    public var mSubType: OSType
+    public var mManufacturer: OSType
+    public init() { mType = 0; mSubType = 0; mManufacturer = 0 }
+    public init(mType: OSType, mSubType: OSType, mManufacturer: OSType) {
+        self.mType = mType
+        self.mSubType = mSubType
+        self.mManufacturer = mManufacturer
+    }
+}
+
+public let kAudioEncoderComponentType: OSType = 0x6165_6E63  // 'aenc'
+public let kAudioDecoderComponentType: OSType = 0x6164_6563  // 'adec'
+public let kAppleSoftwareAudioCodecManufacturer: OSType = 0x6170_706C  // 'appl'
+public let kAppleHardwareAudioCodecManufacturer: OSType = 0x6170_6877  // 'aphw'

@@ -196,6 +196,14 @@ import TestSupport
         }
         _ = aacIn
         #expect(new(pcm, aacDescription()).0 == noErr)
+        // Apple's software encoder, asked for by name: the one encoder here.
+        var (i, o) = (pcm, aacDescription())
+        var software = AudioClassDescription(mType: kAudioEncoderComponentType, mSubType: kAudioFormatMPEG4AAC,
+                                             mManufacturer: kAppleSoftwareAudioCodecManufacturer)
+        var converter: AudioConverterRef?
+        #expect(AudioConverterNewSpecific(&i, &o, 1, &software, &converter) == noErr)
+        #expect(converter.map { AudioConverterDispose($0) } == OSStatus(noErr))
+        #expect(AudioConverterNewSpecific(&i, &o, 0, &software, &converter) == kAudio_ParamError && converter == nil)
     }
 
     @Test func propertiesAndReferencesAnswerWithApplesStatuses() throws {
