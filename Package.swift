@@ -15,7 +15,7 @@ let package = Package(
         // the test helpers (NodeHarness, TestMedia, MediaProbe) for the program's own tests.
         .library(name: "GraphKit", targets: engine),
         .library(name: "AVFoundation", targets: ["CoreGraphics", "_Testing_CoreGraphics", "CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO",
-                                                 "CoreImage", "_Testing_CoreImage"]),
+                                                 "CoreImage", "_Testing_CoreImage", "AudioToolbox"]),
         .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
         // One shared library for what loads plugins: the installed graphctl (tools/graphctl) and
         // every plugin link it, so graphctl and the plugins it opens hold one engine, one type
@@ -92,10 +92,13 @@ let package = Package(
         .target(name: "_Testing_CoreGraphics", dependencies: ["CoreGraphics"]),
         .target(name: "CoreVideo", dependencies: ["CoreGraphics", "GraphKitCore"]),
         .target(name: "CoreMedia", dependencies: ["CoreVideo", "GraphKitCore"]),
+        // AudioToolbox (issue 52): AudioConverter's PCM → AAC over the engine's encode.aac, pulled
+        // through Apple's input callback. Swift Testing declares no overlay for it on Linux.
+        .target(name: "AudioToolbox", dependencies: ["CoreMedia", "GraphKitCore", "GraphKitRuntime", "Nodes"]),
         // UniformTypeIdentifiers: UTType and CoreServices' kUTType* identifiers, a table of the
         // common types (AVFoundation re-exports it, as its headers do on Apple's platforms).
         .target(name: "UniformTypeIdentifiers"),
-        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "UniformTypeIdentifiers", "Assets", "GraphKitCore",
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "AudioToolbox", "UniformTypeIdentifiers", "Assets", "GraphKitCore",
                                                      "GraphKitRuntime", "MediaContainers"]),
         // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
         // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec).
@@ -146,6 +149,8 @@ let package = Package(
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
         .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "_Testing_CoreGraphics", "ImageIO", "CCairo", "CoreImage", "_Testing_CoreImage",
                                                           "CKernels", "GraphKitTesting", "TestSupport"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "AudioToolboxTests", dependencies: ["AudioToolbox", "AVFoundation", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "graphctlTests", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
     ]

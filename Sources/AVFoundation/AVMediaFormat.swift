@@ -1,4 +1,5 @@
 @_exported import CoreMedia
+@_exported import AudioToolbox
 @_exported import CoreVideo
 @_exported import Foundation
 @_exported import Dispatch

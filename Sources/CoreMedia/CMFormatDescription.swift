@@ -161,15 +161,25 @@ public let kCMFormatDescriptionError_ValueNotAvailable: OSStatus = -12718
 
 /// An audio format description from a stream description: 16-bit signed or 32-bit float
 /// interleaved little-endian PCM, or AAC (`kAudioFormatMPEG4AAC`). Anything else is
-/// `kCMFormatDescriptionError_InvalidParameter`. The layout, magic cookie and extensions are
-/// accepted and not read (an AAC description made here carries no codec configuration: samples
-/// appended with it as a writer input's hint must carry theirs, as samples read from a file do).
+/// `kCMFormatDescriptionError_InvalidParameter`. An AAC description keeps its magic cookie (an
+/// ES_Descriptor, as AudioConverter's `kAudioConverterCompressionMagicCookie` gives it, or a bare
+/// AudioSpecificConfig), so packets made with it can be written through a passthrough writer input;
+/// a cookie that holds no AudioSpecificConfig is `kCMFormatDescriptionError_InvalidParameter`.
+/// Without one, samples appended with it as a writer input's hint must carry their own
+/// configuration, as samples read from a file do. The layout and extensions are accepted and not read.
 @discardableResult
 public func CMAudioFormatDescriptionCreate(allocator: CFAllocator?, asbd: UnsafePointer<AudioStreamBasicDescription>, layoutSize: Int,
                                            layout: UnsafePointer<AudioChannelLayout>?, magicCookieSize: Int, magicCookie: UnsafeRawPointer?,
                                            extensions: CFDictionary?, formatDescriptionOut: UnsafeMutablePointer<CMAudioFormatDescription?>) -> OSStatus {
     formatDescriptionOut.pointee = nil
     guard let format = mediaFormat(asbd.pointee) else { return kCMFormatDescriptionError_InvalidParameter }
+    if case .aac(let rate?, let channels?) = format, let magicCookie, magicCookieSize > 0 {
+        let cookie = Array(UnsafeRawBufferPointer(start: magicCookie, count: magicCookieSize))
+        guard let config = audioSpecificConfig(fromMagicCookie: cookie) else { return kCMFormatDescriptionError_InvalidParameter }
+        formatDescriptionOut.pointee = CMFormatDescription(format: format, capsDetail: aacCapsDetail(audioSpecificConfig: config, sampleRate: rate,
+                                                                                                   channels: channels))
+        return OSStatus(noErr)
+    }
     formatDescriptionOut.pointee = CMFormatDescription(format: format)
     return OSStatus(noErr)
 }

@@ -109,3 +109,14 @@ extension CMSampleBuffer {
         return (0..<max(numSamples, 1)).map { i in derived.merging(extra[i] ?? [:]) { $1 } }
     }
 }
+
+// MARK: Capture's dropped frames
+
+/// Why a capture output dropped the frame `captureOutput(_:didDrop:from:)` is told of.
+public let kCMSampleBufferAttachmentKey_DroppedFrameReason: CFString = "DroppedFrameReason"
+/// The frame came while the delegate was still busy with an earlier one.
+public let kCMSampleBufferDroppedFrameReason_FrameWasLate: CFString = "FrameWasLate"
+/// The output had no buffer to put the frame in.
+public let kCMSampleBufferDroppedFrameReason_OutOfBuffers: CFString = "OutOfBuffers"
+/// Frames were lost before the output (the device).
+public let kCMSampleBufferDroppedFrameReason_Discontinuity: CFString = "Discontinuity"

@@ -1,0 +1,277 @@
+import GraphKitCore
+
+/// Connects capture inputs to outputs and runs them, as AVFoundation's: underneath, one graph
+/// (`capture.video` → [`effect.rotate`] → [`effect.mirror`] → `sink.app`, `capture.audio` →
+/// `sink.app`) whose samples a thread per media kind hands to the outputs as `CMSampleBuffer`s,
+/// timed on the graph's clock (video and audio on one clock, rising).
+///
+/// One input of each kind, and at most one output of each class (a video data output, an audio
+/// data output, a movie file output): what Apple allows on most devices. One video branch feeds
+/// every video output: its pixel format is the video data output's (BGRA when there is none), its
+/// size the output's `videoSettings` width and height when given, else the preset's, and its
+/// orientation and mirroring those of the video data output's connection (else the movie
+/// output's). Changes made while running apply when `commitConfiguration` is called (or at once,
+/// outside a configuration block) by restarting the graph.
+///
+/// `startRunning` blocks until capture runs (as Apple's: call it off the main thread); a failure
+/// then, or later, posts `.AVCaptureSessionRuntimeError` with the error under
+/// `AVCaptureSessionErrorKey`, and the session stops. `stopRunning` returns within a second,
+/// and no delegate callback starts after it returns.
+open class AVCaptureSession: NSObject, @unchecked Sendable {
+    // Unchecked: its state is under `state`'s lock; NSObject's conformance cannot be checked.
+
+    public struct Preset: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let photo = Preset(rawValue: "AVCaptureSessionPresetPhoto")
+        public static let high = Preset(rawValue: "AVCaptureSessionPresetHigh")
+        public static let medium = Preset(rawValue: "AVCaptureSessionPresetMedium")
+        public static let low = Preset(rawValue: "AVCaptureSessionPresetLow")
+        public static let qvga320x240 = Preset(rawValue: "AVCaptureSessionPreset320x240")
+        public static let cif352x288 = Preset(rawValue: "AVCaptureSessionPreset352x288")
+        public static let vga640x480 = Preset(rawValue: "AVCaptureSessionPreset640x480")
+        public static let qHD960x540 = Preset(rawValue: "AVCaptureSessionPreset960x540")
+        public static let iFrame960x540 = Preset(rawValue: "AVCaptureSessionPresetiFrame960x540")
+        public static let hd1280x720 = Preset(rawValue: "AVCaptureSessionPreset1280x720")
+        public static let iFrame1280x720 = Preset(rawValue: "AVCaptureSessionPresetiFrame1280x720")
+        public static let hd1920x1080 = Preset(rawValue: "AVCaptureSessionPreset1920x1080")
+        public static let hd4K3840x2160 = Preset(rawValue: "AVCaptureSessionPreset3840x2160")
+        public static let inputPriority = Preset(rawValue: "AVCaptureSessionPresetInputPriority")
+
+        /// The frame size this preset asks for; nil: the device's active format.
+        var size: (width: Int, height: Int)? {
+            switch self {
+            case .low: (192, 144)
+            case .medium: (480, 360)
+            case .qvga320x240: (320, 240)
+            case .cif352x288: (352, 288)
+            case .vga640x480: (640, 480)
+            case .qHD960x540, .iFrame960x540: (960, 540)
+            case .hd1280x720, .iFrame1280x720: (1280, 720)
+            case .hd1920x1080: (1920, 1080)
+            case .hd4K3840x2160: (3840, 2160)
+            default: nil
+            }
+        }
+        static let all: [Preset] = [.photo, .high, .medium, .low, .qvga320x240, .cif352x288, .vga640x480, .qHD960x540, .iFrame960x540,
+                                    .hd1280x720, .iFrame1280x720, .hd1920x1080, .hd4K3840x2160, .inputPriority]
+    }
+
+    struct State {
+        var preset = Preset.high
+        var inputs: [AVCaptureInput] = []
+        var outputs: [AVCaptureOutput] = []
+        var configuring = 0
+        var changed = false
+        var wantsRunning = false
+        var run: CaptureRun?
+        var interrupted = false
+    }
+    let state = Guarded(State())
+
+    public override init() { super.init() }
+
+    /// A session let go while running stops: its graph, threads and delegates' deliveries end.
+    deinit {
+        if let run = state.withLock({ $0.run }) {
+            run.stop()
+            for output in state.withLock({ $0.outputs }) { output.sessionDidChange(running: false) }
+        }
+    }
+
+    // MARK: Preset
+
+    open var sessionPreset: Preset {
+        get { state.withLock { $0.preset } }
+        set {
+            guard canSetSessionPreset(newValue) else { return }
+            state.withLock { $0.preset = newValue }
+            configurationChanged()
+        }
+    }
+    open func canSetSessionPreset(_ preset: Preset) -> Bool { Preset.all.contains(preset) }
+
+    // MARK: Inputs and outputs
+
+    open var inputs: [AVCaptureInput] { state.withLock { $0.inputs } }
+    open var outputs: [AVCaptureOutput] { state.withLock { $0.outputs } }
+    open var connections: [AVCaptureConnection] { outputs.flatMap(\.connections) }
+
+    /// One input of each media kind.
+    open func canAddInput(_ input: AVCaptureInput) -> Bool {
+        state.withLock { s in !s.inputs.contains { $0 === input || $0.mediaType == input.mediaType } }
+    }
+    open func addInput(_ input: AVCaptureInput) {
+        guard canAddInput(input) else { return }
+        state.withLock { $0.inputs.append(input) }
+        relink()
+        configurationChanged()
+    }
+    open func removeInput(_ input: AVCaptureInput) {
+        state.withLock { $0.inputs.removeAll { $0 === input } }
+        relink()
+        configurationChanged()
+    }
+
+    /// One output of each class, not in another session.
+    open func canAddOutput(_ output: AVCaptureOutput) -> Bool {
+        guard !output.acceptedMediaTypes.isEmpty else { return false }
+        return state.withLock { s in !s.outputs.contains { $0 === output || type(of: $0) == type(of: output) } }
+    }
+    open func addOutput(_ output: AVCaptureOutput) {
+        guard canAddOutput(output) else { return }
+        state.withLock { $0.outputs.append(output) }
+        relink()
+        configurationChanged()
+    }
+    open func removeOutput(_ output: AVCaptureOutput) {
+        let removed = state.withLock { s in
+            defer { s.outputs.removeAll { $0 === output } }
+            return s.outputs.contains { $0 === output }
+        }
+        if removed { output.linked.withLock { $0 = [] } }
+        relink()
+        configurationChanged()
+    }
+
+    /// Connections from every input to every output that takes its media (kept where they were,
+    /// so their settings stay).
+    private func relink() {
+        let (inputs, outputs) = state.withLock { ($0.inputs, $0.outputs) }
+        for output in outputs {
+            output.linked.withLock { links in
+                var kept: [AVCaptureConnection] = []
+                for case let input as AVCaptureDeviceInput in inputs where output.acceptedMediaTypes.contains(input.mediaType) {
+                    kept.append(links.first { $0.device === input.device } ??
+                                AVCaptureConnection(mediaType: input.mediaType, device: input.device, output: output))
+                }
+                links = kept
+            }
+        }
+    }
+
+    // MARK: Configuration blocks
+
+    open func beginConfiguration() { state.withLock { $0.configuring += 1 } }
+
+    /// Applies the changes made since `beginConfiguration`: a running session restarts its graph.
+    open func commitConfiguration() {
+        let apply = state.withLock { s in
+            s.configuring = max(0, s.configuring - 1)
+            defer { if s.configuring == 0 { s.changed = false } }
+            return s.configuring == 0 && s.changed && s.run != nil
+        }
+        if apply { restart() }
+    }
+
+    private func configurationChanged() {
+        let apply = state.withLock { s in
+            s.changed = true
+            return s.configuring == 0 && s.run != nil
+        }
+        if apply {
+            state.withLock { $0.changed = false }
+            restart()
+        }
+    }
+
+    private func restart() {
+        stopCapture(notify: false)
+        startCapture(notify: false)
+    }
+
+    // MARK: Running
+
+    open var isRunning: Bool { state.withLock { $0.run != nil } }
+    open var isInterrupted: Bool { state.withLock { $0.interrupted } }
+    /// iOS's audio session switches: accepted, no effect (Linux has no application audio session).
+    open var automaticallyConfiguresApplicationAudioSession = true
+    open var usesApplicationAudioSession = true
+    open var automaticallyConfiguresCaptureDeviceForWideColor = true
+
+    /// Starts capture and returns once it runs (or has failed: see the class's discussion).
+    open func startRunning() {
+        guard !isRunning else { return }
+        startCapture(notify: true)
+    }
+
+    /// Stops capture: returns within a second, and no delegate callback starts after it returns.
+    open func stopRunning() {
+        stopCapture(notify: true)
+    }
+
+    private func startCapture(notify: Bool) {
+        let (inputs, outputs, preset) = state.withLock { ($0.inputs, $0.outputs, $0.preset) }
+        let plan = CaptureRun.Plan(inputs: inputs, outputs: outputs, preset: preset)
+        for case let movie as AVCaptureMovieFileOutput in outputs { movie.prepare(plan.moviePlan) }
+        for output in outputs { output.sessionDidChange(running: true) }
+        do {
+            let run = try CaptureRun(plan: plan) { [weak self] error in self?.captureFailed(error) }
+            state.withLock { $0.run = run }
+            run.start()
+            if notify { NotificationCenter.default.post(name: .AVCaptureSessionDidStartRunning, object: self) }
+        } catch {
+            for output in outputs { output.sessionDidChange(running: false) }
+            NotificationCenter.default.post(name: .AVCaptureSessionRuntimeError, object: self,
+                                            userInfo: [AVCaptureSessionErrorKey: avError(error)])
+        }
+    }
+
+    private func stopCapture(notify: Bool) {
+        guard let run = state.withLock({ s -> CaptureRun? in
+            defer { s.run = nil }
+            return s.run
+        }) else { return }
+        run.stop()
+        for output in outputs { output.sessionDidChange(running: false) }
+        if notify { NotificationCenter.default.post(name: .AVCaptureSessionDidStopRunning, object: self) }
+    }
+
+    /// The graph failed while running: the session stops and says why.
+    private func captureFailed(_ error: Error) {
+        DispatchQueue.global().async { [weak self] in
+            guard let self else { return }
+            self.stopCapture(notify: false)
+            NotificationCenter.default.post(name: .AVCaptureSessionRuntimeError, object: self, userInfo: [AVCaptureSessionErrorKey: avError(error)])
+            NotificationCenter.default.post(name: .AVCaptureSessionDidStopRunning, object: self)
+        }
+    }
+
+    // MARK: Sizes and formats
+
+    /// The frames' size (after rotation) a video output gets from `device`.
+    static func frameSize(for device: AVCaptureDevice, output: AVCaptureOutput, preset: Preset?) -> (width: Int, height: Int) {
+        let upright = uprightSize(for: device, output: output, preset: preset)
+        let angle = output.connection(with: .video)?.videoRotationAngle ?? 0
+        return angle == 90 || angle == 270 ? (upright.height, upright.width) : upright
+    }
+
+    /// The size the camera is asked for, before any rotation.
+    static func uprightSize(for device: AVCaptureDevice, output: AVCaptureOutput?, preset: Preset?) -> (width: Int, height: Int) {
+        if let data = output as? AVCaptureVideoDataOutput, let size = data.requestedSize { return size }
+        if let size = preset?.size { return size }
+        let d = device.activeFormat.dimensions
+        return (Int(d.width), Int(d.height))
+    }
+
+    /// The rate and channels a microphone is captured at.
+    static func audioFormat(for device: AVCaptureDevice, output: AVCaptureAudioDataOutput?) -> (rate: Int, channels: Int) {
+        let pcm = device.activeFormat.formatDescription.audioStreamBasicDescription
+        return (output?.requestedRate ?? Int(pcm?.mSampleRate ?? 48_000), output?.requestedChannels ?? Int(pcm?.mChannelsPerFrame ?? 1))
+    }
+}
+
+extension NSNotification.Name {
+    public static let AVCaptureSessionRuntimeError = NSNotification.Name("AVCaptureSessionRuntimeErrorNotification")
+    public static let AVCaptureSessionDidStartRunning = NSNotification.Name("AVCaptureSessionDidStartRunningNotification")
+    public static let AVCaptureSessionDidStopRunning = NSNotification.Name("AVCaptureSessionDidStopRunningNotification")
+    /// Never posted here: nothing on Linux takes a camera from a running session.
+    public static let AVCaptureSessionWasInterrupted = NSNotification.Name("AVCaptureSessionWasInterruptedNotification")
+    public static let AVCaptureSessionInterruptionEnded = NSNotification.Name("AVCaptureSessionInterruptionEndedNotification")
+    public static let AVCaptureDeviceWasConnected = NSNotification.Name("AVCaptureDeviceWasConnectedNotification")
+    public static let AVCaptureDeviceWasDisconnected = NSNotification.Name("AVCaptureDeviceWasDisconnectedNotification")
+}
+
+/// The `NSError` a runtime error notification carries.
+public let AVCaptureSessionErrorKey = "AVCaptureSessionErrorKey"
+public let AVCaptureSessionInterruptionReasonKey = "AVCaptureSessionInterruptionReasonKey"
