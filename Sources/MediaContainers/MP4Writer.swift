@@ -104,7 +104,7 @@ package struct MP4Writer: Sendable {
     var started = false
     var ended = false
     /// Whether a write failed (the disk full, a device error): the error is the output's, not the stream's.
-    package internal(set) var failedWriting = false
+    package private(set) var failedWriting = false
 
     /// A writer of `trackNames.count` tracks (named in errors: "audio", "video") into `fd`, open
     /// for writing at its start (a sink's temporary file; the writer never opens or closes it).
