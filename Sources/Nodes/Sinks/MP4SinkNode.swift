@@ -344,9 +344,9 @@ public final class MP4SinkNode: ElementNode, Sendable {
                 case .end:
                     try s.writer!.endTrack(track)
                 case .flush:
-                    // A seek's (a run started at a time prerolls, then seeks): what this input
-                    // gave before it is stale.
-                    s.writer!.restart(track: track)
+                    // A seek's (a run started at a time prerolls, then seeks): what came before
+                    // it is stale, and the file starts again.
+                    try s.writer!.restart()
                 }
             } catch {
                 let e = s.writer!.failedWriting
