@@ -103,8 +103,6 @@ final class SegmentSinkNode: ElementNode, Sendable {
                     outputs = try packaged(port, &s) { (stream) throws(ContainerError) in try stream.add(sample, track: t) }
                 case .end:
                     outputs = s.stream!.end(track: t)
-                case .flush:
-                    outputs = []  // a writer's segments are not sought
                 }
                 configuration.delivery.enqueue(outputs.map(Self.segment))
                 return (nil, configuration.delivery)

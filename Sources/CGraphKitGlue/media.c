@@ -332,18 +332,18 @@ static gint64 running(const GstSegment *segment, GstClockTime t) {
     return sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
 }
 
-static void watch_buffer(SampleWatch *w, GstBuffer *buffer) {
-    w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
-}
-
 static GstPadProbeReturn sample_watch(GstPadProbeInfo *info, SampleWatch *w) {
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        watch_buffer(w, GST_PAD_PROBE_INFO_BUFFER(info));
+        GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+        w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
         return GST_PAD_PROBE_OK;
     }
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
         GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
-        for (guint i = 0; i < gst_buffer_list_length(list); i++) watch_buffer(w, gst_buffer_list_get(list, i));
+        for (guint i = 0; i < gst_buffer_list_length(list); i++) {
+            GstBuffer *buffer = gst_buffer_list_get(list, i);
+            w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
+        }
         return GST_PAD_PROBE_OK;
     }
     GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
@@ -353,7 +353,6 @@ static GstPadProbeReturn sample_watch(GstPadProbeInfo *info, SampleWatch *w) {
         break;
     case GST_EVENT_FLUSH_STOP:
         gst_segment_init(&w->segment, GST_FORMAT_TIME);
-        w->event(w->context, 2, NULL);
         break;
     case GST_EVENT_CAPS: {
         GstCaps *caps = NULL;
@@ -386,7 +385,7 @@ gulong gk_pad_watch_samples(GstPad *pad, GkSampleFn sample, GkEventFn event, voi
     w->context = context;
     w->destroy = destroy;
     gst_segment_init(&w->segment, GST_FORMAT_TIME);
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
                              sample_watch_probe, w, sample_watch_free);
 }
 

@@ -97,17 +97,16 @@ package struct MP4ExtraTags: Sendable, Equatable {
     /// The handler of an iTunes tag list (`mdir`, `appl`), as iTunes and ffmpeg write it.
     static let itunesHandler = MP4Box(type: "hdlr", body: [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdirappl".utf8) + [UInt8](repeating: 0, count: 9))
 
-    /// Sets the iTunes text item `key` (`moov/udta/meta/ilst/KEY`: one `data` box, type 1 UTF-8,
-    /// locale 0, the text), the tag list made if missing: the items sink.mp4 writes (title,
-    /// artist, album, album artist, genre, comment, date, encoder).
-    package static func setText(_ key: FourCC, _ text: String, in moov: inout MP4Box) {
-        var udta = moov.first("udta") ?? MP4Box(type: "udta", children: [])
-        var meta = udta.first("meta") ?? MP4Box(type: "meta", leading: [0, 0, 0, 0], children: [itunesHandler])
-        if meta.first("hdlr") == nil { meta.replaceOrInsert(itunesHandler) }
-        var ilst = meta.first("ilst") ?? MP4Box(type: "ilst", children: [])
-        ilst.replaceOrInsert(MP4Box(type: key, children: [MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))]))
-        meta.replaceOrInsert(ilst, after: ["hdlr", "keys"])
-        udta.replaceOrInsert(meta)
-        moov.replaceOrInsert(udta, after: ["mvhd", "trak"])
+    /// Writes the tags into the file open as `fd` (read and write), in place: the media after
+    /// a grown index moves, and the chunk offsets with it (``MP4Editor``).
+    package func apply(toFileDescriptor fd: Int32) throws(ContainerError) {
+        guard !isEmpty else { return }
+        if let problem { throw ContainerError(problem) }
+        var editor = try MP4Editor(descriptor: fd)
+        guard let (index, movie) = try editor.movie() else { throw ContainerError("it has no index (moov box)") }
+        var moov = movie.moov
+        apply(to: &moov)
+        editor.replace(at: index, with: moov)
+        try editor.commit()
     }
 }

@@ -147,31 +147,6 @@ package struct MP4Writer: Sendable {
         return a == b
     }
 
-    /// Starts the file again, empty, the tracks' formats kept: what was written before a flush
-    /// (a seek's) is stale. Nothing happens before the first sample.
-    package mutating func restart() throws(ContainerError) {
-        guard !ended, tracks.contains(where: { $0.count > 0 }) else { return }
-        tracks = tracks.map { old in
-            var t = Track(name: old.name)
-            t.format = old.format
-            return t
-        }
-        pending = []
-        mediaBytes = 0
-        waiting = []
-        waitingBytes = 0
-        sequence = 1
-        fragmentStart = nil
-        started = false
-        for file in [fd] + (destination == fd ? [] : [destination]) {
-            guard ftruncate(file, 0) == 0, lseek(file, 0, SEEK_SET) == 0 else {
-                failedWriting = true
-                throw ContainerError(String(cString: strerror(errno)))
-            }
-        }
-        try startIfReady()
-    }
-
     /// Track `t`'s format, once known.
     package func format(track t: Int) -> MP4TrackFormat? { tracks.indices.contains(t) ? tracks[t].format : nil }
 
@@ -409,7 +384,7 @@ package struct MP4Writer: Sendable {
         var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
         MP4Index.edit(&movie, with: ending.edits)
         ending.extraTags.apply(to: &movie.moov)
-        for (key, text) in ending.tags { MP4ExtraTags.setText(key, text, in: &movie.moov) }
+        for (key, text) in ending.tags { Self.setTag(key, text, in: &movie.moov) }
         switch layout {
         case .indexLast:
             // The media's size, 64 bits wide in place of `free` when it needs them.
@@ -544,6 +519,17 @@ package struct MP4Writer: Sendable {
         b += [UInt8](repeating: 0, count: 24)
         b.appendU32(nextTrack)
         return MP4Box(type: "mvhd", body: b)
+    }
+
+    /// Sets the iTunes text item `key` (`moov/udta/meta/ilst`), the tag list made if missing.
+    static func setTag(_ key: FourCC, _ text: String, in moov: inout MP4Box) {
+        var udta = moov.first("udta") ?? MP4Box(type: "udta", children: [])
+        var meta = udta.first("meta") ?? MP4Box(type: "meta", leading: [0, 0, 0, 0], children: [MP4ExtraTags.itunesHandler])
+        var ilst = meta.first("ilst") ?? MP4Box(type: "ilst", children: [])
+        ilst.replaceOrInsert(MP4Box(type: key, children: [MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))]))
+        meta.replaceOrInsert(ilst, after: ["hdlr", "keys"])
+        udta.replaceOrInsert(meta)
+        moov.replaceOrInsert(udta, after: ["mvhd", "trak"])
     }
 
     // MARK: Bytes

@@ -97,8 +97,7 @@ gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn even
 /* Encoded samples watched as they reach a sink pad (media.c), for a Swift writer of its own
  * files (sink.hls): `sample` gets each buffer (borrowed) with its presentation and decode times
  * on the running-time clock (GST_CLOCK_STIME_NONE when it has none; negative before the clock's
- * start), `event` each new caps (kind 0), the end of stream
- * (kind 1) and a flush (kind 2: what came before it is stale, a seek's). */
+ * start), `event` each new caps (kind 0) and the end of stream (kind 1). */
 typedef void (*GkSampleFn)(void *context, GstBuffer *buffer, gint64 pts, gint64 dts);
 gulong gk_pad_watch_samples(GstPad *pad, GkSampleFn sample, GkEventFn event, void *context, GDestroyNotify destroy);
 /* The size of the caps' codec_data (0 when it has none), copying up to `capacity` bytes to `out`. */

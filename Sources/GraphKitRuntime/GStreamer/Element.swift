@@ -184,9 +184,6 @@ public final class Element: Sendable {
         /// can be before it).
         case sample(SampleBuffer, presentationTime: MediaTime?, decodeTime: MediaTime?)
         case end
-        /// A flush (a seek's, such as `GraphRun.start(at:)`'s after its preroll): the samples
-        /// before it are stale; the stream starts again, its format as it was.
-        case flush
     }
 
     /// What an encoded stream's caps say besides its format and configuration bytes: the
@@ -239,7 +236,6 @@ public final class Element: Sendable {
         }, { ctx, kind, caps in
             let w = Unmanaged<Watch>.fromOpaque(ctx!).takeUnretainedValue()
             if kind == 1 { return w.handler(.end) }
-            if kind == 2 { return w.handler(.flush) }
             guard let caps else { return }
             let format = GStreamer.format(from: caps)
             w.format.withLock { $0 = format }

@@ -306,8 +306,6 @@ public final class HLSSinkNode: ElementNode, Sendable {
                     }
                 case .end:
                     for (r, t) in targets { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
-                case .flush:
-                    break  // a stream packaged as it is encoded is not sought
                 }
             } catch {
                 s.failure = error

@@ -334,19 +334,15 @@ public final class MP4SinkNode: ElementNode, Sendable {
                     guard let f = s.writer!.format(track: track), let time = pts ?? dts else { return nil }
                     let scale = Double(f.timescale)
                     func ticks(_ m: MediaTime) -> Int64 { Int64(saturating: (m.seconds * scale).rounded()) }
-                    // A sample wholly before the run's start (a demuxer's before its track's
-                    // edit) is not presented: left out, as GStreamer's muxers clip it.
-                    if let pts, let duration = buffer.duration, duration.seconds > 0, (pts + duration).seconds <= 0 { return nil }
+                    // A sample wholly before the run's start (a demuxer's outside its track's
+                    // edit) is not presented: left out, as GStreamer's muxer clips it.
+                    if let pts, let duration = buffer.duration, (pts + duration).seconds <= 0, duration.seconds > 0 { return nil }
                     try buffer.withUnsafeBytes { (bytes) throws(ContainerError) in
                         try s.writer!.append(track: track, bytes: bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
                                              duration: buffer.duration.map(ticks), isSync: !f.isVideo || buffer.flags.contains(.keyframe))
                     }
                 case .end:
                     try s.writer!.endTrack(track)
-                case .flush:
-                    // A seek's (a run started at a time prerolls, then seeks): what came before
-                    // it is stale, and the file starts again.
-                    try s.writer!.restart()
                 }
             } catch {
                 let e = s.writer!.failedWriting
