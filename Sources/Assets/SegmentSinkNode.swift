@@ -86,7 +86,7 @@ final class SegmentSinkNode: ElementNode, Sendable {
             do throws(GraphError) {
                 let outputs: [HLSStream.Output]
                 switch event {
-                case .format(let format, let codecData, _):
+                case .format(let format, let codecData):
                     guard let f = MP4TrackFormat(format, codecData: codecData) else {
                         throw GraphError(.runFailed, at: "AssetWriter's \(port) input",
                                          "its encoder's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration")

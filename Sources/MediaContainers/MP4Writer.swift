@@ -3,11 +3,10 @@ import Glibc
 /// Writes an MP4, M4A or MOV file from encoded samples as they arrive: GraphKit's one MP4 writer,
 /// on the box model this library reads and edits (``MP4Box``, ``MP4TrackFormat``).
 ///
-/// - Whole files (``Layout/indexLast``, ``Layout/indexFirst(scratch:)``): the samples are written
-///   in chunks of a track's samples (at most a quarter of a second and 1 MiB), the tracks
-///   interleaved in time (a chunk waits in memory until the other tracks have reached its start;
-///   at most 16 MiB wait); the index (sample tables, edit lists, display matrix, tags) is built
-///   once at the end, from what was written, never by editing a finished file.
+/// - Whole files (``Layout/indexLast``, ``Layout/indexFirst(scratch:)``): each sample's bytes are
+///   written as it comes, in chunks of a track's samples (at most half a second and 1 MiB), the
+///   tracks interleaved as they arrive; the index (sample tables, edit lists, display matrix,
+///   tags) is built once at the end, from what was written, never by editing a finished file.
 ///   Index last: `ftyp`, the media, `moov`; the media's header is written at the start and its
 ///   size set at the end (16 bytes kept, so a file past 4 GiB takes a 64-bit size). Index first
 ///   (faststart): the media goes into an unnamed scratch file, and the end writes `ftyp`, `moov`
@@ -35,26 +34,11 @@ package struct MP4Writer: Sendable {
     }
 
     /// A chunk holds at most this long of a track's samples, and this many bytes.
-    package static let chunkSeconds = 0.25
+    package static let chunkSeconds = 0.5
     package static let chunkBytes = 1 << 20
     /// A fragment is cut, key frame or not, when its samples pass this many bytes.
     package static let fragmentBytes = 64 << 20
     static let bufferBytes = 1 << 20
-
-    /// A run of one track's samples kept together in the file.
-    struct Chunk: Sendable {
-        var track: Int
-        /// The decode time of its first sample, in seconds.
-        var start: Double
-        /// Its samples' indices in the track, and their bytes.
-        var first: Int
-        var count = 0
-        var data: [UInt8] = []
-    }
-
-    /// Closed chunks wait at most this many bytes for the other tracks to reach their time: past
-    /// it (a track that stalls), the oldest is written anyway.
-    package static let interleaveBytes = 16 << 20
 
     struct Track: Sendable {
         var name: String
@@ -63,12 +47,8 @@ package struct MP4Writer: Sendable {
         var samples: [MP4Sample] = []
         var chunkSizes: [Int] = []
         var chunkOffsets: [UInt64] = []
-        /// The chunk being gathered: its samples wait in memory until the other tracks reach
-        /// its time (``Chunk``).
-        var open: Chunk?
-        /// The decode time (seconds) of its latest sample, and whether it has ended.
-        var reached = -Double.infinity
-        var ended = false
+        var chunkStart: Int64 = 0
+        var chunkBytes = 0
         var firstDecode: Int64?
         var lastDecode: Int64 = 0
         var minPresentation: Int64 = .max
@@ -96,15 +76,11 @@ package struct MP4Writer: Sendable {
     /// what is written to its destination.
     private var mdatHeaderAt: UInt64 = 0
     private var mediaStart: UInt64 = 0
-    /// Closed chunks waiting for the other tracks, and their bytes.
-    private var waiting: [Chunk] = []
-    private var waitingBytes = 0
+    private var lastTrack: Int?
     private var sequence: UInt32 = 1
     private var fragmentStart: Int64?
     private var started = false
     private var ended = false
-    /// Whether a write failed (the disk full, a device error): the error is the output's, not the stream's.
-    package private(set) var failedWriting = false
 
     /// A writer of `trackNames.count` tracks (named in errors: "audio", "video") into `fd`, open
     /// for writing at its start (a sink's temporary file; the writer never opens or closes it).
@@ -147,9 +123,6 @@ package struct MP4Writer: Sendable {
         return a == b
     }
 
-    /// Track `t`'s format, once known.
-    package func format(track t: Int) -> MP4TrackFormat? { tracks.indices.contains(t) ? tracks[t].format : nil }
-
     /// A track that will have no sample (an input that ended before its format): left out.
     package var tracksWithSamples: [Int] { tracks.indices.filter { tracks[$0].count > 0 } }
 
@@ -169,10 +142,8 @@ package struct MP4Writer: Sendable {
         }
         let scale = Double(format.timescale)
         var track = tracks[t]
-        // Times that round to the same tick (less than a tick apart) make a sample of no
-        // duration, as GStreamer's muxer writes them; times that go back are refused.
-        if track.firstDecode != nil, decodeTime < track.lastDecode {
-            throw ContainerError("the \(track.name) input's time stamps go back at "
+        if track.firstDecode != nil, decodeTime <= track.lastDecode {
+            throw ContainerError("the \(track.name) input's time stamps go \(decodeTime == track.lastDecode ? "no further" : "back") at "
                                  + "\(Self.seconds(decodeTime, scale)) s (after \(Self.seconds(track.lastDecode, scale)) s): the file could not be played there")
         }
         let first = track.firstDecode ?? decodeTime
@@ -199,67 +170,20 @@ package struct MP4Writer: Sendable {
             try appendToFragment(track: t, sample: &sample, bytes: bytes, decodeTime: decodeTime)
             return
         }
-        // The tracks interleave in time, a chunk of each in turn, as a player reads them: a
-        // chunk is closed at a quarter of a second or 1 MiB, and written once every other track has
-        // reached its start (or ended).
-        let time = Double(decodeTime) / scale
-        if let open = track.open, open.data.count + bytes.count > Self.chunkBytes || time - open.start >= Self.chunkSeconds {
-            waiting.append(open)
-            waitingBytes += open.data.count
-            track.open = nil
+        if lastTrack != t || track.chunkSizes.isEmpty || track.chunkBytes + bytes.count > Self.chunkBytes
+            || Double(decodeTime &- track.chunkStart) / scale >= Self.chunkSeconds {
+            track.chunkOffsets.append(mediaBytes)
+            track.chunkSizes.append(0)
+            track.chunkStart = decodeTime
+            track.chunkBytes = 0
         }
-        if track.open == nil { track.open = Chunk(track: t, start: time, first: track.samples.count) }
-        track.open!.count += 1
-        track.open!.data.append(contentsOf: bytes)
+        track.chunkSizes[track.chunkSizes.count - 1] += 1
+        track.chunkBytes += bytes.count
         track.samples.append(sample)
-        track.reached = time
         tracks[t] = track
-        try writeWaiting()
-    }
-
-    /// Ends track `t`: its last chunk is closed, and no later one waits for it.
-    package mutating func endTrack(_ t: Int) throws(ContainerError) {
-        guard tracks.indices.contains(t), !tracks[t].ended else { return }
-        tracks[t].ended = true
-        if let open = tracks[t].open {
-            waiting.append(open)
-            waitingBytes += open.data.count
-            tracks[t].open = nil
-        }
-        if case .fragmented = layout { return }
-        try writeWaiting()
-    }
-
-    /// Writes the waiting chunks, earliest first, that every other track has reached (all of
-    /// them with `all`); the oldest regardless while too many bytes wait.
-    private mutating func writeWaiting(all: Bool = false) throws(ContainerError) {
-        guard !waiting.isEmpty else { return }
-        waiting.sort { ($0.start, $0.track) < ($1.start, $1.track) }
-        while let chunk = waiting.first {
-            // Every other track is past its start: nothing of theirs from before it is still to come.
-            let reached = all || tracks.indices.allSatisfy { u in
-                u == chunk.track || tracks[u].ended || (tracks[u].open.map { $0.start >= chunk.start } ?? (tracks[u].reached >= chunk.start))
-            }
-            guard reached || waitingBytes > Self.interleaveBytes else { return }
-            waiting.removeFirst()
-            waitingBytes -= chunk.data.count
-            try place(chunk)
-        }
-    }
-
-    /// Writes `chunk` into the media: its samples' offsets and the track's chunk table follow.
-    private mutating func place(_ chunk: Chunk) throws(ContainerError) {
-        let t = chunk.track
-        tracks[t].chunkOffsets.append(mediaBytes)
-        tracks[t].chunkSizes.append(chunk.count)
-        var at = mediaBytes
-        for i in chunk.first..<(chunk.first + chunk.count) {
-            tracks[t].samples[i].offset = at
-            at += UInt64(tracks[t].samples[i].size)
-        }
-        mediaBytes = at
-        if pending.count + chunk.data.count > Self.bufferBytes { try flush() }
-        if chunk.data.count >= Self.bufferBytes { try write(chunk.data) } else { pending += chunk.data }
+        lastTrack = t
+        mediaBytes += UInt64(bytes.count)
+        try put(bytes)
     }
 
     private static func isFLAC(_ f: MP4TrackFormat) -> Bool { if case .flac = f.codec { true } else { false } }
@@ -375,8 +299,6 @@ package struct MP4Writer: Sendable {
             return
         }
         try startIfReady()
-        for t in tracks.indices { try endTrack(t) }
-        try writeWaiting(all: true)
         try flush()
         ended = true
         let present = tracks.indices.filter { tracks[$0].count > 0 }
@@ -399,7 +321,7 @@ package struct MP4Writer: Sendable {
             movie.moveChunkOffsets { $0 + self.mediaStart }
             try write(movie.bytes)
             try flush()
-            do { try Self.pwriteAll(fd, header, at: mdatHeaderAt) } catch { failedWriting = true; throw error }
+            try Self.pwriteAll(fd, header, at: mdatHeaderAt)
         case .indexFirst(let scratch):
             let ftyp = fileType.bytes
             let wide = mediaBytes + 8 > UInt64(UInt32.max)
@@ -421,13 +343,8 @@ package struct MP4Writer: Sendable {
             } else {
                 head.appendU32(UInt32(mediaBytes + 8)); head.appendU32(FourCC("mdat").rawValue)
             }
-            do {
-                try Self.pwriteAll(fd, head, at: 0)
-                try Self.copy(from: scratch, count: mediaBytes, to: fd, at: UInt64(head.count))
-            } catch {
-                failedWriting = true
-                throw error
-            }
+            try Self.pwriteAll(fd, head, at: 0)
+            try Self.copy(from: scratch, count: mediaBytes, to: fd, at: UInt64(head.count))
         case .fragmented:
             break
         }
@@ -486,10 +403,9 @@ package struct MP4Writer: Sendable {
 
     private var fileType: MP4Box {
         switch brand {
-        // As AVFoundation writes them: MP4 version 2, iTunes' audio file, QuickTime.
-        case .mp4: MP4Box(FileType(majorBrand: "mp42", minorVersion: 0, compatibleBrands: ["mp42", "mp41", "isom", "iso2"] + Self.codecBrands(tracks)))
-        case .m4a: MP4Box(FileType(majorBrand: "M4A ", minorVersion: 0, compatibleBrands: ["M4A ", "mp42", "isom", "iso2"]))
-        case .mov: MP4Box(FileType(majorBrand: "qt  ", minorVersion: 0, compatibleBrands: ["qt  "]))
+        case .mp4: MP4Box(FileType(majorBrand: "isom", minorVersion: 0x200, compatibleBrands: ["isom", "iso2", "mp41"] + Self.codecBrands(tracks)))
+        case .m4a: MP4Box(FileType(majorBrand: "M4A ", minorVersion: 0x200, compatibleBrands: ["M4A ", "isom", "iso2", "mp41"]))
+        case .mov: MP4Box(FileType(majorBrand: "qt  ", minorVersion: 0x200, compatibleBrands: ["qt  "]))
         }
     }
 
@@ -534,27 +450,31 @@ package struct MP4Writer: Sendable {
 
     // MARK: Bytes
 
+    private mutating func put(_ bytes: UnsafeRawBufferPointer) throws(ContainerError) {
+        if pending.count + bytes.count > Self.bufferBytes { try flush() }
+        if bytes.count >= Self.bufferBytes {
+            try writeOut(bytes)
+        } else {
+            pending.append(contentsOf: bytes)
+        }
+    }
+
     private mutating func write(_ bytes: [UInt8]) throws(ContainerError) {
         try flush()
         let failed = bytes.withUnsafeBytes { Self.writeAll(destination, $0, at: nil) }
-        try check(failed)
-    }
-
-    private mutating func check(_ failed: Int32) throws(ContainerError) {
-        guard failed != 0 else { return }
-        failedWriting = true
-        throw ContainerError(String(cString: strerror(failed)))
+        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
     }
 
     private mutating func flush() throws(ContainerError) {
         guard !pending.isEmpty else { return }
         let failed = pending.withUnsafeBytes { Self.writeAll(destination, $0, at: nil) }
         pending.removeAll(keepingCapacity: true)
-        try check(failed)
+        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
     }
 
-    private mutating func writeOut(_ raw: UnsafeRawBufferPointer) throws(ContainerError) {
-        try check(Self.writeAll(destination, raw, at: nil))
+    private func writeOut(_ raw: UnsafeRawBufferPointer) throws(ContainerError) {
+        let failed = Self.writeAll(destination, raw, at: nil)
+        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
     }
 
     /// The media's destination: the scratch file for an index-first file, else the file.

@@ -275,7 +275,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
             guard s.failure == nil, s.status == .writing else { return nil }
             do throws(GraphError) {
                 switch event {
-                case .format(let format, let codecData, _):
+                case .format(let format, let codecData):
                     guard let f = MP4TrackFormat(format, codecData: codecData) else {
                         throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
                                          "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
