@@ -23,8 +23,7 @@
     X(gkpatchbytes)    \
     X(gkencoderdelay)  \
     X(gkmp4flac)       \
-    X(gktonemap)       \
-    X(gkavdec)
+    X(gktonemap)
 
 #define GK_DECLARE(name) GST_ELEMENT_REGISTER_DECLARE(name)
 GK_ELEMENTS(GK_DECLARE)
@@ -45,6 +44,6 @@ static gboolean plugin_init(GstPlugin *plugin) {
  * later). Origin: the GStreamer build system's words for a package that names none. */
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, graphkit,
                   "GraphKit's elements: packed RGB to I420 in one pass, H.264 through libx264 that holds no raw frame, "
-                  "HDR to SDR tone mapping, H.264 and HEVC through libavcodec with no copy of a decoded frame, "
+                  "HDR to SDR tone mapping, "
                   "and what GraphKit's decode and MP4 writer need that GStreamer (1.22 to 1.26) does not do",
                   plugin_init, GRAPHKIT_VERSION, "GPL", "GraphKit", "Unknown package origin")
