@@ -90,16 +90,7 @@ extension MediaMetadata {
         moov.children.removeAll { $0.type == "udta" }
         let texts: [(String, String?)] = [("©nam", title), ("©ART", artist), ("©alb", album), ("aART", albumArtist),
                                           ("©gen", genre), ("©cmt", comment), ("©day", date)]
-        var items: [MP4Box] = []
-        for case let (key, text?) in texts where !text.isEmpty {
-            // A `data` box: type 1 (UTF-8), locale 0, the text.
-            items.append(MP4Box(type: FourCC(key), children: [MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))]))
-        }
-        if !items.isEmpty {
-            let handler = MP4Box(type: "hdlr", body: [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdirappl".utf8) + [UInt8](repeating: 0, count: 9))
-            let meta = MP4Box(type: "meta", leading: [0, 0, 0, 0], children: [handler, MP4Box(type: "ilst", children: items)])
-            moov.replaceOrInsert(MP4Box(type: "udta", children: [meta]), after: ["mvhd", "trak"])
-        }
+        for case let (key, text?) in texts where !text.isEmpty { MP4ExtraTags.setText(FourCC(key), text, in: &moov) }
         let extra = MP4ExtraTags(artwork: writableArtwork, location: writableLocation)
         if !extra.isEmpty { extra.apply(to: &moov) }
     }

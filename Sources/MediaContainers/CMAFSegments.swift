@@ -48,14 +48,7 @@ package enum CMAF {
                 stbl.children = stbl.children.filter { $0.type == "stsd" } + emptySampleTables
             }
             children.append(trak)
-            var trex: [UInt8] = []
-            trex.appendVersionAndFlags(0, 0)
-            trex.appendU32(movie.track(i).trackID)
-            trex.appendU32(1)  // the first sample description
-            trex.appendU32(0)  // default duration, size, flags: each run gives its own
-            trex.appendU32(0)
-            trex.appendU32(0)
-            extend.append(MP4Box(type: "trex", body: trex))
+            extend.append(trex(trackID: movie.track(i).trackID))
         }
         children.append(MP4Box(type: "mvex", children: extend))
         // A sound track's priming, which its edit list says, said again as iTunes' gapless tag:
@@ -67,6 +60,34 @@ package enum CMAF {
         moov.children = children
         let ftyp = MP4Box(FileType(majorBrand: "iso6", compatibleBrands: ["iso6", "mp41"]))
         return ftyp.bytes + moov.bytes
+    }
+
+    /// A `trex`: a fragmented track's defaults, none but its first sample description (each run
+    /// gives its samples' duration, size and flags).
+    static func trex(trackID: UInt32) -> MP4Box {
+        var trex: [UInt8] = []
+        trex.appendVersionAndFlags(0, 0)
+        trex.appendU32(trackID)
+        trex.appendU32(1)  // the first sample description
+        trex.appendU32(0); trex.appendU32(0); trex.appendU32(0)
+        return MP4Box(type: "trex", body: trex)
+    }
+
+    /// An `mvhd` of a movie written here: its clock in milliseconds, `duration` in it (64 bits
+    /// when it needs them), unit rate, volume and matrix, and the next track ID.
+    static func movieHeader(duration: UInt64, nextTrackID: UInt32) -> MP4Box {
+        var b: [UInt8] = []
+        let wide = duration > UInt64(UInt32.max)
+        b.appendVersionAndFlags(wide ? 1 : 0, 0)
+        if wide { b.appendU64(0); b.appendU64(0) } else { b.appendU32(0); b.appendU32(0) }
+        b.appendU32(1000)
+        b.appendWideOrNarrow(duration, wide: wide)
+        b.appendU32(0x1_0000); b.appendU16(0x0100); b.appendU16(0)
+        b.appendU64(0)
+        for m: UInt32 in [0x1_0000, 0, 0, 0, 0x1_0000, 0, 0, 0, 0x4000_0000] { b.appendU32(m) }
+        b += [UInt8](repeating: 0, count: 24)
+        b.appendU32(nextTrackID)
+        return MP4Box(type: "mvhd", body: b)
     }
 
     static let emptySampleTables: [MP4Box] = {
@@ -219,24 +240,9 @@ extension CMAF {
     /// The initialization segment of a stream packaged as it is encoded: a movie of `tracks`,
     /// each an empty sample table and its codec's sample description, and a `trex` each.
     package static func initializationSegment(of tracks: [MP4TrackFormat]) -> [UInt8] {
-        var mvhd: [UInt8] = []
-        mvhd.appendVersionAndFlags(0, 0)
-        mvhd.appendU32(0); mvhd.appendU32(0)
-        mvhd.appendU32(1000); mvhd.appendU32(0)
-        mvhd.appendU32(0x1_0000); mvhd.appendU16(0x0100); mvhd.appendU16(0)
-        mvhd.appendU64(0)
-        for m: UInt32 in [0x1_0000, 0, 0, 0, 0x1_0000, 0, 0, 0, 0x4000_0000] { mvhd.appendU32(m) }
-        mvhd += [UInt8](repeating: 0, count: 24)
-        mvhd.appendU32((tracks.map(\.trackID).max() ?? 0) + 1)
-        let trexes = tracks.map { t in
-            var trex: [UInt8] = []
-            trex.appendVersionAndFlags(0, 0)
-            trex.appendU32(t.trackID)
-            trex.appendU32(1); trex.appendU32(0); trex.appendU32(0); trex.appendU32(0)
-            return MP4Box(type: "trex", body: trex)
-        }
+        let trexes = tracks.map { trex(trackID: $0.trackID) }
         let tag = tracks.compactMap(\.gapless).first.map { [CMAF.gaplessTag($0)] } ?? []
-        let moov = MP4Box(type: "moov", children: [MP4Box(type: "mvhd", body: mvhd)] + tracks.map { $0.trak(edits: $0.gaplessEdits) } + [MP4Box(type: "mvex", children: trexes)] + tag)
+        let moov = MP4Box(type: "moov", children: [movieHeader(duration: 0, nextTrackID: (tracks.map(\.trackID).max() ?? 0) + 1)] + tracks.map { $0.trak(edits: $0.gaplessEdits) } + [MP4Box(type: "mvex", children: trexes)] + tag)
         let ftyp = MP4Box(FileType(majorBrand: "iso6", compatibleBrands: ["iso6", "mp41"]))
         return ftyp.bytes + moov.bytes
     }

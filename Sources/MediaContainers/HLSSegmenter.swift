@@ -213,6 +213,8 @@ package struct HLSSegmenter: Sendable {
 
     /// Seconds as text for messages: at most three decimals, no trailing zeros.
     package static func seconds(_ v: Double) -> String {
+        // A file's times may claim anything: past what milliseconds in 64 bits hold, as is.
+        guard v.isFinite, (v * 1000).magnitude < 9e18 else { return "\(v)" }
         let ms = Int64((v * 1000).rounded())
         let whole = "\(ms / 1000)", fraction = ms % 1000
         guard fraction != 0 else { return whole }

@@ -118,9 +118,7 @@ package enum MP4Index {
     /// in place of the one there; nothing when the file has no `ilst`.
     package static func setTag(_ key: FourCC, text: String, in movie: inout MP4Movie) {
         guard movie.moov.find(["udta", "meta", "ilst"]) != nil else { return }
-        // A `data` box: type 1 (UTF-8), locale 0, the text.
-        let data = MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))
-        movie.moov.modify(["udta", "meta", "ilst"]) { $0.replaceOrInsert(MP4Box(type: key, children: [data])) }
+        MP4ExtraTags.setText(key, text, in: &movie.moov)
     }
 
     /// An edit list for the sound track that skips the priming and ends after the input's

@@ -141,11 +141,14 @@ package struct MP4Writer: Sendable {
             throw ContainerError("the \(tracks[t].name) input has more samples than a file's index holds (\(MP4Movie.mostSamples))")
         }
         let scale = Double(format.timescale)
-        var track = tracks[t]
-        if track.firstDecode != nil, decodeTime <= track.lastDecode {
-            throw ContainerError("the \(track.name) input's time stamps go \(decodeTime == track.lastDecode ? "no further" : "back") at "
-                                 + "\(Self.seconds(decodeTime, scale)) s (after \(Self.seconds(track.lastDecode, scale)) s): the file could not be played there")
+        if tracks[t].firstDecode != nil, decodeTime <= tracks[t].lastDecode {
+            throw ContainerError("the \(tracks[t].name) input's time stamps go \(decodeTime == tracks[t].lastDecode ? "no further" : "back") at "
+                                 + "\(Self.seconds(decodeTime, scale)) s (after \(Self.seconds(tracks[t].lastDecode, scale)) s): the file could not be played there")
         }
+        // The track is moved out while it changes and back after: a copy left in the array would
+        // make every append copy the whole sample table.
+        var track = Track(name: "")
+        swap(&track, &tracks[t])
         let first = track.firstDecode ?? decodeTime
         track.firstDecode = first
         // The sample before this one lasts until this one is decoded (FLAC: its frame's block).
@@ -188,10 +191,7 @@ package struct MP4Writer: Sendable {
 
     private static func isFLAC(_ f: MP4TrackFormat) -> Bool { if case .flac = f.codec { true } else { false } }
 
-    static func seconds(_ ticks: Int64, _ scale: Double) -> String {
-        let s = Double(ticks) / scale
-        return s.isFinite ? String(format3: s) : "?"
-    }
+    static func seconds(_ ticks: Int64, _ scale: Double) -> String { HLSSegmenter.seconds(Double(ticks) / scale) }
 
     // MARK: Fragments
 
@@ -215,8 +215,8 @@ package struct MP4Writer: Sendable {
             guard tracks.allSatisfy({ $0.format != nil }) else { return }
             started = true
             let formats = tracks.compactMap(\.format)
-            var moov = MP4Box(type: "moov", children: [movieHeader(duration: 0, nextTrack: UInt32(formats.count + 1))]
-                + formats.map { $0.trak() } + [MP4Box(type: "mvex", children: formats.map(Self.trex))])
+            var moov = MP4Box(type: "moov", children: [CMAF.movieHeader(duration: 0, nextTrackID: UInt32(formats.count + 1))]
+                + formats.map { $0.trak() } + [MP4Box(type: "mvex", children: formats.map { CMAF.trex(trackID: $0.trackID) })])
             moov.sizeField = .compact
             try write(fileType.bytes + moov.bytes)
             try flush()
@@ -259,14 +259,6 @@ package struct MP4Writer: Sendable {
         try flush()
     }
 
-    static func trex(_ f: MP4TrackFormat) -> MP4Box {
-        var trex: [UInt8] = []
-        trex.appendVersionAndFlags(0, 0)
-        trex.appendU32(f.trackID)
-        trex.appendU32(1); trex.appendU32(0); trex.appendU32(0); trex.appendU32(0)
-        return MP4Box(type: "trex", body: trex)
-    }
-
     // MARK: The end
 
     /// What the end of the file writes besides the tracks: the index edits (an audio encoder's
@@ -306,7 +298,7 @@ package struct MP4Writer: Sendable {
         var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
         MP4Index.edit(&movie, with: ending.edits)
         ending.extraTags.apply(to: &movie.moov)
-        for (key, text) in ending.tags { Self.setTag(key, text, in: &movie.moov) }
+        for (key, text) in ending.tags { MP4ExtraTags.setText(key, text, in: &movie.moov) }
         switch layout {
         case .indexLast:
             // The media's size, 64 bits wide in place of `free` when it needs them.
@@ -396,7 +388,7 @@ package struct MP4Writer: Sendable {
                                      trackDuration: edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration,
                                      edits: edits, stsdEntry: entry))
         }
-        var moov = MP4Box(type: "moov", children: [movieHeader(duration: longest, nextTrack: UInt32(tracks.count + 1))] + traks)
+        var moov = MP4Box(type: "moov", children: [CMAF.movieHeader(duration: longest, nextTrackID: UInt32(tracks.count + 1))] + traks)
         moov.sizeField = .compact
         return moov
     }
@@ -420,32 +412,6 @@ package struct MP4Writer: Sendable {
             }
         }
         return brands
-    }
-
-    private func movieHeader(duration: UInt64, nextTrack: UInt32) -> MP4Box {
-        var b: [UInt8] = []
-        let wide = duration > UInt64(UInt32.max)
-        b.appendVersionAndFlags(wide ? 1 : 0, 0)
-        if wide { b.appendU64(0); b.appendU64(0) } else { b.appendU32(0); b.appendU32(0) }
-        b.appendU32(1000)
-        b.appendWideOrNarrow(duration, wide: wide)
-        b.appendU32(0x1_0000); b.appendU16(0x0100); b.appendU16(0)
-        b.appendU64(0)
-        for m: UInt32 in [0x1_0000, 0, 0, 0, 0x1_0000, 0, 0, 0, 0x4000_0000] { b.appendU32(m) }
-        b += [UInt8](repeating: 0, count: 24)
-        b.appendU32(nextTrack)
-        return MP4Box(type: "mvhd", body: b)
-    }
-
-    /// Sets the iTunes text item `key` (`moov/udta/meta/ilst`), the tag list made if missing.
-    static func setTag(_ key: FourCC, _ text: String, in moov: inout MP4Box) {
-        var udta = moov.first("udta") ?? MP4Box(type: "udta", children: [])
-        var meta = udta.first("meta") ?? MP4Box(type: "meta", leading: [0, 0, 0, 0], children: [MP4ExtraTags.itunesHandler])
-        var ilst = meta.first("ilst") ?? MP4Box(type: "ilst", children: [])
-        ilst.replaceOrInsert(MP4Box(type: key, children: [MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))]))
-        meta.replaceOrInsert(ilst, after: ["hdlr", "keys"])
-        udta.replaceOrInsert(meta)
-        moov.replaceOrInsert(udta, after: ["mvhd", "trak"])
     }
 
     // MARK: Bytes
@@ -538,17 +504,5 @@ extension MP4TrackFormat {
         case .alac: "ALAC"
         case .flac: "FLAC"
         }
-    }
-}
-
-extension String {
-    /// `v` with three decimals.
-    init(format3 v: Double) {
-        let scaled = (v * 1000).rounded()
-        guard scaled.magnitude < 1e15 else { self = "\(v)"; return }
-        let n = Int64(scaled), sign = n < 0 ? "-" : ""
-        let m = n.magnitude
-        let frac = String(m % 1000)
-        self = sign + String(m / 1000) + "." + String(repeating: "0", count: 3 - frac.count) + frac
     }
 }

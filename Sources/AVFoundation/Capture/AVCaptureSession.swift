@@ -98,12 +98,18 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
     open var connections: [AVCaptureConnection] { outputs.flatMap(\.connections) }
 
     /// One input of each media kind.
-    open func canAddInput(_ input: AVCaptureInput) -> Bool {
-        state.withLock { s in !s.inputs.contains { $0 === input || $0.mediaType == input.mediaType } }
+    open func canAddInput(_ input: AVCaptureInput) -> Bool { state.withLock { Self.admits(input, $0) } }
+    private static func admits(_ input: AVCaptureInput, _ s: State) -> Bool {
+        !s.inputs.contains { $0 === input || $0.mediaType == input.mediaType }
     }
     open func addInput(_ input: AVCaptureInput) {
-        guard canAddInput(input) else { return }
-        state.withLock { $0.inputs.append(input) }
+        // Checked and added under one lock: two threads adding at once cannot both pass.
+        let added = state.withLock { s in
+            guard Self.admits(input, s) else { return false }
+            s.inputs.append(input)
+            return true
+        }
+        guard added else { return }
         relink()
         configurationChanged()
     }
@@ -114,13 +120,17 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
     }
 
     /// One output of each class, not in another session.
-    open func canAddOutput(_ output: AVCaptureOutput) -> Bool {
-        guard !output.acceptedMediaTypes.isEmpty else { return false }
-        return state.withLock { s in !s.outputs.contains { $0 === output || type(of: $0) == type(of: output) } }
+    open func canAddOutput(_ output: AVCaptureOutput) -> Bool { state.withLock { Self.admits(output, $0) } }
+    private static func admits(_ output: AVCaptureOutput, _ s: State) -> Bool {
+        !output.acceptedMediaTypes.isEmpty && !s.outputs.contains { $0 === output || type(of: $0) == type(of: output) }
     }
     open func addOutput(_ output: AVCaptureOutput) {
-        guard canAddOutput(output) else { return }
-        state.withLock { $0.outputs.append(output) }
+        let added = state.withLock { s in
+            guard Self.admits(output, s) else { return false }
+            s.outputs.append(output)
+            return true
+        }
+        guard added else { return }
         relink()
         configurationChanged()
     }
