@@ -281,6 +281,15 @@ int gk_caps_field_span(const GstCaps *caps, const char *field, int *low, int *hi
  * the count, or none (0: unpositioned) past 8 (media.c). Returns the probe's id. */
 gulong gk_pad_complete_channel_mask(GstPad *pad);
 
+/* Mends the decode times x265 gives a stream shorter than its B-frame delay (x265 never learns
+ * the delay's length there, and subtracts whatever its memory held: a DTS seconds to years off,
+ * different each run). On buffers leaving `pad` (x265enc's source): when the stream's first DTS
+ * is after its PTS, or before it by more than 16 frames and a second (x265's own delay is two
+ * frames at most), every DTS of the stream (until a flush) is moved by one amount, so that the
+ * first is two frames before the first PTS; x265's steps between them are right. Streams with
+ * sound times pass untouched. Returns the probe's id (media.c). */
+gulong gk_pad_mend_x265_decode_times(GstPad *pad);
+
 /* Sends flush-start into every appsink of the bin: its queue (below) holding end of stream until
  * its samples are pulled, or a producer waiting for room in it, would otherwise keep its streaming
  * thread, and the stream lock that stopping the pipeline needs, for up to 100 ms; a waiting pull

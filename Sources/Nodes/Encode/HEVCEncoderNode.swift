@@ -46,6 +46,7 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
         let encoder = try bin.make("x265enc", name: "encoder", [
             "key-int-max": p[Self.keyframeInterval], "speed-preset": p[Self.preset].rawValue, "tune": 0,
         ])
+        encoder.mendX265DecodeTimes()
         if let crf = p[Self.quality] {
             // x265's option string is read after the element's properties: crf there sets its
             // rate control to constant rate factor, as ffmpeg's -crf does.

@@ -22,6 +22,28 @@ import TestSupport
         #expect(Set(out.compactMap(\.presentationTime)).count == 30)
     }
 
+    /// A stream shorter than x265's B-frame delay (two pictures): x265 never measures the delay
+    /// and subtracts what its memory held, giving decode times hours or years off, different each
+    /// run (a file of such a stream once held no picture at all). Each encode's decode times
+    /// come before their presentation, within seconds, a picture's time apart.
+    @Test(.media, .timeLimit(.minutes(10))) func aStreamShorterThanTheBFrameDelayHasSoundDecodeTimes() throws {
+        let source = try NodeHarness(#"{ "type": "capture.video", "params": { "width": 64, "height": 48, "duration": 0.2, "fps": 10, "live": false } }"#)
+        let frames = try source.pullAll()
+        try #require(frames.count == 2)
+        for run in 0..<12 {
+            let h = try NodeHarness(#"{ "type": "encode.hevc", "params": { "preset": "medium" } }"#)
+            try h.push(frames)
+            let out = try h.pullAll()
+            try #require(out.count == 2, "run \(run)")
+            let times = out.map { ($0.decodeTime?.seconds ?? .nan, $0.presentationTime?.seconds ?? .nan) }
+            #expect(times.allSatisfy { $0.0 <= $0.1 && $0.1 - $0.0 < 2 }, "run \(run): (decode, presentation) \(times)")
+            #expect(abs((times[1].0 - times[0].0) - 0.1) < 1e-6, "run \(run): \(times)")
+            // x265enc's own offset (1,000 hours, so that a decode time can come before 0) aside.
+            let first = times.map(\.1).min() ?? 0
+            #expect(Set(times.map { (($0.1 - first) * 1000).rounded() }) == [0, 100], "run \(run): \(times)")
+        }
+    }
+
     /// In MP4: HEVC tagged hvc1 (Apple's players refuse hev1), Main profile, every frame decoded.
     @Test(.media, .timeLimit(.minutes(10)), arguments: [("main", "Main"), ("main10", "Main 10")])
     func inMP4IsHvc1OfTheProfileWithEveryFrame(profile: String, named: String) throws {
