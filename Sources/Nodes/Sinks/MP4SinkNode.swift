@@ -214,8 +214,8 @@ public final class MP4SinkNode: ElementNode, Sendable {
     /// The streams the writer takes as they are: MP4's stored forms (AVC and HEVC access units
     /// with their configuration in the caps, raw AAC), and gkmp4flac's stand-in for FLAC.
     static let audioCaps = "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw; audio/x-opus; audio/x-alac"
-    /// Pictures of 16x16 or more (one macroblock), as mp4mux took them: a smaller one (a file
-    /// claiming 1x1) is refused before the encoder, naming this node and the size it takes.
+    /// Pictures of 16x16 or more, as mp4mux took them: smaller ones (a 1x1 claim, say) cannot be
+    /// 4:2:0 and are refused before the encoder, naming this node and the size it takes.
     static let videoCaps = ["video/x-h264, stream-format=(string){ avc, avc3 }, alignment=(string)au",
                             "video/x-h265, stream-format=(string){ hvc1, hev1 }, alignment=(string)au", "video/x-vp9", "video/x-av1"]
         .map { $0 + ", width=(int)[16, 2147483647], height=(int)[16, 2147483647]" }.joined(separator: "; ")
