@@ -192,16 +192,6 @@ extension MP4Writer {
         try check(Self.writeAll(destination, raw, at: nil))
     }
 
-    /// Tests: leaves the next `count` bytes of an index-last file's media unwritten (a hole: no
-    /// disk taken), as if samples no track refers to filled them, so that the 64-bit sizes and
-    /// offsets past 4 GiB are written and read back without writing 4 GiB.
-    package mutating func leaveUnwritten(_ count: UInt64) throws(ContainerError) {
-        guard case .indexLast = layout, started, !ended else { throw ContainerError("only an index-last file being written can have a hole") }
-        try flush()
-        guard lseek(fd, off_t(count), SEEK_CUR) >= 0 else { try check(errno); return }
-        mediaBytes += count
-    }
-
     /// The media's destination: the scratch file for an index-first file, else the file.
     var destination: Int32 { if case .indexFirst(let scratch) = layout { scratch } else { fd } }
 

@@ -86,38 +86,6 @@ import TestSupport
         }
     }
 
-    /// Past 4 GiB of media (a hole of 4.4 GB in the middle, after the first half's samples):
-    /// the media's header is 64 bits wide, the chunk offsets are `co64`, and every sample is read
-    /// back where the index says, on both sides of the hole.
-    @Test func pastFourGiBTheSizesAndOffsetsAre64Bits() throws {
-        let path = folder.appendingPathComponent("large.mp4").path
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        try #require(fd >= 0)
-        defer { close(fd); unlink(path) }
-        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["video"])
-        try writer.setFormat(Self.video, track: 0)
-        var written: [UInt8] = []
-        let hole: UInt64 = 4_400_000_000
-        for i in 0..<40 {
-            if i == 20 { try writer.leaveUnwritten(hole) }
-            let bytes = (0..<(500 + i)).map { UInt8(truncatingIfNeeded: $0 &+ i) }
-            try bytes.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: Int64(i) * 3600, presentationTime: Int64(i) * 3600, duration: 3600, isSync: i % 10 == 0) }
-            written += bytes
-        }
-        try writer.finish(.init())
-        let (movie, data, samples) = try readBack(path)
-        #expect(data == [written])
-        #expect(samples[0].count == 40 && samples[0][20].offset > UInt64(UInt32.max), "\(samples[0][20])")
-        let stbl = try #require(movie.moov.find(["trak", "mdia", "minf", "stbl"]))
-        #expect(stbl.first("co64") != nil && stbl.first("stco") == nil)
-        let file = try MP4File(try #require(FileBytes(path: path)))
-        #expect(file.boxes.map(\.type) == ["ftyp", "mdat", "moov"], "the free box gives its 8 bytes to the 64-bit size")
-        let mdat = try #require(file.boxes.first { $0.type == "mdat" })
-        #expect(mdat.size > hole)
-        // Nothing can make a hole in a file whose media goes elsewhere, or once it is finished.
-        #expect(throws: ContainerError.self) { try writer.leaveUnwritten(1) }
-    }
-
     @Test func aFragmentedFileIsWholeAfterEachFragment() throws {
         let (path, _) = try write({ _ in .fragmented(seconds: 0.4) }, name: "frag.mp4", frames: 60)
         let file = try MP4File(try #require(FileBytes(path: path)))

@@ -320,15 +320,8 @@ public final class MP4SinkNode: ElementNode, Sendable {
         }
     }
 
-    /// The run's error for what `writer` threw: a write that failed (a full disk: 73) names the
-    /// file as the run names a node writing it, and the system's reason; anything else (times
-    /// that go back, a format the file cannot hold) fails the run naming this node.
-    private func writeError(_ error: ContainerError, _ writer: MP4Writer) -> GraphError {
-        writer.failedWriting
-            ? GraphError(.outputUnwritable, at: "node \"\(context.id)\" (sink.mp4, writing \"\(path)\")",
-                         "cannot write \"\(path)\": \(error.reason.lowercasedFirst)", node: context.id)
-            : GraphError(.runFailed, at: "node \"\(context.id)\" (sink.mp4)", error.reason, node: context.id)
-    }
+    /// Where a failed write happened, as the run names a node writing its file.
+    private var writing: String { "node \"\(context.id)\" (sink.mp4, writing \"\(path)\")" }
 
     // MARK: Streaming threads
 
@@ -362,7 +355,9 @@ public final class MP4SinkNode: ElementNode, Sendable {
                     s.writer!.restart(track: track)
                 }
             } catch {
-                let e = writeError(error, s.writer!)
+                let e = s.writer!.failedWriting
+                    ? GraphError(.outputUnwritable, at: writing, "cannot write \"\(path)\": \(error.reason.lowercasedFirst)", node: context.id)
+                    : GraphError(.runFailed, at: "node \"\(context.id)\" (sink.mp4)", error.reason, node: context.id)
                 s.failure = e
                 return e
             }
@@ -462,7 +457,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
             }
             defer { s.writer = writer }
             do throws(ContainerError) { try writer.finish(ending) } catch {
-                return writeError(error, writer)
+                return GraphError(.outputUnwritable, at: writing, "cannot write \"\(path)\": \(error.reason.lowercasedFirst)", node: context.id)
             }
             return nil
         }
