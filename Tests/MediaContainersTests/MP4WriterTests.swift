@@ -133,30 +133,6 @@ import TestSupport
         #expect(try #require(movie.tracks(handler: "vide").first).track.displayMatrix == DisplayMatrix(text: "0 1 -1 0 0 0"))
     }
 
-    /// A flush on one input (a seek after a preroll) drops what that input gave before it, and
-    /// only that: the other input's samples after its own flush stay.
-    @Test func aFlushedTrackStartsAgainAlone() throws {
-        let path = folder.appendingPathComponent("flush.mp4").path
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        defer { close(fd) }
-        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["video", "audio"])
-        try writer.setFormat(Self.video, track: 0)
-        try writer.setFormat(Self.audio, track: 1)
-        let stale: [UInt8] = [9, 9, 9], fresh: [UInt8] = [1, 2, 3, 4]
-        try stale.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 3600, isSync: true) }
-        try stale.withUnsafeBytes { try writer.append(track: 1, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 1024, isSync: true) }
-        writer.restart(track: 0)
-        for i in 0..<3 {
-            try fresh.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: Int64(i) * 3600, presentationTime: Int64(i) * 3600, duration: 3600, isSync: i == 0) }
-        }
-        writer.restart(track: 1)
-        try fresh.withUnsafeBytes { try writer.append(track: 1, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 1024, isSync: true) }
-        try writer.finish()
-        let (_, data, samples) = try readBack(path)
-        #expect(samples.map(\.count) == [3, 1])
-        #expect(data == [fresh + fresh + fresh, fresh])
-    }
-
     @Test func dOpsIsTheOpusHeadBigEndian() throws {
         // OpusHead: version 1, 2 channels, pre-skip 312, 48000 Hz, gain 0, family 0.
         let head: [UInt8] = Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]
