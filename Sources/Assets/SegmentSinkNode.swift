@@ -86,7 +86,7 @@ final class SegmentSinkNode: ElementNode, Sendable {
             do throws(GraphError) {
                 let outputs: [HLSStream.Output]
                 switch event {
-                case .format(let format, let codecData):
+                case .format(let format, let codecData, _):
                     guard let f = MP4TrackFormat(format, codecData: codecData) else {
                         throw GraphError(.runFailed, at: "AssetWriter's \(port) input",
                                          "its encoder's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration")
@@ -103,6 +103,8 @@ final class SegmentSinkNode: ElementNode, Sendable {
                     outputs = try packaged(port, &s) { (stream) throws(ContainerError) in try stream.add(sample, track: t) }
                 case .end:
                     outputs = s.stream!.end(track: t)
+                case .flush:
+                    outputs = []  // a writer's segments are not sought
                 }
                 configuration.delivery.enqueue(outputs.map(Self.segment))
                 return (nil, configuration.delivery)

@@ -4,6 +4,7 @@
 #include "CGraphKitGlue.h"
 #include <gst/pbutils/pbutils.h>
 #include <gst/audio/audio.h>
+#include <gst/video/video.h>
 #include <string.h>
 
 static void copy_text(char *to, size_t size, const char *from) {
@@ -373,18 +374,18 @@ static gint64 running(const GstSegment *segment, GstClockTime t) {
     return sign > 0 ? (gint64)magnitude : -(gint64)magnitude;
 }
 
+static void watch_buffer(SampleWatch *w, GstBuffer *buffer) {
+    w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
+}
+
 static GstPadProbeReturn sample_watch(GstPadProbeInfo *info, SampleWatch *w) {
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
-        w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
+        watch_buffer(w, GST_PAD_PROBE_INFO_BUFFER(info));
         return GST_PAD_PROBE_OK;
     }
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
         GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
-        for (guint i = 0; i < gst_buffer_list_length(list); i++) {
-            GstBuffer *buffer = gst_buffer_list_get(list, i);
-            w->sample(w->context, buffer, running(&w->segment, GST_BUFFER_PTS(buffer)), running(&w->segment, GST_BUFFER_DTS(buffer)));
-        }
+        for (guint i = 0; i < gst_buffer_list_length(list); i++) watch_buffer(w, gst_buffer_list_get(list, i));
         return GST_PAD_PROBE_OK;
     }
     GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
@@ -394,6 +395,7 @@ static GstPadProbeReturn sample_watch(GstPadProbeInfo *info, SampleWatch *w) {
         break;
     case GST_EVENT_FLUSH_STOP:
         gst_segment_init(&w->segment, GST_FORMAT_TIME);
+        w->event(w->context, 2, NULL);
         break;
     case GST_EVENT_CAPS: {
         GstCaps *caps = NULL;
@@ -426,8 +428,67 @@ gulong gk_pad_watch_samples(GstPad *pad, GkSampleFn sample, GkEventFn event, voi
     w->context = context;
     w->destroy = destroy;
     gst_segment_init(&w->segment, GST_FORMAT_TIME);
-    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
                              sample_watch_probe, w, sample_watch_free);
+}
+
+gsize gk_caps_stream_header(const GstCaps *caps, guint index, guint8 *out, gsize capacity) {
+    if (caps == NULL || gst_caps_get_size(caps) == 0)
+        return 0;
+    const GValue *headers = gst_structure_get_value(gst_caps_get_structure(caps, 0), "streamheader");
+    if (headers == NULL || !GST_VALUE_HOLDS_ARRAY(headers) || index >= gst_value_array_get_size(headers))
+        return 0;
+    const GValue *v = gst_value_array_get_value(headers, index);
+    if (!GST_VALUE_HOLDS_BUFFER(v))
+        return 0;
+    GstBuffer *b = gst_value_get_buffer(v);
+    gsize size = gst_buffer_get_size(b);
+    if (out != NULL && capacity > 0)
+        gst_buffer_extract(b, 0, out, MIN(size, capacity));
+    return size;
+}
+
+gboolean gk_caps_colour(const GstCaps *caps, gint *primaries, gint *transfer, gint *matrix, gint *full_range) {
+    if (caps == NULL || gst_caps_get_size(caps) == 0)
+        return FALSE;
+    const gchar *text = gst_structure_get_string(gst_caps_get_structure(caps, 0), "colorimetry");
+    GstVideoColorimetry c;
+    if (text == NULL || !gst_video_colorimetry_from_string(&c, text))
+        return FALSE;
+    *primaries = (gint)gst_video_color_primaries_to_iso(c.primaries);
+    *transfer = (gint)gst_video_transfer_function_to_iso(c.transfer);
+    *matrix = (gint)gst_video_color_matrix_to_iso(c.matrix);
+    *full_range = c.range == GST_VIDEO_COLOR_RANGE_0_255;
+    return *primaries != 2 || *transfer != 2 || *matrix != 2;
+}
+
+static void put_u16(guint8 *out, guint v) { out[0] = (guint8)(v >> 8); out[1] = (guint8)v; }
+static void put_u32(guint8 *out, guint32 v) { put_u16(out, v >> 16); put_u16(out + 2, v & 0xFFFF); }
+
+gboolean gk_caps_mastering_display(const GstCaps *caps, guint8 *out24) {
+    GstVideoMasteringDisplayInfo info;
+    if (caps == NULL || gst_caps_get_size(caps) == 0 || !gst_video_mastering_display_info_from_caps(&info, caps))
+        return FALSE;
+    /* GStreamer lists red, green, blue; the SEI and the box green, blue, red. */
+    static const int order[3] = {1, 2, 0};
+    for (int i = 0; i < 3; i++) {
+        put_u16(out24 + 4 * i, info.display_primaries[order[i]].x);
+        put_u16(out24 + 4 * i + 2, info.display_primaries[order[i]].y);
+    }
+    put_u16(out24 + 12, info.white_point.x);
+    put_u16(out24 + 14, info.white_point.y);
+    put_u32(out24 + 16, info.max_display_mastering_luminance);
+    put_u32(out24 + 20, info.min_display_mastering_luminance);
+    return TRUE;
+}
+
+gboolean gk_caps_content_light(const GstCaps *caps, guint8 *out4) {
+    GstVideoContentLightLevel level;
+    if (caps == NULL || gst_caps_get_size(caps) == 0 || !gst_video_content_light_level_from_caps(&level, caps))
+        return FALSE;
+    put_u16(out4, level.max_content_light_level);
+    put_u16(out4 + 2, level.max_frame_average_light_level);
+    return TRUE;
 }
 
 gsize gk_caps_codec_data(const GstCaps *caps, guint8 *out, gsize capacity) {

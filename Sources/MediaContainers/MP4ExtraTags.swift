@@ -109,17 +109,4 @@ package struct MP4ExtraTags: Sendable, Equatable {
 
     /// The handler of an iTunes tag list (`mdir`, `appl`), as iTunes and ffmpeg write it.
     static let itunesHandler = MP4Box(type: "hdlr", body: [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdirappl".utf8) + [UInt8](repeating: 0, count: 9))
-
-    /// Writes the tags into the file open as `fd` (read and write), in place: the media after
-    /// a grown index moves, and the chunk offsets with it (``MP4Editor``).
-    package func apply(toFileDescriptor fd: Int32) throws(ContainerError) {
-        guard !isEmpty else { return }
-        if let problem { throw ContainerError(problem) }
-        var editor = try MP4Editor(descriptor: fd)
-        guard let (index, movie) = try editor.movie() else { throw ContainerError("it has no index (moov box)") }
-        var moov = movie.moov
-        apply(to: &moov)
-        editor.replace(at: index, with: moov)
-        try editor.commit()
-    }
 }

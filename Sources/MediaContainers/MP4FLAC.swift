@@ -4,8 +4,8 @@
 // channel count and bits a sample from STREAMINFO, the rate in 16.16) whose `dfLa` box (a full
 // box, version 0) holds the stream's native metadata blocks, STREAMINFO first.
 //
-// GStreamer's MP4 muxer writes no FLAC (1.22 to 1.26): sink.mp4 gives it the frames under a
-// stand-in sample entry (gkmp4flac) and this writes the real one into the finished index.
+// GStreamer's MP4 muxer writes no FLAC (1.22 to 1.26): GraphKit's own writer (MP4Writer) does,
+// each sample's duration its frame's block size, the entry from the header gkmp4flac keeps.
 
 /// A FLAC stream's header: its metadata blocks (STREAMINFO first), as a `.flac` file starts.
 package struct FLACStreamHeader: Sendable, Equatable {
@@ -117,65 +117,8 @@ package struct FLACStreamHeader: Sendable, Equatable {
     }
 }
 
-/// Writes a FLAC track's sample entry in a finished movie.
+/// FLAC frames as an MP4 track holds them.
 package enum MP4FLAC {
-    /// Puts `header`'s `fLaC` entry in place of the first sound track's sample entry (the
-    /// stand-in a muxer wrote for the FLAC frames), each sample's duration the block size its
-    /// frame's header states (read from `file`: a parser's times can be wrong, GStreamer 1.22's
-    /// flacparse gives a stream's short last frame a whole block), and STREAMINFO completed from
-    /// the track where the encoder left a field unknown (the sample count; the smallest and
-    /// largest frame). A sample count that is not the track's (a file a length limit cut short)
-    /// becomes the track's, and the MD5, of samples the file does not hold, unknown. Throws when
-    /// the track cannot be the stream's: another media clock than its rate, a sample that is no
-    /// FLAC frame. The edit list, exact to the sample, is the caller's (``MP4Index/describe(_:in:)``).
-    package static func describe(_ header: FLACStreamHeader, in movie: inout MP4Movie, file: some ByteSource) throws(ContainerError) {
-        guard let (i, track) = movie.tracks(handler: "soun").first else {
-            throw ContainerError("it has no sound track to hold the FLAC stream")
-        }
-        guard track.mediaTimescale == header.sampleRate else {
-            throw ContainerError("its sound track's clock is \(track.mediaTimescale) Hz, and the FLAC stream's rate \(header.sampleRate) Hz")
-        }
-        let samples = try track.samples(fileSize: file.count)
-        var durations: [TimeToSample.Entry] = []
-        var held: UInt64 = 0
-        for (n, sample) in samples.enumerated() {
-            let head = try file.read(at: sample.offset, count: min(16, Int(sample.size)))
-            guard let block = blockSize(frame: head) else {
-                throw ContainerError("its sound track's sample \(n + 1) (at byte \(sample.offset)) is not a FLAC frame")
-            }
-            held += UInt64(block)
-            if let last = durations.last, last.delta == UInt32(block) {
-                durations[durations.count - 1].count += 1
-            } else {
-                durations.append(TimeToSample.Entry(count: 1, delta: UInt32(block)))
-            }
-        }
-        var header = header
-        if header.totalSamples != held {
-            // Unknown to the encoder (0), or the file holds less than it encoded.
-            if header.totalSamples != 0 { header.md5 = [UInt8](repeating: 0, count: 16) }
-            header.totalSamples = held
-        }
-        if header.frameSizes.smallest == 0 || header.frameSizes.largest == 0,
-           let smallest = samples.map(\.size).min(), let largest = samples.map(\.size).max() {
-            header.frameSizes = (Int(smallest), Int(largest))
-        }
-        var edited = track
-        var replaced = false
-        edited.box.modify(["mdia", "minf", "stbl", "stsd"]) { stsd in
-            guard let standIn = stsd.children.first else { return }
-            let body = standIn.body
-            // The muxer's data reference index (bytes 6-7 of any sample entry).
-            let reference = body.count >= 8 ? UInt16(body[6]) << 8 | UInt16(body[7]) : 1
-            stsd.children = [header.sampleEntry(dataReferenceIndex: reference)] + stsd.children.dropFirst()
-            replaced = true
-        }
-        guard replaced else { throw ContainerError("its sound track has no sample description") }
-        edited.box.update(["mdia", "minf", "stbl", "stts"], as: TimeToSample.self) { $0.entries = durations }
-        edited.box.update(["mdia", "mdhd"], as: MediaHeader.self) { $0.duration = held }
-        movie.setTrack(i, edited)
-    }
-
     /// The samples (a channel's) of the FLAC frame whose header `bytes` start with (FLAC format,
     /// FRAME_HEADER: the block size code, and the 8 or 16 bits after the coded frame number that
     /// codes 6 and 7 take); nil when they start no frame.

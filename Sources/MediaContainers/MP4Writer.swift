@@ -3,10 +3,11 @@ import Glibc
 /// Writes an MP4, M4A or MOV file from encoded samples as they arrive: GraphKit's one MP4 writer,
 /// on the box model this library reads and edits (``MP4Box``, ``MP4TrackFormat``).
 ///
-/// - Whole files (``Layout/indexLast``, ``Layout/indexFirst(scratch:)``): each sample's bytes are
-///   written as it comes, in chunks of a track's samples (at most half a second and 1 MiB), the
-///   tracks interleaved as they arrive; the index (sample tables, edit lists, display matrix,
-///   tags) is built once at the end, from what was written, never by editing a finished file.
+/// - Whole files (``Layout/indexLast``, ``Layout/indexFirst(scratch:)``): the samples are written
+///   in chunks of a track's samples (at most a quarter of a second and 1 MiB), the tracks
+///   interleaved in time (a chunk waits in memory until the other tracks have reached its start;
+///   at most 16 MiB wait); the index (sample tables, edit lists, display matrix, tags) is built
+///   once at the end, from what was written, never by editing a finished file.
 ///   Index last: `ftyp`, the media, `moov`; the media's header is written at the start and its
 ///   size set at the end (16 bytes kept, so a file past 4 GiB takes a 64-bit size). Index first
 ///   (faststart): the media goes into an unnamed scratch file, and the end writes `ftyp`, `moov`
@@ -34,11 +35,28 @@ package struct MP4Writer: Sendable {
     }
 
     /// A chunk holds at most this long of a track's samples, and this many bytes.
-    package static let chunkSeconds = 0.5
+    package static let chunkSeconds = 0.25
     package static let chunkBytes = 1 << 20
     /// A fragment is cut, key frame or not, when its samples pass this many bytes.
     package static let fragmentBytes = 64 << 20
-    static let bufferBytes = 1 << 20
+    /// Bytes gathered before a write: small enough that a full disk or a killed run shows within
+    /// seconds of audio, large enough that a write is rare.
+    static let bufferBytes = 32 << 10
+
+    /// A run of one track's samples kept together in the file.
+    struct Chunk: Sendable {
+        var track: Int
+        /// The decode time of its first sample, in seconds.
+        var start: Double
+        /// Its samples' indices in the track, and their bytes.
+        var first: Int
+        var count = 0
+        var data: [UInt8] = []
+    }
+
+    /// Closed chunks wait at most this many bytes for the other tracks to reach their time: past
+    /// it (a track that stalls), the oldest is written anyway.
+    package static let interleaveBytes = 16 << 20
 
     struct Track: Sendable {
         var name: String
@@ -47,8 +65,12 @@ package struct MP4Writer: Sendable {
         var samples: [MP4Sample] = []
         var chunkSizes: [Int] = []
         var chunkOffsets: [UInt64] = []
-        var chunkStart: Int64 = 0
-        var chunkBytes = 0
+        /// The chunk being gathered: its samples wait in memory until the other tracks reach
+        /// its time (``Chunk``).
+        var open: Chunk?
+        /// The decode time (seconds) of its latest sample, and whether it has ended.
+        var reached = -Double.infinity
+        var ended = false
         var firstDecode: Int64?
         var lastDecode: Int64 = 0
         var minPresentation: Int64 = .max
@@ -67,20 +89,24 @@ package struct MP4Writer: Sendable {
     let fd: Int32
     package let brand: Brand
     package let layout: Layout
-    private(set) var tracks: [Track]
+    var tracks: [Track]
     /// Bytes waiting to be written.
-    private var pending: [UInt8] = []
+    var pending: [UInt8] = []
     /// Sample bytes placed in the media so far.
-    private var mediaBytes: UInt64 = 0
+    var mediaBytes: UInt64 = 0
     /// Whole files: where the media's header is (index last), and where its first byte is in
     /// what is written to its destination.
-    private var mdatHeaderAt: UInt64 = 0
-    private var mediaStart: UInt64 = 0
-    private var lastTrack: Int?
-    private var sequence: UInt32 = 1
-    private var fragmentStart: Int64?
-    private var started = false
-    private var ended = false
+    var mdatHeaderAt: UInt64 = 0
+    var mediaStart: UInt64 = 0
+    /// Closed chunks waiting for the other tracks, and their bytes.
+    var waiting: [Chunk] = []
+    var waitingBytes = 0
+    var sequence: UInt32 = 1
+    var fragmentStart: Int64?
+    var started = false
+    var ended = false
+    /// Whether a write failed (the disk full, a device error): the error is the output's, not the stream's.
+    package internal(set) var failedWriting = false
 
     /// A writer of `trackNames.count` tracks (named in errors: "audio", "video") into `fd`, open
     /// for writing at its start (a sink's temporary file; the writer never opens or closes it).
@@ -123,6 +149,22 @@ package struct MP4Writer: Sendable {
         return a == b
     }
 
+    /// Starts track `t` again, its format kept: what it gave before a flush (a seek's) is stale.
+    /// Its samples leave the index (bytes already in the media stay there, unreferenced: a
+    /// flush comes before a run's media, after its preroll); the other tracks are untouched,
+    /// since each input's flush comes in its own time.
+    package mutating func restart(track t: Int) {
+        guard !ended, tracks.indices.contains(t), tracks[t].count > 0 else { return }
+        for chunk in waiting where chunk.track == t { waitingBytes -= chunk.data.count }
+        waiting.removeAll { $0.track == t }
+        var fresh = Track(name: tracks[t].name)
+        fresh.format = tracks[t].format
+        tracks[t] = fresh
+    }
+
+    /// Track `t`'s format, once known.
+    package func format(track t: Int) -> MP4TrackFormat? { tracks.indices.contains(t) ? tracks[t].format : nil }
+
     /// A track that will have no sample (an input that ended before its format): left out.
     package var tracksWithSamples: [Int] { tracks.indices.filter { tracks[$0].count > 0 } }
 
@@ -141,8 +183,10 @@ package struct MP4Writer: Sendable {
             throw ContainerError("the \(tracks[t].name) input has more samples than a file's index holds (\(MP4Movie.mostSamples))")
         }
         let scale = Double(format.timescale)
-        if tracks[t].firstDecode != nil, decodeTime <= tracks[t].lastDecode {
-            throw ContainerError("the \(tracks[t].name) input's time stamps go \(decodeTime == tracks[t].lastDecode ? "no further" : "back") at "
+        // Times that round to the same tick (less than a tick apart) make a sample of no
+        // duration, as GStreamer's muxer writes them; times that go back are refused.
+        if tracks[t].firstDecode != nil, decodeTime < tracks[t].lastDecode {
+            throw ContainerError("the \(tracks[t].name) input's time stamps go back at "
                                  + "\(Self.seconds(decodeTime, scale)) s (after \(Self.seconds(tracks[t].lastDecode, scale)) s): the file could not be played there")
         }
         // The track is moved out while it changes and back after: a copy left in the array would
@@ -173,20 +217,67 @@ package struct MP4Writer: Sendable {
             try appendToFragment(track: t, sample: &sample, bytes: bytes, decodeTime: decodeTime)
             return
         }
-        if lastTrack != t || track.chunkSizes.isEmpty || track.chunkBytes + bytes.count > Self.chunkBytes
-            || Double(decodeTime &- track.chunkStart) / scale >= Self.chunkSeconds {
-            track.chunkOffsets.append(mediaBytes)
-            track.chunkSizes.append(0)
-            track.chunkStart = decodeTime
-            track.chunkBytes = 0
+        // The tracks interleave in time, a chunk of each in turn, as a player reads them: a
+        // chunk is closed at a quarter of a second or 1 MiB, and written once every other track has
+        // reached its start (or ended).
+        let time = Double(decodeTime) / scale
+        if let open = track.open, open.data.count + bytes.count > Self.chunkBytes || time - open.start >= Self.chunkSeconds {
+            waiting.append(open)
+            waitingBytes += open.data.count
+            track.open = nil
         }
-        track.chunkSizes[track.chunkSizes.count - 1] += 1
-        track.chunkBytes += bytes.count
+        if track.open == nil { track.open = Chunk(track: t, start: time, first: track.samples.count) }
+        track.open!.count += 1
+        track.open!.data.append(contentsOf: bytes)
         track.samples.append(sample)
+        track.reached = time
         tracks[t] = track
-        lastTrack = t
-        mediaBytes += UInt64(bytes.count)
-        try put(bytes)
+        try writeWaiting()
+    }
+
+    /// Ends track `t`: its last chunk is closed, and no later one waits for it.
+    package mutating func endTrack(_ t: Int) throws(ContainerError) {
+        guard tracks.indices.contains(t), !tracks[t].ended else { return }
+        tracks[t].ended = true
+        if let open = tracks[t].open {
+            waiting.append(open)
+            waitingBytes += open.data.count
+            tracks[t].open = nil
+        }
+        if case .fragmented = layout { return }
+        try writeWaiting()
+    }
+
+    /// Writes the waiting chunks, earliest first, that every other track has reached (all of
+    /// them with `all`); the oldest regardless while too many bytes wait.
+    mutating func writeWaiting(all: Bool = false) throws(ContainerError) {
+        guard !waiting.isEmpty else { return }
+        waiting.sort { ($0.start, $0.track) < ($1.start, $1.track) }
+        while let chunk = waiting.first {
+            // Every other track is past its start: nothing of theirs from before it is still to come.
+            let reached = all || tracks.indices.allSatisfy { u in
+                u == chunk.track || tracks[u].ended || (tracks[u].open.map { $0.start >= chunk.start } ?? (tracks[u].reached >= chunk.start))
+            }
+            guard reached || waitingBytes > Self.interleaveBytes else { return }
+            waiting.removeFirst()
+            waitingBytes -= chunk.data.count
+            try place(chunk)
+        }
+    }
+
+    /// Writes `chunk` into the media: its samples' offsets and the track's chunk table follow.
+    mutating func place(_ chunk: Chunk) throws(ContainerError) {
+        let t = chunk.track
+        tracks[t].chunkOffsets.append(mediaBytes)
+        tracks[t].chunkSizes.append(chunk.count)
+        var at = mediaBytes
+        for i in chunk.first..<(chunk.first + chunk.count) {
+            tracks[t].samples[i].offset = at
+            at += UInt64(tracks[t].samples[i].size)
+        }
+        mediaBytes = at
+        if pending.count + chunk.data.count > Self.bufferBytes { try flush() }
+        if chunk.data.count >= Self.bufferBytes { try write(chunk.data) } else { pending += chunk.data }
     }
 
     private static func isFLAC(_ f: MP4TrackFormat) -> Bool { if case .flac = f.codec { true } else { false } }
@@ -197,7 +288,7 @@ package struct MP4Writer: Sendable {
 
     /// Starts the file once it can be: a whole file at once (its `ftyp` and the media's header);
     /// a fragmented one when every track's format is known (its `moov` of empty tables).
-    private mutating func startIfReady() throws(ContainerError) {
+    mutating func startIfReady() throws(ContainerError) {
         guard !started else { return }
         switch layout {
         case .indexLast:
@@ -238,7 +329,7 @@ package struct MP4Writer: Sendable {
     }
 
     /// Writes the samples gathered as one fragment (nothing before every track's format is known).
-    private mutating func writeFragment() throws(ContainerError) {
+    mutating func writeFragment() throws(ContainerError) {
         guard started else { return }
         var runs: [FragmentRun] = []
         for t in tracks.indices where !tracks[t].run.isEmpty {
@@ -259,236 +350,6 @@ package struct MP4Writer: Sendable {
         try flush()
     }
 
-    // MARK: The end
-
-    /// What the end of the file writes besides the tracks: the index edits (an audio encoder's
-    /// delay, the display matrix, where the presentation ends, the date), the tags, a FLAC
-    /// stream's header.
-    package struct Ending: Sendable {
-        package var edits = MP4Index.Edits()
-        package var tags: [(key: FourCC, text: String)] = []
-        package var extraTags = MP4ExtraTags()
-        package var flacHeader: FLACStreamHeader?
-        package init() {}
-    }
-
-    /// Finishes the file: the last fragment, or the whole file's index. The file is complete
-    /// when it returns; throws naming what failed (a write: errno's words).
-    package mutating func finish(_ ending: Ending = Ending()) throws(ContainerError) {
-        guard !ended else { return }
-        if case .fragmented = layout {
-            // Formats that never came: the file starts with the tracks that have them.
-            if !started {
-                let missing = tracks.indices.filter { tracks[$0].format == nil }
-                guard missing.allSatisfy({ tracks[$0].count == 0 }) else { throw ContainerError("a track has samples and no format") }
-                tracks.removeAll { $0.format == nil }
-                guard !tracks.isEmpty else { throw ContainerError("no input gave a sample") }
-                try startIfReady()
-            }
-            try writeFragment()
-            try flush()
-            ended = true
-            return
-        }
-        try startIfReady()
-        try flush()
-        ended = true
-        let present = tracks.indices.filter { tracks[$0].count > 0 }
-        guard !present.isEmpty else { throw ContainerError("no input gave a sample") }
-        var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
-        MP4Index.edit(&movie, with: ending.edits)
-        ending.extraTags.apply(to: &movie.moov)
-        for (key, text) in ending.tags { MP4ExtraTags.setText(key, text, in: &movie.moov) }
-        switch layout {
-        case .indexLast:
-            // The media's size, 64 bits wide in place of `free` when it needs them.
-            var header: [UInt8] = []
-            let size = mediaBytes + 8
-            if size <= UInt64(UInt32.max) {
-                header.appendU32(8); header.appendU32(FourCC("free").rawValue)
-                header.appendU32(UInt32(size)); header.appendU32(FourCC("mdat").rawValue)
-            } else {
-                header.appendU32(1); header.appendU32(FourCC("mdat").rawValue); header.appendU64(mediaBytes + 16)
-            }
-            movie.moveChunkOffsets { $0 + self.mediaStart }
-            try write(movie.bytes)
-            try flush()
-            try Self.pwriteAll(fd, header, at: mdatHeaderAt)
-        case .indexFirst(let scratch):
-            let ftyp = fileType.bytes
-            let wide = mediaBytes + 8 > UInt64(UInt32.max)
-            let headerSize = UInt64(wide ? 16 : 8)
-            // The offsets' width can change the index's size: measured, then written.
-            var shift = UInt64(ftyp.count) + movie.moov.length() + headerSize
-            var placed = movie
-            for _ in 0..<3 {
-                placed = movie
-                let s = shift
-                placed.moveChunkOffsets { $0 + s }
-                let next = UInt64(ftyp.count) + placed.moov.length() + headerSize
-                if next == shift { break }
-                shift = next
-            }
-            var head = ftyp + placed.bytes
-            if wide {
-                head.appendU32(1); head.appendU32(FourCC("mdat").rawValue); head.appendU64(mediaBytes + 16)
-            } else {
-                head.appendU32(UInt32(mediaBytes + 8)); head.appendU32(FourCC("mdat").rawValue)
-            }
-            try Self.pwriteAll(fd, head, at: 0)
-            try Self.copy(from: scratch, count: mediaBytes, to: fd, at: UInt64(head.count))
-        case .fragmented:
-            break
-        }
-    }
-
-    /// The index of the whole file: every track's sample tables, edits and entry, offsets from
-    /// the media's first byte.
-    private func moov(tracks present: [Int], ending: Ending) -> MP4Box {
-        let movieScale: UInt64 = 1000
-        // The earliest presentation of all: the file's start.
-        let starts = present.map { t in Double(tracks[t].minPresentation) / Double(tracks[t].format?.timescale ?? 1) }
-        let origin = starts.min() ?? 0
-        var traks: [MP4Box] = []
-        var longest: UInt64 = 0
-        for (k, t) in present.enumerated() {
-            let track = tracks[t]
-            guard var format = track.format else { continue }
-            let samples = track.samples
-            var entry: MP4Box?
-            if case .flac = format.codec, let header = ending.flacHeader {
-                var h = header
-                let held = samples.reduce(UInt64(0)) { $0 &+ UInt64($1.duration) }
-                if h.totalSamples != held {
-                    if h.totalSamples != 0 { h.md5 = [UInt8](repeating: 0, count: 16) }
-                    h.totalSamples = held
-                }
-                if h.frameSizes.smallest == 0 || h.frameSizes.largest == 0, let lo = samples.map(\.size).min(), let hi = samples.map(\.size).max() {
-                    h.frameSizes = (Int(lo), Int(hi))
-                }
-                entry = h.sampleEntry()
-            }
-            let scale = UInt64(format.timescale)
-            let mediaDuration = samples.reduce(UInt64(0)) { $0 &+ UInt64($1.duration) }
-            // The first presentation, in the media (B-frames: after the first decode).
-            let mediaTime = max(0, track.minPresentation &- (track.firstDecode ?? 0))
-            // From the first picture shown to the end of the last one.
-            let lastDuration = samples.indices.contains(track.lastShown) ? Int64(samples[track.lastShown].duration) : 0
-            let shown = UInt64(clamping: track.maxPresentation &- track.minPresentation &+ lastDuration)
-            let shownMovie = UInt64((Double(shown) * Double(movieScale) / Double(scale)).rounded())
-            let lateBy = UInt64(max(0, ((starts[k] - origin) * Double(movieScale)).rounded()))
-            var edits: [EditList.Edit] = []
-            if lateBy > 0 { edits.append(EditList.Edit(duration: lateBy, mediaTime: -1)) }
-            if lateBy > 0 || mediaTime > 0 { edits.append(EditList.Edit(duration: shownMovie, mediaTime: mediaTime)) }
-            let trackDuration = lateBy &+ shownMovie
-            longest = max(longest, edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration)
-            format.gapless = nil
-            traks.append(format.trak(tables: MP4Join.tables(samples[...], chunkSizes: track.chunkSizes, offsets: track.chunkOffsets),
-                                     mediaDuration: mediaDuration,
-                                     trackDuration: edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration,
-                                     edits: edits, stsdEntry: entry))
-        }
-        var moov = MP4Box(type: "moov", children: [CMAF.movieHeader(duration: longest, nextTrackID: UInt32(tracks.count + 1))] + traks)
-        moov.sizeField = .compact
-        return moov
-    }
-
-    private var fileType: MP4Box {
-        switch brand {
-        case .mp4: MP4Box(FileType(majorBrand: "isom", minorVersion: 0x200, compatibleBrands: ["isom", "iso2", "mp41"] + Self.codecBrands(tracks)))
-        case .m4a: MP4Box(FileType(majorBrand: "M4A ", minorVersion: 0x200, compatibleBrands: ["M4A ", "isom", "iso2", "mp41"]))
-        case .mov: MP4Box(FileType(majorBrand: "qt  ", minorVersion: 0x200, compatibleBrands: ["qt  "]))
-        }
-    }
-
-    static func codecBrands(_ tracks: [Track]) -> [FourCC] {
-        var brands: [FourCC] = []
-        for t in tracks {
-            switch t.format?.codec {
-            case .h264?: brands.append("avc1")
-            case .av1?: brands.append("av01")
-            case .opus?: brands.append("Opus")
-            default: break
-            }
-        }
-        return brands
-    }
-
-    // MARK: Bytes
-
-    private mutating func put(_ bytes: UnsafeRawBufferPointer) throws(ContainerError) {
-        if pending.count + bytes.count > Self.bufferBytes { try flush() }
-        if bytes.count >= Self.bufferBytes {
-            try writeOut(bytes)
-        } else {
-            pending.append(contentsOf: bytes)
-        }
-    }
-
-    private mutating func write(_ bytes: [UInt8]) throws(ContainerError) {
-        try flush()
-        let failed = bytes.withUnsafeBytes { Self.writeAll(destination, $0, at: nil) }
-        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
-    }
-
-    private mutating func flush() throws(ContainerError) {
-        guard !pending.isEmpty else { return }
-        let failed = pending.withUnsafeBytes { Self.writeAll(destination, $0, at: nil) }
-        pending.removeAll(keepingCapacity: true)
-        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
-    }
-
-    private func writeOut(_ raw: UnsafeRawBufferPointer) throws(ContainerError) {
-        let failed = Self.writeAll(destination, raw, at: nil)
-        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
-    }
-
-    /// The media's destination: the scratch file for an index-first file, else the file.
-    private var destination: Int32 { if case .indexFirst(let scratch) = layout { scratch } else { fd } }
-
-    /// Writes all of `raw` to `fd` (at `offset`, or where it is); 0, or the errno of the failure.
-    static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer, at offset: UInt64?) -> Int32 {
-        var done = 0
-        while done < raw.count {
-            let n = offset.map { pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t($0) + off_t(done)) }
-                ?? Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return n < 0 ? errno : EIO }
-            done += n
-        }
-        return 0
-    }
-
-    static func pwriteAll(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64) throws(ContainerError) {
-        let failed = bytes.withUnsafeBytes { writeAll(fd, $0, at: offset) }
-        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
-    }
-
-    /// Copies `count` bytes from the start of `source` to `target` at `offset`: in the kernel
-    /// where it can (`sendfile`), else through a buffer.
-    static func copy(from source: Int32, count: UInt64, to target: Int32, at offset: UInt64) throws(ContainerError) {
-        var inAt = off_t(0)
-        var left = count
-        guard lseek(target, off_t(offset), SEEK_SET) >= 0 else { throw ContainerError(String(cString: strerror(errno))) }
-        while left > 0 {
-            let n = sendfile(target, source, &inAt, Int(min(left, 1 << 30)))
-            if n > 0 { left -= UInt64(n); continue }
-            if n < 0, errno == EINTR { continue }
-            if n == 0 { throw ContainerError("its media ended \(left) bytes early") }
-            if [EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) { break }
-            throw ContainerError(String(cString: strerror(errno)))
-        }
-        guard left > 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var outAt = UInt64(offset) + (count - left)
-        while left > 0 {
-            let n = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress!, Int(min(left, UInt64($0.count))), inAt) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw ContainerError(n == 0 ? "its media ended \(left) bytes early" : String(cString: strerror(errno))) }
-            try pwriteAll(target, Array(buffer[0..<n]), at: outAt)
-            inAt += off_t(n); outAt += UInt64(n); left -= UInt64(n)
-        }
-    }
 }
 
 extension MP4TrackFormat {
@@ -506,3 +367,4 @@ extension MP4TrackFormat {
         }
     }
 }
+

@@ -82,21 +82,5 @@ import TestSupport
         #expect(MediaProbe.boxes(cutPath) == types.dropLast().map(\.description))
         #expect(ContainerDiagnosis.diagnose(path: cutPath)?.problem
                 == "ends at byte \(cut.count), inside a box header at byte \(mdat.offset): the file was cut short")
-
-        // The editor keeps each form: an edit list grows the index, the media data moves
-        // forward, and the file decodes as the original edited the same way does.
-        let edits = MP4Index.Edits(audioDelay: EncoderDelay(priming: 1024, samples: 18_000, sampleRate: 8000))
-        let compactPath = try Self.write(bytes, "compact.m4a", in: folder)
-        try MP4Index.apply(edits, toFileAt: compactPath)
-        let expected = try MP4IndexTests.decode(compactPath)
-        #expect(expected.count >= 18_000 && expected != samples)
-        for (path, form) in [(toEndPath, BoxHeader.SizeField.toEnd), (largePath, .large)] {
-            try MP4Index.apply(edits, toFileAt: path)
-            let edited = try MP4File(try #require(FileBytes(path: path)))
-            #expect(edited.boxes.map(\.type) == types && edited.ending == nil)
-            #expect(edited.boxes.last?.header.sizeField == form)
-            #expect(try #require(try edited.movie()).tracks(handler: "soun").first?.track.edits?.count == 1)
-            #expect(try MP4IndexTests.decode(path) == expected, "\(form)")
-        }
     }
 }

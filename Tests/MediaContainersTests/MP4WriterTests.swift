@@ -86,6 +86,38 @@ import TestSupport
         }
     }
 
+    /// Past 4 GiB of media (a hole of 4.4 GB in the middle, after the first half's samples):
+    /// the media's header is 64 bits wide, the chunk offsets are `co64`, and every sample is read
+    /// back where the index says, on both sides of the hole.
+    @Test func pastFourGiBTheSizesAndOffsetsAre64Bits() throws {
+        let path = folder.appendingPathComponent("large.mp4").path
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd); unlink(path) }
+        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["video"])
+        try writer.setFormat(Self.video, track: 0)
+        var written: [UInt8] = []
+        let hole: UInt64 = 4_400_000_000
+        for i in 0..<40 {
+            if i == 20 { try writer.leaveUnwritten(hole) }
+            let bytes = (0..<(500 + i)).map { UInt8(truncatingIfNeeded: $0 &+ i) }
+            try bytes.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: Int64(i) * 3600, presentationTime: Int64(i) * 3600, duration: 3600, isSync: i % 10 == 0) }
+            written += bytes
+        }
+        try writer.finish(.init())
+        let (movie, data, samples) = try readBack(path)
+        #expect(data == [written])
+        #expect(samples[0].count == 40 && samples[0][20].offset > UInt64(UInt32.max), "\(samples[0][20])")
+        let stbl = try #require(movie.moov.find(["trak", "mdia", "minf", "stbl"]))
+        #expect(stbl.first("co64") != nil && stbl.first("stco") == nil)
+        let file = try MP4File(try #require(FileBytes(path: path)))
+        #expect(file.boxes.map(\.type) == ["ftyp", "mdat", "moov"], "the free box gives its 8 bytes to the 64-bit size")
+        let mdat = try #require(file.boxes.first { $0.type == "mdat" })
+        #expect(mdat.size > hole)
+        // Nothing can make a hole in a file whose media goes elsewhere, or once it is finished.
+        #expect(throws: ContainerError.self) { try writer.leaveUnwritten(1) }
+    }
+
     @Test func aFragmentedFileIsWholeAfterEachFragment() throws {
         let (path, _) = try write({ _ in .fragmented(seconds: 0.4) }, name: "frag.mp4", frames: 60)
         let file = try MP4File(try #require(FileBytes(path: path)))
@@ -131,6 +163,30 @@ import TestSupport
         #expect(sound.edits?.last?.mediaTime == 1024)
         #expect(movie.timescale == 48000)
         #expect(try #require(movie.tracks(handler: "vide").first).track.displayMatrix == DisplayMatrix(text: "0 1 -1 0 0 0"))
+    }
+
+    /// A flush on one input (a seek after a preroll) drops what that input gave before it, and
+    /// only that: the other input's samples after its own flush stay.
+    @Test func aFlushedTrackStartsAgainAlone() throws {
+        let path = folder.appendingPathComponent("flush.mp4").path
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(fd) }
+        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["video", "audio"])
+        try writer.setFormat(Self.video, track: 0)
+        try writer.setFormat(Self.audio, track: 1)
+        let stale: [UInt8] = [9, 9, 9], fresh: [UInt8] = [1, 2, 3, 4]
+        try stale.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 3600, isSync: true) }
+        try stale.withUnsafeBytes { try writer.append(track: 1, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 1024, isSync: true) }
+        writer.restart(track: 0)
+        for i in 0..<3 {
+            try fresh.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: Int64(i) * 3600, presentationTime: Int64(i) * 3600, duration: 3600, isSync: i == 0) }
+        }
+        writer.restart(track: 1)
+        try fresh.withUnsafeBytes { try writer.append(track: 1, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 1024, isSync: true) }
+        try writer.finish()
+        let (_, data, samples) = try readBack(path)
+        #expect(samples.map(\.count) == [3, 1])
+        #expect(data == [fresh + fresh + fresh, fresh])
     }
 
     @Test func dOpsIsTheOpusHeadBigEndian() throws {

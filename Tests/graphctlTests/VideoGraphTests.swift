@@ -121,11 +121,11 @@ import TestSupport
     }
 
     static func moov(_ path: String) throws -> (MP4Movie, offset: Int) {
-        let fd = open(path, O_RDONLY)
-        defer { close(fd) }
-        let extent = try #require(try MP4Index.topLevelBoxes(fd).first { $0.type == "moov" })
+        let source = try #require(FileBytes(path: path))
+        let extent = try #require(try MP4File(source).boxes.first { $0.type == "moov" })
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        return (try MP4Movie(parsing: bytes[extent.offset..<(extent.offset + extent.size)]), extent.offset)
+        let (offset, end) = (Int(extent.offset), Int(extent.offset + extent.size))
+        return (try MP4Movie(parsing: bytes[offset..<end]), offset)
     }
 
     static func orientation(of path: String) throws -> DisplayOrientation? {

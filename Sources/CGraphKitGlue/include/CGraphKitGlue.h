@@ -97,11 +97,22 @@ gulong gk_pad_add_transform(GstPad *pad, GkTransformFn transform, GkEventFn even
 /* Encoded samples watched as they reach a sink pad (media.c), for a Swift writer of its own
  * files (sink.hls): `sample` gets each buffer (borrowed) with its presentation and decode times
  * on the running-time clock (GST_CLOCK_STIME_NONE when it has none; negative before the clock's
- * start), `event` each new caps (kind 0) and the end of stream (kind 1). */
+ * start), `event` each new caps (kind 0), the end of stream
+ * (kind 1) and a flush (kind 2: what came before it is stale, a seek's). */
 typedef void (*GkSampleFn)(void *context, GstBuffer *buffer, gint64 pts, gint64 dts);
 gulong gk_pad_watch_samples(GstPad *pad, GkSampleFn sample, GkEventFn event, void *context, GDestroyNotify destroy);
 /* The size of the caps' codec_data (0 when it has none), copying up to `capacity` bytes to `out`. */
 gsize gk_caps_codec_data(const GstCaps *caps, guint8 *out, gsize capacity);
+/* The same for the caps' streamheader buffer `index` (Opus's OpusHead, FLAC's blocks). */
+gsize gk_caps_stream_header(const GstCaps *caps, guint index, guint8 *out, gsize capacity);
+/* The caps' colorimetry as ISO/IEC 23091-2 code points (primaries, transfer, matrix) and its
+ * range (1: full): FALSE when the caps state none, or an unknown one. */
+gboolean gk_caps_colour(const GstCaps *caps, gint *primaries, gint *transfer, gint *matrix, gint *full_range);
+/* The caps' mastering display (ST 2086: green, blue, red primaries, white point, luminance range,
+ * as an `mdcv` box holds them: 24 bytes) and content light level (`clli`: 4 bytes); FALSE when
+ * the caps carry none. */
+gboolean gk_caps_mastering_display(const GstCaps *caps, guint8 *out24);
+gboolean gk_caps_content_light(const GstCaps *caps, guint8 *out4);
 
 /* The same, counting as it goes, so that no counting probe is needed beside it (each probe on a
  * pad is a hook-list walk per buffer): what arrives into `arriving`, what the transform passes

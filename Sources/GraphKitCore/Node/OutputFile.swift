@@ -405,11 +405,11 @@ public final class OutputFile: Sendable {
     }
 
     /// A file with no name in the output's folder, for data a writer keeps aside until the end
-    /// (mp4mux's media before its index, with `faststart`): on the output's disk, so a full disk
-    /// shows as it fills, and gone however the run ends, even by `kill -9`, since it never had a
-    /// name. A path that opens it is `/proc/self/fd/N`. Kept until ``commit()`` or ``discard()``.
-    public func scratchFile() throws(GraphError) -> String {
-        try opened.withLock { (opened) throws(GraphError) -> String in
+    /// (an index-first MP4's media before its index): on the output's disk, so a full disk shows
+    /// as it fills, and gone however the run ends, even by `kill -9`, since it never had a name.
+    /// Its descriptor, open for reading and writing, kept until ``commit()`` or ``discard()``.
+    public func scratchDescriptor() throws(GraphError) -> Int32 {
+        try opened.withLock { (opened) throws(GraphError) -> Int32 in
             guard var o = opened else { throw failure("cannot write \"\(path)\": it is not open for writing") }
             if o.scratch < 0 {
                 var fd = openat(o.folder, ".", Self.unnamedFile | O_RDWR | O_CLOEXEC, 0o600)
@@ -423,12 +423,7 @@ public final class OutputFile: Sendable {
                 o.scratch = fd
                 opened = o
             }
-            let reopen = "/proc/self/fd/\(o.scratch)"
-            guard access(reopen, R_OK | W_OK) == 0 else {
-                throw failure("cannot write \"\(path)\": its index-first layout (faststart) keeps the media aside in a file reached "
-                              + "through /proc/self/fd, which is not mounted here; mount /proc, or set faststart to false")
-            }
-            return reopen
+            return o.scratch
         }
     }
 

@@ -177,12 +177,44 @@ public final class Element: Sendable {
     /// the samples (``onEncodedSamples(pad:_:)``).
     public enum EncodedSampleEvent: Sendable {
         /// A new format, with the encoder's configuration bytes (caps' `codec_data`: H.264's
-        /// AVCDecoderConfigurationRecord, AAC's AudioSpecificConfig), empty when it has none.
-        case format(MediaFormat?, codecData: [UInt8])
+        /// AVCDecoderConfigurationRecord, AAC's AudioSpecificConfig), empty when it has none,
+        /// and what else the caps say of the stream (``EncodedFormatDetails``).
+        case format(MediaFormat?, codecData: [UInt8], details: EncodedFormatDetails)
         /// A sample, its times on the run's clock (from when the run started; a decode time
         /// can be before it).
         case sample(SampleBuffer, presentationTime: MediaTime?, decodeTime: MediaTime?)
         case end
+        /// A flush (a seek's, such as `GraphRun.start(at:)`'s after its preroll): the samples
+        /// before it are stale; the stream starts again, its format as it was.
+        case flush
+    }
+
+    /// What an encoded stream's caps say besides its format and configuration bytes: the
+    /// streamheader's buffers (Opus's `OpusHead`), the colour as ISO/IEC 23091-2 code points, and
+    /// HDR's mastering display and content light level as an MP4's `mdcv` and `clli` hold them.
+    public struct EncodedFormatDetails: Sendable, Equatable {
+        public var streamHeaders: [[UInt8]] = []
+        public var primaries: Int?, transfer: Int?, matrix: Int?, fullRange = false
+        public var masteringDisplay: [UInt8]?
+        public var contentLightLevel: [UInt8]?
+        public init() {}
+
+        init(_ caps: UnsafePointer<GstCaps>) {
+            for i in 0..<8 {
+                let n = Int(gk_caps_stream_header(caps, guint(i), nil, 0))
+                guard n > 0, n <= 1 << 20 else { break }
+                var bytes = [UInt8](repeating: 0, count: n)
+                _ = bytes.withUnsafeMutableBufferPointer { gk_caps_stream_header(caps, guint(i), $0.baseAddress, gsize(n)) }
+                streamHeaders.append(bytes)
+            }
+            var p: gint = 0, t: gint = 0, m: gint = 0, full: gint = 0
+            if gk_caps_colour(caps, &p, &t, &m, &full) != 0 {
+                (primaries, transfer, matrix, fullRange) = (Int(p), Int(t), Int(m), full != 0)
+            }
+            var mdcv = [UInt8](repeating: 0, count: 24), clli = [UInt8](repeating: 0, count: 4)
+            if gk_caps_mastering_display(caps, &mdcv) != 0 { masteringDisplay = mdcv }
+            if gk_caps_content_light(caps, &clli) != 0 { contentLightLevel = clli }
+        }
     }
 
     /// Called on the streaming thread with each format, sample and the end of the stream as
@@ -207,12 +239,13 @@ public final class Element: Sendable {
         }, { ctx, kind, caps in
             let w = Unmanaged<Watch>.fromOpaque(ctx!).takeUnretainedValue()
             if kind == 1 { return w.handler(.end) }
+            if kind == 2 { return w.handler(.flush) }
             guard let caps else { return }
             let format = GStreamer.format(from: caps)
             w.format.withLock { $0 = format }
             var data = [UInt8](repeating: 0, count: Int(gk_caps_codec_data(caps, nil, 0)))
             if !data.isEmpty { _ = data.withUnsafeMutableBufferPointer { gk_caps_codec_data(caps, $0.baseAddress, gsize($0.count)) } }
-            w.handler(.format(format, codecData: data))
+            w.handler(.format(format, codecData: data, details: EncodedFormatDetails(caps)))
         }, box, { ctx in Unmanaged<Watch>.fromOpaque(ctx!).release() })
         callbacks.adopt(probe: id, on: p)
     }

@@ -225,7 +225,7 @@ struct BusWatcher {
             } else if parsed.code == Int32(GST_STREAM_ERROR_WRONG_TYPE.rawValue),
                       ["decodebin", "typefind"].contains(Self.factory(of: msg.pointee.src)) {
                 // decodebin's type finder found text: "This appears to be a text file".
-                replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises (\(Self.lowercasedFirst(Self.sentence(parsed.message))))")
+                replaceMessage(with: "\(input.name) is not in a media format GStreamer recognises (\(Self.sentence(parsed.message).lowercasedFirst))")
             }
         }
         // Caps that could not be agreed: GStreamer blames whoever was pushing ("Internal data
@@ -429,9 +429,9 @@ struct BusWatcher {
            !parsed.message.contains(temporary), !parsed.message.lowercased().contains("temporary file") {
             var sentence = parsed.message
             if sentence.hasSuffix(".") { sentence.removeLast() }
-            detail = lowercasedFirst(sentence)
+            detail = sentence.lowercasedFirst
         }
-        let because = [detail, reason.map(lowercasedFirst)].compactMap { $0 }.joined(separator: ": ")
+        let because = [detail, reason.map(\.lowercasedFirst)].compactMap { $0 }.joined(separator: ": ")
         return "cannot write \"\(path)\": \(because.isEmpty ? "the write failed" : because)"
     }
 
@@ -455,11 +455,6 @@ struct BusWatcher {
 
     /// A sentence without its final period, to go inside another.
     static func sentence(_ s: String) -> String { s.hasSuffix(".") ? String(s.dropLast()) : s }
-
-    static func lowercasedFirst(_ s: String) -> String {
-        guard let first = s.first, first.isUppercase, !(s.dropFirst().first?.isUppercase ?? false) else { return s }
-        return first.lowercased() + s.dropFirst()
-    }
 
     private func describe(upstreamOf id: String) -> String? {
         Self.describe(upstreamOf: id, graph: graph, nodes: nodes)

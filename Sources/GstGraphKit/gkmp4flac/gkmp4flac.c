@@ -1,15 +1,14 @@
 /*
- * gkmp4flac: FLAC frames into GStreamer's MP4 muxer, which writes no FLAC, for a writer that
- * writes the track's sample entry itself.
+ * gkmp4flac: FLAC frames into an MP4 writer, with the stream's header as the encoder leaves it.
  *
- * Why: no mp4mux or qtmux takes audio/x-flac (GStreamer 1.22 and 1.26.2 measured; the main branch
- * of 2025 has none in its source either), while an MP4 holds FLAC well ("Encapsulation of FLAC in
- * ISO Base Media File Format", xiph: one frame a sample, a `fLaC` sample entry whose `dfLa` box
- * holds the stream's metadata blocks, STREAMINFO first; ffmpeg writes it). What a muxer does with
- * an audio track's packets is codec-blind for the Opus it takes (no parsing, a sample's duration
- * from the times, the media clock from the caps' rate: gstqtmux.c 1.22 to main), so the frames
- * can reach it as such, and only the sample entry is wrong: GraphKit's MP4 writer (sink.mp4)
- * replaces it in the finished index with the real one from this element's `header`.
+ * Why: an MP4 holds FLAC well ("Encapsulation of FLAC in ISO Base Media File Format", xiph: one
+ * frame a sample, a `fLaC` sample entry whose `dfLa` box holds the stream's metadata blocks,
+ * STREAMINFO first; ffmpeg writes it), and that entry needs the header as flacenc finishes it:
+ * the sample count and MD5 come at the end, by a seek back in bytes downstream, which a writer
+ * of samples cannot take. This element takes it. GraphKit's MP4 writer (sink.mp4, MP4Writer)
+ * writes the entry from this element's `header`; no GStreamer MP4 muxer takes audio/x-flac (1.22
+ * to 1.26.2 measured), and one given the stand-in caps below writes its frames as it would
+ * Opus's (codec-blind), which is how gst-launch users can still use it.
  *
  * What it does, on a FLAC stream (other streams pass untouched, caps and all):
  * - the frames go on under stand-in caps mp4mux takes: audio/x-opus with the FLAC stream's rate
@@ -24,7 +23,7 @@
  *   the bytes a .flac file starts with; NULL before a FLAC stream's first frame.
  *
  * Example launch line (an MP4 whose sound track is FLAC under an Opus sample entry: not a file
- * to keep without the index edit sink.mp4 makes):
+ * to keep; sink.mp4 writes the real entry):
  *   gst-launch-1.0 -e audiotestsrc num-buffers=100 ! flacenc ! gkmp4flac ! mp4mux ! filesink location=out.mp4
  */
 #include <string.h>

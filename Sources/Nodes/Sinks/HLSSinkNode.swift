@@ -275,7 +275,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
             guard s.failure == nil, s.status == .writing else { return nil }
             do throws(GraphError) {
                 switch event {
-                case .format(let format, let codecData):
+                case .format(let format, let codecData, _):
                     guard let f = MP4TrackFormat(format, codecData: codecData) else {
                         throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
                                          "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
@@ -306,6 +306,8 @@ public final class HLSSinkNode: ElementNode, Sendable {
                     }
                 case .end:
                     for (r, t) in targets { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
+                case .flush:
+                    break  // a stream packaged as it is encoded is not sought
                 }
             } catch {
                 s.failure = error

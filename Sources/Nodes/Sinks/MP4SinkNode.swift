@@ -12,31 +12,26 @@ import MediaContainers
 /// name. With `fragmentInterval` the file is written under its name from the start, so a crash
 /// keeps every fragment written (`movieFragmentInterval`).
 ///
-/// The file is written through a descriptor (`OutputFile`): `mp4mux ! fdsink`, never a
-/// `filesink` given a name, and with `faststart` the muxer's media waits in a file with no name
-/// in the output's folder (not `qtmux-*` in `$TMPDIR`): a full output disk shows as it fills,
-/// and nothing is left behind whatever ends the run, `kill -9` included.
-///
-/// A finished file's index then gets what GStreamer's writer leaves out (`MP4Index`): an AAC
-/// track's edit list from its measured encoder delay (gapless: decoders give back the input's
-/// samples, aligned) and a video track's display matrix from its orientation tag; and the cover,
-/// location and chapters the muxer does not write (`MP4ExtraTags`).
+/// The file is written by GraphKit's one MP4 writer (`MP4Writer`, in the container library),
+/// from the encoded samples as they reach this node's inputs (each input ends in a `fakesink`
+/// whose samples the writer takes under one lock, each copied once, into its chunk): GStreamer
+/// schedules and encodes, the writer muxes. Each sample entry comes from the
+/// stream's caps (avcC, hvcC, av1C, vpcC, esds, dOps, alac, and FLAC's dfLa from the header
+/// gkmp4flac keeps), the video's colour (`colr`, and `mdcv`/`clli` for HDR) from its caps; the
+/// tracks interleave in chunks of a quarter of a second; the index is built once at the end with what the
+/// run learnt: an AAC track's edit list from its measured encoder delay (gapless: decoders give
+/// back the input's samples, aligned), the display matrix from `videoTransform` or the video's
+/// orientation tag, where `AVAssetWriter.endSession` ends the presentation, the tags, cover,
+/// location and chapters. With `faststart` the index goes first: the media waits in a file with
+/// no name in the output's folder (a full disk shows as it fills; nothing is left behind,
+/// `kill -9` included) and is copied after the index in the kernel.
 ///
 /// FLAC (MP4 and M4A; not MOV, which xiph's mapping leaves out and ffmpeg refuses; not
 /// fragmented) is written as ffmpeg writes it: one frame a sample, the media clock at the
-/// stream's rate, a `fLaC` sample entry whose `dfLa` holds the stream's metadata blocks,
-/// STREAMINFO first, with its sample count and MD5 as the encoder rewrote them at the end, and an
-/// edit list exact to the sample. No GStreamer MP4 muxer takes FLAC (1.22 to 1.26), and there
-/// were two ways: write the whole file from the samples with GraphKit's container library, or
-/// give the muxer the frames and put the sample entry right in the index, as for Opus's `dOps`.
-/// The second is the one taken: the muxer treats an audio track's packets as opaque bytes with
-/// times (its Opus path parses nothing, 1.22 to GStreamer's main branch), so `gkmp4flac` passes
-/// the frames under Opus caps of the stream's rate and channels and keeps the header, and the
-/// finished index gets the real entry (`MP4FLAC`). Everything else the muxer does stays one path
-/// for every codec: interleaving with video, `faststart`, tags, `fileLengthLimit`; a writer of
-/// its own would have had to redo each of them, and, with video, to copy the muxer's media into
-/// a second file. The price is a dependence on the muxer not reading Opus packets, which the
-/// tests check on 1.22 and 1.26 (bit-exact decode, exact sample count, with and without video).
+/// stream's rate, each sample's duration its frame's block size, a `fLaC` sample entry whose
+/// `dfLa` holds the stream's metadata blocks, STREAMINFO first, with its sample count and MD5 as
+/// the encoder rewrote them at the end (flacenc seeks back in bytes to do so: gkmp4flac answers
+/// that seek and keeps the header), and an edit list exact to the sample.
 ///
 /// Example:
 /// ```json
@@ -101,10 +96,10 @@ public final class MP4SinkNode: ElementNode, Sendable {
         help: "chapters (Nero chpl, as ffmpeg writes them), one a line: the start in seconds, a space, the title")
 
     /// The file's own tags (`moov/udta/meta/ilst`, as iTunes and AVFoundation write them): each
-    /// parameter, named as `MediaMetadata`'s field, and the GStreamer tag the muxer takes it as.
-    static let tags: [(parameter: OptionalParameter<String>, tag: String)] = [
-        (title, "title"), (artist, "artist"), (album, "album"), (albumArtist, "album-artist"),
-        (genre, "genre"), (comment, "comment"), (date, "date"), (encoder, "encoder"),
+    /// parameter, named as `MediaMetadata`'s field, and its item's key.
+    static let tags: [(parameter: OptionalParameter<String>, key: FourCC)] = [
+        (title, FourCC(0xA96E_616D)), (artist, FourCC(0xA941_5254)), (album, FourCC(0xA961_6C62)), (albumArtist, "aART"),
+        (genre, FourCC(0xA967_656E)), (comment, FourCC(0xA963_6D74)), (date, FourCC(0xA964_6179)), (encoder, FourCC(0xA974_6F6F)),
     ]
 
     let context: NodeContext
@@ -113,17 +108,22 @@ public final class MP4SinkNode: ElementNode, Sendable {
     let file: OutputFile
     /// Set while the graph is built, then read and written from the run's threads.
     private struct State {
-        var sink: Element?
-        var mux: Element?
+        var brand: MP4Writer.Brand = .mp4
+        var faststart = false
+        /// The file's writer, made when the file is (prepare); every input's samples go through
+        /// it under this lock.
+        var writer: MP4Writer?
         /// The audio input's gkmp4flac: what it kept of a FLAC stream's header.
         var flac: Element?
+        var flacInput = false
         /// An input's codec the file cannot hold failed the run: nothing written stays, even in
         /// a fragmented file (written under its name), which keeps what it wrote otherwise.
         var refusedInput = false
-        var faststart = false
+        var failure: GraphError?
         var status: OutputReport.Status = .unknown
-        var indexEdits = MP4Index.Edits()
-        /// The cover, place and chapters, written into the finished index.
+        /// What the index gets at the end: the edits, tags and a FLAC header.
+        var ending = MP4Writer.Ending()
+        /// The cover, place and chapters, written into the index.
         var extraTags = MP4ExtraTags()
     }
     private let state = Guarded(State())
@@ -147,7 +147,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
                 throw GraphError(.invalidGraph, at: context.location(parameter: "videoTransform"),
                                  "a display matrix is for a video track, and the video input is not connected", node: context.id)
             }
-            state.withLock { $0.indexEdits.videoMatrix = m }
+            state.withLock { $0.ending.edits.videoMatrix = m }
         }
         file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
         let extra = try Self.extraTags(context)
@@ -211,14 +211,27 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
     var writesInPlace: Bool { fragmentInterval > 0 }
 
+    /// The streams the writer takes as they are: MP4's stored forms (AVC and HEVC access units
+    /// with their configuration in the caps, raw AAC), and gkmp4flac's stand-in for FLAC.
+    static let audioCaps = "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw; audio/x-opus; audio/x-alac"
+    /// Pictures of 16x16 or more (one macroblock), as mp4mux took them: a smaller one (a file
+    /// claiming 1x1) is refused before the encoder, naming this node and the size it takes.
+    static let videoCaps = ["video/x-h264, stream-format=(string){ avc, avc3 }, alignment=(string)au",
+                            "video/x-h265, stream-format=(string){ hvc1, hev1 }, alignment=(string)au", "video/x-vp9", "video/x-av1"]
+        .map { $0 + ", width=(int)[16, 2147483647], height=(int)[16, 2147483647]" }.joined(separator: "; ")
+
     public var output: OutputReport? {
         OutputReport(node: context.id, path: path, status: state.withLock { $0.status })
     }
+
+    /// The inputs connected, in track order (the writer's tracks: audio first, as before).
+    var ports: [String] { ["audio", "video"].filter(context.connectedInputs.contains) }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let container = context.parameters[Self.container]
         let fileExtension = file.target.pathExtension.lowercased()
         let isMov = container == .mov || (container == .auto && fileExtension == "mov")
+        var brand: MP4Writer.Brand = isMov ? .mov : .mp4
         if container == .m4a || (container == .auto && fileExtension == "m4a") {
             if context.connectedInputs.contains("video") {
                 if container == .m4a {
@@ -227,63 +240,52 @@ public final class MP4SinkNode: ElementNode, Sendable {
                                      node: context.id)
                 }
             } else {
-                state.withLock { $0.indexEdits.majorBrand = "M4A " }
+                brand = .m4a
             }
         }
-        let mux = try bin.make(isMov ? "qtmux" : "mp4mux", name: "mux")
-        if writesInPlace {
-            try mux.set("fragment-duration", Int(fragmentInterval * 1000))
-        } else {
-            let faststart = context.parameters[Self.faststart]
-            state.withLock { $0.faststart = faststart }
-            try mux.set("faststart", faststart)
+        let faststart = !writesInPlace && context.parameters[Self.faststart]
+        var tags: [(key: FourCC, text: String)] = []
+        for (parameter, key) in Self.tags {
+            if let value = context.parameters[parameter], !value.isEmpty { tags.append((key, value)) }
         }
-        // The descriptor is set when the file is made (prepare), before the pipeline starts.
-        for (parameter, tag) in Self.tags {
-            guard var value = context.parameters[parameter], !value.isEmpty else { continue }
-            if tag == "date" {
-                // The muxer takes a day (a GDate) and writes it unpadded: it makes the item, and
-                // the index edit writes the date as given.
-                state.withLock { $0.indexEdits.dateTag = value }
-                value = String((value.prefix(10) + "-01-01".suffix(max(0, 10 - min(value.count, 10)))).prefix(10))
-            }
-            try mux.setTag(tag, value)
+        state.withLock {
+            $0.brand = brand
+            $0.faststart = faststart
+            $0.ending.tags = tags
         }
-        let sink = try bin.make("fdsink", name: "fdsink")
-        try bin.link(mux, sink)
-        state.withLock { $0.mux = mux; $0.sink = sink }
         // A length limit: every input's samples count against one budget, each with what its
         // index entries may take (an upper bound: 32 bytes a sample, the tables' most), and the
         // index's fixed part and tags; the first sample that would pass it ends every input.
         let budget = context.parameters[Self.fileLengthLimit].map { ByteBudget(limit: Int64($0)) }
-        for port in ["audio", "video"] where context.connectedInputs.contains(port) {
-            // GStreamer's muxer writes samples out of time order into an index no player reads
-            // right (1.22 and 1.26 alike); such a stream fails the run at gkrisingtimes instead
-            // of making a file that looks complete.
+        let fail = bin.nodeFailure()
+        for (track, port) in ports.enumerated() {
+            // An index cannot hold samples whose decode times go back: such a stream fails the
+            // run at gkrisingtimes, naming the input, before anything of it is written.
             let rising = try bin.make("gkrisingtimes", ["input": port])
             if let budget { rising.passWhile { budget.admit($0) } }
-            try bin.link(rising, pad: "src", to: mux, pad: "\(port)_%u")
+            // What the writer holds, as the port's formats say: a stream of another codec (or
+            // described otherwise) is not negotiated, and demux names it before the run writes.
+            let accepted = try bin.makeCapsFilter(port == "audio" ? Self.audioCaps : Self.videoCaps)
+            let sink = try bin.make("fakesink", ["sync": false])
+            try bin.link(rising, accepted)
+            try bin.link(accepted, sink)
+            sink.onEncodedSamples { [self] event in receive(event, track: track, port: port, sink: sink, fail: fail) }
             if port == "audio" {
-                // FLAC reaches the muxer, which writes none, under a stand-in sample entry, and
-                // its header stays in gkmp4flac for the real one (see below); the rest passes.
+                // FLAC: flacenc rewrites its header (STREAMINFO's sample count and MD5) at the end
+                // by seeking back in bytes, which gkmp4flac answers, keeping the header for the
+                // sample entry; the frames reach the writer under stand-in caps of the rate and
+                // channels. Every other stream passes untouched.
                 let flac = try bin.make("gkmp4flac")
                 try bin.link(flac, rising)
                 try bin.expose(input: port, flac)
                 state.withLock { $0.flac = flac }
                 flac.onInputFormat { [self] format in
-                    switch format {
-                    case .audio(.flac, _, _):
-                        if let problem = Self.refusal(ofFLACIn: isMov ? .mov : .mp4, fragmented: writesInPlace) {
-                            state.withLock { $0.refusedInput = true }
-                            flac.postError("\(problem) (\(path))")
-                        }
-                    case .audio(.opus, _, _):
-                        // GStreamer 1.22's muxer writes Opus's header (dOps) little-endian: put
-                        // right in the finished index (OpusHeaderRepair).
-                        state.withLock { $0.indexEdits.repairsOpusHeader = true }
-                    default:
-                        break
+                    guard case .audio(.flac, _, _) = format else { return }
+                    if let problem = Self.refusal(ofFLACIn: isMov ? .mov : .mp4, fragmented: writesInPlace) {
+                        state.withLock { $0.refusedInput = true }
+                        flac.postError("\(problem) (\(path))")
                     }
+                    state.withLock { $0.flacInput = true }
                 }
             } else {
                 try bin.expose(input: port, rising)
@@ -291,8 +293,8 @@ public final class MP4SinkNode: ElementNode, Sendable {
             bin.onStreamFacts(input: port) { [self] fact in
                 state.withLock { state in
                     switch fact {
-                    case .encoderDelay(let delay) where port == "audio": state.indexEdits.audioDelay = delay
-                    case .orientation(let orientation) where port == "video": state.indexEdits.orientation = orientation
+                    case .encoderDelay(let delay) where port == "audio": state.ending.edits.audioDelay = delay
+                    case .orientation(let orientation) where port == "video": state.ending.edits.orientation = orientation
                     default: break
                     }
                 }
@@ -302,17 +304,71 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
     public func prepare() throws(GraphError) {
         try file.prepare(inPlace: writesInPlace)
-        let (sink, mux, faststart) = state.withLock { ($0.sink, $0.mux, $0.faststart) }
+        let (brand, faststart) = state.withLock { ($0.brand, $0.faststart) }
+        let layout: MP4Writer.Layout
         do throws(GraphError) {
-            try sink?.set("fd", file.descriptor)
-            // mp4mux opens its faststart file by name, with fopen: the name given is one that
-            // only this process can resolve, to the unnamed file.
-            if faststart { try mux?.set("faststart-file", try file.scratchFile()) }
+            // Index first: the media waits in an unnamed file in the output's folder.
+            layout = writesInPlace ? .fragmented(seconds: fragmentInterval) : faststart ? .indexFirst(scratch: try file.scratchDescriptor()) : .indexLast
         } catch {
             file.discard()
             throw error
         }
-        state.withLock { $0.status = .writing }
+        let writer = MP4Writer(descriptor: file.descriptor, brand: brand, layout: layout, trackNames: ports)
+        state.withLock {
+            $0.writer = writer
+            $0.status = .writing
+        }
+    }
+
+    /// The run's error for what `writer` threw: a write that failed (a full disk: 73) names the
+    /// file as the run names a node writing it, and the system's reason; anything else (times
+    /// that go back, a format the file cannot hold) fails the run naming this node.
+    private func writeError(_ error: ContainerError, _ writer: MP4Writer) -> GraphError {
+        writer.failedWriting
+            ? GraphError(.outputUnwritable, at: "node \"\(context.id)\" (sink.mp4, writing \"\(path)\")",
+                         "cannot write \"\(path)\": \(error.reason.lowercasedFirst)", node: context.id)
+            : GraphError(.runFailed, at: "node \"\(context.id)\" (sink.mp4)", error.reason, node: context.id)
+    }
+
+    // MARK: Streaming threads
+
+    private func receive(_ event: Element.EncodedSampleEvent, track: Int, port: String, sink: Element,
+                         fail: @Sendable (GraphError, Element) -> Void) {
+        let failed: GraphError? = state.withLock { s in
+            guard s.failure == nil, s.status == .writing, s.writer != nil else { return nil }
+            do throws(ContainerError) {
+                switch event {
+                case .format(let format, let codecData, let details):
+                    guard let f = MP4TrackFormat(format, codecData: codecData, details: details, flac: port == "audio" && s.flacInput) else {
+                        throw ContainerError("its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration")
+                    }
+                    try s.writer!.setFormat(f, track: track)
+                case .sample(let buffer, let pts, let dts):
+                    guard let f = s.writer!.format(track: track), let time = pts ?? dts else { return nil }
+                    let scale = Double(f.timescale)
+                    func ticks(_ m: MediaTime) -> Int64 { Int64(saturating: (m.seconds * scale).rounded()) }
+                    // A sample wholly before the run's start (a demuxer's before its track's
+                    // edit) is not presented: left out, as GStreamer's muxers clip it.
+                    if let pts, let duration = buffer.duration, duration.seconds > 0, (pts + duration).seconds <= 0 { return nil }
+                    try buffer.withUnsafeBytes { (bytes) throws(ContainerError) in
+                        try s.writer!.append(track: track, bytes: bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
+                                             duration: buffer.duration.map(ticks), isSync: !f.isVideo || buffer.flags.contains(.keyframe))
+                    }
+                case .end:
+                    try s.writer!.endTrack(track)
+                case .flush:
+                    // A seek's (a run started at a time prerolls, then seeks): what this input
+                    // gave before it is stale.
+                    s.writer!.restart(track: track)
+                }
+            } catch {
+                let e = writeError(error, s.writer!)
+                s.failure = e
+                return e
+            }
+            return nil
+        }
+        if let failed { fail(failed, sink) }
     }
 
     /// Ends the file's presentation at `end` from its start (`AVAssetWriter.endSession`): each
@@ -320,23 +376,28 @@ public final class MP4SinkNode: ElementNode, Sendable {
     /// written as it goes, is not cut.
     public func endPresentation(at end: MediaTime) {
         guard end.isFinite, end.value >= 0, end.timescale > 0 else { return }
-        state.withLock { $0.indexEdits.presentationEnd = (UInt64(end.value), UInt64(end.timescale)) }
+        state.withLock { $0.ending.edits.presentationEnd = (UInt64(end.value), UInt64(end.timescale)) }
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {
         try MuxedFile.end(writing: state.withLock { $0.status == .writing }, setting: { status in state.withLock { $0.status = status } }) { () throws(GraphError) in
             switch outcome {
             case .completed, .stopped:
-                if !writesInPlace {
-                    try completeIndex()
-                    try file.commit()
-                }
+                try completeFile()
+                if !writesInPlace { try file.commit() }
                 return .completed
             case .failed:
                 // A fragmented recording keeps what it wrote: surviving failure is its purpose
                 // (but not a file refused for what it was given, nor an empty one: a source that
                 // failed before its first sample, such as a camera that refused the password).
-                if !writesInPlace { file.discard() } else if state.withLock({ $0.refusedInput }) || file.isEmpty { file.removeTarget() }
+                if !writesInPlace {
+                    file.discard()
+                } else if state.withLock({ $0.refusedInput }) || file.isEmpty {
+                    file.removeTarget()
+                } else {
+                    // The fragments gathered are written: the file plays to its last one.
+                    _ = try? completeFile()
+                }
                 return .failed
             case .cancelled:
                 if writesInPlace { file.removeTarget() } else { file.discard() }
@@ -360,7 +421,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
     /// The FLAC stream's header gkmp4flac kept (GStreamer writes it as hex), when the audio was FLAC.
     private func flacHeader() throws(GraphError) -> FLACStreamHeader? {
-        guard let text = state.withLock({ $0.flac })?.property("header"), !text.isEmpty, text.count % 2 == 0 else { return nil }
+        guard state.withLock({ $0.flacInput }), let text = state.withLock({ $0.flac })?.property("header"), !text.isEmpty, text.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.count / 2)
         var digits = text.utf8.makeIterator()
@@ -381,22 +442,33 @@ public final class MP4SinkNode: ElementNode, Sendable {
         }
     }
 
-    /// Writes the edit list and display matrix into the finished temporary file.
-    private func completeIndex() throws(GraphError) {
+    /// Writes the file's end: the index of a whole file (its edit lists, display matrix, tags,
+    /// a FLAC stream's sample entry), the last fragment of a fragmented one.
+    private func completeFile() throws(GraphError) {
         let header: FLACStreamHeader?
         do throws(GraphError) { header = try flacHeader() } catch {
-            file.discard()
+            if !writesInPlace { file.discard() }
             throw error
         }
-        if let header { state.withLock { $0.indexEdits.flacHeader = header } }
-        let (edits, extra) = state.withLock { ($0.indexEdits, $0.extraTags) }
-        do {
-            try MP4Index.apply(edits, toFileDescriptor: file.descriptor)
-            try extra.apply(toFileDescriptor: file.descriptor)
-        } catch {
-            file.discard()
-            throw GraphError(.outputUnwritable, at: file.location,
-                             "cannot finish \"\(path)\": writing its index failed: \(error.reason)", node: context.id)
+        let failure: GraphError? = state.withLock { s in
+            guard var writer = s.writer else { return nil }
+            var ending = s.ending
+            ending.extraTags = s.extraTags
+            if let header {
+                ending.flacHeader = header
+                // No priming: the edit, exact to the sample, ends where the stream does.
+                let delay = ending.edits.audioDelay
+                ending.edits.audioDelay = EncoderDelay(priming: 0, samples: delay?.samples ?? .max, sampleRate: header.sampleRate)
+            }
+            defer { s.writer = writer }
+            do throws(ContainerError) { try writer.finish(ending) } catch {
+                return writeError(error, writer)
+            }
+            return nil
+        }
+        if let failure {
+            if !writesInPlace { file.discard() }
+            throw failure
         }
     }
 }

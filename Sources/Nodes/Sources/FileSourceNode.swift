@@ -91,7 +91,7 @@ public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         var info = stat()
         if fd < 0 {
-            let why = errno == ENOENT ? "no such file" : Self.lowercasedFirst(String(cString: strerror(errno)))
+            let why = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercasedFirst
             problem.withLock { $0 = why }
         } else if fstat(fd, &info) != 0 || info.st_mode & S_IFMT == S_IFDIR {
             problem.withLock { $0 = "it is a folder" }
@@ -158,5 +158,4 @@ public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
         }
     }
 
-    static func lowercasedFirst(_ s: String) -> String { s.prefix(1).lowercased() + s.dropFirst() }
 }

@@ -45,10 +45,9 @@ import TestSupport
 
     /// Gapless: the encoder's pre-skip (its lookahead) is in the stream's header, and a decoder
     /// that honours it gives back the input aligned to the sample, with at most one packet's
-    /// padding at the end. GStreamer 1.22's MP4 muxer writes the MP4 `dOps` box's fields
-    /// little-endian (the Ogg header's order) where the Opus-in-ISOBMFF mapping says big-endian,
-    /// so ffmpeg read a pre-skip of 14,337 for 312 and dropped 14,025 input samples; sink.mp4
-    /// puts the box right in the finished index (OpusHeaderRepair).
+    /// padding at the end. The MP4 `dOps` box's fields are big-endian (the Opus-in-ISOBMFF
+    /// mapping; GStreamer 1.22's muxer wrote them in the Ogg header's order, and ffmpeg read a
+    /// pre-skip of 14,337 for 312): GraphKit's writer turns the OpusHead around.
     @Test(.timeLimit(.minutes(10))) func preSkipLinesTheDecodedAudioUpWithTheInput() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

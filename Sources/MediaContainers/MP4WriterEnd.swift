@@ -1,0 +1,251 @@
+import Glibc
+
+// The end of an MP4Writer's file: the last fragment, or the whole file's index, built once.
+
+extension MP4Writer {
+    // MARK: The end
+
+    /// What the end of the file writes besides the tracks: the index edits (an audio encoder's
+    /// delay, the display matrix, where the presentation ends, the date), the tags, a FLAC
+    /// stream's header.
+    package struct Ending: Sendable {
+        package var edits = MP4Index.Edits()
+        package var tags: [(key: FourCC, text: String)] = []
+        package var extraTags = MP4ExtraTags()
+        package var flacHeader: FLACStreamHeader?
+        package init() {}
+    }
+
+    /// Finishes the file: the last fragment, or the whole file's index. The file is complete
+    /// when it returns; throws naming what failed (a write: errno's words).
+    package mutating func finish(_ ending: Ending = Ending()) throws(ContainerError) {
+        guard !ended else { return }
+        if case .fragmented = layout {
+            // Formats that never came: the file starts with the tracks that have them.
+            if !started {
+                let missing = tracks.indices.filter { tracks[$0].format == nil }
+                guard missing.allSatisfy({ tracks[$0].count == 0 }) else { throw ContainerError("a track has samples and no format") }
+                tracks.removeAll { $0.format == nil }
+                guard !tracks.isEmpty else { throw ContainerError("no input gave a sample") }
+                try startIfReady()
+            }
+            try writeFragment()
+            try flush()
+            ended = true
+            return
+        }
+        try startIfReady()
+        for t in tracks.indices { try endTrack(t) }
+        try writeWaiting(all: true)
+        try flush()
+        ended = true
+        let present = tracks.indices.filter { tracks[$0].count > 0 }
+        guard !present.isEmpty else { throw ContainerError("no input gave a sample") }
+        var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
+        MP4Index.edit(&movie, with: ending.edits)
+        ending.extraTags.apply(to: &movie.moov)
+        for (key, text) in ending.tags { MP4ExtraTags.setText(key, text, in: &movie.moov) }
+        switch layout {
+        case .indexLast:
+            // The media's size, 64 bits wide in place of `free` when it needs them.
+            var header: [UInt8] = []
+            let size = mediaBytes + 8
+            if size <= UInt64(UInt32.max) {
+                header.appendU32(8); header.appendU32(FourCC("free").rawValue)
+                header.appendU32(UInt32(size)); header.appendU32(FourCC("mdat").rawValue)
+            } else {
+                header.appendU32(1); header.appendU32(FourCC("mdat").rawValue); header.appendU64(mediaBytes + 16)
+            }
+            movie.moveChunkOffsets { $0 + self.mediaStart }
+            try write(movie.bytes)
+            try flush()
+            do { try Self.pwriteAll(fd, header, at: mdatHeaderAt) } catch { failedWriting = true; throw error }
+        case .indexFirst(let scratch):
+            let ftyp = fileType.bytes
+            let wide = mediaBytes + 8 > UInt64(UInt32.max)
+            let headerSize = UInt64(wide ? 16 : 8)
+            // The offsets' width can change the index's size: measured, then written.
+            var shift = UInt64(ftyp.count) + movie.moov.length() + headerSize
+            var placed = movie
+            for _ in 0..<3 {
+                placed = movie
+                let s = shift
+                placed.moveChunkOffsets { $0 + s }
+                let next = UInt64(ftyp.count) + placed.moov.length() + headerSize
+                if next == shift { break }
+                shift = next
+            }
+            var head = ftyp + placed.bytes
+            if wide {
+                head.appendU32(1); head.appendU32(FourCC("mdat").rawValue); head.appendU64(mediaBytes + 16)
+            } else {
+                head.appendU32(UInt32(mediaBytes + 8)); head.appendU32(FourCC("mdat").rawValue)
+            }
+            do {
+                try Self.pwriteAll(fd, head, at: 0)
+                try Self.copy(from: scratch, count: mediaBytes, to: fd, at: UInt64(head.count))
+            } catch {
+                failedWriting = true
+                throw error
+            }
+        case .fragmented:
+            break
+        }
+    }
+
+    /// The index of the whole file: every track's sample tables, edits and entry, offsets from
+    /// the media's first byte.
+    func moov(tracks present: [Int], ending: Ending) -> MP4Box {
+        let movieScale: UInt64 = 1000
+        // The earliest presentation of all: the file's start.
+        let starts = present.map { t in Double(tracks[t].minPresentation) / Double(tracks[t].format?.timescale ?? 1) }
+        let origin = starts.min() ?? 0
+        var traks: [MP4Box] = []
+        var longest: UInt64 = 0
+        for (k, t) in present.enumerated() {
+            let track = tracks[t]
+            guard var format = track.format else { continue }
+            let samples = track.samples
+            var entry: MP4Box?
+            if case .flac = format.codec, let header = ending.flacHeader {
+                var h = header
+                let held = samples.reduce(UInt64(0)) { $0 &+ UInt64($1.duration) }
+                if h.totalSamples != held {
+                    if h.totalSamples != 0 { h.md5 = [UInt8](repeating: 0, count: 16) }
+                    h.totalSamples = held
+                }
+                if h.frameSizes.smallest == 0 || h.frameSizes.largest == 0, let lo = samples.map(\.size).min(), let hi = samples.map(\.size).max() {
+                    h.frameSizes = (Int(lo), Int(hi))
+                }
+                entry = h.sampleEntry()
+            }
+            let scale = UInt64(format.timescale)
+            let mediaDuration = samples.reduce(UInt64(0)) { $0 &+ UInt64($1.duration) }
+            // The first presentation, in the media (B-frames: after the first decode).
+            let mediaTime = max(0, track.minPresentation &- (track.firstDecode ?? 0))
+            // From the first picture shown to the end of the last one.
+            let lastDuration = samples.indices.contains(track.lastShown) ? Int64(samples[track.lastShown].duration) : 0
+            let shown = UInt64(clamping: track.maxPresentation &- track.minPresentation &+ lastDuration)
+            let shownMovie = UInt64((Double(shown) * Double(movieScale) / Double(scale)).rounded())
+            let lateBy = UInt64(max(0, ((starts[k] - origin) * Double(movieScale)).rounded()))
+            var edits: [EditList.Edit] = []
+            if lateBy > 0 { edits.append(EditList.Edit(duration: lateBy, mediaTime: -1)) }
+            if lateBy > 0 || mediaTime > 0 { edits.append(EditList.Edit(duration: shownMovie, mediaTime: mediaTime)) }
+            let trackDuration = lateBy &+ shownMovie
+            longest = max(longest, edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration)
+            format.gapless = nil
+            traks.append(format.trak(tables: MP4Join.tables(samples[...], chunkSizes: track.chunkSizes, offsets: track.chunkOffsets),
+                                     mediaDuration: mediaDuration,
+                                     trackDuration: edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration,
+                                     edits: edits, stsdEntry: entry))
+        }
+        var moov = MP4Box(type: "moov", children: [CMAF.movieHeader(duration: longest, nextTrackID: UInt32(tracks.count + 1))] + traks)
+        moov.sizeField = .compact
+        return moov
+    }
+
+    var fileType: MP4Box {
+        switch brand {
+        // As AVFoundation writes them: MP4 version 2, iTunes' audio file, QuickTime.
+        case .mp4: MP4Box(FileType(majorBrand: "mp42", minorVersion: 0, compatibleBrands: ["mp42", "mp41", "isom", "iso2"] + Self.codecBrands(tracks)))
+        case .m4a: MP4Box(FileType(majorBrand: "M4A ", minorVersion: 0, compatibleBrands: ["M4A ", "mp42", "isom", "iso2"]))
+        case .mov: MP4Box(FileType(majorBrand: "qt  ", minorVersion: 0, compatibleBrands: ["qt  "]))
+        }
+    }
+
+    static func codecBrands(_ tracks: [Track]) -> [FourCC] {
+        var brands: [FourCC] = []
+        for t in tracks {
+            switch t.format?.codec {
+            case .h264?: brands.append("avc1")
+            case .av1?: brands.append("av01")
+            case .opus?: brands.append("Opus")
+            default: break
+            }
+        }
+        return brands
+    }
+
+
+    // MARK: Bytes
+
+    mutating func write(_ bytes: [UInt8]) throws(ContainerError) {
+        try flush()
+        let failed = bytes.withUnsafeBytes { Self.writeAll(destination, $0, at: nil) }
+        try check(failed)
+    }
+
+    mutating func check(_ failed: Int32) throws(ContainerError) {
+        guard failed != 0 else { return }
+        failedWriting = true
+        throw ContainerError(String(cString: strerror(failed)))
+    }
+
+    mutating func flush() throws(ContainerError) {
+        guard !pending.isEmpty else { return }
+        let failed = pending.withUnsafeBytes { Self.writeAll(destination, $0, at: nil) }
+        pending.removeAll(keepingCapacity: true)
+        try check(failed)
+    }
+
+    mutating func writeOut(_ raw: UnsafeRawBufferPointer) throws(ContainerError) {
+        try check(Self.writeAll(destination, raw, at: nil))
+    }
+
+    /// Tests: leaves the next `count` bytes of an index-last file's media unwritten (a hole: no
+    /// disk taken), as if samples no track refers to filled them, so that the 64-bit sizes and
+    /// offsets past 4 GiB are written and read back without writing 4 GiB.
+    package mutating func leaveUnwritten(_ count: UInt64) throws(ContainerError) {
+        guard case .indexLast = layout, started, !ended else { throw ContainerError("only an index-last file being written can have a hole") }
+        try flush()
+        guard lseek(fd, off_t(count), SEEK_CUR) >= 0 else { try check(errno); return }
+        mediaBytes += count
+    }
+
+    /// The media's destination: the scratch file for an index-first file, else the file.
+    var destination: Int32 { if case .indexFirst(let scratch) = layout { scratch } else { fd } }
+
+    /// Writes all of `raw` to `fd` (at `offset`, or where it is); 0, or the errno of the failure.
+    static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer, at offset: UInt64?) -> Int32 {
+        var done = 0
+        while done < raw.count {
+            let n = offset.map { pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t($0) + off_t(done)) }
+                ?? Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return n < 0 ? errno : EIO }
+            done += n
+        }
+        return 0
+    }
+
+    static func pwriteAll(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64) throws(ContainerError) {
+        let failed = bytes.withUnsafeBytes { writeAll(fd, $0, at: offset) }
+        if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
+    }
+
+    /// Copies `count` bytes from the start of `source` to `target` at `offset`: in the kernel
+    /// where it can (`sendfile`), else through a buffer.
+    static func copy(from source: Int32, count: UInt64, to target: Int32, at offset: UInt64) throws(ContainerError) {
+        var inAt = off_t(0)
+        var left = count
+        guard lseek(target, off_t(offset), SEEK_SET) >= 0 else { throw ContainerError(String(cString: strerror(errno))) }
+        while left > 0 {
+            let n = sendfile(target, source, &inAt, Int(min(left, 1 << 30)))
+            if n > 0 { left -= UInt64(n); continue }
+            if n < 0, errno == EINTR { continue }
+            if n == 0 { throw ContainerError("its media ended \(left) bytes early") }
+            if [EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) { break }
+            throw ContainerError(String(cString: strerror(errno)))
+        }
+        guard left > 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var outAt = UInt64(offset) + (count - left)
+        while left > 0 {
+            let n = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress!, Int(min(left, UInt64($0.count))), inAt) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw ContainerError(n == 0 ? "its media ended \(left) bytes early" : String(cString: strerror(errno))) }
+            try pwriteAll(target, Array(buffer[0..<n]), at: outAt)
+            inAt += off_t(n); outAt += UInt64(n); left -= UInt64(n)
+        }
+    }
+}
