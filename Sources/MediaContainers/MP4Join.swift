@@ -387,8 +387,9 @@ package struct MP4Join: Sendable {
         return out
     }
 
-    /// The sample tables of `samples`, stored in chunks of `chunkSizes` samples at `offsets`.
-    static func tables(_ samples: ArraySlice<MP4Sample>, chunkSizes: [Int], offsets: [UInt64]) -> [MP4Box] {
+    /// The sample tables of `samples`, stored in chunks of `chunkSizes` samples at `offsets`,
+    /// each of the sample description `descriptions` names (from 0; all the first without).
+    static func tables(_ samples: ArraySlice<MP4Sample>, chunkSizes: [Int], offsets: [UInt64], descriptions: [Int]? = nil) -> [MP4Box] {
         func box(_ type: FourCC, _ build: (inout [UInt8]) -> Void) -> MP4Box {
             var body: [UInt8] = []
             body.appendVersionAndFlags(0, 0)
@@ -433,12 +434,13 @@ package struct MP4Join: Sendable {
             b.appendU32(UInt32(samples.count))
             for s in samples { b.appendU32(s.size) }
         })
-        let perChunk = runs(chunkSizes)
+        struct PerChunk: Equatable { var samples: Int; var description: Int }
+        let perChunk = runs(chunkSizes.indices.map { PerChunk(samples: chunkSizes[$0], description: descriptions?[$0] ?? 0) })
         var firstChunk: UInt32 = 1
         tables.append(box("stsc") { b in
             b.appendU32(UInt32(perChunk.count))
             for r in perChunk {
-                b.appendU32(firstChunk); b.appendU32(UInt32(r.value)); b.appendU32(1)
+                b.appendU32(firstChunk); b.appendU32(UInt32(r.value.samples)); b.appendU32(UInt32(r.value.description + 1))
                 firstChunk += r.count
             }
         })

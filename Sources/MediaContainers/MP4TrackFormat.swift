@@ -84,9 +84,10 @@ package struct MP4TrackFormat: Sendable, Equatable {
     }
 
     /// The `trak` box: header, media header, handler, the sample table `tables` (empty for a
-    /// fragmented file, whose fragments hold the samples) after the one sample description.
+    /// fragmented file, whose fragments hold the samples) after the sample descriptions (this
+    /// format's entry without `stsdEntries`).
     func trak(tables: [MP4Box] = CMAF.emptySampleTables, mediaDuration: UInt64 = 0, trackDuration: UInt64 = 0,
-              edits: [EditList.Edit]? = nil, language: UInt16 = 0x55C4, stsdEntry: MP4Box? = nil) -> MP4Box {
+              edits: [EditList.Edit]? = nil, language: UInt16 = 0x55C4, stsdEntries: [MP4Box]? = nil) -> MP4Box {
         func box(_ type: FourCC, _ build: (inout [UInt8]) -> Void) -> MP4Box {
             var body: [UInt8] = []
             build(&body)
@@ -132,8 +133,9 @@ package struct MP4TrackFormat: Sendable, Equatable {
         }
         let stsd = box("stsd") { b in
             b.appendVersionAndFlags(0, 0)
-            b.appendU32(1)
-            b += (stsdEntry ?? sampleEntry).bytes
+            let entries = stsdEntries ?? [sampleEntry]
+            b.appendU32(UInt32(entries.count))
+            for e in entries { b += e.bytes }
         }
         var dataHandler: [MP4Box] = []
         if quickTime {

@@ -50,6 +50,8 @@ package struct MP4Writer: Sendable {
         var start: Double
         /// Its samples' indices in the track, and their bytes.
         var first: Int
+        /// Its sample description (an index into the track's, from 0).
+        var description = 0
         var count = 0
         var data: [UInt8] = []
     }
@@ -60,7 +62,13 @@ package struct MP4Writer: Sendable {
 
     struct Track: Sendable {
         var name: String
+        /// The format now, and every sample description the track has had (``setFormat(_:track:)``):
+        /// `description` is the one now.
         var format: MP4TrackFormat?
+        var descriptions: [MP4TrackFormat] = []
+        var description = 0
+        /// Each chunk's description (whole files).
+        var chunkDescriptions: [Int] = []
         /// Whole files: every sample, offsets from the media's first byte.
         var samples: [MP4Sample] = []
         var chunkSizes: [Int] = []
@@ -117,30 +125,82 @@ package struct MP4Writer: Sendable {
         tracks = trackNames.map { Track(name: $0) }
     }
 
-    /// Track `t`'s format, before its first sample (the encoder's caps; a later one that differs
-    /// is refused: one sample description a track).
+    /// Track `t`'s format: before its first sample (the encoder's caps), and again whenever the
+    /// stream's configuration changes (an encoder's new parameter sets, a new picture size).
+    /// A whole file's track takes a new sample description from the next sample on, as
+    /// GStreamer's muxer and AVFoundation write them (the chunks after it name it); the codec
+    /// and its clock stay the track's (a change of codec, or of an audio rate, is refused), and
+    /// a fragmented file, whose descriptions are written before its first fragment, keeps one.
     package mutating func setFormat(_ format: MP4TrackFormat, track t: Int) throws(ContainerError) {
         guard tracks.indices.contains(t) else { throw ContainerError("there is no track \(t + 1)") }
         var format = format
         format.trackID = UInt32(t + 1)
         format.quickTime = brand == .mov
         if let old = tracks[t].format {
-            guard tracks[t].count == 0 || Self.sameStream(old, format) else {
-                throw ContainerError("the \(tracks[t].name) input's format changed in the stream (\(old.codecName) to \(format.codecName)): a track holds one")
-            }
             // Facts known later (the display matrix, colour) are kept.
             if format.colour == nil { format.colour = old.colour }
             if format.displayMatrix == nil { format.displayMatrix = old.displayMatrix }
+            if tracks[t].count > 0, !Self.sameStream(old, format) {
+                let fragmented = if case .fragmented = layout { true } else { false }
+                guard !fragmented, Self.sameCodec(old, format), old.timescale == format.timescale else {
+                    let change = old.codecName == format.codecName ? "\(old.codecName), \(Self.describe(old)) to \(Self.describe(format))" : "\(old.codecName) to \(format.codecName)"
+                    throw ContainerError("the \(tracks[t].name) input's format changed in the stream (\(change)): "
+                                         + (fragmented ? "a fragmented file's track holds one" : "a track holds one codec at one rate"))
+                }
+                guard tracks[t].descriptions.count < Self.mostDescriptions else {
+                    throw ContainerError("the \(tracks[t].name) input's format changed more than \(Self.mostDescriptions - 1) times in the stream")
+                }
+                // The next sample starts a chunk of the new description (a chunk has one).
+                if let open = tracks[t].open {
+                    waiting.append(open)
+                    waitingBytes += open.data.count
+                    tracks[t].open = nil
+                }
+                if let same = tracks[t].descriptions.firstIndex(where: { Self.sameStream($0, format) }) {
+                    tracks[t].description = same
+                } else {
+                    tracks[t].descriptions.append(format)
+                    tracks[t].description = tracks[t].descriptions.count - 1
+                }
+            } else if tracks[t].descriptions.isEmpty {
+                tracks[t].descriptions = [format]
+            } else {
+                tracks[t].descriptions[tracks[t].description] = format
+            }
+        } else {
+            tracks[t].descriptions = [format]
         }
         tracks[t].format = format
         try startIfReady()
     }
+
+    /// A track's sample descriptions are bounded: a stream that changes its format on every
+    /// sample is refused rather than indexed.
+    package static let mostDescriptions = 256
 
     /// Sets a fact of track `t`'s format known after its caps (a display matrix from a tag).
     package mutating func updateFormat(track t: Int, _ change: (inout MP4TrackFormat) -> Void) {
         guard tracks.indices.contains(t), var f = tracks[t].format else { return }
         change(&f)
         tracks[t].format = f
+        for d in tracks[t].descriptions.indices { change(&tracks[t].descriptions[d]) }
+    }
+
+    static func sameCodec(_ a: MP4TrackFormat, _ b: MP4TrackFormat) -> Bool {
+        switch (a.codec, b.codec) {
+        case (.h264, .h264), (.hevc, .hevc), (.av1, .av1), (.vp9, .vp9), (.aac, .aac), (.opus, .opus), (.alac, .alac): true
+        // FLAC's one description is its stream header, written at the end.
+        default: false
+        }
+    }
+
+    /// A format in an error: its size or rate and channels.
+    static func describe(_ f: MP4TrackFormat) -> String {
+        switch f.codec {
+        case .h264(_, let w, let h), .hevc(_, let w, let h), .av1(_, let w, let h), .vp9(_, let w, let h): "\(w)x\(h)"
+        case .aac(_, let rate, let ch), .alac(_, let rate, let ch), .flac(let rate, let ch): "\(rate) Hz \(ch) ch"
+        case .opus(_, let ch): "\(ch) ch"
+        }
     }
 
     static func sameStream(_ a: MP4TrackFormat, _ b: MP4TrackFormat) -> Bool {
@@ -159,6 +219,7 @@ package struct MP4Writer: Sendable {
         waiting.removeAll { $0.track == t }
         var fresh = Track(name: tracks[t].name)
         fresh.format = tracks[t].format
+        fresh.descriptions = tracks[t].format.map { [$0] } ?? []
         tracks[t] = fresh
     }
 
@@ -226,7 +287,7 @@ package struct MP4Writer: Sendable {
             waitingBytes += open.data.count
             track.open = nil
         }
-        if track.open == nil { track.open = Chunk(track: t, start: time, first: track.samples.count) }
+        if track.open == nil { track.open = Chunk(track: t, start: time, first: track.samples.count, description: track.description) }
         track.open!.count += 1
         track.open!.data.append(contentsOf: bytes)
         track.samples.append(sample)
@@ -270,6 +331,7 @@ package struct MP4Writer: Sendable {
         let t = chunk.track
         tracks[t].chunkOffsets.append(mediaBytes)
         tracks[t].chunkSizes.append(chunk.count)
+        tracks[t].chunkDescriptions.append(chunk.description)
         var at = mediaBytes
         for i in chunk.first..<(chunk.first + chunk.count) {
             tracks[t].samples[i].offset = at

@@ -13,6 +13,9 @@ extension MP4Writer {
         package var tags: [(key: FourCC, text: String)] = []
         package var extraTags = MP4ExtraTags()
         package var flacHeader: FLACStreamHeader?
+        /// Ends the presentation where the shortest track's media ends (a length limit cut the
+        /// inputs short, each where it was: the one that ran ahead is cut to the others).
+        package var endWithShortestTrack = false
         package init() {}
     }
 
@@ -42,7 +45,14 @@ extension MP4Writer {
         let present = tracks.indices.filter { tracks[$0].count > 0 }
         guard !present.isEmpty else { throw ContainerError("no input gave a sample") }
         var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
-        MP4Index.edit(&movie, with: ending.edits)
+        var edits = ending.edits
+        if ending.endWithShortestTrack, present.count > 1, let shortest = presentationEnds(present).min() {
+            let micros = UInt64(max(0, (shortest * 1e6).rounded()))
+            if let end = edits.presentationEnd, end.timescale > 0, Double(end.ticks) / Double(end.timescale) <= shortest {} else {
+                edits.presentationEnd = (micros, 1_000_000)
+            }
+        }
+        MP4Index.edit(&movie, with: edits)
         ending.extraTags.apply(to: &movie.moov)
         for (key, text) in ending.tags { MP4ExtraTags.setText(key, text, in: &movie.moov) }
         switch layout {
@@ -93,6 +103,18 @@ extension MP4Writer {
         }
     }
 
+    /// Where each of `present`'s tracks ends, in seconds from the file's start (its earliest
+    /// presentation): the end of its last picture or sound shown.
+    func presentationEnds(_ present: [Int]) -> [Double] {
+        let scales = present.map { Double(tracks[$0].format?.timescale ?? 1) }
+        let origin = zip(present, scales).map { Double(tracks[$0].minPresentation) / $1 }.min() ?? 0
+        return zip(present, scales).map { t, scale in
+            let track = tracks[t]
+            let last = track.samples.indices.contains(track.lastShown) ? Double(track.samples[track.lastShown].duration) : 0
+            return (Double(track.maxPresentation) + last) / scale - origin
+        }
+    }
+
     /// The index of the whole file: every track's sample tables, edits and entry, offsets from
     /// the media's first byte.
     func moov(tracks present: [Int], ending: Ending) -> MP4Box {
@@ -134,10 +156,17 @@ extension MP4Writer {
             let trackDuration = lateBy &+ shownMovie
             longest = max(longest, edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration)
             format.gapless = nil
-            traks.append(format.trak(tables: MP4Join.tables(samples[...], chunkSizes: track.chunkSizes, offsets: track.chunkOffsets),
+            // Every description the track has had, in order (FLAC's one is its stream header).
+            let entries = entry.map { [$0] } ?? track.descriptions.map { d in
+                var d = d
+                d.gapless = nil
+                return d.sampleEntry
+            }
+            traks.append(format.trak(tables: MP4Join.tables(samples[...], chunkSizes: track.chunkSizes, offsets: track.chunkOffsets,
+                                                            descriptions: entries.count > 1 ? track.chunkDescriptions : nil),
                                      mediaDuration: mediaDuration,
                                      trackDuration: edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration,
-                                     edits: edits, stsdEntry: entry))
+                                     edits: edits, stsdEntries: entries))
         }
         var moov = MP4Box(type: "moov", children: [CMAF.movieHeader(duration: longest, nextTrackID: UInt32(tracks.count + 1))] + traks)
         moov.sizeField = .compact

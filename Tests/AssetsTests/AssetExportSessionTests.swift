@@ -396,9 +396,9 @@ import Testing
         session.fileLengthLimit = Int64(full / 3)
         try await session.export()
         let size = (try FileManager.default.attributesOfItem(atPath: path("limited.mp4"))[.size] as? Int) ?? .max
-        #expect(size <= full / 3)
+        #expect(size <= full / 3, "\(size) bytes, limit \(full / 3)")
         let probe = try MediaProbe(path("limited.mp4"))
-        #expect(probe.duration > 1 && probe.duration < 9)
+        #expect(probe.duration > 1 && probe.duration < 9, "\(probe.duration) s in \(size) bytes (limit \(full / 3)): \(probe)")
         // Decodes to the end without an error: complete.
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-xerror", "-i", path("limited.mp4"), "-f", "null", "-"])
     }

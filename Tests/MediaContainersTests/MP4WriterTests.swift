@@ -165,6 +165,34 @@ import TestSupport
         #expect(try #require(movie.tracks(handler: "vide").first).track.displayMatrix == DisplayMatrix(text: "0 1 -1 0 0 0"))
     }
 
+    /// A length limit stops every input where it is, and the sound can be seconds ahead of the
+    /// pictures (it encodes faster): the presentation ends where the shortest track does.
+    @Test func aFileCutShortEndsWithItsShortestTrack() throws {
+        for cut in [false, true] {
+            let path = folder.appendingPathComponent("cut-\(cut).mp4").path
+            let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            try #require(fd >= 0)
+            var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["video", "audio"])
+            try writer.setFormat(Self.video, track: 0)
+            try writer.setFormat(Self.audio, track: 1)
+            let bytes = [UInt8](repeating: 7, count: 100)
+            try bytes.withUnsafeBytes { raw in
+                // One second of pictures, three of sound.
+                for i in 0..<25 { try writer.append(track: 0, bytes: raw, decodeTime: Int64(i) * 3600, presentationTime: Int64(i) * 3600, duration: 3600, isSync: i == 0) }
+                for i in 0..<141 { try writer.append(track: 1, bytes: raw, decodeTime: Int64(i) * 1024, presentationTime: Int64(i) * 1024, duration: 1024, isSync: true) }
+            }
+            var ending = MP4Writer.Ending()
+            ending.endWithShortestTrack = cut
+            try writer.finish(ending)
+            close(fd)
+            let (movie, _, _) = try readBack(path)
+            let seconds = Double(try #require(movie.header).duration) / Double(movie.timescale)
+            #expect(abs(seconds - (cut ? 1 : 3.008)) < 0.002, "cut \(cut): \(seconds) s")
+            let sound = try #require(movie.tracks(handler: "soun").first).track
+            #expect(cut == (sound.edits?.last.map { abs(Double($0.duration) / Double(movie.timescale) - 1) < 0.002 } ?? false), "\(String(describing: sound.edits))")
+        }
+    }
+
     /// A flush on one input (a seek after a preroll) drops what that input gave before it, and
     /// only that: the other input's samples after its own flush stay.
     @Test func aFlushedTrackStartsAgainAlone() throws {
@@ -194,6 +222,77 @@ import TestSupport
         let head: [UInt8] = Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]
         #expect(MP4TrackFormat.dOps(opusHead: head) == [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0])
         #expect(MP4TrackFormat.dOps(opusHead: Array(head.prefix(12))) == nil)
+    }
+
+    /// An encoder that changes its configuration in the stream (a new size, new parameter
+    /// sets): the track takes a second sample description from the change on, the chunks after
+    /// it name it, and ffmpeg and GStreamer decode every picture at its own size. A change of
+    /// codec or of an audio rate, or any change in a fragmented file, is refused naming it.
+    @Test(.media) func aChangedConfigurationIsASecondSampleDescription() throws {
+        var parts: [(format: MP4TrackFormat, bytes: FileBytes, samples: [MP4Sample])] = []
+        for (k, size) in ["160x120", "176x144"].enumerated() {
+            let path = folder.appendingPathComponent("part\(k).mp4").path
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=\(size):r=25:d=1", "-c:v", "libx264",
+                                             "-g", "10", "-bf", "0", "-x264-params", "sliced-threads=0", path])
+            let bytes = try #require(FileBytes(path: path))
+            let movie = try #require(try MP4File(bytes).movie())
+            let track = movie.track(movie.trackIndices[0])
+            let d = try #require(SampleDescription(track))
+            let format = MP4TrackFormat(trackID: 1, codec: .h264(avcC: try #require(d.configuration).body, width: d.size!.width, height: d.size!.height))
+            parts.append((format, bytes, try track.samples(fileSize: bytes.count)))
+        }
+        let path = folder.appendingPathComponent("changed.mp4").path
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: .indexLast, trackNames: ["video"])
+        var time: Int64 = 0
+        for part in parts {
+            try writer.setFormat(part.format, track: 0)
+            for s in part.samples {
+                let data = try part.bytes.read(at: s.offset, count: Int(s.size))
+                try data.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: time, presentationTime: time, duration: 3600, isSync: s.isSync) }
+                time += 3600
+            }
+        }
+        // Back to the first configuration: its description again, not a third.
+        try writer.setFormat(parts[0].format, track: 0)
+        let again = try parts[0].bytes.read(at: parts[0].samples[0].offset, count: Int(parts[0].samples[0].size))
+        try again.withUnsafeBytes { try writer.append(track: 0, bytes: $0, decodeTime: time, presentationTime: time, duration: 3600, isSync: true) }
+        try writer.finish(.init())
+        close(fd)
+        let written = try #require(FileBytes(path: path))
+        let movie = try #require(try MP4File(written).movie())
+        let stbl = try #require(movie.moov.find(["trak", "mdia", "minf", "stbl"]))
+        let stsd = try #require(stbl.first("stsd"))
+        #expect(stsd.body.count > 8 && Array(stsd.body[4..<8]) == [0, 0, 0, 2], "two descriptions")
+        let stsc = try #require(stbl.first("stsc")?.read(SampleToChunk.self))
+        let indices = stsc.entries.map(\.sampleDescriptionIndex)
+        #expect(indices.first == 1 && indices.contains(2) && indices.last == 1, "\(stsc.entries)")
+        let sizes = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=width,height", "-of", "csv=p=0", path])
+            .split(whereSeparator: \.isNewline).map { Self.trimmed(String($0)) }
+        #expect(sizes == Array(repeating: "160,120", count: 25) + Array(repeating: "176,144", count: 25) + ["160,120"], "\(sizes)")
+        // GStreamer's demuxer: every picture, each at its size (a caps change at each description).
+        let raw = folder.appendingPathComponent("changed.yuv").path
+        _ = try TestMedia.runTool("gst-launch-1.0", ["-q", "filesrc", "location=\(path)", "!", "qtdemux", "!", "h264parse", "!", "avdec_h264", "!",
+                                                     "video/x-raw,format=I420", "!", "filesink", "location=\(raw)"])
+        let decoded = try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int
+        #expect(decoded == 26 * 160 * 120 * 3 / 2 + 25 * 176 * 144 * 3 / 2, "26 pictures of 160x120 and 25 of 176x144")
+        // Refused: another codec, another audio rate, a change in a fragmented file.
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(null) }
+        var refusing = MP4Writer(descriptor: null, brand: .mp4, layout: .indexLast, trackNames: ["video", "audio"])
+        try refusing.setFormat(parts[0].format, track: 0)
+        try refusing.setFormat(Self.audio, track: 1)
+        try again.withUnsafeBytes { try refusing.append(track: 0, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 3600, isSync: true) }
+        try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try refusing.append(track: 1, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 1024, isSync: true) }
+        let hevc = MP4TrackFormat(trackID: 1, codec: .hevc(hvcC: [1], width: 160, height: 120))
+        #expect { try refusing.setFormat(hevc, track: 0) } throws: { "\($0)".contains("the video input's format changed in the stream (H.264 to HEVC)") }
+        let slower = MP4TrackFormat(trackID: 2, codec: .aac(audioSpecificConfig: [0x12, 0x10], sampleRate: 44100, channels: 2))
+        #expect { try refusing.setFormat(slower, track: 1) } throws: { "\($0)".contains("(AAC, 48000 Hz 2 ch to 44100 Hz 2 ch)") }
+        var fragmented = MP4Writer(descriptor: null, brand: .mp4, layout: .fragmented(seconds: 1), trackNames: ["video"])
+        try fragmented.setFormat(parts[0].format, track: 0)
+        try again.withUnsafeBytes { try fragmented.append(track: 0, bytes: $0, decodeTime: 0, presentationTime: 0, duration: 3600, isSync: true) }
+        #expect { try fragmented.setFormat(parts[1].format, track: 0) } throws: { "\($0)".contains("a fragmented file's track holds one") }
     }
 
     static func hash(_ line: String) -> String? { line.split(separator: ",").first { $0.hasPrefix("MD5:") }.map(String.init) }

@@ -125,8 +125,35 @@ public final class MP4SinkNode: ElementNode, Sendable {
         var ending = MP4Writer.Ending()
         /// The cover, place and chapters, written into the index.
         var extraTags = MP4ExtraTags()
+        /// The length limit's count of bytes, when the file has one.
+        var budget: ByteBudget?
+        /// Each input's latest decode time (seconds of the run), whether it ended, and the
+        /// slowest other input's time when its last wait for it ran out (``waitForTheOthers``).
+        var reached: [Double] = []
+        var ended: [Bool] = []
+        var gaveUpAt: [Double?] = []
+
+        /// Whether input `t`'s sample at `time` is more than ``MP4SinkNode/interleaveLead``
+        /// ahead of the slowest other input still running that has given a sample (one that has
+        /// not started is not waited for: a camera can take seconds to give its first picture).
+        func isAhead(_ t: Int, _ time: Double) -> Bool {
+            guard failure == nil, status == .writing, reached.indices.contains(t) else { return false }
+            let others = reached.indices.filter { $0 != t && !ended[$0] && reached[$0] > -.infinity }
+            guard let slowest = others.map({ reached[$0] }).min() else { return false }
+            // The last wait for it ran out and it has not moved since: not waited for again.
+            if gaveUpAt[t] == slowest { return false }
+            return time > slowest + MP4SinkNode.interleaveLead
+        }
     }
-    private let state = Guarded(State())
+    private let state = Condition(State())
+
+    /// An input waits while its samples are this many seconds ahead of another's, as a muxer
+    /// waits for the input that is behind: the file is interleaved as it is written, sound does
+    /// not run ahead of pictures in memory, and a length limit cuts every input near one time.
+    static let interleaveLead = 0.5
+    /// It waits at most this long for an input that gives nothing: a stalled camera does not
+    /// stop the sound (a live source's queue would drop it), and nothing waits for ever.
+    static let interleaveWait = 0.5
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -257,6 +284,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
         // index entries may take (an upper bound: 32 bytes a sample, the tables' most), and the
         // index's fixed part and tags; the first sample that would pass it ends every input.
         let budget = context.parameters[Self.fileLengthLimit].map { ByteBudget(limit: Int64($0)) }
+        state.withLock { $0.budget = budget }
         let fail = bin.nodeFailure()
         for (track, port) in ports.enumerated() {
             // An index cannot hold samples whose decode times go back: such a stream fails the
@@ -317,6 +345,9 @@ public final class MP4SinkNode: ElementNode, Sendable {
         state.withLock {
             $0.writer = writer
             $0.status = .writing
+            $0.reached = Array(repeating: -.infinity, count: ports.count)
+            $0.ended = Array(repeating: false, count: ports.count)
+            $0.gaveUpAt = Array(repeating: nil, count: ports.count)
         }
     }
 
@@ -332,9 +363,30 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
     // MARK: Streaming threads
 
+    /// Waits, on input `t`'s streaming thread, while its sample at `time` is ahead of another
+    /// input's (``State/isAhead(_:_:)``), at most ``interleaveWait``: each sample, every end and
+    /// failure wakes it.
+    private func waitForTheOthers(_ t: Int, _ time: Double) {
+        guard state.withLock({ $0.isAhead(t, time) }) else { return }
+        state.wait(until: { !$0.isAhead(t, time) }, atMost: Self.interleaveWait) { s in
+            guard s.isAhead(t, time) else { return }
+            s.gaveUpAt[t] = s.reached.indices.filter { $0 != t && !s.ended[$0] && s.reached[$0] > -.infinity }.map { s.reached[$0] }.min()
+        }
+    }
+
     private func receive(_ event: Element.EncodedSampleEvent, track: Int, port: String, sink: Element,
                          fail: @Sendable (GraphError, Element) -> Void) {
-        let failed: GraphError? = state.withLock { s in
+        if case .sample(_, let pts, let dts) = event, let time = (dts ?? pts)?.seconds, time.isFinite { waitForTheOthers(track, time) }
+        let failed: GraphError? = state.withLock(wakingWaiters: true) { s in
+            if s.reached.indices.contains(track) {
+                switch event {
+                case .sample(_, let pts, let dts):
+                    if let time = (dts ?? pts)?.seconds, time.isFinite { s.reached[track] = max(s.reached[track], time) }
+                case .end: s.ended[track] = true
+                case .flush: (s.reached[track], s.ended[track], s.gaveUpAt[track]) = (-.infinity, false, nil)
+                case .format: break
+                }
+            }
             guard s.failure == nil, s.status == .writing, s.writer != nil else { return nil }
             do throws(ContainerError) {
                 switch event {
@@ -454,6 +506,9 @@ public final class MP4SinkNode: ElementNode, Sendable {
             guard var writer = s.writer else { return nil }
             var ending = s.ending
             ending.extraTags = s.extraTags
+            // The limit stopped each input where it was: one that ran ahead of the others (sound
+            // encodes faster than pictures) is cut where the shortest ends.
+            ending.endWithShortestTrack = s.budget?.isFull == true
             if let header {
                 ending.flacHeader = header
                 // No priming: the edit, exact to the sample, ends where the stream does.
@@ -482,6 +537,9 @@ final class ByteBudget: Sendable {
     /// with smaller samples past the other's end).
     private let state = Guarded<(used: Int64, full: Bool)>((Int64(MP4SinkNode.boxReserve), false))
     init(limit: Int64) { self.limit = limit }
+
+    /// Whether a sample was refused: the inputs ended there.
+    var isFull: Bool { state.withLock { $0.full } }
 
     /// Whether a sample of `size` bytes fits; if so, it is counted.
     func admit(_ size: Int) -> Bool {
