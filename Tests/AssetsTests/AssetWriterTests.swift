@@ -128,6 +128,50 @@ import Testing
         #expect(probe.topLevelBoxes.firstIndex(of: "moov")! < probe.topLevelBoxes.firstIndex(of: "mdat")!)
     }
 
+    /// The file's inputs interleave as it is written, as a muxer's do: sound more than half a
+    /// second ahead of the pictures waits for them. A picture input that stalls (a camera that
+    /// stops giving frames) holds the sound for half a second, not for ever: twelve seconds of
+    /// sound (more than the inputs hold: the appends wait for the file) are taken with the
+    /// pictures stopped at one, then the pictures go on to four. Without the limit the appends
+    /// waited for ever, and so did the run's end.
+    @Test func soundDoesNotWaitForeverForStalledPictures() async throws {
+        let out = path("stall.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 160, height: 120))
+        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 48_000, channels: 1, bitRate: 64_000))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
+        try writer.add(video)
+        try writer.add(audio)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        func frames(_ range: Range<Int>) async throws {
+            for n in range {
+                var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
+                Self.draw(n, into: &frame)
+                try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
+            }
+        }
+        try await frames(0..<30)
+        let started = ContinuousClock.now
+        let sound = Task {
+            for b in TestMedia.sine(sampleRate: 48_000, channels: 1, seconds: 12) { try await audio.append(b) }
+        }
+        // Each append waits for room; the sound's end is taken while the pictures stand still.
+        let waited = Task {
+            try await Task.sleep(for: .seconds(30))
+            sound.cancel()
+        }
+        try await sound.value
+        waited.cancel()
+        #expect(ContinuousClock.now - started < .seconds(20), "the sound waited \(ContinuousClock.now - started) for pictures that never came")
+        audio.markAsFinished()
+        try await frames(30..<120)
+        try await writer.finishWriting()
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect(probe.stream("video")?.frameCount == 120)
+        #expect(abs(probe.duration - 12) < 0.1, "\(probe.duration) s")
+    }
+
     /// `frames` drawn frames at `fps` and the sound `pcm`, each buffer appended once the frame
     /// it reaches has gone, as a capture session delivers both.
     func appendInterleaved(frames: Int, fps: Int32, _ pcm: [SampleBuffer], _ adaptor: AssetWriterInputPixelBufferAdaptor,
