@@ -63,9 +63,9 @@ open class AVAssetWriter: @unchecked Sendable {
     public init(contentType outputContentType: UTType) {
         outputURL = URL(fileURLWithPath: "/")
         outputFileType = .mp4
-        // A writer of MP4 segments cannot fail to be made; another content type fails
-        // startWriting(), saying why (AVFoundation raises an exception here).
-        writer = try! AssetWriter(contentType: .mp4)
+        // A writer of MP4 segments; another content type fails startWriting(), saying why
+        // (AVFoundation raises an exception here).
+        writer = AssetWriter(mp4SegmentsOn: SystemAlarmClock())
         if outputContentType != .mpeg4Movie {
             fail(avError(.operationNotAllowed, "GraphKit writes segments of MPEG-4 (UTType.mpeg4Movie, public.mpeg-4), not \(outputContentType.identifier)"))
         }

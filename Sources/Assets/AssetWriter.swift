@@ -142,15 +142,20 @@ public final class AssetWriter: Sendable {
         try self.init(contentType: fileType, clock: SystemAlarmClock())
     }
 
-    package init(contentType fileType: FileType, clock: any AlarmClock) throws(GraphError) {
+    package convenience init(contentType fileType: FileType, clock: any AlarmClock) throws(GraphError) {
         guard fileType == .mp4 else {
             throw GraphError(.usage, at: "contentType", "segments are fragmented MP4: a writer of segments takes .mp4, not .\(fileType.rawValue)")
         }
+        self.init(mp4SegmentsOn: clock)
+    }
+
+    /// A writer of MP4 segments: what ``init(contentType:)`` makes of `.mp4`, which cannot fail.
+    package init(mp4SegmentsOn clock: any AlarmClock = SystemAlarmClock()) {
         outputPath = ""
-        self.fileType = fileType
+        fileType = .mp4
         self.clock = clock
         writesSegments = true
-        var l = Locked(state: WriterState(fileType: fileType))
+        var l = Locked(state: WriterState(fileType: .mp4))
         l.segments.delivery = SegmentDelivery()
         locked = SessionLock(l)
     }

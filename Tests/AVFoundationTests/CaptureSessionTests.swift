@@ -38,6 +38,11 @@ final class FrameCollector: NSObject, AVCaptureVideoDataOutputSampleBufferDelega
         lock.lock(); drops.append((reason, .now)); lock.unlock()
     }
 
+    var audioSamples: [(time: CMTime, frames: Int, at: ContinuousClock.Instant)] {
+        lock.lock(); defer { lock.unlock() }
+        return audio
+    }
+
     var snapshot: (frames: [Frame], audio: Int, drops: Int) {
         lock.lock(); defer { lock.unlock() }
         return (frames, audio.count, drops.count)
@@ -56,12 +61,15 @@ final class RecordingWatcher: NSObject, AVCaptureFileOutputRecordingDelegate {
     func fileOutput(_ output: AVCaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [AVCaptureConnection], error: Error?) {
         lock.lock(); self.error = error; finished = true; lock.unlock()
     }
+    var isFinished: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return finished
+    }
     /// Waits (suspending, not blocking a thread) until the recording has finished, at most `seconds`.
     func waitUntilFinished(seconds: Double) async -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
-            lock.lock(); let done = finished; lock.unlock()
-            if done { return true }
+            if isFinished { return true }
             try? await Task.sleep(nanoseconds: 10_000_000)
         }
         return false
@@ -231,9 +239,7 @@ func seconds(since start: ContinuousClock.Instant) -> Double {
         #expect(await waitFor(seconds: 20) { collector.lock.lock(); defer { collector.lock.unlock() }; return collector.audio.reduce(0) { $0 + $1.frames } >= 24_000 })
         session.stopRunning()
         let elapsed = seconds(since: began)
-        collector.lock.lock()
-        let samples = collector.audio
-        collector.lock.unlock()
+        let samples = collector.audioSamples
         #expect(zip(samples, samples.dropFirst()).allSatisfy { $0.time < $1.time })
         let total = samples.reduce(0) { $0 + $1.frames }
         #expect(total >= 24_000 && Double(total) <= 48_000 * (elapsed + 0.2), "\(total) frames at 48 kHz in \(elapsed) s")
