@@ -389,3 +389,47 @@ gulong gk_decodebin_decode_only(GstElement *decodebin, int audio, int video) {
     return g_signal_connect_data(decodebin, "autoplug-continue", G_CALLBACK(continue_plugging), d,
                                  (GClosureNotify)(void (*)(void))g_free, 0);
 }
+
+/* --- x265enc's decode times on a stream shorter than its B-frame delay ----------------------- */
+
+typedef struct {
+    gboolean seen;    /* the stream's first buffer came */
+    gint64 shift;     /* ns added to each DTS; 0 for a stream whose times are sound */
+} DecodeTimeMend;
+
+static GstPadProbeReturn mend_x265_decode_times(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    DecodeTimeMend *m = data;
+    gk_callback_enter(pad);
+    if (info->type & GST_PAD_PROBE_TYPE_EVENT_FLUSH || info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
+        GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
+        if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START) {
+            m->seen = FALSE;
+            m->shift = 0;
+        }
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+        GstClockTime pts = GST_BUFFER_PTS(b), dts = GST_BUFFER_DTS(b);
+        if (!m->seen && GST_CLOCK_TIME_IS_VALID(pts) && GST_CLOCK_TIME_IS_VALID(dts)) {
+            m->seen = TRUE;
+            /* Compared as signed: x265's DTS may be negative, stored as a huge unsigned time. */
+            gint64 lead = (gint64)(pts - dts);
+            GstClockTime frame = GST_BUFFER_DURATION_IS_VALID(b) && GST_BUFFER_DURATION(b) > 0 ? GST_BUFFER_DURATION(b) : GST_SECOND / 25;
+            /* x265's own lead is its B-frame delay: two frames at most (with a B-pyramid). */
+            gint64 most = MAX((gint64)(16 * frame), (gint64)GST_SECOND);
+            if (lead < 0 || lead > most)
+                m->shift = (gint64)(pts - 2 * frame - dts);
+        }
+        if (m->shift != 0 && GST_CLOCK_TIME_IS_VALID(dts)) {
+            b = gst_buffer_make_writable(b);
+            GST_BUFFER_DTS(b) = (GstClockTime)((guint64)dts + (guint64)m->shift);
+            GST_PAD_PROBE_INFO_DATA(info) = b;
+        }
+    }
+    gk_callback_leave(pad);
+    return GST_PAD_PROBE_OK;
+}
+
+gulong gk_pad_mend_x265_decode_times(GstPad *pad) {
+    return gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM | GST_PAD_PROBE_TYPE_EVENT_FLUSH,
+                             mend_x265_decode_times, g_new0(DecodeTimeMend, 1), g_free);
+}

@@ -170,6 +170,7 @@ gulong gk_decodebin_watch_mp4_index(GstElement *decodebin, GkIndexFn fn, void *c
  * decodebin's audio decoders (GStreamer 1.24+'s qtdemux: GstAudioClippingMeta) are taken off,
  * so that the priming is not cut twice (timing.c says why). Returns the signal handler's id. */
 gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim);
+
 /* The decision for one buffer: `buffer` without its clipping marks when `trim`'s timescale is
  * set, else as it came (takes and returns a reference). */
 GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
@@ -177,6 +178,15 @@ GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
  * another kind leaves it encoded, undecoded, and a container is always opened. Returns the
  * signal handler's id. */
 gulong gk_decodebin_decode_only(GstElement *decodebin, int audio, int video);
+
+/* Mends the decode times x265 gives a stream shorter than its B-frame delay (x265 never learns
+ * the delay's length there, and subtracts whatever its memory held: a DTS seconds to years off,
+ * different each run). On buffers leaving `pad` (x265enc's source): when the stream's first DTS
+ * is after its PTS, or before it by more than 16 frames and a second (x265's own delay is two
+ * frames at most), every DTS of the stream (until a flush) is moved by one amount, so that the
+ * first is two frames before the first PTS; x265's steps between them are right. Streams with
+ * sound times pass untouched. Returns the probe's id (timing.c). */
+gulong gk_pad_mend_x265_decode_times(GstPad *pad);
 
 /* Whether videoflip in video-direction=auto passes the image-orientation tag on as it came after
  * turning the picture (GStreamer 1.22's does, so a writer downstream would turn it once more):
@@ -280,15 +290,6 @@ int gk_caps_field_span(const GstCaps *caps, const char *field, int *low, int *hi
  * WAV of 9 or 63 channels: GStreamer's converter refuses such caps) GStreamer's usual mask for
  * the count, or none (0: unpositioned) past 8 (media.c). Returns the probe's id. */
 gulong gk_pad_complete_channel_mask(GstPad *pad);
-
-/* Mends the decode times x265 gives a stream shorter than its B-frame delay (x265 never learns
- * the delay's length there, and subtracts whatever its memory held: a DTS seconds to years off,
- * different each run). On buffers leaving `pad` (x265enc's source): when the stream's first DTS
- * is after its PTS, or before it by more than 16 frames and a second (x265's own delay is two
- * frames at most), every DTS of the stream (until a flush) is moved by one amount, so that the
- * first is two frames before the first PTS; x265's steps between them are right. Streams with
- * sound times pass untouched. Returns the probe's id (media.c). */
-gulong gk_pad_mend_x265_decode_times(GstPad *pad);
 
 /* Sends flush-start into every appsink of the bin: its queue (below) holding end of stream until
  * its samples are pulled, or a producer waiting for room in it, would otherwise keep its streaming

@@ -110,3 +110,15 @@ extension Element {
         callbacks.adopt(signal: id, on: object)
     }
 }
+
+extension Element {
+    /// Mends the decode times x265enc gives a stream shorter than x265's B-frame delay (read
+    /// from memory x265 never set: hours or years off, and the muxer would place the pictures
+    /// there): the stream's decode times move together so that they come before its
+    /// presentation times, x265's steps between them kept (`gk_pad_mend_x265_decode_times`).
+    public func mendX265DecodeTimes() {
+        guard let p = gst_element_get_static_pad(raw, "src") else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_mend_x265_decode_times(p), on: p)
+    }
+}
