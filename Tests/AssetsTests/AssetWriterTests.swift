@@ -133,7 +133,9 @@ import Testing
     /// stops giving frames) holds the sound for half a second, not for ever: twelve seconds of
     /// sound (more than the inputs hold: the appends wait for the file) are taken with the
     /// pictures stopped at one, then the pictures go on to four. Without the limit the appends
-    /// waited for ever, and so did the run's end.
+    /// waited until the writer's own stall rule failed it, and the run's end waited for ever.
+    /// Once a wait has run out the sound waits no more until the pictures catch up: pictures
+    /// that trickle out under load do not make it wait half a second each.
     @Test func soundDoesNotWaitForeverForStalledPictures() async throws {
         let out = path("stall.mp4")
         let writer = try AssetWriter(outputPath: out, fileType: .mp4)

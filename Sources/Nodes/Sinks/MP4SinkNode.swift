@@ -127,21 +127,20 @@ public final class MP4SinkNode: ElementNode, Sendable {
         var extraTags = MP4ExtraTags()
         /// The length limit's count of bytes, when the file has one.
         var budget: ByteBudget?
-        /// Each input's latest decode time (seconds of the run), whether it ended, and the
-        /// slowest other input's time when its last wait for it ran out (``waitForTheOthers``).
+        /// Each input's latest decode time (seconds of the run), whether it ended, and whether
+        /// its last wait ran out with it still ahead (``waitForTheOthers``): it then waits no
+        /// more until the others have caught up with it.
         var reached: [Double] = []
         var ended: [Bool] = []
-        var gaveUpAt: [Double?] = []
+        var gaveUp: [Bool] = []
 
         /// Whether input `t`'s sample at `time` is more than ``MP4SinkNode/interleaveLead``
         /// ahead of the slowest other input still running that has given a sample (one that has
         /// not started is not waited for: a camera can take seconds to give its first picture).
         func isAhead(_ t: Int, _ time: Double) -> Bool {
-            guard failure == nil, status == .writing, reached.indices.contains(t) else { return false }
+            guard failure == nil, status == .writing, reached.indices.contains(t), !gaveUp[t] else { return false }
             let others = reached.indices.filter { $0 != t && !ended[$0] && reached[$0] > -.infinity }
             guard let slowest = others.map({ reached[$0] }).min() else { return false }
-            // The last wait for it ran out and it has not moved since: not waited for again.
-            if gaveUpAt[t] == slowest { return false }
             return time > slowest + MP4SinkNode.interleaveLead
         }
     }
@@ -347,7 +346,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
             $0.status = .writing
             $0.reached = Array(repeating: -.infinity, count: ports.count)
             $0.ended = Array(repeating: false, count: ports.count)
-            $0.gaveUpAt = Array(repeating: nil, count: ports.count)
+            $0.gaveUp = Array(repeating: false, count: ports.count)
         }
     }
 
@@ -365,12 +364,21 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
     /// Waits, on input `t`'s streaming thread, while its sample at `time` is ahead of another
     /// input's (``State/isAhead(_:_:)``), at most ``interleaveWait``: each sample, every end and
-    /// failure wakes it.
+    /// failure wakes it. A wait that runs out is a stall: the input goes on without waiting
+    /// until the others have caught up with it (one wait a stall, however slowly they move).
     private func waitForTheOthers(_ t: Int, _ time: Double) {
-        guard state.withLock({ $0.isAhead(t, time) }) else { return }
+        let ahead = state.withLock { s in
+            if s.gaveUp.indices.contains(t), s.gaveUp[t] {
+                // Caught up: the next time it runs ahead, it waits again.
+                s.gaveUp[t] = false
+                if s.isAhead(t, time) { s.gaveUp[t] = true }
+                return false
+            }
+            return s.isAhead(t, time)
+        }
+        guard ahead else { return }
         state.wait(until: { !$0.isAhead(t, time) }, atMost: Self.interleaveWait) { s in
-            guard s.isAhead(t, time) else { return }
-            s.gaveUpAt[t] = s.reached.indices.filter { $0 != t && !s.ended[$0] && s.reached[$0] > -.infinity }.map { s.reached[$0] }.min()
+            if s.isAhead(t, time) { s.gaveUp[t] = true }
         }
     }
 
@@ -383,7 +391,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
                 case .sample(_, let pts, let dts):
                     if let time = (dts ?? pts)?.seconds, time.isFinite { s.reached[track] = max(s.reached[track], time) }
                 case .end: s.ended[track] = true
-                case .flush: (s.reached[track], s.ended[track], s.gaveUpAt[track]) = (-.infinity, false, nil)
+                case .flush: (s.reached[track], s.ended[track], s.gaveUp[track]) = (-.infinity, false, false)
                 case .format: break
                 }
             }
