@@ -435,7 +435,7 @@ package struct MP4Join: Sendable {
             for s in samples { b.appendU32(s.size) }
         })
         struct PerChunk: Equatable { var samples: Int; var description: Int }
-        let perChunk = runs(chunkSizes.indices.map { PerChunk(samples: chunkSizes[$0], description: descriptions?[$0] ?? 0) })
+        let perChunk = runs(chunkSizes.indices.map { i in PerChunk(samples: chunkSizes[i], description: descriptions.flatMap { $0.indices.contains(i) ? $0[i] : nil } ?? 0) })
         var firstChunk: UInt32 = 1
         tables.append(box("stsc") { b in
             b.appendU32(UInt32(perChunk.count))

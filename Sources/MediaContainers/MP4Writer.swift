@@ -62,11 +62,12 @@ package struct MP4Writer: Sendable {
 
     struct Track: Sendable {
         var name: String
-        /// The format now, and every sample description the track has had (``setFormat(_:track:)``):
-        /// `description` is the one now.
-        var format: MP4TrackFormat?
+        /// Every sample description the track has had (``setFormat(_:track:)``), and which one
+        /// its samples take now.
         var descriptions: [MP4TrackFormat] = []
         var description = 0
+        /// The format now: nil before the first.
+        var format: MP4TrackFormat? { descriptions.indices.contains(description) ? descriptions[description] : nil }
         /// Each chunk's description (whole files).
         var chunkDescriptions: [Int] = []
         /// Whole files: every sample, offsets from the media's first byte.
@@ -76,7 +77,7 @@ package struct MP4Writer: Sendable {
         /// The chunk being gathered: its samples wait in memory until the other tracks reach
         /// its time (``Chunk``).
         var open: Chunk?
-        /// The decode time (seconds) of its latest sample, and whether it has ended.
+        /// The decode time (seconds) of its latest sample, and whether it has ended (every layout).
         var reached = -Double.infinity
         var ended = false
         var firstDecode: Int64?
@@ -136,41 +137,38 @@ package struct MP4Writer: Sendable {
         var format = format
         format.trackID = UInt32(t + 1)
         format.quickTime = brand == .mov
-        if let old = tracks[t].format {
-            // Facts known later (the display matrix, colour) are kept.
-            if format.colour == nil { format.colour = old.colour }
-            if format.displayMatrix == nil { format.displayMatrix = old.displayMatrix }
-            if tracks[t].count > 0, !Self.sameStream(old, format) {
-                let fragmented = if case .fragmented = layout { true } else { false }
-                guard !fragmented, Self.sameCodec(old, format), old.timescale == format.timescale else {
-                    let change = old.codecName == format.codecName ? "\(old.codecName), \(Self.describe(old)) to \(Self.describe(format))" : "\(old.codecName) to \(format.codecName)"
-                    throw ContainerError("the \(tracks[t].name) input's format changed in the stream (\(change)): "
-                                         + (fragmented ? "a fragmented file's track holds one" : "a track holds one codec at one rate"))
-                }
-                guard tracks[t].descriptions.count < Self.mostDescriptions else {
-                    throw ContainerError("the \(tracks[t].name) input's format changed more than \(Self.mostDescriptions - 1) times in the stream")
-                }
-                // The next sample starts a chunk of the new description (a chunk has one).
-                if let open = tracks[t].open {
-                    waiting.append(open)
-                    waitingBytes += open.data.count
-                    tracks[t].open = nil
-                }
-                if let same = tracks[t].descriptions.firstIndex(where: { Self.sameStream($0, format) }) {
-                    tracks[t].description = same
-                } else {
-                    tracks[t].descriptions.append(format)
-                    tracks[t].description = tracks[t].descriptions.count - 1
-                }
-            } else if tracks[t].descriptions.isEmpty {
-                tracks[t].descriptions = [format]
-            } else {
-                tracks[t].descriptions[tracks[t].description] = format
-            }
-        } else {
-            tracks[t].descriptions = [format]
+        guard let old = tracks[t].format else {
+            (tracks[t].descriptions, tracks[t].description) = ([format], 0)
+            return try startIfReady()
         }
-        tracks[t].format = format
+        // Facts known later (the display matrix, colour) are kept.
+        if format.colour == nil { format.colour = old.colour }
+        if format.displayMatrix == nil { format.displayMatrix = old.displayMatrix }
+        if tracks[t].count > 0, !Self.sameStream(old, format) {
+            let fragmented = if case .fragmented = layout { true } else { false }
+            guard !fragmented, Self.sameCodec(old, format), old.timescale == format.timescale else {
+                let change = old.codecName == format.codecName ? "\(old.codecName), \(Self.describe(old)) to \(Self.describe(format))" : "\(old.codecName) to \(format.codecName)"
+                throw ContainerError("the \(tracks[t].name) input's format changed in the stream (\(change)): "
+                                     + (fragmented ? "a fragmented file's track holds one" : "a track holds one codec at one rate"))
+            }
+            guard tracks[t].descriptions.count < Self.mostDescriptions else {
+                throw ContainerError("the \(tracks[t].name) input's format changed more than \(Self.mostDescriptions - 1) times in the stream")
+            }
+            // The next sample starts a chunk of the new description (a chunk has one).
+            if let open = tracks[t].open {
+                waiting.append(open)
+                waitingBytes += open.data.count
+                tracks[t].open = nil
+            }
+            // Back to an earlier configuration: its description again.
+            if let same = tracks[t].descriptions.firstIndex(where: { Self.sameStream($0, format) }) {
+                tracks[t].description = same
+            } else {
+                tracks[t].descriptions.append(format)
+                tracks[t].description = tracks[t].descriptions.count - 1
+            }
+        }
+        tracks[t].descriptions[tracks[t].description] = format
         try startIfReady()
     }
 
@@ -180,9 +178,7 @@ package struct MP4Writer: Sendable {
 
     /// Sets a fact of track `t`'s format known after its caps (a display matrix from a tag).
     package mutating func updateFormat(track t: Int, _ change: (inout MP4TrackFormat) -> Void) {
-        guard tracks.indices.contains(t), var f = tracks[t].format else { return }
-        change(&f)
-        tracks[t].format = f
+        guard tracks.indices.contains(t) else { return }
         for d in tracks[t].descriptions.indices { change(&tracks[t].descriptions[d]) }
     }
 
@@ -218,9 +214,14 @@ package struct MP4Writer: Sendable {
         for chunk in waiting where chunk.track == t { waitingBytes -= chunk.data.count }
         waiting.removeAll { $0.track == t }
         var fresh = Track(name: tracks[t].name)
-        fresh.format = tracks[t].format
         fresh.descriptions = tracks[t].format.map { [$0] } ?? []
         tracks[t] = fresh
+    }
+
+    /// The latest decode time (seconds) of the track furthest behind among those other than
+    /// `t` that have samples and have not ended; nil when there is none.
+    package func slowest(besides t: Int) -> Double? {
+        tracks.indices.filter { $0 != t && !tracks[$0].ended && tracks[$0].count > 0 }.map { tracks[$0].reached }.min()
     }
 
     /// Track `t`'s format, once known.
@@ -273,6 +274,7 @@ package struct MP4Writer: Sendable {
         track.minPresentation = min(track.minPresentation, presentationTime)
         if presentationTime >= track.maxPresentation { (track.maxPresentation, track.lastShown) = (presentationTime, track.count) }
         track.count += 1
+        track.reached = Double(decodeTime) / scale
         if fragmented {
             tracks[t] = track
             try appendToFragment(track: t, sample: &sample, bytes: bytes, decodeTime: decodeTime)
@@ -291,7 +293,6 @@ package struct MP4Writer: Sendable {
         track.open!.count += 1
         track.open!.data.append(contentsOf: bytes)
         track.samples.append(sample)
-        track.reached = time
         tracks[t] = track
         try writeWaiting()
     }

@@ -46,11 +46,10 @@ extension MP4Writer {
         guard !present.isEmpty else { throw ContainerError("no input gave a sample") }
         var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
         var edits = ending.edits
-        if ending.endWithShortestTrack, present.count > 1, let shortest = presentationEnds(present).min() {
-            let micros = UInt64(max(0, (shortest * 1e6).rounded()))
-            if let end = edits.presentationEnd, end.timescale > 0, Double(end.ticks) / Double(end.timescale) <= shortest {} else {
-                edits.presentationEnd = (micros, 1_000_000)
-            }
+        // Each track's header states where it ends on the movie's clock (from the file's start).
+        if ending.endWithShortestTrack, let shortest = movie.trackIndices.map({ movie.track($0).duration }).min(), movie.timescale > 0 {
+            let sooner = edits.presentationEnd.map { $0.timescale > 0 && Double($0.ticks) / Double($0.timescale) <= Double(shortest) / Double(movie.timescale) } ?? false
+            if !sooner { edits.presentationEnd = (shortest, UInt64(movie.timescale)) }
         }
         MP4Index.edit(&movie, with: edits)
         ending.extraTags.apply(to: &movie.moov)
@@ -100,18 +99,6 @@ extension MP4Writer {
             }
         case .fragmented:
             break
-        }
-    }
-
-    /// Where each of `present`'s tracks ends, in seconds from the file's start (its earliest
-    /// presentation): the end of its last picture or sound shown.
-    func presentationEnds(_ present: [Int]) -> [Double] {
-        let scales = present.map { Double(tracks[$0].format?.timescale ?? 1) }
-        let origin = zip(present, scales).map { Double(tracks[$0].minPresentation) / $1 }.min() ?? 0
-        return zip(present, scales).map { t, scale in
-            let track = tracks[t]
-            let last = track.samples.indices.contains(track.lastShown) ? Double(track.samples[track.lastShown].duration) : 0
-            return (Double(track.maxPresentation) + last) / scale - origin
         }
     }
 

@@ -108,15 +108,8 @@ import Testing
     /// settings' rate and channel count, as AVAssetWriter converts.
     @Test func audioAndVideoInOneFileWithConversion() async throws {
         let out = path("av.mp4")
-        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
-        writer.shouldOptimizeForNetworkUse = true
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 320, height: 240))
-        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 44_100, channels: 1, bitRate: 64_000))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.add(audio)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
+        let (writer, adaptor, audio) = try writing(out, VideoSettings(width: 320, height: 240),
+                                                   AudioSettings(sampleRate: 44_100, channels: 1, bitRate: 64_000), faststart: true)
         try await appendInterleaved(frames: 60, fps: 30, TestMedia.sine(sampleRate: 48_000, channels: 2, seconds: 2), adaptor, audio)
         try await writer.finishWriting()  // finishes both inputs itself
         let probe = try MediaProbe(out, countFrames: true)
@@ -138,32 +131,43 @@ import Testing
     /// that trickle out under load do not make it wait half a second each.
     @Test(.timeLimit(.minutes(3))) func soundDoesNotWaitForeverForStalledPictures() async throws {
         let out = path("stall.mp4")
-        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
-        let video = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 160, height: 120))
-        let audio = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(sampleRate: 48_000, channels: 1, bitRate: 64_000))
-        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: video)
-        try writer.add(video)
-        try writer.add(audio)
-        try writer.startWriting()
-        writer.startSession(atSourceTime: .zero)
-        func frames(_ range: Range<Int>) async throws {
-            for n in range {
-                var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
-                Self.draw(n, into: &frame)
-                try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: 30))
-            }
-        }
-        try await frames(0..<30)
+        let (writer, adaptor, audio) = try writing(out, VideoSettings(width: 160, height: 120), AudioSettings(sampleRate: 48_000, channels: 1, bitRate: 64_000))
+        try await appendFrames(0..<30, fps: 30, adaptor)
         // Each append waits for room; the sound's end is taken while the pictures stand still
         // (a sink that waited for them would leave the appends waiting until the writer's stall
         // rule failed them: thrown here).
         for b in TestMedia.sine(sampleRate: 48_000, channels: 1, seconds: 12) { try await audio.append(b) }
         audio.markAsFinished()
-        try await frames(30..<120)
+        try await appendFrames(30..<120, fps: 30, adaptor)
         try await writer.finishWriting()
         let probe = try MediaProbe(out, countFrames: true)
         #expect(probe.stream("video")?.frameCount == 120)
         #expect(abs(probe.duration - 12) < 0.1, "\(probe.duration) s")
+    }
+
+    /// A writer of `out` with a video input (through a pixel buffer adaptor) and an audio input,
+    /// started, its session at zero.
+    func writing(_ out: String, _ video: VideoSettings, _ audio: AudioSettings, faststart: Bool = false) throws
+        -> (AssetWriter, AssetWriterInputPixelBufferAdaptor, AssetWriterInput) {
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        writer.shouldOptimizeForNetworkUse = faststart
+        let videoInput = AssetWriterInput(mediaType: .video, outputSettings: video)
+        let audioInput = AssetWriterInput(mediaType: .audio, outputSettings: audio)
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: videoInput)
+        try writer.add(videoInput)
+        try writer.add(audioInput)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        return (writer, adaptor, audioInput)
+    }
+
+    /// Frames `range`, drawn into the adaptor's pool, appended at `fps`.
+    func appendFrames(_ range: Range<Int>, fps: Int32, _ adaptor: AssetWriterInputPixelBufferAdaptor) async throws {
+        for n in range {
+            var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
+            Self.draw(n, into: &frame)
+            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: fps))
+        }
     }
 
     /// `frames` drawn frames at `fps` and the sound `pcm`, each buffer appended once the frame
@@ -172,9 +176,7 @@ import Testing
                            _ audio: AssetWriterInput) async throws {
         var a = 0
         for n in 0..<frames {
-            var frame = try adaptor.pixelBufferPool!.makePixelBuffer()
-            Self.draw(n, into: &frame)
-            try await adaptor.append(frame, withPresentationTime: MediaTime(value: Int64(n), timescale: fps))
+            try await appendFrames(n..<(n + 1), fps: fps, adaptor)
             while a < pcm.count, pcm[a].presentationTime! <= MediaTime(value: Int64(n + 1), timescale: fps) {
                 try await audio.append(pcm[a])
                 a += 1

@@ -42,10 +42,16 @@ package final class Condition<State: Sendable>: @unchecked Sendable {
     }
 
     /// Sleeps until `done(state)` holds, or `seconds` have passed (nil: no limit), then runs
-    /// `body` on the state with the lock still held.
-    package func wait<T>(until done: (State) -> Bool, atMost seconds: Double? = nil, then body: (inout State) -> T) -> T {
+    /// `body` on the state with the lock still held; with `wakingWaiters`, every waiter then
+    /// looks at the state again. One acquisition of the lock when `done` holds at once.
+    package func wait<T>(until done: (State) -> Bool, atMost seconds: Double? = nil, wakingWaiters: Bool = false,
+                         then body: (inout State) -> T) -> T {
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        defer {
+            if wakingWaiters { pthread_cond_broadcast(condition) }
+            pthread_mutex_unlock(mutex)
+        }
+        if done(state) { return body(&state) }
         if let seconds {
             var now = timespec()
             clock_gettime(CLOCK_MONOTONIC, &now)

@@ -127,20 +127,17 @@ public final class MP4SinkNode: ElementNode, Sendable {
         var extraTags = MP4ExtraTags()
         /// The length limit's count of bytes, when the file has one.
         var budget: ByteBudget?
-        /// Each input's latest decode time (seconds of the run), whether it ended, and whether
-        /// its last wait ran out with it still ahead (``waitForTheOthers``): it then waits no
-        /// more until the others have caught up with it.
-        var reached: [Double] = []
-        var ended: [Bool] = []
+        /// Whether each input's last wait ran out with it still ahead (a stall): it then waits
+        /// no more until the others have caught up with it.
         var gaveUp: [Bool] = []
 
         /// Whether input `t`'s sample at `time` is more than ``MP4SinkNode/interleaveLead``
         /// ahead of the slowest other input still running that has given a sample (one that has
-        /// not started is not waited for: a camera can take seconds to give its first picture).
-        func isAhead(_ t: Int, _ time: Double) -> Bool {
-            guard failure == nil, status == .writing, reached.indices.contains(t), !gaveUp[t] else { return false }
-            let others = reached.indices.filter { $0 != t && !ended[$0] && reached[$0] > -.infinity }
-            guard let slowest = others.map({ reached[$0] }).min() else { return false }
+        /// not started is not waited for: a camera can take seconds to give its first picture),
+        /// and, unless `evenAfterAStall`, has not given up waiting for it.
+        func isAhead(_ t: Int, _ time: Double, evenAfterAStall: Bool = false) -> Bool {
+            guard failure == nil, status == .writing, gaveUp.indices.contains(t), evenAfterAStall || !gaveUp[t],
+                  let slowest = writer?.slowest(besides: t) else { return false }
             return time > slowest + MP4SinkNode.interleaveLead
         }
     }
@@ -344,8 +341,6 @@ public final class MP4SinkNode: ElementNode, Sendable {
         state.withLock {
             $0.writer = writer
             $0.status = .writing
-            $0.reached = Array(repeating: -.infinity, count: ports.count)
-            $0.ended = Array(repeating: false, count: ports.count)
             $0.gaveUp = Array(repeating: false, count: ports.count)
         }
     }
@@ -362,38 +357,20 @@ public final class MP4SinkNode: ElementNode, Sendable {
 
     // MARK: Streaming threads
 
-    /// Waits, on input `t`'s streaming thread, while its sample at `time` is ahead of another
-    /// input's (``State/isAhead(_:_:)``), at most ``interleaveWait``: each sample, every end and
-    /// failure wakes it. A wait that runs out is a stall: the input goes on without waiting
-    /// until the others have caught up with it (one wait a stall, however slowly they move).
-    private func waitForTheOthers(_ t: Int, _ time: Double) {
-        let ahead = state.withLock { s in
-            if s.gaveUp.indices.contains(t), s.gaveUp[t] {
-                // Caught up: the next time it runs ahead, it waits again.
-                s.gaveUp[t] = false
-                if s.isAhead(t, time) { s.gaveUp[t] = true }
-                return false
-            }
-            return s.isAhead(t, time)
-        }
-        guard ahead else { return }
-        state.wait(until: { !$0.isAhead(t, time) }, atMost: Self.interleaveWait) { s in
-            if s.isAhead(t, time) { s.gaveUp[t] = true }
-        }
-    }
-
+    /// Takes what reaches input `track`'s end on its streaming thread into the writer. A sample
+    /// more than ``interleaveLead`` ahead of another input (``State/isAhead(_:_:evenAfterAStall:)``)
+    /// first waits for it, as a muxer's pads wait, at most ``interleaveWait``: each sample, every
+    /// end and failure wakes it. A wait that runs out is a stall: the input goes on without
+    /// waiting until the others have caught up with it (one wait a stall, however slowly they
+    /// move). One acquisition of the lock a sample that does not wait.
     private func receive(_ event: Element.EncodedSampleEvent, track: Int, port: String, sink: Element,
                          fail: @Sendable (GraphError, Element) -> Void) {
-        if case .sample(_, let pts, let dts) = event, let time = (dts ?? pts)?.seconds, time.isFinite { waitForTheOthers(track, time) }
-        let failed: GraphError? = state.withLock(wakingWaiters: true) { s in
-            if s.reached.indices.contains(track) {
-                switch event {
-                case .sample(_, let pts, let dts):
-                    if let time = (dts ?? pts)?.seconds, time.isFinite { s.reached[track] = max(s.reached[track], time) }
-                case .end: s.ended[track] = true
-                case .flush: (s.reached[track], s.ended[track], s.gaveUp[track]) = (-.infinity, false, false)
-                case .format: break
-                }
+        let time: Double? = if case .sample(_, let pts, let dts) = event, let t = (dts ?? pts)?.seconds, t.isFinite { t } else { nil }
+        let failed: GraphError? = state.wait(until: { s in time.map { !s.isAhead(track, $0) } ?? true },
+                                             atMost: Self.interleaveWait, wakingWaiters: true) { s in
+            if s.gaveUp.indices.contains(track) {
+                if let time { s.gaveUp[track] = s.isAhead(track, time, evenAfterAStall: true) }
+                if case .flush = event { s.gaveUp[track] = false }
             }
             guard s.failure == nil, s.status == .writing, s.writer != nil else { return nil }
             do throws(ContainerError) {
