@@ -283,6 +283,16 @@ static void count_buffer(GkPadCounter *c, GstBuffer *b) {
     GK_BUFFER_HANDED_ON(b);
 }
 
+void gk_pad_counter_add(GkPadCounter *c, gint64 bytes, gint64 pts_ns, gint64 duration_ns) {
+    __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->bytes, bytes, __ATOMIC_RELAXED);
+    if (pts_ns >= 0) {
+        gint64 unset = -1;
+        __atomic_compare_exchange_n(&c->start_ns, &unset, pts_ns, FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->end_ns, pts_ns + (duration_ns > 0 ? duration_ns : 0), __ATOMIC_RELAXED);
+    }
+}
+
 static gboolean count_in_list(GstBuffer **buffer, guint index, gpointer data) {
     (void)index;
     count_buffer(data, *buffer);

@@ -71,6 +71,9 @@ typedef struct {
     gint64 end_ns;   /* where the last timestamped buffer ended, -1 until one passed */
 } GkPadCounter;
 gulong gk_pad_count(GstPad *pad, GkPadCounter *counter);
+/* Counts one buffer of `bytes` bytes presented at `pts_ns` for `duration_ns` (either -1 when not
+ * known) that passed no pad: what a run without a pipeline (the container path) moves. */
+void gk_pad_counter_add(GkPadCounter *counter, gint64 bytes, gint64 pts_ns, gint64 duration_ns);
 
 /* Statistics of one bounded edge (a queue). */
 typedef struct {

@@ -27,7 +27,13 @@ import MediaContainers
 /// run's outcome on a thread of the run's own, joined when the run is waited for.
 public final class GraphRun: Sendable {
     public let graph: Graph
+    /// How the run goes: one GStreamer pipeline, or the container path (no pipeline: a join or
+    /// trim as stored, read and written by the container library).
+    public let plan: RunPlan
+    /// Without a pipeline to play, an empty one: it owns the run's statistics.
     private let pipeline: Pipeline
+    /// The copy that runs instead of the pipeline, on the container path.
+    private let containerPath: ContainerPath?
     private let nodes: [(spec: Graph.NodeSpec, node: any Node)]
     private let failures: NodeFailures
     private let logger: Logger
@@ -58,13 +64,36 @@ public final class GraphRun: Sendable {
     /// Builds the pipeline. Throws a GraphError naming the node at fault (a missing plugin is 69).
     /// `logger` receives GraphKit's messages about this run (GStreamer's warnings, with the node
     /// id as `node` metadata); by default they go where `LoggingSystem` sends "graphkit".
-    public init(_ graph: Graph, logger: Logger? = nil) throws(GraphError) {
+    ///
+    /// The run's ``plan`` is the container path when the graph fits it (``RunPlan/init(for:)``).
+    public convenience init(_ graph: Graph, logger: Logger? = nil) throws(GraphError) {
+        try self.init(graph, logger: logger, plan: nil)
+    }
+
+    /// Builds the run as ``init(_:logger:)`` does, on `plan` when given: `.pipeline` runs a graph
+    /// that fits the container path as a pipeline all the same; `.containerPath` throws `usage`
+    /// for a graph that does not fit it.
+    public init(_ graph: Graph, logger: Logger? = nil, plan: RunPlan?) throws(GraphError) {
         self.graph = graph
         self.logger = logger ?? .graphKit
-        let compiled = try PipelineCompiler(graph: graph).compile()
-        pipeline = compiled.pipeline
-        nodes = compiled.nodes
-        failures = compiled.failures
+        let fits = RunPlan(for: graph)
+        if plan == .containerPath, fits != .containerPath {
+            throw GraphError(.usage, at: "GraphRun(plan:)", "this graph cannot run on the container path: it needs a GStreamer pipeline")
+        }
+        self.plan = plan ?? fits
+        let compiler = PipelineCompiler(graph: graph)
+        if self.plan == .containerPath {
+            pipeline = try Pipeline(name: graph.name ?? "graph")
+            nodes = try compiler.makeNodes()
+            failures = NodeFailures()
+            containerPath = try ContainerPath(graph: graph, nodes: nodes, statistics: pipeline.statistics)
+        } else {
+            let compiled = try compiler.compile()
+            pipeline = compiled.pipeline
+            nodes = compiled.nodes
+            failures = compiled.failures
+            containerPath = nil
+        }
         finals = graph.nodes.filter { graph.edges(from: $0.id).isEmpty }.map(\.id)
     }
 
@@ -76,7 +105,7 @@ public final class GraphRun: Sendable {
             if state.isRunning { state.cancelRequested = true }
             return (state.isRunning, state.watcherThread)
         }
-        if running { BusWatcher.postCancel(to: pipeline) }
+        if running { postCancel() }
         thread?.join()
         if let outcome = orphanedOutcome.take() { finish(outcome) }
         pipeline.stop()
@@ -136,6 +165,11 @@ public final class GraphRun: Sendable {
             return state.started
         }
         guard !already else { return false }
+        if position != nil, containerPath != nil {
+            let e = GraphError(.usage, at: "GraphRun.start(at:)", "a graph on the container path (a copy as stored) runs from its start: start() it")
+            publish(makeReport(status: .failed, wall: 0, error: e))
+            throw e
+        }
         // A graph whose output is one of its inputs (through a link, or under another name)
         // would destroy it: refused before any file is made.
         do {
@@ -161,6 +195,16 @@ public final class GraphRun: Sendable {
             (node as? AppSourceNode)?.input?.reportRefusals { [weak self] in self?.failure(waitingUpTo: 2) }
         }
         state.withLock { $0.startTime = .now }
+        if let containerPath {
+            // No pipeline: the copy runs on the run's own thread, which holds the run weakly as
+            // the watcher does.
+            let thread = JoinableThread(name: "graphkit-copy") { [weak self, logger, orphanedOutcome] in
+                let outcome = containerPath.run(logger: logger)
+                if let self { self.finish(outcome) } else { orphanedOutcome.put(outcome) }
+            }
+            state.withLock { $0.watcherThread = thread }
+            return true
+        }
         // A run started at a position prerolls first: the watcher seeks once the pipeline is
         // paused, and then plays it (on its own thread, so that nothing else changes the
         // pipeline's state meanwhile: a failure or a cancel it sees first stops it instead).
@@ -216,6 +260,11 @@ public final class GraphRun: Sendable {
             return state.stopRequested || state.cancelRequested || state.finishedReport != nil
         }
         guard !already else { return }
+        if let containerPath {
+            // Every input ends where it is and the files complete; before the start, nothing to end.
+            if self.state.withLock({ $0.started }) { containerPath.requestStop() } else { cancel() }
+            return
+        }
         var state = GST_STATE_VOID_PENDING
         _ = gst_element_get_state(pipeline.raw, &state, nil, 0)  // the current state, not waiting
         if state == GST_STATE_PLAYING {
@@ -234,6 +283,12 @@ public final class GraphRun: Sendable {
     /// Returns false when the run was not playing yet, and so is cancelled (see ``stop()``).
     @discardableResult
     public func stop(finishingWithin deadline: Duration) -> Bool {
+        if containerPath != nil {
+            // It ends between two samples: nothing upstream to drain.
+            let started = self.state.withLock { $0.started }
+            stop()
+            return started
+        }
         var state = GST_STATE_VOID_PENDING
         _ = gst_element_get_state(pipeline.raw, &state, nil, 0)
         stop()
@@ -268,7 +323,12 @@ public final class GraphRun: Sendable {
             defer { state.cancelRequested = true }
             return state.cancelRequested || state.finishedReport != nil
         }
-        if !already { BusWatcher.postCancel(to: pipeline) }
+        if !already { postCancel() }
+    }
+
+    /// Tells the watcher, or the container path's thread, to cancel.
+    private func postCancel() {
+        if let containerPath { containerPath.requestCancel() } else { BusWatcher.postCancel(to: pipeline) }
     }
 
     /// Blocks until the run is over and returns its report. Call from your own thread, not

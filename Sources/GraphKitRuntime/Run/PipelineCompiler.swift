@@ -23,23 +23,8 @@ struct PipelineCompiler {
         var nodes: [(spec: Graph.NodeSpec, node: any Node)] = []
         var ports: [String: ExposedPorts] = [:]
         var descriptions: [String: String] = [:]
-        let filesRead = graph.fileParameters.filter { !$0.writes }.map(\.path)
         for spec in graph.nodes {
-            let into = graph.edges(into: spec.id)
-            var inputDescriptions: [String: String] = [:]
-            for e in into { if let d = descriptions[e.from.node] { inputDescriptions[e.to.port] = d } }
-            let context = NodeContext(id: spec.id, parameters: spec.parameters,
-                                      connectedInputs: Set(into.map(\.to.port)),
-                                      connectedOutputs: Set(graph.edges(from: spec.id).map(\.from.port)),
-                                      inputDescriptions: inputDescriptions, filesRead: filesRead)
-            let node: any Node
-            do {
-                node = try spec.type.init(context: context)
-            } catch {
-                throw GraphError(error, node: spec.id)
-            }
-            // What feeds a node downstream: the nearest description upstream.
-            descriptions[spec.id] = node.mediaDescription ?? inputDescriptions.values.first
+            let (node, context) = try make(spec, descriptions: &descriptions)
             let exposed = try build(node, spec: spec, context: context, in: pipeline, failures: failures)
             for port in context.connectedInputs where exposed.inputs[port] == nil {
                 throw GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(spec.descriptor.type) did not expose its input \"\(port)\"", node: spec.id)
@@ -55,6 +40,35 @@ struct PipelineCompiler {
         for (id, exposed) in ports { pipeline.statistics.countOutputs(of: id, Array(exposed.outputs.values)) }
         try discardUnconnectedOutputs(ports, in: pipeline)
         return Compiled(pipeline: pipeline, nodes: nodes, failures: failures)
+    }
+
+    /// Every node made, in the graph's order, none built: for a run on the container path.
+    func makeNodes() throws(GraphError) -> [(spec: Graph.NodeSpec, node: any Node)] {
+        var descriptions: [String: String] = [:]
+        var nodes: [(spec: Graph.NodeSpec, node: any Node)] = []
+        for spec in graph.nodes { nodes.append((spec, try make(spec, descriptions: &descriptions).node)) }
+        return nodes
+    }
+
+    /// Makes the node `spec` names, with what feeds it described by `descriptions` (the nearest
+    /// description upstream of each node made before it), to which its own is added.
+    private func make(_ spec: Graph.NodeSpec, descriptions: inout [String: String]) throws(GraphError) -> (node: any Node, context: NodeContext) {
+        let into = graph.edges(into: spec.id)
+        var inputDescriptions: [String: String] = [:]
+        for e in into { if let d = descriptions[e.from.node] { inputDescriptions[e.to.port] = d } }
+        let context = NodeContext(id: spec.id, parameters: spec.parameters,
+                                  connectedInputs: Set(into.map(\.to.port)),
+                                  connectedOutputs: Set(graph.edges(from: spec.id).map(\.from.port)),
+                                  inputDescriptions: inputDescriptions, filesRead: graph.fileParameters.filter { !$0.writes }.map(\.path))
+        let node: any Node
+        do {
+            node = try spec.type.init(context: context)
+        } catch {
+            throw GraphError(error, node: spec.id)
+        }
+        // What feeds a node downstream: the nearest description upstream.
+        descriptions[spec.id] = node.mediaDescription ?? inputDescriptions.values.first
+        return (node, context)
     }
 
     private func build(_ node: any Node, spec: Graph.NodeSpec, context: NodeContext, in pipeline: Pipeline,

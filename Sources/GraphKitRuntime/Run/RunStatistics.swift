@@ -42,6 +42,8 @@ final class RunStatistics: @unchecked Sendable {
     private var nodeInputs: [String: [UnsafeMutablePointer<GkPadCounter>]] = [:]
     private var nodeOutputs: [String: [UnsafeMutablePointer<GkPadCounter>]] = [:]
     private var edges: [EdgeEntry] = []
+    /// The counters of a run on the container path (no pads), freed with this object.
+    private var storedCounters: [UnsafeMutablePointer<GkPadCounter>] = []
     private var displays: [Display] = []
     /// Guards the displays' readings and the dropping queues' last levels, taken on the thread
     /// that stops the pipeline.
@@ -66,6 +68,7 @@ final class RunStatistics: @unchecked Sendable {
 
     deinit {
         for c in Set(padCounters.values) { c.deallocate() }
+        for c in storedCounters { c.deallocate() }
         for e in edges { e.stats.deallocate() }
         for d in displays {
             d.guardState.deallocate()
@@ -115,6 +118,33 @@ final class RunStatistics: @unchecked Sendable {
         let counter = count(source)
         nodeInputs[edge.to.node, default: []].append(counter)
         edges.append(EdgeEntry(edge: edge, queue: queue, stats: stats, counter: counter, entering: leaky ? count(sink) : nil))
+    }
+
+    /// An edge of a run on the container path (``ContainerPath``): one counter is what leaves its
+    /// source's output, crosses it and enters its sink's input, as on a direct link.
+    func addStoredEdge(_ edge: Graph.Edge) -> StoredCounter {
+        let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
+        c.initialize(to: GkPadCounter(buffers: 0, bytes: 0, start_ns: -1, end_ns: -1))
+        storedCounters.append(c)
+        nodeInputs[edge.to.node, default: []].append(c)
+        nodeOutputs[edge.from.node, default: []].append(c)
+        edges.append(EdgeEntry(edge: edge, queue: nil, stats: Self.newEdgeStats(), counter: c, entering: nil))
+        return StoredCounter(counter: c)
+    }
+
+    /// A counter the container path's thread adds to (with atomics, as a pad's probe does).
+    struct StoredCounter: @unchecked Sendable {
+        // @unchecked: C memory written only through gk_pad_counter_add's atomics, and freed by
+        // the statistics after the run's thread has been joined.
+        fileprivate let counter: UnsafeMutablePointer<GkPadCounter>
+
+        func add(_ sample: SampleBuffer) {
+            let nanoseconds = { (t: MediaTime?) -> gint64 in
+                guard let t, t.isFinite else { return -1 }
+                return gint64(Int64(saturating: (t.seconds * 1e9).rounded()))
+            }
+            gk_pad_counter_add(counter, gint64(sample.byteCount), nanoseconds(sample.presentationTime), nanoseconds(sample.duration))
+        }
     }
 
     /// Counts what leaves each of a node's outputs.

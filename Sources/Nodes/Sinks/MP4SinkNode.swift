@@ -37,7 +37,11 @@ import MediaContainers
 /// ```json
 /// "file": { "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }
 /// ```
-public final class MP4SinkNode: ElementNode, Sendable {
+///
+/// Fed by stored streams alone (`source.concat`), it needs no pipeline: on the container path
+/// (``RunPlan/containerPath``) the run's thread hands it their samples in decode order, which it
+/// writes as it writes a pipeline's.
+public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.mp4",
         category: .sink,
@@ -130,6 +134,9 @@ public final class MP4SinkNode: ElementNode, Sendable {
         /// Whether each input's last wait ran out with it still ahead (a stall): it then waits
         /// no more until the others have caught up with it.
         var gaveUp: [Bool] = []
+        /// On the container path: each track's format, given to the writer with its first sample
+        /// or its end.
+        var storedFormats: [Int: MP4TrackFormat] = [:]
 
         /// Whether input `t`'s sample at `time` is more than ``MP4SinkNode/interleaveLead``
         /// ahead of the slowest other input still running that has given a sample (one that has
@@ -250,7 +257,8 @@ public final class MP4SinkNode: ElementNode, Sendable {
     /// The inputs connected, in track order (the writer's tracks: audio first, as before).
     var ports: [String] { ["audio", "video"].filter(context.connectedInputs.contains) }
 
-    public func build(in bin: BinBuilder) throws(GraphError) {
+    /// The file's type, layout, tags and length limit, from the parameters: what both paths set up.
+    private func configure() throws(GraphError) -> (isMov: Bool, budget: ByteBudget?) {
         let container = context.parameters[Self.container]
         let fileExtension = file.target.pathExtension.lowercased()
         let isMov = container == .mov || (container == .auto && fileExtension == "mov")
@@ -281,6 +289,11 @@ public final class MP4SinkNode: ElementNode, Sendable {
         // index's fixed part and tags; the first sample that would pass it ends every input.
         let budget = context.parameters[Self.fileLengthLimit].map { ByteBudget(limit: Int64($0)) }
         state.withLock { $0.budget = budget }
+        return (isMov, budget)
+    }
+
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        let (isMov, budget) = try configure()
         let fail = bin.nodeFailure()
         for (track, port) in ports.enumerated() {
             // An index cannot hold samples whose decode times go back: such a stream fails the
@@ -381,16 +394,7 @@ public final class MP4SinkNode: ElementNode, Sendable {
                     }
                     try s.writer!.setFormat(f, track: track)
                 case .sample(let buffer, let pts, let dts):
-                    guard let f = s.writer!.format(track: track), let time = pts ?? dts else { return nil }
-                    let scale = Double(f.timescale)
-                    func ticks(_ m: MediaTime) -> Int64 { Int64(saturating: (m.seconds * scale).rounded()) }
-                    // A sample wholly before the run's start (a demuxer's before its track's
-                    // edit) is not presented: left out, as GStreamer's muxers clip it.
-                    if let pts, let duration = buffer.duration, duration.seconds > 0, (pts + duration).seconds <= 0 { return nil }
-                    try buffer.withUnsafeBytes { (bytes) throws(ContainerError) in
-                        try s.writer!.append(track: track, bytes: bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
-                                             duration: buffer.duration.map(ticks), isSync: !f.isVideo || buffer.flags.contains(.keyframe))
-                    }
+                    try Self.append(buffer, pts: pts, dts: dts, track: track, to: &s.writer!)
                 case .end:
                     try s.writer!.endTrack(track)
                 case .flush:
@@ -406,6 +410,63 @@ public final class MP4SinkNode: ElementNode, Sendable {
             return nil
         }
         if let failed { fail(failed, sink) }
+    }
+
+    /// Appends `buffer` (presented at `pts`, decoded at `dts`) to track `track`'s samples.
+    private static func append(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, track: Int, to writer: inout MP4Writer) throws(ContainerError) {
+        guard let f = writer.format(track: track), let time = pts ?? dts else { return }
+        let scale = Double(f.timescale)
+        func ticks(_ m: MediaTime) -> Int64 { Int64(saturating: (m.seconds * scale).rounded()) }
+        // A sample wholly before the run's start (a demuxer's before its track's edit) is not
+        // presented: left out, as GStreamer's muxers clip it.
+        if let pts, let duration = buffer.duration, duration.seconds > 0, (pts + duration).seconds <= 0 { return }
+        try buffer.withUnsafeBytes { (bytes) throws(ContainerError) in
+            try writer.append(track: track, bytes: bytes, decodeTime: ticks(dts ?? time), presentationTime: ticks(time),
+                              duration: buffer.duration.map(ticks), isSync: !f.isVideo || buffer.flags.contains(.keyframe))
+        }
+    }
+
+    // MARK: The container path (the run's thread)
+
+    package func configureStored(_ inputs: [String: MP4TrackFormat]) throws(GraphError) {
+        _ = try configure()
+        var formats: [Int: MP4TrackFormat] = [:]
+        for (track, port) in ports.enumerated() { formats[track] = inputs[port] }
+        state.withLock { $0.storedFormats = formats }
+    }
+
+    package func writeStored(_ sample: SampleBuffer, port: String) throws(GraphError) -> Bool {
+        guard let track = ports.firstIndex(of: port) else { return false }
+        return try writingStored(track) { (s) throws(ContainerError) -> Bool in
+            if let budget = s.budget, !budget.admit(sample.byteCount) { return false }
+            try Self.append(sample, pts: sample.presentationTime, dts: sample.decodeTime, track: track, to: &s.writer!)
+            return true
+        }
+    }
+
+    package func endStored(port: String) throws(GraphError) {
+        guard let track = ports.firstIndex(of: port) else { return }
+        _ = try writingStored(track) { (s) throws(ContainerError) -> Bool in
+            try s.writer!.endTrack(track)
+            return true
+        }
+    }
+
+    /// `body` with the writer, track `track`'s format given to it first: whether the track takes
+    /// more. A writer's error fails the run as a pipeline's would.
+    private func writingStored(_ track: Int, _ body: (inout State) throws(ContainerError) -> Bool) throws(GraphError) -> Bool {
+        let outcome: Result<Bool, GraphError> = state.withLock { s in
+            guard s.failure == nil, s.status == .writing, s.writer != nil else { return .success(false) }
+            do throws(ContainerError) {
+                if let format = s.storedFormats.removeValue(forKey: track) { try s.writer!.setFormat(format, track: track) }
+                return .success(try body(&s))
+            } catch {
+                let e = writeError(error, s.writer!)
+                s.failure = e
+                return .failure(e)
+            }
+        }
+        return try outcome.get()
     }
 
     /// Ends the file's presentation at `end` from its start (`AVAssetWriter.endSession`): each

@@ -48,7 +48,10 @@ import MediaContainers
 /// ```json
 /// "join": { "type": "source.concat", "params": { "pieces": [{ "path": "a.mp4", "inpoint": 10, "outpoint": 20 }, { "path": "b.mp4" }] } }
 /// ```
-public final class ConcatSourceNode: ElementNode, Sendable {
+///
+/// A graph of these and `sink.mp4` alone needs no GStreamer pipeline: it runs on the container
+/// path (``RunPlan/containerPath``), the same samples read and written by the run's own thread.
+public final class ConcatSourceNode: ElementNode, StoredSampleSource, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "source.concat",
         category: .source,
@@ -124,9 +127,7 @@ public final class ConcatSourceNode: ElementNode, Sendable {
     /// Reads every piece's index (each file opened once, by descriptor) and makes a source per
     /// connected output; a piece that cannot be joined fails the graph here, before it plays.
     public func build(in bin: BinBuilder) throws(GraphError) {
-        let kinds = Self.descriptor.outputs.map(\.name).filter { context.connectedOutputs.contains($0) }
-        let plan = try ConcatPlan(asked, kinds: kinds, node: context.id)
-        planned.withLock { $0 = plan }
+        let plan = try makePlan()
         for (n, stream) in plan.streams.enumerated() {
             let cursor = Guarded(0)
             let source = try bin.makeSampleSource(name: stream.kind, caps: stream.caps) {
@@ -142,12 +143,38 @@ public final class ConcatSourceNode: ElementNode, Sendable {
     }
 }
 
+extension ConcatSourceNode {
+    /// Reads every piece's index for the connected outputs (once: the plan is kept).
+    private func makePlan() throws(GraphError) -> ConcatPlan {
+        let kinds = Self.descriptor.outputs.map(\.name).filter { context.connectedOutputs.contains($0) }
+        let plan = try ConcatPlan(asked, kinds: kinds, node: context.id)
+        planned.withLock { $0 = plan }
+        return plan
+    }
+
+    /// On the container path: the same samples, each with its sample entry (as `sink.mp4` makes
+    /// it from the caps ``build(in:)`` gives).
+    package func storedStreams() throws(GraphError) -> (streams: [String: StoredStream], warnings: [String]) {
+        let plan = try makePlan()
+        var streams: [String: StoredStream] = [:]
+        for stream in plan.streams {
+            guard let format = ConcatPlan.trackFormat(stream.description) else {
+                throw GraphError(.invalidGraph, at: "\(asked[0].location).path",
+                                 "piece 0 (\"\(asked[0].path)\")'s \(stream.kind) does not say its size, rate or codec configuration", node: context.id)
+            }
+            streams[stream.kind] = StoredStream(format: format) { n in plan.sample(n, of: stream) }
+        }
+        return (streams, plan.warnings)
+    }
+}
+
 /// What `source.concat` pushes: per output, every sample of every piece in order, with where
 /// its bytes are and its times on the joined stream (see ``ConcatSourceNode`` for the cuts).
 struct ConcatPlan: Sendable {
     /// One output's stream.
     struct Stream: Sendable {
         var kind: String
+        var description: SampleDescription
         var caps: String
         var samples: [Sample]
     }
@@ -319,7 +346,7 @@ struct ConcatPlan: Sendable {
         var streams: [Stream] = []
         for kind in kinds {
             guard let (_, description) = read[0].tracks[kind] else { continue }
-            streams.append(Stream(kind: kind, caps: Self.caps(description), samples: kind == "video" ? video : audio))
+            streams.append(Stream(kind: kind, description: description, caps: Self.caps(description), samples: kind == "video" ? video : audio))
         }
         self.files = files
         self.names = names
@@ -359,19 +386,41 @@ struct ConcatPlan: Sendable {
         case "avc1", "avc3": return "video/x-h264, stream-format=(string)avc, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
         case "hvc1", "hev1": return "video/x-h265, stream-format=(string)hvc1, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
         default:
-            // The esds's decoding part: the object type, then the AudioSpecificConfig, whose rate
-            // and channels are the stream's (an MP4's sample entry often says 2 channels for mono).
-            let config = body.dropFirst()
-            var (rate, channels) = description.sound.map { ($0.rate, $0.channels) } ?? (0, 0)
-            if config.count >= 2 {
-                let c = Array(config)
-                let index = Int((c[0] & 0x07) << 1 | c[1] >> 7), layout = Int((c[1] >> 3) & 0x0F)
-                if index < aacRates.count { rate = aacRates[index] }
-                if (1...7).contains(layout) { channels = layout == 7 ? 8 : layout }
-            }
-            return "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw, framed=(boolean)true, codec_data=(buffer)\(hex(config)), "
+            let (config, rate, channels) = audioSpecificConfig(description)
+            return "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw, framed=(boolean)true, codec_data=(buffer)\(hex(config[...])), "
                 + "rate=(int)\(rate), channels=(int)\(channels)"
         }
+    }
+
+    /// The esds's decoding part: the object type, then the AudioSpecificConfig, whose rate and
+    /// channels are the stream's (an MP4's sample entry often says 2 channels for mono).
+    static func audioSpecificConfig(_ description: SampleDescription) -> (config: [UInt8], rate: Int, channels: Int) {
+        let config = Array((description.configuration?.body ?? []).dropFirst())
+        var (rate, channels) = description.sound.map { ($0.rate, $0.channels) } ?? (0, 0)
+        if config.count >= 2 {
+            let index = Int((config[0] & 0x07) << 1 | config[1] >> 7), layout = Int((config[1] >> 3) & 0x0F)
+            if index < aacRates.count { rate = aacRates[index] }
+            if (1...7).contains(layout) { channels = layout == 7 ? 8 : layout }
+        }
+        return (config, rate, channels)
+    }
+
+    /// The sample entry `sink.mp4` writes for a stream of `description`'s samples: what it makes
+    /// of ``caps(_:)`` (H.264 and HEVC of 16x16 or more with their parameter sets, AAC with its
+    /// AudioSpecificConfig); nil when the description does not say what that needs.
+    static func trackFormat(_ description: SampleDescription) -> MP4TrackFormat? {
+        let body = description.configuration?.body ?? []
+        let codec: MP4TrackFormat.Codec
+        switch description.codec {
+        case "avc1", "avc3", "hvc1", "hev1":
+            guard !body.isEmpty, let (w, h) = description.size, w >= 16, h >= 16 else { return nil }
+            codec = ["avc1", "avc3"].contains(description.codec) ? .h264(avcC: body, width: w, height: h) : .hevc(hvcC: body, width: w, height: h)
+        default:
+            let (config, rate, channels) = audioSpecificConfig(description)
+            guard !config.isEmpty, rate > 0, channels > 0 else { return nil }
+            codec = .aac(audioSpecificConfig: config, sampleRate: rate, channels: channels)
+        }
+        return MP4TrackFormat(trackID: 1, codec: codec)
     }
 
     /// AAC's sampling frequencies by index (ISO/IEC 14496-3).

@@ -26,14 +26,21 @@ import TestSupport
         return p
     }
 
-    /// `pieces` (JSON) joined into `out` through `source.concat → sink.mp4` (its `ports`).
-    func join(_ pieces: String, into out: String, ports: [String] = ["video", "audio"]) throws -> RunReport {
+    /// `source.concat → sink.mp4` (its `ports`) joining `pieces` (JSON) into `out`, the sink's
+    /// other parameters `sink` (JSON members), on `plan` (by default the one it gets).
+    func joining(_ pieces: String, into out: String, ports: [String] = ["video", "audio"], sink: String = "",
+                 plan: RunPlan? = nil) throws -> GraphRun {
         let edges = ports.map { "\"join.\($0) -> file.\($0)\"" }.joined(separator: ", ")
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "join": { "type": "source.concat", "params": { "pieces": \(pieces) } },
-              "file": { "type": "sink.mp4", "params": { "path": "\(out)" } } }, "edges": [ \(edges) ] }
+              "file": { "type": "sink.mp4", "params": { "path": "\(out)"\(sink.isEmpty ? "" : ", " + sink) } } }, "edges": [ \(edges) ] }
             """)
-        let run = try GraphRun(graph)
+        return try GraphRun(graph, plan: plan)
+    }
+
+    /// The join run to its end.
+    func join(_ pieces: String, into out: String, ports: [String] = ["video", "audio"], sink: String = "", plan: RunPlan? = nil) throws -> RunReport {
+        let run = try joining(pieces, into: out, ports: ports, sink: sink, plan: plan)
         try run.start()
         return run.wait()
     }
@@ -64,10 +71,11 @@ import TestSupport
 
     /// Whole files: every video packet of each, in order, copied as stored (no decoder, no
     /// encoder); the sound's packets are each file's, and its tone changes where the pictures do.
-    @Test func wholeFilesJoinPacketForPacket() throws {
+    /// On both plans: the container path the graph gets, and the pipeline.
+    @Test(arguments: RunPlan.allCases) func wholeFilesJoinPacketForPacket(plan: RunPlan) throws {
         let a = try movie("a.mp4", seconds: 2, tone: 440), b = try movie("b.mp4", seconds: 1.6, tone: 660), c = try movie("c.mp4", seconds: 1, tone: 880)
         let out = path("joined.mp4")
-        let report = try join(#"[{ "path": "\#(a)" }, { "path": "\#(b)" }, { "path": "\#(c)" }]"#, into: out)
+        let report = try join(#"[{ "path": "\#(a)" }, { "path": "\#(b)" }, { "path": "\#(c)" }]"#, into: out, plan: plan)
         #expect(report.status == .completed, "\(String(describing: report.error))")
         #expect(try packets(out) == (try packets(a)) + (try packets(b)) + (try packets(c)))
         let probe = try MediaProbe(out)
@@ -100,10 +108,10 @@ import TestSupport
     /// Ranges: a piece starts at the key frame at or before its inpoint (a warning says where)
     /// and ends at its outpoint; with B-frames, the frames decoded after one shown past the
     /// outpoint are left out (a few frames before it), the ones kept being the source's.
-    @Test func rangesStartAtTheKeyFrameBeforeTheirInpoint() throws {
+    @Test(arguments: RunPlan.allCases) func rangesStartAtTheKeyFrameBeforeTheirInpoint(plan: RunPlan) throws {
         let a = try movie("a.mp4", seconds: 6), b = try movie("b.mp4", seconds: 4)
         let out = path("ranges.mp4")
-        let report = try join(#"[{ "path": "\#(a)", "inpoint": 2.5, "outpoint": 4.2 }, { "path": "\#(b)", "inpoint": 2, "duration": 1 }]"#, into: out)
+        let report = try join(#"[{ "path": "\#(a)", "inpoint": 2.5, "outpoint": 4.2 }, { "path": "\#(b)", "inpoint": 2, "duration": 1 }]"#, into: out, plan: plan)
         #expect(report.status == .completed, "\(String(describing: report.error))")
         let fa = try frames(a), fb = try frames(b)
         // a from its key frame at 2 s (frame 50) to 4.2 s (frame 105), then b from 2 s to 3 s.
@@ -113,7 +121,7 @@ import TestSupport
         let bframes = try movie("bf.mp4", seconds: 6, bframes: 3, tone: nil)
         let cut = path("bframes.mp4")
         let second = try join(#"[{ "path": "\#(bframes)", "inpoint": 2, "outpoint": 4.2 }, { "path": "\#(bframes)", "inpoint": 0, "outpoint": 1 }]"#,
-                              into: cut, ports: ["video"])
+                              into: cut, ports: ["video"], plan: plan)
         #expect(second.status == .completed, "\(String(describing: second.error))")
         let source = try frames(bframes), joined = try frames(cut)
         // From frame 50, every frame shown until one whose reference shows past 4.2 s; then 0 to 1 s.
@@ -124,10 +132,10 @@ import TestSupport
     }
 
     /// HEVC joins as stored too (hvc1, its hvcC in the caps).
-    @Test func hevcJoinsAsStored() throws {
+    @Test(arguments: RunPlan.allCases) func hevcJoinsAsStored(plan: RunPlan) throws {
         let a = try movie("a.mp4", seconds: 1, codec: "libx265", gop: 25), b = try movie("b.mp4", seconds: 1, codec: "libx265", gop: 25)
         let out = path("hevc.mp4")
-        let report = try join(#"[{ "path": "\#(a)" }, { "path": "\#(b)" }]"#, into: out)
+        let report = try join(#"[{ "path": "\#(a)" }, { "path": "\#(b)" }]"#, into: out, plan: plan)
         #expect(report.status == .completed, "\(String(describing: report.error))")
         #expect(try MediaProbe(out).stream("video")?.codecName == "hevc")
         #expect(try packets(out) == (try packets(a)) + (try packets(b)))
@@ -136,7 +144,7 @@ import TestSupport
 
     /// What cannot be joined is refused before the run plays, naming the piece and its place in
     /// the graph, with the code `graphctl` exits with; nothing is written.
-    @Test func whatCannotBeJoinedIsRefusedNamingThePiece() throws {
+    @Test(arguments: RunPlan.allCases) func whatCannotBeJoinedIsRefusedNamingThePiece(plan: RunPlan) throws {
         let a = try movie("a.mp4", seconds: 2), bigger = try movie("big.mp4", seconds: 1, size: "640x480"), silent = try movie("silent.mp4", seconds: 1, tone: nil)
         let mpeg4 = path("mpeg4.mp4")
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=1", "-c:v", "mpeg4", "-y", mpeg4])
@@ -154,13 +162,116 @@ import TestSupport
         ]
         for (n, c) in cases.enumerated() {
             let out = path("refused\(n).mp4")
-            let error = #expect(throws: GraphError.self) { _ = try join(c.pieces, into: out, ports: c.ports) }
+            let error = #expect(throws: GraphError.self) { _ = try join(c.pieces, into: out, ports: c.ports, plan: plan) }
             #expect(error?.code == c.code, "case \(n): \(String(describing: error))")
             #expect(error?.problems.first?.location == "nodes.join.params.\(c.location)", "case \(n): \(String(describing: error))")
             for word in c.words { #expect(error?.description.contains(word) == true, "case \(n): \"\(word)\" not in \(String(describing: error))") }
             #expect(!FileManager.default.fileExists(atPath: out))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.contains("refused") })
+    }
+
+    // MARK: The container path
+
+    /// Both plans write the same samples at the same times (the container path reads and writes
+    /// them on the run's thread; the pipeline pushes them through GStreamer to the same writer),
+    /// and the container path's report counts what crossed each edge as the pipeline's does.
+    @Test func bothPlansWriteTheSameSamples() throws {
+        let a = try movie("a.mp4", seconds: 3, bframes: 2), b = try movie("b.mp4", seconds: 2, bframes: 2, tone: 550)
+        let pieces = #"[{ "path": "\#(a)", "inpoint": 0.5, "outpoint": 2.9 }, { "path": "\#(b)" }]"#
+        let copied = path("copied.mp4"), piped = path("piped.mp4")
+        let run = try joining(pieces, into: copied)
+        #expect(run.plan == .containerPath)
+        try run.start()
+        let report = run.wait()
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let other = try join(pieces, into: piped, plan: .pipeline)
+        #expect(other.status == .completed, "\(String(describing: other.error))")
+        func timed(_ file: String, _ stream: String) throws -> [String] {
+            try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=pts,dts,duration,size,flags,data_hash",
+                                              "-show_data_hash", "md5", "-of", "csv=p=0", file]).split(separator: "\n").map(String.init)
+        }
+        for stream in ["v", "a"] {
+            let mine = try timed(copied, stream), theirs = try timed(piped, stream)
+            #expect(!mine.isEmpty && mine == theirs, "\(stream): \(mine.count) packets against \(theirs.count)")
+        }
+        let video = try packets(copied).count, sound = try packets(copied, "a").count
+        let join = report.nodes.first { $0.id == "join" }, file = report.nodes.first { $0.id == "file" }
+        #expect(join?.buffersOut == video + sound && file?.buffersIn == video + sound, "\(report.nodes)")
+        #expect(report.edges.map(\.buffers).sorted() == [sound, video].sorted(), "\(report.edges)")
+        #expect(abs(report.mediaSeconds - 4.9) < 0.1, "\(report.mediaSeconds) s")
+        #expect(report.outputs.map(\.status) == [.completed])
+    }
+
+    /// A long join cancelled midway ends within a second, leaving nothing in the folder; one
+    /// stopped midway ends `stopped`, its file complete and playable, shorter than the whole.
+    @Test(.timeLimit(.minutes(3))) func aCopyStopsOrCancelsBetweenTwoSamples() throws {
+        let a = try movie("a.mp4", seconds: 2)
+        // 600 pieces of 2 s: 20 minutes of 320x240, far more than is copied before the ask.
+        let pieces = "[" + Array(repeating: #"{ "path": "\#(a)" }"#, count: 600).joined(separator: ", ") + "]"
+        for stopping in [false, true] {
+            let out = path(stopping ? "stopped.mp4" : "cancelled.mp4")
+            let run = try joining(pieces, into: out)
+            #expect(run.plan == .containerPath)
+            try run.start()
+            let started = ContinuousClock.now
+            while run.progress.position < 5, run.finalReport == nil, ContinuousClock.now - started < .seconds(60) { usleep(2_000) }
+            let asked = ContinuousClock.now
+            if stopping { run.stop() } else { run.cancel() }
+            let report = run.wait()
+            #expect(ContinuousClock.now - asked < .seconds(1), "ended \(ContinuousClock.now - asked) after the ask")
+            if stopping {
+                #expect(report.status == .stopped, "\(String(describing: report.error))")
+                let probe = try MediaProbe(out)
+                #expect(probe.duration > 4 && probe.duration < 1_000, "\(probe.duration) s")
+                #expect(try frames(out).count == Int((probe.stream("video")?.duration ?? 0) * 25 + 0.5))
+            } else {
+                #expect(report.status == .cancelled)
+                #expect(!FileManager.default.fileExists(atPath: out))
+            }
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0 != "a.mp4" && $0 != "stopped.mp4" }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// A piece cut after the graph read its index fails the run naming the file, and nothing is
+    /// left under the output's name; a length limit ends the file complete, within it.
+    @Test func aPieceCutWhileCopiedFailsAndALimitEndsTheFileWithinIt() throws {
+        let a = try movie("a.mp4", seconds: 4), out = path("cut.mp4")
+        let run = try joining(#"[{ "path": "\#(a)" }]"#, into: out)
+        #expect(run.plan == .containerPath)
+        let size = try #require(FileManager.default.attributesOfItem(atPath: a)[.size] as? Int)
+        // faststart: the index first, so the cut takes the last samples' bytes.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: a))
+        try handle.truncate(atOffset: UInt64(size / 2))
+        try handle.close()
+        try run.start()
+        let report = run.wait()
+        #expect(report.status == .failed)
+        #expect(report.error?.description.contains("a.mp4") == true && report.error?.description.contains("cut while it was read") == true,
+                "\(String(describing: report.error))")
+        #expect(!FileManager.default.fileExists(atPath: out))
+
+        let b = try movie("b.mp4", seconds: 4), limited = path("limited.mp4")
+        let whole = try #require(FileManager.default.attributesOfItem(atPath: b)[.size] as? Int)
+        let capped = try join(#"[{ "path": "\#(b)" }]"#, into: limited, sink: #""fileLengthLimit": \#(whole / 2)"#)
+        #expect(capped.status == .completed, "\(String(describing: capped.error))")
+        let written = try #require(FileManager.default.attributesOfItem(atPath: limited)[.size] as? Int)
+        #expect(written <= whole / 2 && written > whole / 4, "\(written) of \(whole / 2) bytes")
+        let probe = try MediaProbe(limited)
+        #expect(abs((probe.stream("video")?.duration ?? 0) - (probe.stream("audio")?.duration ?? 0)) < 0.1 && probe.duration > 1.2, "\(probe.duration) s")
+    }
+
+    /// A graph that cannot run on the container path is not given it: asking for it is refused.
+    @Test func aGraphThatNeedsAPipelineGetsOne() throws {
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mp4" } }, "demux": { "type": "demux" },
+              "file": { "type": "sink.mp4", "params": { "path": "\(path("remux.mp4"))" } } },
+              "edges": ["src.out -> demux.in", "demux.video -> file.video"] }
+            """)
+        #expect(RunPlan(for: graph) == .pipeline)
+        let error = #expect(throws: GraphError.self) { _ = try GraphRun(graph, plan: .containerPath) }
+        #expect(error?.code == .usage)
     }
 
     /// The list is checked by the loader like any parameter: each field at its place.

@@ -1,0 +1,181 @@
+import CGraphKitGlue
+import GraphKitCore
+import Logging
+import MediaContainers
+import Synchronization
+
+/// How a graph runs, decided when it is compiled (``GraphRun/plan``, and `graphctl dot`).
+public enum RunPlan: String, Sendable, Equatable, CaseIterable {
+    /// One GStreamer pipeline: GStreamer schedules, decodes, encodes, converts.
+    case pipeline
+    /// No pipeline: a graph whose job needs no decoding (a join or trim as stored,
+    /// `source.concat → sink.mp4`) is run by the container library, each sample read from its
+    /// file's index and written by the MP4 writer on one thread of the run's own, as
+    /// `ffmpeg -c copy` copies packets.
+    case containerPath = "container path"
+
+    /// The plan `graph` gets: the container path when every node can run on it (see
+    /// ``ContainerPath``), else the pipeline.
+    public init(for graph: Graph) {
+        self = ContainerPath.fits(graph) ? .containerPath : .pipeline
+    }
+}
+
+/// A stream of stored (compressed) samples, read by the container library: what an edge carries
+/// on the container path.
+package struct StoredStream: Sendable {
+    /// The stream's sample entry, as an MP4 writes it.
+    package var format: MP4TrackFormat
+    /// Sample `n` (from 0, in decode order), with its times and flags; `.end` after the last.
+    /// Called on the run's thread, in order; it may block on a file's read only.
+    package var sample: @Sendable (Int) -> SampleSource.Next
+
+    package init(format: MP4TrackFormat, sample: @escaping @Sendable (Int) -> SampleSource.Next) {
+        self.format = format
+        self.sample = sample
+    }
+}
+
+/// A source node that can give its outputs as stored streams, with no pipeline.
+package protocol StoredSampleSource: Node {
+    /// Its connected outputs' streams, read when the graph is compiled (instead of `build`), and
+    /// what it would have posted as warnings. Throws as `build` would.
+    func storedStreams() throws(GraphError) -> (streams: [String: StoredStream], warnings: [String])
+}
+
+/// A sink node that can write stored streams, with no pipeline. Called, in order, on one thread:
+/// ``configureStored(_:)`` when the graph is compiled (instead of `build`), `prepare`, then the
+/// samples of every input in decode order across them, each input's end, and `finish`.
+package protocol StoredSampleSink: Node {
+    /// What each connected input will carry.
+    func configureStored(_ inputs: [String: MP4TrackFormat]) throws(GraphError)
+    /// One sample of input `port`; false when the input takes no more (a length limit reached):
+    /// it is then ended.
+    func writeStored(_ sample: SampleBuffer, port: String) throws(GraphError) -> Bool
+    /// Input `port` has no more samples (its stream's end, or the run was stopped).
+    func endStored(port: String) throws(GraphError)
+}
+
+/// A graph run by the container library: every edge a stored stream from a
+/// ``StoredSampleSource`` to a ``StoredSampleSink``, its samples merged in decode order and
+/// written on the run's own thread. Cancelled or stopped between two samples: within one read
+/// and one write.
+final class ContainerPath: Sendable {
+    /// One edge: its stream, where it goes, and its count in the run's statistics.
+    private struct Link: Sendable {
+        var edge: Graph.Edge
+        var stream: StoredStream
+        var sink: any StoredSampleSink
+        var counter: RunStatistics.StoredCounter
+    }
+
+    private let links: [Link]
+    private let warnings: [(node: String, text: String)]
+    /// 0: running; 1: stop asked (every input ends where it is, the files complete); 2: cancel asked.
+    private let request = Atomic(0)
+
+    /// Whether every node of `graph` can run on the container path: each a stored source or
+    /// sink, each edge from one to the other, each output feeding one input.
+    static func fits(_ graph: Graph) -> Bool {
+        guard !graph.nodes.isEmpty, !graph.edges.isEmpty else { return false }
+        let sources = Set(graph.nodes.filter { $0.type is any StoredSampleSource.Type }.map(\.id))
+        let sinks = Set(graph.nodes.filter { $0.type is any StoredSampleSink.Type }.map(\.id))
+        guard sources.count + sinks.count == graph.nodes.count, sources.isDisjoint(with: sinks) else { return false }
+        var fed = Set<PortRef>()
+        for e in graph.edges {
+            guard sources.contains(e.from.node), sinks.contains(e.to.node), fed.insert(e.from).inserted else { return false }
+        }
+        return true
+    }
+
+    /// Reads every source's streams and tells every sink what its inputs carry. Throws, naming
+    /// the node, what their `build` would have thrown.
+    init(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)], statistics: RunStatistics) throws(GraphError) {
+        var streams: [PortRef: StoredStream] = [:]
+        var warnings: [(String, String)] = []
+        for (spec, node) in nodes {
+            guard let source = node as? any StoredSampleSource else { continue }
+            do {
+                let (given, said) = try source.storedStreams()
+                for (port, stream) in given { streams[PortRef(node: spec.id, port: port)] = stream }
+                warnings += said.map { (spec.id, $0) }
+            } catch {
+                throw GraphError(error, node: spec.id)
+            }
+        }
+        var links: [Link] = []
+        for (spec, node) in nodes {
+            guard let sink = node as? any StoredSampleSink else { continue }
+            var formats: [String: MP4TrackFormat] = [:]
+            for e in graph.edges(into: spec.id) {
+                guard let stream = streams[e.from] else {
+                    throw GraphError(.runFailed, at: "node \"\(e.from.node)\"", "\(e.from) gave no stream", node: e.from.node)
+                }
+                formats[e.to.port] = stream.format
+                links.append(Link(edge: e, stream: stream, sink: sink, counter: statistics.addStoredEdge(e)))
+            }
+            do {
+                try sink.configureStored(formats)
+            } catch {
+                throw GraphError(error, node: spec.id)
+            }
+        }
+        self.links = links
+        self.warnings = warnings
+    }
+
+    func requestStop() { _ = request.compareExchange(expected: 0, desired: 1, ordering: .relaxed) }
+    func requestCancel() { request.store(2, ordering: .relaxed) }
+
+    /// Runs the copy to its end, a stop, a cancel or a failure (on the run's thread).
+    func run(logger: Logger) -> BusWatcher.Outcome {
+        for (node, text) in warnings { logger.warning("\(text)", metadata: ["node": .string(node)]) }
+        var next = Array(repeating: 0, count: links.count)
+        var pending: [SampleBuffer?] = Array(repeating: nil, count: links.count)
+        var open = Array(repeating: true, count: links.count)
+        func end(_ i: Int) throws(GraphError) {
+            open[i] = false
+            pending[i] = nil
+            do { try links[i].sink.endStored(port: links[i].edge.to.port) } catch { throw GraphError(error, node: links[i].edge.to.node) }
+        }
+        do throws(GraphError) {
+            while true {
+                switch request.load(ordering: .relaxed) {
+                case 0: break
+                case 1:
+                    for i in links.indices where open[i] { try end(i) }
+                    return .endOfStream
+                default: return .cancelled
+                }
+                // Each open input's next sample, then the earliest of them in decode time.
+                var earliest: (index: Int, time: MediaTime)?
+                for i in links.indices where open[i] {
+                    if pending[i] == nil {
+                        switch links[i].stream.sample(next[i]) {
+                        case .sample(let s):
+                            pending[i] = s
+                            next[i] += 1
+                        case .end:
+                            try end(i)
+                            continue
+                        case .failed(let message):
+                            let id = links[i].edge.from.node
+                            throw GraphError(.runFailed, at: "node \"\(id)\"", message, node: id)
+                        }
+                    }
+                    guard let s = pending[i] else { continue }
+                    let time = s.decodeTime ?? s.presentationTime ?? .zero
+                    if earliest.map({ time < $0.time }) ?? true { earliest = (i, time) }
+                }
+                guard let (i, _) = earliest, let sample = pending[i] else { return .endOfStream }
+                pending[i] = nil
+                links[i].counter.add(sample)
+                let more: Bool
+                do { more = try links[i].sink.writeStored(sample, port: links[i].edge.to.port) } catch { throw GraphError(error, node: links[i].edge.to.node) }
+                if !more { try end(i) }
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+}
