@@ -11,6 +11,17 @@ import TestSupport
         #expect(r.stdout.hasPrefix("digraph \"m4a\" {\n"))
         #expect(r.stdout.contains(#""mic" [label="mic\ncapture.audio"];"#))
         #expect(r.stdout.contains(#""aac" -> "file" [label="out → audio"];"#))
+        #expect(r.stdout.contains(#"label="plan: GStreamer pipeline";"#))
+    }
+
+    /// The plan shown is the one the run gets, decided as the graph is compiled: a join as
+    /// stored needs no pipeline; a remux through demux (GStreamer's demuxer) does.
+    @Test func dotShowsThePlan() throws {
+        let concat = try Graphctl.run("dot", Graphctl.graph("concat.json"))
+        #expect(concat.status == 0)
+        #expect(concat.stdout.contains(#"label="plan: container path (no GStreamer pipeline"#), "\(concat.stdout)")
+        let remux = try Graphctl.run("dot", Graphctl.graph("remux.json"))
+        #expect(remux.stdout.contains(#"label="plan: GStreamer pipeline";"#), "\(remux.stdout)")
     }
 
     @Test func dotLabelsEdgesWithWhatARunMeasured() throws {
