@@ -3,9 +3,10 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,composition,thumbs,metadata,join,hevc,opus,flac,loudness10,loudness60,scenes]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,composition,thumbs,metadata,join,graphcopy,hevc,opus,flac,loudness10,loudness60,scenes]
 """
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -556,12 +557,8 @@ def swift_api_job(runs):
     print("- " + subprocess.run(ours, capture_output=True, text=True, check=True).stdout.strip())
 
 
-def join_job(runs, files=10):
-    """A passthrough join of ten 1920×1080 30 fps 10 s H.264 + AAC files (issue 31): a MutableComposition
-    exported by AssetExportSession with the passthrough preset (the container library's MP4Join: byte
-    ranges copied, an edit per piece), against ffmpeg's concat demuxer with -c copy. The runner is graphkit-api-bench's
-    `join OUT IN...` (GRAPHKIT_JOIN_BENCH names another binary that takes the same arguments)."""
-    bench = os.environ.get("GRAPHKIT_JOIN_BENCH") or os.path.join(ROOT, ".build", "release", "graphkit-api-bench")
+def join_sources(files):
+    """Ten 1920×1080 30 fps 10 s H.264 8 Mb/s + AAC files (made once), and ffmpeg's concat list of them."""
     sources = []
     for n in range(files):
         src = os.path.join(BENCH, f"join-{n}.mp4")
@@ -573,6 +570,42 @@ def join_job(runs, files=10):
     listing = os.path.join(BENCH, "join-list.txt")
     with open(listing, "w") as f:
         f.writelines(f"file '{src}'\n" for src in sources)
+    return sources, listing
+
+
+def graph_copy_jobs(runs, files=10, minutes=10, start=240, duration=60):
+    """A join and a trim run as graphs (graphs/concat.json, `source.concat → sink.mp4`, which runs on
+    the container path), against ffmpeg with -c copy: the ten files of the join job, and 60 s from
+    240 s of the 10-minute 1080p file of the trim job. Both write the index first."""
+    sources, listing = join_sources(files)
+    graph = os.path.join(ROOT, "graphs", "concat.json")
+    def fresh(path, cmd):
+        return ["sh", "-c", f'rm -f "{path}" && exec "$0" "$@"'] + cmd
+    out = os.path.join(BENCH, "graphjoin")
+    pieces = json.dumps([{"path": src} for src in sources])
+    ours = [GRAPHCTL, "run", graph, "--quiet", "--set", f"join.pieces={pieces}", "--set", f"file.path={out}-graphctl.mp4"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
+    r = alternate([("graphctl run concat.json", fresh(f"{out}-graphctl.mp4", ours)), ("ffmpeg concat demuxer -c copy", ff)], runs)
+    short = lambda c: " ".join(c).replace(ROOT + "/", "").replace(BENCH + "/", "out/bench/")
+    table(f"Join as a graph: {files} files of 1920×1080 30 fps 10 s H.264 8 Mb/s + AAC, index first (goal: at most 1.0× ffmpeg)",
+          [("graphctl run concat.json", short(ours)), ("ffmpeg concat demuxer -c copy", short(ff))], r, "ffmpeg concat demuxer -c copy")
+    src = export_source(minutes)
+    out = os.path.join(BENCH, "graphtrim")
+    piece = json.dumps([{"path": src, "inpoint": start, "duration": duration}])
+    ours = [GRAPHCTL, "run", graph, "--quiet", "--set", f"join.pieces={piece}", "--set", f"file.path={out}-graphctl.mp4"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-ss", str(start), "-t", str(duration), "-i", src, "-c", "copy", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
+    r = alternate([("graphctl run concat.json", fresh(f"{out}-graphctl.mp4", ours)), ("ffmpeg -c copy", ff)], runs)
+    table(f"Trim as a graph: {duration} s from {start} s of a {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4, index first (goal: at most 1.0× ffmpeg)",
+          [("graphctl run concat.json", short(ours)), ("ffmpeg -c copy", short(ff))], r, "ffmpeg -c copy")
+
+
+def join_job(runs, files=10):
+    """A passthrough join of ten 1920×1080 30 fps 10 s H.264 + AAC files (issue 31): a MutableComposition
+    exported by AssetExportSession with the passthrough preset (the container library's MP4Join: byte
+    ranges copied, an edit per piece), against ffmpeg's concat demuxer with -c copy. The runner is graphkit-api-bench's
+    `join OUT IN...` (GRAPHKIT_JOIN_BENCH names another binary that takes the same arguments)."""
+    bench = os.environ.get("GRAPHKIT_JOIN_BENCH") or os.path.join(ROOT, ".build", "release", "graphkit-api-bench")
+    sources, listing = join_sources(files)
     out = os.path.join(BENCH, "join")
     ours = [bench, "join", f"{out}-graphkit.mp4"] + sources
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", f"{out}-ffmpeg.mp4"]
@@ -879,7 +912,7 @@ def scenes_job(runs, threshold=10):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,join")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,join,graphcopy")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -910,6 +943,8 @@ def main():
         live_job()
     if "join" in jobs:
         join_job(a.runs)
+    if "graphcopy" in jobs:
+        graph_copy_jobs(a.runs)
     if "swiftapi" in jobs:
         swift_api_job(a.runs)
     if "wave10" in jobs:

@@ -7,7 +7,7 @@ import Nodes
 
 struct Dot: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Draw a graph in Graphviz dot; with --stats, label each edge with what a run measured.",
+        abstract: "Draw a graph in Graphviz dot, titled with how it runs (a GStreamer pipeline, or the container path); with --stats, label each edge with what a run measured.",
         discussion: "graphctl dot graphs/record.json | dot -Tpng > record.png"
     )
 
@@ -48,6 +48,12 @@ struct Dot: ParsableCommand {
     static func dot(_ g: Graph, report: RunReport?) -> String {
         var out = "digraph \(quote(g.name ?? "graph")) {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
         out += "  edge [fontname=\"Helvetica\", fontsize=10];\n"
+        // The plan the run gets, decided as the graph is compiled.
+        let plan = switch RunPlan(for: g) {
+        case .pipeline: "plan: GStreamer pipeline"
+        case .containerPath: "plan: container path (no GStreamer pipeline: samples read from the files' indexes and written as stored)"
+        }
+        out += "  labelloc=t;\n  label=\(quote(plan));\n"
         for n in g.nodes {
             var label = "\(n.id)\\n\(n.descriptor.type)"
             if let s = report?.nodes.first(where: { $0.id == n.id }) {
