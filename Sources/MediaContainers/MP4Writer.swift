@@ -221,7 +221,11 @@ package struct MP4Writer: Sendable {
     /// The latest decode time (seconds) of the track furthest behind among those other than
     /// `t` that have samples and have not ended; nil when there is none.
     package func slowest(besides t: Int) -> Double? {
-        tracks.indices.filter { $0 != t && !tracks[$0].ended && tracks[$0].count > 0 }.map { tracks[$0].reached }.min()
+        var slowest: Double?
+        for i in tracks.indices where i != t && !tracks[i].ended && tracks[i].count > 0 {
+            slowest = min(slowest ?? tracks[i].reached, tracks[i].reached)
+        }
+        return slowest
     }
 
     /// Track `t`'s format, once known.

@@ -294,27 +294,12 @@ public final class GraphRun: Sendable {
         stop()
         guard state == GST_STATE_PLAYING else { return false }
         let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
-        Self.detach { [weak self] in
+        JoinableThread.detach { [weak self] in
             guard let self, report(waitingAtMost: seconds) == nil else { return }
             logger.debug("the run had not ended \(seconds) s after it was stopped: ending the streams at the sinks")
             pipeline.endStreamsAtSinks()
         }
         return true
-    }
-
-    /// Runs `body` on a thread of its own that nothing waits for.
-    private static func detach(_ body: @escaping @Sendable () -> Void) {
-        final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(Box(body)).toOpaque()
-        guard pthread_create(&thread, nil, { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, context) == 0 else {
-            Unmanaged<Box>.fromOpaque(context).release()
-            return
-        }
-        pthread_detach(thread)
     }
 
     /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.

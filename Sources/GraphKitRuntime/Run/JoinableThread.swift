@@ -51,4 +51,19 @@ package final class JoinableThread: Sendable {
             self.body = body
         }
     }
+
+    /// Runs `body` on a thread of its own that nothing waits for.
+    static func detach(_ body: @escaping @Sendable () -> Void) {
+        final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        guard pthread_create(&thread, nil, { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, context) == 0 else {
+            Unmanaged<Box>.fromOpaque(context).release()
+            return
+        }
+        pthread_detach(thread)
+    }
 }
