@@ -245,11 +245,15 @@ struct BusWatcher {
     /// `node "ID" (type, …)`, with what the node was doing: a sink writes its file, whatever
     /// failed; any other node reads what feeds it.
     private func location(of nodeID: String) -> String {
+        Self.location(of: nodeID, graph: graph, nodes: nodes)
+    }
+
+    static func location(of nodeID: String, graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) -> String {
         guard let entry = nodes.first(where: { $0.spec.id == nodeID }) else { return "node \"\(nodeID)\"" }
         var doing = ""
         if let output = entry.node.output {
             doing = ", writing \"\(output.path)\""
-        } else if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID) {
+        } else if let d = entry.node.mediaDescription ?? describe(upstreamOf: nodeID, graph: graph, nodes: nodes) {
             doing = ", reading \(d)"
         }
         return "node \"\(nodeID)\" (\(entry.spec.descriptor.type)\(doing))"

@@ -12,7 +12,7 @@ public enum RunPlan: String, Sendable, Equatable, CaseIterable {
     /// `source.concat → sink.mp4`) is run by the container library, each sample read from its
     /// file's index and written by the MP4 writer on one thread of the run's own, as
     /// `ffmpeg -c copy` copies packets.
-    case containerPath = "container path"
+    case containerPath
 
     /// The plan `graph` gets: the container path when every node can run on it (see
     /// ``ContainerPath``), else the pipeline.
@@ -71,8 +71,19 @@ final class ContainerPath: Sendable {
 
     private let links: [Link]
     private let warnings: [(node: String, text: String)]
-    /// 0: running; 1: stop asked (every input ends where it is, the files complete); 2: cancel asked.
-    private let request = Atomic(0)
+    /// For the places errors name.
+    private let graph: Graph
+    private let nodes: [(spec: Graph.NodeSpec, node: any Node)]
+    /// Where the copy is, and what was asked of it.
+    private enum Phase: Int, AtomicRepresentable {
+        /// No sample written yet: a stop cancels, as a pipeline not yet playing is cancelled.
+        case starting
+        case copying
+        /// Every input ends where it is, and the files complete.
+        case stopAsked
+        case cancelAsked
+    }
+    private let phase = Atomic(Phase.starting)
 
     /// Whether every node of `graph` can run on the container path: each a stored source or
     /// sink, each edge from one to the other, each output feeding one input.
@@ -122,10 +133,18 @@ final class ContainerPath: Sendable {
         }
         self.links = links
         self.warnings = warnings
+        self.graph = graph
+        self.nodes = nodes
     }
 
-    func requestStop() { _ = request.compareExchange(expected: 0, desired: 1, ordering: .relaxed) }
-    func requestCancel() { request.store(2, ordering: .relaxed) }
+    /// Asks the copy to end where it is, its files complete; false when it has written nothing yet
+    /// (then cancel it: a stop before any sample leaves nothing to complete).
+    func requestStop() -> Bool {
+        let (done, now) = phase.compareExchange(expected: .copying, desired: .stopAsked, ordering: .relaxed)
+        return done || now == .stopAsked
+    }
+
+    func requestCancel() { phase.store(.cancelAsked, ordering: .relaxed) }
 
     /// Runs the copy to its end, a stop, a cancel or a failure (on the run's thread).
     func run(logger: Logger) -> BusWatcher.Outcome {
@@ -133,6 +152,7 @@ final class ContainerPath: Sendable {
         var next = Array(repeating: 0, count: links.count)
         var pending: [SampleBuffer?] = Array(repeating: nil, count: links.count)
         var open = Array(repeating: true, count: links.count)
+        var wrote = false
         func end(_ i: Int) throws(GraphError) {
             open[i] = false
             pending[i] = nil
@@ -140,12 +160,12 @@ final class ContainerPath: Sendable {
         }
         do throws(GraphError) {
             while true {
-                switch request.load(ordering: .relaxed) {
-                case 0: break
-                case 1:
+                switch phase.load(ordering: .relaxed) {
+                case .starting, .copying: break
+                case .stopAsked:
                     for i in links.indices where open[i] { try end(i) }
                     return .endOfStream
-                default: return .cancelled
+                case .cancelAsked: return .cancelled
                 }
                 // Each open input's next sample, then the earliest of them in decode time.
                 var earliest: (index: Int, time: MediaTime)?
@@ -160,7 +180,7 @@ final class ContainerPath: Sendable {
                             continue
                         case .failed(let message):
                             let id = links[i].edge.from.node
-                            throw GraphError(.runFailed, at: "node \"\(id)\"", message, node: id)
+                            throw GraphError(.runFailed, at: BusWatcher.location(of: id, graph: graph, nodes: nodes), message, node: id)
                         }
                     }
                     guard let s = pending[i] else { continue }
@@ -173,6 +193,11 @@ final class ContainerPath: Sendable {
                 let more: Bool
                 do { more = try links[i].sink.writeStored(sample, port: links[i].edge.to.port) } catch { throw GraphError(error, node: links[i].edge.to.node) }
                 if !more { try end(i) }
+                if !wrote {
+                    // Something is written: from now on a stop completes the files.
+                    wrote = true
+                    _ = phase.compareExchange(expected: .starting, desired: .copying, ordering: .relaxed)
+                }
             }
         } catch {
             return .failed(error)

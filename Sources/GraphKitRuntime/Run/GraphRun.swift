@@ -262,7 +262,7 @@ public final class GraphRun: Sendable {
         guard !already else { return }
         if let containerPath {
             // Every input ends where it is and the files complete; before the start, nothing to end.
-            if self.state.withLock({ $0.started }) { containerPath.requestStop() } else { cancel() }
+            if !containerPath.requestStop() { cancel() }
             return
         }
         var state = GST_STATE_VOID_PENDING
@@ -283,11 +283,14 @@ public final class GraphRun: Sendable {
     /// Returns false when the run was not playing yet, and so is cancelled (see ``stop()``).
     @discardableResult
     public func stop(finishingWithin deadline: Duration) -> Bool {
-        if containerPath != nil {
-            // It ends between two samples: nothing upstream to drain.
-            let started = self.state.withLock { $0.started }
+        if let containerPath {
+            // It ends between two samples: nothing upstream to drain. Before its first, a stop cancels.
+            guard containerPath.requestStop() else {
+                cancel()
+                return false
+            }
             stop()
-            return started
+            return true
         }
         var state = GST_STATE_VOID_PENDING
         _ = gst_element_get_state(pipeline.raw, &state, nil, 0)

@@ -23,8 +23,9 @@ struct PipelineCompiler {
         var nodes: [(spec: Graph.NodeSpec, node: any Node)] = []
         var ports: [String: ExposedPorts] = [:]
         var descriptions: [String: String] = [:]
+        let filesRead = self.filesRead
         for spec in graph.nodes {
-            let (node, context) = try make(spec, descriptions: &descriptions)
+            let (node, context) = try make(spec, descriptions: &descriptions, filesRead: filesRead)
             let exposed = try build(node, spec: spec, context: context, in: pipeline, failures: failures)
             for port in context.connectedInputs where exposed.inputs[port] == nil {
                 throw GraphError(.runFailed, at: "node \"\(spec.id)\"", "\(spec.descriptor.type) did not expose its input \"\(port)\"", node: spec.id)
@@ -46,20 +47,24 @@ struct PipelineCompiler {
     func makeNodes() throws(GraphError) -> [(spec: Graph.NodeSpec, node: any Node)] {
         var descriptions: [String: String] = [:]
         var nodes: [(spec: Graph.NodeSpec, node: any Node)] = []
-        for spec in graph.nodes { nodes.append((spec, try make(spec, descriptions: &descriptions).node)) }
+        let filesRead = self.filesRead
+        for spec in graph.nodes { nodes.append((spec, try make(spec, descriptions: &descriptions, filesRead: filesRead).node)) }
         return nodes
     }
 
+    /// The files the graph's parameters say it reads (each node is told them).
+    private var filesRead: [String] { graph.fileParameters.filter { !$0.writes }.map(\.path) }
+
     /// Makes the node `spec` names, with what feeds it described by `descriptions` (the nearest
     /// description upstream of each node made before it), to which its own is added.
-    private func make(_ spec: Graph.NodeSpec, descriptions: inout [String: String]) throws(GraphError) -> (node: any Node, context: NodeContext) {
+    private func make(_ spec: Graph.NodeSpec, descriptions: inout [String: String], filesRead: [String]) throws(GraphError) -> (node: any Node, context: NodeContext) {
         let into = graph.edges(into: spec.id)
         var inputDescriptions: [String: String] = [:]
         for e in into { if let d = descriptions[e.from.node] { inputDescriptions[e.to.port] = d } }
         let context = NodeContext(id: spec.id, parameters: spec.parameters,
                                   connectedInputs: Set(into.map(\.to.port)),
                                   connectedOutputs: Set(graph.edges(from: spec.id).map(\.from.port)),
-                                  inputDescriptions: inputDescriptions, filesRead: graph.fileParameters.filter { !$0.writes }.map(\.path))
+                                  inputDescriptions: inputDescriptions, filesRead: filesRead)
         let node: any Node
         do {
             node = try spec.type.init(context: context)

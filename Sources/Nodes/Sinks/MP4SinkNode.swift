@@ -430,6 +430,11 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
 
     package func configureStored(_ inputs: [String: MP4TrackFormat]) throws(GraphError) {
         _ = try configure()
+        // As the video input's caps refuse them on a pipeline.
+        if let video = inputs["video"], video.isVideo, video.size.width < 16 || video.size.height < 16 {
+            throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.mp4, writing \"\(path)\")",
+                             "its video input's pictures are \(video.size.width)x\(video.size.height), and it takes pictures of 16x16 or more", node: context.id)
+        }
         var formats: [Int: MP4TrackFormat] = [:]
         for (track, port) in ports.enumerated() { formats[track] = inputs[port] }
         state.withLock { $0.storedFormats = formats }

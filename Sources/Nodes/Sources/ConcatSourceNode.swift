@@ -144,7 +144,8 @@ public final class ConcatSourceNode: ElementNode, StoredSampleSource, Sendable {
 }
 
 extension ConcatSourceNode {
-    /// Reads every piece's index for the connected outputs (once: the plan is kept).
+    /// Reads every piece's index for the connected outputs, and keeps the plan (for the length
+    /// the progress line runs to). Called once a run, by whichever of the two plans it has.
     private func makePlan() throws(GraphError) -> ConcatPlan {
         let kinds = Self.descriptor.outputs.map(\.name).filter { context.connectedOutputs.contains($0) }
         let plan = try ConcatPlan(asked, kinds: kinds, node: context.id)
@@ -406,14 +407,14 @@ struct ConcatPlan: Sendable {
     }
 
     /// The sample entry `sink.mp4` writes for a stream of `description`'s samples: what it makes
-    /// of ``caps(_:)`` (H.264 and HEVC of 16x16 or more with their parameter sets, AAC with its
+    /// of ``caps(_:)`` (H.264 and HEVC with their size and parameter sets, AAC with its
     /// AudioSpecificConfig); nil when the description does not say what that needs.
     static func trackFormat(_ description: SampleDescription) -> MP4TrackFormat? {
         let body = description.configuration?.body ?? []
         let codec: MP4TrackFormat.Codec
         switch description.codec {
         case "avc1", "avc3", "hvc1", "hev1":
-            guard !body.isEmpty, let (w, h) = description.size, w >= 16, h >= 16 else { return nil }
+            guard !body.isEmpty, let (w, h) = description.size, w > 0, h > 0 else { return nil }
             codec = ["avc1", "avc3"].contains(description.codec) ? .h264(avcC: body, width: w, height: h) : .hevc(hvcC: body, width: w, height: h)
         default:
             let (config, rate, channels) = audioSpecificConfig(description)

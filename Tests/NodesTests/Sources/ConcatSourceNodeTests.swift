@@ -250,6 +250,8 @@ import TestSupport
         #expect(report.status == .failed)
         #expect(report.error?.description.contains("a.mp4") == true && report.error?.description.contains("cut while it was read") == true,
                 "\(String(describing: report.error))")
+        // Named as a pipeline names a node that failed: what it was reading.
+        #expect(report.error?.problems.first?.location == #"node "join" (source.concat, reading "\#(a)")"#, "\(String(describing: report.error))")
         #expect(!FileManager.default.fileExists(atPath: out))
 
         let b = try movie("b.mp4", seconds: 4), limited = path("limited.mp4")
@@ -260,6 +262,52 @@ import TestSupport
         #expect(written <= whole / 2 && written > whole / 4, "\(written) of \(whole / 2) bytes")
         let probe = try MediaProbe(limited)
         #expect(abs((probe.stream("video")?.duration ?? 0) - (probe.stream("audio")?.duration ?? 0)) < 0.1 && probe.duration > 1.2, "\(probe.duration) s")
+    }
+
+    /// As on a pipeline: a stop before anything is written cancels (nothing to complete); a run
+    /// let go while it copies is cancelled, nothing left; a start at a position is refused; the
+    /// sink's parameters hold (a QuickTime file with its tags, its index first).
+    @Test(.timeLimit(.minutes(3))) func theContainerPathKeepsTheRunsRules() throws {
+        let a = try movie("a.mp4", seconds: 2)
+        for plan in RunPlan.allCases {
+            let out = path("early-\(plan).mp4")
+            let run = try joining(#"[{ "path": "\#(a)" }]"#, into: out, plan: plan)
+            try run.start()
+            run.stop()
+            let report = run.wait()
+            // (A stop that came after the first sample would complete the file: both are a stop's.)
+            #expect(report.status == .cancelled || report.status == .stopped, "\(plan): \(report.status) \(String(describing: report.error))")
+            #expect(report.status != .cancelled || !FileManager.default.fileExists(atPath: out))
+        }
+        let many = "[" + Array(repeating: #"{ "path": "\#(a)" }"#, count: 300).joined(separator: ", ") + "]"
+        do {
+            let run = try joining(many, into: path("let-go.mp4"))
+            try run.start()
+            usleep(100_000)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") || $0.contains("let-go") }.isEmpty)
+        let positioned = try joining(#"[{ "path": "\#(a)" }]"#, into: path("positioned.mp4"))
+        let refused = #expect(throws: GraphError.self) { try positioned.start(at: .exact(MediaTime(seconds: 1))) }
+        #expect(refused?.code == .usage)
+
+        let mov = path("tagged.mov")
+        let tagged = try join(#"[{ "path": "\#(a)" }]"#, into: mov, sink: #""title": "Joined", "artist": "GraphKit""#)
+        #expect(tagged.status == .completed, "\(String(describing: tagged.error))")
+        let format = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format=format_name:format_tags=title,artist", "-of", "json", mov])
+        #expect(format.contains(#""title": "Joined""#) && format.contains(#""artist": "GraphKit""#), "\(format)")
+        let boxes = try Data(contentsOf: URL(fileURLWithPath: mov))
+        let moov = boxes.range(of: Data("moov".utf8)), mdat = boxes.range(of: Data("mdat".utf8))
+        #expect(moov != nil && mdat != nil && moov!.lowerBound < mdat!.lowerBound, "the index first")
+        #expect(boxes[8..<12] == Data("qt  ".utf8), "a QuickTime file")
+    }
+
+    /// Pictures smaller than sink.mp4 takes are refused naming the sink and the size.
+    @Test func tinyPicturesAreRefusedNamingTheSink() throws {
+        let tiny = try movie("tiny.mp4", seconds: 1, size: "8x8", tone: nil)
+        let error = #expect(throws: GraphError.self) { _ = try join(#"[{ "path": "\#(tiny)" }]"#, into: path("tiny-out.mp4"), ports: ["video"]) }
+        #expect(error?.node == "file" && error?.description.contains("8x8") == true && error?.description.contains("16x16") == true,
+                "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: path("tiny-out.mp4")))
     }
 
     /// A graph that cannot run on the container path is not given it: asking for it is refused.
