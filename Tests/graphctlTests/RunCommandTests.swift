@@ -76,6 +76,45 @@ import TestSupport
         #expect(abs(probe.duration - report.mediaSeconds) <= 0.047, "file \(probe.duration) s, run \(report.mediaSeconds) s")  // two AAC frames
     }
 
+    /// graphs/concat.json runs on the container path: Ctrl-C in a long join ends it within a
+    /// second with a complete file (exit 0, `stopped`); `--plan pipeline` runs the same graph
+    /// through GStreamer, to the same packets.
+    @Test(.timeLimit(.minutes(3))) func aJoinOnTheContainerPathStopsOnCtrlCAndRunsAsAPipelineOnRequest() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let piece = folder.appendingPathComponent("piece.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=20", "-f", "lavfi",
+                                         "-i", "sine=frequency=440:sample_rate=44100:duration=20", "-c:v", "libx264", "-b:v", "100k", "-g", "25",
+                                         "-c:a", "aac", "-b:a", "32k", "-y", piece])
+        // 100 minutes: copied at hundreds of times real time, still seconds after the signal.
+        let many = "[" + Array(repeating: #"{ "path": "\#(piece)" }"#, count: 300).joined(separator: ", ") + "]"
+        let out = folder.appendingPathComponent("long.mp4").path, stats = folder.appendingPathComponent("stats.json").path
+        let graphctl = try Graphctl.start(["run", Graphctl.graph("concat.json"), "--set", "join.pieces=\(many)", "--set", "file.path=\(out)",
+                                           "--progress", "always", "--stats", stats])
+        _ = try graphctl.waitForPosition(atLeast: 2)
+        let asked = ContinuousClock.now
+        graphctl.send(SIGINT)
+        let r = graphctl.wait()
+        #expect(ContinuousClock.now - asked < .seconds(1), "exited \(ContinuousClock.now - asked) after the signal")
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: stats)))
+        #expect(report.status == .stopped)
+        let probe = try MediaProbe(out)
+        #expect(probe.duration >= 2 && probe.duration < 6_000 && abs(probe.duration - report.mediaSeconds) < 0.5, "\(probe.duration) s, \(report.mediaSeconds) s")
+
+        let two = #"[{ "path": "\#(piece)" }, { "path": "\#(piece)" }]"#
+        var packets: [String] = []
+        for plan in ["auto", "pipeline"] {
+            let joined = folder.appendingPathComponent("\(plan).mp4").path
+            let run = try Graphctl.run("run", Graphctl.graph("concat.json"), "--quiet", "--plan", plan, "--set", "join.pieces=\(two)", "--set", "file.path=\(joined)")
+            #expect(run.status == 0, "\(run.stderr)")
+            packets.append(try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "packet=stream_index,pts,dts,size,data_hash",
+                                                             "-show_data_hash", "md5", "-of", "csv=p=0", joined]))
+        }
+        #expect(packets[0].split(separator: "\n").count > 2_000 && packets[0] == packets[1])
+        let wrong = try Graphctl.run("run", Graphctl.graph("concat.json"), "--plan", "gstreamer")
+        #expect(wrong.status == 64, "\(wrong.stderr)")
+    }
+
     /// SIGTERM is like Ctrl-C, and a second signal while the first is honoured cancels: exit 130
     /// and nothing written. The two are sent while graphctl is stopped (SIGSTOP), so it takes both
     /// at once when it continues, before the pipeline can drain; they are two different signals

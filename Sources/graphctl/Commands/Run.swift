@@ -22,6 +22,11 @@ struct Run: ParsableCommand {
         case auto, always, never
     }
 
+    /// `--plan`: how the run goes (graphctl dot draws which one it gets).
+    enum PlanChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, pipeline
+    }
+
     @Argument(help: "The graph file.")
     var graph: String
 
@@ -40,6 +45,9 @@ struct Run: ParsableCommand {
 
     @Option(help: ArgumentHelp("Write the run's statistics as JSON to this file.", valueName: "file"))
     var stats: String?
+
+    @Option(help: "How the graph runs: auto (the container path when it needs no decoding, as `graphctl dot` shows) or pipeline (through GStreamer all the same).")
+    var plan: PlanChoice = .auto
 
     @OptionGroup var outputs: OutputOptions
 
@@ -85,7 +93,7 @@ struct Run: ParsableCommand {
         }
         let run: GraphRun
         do {
-            run = try GraphRun(graph)
+            run = try GraphRun(graph, plan: plan == .pipeline ? .pipeline : nil)
         } catch {
             throw report(named(error))
         }
