@@ -61,7 +61,8 @@ public final class GraphRun: Sendable {
     /// run with it, since the watcher cannot reach a run that is going away.
     private let orphanedOutcome = OutcomeBox()
 
-    /// Builds the pipeline. Throws a GraphError naming the node at fault (a missing plugin is 69).
+    /// Builds the pipeline (or, on the container path, reads the sources' indexes). Throws a
+    /// GraphError naming the node at fault (a missing plugin is 69).
     /// `logger` receives GraphKit's messages about this run (GStreamer's warnings, with the node
     /// id as `node` metadata); by default they go where `LoggingSystem` sends "graphkit".
     ///
@@ -261,7 +262,8 @@ public final class GraphRun: Sendable {
         }
         guard !already else { return }
         if let containerPath {
-            // Every input ends where it is and the files complete; before the start, nothing to end.
+            // Every input ends where it is and the files complete; before the first sample is
+            // written, nothing to complete: cancelled, as a pipeline not yet playing is.
             if !containerPath.requestStop() { cancel() }
             return
         }
