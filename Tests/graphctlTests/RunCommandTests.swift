@@ -115,6 +115,22 @@ import TestSupport
         #expect(wrong.status == 64, "\(wrong.stderr)")
     }
 
+    /// A list of many cuts from one recording opens it once: 1,500 pieces of one file join under
+    /// a limit of 256 descriptors (each piece had its own: "Too many open files" at piece 250 or so).
+    @Test func manyCutsOfOneFileHoldOneDescriptor() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let piece = folder.appendingPathComponent("piece.mp4").path, out = folder.appendingPathComponent("cuts.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2", "-f", "lavfi",
+                                         "-i", "sine=frequency=440:sample_rate=44100:duration=2", "-c:v", "libx264", "-g", "25", "-c:a", "aac", "-y", piece])
+        // A graph file: the list is longer than one argument may be (128 KiB).
+        let cuts = "[" + (0..<1_500).map { n in #"{ "path": "piece.mp4", "inpoint": \#(Double(n % 2)), "duration": 0.5 }"# }.joined(separator: ", ") + "]"
+        let graph = folder.appendingPathComponent("cuts.json")
+        try Data(#"{ "version": 1, "nodes": { "join": { "type": "source.concat", "params": { "pieces": \#(cuts) } }, "file": { "type": "sink.mp4", "params": { "path": "cuts.mp4" } } }, "edges": ["join.video -> file.video", "join.audio -> file.audio"] }"#.utf8).write(to: graph)
+        let r = try Graphctl.runCommand("/bin/sh", ["-c", #"cd "$1" && ulimit -n 256 && exec "$0" run cuts.json --quiet"#, Graphctl.executable.path, folder.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(abs(try MediaProbe(out).duration - 750) < 1)
+    }
+
     /// SIGTERM is like Ctrl-C, and a second signal while the first is honoured cancels: exit 130
     /// and nothing written. The two are sent while graphctl is stopped (SIGSTOP), so it takes both
     /// at once when it continues, before the pipeline can drain; they are two different signals

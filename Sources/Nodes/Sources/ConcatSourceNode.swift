@@ -191,7 +191,7 @@ struct ConcatPlan: Sendable {
         var keyframe: Bool
     }
 
-    /// The pieces' files, open, in the pieces' order.
+    /// The pieces' files, open, each once, in the order the pieces first name them.
     let files: [FileBytes]
     let names: [String]
     let streams: [Stream]
@@ -209,7 +209,16 @@ struct ConcatPlan: Sendable {
             var end: Double
         }
         var files: [FileBytes] = [], names: [String] = [], read: [Read] = []
+        // A file several pieces name is opened and read once: a list of a thousand cuts from one
+        // recording holds one descriptor, not a thousand (a process may have 1,024).
+        var opened: [String: (file: Int, piece: Int)] = [:]
+        var fileOf: [Int] = []  // each piece's file, in `files`
         for (i, piece) in pieces.enumerated() {
+            if let known = opened[piece.path] {
+                fileOf.append(known.file)
+                read.append(read[known.piece])
+                continue
+            }
             let at = "\(piece.location).path"
             let name = "piece \(i) (\"\(piece.path)\")"
             // Opened once, without blocking (a pipe with no writer would hold the graph's
@@ -255,6 +264,8 @@ struct ConcatPlan: Sendable {
                     throw GraphError(.inputUnreadable, at: at, "\(name): its \(kind) track cannot be read: \(error.reason)", node: node)
                 }
             }
+            opened[piece.path] = (files.count, i)
+            fileOf.append(files.count)
             files.append(bytes)
             names.append(piece.path)
             read.append(Read(movie: movie, tracks: tracks, end: end))
@@ -321,7 +332,7 @@ struct ConcatPlan: Sendable {
                     var dts = Self.nanoseconds(track.seconds(Int64(s.decodeTime)) - start + time + lead)
                     if let last = lastDTS, dts <= last { dts = last + 1_000 }
                     lastDTS = dts
-                    video.append(Sample(file: i, offset: s.offset, size: Int(s.size), pts: Self.nanoseconds(shown - start + time + lead), dts: dts,
+                    video.append(Sample(file: fileOf[i], offset: s.offset, size: Int(s.size), pts: Self.nanoseconds(shown - start + time + lead), dts: dts,
                                         duration: UInt64(s.duration) * 1_000_000_000 / UInt64(track.timescale), keyframe: s.isSync))
                 }
             }
@@ -337,7 +348,7 @@ struct ConcatPlan: Sendable {
                     let now = Double(soundSamples) / rate
                     if now + Double(s.duration) / rate / 2 > stop { break }
                     let pts = Self.nanoseconds(now + lead)
-                    audio.append(Sample(file: i, offset: s.offset, size: Int(s.size), pts: pts, dts: pts,
+                    audio.append(Sample(file: fileOf[i], offset: s.offset, size: Int(s.size), pts: pts, dts: pts,
                                         duration: UInt64(s.duration) * 1_000_000_000 / UInt64(track.timescale), keyframe: true))
                     soundSamples += Int64(s.duration)
                 }
