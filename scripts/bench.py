@@ -52,6 +52,11 @@ def wav(path, minutes):
         "!", "audio/x-raw,format=S16LE,rate=44100,channels=2", "!", "wavenc", "!", "filesink", f"location={path}"])
 
 
+def fresh(cmd, path):
+    """`cmd` run after removing `path`: each round writes a new file (an export never replaces one)."""
+    return ["sh", "-c", f'rm -f "{path}" && exec "$0" "$@"'] + cmd
+
+
 def alternate(contenders, runs):
     """Runs each contender once per round, `runs` rounds; returns per contender the median wall
     and RSS, the number of runs, and every round's wall (for ratios taken round by round)."""
@@ -495,8 +500,6 @@ def composition_job(runs, minutes=1):
     out = os.path.join(BENCH, "composition")
     kbps = round(1280 * 720 * 10.1 / 1000)
     last = minutes * 60 - 1
-    def fresh(cmd, path):
-        return ["sh", "-c", f'rm -f "{path}" && exec "$0" "$@"'] + cmd
     avf = [os.path.join(ROOT, ".build", "release", "graphkit-avf-bench"), "composition", src, f"{out}-avf.mp4"]
     assets = [os.path.join(ROOT, ".build", "release", "graphkit-api-bench"), "composition", src, f"{out}-assets.mp4"]
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-vf", f"crop=1280:720:320:180,fade=t=in:st=0:d=1,fade=t=out:st={last}:d=1",
@@ -579,13 +582,11 @@ def graph_copy_jobs(runs, files=10, minutes=10, start=240, duration=60):
     240 s of the 10-minute 1080p file of the trim job. Both write the index first."""
     sources, listing = join_sources(files)
     graph = os.path.join(ROOT, "graphs", "concat.json")
-    def fresh(path, cmd):
-        return ["sh", "-c", f'rm -f "{path}" && exec "$0" "$@"'] + cmd
     out = os.path.join(BENCH, "graphjoin")
     pieces = json.dumps([{"path": src} for src in sources])
     ours = [GRAPHCTL, "run", graph, "--quiet", "--set", f"join.pieces={pieces}", "--set", f"file.path={out}-graphctl.mp4"]
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
-    r = alternate([("graphctl run concat.json", fresh(f"{out}-graphctl.mp4", ours)), ("ffmpeg concat demuxer -c copy", ff)], runs)
+    r = alternate([("graphctl run concat.json", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg concat demuxer -c copy", ff)], runs)
     short = lambda c: " ".join(c).replace(ROOT + "/", "").replace(BENCH + "/", "out/bench/")
     table(f"Join as a graph: {files} files of 1920×1080 30 fps 10 s H.264 8 Mb/s + AAC, index first (goal: at most 1.0× ffmpeg)",
           [("graphctl run concat.json", short(ours)), ("ffmpeg concat demuxer -c copy", short(ff))], r, "ffmpeg concat demuxer -c copy")
@@ -594,7 +595,7 @@ def graph_copy_jobs(runs, files=10, minutes=10, start=240, duration=60):
     piece = json.dumps([{"path": src, "inpoint": start, "duration": duration}])
     ours = [GRAPHCTL, "run", graph, "--quiet", "--set", f"join.pieces={piece}", "--set", f"file.path={out}-graphctl.mp4"]
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-ss", str(start), "-t", str(duration), "-i", src, "-c", "copy", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
-    r = alternate([("graphctl run concat.json", fresh(f"{out}-graphctl.mp4", ours)), ("ffmpeg -c copy", ff)], runs)
+    r = alternate([("graphctl run concat.json", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg -c copy", ff)], runs)
     table(f"Trim as a graph: {duration} s from {start} s of a {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4, index first (goal: at most 1.0× ffmpeg)",
           [("graphctl run concat.json", short(ours)), ("ffmpeg -c copy", short(ff))], r, "ffmpeg -c copy")
 
@@ -610,9 +611,7 @@ def join_job(runs, files=10):
     ours = [bench, "join", f"{out}-graphkit.mp4"] + sources
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", f"{out}-ffmpeg.mp4"]
     contenders = [("MutableComposition → AssetExportSession (passthrough)", ours), ("ffmpeg concat demuxer -c copy", ff)]
-    # Each round writes a new file: an export never replaces one.
-    fresh = ["sh", "-c", f'rm -f "{out}-graphkit.mp4" && exec "$0" "$@"'] + ours
-    r = alternate([(contenders[0][0], fresh), contenders[1]], runs)
+    r = alternate([(contenders[0][0], fresh(ours, f"{out}-graphkit.mp4")), contenders[1]], runs)
     table(f"Passthrough join of {files} files, 1920×1080 30 fps 10 s H.264 8 Mb/s + AAC 128 kb/s each (goal: at most 1.0× ffmpeg)",
           [(n, " ".join(c).replace(ROOT + "/", "").replace(BENCH + "/", "out/bench/")) for n, c in contenders], r, "ffmpeg concat demuxer -c copy")
     # The output is checked, not only timed: every video packet of every source, in order.
@@ -782,9 +781,6 @@ def trim_job(runs, minutes=10, start=240, duration=60):
     or before the start, and both write the index first (an export of a range always does)."""
     src = export_source(minutes)
     out = os.path.join(BENCH, "trim")
-    def fresh(cmd, path):
-        # Each round writes a new file: an export never replaces one.
-        return ["sh", "-c", f'rm -f "{path}" && exec "$0" "$@"'] + cmd
     ours = [GRAPHCTL, "export", src, f"{out}-graphctl.mp4", "--preset", "passthrough", "--start", str(start), "--duration", str(duration), "--quiet"]
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-ss", str(start), "-t", str(duration), "-i", src, "-c", "copy", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
     contenders = [("graphctl export (passthrough)", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg -c copy", ff)]
@@ -814,8 +810,7 @@ def export720_job(runs, minutes=1):
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-vf", "scale=1280:720", "-c:v", "libx264", "-preset", "veryfast",
           "-b:v", f"{kbps}k", "-g", "60", "-bf", "0", "-profile:v", "high", "-c:a", "aac", "-b:a", "128k",
           "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
-    fresh = ["sh", "-c", f'rm -f "{out}-graphctl.mp4" && exec "$0" "$@"'] + ours
-    contenders = [("graphctl export (1280x720)", fresh), ("ffmpeg", ff)]
+    contenders = [("graphctl export (1280x720)", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg", ff)]
     r = alternate(contenders, runs)
     table(f"Export with the 1280x720 preset: a {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4 → 1280×720 H.264 (veryfast, {kbps} kb/s) + AAC 128 kb/s, index first",
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in zip([n for n, _ in contenders], [ours, ff])], r, "ffmpeg")

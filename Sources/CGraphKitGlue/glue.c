@@ -268,21 +268,6 @@ int gk_error_domain(const GError *error) {
     return -1;
 }
 
-static void count_buffer(GkPadCounter *c, GstBuffer *b) {
-    GK_BUFFER_RECEIVED(b);
-    __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&c->bytes, (gint64)gst_buffer_get_size(b), __ATOMIC_RELAXED);
-    if (GST_BUFFER_PTS_IS_VALID(b)) {
-        gint64 unset = -1;
-        __atomic_compare_exchange_n(&c->start_ns, &unset, (gint64)GST_BUFFER_PTS(b), FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-        gint64 end = (gint64)GST_BUFFER_PTS(b);
-        if (GST_BUFFER_DURATION_IS_VALID(b))
-            end += (gint64)GST_BUFFER_DURATION(b);
-        __atomic_store_n(&c->end_ns, end, __ATOMIC_RELAXED);
-    }
-    GK_BUFFER_HANDED_ON(b);
-}
-
 void gk_pad_counter_add(GkPadCounter *c, gint64 bytes, gint64 pts_ns, gint64 duration_ns) {
     __atomic_fetch_add(&c->buffers, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&c->bytes, bytes, __ATOMIC_RELAXED);
@@ -291,6 +276,13 @@ void gk_pad_counter_add(GkPadCounter *c, gint64 bytes, gint64 pts_ns, gint64 dur
         __atomic_compare_exchange_n(&c->start_ns, &unset, pts_ns, FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
         __atomic_store_n(&c->end_ns, pts_ns + (duration_ns > 0 ? duration_ns : 0), __ATOMIC_RELAXED);
     }
+}
+
+static void count_buffer(GkPadCounter *c, GstBuffer *b) {
+    GK_BUFFER_RECEIVED(b);
+    gk_pad_counter_add(c, (gint64)gst_buffer_get_size(b), GST_BUFFER_PTS_IS_VALID(b) ? (gint64)GST_BUFFER_PTS(b) : -1,
+                       GST_BUFFER_DURATION_IS_VALID(b) ? (gint64)GST_BUFFER_DURATION(b) : -1);
+    GK_BUFFER_HANDED_ON(b);
 }
 
 static gboolean count_in_list(GstBuffer **buffer, guint index, gpointer data) {

@@ -81,9 +81,15 @@ final class RunStatistics: @unchecked Sendable {
 
     /// A counter for a pad where a Swift node's probe counts the buffers itself.
     func counter(keptAt pad: UnsafeMutablePointer<GstPad>) -> UnsafeMutablePointer<GkPadCounter> {
+        let c = Self.newCounter()
+        padCounters[pad] = c
+        return c
+    }
+
+    /// A counter at zero, nothing seen; freed by deinit.
+    private static func newCounter() -> UnsafeMutablePointer<GkPadCounter> {
         let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
         c.initialize(to: GkPadCounter(buffers: 0, bytes: 0, start_ns: -1, end_ns: -1))
-        padCounters[pad] = c
         return c
     }
 
@@ -123,8 +129,7 @@ final class RunStatistics: @unchecked Sendable {
     /// An edge of a run on the container path (``ContainerPath``): one counter is what leaves its
     /// source's output, crosses it and enters its sink's input, as on a direct link.
     func addStoredEdge(_ edge: Graph.Edge) -> StoredCounter {
-        let c = UnsafeMutablePointer<GkPadCounter>.allocate(capacity: 1)
-        c.initialize(to: GkPadCounter(buffers: 0, bytes: 0, start_ns: -1, end_ns: -1))
+        let c = Self.newCounter()
         storedCounters.append(c)
         nodeInputs[edge.to.node, default: []].append(c)
         nodeOutputs[edge.from.node, default: []].append(c)

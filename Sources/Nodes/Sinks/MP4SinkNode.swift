@@ -134,8 +134,8 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         /// Whether each input's last wait ran out with it still ahead (a stall): it then waits
         /// no more until the others have caught up with it.
         var gaveUp: [Bool] = []
-        /// On the container path: each track's format, given to the writer with its first sample
-        /// or its end.
+        /// On the container path: each track's format, known before the file is made, given to the
+        /// writer as it is made.
         var storedFormats: [Int: MP4TrackFormat] = [:]
 
         /// Whether input `t`'s sample at `time` is more than ``MP4SinkNode/interleaveLead``
@@ -248,7 +248,9 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
     /// claiming 1x1) is refused before the encoder, naming this node and the size it takes.
     static let videoCaps = ["video/x-h264, stream-format=(string){ avc, avc3 }, alignment=(string)au",
                             "video/x-h265, stream-format=(string){ hvc1, hev1 }, alignment=(string)au", "video/x-vp9", "video/x-av1"]
-        .map { $0 + ", width=(int)[16, 2147483647], height=(int)[16, 2147483647]" }.joined(separator: "; ")
+        .map { $0 + ", width=(int)[\(smallestPicture), 2147483647], height=(int)[\(smallestPicture), 2147483647]" }.joined(separator: "; ")
+    /// The least width and height a picture may have (one macroblock).
+    static let smallestPicture = 16
 
     public var output: OutputReport? {
         OutputReport(node: context.id, path: path, status: state.withLock { $0.status })
@@ -351,11 +353,19 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
             throw error
         }
         let writer = MP4Writer(descriptor: file.descriptor, brand: brand, layout: layout, trackNames: ports)
-        state.withLock {
-            $0.writer = writer
-            $0.status = .writing
-            $0.gaveUp = Array(repeating: false, count: ports.count)
+        // (A failure here ends the run before it plays: its finish(.failed) removes the file.)
+        let refused: GraphError? = state.withLock { s in
+            s.writer = writer
+            s.status = .writing
+            s.gaveUp = Array(repeating: false, count: ports.count)
+            do throws(ContainerError) {
+                for (track, format) in s.storedFormats.sorted(by: { $0.key < $1.key }) { try s.writer!.setFormat(format, track: track) }
+            } catch {
+                return writeError(error, s.writer!)
+            }
+            return nil
         }
+        if let refused { throw refused }
     }
 
     /// The run's error for what `writer` threw: a write that failed (a full disk: 73) names the
@@ -430,10 +440,11 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
 
     package func configureStored(_ inputs: [String: MP4TrackFormat]) throws(GraphError) {
         _ = try configure()
-        // As the video input's caps refuse them on a pipeline.
-        if let video = inputs["video"], video.isVideo, video.size.width < 16 || video.size.height < 16 {
+        // As the video input's caps (videoCaps) refuse them on a pipeline.
+        let least = Self.smallestPicture
+        if let video = inputs["video"], video.isVideo, video.size.width < least || video.size.height < least {
             throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.mp4, writing \"\(path)\")",
-                             "its video input's pictures are \(video.size.width)x\(video.size.height), and it takes pictures of 16x16 or more", node: context.id)
+                             "its video input's pictures are \(video.size.width)x\(video.size.height), and it takes pictures of \(least)x\(least) or more", node: context.id)
         }
         var formats: [Int: MP4TrackFormat] = [:]
         for (track, port) in ports.enumerated() { formats[track] = inputs[port] }
@@ -442,7 +453,7 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
 
     package func writeStored(_ sample: SampleBuffer, port: String) throws(GraphError) -> Bool {
         guard let track = ports.firstIndex(of: port) else { return false }
-        return try writingStored(track) { (s) throws(ContainerError) -> Bool in
+        return try writingStored { (s) throws(ContainerError) -> Bool in
             if let budget = s.budget, !budget.admit(sample.byteCount) { return false }
             try Self.append(sample, pts: sample.presentationTime, dts: sample.decodeTime, track: track, to: &s.writer!)
             return true
@@ -451,19 +462,18 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
 
     package func endStored(port: String) throws(GraphError) {
         guard let track = ports.firstIndex(of: port) else { return }
-        _ = try writingStored(track) { (s) throws(ContainerError) -> Bool in
+        _ = try writingStored { (s) throws(ContainerError) -> Bool in
             try s.writer!.endTrack(track)
             return true
         }
     }
 
-    /// `body` with the writer, track `track`'s format given to it first: whether the track takes
-    /// more. A writer's error fails the run as a pipeline's would.
-    private func writingStored(_ track: Int, _ body: (inout State) throws(ContainerError) -> Bool) throws(GraphError) -> Bool {
+    /// `body` with the writer: whether the track takes more. A writer's error fails the run as a
+    /// pipeline's would.
+    private func writingStored(_ body: (inout State) throws(ContainerError) -> Bool) throws(GraphError) -> Bool {
         let outcome: Result<Bool, GraphError> = state.withLock { s in
             guard s.failure == nil, s.status == .writing, s.writer != nil else { return .success(false) }
             do throws(ContainerError) {
-                if let format = s.storedFormats.removeValue(forKey: track) { try s.writer!.setFormat(format, track: track) }
                 return .success(try body(&s))
             } catch {
                 let e = writeError(error, s.writer!)
