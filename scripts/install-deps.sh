@@ -29,6 +29,7 @@ build_packages=(
   libgstreamer1.0-dev
   libgstreamer-plugins-base1.0-dev
   libx264-dev    # encode.h264's encoder (GstGraphKit/gkx264enc) links libx264; graphctl then needs libx264-164
+  libavcodec-dev # GstGraphKit/gkavdec decodes H.264/HEVC with libavcodec (59 on Debian 12, 61 on 13; gstreamer1.0-libav's too)
   zlib1g-dev     # waveform PNGs are compressed with zlib
   libcairo2-dev  # the AVFoundation product's CGContext draws with Cairo; the picture tests read PNGs with it
 )

@@ -23,7 +23,8 @@
     X(gkpatchbytes)    \
     X(gkencoderdelay)  \
     X(gkmp4flac)       \
-    X(gktonemap)
+    X(gktonemap)       \
+    X(gkavdec)
 
 #define GK_DECLARE(name) GST_ELEMENT_REGISTER_DECLARE(name)
 GK_ELEMENTS(GK_DECLARE)
@@ -44,6 +45,6 @@ static gboolean plugin_init(GstPlugin *plugin) {
  * later). Origin: the GStreamer build system's words for a package that names none. */
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, graphkit,
                   "GraphKit's elements: packed RGB to I420 in one pass, H.264 through libx264 that holds no raw frame, "
-                  "HDR to SDR tone mapping, "
+                  "HDR to SDR tone mapping, H.264 and HEVC through libavcodec with no copy of a decoded frame, "
                   "and what GraphKit's decode and MP4 writer need that GStreamer (1.22 to 1.26) does not do",
                   plugin_init, GRAPHKIT_VERSION, "GPL", "GraphKit", "Unknown package origin")
