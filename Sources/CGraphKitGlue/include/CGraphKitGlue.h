@@ -181,6 +181,13 @@ GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
  * another kind leaves it encoded, undecoded, and a container is always opened. Returns the
  * signal handler's id. */
 gulong gk_decodebin_decode_only(GstElement *decodebin, int audio, int video);
+/* For frames that are only read (readonly.c): decodebin takes the graphkit plugin's gkavdec before
+ * any other decoder of a stream it decodes (after the parser); returns the signal handler's id.
+ * And an allocation query leaving `pad` downstream is answered there: its readers read video
+ * metas (a frame's own row and plane layout), so gkavdec hands its frames on uncopied; no pool is
+ * offered. Returns the probe's id. */
+gulong gk_decodebin_prefer_sharing_decoder(GstElement *decodebin);
+gulong gk_pad_answer_allocation_reading_video_meta(GstPad *pad);
 
 /* Mends the decode times x265 gives a stream shorter than its B-frame delay (x265 never learns
  * the delay's length there, and subtracts whatever its memory held: a DTS seconds to years off,

@@ -33,6 +33,23 @@ extension Element {
         callbacks.adopt(signal: gk_decodebin_decode_only(raw, audio ? 1 : 0, video ? 1 : 0), on: object)
     }
 
+    /// For decodebin: H.264 and HEVC are decoded by gkavdec (the graphkit plugin's, over
+    /// libavcodec) before any other decoder, after their parser: its pictures are handed on
+    /// read-only and uncopied where the readers say they read a video meta
+    /// (``answerAllocationReadingVideoMeta(pad:)``). Other streams decode as before.
+    public func preferSharingDecoder() {
+        callbacks.adopt(signal: gk_decodebin_prefer_sharing_decoder(raw), on: object)
+    }
+
+    /// Answers the allocation query that leaves this element's `pad` downstream: its readers
+    /// read a video meta (a frame's own row and plane layout, as ``SampleBuffer``'s planes do),
+    /// and no pool is offered. Only for an output whose readers are GraphKit's nodes.
+    public func answerAllocationReadingVideoMeta(pad: String = "src") {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        callbacks.adopt(probe: gk_pad_answer_allocation_reading_video_meta(p), on: p)
+    }
+
     /// For decodebin: once `trim` (a gkaudiotrim) is on, the gapless marks a demuxer puts on
     /// the sound into its decoders (GStreamer 1.24+'s qtdemux marks AAC's priming and padding)
     /// are taken off, so that only `trim` cuts: the same samples on every GStreamer version, and

@@ -36,7 +36,7 @@ public final class DecodeNode: ElementNode {
                            carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[DecodeNode.pixelFormat]]) },
                            help: "the first video track, as raw frames"),
         ],
-        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap],
+        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap, readOnlyFrames],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
     )
 
@@ -51,6 +51,9 @@ public final class DecodeNode: ElementNode {
 
     public static let toneMap = Parameter<Bool>("toneMap", default: false,
                                                 help: "true tone-maps HDR video (HLG, PQ) to SDR BT.709 as it is decoded, from the decoder's full bit depth (effect.toneMap's method at its defaults); SDR video is untouched")
+
+    public static let readOnlyFrames = Parameter<Bool>("readOnlyFrames", default: false,
+                                                       help: "true hands H.264 and HEVC pictures on as the decoder made them, shared with it (GraphKit's gkavdec over libavcodec), with no copy of each frame: for graphs whose nodes only read the video (analysis); a node that writes into a frame gets a copy first")
 
     let context: NodeContext
     /// The decoded streams seen so far (pad-added runs on streaming threads).
@@ -118,6 +121,14 @@ public final class DecodeNode: ElementNode {
             let present = try bin.make("gkpresenttimes")
             try bin.link(convert, filter, present)
             try bin.expose(output: "video", present)
+            if p[Self.readOnlyFrames] {
+                // libavcodec's own pictures, their padded layout stated in a video meta, which
+                // every GraphKit node reads (SampleBuffer's planes): said here, so that the
+                // decoder hands them on rather than copying them into GStreamer's layout.
+                // videoconvert passes them through when the format is the decoder's.
+                decodebin.preferSharingDecoder()
+                present.answerAllocationReadingVideoMeta()
+            }
             if p[Self.autorotate] {
                 // The display orientation (an MP4's matrix, as the image-orientation tag)
                 // applied to the pixels, and the tag then says upright, so that a writer does

@@ -165,7 +165,9 @@ struct Analyze: ParsableCommand {
     func graphDocument(_ measurements: [Measurement], folder: String) -> JSONValue {
         var nodes: [(String, JSONValue)] = [
             ("src", .object([("type", .string("source.file")), ("params", .object([("path", .string(file))]))])),
-            ("dec", .object([("type", .string("decode")), ("params", .object([("sampleFormat", .string("f32le")), ("pixelFormat", .string("i420"))]))])),
+            ("dec", .object([("type", .string("decode")), ("params", .object([("sampleFormat", .string("f32le")), ("pixelFormat", .string("i420")),
+                                                            // black and scenes only read the pictures: no copy of each.
+                                                            ("readOnlyFrames", .bool(true))]))])),
         ]
         var edges: [JSONValue] = [.string("src.out -> dec.in")]
         for m in measurements {

@@ -14,20 +14,21 @@ import TestSupport
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
     /// testsrc 0–2 s, black 2–3 s, red 3–5 s, black 5–5.52 s, testsrc2 5.52–7 s.
-    func makeVideo() throws -> String {
-        let file = path("cuts.mp4")
+    func makeVideo(codec: String = "libx264") throws -> String {
+        let file = path("cuts-\(codec).mp4")
         let size = "s=320x240:r=25"
         _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=\(size):d=2", "-f", "lavfi", "-i", "color=black:\(size):d=1",
                                              "-f", "lavfi", "-i", "color=red:\(size):d=2", "-f", "lavfi", "-i", "color=black:\(size):d=0.52",
                                              "-f", "lavfi", "-i", "testsrc2=\(size):d=1.48",
-                                             "-filter_complex", "[0][1][2][3][4]concat=n=5:v=1:a=0,format=yuv420p", "-c:v", "libx264", "-y", file])
+                                             "-filter_complex", "[0][1][2][3][4]concat=n=5:v=1:a=0,format=yuv420p", "-c:v", codec,
+                                             "-bf", "3", "-y", file] + (codec == "libx265" ? ["-x265-params", "log-level=error"] : []))
         return file
     }
 
-    func run(_ file: String, node: String, pixelFormat: String = "i420") throws {
+    func run(_ file: String, node: String, pixelFormat: String = "i420", readOnlyFrames: Bool = false) throws {
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
-              "dec": { "type": "decode", "params": { "pixelFormat": "\(pixelFormat)" } }, "a": \(node) },
+              "dec": { "type": "decode", "params": { "pixelFormat": "\(pixelFormat)", "readOnlyFrames": \(readOnlyFrames) } }, "a": \(node) },
               "edges": [ "src.out -> dec.in", "dec.video -> a.in" ] }
             """)
         try GraphRun(graph).run()
@@ -85,9 +86,13 @@ import TestSupport
         }
     }
 
-    @Test(.media) func findsEveryCutWithinOneFrameAndWritesChapters() throws {
-        let video = try makeVideo(), json = path("scenes.json"), vtt = path("chapters.vtt")
-        try run(video, node: #"{ "type": "analysis.scenes", "params": { "threshold": 10, "scores": true, "json": "\#(json)", "vtt": "\#(vtt)" } }"#)
+    /// Decoded as usual, and with the frames shared read-only with libavcodec (gkavdec, what
+    /// `graphctl analyze` does), H.264 and HEVC with B-frames.
+    @Test(.media, arguments: [("libx264", false), ("libx264", true), ("libx265", true)])
+    func findsEveryCutWithinOneFrameAndWritesChapters(_ codec: String, _ readOnlyFrames: Bool) throws {
+        let video = try makeVideo(codec: codec), json = path("scenes-\(codec)-\(readOnlyFrames).json"), vtt = path("chapters-\(codec)-\(readOnlyFrames).vtt")
+        try run(video, node: #"{ "type": "analysis.scenes", "params": { "threshold": 10, "scores": true, "json": "\#(json)", "vtt": "\#(vtt)" } }"#,
+                readOnlyFrames: readOnlyFrames)
         let report = try JSONDecoder().decode(ScenesReport.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
         let expected = [2, 3, 5, 5.52]
         #expect(report.cuts.count == expected.count, "\(report.cuts)")
@@ -96,6 +101,22 @@ import TestSupport
         let chapters = try String(contentsOfFile: vtt, encoding: .utf8)
         #expect(chapters.hasPrefix("WEBVTT\n\n1\n00:00:00.000 --> 00:00:02.000\nScene 1\n"), "\(chapters)")
         #expect(chapters.hasSuffix("\n5\n00:00:05.520 --> 00:00:07.000\nScene 5\n"), "\(chapters)")
+    }
+
+    /// Shared frames are the same pictures: every frame's score is the same, to the bit, whether
+    /// decode copies each frame (avdec) or hands on libavcodec's own (gkavdec).
+    @Test(.media, arguments: ["libx264", "libx265"])
+    func sharedFramesScoreAsCopiedOnesDo(_ codec: String) throws {
+        let video = try makeVideo(codec: codec)
+        var scores: [[Double]] = []
+        for shared in [false, true] {
+            let json = path("scores-\(codec)-\(shared).json")
+            try run(video, node: #"{ "type": "analysis.scenes", "params": { "scores": true, "json": "\#(json)" } }"#, readOnlyFrames: shared)
+            let report = try JSONDecoder().decode(ScenesReport.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+            scores.append(report.scores?.map(\.score) ?? [])
+        }
+        #expect(scores[0].count == 174)
+        #expect(scores[0] == scores[1])
     }
 
     /// I420 frames at 16 + 0.1 × 219 = 37.9 … a dark floor of luma 39 to 44, noisy: never black
