@@ -245,6 +245,26 @@ GST_START_TEST(test_flush_then_go_on_from_a_keyframe)
 }
 GST_END_TEST;
 
+/* A new stream mid-way (other caps: HEVC after H.264): the first's pictures all come out, then
+ * the second's, from a decoder opened for it. And the latency says what libavcodec holds back. */
+GST_START_TEST(test_a_new_stream_mid_way)
+{
+    Stream h264 = make_stream(codecs[0].encode), hevc = make_stream(codecs[2].encode);
+    GstHarness *h = decoder("gkavdec", &h264, TRUE);
+    fail_unless_equals_int(push(h, &h264, 0, h264.buffers->len), GST_FLOW_OK);
+    fail_unless(gst_harness_query_latency(h) > 0, "no latency for a stream with B-frames");
+    gst_harness_set_src_caps(h, gst_caps_ref(hevc.caps));
+    fail_unless_equals_int(push(h, &hevc, 0, hevc.buffers->len), GST_FLOW_OK);
+    fail_unless(gst_harness_push_event(h, gst_event_new_eos()));
+    GPtrArray *out = pull_all(h);
+    fail_unless_equals_int(out->len, 2 * FRAMES);
+    g_ptr_array_unref(out);
+    gst_harness_teardown(h);
+    free_stream(&h264);
+    free_stream(&hevc);
+}
+GST_END_TEST;
+
 /* The end of a stream with nothing in it, and a stream ended twice (after a flush), end cleanly. */
 GST_START_TEST(test_end_of_stream_without_frames)
 {
@@ -353,6 +373,7 @@ static Suite *gkavdec_suite(void) {
     tcase_add_loop_test(tc, test_decodes_like_libav_in_order, 0, G_N_ELEMENTS(codecs));
     tcase_add_test(tc, test_a_writer_gets_a_copy);
     tcase_add_test(tc, test_flush_then_go_on_from_a_keyframe);
+    tcase_add_test(tc, test_a_new_stream_mid_way);
     tcase_add_test(tc, test_end_of_stream_without_frames);
     tcase_add_loop_test(tc, test_garbage_is_an_error_not_a_crash, 0, G_N_ELEMENTS(codecs));
     tcase_add_loop_test(tc, test_damaged_stream_decodes_what_it_can, 0, G_N_ELEMENTS(codecs));

@@ -193,7 +193,16 @@ static gboolean update_output(GkAvDec *self, const AVFrame *p, GstVideoFormat fo
     }
     self->output_state = out;
     self->output_pix_fmt = p->format;
-    return gst_video_decoder_negotiate(decoder);
+    /* The pictures libavcodec holds back: its reordering, and a picture a frame thread. */
+    const gint fps_n = GST_VIDEO_INFO_FPS_N(&out->info), fps_d = GST_VIDEO_INFO_FPS_D(&out->info);
+    if (fps_n > 0 && fps_d > 0) {
+        const int held = self->context->has_b_frames + MAX(self->context->thread_count - 1, 0);
+        const GstClockTime latency = gst_util_uint64_scale_ceil((guint64)MAX(held, 0) * GST_SECOND, (guint64)fps_d, (guint64)fps_n);
+        gst_video_decoder_set_latency(decoder, latency, latency);
+    }
+    if (gst_video_decoder_negotiate(decoder)) return TRUE;
+    self->output_pix_fmt = AV_PIX_FMT_NONE; /* asked again with the next picture */
+    return FALSE;
 }
 
 /* Frames older in decode order than `number` by GIVE_UP_AFTER will not come back: let go. */
@@ -234,7 +243,7 @@ static GstFlowReturn push_picture(GkAvDec *self) {
     if (!update_output(self, p, format, full_range)) {
         av_frame_unref(p);
         gst_video_decoder_release_frame(decoder, frame);
-        return gst_pad_check_reconfigure(GST_VIDEO_DECODER_SRC_PAD(decoder)) ? GST_FLOW_FLUSHING : GST_FLOW_NOT_NEGOTIATED;
+        return GST_PAD_IS_FLUSHING(GST_VIDEO_DECODER_SRC_PAD(decoder)) ? GST_FLOW_FLUSHING : GST_FLOW_NOT_NEGOTIATED;
     }
     GstBuffer *shared = self->downstream_reads_meta ? gk_avdec_wrap(p, format) : NULL;
     if (shared) {
