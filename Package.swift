@@ -48,11 +48,10 @@ let package = Package(
         // GraphKit's GStreamer elements, the graphkit plugin: one folder per element, plugin.c
         // registers them. Linked into GraphKit, which registers them in its process at start-up;
         // the Makefile builds the same sources into libgstgraphkit.so for gst-launch-1.0
-        // (GST_PLUGIN_PATH), tested alone by Tests/GstGraphKitTests. gkx264enc links libx264,
-        // gkavdec libavcodec (and libavutil).
+        // (GST_PLUGIN_PATH), tested alone by Tests/GstGraphKitTests. gkx264enc links libx264;
+        // gkavdec loads libavcodec when it first starts (gkavdec/libav.h), so it is not linked.
         .target(name: "GstGraphKit", dependencies: ["CGStreamer", "CGraphKitPlugin"],
-                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264"),
-                                 .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),
+                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264"), .linkedLibrary("dl")]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer", "GstGraphKit"],
                 linkerSettings: [.linkedLibrary("gstbase-1.0")]),

@@ -18,4 +18,16 @@ import TestSupport
             #expect(!libraries.contains(heavy), "graphctl loads \(heavy):\n\(libraries)")
         }
     }
+
+    /// gkavdec (decode's read-only frames) loads libavcodec when it first starts: a job that
+    /// decodes no H.264 or HEVC through it maps neither libavcodec nor the codec libraries it
+    /// links (libx265, libdav1d, libvpx, ...).
+    @Test(.timeLimit(.minutes(10)))
+    func graphctlLinksNoLibavcodec() throws {
+        let libraries = try TestMedia.runTool("ldd", [Graphctl.executable.path])
+        #expect(libraries.contains("libGraphKitShared.so"))
+        for loadedLater in ["libavcodec.so", "libavutil.so", "libx265.so", "libdav1d.so"] {
+            #expect(!libraries.contains(loadedLater), "graphctl links \(loadedLater):\n\(libraries)")
+        }
+    }
 }

@@ -28,7 +28,7 @@ GkAvDecPool *gk_avdec_pool_new(void) {
 
 void gk_avdec_pool_free(GkAvDecPool *p) {
     if (!p) return;
-    av_buffer_pool_uninit(&p->blocks); /* freed once the last block out comes back */
+    gk_av.av_buffer_pool_uninit(&p->blocks); /* freed once the last block out comes back */
     g_mutex_clear(&p->lock);
     g_free(p);
 }
@@ -71,15 +71,15 @@ int gk_avdec_get_buffer(AVCodecContext *context, AVFrame *frame, int flags) {
     GkAvDecPool *p = context->opaque;
     if (!p || !(context->codec->capabilities & AV_CODEC_CAP_DR1) || frame->width <= 0 || frame->height <= 0
         || gk_avdec_format_of(frame->format, NULL) == GST_VIDEO_FORMAT_UNKNOWN)
-        return avcodec_default_get_buffer2(context, frame, flags);
+        return gk_av.avcodec_default_get_buffer2(context, frame, flags);
 
     /* libavcodec's own allocator's layout (avcodec_default_get_buffer2): its padded size, and
      * rows widened until every plane's row length has the alignment its SIMD needs. */
     int w = frame->width, h = frame->height, align[AV_NUM_DATA_POINTERS] = { 0 };
-    avcodec_align_dimensions2(context, &w, &h, align);
+    gk_av.avcodec_align_dimensions2(context, &w, &h, align);
     int linesize[4] = { 0 }, unaligned;
     do {
-        if (w <= 0 || w > (1 << 20) || av_image_fill_linesizes(linesize, frame->format, w) < 0) return AVERROR(EINVAL);
+        if (w <= 0 || w > (1 << 20) || gk_av.av_image_fill_linesizes(linesize, frame->format, w) < 0) return AVERROR(EINVAL);
         w += w & ~(w - 1);
         unaligned = 0;
         for (int i = 0; i < 4; i++) unaligned |= align[i] > 0 ? linesize[i] % align[i] : 0;
@@ -87,7 +87,7 @@ int gk_avdec_get_buffer(AVCodecContext *context, AVFrame *frame, int flags) {
     ptrdiff_t strides[4];
     size_t sizes[4] = { 0 };
     for (int i = 0; i < 4; i++) strides[i] = linesize[i];
-    if (h <= 0 || av_image_fill_plane_sizes(sizes, frame->format, h, strides) < 0) return AVERROR(EINVAL);
+    if (h <= 0 || gk_av.av_image_fill_plane_sizes(sizes, frame->format, h, strides) < 0) return AVERROR(EINVAL);
     /* The planes one after the other, each at PLANE_ALIGN, with libavcodec's slack after each
      * (16 bytes its SIMD may read past a row's end). */
     size_t offsets[4] = { 0 }, end = 0;
@@ -104,14 +104,14 @@ int gk_avdec_get_buffer(AVCodecContext *context, AVFrame *frame, int flags) {
     GK_TSAN_ACQUIRE(p);
     if (!p->blocks || p->format != frame->format || p->width != w || p->height != h || p->size != size) {
         /* A new layout: the old pool goes once its blocks still out come back. */
-        av_buffer_pool_uninit(&p->blocks);
-        p->blocks = av_buffer_pool_init(size, NULL);
+        gk_av.av_buffer_pool_uninit(&p->blocks);
+        p->blocks = gk_av.av_buffer_pool_init(size, NULL);
         p->format = frame->format;
         p->width = w;
         p->height = h;
         p->size = size;
     }
-    if (p->blocks) block = av_buffer_pool_get(p->blocks);
+    if (p->blocks) block = gk_av.av_buffer_pool_get(p->blocks);
     GK_TSAN_RELEASE(p);
     g_mutex_unlock(&p->lock);
     if (!block) return AVERROR(ENOMEM);
@@ -127,12 +127,12 @@ int gk_avdec_get_buffer(AVCodecContext *context, AVFrame *frame, int flags) {
 
 static void release_block(gpointer reference) {
     AVBufferRef *r = reference;
-    av_buffer_unref(&r);
+    gk_av.av_buffer_unref(&r);
 }
 
 GstBuffer *gk_avdec_wrap(const AVFrame *frame, GstVideoFormat format) {
     const AVBufferRef *block = frame->buf[0];
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(frame->format);
+    const AVPixFmtDescriptor *d = gk_av.av_pix_fmt_desc_get(frame->format);
     if (!block || !d || frame->buf[1] || frame->width <= 0 || frame->height <= 0) return NULL;
     GstVideoInfo info;
     if (!gst_video_info_set_format(&info, format, (guint)frame->width, (guint)frame->height)) return NULL;
@@ -141,7 +141,7 @@ GstBuffer *gk_avdec_wrap(const AVFrame *frame, GstVideoFormat format) {
     gint strides[GST_VIDEO_MAX_PLANES] = { 0 };
     for (guint i = 0; i < planes && i < 4; i++) {
         /* Every plane inside the block, its rows as long as the picture needs at least. */
-        const int row = av_image_get_linesize(frame->format, frame->width, (int)i);
+        const int row = gk_av.av_image_get_linesize(frame->format, frame->width, (int)i);
         if (!frame->data[i] || row <= 0 || frame->linesize[i] < row || frame->data[i] < block->data) return NULL;
         const size_t start = (size_t)(frame->data[i] - block->data);
         const size_t rows = (size_t)plane_rows(d, (int)i, frame->height);
@@ -149,7 +149,7 @@ GstBuffer *gk_avdec_wrap(const AVFrame *frame, GstVideoFormat format) {
         offsets[i] = start;
         strides[i] = frame->linesize[i];
     }
-    AVBufferRef *held = av_buffer_ref(block);
+    AVBufferRef *held = gk_av.av_buffer_ref(block);
     if (!held) return NULL;
     /* Read-only: libavcodec reads a picture again while later ones refer to it, so nobody may
      * write into it; a writer's map copies it (gst_memory_make_mapped). */
@@ -163,14 +163,14 @@ GstBuffer *gk_avdec_wrap(const AVFrame *frame, GstVideoFormat format) {
 }
 
 void gk_avdec_copy(const AVFrame *frame, GstVideoFrame *out) {
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(frame->format);
+    const AVPixFmtDescriptor *d = gk_av.av_pix_fmt_desc_get(frame->format);
     if (!d) return;
     const guint planes = GST_VIDEO_FRAME_N_PLANES(out);
     for (guint i = 0; i < planes && i < 4; i++) {
-        const int row = av_image_get_linesize(frame->format, frame->width, (int)i);
+        const int row = gk_av.av_image_get_linesize(frame->format, frame->width, (int)i);
         const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(out, i);
         if (row <= 0 || !frame->data[i] || frame->linesize[i] < row || stride < row) continue;
-        av_image_copy_plane(GST_VIDEO_FRAME_PLANE_DATA(out, i), stride, frame->data[i], frame->linesize[i], row,
+        gk_av.av_image_copy_plane(GST_VIDEO_FRAME_PLANE_DATA(out, i), stride, frame->data[i], frame->linesize[i], row,
                             plane_rows(d, (int)i, frame->height));
     }
 }

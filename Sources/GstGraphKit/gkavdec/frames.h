@@ -10,7 +10,7 @@
  */
 #include <gst/gst.h>
 #include <gst/video/video.h>
-#include <libavcodec/avcodec.h>
+#include "libav.h"
 
 typedef struct GkAvDecPool GkAvDecPool;
 

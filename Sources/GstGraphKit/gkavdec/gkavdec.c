@@ -23,10 +23,9 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 #include <gst/video/gstvideodecoder.h>
-#include <libavcodec/avcodec.h>
-#include <libavutil/pixdesc.h>
 #include "../common/tsan.h"
 #include "frames.h"
+#include "libav.h"
 
 GST_DEBUG_CATEGORY_STATIC(gk_av_dec_debug);
 #define GST_CAT_DEFAULT gk_av_dec_debug
@@ -71,7 +70,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PA
 /* ---- libavcodec's side ---- */
 
 static void close_codec(GkAvDec *self) {
-    avcodec_free_context(&self->context); /* joins its threads; pictures out keep their blocks */
+    gk_av.avcodec_free_context(&self->context); /* joins its threads; pictures out keep their blocks */
     gk_avdec_pool_free(self->pool);
     self->pool = NULL;
     self->output_pix_fmt = AV_PIX_FMT_NONE;
@@ -85,13 +84,13 @@ static const char *codec_name(const GstStructure *s) {
 static gboolean open_codec(GkAvDec *self, GstVideoCodecState *state) {
     const GstStructure *s = gst_caps_get_structure(state->caps, 0);
     const enum AVCodecID id = gst_structure_has_name(s, "video/x-h265") ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264;
-    const AVCodec *codec = avcodec_find_decoder(id);
+    const AVCodec *codec = gk_av.avcodec_find_decoder(id);
     if (!codec) {
         GST_ELEMENT_ERROR(self, CORE, MISSING_PLUGIN, ("This libavcodec has no %s decoder.", codec_name(s)), (NULL));
         return FALSE;
     }
     self->pool = gk_avdec_pool_new();
-    self->context = avcodec_alloc_context3(codec);
+    self->context = gk_av.avcodec_alloc_context3(codec);
     if (!self->context) {
         GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Out of memory starting the %s decoder.", codec_name(s)), (NULL));
         return FALSE;
@@ -103,7 +102,7 @@ static gboolean open_codec(GkAvDec *self, GstVideoCodecState *state) {
                               ("%" G_GSIZE_FORMAT " bytes", size));
             return FALSE;
         }
-        self->context->extradata = av_mallocz(size + AV_INPUT_BUFFER_PADDING_SIZE);
+        self->context->extradata = gk_av.av_mallocz(size + AV_INPUT_BUFFER_PADDING_SIZE);
         if (!self->context->extradata) return FALSE;
         gst_buffer_extract(state->codec_data, 0, self->context->extradata, size);
         self->context->extradata_size = (int)size;
@@ -121,10 +120,10 @@ static gboolean open_codec(GkAvDec *self, GstVideoCodecState *state) {
     self->context->thread_safe_callbacks = 1;
     G_GNUC_END_IGNORE_DEPRECATIONS
 #endif
-    const int ret = avcodec_open2(self->context, codec, NULL);
+    const int ret = gk_av.avcodec_open2(self->context, codec, NULL);
     if (ret < 0) {
         char why[AV_ERROR_MAX_STRING_SIZE];
-        av_strerror(ret, why, sizeof why);
+        gk_av.av_strerror(ret, why, sizeof why);
         GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("Cannot start the %s decoder: %s.", codec_name(s), why), (NULL));
         return FALSE;
     }
@@ -135,7 +134,7 @@ static gboolean open_codec(GkAvDec *self, GstVideoCodecState *state) {
  * gst-libav sends them (the callback is process-wide: whichever of the two set it last, the
  * messages go to GStreamer's log). */
 static void log_from_libav(void *object, int level, const char *format, va_list args) {
-    if (level > av_log_get_level()) return;
+    if (level > gk_av.av_log_get_level()) return;
     const GstDebugLevel gst_level = level <= AV_LOG_ERROR ? GST_LEVEL_WARNING : level <= AV_LOG_INFO ? GST_LEVEL_INFO : GST_LEVEL_DEBUG;
     if (gst_level > gst_debug_category_get_threshold(gk_av_dec_debug)) return;
     char text[512];
@@ -149,8 +148,13 @@ static void log_from_libav(void *object, int level, const char *format, va_list 
 
 static gboolean start(GstVideoDecoder *decoder) {
     GkAvDec *self = (GkAvDec *)decoder;
-    self->packet = av_packet_alloc();
-    self->picture = av_frame_alloc();
+    const char *why_not = gk_av_load(log_from_libav);
+    if (why_not) {
+        GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("Cannot start the H.264/HEVC decoder: %s.", why_not), (NULL));
+        return FALSE;
+    }
+    self->packet = gk_av.av_packet_alloc();
+    self->picture = gk_av.av_frame_alloc();
     self->output_pix_fmt = AV_PIX_FMT_NONE;
     return self->packet && self->picture;
 }
@@ -158,8 +162,8 @@ static gboolean start(GstVideoDecoder *decoder) {
 static gboolean stop(GstVideoDecoder *decoder) {
     GkAvDec *self = (GkAvDec *)decoder;
     close_codec(self);
-    av_packet_free(&self->packet);
-    av_frame_free(&self->picture);
+    gk_av.av_packet_free(&self->packet);
+    gk_av.av_frame_free(&self->picture);
     g_clear_pointer(&self->input_state, gst_video_codec_state_unref);
     g_clear_pointer(&self->output_state, gst_video_codec_state_unref);
     return TRUE;
@@ -227,21 +231,21 @@ static GstFlowReturn push_picture(GkAvDec *self) {
     if (!frame) frame = gst_video_decoder_get_oldest_frame(decoder);
     if (!frame) {
         GST_DEBUG_OBJECT(self, "a picture without its frame (pts %" G_GINT64_FORMAT "): dropped", (gint64)p->pts);
-        av_frame_unref(p);
+        gk_av.av_frame_unref(p);
         return GST_FLOW_OK;
     }
     gboolean full_range = FALSE;
     const GstVideoFormat format = gk_avdec_format_of(p->format, &full_range);
     if (format == GST_VIDEO_FORMAT_UNKNOWN) {
-        const char *name = av_get_pix_fmt_name(p->format);
-        av_frame_unref(p);
+        const char *name = gk_av.av_get_pix_fmt_name(p->format);
+        gk_av.av_frame_unref(p);
         gst_video_decoder_release_frame(decoder, frame);
         GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The decoder gave pictures in a format gkavdec does not hand on (%s).",
                                                  name ? name : "unknown"), (NULL));
         return GST_FLOW_NOT_NEGOTIATED;
     }
     if (!update_output(self, p, format, full_range)) {
-        av_frame_unref(p);
+        gk_av.av_frame_unref(p);
         gst_video_decoder_release_frame(decoder, frame);
         return GST_PAD_IS_FLUSHING(GST_VIDEO_DECODER_SRC_PAD(decoder)) ? GST_FLOW_FLUSHING : GST_FLOW_NOT_NEGOTIATED;
     }
@@ -254,7 +258,7 @@ static GstFlowReturn push_picture(GkAvDec *self) {
         GstFlowReturn ret = gst_video_decoder_allocate_output_frame(decoder, frame);
         GstVideoFrame out;
         if (ret != GST_FLOW_OK || !gst_video_frame_map(&out, &self->output_state->info, frame->output_buffer, GST_MAP_WRITE)) {
-            av_frame_unref(p);
+            gk_av.av_frame_unref(p);
             gst_video_decoder_release_frame(decoder, frame);
             return ret != GST_FLOW_OK ? ret : GST_FLOW_ERROR;
         }
@@ -263,7 +267,7 @@ static GstFlowReturn push_picture(GkAvDec *self) {
     }
     if (p->flags & AV_FRAME_FLAG_CORRUPT) GST_BUFFER_FLAG_SET(frame->output_buffer, GST_BUFFER_FLAG_CORRUPTED);
     const int number = (int)frame->system_frame_number;
-    av_frame_unref(p);
+    gk_av.av_frame_unref(p);
     const GstFlowReturn ret = gst_video_decoder_finish_frame(decoder, frame);
     release_lost_frames(self, number);
     return ret;
@@ -272,15 +276,15 @@ static GstFlowReturn push_picture(GkAvDec *self) {
 /* Takes every picture libavcodec has ready; at the end of a drain, libavcodec is reset for more. */
 static GstFlowReturn receive(GkAvDec *self) {
     for (;;) {
-        const int r = avcodec_receive_frame(self->context, self->picture);
+        const int r = gk_av.avcodec_receive_frame(self->context, self->picture);
         if (r == AVERROR(EAGAIN)) return GST_FLOW_OK;
         if (r == AVERROR_EOF) {
-            avcodec_flush_buffers(self->context);
+            gk_av.avcodec_flush_buffers(self->context);
             return GST_FLOW_OK;
         }
         if (r < 0) {
             char why[AV_ERROR_MAX_STRING_SIZE];
-            av_strerror(r, why, sizeof why);
+            gk_av.av_strerror(r, why, sizeof why);
             GstFlowReturn ret = GST_FLOW_OK;
             GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE, ("Could not decode the stream."), ("libavcodec: %s", why), ret);
             if (ret != GST_FLOW_OK) return ret;
@@ -294,7 +298,7 @@ static GstFlowReturn receive(GkAvDec *self) {
 /* Sends one packet (NULL: the end, to drain), taking pictures out when libavcodec is full. */
 static GstFlowReturn send(GkAvDec *self, const AVPacket *packet) {
     for (int tries = 0;; tries++) {
-        const int r = avcodec_send_packet(self->context, packet);
+        const int r = gk_av.avcodec_send_packet(self->context, packet);
         if (r == 0 || (r == AVERROR_EOF && !packet)) return receive(self);
         if (r == AVERROR(EAGAIN) && tries < 2) {
             const GstFlowReturn ret = receive(self);
@@ -302,7 +306,7 @@ static GstFlowReturn send(GkAvDec *self, const AVPacket *packet) {
             continue;
         }
         char why[AV_ERROR_MAX_STRING_SIZE];
-        av_strerror(r, why, sizeof why);
+        gk_av.av_strerror(r, why, sizeof why);
         GstFlowReturn ret = GST_FLOW_OK;
         GST_VIDEO_DECODER_ERROR(self, 1, STREAM, DECODE, ("Could not decode the stream."), ("libavcodec: %s", why), ret);
         return ret;
@@ -385,7 +389,7 @@ static GstFlowReturn finish(GstVideoDecoder *decoder) {
 
 static gboolean flush(GstVideoDecoder *decoder) {
     GkAvDec *self = (GkAvDec *)decoder;
-    if (self->context) avcodec_flush_buffers(self->context);
+    if (self->context) gk_av.avcodec_flush_buffers(self->context);
     return TRUE;
 }
 
@@ -420,7 +424,6 @@ static void gk_av_dec_class_init(GkAvDecClass *klass) {
     GstVideoDecoderClass *video = GST_VIDEO_DECODER_CLASS(klass);
     GST_DEBUG_CATEGORY_INIT(gk_av_dec_debug, "gkavdec", 0, "GraphKit's H.264 and HEVC decoder (libavcodec), uncopied");
 
-    av_log_set_callback(log_from_libav);
     object->set_property = set_property;
     object->get_property = get_property;
     g_object_class_install_property(object, PROP_MAX_THREADS,
