@@ -176,6 +176,15 @@ int gk_buffer_is_writable(GstBuffer *buffer) {
     GK_BUFFER_RECEIVED(buffer);
     return 1;
 }
+int gk_buffer_bytes_are_writable(GstBuffer *buffer) {
+    if (!gk_buffer_is_writable(buffer)) return 0;
+    const guint n = gst_buffer_n_memory(buffer);
+    for (guint i = 0; i < n; i++) {
+        GstMemory *memory = gst_buffer_peek_memory(buffer, i);
+        if (!gst_memory_is_writable(memory) || GST_MEMORY_IS_READONLY(memory)) return 0; /* shared; read-only */
+    }
+    return 1;
+}
 GstBuffer *gk_buffer_make_writable(GstBuffer *buffer) { return gst_buffer_make_writable(buffer); }
 void gk_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
 GstCaps *gk_caps_ref(GstCaps *caps) { return gst_caps_ref(caps); }

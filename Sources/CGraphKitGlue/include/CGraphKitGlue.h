@@ -38,6 +38,9 @@ void gk_keep_frame_memory(void);
 GstBuffer *gk_buffer_ref(GstBuffer *buffer);
 void gk_buffer_unref(GstBuffer *buffer);
 int gk_buffer_is_writable(GstBuffer *buffer);
+/* gk_buffer_is_writable, and every memory of it writable too: held by this buffer alone and not
+ * read-only (gkavdec's pictures, which libavcodec may still read as references, are not). */
+int gk_buffer_bytes_are_writable(GstBuffer *buffer);
 GstBuffer *gk_buffer_make_writable(GstBuffer *buffer);
 void gk_caps_unref(GstCaps *caps);
 GstCaps *gk_caps_ref(GstCaps *caps);

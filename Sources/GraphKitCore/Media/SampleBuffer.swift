@@ -128,7 +128,7 @@ public struct SampleBuffer: Sendable {
 
     /// Whether writing now would go straight into the buffer without a copy.
     public var isUniquelyOwned: Bool {
-        mutating get { isKnownUniquelyReferenced(&storage) && storage.isWritable }
+        mutating get { isKnownUniquelyReferenced(&storage) && storage.areBytesWritable }
     }
 
     /// Timing and flags only: a shallow copy shares the data.
@@ -140,7 +140,7 @@ public struct SampleBuffer: Sendable {
 
     /// Data: a deep copy when the buffer or its memory is shared with anyone else.
     private mutating func makeDataWritable() {
-        if !isKnownUniquelyReferenced(&storage) || !storage.isWritable {
+        if !isKnownUniquelyReferenced(&storage) || !storage.areBytesWritable {
             storage = storage.copy(deep: true)
         }
     }

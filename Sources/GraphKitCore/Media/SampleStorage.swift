@@ -22,6 +22,10 @@ open class SampleStorage: @unchecked Sendable {
     /// Whether this storage may be written in place as far as anyone outside Swift is concerned
     /// (a GStreamer buffer nobody else holds a reference to). Swift's own sharing is checked apart.
     open var isWritable: Bool { false }
+    /// Whether the bytes too may be written in place: not when they are shared outside Swift or
+    /// read-only there (a decoder's own pictures, which it may still read). A writer that would
+    /// have them copied first can write its result elsewhere instead (`withPixelPlanes(writingInto:)`).
+    open var areBytesWritable: Bool { isWritable }
     /// A copy: of the timing and flags, sharing the bytes (`deep` false), or of everything. A
     /// kind of storage that does not say how it shares its bytes is copied whole into Swift
     /// memory (a copy never wrong for bytes in the default layout, only slower; a storage that

@@ -54,6 +54,7 @@ final class GStreamerStorage: SampleStorage, @unchecked Sendable {
     }
 
     override var isWritable: Bool { gk_buffer_is_writable(buffer) != 0 }
+    override var areBytesWritable: Bool { gk_buffer_bytes_are_writable(buffer) != 0 }
 
     override func copy(deep: Bool) -> SampleStorage {
         GStreamerStorage(owning: deep ? gst_buffer_copy_deep(buffer) : gst_buffer_copy(buffer))

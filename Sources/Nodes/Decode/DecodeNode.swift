@@ -53,7 +53,7 @@ public final class DecodeNode: ElementNode {
                                                 help: "true tone-maps HDR video (HLG, PQ) to SDR BT.709 as it is decoded, from the decoder's full bit depth (effect.toneMap's method at its defaults); SDR video is untouched")
 
     public static let readOnlyFrames = Parameter<Bool>("readOnlyFrames", default: false,
-                                                       help: "true hands H.264 and HEVC pictures on as the decoder made them, shared with it (GraphKit's gkavdec over libavcodec), with no copy of each frame: for graphs whose nodes only read the video (analysis); a node that writes into a frame gets a copy first")
+                                                       help: "true hands H.264 and HEVC pictures on as the decoder made them, shared with it (GraphKit's gkavdec over libavcodec), with no copy of each frame: for graphs whose nodes read the video (analysis) or write their result into a frame of their own (effect.mirror); a node that writes into a frame in place gets a copy first")
 
     let context: NodeContext
     /// The decoded streams seen so far (pad-added runs on streaming threads).
