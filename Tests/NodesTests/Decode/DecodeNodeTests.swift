@@ -114,4 +114,39 @@ extension DecodeNodeTests {
         try f.push(try Self.fileBuffers(flt))
         #expect(try f.pullAll(from: "audio").first?.format == .pcm(.init(sampleRate: 8000, channels: 1, sampleFormat: .f32le)))
     }
+
+    /// `readOnlyFrames`: H.264 pictures come as libavcodec decoded them (gkavdec), in its own padded
+    /// layout and shared with it, so not writable in place; their visible pixels are the pictures
+    /// decoded as usual (copied into GStreamer's layout, rows of 328 bytes at 328 wide).
+    @Test func readOnlyFramesAreTheDecodersOwnPicturesUncopied() throws {
+        let file = try TestMedia.temporaryFolder().appendingPathComponent("328x240.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=328x240:rate=25:duration=0.4",
+                                         "-c:v", "libx264", "-pix_fmt", "yuv420p", "-bf", "2", "-y", file])
+        func frames(readOnly: Bool) throws -> [SampleBuffer] {
+            let f = try NodeHarness(#"{ "type": "decode", "params": { "pixelFormat": "i420", "readOnlyFrames": \#(readOnly) } }"#, outputs: ["video"])
+            try f.push(try Self.fileBuffers(file))
+            return try f.pullAll(from: "video")
+        }
+        /// Each plane's visible rows, and its rows' length.
+        func pixels(_ frame: SampleBuffer) throws -> (rows: [[UInt8]], bytesPerRow: Int) {
+            try frame.withPixelPlanes { planes in
+                (planes.flatMap { p in (0..<p.height).map { y in Array(UnsafeRawBufferPointer(start: p.baseAddress + y * p.bytesPerRow, count: p.width)) } },
+                 planes[0].bytesPerRow)
+            }
+        }
+        var copied = try frames(readOnly: false), shared = try frames(readOnly: true)
+        #expect(copied.count == 10 && shared.count == 10)
+        for (c, s) in zip(copied, shared) {
+            let (a, b) = (try pixels(c), try pixels(s))
+            #expect(a.bytesPerRow == 328)
+            #expect(b.bytesPerRow > 328, "not libavcodec's own layout: the picture was copied")
+            #expect(a.rows == b.rows)
+            #expect(c.presentationTime == s.presentationTime)
+        }
+        // Held here alone: the copy is written in place, libavcodec's picture is not.
+        var ours = copied.removeLast(), theirs = shared.removeLast()
+        let (oursUnique, theirsUnique) = (ours.isUniquelyOwned, theirs.isUniquelyOwned)
+        #expect(oursUnique)
+        #expect(!theirsUnique, "libavcodec's picture would be written in place")
+    }
 }
