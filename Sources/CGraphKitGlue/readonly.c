@@ -1,3 +1,4 @@
+#include <string.h>
 #include <gst/video/video.h>
 #include "CGraphKitGlue.h"
 
@@ -15,6 +16,19 @@ static gint parsers_first(gconstpointer a, gconstpointer b) {
     return gst_plugin_feature_rank_compare_func(a, b);
 }
 
+/* Whether gkavdec hands on the pictures of a parsed stream of `caps`: 8, 10 or 12 bits (gray 8
+ * only), as its output formats are; for another (9 bits, 14, gray 10) the usual decoder stays,
+ * since a decoder decodebin has taken cannot give the stream back. */
+static gboolean sharing_decoder_takes(const GstCaps *caps) {
+    const GstStructure *s = gst_caps_get_structure(caps, 0);
+    guint luma = 8, chroma = 8;
+    gst_structure_get_uint(s, "bit-depth-luma", &luma);
+    gst_structure_get_uint(s, "bit-depth-chroma", &chroma);
+    const gchar *sampling = gst_structure_get_string(s, "chroma-format");
+    if (luma != chroma || (luma != 8 && luma != 10 && luma != 12)) return FALSE;
+    return !(sampling && strcmp(sampling, "4:0:0") == 0 && luma != 8);
+}
+
 /* decodebin's autoplug-factories: its default list for `caps`, with gkavdec (rank none, so never
  * in it) put before the first element that is not a parser, when it takes `caps`: a parser still
  * comes first, and the decoder gets the parsed stream. */
@@ -25,7 +39,7 @@ static GValueArray *sharing_decoder_first(GstElement *bin, GstPad *pad, GstCaps 
     GList *takers = gst_element_factory_list_filter(all, caps, GST_PAD_SINK, gst_caps_is_fixed(caps));
     GstElementFactory *sharing = gst_element_factory_find(SHARING_DECODER);
     gboolean insert = FALSE;
-    if (sharing) {
+    if (sharing && sharing_decoder_takes(caps)) {
         GList *one = g_list_append(NULL, sharing);
         GList *fits = gst_element_factory_list_filter(one, caps, GST_PAD_SINK, gst_caps_is_fixed(caps));
         insert = fits != NULL;

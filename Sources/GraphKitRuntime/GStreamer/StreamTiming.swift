@@ -36,7 +36,10 @@ extension Element {
     /// For decodebin: H.264 and HEVC are decoded by gkavdec (the graphkit plugin's, over
     /// libavcodec) before any other decoder, after their parser: its pictures are handed on
     /// read-only and uncopied where the readers say they read a video meta
-    /// (``answerAllocationReadingVideoMeta(pad:)``). Other streams decode as before.
+    /// (``answerAllocationReadingVideoMeta(pad:)``). Other streams (and H.264 or HEVC at a depth
+    /// gkavdec does not give: 9 or 14 bits, gray past 8) keep their usual decoders, which the
+    /// same answer may let hand on frames in their own layout too. If libavcodec cannot be
+    /// loaded, decodebin takes the next decoder (avdec_h264), copying as before.
     public func preferSharingDecoder() {
         callbacks.adopt(signal: gk_decodebin_prefer_sharing_decoder(raw), on: object)
     }

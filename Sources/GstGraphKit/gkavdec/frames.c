@@ -46,9 +46,16 @@ static const struct {
     { AV_PIX_FMT_YUV422P, GST_VIDEO_FORMAT_Y42B, FALSE },
     { AV_PIX_FMT_YUVJ422P, GST_VIDEO_FORMAT_Y42B, TRUE },
     { AV_PIX_FMT_YUV422P10LE, GST_VIDEO_FORMAT_I422_10LE, FALSE },
+    { AV_PIX_FMT_YUV422P12LE, GST_VIDEO_FORMAT_I422_12LE, FALSE },
     { AV_PIX_FMT_YUV444P, GST_VIDEO_FORMAT_Y444, FALSE },
     { AV_PIX_FMT_YUVJ444P, GST_VIDEO_FORMAT_Y444, TRUE },
     { AV_PIX_FMT_YUV444P10LE, GST_VIDEO_FORMAT_Y444_10LE, FALSE },
+    { AV_PIX_FMT_YUV444P12LE, GST_VIDEO_FORMAT_Y444_12LE, FALSE },
+    /* RGB coded as such (x264rgb, an identity matrix): libavcodec's planes are G, B, R, as
+     * GStreamer's GBR formats'. */
+    { AV_PIX_FMT_GBRP, GST_VIDEO_FORMAT_GBR, TRUE },
+    { AV_PIX_FMT_GBRP10LE, GST_VIDEO_FORMAT_GBR_10LE, TRUE },
+    { AV_PIX_FMT_GBRP12LE, GST_VIDEO_FORMAT_GBR_12LE, TRUE },
     { AV_PIX_FMT_GRAY8, GST_VIDEO_FORMAT_GRAY8, TRUE },
 };
 
@@ -69,6 +76,9 @@ static int plane_rows(const AVPixFmtDescriptor *d, int plane, int height) {
 
 int gk_avdec_get_buffer(AVCodecContext *context, AVFrame *frame, int flags) {
     GkAvDecPool *p = context->opaque;
+    /* GraphKit's bound on a picture's sides (FrameSizeLimit), whatever the stream's own
+     * parameter sets claim: refused before any memory is asked for. */
+    if (frame->width > GK_AVDEC_MAX_SIDE || frame->height > GK_AVDEC_MAX_SIDE) return AVERROR(EINVAL);
     if (!p || !(context->codec->capabilities & AV_CODEC_CAP_DR1) || frame->width <= 0 || frame->height <= 0
         || gk_avdec_format_of(frame->format, NULL) == GST_VIDEO_FORMAT_UNKNOWN)
         return gk_av.avcodec_default_get_buffer2(context, frame, flags);
@@ -105,7 +115,9 @@ int gk_avdec_get_buffer(AVCodecContext *context, AVFrame *frame, int flags) {
     if (!p->blocks || p->format != frame->format || p->width != w || p->height != h || p->size != size) {
         /* A new layout: the old pool goes once its blocks still out come back. */
         gk_av.av_buffer_pool_uninit(&p->blocks);
-        p->blocks = gk_av.av_buffer_pool_init(size, NULL);
+        /* Zeroed when a block is first made: libavcodec may leave parts of a damaged picture
+         * unwritten, and those must not show another picture's (or process's) bytes. */
+        p->blocks = gk_av.av_buffer_pool_init(size, gk_av.av_buffer_allocz);
         p->format = frame->format;
         p->width = w;
         p->height = h;

@@ -14,6 +14,9 @@
 
 typedef struct GkAvDecPool GkAvDecPool;
 
+/* The longest side of a picture gkavdec decodes (GraphKit's FrameSizeLimit). */
+#define GK_AVDEC_MAX_SIDE 16384
+
 GkAvDecPool *gk_avdec_pool_new(void);
 /* Frames still out keep their blocks (and the pool's memory) until their last reference goes. */
 void gk_avdec_pool_free(GkAvDecPool *pool);

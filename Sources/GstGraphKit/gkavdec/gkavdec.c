@@ -65,7 +65,7 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_
     GST_STATIC_CAPS("video/x-h264, stream-format=(string){ avc, avc3, byte-stream }, alignment=(string)au; "
                     "video/x-h265, stream-format=(string){ hvc1, hev1, byte-stream }, alignment=(string)au"));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE("{ I420, NV12, I420_10LE, I420_12LE, Y42B, I422_10LE, Y444, Y444_10LE, GRAY8 }")));
+    GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE("{ I420, NV12, I420_10LE, I420_12LE, Y42B, I422_10LE, I422_12LE, Y444, Y444_10LE, Y444_12LE, GBR, GBR_10LE, GBR_12LE, GRAY8 }")));
 
 /* ---- libavcodec's side ---- */
 
@@ -150,6 +150,8 @@ static gboolean start(GstVideoDecoder *decoder) {
     GkAvDec *self = (GkAvDec *)decoder;
     const char *why_not = gk_av_load(log_from_libav);
     if (why_not) {
+        /* decodebin then takes the next decoder; the debug log says why this one was not. */
+        GST_WARNING_OBJECT(self, "%s", why_not);
         GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("Cannot start the H.264/HEVC decoder: %s.", why_not), (NULL));
         return FALSE;
     }
@@ -209,13 +211,17 @@ static gboolean update_output(GkAvDec *self, const AVFrame *p, GstVideoFormat fo
     return FALSE;
 }
 
-/* Frames older in decode order than `number` by GIVE_UP_AFTER will not come back: let go. */
-static void release_lost_frames(GkAvDec *self, int number) {
+/* Frames whose pictures will not come: those shown before the picture just handed on (`pts`;
+ * pictures come in presentation order, so a frame left behind was lost to damage), and any
+ * older in decode order than `number` by GIVE_UP_AFTER (frames without a time). Let go, so
+ * that a late picture of one is dropped rather than given a time out of order. */
+static void release_lost_frames(GkAvDec *self, int number, GstClockTime pts) {
     GstVideoDecoder *decoder = (GstVideoDecoder *)self;
     GList *frames = gst_video_decoder_get_frames(decoder);
     for (GList *l = frames; l; l = l->next) {
         GstVideoCodecFrame *f = l->data;
-        if ((gint64)f->system_frame_number + GIVE_UP_AFTER < (gint64)number)
+        const gboolean shown_before = GST_CLOCK_TIME_IS_VALID(pts) && GST_CLOCK_TIME_IS_VALID(f->pts) && f->pts < pts;
+        if (shown_before || (gint64)f->system_frame_number + GIVE_UP_AFTER < (gint64)number)
             gst_video_decoder_release_frame(decoder, gst_video_codec_frame_ref(f));
     }
     g_list_free_full(frames, (GDestroyNotify)gst_video_codec_frame_unref);
@@ -226,9 +232,11 @@ static void release_lost_frames(GkAvDec *self, int number) {
 static GstFlowReturn push_picture(GkAvDec *self) {
     GstVideoDecoder *decoder = (GstVideoDecoder *)self;
     AVFrame *p = self->picture;
+    /* A picture whose frame was let go (lost behind a later picture) is dropped; one without a
+     * number (none was lost) takes the oldest frame. */
     GstVideoCodecFrame *frame = NULL;
-    if (p->pts != AV_NOPTS_VALUE && p->pts >= 0 && p->pts <= G_MAXINT) frame = gst_video_decoder_get_frame(decoder, (int)p->pts);
-    if (!frame) frame = gst_video_decoder_get_oldest_frame(decoder);
+    if (p->pts == AV_NOPTS_VALUE) frame = gst_video_decoder_get_oldest_frame(decoder);
+    else if (p->pts >= 0 && p->pts <= G_MAXINT) frame = gst_video_decoder_get_frame(decoder, (int)p->pts);
     if (!frame) {
         GST_DEBUG_OBJECT(self, "a picture without its frame (pts %" G_GINT64_FORMAT "): dropped", (gint64)p->pts);
         gk_av.av_frame_unref(p);
@@ -267,9 +275,10 @@ static GstFlowReturn push_picture(GkAvDec *self) {
     }
     if (p->flags & AV_FRAME_FLAG_CORRUPT) GST_BUFFER_FLAG_SET(frame->output_buffer, GST_BUFFER_FLAG_CORRUPTED);
     const int number = (int)frame->system_frame_number;
+    const GstClockTime pts = frame->pts;
     gk_av.av_frame_unref(p);
     const GstFlowReturn ret = gst_video_decoder_finish_frame(decoder, frame);
-    release_lost_frames(self, number);
+    release_lost_frames(self, number, pts);
     return ret;
 }
 
@@ -359,6 +368,11 @@ static GstFlowReturn handle_frame(GstVideoDecoder *decoder, GstVideoCodecFrame *
         gst_video_decoder_release_frame(decoder, frame);
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No decoder: the stream's format was not set."), (NULL));
         return GST_FLOW_NOT_NEGOTIATED;
+    }
+    if (gst_buffer_get_size(frame->input_buffer) == 0) {
+        /* Nothing to decode (an empty packet is libavcodec's signal to drain and reset). */
+        gst_video_decoder_release_frame(decoder, frame);
+        return GST_FLOW_OK;
     }
     GstMapInfo map;
     if (!gst_buffer_map(frame->input_buffer, &map, GST_MAP_READ) || map.size > G_MAXINT) {

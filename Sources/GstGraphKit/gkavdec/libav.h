@@ -22,7 +22,8 @@
     X(av_frame_alloc) X(av_frame_free) X(av_frame_unref) X(av_mallocz) X(av_strerror) \
     X(av_log_get_level) X(av_log_set_callback) X(av_get_pix_fmt_name) X(av_pix_fmt_desc_get) \
     X(av_image_fill_linesizes) X(av_image_fill_plane_sizes) X(av_image_get_linesize) X(av_image_copy_plane) \
-    X(av_buffer_pool_init) X(av_buffer_pool_get) X(av_buffer_pool_uninit) X(av_buffer_ref) X(av_buffer_unref)
+    X(av_buffer_pool_init) X(av_buffer_pool_get) X(av_buffer_pool_uninit) X(av_buffer_ref) X(av_buffer_unref) \
+    X(av_buffer_allocz)
 
 typedef struct {
 #define GK_AV_MEMBER(name) __typeof__(&name) name;

@@ -149,4 +149,21 @@ extension DecodeNodeTests {
         #expect(oursUnique)
         #expect(!theirsUnique, "libavcodec's picture would be written in place")
     }
+
+    /// `readOnlyFrames` takes every H.264 and HEVC a decoder takes: RGB coded as such (x264rgb),
+    /// 4:4:4 at 12 bits, 4:2:0 at 10, gray at 10 (which gkavdec leaves to the usual decoder):
+    /// each decodes, every frame, to I420.
+    @Test(arguments: [["-c:v", "libx264rgb"], ["-c:v", "libx265", "-pix_fmt", "yuv444p12le", "-x265-params", "log-level=error"],
+                      ["-c:v", "libx264", "-pix_fmt", "yuv420p10le"], ["-c:v", "libx264", "-pix_fmt", "gray10le"],
+                      ["-c:v", "libx264", "-pix_fmt", "yuv422p"]])
+    func readOnlyFramesTakeEveryFormat(_ codec: [String]) throws {
+        let file = try TestMedia.temporaryFolder().appendingPathComponent("in.mkv").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=0.4"] + codec + ["-y", file])
+        let f = try NodeHarness(#"{ "type": "decode", "params": { "pixelFormat": "i420", "readOnlyFrames": true } }"#, outputs: ["video"])
+        try f.push(try Self.fileBuffers(file))
+        let frames = try f.pullAll(from: "video")
+        #expect(frames.count == 10, "\(codec)")
+        #expect(frames.allSatisfy { $0.format == .rawVideo(.init(pixelFormat: .i420, width: 160, height: 120, frameRate: FrameRate(25))) },
+                "\(codec): \(frames.first?.format?.description ?? "none")")
+    }
 }
