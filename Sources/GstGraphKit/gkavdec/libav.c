@@ -14,8 +14,10 @@ static const char *load(void) {
     if (!library) return g_strdup_printf("cannot load %s (gstreamer1.0-libav's libavcodec): %s", GK_AV_FILE, dlerror());
     GkAv found;
 #define GK_AV_FIND(name) \
-    if (!(*(void **)&found.name = dlsym(library, #name))) \
-        return g_strdup_printf("%s has no function %s: not the libavcodec GraphKit was built for", GK_AV_FILE, #name);
+    if (!(*(void **)&found.name = dlsym(library, #name))) { \
+        dlclose(library); \
+        return g_strdup_printf("%s has no function %s: not the libavcodec GraphKit was built for", GK_AV_FILE, #name); \
+    }
     GK_AV_FUNCTIONS(GK_AV_FIND)
 #undef GK_AV_FIND
     gk_av = found;
