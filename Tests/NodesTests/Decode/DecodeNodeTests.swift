@@ -122,11 +122,7 @@ extension DecodeNodeTests {
         let file = try TestMedia.temporaryFolder().appendingPathComponent("328x240.mp4").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=328x240:rate=25:duration=0.4",
                                          "-c:v", "libx264", "-pix_fmt", "yuv420p", "-bf", "2", "-y", file])
-        func frames(readOnly: Bool) throws -> [SampleBuffer] {
-            let f = try NodeHarness(#"{ "type": "decode", "params": { "pixelFormat": "i420", "readOnlyFrames": \#(readOnly) } }"#, outputs: ["video"])
-            try f.push(try Self.fileBuffers(file))
-            return try f.pullAll(from: "video")
-        }
+        func frames(readOnly: Bool) throws -> [SampleBuffer] { try Self.decodedFrames(file, readOnly: readOnly) }
         /// Each plane's visible rows, and its rows' length.
         func pixels(_ frame: SampleBuffer) throws -> (rows: [[UInt8]], bytesPerRow: Int) {
             try frame.withPixelPlanes { planes in
@@ -135,7 +131,7 @@ extension DecodeNodeTests {
             }
         }
         var copied = try frames(readOnly: false), shared = try frames(readOnly: true)
-        #expect(copied.count == 10 && shared.count == 10)
+        #expect(copied.count == 10 && shared.count == 10, "\(copied.count) copied, \(shared.count) shared")
         for (c, s) in zip(copied, shared) {
             let (a, b) = (try pixels(c), try pixels(s))
             #expect(a.bytesPerRow == 328)
@@ -159,11 +155,26 @@ extension DecodeNodeTests {
     func readOnlyFramesTakeEveryFormat(_ codec: [String]) throws {
         let file = try TestMedia.temporaryFolder().appendingPathComponent("in.mkv").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=0.4"] + codec + ["-y", file])
-        let f = try NodeHarness(#"{ "type": "decode", "params": { "pixelFormat": "i420", "readOnlyFrames": true } }"#, outputs: ["video"])
-        try f.push(try Self.fileBuffers(file))
-        let frames = try f.pullAll(from: "video")
+        let frames = try Self.decodedFrames(file, readOnly: true)
         #expect(frames.count == 10, "\(codec)")
         #expect(frames.allSatisfy { $0.format == .rawVideo(.init(pixelFormat: .i420, width: 160, height: 120, frameRate: FrameRate(25))) },
                 "\(codec): \(frames.first?.format?.description ?? "none")")
+    }
+
+    /// Every frame of a file's video, decoded to I420 by a graph that reads the file itself.
+    static func decodedFrames(_ file: String, readOnly: Bool) throws -> [SampleBuffer] {
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "i420", "readOnlyFrames": \(readOnly) } },
+              "s": { "type": "sink.app", "params": { "maxBuffers": 0 } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> s.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        let output = try run.output("s")
+        var frames: [SampleBuffer] = []
+        while let frame = output.copyNextSampleBuffer(timeout: 60) { frames.append(frame) }
+        #expect(run.wait().status == .completed)
+        return frames
     }
 }
