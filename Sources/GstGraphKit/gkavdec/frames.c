@@ -3,8 +3,6 @@
  * that hands that block on without a copy.
  */
 #include "frames.h"
-#include <libavutil/imgutils.h>
-#include <libavutil/pixdesc.h>
 #include "../common/tsan.h"
 
 /* Planes start this far apart at least (av_malloc's alignment, a cache line), and a block is no
@@ -142,13 +140,13 @@ static void release_block(gpointer reference) {
     gk_av.av_buffer_unref(&r);
 }
 
-GstBuffer *gk_avdec_wrap(const AVFrame *frame, GstVideoFormat format) {
+GstBuffer *gk_avdec_wrap(const AVFrame *frame, const GstVideoInfo *info) {
     const AVBufferRef *block = frame->buf[0];
     const AVPixFmtDescriptor *d = gk_av.av_pix_fmt_desc_get(frame->format);
-    if (!block || !d || frame->buf[1] || frame->width <= 0 || frame->height <= 0) return NULL;
-    GstVideoInfo info;
-    if (!gst_video_info_set_format(&info, format, (guint)frame->width, (guint)frame->height)) return NULL;
-    const guint planes = GST_VIDEO_INFO_N_PLANES(&info);
+    if (!block || !d || frame->buf[1] || frame->width != (int)GST_VIDEO_INFO_WIDTH(info)
+        || frame->height != (int)GST_VIDEO_INFO_HEIGHT(info))
+        return NULL;
+    const guint planes = GST_VIDEO_INFO_N_PLANES(info);
     gsize offsets[GST_VIDEO_MAX_PLANES] = { 0 };
     gint strides[GST_VIDEO_MAX_PLANES] = { 0 };
     for (guint i = 0; i < planes && i < 4; i++) {
@@ -169,7 +167,7 @@ GstBuffer *gk_avdec_wrap(const AVFrame *frame, GstVideoFormat format) {
                                                release_block);
     GstBuffer *buffer = gst_buffer_new();
     gst_buffer_append_memory(buffer, memory);
-    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, format, (guint)frame->width,
+    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(info), (guint)frame->width,
                                    (guint)frame->height, planes, offsets, strides);
     return buffer;
 }

@@ -30,10 +30,11 @@ int gk_avdec_get_buffer(AVCodecContext *context, AVFrame *frame, int flags);
  * formats); GST_VIDEO_FORMAT_UNKNOWN for one gkavdec does not hand on. */
 GstVideoFormat gk_avdec_format_of(int pix_fmt, gboolean *full_range);
 
-/* A buffer holding `frame`'s picture (its visible size, `format`) without a copy: its block as
- * one read-only memory and a video meta; NULL when the picture is not one block (libavcodec's
- * own allocator, a codec without direct rendering). */
-GstBuffer *gk_avdec_wrap(const AVFrame *frame, GstVideoFormat format);
+/* A buffer holding `frame`'s picture without a copy: its block as one read-only memory and a
+ * video meta, for `info` (the output state's: the picture's format and visible size, worked
+ * out once a stream, not a picture); NULL when the picture is not one block (libavcodec's own
+ * allocator, a codec without direct rendering) or not of `info`'s size. */
+GstBuffer *gk_avdec_wrap(const AVFrame *frame, const GstVideoInfo *info);
 
 /* `frame`'s visible picture copied row by row into `out`, a mapped frame of the same format and
  * size (GStreamer's layout: for a downstream that does not read video metas). */

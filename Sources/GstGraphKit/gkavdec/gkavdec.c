@@ -257,7 +257,7 @@ static GstFlowReturn push_picture(GkAvDec *self) {
         gst_video_decoder_release_frame(decoder, frame);
         return GST_PAD_IS_FLUSHING(GST_VIDEO_DECODER_SRC_PAD(decoder)) ? GST_FLOW_FLUSHING : GST_FLOW_NOT_NEGOTIATED;
     }
-    GstBuffer *shared = self->downstream_reads_meta ? gk_avdec_wrap(p, format) : NULL;
+    GstBuffer *shared = self->downstream_reads_meta ? gk_avdec_wrap(p, &self->output_state->info) : NULL;
     if (shared) {
         frame->output_buffer = shared;
     } else {

@@ -122,7 +122,6 @@ extension DecodeNodeTests {
         let file = try TestMedia.temporaryFolder().appendingPathComponent("328x240.mp4").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=328x240:rate=25:duration=0.4",
                                          "-c:v", "libx264", "-pix_fmt", "yuv420p", "-bf", "2", "-y", file])
-        func frames(readOnly: Bool) throws -> [SampleBuffer] { try Self.decodedFrames(file, readOnly: readOnly) }
         /// Each plane's visible rows, and its rows' length.
         func pixels(_ frame: SampleBuffer) throws -> (rows: [[UInt8]], bytesPerRow: Int) {
             try frame.withPixelPlanes { planes in
@@ -130,8 +129,8 @@ extension DecodeNodeTests {
                  planes[0].bytesPerRow)
             }
         }
-        let copied = try frames(readOnly: false)
-        var shared = try frames(readOnly: true)
+        let copied = try Self.decodedFrames(file, readOnly: false)
+        var shared = try Self.decodedFrames(file, readOnly: true)
         #expect(copied.count == 10 && shared.count == 10, "\(copied.count) copied, \(shared.count) shared")
         for (c, s) in zip(copied, shared) {
             let (a, b) = (try pixels(c), try pixels(s))

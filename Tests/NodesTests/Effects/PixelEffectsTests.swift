@@ -26,7 +26,7 @@ import TestSupport
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
                 (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
             }
-            let before = VideoTestFrames.pixels(frame, bytesPerRow: stride)
+            let before = VideoTestFrames.pixels(frame)
             let out = try run(#"{ "type": "effect.dropChannel", "params": { "channel": "\#(channel)" } }"#, frame)
             let after = VideoTestFrames.pixels(out)
             let expected = before.pixels.map { p in var q = p; q[index] = 0; return q }
@@ -46,7 +46,7 @@ import TestSupport
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
                 (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
             }
-            let before = VideoTestFrames.pixels(frame, bytesPerRow: stride)
+            let before = VideoTestFrames.pixels(frame)
             let out = VideoTestFrames.pixels(try run(#"{ "type": "effect.grayscale" }"#, frame))
             let expected = before.pixels.map { p -> [UInt8] in
                 let s = 299 * Int(p[2]) + 587 * Int(p[1]) + 114 * Int(p[0])
@@ -117,7 +117,7 @@ import TestSupport
             let frame = try VideoTestFrames.frame(w, h, bytesPerRow: stride) { x, y in
                 (VideoTestFrames.value(x, y, 0), VideoTestFrames.value(x, y, 1), VideoTestFrames.value(x, y, 2), VideoTestFrames.value(x, y, 3))
             }
-            let before = VideoTestFrames.pixels(frame, bytesPerRow: stride)
+            let before = VideoTestFrames.pixels(frame)
             let out = VideoTestFrames.pixels(try run(node, frame))
             func q(_ v: Double) -> UInt8 { UInt8(min(255, max(0, (255 * v).rounded()))) }
             let expected = before.pixels.map { p -> [UInt8] in
@@ -303,15 +303,15 @@ import TestSupport
         var inPlace = try make()
         try node.formatDidChange(to: inPlace.format!)
         _ = try node.process(&inPlace)
-        let expected = VideoTestFrames.pixels(inPlace, bytesPerRow: stride).pixels
+        let expected = VideoTestFrames.pixels(inPlace).pixels
 
         let original = try make()
-        let before = VideoTestFrames.pixels(original, bytesPerRow: stride)
+        let before = VideoTestFrames.pixels(original)
         for _ in 0..<3 {  // the second and third frames come back from the pool
             var shared = original
             _ = try node.process(&shared)
             #expect(VideoTestFrames.pixels(shared).pixels == expected)
-            #expect(VideoTestFrames.pixels(original, bytesPerRow: stride) == before)
+            #expect(VideoTestFrames.pixels(original) == before)
         }
     }
 

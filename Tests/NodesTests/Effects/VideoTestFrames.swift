@@ -25,13 +25,12 @@ enum VideoTestFrames {
         return b
     }
 
-    /// Pixels as (b, g, r, a), row by row, and the padding bytes separately; rows `bytesPerRow`
-    /// apart, or as far apart as the frame says (an effect given a frame it may not write in
-    /// place, one from outside the pipeline, writes into a pooled frame, whose rows may be
-    /// spaced differently).
-    static func pixels(_ b: SampleBuffer, bytesPerRow: Int? = nil) -> (pixels: [[UInt8]], padding: [UInt8]) {
+    /// Pixels as (b, g, r, a), row by row, and the padding bytes separately; rows as far apart
+    /// as the frame says (an effect given a frame it may not write in place, one from outside
+    /// the pipeline, writes into a pooled frame, whose rows may be spaced differently).
+    static func pixels(_ b: SampleBuffer) -> (pixels: [[UInt8]], padding: [UInt8]) {
         guard case .rawVideo(let v)? = b.format else { return ([], []) }
-        let stride = bytesPerRow ?? (try? b.withPixelPlanes { $0[0].bytesPerRow }) ?? v.width * 4
+        let stride = (try? b.withPixelPlanes { $0[0].bytesPerRow }) ?? v.width * 4
         return b.withUnsafeBytes { raw in
             var px: [[UInt8]] = [], pad: [UInt8] = []
             for y in 0..<v.height {
