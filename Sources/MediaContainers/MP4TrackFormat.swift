@@ -51,6 +51,16 @@ package struct MP4TrackFormat: Sendable, Equatable {
     package var colour: Colour?
     /// The display matrix (`tkhd`), for a video track.
     package var displayMatrix: DisplayMatrix?
+    /// The media a video track shows, when it is given rather than worked out from its samples'
+    /// times: a copy of a file whose edit list starts after its first picture or ends before its
+    /// last (a cut between key frames), written as that edit.
+    package var shownMedia: ShownMedia?
+    /// `duration` ticks of the media clock from `start` ticks after the first sample's decode time.
+    package struct ShownMedia: Sendable, Equatable {
+        package var start: Int64
+        package var duration: UInt64
+        package init(start: Int64, duration: UInt64) { (self.start, self.duration) = (start, duration) }
+    }
     /// Whether the file is QuickTime's (`.mov`): handlers name their component type.
     package var quickTime = false
 
@@ -157,7 +167,10 @@ package struct MP4TrackFormat: Sendable, Equatable {
     /// The edit list of a fragmented file's track: from the priming on, as long as the input
     /// (the movie clock is ms).
     var gaplessEdits: [EditList.Edit]? {
-        gapless.map { g in
+        if let shown = shownMedia {
+            return [EditList.Edit(duration: UInt64((Double(shown.duration) * 1000 / Double(max(1, timescale))).rounded()), mediaTime: shown.start)]
+        }
+        return gapless.map { g in
             [EditList.Edit(duration: UInt64((Double(g.samples) * 1000 / Double(max(1, timescale))).rounded()), mediaTime: Int64(g.priming))]
         }
     }

@@ -202,6 +202,7 @@ package struct MP4Writer: Sendable {
     static func sameStream(_ a: MP4TrackFormat, _ b: MP4TrackFormat) -> Bool {
         var (a, b) = (a, b)
         (a.colour, b.colour, a.displayMatrix, b.displayMatrix, a.gapless, b.gapless) = (nil, nil, nil, nil, nil, nil)
+        (a.shownMedia, b.shownMedia) = (nil, nil)
         return a == b
     }
 
@@ -373,8 +374,9 @@ package struct MP4Writer: Sendable {
             guard tracks.allSatisfy({ $0.format != nil }) else { return }
             started = true
             let formats = tracks.compactMap(\.format)
+            // A copied track's own edit (a sound's priming, a cut file's pictures) is known now.
             var moov = MP4Box(type: "moov", children: [CMAF.movieHeader(duration: 0, nextTrackID: UInt32(formats.count + 1))]
-                + formats.map { $0.trak() } + [MP4Box(type: "mvex", children: formats.map { CMAF.trex(trackID: $0.trackID) })])
+                + formats.map { $0.trak(edits: $0.gaplessEdits) } + [MP4Box(type: "mvex", children: formats.map { CMAF.trex(trackID: $0.trackID) })])
             moov.sizeField = .compact
             try write(fileType.bytes + moov.bytes)
             try flush()

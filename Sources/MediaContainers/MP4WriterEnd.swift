@@ -106,8 +106,13 @@ extension MP4Writer {
     /// the media's first byte.
     func moov(tracks present: [Int], ending: Ending) -> MP4Box {
         let movieScale: UInt64 = 1000
-        // The earliest presentation of all: the file's start.
-        let starts = present.map { t in Double(tracks[t].minPresentation) / Double(tracks[t].format?.timescale ?? 1) }
+        // The earliest presentation of all: the file's start. (A track given the media it shows
+        // starts there.)
+        func shownFrom(_ track: Track) -> Int64 {
+            guard let shown = track.format?.shownMedia, let first = track.firstDecode else { return track.minPresentation }
+            return first &+ shown.start
+        }
+        let starts = present.map { t in Double(shownFrom(tracks[t])) / Double(tracks[t].format?.timescale ?? 1) }
         let origin = starts.min() ?? 0
         var traks: [MP4Box] = []
         var longest: UInt64 = 0
@@ -130,16 +135,16 @@ extension MP4Writer {
             }
             let scale = UInt64(format.timescale)
             let mediaDuration = samples.reduce(UInt64(0)) { $0 &+ UInt64($1.duration) }
-            // The first presentation, in the media (B-frames: after the first decode).
-            let mediaTime = max(0, track.minPresentation &- (track.firstDecode ?? 0))
-            // From the first picture shown to the end of the last one.
+            // The first presentation, in the media (B-frames: after the first decode), and from the
+            // first picture shown to the end of the last one; or the media given.
             let lastDuration = samples.indices.contains(track.lastShown) ? Int64(samples[track.lastShown].duration) : 0
-            let shown = UInt64(clamping: track.maxPresentation &- track.minPresentation &+ lastDuration)
+            let mediaTime = max(0, format.shownMedia?.start ?? (track.minPresentation &- (track.firstDecode ?? 0)))
+            let shown = format.shownMedia?.duration ?? UInt64(clamping: track.maxPresentation &- track.minPresentation &+ lastDuration)
             let shownMovie = UInt64((Double(shown) * Double(movieScale) / Double(scale)).rounded())
             let lateBy = UInt64(max(0, ((starts[k] - origin) * Double(movieScale)).rounded()))
             var edits: [EditList.Edit] = []
             if lateBy > 0 { edits.append(EditList.Edit(duration: lateBy, mediaTime: -1)) }
-            if lateBy > 0 || mediaTime > 0 { edits.append(EditList.Edit(duration: shownMovie, mediaTime: mediaTime)) }
+            if lateBy > 0 || mediaTime > 0 || format.shownMedia != nil { edits.append(EditList.Edit(duration: shownMovie, mediaTime: mediaTime)) }
             let trackDuration = lateBy &+ shownMovie
             longest = max(longest, edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration)
             format.gapless = nil

@@ -17,7 +17,8 @@ import TestSupport
 
     /// A file `layout` writes of `frames` video samples (3 ticks of 90 kHz apart... 3600: 25 fps,
     /// with B-frame-like presentation offsets) and audio (1024 ticks a sample, from 0.2 s).
-    func write(_ layout: (Int32?) -> MP4Writer.Layout, name: String, frames: Int = 50, ending: MP4Writer.Ending = .init()) throws -> (path: String, data: [[UInt8]]) {
+    func write(_ layout: (Int32?) -> MP4Writer.Layout, name: String, frames: Int = 50, ending: MP4Writer.Ending = .init(),
+               video: MP4TrackFormat = Self.video) throws -> (path: String, data: [[UInt8]]) {
         let path = folder.appendingPathComponent(name).path
         let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         try #require(fd >= 0)
@@ -26,7 +27,7 @@ import TestSupport
         let scratch = open(scratchPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         defer { close(scratch); unlink(scratchPath) }
         var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: layout(scratch), trackNames: ["video", "audio"])
-        try writer.setFormat(Self.video, track: 0)
+        try writer.setFormat(video, track: 0)
         try writer.setFormat(Self.audio, track: 1)
         var data: [[UInt8]] = [[], []]
         var audioTime: Int64 = 9600
@@ -126,6 +127,27 @@ import TestSupport
         // A fragment starts at each key frame 0.4 s or more after the one before: every 10th frame.
         #expect(types.filter { $0 == "moof" }.count == 6, "\(types)")
         #expect(types.filter { $0 == "mdat" }.count == 6)
+    }
+
+    /// A video track given the media it shows (a copy of a file cut between key frames) gets
+    /// that edit, whole or fragmented, and the file starts where the first track shows: the
+    /// pictures before the edit are in the media, not shown.
+    @Test func aTrackGivenTheMediaItShowsHasThatEdit() throws {
+        var video = Self.video
+        // From the 5th picture shown (decode 0 … presentation 7200 + 5 × 3600), for 20 pictures.
+        video.shownMedia = .init(start: 7200 + 5 * 3600, duration: 20 * 3600)
+        let (path, _) = try write({ _ in .indexLast }, name: "shown.mp4", frames: 40, video: video)
+        let (movie, _, samples) = try readBack(path)
+        #expect(samples[0].count == 40)
+        let picture = try #require(movie.tracks(handler: "vide").first).track
+        let sound = try #require(movie.tracks(handler: "soun").first).track
+        // The sound starts at 0.2 s, the pictures shown at 0.28 s: they wait 80 ms.
+        #expect(picture.edits == [.init(duration: 80, mediaTime: -1), .init(duration: 800, mediaTime: 25200)], "\(String(describing: picture.edits))")
+        #expect(sound.edits == nil || sound.edits?.first?.mediaTime == 0, "\(String(describing: sound.edits))")
+        let (fragmented, _) = try write({ _ in .fragmented(seconds: 0.4) }, name: "shown-frag.mp4", frames: 40, video: video)
+        let fragmentedBytes = try #require(FileBytes(path: fragmented))
+        let initial = try #require(try MP4File(fragmentedBytes).movie())
+        #expect(try #require(initial.tracks(handler: "vide").first).track.edits == [.init(duration: 800, mediaTime: 25200)])
     }
 
     @Test func decodeTimesThatGoBackAreRefused() throws {

@@ -15,13 +15,19 @@ import TestSupport
     }
 
     /// The plan shown is the one the run gets, decided as the graph is compiled: a join as
-    /// stored needs no pipeline; a remux through demux (GStreamer's demuxer) does.
+    /// stored needs no pipeline; a remux needs none for an MP4 (its index read), and GStreamer's
+    /// demuxer for a file the container library does not copy (here: one that is not there).
     @Test func dotShowsThePlan() throws {
         let concat = try Graphctl.run("dot", Graphctl.graph("concat.json"))
         #expect(concat.status == 0)
         #expect(concat.stdout.contains(#"label="plan: container path (no GStreamer pipeline"#), "\(concat.stdout)")
-        let remux = try Graphctl.run("dot", Graphctl.graph("remux.json"))
+        let remux = try Graphctl.run("dot", Graphctl.graph("remux.json"), "--set", "src.path=/nonexistent.mp4")
         #expect(remux.stdout.contains(#"label="plan: GStreamer pipeline";"#), "\(remux.stdout)")
+        let mp4 = try TestMedia.temporaryFolder().appendingPathComponent("in.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine", "-t", "1",
+                                         "-c:v", "libx264", "-c:a", "aac", "-y", mp4])
+        let copy = try Graphctl.run("dot", Graphctl.graph("remux.json"), "--set", "src.path=\(mp4)")
+        #expect(copy.stdout.contains(#"label="plan: container path (no GStreamer pipeline"#), "\(copy.stdout)")
     }
 
     @Test func dotLabelsEdgesWithWhatARunMeasured() throws {

@@ -9,15 +9,25 @@ public enum RunPlan: String, Sendable, Equatable, CaseIterable {
     /// One GStreamer pipeline: GStreamer schedules, decodes, encodes, converts.
     case pipeline
     /// No pipeline: a graph whose job needs no decoding (a join or trim as stored,
-    /// `source.concat → sink.mp4`) is run by the container library, each sample read from its
-    /// file's index and written by the MP4 writer on one thread of the run's own, as
-    /// `ffmpeg -c copy` copies packets.
+    /// `source.concat → sink.mp4`; a remux of an MP4 or MOV, `source.file → demux → sink.mp4`)
+    /// is run by the container library, each sample read from its file's index and written by
+    /// the MP4 writer on one thread of the run's own, as `ffmpeg -c copy` copies packets.
     case containerPath
 
     /// The plan `graph` gets: the container path when every node can run on it (see
-    /// ``ContainerPath``), else the pipeline.
+    /// ``ContainerPath``), else the pipeline. A graph with `demux` is decided by its file: its
+    /// index is read here (an MP4 or MOV whose tracks the writer copies exactly).
     public init(for graph: Graph) {
-        self = ContainerPath.fits(graph) ? .containerPath : .pipeline
+        guard ContainerPath.fits(graph) else {
+            self = .pipeline
+            return
+        }
+        guard graph.nodes.contains(where: { $0.type is any StoredSampleDemuxer.Type }) else {
+            self = .containerPath
+            return
+        }
+        let nodes = try? PipelineCompiler(graph: graph).makeNodes()
+        self = nodes.map { ContainerPath.demuxersRead(graph: graph, nodes: $0) != nil } == true ? .containerPath : .pipeline
     }
 }
 
@@ -41,6 +51,25 @@ package protocol StoredSampleSource: Node {
     /// Its connected outputs' streams, read when the graph is compiled (instead of `build`), and
     /// what it would have posted as warnings. Throws as `build` would.
     func storedStreams() throws(GraphError) -> (streams: [String: StoredStream], warnings: [String])
+}
+
+/// A source of a file's bytes (`source.file`), whose file a ``StoredSampleDemuxer`` after it
+/// reads itself on the container path.
+package protocol StoredFileSource: Node {
+    /// The file, opened for reading (once, read through this descriptor, which the node closes
+    /// when it finishes), and its path as the graph gives it; nil when it is not a regular file
+    /// that opens (the pipeline then reads it, and says what is wrong).
+    func openForStoredReading() -> (file: FileBytes, name: String)?
+}
+
+/// A node that splits a file's bytes into stored streams (`demux`) and, on the container path,
+/// reads them from the file's index itself.
+package protocol StoredSampleDemuxer: Node {
+    /// Its connected outputs' streams, read from `file` (`name`, its path, in messages); nil when the
+    /// container path cannot give them exactly as the pipeline's demuxer would be asked to (not an
+    /// MP4 or MOV, a codec or edit the writer does not copy, a track missing): the graph then
+    /// runs as a pipeline, which reads it or says what is wrong with it.
+    func storedStreams(reading file: FileBytes, name: String) -> [String: StoredStream]?
 }
 
 /// A sink node that can write stored streams, with no pipeline. Called, in order, on one thread:
@@ -67,6 +96,8 @@ final class ContainerPath: Sendable {
         var stream: StoredStream
         var sink: any StoredSampleSink
         var counter: RunStatistics.StoredCounter
+        /// The file's edge into the demuxer the stream comes from: its bytes are counted there too.
+        var file: RunStatistics.StoredCounter?
     }
 
     private let links: [Link]
@@ -85,24 +116,57 @@ final class ContainerPath: Sendable {
     }
     private let phase = Atomic(Phase.starting)
 
-    /// Whether every node of `graph` can run on the container path: each a stored source or
-    /// sink, each edge from one to the other, each output feeding one input.
+    /// Whether every node of `graph` can run on the container path, by their kinds: each a stored
+    /// source or sink, or a file source feeding a demuxer alone; each edge from a source or
+    /// demuxer to a sink, or from the file to its demuxer; each output feeding one input. (A
+    /// demuxer's file decides the rest: ``demuxersRead(graph:nodes:)``.)
     static func fits(_ graph: Graph) -> Bool {
         guard !graph.nodes.isEmpty, !graph.edges.isEmpty else { return false }
-        let sources = Set(graph.nodes.filter { $0.type is any StoredSampleSource.Type }.map(\.id))
-        let sinks = Set(graph.nodes.filter { $0.type is any StoredSampleSink.Type }.map(\.id))
-        guard sources.count + sinks.count == graph.nodes.count, sources.isDisjoint(with: sinks) else { return false }
+        func ids(_ kind: (any Node.Type) -> Bool) -> Set<String> { Set(graph.nodes.filter { kind($0.type) }.map(\.id)) }
+        let sources = ids { $0 is any StoredSampleSource.Type }, sinks = ids { $0 is any StoredSampleSink.Type }
+        let demuxers = ids { $0 is any StoredSampleDemuxer.Type }, files = ids { $0 is any StoredFileSource.Type }
+        guard sources.count + sinks.count + demuxers.count + files.count == graph.nodes.count,
+              sources.union(sinks).union(demuxers).union(files).count == graph.nodes.count else { return false }
         var fed = Set<PortRef>()
         for e in graph.edges {
-            guard sources.contains(e.from.node), sinks.contains(e.to.node), fed.insert(e.from).inserted else { return false }
+            let fits = files.contains(e.from.node) ? demuxers.contains(e.to.node) : sources.union(demuxers).contains(e.from.node) && sinks.contains(e.to.node)
+            guard fits, fed.insert(e.from).inserted else { return false }
         }
-        return true
+        // Each demuxer fed by one file, which feeds nothing else, and feeding a sink.
+        return demuxers.allSatisfy { d in
+            let into = graph.edges(into: d)
+            return into.count == 1 && graph.edges(from: into[0].from.node).count == 1 && !graph.edges(from: d).isEmpty
+        }
     }
 
-    /// Reads every source's streams and tells every sink what its inputs carry. Throws, naming
-    /// the node, what their `build` would have thrown.
-    init(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)], statistics: RunStatistics) throws(GraphError) {
+    /// Each demuxer's streams, read from its file (the demuxer's id and output → stream), and the
+    /// file's edge into it; nil when one cannot give them on the container path.
+    static func demuxersRead(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) -> [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)]? {
+        var read: [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)] = []
+        for (spec, node) in nodes {
+            guard let demuxer = node as? any StoredSampleDemuxer else { continue }
+            guard let edge = graph.edges(into: spec.id).first,
+                  let source = nodes.first(where: { $0.spec.id == edge.from.node })?.node as? any StoredFileSource,
+                  let (file, name) = source.openForStoredReading(),
+                  let given = demuxer.storedStreams(reading: file, name: name) else { return nil }
+            var streams: [PortRef: StoredStream] = [:]
+            for (port, stream) in given { streams[PortRef(node: spec.id, port: port)] = stream }
+            read.append((streams, edge))
+        }
+        return read
+    }
+
+    /// Reads every source's streams and tells every sink what its inputs carry; nil when a
+    /// demuxer's file cannot be read on the container path (the graph then runs as a pipeline).
+    /// Throws, naming the node, what their `build` would have thrown.
+    init?(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)], statistics: RunStatistics) throws(GraphError) {
+        guard let demuxed = Self.demuxersRead(graph: graph, nodes: nodes) else { return nil }
         var streams: [PortRef: StoredStream] = [:]
+        var fileCounters: [String: RunStatistics.StoredCounter] = [:]
+        for (given, edge) in demuxed {
+            streams.merge(given) { a, _ in a }
+            fileCounters[edge.to.node] = statistics.addStoredEdge(edge)
+        }
         var warnings: [(String, String)] = []
         for (spec, node) in nodes {
             guard let source = node as? any StoredSampleSource else { continue }
@@ -123,7 +187,7 @@ final class ContainerPath: Sendable {
                     throw GraphError(.runFailed, at: "node \"\(e.from.node)\"", "\(e.from) gave no stream", node: e.from.node)
                 }
                 formats[e.to.port] = stream.format
-                links.append(Link(edge: e, stream: stream, sink: sink, counter: statistics.addStoredEdge(e)))
+                links.append(Link(edge: e, stream: stream, sink: sink, counter: statistics.addStoredEdge(e), file: fileCounters[e.from.node]))
             }
             do {
                 try sink.configureStored(formats)
@@ -190,6 +254,7 @@ final class ContainerPath: Sendable {
                 guard let (i, _) = earliest, let sample = pending[i] else { return .endOfStream }
                 pending[i] = nil
                 links[i].counter.add(sample)
+                links[i].file?.add(bytes: sample.byteCount)
                 let more: Bool
                 do { more = try links[i].sink.writeStored(sample, port: links[i].edge.to.port) } catch { throw GraphError(error, node: links[i].edge.to.node) }
                 if !more { try end(i) }

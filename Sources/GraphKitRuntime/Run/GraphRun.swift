@@ -77,18 +77,26 @@ public final class GraphRun: Sendable {
     public init(_ graph: Graph, logger: Logger? = nil, plan: RunPlan?) throws(GraphError) {
         self.graph = graph
         self.logger = logger ?? .graphKit
-        let fits = RunPlan(for: graph)
-        if plan == .containerPath, fits != .containerPath {
+        let compiler = PipelineCompiler(graph: graph)
+        // The container path when asked or when the graph fits it: its nodes made, its sources'
+        // indexes read (a demuxer's file decides whether it fits).
+        var onContainerPath: (Pipeline, [(spec: Graph.NodeSpec, node: any Node)], ContainerPath)?
+        if plan != .pipeline, ContainerPath.fits(graph) {
+            let p = try Pipeline(name: graph.name ?? "graph")
+            let made = try compiler.makeNodes()
+            if let path = try ContainerPath(graph: graph, nodes: made, statistics: p.statistics) { onContainerPath = (p, made, path) }
+        }
+        if plan == .containerPath, onContainerPath == nil {
             throw GraphError(.usage, at: "GraphRun(plan:)", "this graph cannot run on the container path: it needs a GStreamer pipeline")
         }
-        self.plan = plan ?? fits
-        let compiler = PipelineCompiler(graph: graph)
-        if self.plan == .containerPath {
-            pipeline = try Pipeline(name: graph.name ?? "graph")
-            nodes = try compiler.makeNodes()
+        if let (p, made, path) = onContainerPath {
+            self.plan = .containerPath
+            pipeline = p
+            nodes = made
             failures = NodeFailures()
-            containerPath = try ContainerPath(graph: graph, nodes: nodes, statistics: pipeline.statistics)
+            containerPath = path
         } else {
+            self.plan = .pipeline
             let compiled = try compiler.compile()
             pipeline = compiled.pipeline
             nodes = compiled.nodes

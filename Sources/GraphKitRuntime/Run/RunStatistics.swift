@@ -150,6 +150,9 @@ final class RunStatistics: @unchecked Sendable {
             }
             gk_pad_counter_add(counter, gint64(sample.byteCount), nanoseconds(sample.presentationTime), nanoseconds(sample.duration))
         }
+
+        /// Bytes with no time: a file's, read for a demuxer.
+        func add(bytes: Int) { gk_pad_counter_add(counter, gint64(bytes), -1, -1) }
     }
 
     /// Counts what leaves each of a node's outputs.

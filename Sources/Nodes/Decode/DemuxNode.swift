@@ -93,9 +93,15 @@ public final class DemuxNode: ElementNode {
     /// linked, and the first element of each kind's route (for a later group).
     private let seen = Guarded((audio: 0, video: 0, audioLinked: false, videoLinked: false, heads: [String: Element]()))
 
+    /// The length of the file's tracks, when the container path read them: what the progress
+    /// line runs to.
+    let storedDuration = Guarded<Double?>(nil)
+
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
     }
+
+    public var expectedDuration: MediaTime? { storedDuration.withLock { $0 }.map { MediaTime(seconds: $0) } }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         // decodebin stops at the compressed streams (its caps): the demuxer's own output, so a

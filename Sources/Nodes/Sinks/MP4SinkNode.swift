@@ -448,7 +448,12 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         }
         var formats: [Int: MP4TrackFormat] = [:]
         for (track, port) in ports.enumerated() { formats[track] = inputs[port] }
-        state.withLock { $0.storedFormats = formats }
+        // A copied sound's edit (its encoder's priming and length) is written as an encoder's.
+        let delay = inputs["audio"]?.gapless.map { g in EncoderDelay(priming: g.priming, samples: g.samples, sampleRate: Int(inputs["audio"]!.timescale)) }
+        state.withLock { s in
+            s.storedFormats = formats
+            if let delay { s.ending.edits.audioDelay = delay }
+        }
     }
 
     package func writeStored(_ sample: SampleBuffer, port: String) throws(GraphError) -> Bool {

@@ -159,7 +159,7 @@ extension ConcatSourceNode {
         let plan = try makePlan()
         var streams: [String: StoredStream] = [:]
         for stream in plan.streams {
-            guard let format = ConcatPlan.trackFormat(stream.description) else {
+            guard let format = stream.description.flatMap(ConcatPlan.trackFormat) else {
                 throw GraphError(.invalidGraph, at: "\(asked[0].location).path",
                                  "piece 0 (\"\(asked[0].path)\")'s \(stream.kind) does not say its size, rate or codec configuration", node: context.id)
             }
@@ -175,8 +175,10 @@ struct ConcatPlan: Sendable {
     /// One output's stream.
     struct Stream: Sendable {
         var kind: String
-        var description: SampleDescription
-        var caps: String
+        /// The first piece's sample description, and the caps the pipeline's source gives (a
+        /// stream planned for the container path alone, `demux`'s, has neither).
+        var description: SampleDescription? = nil
+        var caps = ""
         var samples: [Sample]
     }
 
@@ -199,6 +201,11 @@ struct ConcatPlan: Sendable {
     let duration: Double
     /// Where a piece starts earlier than asked (at the key frame before its inpoint).
     let warnings: [String]
+
+    /// A plan made elsewhere (`demux`'s copy of one file, on the container path).
+    init(files: [FileBytes], names: [String], streams: [Stream], duration: Double, warnings: [String]) {
+        (self.files, self.names, self.streams, self.duration, self.warnings) = (files, names, streams, duration, warnings)
+    }
 
     /// Reads every piece's index and plans the outputs `kinds` ("video", "audio"). Throws,
     /// naming the piece, for what ``ConcatSourceNode`` refuses.
@@ -398,45 +405,16 @@ struct ConcatPlan: Sendable {
         case "avc1", "avc3": return "video/x-h264, stream-format=(string)avc, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
         case "hvc1", "hev1": return "video/x-h265, stream-format=(string)hvc1, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
         default:
-            let (config, rate, channels) = audioSpecificConfig(description)
+            let (config, rate, channels) = MP4StoredTrack.audioSpecificConfig(description)
             return "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw, framed=(boolean)true, codec_data=(buffer)\(hex(config[...])), "
                 + "rate=(int)\(rate), channels=(int)\(channels)"
         }
     }
 
-    /// The esds's decoding part: the object type, then the AudioSpecificConfig, whose rate and
-    /// channels are the stream's (an MP4's sample entry often says 2 channels for mono).
-    static func audioSpecificConfig(_ description: SampleDescription) -> (config: [UInt8], rate: Int, channels: Int) {
-        let config = Array((description.configuration?.body ?? []).dropFirst())
-        var (rate, channels) = description.sound.map { ($0.rate, $0.channels) } ?? (0, 0)
-        if config.count >= 2 {
-            let index = Int((config[0] & 0x07) << 1 | config[1] >> 7), layout = Int((config[1] >> 3) & 0x0F)
-            if index < aacRates.count { rate = aacRates[index] }
-            if (1...7).contains(layout) { channels = layout == 7 ? 8 : layout }
-        }
-        return (config, rate, channels)
-    }
-
     /// The sample entry `sink.mp4` writes for a stream of `description`'s samples: what it makes
     /// of ``caps(_:)`` (H.264 and HEVC with their size and parameter sets, AAC with its
     /// AudioSpecificConfig); nil when the description does not say what that needs.
-    static func trackFormat(_ description: SampleDescription) -> MP4TrackFormat? {
-        let body = description.configuration?.body ?? []
-        let codec: MP4TrackFormat.Codec
-        switch description.codec {
-        case "avc1", "avc3", "hvc1", "hev1":
-            guard !body.isEmpty, let (w, h) = description.size, w > 0, h > 0 else { return nil }
-            codec = ["avc1", "avc3"].contains(description.codec) ? .h264(avcC: body, width: w, height: h) : .hevc(hvcC: body, width: w, height: h)
-        default:
-            let (config, rate, channels) = audioSpecificConfig(description)
-            guard !config.isEmpty, rate > 0, channels > 0 else { return nil }
-            codec = .aac(audioSpecificConfig: config, sampleRate: rate, channels: channels)
-        }
-        return MP4TrackFormat(trackID: 1, codec: codec)
-    }
-
-    /// AAC's sampling frequencies by index (ISO/IEC 14496-3).
-    static let aacRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+    static func trackFormat(_ description: SampleDescription) -> MP4TrackFormat? { MP4StoredTrack.format(description) }
 
     /// Seconds as nanoseconds, 0 below 0; a time past what 64 bits count saturates (the
     /// pieces' timing is bounded when read, HLSSegmentPlan.Track, so none is).

@@ -16,7 +16,7 @@ import MediaContainers
 /// ```json
 /// "src": { "type": "source.file", "params": { "path": "in.wav" } }
 /// ```
-public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
+public final class FileSourceNode: ElementNode, ReadsFile, StoredFileSource, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "source.file",
         category: .source,
@@ -129,6 +129,22 @@ public final class FileSourceNode: ElementNode, ReadsFile, Sendable {
         let src = try bin.make("fdsrc", name: "fdsrc", ["blocksize": 65_536])
         if let fd = opened.withLock({ $0?.fd }) { try src.set("fd", fd) }
         try bin.expose(output: "out", src)
+    }
+
+    /// On the container path (a remux by `demux`'s reading of the index): the file opened as
+    /// ``build(in:)`` opens it, a regular file only; prepare() checks its claims as before a
+    /// pipeline, and a change while it is read is seen the same way.
+    package func openForStoredReading() -> (file: FileBytes, name: String)? {
+        if let fd = opened.withLock({ $0?.fd }) { return (FileBytes(descriptor: fd), path) }
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return nil
+        }
+        opened.withLock { $0 = Opened(fd: fd, regular: true, size: Int64(info.st_size), modified: info.st_mtim) }
+        return (FileBytes(descriptor: fd), path)
     }
 
     /// The pipeline has stopped: fdsrc reads no more.

@@ -38,16 +38,16 @@ enum RemuxChecks {
         }
     }
 
-    /// `source.file → demux → sink` of `type` writing `out`, with `ports` connected; the run's
-    /// report once it ended.
-    static func run(_ source: String, into type: String, at out: String, ports: [String], params: String = "") throws -> RunReport {
+    /// `source.file → demux → sink` of `type` writing `out`, with `ports` connected, on `plan`
+    /// (by default the one the graph gets); the run's report once it ended.
+    static func run(_ source: String, into type: String, at out: String, ports: [String], params: String = "", plan: RunPlan? = nil) throws -> RunReport {
         let edges = ports.map { "\"demux.\($0) -> file.\($0)\"" }.joined(separator: ", ")
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(source)" } }, "demux": { "type": "demux" },
               "file": { "type": "\(type)", "params": { "path": "\(out)"\(params) } } },
               "edges": [ "src.out -> demux.in", \(edges) ] }
             """)
-        let run = try GraphRun(graph)
+        let run = try GraphRun(graph, plan: plan)
         try run.start()
         return run.wait()
     }

@@ -312,7 +312,8 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: path("tiny-out.mp4")))
     }
 
-    /// A graph that cannot run on the container path is not given it: asking for it is refused.
+    /// A graph that cannot run on the container path is not given it (a remux of a file that
+    /// is not there, which the pipeline reports): asking for it is refused.
     @Test func aGraphThatNeedsAPipelineGetsOne() throws {
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mp4" } }, "demux": { "type": "demux" },

@@ -1,0 +1,124 @@
+/// A track of an MP4 or QuickTime file as a remux copies it, as `ffmpeg -c copy` does: the sample
+/// entry ``MP4Writer`` writes for its samples (from the track's own: codec configuration, size or
+/// rate and channels, the picture's colour and HDR boxes, the track's display matrix), its samples
+/// and where they show, and a sound track's edit as its encoder's priming and length
+/// (`MP4TrackFormat/gapless`), so that a copy keeps every packet and plays the same samples.
+///
+/// Nil for what a copy through the writer would not keep exactly; whoever asked reads the file
+/// another way (GraphKit's graphs: through GStreamer's demuxer): a track with several sample
+/// descriptions or no samples, a codec the writer does not describe (FLAC, whose entry is written
+/// from the stream's end; MP3, PCM, AC-3), an edit list other than an optional empty edit then one
+/// media edit at normal speed. (A video track's edit is copied as it is: a file cut between key
+/// frames shows from its edit's start, the pictures before it decoded, not shown.)
+package struct MP4StoredTrack: Sendable {
+    package var format: MP4TrackFormat
+    /// The samples in decode order, the clock and where media time shows (its edits').
+    package var timing: HLSSegmentPlan.Track
+
+    package init?(_ track: MP4Track, index: Int, movie: MP4Movie, fileSize: UInt64) {
+        guard let handler = track.handler, handler == "vide" || handler == "soun",
+              track.box.find(["mdia", "minf", "stbl", "stsd"])?.children.count == 1,
+              let entry = track.box.find(["mdia", "minf", "stbl", "stsd"])?.children.first,
+              let description = SampleDescription(track), var format = Self.format(description),
+              let timing = try? HLSSegmentPlan.Track(reading: track, index: index, movie: movie, fileSize: fileSize),
+              let last = timing.samples.last, timing.timescale > 0 else { return nil }
+        // At most one empty edit, then one media edit at normal speed.
+        let edits = track.edits ?? []
+        let media = edits.filter { $0.mediaTime >= 0 }
+        guard edits.count <= 2, media.count <= 1, media.allSatisfy({ $0.rate == 0x1_0000 }),
+              edits.count < 2 || (edits[0].mediaTime < 0 && edits[1].mediaTime >= 0) else { return nil }
+        let mediaEnd = Int64(last.decodeTime) + Int64(last.duration)
+        if let edit = media.first, movie.timescale > 0 {
+            // The edit's length in media ticks (the movie's clock is often coarser).
+            let shown = Double(edit.duration) * Double(timing.timescale) / Double(movie.timescale)
+            if format.isVideo, edit.duration > 0, let first = timing.samples.first {
+                // Copied as it is: the writer's own edit would show every picture (a file cut
+                // between key frames shows from its edit's start, to its end).
+                let writer = Double(format.timescale), movieScale = Double(movie.timescale)
+                format.shownMedia = .init(start: Int64(((Double(timing.mediaStart) - Double(first.decodeTime)) * writer / Double(timing.timescale)).rounded()),
+                                          duration: UInt64((Double(edit.duration) * writer / movieScale).rounded()))
+            } else if !format.isVideo, edit.mediaTime > 0 || edit.duration > 0 {
+                // Counted in samples: a media clock other than the writer's would round them.
+                guard timing.timescale == Int(format.timescale) else { return nil }
+                let priming = Int(edit.mediaTime)
+                let samples = edit.duration == 0 ? Int(mediaEnd) - priming : min(Int(mediaEnd) - priming, Int(shown.rounded()))
+                guard samples > 0 else { return nil }
+                if priming > 0 || samples < Int(mediaEnd) - priming { format.gapless = CMAF.Gapless(priming: priming, samples: samples, padding: Int(mediaEnd) - priming - samples) }
+            }
+        }
+        if format.isVideo {
+            format.displayMatrix = track.displayMatrix
+            format.colour = Self.colour(in: entry)
+        }
+        self.format = format
+        self.timing = timing
+    }
+
+    /// The writer's description of samples `description` describes; nil for a codec it does not
+    /// describe, or a description that does not say what it needs.
+    package static func format(_ description: SampleDescription) -> MP4TrackFormat? {
+        let body = description.configuration?.body ?? []
+        let size = description.size ?? (0, 0)
+        let codec: MP4TrackFormat.Codec
+        switch (description.codec, description.configuration?.type) {
+        case ("avc1", "avcC"?), ("avc3", "avcC"?): codec = .h264(avcC: body, width: size.width, height: size.height)
+        case ("hvc1", "hvcC"?), ("hev1", "hvcC"?): codec = .hevc(hvcC: body, width: size.width, height: size.height)
+        case ("av01", "av1C"?): codec = .av1(av1C: body, width: size.width, height: size.height)
+        case ("vp09", "vpcC"?): codec = .vp9(vpcC: body, width: size.width, height: size.height)
+        case ("mp4a", "esds"?):
+            // The object type (AAC: 0x40, or MPEG-2's AAC 0x66-0x68), then the AudioSpecificConfig.
+            guard let objectType = body.first, [0x40, 0x66, 0x67, 0x68].contains(objectType) else { return nil }
+            let (config, rate, channels) = audioSpecificConfig(description)
+            guard !config.isEmpty else { return nil }
+            codec = .aac(audioSpecificConfig: config, sampleRate: rate, channels: channels)
+        case ("Opus", "dOps"?):
+            guard body.count >= 11, body[1] > 0 else { return nil }
+            codec = .opus(dOps: body, channels: Int(body[1]))
+        case ("alac", "alac"?):
+            // A full box: version and flags, then ALACSpecificConfig (24 bytes).
+            guard body.count >= 28 else { return nil }
+            let config = Array(body[4..<28])
+            let rate = Int(config[20]) << 24 | Int(config[21]) << 16 | Int(config[22]) << 8 | Int(config[23])
+            codec = .alac(cookie: config, sampleRate: rate, channels: Int(config[9]))
+        default:
+            return nil
+        }
+        let format = MP4TrackFormat(trackID: 1, codec: codec)
+        if format.isVideo {
+            guard size.width > 0, size.height > 0, !body.isEmpty else { return nil }
+        } else if case .aac(_, let rate, let channels) = codec {
+            guard rate > 0, channels > 0 else { return nil }
+        } else if case .alac(_, let rate, let channels) = codec {
+            guard rate > 0, channels > 0 else { return nil }
+        }
+        return format
+    }
+
+    /// An `esds`'s AudioSpecificConfig (the configuration after its object type), with the rate
+    /// and channels it states (an MP4's sample entry often says 2 channels for mono).
+    package static func audioSpecificConfig(_ description: SampleDescription) -> (config: [UInt8], rate: Int, channels: Int) {
+        let config = Array((description.configuration?.body ?? []).dropFirst())
+        var (rate, channels) = description.sound.map { ($0.rate, $0.channels) } ?? (0, 0)
+        if config.count >= 2 {
+            let index = Int((config[0] & 0x07) << 1 | config[1] >> 7), layout = Int((config[1] >> 3) & 0x0F)
+            if index < MP4StreamFacts.aacRates.count { rate = MP4StreamFacts.aacRates[index] }
+            if (1...7).contains(layout) { channels = layout == 7 ? 8 : layout }
+        }
+        return (config, rate, channels)
+    }
+
+    /// The colour a visual sample entry states (`colr` nclx, or QuickTime's nclc, limited range),
+    /// with its `mdcv` and `clli`; nil when it states none.
+    static func colour(in entry: MP4Box) -> MP4TrackFormat.Colour? {
+        // A visual sample entry's boxes follow its 78 bytes of fields.
+        guard entry.body.count > 78, let boxes = try? MP4Box.parseSequence(entry.body[78...], in: nil, depth: MP4Box.maximumDepth).0,
+              let colr = boxes.first(where: { $0.type == "colr" })?.body, colr.count >= 10 else { return nil }
+        let kind = String(decoding: colr[0..<4], as: UTF8.self)
+        guard kind == "nclx" || kind == "nclc" else { return nil }
+        let u16 = { (i: Int) in UInt16(colr[i]) << 8 | UInt16(colr[i + 1]) }
+        var colour = MP4TrackFormat.Colour(primaries: u16(4), transfer: u16(6), matrix: u16(8), fullRange: kind == "nclx" && colr.count > 10 && colr[10] & 0x80 != 0)
+        colour.masteringDisplay = boxes.first { $0.type == "mdcv" && $0.body.count == 24 }?.body
+        colour.contentLightLevel = boxes.first { $0.type == "clli" && $0.body.count == 4 }?.body
+        return colour
+    }
+}
