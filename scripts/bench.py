@@ -577,9 +577,10 @@ def join_sources(files):
 
 
 def graph_copy_jobs(runs, files=10, minutes=10, start=240, duration=60):
-    """A join and a trim run as graphs (graphs/concat.json, `source.concat → sink.mp4`, which runs on
-    the container path), against ffmpeg with -c copy: the ten files of the join job, and 60 s from
-    240 s of the 10-minute 1080p file of the trim job. Both write the index first."""
+    """A join, a trim and a remux run as graphs on the container path (graphs/concat.json,
+    `source.concat → sink.mp4`; graphs/remux.json, `source.file → demux → sink.mp4`), against ffmpeg
+    with -c copy: the ten files of the join job, 60 s from 240 s of the 10-minute 1080p file of the
+    trim job, and that file whole. All write the index first."""
     sources, listing = join_sources(files)
     graph = os.path.join(ROOT, "graphs", "concat.json")
     out = os.path.join(BENCH, "graphjoin")
@@ -598,6 +599,12 @@ def graph_copy_jobs(runs, files=10, minutes=10, start=240, duration=60):
     r = alternate([("graphctl run concat.json", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg -c copy", ff)], runs)
     table(f"Trim as a graph: {duration} s from {start} s of a {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4, index first (goal: at most 1.0× ffmpeg)",
           [("graphctl run concat.json", short(ours)), ("ffmpeg -c copy", short(ff))], r, "ffmpeg -c copy")
+    out = os.path.join(BENCH, "graphremux")
+    ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "remux.json"), "--quiet", "--set", f"src.path={src}", "--set", f"file.path={out}-graphctl.mp4"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c", "copy", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
+    r = alternate([("graphctl run remux.json", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg -c copy", ff)], runs)
+    table(f"Remux as a graph: the {minutes}-minute 1920×1080 30 fps H.264 + AAC MP4 whole, index first (goal: at most 1.0× ffmpeg)",
+          [("graphctl run remux.json", short(ours)), ("ffmpeg -c copy", short(ff))], r, "ffmpeg -c copy")
 
 
 def join_job(runs, files=10):

@@ -8,6 +8,9 @@ import GraphKitRuntime
 /// remux needs (`source.file → demux → sink.mp4 | sink.mkv | sink.webm | sink.ogg`, no
 /// re-encoding) and what `AVAssetReaderTrackOutput` with `outputSettings: nil` gives.
 ///
+/// An MP4 or MOV remuxed into `sink.mp4` needs no pipeline: the graph runs on the container path,
+/// the file's index read and every sample copied with its edits (DemuxStored.swift).
+///
 /// Why a node of its own rather than a `decode` parameter: its outputs carry another format
 /// (compressed, not PCM and raw frames), which the loader checks at each edge; a parameter that
 /// changed decode's output formats would make every graph with `decode` depend on it.
