@@ -3,15 +3,19 @@ import Glibc
 /// Writes an MP4, M4A or MOV file from encoded samples as they arrive: GraphKit's one MP4 writer,
 /// on the box model this library reads and edits (``MP4Box``, ``MP4TrackFormat``).
 ///
-/// - Whole files (``Layout/indexLast``, ``Layout/indexFirst(scratch:)``): the samples are written
+/// - Whole files (``Layout/indexLast``, ``Layout/indexFirst``): the samples are written
 ///   in chunks of a track's samples (at most a quarter of a second and 1 MiB), the tracks
 ///   interleaved in time (a chunk waits in memory until the other tracks have reached its start;
 ///   at most 16 MiB wait); the index (sample tables, edit lists, display matrix, tags) is built
 ///   once at the end, from what was written, never by editing a finished file.
 ///   Index last: `ftyp`, the media, `moov`; the media's header is written at the start and its
 ///   size set at the end (16 bytes kept, so a file past 4 GiB takes a 64-bit size). Index first
-///   (faststart): the media goes into an unnamed scratch file, and the end writes `ftyp`, `moov`
-///   and the media after it (`copy_file_range`: no pass through this process).
+///   (faststart): the media is written from the file's start, and the end makes room before it
+///   for `ftyp`, `moov` and the media's header (the file system inserts whole blocks where it can,
+///   `FALLOC_FL_INSERT_RANGE`, and a `free` box takes what the index leaves of them: no byte of
+///   the media moves; elsewhere the media is moved up in place, as ffmpeg's faststart moves it).
+///   Each byte of the media is written once (a scratch file wrote it twice, and held it twice on
+///   disk).
 /// - Fragmented files (``Layout/fragmented(seconds:)``): `ftyp` and a `moov` of empty tables once
 ///   every track's format is known, then a `moof` + `mdat` fragment about every `seconds`, cut
 ///   before a key frame of the video (every sample of a sound-only file is one): a file cut short
@@ -30,7 +34,7 @@ package struct MP4Writer: Sendable {
     package enum Brand: Sendable, Equatable { case mp4, m4a, mov }
     package enum Layout: Sendable, Equatable {
         case indexLast
-        case indexFirst(scratch: Int32)
+        case indexFirst
         case fragmented(seconds: Double)
     }
 

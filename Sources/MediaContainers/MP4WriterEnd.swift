@@ -69,30 +69,43 @@ extension MP4Writer {
             try write(movie.bytes)
             try flush()
             do { try Self.pwriteAll(fd, header, at: mdatHeaderAt) } catch { failedWriting = true; throw error }
-        case .indexFirst(let scratch):
+        case .indexFirst:
             let ftyp = fileType.bytes
             let wide = mediaBytes + 8 > UInt64(UInt32.max)
             let headerSize = UInt64(wide ? 16 : 8)
-            // The offsets' width can change the index's size: measured, then written.
-            var shift = UInt64(ftyp.count) + movie.moov.length() + headerSize
-            var placed = movie
-            for _ in 0..<3 {
-                placed = movie
-                let s = shift
-                placed.moveChunkOffsets { $0 + s }
-                let next = UInt64(ftyp.count) + placed.moov.length() + headerSize
-                if next == shift { break }
-                shift = next
+            // Where the media will start decides the offsets, whose width can change the index's
+            // size: measured, then placed. Whole blocks go before the media (the file system
+            // inserts them where it can), a `free` box taking what the head leaves of them.
+            let block = Self.block(of: fd)
+            func head(mediaAt start: UInt64) -> (movie: MP4Movie, size: UInt64) {
+                var placed = movie
+                placed.moveChunkOffsets { $0 + start }
+                return (placed, UInt64(ftyp.count) + placed.moov.length() + headerSize)
             }
-            var head = ftyp + placed.bytes
+            var start: UInt64 = 0
+            for _ in 0..<8 {
+                let size = head(mediaAt: start).size
+                // Room for a free box's header when the blocks are not filled exactly.
+                var rounded = (size + block - 1) / block * block
+                if rounded != size, rounded - size < 8 { rounded += block }
+                if rounded == start { break }
+                start = rounded
+            }
+            let (placed, size) = head(mediaAt: start)
+            guard size <= start, start - size == 0 || start - size >= 8 else { throw ContainerError("the index's size did not settle") }
+            var bytes = ftyp + placed.bytes
+            if start > size {
+                bytes.appendU32(UInt32(start - size)); bytes.appendU32(FourCC("free").rawValue)
+                bytes += [UInt8](repeating: 0, count: Int(start - size - 8))
+            }
             if wide {
-                head.appendU32(1); head.appendU32(FourCC("mdat").rawValue); head.appendU64(mediaBytes + 16)
+                bytes.appendU32(1); bytes.appendU32(FourCC("mdat").rawValue); bytes.appendU64(mediaBytes + 16)
             } else {
-                head.appendU32(UInt32(mediaBytes + 8)); head.appendU32(FourCC("mdat").rawValue)
+                bytes.appendU32(UInt32(mediaBytes + 8)); bytes.appendU32(FourCC("mdat").rawValue)
             }
             do {
-                try Self.pwriteAll(fd, head, at: 0)
-                try Self.copy(from: scratch, count: mediaBytes, to: fd, at: UInt64(head.count))
+                try Self.insertRoom(fd, bytes: start, media: mediaBytes)
+                try Self.pwriteAll(fd, bytes, at: 0)
             } catch {
                 failedWriting = true
                 throw error
@@ -223,8 +236,9 @@ extension MP4Writer {
         mediaBytes += count
     }
 
-    /// The media's destination: the scratch file for an index-first file, else the file.
-    var destination: Int32 { if case .indexFirst(let scratch) = layout { scratch } else { fd } }
+    /// The media's destination: the file, from where the writer is (an index-first file's media
+    /// from its start: the head goes before it at the end).
+    var destination: Int32 { fd }
 
     /// Writes all of `raw` to `fd` (at `offset`, or where it is); 0, or the errno of the failure.
     static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer, at offset: UInt64?) -> Int32 {
@@ -244,29 +258,47 @@ extension MP4Writer {
         if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
     }
 
-    /// Copies `count` bytes from the start of `source` to `target` at `offset`: in the kernel
-    /// where it can (`sendfile`), else through a buffer.
-    static func copy(from source: Int32, count: UInt64, to target: Int32, at offset: UInt64) throws(ContainerError) {
-        var inAt = off_t(0)
-        var left = count
-        guard lseek(target, off_t(offset), SEEK_SET) >= 0 else { throw ContainerError(String(cString: strerror(errno))) }
-        while left > 0 {
-            let n = sendfile(target, source, &inAt, Int(min(left, 1 << 30)))
-            if n > 0 { left -= UInt64(n); continue }
-            if n < 0, errno == EINTR { continue }
-            if n == 0 { throw ContainerError("its media ended \(left) bytes early") }
-            if [EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) { break }
-            throw ContainerError(String(cString: strerror(errno)))
-        }
-        guard left > 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var outAt = UInt64(offset) + (count - left)
-        while left > 0 {
-            let n = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress!, Int(min(left, UInt64($0.count))), inAt) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw ContainerError(n == 0 ? "its media ended \(left) bytes early" : String(cString: strerror(errno))) }
-            try pwriteAll(target, Array(buffer[0..<n]), at: outAt)
-            inAt += off_t(n); outAt += UInt64(n); left -= UInt64(n)
+    /// The file system's block for `fd` (4 KiB when it does not say one that can be).
+    static func block(of fd: Int32) -> UInt64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_blksize >= 512, info.st_blksize <= 1 << 16, info.st_blksize & (info.st_blksize - 1) == 0 else { return 4096 }
+        return UInt64(info.st_blksize)
+    }
+
+    /// glibc's `fallocate` (Swift's Glibc module does not declare it), looked up once.
+    private static let fallocate: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32)? = {
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "fallocate") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32).self)
+    }()
+
+    /// Puts `bytes` (whole blocks) before the `media` bytes `fd` holds from its start: inserted by
+    /// the file system, the media not moved (`FALLOC_FL_INSERT_RANGE`: ext4, XFS), else moved up
+    /// in place (tmpfs, overlays and others refuse it).
+    static func insertRoom(_ fd: Int32, bytes: UInt64, media: UInt64) throws(ContainerError) {
+        // FALLOC_FL_INSERT_RANGE (0x20): the range must start inside the file.
+        if media > 0, let fallocate, fallocate(fd, 0x20, 0, off_t(bytes)) == 0 { return }
+        try moveUp(fd, count: media, by: bytes)
+    }
+
+    /// Moves the first `count` bytes of `fd` up by `by`, from the end back, 4 MiB at a time.
+    static func moveUp(_ fd: Int32, count: UInt64, by: UInt64) throws(ContainerError) {
+        let step: UInt64 = 4 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Int(step), alignment: 4096)
+        defer { buffer.deallocate() }
+        var end = count
+        while end > 0 {
+            let n = min(step, end)
+            let from = end - n
+            var done: UInt64 = 0
+            while done < n {
+                let r = pread(fd, buffer + Int(done), Int(n - done), off_t(from + done))
+                if r < 0, errno == EINTR { continue }
+                guard r > 0 else { throw ContainerError(r == 0 ? "its media ended \(count - from - done) bytes early" : String(cString: strerror(errno))) }
+                done += UInt64(r)
+            }
+            let failed = writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: Int(n)), at: from + by)
+            if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
+            end = from
         }
     }
 }

@@ -228,24 +228,6 @@ import Testing
         #expect(try String(contentsOfFile: victimFolder.appendingPathComponent("own.json").path, encoding: .utf8) == "mine")
     }
 
-    /// The unnamed file kept aside for an index-first MP4's media is in the output's folder (its
-    /// disk) and has no name there.
-    @Test func theScratchFileHasNoName() throws {
-        let file = output(path("movie.mp4"))
-        try file.prepare()
-        let fd = try file.scratchDescriptor()
-        let again = try file.scratchDescriptor()
-        #expect(fd >= 0 && again == fd)
-        #expect(Glibc.write(fd, "media", 5) == 5)
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-        #expect(names == [".movie.mp4.partial"], "\(names)")
-        var scratch = stat(), here = stat()
-        #expect(fstat(fd, &scratch) == 0 && stat(folder.path, &here) == 0)
-        #expect(scratch.st_dev == here.st_dev && scratch.st_nlink == 0 && scratch.st_size == 5)
-        file.discard()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
-    }
-
     /// A name of 250 bytes is a valid file name, but ".NAME.partial" would not be (the limit is
     /// 255): the temporary name is shortened, and the output is written under its own name.
     @Test func aNameNearTheLimitIsWritten() throws {

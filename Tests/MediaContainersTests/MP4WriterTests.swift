@@ -17,16 +17,13 @@ import TestSupport
 
     /// A file `layout` writes of `frames` video samples (3 ticks of 90 kHz apart... 3600: 25 fps,
     /// with B-frame-like presentation offsets) and audio (1024 ticks a sample, from 0.2 s).
-    func write(_ layout: (Int32?) -> MP4Writer.Layout, name: String, frames: Int = 50, ending: MP4Writer.Ending = .init(),
+    func write(_ layout: MP4Writer.Layout, name: String, in folder: URL? = nil, frames: Int = 50, ending: MP4Writer.Ending = .init(),
                video: MP4TrackFormat = Self.video) throws -> (path: String, data: [[UInt8]]) {
-        let path = folder.appendingPathComponent(name).path
+        let path = (folder ?? self.folder).appendingPathComponent(name).path
         let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         try #require(fd >= 0)
         defer { close(fd) }
-        let scratchPath = folder.appendingPathComponent(name + ".scratch").path
-        let scratch = open(scratchPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        defer { close(scratch); unlink(scratchPath) }
-        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: layout(scratch), trackNames: ["video", "audio"])
+        var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: layout, trackNames: ["video", "audio"])
         try writer.setFormat(video, track: 0)
         try writer.setFormat(Self.audio, track: 1)
         var data: [[UInt8]] = [[], []]
@@ -64,9 +61,18 @@ import TestSupport
         return (movie, data, samples)
     }
 
+    /// Index last, and index first, where the file system inserts the head's blocks before the
+    /// media (ext4 here) and where the media moves up in place (tmpfs, when there is one).
     @Test func aWholeFileHoldsEverySampleWhereItsIndexSays() throws {
-        for (layout, name) in [({ (_: Int32?) in MP4Writer.Layout.indexLast }, "last.mp4"), ({ MP4Writer.Layout.indexFirst(scratch: $0!) }, "first.mp4")] {
-            let (path, written) = try write(layout, name: name)
+        var memory: URL?
+        if FileManager.default.fileExists(atPath: "/dev/shm") {
+            memory = URL(fileURLWithPath: "/dev/shm").appendingPathComponent("graphkit-writer-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            try FileManager.default.createDirectory(at: memory!, withIntermediateDirectories: false)
+        }
+        defer { memory.map { try? FileManager.default.removeItem(at: $0) } }
+        for (layout, name, place) in [(MP4Writer.Layout.indexLast, "last.mp4", folder), (.indexFirst, "first.mp4", folder), (.indexFirst, "moved.mp4", memory)] {
+            guard let place else { continue }
+            let (path, written) = try write(layout, name: name, in: place)
             let (movie, data, samples) = try readBack(path)
             #expect(data == written, "\(name)")
             #expect(samples[0].count == 50)
@@ -83,7 +89,14 @@ import TestSupport
             #expect(audioEdits.count == 2 && audioEdits[0].mediaTime == -1)
             #expect(audioEdits[0].duration == 120, "0.2 s less the video's 0.08 s start, in ms: \(audioEdits)")
             let types = try MP4File(try #require(FileBytes(path: path))).boxes.map(\.type)
-            #expect(types == (name == "first.mp4" ? ["ftyp", "moov", "mdat"] : ["ftyp", "free", "mdat", "moov"]), "\(types)")
+            // Index first: whole blocks before the media, a free box taking what the index leaves.
+            let whole: [[FourCC]] = [["ftyp", "moov", "free", "mdat"], ["ftyp", "moov", "mdat"]]
+            #expect(name == "last.mp4" ? types == ["ftyp", "free", "mdat", "moov"] : whole.contains(types), "\(types)")
+            if name != "last.mp4" {
+                let file = try MP4File(try #require(FileBytes(path: path)))
+                let mdat = try #require(file.first("mdat"))
+                #expect((mdat.offset + 8) % 512 == 0, "the media starts on a block: \(mdat.offset + 8)")
+            }
         }
     }
 
@@ -120,7 +133,7 @@ import TestSupport
     }
 
     @Test func aFragmentedFileIsWholeAfterEachFragment() throws {
-        let (path, _) = try write({ _ in .fragmented(seconds: 0.4) }, name: "frag.mp4", frames: 60)
+        let (path, _) = try write(.fragmented(seconds: 0.4), name: "frag.mp4", frames: 60)
         let file = try MP4File(try #require(FileBytes(path: path)))
         let types = file.boxes.map(\.type)
         #expect(types.prefix(2) == ["ftyp", "moov"])
@@ -136,7 +149,7 @@ import TestSupport
         var video = Self.video
         // From the 5th picture shown (decode 0 … presentation 7200 + 5 × 3600), for 20 pictures.
         video.shownMedia = .init(start: 7200 + 5 * 3600, duration: 20 * 3600)
-        let (path, _) = try write({ _ in .indexLast }, name: "shown.mp4", frames: 40, video: video)
+        let (path, _) = try write(.indexLast, name: "shown.mp4", frames: 40, video: video)
         let (movie, _, samples) = try readBack(path)
         #expect(samples[0].count == 40)
         let picture = try #require(movie.tracks(handler: "vide").first).track
@@ -144,10 +157,25 @@ import TestSupport
         // The sound starts at 0.2 s, the pictures shown at 0.28 s: they wait 80 ms.
         #expect(picture.edits == [.init(duration: 80, mediaTime: -1), .init(duration: 800, mediaTime: 25200)], "\(String(describing: picture.edits))")
         #expect(sound.edits == nil || sound.edits?.first?.mediaTime == 0, "\(String(describing: sound.edits))")
-        let (fragmented, _) = try write({ _ in .fragmented(seconds: 0.4) }, name: "shown-frag.mp4", frames: 40, video: video)
+        let (fragmented, _) = try write(.fragmented(seconds: 0.4), name: "shown-frag.mp4", frames: 40, video: video)
         let fragmentedBytes = try #require(FileBytes(path: fragmented))
         let initial = try #require(try MP4File(fragmentedBytes).movie())
         #expect(try #require(initial.tracks(handler: "vide").first).track.edits == [.init(duration: 800, mediaTime: 25200)])
+    }
+
+    /// The media moved up in place (where no block can be inserted): every byte where it was
+    /// plus the shift, across the 4 MiB steps and a last one that is not whole.
+    @Test func mediaMovedUpInPlaceIsWhole() throws {
+        let path = folder.appendingPathComponent("moved").path
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let media = (0..<(9 << 20) + 12_345).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        try MP4Writer.pwriteAll(fd, media, at: 0)
+        try MP4Writer.moveUp(fd, count: UInt64(media.count), by: 4_096 + 77)
+        let bytes = try #require(FileBytes(path: path))
+        #expect(bytes.count == UInt64(media.count + 4_096 + 77))
+        #expect(try bytes.read(at: 4_096 + 77, count: media.count) == media)
     }
 
     @Test func decodeTimesThatGoBackAreRefused() throws {
@@ -178,7 +206,7 @@ import TestSupport
         ending.edits.audioDelay = EncoderDelay(priming: 1024, samples: 48000, sampleRate: 48000)
         ending.edits.videoMatrix = DisplayMatrix(text: "0 1 -1 0 0 0")
         ending.extraTags.location = "+48.8583+002.2945/"
-        let (path, _) = try write({ _ in .indexLast }, name: "tags.mp4", frames: 30, ending: ending)
+        let (path, _) = try write(.indexLast, name: "tags.mp4", frames: 30, ending: ending)
         let (movie, _, _) = try readBack(path)
         #expect(movie.metadataItems.contains { $0.key == FourCC(0xA96E_616D) })
         let sound = try #require(movie.tracks(handler: "soun").first).track
@@ -357,14 +385,10 @@ import TestSupport
             }
         }
         queue.sort { ($0.time, $0.track) < ($1.time, $1.track) }
-        for (name, layout) in [("last", { (_: Int32) in MP4Writer.Layout.indexLast }), ("first", { MP4Writer.Layout.indexFirst(scratch: $0) }),
-                               ("fragmented", { _ in MP4Writer.Layout.fragmented(seconds: 0.5) })] {
+        for (name, layout) in [("last", MP4Writer.Layout.indexLast), ("first", .indexFirst), ("fragmented", .fragmented(seconds: 0.5))] {
             let path = folder.appendingPathComponent("\(name).mp4").path
             let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            let scratchPath = folder.appendingPathComponent("\(name).scratch").path
-            let scratch = open(scratchPath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            unlink(scratchPath)
-            var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: layout(scratch), trackNames: ["video", "audio"])
+            var writer = MP4Writer(descriptor: fd, brand: .mp4, layout: layout, trackNames: ["video", "audio"])
             for (k, f) in formats.enumerated() { try writer.setFormat(f, track: k) }
             for (k, _, s) in queue {
                 let data = try bytes.read(at: s.offset, count: Int(s.size))
@@ -376,7 +400,7 @@ import TestSupport
                 }
             }
             try writer.finish(ending)
-            close(fd); close(scratch)
+            close(fd)
             for stream in ["v:0", "a:0"] {
                 func packets(_ p: String) throws -> [String] {
                     try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=size,duration_time,data_hash",

@@ -99,8 +99,6 @@ public final class OutputFile: Sendable {
         /// The folder's identity, and the path that led to it (checked again before the rename).
         var folderIdentity: FileIdentity
         var folderPath: String
-        /// An unnamed file in the same folder (``scratchFile()``), or -1.
-        var scratch: Int32 = -1
     }
 
     /// The file being written, from ``prepare(inPlace:)`` until ``commit()`` or ``discard()``.
@@ -404,29 +402,6 @@ public final class OutputFile: Sendable {
         return 0
     }
 
-    /// A file with no name in the output's folder, for data a writer keeps aside until the end
-    /// (an index-first MP4's media before its index): on the output's disk, so a full disk shows
-    /// as it fills, and gone however the run ends, even by `kill -9`, since it never had a name.
-    /// Its descriptor, open for reading and writing, kept until ``commit()`` or ``discard()``.
-    public func scratchDescriptor() throws(GraphError) -> Int32 {
-        try opened.withLock { (opened) throws(GraphError) -> Int32 in
-            guard var o = opened else { throw failure("cannot write \"\(path)\": it is not open for writing") }
-            if o.scratch < 0 {
-                var fd = openat(o.folder, ".", Self.unnamedFile | O_RDWR | O_CLOEXEC, 0o600)
-                if fd < 0, [EOPNOTSUPP, EISDIR, EINVAL].contains(errno) {
-                    // No O_TMPFILE on this file system: a name of our own, removed at once.
-                    let name = ".\(o.name).scratch-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-                    fd = openat(o.folder, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-                    if fd >= 0 { unlinkat(o.folder, name, 0) }
-                }
-                guard fd >= 0 else { throw failure("cannot write in \"\(o.folderPath)\": \(Self.errnoText())") }
-                o.scratch = fd
-                opened = o
-            }
-            return o.scratch
-        }
-    }
-
     // MARK: Every file of the process
 
     struct WeakFile: Sendable {
@@ -475,10 +450,9 @@ public final class OutputFile: Sendable {
 
     static func errnoText() -> String { String(cString: strerror(errno)) }
 
-    /// `O_PATH` and `O_TMPFILE`, which Glibc's Swift module does not export (the same on every
-    /// Linux architecture Swift runs on, relative to `O_DIRECTORY`).
+    /// `O_PATH`, which Glibc's Swift module does not export (the same on every Linux
+    /// architecture Swift runs on).
     static let pathOnly: Int32 = 0o10000000
-    static let unnamedFile: Int32 = 0o20000000 | O_DIRECTORY
 
     /// The system's words for why a file operation failed ("Permission denied").
     public static func reason(_ error: any Error) -> String {

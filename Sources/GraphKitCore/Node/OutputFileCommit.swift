@@ -142,7 +142,6 @@ extension OutputFile {
 
     func closeAll(_ o: Opened) {
         Glibc.close(o.file)
-        if o.scratch >= 0 { Glibc.close(o.scratch) }
         Glibc.close(o.folder)
     }
 }

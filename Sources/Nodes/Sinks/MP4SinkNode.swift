@@ -344,14 +344,7 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
     public func prepare() throws(GraphError) {
         try file.prepare(inPlace: writesInPlace)
         let (brand, faststart) = state.withLock { ($0.brand, $0.faststart) }
-        let layout: MP4Writer.Layout
-        do throws(GraphError) {
-            // Index first: the media waits in an unnamed file in the output's folder.
-            layout = writesInPlace ? .fragmented(seconds: fragmentInterval) : faststart ? .indexFirst(scratch: try file.scratchDescriptor()) : .indexLast
-        } catch {
-            file.discard()
-            throw error
-        }
+        let layout: MP4Writer.Layout = writesInPlace ? .fragmented(seconds: fragmentInterval) : faststart ? .indexFirst : .indexLast
         let writer = MP4Writer(descriptor: file.descriptor, brand: brand, layout: layout, trackNames: ports)
         // (A failure here ends the run before it plays: its finish(.failed) removes the file.)
         let refused: GraphError? = state.withLock { s in
