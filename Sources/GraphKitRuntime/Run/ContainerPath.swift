@@ -26,8 +26,22 @@ public enum RunPlan: String, Sendable, Equatable, CaseIterable {
             self = .containerPath
             return
         }
-        let nodes = try? PipelineCompiler(graph: graph).makeNodes()
-        self = nodes.map { ContainerPath.demuxersRead(graph: graph, nodes: $0) != nil } == true ? .containerPath : .pipeline
+        guard let nodes = try? PipelineCompiler(graph: graph).makeNodes(), let read = ContainerPath.demuxersRead(graph: graph, nodes: nodes) else {
+            self = .pipeline
+            return
+        }
+        // And the sinks take what the demuxers give.
+        let streams = read.reduce(into: [PortRef: StoredStream]()) { all, r in all.merge(r.streams) { a, _ in a } }
+        for (spec, node) in nodes {
+            guard let sink = node as? any StoredSampleSink else { continue }
+            var formats: [String: MP4TrackFormat] = [:]
+            for e in graph.edges(into: spec.id) { formats[e.to.port] = streams[e.from]?.format }
+            if !sink.takesStored(formats) {
+                self = .pipeline
+                return
+            }
+        }
+        self = .containerPath
     }
 }
 
@@ -76,6 +90,9 @@ package protocol StoredSampleDemuxer: Node {
 /// ``configureStored(_:)`` when the graph is compiled (instead of `build`), `prepare`, then the
 /// samples of every input in decode order across them, each input's end, and `finish`.
 package protocol StoredSampleSink: Node {
+    /// Whether it takes what each connected input will carry as stored; false runs the graph as
+    /// a pipeline (which says why it does not, as a stream's caps are refused).
+    func takesStored(_ inputs: [String: MP4TrackFormat]) -> Bool
     /// What each connected input will carry.
     func configureStored(_ inputs: [String: MP4TrackFormat]) throws(GraphError)
     /// One sample of input `port`; false when the input takes no more (a length limit reached):
@@ -83,6 +100,10 @@ package protocol StoredSampleSink: Node {
     func writeStored(_ sample: SampleBuffer, port: String) throws(GraphError) -> Bool
     /// Input `port` has no more samples (its stream's end, or the run was stopped).
     func endStored(port: String) throws(GraphError)
+}
+
+extension StoredSampleSink {
+    package func takesStored(_ inputs: [String: MP4TrackFormat]) -> Bool { true }
 }
 
 /// A graph run by the container library: every edge a stored stream from a
@@ -157,7 +178,8 @@ final class ContainerPath: Sendable {
     }
 
     /// Reads every source's streams and tells every sink what its inputs carry; nil when a
-    /// demuxer's file cannot be read on the container path (the graph then runs as a pipeline).
+    /// demuxer's file cannot be read on the container path, or a sink does not take what it gives
+    /// (the graph then runs as a pipeline).
     /// Throws, naming the node, what their `build` would have thrown.
     init?(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)], statistics: RunStatistics) throws(GraphError) {
         guard let demuxed = Self.demuxersRead(graph: graph, nodes: nodes) else { return nil }
@@ -189,6 +211,7 @@ final class ContainerPath: Sendable {
                 formats[e.to.port] = stream.format
                 links.append(Link(edge: e, stream: stream, sink: sink, counter: statistics.addStoredEdge(e), file: fileCounters[e.from.node]))
             }
+            guard sink.takesStored(formats) else { return nil }
             do {
                 try sink.configureStored(formats)
             } catch {

@@ -119,7 +119,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     /// A media segment written: its file name, duration and size, where it ends on the
     /// stream's clock (its duration and all before it), and where the stream was when it left a
     /// live playlist.
-    private struct Written {
+    struct Written {
         var name: String
         var duration: Double
         var bytes: Int
@@ -128,7 +128,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
     }
 
     /// One rendition's stream: its tracks (video first, the segments' lead; then the audio).
-    private struct Rendition {
+    struct Rendition {
         var stream: HLSStream
         var segments: [Written] = []
         /// Live: the first segment listed, and the first not deleted yet.
@@ -142,12 +142,12 @@ public final class HLSSinkNode: ElementNode, Sendable {
 
     /// What has been asked of a video input's encoder: key frames at the cuts' times up to
     /// `count × target`, and whether it took the first request (nil: none sent yet).
-    private struct KeyFrameRequests {
+    struct KeyFrameRequests {
         var count = 0
         var taken: Bool?
     }
 
-    private struct State {
+    struct State {
         var renditions: [Rendition]
         var written: [(path: String, identity: FileIdentity)] = []
         var status: OutputReport.Status = .unknown
@@ -161,8 +161,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var keyFrames: [String: KeyFrameRequests] = [:]
         /// The files the graph reads, found when the run is prepared: a retired generation keeps them.
         var filesRead: Set<FileIdentity> = []
+        /// On the container path: each input's format, until its first sample.
+        var storedFormats: [String: MP4TrackFormat] = [:]
     }
-    private let state: Guarded<State>
+    let state: Guarded<State>
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -266,103 +268,6 @@ public final class HLSSinkNode: ElementNode, Sendable {
         }
     }
 
-    // MARK: Streaming threads
-
-    private func receive(_ event: Element.EncodedSampleEvent, port: String, into targets: [(rendition: Int, track: Int)], sink: Element,
-                         fail: @Sendable (GraphError, Element) -> Void) {
-        var seen: Double?
-        let failed: GraphError? = state.withLock { s in
-            guard s.failure == nil, s.status == .writing else { return nil }
-            do throws(GraphError) {
-                switch event {
-                case .format(let format, let codecData, _):
-                    guard let f = MP4TrackFormat(format, codecData: codecData) else {
-                        throw GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)",
-                                         "its \(port) input's stream (\(format.map { "\($0)" } ?? "an unknown format")) does not say its size, rate or codec configuration",
-                                         node: context.id)
-                    }
-                    for (r, t) in targets {
-                        let outputs: [HLSStream.Output]
-                        do throws(ContainerError) { outputs = try s.renditions[r].stream.setFormat(f, track: t) } catch { throw failure(error, port: port, rendition: r, s) }
-                        try write(outputs, rendition: r, &s)
-                    }
-                    if f.isVideo { seen = 0 }
-                case .sample(let buffer, let pts, let dts):
-                    // One copy of the sample's bytes for every rendition it goes to (the audio
-                    // goes to each rung of a ladder): the renditions' samples share it.
-                    let data = buffer.bytes
-                    for (k, (r, t)) in targets.enumerated() {
-                        // Caps come before buffers: a sample's own track's format is known.
-                        guard let format = s.renditions[r].stream.formats[t],
-                              let sample = HLSSegmenter.Sample(buffer, data: data, pts: pts, dts: dts, format: format) else { continue }
-                        if port == "audio", k == 0 {
-                            let end = sample.presentationTime + sample.duration
-                            s.audioSpan = (s.audioSpan?.start ?? sample.presentationTime, max(s.audioSpan?.end ?? end, end))
-                        }
-                        if format.isVideo, k == 0 { seen = Double(sample.presentationTime) / Double(format.timescale) }
-                        let outputs: [HLSStream.Output]
-                        do throws(ContainerError) { outputs = try s.renditions[r].stream.add(sample, track: t) } catch { throw failure(error, port: port, rendition: r, s) }
-                        try write(outputs, rendition: r, &s)
-                    }
-                case .end:
-                    for (r, t) in targets { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
-                case .flush:
-                    break  // a stream packaged as it is encoded is not sought
-                }
-            } catch {
-                s.failure = error
-                return error
-            }
-            return nil
-        }
-        if let failed {
-            fail(failed, sink)  // its own words and code: 73 for a segment that cannot be written
-            return
-        }
-        if let seen { requestKeyFrames(port: port, into: targets, seen: seen, sink: sink) }
-    }
-
-    /// Asks the video's encoder for a key frame at every cut from the run's start (each multiple
-    /// of the segment duration, the grid every rendition cuts on) up to a minute past the latest
-    /// frame seen: an encoder keeps each request until a frame reaches its time, so requests far
-    /// ahead reach it before the frames they are for, whatever it and the queues before this sink
-    /// hold. Where nothing takes the first request (packets passed as they are), no more are
-    /// sent, and the stream refuses key frames farther apart than a segment.
-    private func requestKeyFrames(port: String, into targets: [(rendition: Int, track: Int)], seen: Double, sink: Element) {
-        let horizon = max(60, 3 * target)
-        let times: [Double] = state.withLock { s in
-            var asked = s.keyFrames[port] ?? KeyFrameRequests()
-            guard asked.taken != false else { return [] }
-            var times: [Double] = []
-            while Double(asked.count + 1) * target <= seen + horizon {
-                asked.count += 1
-                times.append(Double(asked.count) * target)
-            }
-            s.keyFrames[port] = asked
-            return times
-        }
-        guard let first = times.first else { return }
-        // Outside the lock: the request travels upstream through the queues to the encoder.
-        let taken = sink.requestKeyFrame(at: MediaTime(seconds: first))
-        for time in times.dropFirst() where taken { sink.requestKeyFrame(at: MediaTime(seconds: time)) }
-        state.withLock { s in
-            guard s.keyFrames[port]?.taken == nil else { return }
-            s.keyFrames[port]?.taken = taken
-            if !taken { for (r, _) in targets { s.renditions[r].stream.limitsKeyFrameDistance = true } }
-        }
-    }
-
-    /// Rendition `r`'s stream's error as the node's, naming the input (and the segment
-    /// duration, when the key frames are too far apart for it).
-    private func failure(_ error: ContainerError, port: String, rendition r: Int, _ s: State) -> GraphError {
-        guard s.renditions[r].stream.refusedSparseKeyFrames else {
-            return GraphError(.runFailed, at: "node \"\(context.id)\" (sink.hls)", "its \(port) input: \(error.reason)", node: context.id)
-        }
-        return GraphError(.runFailed, at: context.location(parameter: "segmentDuration"), "its \(port) input's \(error.reason)", node: context.id)
-    }
-
-    // MARK: Files
-
     private func commit(_ file: OutputFile, _ s: inout State) throws(GraphError) {
         var info = stat()
         let identity = fstat(file.descriptor, &info) == 0 ? FileIdentity(info) : nil
@@ -415,7 +320,7 @@ public final class HLSSinkNode: ElementNode, Sendable {
 
     /// Writes the initialization segment, and each media segment then (event, live) the
     /// playlist that lists it.
-    private func write(_ outputs: [HLSStream.Output], rendition r: Int, _ s: inout State) throws(GraphError) {
+    func write(_ outputs: [HLSStream.Output], rendition r: Int, _ s: inout State) throws(GraphError) {
         for output in outputs {
             guard case .segment(let segment) = output else {
                 if case .initialization(let bytes) = output, let file = s.renditions[r].initialization {

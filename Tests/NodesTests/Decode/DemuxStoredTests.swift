@@ -173,6 +173,42 @@ import TestSupport
         }
     }
 
+    /// An MP4 packaged as HLS by a graph (`source.file → demux → sink.hls`) needs no pipeline
+    /// either, as `graphctl hls` needs none: every packet of the source in the segments, the
+    /// sound's priming kept (the playlist decodes to the source's samples); HEVC, which sink.hls
+    /// does not take, goes to the pipeline, which names it.
+    @Test func anMP4PackagedAsHLSNeedsNoPipeline() throws {
+        let input = try RemuxChecks.Source.h264AAC.make(in: folder)
+        let hls = folder.appendingPathComponent("hls")
+        func package(_ input: String) throws -> Graph {
+            try GraphLoader(registry: .builtIn).load(json: """
+                { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(input)" } }, "demux": { "type": "demux" },
+                  "hls": { "type": "sink.hls", "params": { "folder": "\(hls.path)", "segmentDuration": 0.5 } } },
+                  "edges": [ "src.out -> demux.in", "demux.video -> hls.video", "demux.audio -> hls.audio" ] }
+                """)
+        }
+        let run = try GraphRun(package(input))
+        #expect(run.plan == .containerPath)
+        try run.start()
+        let report = run.wait()
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let playlist = hls.appendingPathComponent("playlist.m3u8").path
+        let text = try String(contentsOfFile: playlist, encoding: .utf8)
+        #expect(text.components(separatedBy: "#EXTINF").count - 1 >= 3, "\(text)")
+        #expect(try RemuxChecks.packets(playlist, "v") == RemuxChecks.packets(input, "v"))
+        #expect(try RemuxChecks.packets(playlist, "a") == RemuxChecks.packets(input, "a"))
+        #expect(try RemuxChecks.frames(playlist, "v") == RemuxChecks.frames(input, "v"))
+        #expect(try RemuxChecks.audio(playlist) == RemuxChecks.audio(input))
+        let hevc = try Self.copied[0].make(in: folder)
+        #expect(RunPlan(for: try package(hevc)) == .pipeline)
+        let refused = try GraphRun(package(hevc))
+        #expect(refused.plan == .pipeline)
+        try refused.start()
+        let failed = refused.wait()
+        #expect(failed.status == .failed && failed.error?.description.contains("its video input is HEVC, and sink.hls takes H.264") == true,
+                "\(String(describing: failed.error))")
+    }
+
     /// `source.file → demux → sink.mp4` with `ports` connected.
     func remux(_ input: String, ports: [String], to out: String, params: String = "") throws -> Graph {
         let edges = ports.map { "\"demux.\($0) -> file.\($0)\"" }.joined(separator: ", ")

@@ -324,18 +324,22 @@ import TestSupport
 
     /// Packets passed as they are (demux) whose key frames are farther apart than the segment
     /// duration: nothing upstream can make one where a cut is due, so the run fails (70), naming
-    /// the parameter, the key frames' times and what to do; a VOD run leaves nothing.
-    @Test func passedThroughKeyFramesFartherApartThanASegmentAreRefused() throws {
+    /// the parameter, the key frames' times and what to do; a VOD run leaves nothing. On both
+    /// plans (the container path's times start where the first picture is decoded: 2 B-frames,
+    /// 0.08 s, later than a pipeline's).
+    @Test(arguments: [RunPlan.pipeline, .containerPath])
+    func passedThroughKeyFramesFartherApartThanASegmentAreRefused(_ plan: RunPlan) throws {
         let source = try movie(seconds: 6, gop: 75)
         let g = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(source)" } }, "demux": { "type": "demux" },
                 "hls": { "type": "sink.hls", "params": { "folder": "\(path("hls"))", "segmentDuration": 2 } } },
               "edges": [ "src.out -> demux.in", "demux.video -> hls.video", "demux.audio -> hls.audio" ] }
             """)
-        let error = #expect(throws: GraphError.self) { try GraphRun(g).run() }
+        let error = #expect(throws: GraphError.self) { try GraphRun(g, plan: plan).run() }
         #expect(error?.code == .runFailed)
         #expect(error?.problems.first?.location == "nodes.hls.params.segmentDuration", "\(String(describing: error))")  // the parameter at fault
-        #expect(error?.message.contains("its video input's key frames are 3 s apart (from 0 s to the next one at 3 s), farther apart than the segment duration (2 s)") == true,
+        let from = plan == .pipeline ? "0 s to the next one at 3 s" : "0.08 s to the next one at 3.08 s"
+        #expect(error?.message.contains("its video input's key frames are 3 s apart (from \(from)), farther apart than the segment duration (2 s)") == true,
                 "\(String(describing: error))")
         #expect(error?.message.contains("set segmentDuration to 3 s or more") == true)
         #expect(files() == [])
