@@ -376,8 +376,9 @@ def ten_minute_1080p(seconds=600):
 
 
 def hls_job(runs):
-    """An MP4 packaged for HLS without re-encoding (issue 32): `graphctl hls` against ffmpeg's HLS
-    muxer with -c copy, both writing fragmented-MP4 segments of 6 s and a VOD playlist."""
+    """An MP4 packaged for HLS without re-encoding (issue 32): `graphctl hls`, and the same as a graph
+    (graphs/package-hls.json, on the container path), against ffmpeg's HLS muxer with -c copy, all
+    writing fragmented-MP4 segments of 6 s and a VOD playlist."""
     src = ten_minute_1080p()
     ours_dir, ff_dir = os.path.join(BENCH, "hls-graphctl"), os.path.join(BENCH, "hls-ffmpeg")
     os.makedirs(ff_dir, exist_ok=True)
@@ -385,7 +386,9 @@ def hls_job(runs):
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c", "copy", "-f", "hls", "-hls_time", "6", "-hls_segment_type", "fmp4",
           "-hls_playlist_type", "vod", "-hls_fmp4_init_filename", "init.mp4", "-hls_segment_filename", os.path.join(ff_dir, "segment%d.m4s"),
           os.path.join(ff_dir, "playlist.m3u8")]
-    contenders = [("graphctl hls", ours), ("ffmpeg", ff)]
+    graph = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "package-hls.json"), "--quiet", "--set", f"src.path={src}",
+             "--set", f"hls.folder={os.path.join(BENCH, 'hls-graph')}"]
+    contenders = [("graphctl hls", ours), ("graphctl run package-hls.json", graph), ("ffmpeg", ff)]
     r = alternate(contenders, runs)
     table("HLS packaging, passthrough: 10-minute 1920×1080 H.264 + AAC MP4 → fMP4 segments of 6 s + VOD playlist",
           [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in contenders], r, "ffmpeg")
