@@ -28,18 +28,21 @@ package struct MP4StoredTrack: Sendable {
         guard edits.count <= 2, media.count <= 1, media.allSatisfy({ $0.rate == 0x1_0000 }),
               edits.count < 2 || (edits[0].mediaTime < 0 && edits[1].mediaTime >= 0) else { return nil }
         let mediaEnd = Int64(last.decodeTime) + Int64(last.duration)
+        // A video track keeps its own clock: its times pass tick for tick.
+        if format.isVideo { format.copiedTimescale = UInt32(clamping: timing.timescale) }
         if let edit = media.first, movie.timescale > 0 {
-            // The edit's length in media ticks (the movie's clock is often coarser).
-            let shown = Double(edit.duration) * Double(timing.timescale) / Double(movie.timescale)
+            // The edit's length in media ticks (the movie's clock is often coarser), at most the
+            // media's: a file's edit may claim any length (2^64 ticks), and the copy shows what is there.
+            let shown = min(Double(edit.duration) * Double(timing.timescale) / Double(movie.timescale), Double(mediaEnd))
             if format.isVideo, edit.duration > 0, let first = timing.samples.first {
                 // Copied as it is: the writer's own edit would show every picture (a file cut
                 // between key frames shows from its edit's start, to its end).
-                let writer = Double(format.timescale), movieScale = Double(movie.timescale)
-                format.shownMedia = .init(start: Int64(((Double(timing.mediaStart) - Double(first.decodeTime)) * writer / Double(timing.timescale)).rounded()),
-                                          duration: UInt64((Double(edit.duration) * writer / movieScale).rounded()))
+                format.shownMedia = .init(start: timing.mediaStart - Int64(first.decodeTime), duration: UInt64(shown.rounded()))
             } else if !format.isVideo, edit.mediaTime > 0 || edit.duration > 0 {
-                // Counted in samples: a media clock other than the writer's would round them.
-                guard timing.timescale == Int(format.timescale) else { return nil }
+                // Counted in samples: a media clock other than the writer's would round them; and
+                // what the writer's edit multiplies stays within 64 bits.
+                guard timing.timescale == Int(format.timescale),
+                      !edit.mediaTime.multipliedReportingOverflow(by: 4 * Int64(timing.timescale)).overflow else { return nil }
                 let priming = Int(edit.mediaTime)
                 let samples = edit.duration == 0 ? Int(mediaEnd) - priming : min(Int(mediaEnd) - priming, Int(shown.rounded()))
                 guard samples > 0 else { return nil }
@@ -79,6 +82,7 @@ package struct MP4StoredTrack: Sendable {
             guard body.count >= 28 else { return nil }
             let config = Array(body[4..<28])
             let rate = Int(config[20]) << 24 | Int(config[21]) << 16 | Int(config[22]) << 8 | Int(config[23])
+            guard rate <= 768_000 else { return nil }  // ALAC's rates reach 384 kHz
             codec = .alac(cookie: config, sampleRate: rate, channels: Int(config[9]))
         default:
             return nil
@@ -112,9 +116,10 @@ package struct MP4StoredTrack: Sendable {
     static func colour(in entry: MP4Box) -> MP4TrackFormat.Colour? {
         // A visual sample entry's boxes follow its 78 bytes of fields.
         guard entry.body.count > 78, let boxes = try? MP4Box.parseSequence(entry.body[78...], in: nil, depth: MP4Box.maximumDepth).0,
-              let colr = boxes.first(where: { $0.type == "colr" })?.body, colr.count >= 10 else { return nil }
+              let colr = boxes.first(where: { $0.type == "colr" && $0.body.count >= 10 && ["nclx", "nclc"].contains(String(decoding: $0.body[0..<4], as: UTF8.self)) })?.body
+        else { return nil }
+        // (An ICC profile's colr, `prof` or `rICC`, says no code points: the nclx beside it does.)
         let kind = String(decoding: colr[0..<4], as: UTF8.self)
-        guard kind == "nclx" || kind == "nclc" else { return nil }
         let u16 = { (i: Int) in UInt16(colr[i]) << 8 | UInt16(colr[i + 1]) }
         var colour = MP4TrackFormat.Colour(primaries: u16(4), transfer: u16(6), matrix: u16(8), fullRange: kind == "nclx" && colr.count > 10 && colr[10] & 0x80 != 0)
         colour.masteringDisplay = boxes.first { $0.type == "mdcv" && $0.body.count == 24 }?.body

@@ -64,9 +64,15 @@ package struct MP4TrackFormat: Sendable, Equatable {
     /// Whether the file is QuickTime's (`.mov`): handlers name their component type.
     package var quickTime = false
 
-    /// The media clock: 90 kHz for video, the sample rate for audio (48 kHz for Opus).
+    /// A copied video track's own media clock (ffmpeg's 24,000 Hz for 23.976 fps), kept so that
+    /// its times pass tick for tick; nil: ``timescale``'s own.
+    package var copiedTimescale: UInt32?
+
+    /// The media clock: 90 kHz for video, the sample rate for audio (48 kHz for Opus); a copied
+    /// video track's own.
     package var timescale: UInt32 {
-        switch codec {
+        if let copiedTimescale, copiedTimescale > 0, isVideo { return copiedTimescale }
+        return switch codec {
         case .h264, .hevc, .av1, .vp9: 90_000
         case .aac(_, let rate, _), .alac(_, let rate, _), .flac(let rate, _): UInt32(clamping: max(1, rate))
         case .opus: 48_000
@@ -168,7 +174,9 @@ package struct MP4TrackFormat: Sendable, Equatable {
     /// (the movie clock is ms).
     var gaplessEdits: [EditList.Edit]? {
         if let shown = shownMedia {
-            return [EditList.Edit(duration: UInt64((Double(shown.duration) * 1000 / Double(max(1, timescale))).rounded()), mediaTime: shown.start)]
+            // Written before the samples: from its start to the end of the media (a duration of
+            // 0, as a fragmented file's edit says it), however many samples come.
+            return [EditList.Edit(duration: 0, mediaTime: shown.start)]
         }
         return gapless.map { g in
             [EditList.Edit(duration: UInt64((Double(g.samples) * 1000 / Double(max(1, timescale))).rounded()), mediaTime: Int64(g.priming))]

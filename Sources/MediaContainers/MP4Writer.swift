@@ -10,12 +10,10 @@ import Glibc
 ///   once at the end, from what was written, never by editing a finished file.
 ///   Index last: `ftyp`, the media, `moov`; the media's header is written at the start and its
 ///   size set at the end (16 bytes kept, so a file past 4 GiB takes a 64-bit size). Index first
-///   (faststart): the media is written from the file's start, and the end makes room before it
-///   for `ftyp`, `moov` and the media's header (the file system inserts whole blocks where it can,
-///   `FALLOC_FL_INSERT_RANGE`, and a `free` box takes what the index leaves of them: no byte of
-///   the media moves; elsewhere the media is moved up in place, as ffmpeg's faststart moves it).
-///   Each byte of the media is written once (a scratch file wrote it twice, and held it twice on
-///   disk).
+///   (faststart): the media is written from the file's start, and the end moves it up in place
+///   to make room for `ftyp`, `moov` and the media's header, as ffmpeg's faststart moves it: one
+///   file, the media's pages rewritten where they are (a scratch file held the media twice on
+///   disk and wrote it twice).
 /// - Fragmented files (``Layout/fragmented(seconds:)``): `ftyp` and a `moov` of empty tables once
 ///   every track's format is known, then a `moof` + `mdat` fragment about every `seconds`, cut
 ///   before a key frame of the video (every sample of a sound-only file is one): a file cut short
@@ -378,7 +376,8 @@ package struct MP4Writer: Sendable {
             guard tracks.allSatisfy({ $0.format != nil }) else { return }
             started = true
             let formats = tracks.compactMap(\.format)
-            // A copied track's own edit (a sound's priming, a cut file's pictures) is known now.
+            // A copied track's own edit (a sound's priming, a cut file's pictures) is known now,
+            // to the end of the samples to come.
             var moov = MP4Box(type: "moov", children: [CMAF.movieHeader(duration: 0, nextTrackID: UInt32(formats.count + 1))]
                 + formats.map { $0.trak(edits: $0.gaplessEdits) } + [MP4Box(type: "mvex", children: formats.map { CMAF.trex(trackID: $0.trackID) })])
             moov.sizeField = .compact

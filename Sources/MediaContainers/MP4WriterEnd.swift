@@ -74,38 +74,30 @@ extension MP4Writer {
             let wide = mediaBytes + 8 > UInt64(UInt32.max)
             let headerSize = UInt64(wide ? 16 : 8)
             // Where the media will start decides the offsets, whose width can change the index's
-            // size: measured, then placed. Whole blocks go before the media (the file system
-            // inserts them where it can), a `free` box taking what the head leaves of them.
-            let block = Self.block(of: fd)
-            func head(mediaAt start: UInt64) -> (movie: MP4Movie, size: UInt64) {
-                var placed = movie
-                placed.moveChunkOffsets { $0 + start }
-                return (placed, UInt64(ftyp.count) + placed.moov.length() + headerSize)
+            // size: measured, then placed.
+            var start = UInt64(ftyp.count) + movie.moov.length() + headerSize
+            var placed = movie
+            for _ in 0..<3 {
+                placed = movie
+                let s = start
+                placed.moveChunkOffsets { $0 + s }
+                let next = UInt64(ftyp.count) + placed.moov.length() + headerSize
+                if next == start { break }
+                start = next
             }
-            var start: UInt64 = 0
-            for _ in 0..<8 {
-                let size = head(mediaAt: start).size
-                // Room for a free box's header when the blocks are not filled exactly.
-                var rounded = (size + block - 1) / block * block
-                if rounded != size, rounded - size < 8 { rounded += block }
-                if rounded == start { break }
-                start = rounded
-            }
-            let (placed, size) = head(mediaAt: start)
-            guard size <= start, start - size == 0 || start - size >= 8 else { throw ContainerError("the index's size did not settle") }
-            var bytes = ftyp + placed.bytes
-            if start > size {
-                bytes.appendU32(UInt32(start - size)); bytes.appendU32(FourCC("free").rawValue)
-                bytes += [UInt8](repeating: 0, count: Int(start - size - 8))
-            }
+            var head = ftyp + placed.bytes
             if wide {
-                bytes.appendU32(1); bytes.appendU32(FourCC("mdat").rawValue); bytes.appendU64(mediaBytes + 16)
+                head.appendU32(1); head.appendU32(FourCC("mdat").rawValue); head.appendU64(mediaBytes + 16)
             } else {
-                bytes.appendU32(UInt32(mediaBytes + 8)); bytes.appendU32(FourCC("mdat").rawValue)
+                head.appendU32(UInt32(mediaBytes + 8)); head.appendU32(FourCC("mdat").rawValue)
             }
+            guard UInt64(head.count) == start else { throw ContainerError("the index's size did not settle") }
             do {
-                try Self.insertRoom(fd, bytes: start, media: mediaBytes)
-                try Self.pwriteAll(fd, bytes, at: 0)
+                // The media, written from the file's start, moves up in place to make room for the
+                // head, as ffmpeg's faststart moves it (the pages are the file's own, still in the
+                // page cache as a rule: no second file, nothing forced to the disk).
+                try Self.moveUp(fd, count: mediaBytes, by: start)
+                try Self.pwriteAll(fd, head, at: 0)
             } catch {
                 failedWriting = true
                 throw error
@@ -152,7 +144,10 @@ extension MP4Writer {
             // first picture shown to the end of the last one; or the media given.
             let lastDuration = samples.indices.contains(track.lastShown) ? Int64(samples[track.lastShown].duration) : 0
             let mediaTime = max(0, format.shownMedia?.start ?? (track.minPresentation &- (track.firstDecode ?? 0)))
-            let shown = format.shownMedia?.duration ?? UInt64(clamping: track.maxPresentation &- track.minPresentation &+ lastDuration)
+            // A given edit ends where the samples written do (a copy stopped, or cut by a length limit).
+            let written = track.maxPresentation &+ lastDuration &- (track.firstDecode ?? 0)
+            let shown = format.shownMedia.map { min($0.duration, UInt64(clamping: written &- $0.start)) }
+                ?? UInt64(clamping: track.maxPresentation &- track.minPresentation &+ lastDuration)
             let shownMovie = UInt64((Double(shown) * Double(movieScale) / Double(scale)).rounded())
             let lateBy = UInt64(max(0, ((starts[k] - origin) * Double(movieScale)).rounded()))
             var edits: [EditList.Edit] = []
@@ -256,28 +251,6 @@ extension MP4Writer {
     static func pwriteAll(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64) throws(ContainerError) {
         let failed = bytes.withUnsafeBytes { writeAll(fd, $0, at: offset) }
         if failed != 0 { throw ContainerError(String(cString: strerror(failed))) }
-    }
-
-    /// The file system's block for `fd` (4 KiB when it does not say one that can be).
-    static func block(of fd: Int32) -> UInt64 {
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_blksize >= 512, info.st_blksize <= 1 << 16, info.st_blksize & (info.st_blksize - 1) == 0 else { return 4096 }
-        return UInt64(info.st_blksize)
-    }
-
-    /// glibc's `fallocate` (Swift's Glibc module does not declare it), looked up once.
-    private static let fallocate: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32)? = {
-        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "fallocate") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32).self)
-    }()
-
-    /// Puts `bytes` (whole blocks) before the `media` bytes `fd` holds from its start: inserted by
-    /// the file system, the media not moved (`FALLOC_FL_INSERT_RANGE`: ext4, XFS), else moved up
-    /// in place (tmpfs, overlays and others refuse it).
-    static func insertRoom(_ fd: Int32, bytes: UInt64, media: UInt64) throws(ContainerError) {
-        // FALLOC_FL_INSERT_RANGE (0x20): the range must start inside the file.
-        if media > 0, let fallocate, fallocate(fd, 0x20, 0, off_t(bytes)) == 0 { return }
-        try moveUp(fd, count: media, by: bytes)
     }
 
     /// Moves the first `count` bytes of `fd` up by `by`, from the end back, 4 MiB at a time.

@@ -5,11 +5,11 @@ import MediaContainers
 /// `demux` on the container path (``RunPlan/containerPath``): `source.file → demux → sink.mp4`
 /// with an MP4 or MOV input needs no GStreamer pipeline. The file's index is read when the graph
 /// is compiled; each connected output's track (the first video track; the audio track `track`
-/// names) is copied as `ffmpeg -c copy` copies it: every sample, its times, and the sound's edit
+/// names) is copied as `ffmpeg -c copy` copies samples: every sample, its times, and the sound's edit
 /// list (an AAC encoder's priming packet and the edit that hides it, which GStreamer's demuxer
 /// drops and forgets), with the picture's colour and display matrix. A file or track the writer
 /// would not copy exactly (``MP4StoredTrack``: another container, a fragmented file, FLAC, several
-/// sample descriptions, a cut edit list) runs as a pipeline, as before.
+/// sample descriptions, an edit list of another shape) runs as a pipeline, as before.
 extension DemuxNode: StoredSampleDemuxer {
     package func storedStreams(reading file: FileBytes, name: String) -> [String: StoredStream]? {
         guard let mp4 = try? MP4File(file), mp4.isWholeMovie, let movie = try? mp4.movie() else { return nil }

@@ -22,9 +22,9 @@ import MediaContainers
 /// run learnt: an AAC track's edit list from its measured encoder delay (gapless: decoders give
 /// back the input's samples, aligned), the display matrix from `videoTransform` or the video's
 /// orientation tag, where `AVAssetWriter.endSession` ends the presentation, the tags, cover,
-/// location and chapters. With `faststart` the index goes first: the media waits in a file with
-/// no name in the output's folder (a full disk shows as it fills; nothing is left behind,
-/// `kill -9` included) and is copied after the index in the kernel.
+/// location and chapters. With `faststart` the index goes first: the media is written from the
+/// file's start and moved up in place after it at the end, as ffmpeg's faststart moves it (the
+/// file is under its temporary name until then: nothing half-written under the output's).
 ///
 /// FLAC (MP4 and M4A; not MOV, which xiph's mapping leaves out and ffmpeg refuses; not
 /// fragmented) is written as ffmpeg writes it: one frame a sample, the media clock at the
