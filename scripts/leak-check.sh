@@ -71,6 +71,7 @@ declare -A sets=(
   [transcode-video]="--set src.path=in.mp4 --set file.path=t.mp4"
   [transcode-hevc]="--set src.path=in.mp4 --set file.path=h.mp4"
   [remux]="--set src.path=in.mp4 --set file.path=r.mp4"
+  [package-hls]="--set src.path=in.mp4 --set hls.folder=ph"
   [concat]='--set join.pieces=[{"path":"in.mp4"},{"path":"in.mp4","inpoint":0.5}] --set file.path=c.mp4'
   [remux-webm]="--set src.path=in.webm --set file.path=r.webm"
   [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"

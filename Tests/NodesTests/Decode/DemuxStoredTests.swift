@@ -100,8 +100,12 @@ import TestSupport
     /// A picture's colour (`colr`) and HDR boxes and the track's display matrix are the source's.
     @Test func colourAndOrientationAreKept() throws {
         let input = folder.appendingPathComponent("hlg.mp4").path
-        try TestMedia.runTool("ffmpeg", ["-v", "error"] + Self.testsrc + ["-t", "1", "-pix_fmt", "yuv420p10le", "-c:v", "libx265", "-x265-params", "log-level=error",
-                                         "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", "-tag:v", "hvc1", "-y", input])
+        // The colour in the stream (x265's VUI) and in the file's `colr` (ffmpeg 7 writes one only
+        // when asked, and then from the VUI).
+        try TestMedia.runTool("ffmpeg", ["-v", "error"] + Self.testsrc + ["-t", "1", "-pix_fmt", "yuv420p10le", "-c:v", "libx265",
+                                         "-x265-params", "log-level=error:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc",
+                                         "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", "-tag:v", "hvc1",
+                                         "-movflags", "+write_colr", "-y", input])
         let turned = folder.appendingPathComponent("turned.mp4").path
         let first = try GraphRun(remux(input, ports: ["video"], to: turned, params: #", "videoTransform": "0 1 -1 0 240 0""#))
         try first.start()
@@ -116,6 +120,13 @@ import TestSupport
         let after = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", fields, "-of", "compact", out])
         #expect(before.contains("bt2020") && before.contains("arib-std-b67") && before.contains("rotation="), "\(before)")
         #expect(after == before)
+        // The `colr` box itself, code points and range, as the source's.
+        func colr(_ path: String) throws -> Data? {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            return bytes.range(of: Data("colrnclx".utf8)).map { bytes[$0.upperBound..<($0.upperBound + 7)] }
+        }
+        let source = try colr(input), copied = try colr(out)
+        #expect(source != nil && copied == source, "\(String(describing: source)) \(String(describing: copied))")
     }
 
     /// A file cut between key frames (`ffmpeg -ss -c copy`: its edit lists start after the key
