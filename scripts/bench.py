@@ -57,12 +57,15 @@ def fresh(cmd, path):
     return ["sh", "-c", f'rm -f "{path}" && exec "$0" "$@"'] + cmd
 
 
-def alternate(contenders, runs):
+def alternate(contenders, runs, before=None):
     """Runs each contender once per round, `runs` rounds; returns per contender the median wall
-    and RSS, the number of runs, and every round's wall (for ratios taken round by round)."""
+    and RSS, the number of runs, and every round's wall (for ratios taken round by round).
+    `before(name)`, when given, runs untimed before each of a contender's runs."""
     samples = {name: [] for name, _ in contenders}
     for _ in range(runs):
         for name, cmd in contenders:
+            if before:
+                before(name)
             samples[name].append(measure(cmd))
     return {name: (statistics.median(w for w, _ in s), statistics.median(m for _, m in s), len(s), [w for w, _ in s])
             for name, s in samples.items()}
@@ -380,20 +383,28 @@ def hls_job(runs):
     (graphs/package-hls.json, on the container path), against ffmpeg's HLS muxer with -c copy, all
     writing fragmented-MP4 segments of 6 s and a VOD playlist."""
     src = ten_minute_1080p()
-    ours_dir, ff_dir = os.path.join(BENCH, "hls-graphctl"), os.path.join(BENCH, "hls-ffmpeg")
-    os.makedirs(ff_dir, exist_ok=True)
+    ours_dir, ff_dir, graph_dir = (os.path.join(BENCH, d) for d in ("hls-graphctl", "hls-ffmpeg", "hls-graph"))
     ours = [GRAPHCTL, "hls", src, ours_dir, "--segment-duration", "6", "--quiet"]
     ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c", "copy", "-f", "hls", "-hls_time", "6", "-hls_segment_type", "fmp4",
           "-hls_playlist_type", "vod", "-hls_fmp4_init_filename", "init.mp4", "-hls_segment_filename", os.path.join(ff_dir, "segment%d.m4s"),
           os.path.join(ff_dir, "playlist.m3u8")]
     graph = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "package-hls.json"), "--quiet", "--set", f"src.path={src}",
-             "--set", f"hls.folder={os.path.join(BENCH, 'hls-graph')}"]
+             "--set", f"hls.folder={graph_dir}"]
     contenders = [("graphctl hls", ours), ("graphctl run package-hls.json", graph), ("ffmpeg", ff)]
-    # 1.2 GB each: every command is timed to its `sync`, so that no contender pays for the
-    # writeback of the one before (GraphKit flushes each segment before listing it; ffmpeg does not).
+    folders = {"graphctl hls": ours_dir, "graphctl run package-hls.json": graph_dir, "ffmpeg": ff_dir}
+
+    def empty_folder(name):
+        # 1.2 GB each: every command writes into an empty folder, its earlier package removed
+        # and flushed untimed. (Removing it in the timed run made whoever ran first after
+        # ffmpeg 1.5-2 s slower, whichever tool that was.)
+        shutil.rmtree(folders[name], ignore_errors=True)
+        os.makedirs(folders[name])
+        subprocess.run(["sync"], check=True)
+
+    # Every command is timed to its `sync`, so that no contender pays for the writeback of the
+    # one before (GraphKit flushes each segment before listing it; ffmpeg does not).
     timed = [(n, ["sh", "-c", '"$0" "$@" && sync'] + c) for n, c in contenders]
-    subprocess.run(["sync"], check=True)
-    r = alternate(timed, runs)
+    r = alternate(timed, runs, before=empty_folder)
     table("HLS packaging, passthrough: 10-minute 1920×1080 H.264 + AAC MP4 → fMP4 segments of 6 s + VOD playlist, each timed to its `sync`",
           [(n, " ".join(c).replace(ROOT + "/", "") + " && sync") for n, c in contenders], r, "ffmpeg")
 

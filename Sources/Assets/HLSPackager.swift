@@ -175,28 +175,42 @@ public final class HLSPackager: Sendable {
     }
 
     /// The bytes of `samples`, read a contiguous stretch at a time (a chunk's samples lie one
-    /// after another), never more than they hold.
+    /// after another) straight into the run's buffer, never more than they hold.
     private func read(_ samples: [MP4Sample], from bytes: FileBytes) throws(GraphError) -> [UInt8] {
-        var data: [UInt8] = []
-        data.reserveCapacity(samples.reduce(0) { $0 + Int($1.size) })
-        var start = samples[0].offset, end = start
-        func flush() throws(GraphError) {
-            guard end > start else { return }
-            let count = Int(end - start)
-            let got: [UInt8]
-            do { got = try bytes.read(at: start, count: count) } catch { throw unreadable(error.reason) }
-            guard got.count == count else { throw unreadable("it ends at byte \(start + UInt64(got.count)), inside its samples") }
-            data += got
-        }
-        for s in samples {
-            if s.offset != end {
-                try flush()
-                start = s.offset
-                end = s.offset
+        let total = samples.reduce(0) { $0 + Int($1.size) }
+        var failure: ContainerError?
+        var short: UInt64?
+        let data = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+            var start = samples[0].offset, end = start
+            func flush() -> Bool {
+                guard end > start else { return true }
+                let want = Int(end - start)
+                let into = UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[count..<(count + want)])
+                do throws(ContainerError) {
+                    let got = try bytes.read(at: start, into: into)
+                    count += got
+                    guard got == want else {
+                        short = start + UInt64(got)
+                        return false
+                    }
+                } catch {
+                    failure = error
+                    return false
+                }
+                return true
             }
-            end += UInt64(s.size)
+            for s in samples {
+                if s.offset != end {
+                    guard flush() else { return }
+                    start = s.offset
+                    end = s.offset
+                }
+                end += UInt64(s.size)
+            }
+            _ = flush()
         }
-        try flush()
+        if let failure { throw unreadable(failure.reason) }
+        if let short { throw unreadable("it ends at byte \(short), inside its samples") }
         return data
     }
 

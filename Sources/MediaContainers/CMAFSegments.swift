@@ -155,35 +155,46 @@ package enum CMAF {
             current[k] = i + 1
         }
         if !empty { ends.append(current) }
-        // Each run's samples' byte offsets in its data and decode times (tfdt), per sample.
-        var out: [UInt8] = []
+        // Each fragment's runs (their samples, and where their bytes lie in the runs' data),
+        // and its moof and mdat header; then the segment assembled once, into one buffer of its
+        // size: a segment is megabytes, and each copy more of it costs as much as writing it.
+        var heads: [[UInt8]] = []
+        var slices: [[(run: Int, bytes: Range<Int>)]] = []
         var firstSampleOffsets = runs.map { _ in 0 }
+        var placed = runs.map { _ in false }
         var starts = runs.map { _ in 0 }
         var dataStarts = runs.map { _ in 0 }
         var decodeTimes = runs.map(\.baseDecodeTime)
         var sequence = firstSequenceNumber
+        var total = 0
         for end in ends {
             var pieces: [FragmentRun] = []
-            var sliced: [Int] = []
+            var taken: [(run: Int, bytes: Range<Int>)] = []
             for (k, run) in runs.enumerated() where end[k] > starts[k] {
                 let samples = Array(run.samples[starts[k]..<end[k]])
                 let length = samples.reduce(0) { $0 + Int($1.size) }
-                pieces.append(FragmentRun(trackID: run.trackID, timescale: run.timescale, baseDecodeTime: decodeTimes[k], samples: samples,
-                                          data: Array(run.data[dataStarts[k]..<(dataStarts[k] + length)])))
-                sliced.append(k)
-                if starts[k] == 0 { firstSampleOffsets[k] = -1 }  // filled in below, once the fragment's layout is known
+                pieces.append(FragmentRun(trackID: run.trackID, timescale: run.timescale, baseDecodeTime: decodeTimes[k], samples: samples, data: []))
+                taken.append((k, dataStarts[k]..<(dataStarts[k] + length)))
                 decodeTimes[k] += samples.reduce(0) { $0 + UInt64($1.duration) }
                 dataStarts[k] += length
                 starts[k] = end[k]
             }
-            let written = fragment(sequenceNumber: sequence, runs: pieces)
-            var at = out.count + written.count - pieces.reduce(0) { $0 + $1.data.count }
-            for (piece, k) in zip(pieces, sliced) {
-                if firstSampleOffsets[k] == -1 { firstSampleOffsets[k] = at }
-                at += piece.data.count
+            let head = fragmentHead(sequenceNumber: sequence, runs: pieces, dataCounts: taken.map(\.bytes.count))
+            var at = total + head.count
+            for (k, bytes) in taken {
+                if !placed[k] { (firstSampleOffsets[k], placed[k]) = (at, true) }
+                at += bytes.count
             }
-            out += written
+            total = at
+            heads.append(head)
+            slices.append(taken)
             sequence &+= 1
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(total)
+        for (head, taken) in zip(heads, slices) {
+            out += head
+            for (k, bytes) in taken { out += runs[k].data[bytes] }
         }
         return MediaSegment(bytes: out, fragmentCount: UInt32(ends.count), firstSampleOffsets: firstSampleOffsets)
     }
@@ -191,6 +202,15 @@ package enum CMAF {
     /// One fragment: a `moof` numbered `sequenceNumber` (from 1, rising) then the `mdat`
     /// holding each run's bytes in turn.
     package static func fragment(sequenceNumber: UInt32, runs: [FragmentRun]) -> [UInt8] {
+        var out = fragmentHead(sequenceNumber: sequenceNumber, runs: runs, dataCounts: runs.map(\.data.count))
+        out.reserveCapacity(out.count + runs.reduce(0) { $0 + $1.data.count })
+        for run in runs { out += run.data }
+        return out
+    }
+
+    /// A fragment's `moof` and its `mdat`'s header, for runs whose bytes (`dataCounts[k]` of
+    /// run k, in turn) follow it.
+    static func fragmentHead(sequenceNumber: UInt32, runs: [FragmentRun], dataCounts: [Int]) -> [UInt8] {
         func moof(dataOffsets: [Int32]) -> MP4Box {
             var mfhd: [UInt8] = []
             mfhd.appendVersionAndFlags(0, 0)
@@ -214,13 +234,13 @@ package enum CMAF {
         }
         // The data offsets count from the moof's first byte; its size does not depend on them.
         let size = Int(moof(dataOffsets: runs.map { _ in 0 }).length())
-        let mdatSize = 8 + runs.reduce(0) { $0 + $1.data.count }
+        let mdatSize = 8 + dataCounts.reduce(0, +)
         let wide = mdatSize > Int(UInt32.max)
         var offsets: [Int32] = []
         var at = size + (wide ? 16 : 8)
-        for run in runs {
+        for count in dataCounts {
             offsets.append(Int32(clamping: at))
-            at += run.data.count
+            at += count
         }
         var out = moof(dataOffsets: offsets).bytes
         if !wide {
@@ -231,7 +251,6 @@ package enum CMAF {
             out.appendU32(FourCC("mdat").rawValue)
             out.appendU64(UInt64(mdatSize + 8))
         }
-        for run in runs { out += run.data }
         return out
     }
 }
