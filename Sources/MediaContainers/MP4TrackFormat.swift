@@ -24,6 +24,20 @@ package struct MP4TrackFormat: Sendable, Equatable {
         /// `fLaC`: the entry, with its `dfLa`, is the stream's header (known at its end, when
         /// the encoder has written its sample count and MD5): ``MP4Writer/finish(_:)`` takes it.
         case flac(sampleRate: Int, channels: Int)
+
+        /// Its name in messages ("H.264").
+        package var name: String {
+            switch self {
+            case .h264: "H.264"
+            case .aac: "AAC"
+            case .hevc: "HEVC"
+            case .av1: "AV1"
+            case .vp9: "VP9"
+            case .opus: "Opus"
+            case .alac: "ALAC"
+            case .flac: "FLAC"
+            }
+        }
     }
 
     /// The colour a video sample entry states (`colr` nclx, ITU-T H.273 code points), and the
@@ -52,8 +66,9 @@ package struct MP4TrackFormat: Sendable, Equatable {
     /// The display matrix (`tkhd`), for a video track.
     package var displayMatrix: DisplayMatrix?
     /// The media a video track shows, when it is given rather than worked out from its samples'
-    /// times: a copy of a file whose edit list starts after its first picture or ends before its
-    /// last (a cut between key frames), written as that edit.
+    /// times: a copied track's edit as its file states it (where it starts, how long it lasts),
+    /// written as that edit, so a copy shows what its source shows: all of its pictures, or,
+    /// for a file cut between key frames, from after its first one or to before its last.
     package var shownMedia: ShownMedia?
     /// `duration` ticks of the media clock from `start` ticks after the first sample's decode time.
     package struct ShownMedia: Sendable, Equatable {
@@ -168,6 +183,12 @@ package struct MP4TrackFormat: Sendable, Equatable {
         if let edits, !edits.isEmpty { children.append(MP4Box(type: "edts", children: [MP4Box(EditList(edits))])) }
         children.append(MP4Box(type: "mdia", children: [mdhd, hdlr, minf]))
         return MP4Box(type: "trak", children: children)
+    }
+
+    /// The priming and input length of ``gapless`` as an encoder's measured delay (what the
+    /// writer's ending takes), on the track's clock (its sample rate).
+    package var encoderDelay: EncoderDelay? {
+        gapless.map { EncoderDelay(priming: $0.priming, samples: $0.samples, sampleRate: Int(timescale)) }
     }
 
     /// The edit list of a fragmented file's track: from the priming on, as long as the input

@@ -22,12 +22,25 @@ import TestSupport
         #expect(concat.status == 0)
         #expect(concat.stdout.contains(#"label="plan: container path (no GStreamer pipeline"#), "\(concat.stdout)")
         let remux = try Graphctl.run("dot", Graphctl.graph("remux.json"), "--set", "src.path=/nonexistent.mp4")
-        #expect(remux.stdout.contains(#"label="plan: GStreamer pipeline";"#), "\(remux.stdout)")
-        let mp4 = try TestMedia.temporaryFolder().appendingPathComponent("in.mp4").path
+        #expect(remux.stdout.contains(#"label="plan: GStreamer pipeline (not the container path: node \"src\"'s file is not a regular file that can be read)";"#),
+                "\(remux.stdout)")
+        let folder = try TestMedia.temporaryFolder()
+        let mp4 = folder.appendingPathComponent("in.mp4").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine", "-t", "1",
                                          "-c:v", "libx264", "-c:a", "aac", "-y", mp4])
         let copy = try Graphctl.run("dot", Graphctl.graph("remux.json"), "--set", "src.path=\(mp4)")
         #expect(copy.stdout.contains(#"label="plan: container path (no GStreamer pipeline"#), "\(copy.stdout)")
+        // Why not, when every node could run without a pipeline: the file, or what a sink takes.
+        let mkv = folder.appendingPathComponent("in.mkv").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", mp4, "-c", "copy", "-y", mkv])
+        let matroska = try Graphctl.run("dot", Graphctl.graph("remux.json"), "--set", "src.path=\(mkv)")
+        #expect(matroska.stdout.contains(#"(not the container path: node \"demux\" (demux) reading \"\#(mkv)\": not a whole MP4 or MOV"#), "\(matroska.stdout)")
+        let hevc = folder.appendingPathComponent("hevc.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine", "-t", "1",
+                                         "-c:v", "libx265", "-x265-params", "log-level=none", "-tag:v", "hvc1", "-c:a", "aac", "-y", hevc])
+        let package = try Graphctl.run("dot", Graphctl.graph("package-hls.json"), "--set", "src.path=\(hevc)", "--set", "hls.folder=\(folder.path)/hls")
+        #expect(package.stdout.contains(#"(not the container path: node \"hls\" (sink.hls) does not take audio AAC, video HEVC as stored)"#),
+                "\(package.stdout)")
     }
 
     @Test func dotLabelsEdgesWithWhatARunMeasured() throws {

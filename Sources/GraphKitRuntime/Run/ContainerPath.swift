@@ -15,33 +15,30 @@ public enum RunPlan: String, Sendable, Equatable, CaseIterable {
     case containerPath
 
     /// The plan `graph` gets: the container path when every node can run on it (see
-    /// ``ContainerPath``), else the pipeline. A graph with `demux` is decided by its file: its
-    /// index is read here (an MP4 or MOV whose tracks the writer copies exactly).
-    public init(for graph: Graph) {
-        guard ContainerPath.fits(graph) else {
-            self = .pipeline
-            return
-        }
-        guard graph.nodes.contains(where: { $0.type is any StoredSampleDemuxer.Type }) else {
-            self = .containerPath
-            return
-        }
-        guard let nodes = try? PipelineCompiler(graph: graph).makeNodes(), let read = ContainerPath.demuxersRead(graph: graph, nodes: nodes) else {
-            self = .pipeline
-            return
+    /// ``ContainerPath``), else the pipeline. A graph with `demux` is decided by its file: it is
+    /// opened and its index read here (an MP4 or MOV whose tracks the writer copies exactly).
+    public init(for graph: Graph) { self = Self.decided(for: graph).plan }
+
+    /// The plan `graph` gets (``init(for:)``), and, when a graph whose nodes all could run on
+    /// the container path runs as a pipeline, why: what `graphctl dot` shows and a run logs.
+    public static func decided(for graph: Graph) -> (plan: RunPlan, declined: String?) {
+        guard ContainerPath.fits(graph) else { return (.pipeline, nil) }
+        guard graph.nodes.contains(where: { $0.type is any StoredSampleDemuxer.Type }) else { return (.containerPath, nil) }
+        let nodes: [(spec: Graph.NodeSpec, node: any Node)]
+        do { nodes = try PipelineCompiler(graph: graph).makeNodes() } catch { return (.pipeline, error.message) }
+        let streams: [PortRef: StoredStream]
+        switch ContainerPath.demuxersRead(graph: graph, nodes: nodes) {
+        case .failure(let declined): return (.pipeline, declined.reason)
+        case .success(let read): streams = read.reduce(into: [:]) { all, r in all.merge(r.streams) { a, _ in a } }
         }
         // And the sinks take what the demuxers give.
-        let streams = read.reduce(into: [PortRef: StoredStream]()) { all, r in all.merge(r.streams) { a, _ in a } }
         for (spec, node) in nodes {
             guard let sink = node as? any StoredSampleSink else { continue }
             var formats: [String: MP4TrackFormat] = [:]
             for e in graph.edges(into: spec.id) { formats[e.to.port] = streams[e.from]?.format }
-            if !sink.takesStored(formats) {
-                self = .pipeline
-                return
-            }
+            if !sink.takesStored(formats) { return (.pipeline, ContainerPath.refusal(of: spec, formats)) }
         }
-        self = .containerPath
+        return (.containerPath, nil)
     }
 }
 
@@ -160,29 +157,54 @@ final class ContainerPath: Sendable {
         }
     }
 
+    /// Why a graph whose nodes fit the container path runs as a pipeline all the same.
+    struct Declined: Error {
+        var reason: String
+    }
+
     /// Each demuxer's streams, read from its file (the demuxer's id and output → stream), and the
-    /// file's edge into it; nil when one cannot give them on the container path.
-    static func demuxersRead(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) -> [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)]? {
+    /// file's edge into it; why not, when one cannot give them on the container path.
+    static func demuxersRead(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)])
+        -> Result<[(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)], Declined> {
         var read: [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)] = []
         for (spec, node) in nodes {
             guard let demuxer = node as? any StoredSampleDemuxer else { continue }
             guard let edge = graph.edges(into: spec.id).first,
-                  let source = nodes.first(where: { $0.spec.id == edge.from.node })?.node as? any StoredFileSource,
-                  let (file, name) = source.openForStoredReading(),
-                  let given = demuxer.storedStreams(reading: file, name: name) else { return nil }
+                  let source = nodes.first(where: { $0.spec.id == edge.from.node })?.node as? any StoredFileSource else {
+                return .failure(Declined(reason: "node \"\(spec.id)\" (\(spec.descriptor.type)) is not fed by a file"))
+            }
+            guard let (file, name) = source.openForStoredReading() else {
+                return .failure(Declined(reason: "node \"\(edge.from.node)\"'s file is not a regular file that can be read"))
+            }
+            guard let given = demuxer.storedStreams(reading: file, name: name) else {
+                return .failure(Declined(reason: "node \"\(spec.id)\" (\(spec.descriptor.type)) reading \"\(name)\": "
+                                         + "not a whole MP4 or MOV whose connected tracks the MP4 writer copies exactly"))
+            }
             var streams: [PortRef: StoredStream] = [:]
             for (port, stream) in given { streams[PortRef(node: spec.id, port: port)] = stream }
             read.append((streams, edge))
         }
-        return read
+        return .success(read)
+    }
+
+    /// Why `sink` does not take `formats` as stored.
+    static func refusal(of sink: Graph.NodeSpec, _ formats: [String: MP4TrackFormat]) -> String {
+        let given = formats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.codec.name)" }.joined(separator: ", ")
+        return "node \"\(sink.id)\" (\(sink.descriptor.type)) does not take \(given) as stored"
     }
 
     /// Reads every source's streams and tells every sink what its inputs carry; nil when a
     /// demuxer's file cannot be read on the container path, or a sink does not take what it gives
     /// (the graph then runs as a pipeline).
     /// Throws, naming the node, what their `build` would have thrown.
-    init?(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)], statistics: RunStatistics) throws(GraphError) {
-        guard let demuxed = Self.demuxersRead(graph: graph, nodes: nodes) else { return nil }
+    init?(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)], statistics: RunStatistics, declined: inout String?) throws(GraphError) {
+        let demuxed: [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)]
+        switch Self.demuxersRead(graph: graph, nodes: nodes) {
+        case .success(let read): demuxed = read
+        case .failure(let why):
+            declined = why.reason
+            return nil
+        }
         var streams: [PortRef: StoredStream] = [:]
         var fileCounters: [String: RunStatistics.StoredCounter] = [:]
         for (given, edge) in demuxed {
@@ -211,7 +233,10 @@ final class ContainerPath: Sendable {
                 formats[e.to.port] = stream.format
                 links.append(Link(edge: e, stream: stream, sink: sink, counter: statistics.addStoredEdge(e), file: fileCounters[e.from.node]))
             }
-            guard sink.takesStored(formats) else { return nil }
+            guard sink.takesStored(formats) else {
+                declined = Self.refusal(of: spec, formats)
+                return nil
+            }
             do {
                 try sink.configureStored(formats)
             } catch {

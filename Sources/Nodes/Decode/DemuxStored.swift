@@ -39,9 +39,10 @@ extension DemuxNode: StoredSampleDemuxer {
     static func storedPlan(_ tracks: [(kind: String, track: MP4StoredTrack)], file: FileBytes, name: String) -> ConcatPlan {
         func start(_ t: MP4StoredTrack) -> Int64 { t.format.gapless == nil ? t.timing.mediaStart : 0 }
         // The earliest time on the timeline, in seconds (a decode time, or a picture shown before
-        // its edit starts): what every time is moved by.
+        // its edit starts), over every sample (a file's composition offsets may say anything):
+        // what every time is moved by.
         let earliest = tracks.compactMap { (_, t) in
-            t.timing.samples.prefix(32).map { Double(min(Int64($0.decodeTime), $0.presentationTime) - start(t)) / Double(t.timing.timescale) + t.timing.delay }.min()
+            t.timing.samples.lazy.map { Double(min(Int64($0.decodeTime), $0.presentationTime) - start(t)) / Double(t.timing.timescale) + t.timing.delay }.min()
         }.min() ?? 0
         let lead = max(0, -earliest)
         var streams: [ConcatPlan.Stream] = []
@@ -53,7 +54,7 @@ extension DemuxNode: StoredSampleDemuxer {
                 ConcatPlan.Sample(file: 0, offset: s.offset, size: Int(s.size), pts: nanoseconds(s.presentationTime), dts: nanoseconds(Int64(s.decodeTime)),
                                   duration: UInt64(s.duration) * 1_000_000_000 / UInt64(timing.timescale), keyframe: s.isSync)
             }
-            if let last = timing.samples.suffix(32).map({ $0.presentationTime + Int64($0.duration) }).max() {
+            if let last = timing.samples.lazy.map({ $0.presentationTime + Int64($0.duration) }).max() {
                 end = max(end, Double(last - origin) / scale + timing.delay)
             }
             streams.append(ConcatPlan.Stream(kind: kind, samples: samples))

@@ -161,8 +161,10 @@ public final class HLSSinkNode: ElementNode, Sendable {
         var keyFrames: [String: KeyFrameRequests] = [:]
         /// The files the graph reads, found when the run is prepared: a retired generation keeps them.
         var filesRead: Set<FileIdentity> = []
-        /// On the container path: each input's format, until its first sample.
+        /// On the container path: each input's format, until its first sample, and the
+        /// renditions and tracks it goes into.
         var storedFormats: [String: MP4TrackFormat] = [:]
+        var storedTargets: [String: [(rendition: Int, track: Int)]] = [:]
     }
     let state: Guarded<State>
 

@@ -120,8 +120,6 @@ extension HLSSinkNode {
         }
         return GraphError(.runFailed, at: context.location(parameter: "segmentDuration"), "its \(port) input's \(error.reason)", node: context.id)
     }
-
-    // MARK: Files
 }
 
 // MARK: The container path (the run's thread)
@@ -144,21 +142,36 @@ extension HLSSinkNode: StoredSampleSink {
     }
 
     package func configureStored(_ inputs: [String: MP4TrackFormat]) throws(GraphError) {
-        let delay = inputs["audio"].flatMap { a in a.gapless.map { EncoderDelay(priming: $0.priming, samples: $0.samples, sampleRate: Int(a.timescale)) } }
+        let targets = Dictionary(uniqueKeysWithValues: inputs.keys.map { ($0, destinations(of: $0)) })
         state.withLock { s in
             s.storedFormats = inputs
-            s.audioDelay = delay
+            s.storedTargets = targets
+            s.audioDelay = inputs["audio"]?.encoderDelay
             for r in s.renditions.indices { s.renditions[r].stream.limitsKeyFrameDistance = true }
         }
     }
 
     package func writeStored(_ sample: SampleBuffer, port: String) throws(GraphError) -> Bool {
-        let targets = destinations(of: port)
+        try whileWriting { s throws(GraphError) in
+            _ = try add(sample, pts: sample.presentationTime, dts: sample.decodeTime, port: port, into: s.storedTargets[port] ?? [], &s)
+        }
+        return true
+    }
+
+    package func endStored(port: String) throws(GraphError) {
+        try whileWriting { s throws(GraphError) in
+            for (r, t) in s.storedTargets[port] ?? [] { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
+        }
+    }
+
+    /// `body` under the lock, once every input's format is set, unless the node has failed or
+    /// is not writing; what it throws is the node's failure.
+    private func whileWriting(_ body: (inout State) throws(GraphError) -> Void) throws(GraphError) {
         let failed: GraphError? = state.withLock { s in
             guard s.failure == nil, s.status == .writing else { return nil }
             do throws(GraphError) {
                 try setStoredFormats(&s)
-                _ = try add(sample, pts: sample.presentationTime, dts: sample.decodeTime, port: port, into: targets, &s)
+                try body(&s)
             } catch {
                 s.failure = error
                 return error
@@ -166,7 +179,6 @@ extension HLSSinkNode: StoredSampleSink {
             return nil
         }
         if let failed { throw failed }
-        return true
     }
 
     /// Every input's format, before the first sample or end (once the files are prepared), as
@@ -179,23 +191,7 @@ extension HLSSinkNode: StoredSampleSink {
         for (port, format) in formats.sorted(by: { $0.key > $1.key }) {
             var f = format
             f.gapless = nil
-            try setFormat(f, port: port, into: destinations(of: port), &s)
+            try setFormat(f, port: port, into: s.storedTargets[port] ?? [], &s)
         }
-    }
-
-    package func endStored(port: String) throws(GraphError) {
-        let targets = destinations(of: port)
-        let failed: GraphError? = state.withLock { s in
-            guard s.failure == nil, s.status == .writing else { return nil }
-            do throws(GraphError) {
-                try setStoredFormats(&s)
-                for (r, t) in targets { try write(s.renditions[r].stream.end(track: t), rendition: r, &s) }
-            } catch {
-                s.failure = error
-                return error
-            }
-            return nil
-        }
-        if let failed { throw failed }
     }
 }

@@ -442,7 +442,7 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         var formats: [Int: MP4TrackFormat] = [:]
         for (track, port) in ports.enumerated() { formats[track] = inputs[port] }
         // A copied sound's edit (its encoder's priming and length) is written as an encoder's.
-        let delay = inputs["audio"]?.gapless.map { g in EncoderDelay(priming: g.priming, samples: g.samples, sampleRate: Int(inputs["audio"]!.timescale)) }
+        let delay = inputs["audio"]?.encoderDelay
         state.withLock { s in
             s.storedFormats = formats
             if let delay { s.ending.edits.audioDelay = delay }

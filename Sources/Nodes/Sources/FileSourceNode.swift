@@ -46,6 +46,8 @@ public final class FileSourceNode: ElementNode, ReadsFile, StoredFileSource, Sen
         var statedDuration: MediaTime?
         /// A WAV file that ends before any data chunk.
         var endsBeforeData = false
+        /// Read in push mode (fdsrc): a WAV or AIFF file, or a pipe.
+        var pushed = false
     }
 
     public init(context: NodeContext) throws(GraphError) {
@@ -86,37 +88,13 @@ public final class FileSourceNode: ElementNode, ReadsFile, StoredFileSource, Sen
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
-        // Opened without blocking (a named pipe with no writer yet would block open(2), and with
-        // it every signal's handling); the checks wait for prepare().
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        var info = stat()
-        if fd < 0 {
-            let why = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercasedFirst
-            problem.withLock { $0 = why }
-        } else if fstat(fd, &info) != 0 || info.st_mode & S_IFMT == S_IFDIR {
-            problem.withLock { $0 = "it is a folder" }
-            close(fd)
-        } else {
-            let regular = info.st_mode & S_IFMT == S_IFREG
-            // A pipe is read as it comes: reads wait (poll, which stopping interrupts) for data.
-            if !regular { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
-            // Its first bytes, read through the descriptor (a pipe's are not read here: they
-            // are the stream's).
-            let bytes = FileBytes(descriptor: fd)
-            let wave = regular ? WAVEHeader(bytes) : nil
-            opened.withLock {
-                $0 = Opened(fd: fd, regular: regular, size: Int64(info.st_size), modified: info.st_mtim,
-                            statedDuration: wave?.statedMicroseconds.map { MediaTime(value: $0, timescale: 1_000_000) },
-                            endsBeforeData: wave?.endsBeforeData ?? false)
-            }
-            if regular && wave == nil && !WAVEHeader.isAIFF(bytes) {
-                // Other files are pulled: demuxers read in blocks and seek. filesrc opens a
-                // name, given one that leads to this very file.
-                let reopen = "/proc/self/fd/\(fd)"
-                let src = try bin.make("filesrc", name: "filesrc", ["location": access(reopen, R_OK) == 0 ? reopen : path])
-                try bin.expose(output: "out", src)
-                return
-            }
+        if let file = openOnce(), file.regular, !file.pushed {
+            // Other files are pulled: demuxers read in blocks and seek. filesrc opens a name,
+            // given one that leads to this very file.
+            let reopen = "/proc/self/fd/\(file.fd)"
+            let src = try bin.make("filesrc", name: "filesrc", ["location": access(reopen, R_OK) == 0 ? reopen : path])
+            try bin.expose(output: "out", src)
+            return
         }
         // WAV and AIFF files are read in push mode. wavparse (GStreamer 1.22) pulling a file
         // whose data chunk has an odd length and ends the file (8-bit or 24-bit mono with an
@@ -135,16 +113,40 @@ public final class FileSourceNode: ElementNode, ReadsFile, StoredFileSource, Sen
     /// ``build(in:)`` opens it, a regular file only; prepare() checks its claims as before a
     /// pipeline, and a change while it is read is seen the same way.
     package func openForStoredReading() -> (file: FileBytes, name: String)? {
-        if let fd = opened.withLock({ $0?.fd }) { return (FileBytes(descriptor: fd), path) }
+        guard let file = openOnce(), file.regular else { return nil }
+        return (FileBytes(descriptor: file.fd), path)
+    }
+
+    /// The file, opened once, whichever plan reads it: without blocking (a named pipe with no
+    /// writer yet would block open(2), and with it every signal's handling), and what it is
+    /// noted. Nil when it cannot be read; the checks in prepare() say why.
+    private func openOnce() -> Opened? {
+        if let file = opened.withLock({ $0 }) { return file }
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else {
+            let why = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercasedFirst
+            problem.withLock { $0 = why }
+            return nil
+        }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else {
+            problem.withLock { $0 = "it is a folder" }
             close(fd)
             return nil
         }
-        opened.withLock { $0 = Opened(fd: fd, regular: true, size: Int64(info.st_size), modified: info.st_mtim) }
-        return (FileBytes(descriptor: fd), path)
+        let regular = info.st_mode & S_IFMT == S_IFREG
+        // A pipe is read as it comes: reads wait (poll, which stopping interrupts) for data.
+        if !regular { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
+        // Its first bytes, read through the descriptor (a pipe's are not read here: they are
+        // the stream's).
+        let bytes = FileBytes(descriptor: fd)
+        let wave = regular ? WAVEHeader(bytes) : nil
+        let file = Opened(fd: fd, regular: regular, size: Int64(info.st_size), modified: info.st_mtim,
+                          statedDuration: wave?.statedMicroseconds.map { MediaTime(value: $0, timescale: 1_000_000) },
+                          endsBeforeData: wave?.endsBeforeData ?? false,
+                          pushed: !regular || wave != nil || WAVEHeader.isAIFF(bytes))
+        opened.withLock { $0 = file }
+        return file
     }
 
     /// The pipeline has stopped: fdsrc reads no more.

@@ -49,9 +49,10 @@ struct Dot: ParsableCommand {
         var out = "digraph \(quote(g.name ?? "graph")) {\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
         out += "  edge [fontname=\"Helvetica\", fontsize=10];\n"
         // The plan the run gets, decided as the graph is compiled.
-        let plan = switch RunPlan(for: g) {
-        case .pipeline: "plan: GStreamer pipeline"
-        case .containerPath: "plan: container path (no GStreamer pipeline: samples read from the files' indexes and written as stored)"
+        let plan = switch RunPlan.decided(for: g) {
+        case (.pipeline, nil): "plan: GStreamer pipeline"
+        case (.pipeline, let declined?): "plan: GStreamer pipeline (not the container path: \(declined))"
+        case (.containerPath, _): "plan: container path (no GStreamer pipeline: samples read from the files' indexes and written as stored)"
         }
         out += "  labelloc=t;\n  label=\(quote(plan));\n"
         for n in g.nodes {
