@@ -397,7 +397,8 @@ def hls_job(runs):
         # 1.2 GB each: every command writes into an empty folder, its earlier package removed
         # and flushed untimed. (Removing it in the timed run made whoever ran first after
         # ffmpeg 1.5-2 s slower, whichever tool that was.)
-        shutil.rmtree(folders[name], ignore_errors=True)
+        if os.path.exists(folders[name]):
+            shutil.rmtree(folders[name])
         os.makedirs(folders[name])
         subprocess.run(["sync"], check=True)
 

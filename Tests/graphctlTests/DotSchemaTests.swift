@@ -22,7 +22,7 @@ import TestSupport
         #expect(concat.status == 0)
         #expect(concat.stdout.contains(#"label="plan: container path (no GStreamer pipeline"#), "\(concat.stdout)")
         let remux = try Graphctl.run("dot", Graphctl.graph("remux.json"), "--set", "src.path=/nonexistent.mp4")
-        #expect(remux.stdout.contains(#"label="plan: GStreamer pipeline (not the container path: node \"src\"'s file is not a regular file that can be read)";"#),
+        #expect(remux.stdout.contains(#"label="plan: GStreamer pipeline (not the container path: node \"src\" reading \"/nonexistent.mp4\": no such file)";"#),
                 "\(remux.stdout)")
         let folder = try TestMedia.temporaryFolder()
         let mp4 = folder.appendingPathComponent("in.mp4").path

@@ -68,9 +68,9 @@ package protocol StoredSampleSource: Node {
 /// reads itself on the container path.
 package protocol StoredFileSource: Node {
     /// The file, opened for reading (once, read through this descriptor, which the node closes
-    /// when it finishes), and its path as the graph gives it; nil when it is not a regular file
-    /// that opens (the pipeline then reads it, and says what is wrong).
-    func openForStoredReading() -> (file: FileBytes, name: String)?
+    /// when it finishes), and its path as the graph gives it; why not, when it is not a regular
+    /// file that opens (the pipeline then reads it, and says what is wrong).
+    func openForStoredReading() -> Result<(file: FileBytes, name: String), StoredReadingRefused>
 }
 
 /// A node that splits a file's bytes into stored streams (`demux`) and, on the container path,
@@ -81,6 +81,13 @@ package protocol StoredSampleDemuxer: Node {
     /// MP4 or MOV, a codec or edit the writer does not copy, a track missing): the graph then
     /// runs as a pipeline, which reads it or says what is wrong with it.
     func storedStreams(reading file: FileBytes, name: String) -> [String: StoredStream]?
+}
+
+/// Why a file source's file cannot be read on the container path: its name and what is wrong.
+package struct StoredReadingRefused: Error {
+    package var name: String
+    package var why: String
+    package init(name: String, why: String) { (self.name, self.why) = (name, why) }
 }
 
 /// A sink node that can write stored streams, with no pipeline. Called, in order, on one thread:
@@ -173,8 +180,10 @@ final class ContainerPath: Sendable {
                   let source = nodes.first(where: { $0.spec.id == edge.from.node })?.node as? any StoredFileSource else {
                 return .failure(Declined(reason: "node \"\(spec.id)\" (\(spec.descriptor.type)) is not fed by a file"))
             }
-            guard let (file, name) = source.openForStoredReading() else {
-                return .failure(Declined(reason: "node \"\(edge.from.node)\"'s file is not a regular file that can be read"))
+            let file: FileBytes, name: String
+            switch source.openForStoredReading() {
+            case .success(let opened): (file, name) = opened
+            case .failure(let refused): return .failure(Declined(reason: "node \"\(edge.from.node)\" reading \"\(refused.name)\": \(refused.why)"))
             }
             guard let given = demuxer.storedStreams(reading: file, name: name) else {
                 return .failure(Declined(reason: "node \"\(spec.id)\" (\(spec.descriptor.type)) reading \"\(name)\": "

@@ -81,10 +81,10 @@ public final class GraphRun: Sendable {
         // The container path when asked or when the graph fits it: its nodes made, its sources'
         // indexes read (a demuxer's file decides whether it fits).
         var onContainerPath: (Pipeline, [(spec: Graph.NodeSpec, node: any Node)], ContainerPath)?
+        var declined: String?
         if plan != .pipeline, ContainerPath.fits(graph) {
             let p = try Pipeline(name: graph.name ?? "graph")
             let made = try compiler.makeNodes()
-            var declined: String?
             if let path = try ContainerPath(graph: graph, nodes: made, statistics: p.statistics, declined: &declined) {
                 onContainerPath = (p, made, path)
             } else if let declined {
@@ -92,7 +92,8 @@ public final class GraphRun: Sendable {
             }
         }
         if plan == .containerPath, onContainerPath == nil {
-            throw GraphError(.usage, at: "GraphRun(plan:)", "this graph cannot run on the container path: it needs a GStreamer pipeline")
+            throw GraphError(.usage, at: "GraphRun(plan:)", "this graph cannot run on the container path: it needs a GStreamer pipeline"
+                             + (declined.map { " (\($0))" } ?? ""))
         }
         if let (p, made, path) = onContainerPath {
             self.plan = .containerPath

@@ -112,9 +112,10 @@ public final class FileSourceNode: ElementNode, ReadsFile, StoredFileSource, Sen
     /// On the container path (a remux by `demux`'s reading of the index): the file opened as
     /// ``build(in:)`` opens it, a regular file only; prepare() checks its claims as before a
     /// pipeline, and a change while it is read is seen the same way.
-    package func openForStoredReading() -> (file: FileBytes, name: String)? {
-        guard let file = openOnce(), file.regular else { return nil }
-        return (FileBytes(descriptor: file.fd), path)
+    package func openForStoredReading() -> Result<(file: FileBytes, name: String), StoredReadingRefused> {
+        guard let file = openOnce() else { return .failure(StoredReadingRefused(name: path, why: problem.withLock { $0 } ?? "it cannot be opened")) }
+        guard file.regular else { return .failure(StoredReadingRefused(name: path, why: "it is not a regular file (a pipe is read as it comes)")) }
+        return .success((FileBytes(descriptor: file.fd), path))
     }
 
     /// The file, opened once, whichever plan reads it: without blocking (a named pipe with no
