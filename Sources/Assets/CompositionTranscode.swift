@@ -223,12 +223,12 @@ struct GapFiller {
     private mutating func black(from start: MediaTime, to stop: MediaTime) -> SampleBuffer? {
         guard case .rawVideo(let v)? = format, let size = v.defaultFrameSize else { return nil }
         var frame = SampleBuffer(format: .rawVideo(v), byteCount: size, presentationTime: start, duration: stop - start)
-        // Y 16, chroma 128: black in video range (I420 and NV12); BGRA and RGBA opaque black.
+        // Y 16, chroma 128: black in video range (I420 and NV12; 64 and 512 in 10 bits); BGRA and RGBA opaque black.
         _ = try? frame.withMutablePixelPlanes { planes in
             for (i, plane) in planes.enumerated() {
                 let value: UInt8 = switch v.pixelFormat {
                 case .i420, .nv12: i == 0 ? 16 : 128
-                case .bgra, .rgba: 0
+                case .bgra, .rgba, .i420_10le: 0
                 }
                 for row in 0..<plane.height {
                     let line = plane.baseAddress + row * plane.bytesPerRow
@@ -239,6 +239,8 @@ struct GapFiller {
                         line.initializeMemory(as: UInt8.self, repeating: value, count: plane.width)
                     case .nv12:
                         line.initializeMemory(as: UInt8.self, repeating: value, count: i == 0 ? plane.width : plane.width * 2)
+                    case .i420_10le:
+                        line.initializeMemory(as: UInt16.self, repeating: UInt16(i == 0 ? 64 : 512).littleEndian, count: plane.width)
                     }
                 }
             }

@@ -40,6 +40,7 @@ extension PixelFormat {
         case kCVPixelFormatType_32RGBA: self = .rgba
         case kCVPixelFormatType_420YpCbCr8Planar, kCVPixelFormatType_420YpCbCr8PlanarFullRange: self = .i420
         case kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr8BiPlanarFullRange: self = .nv12
+        case graphKit420YpCbCr10PlanarLE: self = .i420_10le
         default: return nil
         }
     }
@@ -51,9 +52,15 @@ extension PixelFormat {
         case .rgba: kCVPixelFormatType_32RGBA
         case .i420: kCVPixelFormatType_420YpCbCr8Planar
         case .nv12: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
+        case .i420_10le: graphKit420YpCbCr10PlanarLE
         }
     }
 }
+
+/// GraphKit's code for I420 of 10-bit samples in 16-bit little-endian words ('gk10'): CoreVideo
+/// has 10-bit 4:2:0 only biplanar (`kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange`, its
+/// samples in a word's high bits), a layout of its own.
+package let graphKit420YpCbCr10PlanarLE: OSType = 0x676B_3130
 
 // MARK: Attribute keys (CoreVideo's own strings)
 

@@ -183,7 +183,15 @@ public enum SampleFormat: String, Sendable, Hashable, CaseIterable {
 
 public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
     case bgra, rgba, i420, nv12
+    /// I420 with 10 bits a sample, each in a 16-bit little-endian word (GStreamer's I420_10LE):
+    /// 10-bit video (phones' HDR) decoded and kept so to an encoder that takes it
+    /// (`encode.hevc`'s main10), with no 8-bit step between.
+    case i420_10le
     public var gstName: String { rawValue.uppercased() }
+    /// The 8-bit formats: what a port that reads or writes pixels takes unless it says more.
+    public static let eightBit: Set<PixelFormat> = [.bgra, .rgba, .i420, .nv12]
+    /// Bits a sample.
+    public var bitDepth: Int { self == .i420_10le ? 10 : 8 }
     public init?(gstName: String) { self.init(rawValue: gstName.lowercased()) }
 }
 
@@ -349,7 +357,9 @@ public struct FormatSet: Sendable, Hashable, CustomStringConvertible {
                            channels: ClosedRange<Int> = 1...64) -> FormatSet {
         FormatSet([.pcm(sampleFormats: formats, sampleRates: sampleRates, channels: channels)])
     }
-    public static func rawVideo(_ formats: Set<PixelFormat> = Set(PixelFormat.allCases)) -> FormatSet {
+    /// Raw video in any of `formats` (by default the 8-bit ones: a node takes 10-bit frames only
+    /// where it says so).
+    public static func rawVideo(_ formats: Set<PixelFormat> = PixelFormat.eightBit) -> FormatSet {
         FormatSet([.rawVideo(pixelFormats: formats)])
     }
 

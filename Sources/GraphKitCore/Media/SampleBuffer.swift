@@ -258,7 +258,12 @@ public struct SampleBuffer: Sendable {
                         _ raw: UnsafeRawBufferPointer) throws(GraphError) -> [PixelPlane] {
         try layout.enumerated().map { (i, l) throws(GraphError) -> PixelPlane in
             // The last row need not be padded to the stride, but must hold its pixels.
-            let bytesPerPixel = v.pixelFormat == .bgra || v.pixelFormat == .rgba ? 4 : v.pixelFormat == .nv12 && i > 0 ? 2 : 1
+            let bytesPerPixel = switch v.pixelFormat {
+            case .bgra, .rgba: 4
+            case .nv12: i > 0 ? 2 : 1
+            case .i420: 1
+            case .i420_10le: 2
+            }
             let lastRow = min(l.stride, l.width * bytesPerPixel)
             guard let base = raw.baseAddress, l.height > 0, l.offset >= 0,
                   l.offset + l.stride * (l.height - 1) + lastRow <= raw.count else {
@@ -272,7 +277,7 @@ public struct SampleBuffer: Sendable {
     @_spi(Engine) public func planeLayout(_ v: MediaFormat.VideoFormat) -> [(offset: Int, stride: Int, width: Int, height: Int)] {
         let layout = storage.statedLayout(v) ?? v.defaultLayout ?? []
         return layout.enumerated().map { i, plane in
-            let sub = (v.pixelFormat == .i420 || v.pixelFormat == .nv12) && i > 0
+            let sub = v.pixelFormat != .bgra && v.pixelFormat != .rgba && i > 0
             return (plane.offset, plane.stride, sub ? (v.width + 1) / 2 : v.width, sub ? (v.height + 1) / 2 : v.height)
         }
     }

@@ -32,11 +32,13 @@ public final class DecodeNode: ElementNode {
                                            channels: p[DecodeNode.channels].map { $0...$0 } ?? 1...64)
                            },
                            help: "the audio track selected by track, as PCM"),
-            PortDescriptor("video", .rawVideo(), presence: .sometimes,
+            PortDescriptor("video", .rawVideo(Set(PixelFormat.allCases)), presence: .sometimes,
                            carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[DecodeNode.pixelFormat]]) },
                            help: "the first video track, as raw frames"),
         ],
         parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap, readOnlyFrames],
+        rules: [.when(.equals(toneMap, true), require: !.equals(pixelFormat, .i420_10le),
+                      because: "toneMap gives 8-bit SDR frames; i420_10le keeps the video's 10 bits (and its HDR) for encode.hevc's main10")],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
     )
 
@@ -45,7 +47,8 @@ public final class DecodeNode: ElementNode {
                                                           help: "audio sample format; auto keeps the decoder's own (16-bit or float) and converts only other formats")
     public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...192_000, help: "resample audio to this rate (default: the file's)")
     public static let channels = OptionalParameter<Int>("channels", 1...8, help: "mix audio to this many channels (default: the file's)")
-    public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra, help: "video pixel format")
+    public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra,
+                                                           help: "video pixel format; i420_10le keeps a 10-bit video's samples (HDR) for encode.hevc's main10, with no 8-bit step")
     public static let autorotate = Parameter<Bool>("autorotate", default: false,
                                                    help: "true turns the picture as the file says it is displayed (a phone's portrait video), as ffmpeg does; false (the default) gives frames as stored and passes the orientation on, so sink.mp4 writes it, as AVFoundation keeps a track's transform")
 

@@ -49,6 +49,7 @@ public final class MirrorNode: ProcessingNode, Sendable {
         case .bgra, .rgba: [4]
         case .i420: [1, 1, 1]
         case .nv12: [1, 2]
+        case .i420_10le: [2, 2, 2]
         }
     }
 

@@ -17,7 +17,7 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public static let descriptor = VideoEncoderInput.descriptor(
         type: "encode.hevc", summary: "Encodes raw video to HEVC / H.265 (x265)",
         output: PortDescriptor("out", .video(.hevc), help: "HEVC as hvc1, for sink.mp4 or sink.mkv"),
-        bitrate: bitrate, quality: quality, own: [preset, profile],
+        bitrate: bitrate, quality: quality, own: [preset, profile], inputs: PixelFormat.eightBit.union([.i420_10le]),
         example: #"{ "type": "encode.hevc", "params": { "quality": 28, "preset": "fast" } }"#
     )
 
@@ -28,7 +28,8 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public enum Preset: String, ParameterEnum { case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow }
     public static let preset = Parameter<Preset>("preset", default: .veryfast, help: "x265 speed/quality trade-off (x265's own default, medium, is ~5× slower)")
     public enum Profile: String, ParameterEnum { case main, main10 }
-    public static let profile = Parameter<Profile>("profile", default: .main, help: "HEVC profile: main (8-bit 4:2:0) or main10 (10-bit 4:2:0)")
+    public static let profile = Parameter<Profile>("profile", default: .main,
+                                                   help: "HEVC profile: main (8-bit 4:2:0) or main10 (10-bit 4:2:0: give it decode's i420_10le frames to keep a 10-bit source's samples)")
 
     let context: NodeContext
 

@@ -18,7 +18,10 @@ package enum VideoEncoderInput {
         // Which sides the layout halves: 4:2:0 both, 4:2:2 the width, 4:4:4 neither.
         let (halvesWidth, halvesHeight) = pixelFormat.hasPrefix("I420") ? (true, true) : pixelFormat.hasPrefix("I422") || pixelFormat == "Y42B" ? (true, false) : (false, false)
         let layout = halvesHeight ? "4:2:0" : halvesWidth ? "4:2:2" : "4:4:4"
-        let convert = try bin.make(halvesHeight ? "gkrgbtoi420" : "videoconvert", name: "convert")
+        // GraphKit's converter gives 8-bit I420: a 10-bit layout is converted to by videoconvert,
+        // which passes 10-bit frames (decode's i420_10le) through with no 8-bit step.
+        let tenBit = pixelFormat.contains("10")
+        let convert = try bin.make(halvesHeight && !tenBit ? "gkrgbtoi420" : "videoconvert", name: "convert")
         let scales = width != nil && height != nil
         convert.onInputFormat { [convert] format in
             guard !scales, case .rawVideo(let v) = format, (halvesWidth && v.width % 2 != 0) || (halvesHeight && v.height % 2 != 0) else { return }
@@ -32,7 +35,7 @@ package enum VideoEncoderInput {
         if let width, let height { caps += ", width=(int)\(width), height=(int)\(height)" }
         let output = try bin.makeCapsFilter(caps)
         var chain = [convert]
-        if halvesHeight { chain.append(try bin.make("videoconvert")) }
+        if halvesHeight && !tenBit { chain.append(try bin.make("videoconvert")) }
         if scales { chain.append(try bin.make("videoscale")) }
         try link(chain + [output], in: bin)
         return (convert, output)
@@ -43,9 +46,10 @@ package enum VideoEncoderInput {
     /// `height`; a bit rate or a quality, not both; a width with a height; and the node's `rules`.
     static func descriptor(type: String, summary: String, output: PortDescriptor, bitrate: AutoParameter<Int> = bitrate,
                            quality: OptionalParameter<Int>, own: [any ParameterDeclaration], rules: [ParameterRule] = [],
-                           example: String) -> NodeDescriptor {
+                           inputs: Set<PixelFormat> = PixelFormat.eightBit, example: String) -> NodeDescriptor {
         NodeDescriptor(type: type, category: .encode, summary: summary,
-                       inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")], outputs: [output],
+                       inputs: [PortDescriptor("in", .rawVideo(inputs), help: inputs.contains(.i420_10le) ? "raw frames, 8-bit or 10-bit (decode's i420_10le)" : "raw frames")],
+                       outputs: [output],
                        parameters: [bitrate, quality, keyframeInterval] as [any ParameterDeclaration] + own + [width, height],
                        rules: [.exclusive(bitrate, quality), .allOrNone(width, height)] + rules,
                        example: example)

@@ -82,7 +82,7 @@ import TestSupport
         return (16 + y * 219 / 255, 128 + (b - y) / (2 * (1 - kb)) * 224 / 255, 128 + (r - y) / (2 * (1 - kr)) * 224 / 255)
     }
 
-    @Test(arguments: PixelFormat.allCases)
+    @Test(arguments: PixelFormat.eightBit.sorted { $0.rawValue < $1.rawValue })
     func solidIsTheColourEverywhere(_ pf: PixelFormat) throws {
         let h = try Self.harness(##""width": 40, "height": 18, "frames": 3, "pattern": "solid", "color": "#10c0f0", "pixelFormat": "\##(pf.rawValue)""##)
         for f in try h.pullAll() {
@@ -98,6 +98,7 @@ import TestSupport
                     : [UInt8](repeating: Y, count: 40 * 18) + [U, V].repeated(chroma)
                 #expect(b.count == expected.count)
                 #expect(b == expected, "Y \(Y) U \(U) V \(V); got \(b[0]) \(b[40 * 18]) …")
+            case .i420_10le: Issue.record("generate.frames draws 8-bit frames")
             }
         }
         try h.finish()
@@ -118,7 +119,7 @@ import TestSupport
 
     /// red = x·256/w + 3n, green = y·256/h + n (both modulo 256), blue = 255 − red: exact in
     /// BGRA and RGBA, within one level of the exact YUV in I420 and NV12.
-    @Test(arguments: PixelFormat.allCases)
+    @Test(arguments: PixelFormat.eightBit.sorted { $0.rawValue < $1.rawValue })
     func gradientIsTheFormulaAndMoves(_ pf: PixelFormat) throws {
         let (w, h) = (40, 22)
         let harness = try Self.harness(#""width": \#(w), "height": \#(h), "frames": 6, "pattern": "gradient", "pixelFormat": "\#(pf.rawValue)""#)
@@ -140,6 +141,7 @@ import TestSupport
                     case .rgba: #expect(Array(b[(y * w + x) * 4..<(y * w + x + 1) * 4]) == [UInt8(r), UInt8(g), UInt8(bl), 255])
                     case .i420, .nv12:
                         worst = max(worst, abs(Int(b[y * w + x]) - Int(Self.yuv(Double(r), Double(g), Double(bl), height: h).0.rounded())))
+                    case .i420_10le: Issue.record("generate.frames draws 8-bit frames")
                     }
                 }
             }

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import GraphKit
+import GraphKitTesting
+import Nodes
+import TestSupport
+
+/// 10-bit video (phones' HDR) through `decode`'s `i420_10le` and `encode.hevc`'s main10 with no
+/// 8-bit step, and the nodes that take 8-bit frames refusing 10-bit ones before the run.
+@Suite(.media) struct TenBitVideoTests {
+    /// A lossless 10-bit HEVC file of 1024×64 whose luma rows are the ramp 0…1023 (x).
+    static func ramp(in folder: URL) throws -> String {
+        let path = folder.appendingPathComponent("ramp10.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "nullsrc=s=1024x64:r=25,format=yuv420p10le,geq=lum='X':cb=512:cr=512",
+                                         "-frames:v", "5", "-c:v", "libx265", "-x265-params", "lossless=1:log-level=none",
+                                         "-pix_fmt", "yuv420p10le", "-y", path])
+        return path
+    }
+
+    /// Row 10 of the first decoded frame's luma, sample by sample.
+    static func decodedRow(_ file: String, pixelFormat: String) throws -> (format: MediaFormat?, row: [Int]) {
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "\(pixelFormat)" } }, "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.video -> out.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        let output = try run.output("out")
+        var first: SampleBuffer?
+        while let b = output.copyNextSampleBuffer() { if first == nil { first = b } }
+        #expect(run.wait().status == .completed)
+        let frame = try #require(first)
+        let row = try frame.withPixelPlanes { planes in
+            let luma = planes[0], line = luma.baseAddress + 10 * luma.bytesPerRow
+            return pixelFormat == "i420_10le"
+                ? (0..<luma.width).map { Int(UInt16(littleEndian: line.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self))) }
+                : (0..<luma.width).map { Int(line.load(fromByteOffset: $0, as: UInt8.self)) }
+        }
+        return (frame.format, row)
+    }
+
+    @Test func decodeGivesTheTenBitSamplesAsStored() throws {
+        let file = try Self.ramp(in: TestMedia.temporaryFolder())
+        let (format, row) = try Self.decodedRow(file, pixelFormat: "i420_10le")
+        guard case .rawVideo(let v)? = format else { Issue.record("not raw video: \(String(describing: format))"); return }
+        #expect(v.pixelFormat == .i420_10le && v.width == 1024 && v.height == 64)
+        #expect(row == Array(0..<1024), "first samples \(row.prefix(8)), last \(row.suffix(4))")
+        // The 8-bit frames of the same file hold a quarter of the levels.
+        let (_, eight) = try Self.decodedRow(file, pixelFormat: "i420")
+        #expect(Set(eight).count <= 256 && Set(row).count == 1024)
+    }
+
+    /// The ramp decoded and encoded again as HEVC Main 10, with 10-bit frames between, or with
+    /// 8-bit ones: how far the re-encoded luma strays from the ramp, on average (10-bit units).
+    static func reencodedError(_ file: String, pixelFormat: String, into folder: URL) throws -> (error: Double, profile: String) {
+        let out = folder.appendingPathComponent("main10-\(pixelFormat).mp4").path
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "\(pixelFormat)" } },
+              "enc": { "type": "encode.hevc", "params": { "profile": "main10", "bitrate": 50000000, "preset": "ultrafast" } },
+              "file": { "type": "sink.mp4", "params": { "path": "\(out)" } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> enc.in", "enc.out -> file.video" ] }
+            """)
+        let report = try GraphRun(graph).run()
+        #expect(report.status == .completed)
+        let raw = folder.appendingPathComponent("main10-\(pixelFormat).yuv").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p10le", "-y", raw])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: raw))
+        var total = 0
+        for y in 0..<64 {
+            for x in 0..<1024 {
+                let at = 2 * (y * 1024 + x)
+                total += abs(Int(bytes[at]) | Int(bytes[at + 1]) << 8 - x)
+            }
+        }
+        let profile = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream=profile,pix_fmt", "-of", "csv=p=0", out])
+        return (Double(total) / Double(64 * 1024), profile.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func aMain10EncodeOfTenBitFramesKeepsTheirSamples() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let file = try Self.ramp(in: folder)
+        let ten = try Self.reencodedError(file, pixelFormat: "i420_10le", into: folder)
+        let eight = try Self.reencodedError(file, pixelFormat: "i420", into: folder)
+        #expect(ten.profile == "Main 10,yuv420p10le" && eight.profile == ten.profile, "\(ten.profile); \(eight.profile)")
+        // Through 8 bits the ramp becomes steps of 4 (a mean error of about 1.5); through 10 it stays.
+        #expect(ten.error < 0.75 && eight.error > 2 * ten.error, "10-bit path \(ten.error), 8-bit path \(eight.error)")
+    }
+
+    /// A node that takes 8-bit frames, given 10-bit ones, is refused before the run, naming the
+    /// edge and the format; so are the parameters that cannot give or keep 10 bits.
+    @Test func eightBitNodesRefuseTenBitFramesBeforeTheRun() throws {
+        func load(_ json: String) -> GraphError? {
+            do { _ = try GraphLoader(registry: .builtIn).load(json: json) } catch let e as GraphError { return e } catch { return nil }
+            return nil
+        }
+        let mirror = load("""
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mp4" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "i420_10le" } }, "fx": { "type": "effect.grayscale" },
+              "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.video -> fx.in", "fx.out -> out.in" ] }
+            """)
+        #expect(mirror?.code == .invalidGraph && mirror?.description.contains("dec.video") == true
+                && mirror?.description.contains("I420_10LE") == true, "\(String(describing: mirror))")
+        let h264 = load("""
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mp4" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "i420_10le" } }, "enc": { "type": "encode.h264" },
+              "file": { "type": "sink.mp4", "params": { "path": "out.mp4" } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> enc.in", "enc.out -> file.video" ] }
+            """)
+        #expect(h264?.code == .invalidGraph && h264?.description.contains("I420_10LE") == true, "\(String(describing: h264))")
+        let toneMapped = load("""
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mp4" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "i420_10le", "toneMap": true } }, "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.video -> out.in" ] }
+            """)
+        #expect(toneMapped?.code == .invalidGraph && toneMapped?.description.contains("toneMap gives 8-bit SDR frames") == true,
+                "\(String(describing: toneMapped))")
+        let drawn = load("""
+            { "version": 1, "nodes": { "src": { "type": "generate.frames", "params": { "pixelFormat": "i420_10le" } }, "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> out.in" ] }
+            """)
+        #expect(drawn?.code == .invalidGraph && drawn?.description.contains("generate.frames draws 8-bit frames") == true, "\(String(describing: drawn))")
+    }
+}
