@@ -244,9 +244,12 @@ enum WriterSettings {
                         throw SettingsError("AVVideoProfileLevelKey \(profile.map { "\"\($0)\"" } ?? "of this type") is not an H.264 profile GraphKit encodes: use a Baseline, Main or High one (AVVideoProfileLevelH264MainAutoLevel…)")
                     }
                 case .hevc:
-                    // The writer's HEVC is Main (8-bit): kVTProfileLevel_HEVC_Main_AutoLevel.
-                    guard profile == "HEVC_Main_AutoLevel" else {
-                        throw SettingsError("AVVideoProfileLevelKey for HEVC must be HEVC_Main_AutoLevel (kVTProfileLevel_HEVC_Main_AutoLevel): the writer encodes HEVC Main")
+                    // kVTProfileLevel_HEVC_Main_AutoLevel (8-bit) or Main10 (10-bit samples).
+                    switch profile {
+                    case "HEVC_Main_AutoLevel": settings.tenBit = false
+                    case "HEVC_Main10_AutoLevel": settings.tenBit = true
+                    default:
+                        throw SettingsError("AVVideoProfileLevelKey for HEVC must be HEVC_Main_AutoLevel or HEVC_Main10_AutoLevel (kVTProfileLevel_HEVC_Main_AutoLevel, …Main10…): the writer encodes HEVC Main or Main 10")
                     }
                 case .vp9, .av1:
                     throw SettingsError("AVVideoProfileLevelKey is for H.264 and HEVC; leave it out for \(videoCodec.rawValue)")

@@ -83,8 +83,14 @@ extension AssetExportSession {
         } else {
             let normalization = normalizationGain.flatMap { gain in locked.withLock { $0.settings.loudnessNormalization }.map { ($0, gain) } }
             let toneMaps = video?.stream.color?.hdr != nil && videoSettings?.codec.encodesHDRAsSDR == true
+            // A 10-bit source into HEVC stays 10-bit (Main 10), as a Mac's HEVC presets keep it;
+            // HDR whose depth the file does not state is 10-bit or more (BT.2100 has no 8-bit).
+            var videoSettings = videoSettings
+            let color = video?.stream.color
+            let tenBit = !toneMaps && videoSettings?.codec == .hevc && (color?.bitDepth.map { $0 >= 10 } ?? (color?.hdr != nil))
+            if tenBit { videoSettings?.tenBit = true }
             let decode = b.add("decode", DecodeNode.self) { p in
-                p[\.pixelFormat] = .i420  // what x264 takes: no conversion before the encoder
+                p[\.pixelFormat] = tenBit ? .i420_10le : .i420  // what the encoder takes: no conversion before it
                 p[\.sampleFormat] = normalization == nil ? .auto : .value(.f32le)  // what effect.normalize takes
                 p[\.toneMap] = toneMaps
             }

@@ -50,6 +50,11 @@ public struct VideoSettings: OutputSettings, Hashable {
     /// `H264EncoderNode.colorimetry` takes it; nil: the frames' own. Only for `.h264`: the writer
     /// refuses it for the other codecs rather than drop it.
     public var colorimetry: String?
+    /// HEVC Main 10 (`kVTProfileLevel_HEVC_Main10_AutoLevel`): 10-bit samples, from 10-bit
+    /// frames as they come (decode's `i420_10le`) with no 8-bit step; 8-bit frames are widened.
+    /// Only for `.hevc`. An HEVC export of a 10-bit source sets it, as a Mac's HEVC presets keep
+    /// an HDR video's 10 bits.
+    public var tenBit = false
 
     public init(codec: VideoCodec = .h264, width: Int, height: Int, averageBitRate: Int? = nil, keyframeInterval: Int? = nil,
                 h264Profile: H264EncoderNode.Profile? = nil, colorimetry: String? = nil) {

@@ -15,6 +15,9 @@ enum WriterEncoders {
     static func add(for settings: any OutputSettings, id: String, at location: String, to b: inout GraphBuilder) throws(GraphError) -> Ports? {
         switch settings {
         case let video as VideoSettings:
+            if video.tenBit && video.codec != .hevc {
+                throw GraphError(.usage, at: location, "10-bit video (tenBit) is encoded by the HEVC encoder only (Main 10), not \(video.codec.rawValue)")
+            }
             if video.colorimetry != nil && video.codec != .h264 {
                 throw GraphError(.usage, at: location, "a stated colour (colorimetry) is written by the H.264 encoder only, not \(video.codec.rawValue); leave it out or encode H.264")
             }
@@ -23,7 +26,9 @@ enum WriterEncoders {
                     if let p = video.h264Profile { $0[H264EncoderNode.profile] = p }
                     if let c = video.colorimetry { $0[H264EncoderNode.colorimetry] = c }
                 }
-            case .hevc: video.add(HEVCEncoderNode.self, id: id, to: &b)
+            case .hevc: video.add(HEVCEncoderNode.self, id: id, to: &b) {
+                    if video.tenBit { $0[HEVCEncoderNode.profile] = .main10 }
+                }
             case .vp9: video.add(VP9EncoderNode.self, id: id, to: &b)
             case .av1: video.add(AV1EncoderNode.self, id: id, to: &b)
             }

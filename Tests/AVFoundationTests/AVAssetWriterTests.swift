@@ -135,6 +135,26 @@ import Testing
         #expect((writer.error as NSError?)?.localizedDescription.contains("H264_Extended_AutoLevel") == true, "\(String(describing: writer.error))")
     }
 
+    /// HEVC's `AVVideoProfileLevelKey`: Main, or Main 10 (10-bit samples: BGRA frames widened
+    /// to 10 bits); another HEVC profile is refused by `canAdd`, naming the value.
+    @Test func anHEVCProfileLevelKeyPicksMainOrMain10() async throws {
+        for (key, expected) in [("HEVC_Main_AutoLevel", "Main,yuv420p"), ("HEVC_Main10_AutoLevel", "Main 10,yuv420p10le")] {
+            var settings = Self.video
+            settings[AVVideoCodecKey] = AVVideoCodecType.hevc
+            settings[AVVideoCompressionPropertiesKey] = [AVVideoProfileLevelKey: key]
+            let url = folder.appendingPathComponent("\(key).mp4")
+            let writer = try await writeFrames(url, frames: 10, settings: settings)
+            #expect(writer.status == .completed, "\(String(describing: writer.error))")
+            let stream = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=profile,pix_fmt",
+                                                           "-of", "csv=p=0", url.path])
+            #expect(stream.trimmingCharacters(in: .whitespacesAndNewlines) == expected, "\(key): \(stream)")
+        }
+        let writer = try AVAssetWriter(outputURL: folder.appendingPathComponent("rext.mp4"), fileType: .mp4)
+        let rext = AVAssetWriterInput(mediaType: .video, outputSettings: Self.video.merging(
+            [AVVideoCodecKey: AVVideoCodecType.hevc, AVVideoCompressionPropertiesKey: [AVVideoProfileLevelKey: "HEVC_Main42210_AutoLevel"]]) { $1 })
+        #expect(!writer.canAdd(rext))
+    }
+
     /// A folder that is not there is not made, as on Apple's platforms: `startWriting` returns
     /// false and the writer fails naming the folder, with the POSIX cause underneath; nothing is
     /// created. A file where the folder should be is refused the same way.

@@ -7,7 +7,7 @@ import Testing
 
 /// An export of HDR video through an H.264 preset is SDR, as AVFoundation's H.264 presets give it:
 /// tone-mapped (`effect.toneMap`) and tagged BT.709, its colours near the chart the HDR was made
-/// from; an HEVC preset keeps the HDR tags, as Apple's HEVC presets keep HDR.
+/// from; an HEVC preset keeps the HDR tags and the 10 bits, as Apple's HEVC presets keep HDR.
 @Suite(.media, .timeLimit(.minutes(5))) struct ExportHDRTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
@@ -61,5 +61,10 @@ import Testing
         try await session.export()
         #expect(session.status == .completed)
         #expect(try transfer(out) == "arib-std-b67,bt2020")
+        // And its 10 bits, decoded as 10-bit frames and encoded as HEVC Main 10 (TenBitVideoTests
+        // shows that path keeps every level).
+        let stream = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=profile,pix_fmt",
+                                                       "-of", "csv=p=0", out]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(stream == "Main 10,yuv420p10le", "\(stream)")
     }
 }
