@@ -24,20 +24,6 @@ package struct MP4TrackFormat: Sendable, Equatable {
         /// `fLaC`: the entry, with its `dfLa`, is the stream's header (known at its end, when
         /// the encoder has written its sample count and MD5): ``MP4Writer/finish(_:)`` takes it.
         case flac(sampleRate: Int, channels: Int)
-
-        /// Its name in messages ("H.264").
-        package var name: String {
-            switch self {
-            case .h264: "H.264"
-            case .aac: "AAC"
-            case .hevc: "HEVC"
-            case .av1: "AV1"
-            case .vp9: "VP9"
-            case .opus: "Opus"
-            case .alac: "ALAC"
-            case .flac: "FLAC"
-            }
-        }
     }
 
     /// The colour a video sample entry states (`colr` nclx, ITU-T H.273 code points), and the

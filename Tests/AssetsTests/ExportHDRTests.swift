@@ -67,4 +67,21 @@ import Testing
                                                        "-of", "csv=p=0", out]).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(stream == "Main 10,yuv420p10le", "\(stream)")
     }
+
+    /// The depth a file states decides, HDR or not: a 10-bit SDR HEVC file exports as Main 10,
+    /// an 8-bit one as Main.
+    @Test(arguments: [("yuv420p10le", "Main 10,yuv420p10le"), ("yuv420p", "Main,yuv420p")])
+    func anHEVCPresetKeepsTheStatedDepth(_ pixels: String, _ expected: String) async throws {
+        let source = folder.appendingPathComponent("sdr-\(pixels).mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=10:d=1", "-c:v", "libx265",
+                                         "-x265-params", "log-level=none", "-pix_fmt", pixels, "-tag:v", "hvc1", "-y", source])
+        let out = folder.appendingPathComponent("sdr-\(pixels)-hevc.mp4").path
+        let session = try AssetExportSession(asset: try Asset(path: source), preset: .hevcHighestQuality)
+        session.outputPath = out
+        try await session.export()
+        #expect(session.status == .completed)
+        let stream = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=profile,pix_fmt",
+                                                       "-of", "csv=p=0", out]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(stream == expected, "\(pixels): \(stream)")
+    }
 }

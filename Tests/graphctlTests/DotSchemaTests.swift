@@ -39,7 +39,7 @@ import TestSupport
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-f", "lavfi", "-i", "sine", "-t", "1",
                                          "-c:v", "libx265", "-x265-params", "log-level=none", "-tag:v", "hvc1", "-c:a", "aac", "-y", hevc])
         let package = try Graphctl.run("dot", Graphctl.graph("package-hls.json"), "--set", "src.path=\(hevc)", "--set", "hls.folder=\(folder.path)/hls")
-        #expect(package.stdout.contains(#"(not the container path: node \"hls\" (sink.hls) does not take audio AAC, video HEVC as stored)"#),
+        #expect(package.stdout.contains(#"(not the container path: node \"hls\" (sink.hls): it does not take audio AAC, video HEVC as stored)"#),
                 "\(package.stdout)")
     }
 

@@ -24,21 +24,14 @@ public enum RunPlan: String, Sendable, Equatable, CaseIterable {
     public static func decided(for graph: Graph) -> (plan: RunPlan, declined: String?) {
         guard ContainerPath.fits(graph) else { return (.pipeline, nil) }
         guard graph.nodes.contains(where: { $0.type is any StoredSampleDemuxer.Type }) else { return (.containerPath, nil) }
-        let nodes: [(spec: Graph.NodeSpec, node: any Node)]
-        do { nodes = try PipelineCompiler(graph: graph).makeNodes() } catch { return (.pipeline, error.message) }
-        let streams: [PortRef: StoredStream]
-        switch ContainerPath.demuxersRead(graph: graph, nodes: nodes) {
-        case .failure(let declined): return (.pipeline, declined.reason)
-        case .success(let read): streams = read.reduce(into: [:]) { all, r in all.merge(r.streams) { a, _ in a } }
+        do throws(GraphError) {
+            let nodes = try PipelineCompiler(graph: graph).makeNodes()
+            let streams = try ContainerPath.demuxersRead(graph: graph, nodes: nodes).reduce(into: [:]) { all, r in all.merge(r.streams) { a, _ in a } }
+            try ContainerPath.checkSinksTake(streams, graph: graph, nodes: nodes)
+            return (.containerPath, nil)
+        } catch {
+            return (.pipeline, error.description)
         }
-        // And the sinks take what the demuxers give.
-        for (spec, node) in nodes {
-            guard let sink = node as? any StoredSampleSink else { continue }
-            var formats: [String: MP4TrackFormat] = [:]
-            for e in graph.edges(into: spec.id) { formats[e.to.port] = streams[e.from]?.format }
-            if !sink.takesStored(formats) { return (.pipeline, ContainerPath.refusal(of: spec, formats)) }
-        }
-        return (.containerPath, nil)
     }
 }
 
@@ -68,9 +61,9 @@ package protocol StoredSampleSource: Node {
 /// reads itself on the container path.
 package protocol StoredFileSource: Node {
     /// The file, opened for reading (once, read through this descriptor, which the node closes
-    /// when it finishes), and its path as the graph gives it; why not, when it is not a regular
-    /// file that opens (the pipeline then reads it, and says what is wrong).
-    func openForStoredReading() -> Result<(file: FileBytes, name: String), StoredReadingRefused>
+    /// when it finishes), and its path as the graph gives it. Throws why not, when it is not a
+    /// regular file that opens (the graph then runs as a pipeline, which says what is wrong).
+    func openForStoredReading() throws(GraphError) -> (file: FileBytes, name: String)
 }
 
 /// A node that splits a file's bytes into stored streams (`demux`) and, on the container path,
@@ -81,13 +74,6 @@ package protocol StoredSampleDemuxer: Node {
     /// MP4 or MOV, a codec or edit the writer does not copy, a track missing): the graph then
     /// runs as a pipeline, which reads it or says what is wrong with it.
     func storedStreams(reading file: FileBytes, name: String) -> [String: StoredStream]?
-}
-
-/// Why a file source's file cannot be read on the container path: its name and what is wrong.
-package struct StoredReadingRefused: Error {
-    package var name: String
-    package var why: String
-    package init(name: String, why: String) { (self.name, self.why) = (name, why) }
 }
 
 /// A sink node that can write stored streams, with no pipeline. Called, in order, on one thread:
@@ -164,54 +150,54 @@ final class ContainerPath: Sendable {
         }
     }
 
-    /// Why a graph whose nodes fit the container path runs as a pipeline all the same.
-    struct Declined: Error {
-        var reason: String
-    }
-
     /// Each demuxer's streams, read from its file (the demuxer's id and output → stream), and the
-    /// file's edge into it; why not, when one cannot give them on the container path.
-    static func demuxersRead(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)])
-        -> Result<[(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)], Declined> {
+    /// file's edge into it. Throws why not, when one cannot give them on the container path (the
+    /// graph then runs as a pipeline: a reason, not the run's failure).
+    static func demuxersRead(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) throws(GraphError)
+        -> [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)] {
         var read: [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)] = []
         for (spec, node) in nodes {
             guard let demuxer = node as? any StoredSampleDemuxer else { continue }
+            let at = "node \"\(spec.id)\" (\(spec.descriptor.type))"
             guard let edge = graph.edges(into: spec.id).first,
                   let source = nodes.first(where: { $0.spec.id == edge.from.node })?.node as? any StoredFileSource else {
-                return .failure(Declined(reason: "node \"\(spec.id)\" (\(spec.descriptor.type)) is not fed by a file"))
+                throw GraphError(.invalidGraph, at: at, "it is not fed by a file", node: spec.id)
             }
-            let file: FileBytes, name: String
-            switch source.openForStoredReading() {
-            case .success(let opened): (file, name) = opened
-            case .failure(let refused): return .failure(Declined(reason: "node \"\(edge.from.node)\" reading \"\(refused.name)\": \(refused.why)"))
-            }
+            let (file, name) = try source.openForStoredReading()
             guard let given = demuxer.storedStreams(reading: file, name: name) else {
-                return .failure(Declined(reason: "node \"\(spec.id)\" (\(spec.descriptor.type)) reading \"\(name)\": "
-                                         + "not a whole MP4 or MOV whose connected tracks the MP4 writer copies exactly"))
+                throw GraphError(.inputUnreadable, at: "\(at) reading \"\(name)\"",
+                                 "not a whole MP4 or MOV whose connected tracks the MP4 writer copies exactly", node: spec.id)
             }
             var streams: [PortRef: StoredStream] = [:]
             for (port, stream) in given { streams[PortRef(node: spec.id, port: port)] = stream }
             read.append((streams, edge))
         }
-        return .success(read)
+        return read
     }
 
-    /// Why `sink` does not take `formats` as stored.
-    static func refusal(of sink: Graph.NodeSpec, _ formats: [String: MP4TrackFormat]) -> String {
-        let given = formats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.codec.name)" }.joined(separator: ", ")
-        return "node \"\(sink.id)\" (\(sink.descriptor.type)) does not take \(given) as stored"
+    /// Throws, naming the sink and what it was given, when a sink does not take its inputs'
+    /// `streams` as stored.
+    static func checkSinksTake(_ streams: [PortRef: StoredStream], graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) throws(GraphError) {
+        for (spec, node) in nodes {
+            guard let sink = node as? any StoredSampleSink else { continue }
+            var formats: [String: MP4TrackFormat] = [:]
+            for e in graph.edges(into: spec.id) { formats[e.to.port] = streams[e.from]?.format }
+            guard !sink.takesStored(formats) else { continue }
+            let given = formats.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.codecName)" }.joined(separator: ", ")
+            throw GraphError(.invalidGraph, at: "node \"\(spec.id)\" (\(spec.descriptor.type))", "it does not take \(given) as stored", node: spec.id)
+        }
     }
 
-    /// Reads every source's streams and tells every sink what its inputs carry; nil when a
-    /// demuxer's file cannot be read on the container path, or a sink does not take what it gives
-    /// (the graph then runs as a pipeline).
+    /// Reads every source's streams and tells every sink what its inputs carry; nil, and why in
+    /// `declined`, when a demuxer's file cannot be read on the container path or a sink does not
+    /// take what it gives (the graph then runs as a pipeline).
     /// Throws, naming the node, what their `build` would have thrown.
     init?(graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)], statistics: RunStatistics, declined: inout String?) throws(GraphError) {
         let demuxed: [(streams: [PortRef: StoredStream], fileEdge: Graph.Edge)]
-        switch Self.demuxersRead(graph: graph, nodes: nodes) {
-        case .success(let read): demuxed = read
-        case .failure(let why):
-            declined = why.reason
+        do throws(GraphError) {
+            demuxed = try Self.demuxersRead(graph: graph, nodes: nodes)
+        } catch {
+            declined = error.description
             return nil
         }
         var streams: [PortRef: StoredStream] = [:]
@@ -231,6 +217,12 @@ final class ContainerPath: Sendable {
                 throw GraphError(error, node: spec.id)
             }
         }
+        do throws(GraphError) {
+            try Self.checkSinksTake(streams, graph: graph, nodes: nodes)
+        } catch {
+            declined = error.description
+            return nil
+        }
         var links: [Link] = []
         for (spec, node) in nodes {
             guard let sink = node as? any StoredSampleSink else { continue }
@@ -241,10 +233,6 @@ final class ContainerPath: Sendable {
                 }
                 formats[e.to.port] = stream.format
                 links.append(Link(edge: e, stream: stream, sink: sink, counter: statistics.addStoredEdge(e), file: fileCounters[e.from.node]))
-            }
-            guard sink.takesStored(formats) else {
-                declined = Self.refusal(of: spec, formats)
-                return nil
             }
             do {
                 try sink.configureStored(formats)

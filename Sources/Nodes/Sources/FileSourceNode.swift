@@ -112,10 +112,11 @@ public final class FileSourceNode: ElementNode, ReadsFile, StoredFileSource, Sen
     /// On the container path (a remux by `demux`'s reading of the index): the file opened as
     /// ``build(in:)`` opens it, a regular file only; prepare() checks its claims as before a
     /// pipeline, and a change while it is read is seen the same way.
-    package func openForStoredReading() -> Result<(file: FileBytes, name: String), StoredReadingRefused> {
-        guard let file = openOnce() else { return .failure(StoredReadingRefused(name: path, why: problem.withLock { $0 } ?? "it cannot be opened")) }
-        guard file.regular else { return .failure(StoredReadingRefused(name: path, why: "it is not a regular file (a pipe is read as it comes)")) }
-        return .success((FileBytes(descriptor: file.fd), path))
+    package func openForStoredReading() throws(GraphError) -> (file: FileBytes, name: String) {
+        let at = "node \"\(context.id)\" reading \"\(path)\""
+        guard let file = openOnce() else { throw GraphError(.inputUnreadable, at: at, problem.withLock { $0 } ?? "it cannot be opened", node: context.id) }
+        guard file.regular else { throw GraphError(.inputUnreadable, at: at, "it is not a regular file (a pipe is read as it comes)", node: context.id) }
+        return (FileBytes(descriptor: file.fd), path)
     }
 
     /// The file, opened once, whichever plan reads it: without blocking (a named pipe with no
