@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,composition,thumbs,metadata,join,graphcopy,hevc,opus,flac,loudness10,loudness60,scenes]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,hdrexport,composition,thumbs,metadata,join,graphcopy,hevc,opus,flac,loudness10,loudness60,scenes]
 """
 import argparse
 import json
@@ -851,6 +851,43 @@ def export720_job(runs, minutes=1):
     print("- goal: at most 1.05× ffmpeg")
 
 
+def hlg_source(seconds=20):
+    """A `seconds`-long 1080p 30 fps HEVC Main 10 HLG (BT.2020) + AAC MP4, as a phone records:
+    testsrc2 made HLG by zscale, x265 ultrafast with a keyframe every second, tagged."""
+    src = os.path.join(BENCH, f"hlg-1080p-{seconds}s.mp4")
+    if not os.path.exists(src):
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size=1920x1080:rate=30:duration={seconds}",
+            "-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=48000:duration={seconds}",
+            "-vf", "zscale=tin=bt709:pin=bt709:min=bt709:rin=tv:t=arib-std-b67:p=bt2020:m=bt2020nc:r=tv,format=yuv420p10le",
+            "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:keyint=30",
+            "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", "-color_range", "tv",
+            "-tag:v", "hvc1", "-c:a", "aac", "-b:a", "128k", src])
+    return src
+
+
+def hdr_export_job(runs, seconds=20):
+    """Issue 49's figure: an SDR 720p export of a 20 s 1080p HLG clip. `graphctl export --preset
+    1280x720` (10-bit HEVC decode, gktonemap to BT.709, scale, x264) against ffmpeg doing the same
+    job: 10-bit HEVC decode, zscale + tonemap (hable) to BT.709, scale, x264 at the preset's
+    settings (veryfast, encode.h264's automatic rate for 1280×720, keyframes every 60 frames, no
+    B-frames, high profile), AAC 128 kb/s, the index first."""
+    src = hlg_source(seconds)
+    out = os.path.join(BENCH, "hdrexport")
+    kbps = round(1280 * 720 * 10.1 / 1000)
+    ours = [GRAPHCTL, "export", src, f"{out}-graphctl.mp4", "--preset", "1280x720", "--quiet"]
+    ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-vf",
+          "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
+          "zscale=t=bt709:m=bt709:r=tv,format=yuv420p,scale=1280:720",
+          "-c:v", "libx264", "-preset", "veryfast", "-b:v", f"{kbps}k", "-g", "60", "-bf", "0", "-profile:v", "high",
+          "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709",
+          "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
+    contenders = [("graphctl export (1280x720)", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg", ff)]
+    r = alternate(contenders, runs)
+    table(f"SDR export of HDR: a {seconds} s 1920×1080 30 fps HEVC Main 10 HLG + AAC MP4 → 1280×720 BT.709 H.264 (veryfast, {kbps} kb/s) + AAC 128 kb/s, index first",
+          [(n, " ".join(c).replace(ROOT + "/", "")) for n, c in zip([n for n, _ in contenders], [ours, ff])], r, "ffmpeg")
+    print("- goal: at most 1.0× ffmpeg")
+
+
 def metadata_job(runs, files=1000):
     """Tags of 1,000 files read in one process (issue 31): graphkit-api-bench metadata (the
     container library, as Asset.metadata and graphctl probe read them) against ffprobe
@@ -1000,6 +1037,8 @@ def main():
         composition_job(a.runs)
     if "export720" in jobs:
         export720_job(a.runs)
+    if "hdrexport" in jobs:
+        hdr_export_job(a.runs)
     if "thumbs" in jobs:
         thumbs_job(a.runs)
     if "metadata" in jobs:
