@@ -135,7 +135,7 @@ let package = Package(
                           path: "examples/avfoundation-rosywriter", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.
-        .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "MediaContainers"], path: "Tests/TestSupport"),
         // Tests mirror the targets they test.
         .testTarget(name: "MediaContainersTests", dependencies: ["MediaContainers", "GraphKit", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "GraphKitCoreTests", dependencies: ["GraphKitCore", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),

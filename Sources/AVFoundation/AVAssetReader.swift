@@ -288,7 +288,7 @@ enum ReaderSettings {
         case .video:
             guard let n = settingsInteger(settings[kCVPixelBufferPixelFormatTypeKey]), let type = OSType(exactly: n),
                   let format = PixelFormat(cvPixelFormat: type) else {
-                throw SettingsError("a video output needs kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA, _32RGBA, _420YpCbCr8Planar or _420YpCbCr8BiPlanarVideoRange")
+                throw SettingsError("a video output needs kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA, _32RGBA, _420YpCbCr8Planar, _420YpCbCr8BiPlanarVideoRange or _420YpCbCr10BiPlanarVideoRange")
             }
             return .pixels(format)
         default:

@@ -29,7 +29,7 @@ open class AVAssetWriterInputPixelBufferAdaptor: @unchecked Sendable {
         }()
         let format = PixelFormat(cvPixelFormat: type)
         if problem == nil, format == nil {
-            problem = "pixel format '\(type.fourCharacters)' is not one GraphKit holds: use kCVPixelFormatType_32BGRA, _32RGBA, _420YpCbCr8Planar or _420YpCbCr8BiPlanarVideoRange"
+            problem = "pixel format '\(type.fourCharacters)' is not one GraphKit holds: use kCVPixelFormatType_32BGRA, _32RGBA, _420YpCbCr8Planar, _420YpCbCr8BiPlanarVideoRange or _420YpCbCr10BiPlanarVideoRange"
         }
         let video = input.input?.outputSettings as? VideoSettings
         let width = a[kCVPixelBufferWidthKey].flatMap(settingsInteger) ?? video?.width

@@ -247,8 +247,9 @@ public final class AssetReader: Sendable {
                         p[\.channels] = channels
                     case .pixels(let format)?:
                         p[\.pixelFormat] = format
-                        // HDR frames tone-mapped when asked, by decode, from their full bit depth.
-                        p[\.toneMap] = output.toneMapsHDR
+                        // HDR frames tone-mapped when asked, by decode, from their full bit depth;
+                        // 10-bit frames are asked for to keep them as they are.
+                        p[\.toneMap] = output.toneMapsHDR && format.bitDepth == 8
                     case .stored?, nil:
                         p[\.sampleFormat] = .auto  // the decoder's own
                     }

@@ -70,9 +70,14 @@ final class CompositionTranscode: Sendable {
         if range != MediaTimeRange(start: .zero, duration: composition.duration) { reader.timeRange = range }
         self.range = range
         var feeds: [Feed] = []
-        if let video, let track = composition.encodedTrack(.video) {
-            // I420: what every video encoder codes, so nothing converts it again.
-            let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(.i420))
+        if var video, let track = composition.encodedTrack(.video) {
+            // I420: what every video encoder codes, so nothing converts it again. An HEVC export
+            // of pieces that are all 10-bit (or HDR) stays 10-bit, as an asset's does, unless a
+            // video composition draws the frames (its renderer draws 8-bit ones).
+            let tenBit = video.codec == .hevc && videoComposition == nil && !track.pieces.isEmpty
+                && track.pieces.allSatisfy { VideoSettings.keepsTenBits($0.sourceTrack?.stream.color) }
+            if tenBit { video.tenBit = true }
+            let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(tenBit ? .i420_10le : .i420))
             output.toneMapsHDR = video.codec.encodesHDRAsSDR
             try reader.add(output)
             let effects = CompositionEffects(offset: range.start, video: videoComposition.map { ($0, trackID: track.trackID) })
@@ -228,7 +233,7 @@ struct GapFiller {
             for (i, plane) in planes.enumerated() {
                 let value: UInt8 = switch v.pixelFormat {
                 case .i420, .nv12: i == 0 ? 16 : 128
-                case .bgra, .rgba, .i420_10le: 0
+                case .bgra, .rgba, .i420_10le, .p010_10le: 0
                 }
                 for row in 0..<plane.height {
                     let line = plane.baseAddress + row * plane.bytesPerRow
@@ -241,6 +246,9 @@ struct GapFiller {
                         line.initializeMemory(as: UInt8.self, repeating: value, count: i == 0 ? plane.width : plane.width * 2)
                     case .i420_10le:
                         line.initializeMemory(as: UInt16.self, repeating: UInt16(i == 0 ? 64 : 512).littleEndian, count: plane.width)
+                    case .p010_10le:
+                        // In a word's high 10 bits.
+                        line.initializeMemory(as: UInt16.self, repeating: UInt16(i == 0 ? 64 << 6 : 512 << 6).littleEndian, count: i == 0 ? plane.width : plane.width * 2)
                     }
                 }
             }

@@ -56,6 +56,12 @@ public struct VideoSettings: OutputSettings, Hashable {
     /// an HDR video's 10 bits.
     public var tenBit = false
 
+    /// Whether an HEVC export keeps a video of `color` in 10 bits: one of 10 bits or more, or HDR
+    /// whose depth the file does not state (BT.2100 has no 8-bit).
+    static func keepsTenBits(_ color: VideoColor?) -> Bool {
+        color?.bitDepth.map { $0 >= 10 } ?? (color?.hdr != nil)
+    }
+
     public init(codec: VideoCodec = .h264, width: Int, height: Int, averageBitRate: Int? = nil, keyframeInterval: Int? = nil,
                 h264Profile: H264EncoderNode.Profile? = nil, colorimetry: String? = nil) {
         self.codec = codec

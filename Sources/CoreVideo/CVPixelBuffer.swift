@@ -31,6 +31,11 @@ public let kCVPixelFormatType_420YpCbCr8PlanarFullRange: OSType = 0x6634_3230  /
 public let kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange: OSType = 0x3432_3076  // '420v'
 /// As `_420YpCbCr8BiPlanarVideoRange`, full range (the same `nv12`).
 public let kCVPixelFormatType_420YpCbCr8BiPlanarFullRange: OSType = 0x3432_3066  // '420f'
+/// 10-bit 4:2:0, luma plane then interleaved chroma, each sample in a 16-bit little-endian
+/// word's high 10 bits, video range: GraphKit's `p010_10le` (GStreamer's P010_10LE).
+public let kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange: OSType = 0x7834_3230  // 'x420'
+/// As `_420YpCbCr10BiPlanarVideoRange`, full range (the same `p010_10le`).
+public let kCVPixelFormatType_420YpCbCr10BiPlanarFullRange: OSType = 0x7866_3230  // 'xf20'
 
 extension PixelFormat {
     /// GraphKit's pixel format for a CoreVideo one; nil for one GraphKit does not hold.
@@ -41,6 +46,7 @@ extension PixelFormat {
         case kCVPixelFormatType_420YpCbCr8Planar, kCVPixelFormatType_420YpCbCr8PlanarFullRange: self = .i420
         case kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr8BiPlanarFullRange: self = .nv12
         case graphKit420YpCbCr10PlanarLE: self = .i420_10le
+        case kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr10BiPlanarFullRange: self = .p010_10le
         default: return nil
         }
     }
@@ -53,6 +59,7 @@ extension PixelFormat {
         case .i420: kCVPixelFormatType_420YpCbCr8Planar
         case .nv12: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
         case .i420_10le: graphKit420YpCbCr10PlanarLE
+        case .p010_10le: kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange
         }
     }
 }

@@ -4,10 +4,6 @@
 // settings name the code and the formats GraphKit has). The codes GraphKit holds are beside
 // `CVPixelBuffer`.
 
-/// 10-bit 4:2:0, luma plane then interleaved chroma, video range ('x420').
-public let kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange: OSType = 0x7834_3230
-/// 10-bit 4:2:0, luma plane then interleaved chroma, full range ('xf20').
-public let kCVPixelFormatType_420YpCbCr10BiPlanarFullRange: OSType = 0x7866_3230
 /// 16-bit float RGBA ('RGhA').
 public let kCVPixelFormatType_64RGBAHalf: OSType = 0x5247_6841
 /// 10-bit ARGB, little-endian, packed in 32 bits ('l10r').

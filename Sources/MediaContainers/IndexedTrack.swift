@@ -9,6 +9,9 @@ public struct IndexedTrack: Sendable, Equatable {
     /// ffprobe gives a stream's duration), else its media's (media header over media clock); nil
     /// when neither says.
     public var seconds: Double?
+    /// A video track's Dolby Vision configuration (its first sample entry's), which GStreamer's
+    /// demuxer does not read.
+    public var dolbyVision: DolbyVisionConfiguration?
 
     /// The tracks of the index of the ISO-BMFF file `source` holds, in track-ID order (the
     /// order GStreamer's demuxer exposes them); none for another file or an index that cannot
@@ -29,7 +32,11 @@ public struct IndexedTrack: Sendable, Equatable {
                       duration != UInt64(UInt32.max), duration != .max {
                 seconds = Double(duration) / Double(track.mediaTimescale)
             }
-            return IndexedTrack(handler: track.handler?.description ?? "", trackID: Int(track.trackID), seconds: seconds)
+            var dolbyVision: DolbyVisionConfiguration?
+            if track.handler == "vide", let entry = track.box.find(["mdia", "minf", "stbl", "stsd"])?.children.first {
+                dolbyVision = DolbyVisionConfiguration.find(in: MP4StoredTrack.visualEntryBoxes(entry))
+            }
+            return IndexedTrack(handler: track.handler?.description ?? "", trackID: Int(track.trackID), seconds: seconds, dolbyVision: dolbyVision)
         }
     }
 }

@@ -52,6 +52,7 @@ package struct MP4StoredTrack: Sendable {
         if format.isVideo {
             format.displayMatrix = track.displayMatrix
             format.colour = Self.colour(in: entry)
+            format.dolbyVision = DolbyVisionConfiguration.find(in: Self.visualEntryBoxes(entry))
         }
         self.format = format
         self.timing = timing
@@ -114,9 +115,8 @@ package struct MP4StoredTrack: Sendable {
     /// The colour a visual sample entry states (`colr` nclx, or QuickTime's nclc, limited range),
     /// with its `mdcv` and `clli`; nil when it states none.
     static func colour(in entry: MP4Box) -> MP4TrackFormat.Colour? {
-        // A visual sample entry's boxes follow its 78 bytes of fields.
-        guard entry.body.count > 78, let boxes = try? MP4Box.parseSequence(entry.body[78...], in: nil, depth: MP4Box.maximumDepth).0,
-              let colr = boxes.first(where: { $0.type == "colr" && $0.body.count >= 10 && ["nclx", "nclc"].contains(String(decoding: $0.body[0..<4], as: UTF8.self)) })?.body
+        let boxes = visualEntryBoxes(entry)
+        guard let colr = boxes.first(where: { $0.type == "colr" && $0.body.count >= 10 && ["nclx", "nclc"].contains(String(decoding: $0.body[0..<4], as: UTF8.self)) })?.body
         else { return nil }
         // (An ICC profile's colr, `prof` or `rICC`, says no code points: the nclx beside it does.)
         let kind = String(decoding: colr[0..<4], as: UTF8.self)
@@ -125,5 +125,12 @@ package struct MP4StoredTrack: Sendable {
         colour.masteringDisplay = boxes.first { $0.type == "mdcv" && $0.body.count == 24 }?.body
         colour.contentLightLevel = boxes.first { $0.type == "clli" && $0.body.count == 4 }?.body
         return colour
+    }
+
+    /// The boxes a visual sample entry holds after its 78 bytes of fields (none when they
+    /// cannot be read).
+    static func visualEntryBoxes(_ entry: MP4Box) -> [MP4Box] {
+        guard entry.body.count > 78 else { return [] }
+        return (try? MP4Box.parseSequence(entry.body[78...], in: nil, depth: MP4Box.maximumDepth).0) ?? []
     }
 }

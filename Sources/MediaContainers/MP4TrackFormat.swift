@@ -49,6 +49,9 @@ package struct MP4TrackFormat: Sendable, Equatable {
     /// and iTunes' gapless tag (``CMAF/gaplessTag(_:)``).
     package var gapless: CMAF.Gapless?
     package var colour: Colour?
+    /// A copied Dolby Vision track's configuration box, written as it was (its samples keep
+    /// their RPUs); nil for a stream encoded here.
+    package var dolbyVision: DolbyVisionConfiguration?
     /// The display matrix (`tkhd`), for a video track.
     package var displayMatrix: DisplayMatrix?
     /// The media a video track shows, when it is given rather than worked out from its samples'
@@ -212,6 +215,7 @@ package struct MP4TrackFormat: Sendable, Equatable {
                 if let m = c.masteringDisplay, m.count == 24 { b += MP4Box(type: "mdcv", body: m).bytes }
                 if let l = c.contentLightLevel, l.count == 4 { b += MP4Box(type: "clli", body: l).bytes }
             }
+            if let dolbyVision { b += dolbyVision.box.bytes }
             return MP4Box(type: type, body: b)
         }
         func audio(_ type: FourCC, channels: Int, bits: UInt16 = 16, rate: Int, _ configuration: MP4Box) -> MP4Box {

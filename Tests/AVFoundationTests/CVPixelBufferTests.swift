@@ -26,7 +26,8 @@ import Testing
 
     @Test func planarBuffers() throws {
         for (type, planes) in [(kCVPixelFormatType_420YpCbCr8Planar, 3), (kCVPixelFormatType_420YpCbCr8BiPlanarFullRange, 2),
-                               (kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, 2)] {
+                               (kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, 2), (kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange, 2),
+                               (kCVPixelFormatType_420YpCbCr10BiPlanarFullRange, 2)] {
             var pb: CVPixelBuffer?
             #expect(CVPixelBufferCreate(nil, 64, 48, type, nil, &pb) == kCVReturnSuccess)
             let b = try #require(pb)
@@ -37,7 +38,10 @@ import Testing
             #expect(CVPixelBufferGetWidthOfPlane(b, 1) == 32 && CVPixelBufferGetHeightOfPlane(b, 1) == 24)
             CVPixelBufferLockBaseAddress(b, [])
             let y = try #require(CVPixelBufferGetBaseAddressOfPlane(b, 0)), c = try #require(CVPixelBufferGetBaseAddressOfPlane(b, 1))
-            #expect(c - y >= 64 * 48 && CVPixelBufferGetBytesPerRowOfPlane(b, 0) >= 64)
+            // 10-bit samples take two bytes each.
+            let sample = type == kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange || type == kCVPixelFormatType_420YpCbCr10BiPlanarFullRange ? 2 : 1
+            #expect(c - y >= 64 * 48 * sample && CVPixelBufferGetBytesPerRowOfPlane(b, 0) >= 64 * sample)
+            #expect(planes == 3 || CVPixelBufferGetBytesPerRowOfPlane(b, 1) >= 64 * sample)
             #expect(CVPixelBufferGetBaseAddressOfPlane(b, planes) == nil)
             CVPixelBufferUnlockBaseAddress(b, [])
         }
@@ -47,7 +51,7 @@ import Testing
         var pb: CVPixelBuffer?
         #expect(CVPixelBufferCreate(nil, 64, 48, kCVPixelFormatType_32ARGB, nil, &pb) == kCVReturnInvalidPixelFormat && pb == nil)
         // Apple's codes for formats GraphKit's frames do not hold: named, and refused where made.
-        for code in [kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr10BiPlanarFullRange, kCVPixelFormatType_64RGBAHalf,
+        for code in [kCVPixelFormatType_64RGBAHalf,
                      kCVPixelFormatType_ARGB2101010LEPacked, kCVPixelFormatType_422YpCbCr8, kCVPixelFormatType_OneComponent8, kCVPixelFormatType_24RGB] {
             #expect(CVPixelBufferCreate(nil, 64, 48, code, nil, &pb) == kCVReturnInvalidPixelFormat && pb == nil, "\(code)")
         }

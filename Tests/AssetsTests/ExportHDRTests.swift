@@ -26,9 +26,14 @@ import Testing
 
     /// An asset's export (a graph: decode → toneMap → encode) and a composition's (the reader
     /// decodes each piece and tone-maps it, CompositionTranscode encodes).
-    @Test(arguments: [("hlg", false), ("pq", false), ("hlg", true)]) func anH264PresetGivesSDR(_ kind: String, _ asComposition: Bool) async throws {
+    /// Dolby Vision 8.4 (an iPhone's) is its HLG base layer to an SDR output: the same colours.
+    @Test(arguments: [("hlg", false), ("pq", false), ("hlg", true), ("dv", false)]) func anH264PresetGivesSDR(_ kind: String, _ asComposition: Bool) async throws {
         let chart = try HDRTestMedia.makeChart(in: folder)
-        let hdr = kind == "hlg" ? try HDRTestMedia.makeHLG(from: chart, in: folder) : try HDRTestMedia.makePQ(from: chart, in: folder)
+        let hdr = switch kind {
+        case "hlg": try HDRTestMedia.makeHLG(from: chart, in: folder)
+        case "dv": try HDRTestMedia.makeDolbyVision84(fromHLG: try HDRTestMedia.makeHLG(from: chart, in: folder), in: folder)
+        default: try HDRTestMedia.makePQ(from: chart, in: folder)
+        }
         let out = folder.appendingPathComponent("\(kind)-\(asComposition)-sdr.mp4").path
         let asset = try Asset(path: hdr)
         let session: AssetExportSession
@@ -51,12 +56,68 @@ import Testing
         // SDR chart; the HDR signal shown as if it were SDR is far off (6.9 HLG, 13.8 PQ).
         #expect(c.meanDeltaE < 2.5, "mean ΔE00 \(c.meanDeltaE) (unmapped \(unmapped.meanDeltaE)), luma PSNR \(c.psnr) dB")
         #expect(unmapped.meanDeltaE > 5)
+        #expect(try dolbyVision(out) == nil, "an SDR file is no Dolby Vision")
     }
 
-    @Test func anHEVCPresetKeepsHDR() async throws {
+    /// The Dolby Vision configuration of `file`'s first track, as the MP4 index states it.
+    func dolbyVision(_ file: String) throws -> DolbyVisionConfiguration? {
+        IndexedTrack.all(in: try #require(FileBytes(path: file))).first?.dolbyVision
+    }
+
+    func packets(_ file: String) throws -> [Substring] {
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-map", "0:v", "-c", "copy", "-f", "framemd5", "-"])
+            .split(separator: "\n").filter { !$0.hasPrefix("#") }
+    }
+
+    /// Dolby Vision 8.4 copied as stored, whole and a range: the `dvvC` byte for byte, and every
+    /// packet with its RPU (a whole copy's packets identical), as AVFoundation's passthrough keeps
+    /// it; re-encoded by an HEVC preset, it is HLG Main 10 without the box (no RPUs are left).
+    @Test func dolbyVisionIsKeptOnPassthroughAndDroppedByAReencode() async throws {
+        let dv = try HDRTestMedia.makeDolbyVision84(fromHLG: try HDRTestMedia.makeHLG(from: try HDRTestMedia.makeChart(in: folder), in: folder), in: folder)
+        let stated = try #require(try dolbyVision(dv))
+        #expect(stated.body == HDRTestMedia.dolbyVision84 && stated.boxType == "dvvC")
+        for (name, range) in [("whole.mp4", nil), ("range.mov", MediaTimeRange(start: .zero, duration: MediaTime(seconds: 0.1)))] {
+            let out = folder.appendingPathComponent(name).path
+            let session = try AssetExportSession(asset: try Asset(path: dv), preset: .passthrough)
+            session.outputPath = out
+            if let range { session.timeRange = range }
+            try await session.export()
+            #expect(session.status == .completed)
+            #expect(try dolbyVision(out) == stated, "\(name)")
+            // (ffprobe's CSV has a field more for the Dolby Vision side data.)
+            #expect(try transfer(out).hasPrefix("arib-std-b67,bt2020"), "\(name)")
+            if range == nil { #expect(try packets(out) == packets(dv)) }
+        }
+        let hevc = folder.appendingPathComponent("dv-hevc.mp4").path
+        let session = try AssetExportSession(asset: try Asset(path: dv), preset: .hevcHighestQuality)
+        session.outputPath = hevc
+        try await session.export()
+        #expect(try transfer(hevc) == "arib-std-b67,bt2020")
+        #expect(try dolbyVision(hevc) == nil)
+    }
+
+    /// An asset's export, and a composition's: the chart twice, the second piece of another size
+    /// (fitted to the first's, in 10 bits).
+    @Test(arguments: [false, true]) func anHEVCPresetKeepsHDR(_ asComposition: Bool) async throws {
         let hdr = try HDRTestMedia.makeHLG(from: try HDRTestMedia.makeChart(in: folder), in: folder)
-        let out = folder.appendingPathComponent("hlg-hevc.mp4").path
-        let session = try AssetExportSession(asset: try Asset(path: hdr), preset: .hevcHighestQuality)
+        let out = folder.appendingPathComponent("hlg-hevc-\(asComposition).mp4").path
+        let asset = try Asset(path: hdr)
+        let session: AssetExportSession
+        if asComposition {
+            let small = folder.appendingPathComponent("hlg-small.mkv").path
+            try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", hdr, "-vf", "scale=160:120", "-c:v", "ffv1", "-pix_fmt", "yuv420p10le",
+                                             "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", small])
+            let composition = MutableComposition()
+            let track = try #require(composition.addMutableTrack(withMediaType: .video))
+            for (file, at) in [(hdr, MediaTime.zero), (small, asset.duration)] {
+                let piece = try Asset(path: file)
+                try track.insertTimeRange(MediaTimeRange(start: .zero, duration: piece.duration), of: try #require(piece.tracks(withMediaType: .video).first),
+                                          in: piece, at: at)
+            }
+            session = try AssetExportSession(asset: composition.composition, preset: .hevcHighestQuality)
+        } else {
+            session = try AssetExportSession(asset: asset, preset: .hevcHighestQuality)
+        }
         session.outputPath = out
         try await session.export()
         #expect(session.status == .completed)

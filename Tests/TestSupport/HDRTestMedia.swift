@@ -1,5 +1,6 @@
 import Foundation
 import GraphKitTesting
+import MediaContainers
 
 /// HDR test media whose right SDR answer is known: ffmpeg's `smptehdbars` chart (SDR, BT.709) and
 /// the same chart made HLG and PQ (BT.2020, 10-bit, SDR white at BT.2408's 203 nits), and the
@@ -63,6 +64,64 @@ public enum HDRTestMedia {
                                              "zscale=tin=arib-std-b67:pin=bt2020:t=arib-std-b67:p=bt2020:m=bt2020nc:r=tv,format=yuv420p10le",
                                              "-color_trc", "arib-std-b67"] + hdrTags + [hlg])
         return hlg
+    }
+
+    /// What an iPhone records, Dolby Vision profile 8.4: `hlg` (from ``makeHLG(from:in:)``) as HEVC
+    /// Main 10 (x265, HLG in its VUI), a stand-in RPU (a NAL unit of type 62, which a decoder
+    /// without Dolby Vision skips) after each picture, in an MP4 whose `hvc1` entry has the `dvvC`
+    /// ``dolbyVision84`` (profile 8, level 5, RPU and base layer, compatibility 4: HLG). ffmpeg
+    /// 5.1 writes no `dvvC` of its own: the box is put into the sample entry here (the index is
+    /// after the samples, so no offset moves).
+    public static func makeDolbyVision84(fromHLG hlg: String, in folder: URL) throws -> String {
+        let annexB = folder.appendingPathComponent("dv.hevc")
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", hlg, "-c:v", "libx265", "-pix_fmt", "yuv420p10le",
+                                             "-x265-params", "log-level=error:crf=10:keyint=10",
+                                             "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc",
+                                             "-color_range", "tv", "-f", "hevc", annexB.path])
+        // After each VCL NAL unit (types 0 to 31), an unspecified one of type 62 (header 7C 01).
+        let stream = [UInt8](try Data(contentsOf: annexB))
+        var starts: [Int] = []
+        var i = 0
+        while i + 3 <= stream.count {
+            if stream[i] == 0, stream[i + 1] == 0, stream[i + 2] == 1 { starts.append(i + 3); i += 3 } else { i += 1 }
+        }
+        var out: [UInt8] = []
+        for (k, start) in starts.enumerated() {
+            var end = k + 1 < starts.count ? starts[k + 1] - 3 : stream.count
+            while end > start, stream[end - 1] == 0 { end -= 1 }  // a four-byte start code's leading zero
+            out += [0, 0, 0, 1] + stream[start..<end]
+            if (stream[start] >> 1) & 0x3F < 32 { out += [0, 0, 0, 1, 0x7C, 0x01, 0x19, 0x08, 0x09, 0x55, 0xAA, 0x80] }
+        }
+        try Data(out).write(to: annexB)
+        let plain = folder.appendingPathComponent("dv-plain.mp4"), dv = folder.appendingPathComponent("dv84.mp4")
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-r", "10", "-f", "hevc", "-i", annexB.path, "-c", "copy", "-tag:v", "hvc1",
+                                             "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc",
+                                             "-color_range", "tv", plain.path])
+        var boxes = try MP4Box.parse([UInt8](try Data(contentsOf: plain))[...])
+        guard let m = boxes.firstIndex(where: { $0.type == "moov" }), boxes.lastIndex(where: { $0.type == "mdat" }).map({ $0 < m }) == true else {
+            throw CPULoad.Failure(description: "ffmpeg wrote the index of \(plain.path) before its samples")
+        }
+        boxes[m].modify(["trak", "mdia", "minf", "stbl", "stsd"]) { stsd in
+            var entries = stsd.children
+            entries[0] = MP4Box(type: entries[0].type, body: entries[0].body + MP4Box(type: "dvvC", body: dolbyVision84).bytes)
+            stsd.children = entries
+        }
+        try Data(boxes.flatMap(\.bytes)).write(to: dv)
+        return dv.path
+    }
+
+    /// The DOVIDecoderConfigurationRecord of ``makeDolbyVision84(fromHLG:in:)``: version 1.0,
+    /// profile 8, level 5, RPU and base layer present, no enhancement layer, compatibility ID 4.
+    public static let dolbyVision84: [UInt8] = [1, 0, 0x10, 0x2D, 0x40] + [UInt8](repeating: 0, count: 19)
+
+    /// A lossless 10-bit HEVC MP4 of 1024×64, 5 frames at 25 fps, whose luma rows are the ramp
+    /// 0…1023 (x): every 10-bit level once a row, which any 8-bit step turns into steps of 4.
+    public static func makeTenBitRamp(in folder: URL) throws -> String {
+        let path = folder.appendingPathComponent("ramp10.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "nullsrc=s=1024x64:r=25,format=yuv420p10le,geq=lum='X':cb=512:cr=512",
+                                         "-frames:v", "5", "-c:v", "libx265", "-x265-params", "lossless=1:log-level=none",
+                                         "-pix_fmt", "yuv420p10le", "-tag:v", "hvc1", "-y", path])
+        return path
     }
 
     public static func hlgOETF(_ e: Double) -> Double {

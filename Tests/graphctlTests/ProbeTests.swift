@@ -62,6 +62,27 @@ import TestSupport
                               : name == "bt709" ? "bt709 tv, 8-bit 4:2:0" : "25 fps, 0.400 s, 8-bit 4:2:0\n"), "\(text)")
     }
 
+    /// Dolby Vision 8.4 (an iPhone's): its configuration as ffprobe reads the record, and its HLG
+    /// base layer's colour.
+    @Test func dolbyVisionsConfiguration() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let dv = try HDRTestMedia.makeDolbyVision84(fromHLG: try HDRTestMedia.makeHLG(from: try HDRTestMedia.makeChart(in: folder), in: folder), in: folder)
+        let r = try Graphctl.run("probe", "--json", dv)
+        #expect(r.status == 0, "\(r.stderr)")
+        let stream = try #require(Self.array(try JSONParser.parse(r.stdout)["streams"]).first, "\(r.stdout)")
+        let config = stream["dolbyVision"]
+        let ffprobe = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                        "stream_side_data=dv_profile,dv_level,dv_bl_signal_compatibility_id", "-of", "default=nw=1", dv])
+        #expect(ffprobe.contains("dv_profile=8") && ffprobe.contains("dv_level=5") && ffprobe.contains("dv_bl_signal_compatibility_id=4"), "\(ffprobe)")
+        #expect(Self.number(config?["profile"]) == 8 && Self.number(config?["level"]) == 5 && Self.number(config?["compatibilityID"]) == 4, "\(r.stdout)")
+        #expect(config?["rpu"] == .bool(true) && config?["enhancementLayer"] == .bool(false) && config?["baseLayer"] == .bool(true))
+        #expect(Self.string(config?["compatibleWith"]) == "hlg")
+        #expect(Self.string(stream["color"]?["hdr"]) == "hlg")
+        let text = try Graphctl.run("probe", dv).stdout
+        #expect(text.contains("HDR (HLG), Dolby Vision profile 8.4 (HLG base), level 5"), "\(text)")
+    }
+
     /// An MP4 with H.264 video (1 s, 64x48 at 25 fps) and AAC sound (1.5 s), tagged; its JSON
     /// says so in the documented keys, and the text form in short lines.
     @Test func anMP4sStreamsDurationsAndTags() throws {

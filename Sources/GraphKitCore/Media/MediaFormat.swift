@@ -187,11 +187,17 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
     /// 10-bit video (phones' HDR) decoded and kept so to an encoder that takes it
     /// (`encode.hevc`'s main10), with no 8-bit step between.
     case i420_10le
+    /// NV12 with 10 bits a sample, each in the high bits of a 16-bit little-endian word
+    /// (GStreamer's P010_10LE; CoreVideo's `kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange`,
+    /// what Apple's decoders give for 10-bit HEVC).
+    case p010_10le
     public var gstName: String { rawValue.uppercased() }
     /// The 8-bit formats: what a port that reads or writes pixels takes unless it says more.
     public static let eightBit: Set<PixelFormat> = [.bgra, .rgba, .i420, .nv12]
+    /// The 10-bit formats, which only the ports that say so take.
+    public static let tenBit: Set<PixelFormat> = [.i420_10le, .p010_10le]
     /// Bits a sample.
-    public var bitDepth: Int { self == .i420_10le ? 10 : 8 }
+    public var bitDepth: Int { Self.tenBit.contains(self) ? 10 : 8 }
     public init?(gstName: String) { self.init(rawValue: gstName.lowercased()) }
 }
 

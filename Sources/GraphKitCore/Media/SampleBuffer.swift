@@ -263,6 +263,7 @@ public struct SampleBuffer: Sendable {
             case .nv12: i > 0 ? 2 : 1
             case .i420: 1
             case .i420_10le: 2
+            case .p010_10le: i > 0 ? 4 : 2
             }
             let lastRow = min(l.stride, l.width * bytesPerPixel)
             guard let base = raw.baseAddress, l.height > 0, l.offset >= 0,

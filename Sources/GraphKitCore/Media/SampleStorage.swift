@@ -235,7 +235,7 @@ package struct MemoryAllocator: SampleStorageAllocator {
 
 extension MediaFormat.VideoFormat {
     /// The planes of a frame in GStreamer's default layout (`gst_video_info_set_format`): rows
-    /// rounded up to 4 bytes, chroma of I420 (8 or 10 bits) and NV12 at half size rounded up, the planes one
+    /// rounded up to 4 bytes, chroma of I420 and NV12 (8 or 10 bits) at half size rounded up, the planes one
     /// after another from a height rounded up to even. nil for an empty frame.
     package var defaultLayout: [VideoPlaneLayout]? {
         guard width > 0, height > 0 else { return nil }
@@ -252,6 +252,10 @@ extension MediaFormat.VideoFormat {
                     VideoPlaneLayout(offset: v, stride: chroma)]
         case .nv12:
             let luma = up4(width)
+            return [VideoPlaneLayout(offset: 0, stride: luma), VideoPlaneLayout(offset: luma * up2(height), stride: luma)]
+        case .p010_10le:
+            // NV12's planes of 2-byte samples.
+            let luma = up4(width * 2)
             return [VideoPlaneLayout(offset: 0, stride: luma), VideoPlaneLayout(offset: luma * up2(height), stride: luma)]
         case .i420_10le:
             // I420's planes of 2-byte samples.

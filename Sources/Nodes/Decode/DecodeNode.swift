@@ -38,7 +38,9 @@ public final class DecodeNode: ElementNode {
         ],
         parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap, readOnlyFrames],
         rules: [.when(.equals(toneMap, true), require: !.equals(pixelFormat, .i420_10le),
-                      because: "toneMap gives 8-bit SDR frames; i420_10le keeps the video's 10 bits (and its HDR) for encode.hevc's main10")],
+                      because: "toneMap gives 8-bit SDR frames; i420_10le keeps the video's 10 bits (and its HDR) for encode.hevc's main10"),
+                .when(.equals(toneMap, true), require: !.equals(pixelFormat, .p010_10le),
+                      because: "toneMap gives 8-bit SDR frames; p010_10le keeps the video's 10 bits (and its HDR)")],
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
     )
 
@@ -48,7 +50,7 @@ public final class DecodeNode: ElementNode {
     public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...192_000, help: "resample audio to this rate (default: the file's)")
     public static let channels = OptionalParameter<Int>("channels", 1...8, help: "mix audio to this many channels (default: the file's)")
     public static let pixelFormat = Parameter<PixelFormat>("pixelFormat", default: .bgra,
-                                                           help: "video pixel format; i420_10le keeps a 10-bit video's samples (HDR) for encode.hevc's main10, with no 8-bit step")
+                                                           help: "video pixel format; i420_10le or p010_10le (CoreVideo's 10-bit biplanar) keeps a 10-bit video's samples (HDR) for encode.hevc's main10, with no 8-bit step")
     public static let autorotate = Parameter<Bool>("autorotate", default: false,
                                                    help: "true turns the picture as the file says it is displayed (a phone's portrait video), as ffmpeg does; false (the default) gives frames as stored and passes the orientation on, so sink.mp4 writes it, as AVFoundation keeps a track's transform")
 
@@ -117,7 +119,9 @@ public final class DecodeNode: ElementNode {
         var videoEntry: Element?
         var toneMapEntry: Element?
         if context.connectedOutputs.contains("video") {
-            let convert = try bin.make("videoconvert")
+            // 10-bit frames as the decoder gives them: no dither (videoconvert's Bayer dither
+            // moves a P010 sample by a level), as 16-bit PCM gets none.
+            let convert = try bin.make("videoconvert", p[Self.pixelFormat].bitDepth > 8 ? ["dither": "none"] : [:])
             let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
             // Frames stamped with where they show: an MP4 with B-frames has an edit list that
             // skips their composition offset, which the demuxer leaves in the stamps.

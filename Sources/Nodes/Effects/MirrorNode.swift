@@ -50,6 +50,7 @@ public final class MirrorNode: ProcessingNode, Sendable {
         case .i420: [1, 1, 1]
         case .nv12: [1, 2]
         case .i420_10le: [2, 2, 2]
+        case .p010_10le: [2, 4]
         }
     }
 

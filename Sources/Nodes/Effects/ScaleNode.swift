@@ -23,8 +23,8 @@ public final class ScaleNode: ElementNode, Sendable {
         type: "effect.scale",
         category: .effect,
         summary: "Scales video to a size: fitted with black bars (aspect kept) or stretched",
-        inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames, of any size, which may change between frames")],
-        outputs: [PortDescriptor("out", .rawVideo(), carries: .input("in"), help: "the frames at width × height, in the pixel format they came in")],
+        inputs: [PortDescriptor("in", .rawVideo(Set(PixelFormat.allCases)), help: "raw frames, of any size, which may change between frames; 10-bit ones too")],
+        outputs: [PortDescriptor("out", .rawVideo(Set(PixelFormat.allCases)), carries: .input("in"), help: "the frames at width × height, in the pixel format they came in")],
         parameters: [width, height, mode],
         example: #"{ "type": "effect.scale", "params": { "width": 1280, "height": 720, "mode": "fit" } }"#
     )

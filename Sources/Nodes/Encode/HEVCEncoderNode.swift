@@ -17,7 +17,7 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public static let descriptor = VideoEncoderInput.descriptor(
         type: "encode.hevc", summary: "Encodes raw video to HEVC / H.265 (x265)",
         output: PortDescriptor("out", .video(.hevc), help: "HEVC as hvc1, for sink.mp4 or sink.mkv"),
-        bitrate: bitrate, quality: quality, own: [preset, profile], inputs: PixelFormat.eightBit.union([.i420_10le]),
+        bitrate: bitrate, quality: quality, own: [preset, profile], inputs: PixelFormat.eightBit.union(PixelFormat.tenBit),
         example: #"{ "type": "encode.hevc", "params": { "quality": 28, "preset": "fast" } }"#
     )
 
@@ -29,7 +29,7 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public static let preset = Parameter<Preset>("preset", default: .veryfast, help: "x265 speed/quality trade-off (x265's own default, medium, is ~5× slower)")
     public enum Profile: String, ParameterEnum { case main, main10 }
     public static let profile = Parameter<Profile>("profile", default: .main,
-                                                   help: "HEVC profile: main (8-bit 4:2:0) or main10 (10-bit 4:2:0: give it decode's i420_10le frames to keep a 10-bit source's samples)")
+                                                   help: "HEVC profile: main (8-bit 4:2:0) or main10 (10-bit 4:2:0: give it decode's i420_10le or p010_10le frames to keep a 10-bit source's samples)")
 
     let context: NodeContext
 
@@ -41,7 +41,7 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
         let p = context.parameters
         let tenBit = p[Self.profile] == .main10
         let ends = try VideoEncoderInput.build(in: bin, codec: "HEVC", pixelFormat: tenBit ? "I420_10LE" : "I420",
-                                               width: p[Self.width], height: p[Self.height])
+                                               width: p[Self.width], height: p[Self.height], takesTenBit: true)
         // GStreamer's x265enc tunes for SSIM unless told otherwise; x265 itself (and ffmpeg's
         // libx265) tunes for nothing: "0" is x265enc's "no tuning".
         let encoder = try bin.make("x265enc", name: "encoder", [

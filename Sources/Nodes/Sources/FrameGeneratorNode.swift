@@ -24,7 +24,8 @@ public final class FrameGeneratorNode: ElementNode, Sendable {
                                  help: "raw frames of width × height at fps, in pixelFormat")],
         parameters: [pattern, width, height, fps, duration, frames, pixelFormat, color],
         rules: [.exclusive(duration, frames),
-                .when(.given(pixelFormat), require: !.equals(pixelFormat, .i420_10le), because: "generate.frames draws 8-bit frames")],
+                .when(.given(pixelFormat), require: !.equals(pixelFormat, .i420_10le), because: "generate.frames draws 8-bit frames"),
+                .when(.given(pixelFormat), require: !.equals(pixelFormat, .p010_10le), because: "generate.frames draws 8-bit frames")],
         unboundedWhen: .equals(duration, 0),
         example: #"{ "type": "generate.frames", "params": { "width": 1280, "height": 720, "fps": 30, "duration": 5, "pattern": "counter" } }"#
     )

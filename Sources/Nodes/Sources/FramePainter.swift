@@ -247,7 +247,7 @@ final class FramePainter: @unchecked Sendable {
                         .initializeMemory(as: UInt16.self, repeating: pair.littleEndian, count: cx1 - cx0)
                 }
             }
-        case .i420_10le:
+        case .i420_10le, .p010_10le:
             break  // generate.frames's rule refuses it: it draws 8-bit frames
         }
     }

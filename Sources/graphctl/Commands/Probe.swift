@@ -19,7 +19,9 @@ struct Probe: ParsableCommand {
             (tv or pc), bitDepth, chromaFormat, hdr (pq or hlg), masteringDisplay {red, green, blue, \
             whitePoint as [x, y], maxLuminance, minLuminance in cd/m2}, contentLightLevel {maxCLL, \
             maxFALL}, each only when stated, named as ffprobe names them; duration in seconds when the \
-            index states it), metadata (title, artist, \
+            index states it; dolbyVision {profile, level, compatibilityID, rpu, enhancementLayer, \
+            baseLayer, compatibleWith (hlg, hdr10 or sdr)} when an MP4/MOV's sample entry has the \
+            configuration), metadata (title, artist, \
             album, albumArtist, genre, comment, date, encoder, trackNumber, trackCount, discNumber, \
             discCount, location (ISO 6709), artwork {mimeType, size}, each only when the file has it; \
             items: every text tag as {key, value}), chapters (each: start and end in seconds, title; \
@@ -119,6 +121,7 @@ struct Probe: ParsableCommand {
             if let v = s.frameRate { members.append(("frameRate", .number(v.framesPerSecond))) }
             if let color = s.color { members.append(("color", colorJSON(color))) }
             if let v = track?.seconds { members.append(("duration", seconds(v))) }
+            if let dv = track?.dolbyVision { members.append(("dolbyVision", dolbyVisionJSON(dv))) }
             return .object(members)
         }
         var tags: [(key: String, value: JSONValue)] = []
@@ -161,6 +164,18 @@ struct Probe: ParsableCommand {
         return .object(members)
     }
 
+    /// ffprobe's names for the record's fields (its `DOVI configuration record` side data), and
+    /// the base layer as players name it.
+    static func dolbyVisionJSON(_ c: DolbyVisionConfiguration) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("profile", .number(Double(c.profile))), ("level", .number(Double(c.level))),
+            ("compatibilityID", .number(Double(c.compatibilityID))),
+            ("rpu", .bool(c.hasRPU)), ("enhancementLayer", .bool(c.hasEnhancementLayer)), ("baseLayer", .bool(c.hasBaseLayer)),
+        ]
+        if let base = c.baseLayer { members.append(("compatibleWith", .string(base))) }
+        return .object(members)
+    }
+
     /// "bt2020/arib-std-b67/bt2020nc tv, 10-bit 4:2:0, HDR (HLG)", with the mastering display's
     /// luminance and the content light level when stated.
     static func colorText(_ c: VideoColor) -> String {
@@ -199,6 +214,7 @@ struct Probe: ParsableCommand {
             if let rate = s.frameRate { parts.append(rate.description) }
             if let seconds = track?.seconds { parts.append("\(fixed(seconds, 3)) s") }
             if let color = s.color { parts.append(colorText(color)) }
+            if let dv = track?.dolbyVision { parts.append(dv.description) }
             out += "  stream \(s.number): \(parts.joined(separator: ", "))\n"
         }
         var tags = textFields(m)

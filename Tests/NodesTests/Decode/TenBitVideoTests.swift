@@ -5,19 +5,13 @@ import GraphKitTesting
 import Nodes
 import TestSupport
 
-/// 10-bit video (phones' HDR) through `decode`'s `i420_10le` and `encode.hevc`'s main10 with no
-/// 8-bit step, and the nodes that take 8-bit frames refusing 10-bit ones before the run.
+/// 10-bit video (phones' HDR) through `decode`'s `i420_10le` or `p010_10le` and `encode.hevc`'s
+/// main10 with no 8-bit step, and the nodes that take 8-bit frames refusing 10-bit ones before the run.
 @Suite(.media) struct TenBitVideoTests {
-    /// A lossless 10-bit HEVC file of 1024×64 whose luma rows are the ramp 0…1023 (x).
-    static func ramp(in folder: URL) throws -> String {
-        let path = folder.appendingPathComponent("ramp10.mp4").path
-        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "nullsrc=s=1024x64:r=25,format=yuv420p10le,geq=lum='X':cb=512:cr=512",
-                                         "-frames:v", "5", "-c:v", "libx265", "-x265-params", "lossless=1:log-level=none",
-                                         "-pix_fmt", "yuv420p10le", "-y", path])
-        return path
-    }
+    static func ramp(in folder: URL) throws -> String { try HDRTestMedia.makeTenBitRamp(in: folder) }
 
-    /// Row 10 of the first decoded frame's luma, sample by sample.
+    /// Row 10 of the first decoded frame's luma, sample by sample (P010's in a word's high 10
+    /// bits: the low 6 must be 0).
     static func decodedRow(_ file: String, pixelFormat: String) throws -> (format: MediaFormat?, row: [Int]) {
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
@@ -33,18 +27,21 @@ import TestSupport
         let frame = try #require(first)
         let row = try frame.withPixelPlanes { planes in
             let luma = planes[0], line = luma.baseAddress + 10 * luma.bytesPerRow
-            return pixelFormat == "i420_10le"
-                ? (0..<luma.width).map { Int(UInt16(littleEndian: line.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self))) }
-                : (0..<luma.width).map { Int(line.load(fromByteOffset: $0, as: UInt8.self)) }
+            let word = { (x: Int) in Int(UInt16(littleEndian: line.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) }
+            return switch pixelFormat {
+            case "i420_10le": (0..<luma.width).map(word)
+            case "p010_10le": (0..<luma.width).map { word($0) & 0x3F == 0 ? word($0) >> 6 : -1 }
+            default: (0..<luma.width).map { Int(line.load(fromByteOffset: $0, as: UInt8.self)) }
+            }
         }
         return (frame.format, row)
     }
 
-    @Test func decodeGivesTheTenBitSamplesAsStored() throws {
+    @Test(arguments: [PixelFormat.i420_10le, .p010_10le]) func decodeGivesTheTenBitSamplesAsStored(_ pixelFormat: PixelFormat) throws {
         let file = try Self.ramp(in: TestMedia.temporaryFolder())
-        let (format, row) = try Self.decodedRow(file, pixelFormat: "i420_10le")
+        let (format, row) = try Self.decodedRow(file, pixelFormat: pixelFormat.rawValue)
         guard case .rawVideo(let v)? = format else { Issue.record("not raw video: \(String(describing: format))"); return }
-        #expect(v.pixelFormat == .i420_10le && v.width == 1024 && v.height == 64)
+        #expect(v.pixelFormat == pixelFormat && v.width == 1024 && v.height == 64)
         #expect(row == Array(0..<1024), "first samples \(row.prefix(8)), last \(row.suffix(4))")
         // The 8-bit frames of the same file hold a quarter of the levels.
         let (_, eight) = try Self.decodedRow(file, pixelFormat: "i420")
@@ -53,18 +50,18 @@ import TestSupport
 
     /// The ramp decoded and encoded again as HEVC Main 10, with 10-bit frames between, or with
     /// 8-bit ones: how far the re-encoded luma strays from the ramp, on average (10-bit units).
-    static func reencodedError(_ file: String, pixelFormat: String, into folder: URL) throws -> (error: Double, profile: String) {
-        let out = folder.appendingPathComponent("main10-\(pixelFormat).mp4").path
+    static func reencodedError(_ file: String, pixelFormat: String, profile: String = "main10", into folder: URL) throws -> (error: Double, profile: String) {
+        let out = folder.appendingPathComponent("\(profile)-\(pixelFormat).mp4").path
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
               "dec": { "type": "decode", "params": { "pixelFormat": "\(pixelFormat)" } },
-              "enc": { "type": "encode.hevc", "params": { "profile": "main10", "bitrate": 50000000, "preset": "ultrafast" } },
+              "enc": { "type": "encode.hevc", "params": { "profile": "\(profile)", "bitrate": 50000000, "preset": "ultrafast" } },
               "file": { "type": "sink.mp4", "params": { "path": "\(out)" } } },
               "edges": [ "src.out -> dec.in", "dec.video -> enc.in", "enc.out -> file.video" ] }
             """)
         let report = try GraphRun(graph).run()
         #expect(report.status == .completed)
-        let raw = folder.appendingPathComponent("main10-\(pixelFormat).yuv").path
+        let raw = folder.appendingPathComponent("\(profile)-\(pixelFormat).yuv").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "yuv420p10le", "-y", raw])
         let bytes = try Data(contentsOf: URL(fileURLWithPath: raw))
         var total = 0
@@ -82,10 +79,20 @@ import TestSupport
         let folder = try TestMedia.temporaryFolder()
         let file = try Self.ramp(in: folder)
         let ten = try Self.reencodedError(file, pixelFormat: "i420_10le", into: folder)
+        let p010 = try Self.reencodedError(file, pixelFormat: "p010_10le", into: folder)
         let eight = try Self.reencodedError(file, pixelFormat: "i420", into: folder)
-        #expect(ten.profile == "Main 10,yuv420p10le" && eight.profile == ten.profile, "\(ten.profile); \(eight.profile)")
+        #expect(ten.profile == "Main 10,yuv420p10le" && eight.profile == ten.profile && p010.profile == ten.profile, "\(ten.profile); \(eight.profile)")
         // Through 8 bits the ramp becomes steps of 4 (a mean error of about 1.5); through 10 it stays.
-        #expect(ten.error < 0.75 && eight.error > 2 * ten.error, "10-bit path \(ten.error), 8-bit path \(eight.error)")
+        #expect(ten.error < 0.75 && p010.error < 0.75 && eight.error > 2 * ten.error, "10-bit paths \(ten.error), \(p010.error); 8-bit path \(eight.error)")
+    }
+
+    /// 10-bit frames into an 8-bit (Main) encode are narrowed on the way (a videoconvert before
+    /// GraphKit's 8-bit converter): a Main file of the ramp in steps of 4.
+    @Test(arguments: ["i420_10le", "p010_10le"]) func aMainEncodeTakesTenBitFrames(_ pixelFormat: String) throws {
+        let folder = try TestMedia.temporaryFolder()
+        let main = try Self.reencodedError(try Self.ramp(in: folder), pixelFormat: pixelFormat, profile: "main", into: folder)
+        #expect(main.profile == "Main,yuv420p", "\(main.profile)")
+        #expect(main.error < 3, "\(main.error)")
     }
 
     /// A node that takes 8-bit frames, given 10-bit ones, is refused before the run, naming the
@@ -117,6 +124,20 @@ import TestSupport
             """)
         #expect(toneMapped?.code == .invalidGraph && toneMapped?.description.contains("toneMap gives 8-bit SDR frames") == true,
                 "\(String(describing: toneMapped))")
+        let toneMappedP010 = load("""
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mp4" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "p010_10le", "toneMap": true } }, "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.video -> out.in" ] }
+            """)
+        #expect(toneMappedP010?.code == .invalidGraph && toneMappedP010?.description.contains("p010_10le keeps the video's 10 bits") == true,
+                "\(String(describing: toneMappedP010))")
+        let p010Mirror = load("""
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "in.mp4" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "p010_10le" } }, "fx": { "type": "effect.grayscale" },
+              "out": { "type": "sink.app" } },
+              "edges": [ "src.out -> dec.in", "dec.video -> fx.in", "fx.out -> out.in" ] }
+            """)
+        #expect(p010Mirror?.code == .invalidGraph && p010Mirror?.description.contains("P010_10LE") == true, "\(String(describing: p010Mirror))")
         let drawn = load("""
             { "version": 1, "nodes": { "src": { "type": "generate.frames", "params": { "pixelFormat": "i420_10le" } }, "out": { "type": "sink.app" } },
               "edges": [ "src.out -> out.in" ] }
