@@ -181,11 +181,15 @@ public struct NodeDescriptor: Sendable {
     /// names of its inputs that are connected: a folder output's fixed names (sink.hls's
     /// playlists, a ladder's multivariant one among them; the thumbnails' pictures).
     public var writtenFilesInFolders: (@Sendable (Parameters, _ connectedInputs: Set<String>) -> [WrittenFile])?
+    /// False for a node whose frames' colours must be SDR (it reads or paints them as BT.709):
+    /// an HDR file's frames decoded without tone mapping are refused at its input before the
+    /// run, naming the edge, the file and its transfer.
+    public var takesHDR: Bool
 
     public init(type: String, category: NodeCategory, summary: String,
                 inputs: [PortDescriptor] = [], outputs: [PortDescriptor] = [],
                 parameters: [any ParameterDeclaration] = [], rules: [ParameterRule] = [],
-                requiresAnInput: Bool = false,
+                requiresAnInput: Bool = false, takesHDR: Bool = true,
                 unboundedWhen: ParameterCondition? = nil,
                 needsBoundedInputWhen: ParameterCondition? = nil,
                 writtenFilesInFolders: (@Sendable (Parameters, _ connectedInputs: Set<String>) -> [WrittenFile])? = nil,
@@ -198,6 +202,7 @@ public struct NodeDescriptor: Sendable {
         self.parameters = parameters.map(\.descriptor)
         self.rules = rules
         self.requiresAnInput = requiresAnInput
+        self.takesHDR = takesHDR
         self.example = example
         self.unboundedWhen = unboundedWhen
         self.needsBoundedInputWhen = needsBoundedInputWhen

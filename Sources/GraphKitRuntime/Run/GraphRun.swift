@@ -204,6 +204,14 @@ public final class GraphRun: Sendable {
                 throw e
             }
         }
+        // An HDR file's frames decoded as they are, bound for a node that takes SDR: refused now.
+        do {
+            try Self.checkSDRInputs(graph, nodes: nodes)
+        } catch {
+            for (_, node) in nodes { try? node.finish(.failed) }
+            publish(makeReport(status: .failed, wall: 0, error: error))
+            throw error
+        }
         // An append the graph refuses because the run failed reports that failure, as
         // AVAssetWriter's error does, and not just the refusal.
         for (_, node) in nodes {

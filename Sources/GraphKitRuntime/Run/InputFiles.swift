@@ -80,4 +80,7 @@ public protocol ReadsFile: Node {
     var statedDuration: MediaTime? { get }
     /// How the file changed since it was opened, in words, or nil when it did not.
     func changeSinceOpened() -> String?
+    /// The colour of the file's first video stream as it states it (read when asked: the engine
+    /// asks before the run only when an HDR video would matter); nil when it states none.
+    func videoColor() -> VideoColor?
 }

@@ -13,7 +13,7 @@ import Synchronization
 /// ```json
 /// "dec": { "type": "decode", "params": { "sampleFormat": "f32le", "sampleRate": 48000 } }
 /// ```
-public final class DecodeNode: ElementNode {
+public final class DecodeNode: ElementNode, DecodesVideo {
     public static let descriptor = NodeDescriptor(
         type: "decode",
         category: .decode,
@@ -61,6 +61,10 @@ public final class DecodeNode: ElementNode {
                                                        help: "true hands H.264 and HEVC pictures on as the decoder made them, shared with it (GraphKit's gkavdec over libavcodec), with no copy of each frame: for graphs whose nodes read the video (analysis) or write their result into a frame of their own (effect.mirror); a node that writes into a frame in place gets a copy first")
 
     let context: NodeContext
+
+    /// HDR frames leave as the file holds them unless `toneMap` maps them.
+    public var keepsHDR: Bool { !context.parameters[Self.toneMap] }
+    public var videoOutput: String { "video" }
     /// The decoded streams seen so far (pad-added runs on streaming threads).
     private struct Streams {
         var audioSeen = 0

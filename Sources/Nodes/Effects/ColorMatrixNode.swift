@@ -22,6 +22,7 @@ public final class ColorMatrixNode: ProcessingNode, Sendable {
         inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
         outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), carries: .input("in"), help: "the transformed frames")],
         parameters: rows + [bias],
+        takesHDR: false,  // a matrix written for SDR colours, as CIColorMatrix's
         example: #"{ "type": "effect.colorMatrix", "params": { "r": [0.393, 0.769, 0.189, 0], "g": [0.349, 0.686, 0.168, 0], "b": [0.272, 0.534, 0.131, 0] } }"#
     )
 

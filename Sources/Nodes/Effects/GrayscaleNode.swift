@@ -20,6 +20,7 @@ public final class GrayscaleNode: ProcessingNode, Sendable {
         summary: "BT.601 grayscale of BGRA/RGBA video",
         inputs: [PortDescriptor("in", .rawVideo([.bgra, .rgba]), help: "BGRA or RGBA frames")],
         outputs: [PortDescriptor("out", .rawVideo([.bgra, .rgba]), carries: .input("in"), help: "gray frames, alpha kept")],
+        takesHDR: false,  // BT.601 luma of SDR colours
         example: #"{ "type": "effect.grayscale" }"#
     )
 

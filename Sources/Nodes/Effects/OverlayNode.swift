@@ -23,6 +23,7 @@ public final class OverlayNode: ElementNode, Sendable {
             .when(.equals(show, .image), require: .given(image), because: "the PNG to draw"),
             .when(.equals(show, .text), require: .nonEmpty(text), because: "the text to draw"),
         ],
+        takesHDR: false,  // SDR text and pictures drawn into the frames
         example: #"{ "type": "effect.overlay", "params": { "show": "timestamp", "halign": "right", "valign": "bottom" } }"#
     )
 

@@ -178,4 +178,13 @@ public final class FileSourceNode: ElementNode, ReadsFile, StoredFileSource, Sen
         }
     }
 
+    /// The first video stream's colour, as GStreamer's discoverer reads the open file (its
+    /// caps: the container's colour boxes and the bitstream's); nil for a pipe or a file that
+    /// states none.
+    public func videoColor() -> VideoColor? {
+        guard let fd = opened.withLock({ $0?.regular == true ? $0?.fd : nil }) else { return nil }
+        let reopened = "/proc/self/fd/\(fd)"
+        guard access(reopened, R_OK) == 0, let info = try? MediaFileInfo(path: reopened) else { return nil }
+        return info.streams.first { $0.kind == .video }?.color
+    }
 }

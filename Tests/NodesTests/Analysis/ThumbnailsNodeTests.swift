@@ -319,18 +319,27 @@ import TestSupport
 
     /// Pictures of an HLG or a PQ file are SDR (tone-mapped by effect.toneMap, issue 49), as close
     /// to the chart the HDR file was made from as that chart's own picture is: the measures and
-    /// floors of ToneMapNodeTests (decode's 8-bit frames hold both under 35 dB, it says).
-    @Test(arguments: ["hlg", "pq"]) func picturesOfHDRAreSDR(_ transfer: String) throws {
+    /// floors of ToneMapNodeTests (decode's 8-bit frames hold both under 35 dB, it says); so is
+    /// their sprite sheet, and Dolby Vision 8.4's pictures, by its HLG base.
+    @Test(arguments: ["hlg", "pq", "dv"]) func picturesOfHDRAreSDR(_ transfer: String) throws {
         let sdr = try HDRTestMedia.makeChart(in: folder)
-        let hdr = transfer == "hlg" ? try HDRTestMedia.makeHLG(from: sdr, in: folder) : try HDRTestMedia.makePQ(from: sdr, in: folder)
+        let hdr = switch transfer {
+        case "hlg": try HDRTestMedia.makeHLG(from: sdr, in: folder)
+        case "dv": try HDRTestMedia.makeDolbyVision84(fromHLG: try HDRTestMedia.makeHLG(from: sdr, in: folder), in: folder)
+        default: try HDRTestMedia.makePQ(from: sdr, in: folder)
+        }
         let reference = try run(#""path": "\#(sdr)", "count": 1, "width": 320, "format": "png", "folder": "\#(path("sdr"))""#).pictures
-        let pictures = try run(#""path": "\#(hdr)", "count": 1, "width": 320, "format": "png", "folder": "\#(path(transfer))""#).pictures
+        let sprite = path("\(transfer)-sprite.png")
+        let pictures = try run(#""path": "\#(hdr)", "count": 1, "width": 320, "format": "png", "folder": "\#(path(transfer))", "sprite": "\#(sprite)""#).pictures
         let (ref, got) = (try #require(reference.first).image, try #require(pictures.first).image)
         #expect(got.byteCount == 320 * 240 * 4)
-        let c = HDRTestMedia.compareBGRA(got.withUnsafeBytes { Array($0) }, with: ref.withUnsafeBytes { Array($0) }, width: 320, height: 240)
-        print("analysis.thumbnails \(transfer): luma PSNR \(c.psnr) dB, ΔE00 mean \(c.meanDeltaE) over \(c.patches) patches")
-        #expect(c.patches >= 100)
-        #expect(c.meanDeltaE <= 3, "\(transfer): mean ΔE00 \(c.meanDeltaE)")
-        #expect(c.psnr >= (transfer == "hlg" ? 33.5 : 32.5), "\(transfer): luma PSNR \(c.psnr) dB")
+        let r = ref.withUnsafeBytes { Array($0) }
+        for (what, image) in [("picture", got.withUnsafeBytes { Array($0) }), ("sprite", try raw(["-i", sprite], "bgra"))] {
+            let c = HDRTestMedia.compareBGRA(image, with: r, width: 320, height: 240)
+            print("analysis.thumbnails \(transfer) \(what): luma PSNR \(c.psnr) dB, ΔE00 mean \(c.meanDeltaE) over \(c.patches) patches")
+            #expect(c.patches >= 100)
+            #expect(c.meanDeltaE <= 3, "\(transfer) \(what): mean ΔE00 \(c.meanDeltaE)")
+            #expect(c.psnr >= (transfer == "pq" ? 32.5 : 33.5), "\(transfer) \(what): luma PSNR \(c.psnr) dB")
+        }
     }
 }
