@@ -9,7 +9,10 @@ import GraphKitRuntime
 /// application (`rtmp://127.0.0.1:1935/live/…`), never the key, and a malformed URL is refused
 /// without being quoted. Samples are sent at their time (the sink follows the clock), as a live
 /// stream is. A server that cannot be reached fails the run (70) naming the URL so shown, within
-/// `timeout` seconds.
+/// `timeout` seconds; so does one that takes the connection but has not accepted the stream
+/// within `timeout` seconds of the run's start (it answers garbage, or nothing, after the TCP
+/// connection: GStreamer 1.22's `rtmp2sink` would wait for it for ever). A watchdog reads
+/// `rtmp2sink`'s statistics, which stay empty until the server has accepted the publish.
 ///
 /// Example:
 /// ```json
@@ -38,6 +41,10 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     let context: NodeContext
     /// The server, shown without the stream key (`rtmp://127.0.0.1:1935/live/…`).
     let endpoint: NetworkEndpoint
+    /// The sink and how to fail the run at it, once built; whether the run stopped.
+    private let watch = Guarded<(sink: Element, fail: @Sendable (GraphError, Element) -> Void)?>(nil)
+    private let stopped = Condition(false)
+    private let watchdog = Guarded<JoinableThread?>(nil)
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -51,10 +58,45 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("flvmux", name: "mux", ["streamable": true])
         let sink = try bin.make("rtmp2sink", name: "rtmp2sink", ["location": endpoint.url, "timeout": context.parameters[Self.timeout]])
+        watch.withLock { $0 = (sink, bin.nodeFailure()) }
         try bin.link(mux, sink)
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: port, from: mux)
         }
+    }
+
+    /// Starts the watchdog: the server must have accepted the stream within `timeout` seconds.
+    public func prepare() throws(GraphError) {
+        let deadline = ContinuousClock.now + .seconds(context.parameters[Self.timeout])
+        let thread = JoinableThread(name: "rtmp publish watch") { [weak self] in
+            while let node = self, node.keepWatching(until: deadline) {}
+        }
+        watchdog.withLock { $0 = thread }
+    }
+
+    /// One step of the watchdog: false once the stream is accepted, the run stopped, or the
+    /// run was failed for want of it.
+    private func keepWatching(until deadline: ContinuousClock.Instant) -> Bool {
+        if stopped.wait(until: { $0 }, atMost: 0.1, then: { $0 }) { return false }
+        guard let (sink, fail) = watch.withLock({ $0 }) else { return ContinuousClock.now < deadline }
+        // Empty statistics (no chunk size agreed, nothing sent) until the publish is accepted.
+        let stats = sink.property("stats") ?? ""
+        if Self.published(stats) { return false }
+        guard ContinuousClock.now >= deadline else { return true }
+        fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" did not accept the stream within \(context.parameters[Self.timeout]) s "
+                        + "(something took the connection, but did not answer as an RTMP server does)"), sink)
+        return false
+    }
+
+    /// Whether `rtmp2sink`'s statistics (`GstRtmpConnectionStats`) say a connection is up: its
+    /// peer's chunk size is set once the server has answered the connect.
+    static func published(_ stats: String) -> Bool {
+        stats.contains("in-chunk-size=(uint)") && !stats.contains("in-chunk-size=(uint)0,")
+    }
+
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
+        stopped.withLock(wakingWaiters: true) { $0 = true }
+        watchdog.withLock { $0 }?.join()
     }
 
     public func explainFailure(_ message: String, debug: String?, location: String) -> GraphError? {

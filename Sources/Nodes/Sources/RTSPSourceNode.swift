@@ -172,6 +172,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
                 : "\(server) refused the user and password (401 Unauthorized)"
         } else if text.contains("Not found") || text.contains("(404)") {
             what = "\(server) has no stream at that path (404 Not Found)"
+        } else if text.contains("Parse error") {
+            // rtspsrc could not read the reply as RTSP: something else answers there.
+            what = "\(server) answered with something that is not RTSP (its reply could not be parsed)"
         } else if text.contains("Could not receive any UDP packets") {
             what = "\(server) sent no packets over UDP within \(context.parameters[Self.timeout]) s (a firewall?): try transport tcp"
         } else {

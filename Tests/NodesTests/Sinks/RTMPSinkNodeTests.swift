@@ -77,6 +77,22 @@ import TestSupport
         #expect(!"\(error)".contains("secretkey") && !(error.cause ?? "").contains("secretkey"))
     }
 
+    /// A server that accepts the connection, then answers with garbage (no RTMP handshake): the
+    /// run fails (70) within its timeout, naming the server, never the stream key; no hang.
+    @Test func aServerThatSendsGarbageFailsClearly() throws {
+        let server = try GarbageServer()
+        defer { server.stop() }
+        let started = Date()
+        let run = try push(to: "rtmp://127.0.0.1:\(server.port)/live/secretkey", timeout: 3)
+        let report = try #require(RemuxChecks.ended(run, within: 20))
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(report.status == .failed)
+        let error = try #require(report.error)
+        #expect(error.code == .runFailed)
+        #expect(error.message.contains("\"rtmp://127.0.0.1:\(server.port)/live/…\""), "\(error.message)")
+        #expect(!"\(error)".contains("secretkey") && !(error.cause ?? "").contains("secretkey"))
+    }
+
     /// Another scheme, a user, a query or no stream: refused at load (65), the URL not quoted.
     @Test(arguments: ["http://h/live/k", "rtmp://u:secretkey@h/live/k", "rtmp://h/live", "rtmp://h/live/k?secretkey=1"])
     func aMalformedURLIsRefusedWithoutQuotingIt(_ url: String) {

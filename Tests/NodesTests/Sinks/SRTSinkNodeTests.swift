@@ -165,6 +165,25 @@ import TestSupport
         #expect(report.error?.message.contains("\"srt://127.0.0.1:\(port)\" could not be reached") == true, "\(String(describing: report.error))")
     }
 
+    /// A peer that answers every handshake with garbage is no peer: the caller fails as above,
+    /// within the connect timeout, naming the URL; nothing is left under the output's name.
+    @Test(arguments: ["source", "sink"])
+    func aPeerThatAnswersWithGarbageFailsWithinTheConnectTimeout(_ side: String) throws {
+        let peer = try GarbageServer(udp: true)
+        defer { peer.stop() }
+        let out = folder.appendingPathComponent("garbage.mp4").path
+        let started = Date()
+        let run = side == "source" ? try receive(#""url": "srt://127.0.0.1:\#(peer.port)""#, into: out)
+            : try send(try source(), #""url": "srt://127.0.0.1:\#(peer.port)""#)
+        let report = try #require(RemuxChecks.ended(run, within: 15))
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds < 8, "\(seconds) s")
+        #expect(report.status == .failed)
+        #expect(report.error?.code == .runFailed)
+        #expect(report.error?.message.contains("\"srt://127.0.0.1:\(peer.port)\"") == true, "\(String(describing: report.error))")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     /// A listener nobody calls waits; stopping the run ends it within a second (nothing was
     /// written: it is cancelled).
     @Test func aWaitingListenerStopsAtOnce() throws {

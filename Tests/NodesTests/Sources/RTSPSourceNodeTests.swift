@@ -237,6 +237,24 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// A server that accepts, then answers with garbage (from its first byte, or after a
+    /// plausible status line): the run fails (70) within the timeout, naming the URL without its
+    /// credentials, leaving no file; never a hang.
+    @Test(arguments: ["", "RTSP/1.0 200 OK\r\nCSeq: 1\r\n"])
+    func aServerThatSendsGarbageFailsClearly(_ preface: String) throws {
+        let server = try GarbageServer(preface: preface)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("garbage.mp4").path
+        let started = Date()
+        let report = try #require(RemuxChecks.ended(try record(#""url": "rtsp://admin:hunter2@127.0.0.1:\#(server.port)/stream", "timeout": 2"#, into: out), within: 20))
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(report.status == .failed)
+        #expect(report.error?.code == .runFailed)
+        #expect(report.error?.message.contains("\"rtsp://127.0.0.1:\(server.port)/stream\"") == true, "\(String(describing: report.error))")
+        #expect(!"\(String(describing: report.error))".contains("hunter2") && !(report.error?.cause ?? "").contains("hunter2"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     /// graphs/rtsp-record.json and graphs/rtsp-hls.json as shipped, pointed at the test server
     /// and a folder of the test's: the fragmented MP4 holds the packets as served; the HLS
     /// package's segments start on the camera's own key frames (nothing re-encoded, no encoder to
