@@ -881,7 +881,7 @@ def hdr_export_job(runs, seconds=20):
           "-c:v", "libx264", "-preset", "veryfast", "-b:v", f"{kbps}k", "-g", "60", "-bf", "0", "-profile:v", "high",
           "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709",
           "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart", f"{out}-ffmpeg.mp4"]
-    # The same job with the picture scaled first (in zscale's first step): a quarter fewer pixels
+    # The same job with the picture scaled first (in zscale's first step): 44% of the pixels
     # tone-mapped, as an ffmpeg user who knows the chain would write it.
     ff_scaled = [a.replace("zscale=t=linear:npl=100,", "zscale=w=1280:h=720:t=linear:npl=100,").replace(",scale=1280:720", "") for a in ff]
     ff_scaled[-1] = f"{out}-ffmpeg-scaled.mp4"

@@ -74,8 +74,7 @@ final class CompositionTranscode: Sendable {
             // I420: what every video encoder codes, so nothing converts it again. An HEVC export
             // of pieces that are all 10-bit (or HDR) stays 10-bit, as an asset's does, unless a
             // video composition draws the frames (its renderer draws 8-bit ones).
-            let tenBit = video.codec == .hevc && videoComposition == nil && !track.pieces.isEmpty
-                && track.pieces.allSatisfy { VideoSettings.keepsTenBits($0.sourceTrack?.stream.color) }
+            let tenBit = videoComposition == nil && video.keepsTenBits(track.pieces.map { $0.sourceTrack?.stream.color })
             if tenBit { video.tenBit = true }
             let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(tenBit ? .i420_10le : .i420))
             output.toneMapsHDR = video.codec.encodesHDRAsSDR

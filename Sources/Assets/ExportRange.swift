@@ -87,7 +87,7 @@ extension AssetExportSession {
             // HDR whose depth the file does not state is 10-bit or more (BT.2100 has no 8-bit).
             var videoSettings = videoSettings
             let color = video?.stream.color
-            let tenBit = !toneMaps && videoSettings?.codec == .hevc && VideoSettings.keepsTenBits(color)
+            let tenBit = !toneMaps && videoSettings?.keepsTenBits([color]) == true
             if tenBit { videoSettings?.tenBit = true }
             let decode = b.add("decode", DecodeNode.self) { p in
                 p[\.pixelFormat] = tenBit ? .i420_10le : .i420  // what the encoder takes: no conversion before it

@@ -56,10 +56,11 @@ public struct VideoSettings: OutputSettings, Hashable {
     /// an HDR video's 10 bits.
     public var tenBit = false
 
-    /// Whether an HEVC export keeps a video of `color` in 10 bits: one of 10 bits or more, or HDR
-    /// whose depth the file does not state (BT.2100 has no 8-bit).
-    static func keepsTenBits(_ color: VideoColor?) -> Bool {
-        color?.bitDepth.map { $0 >= 10 } ?? (color?.hdr != nil)
+    /// Whether an export with these settings encodes video of `colors` (a piece's each) in 10
+    /// bits: asked (`tenBit`), or HEVC and every piece 10-bit or more, or HDR whose depth the file
+    /// does not state (BT.2100 has no 8-bit), as a Mac's HEVC presets keep them.
+    func keepsTenBits(_ colors: [VideoColor?]) -> Bool {
+        tenBit || (codec == .hevc && !colors.isEmpty && colors.allSatisfy { c in c?.bitDepth.map { $0 >= 10 } ?? (c?.hdr != nil) })
     }
 
     public init(codec: VideoCodec = .h264, width: Int, height: Int, averageBitRate: Int? = nil, keyframeInterval: Int? = nil,

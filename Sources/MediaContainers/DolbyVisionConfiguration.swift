@@ -13,9 +13,10 @@ public struct DolbyVisionConfiguration: Sendable, Equatable {
     /// The box types that carry the record.
     public static let boxTypes = ["dvcC", "dvvC", "dvwC"]
 
-    /// Nil for another box, or a body too short to hold the record's fields (5 bytes).
+    /// Nil for another box, a body too short to hold the record's fields (5 bytes), or one
+    /// longer than any record (256 bytes: Dolby's is 24, a later version may add some).
     public init?(boxType: String, body: [UInt8]) {
-        guard Self.boxTypes.contains(boxType), body.count >= 5, body.count <= 64 else { return nil }
+        guard Self.boxTypes.contains(boxType), body.count >= 5, body.count <= 256 else { return nil }
         (self.boxType, self.body) = (boxType, body)
     }
 

@@ -13,6 +13,9 @@ package struct SampleDescription: Sendable, Equatable {
     package var sound: (channels: Int, rate: Int)?
     /// The codec configuration box: its type and body; nil when the entry has none.
     package var configuration: (type: FourCC, body: [UInt8])?
+    /// A video entry's Dolby Vision configuration: pieces with and without one (or with others)
+    /// are different streams, since the RPUs in the samples follow it.
+    package var dolbyVision: DolbyVisionConfiguration?
 
     static let configurations: Set<FourCC> = ["avcC", "hvcC", "av1C", "vpcC", "esds", "dOps", "dfLa", "alac", "dac3", "dec3"]
 
@@ -29,6 +32,7 @@ package struct SampleDescription: Sendable, Equatable {
             guard body.count >= 78 else { return nil }
             size = (Int(body[24]) << 8 | Int(body[25]), Int(body[26]) << 8 | Int(body[27]))
             children = 78
+            dolbyVision = DolbyVisionConfiguration.find(in: MP4StoredTrack.visualEntryBoxes(entry))
         case "soun":
             // SampleEntry, then version (QuickTime: 1 and 2 add 16 and 36 bytes), revision,
             // vendor, channels, sample size, compression, packet size, rate (16.16).
@@ -98,6 +102,9 @@ package struct SampleDescription: Sendable, Equatable {
     package func difference(from other: SampleDescription) -> String? {
         if codec != other.codec { return "its codec is \(codec), not \(other.codec)" }
         if let a = size, let b = other.size, a != b { return "its pictures are \(a.width)x\(a.height), not \(b.width)x\(b.height)" }
+        if dolbyVision != other.dolbyVision {
+            return "its Dolby Vision configuration is \(dolbyVision?.description ?? "none"), not \(other.dolbyVision?.description ?? "none")"
+        }
         if let a = sound, let b = other.sound {
             if a.rate != b.rate { return "its sample rate is \(a.rate) Hz, not \(b.rate) Hz" }
             if a.channels != b.channels { return "it has \(a.channels) channel\(a.channels == 1 ? "" : "s"), not \(b.channels)" }

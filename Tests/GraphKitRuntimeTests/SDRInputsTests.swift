@@ -12,8 +12,9 @@ import Testing
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
-    func graph(_ file: String, toneMap: Bool, through middle: String?, into last: String) throws -> Graph {
-        let out = folder.appendingPathComponent("out-\(UUID().uuidString).mp4").path
+    func graph(_ file: String, toneMap: Bool, through middle: String?, into last: String,
+               out: String = "out-\(UUID().uuidString).mp4") throws -> Graph {
+        let out = folder.appendingPathComponent(out).path
         let middleNode = middle.map { #", "mid": { "type": "\#($0)", "params": { "width": 160, "height": 120 } }"# } ?? ""
         let chain = middle == nil ? #""dec.video -> fx.in""# : #""dec.video -> mid.in", "mid.out -> fx.in""#
         return try GraphLoader(registry: .builtIn).load(json: """
@@ -29,7 +30,7 @@ import Testing
     func hdrIntoAnSDRNodeIsRefusedBeforeTheRun(_ kind: String, _ middle: String?) throws {
         let chart = try HDRTestMedia.makeChart(in: folder)
         let hdr = kind == "hlg" ? try HDRTestMedia.makeHLG(from: chart, in: folder) : try HDRTestMedia.makePQ(from: chart, in: folder)
-        let run = try GraphRun(try graph(hdr, toneMap: false, through: middle, into: "effect.grayscale"))
+        let run = try GraphRun(try graph(hdr, toneMap: false, through: middle, into: "effect.grayscale", out: "refused.mp4"))
         let error = #expect(throws: GraphError.self) { try run.start() }
         #expect(error?.code == .invalidGraph, "\(String(describing: error))")
         let edge = middle == nil ? "\"dec.video\" to \"fx.in\"" : "\"mid.out\" to \"fx.in\""
@@ -37,14 +38,15 @@ import Testing
                 "\(String(describing: error))")
         #expect(error?.description.contains("effect.grayscale takes SDR frames") == true && error?.description.contains("\"toneMap\": true") == true)
         #expect(run.wait().status == .failed)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("refused") }.isEmpty, "nothing written")
         // Mapped, or an SDR file, the same graph runs.
         #expect(try GraphRun(try graph(hdr, toneMap: true, through: middle, into: "effect.grayscale")).run().status == .completed)
         #expect(try GraphRun(try graph(chart, toneMap: false, through: middle, into: "effect.grayscale")).run().status == .completed)
     }
 
-    /// A node that takes HDR (an encoder writes what it is given, tagged) is not in the way.
+    /// Nodes that take HDR (one that moves pixels, an encoder) are not in the way.
     @Test func hdrIntoANodeThatTakesItRuns() throws {
         let hdr = try HDRTestMedia.makeHLG(from: try HDRTestMedia.makeChart(in: folder), in: folder)
-        #expect(try GraphRun(try graph(hdr, toneMap: false, through: nil, into: "effect.mirror")).run().status == .completed)
+        #expect(try GraphRun(try graph(hdr, toneMap: false, through: nil, into: "effect.mirror", out: "mirrored.mp4")).run().status == .completed)
     }
 }

@@ -26,7 +26,8 @@ import TestSupport
     @Test func anotherBoxOrAShortRecordIsNone() {
         #expect(DolbyVisionConfiguration(boxType: "colr", body: HDRTestMedia.dolbyVision84) == nil)
         #expect(DolbyVisionConfiguration(boxType: "dvcC", body: [1, 0, 0x10, 0x2D]) == nil)
-        #expect(DolbyVisionConfiguration(boxType: "dvcC", body: [UInt8](repeating: 0, count: 65)) == nil)
+        #expect(DolbyVisionConfiguration(boxType: "dvcC", body: [UInt8](repeating: 0, count: 257)) == nil)
+        #expect(DolbyVisionConfiguration(boxType: "dvvC", body: HDRTestMedia.dolbyVision84 + [UInt8](repeating: 0, count: 40)) != nil, "a longer record is kept")
     }
 
     /// Written in the sample entry after the colour boxes and read back from it as it was: what a
@@ -56,5 +57,11 @@ import TestSupport
         #expect(copied.format.dolbyVision == format.dolbyVision)
         #expect(copied.format.colour == format.colour)
         #expect(IndexedTrack.all(in: file).first?.dolbyVision?.profile == 8)
+        // A piece without the box is another stream: a join or a new description says so.
+        let described = try #require(SampleDescription(video.track))
+        var plain = described
+        plain.dolbyVision = nil
+        #expect(described.difference(from: described) == nil)
+        #expect(plain.difference(from: described) == "its Dolby Vision configuration is none, not Dolby Vision profile 8.4 (HLG base), level 5")
     }
 }

@@ -14,6 +14,8 @@ extension GraphRun {
     /// (`NodeDescriptor.takesHDR` false), directly or through nodes that pass frames on as they
     /// came (scale, crop, mirror): refused before the run, at the edge into that node, naming the
     /// file, its transfer and the way out. The file's colour is read only when such a path exists.
+    /// A decode fed by a live source (SRT, RTSP) is not checked: its colour is known only once
+    /// the stream has begun.
     static func checkSDRInputs(_ graph: Graph, nodes: [(spec: Graph.NodeSpec, node: any Node)]) throws(GraphError) {
         let byID = Dictionary(nodes.map { ($0.spec.id, $0.node) }, uniquingKeysWith: { a, _ in a })
         for (spec, node) in nodes {
@@ -37,7 +39,7 @@ extension GraphRun {
             throw GraphError(.invalidGraph, at: "edges[\(edge.index)]",
                              "cannot connect \"\(edge.from)\" to \"\(edge.to)\" for \(file): its video is HDR (\(hdr == .pq ? "PQ" : "HLG")), "
                              + "and \(target.descriptor.type) takes SDR frames (their colours would be wrong); "
-                             + "set \(spec.id)'s \"toneMap\": true (or put effect.toneMap before it)")
+                             + "set \(spec.id)'s \"toneMap\": true (decode then maps HDR to SDR on its own frames)")
         }
     }
 }

@@ -37,10 +37,10 @@ public final class DecodeNode: ElementNode, DecodesVideo {
                            help: "the first video track, as raw frames"),
         ],
         parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap, readOnlyFrames],
-        rules: [.when(.equals(toneMap, true), require: !.equals(pixelFormat, .i420_10le),
-                      because: "toneMap gives 8-bit SDR frames; i420_10le keeps the video's 10 bits (and its HDR) for encode.hevc's main10"),
-                .when(.equals(toneMap, true), require: !.equals(pixelFormat, .p010_10le),
-                      because: "toneMap gives 8-bit SDR frames; p010_10le keeps the video's 10 bits (and its HDR)")],
+        rules: PixelFormat.tenBit.sorted { $0.rawValue < $1.rawValue }.map {
+            .when(.equals(toneMap, true), require: !.equals(pixelFormat, $0),
+                  because: "toneMap gives 8-bit SDR frames; \($0.rawValue) keeps the video's 10 bits (and its HDR) for encode.hevc's main10")
+        },
         example: #"{ "type": "decode", "params": { "sampleFormat": "s16le" } }"#
     )
 

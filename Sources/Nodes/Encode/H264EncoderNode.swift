@@ -17,7 +17,7 @@ public final class H264EncoderNode: ElementNode, Sendable {
         type: "encode.h264",
         category: .encode,
         summary: "Encodes raw video to H.264 (x264)",
-        inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames")],
+        inputs: [PortDescriptor("in", .rawVideo(Set(PixelFormat.allCases)), help: "raw frames, 8-bit or 10-bit (narrowed to 8 bits: x264 here is 8-bit)")],
         outputs: [PortDescriptor("out", .h264, help: "H.264 (AVC), for sink.mp4")],
         parameters: [bitrate, keyframeInterval, profile, preset, bframes, width, height, colorimetry],
         rules: [.when(.equals(profile, .baseline), require: .equals(bframes, 0), because: "the baseline profile has no B-frames")],
@@ -59,6 +59,10 @@ public final class H264EncoderNode: ElementNode, Sendable {
         // GraphKit's own converter (GstGraphKit/gkrgbtoi420): packed RGB to I420 in one pass,
         // a tenth of videoconvert's time; I420 and NV12 go through untouched.
         let convert = try bin.make("gkrgbtoi420", name: "convert")
+        // 10-bit frames (a reader's P010, decode's i420_10le) narrowed first: GraphKit's
+        // converter takes 8-bit ones, which pass this videoconvert untouched.
+        let narrow = try VideoEncoderInput.narrowing(in: bin)
+        try bin.link(narrow.convert, narrow.formats, convert)
         // GraphKit's own x264 encoder (GstGraphKit/gkx264enc): x264enc's settings under the
         // same names, but each raw frame is let go once x264 has copied it, where x264enc holds
         // it for all of x264's delay (~15 frames, 45 MB at 1080p). The bit rate is an average
@@ -117,7 +121,7 @@ public final class H264EncoderNode: ElementNode, Sendable {
             try bin.link(convert, encoderInput)
         }
         try bin.link(encoder, profile)
-        try bin.expose(input: "in", convert)
+        try bin.expose(input: "in", narrow.convert)
         try bin.expose(output: "out", profile)
     }
 }

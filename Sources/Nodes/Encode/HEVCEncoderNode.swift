@@ -17,7 +17,7 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
     public static let descriptor = VideoEncoderInput.descriptor(
         type: "encode.hevc", summary: "Encodes raw video to HEVC / H.265 (x265)",
         output: PortDescriptor("out", .video(.hevc), help: "HEVC as hvc1, for sink.mp4 or sink.mkv"),
-        bitrate: bitrate, quality: quality, own: [preset, profile], inputs: PixelFormat.eightBit.union(PixelFormat.tenBit),
+        bitrate: bitrate, quality: quality, own: [preset, profile],
         example: #"{ "type": "encode.hevc", "params": { "quality": 28, "preset": "fast" } }"#
     )
 
@@ -41,7 +41,7 @@ public final class HEVCEncoderNode: ElementNode, Sendable {
         let p = context.parameters
         let tenBit = p[Self.profile] == .main10
         let ends = try VideoEncoderInput.build(in: bin, codec: "HEVC", pixelFormat: tenBit ? "I420_10LE" : "I420",
-                                               width: p[Self.width], height: p[Self.height], takesTenBit: true)
+                                               width: p[Self.width], height: p[Self.height])
         // GStreamer's x265enc tunes for SSIM unless told otherwise; x265 itself (and ffmpeg's
         // libx265) tunes for nothing: "0" is x265enc's "no tuning".
         let encoder = try bin.make("x265enc", name: "encoder", [

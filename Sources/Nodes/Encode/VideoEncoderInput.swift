@@ -13,16 +13,16 @@ package enum VideoEncoderInput {
     /// ends: expose `input` as the node's input, link `output` to the encoder. `codec` names the
     /// codec in the error; `pixelFormat` is a GStreamer format name (I420, Y444, I420_10LE, …).
     /// `chromaSite`, when given, is written into the frames' caps (converting to it if need be).
-    /// `takesTenBit`: the node's input takes 10-bit frames, which an 8-bit layout gets through a
-    /// videoconvert first (GraphKit's converter takes 8-bit frames only).
+    /// 10-bit frames (decode's, a reader's P010) into an 8-bit 4:2:0 layout go through a
+    /// videoconvert first: GraphKit's converter takes 8-bit frames only.
     static func build(in bin: BinBuilder, codec: String, pixelFormat: String, chromaSite: String? = nil,
-                      width: Int?, height: Int?, takesTenBit: Bool = false) throws(GraphError) -> (input: Element, output: Element) {
+                      width: Int?, height: Int?) throws(GraphError) -> (input: Element, output: Element) {
         // Which sides the layout halves: 4:2:0 both, 4:2:2 the width, 4:4:4 neither.
         let (halvesWidth, halvesHeight) = pixelFormat.hasPrefix("I420") ? (true, true) : pixelFormat.hasPrefix("I422") || pixelFormat == "Y42B" ? (true, false) : (false, false)
         let layout = halvesHeight ? "4:2:0" : halvesWidth ? "4:2:2" : "4:4:4"
         // GraphKit's converter gives 8-bit I420: a 10-bit layout is converted to by videoconvert,
         // which passes 10-bit frames (decode's i420_10le) through with no 8-bit step.
-        let tenBit = pixelFormat.contains("10")
+        let tenBit = pixelFormat.hasSuffix("_10LE") || pixelFormat.hasSuffix("_12LE")
         // (No dither into 10 bits: P010 to I420_10LE is a move of each sample, which Bayer
         // dither would change by a level.)
         let convert = halvesHeight && !tenBit ? try bin.make("gkrgbtoi420", name: "convert")
@@ -40,12 +40,21 @@ package enum VideoEncoderInput {
         if let width, let height { caps += ", width=(int)\(width), height=(int)\(height)" }
         let output = try bin.makeCapsFilter(caps)
         // (An 8-bit frame passes the first videoconvert untouched: GraphKit's converter takes it.)
-        let narrow = takesTenBit && halvesHeight && !tenBit ? try bin.make("videoconvert", name: "narrow") : nil
-        var chain = (narrow.map { [$0] } ?? []) + [convert]
+        let narrow = halvesHeight && !tenBit ? try narrowing(in: bin) : nil
+        var chain = (narrow.map { [$0.convert, $0.formats] } ?? []) + [convert]
         if halvesHeight && !tenBit { chain.append(try bin.make("videoconvert")) }
         if scales { chain.append(try bin.make("videoscale")) }
         try link(chain + [output], in: bin)
-        return (narrow ?? convert, output)
+        return (narrow?.convert ?? convert, output)
+    }
+
+    /// A videoconvert that gives GraphKit's 8-bit converter what it takes: 8-bit frames pass
+    /// untouched; 10-bit ones become 8-bit 4:2:0, not RGB (the formats listed YUV first steer
+    /// videoconvert's choice: given gkx264enc after the converter, it chose BGRx, clipping
+    /// everything below black and above white).
+    static func narrowing(in bin: BinBuilder) throws(GraphError) -> (convert: Element, formats: Element) {
+        (try bin.make("videoconvert", name: "narrow"),
+         try bin.makeCapsFilter("video/x-raw, format=(string){ I420, NV12, BGRA, RGBA, BGRx, RGBx }"))
     }
 
     /// The descriptor of an encoder past H.264: raw frames in, `output` out; `bitrate`,
@@ -53,9 +62,9 @@ package enum VideoEncoderInput {
     /// `height`; a bit rate or a quality, not both; a width with a height; and the node's `rules`.
     static func descriptor(type: String, summary: String, output: PortDescriptor, bitrate: AutoParameter<Int> = bitrate,
                            quality: OptionalParameter<Int>, own: [any ParameterDeclaration], rules: [ParameterRule] = [],
-                           inputs: Set<PixelFormat> = PixelFormat.eightBit, example: String) -> NodeDescriptor {
+                           example: String) -> NodeDescriptor {
         NodeDescriptor(type: type, category: .encode, summary: summary,
-                       inputs: [PortDescriptor("in", .rawVideo(inputs), help: inputs.contains(.i420_10le) ? "raw frames, 8-bit or 10-bit (decode's i420_10le or p010_10le)" : "raw frames")],
+                       inputs: [PortDescriptor("in", .rawVideo(Set(PixelFormat.allCases)), help: "raw frames, 8-bit or 10-bit (decode's i420_10le or p010_10le; narrowed for an 8-bit encode)")],
                        outputs: [output],
                        parameters: [bitrate, quality, keyframeInterval] as [any ParameterDeclaration] + own + [width, height],
                        rules: [.exclusive(bitrate, quality), .allOrNone(width, height)] + rules,

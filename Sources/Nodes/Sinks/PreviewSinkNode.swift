@@ -29,7 +29,6 @@ public final class PreviewSinkNode: ElementNode, Sendable {
         summary: "Shows video in a window as it flows, dropping frames rather than slowing the graph",
         inputs: [PortDescriptor("in", .rawVideo(), help: "raw frames of any size")],
         parameters: [title, sync],
-        takesHDR: false,  // an SDR window: HDR would show washed out
         example: #"{ "type": "sink.preview", "params": { "title": "Recording" } }"#
     )
 

@@ -22,8 +22,9 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
         outputs: [PortDescriptor("out", .rawVideo(), carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[CaptureVideoNode.pixelFormat]]) },
                                  help: "raw frames of width × height at fps, in pixelFormat")],
         parameters: [device, pattern, width, height, fps, duration, pixelFormat, live],
-        rules: [.when(.given(pixelFormat), require: !.equals(pixelFormat, .i420_10le), because: "capture.video gives 8-bit frames"),
-                .when(.given(pixelFormat), require: !.equals(pixelFormat, .p010_10le), because: "capture.video gives 8-bit frames")],
+        rules: PixelFormat.tenBit.sorted { $0.rawValue < $1.rawValue }.map {
+            .when(.given(pixelFormat), require: !.equals(pixelFormat, $0), because: "capture.video gives 8-bit frames")
+        },
         unboundedWhen: .equals(duration, 0),
         example: #"{ "type": "capture.video", "params": { "width": 720, "height": 1280, "fps": 30, "duration": 10 } }"#
     )

@@ -23,9 +23,9 @@ public final class FrameGeneratorNode: ElementNode, Sendable {
         outputs: [PortDescriptor("out", .rawVideo(), carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[FrameGeneratorNode.pixelFormat]]) },
                                  help: "raw frames of width × height at fps, in pixelFormat")],
         parameters: [pattern, width, height, fps, duration, frames, pixelFormat, color],
-        rules: [.exclusive(duration, frames),
-                .when(.given(pixelFormat), require: !.equals(pixelFormat, .i420_10le), because: "generate.frames draws 8-bit frames"),
-                .when(.given(pixelFormat), require: !.equals(pixelFormat, .p010_10le), because: "generate.frames draws 8-bit frames")],
+        rules: [.exclusive(duration, frames)] + PixelFormat.tenBit.sorted { $0.rawValue < $1.rawValue }.map {
+            .when(.given(pixelFormat), require: !.equals(pixelFormat, $0), because: "generate.frames draws 8-bit frames")
+        },
         unboundedWhen: .equals(duration, 0),
         example: #"{ "type": "generate.frames", "params": { "width": 1280, "height": 720, "fps": 30, "duration": 5, "pattern": "counter" } }"#
     )

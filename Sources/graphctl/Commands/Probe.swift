@@ -164,8 +164,8 @@ struct Probe: ParsableCommand {
         return .object(members)
     }
 
-    /// ffprobe's names for the record's fields (its `DOVI configuration record` side data), and
-    /// the base layer as players name it.
+    /// The record's fields (ffprobe's `DOVI configuration record` side data: `dv_profile`,
+    /// `dv_level`, `rpu_present_flag`…, under shorter names), and the base layer as players name it.
     static func dolbyVisionJSON(_ c: DolbyVisionConfiguration) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [
             ("profile", .number(Double(c.profile))), ("level", .number(Double(c.level))),
