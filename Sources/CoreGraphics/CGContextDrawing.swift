@@ -151,6 +151,78 @@ extension CGContext {
         }
     }
 
+    // MARK: Gradients
+
+    /// Fills the clip with `gradient` along the line from `start` to `end` (colours constant
+    /// across it), as CoreGraphics does: only between the two unless `options` extend the end
+    /// colours past them. The current path is kept.
+    public func drawLinearGradient(_ gradient: CGGradient, start: CGPoint, end: CGPoint, options: CGGradientDrawingOptions) {
+        let (dx, dy) = (Double(end.x - start.x), Double(end.y - start.y))
+        guard [start.x, start.y, end.x, end.y].allSatisfy(\.isFinite), dx != 0 || dy != 0,
+              let pattern = cairo_pattern_create_linear(Double(start.x), Double(start.y), Double(end.x), Double(end.y)) else { return }
+        drawGradient(gradient, pattern, options) { before, after in
+            // One side extended: the pattern pads both, so the other is cut off by a half-plane
+            // (a rectangle far larger than any surface, within Cairo's fixed-point range of
+            // about ±8 million) at its end of the line.
+            guard before != after else { return }
+            let length = (dx * dx + dy * dy).squareRoot(), far = 1e6
+            let (ux, uy) = (dx / length, dy / length)
+            let (bx, by) = after ? (Double(start.x), Double(start.y)) : (Double(end.x), Double(end.y))
+            let toward = after ? far : -far
+            cairo_move_to(cr, bx - uy * far, by + ux * far)
+            cairo_line_to(cr, bx + uy * far, by - ux * far)
+            cairo_line_to(cr, bx + uy * far + ux * toward, by - ux * far + uy * toward)
+            cairo_line_to(cr, bx - uy * far + ux * toward, by + ux * far + uy * toward)
+            cairo_close_path(cr)
+            cairo_clip(cr)
+        }
+    }
+
+    /// Fills the clip with `gradient` over the circles from (`startCenter`, `startRadius`) to
+    /// (`endCenter`, `endRadius`), as CoreGraphics does; `options` extend the end colours inside
+    /// the start circle and outside the end one.
+    public func drawRadialGradient(_ gradient: CGGradient, startCenter: CGPoint, startRadius: CGFloat,
+                                   endCenter: CGPoint, endRadius: CGFloat, options: CGGradientDrawingOptions) {
+        guard [startCenter.x, startCenter.y, endCenter.x, endCenter.y, startRadius, endRadius].allSatisfy(\.isFinite),
+              startRadius >= 0, endRadius >= 0, startRadius != endRadius || startCenter != endCenter,
+              let pattern = cairo_pattern_create_radial(Double(startCenter.x), Double(startCenter.y), Double(startRadius),
+                                                        Double(endCenter.x), Double(endCenter.y), Double(endRadius)) else { return }
+        drawGradient(gradient, pattern, options) { before, after in
+            guard before != after else { return }
+            if before {
+                // Padded inside the start circle, not past the end one: within the end circle.
+                cairo_arc(cr, Double(endCenter.x), Double(endCenter.y), Double(endRadius), 0, 2 * Double.pi)
+            } else {
+                // Padded past the end circle, not inside the start one: outside the start circle.
+                cairo_rectangle(cr, -1e6, -1e6, 2e6, 2e6)
+                cairo_new_sub_path(cr)
+                cairo_arc(cr, Double(startCenter.x), Double(startCenter.y), Double(startRadius), 0, 2 * Double.pi)
+                cairo_set_fill_rule(cr, CAIRO_FILL_RULE_EVEN_ODD)
+            }
+            cairo_clip(cr)
+        }
+    }
+
+    /// Paints `pattern` (consumed) with `gradient`'s stops over the clip: padded when `options`
+    /// extend either end (`limit` then cuts off an end not extended), else only between the ends.
+    private func drawGradient(_ gradient: CGGradient, _ pattern: OpaquePointer, _ options: CGGradientDrawingOptions,
+                              limit: (_ before: Bool, _ after: Bool) -> Void) {
+        defer { cairo_pattern_destroy(pattern) }
+        let (before, after) = (options.contains(.drawsBeforeStartLocation), options.contains(.drawsAfterEndLocation))
+        gradient.addStops(to: pattern, alpha: Double(state.alpha))
+        cairo_pattern_set_extend(pattern, before || after ? CAIRO_EXTEND_PAD : CAIRO_EXTEND_NONE)
+        withOwnPath {
+            cairo_save(cr)
+            limit(before, after)
+            cairo_new_path(cr)
+            cairo_set_source(cr, pattern)
+            cairo_set_antialias(cr, antialias)
+            let box = extents { cr, x1, y1, x2, y2 in cairo_clip_extents(cr, x1, y1, x2, y2) }
+            touching(box) { cairo_paint(cr) }
+            cairo_restore(cr)
+        }
+    }
+
     // MARK: Drawing
 
     /// The current path filled (by `fill`'s rule) and/or stroked, in the colours and alpha of the
