@@ -67,7 +67,8 @@ struct SRTSettings: Sendable {
 
     /// Sets `element` (srtsrc or srtsink) to this connection; `reconnecting`, a caller that
     /// calls again when its peer goes away (srtsrc's `auto-reconnect`, which `source.srt` bounds
-    /// in time with its `reconnect` parameter).
+    /// in time with its `reconnect` parameter), or a listener that takes the next caller
+    /// (`keep-listening` too).
     func configure(_ element: Element, reconnecting: Bool = false) throws(GraphError) {
         let p = parameters
         try element.set("uri", "srt://\(host.contains(":") ? "[\(host)]" : host):\(port)")
@@ -77,6 +78,7 @@ struct SRTSettings: Sendable {
         // A reconnected srtsrc (1.22) can wait in SRT's poll with its socket no longer in it, for
         // ever: a bounded wait lets it see the run's end of stream or stop.
         if reconnecting { try element.set("poll-timeout", 100) }
+        if reconnecting, mode == .listener { try element.set("keep-listening", true) }
         if !p[Self.passphrase].isEmpty {
             try element.set("passphrase", p[Self.passphrase])
             try element.set("pbkeylen", p[Self.keyLength])

@@ -12,9 +12,10 @@ import GraphKitRuntime
 /// run is stopped. Its bytes pass on as they arrive: nothing is dropped here (a live capture's
 /// edge drops frames, a byte stream cannot lose bytes without damage).
 ///
-/// Reconnection (`reconnect`, a caller only; 0, the default, is off): when the peer goes away
-/// after the stream began, the run stays alive up to `reconnect` seconds for it to come back,
-/// calling it again (SRT's connect timeout apart each time), and the stream resumes when it
+/// Reconnection (`reconnect`, a caller or a listener; 0, the default, is off): when the peer
+/// goes away after the stream began, the run stays alive up to `reconnect` seconds for it to come
+/// back, a caller calling it again (SRT's connect timeout apart each time), a listener taking the
+/// next caller on the same address (srtsrc's `keep-listening`), and the stream resumes when it
 /// does. Nothing is made up for the gap: times keep running, so a recording has the gap in its
 /// times, and the first bytes after it are marked discontinuous (the demuxer starts afresh
 /// there). A stretch of a second or more without bytes is a gap; each is in the run's report
@@ -36,14 +37,15 @@ public final class SRTSourceNode: ElementNode, ExplainsFailures, Sendable {
         outputs: [PortDescriptor("out", .container, help: "the MPEG-TS bytes as received, for demux (passthrough) or decode")],
         parameters: SRTSettings.parameters + [reconnect],
         rules: SRTSettings.rules + [
-            .when(.given(reconnect), require: .equals(SRTSettings.mode, .caller), because: "a caller is the end that calls its peer again"),
+            .when(.given(reconnect), require: !.equals(SRTSettings.mode, .rendezvous),
+                  because: "a caller calls its peer again and a listener takes its next caller; a rendezvous does not reconnect"),
         ],
         unboundedWhen: .given(SRTSettings.url),
         example: #"{ "type": "source.srt", "params": { "url": "srt://127.0.0.1:9000", "mode": "listener" } }"#
     )
 
     public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
-        help: "seconds the run waits for a peer that went away to come back, calling it again; 0: its leaving ends the stream")
+        help: "seconds the run waits for a peer that went away to come back (a caller calls again, a listener takes the next caller); 0: its leaving ends the stream")
 
     /// Seconds without bytes that make a gap.
     static let gapThreshold = 1.0
@@ -117,7 +119,8 @@ public final class SRTSourceNode: ElementNode, ExplainsFailures, Sendable {
             guard !w.stopped, !w.ended, let started = w.started else { return .leave }
             let now = ContinuousClock.now
             guard let last = w.lastArrival else {
-                return Self.seconds(now - started) >= Self.connectTimeout ? .fail : .wait
+                // A listener waits for its first caller until the run is stopped.
+                return settings.mode == .caller && Self.seconds(now - started) >= Self.connectTimeout ? .fail : .wait
             }
             let silence = Self.seconds(now - last)
             guard silence >= Double(reconnectSeconds) else { return .wait }

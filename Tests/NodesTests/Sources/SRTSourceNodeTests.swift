@@ -52,11 +52,12 @@ import Nodes
     }
 
     /// `reconnect` is a caller's (the end that calls again), in seconds from 0; a sink has none.
-    @Test func reconnectIsACallersAndInRange() {
+    @Test func reconnectIsACallersOrAListenersAndInRange() {
         #expect(problems("source.srt", #""url": "srt://127.0.0.1:9000", "reconnect": 30"#) == [])
+        #expect(problems("source.srt", #""url": "srt://127.0.0.1:9000", "mode": "listener", "reconnect": 30"#) == [])
         #expect(problems("source.srt", #""url": "srt://127.0.0.1:9000", "reconnect": -1"#).first?.hasPrefix("nodes.n.params.reconnect") == true)
-        let listener = problems("source.srt", #""url": "srt://127.0.0.1:9000", "mode": "listener", "reconnect": 30"#)
-        #expect(listener.count == 1 && listener.first?.hasPrefix("nodes.n.params.mode: mode must be \"caller\" when reconnect is given") == true, "\(listener)")
+        let rendezvous = problems("source.srt", #""url": "srt://127.0.0.1:9000", "mode": "rendezvous", "localAddress": "127.0.0.1", "reconnect": 30"#)
+        #expect(rendezvous.count == 1 && rendezvous.first?.hasPrefix("nodes.n.params.mode: mode must not be \"rendezvous\" when reconnect is given") == true, "\(rendezvous)")
         #expect(problems("sink.srt", #""url": "srt://127.0.0.1:9000", "reconnect": 30"#).first?.hasPrefix("nodes.n.params.reconnect") == true)
     }
 }

@@ -31,10 +31,11 @@ import TestSupport
         return peer
     }
 
-    /// `source.srt` (a caller to `port`, `reconnect` seconds) → demux → sink.mp4 `out`, started.
-    func record(_ port: Int, reconnect: Int, into out: String) throws -> GraphRun {
+    /// `source.srt` (a caller to `port`, or a listener on it, `reconnect` seconds) → demux →
+    /// sink.mp4 `out`, started.
+    func record(_ port: Int, reconnect: Int, mode: String = "caller", into out: String) throws -> GraphRun {
         let graph = try GraphLoader(registry: .builtIn).load(json: #"""
-            { "version": 1, "nodes": { "in": { "type": "source.srt", "params": { "url": "srt://127.0.0.1:\#(port)", "reconnect": \#(reconnect) } },
+            { "version": 1, "nodes": { "in": { "type": "source.srt", "params": { "url": "srt://127.0.0.1:\#(port)", "mode": "\#(mode)", "reconnect": \#(reconnect) } },
               "demux": { "type": "demux" }, "file": { "type": "sink.mp4", "params": { "path": "\#(out)" } } },
               "edges": [ "in.out -> demux.in", "demux.video -> file.video", "demux.audio -> file.audio" ] }
             """#)
@@ -84,6 +85,38 @@ import TestSupport
         #expect(frames >= 150, "\(frames) frames")
         #expect(seconds >= 14, "\(seconds) s")
         #expect(try MediaProbe(out).stream("audio")?.codecName == "aac")
+    }
+
+    /// A listener takes the next caller: a camera (ffmpeg, an SRT caller) sends 3 s, goes away for
+    /// 3 s and calls again for 3 s; the run goes on through the gap, reports it, and ends
+    /// `reconnect` seconds after the second caller left, the recording complete with both parts.
+    @Test func aListenerTakesItsNextCaller() throws {
+        let port = try LoopbackServer.freePort(udp: true)
+        let out = folder.appendingPathComponent("listened.mp4").path
+        let run = try record(port, reconnect: 6, mode: "listener", into: out)
+        defer { run.cancel() }
+        #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
+        func call(_ n: Int) throws {
+            let camera = try LoopbackServer("ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25",
+                                                       "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                                                       "-c:v", "libx264", "-bf", "0", "-g", "25", "-c:a", "aac", "-t", "3",
+                                                       "-f", "mpegts", "srt://127.0.0.1:\(port)?pkt_size=1316"],
+                                            output: "/dev/null", log: folder.appendingPathComponent("caller\(n).log").path)
+            #expect(camera.waitForExit(within: 10), "caller \(n) still sending")
+        }
+        try call(1)
+        usleep(3_000_000)
+        try call(2)
+        let report = try #require(RemuxChecks.ended(run, within: 10))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let gaps = report.gaps.map(\.gap)
+        #expect(gaps.count == 2 && gaps.first?.resumed == true && gaps.last?.resumed == false, "\(gaps)")
+        #expect((gaps.first?.seconds ?? 0) >= 2.5, "\(gaps)")
+        let (frames, seconds) = try decoded(out)
+        // Of each caller's 75 frames about 45 arrive (90 here): its first second goes to SRT's
+        // handshake and the demuxer's wait for the stream's tables and a key frame.
+        #expect(frames >= 80, "\(frames) frames: more than one caller's")
+        #expect(seconds >= 7, "\(seconds) s: both callers' pictures, the gap between in the times")
     }
 
     /// A peer that does not come back within `reconnect` ends the stream: the run completes, the
