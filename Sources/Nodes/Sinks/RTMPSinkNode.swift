@@ -90,8 +90,11 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
 
     /// Whether `rtmp2sink`'s statistics (`GstRtmpConnectionStats`) say a connection is up: its
     /// peer's chunk size is set once the server has answered the connect.
+    /// (The property's text is GStreamer's serialization, with `\` before `=`, `(`, `,`: read
+    /// without them.)
     static func published(_ stats: String) -> Bool {
-        stats.contains("in-chunk-size=(uint)") && !stats.contains("in-chunk-size=(uint)0,")
+        let plain = stats.filter { $0 != "\\" }
+        return plain.contains("in-chunk-size=(uint)") && !plain.contains("in-chunk-size=(uint)0,")
     }
 
     public func finish(_ outcome: RunStatus) throws(GraphError) {

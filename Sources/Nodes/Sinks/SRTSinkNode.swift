@@ -20,7 +20,11 @@ import GraphKitRuntime
 ///   it closes: SRT's live mode drops on closing what it has not delivered (no linger).
 /// - A listener waits for its caller (the run waits with it, until it is stopped); a caller
 ///   whose peer never answers fails after SRT's connect timeout (3 s), naming the URL; a peer
-///   that goes away fails the run (70).
+///   that goes away fails the run (70), unless `reconnect` (a caller's; seconds, 0 = off) gives
+///   it that long to come back: `srtsink` calls again (its `auto-reconnect`), what is sent
+///   meanwhile is dropped as on any live link, each outage is a gap in the run's report, and one
+///   longer than `reconnect` fails the run. A watchdog reads `srtsink`'s statistics, which hold
+///   the connection's packet counts only while it is up.
 ///
 /// Example:
 /// ```json
@@ -35,24 +39,111 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
             PortDescriptor("audio", FormatSet([.aac, .audio(.opus)]), presence: .optional, help: "AAC or Opus audio"),
             PortDescriptor("video", FormatSet([.h264, .video(.hevc)]), presence: .optional, help: "H.264 or HEVC video"),
         ],
-        parameters: SRTSettings.parameters,
-        rules: SRTSettings.rules,
+        parameters: SRTSettings.parameters + [reconnect],
+        rules: SRTSettings.rules + [
+            .when(.given(reconnect), require: .equals(SRTSettings.mode, .caller), because: "a caller is the end that calls its peer again"),
+        ],
         requiresAnInput: true,
         example: #"{ "type": "sink.srt", "params": { "url": "srt://127.0.0.1:9000", "mode": "caller", "latency": 200 } }"#
     )
 
+    public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
+        help: "seconds the run waits for a peer that went away to come back, calling it again (what is sent meanwhile is dropped); 0: its leaving fails the run")
+
     let context: NodeContext
     let settings: SRTSettings
+    let reconnectSeconds: Int
+    /// The sink and how to fail the run at it, once built; whether the run stopped; the gaps.
+    private let parts = Guarded<(sink: Element, fail: @Sendable (GraphError, Element) -> Void)?>(nil)
+    private let stopped = Condition(false)
+    private let watchdog = Guarded<JoinableThread?>(nil)
+    private let seen = Guarded<[StreamGap]>([])
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
         settings = try SRTSettings(context: context)
+        reconnectSeconds = context.parameters[Self.reconnect]
+    }
+
+    public var gaps: [StreamGap] { seen.withLock { $0 } }
+
+    /// With `reconnect`: watches the connection (every 100 ms) until the run stops. A caller
+    /// never answered within SRT's connect timeout fails the run, as without `reconnect`; a peer
+    /// gone longer than `reconnect` fails it; each outage is a gap, from the last acknowledgement
+    /// the peer sent to the new connection (whose counts start again from 0).
+    public func prepare() throws(GraphError) {
+        guard reconnectSeconds > 0 else { return }
+        let started = ContinuousClock.now
+        let thread = JoinableThread(name: "srt sink reconnect") { [weak self] in
+            var watch = Watch(started: started)
+            while let node = self, node.keepWatching(&watch) {}
+        }
+        watchdog.withLock { $0 = thread }
+    }
+
+    /// What the watchdog knows of the connection.
+    struct Watch {
+        var started: ContinuousClock.Instant
+        /// When the first connection was seen up.
+        var first: ContinuousClock.Instant?
+        /// When the connection was last seen down (nil: up).
+        var lost: ContinuousClock.Instant?
+        /// The connection's counts of packets sent and acknowledgements received, and when the
+        /// acknowledgements last grew.
+        var sent = 0, acks = 0
+        var lastAck: ContinuousClock.Instant?
+    }
+
+    /// A count in `srtsink`'s statistics (read without GStreamer's escapes): `name=(type)N`.
+    static func count(_ name: String, in stats: String) -> Int? {
+        guard let r = stats.firstRange(of: name + "=(") else { return nil }
+        let rest = stats[r.upperBound...].drop { $0 != ")" }.dropFirst()
+        return Int(rest.prefix { $0.isNumber })
+    }
+
+    private func keepWatching(_ w: inout Watch) -> Bool {
+        if stopped.wait(until: { $0 }, atMost: 0.1, then: { $0 }) { return false }
+        guard let (sink, fail) = parts.withLock({ $0 }) else { return true }
+        let now = ContinuousClock.now
+        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+        // (The statistics hold the connection's counts only while it is up.)
+        let stats = (sink.property("stats") ?? "").filter { $0 != "\\" }
+        if let sent = Self.count("packets-sent", in: stats), let acks = Self.count("packet-ack-received", in: stats) {
+            if let first = w.first, w.lost != nil || sent < w.sent {
+                // A new connection (seen down, or its counts begun again): the outage is a gap.
+                let from = w.lastAck ?? w.lost ?? now
+                seen.withLock { $0.append(StreamGap(start: seconds(from - first), seconds: seconds(now - from), resumed: true)) }
+                w.acks = 0
+            }
+            if acks != w.acks { w.lastAck = now }
+            (w.sent, w.acks, w.lost) = (sent, acks, nil)
+            if w.first == nil { w.first = now }
+            return true
+        }
+        guard let first = w.first else {
+            guard seconds(now - w.started) >= SRTSourceNode.connectTimeout else { return true }
+            fail(GraphError(.runFailed, "\(settings.description) could not be reached: no peer answered within SRT's connect timeout (3 s)"), sink)
+            return false
+        }
+        let since = w.lost ?? now
+        w.lost = since
+        guard seconds(now - since) >= Double(reconnectSeconds) else { return true }
+        let from = w.lastAck ?? since
+        seen.withLock { $0.append(StreamGap(start: seconds(from - first), seconds: seconds(now - from), resumed: false)) }
+        fail(GraphError(.runFailed, "\(settings.description): its peer went away and was not back within \(reconnectSeconds) s"), sink)
+        return false
+    }
+
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
+        stopped.withLock(wakingWaiters: true) { $0 = true }
+        watchdog.withLock { $0 }?.join()
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("mpegtsmux", name: "mux", ["alignment": 7])
         let sink = try bin.make("srtsink", name: "srtsink")
-        try settings.configure(sink)
+        try settings.configure(sink, reconnecting: reconnectSeconds > 0)
+        parts.withLock { $0 = (sink, bin.nodeFailure()) }
         try bin.link(mux, sink)
         // Live mode closes a socket without lingering (SRTO_LINGER 0): what SRT still holds to
         // send or resend would be lost with the last half second of the stream. At the end, the

@@ -49,7 +49,9 @@ import TestSupport
             usleep(20_000)
         }
         #expect(listening, "\(nginx.logText)")
-        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/secretkey")
+        // A timeout shorter than the push: the watchdog that fails a server which never accepts
+        // the stream must see this one's acceptance and leave it be.
+        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/secretkey", timeout: 1)
         let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error))")
         usleep(500_000)

@@ -165,6 +165,70 @@ import TestSupport
         #expect(report.error?.message.contains("\"srt://127.0.0.1:\(port)\" could not be reached") == true, "\(String(describing: report.error))")
     }
 
+    /// The live camera (H.264, a key frame a second) sent by a caller with `reconnect`, for
+    /// `seconds`, started.
+    func sendCamera(to port: Int, reconnect: Int, seconds: Int) throws -> GraphRun {
+        let run = try GraphRun(try graph(#"""
+            "camera": { "type": "capture.video", "params": { "width": 160, "height": 120, "fps": 25, "duration": \#(seconds) } },
+            "h264": { "type": "encode.h264", "params": { "keyframeInterval": 25 } },
+            "out": { "type": "sink.srt", "params": { "url": "srt://127.0.0.1:\#(port)", "reconnect": \#(reconnect) } }
+            """#, ["camera.out -> h264.in", "h264.out -> out.video"]))
+        try run.start()
+        return run
+    }
+
+    /// srt-live-transmit listening on `port`, writing what it receives to `out`, listening.
+    func listener(_ port: Int, writing out: String) throws -> LoopbackServer {
+        let peer = try LoopbackServer("srt-live-transmit", ["srt://127.0.0.1:\(port)?mode=listener", "file://con"],
+                                      output: out, log: out + ".log")
+        #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
+        return peer
+    }
+
+    /// A caller with `reconnect` whose listener goes away for 3 s calls it again: the run goes
+    /// on and completes, the second listener receives the rest (decodable pictures from the next
+    /// key frame, which carries the parameter sets), and the report names the gap (from when SRT
+    /// declared the connection broken, its peer idle timeout of 5 s after the peer went quiet, to
+    /// the new connection). A listener not back in time fails the run naming the URL, within
+    /// that timeout and `reconnect`.
+    @Test func aCallerWithReconnectCallsItsListenerAgain() throws {
+        let port = try LoopbackServer.freePort(udp: true)
+        let first = folder.appendingPathComponent("first.ts").path, second = folder.appendingPathComponent("second.ts").path
+        var peer = try listener(port, writing: first)
+        defer { peer.stop() }
+        let run = try sendCamera(to: port, reconnect: 10, seconds: 15)
+        defer { run.cancel() }
+        usleep(2_500_000)
+        peer.stop()
+        usleep(3_000_000)
+        peer = try listener(port, writing: second)
+        let report = try #require(RemuxChecks.ended(run, within: 20))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let gaps = report.gaps.map(\.gap)
+        #expect(gaps.count == 1 && gaps.first?.resumed == true && (gaps.first?.seconds ?? 0) >= 2.5, "\(gaps)")
+        peer.stop()
+        func decodable(_ path: String) throws -> Int {
+            // (The first video stream's: a receiver's file may list the program's streams twice.)
+            Int(try TestMedia.runTool("ffprobe", ["-v", "quiet", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=nb_read_frames",
+                                                  "-of", "csv=p=0", path]).split(separator: "\n").first ?? "") ?? 0
+        }
+        #expect(try decodable(first) >= 25)
+        #expect(try decodable(second) >= 25, "the pictures after the gap arrive and decode")
+
+        let port2 = try LoopbackServer.freePort(udp: true)
+        let gone = try listener(port2, writing: folder.appendingPathComponent("gone.ts").path)
+        let lost = try sendCamera(to: port2, reconnect: 2, seconds: 20)
+        defer { lost.cancel() }
+        usleep(2_000_000)
+        gone.stop()
+        let stopped = Date()
+        let failed = try #require(RemuxChecks.ended(lost, within: 10))
+        #expect(Date().timeIntervalSince(stopped) < 10, "SRT's 5 s peer idle timeout, then 2 s")
+        #expect(failed.status == .failed)
+        #expect(failed.error?.message.contains("\"srt://127.0.0.1:\(port2)\": its peer went away and was not back within 2 s") == true,
+                "\(String(describing: failed.error))")
+    }
+
     /// A peer that answers every handshake with garbage is no peer: the caller fails as above,
     /// within the connect timeout, naming the URL; nothing is left under the output's name.
     @Test(arguments: ["source", "sink"])
