@@ -75,7 +75,7 @@ public enum HDRTestMedia {
     public static func makeDolbyVision84(fromHLG hlg: String, in folder: URL) throws -> String {
         let annexB = folder.appendingPathComponent("dv.hevc")
         _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", hlg, "-c:v", "libx265", "-pix_fmt", "yuv420p10le",
-                                             "-x265-params", "log-level=error:crf=10:keyint=10",
+                                             "-x265-params", "log-level=error:crf=10:keyint=10:bframes=0",
                                              "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc",
                                              "-color_range", "tv", "-f", "hevc", annexB.path])
         // After each VCL NAL unit (types 0 to 31), an unspecified one of type 62 (header 7C 01).
@@ -94,7 +94,10 @@ public enum HDRTestMedia {
         }
         try Data(out).write(to: annexB)
         let plain = folder.appendingPathComponent("dv-plain.mp4"), dv = folder.appendingPathComponent("dv84.mp4")
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-r", "10", "-f", "hevc", "-i", annexB.path, "-c", "copy", "-tag:v", "hvc1",
+        // Each picture stamped N/10 s by setts: ffmpeg 7's raw HEVC demuxer gives a copy no
+        // times at all (every packet at 0). No B-frames, so decode order is display order.
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-framerate", "10", "-f", "hevc", "-i", annexB.path, "-c", "copy",
+                                             "-bsf:v", "setts=ts=N/TB/10:duration=1/TB/10", "-tag:v", "hvc1",
                                              "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc",
                                              "-color_range", "tv", plain.path])
         var boxes = try MP4Box.parse([UInt8](try Data(contentsOf: plain))[...])
