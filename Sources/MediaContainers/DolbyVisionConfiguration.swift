@@ -4,7 +4,7 @@
 /// is to a player without Dolby Vision (the signal compatibility ID: profile 8.4, an iPhone's,
 /// is HEVC HLG whose RPUs a decoder ignores). Kept byte for byte: a copy of the track writes the
 /// box as it was; a re-encode, whose bitstream has no RPUs, writes none.
-public struct DolbyVisionConfiguration: Sendable, Equatable {
+public struct DolbyVisionConfiguration: Sendable, Equatable, CustomStringConvertible {
     /// `dvcC`, `dvvC` or `dvwC`.
     public var boxType: String
     /// The box's body as the file holds it (24 bytes in the files Dolby specifies).

@@ -32,11 +32,8 @@ public struct IndexedTrack: Sendable, Equatable {
                       duration != UInt64(UInt32.max), duration != .max {
                 seconds = Double(duration) / Double(track.mediaTimescale)
             }
-            var dolbyVision: DolbyVisionConfiguration?
-            if track.handler == "vide", let entry = track.box.find(["mdia", "minf", "stbl", "stsd"])?.children.first {
-                dolbyVision = DolbyVisionConfiguration.find(in: MP4StoredTrack.visualEntryBoxes(entry))
-            }
-            return IndexedTrack(handler: track.handler?.description ?? "", trackID: Int(track.trackID), seconds: seconds, dolbyVision: dolbyVision)
+            return IndexedTrack(handler: track.handler?.description ?? "", trackID: Int(track.trackID), seconds: seconds,
+                                dolbyVision: SampleDescription(track)?.dolbyVision)
         }
     }
 }

@@ -52,7 +52,7 @@ package struct MP4StoredTrack: Sendable {
         if format.isVideo {
             format.displayMatrix = track.displayMatrix
             format.colour = Self.colour(in: entry)
-            format.dolbyVision = DolbyVisionConfiguration.find(in: Self.visualEntryBoxes(entry))
+            format.dolbyVision = description.dolbyVision
         }
         self.format = format
         self.timing = timing

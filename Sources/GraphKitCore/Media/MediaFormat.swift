@@ -198,6 +198,24 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
     public static let tenBit: Set<PixelFormat> = [.i420_10le, .p010_10le]
     /// Bits a sample.
     public var bitDepth: Int { Self.tenBit.contains(self) ? 10 : 8 }
+    /// How many planes a frame has: one for packed RGB, Y then U and V (I420), Y then UV (NV12).
+    public var planeCount: Int {
+        switch self {
+        case .bgra, .rgba: 1
+        case .i420, .i420_10le: 3
+        case .nv12, .p010_10le: 2
+        }
+    }
+    /// Bytes of one pixel's worth of `plane` (a BGRA pixel, an I420 sample, an NV12 chroma pair).
+    public func bytesPerPixel(plane: Int) -> Int {
+        switch self {
+        case .bgra, .rgba: 4
+        case .i420: 1
+        case .nv12: plane > 0 ? 2 : 1
+        case .i420_10le: 2
+        case .p010_10le: plane > 0 ? 4 : 2
+        }
+    }
     public init?(gstName: String) { self.init(rawValue: gstName.lowercased()) }
 }
 

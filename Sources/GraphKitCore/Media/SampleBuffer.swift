@@ -258,13 +258,7 @@ public struct SampleBuffer: Sendable {
                         _ raw: UnsafeRawBufferPointer) throws(GraphError) -> [PixelPlane] {
         try layout.enumerated().map { (i, l) throws(GraphError) -> PixelPlane in
             // The last row need not be padded to the stride, but must hold its pixels.
-            let bytesPerPixel = switch v.pixelFormat {
-            case .bgra, .rgba: 4
-            case .nv12: i > 0 ? 2 : 1
-            case .i420: 1
-            case .i420_10le: 2
-            case .p010_10le: i > 0 ? 4 : 2
-            }
+            let bytesPerPixel = v.pixelFormat.bytesPerPixel(plane: i)
             let lastRow = min(l.stride, l.width * bytesPerPixel)
             guard let base = raw.baseAddress, l.height > 0, l.offset >= 0,
                   l.offset + l.stride * (l.height - 1) + lastRow <= raw.count else {

@@ -84,3 +84,8 @@ public protocol ReadsFile: Node {
     /// asks before the run only when an HDR video would matter); nil when it states none.
     func videoColor() -> VideoColor?
 }
+
+extension ReadsFile {
+    /// None: a reader that does not know its file's colour is not checked for HDR.
+    public func videoColor() -> VideoColor? { nil }
+}

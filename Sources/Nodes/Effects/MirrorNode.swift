@@ -45,13 +45,7 @@ public final class MirrorNode: ProcessingNode, Sendable {
     /// Bytes per element of each plane: what a horizontal flip keeps together (a BGRA pixel,
     /// an I420 sample, an NV12 chroma pair).
     static func elementSizes(_ format: PixelFormat) -> [Int] {
-        switch format {
-        case .bgra, .rgba: [4]
-        case .i420: [1, 1, 1]
-        case .nv12: [1, 2]
-        case .i420_10le: [2, 2, 2]
-        case .p010_10le: [2, 4]
-        }
+        (0..<format.planeCount).map { format.bytesPerPixel(plane: $0) }
     }
 
     public func process(_ buffer: inout SampleBuffer) throws(GraphError) -> Bool {

@@ -41,10 +41,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     let context: NodeContext
     /// The server, shown without the stream key (`rtmp://127.0.0.1:1935/live/…`).
     let endpoint: NetworkEndpoint
-    /// The sink and how to fail the run at it, once built; whether the run stopped.
-    private let watch = Guarded<(sink: Element, fail: @Sendable (GraphError, Element) -> Void)?>(nil)
-    private let stopped = Condition(false)
-    private let watchdog = Guarded<JoinableThread?>(nil)
+    private let watchdog = ConnectionWatchdog()
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -58,7 +55,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("flvmux", name: "mux", ["streamable": true])
         let sink = try bin.make("rtmp2sink", name: "rtmp2sink", ["location": endpoint.url, "timeout": context.parameters[Self.timeout]])
-        watch.withLock { $0 = (sink, bin.nodeFailure()) }
+        watchdog.watch(sink, failing: bin.nodeFailure())
         try bin.link(mux, sink)
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: port, from: mux)
@@ -68,23 +65,19 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     /// Starts the watchdog: the server must have accepted the stream within `timeout` seconds.
     public func prepare() throws(GraphError) {
         let deadline = ContinuousClock.now + .seconds(context.parameters[Self.timeout])
-        let thread = JoinableThread(name: "rtmp publish watch") { [weak self] in
-            while let node = self, node.keepWatching(until: deadline) {}
+        watchdog.start("rtmp publish watch", state: deadline) { [weak self] parts, deadline in
+            self?.keepWatching(parts, until: deadline) ?? false
         }
-        watchdog.withLock { $0 = thread }
     }
 
-    /// One step of the watchdog: false once the stream is accepted, the run stopped, or the
-    /// run was failed for want of it.
-    private func keepWatching(until deadline: ContinuousClock.Instant) -> Bool {
-        if stopped.wait(until: { $0 }, atMost: 0.1, then: { $0 }) { return false }
-        guard let (sink, fail) = watch.withLock({ $0 }) else { return ContinuousClock.now < deadline }
+    /// One step of the watchdog: false once the stream is accepted, or the run was failed for
+    /// want of it.
+    private func keepWatching(_ parts: ConnectionWatchdog.Parts, until deadline: ContinuousClock.Instant) -> Bool {
         // Empty statistics (no chunk size agreed, nothing sent) until the publish is accepted.
-        let stats = sink.property("stats") ?? ""
-        if Self.published(stats) { return false }
+        if Self.published(parts.sink.property("stats") ?? "") { return false }
         guard ContinuousClock.now >= deadline else { return true }
-        fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" did not accept the stream within \(context.parameters[Self.timeout]) s "
-                        + "(something took the connection, but did not answer as an RTMP server does)"), sink)
+        parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" did not accept the stream within \(context.parameters[Self.timeout]) s "
+                              + "(something took the connection, but did not answer as an RTMP server does)"), parts.sink)
         return false
     }
 
@@ -97,10 +90,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         return plain.contains("in-chunk-size=(uint)") && !plain.contains("in-chunk-size=(uint)0,")
     }
 
-    public func finish(_ outcome: RunStatus) throws(GraphError) {
-        stopped.withLock(wakingWaiters: true) { $0 = true }
-        watchdog.withLock { $0 }?.join()
-    }
+    public func finish(_ outcome: RunStatus) throws(GraphError) { watchdog.stop() }
 
     public func explainFailure(_ message: String, debug: String?, location: String) -> GraphError? {
         let text = NetworkEndpoint.text(message, debug: debug)

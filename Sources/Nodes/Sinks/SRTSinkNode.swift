@@ -53,10 +53,7 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
     let context: NodeContext
     let settings: SRTSettings
     let reconnectSeconds: Int
-    /// The sink and how to fail the run at it, once built; whether the run stopped; the gaps.
-    private let parts = Guarded<(sink: Element, fail: @Sendable (GraphError, Element) -> Void)?>(nil)
-    private let stopped = Condition(false)
-    private let watchdog = Guarded<JoinableThread?>(nil)
+    private let watchdog = ConnectionWatchdog()
     private let seen = Guarded<[StreamGap]>([])
 
     public init(context: NodeContext) throws(GraphError) {
@@ -73,12 +70,9 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
     /// the peer sent to the new connection (whose counts start again from 0).
     public func prepare() throws(GraphError) {
         guard reconnectSeconds > 0 else { return }
-        let started = ContinuousClock.now
-        let thread = JoinableThread(name: "srt sink reconnect") { [weak self] in
-            var watch = Watch(started: started)
-            while let node = self, node.keepWatching(&watch) {}
+        watchdog.start("srt sink reconnect", state: Watch(started: .now)) { [weak self] parts, watch in
+            self?.keepWatching(parts, &watch) ?? false
         }
-        watchdog.withLock { $0 = thread }
     }
 
     /// What the watchdog knows of the connection.
@@ -101,11 +95,10 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
         return Int(rest.prefix { $0.isNumber })
     }
 
-    private func keepWatching(_ w: inout Watch) -> Bool {
-        if stopped.wait(until: { $0 }, atMost: 0.1, then: { $0 }) { return false }
-        guard let (sink, fail) = parts.withLock({ $0 }) else { return true }
+    private func keepWatching(_ parts: ConnectionWatchdog.Parts, _ w: inout Watch) -> Bool {
+        let (sink, fail) = parts
         let now = ContinuousClock.now
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+        let seconds = SRTSourceNode.seconds
         // (The statistics hold the connection's counts only while it is up.)
         let stats = (sink.property("stats") ?? "").filter { $0 != "\\" }
         if let sent = Self.count("packets-sent", in: stats), let acks = Self.count("packet-ack-received", in: stats) {
@@ -134,16 +127,13 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
         return false
     }
 
-    public func finish(_ outcome: RunStatus) throws(GraphError) {
-        stopped.withLock(wakingWaiters: true) { $0 = true }
-        watchdog.withLock { $0 }?.join()
-    }
+    public func finish(_ outcome: RunStatus) throws(GraphError) { watchdog.stop() }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("mpegtsmux", name: "mux", ["alignment": 7])
         let sink = try bin.make("srtsink", name: "srtsink")
         try settings.configure(sink, reconnecting: reconnectSeconds > 0)
-        parts.withLock { $0 = (sink, bin.nodeFailure()) }
+        watchdog.watch(sink, failing: bin.nodeFailure())
         try bin.link(mux, sink)
         // Live mode closes a socket without lingering (SRTO_LINGER 0): what SRT still holds to
         // send or resend would be lost with the last half second of the stream. At the end, the
