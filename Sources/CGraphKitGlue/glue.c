@@ -3,6 +3,7 @@
 #include "CGraphKitGlue.h"
 #include "GstGraphKit.h"
 #include <malloc.h>
+#include <gst/rtsp/gstrtspmessage.h>
 
 /* ThreadSanitizer annotations. GLib's GMutex, GCond and GAsyncQueue are futex-based and GStreamer
  * is not instrumented, so TSan does not see how GStreamer orders our code on its threads: a
@@ -190,6 +191,10 @@ void gk_caps_unref(GstCaps *caps) { gst_caps_unref(caps); }
 GstCaps *gk_caps_ref(GstCaps *caps) { return gst_caps_ref(caps); }
 void gk_sample_unref(GstSample *sample) { gst_sample_unref(sample); }
 void gk_message_unref(GstMessage *message) { gst_message_unref(message); }
+
+gboolean gk_object_has_property(gpointer object, const char *name) {
+    return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) != NULL;
+}
 
 int gk_object_set_from_string(gpointer object, const char *name, const char *value) {
     GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
@@ -457,6 +462,23 @@ gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEven
 }
 
 void gk_send_eos(GstElement *pipeline) { gst_element_send_event(pipeline, gst_event_new_eos()); }
+
+const char *gk_rtsp_request_method(const void *message) {
+    const GstRTSPMessage *m = message;
+    if (m == NULL || m->type != GST_RTSP_MESSAGE_REQUEST)
+        return NULL;
+    switch (m->type_data.request.method) {  /* read here: no call into libgstrtsp */
+    case GST_RTSP_DESCRIBE: return "DESCRIBE";
+    case GST_RTSP_OPTIONS: return "OPTIONS";
+    case GST_RTSP_PLAY: return "PLAY";
+    case GST_RTSP_PAUSE: return "PAUSE";
+    case GST_RTSP_SETUP: return "SETUP";
+    case GST_RTSP_TEARDOWN: return "TEARDOWN";
+    case GST_RTSP_GET_PARAMETER: return "GET_PARAMETER";
+    case GST_RTSP_SET_PARAMETER: return "SET_PARAMETER";
+    default: return "OTHER";
+    }
+}
 
 void gk_pad_send_eos(GstPad *pad) { gst_pad_send_event(pad, gst_event_new_eos()); }
 

@@ -3,6 +3,7 @@
 (python3-gi, gir1.2-gst-rtsp-server-1.0).
 
     rtsp-server.py PORT FILE [--video h264|h265] [--audio aac|opus|none] [--user U --password P]
+                   [--stall-after SECONDS]
 
 Serves FILE (an MP4 or Matroska file holding one video and at most one audio track) at
 rtsp://127.0.0.1:PORT/stream, its packets as stored (parsed and payloaded, never re-encoded),
@@ -12,12 +13,15 @@ the last packet was handed on: GStreamer's server sends its BYE at once while th
 wait for their time in the sinks, and a client then missed the tail (1 to 4 frames on a loaded
 machine). With
 --user and --password, only that user may play it (basic authentication); others get 401.
-Prints "ready" once it listens; SIGTERM or SIGINT stop it. Started and stopped by the tests
+With --stall-after, the stream stalls that many seconds after its first packet, as a camera that
+hangs does: nothing more is sent, while the connection stays open and requests are still
+answered. Prints "ready" once it listens; SIGTERM or SIGINT stop it. Started and stopped by the tests
 (LoopbackServer), by its PID.
 """
 import argparse
 import signal
 import sys
+import threading
 import time
 
 import gi
@@ -43,12 +47,30 @@ def hold_end(pad, info):
     return Gst.PadProbeReturn.OK
 
 
+STALL_AFTER = None
+FIRST_PACKET = []
+NEVER = threading.Event()
+
+
+def stall(pad, info):
+    """Blocks the payloader's streaming thread for good once STALL_AFTER seconds have passed
+    since the stream's first packet."""
+    now = time.monotonic()
+    if not FIRST_PACKET:
+        FIRST_PACKET.append(now)
+    if now - FIRST_PACKET[0] >= STALL_AFTER:
+        NEVER.wait()
+    return Gst.PadProbeReturn.OK
+
+
 def configure(factory, media):
     bin_ = media.get_element()
     for name in ("pay0", "pay1"):
         pay = bin_.get_by_name(name)
         if pay is not None:
             pay.get_static_pad("src").add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, hold_end)
+            if STALL_AFTER is not None:
+                pay.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, stall)
 
 
 def main():
@@ -59,7 +81,10 @@ def main():
     parser.add_argument("--audio", choices=sorted(AUDIO) + ["none"], default="aac")
     parser.add_argument("--user")
     parser.add_argument("--password")
+    parser.add_argument("--stall-after", type=float)
     args = parser.parse_args()
+    global STALL_AFTER
+    STALL_AFTER = args.stall_after
 
     Gst.init(None)
     demuxer = "matroskademux" if args.file.endswith((".mkv", ".webm")) else "qtdemux"

@@ -13,8 +13,18 @@ public enum RTSPTestServer {
     /// Starts it serving `file` with the script's `options` (`--video h265`, `--user`…), its
     /// output and log in `folder`, and returns it with its port once it said "ready" (within 10 s).
     public static func start(serving file: String, _ options: [String] = [], in folder: URL) throws -> (server: LoopbackServer, port: Int) {
+        try launch(script, [file] + options, in: folder)
+    }
+
+    /// Starts Tests/Fixtures/rtsp-mute-server.py: a server that answers every request, PLAY
+    /// included, and never sends a packet (a camera that hangs).
+    public static func startMute(in folder: URL) throws -> (server: LoopbackServer, port: Int) {
+        try launch(URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("rtsp-mute-server.py").path, [], in: folder)
+    }
+
+    private static func launch(_ script: String, _ arguments: [String], in folder: URL) throws -> (server: LoopbackServer, port: Int) {
         let port = try LoopbackServer.freePort(udp: false)
-        let server = try LoopbackServer("/usr/bin/python3", [script, "\(port)", file] + options,
+        let server = try LoopbackServer("/usr/bin/python3", [script, "\(port)"] + arguments,
                                         output: folder.appendingPathComponent("rtsp-server.out").path,
                                         log: folder.appendingPathComponent("rtsp-server.log").path)
         func ready() -> Bool { ((try? String(contentsOfFile: server.output, encoding: .utf8)) ?? "").contains("ready") }

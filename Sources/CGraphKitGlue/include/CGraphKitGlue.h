@@ -50,6 +50,7 @@ void gk_message_unref(GstMessage *message);
 /* Sets a property from its string form, typed by the property's own spec.
  * Returns 0 when set, 1 when the object has no such property, 2 when the value does not parse. */
 int gk_object_set_from_string(gpointer object, const char *name, const char *value);
+gboolean gk_object_has_property(gpointer object, const char *name);
 /* Sets a global tag on a GstTagSetter (a muxer writes it into the file's own tags), replacing
  * one of the same name: `value` is the tag's text (a date and time in ISO 8601).
  * Returns 0 when set, 1 when the element takes no tags, 2 for an unknown tag, 3 when the value
@@ -131,6 +132,9 @@ void gk_set_thread_name(const char *name);
 
 /* Sends EOS into every source of a pipeline (what gst-launch-1.0 -e does on Ctrl-C). */
 void gk_send_eos(GstElement *pipeline);
+/* The method of an RTSP request rtspsrc is about to send ("PLAY", "SETUP"…), from its
+ * "before-send" signal's GstRTSPMessage; NULL for a response or another message. */
+const char *gk_rtsp_request_method(const void *message);
 /* End of stream sent into `pad` (a sink pad: its element finishes), from its streaming thread too. */
 void gk_pad_send_eos(GstPad *pad);
 /* End of stream pushed downstream from a source pad, from any thread (a live source whose own

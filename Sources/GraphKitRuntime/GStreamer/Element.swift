@@ -99,6 +99,19 @@ public final class Element: Sendable {
         callbacks.connect(object, "no-more-pads", unsafeBitCast(callback, to: GCallback.self), context: Handler<Void>(handler))
     }
 
+    /// Called as `rtspsrc` is about to send a request, with its method (`PLAY`, `SETUP`…): when
+    /// the server was asked to play. The request is sent as it is.
+    public func onRTSPRequest(_ handler: @escaping @Sendable (String) -> Void) {
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> gboolean = { element, message, ctx in
+            guard let ctx, let method = gk_rtsp_request_method(message) else { return 1 }
+            gk_callback_enter(element)
+            defer { gk_callback_leave(element) }
+            Unmanaged<Handler<String>>.fromOpaque(ctx).takeUnretainedValue().call(String(cString: method))
+            return 1
+        }
+        callbacks.connect(object, "before-send", unsafeBitCast(callback, to: GCallback.self), context: Handler<String>(handler))
+    }
+
     /// Called on the streaming thread with each new format arriving at this element's sink pad,
     /// before the element sees it: the moment to configure it from its input (an encoder's
     /// bitrate from the frame size).

@@ -96,6 +96,36 @@ extension Pipeline {
         }
     }
 
+    /// Gives end of stream to every input nothing is linked to yet: the parts a source feeds
+    /// only once its stream has begun (an RTSP camera still answering, a demuxer's pads still to
+    /// come). End of stream sent to the pipeline goes to its sources, and a source without pads
+    /// forwards it nowhere: without this, a run stopped before its stream began waits for ever.
+    /// What links there later gets end of stream for its first buffer.
+    func endStreamsNotYetBegun() {
+        for element in elements() {
+            defer { gst_object_unref(UnsafeMutableRawPointer(element)) }
+            for pad in sinkPads(of: element) {
+                defer { gst_object_unref(UnsafeMutableRawPointer(pad)) }
+                if let peer = gst_pad_get_peer(pad) {
+                    gst_object_unref(UnsafeMutableRawPointer(peer))
+                } else {
+                    gst_pad_send_event(pad, gst_event_new_eos())
+                }
+            }
+        }
+    }
+
+    /// Every sink (one with GstBaseSink's `async`) goes to playing without waiting for a
+    /// first buffer, for a live graph: there, one stream not begun must not hold the others.
+    func sinksPlayWithoutFirstBuffer() {
+        for element in elements() {
+            defer { gst_object_unref(UnsafeMutableRawPointer(element)) }
+            guard element.pointee.object.flags & GST_ELEMENT_FLAG_SINK.rawValue != 0,
+                  gk_object_has_property(element, "async") != 0 else { continue }
+            try? set(element, "async", "false")
+        }
+    }
+
     /// Every element of the pipeline, nested ones too, each with a reference the caller releases.
     func elements() -> [UnsafeMutablePointer<GstElement>] {
         Self.collect(gst_bin_iterate_recurse(bin), GstElement.self)

@@ -98,14 +98,13 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
     private func keepWatching(_ parts: ConnectionWatchdog.Parts, _ w: inout Watch) -> Bool {
         let (sink, fail) = parts
         let now = ContinuousClock.now
-        let seconds = SRTSourceNode.seconds
         // (The statistics hold the connection's counts only while it is up.)
         let stats = (sink.property("stats") ?? "").filter { $0 != "\\" }
         if let sent = Self.count("packets-sent", in: stats), let acks = Self.count("packet-ack-received", in: stats) {
             if let first = w.first, w.lost != nil || sent < w.sent {
                 // A new connection (seen down, or its counts begun again): the outage is a gap.
                 let from = w.lastAck ?? w.lost ?? now
-                seen.withLock { $0.append(StreamGap(start: seconds(from - first), seconds: seconds(now - from), resumed: true)) }
+                seen.withLock { $0.append(StreamGap(start: (from - first).inSeconds, seconds: (now - from).inSeconds, resumed: true)) }
                 w.acks = 0
             }
             if acks != w.acks { w.lastAck = now }
@@ -114,15 +113,15 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
             return true
         }
         guard let first = w.first else {
-            guard seconds(now - w.started) >= SRTSourceNode.connectTimeout else { return true }
+            guard (now - w.started).inSeconds >= SRTSourceNode.connectTimeout else { return true }
             fail(GraphError(.runFailed, "\(settings.description) could not be reached: no peer answered within SRT's connect timeout (3 s)"), sink)
             return false
         }
         let since = w.lost ?? now
         w.lost = since
-        guard seconds(now - since) >= Double(reconnectSeconds) else { return true }
+        guard (now - since).inSeconds >= Double(reconnectSeconds) else { return true }
         let from = w.lastAck ?? since
-        seen.withLock { $0.append(StreamGap(start: seconds(from - first), seconds: seconds(now - from), resumed: false)) }
+        seen.withLock { $0.append(StreamGap(start: (from - first).inSeconds, seconds: (now - from).inSeconds, resumed: false)) }
         fail(GraphError(.runFailed, "\(settings.description): its peer went away and was not back within \(reconnectSeconds) s"), sink)
         return false
     }

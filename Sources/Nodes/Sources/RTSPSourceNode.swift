@@ -19,6 +19,12 @@ import GraphKitRuntime
 ///   of stream from here, every file finalized). A server that does not answer within `timeout`
 ///   fails the run (70), naming the URL without its credentials. `rtsps://` is refused: it is
 ///   not tested yet.
+/// - A camera that hangs: over TCP, `rtspsrc` waits for packets for ever (its timeouts cover
+///   requests, and it keeps the session alive). So this node watches the stream itself: a server
+///   asked to play (PLAY sent) that sends nothing within `timeout` fails the run (70, nothing written);
+///   one that stops sending for `timeout` seconds mid-stream ends the stream there, as a server
+///   that closes it does (every file complete), with the stall in the run's report as a gap not
+///   resumed (`NodeStatistics.gaps`).
 ///
 /// Example:
 /// ```json
@@ -65,6 +71,20 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
     let location: String
     let credentials: (user: String, password: String)?
     private let seen = Guarded((audio: false, video: false))
+    private let watch = Condition(Watch())
+    private let watchdog = Guarded<JoinableThread?>(nil)
+    private let parts = Guarded<(source: Element, outputs: [Element], fail: @Sendable (GraphError, Element) -> Void)?>(nil)
+
+    /// What the streaming threads and the watchdog share.
+    struct Watch: Sendable {
+        /// When rtspsrc asked the server to play.
+        var playing: ContinuousClock.Instant?
+        var firstArrival: ContinuousClock.Instant?
+        var lastArrival: ContinuousClock.Instant?
+        var gaps: [StreamGap] = []
+        /// The run ended (or the stream did, here): the watchdog leaves.
+        var stopped = false
+    }
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -114,8 +134,19 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             let filter = try bin.make("capsfilter", name: port.name, ["caps": DemuxNode.outputCaps(port.formats)])
             try bin.expose(output: port.name, filter)
             made[port.name] = filter
+            filter.onEachBuffer { [watch] _, _ in
+                let now = ContinuousClock.now
+                watch.withLock { w in
+                    if w.firstArrival == nil { w.firstArrival = now }
+                    w.lastArrival = now
+                }
+            }
         }
         let outputs = made
+        parts.withLock { $0 = (source, Array(made.values), bin.nodeFailure()) }
+        source.onRTSPRequest { [watch] method in
+            if method == "PLAY" { watch.withLock { w in if w.playing == nil { w.playing = .now } } }
+        }
         let stream = mediaDescription ?? "the RTSP stream"
         source.onPadAdded { [self] (pad: Pad) in
             let kind = pad.capsField("media")
@@ -150,6 +181,57 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             else if outputs["audio"] != nil, !s.audio { source.postError("\(stream) has no audio track") }
         }
     }
+
+    public func prepare() throws(GraphError) {
+        let thread = JoinableThread(name: "rtsp watch") { [weak self] in
+            while let node = self, node.keepWatching() {}
+        }
+        watchdog.withLock { $0 = thread }
+    }
+
+    /// One step of the watch (every 100 ms): fails the run when nothing came within `timeout`
+    /// of asking the server to play, ends the stream when nothing has come for `timeout` since
+    /// the last packet. False once there is nothing more to watch.
+    private func keepWatching() -> Bool {
+        enum Step { case wait, fail, end, leave }
+        let timeout = Double(context.parameters[Self.timeout])
+        let step: Step = watch.wait(until: { $0.stopped }, atMost: 0.1) { w in
+            guard !w.stopped else { return .leave }
+            let now = ContinuousClock.now
+            guard let playing = w.playing else { return .wait }
+            guard let last = w.lastArrival else { return (now - playing).inSeconds >= timeout ? .fail : .wait }
+            let silence = (now - last).inSeconds
+            guard silence >= timeout else { return .wait }
+            w.gaps.append(StreamGap(start: (last - (w.firstArrival ?? last)).inSeconds, seconds: silence, resumed: false))
+            w.stopped = true
+            return .end
+        }
+        guard let (source, outputs, fail) = parts.withLock({ $0 }) else { return step != .leave }
+        switch step {
+        case .wait:
+            return true
+        case .leave:
+            return false
+        case .fail:
+            fail(GraphError(.runFailed, at: context.location(parameter: "url"),
+                            "the RTSP server \"\(endpoint.shown)\" was asked to play the stream but sent nothing within \(Int(timeout)) s"), source)
+            return false
+        case .end:
+            for output in outputs { output.endStream() }
+            return false
+        }
+    }
+
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
+        watch.withLock(wakingWaiters: true) { $0.stopped = true }
+        watchdog.withLock { $0 }?.join()
+    }
+
+    public var gaps: [StreamGap] { watch.withLock { $0.gaps } }
+
+    /// Whether the server has been asked to play (rtspsrc sent PLAY), packets or not.
+    public var playRequested: Bool { watch.withLock { $0.playing != nil } }
+
 
     /// How each RTP encoding (SDP's name) becomes the samples an output carries. RTP carries
     /// presentation times only: a video stream with B-frames gets its decode times from them

@@ -93,9 +93,9 @@ public final class SRTSourceNode: ElementNode, ExplainsFailures, Sendable {
             return watch.withLock { w in
                 defer { w.lastArrival = now }
                 guard let last = w.lastArrival, let first = w.firstArrival else { w.firstArrival = now; return false }
-                let silence = Self.seconds(now - last)
+                let silence = (now - last).inSeconds
                 guard silence >= Self.gapThreshold else { return false }
-                w.gaps.append(StreamGap(start: Self.seconds(last - first), seconds: silence, resumed: true))
+                w.gaps.append(StreamGap(start: (last - first).inSeconds, seconds: silence, resumed: true))
                 return true
             }
         }
@@ -120,12 +120,12 @@ public final class SRTSourceNode: ElementNode, ExplainsFailures, Sendable {
             let now = ContinuousClock.now
             guard let last = w.lastArrival else {
                 // A listener waits for its first caller until the run is stopped.
-                return settings.mode == .caller && Self.seconds(now - started) >= Self.connectTimeout ? .fail : .wait
+                return settings.mode == .caller && (now - started).inSeconds >= Self.connectTimeout ? .fail : .wait
             }
-            let silence = Self.seconds(now - last)
+            let silence = (now - last).inSeconds
             guard silence >= Double(reconnectSeconds) else { return .wait }
             w.ended = true
-            w.gaps.append(StreamGap(start: Self.seconds(last - (w.firstArrival ?? last)), seconds: silence, resumed: false))
+            w.gaps.append(StreamGap(start: (last - (w.firstArrival ?? last)).inSeconds, seconds: silence, resumed: false))
             return .end(silence: silence)
         }
         guard let (source, fail) = parts.withLock({ $0 }) else { return false }
@@ -169,7 +169,4 @@ public final class SRTSourceNode: ElementNode, ExplainsFailures, Sendable {
         settings.explain(message, debug: debug, node: context.id, at: location)
     }
 
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    }
 }

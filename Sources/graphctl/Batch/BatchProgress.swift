@@ -85,7 +85,7 @@ final class BatchProgress: Sendable {
     private func draw(_ state: inout State) {
         guard state.drawing else { return }
         let (done, failed) = (state.done, state.failed)
-        let elapsed = seconds(ContinuousClock.now - state.started)
+        let elapsed = (ContinuousClock.now - state.started).inSeconds
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         var line = "[\(done)/\(total)]"
         if failed > 0 { line += " \(failed) failed" }
@@ -103,8 +103,4 @@ final class BatchProgress: Sendable {
         let two = { (n: Int) in n < 10 ? "0\(n)" : "\(n)" }
         return s >= 3600 ? "\(s / 3600):\(two(s / 60 % 60)):\(two(s % 60))" : "\(s / 60):\(two(s % 60))"
     }
-}
-
-func seconds(_ d: Duration) -> Double {
-    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }

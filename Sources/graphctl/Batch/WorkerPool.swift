@@ -169,7 +169,7 @@ final class WorkerPool: Sendable {
     private func result(_ item: PlannedInput, _ status: InputResult.Status, exitCode: Int32,
                         since started: ContinuousClock.Instant, error: String?, outputs: [String] = []) -> InputResult {
         InputResult(input: item.input.path, index: item.input.index, status: status, exitCode: exitCode,
-                    wallSeconds: seconds(ContinuousClock.now - started), error: error, outputs: outputs)
+                    wallSeconds: (ContinuousClock.now - started).inSeconds, error: error, outputs: outputs)
     }
 }
 

@@ -175,7 +175,7 @@ struct Batch: ParsableCommand {
         results += ran.withLock { $0 }
         progress.finish()
         interrupts.uninstall()
-        let wall = seconds(ContinuousClock.now - started)
+        let wall = (ContinuousClock.now - started).inSeconds
         for item in pool.notStarted {
             results.append(InputResult(input: item.input.path, index: item.input.index, status: .cancelled,
                                        exitCode: GraphError.Code.cancelled.exitStatus, wallSeconds: 0, error: nil, outputs: []))

@@ -265,7 +265,7 @@ final class ProgressLine: Sendable {
     private func draw() {
         let (position, duration) = run.progress
         let elapsed = ContinuousClock.now - started
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let wall = elapsed.inSeconds
         let speed = wall > 0 ? position / wall : 0
         var line: String
         if let duration, duration > 0 {

@@ -301,7 +301,11 @@ import TestSupport
         defer { server.stop() }
         let out = folder.appendingPathComponent("stopped.mp4").path
         let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out)
-        usleep(2_500_000)
+        defer { run.cancel() }
+        // Stopped once it records (a second of media at the file), not after a fixed wait: on a
+        // loaded machine the first packets can come late.
+        let recording = Date().addingTimeInterval(20)
+        while Date() < recording, run.progress.position < 1 { usleep(20_000) }
         let started = Date()
         run.stop()
         let report = try #require(RemuxChecks.ended(run, within: 5))
@@ -311,6 +315,83 @@ import TestSupport
         let frames = try RemuxChecks.packets(out, "v").count
         #expect(frames > 25 && frames < 250, "\(frames) frames")
         print("RTSP stop: ended \(seconds) s after stop(), \(frames) frames kept")
+    }
+
+    /// A camera whose audio track begins 8 s after its video (or never: IP cameras announce
+    /// audio they do not send). The video is recorded meanwhile: a sink no longer waits for its
+    /// first sample before the others go on (it used to hold the video at its first frame until
+    /// the audio came). Stopped then, end of stream sent to rtspsrc goes only through the pads it
+    /// has, so the parts the late track would feed get theirs directly: the run ends within a
+    /// second (it used to wait for ever), the MP4 complete with the video.
+    @Test(.timeLimit(.minutes(1))) func aTrackThatHasNotBegunHoldsNothingBack() throws {
+        let served = folder.appendingPathComponent("late-audio.mp4").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error"] + RemuxChecks.Source.testsrc + ["-itsoffset", "8"] + RemuxChecks.Source.tone44k
+                              + RemuxChecks.Source.picture + ["-c:v", "libx264", "-c:a", "aac", "-t", "10", "-y", served])
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("late-audio-recorded.mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out)
+        defer { run.cancel() }
+        let recording = Date().addingTimeInterval(6)
+        while Date() < recording, run.progress.position < 2 { usleep(20_000) }
+        #expect(run.progress.position >= 2, "\(run.progress.position) s recorded")
+        let started = Date()
+        run.stop()
+        let report = try #require(RemuxChecks.ended(run, within: 5))
+        #expect(Date().timeIntervalSince(started) < 1.0, "\(Date().timeIntervalSince(started)) s")
+        #expect(report.status == .stopped, "\(report.status) \(String(describing: report.error))")
+        let frames = try RemuxChecks.frames(out, "v").count
+        #expect(frames >= 25 && frames < 200, "\(frames) frames")
+        print("RTSP stop before the audio began: \(report.status), \(frames) frames")
+    }
+
+    /// A camera that agrees to play and sends nothing (over TCP rtspsrc would wait for ever):
+    /// the run fails (70) once `timeout` has passed, naming the URL without its credentials,
+    /// and leaves no file.
+    @Test(.timeLimit(.minutes(1))) func aCameraThatSendsNothingFailsWithinTheTimeout() throws {
+        let (server, port) = try RTSPTestServer.startMute(in: folder)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("mute.mp4").path
+        let started = Date()
+        let run = try record(#""url": "rtsp://admin:hunter2@127.0.0.1:\#(port)/stream", "timeout": 2"#, into: out, audio: false)
+        defer { run.cancel() }
+        let report = try #require(RemuxChecks.ended(run, within: 20))
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds >= 2 && seconds < 8, "\(seconds) s")
+        #expect(report.status == .failed)
+        #expect(report.error?.code == .runFailed)
+        #expect(report.error?.message.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" was asked to play the stream but sent nothing within 2 s") == true,
+                "\(String(describing: report.error))")
+        #expect(!"\(String(describing: report.error))".contains("hunter2"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// A camera that hangs mid-stream (its connection open, its requests answered, no packet
+    /// more): after `timeout` seconds without one the stream ends there, as a server that closes
+    /// it does; the recording is complete with what came, and the report names the stall as a gap
+    /// not resumed.
+    @Test(.timeLimit(.minutes(1))) func aCameraThatStallsEndsTheRecordingWithAGap() throws {
+        let served = try h264AAC(seconds: 10)
+        let (server, port) = try serve(served, ["--stall-after", "2"])
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("stalled.mp4").path
+        let started = Date()
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream", "timeout": 2"#, into: out)
+        defer { run.cancel() }
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds >= 4 && seconds < 10, "\(seconds) s")
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        #expect(report.outputs.first?.status == .completed)
+        let gaps = report.gaps
+        #expect(gaps.count == 1 && gaps.first?.node == "in", "\(gaps)")
+        if let gap = gaps.first?.gap {
+            #expect(!gap.resumed && gap.seconds >= 2 && gap.seconds < 3, "\(gap)")
+            #expect(gap.start > 1 && gap.start < 3, "\(gap)")
+        }
+        let frames = try RemuxChecks.frames(out, "v").count
+        #expect(frames > 25 && frames <= 75, "\(frames) frames")
+        print("RTSP stall: ended \(seconds) s after start, \(frames) frames, gaps \(gaps)")
     }
 
     /// A server that goes away in the middle of the stream (its process ended) ends the stream:
