@@ -54,7 +54,7 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264"), .linkedLibrary("dl")]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer", "GstGraphKit"],
-                linkerSettings: [.linkedLibrary("gstbase-1.0")]),
+                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("gio-2.0")]),
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),

@@ -56,6 +56,8 @@ packages=(
   libnginx-mod-rtmp
   python3-gi    # with gir1.2-gst-rtsp-server-1.0: GStreamer's RTSP server library from Python, the server of
   gir1.2-gst-rtsp-server-1.0  # source.rtsp's tests (Tests/Fixtures/rtsp-server.py, run by /usr/bin/python3)
+  glib-networking  # GIO's TLS: source.rtsp's rtsps:// (rtspsrc's TLS connection)
+  openssl       # a certificate authority and server certificates made by the rtsps:// tests
   python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI
   python3-venv  # the venv checkov is installed in (below)
 )

@@ -4,6 +4,7 @@
 #include "GstGraphKit.h"
 #include <malloc.h>
 #include <gst/rtsp/gstrtspmessage.h>
+#include <gio/gio.h>
 
 /* ThreadSanitizer annotations. GLib's GMutex, GCond and GAsyncQueue are futex-based and GStreamer
  * is not instrumented, so TSan does not see how GStreamer orders our code on its threads: a
@@ -462,6 +463,19 @@ gulong gk_pad_add_counted_transform(GstPad *pad, GkTransformFn transform, GkEven
 }
 
 void gk_send_eos(GstElement *pipeline) { gst_element_send_event(pipeline, gst_event_new_eos()); }
+
+char *gk_set_tls_database(GstElement *element, const char *path) {
+    GError *error = NULL;
+    GTlsDatabase *database = g_tls_file_database_new(path, &error);
+    if (database == NULL) {
+        char *words = g_strdup(error && error->message ? error->message : "it holds no certificate");
+        g_clear_error(&error);
+        return words;
+    }
+    g_object_set(element, "tls-database", database, NULL);
+    g_object_unref(database);
+    return NULL;
+}
 
 const char *gk_rtsp_request_method(const void *message) {
     const GstRTSPMessage *m = message;

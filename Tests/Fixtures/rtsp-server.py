@@ -3,7 +3,7 @@
 (python3-gi, gir1.2-gst-rtsp-server-1.0).
 
     rtsp-server.py PORT FILE [--video h264|h265] [--audio aac|opus|none] [--user U --password P]
-                   [--stall-after SECONDS]
+                   [--stall-after SECONDS] [--tls CERTIFICATE_AND_KEY.pem]
 
 Serves FILE (an MP4 or Matroska file holding one video and at most one audio track) at
 rtsp://127.0.0.1:PORT/stream, its packets as stored (parsed and payloaded, never re-encoded),
@@ -13,7 +13,8 @@ the last packet was handed on: GStreamer's server sends its BYE at once while th
 wait for their time in the sinks, and a client then missed the tail (1 to 4 frames on a loaded
 machine). With
 --user and --password, only that user may play it (basic authentication); others get 401.
-With --stall-after, the stream stalls that many seconds after its first packet, as a camera that
+With --tls, it serves RTSPS (the whole session inside TLS) with that PEM file's certificate and
+key. With --stall-after, the stream stalls that many seconds after its first packet, as a camera that
 hangs does: nothing more is sent, while the connection stays open and requests are still
 answered. Prints "ready" once it listens; SIGTERM or SIGINT stop it. Started and stopped by the tests
 (LoopbackServer), by its PID.
@@ -28,7 +29,7 @@ import gi
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstRtspServer", "1.0")
-from gi.repository import GLib, Gst, GstRtspServer  # noqa: E402
+from gi.repository import Gio, GLib, Gst, GstRtspServer  # noqa: E402
 
 VIDEO = {
     "h264": "h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1",
@@ -82,6 +83,7 @@ def main():
     parser.add_argument("--user")
     parser.add_argument("--password")
     parser.add_argument("--stall-after", type=float)
+    parser.add_argument("--tls")
     args = parser.parse_args()
     global STALL_AFTER
     STALL_AFTER = args.stall_after
@@ -100,15 +102,26 @@ def main():
     factory.set_launch(launch)
     factory.set_shared(False)
     factory.connect("media-configure", configure)
-    if args.user is not None:
+    auth = None
+    if args.user is not None or args.tls is not None:
         auth = GstRtspServer.RTSPAuth()
+    if args.tls is not None:
+        auth.set_tls_certificate(Gio.TlsCertificate.new_from_file(args.tls))
+        if args.user is None:
+            anyone = GstRtspServer.RTSPToken()
+            anyone.set_string(GstRtspServer.RTSP_TOKEN_MEDIA_FACTORY_ROLE, "anyone")
+            auth.set_default_token(anyone)
+            factory.add_role_from_structure(Gst.Structure.new_from_string(
+                "anyone, media.factory.access=(boolean)true, media.factory.construct=(boolean)true"))
+    if args.user is not None:
         token = GstRtspServer.RTSPToken()
         token.set_string(GstRtspServer.RTSP_TOKEN_MEDIA_FACTORY_ROLE, "viewer")
         auth.add_basic(GstRtspServer.RTSPAuth.make_basic(args.user, args.password or ""), token)
-        server.set_auth(auth)
         role = Gst.Structure.new_from_string(
             "viewer, media.factory.access=(boolean)true, media.factory.construct=(boolean)true")
         factory.add_role_from_structure(role)
+    if auth is not None:
+        server.set_auth(auth)
     server.get_mount_points().add_factory("/stream", factory)
     if server.attach(None) == 0:
         print(f"cannot listen on 127.0.0.1:{args.port}", file=sys.stderr)

@@ -135,6 +135,9 @@ void gk_send_eos(GstElement *pipeline);
 /* The method of an RTSP request rtspsrc is about to send ("PLAY", "SETUP"…), from its
  * "before-send" signal's GstRTSPMessage; NULL for a response or another message. */
 const char *gk_rtsp_request_method(const void *message);
+/* Sets `element`'s "tls-database" to the certificates of the PEM file at `path` (the authorities
+ * it trusts, instead of the system's). Returns NULL, or GIO's words for why not, to free. */
+char *gk_set_tls_database(GstElement *element, const char *path);
 /* End of stream sent into `pad` (a sink pad: its element finishes), from its streaming thread too. */
 void gk_pad_send_eos(GstPad *pad);
 /* End of stream pushed downstream from a source pad, from any thread (a live source whose own

@@ -112,6 +112,42 @@ public final class Element: Sendable {
         callbacks.connect(object, "before-send", unsafeBitCast(callback, to: GCallback.self), context: Handler<String>(handler))
     }
 
+    /// Trusts the certificate authorities in the PEM file at `path` for this element's TLS
+    /// connections (its `tls-database`), instead of the system's. Throws GIO's reason when the
+    /// file holds none it can read.
+    public func trustCertificates(at path: String) throws(GraphError) {
+        if let words = gk_set_tls_database(raw, path) {
+            defer { g_free(words) }
+            throw GraphError(.inputUnreadable, String(cString: words))
+        }
+    }
+
+    /// Called when a TLS element refuses the certificate its server presented (its `accept-
+    /// certificate` signal, after the checks against the trusted authorities failed), with what
+    /// is wrong with it in words ("it is signed by an authority that is not trusted"…). The
+    /// certificate stays refused.
+    public func onCertificateRefused(_ handler: @escaping @Sendable (String) -> Void) {
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UInt32, UnsafeMutableRawPointer?) -> gboolean = { element, _, _, flags, ctx in
+            guard let ctx else { return 0 }
+            gk_callback_enter(element)
+            defer { gk_callback_leave(element) }
+            Unmanaged<Handler<String>>.fromOpaque(ctx).takeUnretainedValue().call(Element.certificateProblems(flags))
+            return 0
+        }
+        callbacks.connect(object, "accept-certificate", unsafeBitCast(callback, to: GCallback.self), context: Handler<String>(handler))
+    }
+
+    /// GIO's certificate flags (GTlsCertificateFlags) in words.
+    static func certificateProblems(_ flags: UInt32) -> String {
+        let words: [(UInt32, String)] = [
+            (1, "it is signed by an authority that is not trusted"), (2, "it is not for this host"),
+            (4, "it is not valid yet"), (8, "it has expired"), (16, "it has been revoked"),
+            (32, "its algorithm is insecure"), (64, "it could not be checked"),
+        ]
+        let found = words.filter { flags & $0.0 != 0 }.map(\.1)
+        return found.isEmpty ? "it was refused" : found.joined(separator: ", ")
+    }
+
     /// Called on the streaming thread with each new format arriving at this element's sink pad,
     /// before the element sees it: the moment to configure it from its input (an encoder's
     /// bitrate from the frame size).

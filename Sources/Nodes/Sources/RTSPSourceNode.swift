@@ -1,3 +1,4 @@
+import Foundation
 import GraphKitCore
 import GraphKitRuntime
 
@@ -15,10 +16,13 @@ import GraphKitRuntime
 ///   without them. A server that refuses them fails the run (70) saying so (401).
 /// - Time: samples keep the running time the jitter buffer gives them (`latency`), so the
 ///   recording starts at zero and audio and video keep their relative times.
+/// - TLS: `rtsps://` (RTSP and its interleaved RTP inside one TLS connection, so `transport` is
+///   `tcp`). The server's certificate is checked against the system's authorities, or only those
+///   in `certificateAuthority` (a PEM file: a camera's own authority, or its self-signed
+///   certificate); one not trusted, or not for the URL's host, fails the run (70) saying which.
 /// - The run ends when the server ends the stream (RTCP BYE) or the run is stopped (SIGINT: end
 ///   of stream from here, every file finalized). A server that does not answer within `timeout`
-///   fails the run (70), naming the URL without its credentials. `rtsps://` is refused: it is
-///   not tested yet.
+///   fails the run (70), naming the URL without its credentials.
 /// - A camera that hangs: over TCP, `rtspsrc` waits for packets for ever (its timeouts cover
 ///   requests, and it keeps the session alive). So this node watches the stream itself: a server
 ///   asked to play (PLAY sent) that sends nothing within `timeout` fails the run (70, nothing written);
@@ -41,7 +45,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             PortDescriptor("audio", audioFormats, presence: .sometimes, help: "the stream's first audio track, as sent: AAC or Opus"),
             PortDescriptor("video", videoFormats, presence: .sometimes, help: "the stream's first video track, as sent: H.264 or HEVC"),
         ],
-        parameters: [url, transport, latency, timeout, user, password],
+        parameters: [url, transport, latency, timeout, user, password, certificateAuthority],
         rules: [.allOrNone(user, password)],
         unboundedWhen: .given(url),
         example: #"{ "type": "source.rtsp", "params": { "url": "rtsp://127.0.0.1:8554/stream", "transport": "tcp" } }"#
@@ -51,8 +55,8 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
     static let videoFormats = FormatSet([.h264, .video(.hevc)])
 
     public static let url = RequiredParameter<String>("url", format: StringFormat(
-        pattern: #"^rtsp://([^/?#@\s]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?(/[^\s#]*)?$"#, minLength: 1,
-        expected: "rtsp://[USER:PASSWORD@]HOST[:PORT]/PATH (rtsps:// is not supported)", shown: .url),
+        pattern: #"^rtsps?://([^/?#@\s]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?(/[^\s#]*)?$"#, minLength: 1,
+        expected: "rtsp://[USER:PASSWORD@]HOST[:PORT]/PATH, or rtsps:// (TLS)", shown: .url),
         help: "the stream; user and password in it are never shown")
     public static let transport = Parameter<Transport>("transport", default: .tcp,
         help: "tcp: RTP inside the RTSP connection (what NVRs use); udp: RTP over UDP; auto: UDP, then TCP when no UDP arrives")
@@ -64,12 +68,18 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         help: "the user, when not in the URL; never shown")
     public static let password = OptionalParameter<String>("password", format: StringFormat(expected: "a password", shown: .hidden),
         help: "the password, when not in the URL; never shown")
+    public static let certificateAuthority = OptionalParameter<String>("certificateAuthority", format: .path,
+        help: "rtsps:// only: a PEM file of the authorities (or the self-signed certificate) to trust for the server's certificate, instead of the system's")
 
     let context: NodeContext
     let endpoint: NetworkEndpoint
     /// The URL rtspsrc is given: without user information (the credentials go apart).
     let location: String
     let credentials: (user: String, password: String)?
+    /// Whether the URL is rtsps:// (TLS).
+    let tls: Bool
+    /// What was wrong with the certificate the server presented, once refused.
+    private let refusedCertificate = Guarded<String?>(nil)
     private let seen = Guarded((audio: false, video: false))
     private let watch = Condition(Watch())
     private let watchdog = Guarded<JoinableThread?>(nil)
@@ -91,7 +101,22 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         let p = context.parameters
         let url = try p.value(Self.url)
         endpoint = try NetworkEndpoint(url, context: context)
-        let rest = url.dropFirst("rtsp://".count)
+        tls = url.hasPrefix("rtsps://")
+        let scheme = tls ? "rtsps://" : "rtsp://"
+        if tls, p[Self.transport] != .tcp {
+            throw GraphError(.invalidGraph, at: context.location(parameter: "transport"),
+                             "rtsps:// carries the stream inside its TLS connection: transport must be tcp (RTP over UDP would go unencrypted)", node: context.id)
+        }
+        if let authority = p[Self.certificateAuthority] {
+            guard tls else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "certificateAuthority"),
+                                 "certificateAuthority is for an rtsps:// URL (TLS); \(endpoint.shown) is not one", node: context.id)
+            }
+            guard FileManager.default.isReadableFile(atPath: authority) else {
+                throw GraphError(.inputUnreadable, at: context.location(parameter: "certificateAuthority"), "cannot read \"\(authority)\"", node: context.id)
+            }
+        }
+        let rest = url.dropFirst(scheme.count)
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
         if let at = rest[..<authorityEnd].lastIndex(of: "@") {
             guard p[Self.user] == nil else {
@@ -106,7 +131,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
                                  "the user or password in \(endpoint.shown) has a malformed %-escape", node: context.id)
             }
             credentials = (user, password)
-            location = "rtsp://" + rest[rest.index(after: at)...]
+            location = scheme + rest[rest.index(after: at)...]
         } else {
             credentials = p[Self.user].map { ($0, p[Self.password] ?? "") }
             location = url
@@ -128,6 +153,17 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         if let credentials {
             try source.set("user-id", credentials.user)
             try source.set("user-pw", credentials.password)
+        }
+        if tls {
+            if let authority = p[Self.certificateAuthority] {
+                do throws(GraphError) {
+                    try source.trustCertificates(at: authority)
+                } catch {
+                    throw GraphError(.inputUnreadable, at: context.location(parameter: "certificateAuthority"),
+                                     "\"\(authority)\" holds no certificate that can be read: \(error.message)", node: context.id)
+                }
+            }
+            source.onCertificateRefused { [self] problems in refusedCertificate.withLock { $0 = problems } }
         }
         var made: [String: Element] = [:]
         for port in Self.descriptor.outputs where context.connectedOutputs.contains(port.name) {
@@ -249,7 +285,12 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         let text = NetworkEndpoint.text(message, debug: debug)
         let server = "the RTSP server \"\(endpoint.shown)\""
         let what: String
-        if text.contains("Unauthorized") || text.contains("(401)") {
+        if let problems = refusedCertificate.withLock({ $0 }) {
+            let advice = problems.contains("authority") ? context.parameters[Self.certificateAuthority] == nil
+                ? ": give the authority that signed it (or the certificate itself) as certificateAuthority"
+                : ": certificateAuthority does not hold the authority that signed it" : ""
+            what = "\(server) presented a certificate that is not trusted: \(problems)\(advice)"
+        } else if text.contains("Unauthorized") || text.contains("(401)") {
             what = credentials == nil ? "\(server) requires a user and password, and none is given (401 Unauthorized)"
                 : "\(server) refused the user and password (401 Unauthorized)"
         } else if text.contains("Not found") || text.contains("(404)") {
@@ -261,6 +302,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             what = "\(server) sent no packets over UDP within \(context.parameters[Self.timeout]) s (a firewall?): try transport tcp"
         } else {
             switch NetworkEndpoint.failure(in: text) {
+            case .unreachable? where tls:
+                // rtspsrc says the same "Failed to connect" for a closed port and a handshake
+                // with something that does not speak TLS.
+                what = "\(server) could not be reached over TLS (nothing answered there, or what answered does not speak TLS)"
             case .unreachable?: what = "\(server) could not be reached (nothing answered there)"
             case .timedOut?: what = "\(server) did not answer within \(context.parameters[Self.timeout]) s"
             case .unresolved?: what = "\(server): the host \"\(endpoint.host)\" cannot be resolved"

@@ -25,14 +25,33 @@ import TestSupport
         #expect(problems(#""url": "rtsp://[::1]:554/live", "user": "admin", "password": "hunter2""#) == [])
     }
 
-    /// rtsps, another scheme, a bad port: refused at the URL, shown without its credentials.
+    /// Another scheme, a bad port: refused at the URL, shown without its credentials.
     @Test func aURLSourceRTSPCannotUseIsRefusedWithoutItsCredentials() {
-        let tls = problems(#""url": "rtsps://admin:hunter2@127.0.0.1:322/stream""#)
-        #expect(tls.count == 1 && tls.first?.hasPrefix("nodes.n.params.url: expected rtsp://[USER:PASSWORD@]HOST[:PORT]/PATH (rtsps:// is not supported)") == true, "\(tls)")
-        #expect(tls.allSatisfy { !$0.contains("hunter2") && !$0.contains("admin") }, "\(tls)")
+        let scheme = problems(#""url": "http://admin:hunter2@127.0.0.1:322/stream""#)
+        #expect(scheme.count == 1 && scheme.first?.hasPrefix("nodes.n.params.url: expected rtsp://[USER:PASSWORD@]HOST[:PORT]/PATH, or rtsps:// (TLS)") == true, "\(scheme)")
+        #expect(scheme.allSatisfy { !$0.contains("hunter2") && !$0.contains("admin") }, "\(scheme)")
         let port = problems(#""url": "rtsp://admin:hunter2@127.0.0.1:99999/stream""#)
         #expect(port == ["nodes.n.params.url: rtsp://127.0.0.1:99999/stream has no port from 1 to 65535"], "\(port)")
-        #expect(problems(#""url": "http://127.0.0.1/stream""#).first?.hasPrefix("nodes.n.params.url: expected rtsp://") == true)
+    }
+
+    /// rtsps:// (TLS) loads; over UDP it would send the stream unencrypted, so it takes tcp
+    /// only; certificateAuthority is for rtsps:// and must be readable.
+    @Test func rtspsTakesTCPAndItsAuthorityFile() throws {
+        #expect(problems(#""url": "rtsps://admin:hunter2@127.0.0.1:322/stream""#) == [])
+        let udp = problems(#""url": "rtsps://127.0.0.1:322/stream", "transport": "udp""#)
+        #expect(udp.first?.hasPrefix("nodes.n.params.transport: rtsps:// carries the stream inside its TLS connection: transport must be tcp") == true, "\(udp)")
+        let plain = problems(#""url": "rtsp://127.0.0.1/stream", "certificateAuthority": "/etc/ssl/certs/ca-certificates.crt""#)
+        #expect(plain.first?.hasPrefix("nodes.n.params.certificateAuthority: certificateAuthority is for an rtsps:// URL") == true, "\(plain)")
+        // An unreadable file is the run's (66, as every input file), found as the node is made.
+        let graph = try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "n": { "type": "source.rtsp", "params": { "url": "rtsps://127.0.0.1/stream", "certificateAuthority": "/nonexistent/ca.pem" } }, "file": { "type": "sink.mp4", "params": { "path": "out.mp4" } } }, "edges": [ "n.video -> file.video" ] }"#)
+        let spec = try #require(graph.nodes.first { $0.id == "n" })
+        do {
+            _ = try RTSPSourceNode(context: NodeContext(id: "n", parameters: spec.parameters, connectedInputs: [], connectedOutputs: ["video"]))
+            Issue.record("an unreadable certificateAuthority was taken")
+        } catch {
+            #expect(error.code == .inputUnreadable)
+            #expect(error.description.contains("nodes.n.params.certificateAuthority") && error.description.contains("cannot read \"/nonexistent/ca.pem\""), "\(error)")
+        }
     }
 
     /// Credentials in the URL and as parameters at once, a user without a password, a bad
@@ -291,6 +310,61 @@ import TestSupport
         let frames = try HLSPlaylistCheck.framesThroughHlsdemux(path)
         #expect(frames * 100 >= sent.count * 99, "\(frames) of \(sent.count) frames through HLS")
         print("RTSP examples: rtsp-record \(got.count)/\(sent.count) frames; rtsp-hls \(check.segments.count) segments, \(frames)/\(sent.count) frames")
+    }
+
+    /// rtsps:// against the test server serving RTSPS with a certificate the test's authority
+    /// signed for 127.0.0.1: with that authority as certificateAuthority the camera is recorded
+    /// as over plain RTSP, every packet as served.
+    @Test func recordsOverTLS() throws {
+        let certificates = try TestCertificates(in: folder)
+        let served = try h264AAC(seconds: 4)
+        let (server, port) = try serve(served, ["--tls", try certificates.server("camera", for: ["IP:127.0.0.1"])])
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("tls.mp4").path
+        let run = try record(#""url": "rtsps://127.0.0.1:\#(port)/stream", "certificateAuthority": "\#(certificates.authority)""#, into: out)
+        defer { run.cancel() }
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error)) \(report.error?.cause ?? "")")
+        let sent = try RemuxChecks.packets(served, "v"), got = try RemuxChecks.packets(out, "v")
+        #expect(got.count * 100 >= sent.count * 99, "\(got.count) of \(sent.count) frames over TLS")
+        expectIdenticalRun(got, of: sent, "H.264 over rtsps", firstKeyFrameMayGrow: true)
+        print("RTSPS: \(got.count)/\(sent.count) frames")
+    }
+
+    /// A certificate the system's authorities do not trust (a camera's own), or one for another
+    /// host: the run fails (70) saying what is wrong with it and what to give, naming the URL
+    /// without its credentials, and leaves no file. A plain RTSP server at an rtsps:// URL fails
+    /// too, within the timeout, never a hang.
+    @Test func anUntrustedCertificateFailsSayingWhy() throws {
+        let certificates = try TestCertificates(in: folder)
+        let served = try h264AAC(seconds: 4)
+        let out = folder.appendingPathComponent("untrusted.mp4").path
+        let (server, port) = try serve(served, ["--tls", try certificates.server("camera", for: ["IP:127.0.0.1"])])
+        defer { server.stop() }
+        let unknown = try #require(RemuxChecks.ended(try record(#""url": "rtsps://admin:hunter2@127.0.0.1:\#(port)/stream""#, into: out), within: 20))
+        #expect(unknown.status == .failed && unknown.error?.code == .runFailed)
+        #expect(unknown.error?.message.contains("the RTSP server \"rtsps://127.0.0.1:\(port)/stream\" presented a certificate that is not trusted: it is signed by an authority that is not trusted: give the authority that signed it (or the certificate itself) as certificateAuthority") == true,
+                "\(String(describing: unknown.error))")
+        let shown = "\(String(describing: unknown.error)) \(unknown.error?.cause ?? "")"
+        #expect(!shown.contains("hunter2"), "\(shown)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+
+        let (elsewhere, otherPort) = try serve(served, ["--tls", try certificates.server("other", for: ["DNS:camera.example"])])
+        defer { elsewhere.stop() }
+        let wrongHost = try #require(RemuxChecks.ended(try record(#""url": "rtsps://127.0.0.1:\#(otherPort)/stream", "certificateAuthority": "\#(certificates.authority)""#, into: out), within: 20))
+        #expect(wrongHost.error?.message.contains("presented a certificate that is not trusted: it is not for this host") == true, "\(String(describing: wrongHost.error))")
+        #expect(!FileManager.default.fileExists(atPath: out))
+
+        let (plain, plainPort) = try serve(served)
+        defer { plain.stop() }
+        let started = Date()
+        let notTLS = try #require(RemuxChecks.ended(try record(#""url": "rtsps://127.0.0.1:\#(plainPort)/stream", "timeout": 3"#, into: out), within: 20))
+        #expect(notTLS.status == .failed && notTLS.error?.code == .runFailed, "\(String(describing: notTLS.error))")
+        #expect(notTLS.error?.message.contains("could not be reached over TLS (nothing answered there, or what answered does not speak TLS)") == true,
+                "\(String(describing: notTLS.error))")
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        print("RTSPS refusals: \(String(describing: unknown.error?.message)) | \(String(describing: wrongHost.error?.message)) | \(String(describing: notTLS.error?.message))")
     }
 
     /// Stopped while it records (SIGINT does this): the run ends within a second, stopped, and
