@@ -357,9 +357,10 @@ public final class AssetWriter: Sendable {
         }
     }
 
-    /// The file's time origin: samples before it are left out (audio to the sample), and a
-    /// sample at `atSourceTime` is at 0 in the file. Call it once, after ``startWriting()`` and
-    /// before the first append.
+    /// The file's time origin: samples before it are left out (audio to the sample; a video
+    /// frame that begins before it and ends after it shows from it until the next frame, as
+    /// AVFoundation's edit list shows it), and a sample at `atSourceTime` is at 0 in the file.
+    /// Call it once, after ``startWriting()`` and before the first append.
     public func startSession(atSourceTime: MediaTime) {
         // Request blocks begin now: before the session, every append they made would fail.
         let requests = locked.withLock { l in

@@ -31,7 +31,8 @@ struct WriterInputState: Sendable {
     var expectsMediaDataInRealTime = false
     /// The first sample's format: every later one must have it (a frame's rate aside).
     private var format: MediaFormat?
-    /// The first video frame, held until the second says the frame rate.
+    /// The first video frame, held until the second says the frame rate (or the last one before
+    /// the session, at its time before it).
     private var heldFrame: SampleBuffer?
     private var frameRate: FrameRate?
 
@@ -91,7 +92,9 @@ struct WriterInputState: Sendable {
         stage = .finished
         request = nil
         defer { heldFrame = nil }
-        return (wrote, wrote ? heldFrame.map(Self.frameOfItsOwn) : nil)
+        // A frame before the session with none after it is never shown.
+        let shown = heldFrame.flatMap { ($0.presentationTime ?? .zero) < .zero ? nil : $0 }
+        return (wrote, wrote ? shown.map(Self.frameOfItsOwn) : nil)
     }
 
     /// Writing ended or is ending (cancelled, failed): nothing held is written.
@@ -143,8 +146,18 @@ struct WriterInputState: Sendable {
         case .pcm(let f):
             return Self.fromSession(b, f, pts: pts, session: session).map { [$0] } ?? []
         case .rawVideo(let v):
-            guard pts >= session else { return [] }  // before the session: left out
             let time = pts - session
+            guard time >= .zero else {
+                // Before the session: the last such frame shows from the session's start until
+                // the next frame, as the edit list AVFoundation writes shows it (capture's first
+                // frame, a few milliseconds before the first sound that started the session).
+                // It is held until that next frame; earlier ones are left out.
+                guard frameRate == nil else { return [] }
+                b.presentationTime = time
+                b.duration = nil
+                heldFrame = b
+                return []
+            }
             if let rate = frameRate {
                 // Shown until the next frame, which is not here yet: as long as the spacing
                 // before it (so the last frame lasts as long as the one before).
@@ -152,6 +165,9 @@ struct WriterInputState: Sendable {
                 b.format = .rawVideo(.init(pixelFormat: v.pixelFormat, width: v.width, height: v.height, frameRate: rate))
                 b.stampTiming(presentationTime: time, duration: given ?? stamp.spacing ?? Self.frameDuration(rate))
                 return [b]
+            }
+            if let held = heldFrame, let heldTime = held.presentationTime, heldTime < .zero, time == .zero {
+                heldFrame = nil  // the frame before the session ends where it starts: left out
             }
             guard var held = heldFrame else {
                 // Held with timing of its own (a copy of the buffer's metadata when the app
@@ -164,13 +180,18 @@ struct WriterInputState: Sendable {
                 return []
             }
             heldFrame = nil
-            let rate = Self.frameRate(between: held.presentationTime ?? .zero, and: time)
+            let heldTime = held.presentationTime ?? .zero
+            let rate = Self.frameRate(between: heldTime, and: time)
             frameRate = rate
             for i in [0, 1] {
                 var frame = i == 0 ? held : b
                 guard case .rawVideo(let fv)? = frame.format else { continue }
                 frame.format = .rawVideo(.init(pixelFormat: fv.pixelFormat, width: fv.width, height: fv.height, frameRate: rate))
-                frame.stampTiming(presentationTime: i == 0 ? frame.presentationTime : time, duration: Self.frameDuration(rate))
+                if i == 0, heldTime < .zero {
+                    frame.stampTiming(presentationTime: .zero, duration: time)  // from the session's start
+                } else {
+                    frame.stampTiming(presentationTime: i == 0 ? heldTime : time, duration: Self.frameDuration(rate))
+                }
                 if i == 0 { held = frame } else { b = frame }
             }
             return [held, b]

@@ -185,8 +185,36 @@ import Testing
         while a < pcm.count { try await audio.append(pcm[a]); a += 1 }
     }
 
-    /// startSession(atSourceTime:) is the file's zero: frames before it are left out, and audio
-    /// is cut to the sample.
+    /// startSession(atSourceTime:) is the file's zero: a frame that begins before it and ends
+    /// after it shows from it until the next frame, as AVFoundation's edit list shows it (capture
+    /// hands the first frame a few milliseconds before the sound that started RosyWriter's session:
+    /// it used to be left out, one appended frame missing from the file); one that ends before it
+    /// is left out. 25 frames at 25 fps from 0, the session at 0.05 s: frame 0 (0 to 0.04) is not
+    /// in the file, frame 1 (0.04 to 0.08) is its first, shown from 0 to 0.03.
+    @Test func aFrameAcrossTheSessionStartShowsFromIt() async throws {
+        let out = path("across.mp4")
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        let input = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: input)
+        try writer.add(input)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: MediaTime(value: 1, timescale: 20))
+        try await appendFrames(0..<25, fps: 25, adaptor)
+        input.markAsFinished()
+        try await writer.finishWriting()
+        let times = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time", "-of", "csv=p=0", out])
+            .split(separator: "\n").compactMap { Double($0) }.sorted()
+        #expect(times.count == 24, "\(times)")
+        #expect(times.first.map { abs($0) < 0.001 } == true && times.dropFirst().first.map { abs($0 - 0.03) < 0.001 } == true, "\(times)")
+        #expect(times.last.map { abs($0 - 0.91) < 0.001 } == true, "\(times)")  // frame 24, at 0.96 - 0.05
+        // The first picture is frame 1's: its top row's grey is 7 (frame 2's is 14).
+        let gray = path("first.gray")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out, "-frames:v", "1", "-vf", "crop=64:2:0:0", "-f", "rawvideo", "-pix_fmt", "gray", "-y", gray])
+        let row = try [UInt8](Data(contentsOf: URL(fileURLWithPath: gray))).prefix(64)
+        let mean = Double(row.reduce(0) { $0 + Int($1) }) / Double(max(row.count, 1))
+        #expect(row.count == 64 && abs(mean - 7) < 3, "top row \(mean)")
+    }
+
     /// The writer's metadata is the file's tags, read back by Asset as written; a date that is
     /// not ISO 8601 fails startWriting, saying so, and leaves no file.
     @Test func metadataIsWrittenAndReadBack() async throws {
