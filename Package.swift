@@ -131,7 +131,7 @@ let package = Package(
                           path: "examples/avfoundation-waveform", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "example-avfoundation-audio-to-m4a", dependencies: ["AVFoundation"],
                           path: "examples/avfoundation-audio-to-m4a", swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "example-avfoundation-rosywriter", dependencies: ["AVFoundation"],
+        .executableTarget(name: "example-avfoundation-rosywriter", dependencies: ["AVFoundation", "CoreImage"],
                           path: "examples/avfoundation-rosywriter", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "graphkit-soak", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"]),
         // Threads and events for the tests that check that nothing hangs; not a product.

@@ -48,6 +48,30 @@ import TestSupport
         #expect(abs((a.duration ?? 0) - audioSeconds) < 0.05, "\(String(describing: a.duration)) vs \(audioSeconds)")
     }
 
+    /// RosyWriter itself (the example's capture mode): AVCaptureSession with the test camera
+    /// and microphone, each frame through CoreImage's colour matrix without green, recorded by
+    /// MovieRecorder. The movie holds every frame appended, without green, its sound as long as
+    /// its pictures.
+    @Test func rosyWriterCapturePipeline() throws {
+        let out = folder.appendingPathComponent("rosy-capture.mov").path
+        let printed = try TestMedia.runTool(try builtExample("example-avfoundation-rosywriter"), [out, "3", "capture", "vga"])
+        let line = try #require(printed.split(separator: "\n").first { $0.hasPrefix("video:") }, "\(printed)")
+        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        let appended = numbers[0], captured = numbers[2]
+        // About 90 frames in 3 s; a loaded machine makes some late (dropped by capture, counted).
+        #expect(appended >= 30 && appended <= captured && captured <= 100, "\(printed)")
+        let probe = try MediaProbe(out, countFrames: true)
+        let v = try #require(probe.stream("video")), a = try #require(probe.stream("audio"))
+        #expect(v.codecName == "h264" && v.width == 640 && v.height == 480 && v.frameCount == appended, "\(String(describing: v.frameCount)) frames in the file; \(printed)")
+        #expect(a.codecName == "aac")
+        #expect(abs((a.duration ?? 0) - (v.duration ?? 0)) < 0.25, "audio \(String(describing: a.duration)) s, video \(String(describing: v.duration)) s")
+        let rgb = folder.appendingPathComponent("frame.rgb").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out, "-vf", "select=eq(n\\,\(appended / 2))", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-y", rgb])
+        let pixels = try [UInt8](Data(contentsOf: URL(fileURLWithPath: rgb)))
+        let means = (0..<3).map { c in Double(stride(from: c, to: pixels.count, by: 3).reduce(0) { $0 + Int(pixels[$1]) }) / Double(pixels.count / 3) }
+        #expect(pixels.count == 640 * 480 * 3 && means[1] < 3 && means[0] + means[2] > 100, "mean R, G, B: \(means)")
+    }
+
     @Test func sampleBufferCreation() throws {
         var asbd = AudioStreamBasicDescription(mSampleRate: 8000, mFormatID: kAudioFormatLinearPCM, mFormatFlags: kAudioFormatFlagsNativeFloatPacked,
                                                mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4, mChannelsPerFrame: 1,

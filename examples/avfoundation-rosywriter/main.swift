@@ -1,12 +1,18 @@
 // RosyWriter's recorder, in Swift: video and audio sample buffers arrive from capture callbacks
 // in real time; the recorder starts its session at the first buffer's time and appends each
 // buffer on its writing queue when the input is ready, dropping (and counting) what arrives
-// while it is not, as RosyWriter's MovieRecorder does. The camera and microphone are simulated
-// (frames from a pixel-buffer pool at 30 fps, 1024-frame PCM buffers at 44.1 kHz, on a
-// real-time clock); the recorder is AVFoundation code compiled unchanged on Linux.
+// while it is not, as RosyWriter's MovieRecorder does. The recorder is AVFoundation code compiled
+// unchanged on Linux. Two sources:
 //
 //   swift run example-avfoundation-rosywriter out/rosy.mov [seconds]
+//       a simulated camera and microphone (frames from a pixel-buffer pool at 30 fps, 1024-frame
+//       PCM buffers at 44.1 kHz, on a real-time clock);
+//   swift run example-avfoundation-rosywriter out/rosy.mov seconds capture [vga|720p]
+//       RosyWriter itself: AVCaptureSession with the default camera and microphone (the test
+//       devices where there is no hardware), each frame through its CoreImage renderer (a colour
+//       matrix without green), late frames dropped by capture and counted by the delegate.
 import AVFoundation
+import CoreImage
 
 final class MovieRecorder {
     private let writer: AVAssetWriter
@@ -86,11 +92,173 @@ final class MovieRecorder {
     }
 }
 
-// MARK: The simulated camera and microphone
+// MARK: RosyWriter's capture pipeline and CoreImage renderer
+
+/// RosyWriterCIFilterRenderer: each camera frame through a colour matrix that drops green,
+/// rendered into a buffer of its own pool.
+final class RosyWriterCIFilterRenderer {
+    private let ciContext = CIContext()
+    private let rosyFilter = CIFilter.colorMatrix()
+    private var bufferPool: CVPixelBufferPool?
+    private var poolSize = (width: 0, height: 0)
+
+    init() {
+        rosyFilter.gVector = CIVector(x: 0, y: 0, z: 0, w: 0)
+    }
+
+    func copyRenderedPixelBuffer(_ pixelBuffer: CVPixelBuffer) -> CVPixelBuffer? {
+        let width = CVPixelBufferGetWidth(pixelBuffer), height = CVPixelBufferGetHeight(pixelBuffer)
+        if bufferPool == nil || poolSize != (width, height) {
+            var pool: CVPixelBufferPool?
+            CVPixelBufferPoolCreate(kCFAllocatorDefault, nil, [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA,
+                                                               kCVPixelBufferWidthKey as String: width,
+                                                               kCVPixelBufferHeightKey as String: height] as CFDictionary, &pool)
+            bufferPool = pool
+            poolSize = (width, height)
+        }
+        rosyFilter.inputImage = CIImage(cvPixelBuffer: pixelBuffer)
+        var rendered: CVPixelBuffer?
+        guard let bufferPool, let outputImage = rosyFilter.outputImage,
+              CVPixelBufferPoolCreatePixelBuffer(kCFAllocatorDefault, bufferPool, &rendered) == kCVReturnSuccess, let rendered else { return nil }
+        ciContext.render(outputImage, to: rendered)
+        return rendered
+    }
+}
+
+/// RosyWriterCapturePipeline: the session, its two data outputs and their queues; each video
+/// frame rendered, then handed to the recorder with its timing, each audio buffer as it comes.
+/// The recorder is made once both formats are known (the first audio buffer's, the first
+/// frame's size).
+final class RosyWriterCapturePipeline: NSObject, AVCaptureVideoDataOutputSampleBufferDelegate, AVCaptureAudioDataOutputSampleBufferDelegate {
+    private let session = AVCaptureSession()
+    private let videoOutput = AVCaptureVideoDataOutput()
+    private let audioOutput = AVCaptureAudioDataOutput()
+    private let videoDataOutputQueue = DispatchQueue(label: "com.apple.sample.capturepipeline.video")
+    private let audioDataOutputQueue = DispatchQueue(label: "com.apple.sample.capturepipeline.audio")
+    private let renderer = RosyWriterCIFilterRenderer()
+    private let stateQueue = DispatchQueue(label: "com.apple.sample.capturepipeline.state")
+    private let url: URL
+    private let recorderQueue = DispatchQueue(label: "com.apple.sample.capturepipeline.recorder")
+    private var recorder: MovieRecorder?
+    private var preparingRecorder = false
+    private var audioFormat: CMAudioFormatDescription?
+    private(set) var framesCaptured = 0
+    private(set) var framesLate = 0
+
+    init(url: URL, preset: AVCaptureSession.Preset) throws {
+        self.url = url
+        super.init()
+        guard let camera = AVCaptureDevice.default(for: .video), let microphone = AVCaptureDevice.default(for: .audio) else {
+            throw NSError(domain: "RosyWriter", code: 1, userInfo: [NSLocalizedDescriptionKey: "no camera or microphone"])
+        }
+        session.beginConfiguration()
+        session.sessionPreset = preset
+        let videoIn = try AVCaptureDeviceInput(device: camera), audioIn = try AVCaptureDeviceInput(device: microphone)
+        guard session.canAddInput(videoIn), session.canAddInput(audioIn) else {
+            throw NSError(domain: "RosyWriter", code: 2, userInfo: [NSLocalizedDescriptionKey: "cannot add the inputs"])
+        }
+        session.addInput(videoIn)
+        session.addInput(audioIn)
+        videoOutput.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
+        videoOutput.alwaysDiscardsLateVideoFrames = true
+        videoOutput.setSampleBufferDelegate(self, queue: videoDataOutputQueue)
+        audioOutput.setSampleBufferDelegate(self, queue: audioDataOutputQueue)
+        guard session.canAddOutput(videoOutput), session.canAddOutput(audioOutput) else {
+            throw NSError(domain: "RosyWriter", code: 3, userInfo: [NSLocalizedDescriptionKey: "cannot add the outputs"])
+        }
+        session.addOutput(videoOutput)
+        session.addOutput(audioOutput)
+        session.commitConfiguration()
+    }
+
+    func startRunning() { session.startRunning() }
+
+    func stopRunning(completion: @escaping (MovieRecorder?, Error?) -> Void) {
+        session.stopRunning()
+        recorderQueue.sync {}  // a recorder being made is made
+        stateQueue.async {
+            guard let recorder = self.recorder else { return completion(nil, nil) }
+            recorder.finishRecording { error in completion(recorder, error) }
+        }
+    }
+
+    func captureOutput(_ output: AVCaptureOutput, didOutput sampleBuffer: CMSampleBuffer, from connection: AVCaptureConnection) {
+        if output == videoOutput {
+            renderVideoSampleBuffer(sampleBuffer)
+        } else if let format = CMSampleBufferGetFormatDescription(sampleBuffer) {
+            stateQueue.sync {
+                if audioFormat == nil { audioFormat = format }
+                recorder?.appendAudioSampleBuffer(sampleBuffer)
+            }
+        }
+    }
+
+    func captureOutput(_ output: AVCaptureOutput, didDrop sampleBuffer: CMSampleBuffer, from connection: AVCaptureConnection) {
+        stateQueue.sync { framesLate += 1 }
+    }
+
+    private func renderVideoSampleBuffer(_ sampleBuffer: CMSampleBuffer) {
+        guard let sourcePixelBuffer = CMSampleBufferGetImageBuffer(sampleBuffer),
+              let renderedPixelBuffer = renderer.copyRenderedPixelBuffer(sourcePixelBuffer) else { return }
+        var timing = CMSampleTimingInfo(duration: CMSampleBufferGetDuration(sampleBuffer),
+                                        presentationTimeStamp: CMSampleBufferGetPresentationTimeStamp(sampleBuffer),
+                                        decodeTimeStamp: .invalid)
+        var description: CMVideoFormatDescription?
+        CMVideoFormatDescriptionCreateForImageBuffer(allocator: kCFAllocatorDefault, imageBuffer: renderedPixelBuffer, formatDescriptionOut: &description)
+        var rendered: CMSampleBuffer?
+        guard let description,
+              CMSampleBufferCreateReadyWithImageBuffer(allocator: kCFAllocatorDefault, imageBuffer: renderedPixelBuffer, formatDescription: description,
+                                                       sampleTiming: &timing, sampleBufferOut: &rendered) == noErr, let rendered else { return }
+        stateQueue.sync {
+            framesCaptured += 1
+            if recorder == nil, !preparingRecorder, let audioFormat {
+                // Made on a queue of its own, as RosyWriter's prepareToRecord: the capture
+                // queues never wait for the writer to start (frames until then are not recorded).
+                preparingRecorder = true
+                let width = CVPixelBufferGetWidth(renderedPixelBuffer), height = CVPixelBufferGetHeight(renderedPixelBuffer)
+                recorderQueue.async {
+                    try? FileManager.default.removeItem(at: self.url)
+                    let made = try? MovieRecorder(url: self.url, width: width, height: height, audioFormat: audioFormat)
+                    self.stateQueue.async { self.recorder = made }
+                }
+            }
+            recorder?.appendVideoSampleBuffer(rendered)
+        }
+    }
+}
 
 let arguments = CommandLine.arguments
 let outputURL = URL(fileURLWithPath: arguments.count > 1 ? arguments[1] : "out/rosy.mov")
 let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2
+
+if arguments.count > 3, arguments[3] == "capture" {
+    let preset: AVCaptureSession.Preset = arguments.count > 4 && arguments[4] == "720p" ? .hd1280x720 : .vga640x480
+    let pipeline: RosyWriterCapturePipeline
+    do {
+        pipeline = try RosyWriterCapturePipeline(url: outputURL, preset: preset)
+    } catch {
+        print("cannot capture: \(error.localizedDescription)")
+        exit(1)
+    }
+    pipeline.startRunning()
+    usleep(useconds_t(seconds * 1e6))
+    let stopped = DispatchSemaphore(value: 0)
+    var result: (MovieRecorder?, Error?) = (nil, nil)
+    pipeline.stopRunning { recorder, error in
+        result = (recorder, error)
+        stopped.signal()
+    }
+    stopped.wait()
+    guard let recorder = result.0, result.1 == nil else {
+        print("recording failed: \(result.1?.localizedDescription ?? "nothing was recorded")")
+        exit(1)
+    }
+    print("video: \(recorder.appended[.video]!) appended, \(recorder.dropped[.video]!) dropped of \(pipeline.framesCaptured) captured, \(pipeline.framesLate) late")
+    print("audio: \(recorder.appended[.audio]!) appended, \(recorder.dropped[.audio]!) dropped")
+    exit(0)
+}
+
+// MARK: The simulated camera and microphone
 let width = 480, height = 360, sampleRate = 44_100.0, framesPerAudioBuffer = 1024
 
 var asbd = AudioStreamBasicDescription(mSampleRate: sampleRate, mFormatID: kAudioFormatLinearPCM,
