@@ -14,8 +14,9 @@ import GraphKitRuntime
 ///   `password`, not both. They are handed to `rtspsrc` apart from the URL (its `user-id` and
 ///   `user-pw`), so no message, log, statistic or GStreamer text can quote them: the URL is shown
 ///   without them. A server that refuses them fails the run (70) saying so (401).
-/// - Time: samples keep the running time the jitter buffer gives them (`latency`), so the
-///   recording starts at zero and audio and video keep their relative times.
+/// - Time: samples keep the server's times (RTP's, audio and video lined up by its RTCP sender
+///   reports; the jitter buffer in `rtspsrc`'s `buffer-mode` none, not slaved to this machine's
+///   clock), from zero, so audio and video keep their relative times as served.
 /// - TLS: `rtsps://` (RTSP and its interleaved RTP inside one TLS connection, so `transport` is
 ///   `tcp`). The server's certificate is checked against the system's authorities, or only those
 ///   in `certificateAuthority` (a PEM file: a camera's own authority, or its self-signed
@@ -149,6 +150,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             "latency": p[Self.latency],
             "tcp-timeout": microseconds,
             "timeout": microseconds,
+            // The server's own times (RTP's, lined up by its RTCP sender reports), not slaved to
+            // this machine's clock: rtspsrc's default ("auto", which slaves them) moved the sound
+            // up to 210 ms from its pictures within 4 s of a recording.
+            "buffer-mode": "none",
         ])
         if let credentials {
             try source.set("user-id", credentials.user)

@@ -27,10 +27,9 @@ import TestSupport
     }
 
 
-    /// What nginx records of the push is every frame sent (its own count: what the encoder made,
-    /// less nothing), H.264 and AAC.
-    @Test func nginxReceivesEveryFrame() throws {
-        let port = try LoopbackServer.freePort(udp: false)
+    /// nginx with the RTMP module on `port`, recording each stream it takes to
+    /// `folder/KEY.flv`, once it listens.
+    func nginx(on port: Int) throws -> LoopbackServer {
         let config = folder.appendingPathComponent("nginx.conf").path
         try """
             load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
@@ -42,13 +41,21 @@ import TestSupport
             rtmp { server { listen 127.0.0.1:\(port); application live { live on; record all; record_path \(folder.path); record_unique off; } } }
             """.write(toFile: config, atomically: true, encoding: .utf8)
         let nginx = try LoopbackServer("nginx", ["-c", config, "-p", folder.path], output: "/dev/null", log: folder.appendingPathComponent("nginx.log").path)
-        defer { nginx.stop() }
         var listening = false
         for _ in 0..<250 where !listening {
             listening = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8))?.contains(String(format: "0100007F:%04X", port)) == true
             usleep(20_000)
         }
         #expect(listening, "\(nginx.logText)")
+        return nginx
+    }
+
+    /// What nginx records of the push is every frame sent (its own count: what the encoder made,
+    /// less nothing), H.264 and AAC.
+    @Test func nginxReceivesEveryFrame() throws {
+        let port = try LoopbackServer.freePort(udp: false)
+        let nginx = try nginx(on: port)
+        defer { nginx.stop() }
         // A timeout shorter than the push: the watchdog that fails a server which never accepts
         // the stream must see this one's acceptance and leave it be.
         let run = try push(to: "rtmp://127.0.0.1:\(port)/live/secretkey", timeout: 1)
@@ -62,6 +69,36 @@ import TestSupport
         #expect(probe.stream("audio")?.codecName == "aac")
         let frames = try RemuxChecks.frames(recorded, "v").count
         #expect(frames * 100 >= 60 * 99, "\(frames) frames of 60")
+    }
+
+    /// A/V sync through RTMP: a flash and its beep at every second (H.264 and AAC as they are,
+    /// from a file through demux, not live: pushed as fast as it is read), pushed to nginx and
+    /// recorded there, arrive whole and together as they left: every frame, decoding to the
+    /// source's pictures, each beep within one frame (40 ms) of where it was from its flash.
+    @Test func aFlashAndItsBeepArriveTogether() throws {
+        let input = try FlashAndBeep.make(in: folder)
+        let port = try LoopbackServer.freePort(udp: false)
+        let nginx = try nginx(on: port)
+        defer { nginx.stop() }
+        let graph = try GraphLoader(registry: .builtIn).load(json: #"""
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\#(input)" } }, "demux": { "type": "demux" },
+              "out": { "type": "sink.rtmp", "params": { "url": "rtmp://127.0.0.1:\#(port)/live/sync" } } },
+              "edges": [ "src.out -> demux.in", "demux.video -> out.video", "demux.audio -> out.audio" ] }
+            """#)
+        let run = try GraphRun(graph)
+        try run.start()
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        usleep(500_000)
+        nginx.stop()
+        let recorded = folder.appendingPathComponent("sync.flv").path
+        // A file, not live, pushed as fast as it is read: every frame arrives (100 of 4 s).
+        #expect(try RemuxChecks.frames(recorded, "v") == RemuxChecks.frames(input, "v"))
+        let sent = try FlashAndBeep.offsets(input), got = try FlashAndBeep.offsets(recorded)
+        #expect(sent.count >= 3 && got.count >= 3, "sent \(sent), received \(got)")
+        let skew = zip(sent, got).map { abs($1 - $0) }.max() ?? .infinity
+        #expect(skew <= 0.040, "beeps from their flashes: sent \(sent), received \(got)")
+        print("RTMP A/V sync: beeps from flashes sent \(sent), received \(got), worst change \(skew) s")
     }
 
     /// Nothing listens there: the run fails (70) within its timeout, naming the server and the

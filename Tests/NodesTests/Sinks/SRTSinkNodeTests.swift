@@ -60,6 +60,36 @@ import TestSupport
         #expect(passed.contains(audioOut), "\(audioOut) AAC packets, where the demuxer passes \(passed)")
     }
 
+    /// A/V sync through SRT: a flash and its beep at every second, sent as a caller to
+    /// srt-live-transmit as they are (demux) and encoded again (decode, encode.h264, encode.aac,
+    /// whose encoder delay must not move the sound), arrive together as they left: each beep
+    /// within one frame (40 ms) of where it was from its flash in the source, as ffmpeg plays both.
+    @Test(arguments: [false, true]) func aFlashAndItsBeepArriveTogether(encoded: Bool) throws {
+        let input = try FlashAndBeep.make(in: folder)
+        let port = try LoopbackServer.freePort(udp: true)
+        let received = folder.appendingPathComponent("flash-beep.ts").path
+        let peer = try LoopbackServer("srt-live-transmit", ["srt://127.0.0.1:\(port)?mode=listener", "file://con"],
+                                      output: received, log: folder.appendingPathComponent("slt.log").path)
+        defer { peer.stop() }
+        #expect(LoopbackServer.waitForUDPListener(port: port, within: 5))
+        let run: GraphRun
+        if encoded {
+            run = try GraphRun(try graph(#""src": { "type": "source.file", "params": { "path": "\#(input)" } }, "dec": { "type": "decode", "params": { "pixelFormat": "i420" } }, "h264": { "type": "encode.h264", "params": { "keyframeInterval": 25 } }, "aac": { "type": "encode.aac" }, "out": { "type": "sink.srt", "params": { "url": "srt://127.0.0.1:\#(port)" } }"#,
+                                         ["src.out -> dec.in", "dec.video -> h264.in", "dec.audio -> aac.in", "h264.out -> out.video", "aac.out -> out.audio"]))
+            try run.start()
+        } else {
+            run = try send(input, #""url": "srt://127.0.0.1:\#(port)""#)
+        }
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        peer.stop()
+        let sent = try FlashAndBeep.offsets(input), got = try FlashAndBeep.offsets(received)
+        #expect(sent.count >= 3 && got.count >= 3, "sent \(sent), received \(got)")
+        let skew = zip(sent, got).map { abs($1 - $0) }.max() ?? .infinity
+        #expect(skew <= 0.040, "beeps from their flashes: sent \(sent), received \(got)")
+        print("SRT A/V sync (\(encoded ? "encoded again" : "as sent")): beeps from flashes sent \(sent), received \(got), worst change \(skew) s")
+    }
+
     /// GraphKit to GraphKit, encrypted (AES-256): a listener receives what a caller sends and
     /// records it to MP4 without re-encoding; what arrives decodes frame for frame as the source
     /// does, with no gap; the receiving run ends when the sender leaves.

@@ -312,6 +312,25 @@ import TestSupport
         print("RTSP examples: rtsp-record \(got.count)/\(sent.count) frames; rtsp-hls \(check.segments.count) segments, \(frames)/\(sent.count) frames")
     }
 
+    /// A/V sync of an RTSP camera recorded: a flash and its beep at every second, served and
+    /// recorded to MP4 without re-encoding, arrive together as they left: each beep within one
+    /// frame (40 ms) of where it was from its flash in the source (as ffmpeg plays both).
+    @Test func aFlashAndItsBeepArriveTogether() throws {
+        let served = try FlashAndBeep.make(in: folder)
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("flash-beep-recorded.mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream""#, into: out)
+        defer { run.cancel() }
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let sent = try FlashAndBeep.offsets(served), got = try FlashAndBeep.offsets(out)
+        #expect(sent.count >= 3 && got.count >= 3, "sent \(sent), received \(got)")
+        let skew = zip(sent, got).map { abs($1 - $0) }.max() ?? .infinity
+        #expect(skew <= 0.040, "beeps from their flashes: sent \(sent), received \(got)")
+        print("RTSP A/V sync: beeps from flashes sent \(sent), received \(got), worst change \(skew) s")
+    }
+
     /// rtsps:// against the test server serving RTSPS with a certificate the test's authority
     /// signed for 127.0.0.1: with that authority as certificateAuthority the camera is recorded
     /// as over plain RTSP, every packet as served.
