@@ -125,7 +125,7 @@ let package = Package(
         .executableTarget(name: "example-live-source", dependencies: ["GraphKit", "Assets"], path: "examples/live-source"),
         .executableTarget(name: "example-custom-node", dependencies: ["GraphKit", "Nodes", "GraphKitTesting"], path: "examples/custom-node"),
         // AVFoundation code as written for Apple's platforms (issue 30), Swift 5 mode as most app code is.
-        .executableTarget(name: "example-avfoundation-frames-to-movie", dependencies: ["AVFoundation"],
+        .executableTarget(name: "example-avfoundation-frames-to-movie", dependencies: ["AVFoundation", "CoreGraphics"],
                           path: "examples/avfoundation-frames-to-movie", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "example-avfoundation-waveform", dependencies: ["AVFoundation", "ImageIO"],
                           path: "examples/avfoundation-waveform", swiftSettings: [.swiftLanguageMode(.v5)]),

@@ -291,6 +291,19 @@ import Testing
         #expect(v.codecName == "h264" && v.width == 640 && v.height == 360 && v.frameCount == 60)
         #expect(abs(probe.duration - 2.0) < 0.05, "\(probe.duration)")
         #expect(abs((v.frameRate ?? 0) - 30) < 0.01)
+        // Frame 0 as CoreGraphics drew it (origin at the bottom left): the ball's centre (40, 90)
+        // is image row 270, red; row 90 above it is the blue ground; the white frame's top edge
+        // (y = 340) is row 20, inside it the ground again.
+        let rgb = folder.appendingPathComponent("frame0.rgb").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-y", rgb])
+        let pixels = try [UInt8](Data(contentsOf: URL(fileURLWithPath: rgb)))
+        func pixel(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(pixels[(y * 640 + x) * 3 + $0]) } }
+        func near(_ got: [Int], _ want: [Int]) -> Bool { zip(got, want).allSatisfy { abs($0 - $1) <= 16 } }
+        #expect(pixels.count == 640 * 360 * 3)
+        #expect(near(pixel(40, 270), [230, 26, 26]), "ball \(pixel(40, 270))")
+        #expect(near(pixel(40, 90), [13, 26, 77]), "ground \(pixel(40, 90))")
+        #expect(near(pixel(470, 20), [255, 255, 255]), "frame edge \(pixel(470, 20))")
+        #expect(near(pixel(470, 100), [13, 26, 77]), "inside the frame \(pixel(470, 100))")
     }
 }
 

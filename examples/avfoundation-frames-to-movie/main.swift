@@ -1,10 +1,12 @@
 // Frames drawn into pixel buffers, written to an H.264 movie: AVFoundation code as it is written
 // for iOS and macOS (AVAssetWriter, an input with a settings dictionary, the pixel-buffer
-// adaptor's pool, requestMediaDataWhenReady), compiled unchanged against GraphKit's
-// AVFoundation module on Linux.
+// adaptor's pool, requestMediaDataWhenReady), each frame drawn with CoreGraphics into a bitmap
+// context over the locked pixel buffer's memory, compiled unchanged against GraphKit's
+// AVFoundation and CoreGraphics modules on Linux.
 //
 //   swift run example-avfoundation-frames-to-movie out/frames.mp4 [frames]
 import AVFoundation
+import CoreGraphics
 
 let arguments = CommandLine.arguments
 let outputURL = URL(fileURLWithPath: arguments.count > 1 ? arguments[1] : "out/frames.mp4")
@@ -13,21 +15,25 @@ let width = 640
 let height = 360
 let frameDuration = CMTime(value: 1, timescale: 30)
 
-/// Draws frame `index`: a white bar moving over a gradient.
+/// Draws frame `index` (CoreGraphics' origin is the bottom left): a dark blue ground, a red ball
+/// crossing the lower half 8 points a frame, and a white frame around the top right quarter.
 func draw(_ index: Int, into pixelBuffer: CVPixelBuffer) {
     CVPixelBufferLockBaseAddress(pixelBuffer, [])
     defer { CVPixelBufferUnlockBaseAddress(pixelBuffer, []) }
-    guard let base = CVPixelBufferGetBaseAddress(pixelBuffer) else { return }
-    let bytesPerRow = CVPixelBufferGetBytesPerRow(pixelBuffer)
-    let w = CVPixelBufferGetWidth(pixelBuffer), h = CVPixelBufferGetHeight(pixelBuffer)
-    let bar = (index * 8) % w
-    for y in 0..<h {
-        let row = (base + y * bytesPerRow).assumingMemoryBound(to: UInt32.self)
-        let shade = UInt32(y * 255 / h)
-        for x in 0..<w {
-            row[x] = abs(x - bar) < 8 ? 0xFFFF_FFFF : 0xFF00_0000 | shade << 16 | UInt32(x * 255 / w) << 8 | 0x40
-        }
-    }
+    guard let context = CGContext(data: CVPixelBufferGetBaseAddress(pixelBuffer),
+                                  width: CVPixelBufferGetWidth(pixelBuffer), height: CVPixelBufferGetHeight(pixelBuffer),
+                                  bitsPerComponent: 8, bytesPerRow: CVPixelBufferGetBytesPerRow(pixelBuffer),
+                                  space: CGColorSpaceCreateDeviceRGB(),
+                                  bitmapInfo: CGImageAlphaInfo.premultipliedFirst.rawValue | CGBitmapInfo.byteOrder32Little.rawValue) else { return }
+    let w = CGFloat(context.width), h = CGFloat(context.height)
+    context.setFillColor(red: 0.05, green: 0.1, blue: 0.3, alpha: 1)
+    context.fill(CGRect(x: 0, y: 0, width: w, height: h))
+    let x = 40 + CGFloat((index * 8) % (Int(w) - 80))
+    context.setFillColor(red: 0.9, green: 0.1, blue: 0.1, alpha: 1)
+    context.fillEllipse(in: CGRect(x: x - 30, y: 60, width: 60, height: 60))
+    context.setStrokeColor(red: 1, green: 1, blue: 1, alpha: 1)
+    context.setLineWidth(6)
+    context.stroke(CGRect(x: w / 2, y: h / 2, width: w / 2 - 20, height: h / 2 - 20))
 }
 
 try? FileManager.default.removeItem(at: outputURL)
