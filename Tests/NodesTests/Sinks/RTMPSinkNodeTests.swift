@@ -50,6 +50,18 @@ import TestSupport
         return nginx
     }
 
+    /// Waits (at most 10 s) until nginx's recording at `path` has stopped growing for half a
+    /// second: a loaded machine writes the last frames late.
+    func settle(_ path: String) {
+        var last = -1, still = 0
+        for _ in 0..<100 where still < 5 {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+            still = size == last && size > 0 ? still + 1 : 0
+            last = size
+            usleep(100_000)
+        }
+    }
+
     /// What nginx records of the push is every frame sent (its own count: what the encoder made,
     /// less nothing), H.264 and AAC.
     @Test func nginxReceivesEveryFrame() throws {
@@ -61,9 +73,9 @@ import TestSupport
         let run = try push(to: "rtmp://127.0.0.1:\(port)/live/secretkey", timeout: 1)
         let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error))")
-        usleep(500_000)
-        nginx.stop()
         let recorded = folder.appendingPathComponent("secretkey.flv").path
+        settle(recorded)
+        nginx.stop()
         let probe = try MediaProbe(recorded)
         #expect(probe.stream("video")?.codecName == "h264")
         #expect(probe.stream("audio")?.codecName == "aac")
@@ -89,9 +101,9 @@ import TestSupport
         try run.start()
         let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error))")
-        usleep(500_000)
-        nginx.stop()
         let recorded = folder.appendingPathComponent("sync.flv").path
+        settle(recorded)
+        nginx.stop()
         // A file, not live, pushed as fast as it is read: every frame arrives (100 of 4 s).
         #expect(try RemuxChecks.frames(recorded, "v") == RemuxChecks.frames(input, "v"))
         let sent = try FlashAndBeep.offsets(input), got = try FlashAndBeep.offsets(recorded)
