@@ -15,8 +15,8 @@ import GraphKitRuntime
 ///   `user-pw`), so no message, log, statistic or GStreamer text can quote them: the URL is shown
 ///   without them. A server that refuses them fails the run (70) saying so (401).
 /// - Time: samples keep the server's times (RTP's, audio and video lined up by its RTCP sender
-///   reports; the jitter buffer in `rtspsrc`'s `buffer-mode` none, not slaved to this machine's
-///   clock), from zero, so audio and video keep their relative times as served.
+///   reports; the jitter buffer in `rtspsrc`'s `buffer-mode` synced, not slaved to this
+///   machine's clock), from zero, so audio and video keep their relative times as served.
 /// - TLS: `rtsps://` (RTSP and its interleaved RTP inside one TLS connection, so `transport` is
 ///   `tcp`). The server's certificate is checked against the system's authorities, or only those
 ///   in `certificateAuthority` (a PEM file: a camera's own authority, or its self-signed
@@ -152,8 +152,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             "timeout": microseconds,
             // The server's own times (RTP's, lined up by its RTCP sender reports), not slaved to
             // this machine's clock: rtspsrc's default ("auto", which slaves them) moved the sound
-            // up to 210 ms from its pictures within 4 s of a recording.
-            "buffer-mode": "none",
+            // up to 210 ms from its pictures within 4 s of a recording. ("none" kept them too,
+            // but an HLS package of the stream came out in 2 segments where there were 3 and
+            // lost frames: 96 to 99 of 100.)
+            "buffer-mode": "synced",
         ])
         if let credentials {
             try source.set("user-id", credentials.user)
