@@ -34,4 +34,11 @@ public enum FlashAndBeep {
         let flashes = events(starts: "black_start:", ends: "black_end:"), beeps = events(starts: "silence_start: ", ends: "silence_end: ")
         return flashes.compactMap { flash in beeps.min { abs($0 - flash) < abs($1 - flash) }.map { $0 - flash } }.filter { abs($0) < 0.5 }
     }
+
+    /// How a stream kept the sync of `source` in `received`: each file's ``offsets(_:)`` and the
+    /// largest change of a beep from its flash between the two (infinite when either has none).
+    public static func change(from source: String, to received: String) throws -> (sent: [Double], received: [Double], worst: Double) {
+        let sent = try offsets(source), got = try offsets(received)
+        return (sent, got, zip(sent, got).map { abs($1 - $0) }.max() ?? .infinity)
+    }
 }

@@ -4,22 +4,19 @@ import Glibc
 /// A hostile peer on 127.0.0.1: a TCP server that accepts every connection and answers it with
 /// bytes that mean nothing (after `preface`, when given: a plausible first line), or a UDP port
 /// that answers every datagram so; it goes on for as long as the peer reads, until `stop()`.
-/// For the network nodes' "a server that accepts, then sends garbage" failures. A `silent` one
-/// accepts and reads but never answers: a server that hangs.
+/// For the network nodes' "a server that accepts, then sends garbage" failures.
 public final class GarbageServer: @unchecked Sendable {
     public let port: Int
     private let fd: Int32
     private let udp: Bool
     private let preface: [UInt8]
-    private let silent: Bool
     private let stopping = NSLock()
     private var stopped = false
     private var thread: TestThread<Void>?
 
-    public init(udp: Bool = false, preface: String = "", silent: Bool = false) throws {
+    public init(udp: Bool = false, preface: String = "") throws {
         if TestTier.fastOnly { throw POSIXError(.EPERM) }
         self.udp = udp
-        self.silent = silent
         self.preface = Array(preface.utf8)
         let fd = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
@@ -66,7 +63,7 @@ public final class GarbageServer: @unchecked Sendable {
                     let n = withUnsafeMutablePointer(to: &from) { f in
                         f.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &length) }
                     }
-                    if n >= 0, !silent {
+                    if n >= 0 {
                         let reply = preface + Self.garbage(Int.random(in: 16...1400), seed: &seed)
                         _ = withUnsafePointer(to: &from) { f in
                             f.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, reply, reply.count, 0, $0, length) }
@@ -84,7 +81,6 @@ public final class GarbageServer: @unchecked Sendable {
             // Every client: what it sent is read and dropped, and 4 KB of garbage go back.
             clients = clients.filter { client in
                 while recv(client, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
-                if silent { return true }
                 let chunk = Self.garbage(4096, seed: &seed)
                 let sent = send(client, chunk, chunk.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                 if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK {

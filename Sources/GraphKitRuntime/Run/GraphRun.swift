@@ -39,8 +39,6 @@ public final class GraphRun: Sendable {
     let logger: Logger
     /// The nodes whose inputs say how far the run has got (those with no connected output).
     private let finals: [String]
-    /// Whether a source runs until the run is stopped (`NodeDescriptor.unboundedWhen`).
-    private let runsUntilStopped: Bool
 
     /// Where the run is, shared by the caller's threads and the watcher; waits for the report
     /// sleep on it.
@@ -112,11 +110,12 @@ public final class GraphRun: Sendable {
             containerPath = nil
         }
         finals = graph.nodes.filter { graph.edges(from: $0.id).isEmpty }.map(\.id)
-        runsUntilStopped = graph.nodes.contains { $0.descriptor.unboundedWhen?.holds(in: $0.parameters) == true }
         // A sink waits for its first buffer before the pipeline plays, and holds the others
         // meanwhile: one track of a camera that never comes (an IP camera's audio) would stall
-        // every other sink's. A graph that runs until stopped does not wait.
-        if runsUntilStopped, containerPath == nil { pipeline.sinksPlayWithoutFirstBuffer() }
+        // every other sink's. A graph with a source that runs until stopped does not wait.
+        if containerPath == nil, graph.nodes.contains(where: { $0.descriptor.unboundedWhen?.holds(in: $0.parameters) == true }) {
+            pipeline.sinksPlayWithoutFirstBuffer()
+        }
     }
 
     /// A run let go while it is still going is cancelled, here and now: the pipeline stops and
@@ -283,10 +282,8 @@ public final class GraphRun: Sendable {
     /// index and every file is complete. The run's status becomes `stopped`.
     ///
     /// A run that is not yet playing (still reading its inputs' headers) has written nothing,
-    /// and end of stream cannot travel through it: stopping it cancels it. A live one writing
-    /// while one sink still waits for its first sample is playing in this sense. Parts whose
-    /// source has not begun that stream yet (a camera's track still to come) get their end
-    /// directly.
+    /// and end of stream cannot travel through it: stopping it cancels it. Parts whose source
+    /// has not begun their stream yet (a camera's track still to come) get their end directly.
     public func stop() {
         let already = state.withLock { state in
             defer { state.stopRequested = true }
@@ -299,7 +296,7 @@ public final class GraphRun: Sendable {
             if !containerPath.requestStop() { cancel() }
             return
         }
-        if isFlowing {
+        if isPlaying {
             gk_send_eos(pipeline.raw)
             pipeline.endStreamsNotYetBegun()
         } else {
@@ -325,7 +322,7 @@ public final class GraphRun: Sendable {
             stop()
             return true
         }
-        let flowing = isFlowing
+        let flowing = isPlaying
         stop()
         guard flowing else { return false }
         let seconds = deadline.inSeconds
@@ -337,16 +334,13 @@ public final class GraphRun: Sendable {
         return true
     }
 
-    /// Whether samples flow, so that end of stream can end the run: the pipeline plays, or a
-    /// graph with a source that runs until stopped (a camera, a network stream) is writing
-    /// already while one of its sinks still waits for its first sample (a camera's audio still
-    /// to come; the pipeline counts as playing only once every sink has had one).
-    private var isFlowing: Bool {
-        var state = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
-        _ = gst_element_get_state(pipeline.raw, &state, &pending, 0)  // the current state, not waiting
-        if state == GST_STATE_PLAYING { return true }
-        return pending == GST_STATE_PLAYING && state == GST_STATE_PAUSED && runsUntilStopped
-            && pipeline.statistics.buffers(reaching: finals) > 0
+    /// Whether the pipeline plays, so that end of stream can travel through it (its current
+    /// state, not waited for). A live graph plays at once: its sinks do not wait for a first
+    /// buffer (see `init`).
+    private var isPlaying: Bool {
+        var state = GST_STATE_VOID_PENDING
+        _ = gst_element_get_state(pipeline.raw, &state, nil, 0)
+        return state == GST_STATE_PLAYING
     }
 
     /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.

@@ -74,10 +74,10 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     /// want of it.
     private func keepWatching(_ parts: ConnectionWatchdog.Parts, until deadline: ContinuousClock.Instant) -> Bool {
         // Empty statistics (no chunk size agreed, nothing sent) until the publish is accepted.
-        if Self.published(parts.sink.property("stats") ?? "") { return false }
+        if Self.published(parts.element.property("stats") ?? "") { return false }
         guard ContinuousClock.now >= deadline else { return true }
         parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" did not accept the stream within \(context.parameters[Self.timeout]) s "
-                              + "(something took the connection, but did not answer as an RTMP server does)"), parts.sink)
+                              + "(something took the connection, but did not answer as an RTMP server does)"), parts.element)
         return false
     }
 

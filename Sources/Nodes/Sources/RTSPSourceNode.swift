@@ -82,9 +82,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
     /// What was wrong with the certificate the server presented, once refused.
     private let refusedCertificate = Guarded<String?>(nil)
     private let seen = Guarded((audio: false, video: false))
-    private let watch = Condition(Watch())
-    private let watchdog = Guarded<JoinableThread?>(nil)
-    private let parts = Guarded<(source: Element, outputs: [Element], fail: @Sendable (GraphError, Element) -> Void)?>(nil)
+    private let watch = Guarded(Watch())
+    private let watchdog = ConnectionWatchdog()
+    /// The outputs' caps filters, once built: where a stalled stream is ended.
+    private let outputFilters = Guarded<[Element]>([])
 
     /// What the streaming threads and the watchdog share.
     struct Watch: Sendable {
@@ -93,8 +94,6 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         var firstArrival: ContinuousClock.Instant?
         var lastArrival: ContinuousClock.Instant?
         var gaps: [StreamGap] = []
-        /// The run ended (or the stream did, here): the watchdog leaves.
-        var stopped = false
     }
 
     public init(context: NodeContext) throws(GraphError) {
@@ -177,7 +176,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             let filter = try bin.make("capsfilter", name: port.name, ["caps": DemuxNode.outputCaps(port.formats)])
             try bin.expose(output: port.name, filter)
             made[port.name] = filter
-            filter.onEachBuffer { [watch] _, _ in
+            filter.onEachBuffer { [self] _, _ in
                 let now = ContinuousClock.now
                 watch.withLock { w in
                     if w.firstArrival == nil { w.firstArrival = now }
@@ -186,8 +185,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             }
         }
         let outputs = made
-        parts.withLock { $0 = (source, Array(made.values), bin.nodeFailure()) }
-        source.onRTSPRequest { [watch] method in
+        outputFilters.withLock { $0 = Array(made.values) }
+        watchdog.watch(source, failing: bin.nodeFailure())
+        source.onRTSPRequest { [self] method in
             if method == "PLAY" { watch.withLock { w in if w.playing == nil { w.playing = .now } } }
         }
         let stream = mediaDescription ?? "the RTSP stream"
@@ -226,55 +226,40 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
     }
 
     public func prepare() throws(GraphError) {
-        let thread = JoinableThread(name: "rtsp watch") { [weak self] in
-            while let node = self, node.keepWatching() {}
-        }
-        watchdog.withLock { $0 = thread }
+        watchdog.start("rtsp watch", state: ()) { [weak self] parts, _ in self?.keepWatching(parts) ?? false }
     }
 
-    /// One step of the watch (every 100 ms): fails the run when nothing came within `timeout`
-    /// of asking the server to play, ends the stream when nothing has come for `timeout` since
-    /// the last packet. False once there is nothing more to watch.
-    private func keepWatching() -> Bool {
-        enum Step { case wait, fail, end, leave }
+    /// One step of the watch: fails the run when nothing came within `timeout` of asking the
+    /// server to play, ends the stream when nothing has come for `timeout` since the last
+    /// packet. False once there is nothing more to watch.
+    private func keepWatching(_ parts: ConnectionWatchdog.Parts) -> Bool {
+        enum Step { case wait, fail, end }
         let timeout = Double(context.parameters[Self.timeout])
-        let step: Step = watch.wait(until: { $0.stopped }, atMost: 0.1) { w in
-            guard !w.stopped else { return .leave }
+        let step: Step = watch.withLock { w in
             let now = ContinuousClock.now
             guard let playing = w.playing else { return .wait }
             guard let last = w.lastArrival else { return (now - playing).inSeconds >= timeout ? .fail : .wait }
             let silence = (now - last).inSeconds
             guard silence >= timeout else { return .wait }
             w.gaps.append(StreamGap(start: (last - (w.firstArrival ?? last)).inSeconds, seconds: silence, resumed: false))
-            w.stopped = true
             return .end
         }
-        guard let (source, outputs, fail) = parts.withLock({ $0 }) else { return step != .leave }
         switch step {
         case .wait:
             return true
-        case .leave:
-            return false
         case .fail:
-            fail(GraphError(.runFailed, at: context.location(parameter: "url"),
-                            "the RTSP server \"\(endpoint.shown)\" was asked to play the stream but sent nothing within \(Int(timeout)) s"), source)
+            parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
+                                  "the RTSP server \"\(endpoint.shown)\" was asked to play the stream but sent nothing within \(Int(timeout)) s"), parts.element)
             return false
         case .end:
-            for output in outputs { output.endStream() }
+            for output in outputFilters.withLock({ $0 }) { output.endStream() }
             return false
         }
     }
 
-    public func finish(_ outcome: RunStatus) throws(GraphError) {
-        watch.withLock(wakingWaiters: true) { $0.stopped = true }
-        watchdog.withLock { $0 }?.join()
-    }
+    public func finish(_ outcome: RunStatus) throws(GraphError) { watchdog.stop() }
 
     public var gaps: [StreamGap] { watch.withLock { $0.gaps } }
-
-    /// Whether the server has been asked to play (rtspsrc sent PLAY), packets or not.
-    public var playRequested: Bool { watch.withLock { $0.playing != nil } }
-
 
     /// How each RTP encoding (SDP's name) becomes the samples an output carries. RTP carries
     /// presentation times only: a video stream with B-frames gets its decode times from them

@@ -324,10 +324,8 @@ import TestSupport
         defer { run.cancel() }
         let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error))")
-        let sent = try FlashAndBeep.offsets(served), got = try FlashAndBeep.offsets(out)
-        #expect(sent.count >= 3 && got.count >= 3, "sent \(sent), received \(got)")
-        let skew = zip(sent, got).map { abs($1 - $0) }.max() ?? .infinity
-        #expect(skew <= 0.040, "beeps from their flashes: sent \(sent), received \(got)")
+        let (sent, got, skew) = try FlashAndBeep.change(from: served, to: out)
+        #expect(sent.count >= 3 && got.count >= 3 && skew <= 0.040, "beeps from their flashes: sent \(sent), received \(got)")
         print("RTSP A/V sync: beeps from flashes sent \(sent), received \(got), worst change \(skew) s")
     }
 
@@ -436,6 +434,26 @@ import TestSupport
         let frames = try RemuxChecks.frames(out, "v").count
         #expect(frames >= 25 && frames < 200, "\(frames) frames")
         print("RTSP stop before the audio began: \(report.status), \(frames) frames")
+    }
+
+    /// Stopped while the server, asked to play, has sent nothing: no output has a pad to end
+    /// through, so each gets its end directly. The run ends within a second and, having written
+    /// nothing, is not complete and leaves no file (whatever the machine's load made of the
+    /// handshake by then).
+    @Test(.timeLimit(.minutes(1))) func stoppingBeforeAnythingCameEndsTheRunLeavingNoFile() throws {
+        let (server, port) = try RTSPTestServer.startMute(in: folder)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("nothing-came.mp4").path
+        let run = try record(#""url": "rtsp://127.0.0.1:\#(port)/stream", "timeout": 30"#, into: out)
+        defer { run.cancel() }
+        usleep(1_500_000)
+        let started = Date()
+        run.stop()
+        let report = try #require(RemuxChecks.ended(run, within: 5))
+        #expect(Date().timeIntervalSince(started) < 1.0, "\(Date().timeIntervalSince(started)) s")
+        #expect(report.status != .completed && report.outputs.allSatisfy { $0.status != .completed }, "\(report.status) \(String(describing: report.error))")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        print("RTSP stopped before anything came: \(report.status), \(String(describing: report.error))")
     }
 
     /// A camera that agrees to play and sends nothing (over TCP rtspsrc would wait for ever):

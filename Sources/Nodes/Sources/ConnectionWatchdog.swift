@@ -1,19 +1,20 @@
 import GraphKitCore
 import GraphKitRuntime
 
-/// A network sink's watch over its connection: a thread that reads the sink element's state
-/// every 100 ms (`step`, given the sink and how to fail the run at it, and its own state between
+/// A network node's watch over its connection: a thread that looks at the node's element every
+/// 100 ms (`step`, given the element and how to fail the run at it, and its own state between
 /// steps) until `step` says it is done or the run stops. `sink.rtmp` and `sink.srt` read their
-/// element's statistics with it, which GStreamer's elements fill only while connected.
+/// element's statistics with it, which GStreamer's elements fill only while connected;
+/// `source.rtsp` checks when its packets last came.
 final class ConnectionWatchdog: Sendable {
-    typealias Parts = (sink: Element, fail: @Sendable (GraphError, Element) -> Void)
+    typealias Parts = (element: Element, fail: @Sendable (GraphError, Element) -> Void)
     private let parts = Guarded<Parts?>(nil)
     private let stopped = Condition(false)
     private let thread = Guarded<JoinableThread?>(nil)
 
     /// The element watched, once built, and the node's way to fail the run at it.
-    func watch(_ sink: Element, failing fail: @escaping @Sendable (GraphError, Element) -> Void) {
-        parts.withLock { $0 = (sink, fail) }
+    func watch(_ element: Element, failing fail: @escaping @Sendable (GraphError, Element) -> Void) {
+        parts.withLock { $0 = (element, fail) }
     }
 
     /// Starts watching (from the node's `prepare`): `step` runs every 100 ms, once the element
