@@ -281,8 +281,8 @@ public final class GraphRun: Sendable {
     /// Ends the run gracefully: every source sends end of stream, so every muxer writes its
     /// index and every file is complete. The run's status becomes `stopped`.
     ///
-    /// A run that is not yet playing (still reading its inputs' headers) has written nothing,
-    /// and end of stream cannot travel through it: stopping it cancels it. Parts whose source
+    /// A run that is not yet playing (still reading its inputs' headers), or a live one whose
+    /// sources have sent nothing yet, has written nothing: stopping it cancels it. Parts whose source
     /// has not begun their stream yet (a camera's track still to come) get their end directly.
     public func stop() {
         let already = state.withLock { state in
@@ -296,7 +296,7 @@ public final class GraphRun: Sendable {
             if !containerPath.requestStop() { cancel() }
             return
         }
-        if isPlaying {
+        if hasWritten {
             gk_send_eos(pipeline.raw)
             pipeline.endStreamsNotYetBegun()
         } else {
@@ -322,7 +322,7 @@ public final class GraphRun: Sendable {
             stop()
             return true
         }
-        let flowing = isPlaying
+        let flowing = hasWritten
         stop()
         guard flowing else { return false }
         let seconds = deadline.inSeconds
@@ -334,13 +334,14 @@ public final class GraphRun: Sendable {
         return true
     }
 
-    /// Whether the pipeline plays, so that end of stream can travel through it (its current
-    /// state, not waited for). A live graph plays at once: its sinks do not wait for a first
-    /// buffer (see `init`).
-    private var isPlaying: Bool {
+    /// Whether the pipeline plays and samples have reached its final nodes: then end of stream
+    /// can travel through it and leaves something to complete. (A live graph plays at once, its
+    /// sinks not waiting for a first buffer, see `init`: stopped before its camera sent
+    /// anything, it is cancelled, as a run stopped before it plays.)
+    private var hasWritten: Bool {
         var state = GST_STATE_VOID_PENDING
-        _ = gst_element_get_state(pipeline.raw, &state, nil, 0)
-        return state == GST_STATE_PLAYING
+        _ = gst_element_get_state(pipeline.raw, &state, nil, 0)  // the current state, not waiting
+        return state == GST_STATE_PLAYING && pipeline.statistics.buffers(reaching: finals) > 0
     }
 
     /// Abandons the run: the pipeline stops at once and sinks remove what they wrote.

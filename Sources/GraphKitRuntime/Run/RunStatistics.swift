@@ -229,6 +229,15 @@ final class RunStatistics: @unchecked Sendable {
         for e in edges { if let q = e.queue { gk_queue_sample(q, e.stats) } }
     }
 
+    /// Buffers that have reached `nodes` (the final ones), or that a final node with no input
+    /// produced, so far.
+    func buffers(reaching nodes: [String]) -> Int {
+        nodes.reduce(0) { sum, id in
+            let inputs = nodeInputs[id] ?? []
+            return (inputs.isEmpty ? nodeOutputs[id] ?? [] : inputs).reduce(sum) { $0 + Int(gk_pad_counter_read($1).buffers) }
+        }
+    }
+
     /// Media seconds that reached `nodes` (the final ones): from the first timestamp each input
     /// saw, since encoders may offset theirs (gkx264enc, as x264enc, by 1000 h). A final node
     /// with no input (one that reads its own file and writes its own: analysis.thumbnails) counts
