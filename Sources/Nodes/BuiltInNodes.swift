@@ -42,6 +42,7 @@ extension NodeRegistry {
         FLACEncoderNode.self,
         ALACEncoderNode.self,
         MP4SinkNode.self,
+        MP4SegmentsSinkNode.self,
         HLSSinkNode.self,
         MatroskaSinkNode.self,
         WebMSinkNode.self,

@@ -416,7 +416,7 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
     }
 
     /// Appends `buffer` (presented at `pts`, decoded at `dts`) to track `track`'s samples.
-    private static func append(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, track: Int, to writer: inout MP4Writer) throws(ContainerError) {
+    static func append(_ buffer: SampleBuffer, pts: MediaTime?, dts: MediaTime?, track: Int, to writer: inout MP4Writer) throws(ContainerError) {
         guard let f = writer.format(track: track), let time = pts ?? dts else { return }
         let scale = Double(f.timescale)
         func ticks(_ m: MediaTime) -> Int64 { Int64(saturating: (m.seconds * scale).rounded()) }

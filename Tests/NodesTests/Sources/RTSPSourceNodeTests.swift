@@ -312,6 +312,41 @@ import TestSupport
         print("RTSP examples: rtsp-record \(got.count)/\(sent.count) frames; rtsp-hls \(check.segments.count) segments, \(frames)/\(sent.count) frames")
     }
 
+    /// graphs/rtsp-segments.json as shipped, its files cut every second instead of five minutes:
+    /// one file a second or so, each starting with one of the camera's key frames (12 frames
+    /// apart) and decoding alone to every frame it holds; together, the packets as served.
+    @Test func theSegmentsExampleCutsTheCameraOnItsKeyFrames() throws {
+        let served = try h264AAC(seconds: 4)
+        let (server, port) = try serve(served)
+        defer { server.stop() }
+        let graphs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../graphs").standardized
+        let pattern = folder.appendingPathComponent("camera/rec-%05d.mp4").path
+        let run = try GraphRun(try GraphLoader(registry: .builtIn).load(
+            contentsOf: graphs.appendingPathComponent("rtsp-segments.json").path,
+            overrides: [try .init(parsing: "camera.url=rtsp://127.0.0.1:\(port)/stream"), try .init(parsing: "files.path=\(pattern)"),
+                        try .init(parsing: "files.segmentDuration=1")]))
+        try run.start()
+        let report = try #require(RemuxChecks.ended(run, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error)) \(report.error?.cause ?? "")")
+        let files = report.outputs.map(\.path)
+        #expect(files.count >= 3 && files.count <= 5, "\(files)")
+        var got: [String] = []
+        for file in files {
+            let hashes = try RemuxChecks.packets(file, "v")
+            let flags = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags", "-of", "csv=p=0", file])
+            #expect(flags.hasPrefix("K"), "\(file) starts with a key frame")
+            let decoded = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames",
+                                                            "-of", "csv=p=0", file]).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(decoded == "\(hashes.count)", "\(file) decodes alone to \(decoded) of its \(hashes.count) frames")
+            #expect(try RemuxChecks.packets(file, "a").count > 0, "\(file) has sound")
+            got += hashes
+        }
+        let sent = try RemuxChecks.packets(served, "v")
+        #expect(got.count * 100 >= sent.count * 99, "\(got.count) of \(sent.count) frames")
+        expectIdenticalRun(got, of: sent, "rtsp-segments.json", firstKeyFrameMayGrow: true)
+        print("RTSP segments example: \(files.count) files, \(got.count)/\(sent.count) frames")
+    }
+
     /// A/V sync of an RTSP camera recorded: a flash and its beep at every second, served and
     /// recorded to MP4 without re-encoding, arrive together as they left: each beep within one
     /// frame (40 ms) of where it was from its flash in the source (as ffmpeg plays both).
