@@ -24,7 +24,8 @@
     X(gkencoderdelay)  \
     X(gkmp4flac)       \
     X(gktonemap)       \
-    X(gkavdec)
+    X(gkavdec)         \
+    X(gkflowguard)
 
 #define GK_DECLARE(name) GST_ELEMENT_REGISTER_DECLARE(name)
 GK_ELEMENTS(GK_DECLARE)

@@ -91,6 +91,17 @@ public final class BinBuilder: Sendable {
         return element
     }
 
+    /// Takes `element`, one of this node's, out of the running pipeline: set to NULL (what it was
+    /// doing is abandoned: a sink's buffer in hand is answered "flushing"), unlinked and removed.
+    /// For a node that replaces a sink that failed: ``make(_:name:_:)`` makes its successor, which
+    /// is linked, then brought to the pipeline's state (``Element/syncStateWithParent()``). What
+    /// feeds the element must take its failures (GraphKit's `gkflowguard`).
+    public func remove(_ element: Element) {
+        _ = gst_element_set_state(element.raw, GST_STATE_NULL)
+        _ = gst_bin_remove(pipeline.withMemoryRebound(to: GstBin.self, capacity: 1) { $0 }, element.raw)
+        made.withLock { $0.elements.removeAll { $0 === element } }
+    }
+
     /// Bins that drop their children's errors while plugging them, which could lose a real
     /// failure and stall the run (see `gk_bin_keep_errors`); their errors are kept and posted.
     static let binsThatDropErrors: Set<String> = ["decodebin", "parsebin"]

@@ -94,6 +94,10 @@ struct BusWatcher {
             case GST_MESSAGE_EOS:
                 return .endOfStream
             case GST_MESSAGE_ERROR:
+                if let node = recovered(msg) {
+                    logger.info("its connection was lost; it connects again", metadata: ["node": .string(node)])
+                    break
+                }
                 if let node = endingStream(msg) {
                     logger.info("its peer ended the stream", metadata: ["node": .string(node)])
                     break
@@ -125,6 +129,15 @@ struct BusWatcher {
             }
             sample()
         }
+    }
+
+    /// The node whose element posted `msg`, an error, when the node says it recovers from it
+    /// (``ExplainsFailures/failureIsRecovered(_:debug:)``); nil for a failure.
+    private func recovered(_ msg: UnsafeMutablePointer<GstMessage>) -> String? {
+        guard let nodeID = pipeline.directory.node(owning: msg.pointee.src),
+              let node = nodes.first(where: { $0.spec.id == nodeID })?.node as? any ExplainsFailures else { return nil }
+        let (parsed, debug) = parse(msg, warning: false)
+        return node.failureIsRecovered(parsed.message, debug: debug) ? nodeID : nil
     }
 
     /// The node whose element posted `msg`, an error, when the node says the error is its

@@ -16,8 +16,16 @@ public protocol ExplainsFailures: Node {
     /// base source does after any error), so the run ends as a stream's end does. Called on the
     /// run's watcher thread, for each error the node's elements post; false by default.
     func failureEndsStream(_ message: String, debug: String?) -> Bool
+
+    /// Whether this failure, posted by one of this node's elements, is one the node recovers from
+    /// by itself (a sink whose server went away, which it connects to again: `sink.rtmp`'s
+    /// `reconnect`). When true the run does not fail: the engine logs it and goes on, and the node
+    /// is responsible for the rest (failing the run itself if it cannot recover in time). Called
+    /// on the run's watcher thread, before ``failureEndsStream(_:debug:)``; false by default.
+    func failureIsRecovered(_ message: String, debug: String?) -> Bool
 }
 
 extension ExplainsFailures {
     public func failureEndsStream(_ message: String, debug: String?) -> Bool { false }
+    public func failureIsRecovered(_ message: String, debug: String?) -> Bool { false }
 }

@@ -14,6 +14,14 @@ import GraphKitRuntime
 /// connection: GStreamer 1.22's `rtmp2sink` would wait for it for ever). A watchdog reads
 /// `rtmp2sink`'s statistics, which stay empty until the server has accepted the publish.
 ///
+/// With `reconnect` (seconds; 0, the default, is off), a server that goes away after accepting
+/// the stream does not end the run: GStreamer 1.22's `rtmp2sink` cannot connect again, so the
+/// node replaces it with a new one every second until one is accepted, behind `gkflowguard`
+/// (which takes the failed sink's errors, so the muxer goes on), and the new one is given the
+/// stream from its next key frame (one is asked of the encoder). What is sent meanwhile is
+/// dropped, as on any live link; each outage is a gap in the run's report; a server not back
+/// within `reconnect` seconds fails the run naming it.
+///
 /// Example:
 /// ```json
 /// "out": { "type": "sink.rtmp", "params": { "url": "rtmp://127.0.0.1:1935/live/stream" } }
@@ -27,7 +35,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
             PortDescriptor("audio", FormatSet([.aac]), presence: .optional, help: "AAC audio"),
             PortDescriptor("video", FormatSet([.h264]), presence: .optional, help: "H.264 video"),
         ],
-        parameters: [url, timeout],
+        parameters: [url, timeout, reconnect],
         requiresAnInput: true,
         example: #"{ "type": "sink.rtmp", "params": { "url": "rtmp://127.0.0.1:1935/live/stream" } }"#
     )
@@ -37,11 +45,30 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         expected: "rtmp://HOST[:PORT]/APP/STREAM or rtmps://… (no user or query)", shown: .hidden),
         help: "the server, application and stream key; the key is never shown")
     public static let timeout = NetworkEndpoint.connectTimeout(default: 10)
+    public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
+        help: "seconds the run waits for a server that went away to come back, connecting again every second (what is sent meanwhile is dropped; the stream goes on from a key frame); 0: its leaving fails the run")
 
     let context: NodeContext
     /// The server, shown without the stream key (`rtmp://127.0.0.1:1935/live/…`).
     let endpoint: NetworkEndpoint
     private let watchdog = ConnectionWatchdog()
+    let reconnectSeconds: Int
+    /// The elements a reconnection works on, and what it knows (``keepReconnecting(_:_:)``).
+    private struct Link {
+        var bin: BinBuilder?
+        var guardElement: Element?
+        var sink: Element?
+        var made = 0
+        /// When the stream was first accepted (nil: not yet).
+        var first: ContinuousClock.Instant?
+        /// When the connection was found lost (nil: up); the last sink made since, and when;
+        /// whether it failed.
+        var lost: ContinuousClock.Instant?
+        var attempt: ContinuousClock.Instant?
+        var attemptFailed = false
+    }
+    private let link = Guarded(Link())
+    private let seen = Guarded<[StreamGap]>([])
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -50,23 +77,42 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         let parts = location.dropFirst(schemeEnd).split(separator: "/", maxSplits: 1)
         let app = parts.count > 1 ? parts[1].split(separator: "/").first.map(String.init) ?? "" : ""
         endpoint = try NetworkEndpoint(location, shown: "\(location.prefix(schemeEnd))\(parts.first ?? "")/\(app)/…", context: context)
+        reconnectSeconds = context.parameters[Self.reconnect]
     }
+
+    public var gaps: [StreamGap] { seen.withLock { $0 } }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("flvmux", name: "mux", ["streamable": true])
         let sink = try bin.make("rtmp2sink", name: "rtmp2sink", ["location": endpoint.url, "timeout": context.parameters[Self.timeout]])
         watchdog.watch(sink, failing: bin.nodeFailure())
-        try bin.link(mux, sink)
+        if reconnectSeconds > 0 {
+            let guardElement = try bin.make("gkflowguard", name: "guard")
+            try bin.link(mux, guardElement, sink)
+            link.withLock { ($0.bin, $0.guardElement, $0.sink) = (bin, guardElement, sink) }
+        } else {
+            try bin.link(mux, sink)
+            link.withLock { $0.sink = sink }
+        }
         for port in ["audio", "video"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: port, from: mux)
         }
     }
 
-    /// Starts the watchdog: the server must have accepted the stream within `timeout` seconds.
+    /// Starts the watchdog: the server must have accepted the stream within `timeout` seconds;
+    /// with `reconnect`, it then watches for the connection's loss until the run ends.
     public func prepare() throws(GraphError) {
         let deadline = ContinuousClock.now + .seconds(context.parameters[Self.timeout])
-        watchdog.start("rtmp publish watch", state: deadline) { [weak self] parts, deadline in
-            self?.keepWatching(parts, until: deadline) ?? false
+        watchdog.start("rtmp publish watch", state: (deadline, ContinuousClock.Instant?.none)) { [weak self] parts, watch in
+            guard let self else { return false }
+            if let first = watch.1 { return keepReconnecting(parts, since: first) }
+            guard keepWatching(parts, until: watch.0) else {
+                // Accepted (or failed for want of it): with reconnect, the watch goes on.
+                guard reconnectSeconds > 0, let first = link.withLock({ $0.first }) else { return false }
+                watch.1 = first
+                return true
+            }
+            return true
         }
     }
 
@@ -74,7 +120,10 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     /// want of it.
     private func keepWatching(_ parts: ConnectionWatchdog.Parts, until deadline: ContinuousClock.Instant) -> Bool {
         // Empty statistics (no chunk size agreed, nothing sent) until the publish is accepted.
-        if Self.published(parts.element.property("stats") ?? "") { return false }
+        if Self.published(parts.element.property("stats") ?? "") {
+            link.withLock { $0.first = .now }
+            return false
+        }
         guard ContinuousClock.now >= deadline else { return true }
         parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" did not accept the stream within \(context.parameters[Self.timeout]) s "
                               + "(something took the connection, but did not answer as an RTMP server does)"), parts.element)
@@ -90,7 +139,76 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         return plain.contains("in-chunk-size=(uint)") && !plain.contains("in-chunk-size=(uint)0,")
     }
 
-    public func finish(_ outcome: RunStatus) throws(GraphError) { watchdog.stop() }
+    /// One step of the watch after the stream was first accepted (`first`), with `reconnect`:
+    /// a connection found lost (``failureIsRecovered(_:debug:)``) is replaced by a new sink every
+    /// second while none is accepted, up to `reconnect` seconds; the outage is then a gap.
+    private func keepReconnecting(_ parts: ConnectionWatchdog.Parts, since first: ContinuousClock.Instant) -> Bool {
+        let now = ContinuousClock.now
+        let state = link.withLock { $0 }
+        guard let lost = state.lost, let guardElement = state.guardElement else { return true }
+        let gap = { (resumed: Bool) in
+            self.seen.withLock { $0.append(StreamGap(start: (lost - first).inSeconds, seconds: (now - lost).inSeconds, resumed: resumed)) }
+        }
+        if state.attempt != nil, !state.attemptFailed, let sink = state.sink, Self.published(sink.property("stats") ?? "") {
+            gap(true)
+            link.withLock { ($0.lost, $0.attempt) = (nil, nil) }
+            return true
+        }
+        guard (now - lost).inSeconds < Double(reconnectSeconds) else {
+            gap(false)
+            parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" went away and was not back within \(reconnectSeconds) s"), guardElement)
+            return false
+        }
+        let waited = (now - (state.attempt ?? lost)).inSeconds
+        let stuck = waited >= Double(context.parameters[Self.timeout])
+        guard state.attempt == nil || state.attemptFailed || stuck, waited >= 1 else { return true }
+        do throws(GraphError) { try replaceSink(state) } catch {
+            parts.fail(error, guardElement)
+            return false
+        }
+        return true
+    }
+
+    /// Puts a new `rtmp2sink` in the failed one's place, behind the guard, which gives it the
+    /// stream from the next key frame (asked of the encoder, if there is one).
+    private func replaceSink(_ state: Link) throws(GraphError) {
+        guard let bin = state.bin, let guardElement = state.guardElement else { return }
+        if let old = state.sink { bin.remove(old) }
+        let made = state.made + 1
+        let sink = try bin.make("rtmp2sink", name: "rtmp2sink\(made)",
+                                ["location": endpoint.url, "timeout": context.parameters[Self.timeout], "async": false])
+        try guardElement.set("wait-for-keyframe", true)
+        try bin.link(guardElement, sink)
+        sink.syncStateWithParent()
+        guardElement.requestKeyFrame(at: .zero)
+        link.withLock { l in
+            (l.sink, l.made, l.attempt, l.attemptFailed) = (sink, made, .now, false)
+        }
+    }
+
+    /// With `reconnect`, once the stream was accepted: the connection's loss (rtmp2sink's
+    /// "Connection error"), and a new sink's failure to connect, are the node's to handle.
+    public func failureIsRecovered(_ message: String, debug: String?) -> Bool {
+        guard reconnectSeconds > 0 else { return false }
+        let text = NetworkEndpoint.text(message, debug: debug)
+        guard ["Connection error", "Could not connect", "Failed to connect"].contains(where: text.contains) else { return false }
+        return link.withLock { l in
+            guard l.first != nil else { return false }
+            if l.lost == nil { l.lost = .now }
+            l.attemptFailed = true
+            return true
+        }
+    }
+
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
+        watchdog.stop()
+        // A stream that ended while the server was away: its last gap, not resumed.
+        let (first, lost) = link.withLock { ($0.first, $0.lost) }
+        if let first, let lost, seen.withLock({ $0.last?.resumed != false }) {
+            let now = ContinuousClock.now
+            seen.withLock { $0.append(StreamGap(start: (lost - first).inSeconds, seconds: (now - lost).inSeconds, resumed: false)) }
+        }
+    }
 
     public func explainFailure(_ message: String, debug: String?, location: String) -> GraphError? {
         let text = NetworkEndpoint.text(message, debug: debug)

@@ -11,14 +11,14 @@ import TestSupport
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
 
-    /// 2 s of the live test camera (60 frames) and microphone, encoded and pushed.
-    func push(to url: String, timeout: Int = 10) throws -> GraphRun {
+    /// `seconds` (2) of the live test camera (30 frames a second) and microphone, encoded and pushed.
+    func push(to url: String, timeout: Int = 10, seconds: Int = 2, reconnect: Int = 0) throws -> GraphRun {
         let graph = try GraphLoader(registry: .builtIn).load(json: #"""
             { "version": 1, "nodes": {
-              "camera": { "type": "capture.video", "params": { "width": 320, "height": 240, "fps": 30, "duration": 2 } },
-              "mic": { "type": "capture.audio", "params": { "duration": 2 } },
+              "camera": { "type": "capture.video", "params": { "width": 320, "height": 240, "fps": 30, "duration": \#(seconds) } },
+              "mic": { "type": "capture.audio", "params": { "duration": \#(seconds) } },
               "h264": { "type": "encode.h264", "params": { "keyframeInterval": 30 } }, "aac": { "type": "encode.aac" },
-              "out": { "type": "sink.rtmp", "params": { "url": "\#(url)", "timeout": \#(timeout) } } },
+              "out": { "type": "sink.rtmp", "params": { "url": "\#(url)", "timeout": \#(timeout), "reconnect": \#(reconnect) } } },
               "edges": [ "camera.out -> h264.in", "h264.out -> out.video", "mic.out -> aac.in", "aac.out -> out.audio" ] }
             """#)
         let run = try GraphRun(graph)
@@ -28,8 +28,8 @@ import TestSupport
 
 
     /// nginx with the RTMP module on `port`, recording each stream it takes to
-    /// `folder/KEY.flv`, once it listens.
-    func nginx(on port: Int) throws -> LoopbackServer {
+    /// `folder/KEY.flv` (`unique`: each publish to `folder/KEY-SECONDS.flv`), once it listens.
+    func nginx(on port: Int, unique: Bool = false) throws -> LoopbackServer {
         let config = folder.appendingPathComponent("nginx.conf").path
         try """
             load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
@@ -38,7 +38,7 @@ import TestSupport
             pid \(folder.path)/nginx.pid;
             error_log \(folder.path)/error.log;
             events { worker_connections 64; }
-            rtmp { server { listen 127.0.0.1:\(port); application live { live on; record all; record_path \(folder.path); record_unique off; } } }
+            rtmp { server { listen 127.0.0.1:\(port); application live { live on; record all; record_path \(folder.path); record_unique \(unique ? "on" : "off"); } } }
             """.write(toFile: config, atomically: true, encoding: .utf8)
         let nginx = try LoopbackServer("nginx", ["-c", config, "-p", folder.path], output: "/dev/null", log: folder.appendingPathComponent("nginx.log").path)
         var listening = false
@@ -48,6 +48,59 @@ import TestSupport
         }
         #expect(listening, "\(nginx.logText)")
         return nginx
+    }
+
+    /// The server stopped for 3 s and started again, three times in one push: the run goes on,
+    /// the report names each outage as a gap it came back from, and what nginx recorded of each
+    /// connection (a file a publish) starts with a key frame and decodes without an error.
+    @Test func aServerThatGoesAwayThreeTimesIsConnectedToAgain() throws {
+        let port = try LoopbackServer.freePort(udp: false)
+        var server = try nginx(on: port, unique: true)
+        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/key", seconds: 24, reconnect: 8)
+        defer { run.cancel() }
+        for _ in 0..<3 {
+            usleep(2_500_000)
+            server.stop()
+            usleep(3_000_000)
+            server = try nginx(on: port, unique: true)
+        }
+        let report = try #require(RemuxChecks.ended(run, within: 40))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        usleep(1_000_000)
+        server.stop()
+        let gaps = report.gaps.map(\.gap)
+        #expect(gaps.count == 3 && gaps.allSatisfy { $0.resumed && $0.seconds >= 2.5 && $0.seconds < 6 }, "\(gaps)")
+        let recordings = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("key-") && $0.hasSuffix(".flv") }.sorted()
+        #expect(recordings.count == 4, "\(recordings)")
+        var frames = 0
+        for name in recordings {
+            let path = folder.appendingPathComponent(name).path
+            let flags = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=flags", "-of", "csv=p=0", path])
+            #expect(flags.hasPrefix("K"), "\(name) starts with a key frame")
+            let errors = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
+            #expect(errors.isEmpty, "\(name): \(errors.prefix(300))")
+            frames += flags.split(separator: "\n").count
+        }
+        print("RTMP reconnect: gaps \(gaps.map { "\($0.seconds) s" }), \(recordings.count) recordings, \(frames) of 720 frames")
+    }
+
+    /// A server that goes away and is not back within `reconnect` fails the run, naming it
+    /// without the stream key, `reconnect` seconds after it went (and the gap is in the report).
+    @Test func aServerNotBackInTimeFailsTheRun() throws {
+        let port = try LoopbackServer.freePort(udp: false)
+        let server = try nginx(on: port)
+        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/secretkey", seconds: 20, reconnect: 2)
+        defer { run.cancel() }
+        usleep(2_000_000)
+        server.stop()
+        let gone = ContinuousClock.now
+        let report = try #require(RemuxChecks.ended(run, within: 20))
+        let took = (ContinuousClock.now - gone).inSeconds
+        #expect(report.status == .failed && report.error?.code == .runFailed)
+        let message = report.error?.message ?? ""
+        #expect(message.contains("the RTMP server \"rtmp://127.0.0.1:\(port)/live/…\" went away and was not back within 2 s") && !message.contains("secretkey"), "\(message)")
+        #expect(took >= 2 && took < 4.5, "failed \(took) s after the server went away")
+        #expect(report.gaps.map(\.gap.resumed) == [false], "\(report.gaps)")
     }
 
     /// Waits (at most 10 s) until nginx's recording at `path` has stopped growing for half a
