@@ -20,6 +20,10 @@ final class MovieRecorder {
     private let audioInput: AVAssetWriterInput
     private let writingQueue = DispatchQueue(label: "movierecorder.writing")
     private var haveStartedSession = false
+    private var sessionStart = CMTime.zero
+    /// Video frames appended with a time before the session's start: as on Apple's platforms,
+    /// the movie shows only the last of them (from the start), so the others are not in it.
+    private(set) var appendedBeforeStart = 0
     private(set) var appended: [AVMediaType: Int] = [.video: 0, .audio: 0]
     private(set) var dropped: [AVMediaType: Int] = [.video: 0, .audio: 0]
     private(set) var failure: Error?
@@ -65,13 +69,15 @@ final class MovieRecorder {
         writingQueue.async {
             guard self.failure == nil else { return }
             if !self.haveStartedSession {
-                self.writer.startSession(atSourceTime: CMSampleBufferGetPresentationTimeStamp(sampleBuffer))
+                self.sessionStart = CMSampleBufferGetPresentationTimeStamp(sampleBuffer)
+                self.writer.startSession(atSourceTime: self.sessionStart)
                 self.haveStartedSession = true
             }
             let input = mediaType == .video ? self.videoInput : self.audioInput
             if input.isReadyForMoreMediaData {
                 if input.append(sampleBuffer) {
                     self.appended[mediaType, default: 0] += 1
+                    if mediaType == .video, CMSampleBufferGetPresentationTimeStamp(sampleBuffer) < self.sessionStart { self.appendedBeforeStart += 1 }
                 } else {
                     self.failure = self.writer.error
                 }
@@ -253,7 +259,7 @@ if arguments.count > 3, arguments[3] == "capture" {
         print("recording failed: \(result.1?.localizedDescription ?? "nothing was recorded")")
         exit(1)
     }
-    print("video: \(recorder.appended[.video]!) appended, \(recorder.dropped[.video]!) dropped of \(pipeline.framesCaptured) captured, \(pipeline.framesLate) late")
+    print("video: \(recorder.appended[.video]!) appended, \(recorder.dropped[.video]!) dropped of \(pipeline.framesCaptured) captured, \(pipeline.framesLate) late, \(recorder.appendedBeforeStart) before the session's start")
     print("audio: \(recorder.appended[.audio]!) appended, \(recorder.dropped[.audio]!) dropped")
     exit(0)
 }
