@@ -91,6 +91,36 @@ GST_START_TEST(test_waiting_for_a_key_frame_in_flv)
 }
 GST_END_TEST;
 
+/* Holding end of stream: it does not go on, and the guard says one came; released, the next one does. */
+GST_START_TEST(test_holding_end_of_stream)
+{
+    GstHarness *h = gst_harness_new("gkflowguard");
+    gst_harness_set_src_caps_str(h, "video/x-h264");
+    g_object_set(h->element, "hold-eos", TRUE, NULL);
+    fail_unless(gst_harness_push_event(h, gst_event_new_eos()));
+    gboolean held = FALSE;
+    g_object_get(h->element, "eos-held", &held, NULL);
+    fail_unless(held);
+    GstEvent *e;
+    while ((e = gst_harness_try_pull_event(h)) != NULL) {
+        fail_if(GST_EVENT_TYPE(e) == GST_EVENT_EOS, "an end of stream went on while held");
+        gst_event_unref(e);
+    }
+    /* A new session begins with its stream-start, which takes the end off the pad. */
+    g_object_set(h->element, "hold-eos", FALSE, "eos-held", FALSE, NULL);
+    fail_unless(gst_harness_push_event(h, gst_event_new_stream_start("session-2")));
+    fail_unless(gst_harness_push(h, gst_buffer_new_allocate(NULL, 8, NULL)) == GST_FLOW_OK);
+    fail_unless(gst_harness_push_event(h, gst_event_new_eos()));
+    gboolean ended = FALSE;
+    while ((e = gst_harness_try_pull_event(h)) != NULL) {
+        ended |= GST_EVENT_TYPE(e) == GST_EVENT_EOS;
+        gst_event_unref(e);
+    }
+    fail_unless(ended);
+    gst_harness_teardown(h);
+}
+GST_END_TEST;
+
 static Suite *gkflowguard_suite(void) {
     TCase *tc;
     Suite *s = gk_check_suite("gkflowguard", &tc);
@@ -98,6 +128,7 @@ static Suite *gkflowguard_suite(void) {
     tcase_add_test(tc, test_what_the_peer_answers_is_taken_as_ok);
     tcase_add_test(tc, test_waiting_for_a_key_frame);
     tcase_add_test(tc, test_waiting_for_a_key_frame_in_flv);
+    tcase_add_test(tc, test_holding_end_of_stream);
     return s;
 }
 

@@ -12,8 +12,9 @@ public enum RTSPTestServer {
 
     /// Starts it serving `file` with the script's `options` (`--video h265`, `--user`…), its
     /// output and log in `folder`, and returns it with its port once it said "ready" (within 10 s).
-    public static func start(serving file: String, _ options: [String] = [], in folder: URL) throws -> (server: LoopbackServer, port: Int) {
-        try launch(script, [file] + options, in: folder)
+    /// `port`: that one (a server started again where it was), else one the system picks.
+    public static func start(serving file: String, _ options: [String] = [], in folder: URL, port: Int? = nil) throws -> (server: LoopbackServer, port: Int) {
+        try launch(script, [file] + options, in: folder, port: port)
     }
 
     /// Starts Tests/Fixtures/rtsp-mute-server.py: a server that answers every request, PLAY
@@ -22,8 +23,8 @@ public enum RTSPTestServer {
         try launch(URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("rtsp-mute-server.py").path, [], in: folder)
     }
 
-    private static func launch(_ script: String, _ arguments: [String], in folder: URL) throws -> (server: LoopbackServer, port: Int) {
-        let port = try LoopbackServer.freePort(udp: false)
+    private static func launch(_ script: String, _ arguments: [String], in folder: URL, port: Int? = nil) throws -> (server: LoopbackServer, port: Int) {
+        let port = try port ?? LoopbackServer.freePort(udp: false)
         let server = try LoopbackServer("/usr/bin/python3", [script, "\(port)"] + arguments,
                                         output: folder.appendingPathComponent("rtsp-server.out").path,
                                         log: folder.appendingPathComponent("rtsp-server.log").path)

@@ -29,3 +29,11 @@ extension ExplainsFailures {
     public func failureEndsStream(_ message: String, debug: String?) -> Bool { false }
     public func failureIsRecovered(_ message: String, debug: String?) -> Bool { false }
 }
+
+/// A node told when its run is asked to stop (``GraphRun/stop()``), before the sources are sent
+/// end of stream: a source that holds its stream's end back while it reconnects
+/// (`source.rtsp`'s `reconnect`) lets it through again, and ends the stream itself if no session
+/// is running. Called on the thread that stops the run; it must not block.
+public protocol StopAware: Node {
+    func runWillStop()
+}

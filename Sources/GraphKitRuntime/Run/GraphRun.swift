@@ -297,6 +297,7 @@ public final class GraphRun: Sendable {
             return
         }
         if hasWritten {
+            for (_, node) in nodes { (node as? any StopAware)?.runWillStop() }
             gk_send_eos(pipeline.raw)
             pipeline.endStreamsNotYetBegun()
         } else {

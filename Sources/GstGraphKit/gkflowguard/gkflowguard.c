@@ -5,7 +5,10 @@
  * which goes on marked discontinuous, and clears the property: in FLV (flvmux's buffers, one tag
  * each), the first video tag of a key frame, since flvmux marks only its video's delta frames
  * (its sound tags are not delta units, and would end the wait); in any other stream, the first
- * buffer that is neither a header nor a delta unit.
+ * buffer that is neither a header nor a delta unit. With `hold-eos` set, an end of stream is kept
+ * from going on (`eos-held` says one came): a source that reconnects (source.rtsp's `reconnect`)
+ * puts a new session in the place of one whose server went away, and what its stream feeds must
+ * not end meanwhile.
  *
  * What for: a network sink that reconnects (sink.rtmp's `reconnect`). GStreamer 1.22's
  * `rtmp2sink` does not reconnect: when the server goes away it posts "Connection error" and
@@ -25,6 +28,7 @@ typedef struct {
     GstElement parent;
     GstPad *sinkpad, *srcpad;
     gint waiting;  /* wait-for-keyframe, atomic */
+    gint hold_eos, eos_held; /* atomic */
     gint64 dropped; /* atomic (__atomic builtins: GLib 2.74 has no 64-bit atomics) */
 } GkFlowGuard;
 
@@ -35,7 +39,7 @@ typedef struct {
 GType gk_flow_guard_get_type(void);
 G_DEFINE_TYPE(GkFlowGuard, gk_flow_guard, GST_TYPE_ELEMENT)
 
-enum { PROP_0, PROP_WAIT_FOR_KEYFRAME, PROP_DROPPED };
+enum { PROP_0, PROP_WAIT_FOR_KEYFRAME, PROP_DROPPED, PROP_HOLD_EOS, PROP_EOS_HELD };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
@@ -73,13 +77,24 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     return GST_FLOW_OK;
 }
 
+static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
+    GkFlowGuard *self = (GkFlowGuard *)parent;
+    if (GST_EVENT_TYPE(event) == GST_EVENT_EOS && g_atomic_int_get(&self->hold_eos)) {
+        g_atomic_int_set(&self->eos_held, TRUE);
+        gst_event_unref(event);
+        return TRUE;
+    }
+    return gst_pad_event_default(pad, parent, event);
+}
+
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
     GkFlowGuard *self = (GkFlowGuard *)object;
-    if (id != PROP_WAIT_FOR_KEYFRAME) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-        return;
+    switch (id) {
+    case PROP_WAIT_FOR_KEYFRAME: g_atomic_int_set(&self->waiting, g_value_get_boolean(value)); break;
+    case PROP_HOLD_EOS: g_atomic_int_set(&self->hold_eos, g_value_get_boolean(value)); break;
+    case PROP_EOS_HELD: g_atomic_int_set(&self->eos_held, g_value_get_boolean(value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
-    g_atomic_int_set(&self->waiting, g_value_get_boolean(value));
 }
 
 static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
@@ -87,6 +102,8 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
     switch (id) {
     case PROP_WAIT_FOR_KEYFRAME: g_value_set_boolean(value, g_atomic_int_get(&self->waiting)); break;
     case PROP_DROPPED: g_value_set_int64(value, __atomic_load_n(&self->dropped, __ATOMIC_RELAXED)); break;
+    case PROP_HOLD_EOS: g_value_set_boolean(value, g_atomic_int_get(&self->hold_eos)); break;
+    case PROP_EOS_HELD: g_value_set_boolean(value, g_atomic_int_get(&self->eos_held)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -103,6 +120,12 @@ static void gk_flow_guard_class_init(GkFlowGuardClass *klass) {
     g_object_class_install_property(object, PROP_DROPPED,
         g_param_spec_int64("dropped", "Dropped", "Buffers its peer refused or it dropped waiting for a key frame", 0, G_MAXINT64, 0,
                            G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+    g_object_class_install_property(object, PROP_HOLD_EOS,
+        g_param_spec_boolean("hold-eos", "Hold end of stream", "Keep an end of stream from going on (eos-held says one came)", FALSE,
+                             G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+    g_object_class_install_property(object, PROP_EOS_HELD,
+        g_param_spec_boolean("eos-held", "End of stream held", "Whether an end of stream was held (writable, to clear it)", FALSE,
+                             G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
     gst_element_class_add_static_pad_template(element, &sink_template);
     gst_element_class_add_static_pad_template(element, &src_template);
     gst_element_class_set_static_metadata(element, "GraphKit flow guard", "Filter",
@@ -111,7 +134,7 @@ static void gk_flow_guard_class_init(GkFlowGuardClass *klass) {
 }
 
 static void gk_flow_guard_init(GkFlowGuard *self) {
-    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, NULL, &self->sinkpad, &self->srcpad);
+    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, sink_event, &self->sinkpad, &self->srcpad);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(gkflowguard, "gkflowguard", GST_RANK_NONE, gk_flow_guard_get_type())

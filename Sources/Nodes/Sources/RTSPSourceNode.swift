@@ -30,12 +30,19 @@ import GraphKitRuntime
 ///   one that stops sending for `timeout` seconds mid-stream ends the stream there, as a server
 ///   that closes it does (every file complete), with the stall in the run's report as a gap not
 ///   resumed (`NodeStatistics.gaps`).
+/// - `reconnect` (seconds; 0, the default, is off): a camera that goes away after its stream began
+///   (its server ends the stream, closes the connection, or sends nothing for `timeout`) does not
+///   end the run. The session is replaced by a new one (a new `rtspsrc` and depayloaders: no
+///   parser carries a reordered frame across the gap) every second until one sends, up to
+///   `reconnect` seconds; meanwhile `gkflowguard` holds the old session's end of stream before the
+///   outputs, so what they feed goes on. Each outage is a gap in the report; a camera not back in
+///   time ends the stream there (the gap not resumed), as without `reconnect`.
 ///
 /// Example:
 /// ```json
 /// "camera": { "type": "source.rtsp", "params": { "url": "rtsp://127.0.0.1:8554/stream", "transport": "tcp" } }
 /// ```
-public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
+public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sendable {
     public enum Transport: String, ParameterEnum { case tcp, udp, auto }
 
     public static let descriptor = NodeDescriptor(
@@ -46,7 +53,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             PortDescriptor("audio", audioFormats, presence: .sometimes, help: "the stream's first audio track, as sent: AAC or Opus"),
             PortDescriptor("video", videoFormats, presence: .sometimes, help: "the stream's first video track, as sent: H.264 or HEVC"),
         ],
-        parameters: [url, transport, latency, timeout, user, password, certificateAuthority],
+        parameters: [url, transport, latency, timeout, user, password, certificateAuthority, reconnect],
         rules: [.allOrNone(user, password)],
         unboundedWhen: .given(url),
         example: #"{ "type": "source.rtsp", "params": { "url": "rtsp://127.0.0.1:8554/stream", "transport": "tcp" } }"#
@@ -69,6 +76,8 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         help: "the user, when not in the URL; never shown")
     public static let password = OptionalParameter<String>("password", format: StringFormat(expected: "a password", shown: .hidden),
         help: "the password, when not in the URL; never shown")
+    public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
+        help: "seconds the run waits for a camera that went away (ended the stream, closed the connection, or sent nothing for timeout) to come back, asking it again every second; 0: the stream ends there")
     public static let certificateAuthority = OptionalParameter<String>("certificateAuthority", format: .path,
         help: "rtsps:// only: a PEM file of the authorities (or the self-signed certificate) to trust for the server's certificate, instead of the system's")
 
@@ -81,8 +90,19 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
     let tls: Bool
     /// What was wrong with the certificate the server presented, once refused.
     private let refusedCertificate = Guarded<String?>(nil)
-    private let seen = Guarded((audio: false, video: false))
     private let watch = Guarded(Watch())
+    /// The session now running: its rtspsrc, what was made for its tracks, the tracks taken.
+    private struct Session {
+        var number = 0
+        var source: Element?
+        var chain: [Element] = []
+        var audio = false, video = false
+    }
+    private let session = Guarded(Session())
+    /// Where each port's track is linked: its caps filter, or with `reconnect` the guard before it
+    /// (which holds a session's end); and the node's builder, for the sessions made later.
+    private let targets = Guarded<[String: Element]>([:])
+    private let builder = Guarded<BinBuilder?>(nil)
     private let watchdog = ConnectionWatchdog()
     /// The outputs' caps filters, once built: where a stalled stream is ended.
     private let outputFilters = Guarded<[Element]>([])
@@ -94,6 +114,12 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         var firstArrival: ContinuousClock.Instant?
         var lastArrival: ContinuousClock.Instant?
         var gaps: [StreamGap] = []
+        /// reconnect: the last arrival before the camera went away (nil: it has not), when the
+        /// session now running was started, whether an error said it failed, whether the run stops.
+        var lost: ContinuousClock.Instant?
+        var attempt: ContinuousClock.Instant?
+        var failed = false
+        var stopping = false
     }
 
     public init(context: NodeContext) throws(GraphError) {
@@ -141,9 +167,38 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
     public var mediaDescription: String? { "the RTSP stream \"\(endpoint.shown)\"" }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
+        var made: [String: Element] = [:], linkTo: [String: Element] = [:]
+        for port in Self.descriptor.outputs where context.connectedOutputs.contains(port.name) {
+            let filter = try bin.make("capsfilter", name: port.name, ["caps": DemuxNode.outputCaps(port.formats)])
+            try bin.expose(output: port.name, filter)
+            made[port.name] = filter
+            linkTo[port.name] = filter
+            if context.parameters[Self.reconnect] > 0 {
+                let guardElement = try bin.make("gkflowguard", name: port.name + "-guard", ["hold-eos": true])
+                try bin.link(guardElement, filter)
+                linkTo[port.name] = guardElement
+            }
+            filter.onEachBuffer { [self] _, _ in
+                let now = ContinuousClock.now
+                watch.withLock { w in
+                    if w.firstArrival == nil { w.firstArrival = now }
+                    w.lastArrival = now
+                }
+            }
+        }
+        outputFilters.withLock { $0 = Array(made.values) }
+        targets.withLock { $0 = linkTo }
+        builder.withLock { $0 = bin }
+        let source = try startSession(in: bin, number: 0)
+        watchdog.watch(made.values.first ?? source, failing: bin.nodeFailure())
+    }
+
+    /// Makes session `number`'s rtspsrc (the first is built with the pipeline; a later one is
+    /// brought to its state), whose tracks are depayloaded and parsed into ``targets``.
+    private func startSession(in bin: BinBuilder, number: Int) throws(GraphError) -> Element {
         let p = context.parameters
         let microseconds = UInt64(p[Self.timeout]) * 1_000_000
-        let source = try bin.make("rtspsrc", name: "rtspsrc", [
+        let source = try bin.make("rtspsrc", name: number == 0 ? "rtspsrc" : "rtspsrc\(number)", [
             "location": location,
             "protocols": p[Self.transport] == .tcp ? "tcp" : p[Self.transport] == .udp ? "udp" : "udp+tcp",
             "latency": p[Self.latency],
@@ -156,6 +211,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             // lost frames: 96 to 99 of 100.)
             "buffer-mode": "synced",
         ])
+        session.withLock { $0 = Session(number: number, source: source) }
         if let credentials {
             try source.set("user-id", credentials.user)
             try source.set("user-pw", credentials.password)
@@ -171,29 +227,15 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             }
             source.onCertificateRefused { [self] problems in refusedCertificate.withLock { $0 = problems } }
         }
-        var made: [String: Element] = [:]
-        for port in Self.descriptor.outputs where context.connectedOutputs.contains(port.name) {
-            let filter = try bin.make("capsfilter", name: port.name, ["caps": DemuxNode.outputCaps(port.formats)])
-            try bin.expose(output: port.name, filter)
-            made[port.name] = filter
-            filter.onEachBuffer { [self] _, _ in
-                let now = ContinuousClock.now
-                watch.withLock { w in
-                    if w.firstArrival == nil { w.firstArrival = now }
-                    w.lastArrival = now
-                }
-            }
-        }
-        let outputs = made
-        outputFilters.withLock { $0 = Array(made.values) }
-        watchdog.watch(source, failing: bin.nodeFailure())
         source.onRTSPRequest { [self] method in
             if method == "PLAY" { watch.withLock { w in if w.playing == nil { w.playing = .now } } }
         }
+        let outputs = targets.withLock { $0 }
         let stream = mediaDescription ?? "the RTSP stream"
         source.onPadAdded { [self] (pad: Pad) in
             let kind = pad.capsField("media")
-            let output: Element? = seen.withLock { s in
+            let output: Element? = session.withLock { s in
+                guard s.number == number else { return nil }
                 if kind == "audio", !s.audio, let audio = outputs["audio"] { s.audio = true; return audio }
                 if kind == "video", !s.video, let video = outputs["video"] { s.video = true; return video }
                 return nil
@@ -211,6 +253,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             }
             do throws(GraphError) {
                 let chain = try route.elements.map { factory throws(GraphError) in try bin.make(factory) }
+                session.withLock { $0.chain += chain }
                 for (a, b) in zip(chain, chain.dropFirst() + [output]) { try bin.link(a, b) }
                 for element in chain.reversed() { element.syncStateWithParent() }
                 if let first = chain.first, !pad.link(to: first) { source.postError("\(stream)'s \(kind) (\(route.codec.rawValue)) could not be linked") }
@@ -219,10 +262,13 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
             }
         }
         source.onNoMorePads { [self] in
-            let s = seen.withLock { $0 }
+            let s = session.withLock { $0 }
+            guard s.number == number else { return }
             if outputs["video"] != nil, !s.video { source.postError("\(stream) has no video track") }
             else if outputs["audio"] != nil, !s.audio { source.postError("\(stream) has no audio track") }
         }
+        if number > 0 { source.syncStateWithParent() }
+        return source
     }
 
     public func prepare() throws(GraphError) {
@@ -235,6 +281,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
     private func keepWatching(_ parts: ConnectionWatchdog.Parts) -> Bool {
         enum Step { case wait, fail, end }
         let timeout = Double(context.parameters[Self.timeout])
+        if context.parameters[Self.reconnect] > 0, watch.withLock({ $0.lastArrival != nil }) { return keepReconnecting(parts) }
         let step: Step = watch.withLock { w in
             let now = ContinuousClock.now
             guard let playing = w.playing else { return .wait }
@@ -254,6 +301,99 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, Sendable {
         case .end:
             for output in outputFilters.withLock({ $0 }) { output.endStream() }
             return false
+        }
+    }
+
+    /// One step of the watch once the stream began, with `reconnect`: the camera gone (its end of
+    /// stream held, an error, or nothing for `timeout`), a new session every second while none
+    /// sends, up to `reconnect` seconds; then the gap, resumed or not.
+    private func keepReconnecting(_ parts: ConnectionWatchdog.Parts) -> Bool {
+        enum Step { case wait, replace, giveUp, stop }
+        let timeout = Double(context.parameters[Self.timeout]), limit = Double(context.parameters[Self.reconnect])
+        let guards = Array(targets.withLock { $0 }.values)
+        let ended = guards.contains { $0.property("eos-held") == "true" }
+        let step: Step = watch.withLock { w in
+            let now = ContinuousClock.now
+            guard !w.stopping, let last = w.lastArrival else { return .stop }
+            guard let lost = w.lost else {
+                guard ended || w.failed || (now - last).inSeconds >= timeout else { return .wait }
+                (w.lost, w.attempt, w.failed) = (last, nil, false)
+                return .wait
+            }
+            if let attempt = w.attempt, last > attempt {
+                w.gaps.append(StreamGap(start: (lost - (w.firstArrival ?? lost)).inSeconds, seconds: (last - lost).inSeconds, resumed: true))
+                (w.lost, w.attempt, w.failed) = (nil, nil, false)
+                return .wait
+            }
+            if (now - lost).inSeconds >= limit {
+                w.gaps.append(StreamGap(start: (lost - (w.firstArrival ?? lost)).inSeconds, seconds: (now - lost).inSeconds, resumed: false))
+                return .giveUp
+            }
+            let since = w.attempt ?? lost
+            guard w.attempt == nil || w.failed || (now - since).inSeconds >= timeout, (now - since).inSeconds >= 1 else { return .wait }
+            (w.attempt, w.failed) = (now, false)
+            return .replace
+        }
+        switch step {
+        case .wait:
+            return true
+        case .stop:
+            return false
+        case .giveUp:
+            endHeldStreams(guards)
+            return false
+        case .replace:
+            guard let bin = builder.withLock({ $0 }) else { return false }
+            let old = session.withLock { $0 }
+            if let source = old.source { bin.remove(source) }
+            for element in old.chain { bin.remove(element) }
+            for g in guards { try? g.set("eos-held", false) }
+            do throws(GraphError) { _ = try startSession(in: bin, number: old.number + 1) } catch {
+                parts.fail(error, parts.element)
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Lets the outputs' ends go, and ends each output's stream from its guard.
+    private func endHeldStreams(_ guards: [Element]) {
+        for g in guards {
+            try? g.set("hold-eos", false)
+            g.endStream(leaving: "src")
+        }
+    }
+
+    /// With `reconnect`: the run stops, so a session's end goes through again; while the camera
+    /// is away (no session sending), the outputs' streams are ended here.
+    public func runWillStop() {
+        guard context.parameters[Self.reconnect] > 0 else { return }
+        let lost = watch.withLock { w in
+            w.stopping = true
+            guard let lost = w.lost else { return false }
+            // The outage the stop ends: a gap it did not come back from.
+            w.gaps.append(StreamGap(start: (lost - (w.firstArrival ?? lost)).inSeconds, seconds: (.now - lost).inSeconds, resumed: false))
+            return true
+        }
+        let guards = Array(targets.withLock { $0 }.values)
+        if lost || guards.contains(where: { $0.property("eos-held") == "true" }) {
+            endHeldStreams(guards)
+        } else {
+            for g in guards { try? g.set("hold-eos", false) }
+        }
+    }
+
+    /// With `reconnect`, once the stream began: rtspsrc's failures to read or to connect are the
+    /// camera going away, which the watch handles.
+    public func failureIsRecovered(_ message: String, debug: String?) -> Bool {
+        guard context.parameters[Self.reconnect] > 0 else { return false }
+        let text = NetworkEndpoint.text(message, debug: debug)
+        guard ["Could not read from resource", "Could not open resource", "Could not connect", "Failed to connect", "Could not write to resource"]
+            .contains(where: text.contains) else { return false }
+        return watch.withLock { w in
+            guard w.firstArrival != nil, !w.stopping else { return false }
+            w.failed = true
+            return true
         }
     }
 

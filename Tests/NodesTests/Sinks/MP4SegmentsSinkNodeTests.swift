@@ -77,9 +77,10 @@ import TestSupport
         }
         let sent = try packets(source, "v").map(\.hash)
         #expect(video == sent, "\(video.count) video packets of \(sent.count)")
-        // The demuxer leaves out the encoder's priming packet and the one past the track's edit.
+        // The demuxer leaves out the encoder's priming packet, and GStreamer 1.22's the one past
+        // the track's edit too (1.26 keeps it).
         let served = try packets(source, "a").map(\.hash)
-        #expect(audio == Array(served.dropFirst().dropLast()), "\(audio.count) sound packets of \(served.count)")
+        #expect(audio.count >= served.count - 2 && audio == Array(served.dropFirst().prefix(audio.count)), "\(audio.count) sound packets of \(served.count)")
     }
 
     /// A second run to the same pattern goes on after the first's last file, leaving the first's

@@ -56,7 +56,9 @@ import TestSupport
     @Test func aServerThatGoesAwayThreeTimesIsConnectedToAgain() throws {
         let port = try LoopbackServer.freePort(udp: false)
         var server = try nginx(on: port, unique: true)
-        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/key", seconds: 24, reconnect: 8)
+        // A timeout of 3 s: a new connection that neither fails nor is accepted (a loaded machine)
+        // is replaced after 3 s, within the 12 s allowed.
+        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/key", timeout: 3, seconds: 24, reconnect: 12)
         defer { run.cancel() }
         for _ in 0..<3 {
             usleep(2_500_000)

@@ -324,7 +324,8 @@ import TestSupport
         let run = try GraphRun(try GraphLoader(registry: .builtIn).load(
             contentsOf: graphs.appendingPathComponent("rtsp-segments.json").path,
             overrides: [try .init(parsing: "camera.url=rtsp://127.0.0.1:\(port)/stream"), try .init(parsing: "files.path=\(pattern)"),
-                        try .init(parsing: "files.segmentDuration=1")]))
+                        // (The test server's stream ends with its file: not a camera to ask again.)
+                        try .init(parsing: "files.segmentDuration=1"), try .init(parsing: "camera.reconnect=0")]))
         try run.start()
         let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error)) \(report.error?.cause ?? "")")
