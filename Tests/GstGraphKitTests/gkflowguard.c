@@ -106,8 +106,15 @@ GST_START_TEST(test_holding_end_of_stream)
         fail_if(GST_EVENT_TYPE(e) == GST_EVENT_EOS, "an end of stream went on while held");
         gst_event_unref(e);
     }
+    /* Let go, the end it held goes on. */
+    g_object_set(h->element, "hold-eos", FALSE, NULL);
+    gboolean ended_now = FALSE;
+    while ((e = gst_harness_try_pull_event(h)) != NULL) {
+        ended_now |= GST_EVENT_TYPE(e) == GST_EVENT_EOS;
+        gst_event_unref(e);
+    }
+    fail_unless(ended_now, "the end held was not sent on when let go");
     /* A new session begins with its stream-start, which takes the end off the pad. */
-    g_object_set(h->element, "hold-eos", FALSE, "eos-held", FALSE, NULL);
     fail_unless(gst_harness_push_event(h, gst_event_new_stream_start("session-2")));
     fail_unless(gst_harness_push(h, gst_buffer_new_allocate(NULL, 8, NULL)) == GST_FLOW_OK);
     fail_unless(gst_harness_push_event(h, gst_event_new_eos()));

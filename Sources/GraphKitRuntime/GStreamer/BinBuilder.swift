@@ -96,10 +96,21 @@ public final class BinBuilder: Sendable {
     /// For a node that replaces a sink that failed: ``make(_:name:_:)`` makes its successor, which
     /// is linked, then brought to the pipeline's state (``Element/syncStateWithParent()``). What
     /// feeds the element must take its failures (GraphKit's `gkflowguard`).
+    /// Its handlers and probes are let go with it. (Its entry in the run's directory of elements
+    /// stays: an error it posted before it went may still be on the bus, and must name this node.)
     public func remove(_ element: Element) {
         _ = gst_element_set_state(element.raw, GST_STATE_NULL)
         _ = gst_bin_remove(pipeline.withMemoryRebound(to: GstBin.self, capacity: 1) { $0 }, element.raw)
+        callbacks.release(on: element.raw)
         made.withLock { $0.elements.removeAll { $0 === element } }
+    }
+
+    /// Ends the stream arriving at `element`'s sink pad `pad` now, from any thread (an element
+    /// not linked yet, whose stream would otherwise never end).
+    public func endInput(of element: Element, pad: String = "sink") {
+        guard let p = gst_element_get_static_pad(element.raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        gk_pad_send_eos(p)
     }
 
     /// Bins that drop their children's errors while plugging them, which could lose a real
@@ -108,10 +119,12 @@ public final class BinBuilder: Sendable {
 
     /// Links a stream nobody asked for (a demuxer's pad no output takes) to a fakesink of its
     /// own, so that it never stalls the streams in use.
-    public func discard(_ pad: Pad) {
-        guard let sink = try? make("fakesink", ["sync": false, "async": false]) else { return }
+    @discardableResult
+    public func discard(_ pad: Pad) -> Element? {
+        guard let sink = try? make("fakesink", ["sync": false, "async": false]) else { return nil }
         sink.syncStateWithParent()
         pad.link(to: sink)
+        return sink
     }
 
     /// Makes a capsfilter that fixes a format.

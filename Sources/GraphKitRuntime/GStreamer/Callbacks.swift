@@ -74,6 +74,28 @@ final class CallbackRegistry: Sendable {
         all.forEach(release)
     }
 
+    /// Disconnects and removes what is on `element` or its pads (an element taken out of the
+    /// running pipeline, ``BinBuilder/remove(_:)``), so that a node replacing elements for hours
+    /// does not keep every one it made. Call once the element is in NULL.
+    func release(on element: UnsafeMutablePointer<GstElement>) {
+        let target = UnsafeMutableRawPointer(element)
+        let mine = state.withLock { s in
+            var taken: [Entry] = []
+            s.entries.removeAll { entry in
+                let object = UnsafeMutableRawPointer(entry.object.raw)
+                var on = object == target
+                if !on, entry.kind == .probe, let parent = gst_object_get_parent(entry.object.raw) {
+                    on = UnsafeMutableRawPointer(parent) == target
+                    gst_object_unref(UnsafeMutableRawPointer(parent))
+                }
+                if on { taken.append(entry) }
+                return on
+            }
+            return taken
+        }
+        mine.forEach(release)
+    }
+
     /// Disconnects or removes it; its object's reference goes with the entry.
     private func release(_ entry: Entry) {
         switch entry.kind {

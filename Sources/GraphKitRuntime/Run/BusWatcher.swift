@@ -95,7 +95,8 @@ struct BusWatcher {
                 return .endOfStream
             case GST_MESSAGE_ERROR:
                 if let node = recovered(msg) {
-                    logger.info("its connection was lost; it connects again", metadata: ["node": .string(node)])
+                    // (Once an attempt, up to one a second while a peer is away: the report has the gap.)
+                    logger.debug("its connection failed; it connects again", metadata: ["node": .string(node)])
                     break
                 }
                 if let node = endingStream(msg) {

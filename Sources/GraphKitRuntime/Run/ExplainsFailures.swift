@@ -33,7 +33,15 @@ extension ExplainsFailures {
 /// A node told when its run is asked to stop (``GraphRun/stop()``), before the sources are sent
 /// end of stream: a source that holds its stream's end back while it reconnects
 /// (`source.rtsp`'s `reconnect`) lets it through again, and ends the stream itself if no session
-/// is running. Called on the thread that stops the run; it must not block.
+/// is running; and when the run ends, however it ends, before the pipeline is stopped: a node
+/// that changes the pipeline from a thread of its own (replacing a connection) stops doing so
+/// there. Called on the run's threads; neither may wait for the stream.
 public protocol StopAware: Node {
     func runWillStop()
+    func runWillEnd()
+}
+
+extension StopAware {
+    public func runWillStop() {}
+    public func runWillEnd() {}
 }

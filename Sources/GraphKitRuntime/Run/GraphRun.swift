@@ -478,6 +478,8 @@ public final class GraphRun: Sendable {
         case .cancelled:
             status = .cancelled
         }
+        // Nothing of a node's own changes the pipeline once it stops (a reconnecting node's watch).
+        for (_, node) in nodes { (node as? any StopAware)?.runWillEnd() }
         // No streaming thread runs past this, and every callback is let go.
         pipeline.stop()
         // A cancel that came while the pipeline stopped still wins, as one during the drain does.

@@ -8,7 +8,9 @@
  * buffer that is neither a header nor a delta unit. With `hold-eos` set, an end of stream is kept
  * from going on (`eos-held` says one came): a source that reconnects (source.rtsp's `reconnect`)
  * puts a new session in the place of one whose server went away, and what its stream feeds must
- * not end meanwhile.
+ * not end meanwhile. Clearing `hold-eos` sends on an end of stream it held (so none is lost to a
+ * race with whoever clears it). With `swallow-errors` off, what the peer answers goes upstream
+ * as it is (only the end of stream is held).
  *
  * What for: a network sink that reconnects (sink.rtmp's `reconnect`). GStreamer 1.22's
  * `rtmp2sink` does not reconnect: when the server goes away it posts "Connection error" and
@@ -29,6 +31,7 @@ typedef struct {
     GstPad *sinkpad, *srcpad;
     gint waiting;  /* wait-for-keyframe, atomic */
     gint hold_eos, eos_held; /* atomic */
+    gint swallow; /* swallow-errors, atomic */
     gint64 dropped; /* atomic (__atomic builtins: GLib 2.74 has no 64-bit atomics) */
 } GkFlowGuard;
 
@@ -39,7 +42,7 @@ typedef struct {
 GType gk_flow_guard_get_type(void);
 G_DEFINE_TYPE(GkFlowGuard, gk_flow_guard, GST_TYPE_ELEMENT)
 
-enum { PROP_0, PROP_WAIT_FOR_KEYFRAME, PROP_DROPPED, PROP_HOLD_EOS, PROP_EOS_HELD };
+enum { PROP_0, PROP_WAIT_FOR_KEYFRAME, PROP_DROPPED, PROP_HOLD_EOS, PROP_EOS_HELD, PROP_SWALLOW_ERRORS };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
@@ -72,7 +75,7 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
         GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_DISCONT);
     }
     GstFlowReturn ret = gk_pad_push(self->srcpad, buffer);
-    if (ret == GST_FLOW_OK || GST_PAD_IS_FLUSHING(pad)) return ret;
+    if (ret == GST_FLOW_OK || GST_PAD_IS_FLUSHING(pad) || !g_atomic_int_get(&self->swallow)) return ret;
     __atomic_add_fetch(&self->dropped, 1, __ATOMIC_RELAXED);
     return GST_FLOW_OK;
 }
@@ -91,7 +94,12 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
     GkFlowGuard *self = (GkFlowGuard *)object;
     switch (id) {
     case PROP_WAIT_FOR_KEYFRAME: g_atomic_int_set(&self->waiting, g_value_get_boolean(value)); break;
-    case PROP_HOLD_EOS: g_atomic_int_set(&self->hold_eos, g_value_get_boolean(value)); break;
+    case PROP_HOLD_EOS:
+        g_atomic_int_set(&self->hold_eos, g_value_get_boolean(value));
+        if (!g_value_get_boolean(value) && g_atomic_int_compare_and_exchange(&self->eos_held, TRUE, FALSE))
+            gst_pad_push_event(self->srcpad, gst_event_new_eos());
+        break;
+    case PROP_SWALLOW_ERRORS: g_atomic_int_set(&self->swallow, g_value_get_boolean(value)); break;
     case PROP_EOS_HELD: g_atomic_int_set(&self->eos_held, g_value_get_boolean(value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
@@ -104,6 +112,7 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
     case PROP_DROPPED: g_value_set_int64(value, __atomic_load_n(&self->dropped, __ATOMIC_RELAXED)); break;
     case PROP_HOLD_EOS: g_value_set_boolean(value, g_atomic_int_get(&self->hold_eos)); break;
     case PROP_EOS_HELD: g_value_set_boolean(value, g_atomic_int_get(&self->eos_held)); break;
+    case PROP_SWALLOW_ERRORS: g_value_set_boolean(value, g_atomic_int_get(&self->swallow)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -126,6 +135,9 @@ static void gk_flow_guard_class_init(GkFlowGuardClass *klass) {
     g_object_class_install_property(object, PROP_EOS_HELD,
         g_param_spec_boolean("eos-held", "End of stream held", "Whether an end of stream was held (writable, to clear it)", FALSE,
                              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+    g_object_class_install_property(object, PROP_SWALLOW_ERRORS,
+        g_param_spec_boolean("swallow-errors", "Swallow errors", "Take whatever the peer answers a buffer with as OK", TRUE,
+                             G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
     gst_element_class_add_static_pad_template(element, &sink_template);
     gst_element_class_add_static_pad_template(element, &src_template);
     gst_element_class_set_static_metadata(element, "GraphKit flow guard", "Filter",
@@ -134,6 +146,7 @@ static void gk_flow_guard_class_init(GkFlowGuardClass *klass) {
 }
 
 static void gk_flow_guard_init(GkFlowGuard *self) {
+    self->swallow = TRUE;
     gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, sink_event, &self->sinkpad, &self->srcpad);
 }
 

@@ -137,7 +137,7 @@ public final class DemuxNode: ElementNode {
                 }
                 return (nil, nil)
             }
-            guard let output, let kind else { return bin.discard(pad) }
+            guard let output, let kind else { bin.discard(pad); return }
             // A later group of streams (a live transport stream that started again after a gap:
             // its demuxer makes new pads, the old ones go): the stream takes its predecessor's
             // route, so what the output feeds sees one stream go on.

@@ -15,7 +15,8 @@ import MediaContainers
 ///   them to decide (at most ``holdLimit`` of it). Without video, the sound is cut at the
 ///   multiples themselves.
 /// - **Files.** Each is written by GraphKit's one MP4 writer (``MP4Writer``) under a temporary
-///   name beside its own and renamed into place when complete, so a name in the series holds a
+///   name beside its own and renamed into place when complete (its index last unless
+///   `faststart`: moving the media up would hold the recording's thread at every cut), so a name in the series holds a
 ///   whole file or nothing. The numbers go on after the highest of the series already in the
 ///   folder, and a number whose name (or temporary name) is taken by anything is skipped: a
 ///   recorder started again never replaces a recording, and a name planted ahead (a link, a
@@ -46,7 +47,8 @@ public final class MP4SegmentsSinkNode: ElementNode, Sendable {
         help: "the files' path with one number in the name, %d or %05d (padded to five digits): out/cam/rec-%05d.mp4; .mov writes QuickTime; missing folders are created")
     public static let segmentDuration = Parameter<Double>("segmentDuration", 1...86_400, default: 300,
                                                           help: "seconds per file: each file ends at the first video key frame at or after each multiple of it")
-    public static let faststart = Parameter<Bool>("faststart", default: true, help: "each file's index (moov) before its media data, for progressive playback")
+    public static let faststart = Parameter<Bool>("faststart", default: false,
+        help: "each file's index (moov) before its media data, for progressive playback; moving the media up takes a moment at every cut, on the recording's thread (seconds for a large file), so it is off by default")
 
     /// The most sound held while the video decides where a file ends: past it (the pictures
     /// stalled), the sound goes into the file under way, and the cut comes later.
@@ -274,7 +276,11 @@ public final class MP4SegmentsSinkNode: ElementNode, Sendable {
         guard let writer = s.writer, let file = s.file else { return }
         s.closing = (s.number, file, writer, time)
         (s.writer, s.file) = (nil, nil)
-        try open(&s, from: s.number + 1)
+        do throws(GraphError) { try open(&s, from: s.number + 1) } catch {
+            // The file before is whole: it is kept, though the next cannot be made.
+            try? finishClosing(&s)
+            throw error
+        }
         try release(&s) { _ in true }
         if s.reached.indices.allSatisfy({ $0 == lead || s.ended[$0] || s.reached[$0] == -.infinity || s.reached[$0] >= time - 1e-6 }) {
             try finishClosing(&s)

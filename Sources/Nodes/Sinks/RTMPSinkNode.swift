@@ -16,7 +16,7 @@ import GraphKitRuntime
 ///
 /// With `reconnect` (seconds; 0, the default, is off), a server that goes away after accepting
 /// the stream does not end the run: GStreamer 1.22's `rtmp2sink` cannot connect again, so the
-/// node replaces it with a new one every second until one is accepted, behind `gkflowguard`
+/// node replaces it with a new one (a second after each that failed) until one is accepted, behind `gkflowguard`
 /// (which takes the failed sink's errors, so the muxer goes on), and the new one is given the
 /// stream from its next key frame (one is asked of the encoder). What is sent meanwhile is
 /// dropped, as on any live link; each outage is a gap in the run's report; a server not back
@@ -26,7 +26,7 @@ import GraphKitRuntime
 /// ```json
 /// "out": { "type": "sink.rtmp", "params": { "url": "rtmp://127.0.0.1:1935/live/stream" } }
 /// ```
-public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
+public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.rtmp",
         category: .sink,
@@ -46,7 +46,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         help: "the server, application and stream key; the key is never shown")
     public static let timeout = NetworkEndpoint.connectTimeout(default: 10)
     public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
-        help: "seconds the run waits for a server that went away to come back, connecting again every second (what is sent meanwhile is dropped; the stream goes on from a key frame); 0: its leaving fails the run")
+        help: "seconds the run waits for a server that went away to come back, connecting again a second after each failed attempt (what is sent meanwhile is dropped; the stream goes on from a key frame); 0: its leaving fails the run")
 
     let context: NodeContext
     /// The server, shown without the stream key (`rtmp://127.0.0.1:1935/live/…`).
@@ -66,6 +66,12 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         var lost: ContinuousClock.Instant?
         var attempt: ContinuousClock.Instant?
         var attemptFailed = false
+        /// Whether the sink is linked in (a new one is once accepted); whether the stream ended,
+        /// or the run stops; what the last failed attempt posted.
+        var linked = true
+        var ended = false
+        var stopping = false
+        var lastFailure: String?
     }
     private let link = Guarded(Link())
     private let seen = Guarded<[StreamGap]>([])
@@ -89,6 +95,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         if reconnectSeconds > 0 {
             let guardElement = try bin.make("gkflowguard", name: "guard")
             try bin.link(mux, guardElement, sink)
+            guardElement.onEndOfStream { [self] in link.withLock { $0.ended = true } }
             link.withLock { ($0.bin, $0.guardElement, $0.sink) = (bin, guardElement, sink) }
         } else {
             try bin.link(mux, sink)
@@ -140,23 +147,45 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
     }
 
     /// One step of the watch after the stream was first accepted (`first`), with `reconnect`:
-    /// a connection found lost (``failureIsRecovered(_:debug:)``) is replaced by a new sink every
-    /// second while none is accepted, up to `reconnect` seconds; the outage is then a gap.
+    /// a connection found lost (``failureIsRecovered(_:debug:)``) is replaced by a new sink, one
+    /// a second after each that failed (and one that neither failed nor was accepted within
+    /// `timeout` seconds), up to `reconnect` seconds. A new sink connects unlinked, so a slow
+    /// connect never holds the stream up; it is linked in once the server accepted it. The
+    /// outage is then a gap.
     private func keepReconnecting(_ parts: ConnectionWatchdog.Parts, since first: ContinuousClock.Instant) -> Bool {
         let now = ContinuousClock.now
         let state = link.withLock { $0 }
-        guard let lost = state.lost, let guardElement = state.guardElement else { return true }
+        guard !state.stopping else { return false }
+        guard let lost = state.lost, let guardElement = state.guardElement, let bin = state.bin else { return true }
         let gap = { (resumed: Bool) in
             self.seen.withLock { $0.append(StreamGap(start: (lost - first).inSeconds, seconds: (now - lost).inSeconds, resumed: resumed)) }
         }
-        if state.attempt != nil, !state.attemptFailed, let sink = state.sink, Self.published(sink.property("stats") ?? "") {
+        if state.ended {
+            // The stream ended while the server was away: a sink not linked in gets its end here.
+            if let sink = state.sink, !state.linked { bin.endInput(of: sink) }
+            gap(false)
+            link.withLock { $0.lost = nil }
+            return false
+        }
+        if state.attempt != nil, !state.attemptFailed, !state.linked, let sink = state.sink, Self.published(sink.property("stats") ?? "") {
+            do throws(GraphError) {
+                // (Sound alone has no key frame to wait for: each of its packets starts anew.)
+                if context.connectedInputs.contains("video") { try guardElement.set("wait-for-keyframe", true) }
+                try bin.link(guardElement, sink)
+            } catch {
+                parts.fail(error, guardElement)
+                return false
+            }
+            guardElement.requestKeyFrame(at: .zero)
             gap(true)
-            link.withLock { ($0.lost, $0.attempt) = (nil, nil) }
+            link.withLock { ($0.lost, $0.attempt, $0.linked) = (nil, nil, true) }
             return true
         }
         guard (now - lost).inSeconds < Double(reconnectSeconds) else {
             gap(false)
-            parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" went away and was not back within \(reconnectSeconds) s"), guardElement)
+            link.withLock { $0.lost = nil }
+            let why = state.lastFailure.map { " (the last attempt: \($0))" } ?? ""
+            parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" went away and was not back within \(reconnectSeconds) s\(why)"), guardElement)
             return false
         }
         let waited = (now - (state.attempt ?? lost)).inSeconds
@@ -169,42 +198,54 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, Sendable {
         return true
     }
 
-    /// Puts a new `rtmp2sink` in the failed one's place, behind the guard, which gives it the
-    /// stream from the next key frame (asked of the encoder, if there is one).
+    /// Puts a new `rtmp2sink` in the failed one's place, not linked yet: it connects by itself
+    /// (`async-connect`), and ``keepReconnecting(_:since:)`` links it in once it is accepted.
     private func replaceSink(_ state: Link) throws(GraphError) {
-        guard let bin = state.bin, let guardElement = state.guardElement else { return }
+        guard let bin = state.bin else { return }
         if let old = state.sink { bin.remove(old) }
         let made = state.made + 1
         let sink = try bin.make("rtmp2sink", name: "rtmp2sink\(made)",
                                 ["location": endpoint.url, "timeout": context.parameters[Self.timeout], "async": false])
-        try guardElement.set("wait-for-keyframe", true)
-        try bin.link(guardElement, sink)
-        sink.syncStateWithParent()
-        guardElement.requestKeyFrame(at: .zero)
+        // The attempt is known before it can fail: an error it posts at once counts against it.
         link.withLock { l in
-            (l.sink, l.made, l.attempt, l.attemptFailed) = (sink, made, .now, false)
+            (l.sink, l.made, l.attempt, l.attemptFailed, l.linked) = (sink, made, .now, false, false)
         }
+        sink.syncStateWithParent()
     }
 
     /// With `reconnect`, once the stream was accepted: the connection's loss (rtmp2sink's
-    /// "Connection error"), and a new sink's failure to connect, are the node's to handle.
+    /// "Connection error") and, while the server is away, whatever a new sink posts (refused,
+    /// not answering, the stream key still taken by the old session) are the node's to handle.
+    /// Its own failures (the watch's: "the RTMP server …") are not.
     public func failureIsRecovered(_ message: String, debug: String?) -> Bool {
-        guard reconnectSeconds > 0 else { return false }
+        guard reconnectSeconds > 0, !message.hasPrefix("the RTMP server \"") else { return false }
         let text = NetworkEndpoint.text(message, debug: debug)
-        guard ["Connection error", "Could not connect", "Failed to connect"].contains(where: text.contains) else { return false }
         return link.withLock { l in
-            guard l.first != nil else { return false }
-            if l.lost == nil { l.lost = .now }
+            guard l.first != nil, !l.stopping else { return false }
+            if l.lost == nil {
+                guard text.contains("Connection error") else { return false }
+                l.lost = .now
+            }
             l.attemptFailed = true
+            l.lastFailure = endpoint.scrubbed(message)
             return true
         }
     }
 
+    /// The run stops: no new connection from now on.
+    public func runWillStop() { link.withLock { $0.stopping = true } }
+
+    /// The run ends: the watch stops before the pipeline does.
+    public func runWillEnd() {
+        link.withLock { $0.stopping = true }
+        watchdog.stop()
+    }
+
     public func finish(_ outcome: RunStatus) throws(GraphError) {
         watchdog.stop()
-        // A stream that ended while the server was away: its last gap, not resumed.
+        // A stream that ended (or was stopped) while the server was away: its last gap, not resumed.
         let (first, lost) = link.withLock { ($0.first, $0.lost) }
-        if let first, let lost, seen.withLock({ $0.last?.resumed != false }) {
+        if let first, let lost {
             let now = ContinuousClock.now
             seen.withLock { $0.append(StreamGap(start: (lost - first).inSeconds, seconds: (now - lost).inSeconds, resumed: false)) }
         }

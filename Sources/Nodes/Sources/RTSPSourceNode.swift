@@ -33,7 +33,8 @@ import GraphKitRuntime
 /// - `reconnect` (seconds; 0, the default, is off): a camera that goes away after its stream began
 ///   (its server ends the stream, closes the connection, or sends nothing for `timeout`) does not
 ///   end the run. The session is replaced by a new one (a new `rtspsrc` and depayloaders: no
-///   parser carries a reordered frame across the gap) every second until one sends, up to
+///   parser carries a reordered frame across the gap) a second after each attempt that failed
+///   (`timeout` seconds after one that neither failed nor sent) until one sends, up to
 ///   `reconnect` seconds; meanwhile `gkflowguard` holds the old session's end of stream before the
 ///   outputs, so what they feed goes on. Each outage is a gap in the report; a camera not back in
 ///   time ends the stream there (the gap not resumed), as without `reconnect`.
@@ -77,7 +78,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     public static let password = OptionalParameter<String>("password", format: StringFormat(expected: "a password", shown: .hidden),
         help: "the password, when not in the URL; never shown")
     public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
-        help: "seconds the run waits for a camera that went away (ended the stream, closed the connection, or sent nothing for timeout) to come back, asking it again every second; 0: the stream ends there")
+        help: "seconds the run waits for a camera that went away (ended the stream, closed the connection, or sent nothing for timeout) to come back, asking it again a second after each failed attempt; 0: the stream ends there")
     public static let certificateAuthority = OptionalParameter<String>("certificateAuthority", format: .path,
         help: "rtsps:// only: a PEM file of the authorities (or the self-signed certificate) to trust for the server's certificate, instead of the system's")
 
@@ -174,7 +175,8 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             made[port.name] = filter
             linkTo[port.name] = filter
             if context.parameters[Self.reconnect] > 0 {
-                let guardElement = try bin.make("gkflowguard", name: port.name + "-guard", ["hold-eos": true])
+                // (What the outputs answer goes upstream as it is: only the end is held.)
+            let guardElement = try bin.make("gkflowguard", name: port.name + "-guard", ["hold-eos": true, "swallow-errors": false])
                 try bin.link(guardElement, filter)
                 linkTo[port.name] = guardElement
             }
@@ -232,6 +234,17 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         }
         let outputs = targets.withLock { $0 }
         let stream = mediaDescription ?? "the RTSP stream"
+        /// Records elements made for this session's tracks; a session replaced meanwhile has them
+        /// removed at once instead (false).
+        @Sendable func keep(_ elements: [Element]) -> Bool {
+            let current = session.withLock { s in
+                guard s.number == number else { return false }
+                s.chain += elements
+                return true
+            }
+            if !current { for element in elements { bin.remove(element) } }
+            return current
+        }
         source.onPadAdded { [self] (pad: Pad) in
             let kind = pad.capsField("media")
             let output: Element? = session.withLock { s in
@@ -240,7 +253,12 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
                 if kind == "video", !s.video, let video = outputs["video"] { s.video = true; return video }
                 return nil
             }
-            guard let output, let kind else { return bin.discard(pad) }
+            guard let output, let kind else {
+                // A track no output takes (a second one, a camera's metadata) ends in a sink of its
+                // own, which goes with its session.
+                if let sink = bin.discard(pad) { keep([sink]) }
+                return
+            }
             let encoding = pad.capsField("encoding-name")?.uppercased() ?? "unknown"
             guard let route = Self.routes[encoding] else {
                 return source.postError("\(stream)'s \(kind) is \(encoding), which source.rtsp does not pass: it passes "
@@ -253,7 +271,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             }
             do throws(GraphError) {
                 let chain = try route.elements.map { factory throws(GraphError) in try bin.make(factory) }
-                session.withLock { $0.chain += chain }
+                guard keep(chain) else { return }
                 for (a, b) in zip(chain, chain.dropFirst() + [output]) { try bin.link(a, b) }
                 for element in chain.reversed() { element.syncStateWithParent() }
                 if let first = chain.first, !pad.link(to: first) { source.postError("\(stream)'s \(kind) (\(route.codec.rawValue)) could not be linked") }
@@ -305,7 +323,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     }
 
     /// One step of the watch once the stream began, with `reconnect`: the camera gone (its end of
-    /// stream held, an error, or nothing for `timeout`), a new session every second while none
+    /// stream held, an error, or nothing for `timeout`), a new session a second after each that failed while none
     /// sends, up to `reconnect` seconds; then the gap, resumed or not.
     private func keepReconnecting(_ parts: ConnectionWatchdog.Parts) -> Bool {
         enum Step { case wait, replace, giveUp, stop }
@@ -340,20 +358,36 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         case .stop:
             return false
         case .giveUp:
+            endSession()
             endHeldStreams(guards)
             return false
         case .replace:
             guard let bin = builder.withLock({ $0 }) else { return false }
-            let old = session.withLock { $0 }
-            if let source = old.source { bin.remove(source) }
-            for element in old.chain { bin.remove(element) }
+            let number = endSession()
             for g in guards { try? g.set("eos-held", false) }
-            do throws(GraphError) { _ = try startSession(in: bin, number: old.number + 1) } catch {
+            // The new session's video starts at a key frame (a camera joined mid-group would start on one it cannot decode).
+            try? targets.withLock { $0["video"] }?.set("wait-for-keyframe", true)
+            do throws(GraphError) { _ = try startSession(in: bin, number: number + 1) } catch {
                 parts.fail(error, parts.element)
                 return false
             }
             return true
         }
+    }
+
+    /// Takes the session now running out of the pipeline, its rtspsrc first (whose threads make
+    /// its tracks' elements), then what was made for its tracks; its number.
+    @discardableResult
+    private func endSession() -> Int {
+        guard let bin = builder.withLock({ $0 }) else { return 0 }
+        let source = session.withLock { $0.source }
+        if let source { bin.remove(source) }
+        let old = session.withLock { s in
+            defer { (s.source, s.chain) = (nil, []) }
+            return s
+        }
+        for element in old.chain { bin.remove(element) }
+        return old.number
     }
 
     /// Lets the outputs' ends go, and ends each output's stream from its guard.
@@ -376,22 +410,36 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             return true
         }
         let guards = Array(targets.withLock { $0 }.values)
-        if lost || guards.contains(where: { $0.property("eos-held") == "true" }) {
+        if lost {
+            // The attempt under way (if any) goes; what the outputs feed ends here.
+            watchdog.stop()
+            endSession()
             endHeldStreams(guards)
         } else {
+            // An end held meanwhile is sent on as the hold is let go (gkflowguard).
             for g in guards { try? g.set("hold-eos", false) }
         }
     }
 
+    /// The run ends: the watch stops before the pipeline does.
+    public func runWillEnd() {
+        watch.withLock { $0.stopping = true }
+        watchdog.stop()
+    }
+
     /// With `reconnect`, once the stream began: rtspsrc's failures to read or to connect are the
-    /// camera going away, which the watch handles.
+    /// camera going away, which the watch handles; while it is away, so is whatever a new
+    /// session's rtspsrc posts (a camera rebooting answers 404 or 503 for a while), but for a
+    /// refused password and this node's own findings (a codec it does not pass).
     public func failureIsRecovered(_ message: String, debug: String?) -> Bool {
         guard context.parameters[Self.reconnect] > 0 else { return false }
         let text = NetworkEndpoint.text(message, debug: debug)
-        guard ["Could not read from resource", "Could not open resource", "Could not connect", "Failed to connect", "Could not write to resource"]
-            .contains(where: text.contains) else { return false }
+        let connection = ["Could not read from resource", "Could not open resource", "Could not connect", "Failed to connect", "Could not write to resource"]
+            .contains(where: text.contains)
+        let own = message.hasPrefix("the RTSP") || message.contains("source.rtsp does not pass") || message.contains("does not take")
+            || message.contains("could not be linked") || text.contains("Unauthorized")
         return watch.withLock { w in
-            guard w.firstArrival != nil, !w.stopping else { return false }
+            guard w.firstArrival != nil, !w.stopping, !own, connection || w.lost != nil else { return false }
             w.failed = true
             return true
         }

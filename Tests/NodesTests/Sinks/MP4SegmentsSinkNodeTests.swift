@@ -196,7 +196,7 @@ import TestSupport
         var frames = 0
         for output in report.outputs {
             let v = try packets(output.path, "v")
-            #expect(v.first?.key == true && v.count % 10 == 0 || output == report.outputs.last, "\(output.path): \(v.count) frames")
+            #expect(v.first?.key == true && (v.count % 10 == 0 || output == report.outputs.last), "\(output.path): \(v.count) frames")
             frames += v.count
         }
         let encoded = report.nodes.first { $0.id == "h264" }?.buffersOut ?? -1

@@ -105,6 +105,23 @@ import TestSupport
         #expect(report.gaps.map(\.gap.resumed) == [false], "\(report.gaps)")
     }
 
+    /// A stream that ends while the server is away (a push of 6 s, the server gone at 3): the
+    /// run completes at the stream's end, not `reconnect` seconds later, its last gap not resumed.
+    @Test func aStreamThatEndsWhileTheServerIsAwayCompletes() throws {
+        let port = try LoopbackServer.freePort(udp: false)
+        let server = try nginx(on: port)
+        let started = Date()
+        let run = try push(to: "rtmp://127.0.0.1:\(port)/live/key", timeout: 3, seconds: 6, reconnect: 30)
+        defer { run.cancel() }
+        usleep(3_000_000)
+        server.stop()
+        let report = try #require(RemuxChecks.ended(run, within: 20))
+        let took = Date().timeIntervalSince(started)
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        #expect(took < 10, "ended \(took) s after the push began")
+        #expect(report.gaps.map(\.gap.resumed) == [false], "\(report.gaps)")
+    }
+
     /// Waits (at most 10 s) until nginx's recording at `path` has stopped growing for half a
     /// second: a loaded machine writes the last frames late.
     func settle(_ path: String) {
