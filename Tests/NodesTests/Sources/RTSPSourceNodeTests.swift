@@ -450,7 +450,7 @@ import TestSupport
     /// the audio came). Stopped then, end of stream sent to rtspsrc goes only through the pads it
     /// has, so the parts the late track would feed get theirs directly: the run ends within a
     /// second (it used to wait for ever), the MP4 complete with the video.
-    @Test(.timeLimit(.minutes(1))) func aTrackThatHasNotBegunHoldsNothingBack() throws {
+    @Test(.timeLimit(.minutes(2))) func aTrackThatHasNotBegunHoldsNothingBack() throws {
         let served = folder.appendingPathComponent("late-audio.mp4").path
         try TestMedia.runTool("ffmpeg", ["-v", "error"] + RemuxChecks.Source.testsrc + ["-itsoffset", "8"] + RemuxChecks.Source.tone44k
                               + RemuxChecks.Source.picture + ["-c:v", "libx264", "-c:a", "aac", "-t", "10", "-y", served])
@@ -476,7 +476,7 @@ import TestSupport
     /// sinks do not wait for a first sample): nothing was written, so the run is cancelled, as
     /// one stopped before it plays, within a second, and leaves no file (whatever the machine's
     /// load made of the handshake by then). It used to fail, "nothing to write".
-    @Test(.timeLimit(.minutes(1))) func stoppingBeforeAnythingCameCancelsTheRun() throws {
+    @Test(.timeLimit(.minutes(2))) func stoppingBeforeAnythingCameCancelsTheRun() throws {
         let (server, port) = try RTSPTestServer.startMute(in: folder)
         defer { server.stop() }
         let out = folder.appendingPathComponent("nothing-came.mp4").path
@@ -495,7 +495,7 @@ import TestSupport
     /// A camera that agrees to play and sends nothing (over TCP rtspsrc would wait for ever):
     /// the run fails (70) once `timeout` has passed, naming the URL without its credentials,
     /// and leaves no file.
-    @Test(.timeLimit(.minutes(1))) func aCameraThatSendsNothingFailsWithinTheTimeout() throws {
+    @Test(.timeLimit(.minutes(2))) func aCameraThatSendsNothingFailsWithinTheTimeout() throws {
         let (server, port) = try RTSPTestServer.startMute(in: folder)
         defer { server.stop() }
         let out = folder.appendingPathComponent("mute.mp4").path
@@ -517,7 +517,7 @@ import TestSupport
     /// more): after `timeout` seconds without one the stream ends there, as a server that closes
     /// it does; the recording is complete with what came, and the report names the stall as a gap
     /// not resumed.
-    @Test(.timeLimit(.minutes(1))) func aCameraThatStallsEndsTheRecordingWithAGap() throws {
+    @Test(.timeLimit(.minutes(2))) func aCameraThatStallsEndsTheRecordingWithAGap() throws {
         let served = try h264AAC(seconds: 10)
         let (server, port) = try serve(served, ["--stall-after", "2"])
         defer { server.stop() }
