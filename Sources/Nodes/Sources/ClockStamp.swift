@@ -7,8 +7,8 @@ import MediaContainers
 /// whoever receives the frame on the same machine (after an encoder, a network, a decoder) can
 /// read when it left the camera and subtract that from when it arrived: glass to glass.
 ///
-/// The row is 52 square cells of `side` pixels, white for 1 and black for 0, from one cell in
-/// from the top-left corner: the marker 1011, then the low 40 bits of the milliseconds (most
+/// The row is 52 square cells of `side` pixels, white for 1 and black for 0, on a black band
+/// (the frame's top-left 54 × 3 cells), from one cell in from the corner: the marker 1011, then the low 40 bits of the milliseconds (most
 /// significant first; they wrap every 34.8 years, so a reader takes the time nearest its own
 /// clock), then a CRC-8 of those bits as 5 bytes, most significant first (polynomial 0x07,
 /// x⁸ + x² + x + 1, initial value 0), most significant bit first. `side` is the width over 54 or
@@ -31,6 +31,11 @@ struct ClockStamp: Sendable {
     /// Cell `i`'s square (0: the marker's first).
     static func cell(_ i: Int, side: Int) -> FramePainter.Rect {
         FramePainter.Rect(x: side * (1 + i), y: side, width: side, height: side)
+    }
+
+    /// The black band the row is drawn on: one cell around it.
+    static func band(side: Int) -> FramePainter.Rect {
+        FramePainter.Rect(x: 0, y: 0, width: side * (cells + 2), height: side * 3)
     }
 
     /// CRC-8 (polynomial 0x07, initial 0) of the 40 bits as 5 bytes, most significant first.
@@ -88,10 +93,12 @@ struct ClockStamp: Sendable {
         painter = FramePainter(pattern: .solid, format: format, color: FramePainter.RGB(r: 0, g: 0, b: 0), digits: 1)
     }
 
-    /// Draws `milliseconds` (its low 40 bits) into a frame's planes: every cell, black or white.
+    /// Draws `milliseconds` (its low 40 bits) into a frame's planes: the black band, then the
+    /// white cells.
     func draw(_ milliseconds: UInt64, _ planes: [SampleBuffer.PixelPlane]) {
-        for (i, white) in Self.cells(of: milliseconds).enumerated() {
-            painter.paint(Self.cell(i, side: side), white: white, planes)
+        painter.paint(Self.band(side: side), white: false, planes)
+        for (i, white) in Self.cells(of: milliseconds).enumerated() where white {
+            painter.paint(Self.cell(i, side: side), white: true, planes)
         }
     }
 }

@@ -72,22 +72,26 @@ import TestSupport
 
     /// Live frames carry the wall clock of the moment each left the source: every one reads
     /// back in every pixel format, no later than it was pulled and at most tens of milliseconds
-    /// before, a frame's time apart; the rest of the frame is black.
+    /// before, a frame's time apart; the row's band is black, the picture beside it moves.
     @Test(.media, .timeLimit(.minutes(2)), arguments: PixelFormat.eightBit.sorted { $0.rawValue < $1.rawValue })
     func clockPatternStampsEachFrameWithTheWallClock(_ pf: PixelFormat) throws {
         let (w, h, fps, count) = (320, 96, 25, 20)
         let started = ClockStamp.now()
         let harness = try NodeHarness(#"{ "type": "capture.video", "params": { "width": \#(w), "height": \#(h), "fps": \#(fps), "duration": 0.8, "pattern": "clock", "pixelFormat": "\#(pf.rawValue)" } }"#)
-        var stamps: [UInt64] = [], ages: [Int] = []
+        var stamps: [UInt64] = [], ages: [Int] = [], pictures: Set<[UInt8]> = []
+        let side = try #require(ClockStamp.side(width: w, height: h))
         while let f = harness.pull() {
             let pulled = ClockStamp.now(), b = f.bytes
-            let stamp = try #require(ClockStamp.read(width: w, height: h, brightness: Self.brightness(b, pf, width: w)), "frame \(stamps.count)")
+            let light = Self.brightness(b, pf, width: w)
+            let stamp = try #require(ClockStamp.read(width: w, height: h, brightness: light), "frame \(stamps.count)")
             let ms = ClockStamp.milliseconds(stamp, near: pulled)
             stamps.append(ms)
             ages.append(Int(pulled) - Int(ms))
             let black: UInt8 = pf == .bgra || pf == .rgba ? 0 : 16
-            #expect(Self.brightness(b, pf, width: w)(w - 1, h - 1) == black && Self.brightness(b, pf, width: w)(0, 0) == black)
+            #expect(light(0, 0) == black && light(side * (ClockStamp.cells + 2) - 1, side * 3 - 1) == black && light(side / 2, side + side / 2) == black)
+            pictures.insert((0..<w).map { light($0, h - 1) })  // the picture's bottom row
         }
+        #expect(pictures.count > 1)  // it moves
         #expect(stamps.count == count)
         #expect(stamps.first.map { $0 >= started } == true)
         // Pulled at once: a frame waits in the harness only while the test reads the one before.
