@@ -7,6 +7,15 @@ import MediaContainers
 /// `capture.video`: the camera, like `AVCaptureVideoDataOutput`; `device: "test"` is a moving,
 /// colourful test pattern, so a graph runs on a machine with no camera.
 ///
+/// The test device's `clock` pattern is the moving `smpte` picture with the wall clock written
+/// into each frame as it leaves the source, in milliseconds, as a row of white and black cells on
+/// a black band at the top-left corner (``ClockStamp`` gives the layout): a receiver on the same
+/// machine reads it back and subtracts it from its own clock, glass to glass
+/// (`scripts/srt-latency.sh`). The picture under it is the default one so that an encoder makes
+/// as many bits as for that camera: over black, H.264 frames were 50 to 80 bytes, and MPEG-TS's
+/// 7-packet messages then held 4 to 7 frames each (`sink.srt` sent them in bursts every 100 to
+/// 170 ms). It needs frames at least 108 pixels wide and 6 high.
+///
 /// Live (the default), frames are timestamped from the pipeline clock and, when downstream
 /// cannot keep up, dropped at the source edge and counted (`alwaysDiscardsLateVideoFrames`).
 ///
@@ -31,8 +40,9 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
 
     public static let device = Parameter<String>("device", default: "test",
                                           help: "\"test\" for a moving test pattern, or a V4L2 device path such as /dev/video0")
-    public enum Pattern: String, ParameterEnum { case smpte, ball, snow, gradient, colors }
-    public static let pattern = Parameter<Pattern>("pattern", default: .smpte, help: "the test device's picture (it moves)")
+    public enum Pattern: String, ParameterEnum { case smpte, ball, snow, gradient, colors, clock }
+    public static let pattern = Parameter<Pattern>("pattern", default: .smpte,
+                                                   help: "the test device's picture (it moves); clock: smpte with the wall clock's milliseconds drawn in, to measure latency")
     public static let width = Parameter<Int>("width", 16...7680, default: 1280, help: "frame width in pixels")
     public static let height = Parameter<Int>("height", 16...4320, default: 720, help: "frame height in pixels")
     public static let fps = Parameter<Int>("fps", 1...240, default: 30, help: "frames per second")
@@ -48,9 +58,15 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
-        device = context.parameters[Self.device]
-        fps = context.parameters[Self.fps]
-        duration = context.parameters[Self.duration]
+        let p = context.parameters
+        device = p[Self.device]
+        fps = p[Self.fps]
+        duration = p[Self.duration]
+        // The loader has no rule across two sizes: the row's fit is checked here, before the run.
+        if device == "test", p[Self.pattern] == .clock, ClockStamp.side(width: p[Self.width], height: p[Self.height]) == nil {
+            throw GraphError(.invalidGraph, at: context.location(parameter: "width"),
+                             "the clock pattern needs frames at least 108 pixels wide and 6 high; these are \(p[Self.width])x\(p[Self.height])", node: context.id)
+        }
     }
 
     public var isLive: Bool { device != "test" || context.parameters[Self.live] }
@@ -73,16 +89,21 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
         let p = context.parameters
         let frames = frameCount
         let source: Element
+        let format = MediaFormat.VideoFormat(pixelFormat: p[Self.pixelFormat], width: p[Self.width], height: p[Self.height],
+                                             frameRate: FrameRate(fps))
         if device == "test" {
-            source = try bin.make("videotestsrc", name: "source", ["is-live": isLive, "pattern": p[Self.pattern].rawValue])
-            if p[Self.pattern] == .smpte { try source.set("horizontal-speed", 4) }
+            let clock = p[Self.pattern] == .clock
+            source = try bin.make("videotestsrc", name: "source", ["is-live": isLive, "pattern": clock ? "smpte" : p[Self.pattern].rawValue])
+            if p[Self.pattern] == .smpte || clock { try source.set("horizontal-speed", 4) }
+            if clock, let stamp = ClockStamp(format: format) {
+                // Read as the frame is pushed on: a live source has waited for its clock by then.
+                source.drawOnEachFrame(format: format) { planes in stamp.draw(ClockStamp.now(), planes) }
+            }
         } else {
             source = try bin.make("v4l2src", name: "source", ["device": device])
         }
         if frames > 0 { try source.set("num-buffers", frames) }
-        let format = MediaFormat.rawVideo(.init(pixelFormat: p[Self.pixelFormat], width: p[Self.width], height: p[Self.height],
-                                                frameRate: FrameRate(fps)))
-        let filter = try bin.makeCapsFilter(format.capsString)
+        let filter = try bin.makeCapsFilter(MediaFormat.rawVideo(format).capsString)
         if device == "test" {
             // The test pattern is drawn at the asked format directly: no conversion to pay for.
             try bin.link(source, filter)

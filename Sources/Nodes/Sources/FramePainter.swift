@@ -217,6 +217,12 @@ final class FramePainter: @unchecked Sendable {
         }
     }
 
+    /// Fills `rect` (clipped to the frame) with white, or with the background colour: for a
+    /// drawing of its own over frames of this painter's format (capture.video's clock stamp).
+    func paint(_ rect: Rect, white: Bool, _ planes: [SampleBuffer.PixelPlane]) {
+        fill(rect, white ? foreground : background, planes)
+    }
+
     // MARK: Rectangles
 
     private func fill(_ rect: Rect, _ ink: Ink, _ planes: [SampleBuffer.PixelPlane]) {
