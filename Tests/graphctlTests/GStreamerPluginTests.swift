@@ -114,8 +114,8 @@ import TestSupport
                      "gklavcmp3tag: GraphKit ffmpeg MP3 delay tag", "gkorientation: GraphKit orientation",
                      "gkpatchbytes: GraphKit byte patch", "gkpresenttimes: GraphKit presentation times",
                      "gkrisingtimes: GraphKit rising times", "gkmp4flac: GraphKit FLAC into MP4",
-                     "gktonemap: GraphKit tone mapping", "gkavdec: GraphKit H.264/HEVC decoder (libavcodec)",
-                     "+-- 12 elements"] {
+                     "gktonemap: GraphKit tone mapping", "gkavdec: GraphKit H.264/HEVC decoder (libavcodec)", "gkflowguard: GraphKit flow guard",
+                     "+-- 13 elements"] {
             #expect(lines.contains(line), "no \"\(line)\" in \(lines)")
         }
     }
