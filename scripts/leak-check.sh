@@ -49,7 +49,7 @@ CONF
 env --default-signal=TERM,INT timeout -k 5 900 nginx -c "$work/nginx.conf" -p "$work" >/dev/null 2>nginx.log &
 nginx=$!
 for _ in $(seq 250); do grep -q "$(printf '0100007F:%04X' "$rtmpport")" /proc/net/tcp && break; sleep 0.02; done
-# graphs/rtsp-record.json and rtsp-hls.json record from an RTSP server: GStreamer's (python3-gi,
+# graphs/rtsp-record.json, rtsp-segments.json and rtsp-hls.json record from an RTSP server: GStreamer's (python3-gi,
 # Tests/Fixtures/rtsp-server.py) serving in.mp4 on a TCP port the system picks; stopped by its PID.
 rtspport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 env --default-signal=TERM,INT timeout -k 5 900 /usr/bin/python3 "$graphs/../Tests/Fixtures/rtsp-server.py" "$rtspport" "$work/in.mp4" >rtsp.out 2>rtsp.log &
@@ -77,6 +77,7 @@ declare -A sets=(
   [waveform]="--set src.path=in.wav --set wave.json=v.json --set wave.png=v.png"
   [rtsp-record]="--set camera.url=rtsp://127.0.0.1:$rtspport/stream --set file.path=rr.mp4"
   [rtsp-hls]="--set camera.url=rtsp://127.0.0.1:$rtspport/stream --set hls.folder=rtsp-live"
+  [rtsp-segments]="--set camera.url=rtsp://127.0.0.1:$rtspport/stream --set camera.reconnect=0 --set files.path=rs/rec-%03d.mp4 --set files.segmentDuration=1"
   [record-hls]="${short[*]} ${mic[*]} --set hls.folder=live"
   [transcode-hls]="--set src.path=in.mp4 --set hls.folder=hls"
   [thumbnails]="--set thumbs.path=in.mp4 --set thumbs.count=3 --set thumbs.folder=th --set thumbs.sprite=th/s.jpg --set thumbs.vtt=th/s.vtt"
