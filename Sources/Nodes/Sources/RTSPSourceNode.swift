@@ -121,6 +121,11 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         var attempt: ContinuousClock.Instant?
         var failed = false
         var stopping = false
+
+        /// Reports the outage from the last packet before it (`from`) to `to`.
+        mutating func noteGap(from lost: ContinuousClock.Instant, to end: ContinuousClock.Instant, resumed: Bool) {
+            gaps.append(StreamGap(start: (lost - (firstArrival ?? lost)).inSeconds, seconds: (end - lost).inSeconds, resumed: resumed))
+        }
     }
 
     public init(context: NodeContext) throws(GraphError) {
@@ -339,12 +344,12 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
                 return .wait
             }
             if let attempt = w.attempt, last > attempt {
-                w.gaps.append(StreamGap(start: (lost - (w.firstArrival ?? lost)).inSeconds, seconds: (last - lost).inSeconds, resumed: true))
+                w.noteGap(from: lost, to: last, resumed: true)
                 (w.lost, w.attempt, w.failed) = (nil, nil, false)
                 return .wait
             }
             if (now - lost).inSeconds >= limit {
-                w.gaps.append(StreamGap(start: (lost - (w.firstArrival ?? lost)).inSeconds, seconds: (now - lost).inSeconds, resumed: false))
+                w.noteGap(from: lost, to: now, resumed: false)
                 return .giveUp
             }
             let since = w.attempt ?? lost
@@ -406,7 +411,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             w.stopping = true
             guard let lost = w.lost else { return false }
             // The outage the stop ends: a gap it did not come back from.
-            w.gaps.append(StreamGap(start: (lost - (w.firstArrival ?? lost)).inSeconds, seconds: (.now - lost).inSeconds, resumed: false))
+            w.noteGap(from: lost, to: .now, resumed: false)
             return true
         }
         let guards = Array(targets.withLock { $0 }.values)
