@@ -386,6 +386,10 @@ GST_START_TEST(test_properties)
     for (guint i = 0; i < G_N_ELEMENTS(presets); i++)
         fail_unless_equals_string(g_enum_get_value(preset->enum_class, (gint)i)->value_nick, presets[i]);
     fail_unless_equals_string(g_enum_get_value(preset->enum_class, preset->default_value)->value_nick, "medium");
+    GParamSpecFlags *tune = G_PARAM_SPEC_FLAGS(property(h, "tune"));
+    fail_unless(tune->default_value == 0);
+    fail_unless_equals_int(g_flags_get_value_by_nick(tune->flags_class, "zerolatency")->value, 4);  /* x264enc's */
+    fail_unless(G_PARAM_SPEC_BOOLEAN(property(h, "live-zerolatency"))->default_value == FALSE);
     gst_harness_teardown(h);
 }
 GST_END_TEST;
@@ -408,6 +412,60 @@ GST_START_TEST(test_bitrate_changes_while_playing)
 }
 GST_END_TEST;
 
+/* zerolatency: x264 holds no frame (no lookahead, slices for threads), so each frame comes out as
+ * its push returns, and the element says so in its latency. */
+GST_START_TEST(test_zerolatency_holds_no_frame)
+{
+    GstHarness *h = encoder("gkx264enc speed-preset=veryfast bitrate=1000 tune=zerolatency", "video/x-h264,profile=high", WIDTH, HEIGHT);
+    push_frames(h, 0, 30, WIDTH, HEIGHT);
+    fail_unless_equals_int(latency_frames(h), 0);
+    fail_unless_equals_int(gst_harness_buffers_received(h), 30);
+    int count;
+    GstBuffer **out = finish(h, &count);
+    fail_unless_equals_int(count, 30);
+    for (int i = 0; i < count; i++) fail_unless_equals_int(frame_at(GST_BUFFER_PTS(out[i])), i);
+    free_buffers(out, count);
+    gst_harness_teardown(h);
+}
+GST_END_TEST;
+
+/* x264's latency, in frames at 30 fps, of a gkx264enc (`properties`) fed by a videotestsrc live or
+ * not, once 10 frames have gone through. */
+static int latency_in_pipeline(const char *properties, gboolean live) {
+    char *description = g_strdup_printf("videotestsrc is-live=%s num-buffers=10 ! video/x-raw,format=I420,width=%d,height=%d,framerate=30/1 "
+                                        "! gkx264enc name=encoder speed-preset=veryfast %s ! fakesink",
+                                        live ? "true" : "false", WIDTH, HEIGHT, properties);
+    GError *error = NULL;
+    GstElement *pipeline = gst_parse_launch(description, &error);
+    g_free(description);
+    fail_unless(pipeline != NULL && error == NULL, "%s", error ? error->message : "no pipeline");
+    fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    GstBus *bus = gst_element_get_bus(pipeline);
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless(m != NULL && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS, "the pipeline did not end");
+    gst_message_unref(m);
+    GstElement *encoder = gst_bin_get_by_name(GST_BIN(pipeline), "encoder");
+    GstClockTime min = 0, max = 0;
+    gst_video_encoder_get_latency(GST_VIDEO_ENCODER(encoder), &min, &max);
+    gst_object_unref(encoder);
+    gst_object_unref(bus);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    return (int)((min * 30 + GST_SECOND / 2) / GST_SECOND);
+}
+
+/* live-zerolatency tunes for zero latency only when upstream is live (a camera); a file's
+ * frames keep x264's lookahead, and so does a live source without it. */
+GST_START_TEST(test_live_zerolatency_follows_upstream)
+{
+    fail_unless_equals_int(latency_in_pipeline("live-zerolatency=true", TRUE), 0);
+    const int file = latency_in_pipeline("live-zerolatency=true", FALSE);
+    fail_unless(file >= 10, "a file's frames held %d frames: not x264's lookahead", file);
+    const int live = latency_in_pipeline("", TRUE);
+    fail_unless(live >= 10, "a live source without live-zerolatency held %d frames", live);
+}
+GST_END_TEST;
+
 static Suite *gkx264enc_suite(void) {
     TCase *tc;
     Suite *s = gk_check_suite("gkx264enc", &tc);
@@ -423,6 +481,8 @@ static Suite *gkx264enc_suite(void) {
     tcase_add_test(tc, test_refuses_an_odd_size_saying_why);
     tcase_add_test(tc, test_properties);
     tcase_add_test(tc, test_bitrate_changes_while_playing);
+    tcase_add_test(tc, test_zerolatency_holds_no_frame);
+    tcase_add_test(tc, test_live_zerolatency_follows_upstream);
     return s;
 }
 

@@ -44,6 +44,8 @@ typedef struct {
     gint preset;        /* index into x264_preset_names */
     gint bframes;       /* -1: the preset's */
     guint threads;      /* 0: x264 chooses */
+    guint tune;         /* GkX264EncTune flags */
+    gboolean live_zerolatency; /* zerolatency when upstream is live */
     gboolean bitrate_changed;
     char last_error[256];  /* x264's last error message, for the element error that says why */
 
@@ -53,6 +55,7 @@ typedef struct {
     GstVideoCodecState *input_state;
     gboolean byte_stream;         /* Annex B start codes, else avc (length prefixes + codec_data) */
     gboolean untimed;             /* a frame came without a PTS: x264's DTS means nothing then */
+    gboolean zerolatency;         /* what the stream was opened with: the tune, or live upstream */
     gint64 last_pts;              /* the last PTS given to x264 */
 } GkX264Enc;
 
@@ -63,7 +66,10 @@ typedef struct {
 GType gk_x264_enc_get_type(void);
 G_DEFINE_TYPE(GkX264Enc, gk_x264_enc, GST_TYPE_VIDEO_ENCODER)
 
-enum { PROP_0, PROP_BITRATE, PROP_KEY_INT_MAX, PROP_SPEED_PRESET, PROP_BFRAMES, PROP_THREADS };
+enum { PROP_0, PROP_BITRATE, PROP_KEY_INT_MAX, PROP_SPEED_PRESET, PROP_BFRAMES, PROP_THREADS, PROP_TUNE, PROP_LIVE_ZEROLATENCY };
+
+/* x264enc's tune flags, of which x264 here takes zerolatency (the same value and nick). */
+#define TUNE_ZEROLATENCY 0x4
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
     GST_STATIC_CAPS("video/x-raw, format=(string){ I420, NV12 }, width=(int)[1, MAX], height=(int)[1, MAX], "
@@ -86,6 +92,18 @@ static GType preset_get_type(void) {
             values[i].value_nick = x264_preset_names[i];
         }
         g_once_init_leave(&type, g_enum_register_static("GkX264EncPreset", values));
+    }
+    return (GType)type;
+}
+
+static GType tune_get_type(void) {
+    static gsize type = 0;
+    if (g_once_init_enter(&type)) {
+        static const GFlagsValue values[] = {
+            { TUNE_ZEROLATENCY, "No lookahead, no frame threads (slices instead), no B-frames: each frame out as it is encoded", "zerolatency" },
+            { 0, NULL, NULL },
+        };
+        g_once_init_leave(&type, g_flags_register_static("GkX264EncTune", values));
     }
     return (GType)type;
 }
@@ -124,7 +142,7 @@ static gboolean make_param(GkX264Enc *self, const GstVideoInfo *info, const char
     GK_OBJECT_LOCK(self);
     const GkX264Settings settings = {
         .bitrate = self->bitrate, .key_int_max = self->key_int_max, .preset = self->preset, .bframes = self->bframes,
-        .threads = self->threads, .byte_stream = self->byte_stream,
+        .threads = self->threads, .zerolatency = self->zerolatency, .byte_stream = self->byte_stream,
         .log = log_from_x264, .log_private = self, .log_level = x264_log_level(),
     };
     self->bitrate_changed = FALSE;
@@ -167,9 +185,19 @@ static void post_open_error(GkX264Enc *self, const GstVideoInfo *info, const cha
     GST_ELEMENT_ERROR(self, LIBRARY, INIT,
                       ("Cannot start the H.264 encoder (x264) for %dx%d %s video: %s", GST_VIDEO_INFO_WIDTH(info),
                        GST_VIDEO_INFO_HEIGHT(info), GST_VIDEO_INFO_NAME(info), why),
-                      ("preset %s, profile %s, %d kbit/s, %d threads, %d B-frames, keyframes at most %d frames apart",
-                       preset, profile ? profile : "(any)", self->param.rc.i_bitrate,
+                      ("preset %s%s, profile %s, %d kbit/s, %d threads, %d B-frames, keyframes at most %d frames apart",
+                       preset, self->zerolatency ? " tune zerolatency" : "", profile ? profile : "(any)", self->param.rc.i_bitrate,
                        self->param.i_threads, self->param.i_bframe, self->param.i_keyint_max));
+}
+
+/* Whether upstream is live (a camera, a microphone, a network stream): it answers the latency
+ * query so. Asked when the format is set, on the streaming thread, as the sources are running. */
+static gboolean upstream_is_live(GkX264Enc *self) {
+    GstQuery *query = gst_query_new_latency();
+    gboolean live = FALSE;
+    if (gst_pad_peer_query(GST_VIDEO_ENCODER_SINK_PAD(self), query)) gst_query_parse_latency(query, &live, NULL, NULL);
+    gst_query_unref(query);
+    return live;
 }
 
 /* ---- output caps ---- */
@@ -424,6 +452,12 @@ static gboolean set_format(GstVideoEncoder *encoder, GstVideoCodecState *state) 
     if (allowed) gst_caps_unref(allowed);
     gst_caps_unref(templ);
 
+    GK_OBJECT_LOCK(self);
+    const gboolean tuned = (self->tune & TUNE_ZEROLATENCY) != 0, when_live = self->live_zerolatency;
+    GK_OBJECT_UNLOCK(self);
+    self->zerolatency = tuned || (when_live && upstream_is_live(self));
+    GST_INFO_OBJECT(self, "tune %s", self->zerolatency ? "zerolatency" : "none");
+
     const char *profile = gk_x264_profile_for(asked);
     gboolean ok = make_param(self, &state->info, profile, &self->param) && open_x264(self);
     if (!ok) {
@@ -484,6 +518,8 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
     case PROP_SPEED_PRESET: self->preset = g_value_get_enum(value); break;
     case PROP_BFRAMES: self->bframes = g_value_get_int(value); break;
     case PROP_THREADS: self->threads = g_value_get_uint(value); break;
+    case PROP_TUNE: self->tune = g_value_get_flags(value); break;
+    case PROP_LIVE_ZEROLATENCY: self->live_zerolatency = g_value_get_boolean(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
     GK_OBJECT_UNLOCK(self);
@@ -498,6 +534,8 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
     case PROP_SPEED_PRESET: g_value_set_enum(value, self->preset); break;
     case PROP_BFRAMES: g_value_set_int(value, self->bframes); break;
     case PROP_THREADS: g_value_set_uint(value, self->threads); break;
+    case PROP_TUNE: g_value_set_flags(value, self->tune); break;
+    case PROP_LIVE_ZEROLATENCY: g_value_set_boolean(value, self->live_zerolatency); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
     GK_OBJECT_UNLOCK(self);
@@ -529,6 +567,14 @@ static void gk_x264_enc_class_init(GkX264EncClass *klass) {
     g_object_class_install_property(object, PROP_THREADS,
         g_param_spec_uint("threads", "Threads", "Encoding threads (0: x264 chooses from the CPUs)", 0, 128, 0,
                           rw | GST_PARAM_MUTABLE_READY));
+    g_object_class_install_property(object, PROP_TUNE,
+        g_param_spec_flags("tune", "Content tuning", "x264's tune (x264enc's values; zerolatency is the one taken)",
+                           tune_get_type(), 0, rw | GST_PARAM_MUTABLE_READY));
+    g_object_class_install_property(object, PROP_LIVE_ZEROLATENCY,
+        g_param_spec_boolean("live-zerolatency", "Zero latency when live",
+                             "Tune for zero latency when upstream is live (answers the latency query so), as a "
+                             "camera or a network stream is: a frame is not held for a lookahead there",
+                             FALSE, rw | GST_PARAM_MUTABLE_READY));
 
     gst_element_class_add_static_pad_template(element, &sink_template);
     gst_element_class_add_static_pad_template(element, &src_template);

@@ -29,8 +29,10 @@ gboolean gk_x264_make_param(const GkX264Settings *s, const GstVideoInfo *info, c
                             char *why, gsize why_size) {
     const guint bitrate = s->bitrate, key_int_max = s->key_int_max, threads = s->threads;
     const gint preset = s->preset, bframes = s->bframes;
-    if (x264_param_default_preset(p, x264_preset_names[preset], NULL) < 0) {
-        g_snprintf(why, why_size, "x264 has no preset \"%s\"", x264_preset_names[preset]);
+    /* The tune before anything else is set, as x264's command line applies it: a B-frame count
+     * given (bframes >= 0) is still applied after it. */
+    if (x264_param_default_preset(p, x264_preset_names[preset], s->zerolatency ? "zerolatency" : NULL) < 0) {
+        g_snprintf(why, why_size, "x264 has no preset \"%s\"%s", x264_preset_names[preset], s->zerolatency ? " with tune zerolatency" : "");
         return FALSE;
     }
     /* The preset resets the log callback: set it after. */

@@ -17,6 +17,7 @@ typedef struct {
     gint preset;        /* index into x264_preset_names */
     gint bframes;       /* -1: the preset's */
     guint threads;      /* 0: x264 chooses */
+    gboolean zerolatency; /* x264's tune: no lookahead, no frame threads, no B-frames unless asked */
     gboolean byte_stream;
     void (*log)(void *log_private, int level, const char *format, va_list args);
     void *log_private;

@@ -52,6 +52,30 @@ import TestSupport
         #expect(out.first?.format == .h264(width: 320, height: 240))
     }
 
+    /// `tune`: `auto` tunes a live camera's frames for zero latency and keeps x264's lookahead
+    /// for frames that are not live; `none` and `zerolatency` say which. Seen in the options x264
+    /// writes into the stream's first picture (its SEI).
+    @Test(.timeLimit(.minutes(2)), arguments: [(true, "auto", true), (false, "auto", false), (false, "zerolatency", true), (true, "none", false)])
+    func theTuneFollowsTheSource(live: Bool, tune: String, zeroLatency: Bool) throws {
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": {
+                "camera": { "type": "capture.video", "params": { "width": 160, "height": 120, "duration": 0.5, "live": \(live), "pattern": "ball" } },
+                "h264": { "type": "encode.h264", "params": { "tune": "\(tune)" } }, "s": { "type": "sink.app" } },
+              "edges": [ "camera.out -> h264.in", "h264.out -> s.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start()
+        let first = try #require(try run.output("s").copyNextSampleBuffer(timeout: 30))
+        let options = String(decoding: first.bytes.map { $0 < 32 || $0 > 126 ? 32 : $0 }, as: UTF8.self)
+        // zerolatency: no lookahead (no macroblock tree, whose lookahead x264 then does not
+        // write), slices for threads; otherwise veryfast's 10 frames of lookahead.
+        #expect(options.contains(zeroLatency ? "sliced_threads=1" : "sliced_threads=0"), "x264's options: \(options.prefix(700))")
+        #expect(options.contains(zeroLatency ? " mbtree=0" : " mbtree=1"))
+        #expect(options.contains("rc_lookahead=10") == !zeroLatency)
+        run.cancel()
+        _ = run.wait()
+    }
+
     @Test func baselineHasNoBFrames() {
         #expect(throws: GraphError.self) {
             try GraphLoader(registry: .builtIn).load(json: #"{ "version": 1, "nodes": { "e": { "type": "encode.h264", "params": { "profile": "baseline", "bframes": 2 } } } }"#)
