@@ -224,6 +224,17 @@ public struct NodeDescriptor: Sendable {
     public func parameter(_ name: String) -> ParameterDescriptor? { parameters.first { $0.name == name } }
 }
 
+/// A node that plays an encoded sound from its first sample: what it writes has no edit list
+/// that could skip an audio encoder's priming (MPEG-TS over SRT, FLV over RTMP, a live
+/// playlist's segments, files cut while recording). An AAC encoder feeding only such nodes
+/// leaves out as much of its input as its priming lasts, and stamps the rest that much earlier,
+/// so that the priming plays in the place of what was left out and the sound stays with its
+/// pictures (as ffmpeg's first negative timestamp does, which GStreamer's cannot be).
+public protocol PlaysEncoderPriming: Node {
+    /// Whether what reaches `input` is played from its first sample, with these parameters.
+    static func playsEncoderPriming(input: String, parameters: Parameters) -> Bool
+}
+
 /// What a node is given when it is built.
 public struct NodeContext: Sendable {
     public var id: String
@@ -235,6 +246,10 @@ public struct NodeContext: Sendable {
     /// The paths of the files the graph's nodes read (their path parameters): a node that
     /// removes files it did not make in this run (sink.hls retiring an earlier package) spares them.
     public var filesRead: [String]
+    /// Every node this one feeds plays its sound from the first sample, with no edit list that
+    /// could skip an encoder's priming (``PlaysEncoderPriming``: a stream, a live playlist): an
+    /// audio encoder then leaves its priming's worth of input out, so that its sound is not late.
+    public var feedsOnlyPrimingPlayers = false
 
     public init(id: String, parameters: Parameters, connectedInputs: Set<String> = [],
                 connectedOutputs: Set<String> = [], inputDescriptions: [String: String] = [:]) {

@@ -58,13 +58,17 @@ struct PipelineCompiler {
     /// Makes the node `spec` names, with what feeds it described by `descriptions` (the nearest
     /// description upstream of each node made before it), to which its own is added.
     private func make(_ spec: Graph.NodeSpec, descriptions: inout [String: String], filesRead: [String]) throws(GraphError) -> (node: any Node, context: NodeContext) {
-        let into = graph.edges(into: spec.id)
+        let into = graph.edges(into: spec.id), out = graph.edges(from: spec.id)
         var inputDescriptions: [String: String] = [:]
         for e in into { if let d = descriptions[e.from.node] { inputDescriptions[e.to.port] = d } }
-        let context = NodeContext(id: spec.id, parameters: spec.parameters,
+        var context = NodeContext(id: spec.id, parameters: spec.parameters,
                                   connectedInputs: Set(into.map(\.to.port)),
-                                  connectedOutputs: Set(graph.edges(from: spec.id).map(\.from.port)),
+                                  connectedOutputs: Set(out.map(\.from.port)),
                                   inputDescriptions: inputDescriptions, filesRead: filesRead)
+        context.feedsOnlyPrimingPlayers = !out.isEmpty && out.allSatisfy { edge in
+            guard let to = graph.node(edge.to.node), let player = to.type as? any PlaysEncoderPriming.Type else { return false }
+            return player.playsEncoderPriming(input: edge.to.port, parameters: to.parameters)
+        }
         let node: any Node
         do {
             node = try spec.type.init(context: context)

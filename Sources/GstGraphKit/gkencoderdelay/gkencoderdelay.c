@@ -18,6 +18,14 @@
  * passed on by the encoder as it came, would have the muxer drop the frames that the delay
  * pushes past it (an ALAC file's last 204 samples).
  *
+ * `skip-priming` (samples, for a stream that is played from its first sample: MPEG-TS, FLV, a live
+ * playlist, where no edit list can skip the priming): the first that many input samples are left
+ * out, and every later one is stamped that much earlier, so the priming takes their place and the
+ * sound after it plays at its own time, as ffmpeg's negative first timestamps do where the
+ * container keeps them (GStreamer's cannot be negative). The event at the end then reports the
+ * priming that is left (none, when the skip is the encoder's priming), over the input's samples
+ * counted from the first one skipped.
+ *
  * A bin rather than an element beside the encoder, linked into it and back: such a loop of links
  * makes GstBin warn ("loop detected in the graph") at every state change.
  *
@@ -40,6 +48,8 @@ typedef struct {
      * GstAudioEncoder the same thread); atomics all the same. */
     gint64 samples_in;
     gint bpf, rate;
+    gint skip;           /* skip-priming: samples to leave out at the start (set in READY) */
+    gint64 to_skip;      /* how many of them are still to come */
     gint64 first_pts; /* -1 until the first encoded buffer */
     gint64 end_pts;   /* end of the last encoded buffer */
 } GkEncoderDelay;
@@ -51,7 +61,7 @@ typedef struct {
 GType gk_encoder_delay_get_type(void);
 G_DEFINE_TYPE(GkEncoderDelay, gk_encoder_delay, GST_TYPE_BIN)
 
-enum { PROP_0, PROP_ENCODER, PROP_ENCODER_FACTORY };
+enum { PROP_0, PROP_ENCODER, PROP_ENCODER_FACTORY, PROP_SKIP_PRIMING };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("audio/x-raw"));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
@@ -60,6 +70,33 @@ static void reset_counts(GkEncoderDelay *self) {
     __atomic_store_n(&self->samples_in, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&self->first_pts, -1, __ATOMIC_RELAXED);
     __atomic_store_n(&self->end_pts, -1, __ATOMIC_RELAXED);
+    __atomic_store_n(&self->to_skip, (gint64)__atomic_load_n(&self->skip, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
+/* skip-priming on one input buffer: NULL when all of it is left out; else the buffer (a new one
+ * when its start is cut), stamped `skip` samples earlier. */
+static GstBuffer *skip_priming(GkEncoderDelay *self, GstBuffer *buffer, gint bpf, gint rate) {
+    const gint skip = __atomic_load_n(&self->skip, __ATOMIC_RELAXED);
+    if (skip <= 0 || bpf <= 0 || rate <= 0) return buffer;
+    const gint64 samples = (gint64)(gst_buffer_get_size(buffer) / (gsize)bpf);
+    const gint64 to_skip = __atomic_load_n(&self->to_skip, __ATOMIC_RELAXED);
+    if (to_skip >= samples) {
+        __atomic_store_n(&self->to_skip, to_skip - samples, __ATOMIC_RELAXED);
+        gk_buffer_drop(buffer);
+        return NULL;
+    }
+    if (to_skip > 0) {
+        __atomic_store_n(&self->to_skip, 0, __ATOMIC_RELAXED);
+        const GstClockTime pts = GST_BUFFER_PTS(buffer);
+        buffer = gst_audio_buffer_truncate(buffer, bpf, (gsize)to_skip, (gsize)(samples - to_skip));
+        if (GST_CLOCK_TIME_IS_VALID(pts)) GST_BUFFER_PTS(buffer) = pts + gst_util_uint64_scale_int((guint64)to_skip, GST_SECOND, rate);
+        GST_BUFFER_DURATION(buffer) = gst_util_uint64_scale_int((guint64)(samples - to_skip), GST_SECOND, rate);
+    } else {
+        buffer = gst_buffer_make_writable(buffer);
+    }
+    const GstClockTime shift = gst_util_uint64_scale_int((guint64)skip, GST_SECOND, rate);
+    if (GST_BUFFER_PTS_IS_VALID(buffer)) GST_BUFFER_PTS(buffer) = GST_BUFFER_PTS(buffer) > shift ? GST_BUFFER_PTS(buffer) - shift : 0;
+    return buffer;
 }
 
 /* The raw side: `sink`, a ghost pad (its parent is this bin). */
@@ -83,6 +120,8 @@ static GstFlowReturn sink_chain(GstPad *pad, GstObject *parent, GstBuffer *buffe
     GK_BUFFER_RECEIVED(buffer);
     GkEncoderDelay *self = (GkEncoderDelay *)parent;
     gint bpf = __atomic_load_n(&self->bpf, __ATOMIC_RELAXED);
+    buffer = skip_priming(self, buffer, bpf, __atomic_load_n(&self->rate, __ATOMIC_RELAXED));
+    if (buffer == NULL) return GST_FLOW_OK;
     if (bpf > 0) __atomic_fetch_add(&self->samples_in, (gint64)(gst_buffer_get_size(buffer) / (gsize)bpf), __ATOMIC_RELAXED);
     GK_BUFFER_HANDED_ON(buffer);
     return gst_proxy_pad_chain_default(pad, parent, buffer);
@@ -117,8 +156,11 @@ static gboolean encoded_event(GstPad *pad, GstObject *parent, GstEvent *event) {
         if (first >= 0 && end > first && in > 0 && rate > 0) {
             gint64 samples_out = (gint64)gst_util_uint64_scale_round((guint64)(end - first), (guint64)rate, GST_SECOND);
             if (samples_out >= in) {
-                GstStructure *s = gst_structure_new(EVENT_NAME, "priming", G_TYPE_INT64, samples_out - in,
-                                                    "samples", G_TYPE_INT64, in, "rate", G_TYPE_INT, rate, NULL);
+                /* What skip-priming left out, the priming took the place of: a priming of the
+                 * skip's length is none left, over that many samples more. */
+                const gint64 skipped = MIN(samples_out - in, (gint64)__atomic_load_n(&self->skip, __ATOMIC_RELAXED));
+                GstStructure *s = gst_structure_new(EVENT_NAME, "priming", G_TYPE_INT64, samples_out - in - skipped,
+                                                    "samples", G_TYPE_INT64, in + skipped, "rate", G_TYPE_INT, rate, NULL);
                 GST_DEBUG_OBJECT(self, "measured %" GST_PTR_FORMAT, s);
                 gst_pad_push_event(self->srcpad, gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM, s));
             }
@@ -183,6 +225,10 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
         set_encoder(self, encoder);
         break;
     }
+    case PROP_SKIP_PRIMING:
+        __atomic_store_n(&self->skip, (gint)g_value_get_uint(value), __ATOMIC_RELAXED);
+        __atomic_store_n(&self->to_skip, (gint64)g_value_get_uint(value), __ATOMIC_RELAXED);
+        break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
         break;
@@ -201,6 +247,7 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
         g_value_set_string(value, f ? GST_OBJECT_NAME(f) : NULL);
         break;
     }
+    case PROP_SKIP_PRIMING: g_value_set_uint(value, (guint)__atomic_load_n(&self->skip, __ATOMIC_RELAXED)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
     if (encoder) gst_object_unref(encoder);
@@ -223,6 +270,11 @@ static void gk_encoder_delay_class_init(GkEncoderDelayClass *klass) {
     g_object_class_install_property(object, PROP_ENCODER_FACTORY,
         g_param_spec_string("encoder-factory", "Encoder factory", "Makes the encoder from this factory (avenc_aac, say); set once",
                             NULL, flags));
+    g_object_class_install_property(object, PROP_SKIP_PRIMING,
+        g_param_spec_uint("skip-priming", "Skip priming",
+                          "Leave out this many samples at the start and stamp the rest that much earlier, so that the "
+                          "encoder's priming takes their place: for a stream played from its first sample (no edit list)",
+                          0, 1 << 20, 0, flags));
     gst_element_class_add_static_pad_template(element, &sink_template);
     gst_element_class_add_static_pad_template(element, &src_template);
     gst_element_class_set_static_metadata(element, "GraphKit encoder delay", "Codec/Encoder/Audio",

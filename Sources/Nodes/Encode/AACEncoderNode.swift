@@ -27,6 +27,9 @@ public final class AACEncoderNode: ElementNode, Sendable {
     public static let sampleRate = OptionalParameter<Int>("sampleRate", 8_000...96_000, help: "resample to this rate before encoding (default: the input's if AAC takes it, else the nearest standard rate AAC takes: 96000 above 96 kHz, as ffmpeg)")
     public static let channels = OptionalParameter<Int>("channels", 1...6, help: "mix to this many channels before encoding (default: the input's)")
 
+    /// avenc_aac's priming, in samples at any rate: FFmpeg's AAC encoder's initial padding.
+    static let avencPriming = 1024
+
     let context: NodeContext
 
     public init(context: NodeContext) throws(GraphError) {
@@ -74,6 +77,11 @@ public final class AACEncoderNode: ElementNode, Sendable {
         // The priming it adds, measured around it (gkencoderdelay holds it), so that sink.mp4
         // writes an edit list (gapless).
         let measured = try bin.measuringDelay(of: encoder)
+        // Feeding only streams, which play the sound from its first sample (no edit list), the
+        // priming takes the place of as much input (PlaysEncoderPriming): the sound is not late
+        // there by it. avenc_aac's is 1,024 samples (FFmpeg's initial padding, and what is
+        // measured); voaacenc's output spans its input (none measured), so it skips nothing.
+        if context.feedsOnlyPrimingPlayers, p[Self.encoder] == .avenc_aac { try measured.set("skip-priming", Self.avencPriming) }
         // AAC takes 7.35 to 96 kHz, and only the standard rates between: audio at another rate
         // (a 192 kHz WAV, a 176.4 kHz FLAC) is resampled to the encoder's nearest rate, 96 kHz
         // above it, as FFmpeg's command line does. At a rate the encoder takes, audioresample

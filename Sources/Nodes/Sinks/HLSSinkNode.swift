@@ -41,7 +41,7 @@ import MediaContainers
 /// ```json
 /// "hls": { "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }
 /// ```
-public final class HLSSinkNode: ElementNode, Sendable {
+public final class HLSSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.hls",
         category: .sink,
@@ -97,6 +97,13 @@ public final class HLSSinkNode: ElementNode, Sendable {
     static let initializationName = "init.mp4"
     /// The audio rendition group's ID in the multivariant playlist.
     static let audioGroup = "audio"
+
+    /// Event and live playlists are read before the priming is measured, and transport stream
+    /// segments have no edit list: their sound plays from its first sample (``PlaysEncoderPriming``).
+    /// A `vod` playlist of fragmented MP4 writes the edit list at the end instead.
+    public static func playsEncoderPriming(input: String, parameters: Parameters) -> Bool {
+        parameters[playlistType] != .vod || parameters[segmentFormat] == .mpegts
+    }
 
     let context: NodeContext
     let folderPath: String

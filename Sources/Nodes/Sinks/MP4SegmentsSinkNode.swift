@@ -27,7 +27,7 @@ import MediaContainers
 ///
 /// Memory: one file's index entries and chunk buffers at a time (as `sink.mp4`), and the held
 /// sound.
-public final class MP4SegmentsSinkNode: ElementNode, Sendable {
+public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.mp4segments",
         category: .sink,
@@ -53,6 +53,10 @@ public final class MP4SegmentsSinkNode: ElementNode, Sendable {
     /// The most sound held while the video decides where a file ends: past it (the pictures
     /// stalled), the sound goes into the file under way, and the cut comes later.
     static let holdLimit = 2.0
+
+    /// The files are cut before the encoder's priming is measured (at the stream's end): their
+    /// sound plays from its first sample (``PlaysEncoderPriming``).
+    public static func playsEncoderPriming(input: String, parameters: Parameters) -> Bool { true }
 
     let context: NodeContext
     let names: SegmentNames

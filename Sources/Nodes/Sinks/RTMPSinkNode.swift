@@ -26,7 +26,7 @@ import GraphKitRuntime
 /// ```json
 /// "out": { "type": "sink.rtmp", "params": { "url": "rtmp://127.0.0.1:1935/live/stream" } }
 /// ```
-public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Sendable {
+public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, PlaysEncoderPriming, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.rtmp",
         category: .sink,
@@ -47,6 +47,10 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Senda
     public static let timeout = NetworkEndpoint.connectTimeout(default: 10)
     public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
         help: "seconds the run waits for a server that went away to come back, connecting again a second after each failed attempt (what is sent meanwhile is dropped; the stream goes on from a key frame); 0: its leaving fails the run")
+
+    /// FLV has no edit list: the sound plays from its first sample (an AAC encoder's priming
+    /// takes the place of input it leaves out; ``PlaysEncoderPriming``).
+    public static func playsEncoderPriming(input: String, parameters: Parameters) -> Bool { true }
 
     let context: NodeContext
     /// The server, shown without the stream key (`rtmp://127.0.0.1:1935/live/…`).

@@ -30,7 +30,7 @@ import GraphKitRuntime
 /// ```json
 /// "out": { "type": "sink.srt", "params": { "url": "srt://127.0.0.1:9000", "mode": "caller", "latency": 200 } }
 /// ```
-public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
+public final class SRTSinkNode: ElementNode, ExplainsFailures, PlaysEncoderPriming, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "sink.srt",
         category: .sink,
@@ -49,6 +49,10 @@ public final class SRTSinkNode: ElementNode, ExplainsFailures, Sendable {
 
     public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
         help: "seconds the run waits for a peer that went away to come back, calling it again (what is sent meanwhile is dropped); 0: its leaving fails the run")
+
+    /// MPEG-TS has no edit list: the sound plays from its first sample (an AAC encoder's priming
+    /// takes the place of input it leaves out; ``PlaysEncoderPriming``).
+    public static func playsEncoderPriming(input: String, parameters: Parameters) -> Bool { true }
 
     let context: NodeContext
     let settings: SRTSettings

@@ -63,7 +63,7 @@ import TestSupport
     /// A/V sync through SRT: a flash and its beep at every second, sent as a caller to
     /// srt-live-transmit as they are (demux) and encoded again (decode, encode.h264, encode.aac,
     /// whose encoder delay must not move the sound), arrive together as they left: each beep
-    /// within one frame (40 ms) of where it was from its flash in the source, as ffmpeg plays both.
+    /// within 5 ms of where it was from its flash in the source, as ffmpeg plays both.
     @Test(arguments: [false, true]) func aFlashAndItsBeepArriveTogether(encoded: Bool) throws {
         let input = try FlashAndBeep.make(in: folder)
         let port = try LoopbackServer.freePort(udp: true)
@@ -84,7 +84,9 @@ import TestSupport
         #expect(report.status == .completed, "\(String(describing: report.error))")
         peer.stop()
         let (sent, got, skew) = try FlashAndBeep.change(from: input, to: received)
-        #expect(sent.count >= 3 && got.count >= 3 && skew <= 0.040, "beeps from their flashes: sent \(sent), received \(got)")
+        // Encoded again, the AAC encoder's priming takes the place of input it leaves out
+        // (MPEG-TS has no edit list to skip it): 21.3 ms late before it did.
+        #expect(sent.count >= 3 && got.count >= 3 && skew <= 0.005, "beeps from their flashes: sent \(sent), received \(got)")
         print("SRT A/V sync (\(encoded ? "encoded again" : "as sent")): beeps from flashes sent \(sent), received \(got), worst change \(skew) s")
     }
 
