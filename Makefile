@@ -130,7 +130,7 @@ gst-plugin: deps $(GST_PLUGIN)
 $(GST_PLUGIN): $(GST_PLUGIN_SOURCES) $(GST_PLUGIN_HEADERS)
 	install -d $(@D)
 	$(CC) $(GST_CFLAGS) -shared -fPIC -fvisibility=hidden -ISources/GstGraphKit/include -ISources/CGraphKitPlugin/include $(GST_PLUGIN_SOURCES) \
-	  $$(pkg-config --cflags --libs gstreamer-1.0 gstreamer-base-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 x264) \
+	  $$(pkg-config --cflags --libs gstreamer-1.0 gstreamer-base-1.0 gstreamer-audio-1.0 gstreamer-video-1.0 gstreamer-pbutils-1.0 gstreamer-sdp-1.0 gstreamer-webrtc-1.0 gio-2.0 x264) \
 	  $$(pkg-config --cflags libavcodec) -ldl -lm -Wl,-z,defs -Wl,--as-needed -o $@
 
 .build/gst-check/%: Tests/GstGraphKitTests/%.c $(wildcard Tests/GstGraphKitTests/*.h)

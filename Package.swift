@@ -51,7 +51,9 @@ let package = Package(
         // (GST_PLUGIN_PATH), tested alone by Tests/GstGraphKitTests. gkx264enc links libx264;
         // gkavdec loads libavcodec when it first starts (gkavdec/libav.h), so it is not linked.
         .target(name: "GstGraphKit", dependencies: ["CGStreamer", "CGraphKitPlugin"],
-                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264"), .linkedLibrary("dl")]),
+                linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("x264"), .linkedLibrary("dl"),
+                                 // gkwhipsink: webrtcbin's descriptions, SDP, and GIO's sockets and TLS
+                                 .linkedLibrary("gstwebrtc-1.0"), .linkedLibrary("gstsdp-1.0"), .linkedLibrary("gio-2.0")]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
         .target(name: "CGraphKitGlue", dependencies: ["CGStreamer", "GstGraphKit"],
                 linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("gio-2.0")]),

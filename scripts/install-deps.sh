@@ -32,6 +32,7 @@ build_packages=(
   libavcodec-dev # GstGraphKit/gkavdec decodes H.264/HEVC with libavcodec (59 on Debian 12, 61 on 13; gstreamer1.0-libav's too)
   zlib1g-dev     # waveform PNGs are compressed with zlib
   libcairo2-dev  # the AVFoundation product's CGContext draws with Cairo; the picture tests read PNGs with it
+  libgstreamer-plugins-bad1.0-dev  # GstGraphKit/gkwhipsink (sink.whip) uses webrtcbin's session descriptions
 )
 # What running and testing need besides.
 packages=(
@@ -57,6 +58,8 @@ packages=(
   python3-gi    # with gir1.2-gst-rtsp-server-1.0: GStreamer's RTSP server library from Python, the server of
   gir1.2-gst-rtsp-server-1.0  # source.rtsp's tests (Tests/Fixtures/rtsp-server.py, run by /usr/bin/python3)
   glib-networking  # GIO's TLS: source.rtsp's rtsps:// (rtspsrc's TLS connection)
+  gstreamer1.0-nice  # libnice's ICE, which webrtcbin needs: sink.whip
+  gir1.2-gst-plugins-bad-1.0  # GstWebRTC from Python: the WHIP endpoint of sink.whip's tests (Tests/Fixtures/whip-server.py)
   openssl       # a certificate authority and server certificates made by the rtsps:// tests
   python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI
   python3-venv  # the venv checkov is installed in (below)

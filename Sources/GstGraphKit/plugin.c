@@ -25,7 +25,8 @@
     X(gkmp4flac)       \
     X(gktonemap)       \
     X(gkavdec)         \
-    X(gkflowguard)
+    X(gkflowguard)     \
+    X(gkwhipsink)
 
 #define GK_DECLARE(name) GST_ELEMENT_REGISTER_DECLARE(name)
 GK_ELEMENTS(GK_DECLARE)

@@ -52,5 +52,6 @@ extension NodeRegistry {
         PreviewSinkNode.self,
         SRTSinkNode.self,
         RTMPSinkNode.self,
+        WHIPSinkNode.self,
     ])
 }

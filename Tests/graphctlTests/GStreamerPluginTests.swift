@@ -115,7 +115,8 @@ import TestSupport
                      "gkpatchbytes: GraphKit byte patch", "gkpresenttimes: GraphKit presentation times",
                      "gkrisingtimes: GraphKit rising times", "gkmp4flac: GraphKit FLAC into MP4",
                      "gktonemap: GraphKit tone mapping", "gkavdec: GraphKit H.264/HEVC decoder (libavcodec)", "gkflowguard: GraphKit flow guard",
-                     "+-- 13 elements"] {
+                     "gkwhipsink: GraphKit WHIP sink",
+                     "+-- 14 elements"] {
             #expect(lines.contains(line), "no \"\(line)\" in \(lines)")
         }
     }

@@ -225,18 +225,9 @@ import TestSupport
     /// A port that takes the connection and never answers: the run fails within its timeout
     /// (2 s here), saying so; a port where nothing listens fails at once. Neither leaves a file.
     @Test func aServerThatNeverAnswersFailsWithinTheTimeout() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { a in
-            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        #expect(listening)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let silent = try SilentListener()
+        defer { withExtendedLifetime(silent) {} }
+        let port = silent.port
         let out = folder.appendingPathComponent("never.mp4").path
         let started = Date()
         let report = try #require(RemuxChecks.ended(try record(#""url": "rtsp://admin:hunter2@127.0.0.1:\#(port)/stream", "timeout": 2"#, into: out), within: 15))

@@ -1,0 +1,81 @@
+import GraphKitCore
+import GraphKitRuntime
+
+/// `sink.whip`: sends H.264 and Opus over WebRTC to a WHIP endpoint (RFC 9725), the ingest of
+/// WebRTC servers (MediaMTX, Janus, Cloudflare Stream, OBS's WHIP output's peers), through
+/// GraphKit's `gkwhipsink` (a `webrtcbin` and the WHIP exchange: the SDP offer POSTed with every
+/// ICE candidate in it, the answer of a 201 reply, a DELETE of its Location at the end).
+///
+/// - `url`: the endpoint, `http://` or `https://` (TLS checked against the system's certificate
+///   authorities); a user, password or query in it is never shown. `token`: sent as
+///   `Authorization: Bearer`, never shown.
+/// - The media waits (each input's stream) until the peer connection is up, and the video then
+///   starts at a key frame (asked of the encoder, as a receiver's PLI is later); a receiver
+///   joins from the next key frame of passed-through video.
+/// - `timeout`: for the offer, the endpoint's answer and the connection (ICE, DTLS), each
+///   failure an error naming the URL and what failed (a refusal with its HTTP status: 401 and 403
+///   say to check the token), 70.
+/// - At the end of every input's stream the session is ended with a DELETE, then the run ends;
+///   a stop does the same, a cancel sends the DELETE with a second's wait.
+///
+/// Example:
+/// ```json
+/// "out": { "type": "sink.whip", "params": { "url": "http://127.0.0.1:8889/cam/whip", "token": "…" } }
+/// ```
+public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
+    public static let descriptor = NodeDescriptor(
+        type: "sink.whip",
+        category: .sink,
+        summary: "Sends H.264 and Opus over WebRTC to a WHIP endpoint (RFC 9725)",
+        inputs: [
+            PortDescriptor("audio", FormatSet([.audio(.opus)]), presence: .optional, help: "Opus audio (WebRTC's; encode.opus)"),
+            PortDescriptor("video", FormatSet([.h264]), presence: .optional, help: "H.264 video (without B-frames, for browsers)"),
+        ],
+        parameters: [url, token, timeout],
+        requiresAnInput: true,
+        example: #"{ "type": "sink.whip", "params": { "url": "http://127.0.0.1:8889/cam/whip" } }"#
+    )
+
+    public static let url = RequiredParameter<String>("url", format: StringFormat(
+        pattern: #"^https?://([^/?#@\s]+@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?(/[^\s#]*)?$"#, minLength: 1,
+        expected: "http://HOST[:PORT]/PATH or https://…", shown: .url),
+        help: "the WHIP endpoint; a user, password or query in it is never shown")
+    public static let token = OptionalParameter<String>("token", format: StringFormat(
+        pattern: #"^[A-Za-z0-9._~+/=-]+$"#, minLength: 1, expected: "a bearer token (RFC 6750's characters)", shown: .hidden),
+        help: "sent as \"Authorization: Bearer\"; never shown")
+    public static let timeout = NetworkEndpoint.connectTimeout(default: 10,
+        help: "seconds for the offer, the endpoint's answer and the WebRTC connection, each, before the run fails")
+
+    let context: NodeContext
+    /// The endpoint, shown without credentials or query.
+    let endpoint: NetworkEndpoint
+
+    public init(context: NodeContext) throws(GraphError) {
+        self.context = context
+        let location = try context.parameters.value(Self.url)
+        let withoutQuery = location.prefix { $0 != "?" }
+        endpoint = try NetworkEndpoint(location, shown: RedactedURL.text(String(withoutQuery)) + (withoutQuery.count < location.count ? "?…" : ""),
+                                       context: context)
+    }
+
+    public func build(in bin: BinBuilder) throws(GraphError) {
+        // webrtcbin without libnice's elements fails only when it gathers candidates, saying little.
+        for element in ["webrtcbin", "nicesink"] where !GStreamer.hasElement(element) {
+            throw GraphError(.missingPlugin, at: "node \"\(context.id)\"",
+                             "GStreamer element \"\(element)\" is not installed; install the Debian package \(GStreamer.debianPackage(forElement: element))",
+                             node: context.id)
+        }
+        let sink = try bin.make("gkwhipsink", name: "whip", ["url": endpoint.url, "timeout": context.parameters[Self.timeout]])
+        if let token = context.parameters[Self.token] { try sink.set("token", token) }
+        for port in ["video", "audio"] where context.connectedInputs.contains(port) {
+            try bin.expose(input: port, requesting: port, from: sink)
+        }
+    }
+
+    /// gkwhipsink's errors name the endpoint as shown already; any URL GStreamer or GIO quotes
+    /// is scrubbed.
+    public func explainFailure(_ message: String, debug: String?, location: String) -> GraphError? {
+        let text = NetworkEndpoint.text(message, debug: debug)
+        return endpoint.error(endpoint.scrubbed(message), text: text, node: context.id, at: location)
+    }
+}
