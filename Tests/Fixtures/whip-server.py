@@ -6,10 +6,10 @@ sent, the H.264 into PREFIX-video.mkv and the Opus into PREFIX-audio.mkv; a DELE
 Location ends it, the files complete. Prints one line per event: "session ID", "media KIND",
 "deleted ID", "ended ID".
 
-    whip-server.py --port PORT --output PREFIX [--token TOKEN] [--refuse STATUS]
+    whip-server.py --port PORT --output PREFIX [--token TOKEN] [--refuse STATUS] [--certificate PEM]
 
 --token: a POST without "Authorization: Bearer TOKEN" is answered 401. --refuse: every POST
-is answered STATUS, with no SDP. Run by /usr/bin/python3 (Debian's, which has gi).
+is answered STATUS, with no SDP. --certificate: HTTPS, with the certificate and key in PEM. Run by /usr/bin/python3 (Debian's, which has gi).
 """
 import argparse
 import sys
@@ -147,8 +147,14 @@ parser.add_argument('--port', type=int, required=True)
 parser.add_argument('--output', required=True)
 parser.add_argument('--token')
 parser.add_argument('--refuse', type=int)
+parser.add_argument('--certificate')
 args = parser.parse_args()
 server = ThreadingHTTPServer(('127.0.0.1', args.port), Endpoint)
+if args.certificate:
+    import ssl
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(args.certificate)
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
 say('listening %d' % args.port)
 try:
     server.serve_forever()

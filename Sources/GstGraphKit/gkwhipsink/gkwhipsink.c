@@ -36,8 +36,9 @@ typedef struct {
 
     GMutex lock; /* guards what follows, with `changed` */
     GCond changed;
-    gchar *url, *token;
+    gchar *url, *token, *ca_file;
     guint timeout;
+    GTlsDatabase *authorities; /* from ca-file, made when starting; NULL: the system's */
     gboolean with_caps[KINDS], ended[KINDS];
     gboolean connected, failed, stopping, keyframe_asked;
     gboolean promised; /* the promise waited for has its reply (or was interrupted) */
@@ -52,7 +53,7 @@ typedef struct {
 GType gk_whip_sink_get_type(void);
 G_DEFINE_TYPE(GkWhipSink, gk_whip_sink, GST_TYPE_BIN)
 
-enum { PROP_0, PROP_URL, PROP_TOKEN, PROP_TIMEOUT };
+enum { PROP_0, PROP_URL, PROP_TOKEN, PROP_TIMEOUT, PROP_CA_FILE };
 
 static GstStaticPadTemplate video_template = GST_STATIC_PAD_TEMPLATE("video", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS("video/x-h264"));
 static GstStaticPadTemplate audio_template = GST_STATIC_PAD_TEMPLATE("audio", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS("audio/x-opus"));
@@ -114,7 +115,7 @@ static GstPadProbeReturn watch_events(GstPad *pad, GstPadProbeInfo *info, gpoint
 static GstPad *request_new_pad(GstElement *element, GstPadTemplate *templ, const gchar *name, const GstCaps *caps) {
     GkWhipSink *self = (GkWhipSink *)element;
     const int kind = !strcmp(GST_PAD_TEMPLATE_NAME_TEMPLATE(templ), "video") ? VIDEO : AUDIO;
-    if (self->inputs[kind]) return NULL;
+    if (self->inputs[kind] || !self->webrtc) return NULL; /* one of each; no webrtcbin installed */
     GstElement *pay, *filter = gst_element_factory_make("capsfilter", NULL);
     if (kind == VIDEO) {
         pay = gst_element_factory_make("rtph264pay", NULL);
@@ -277,10 +278,14 @@ static gboolean start_session(GkWhipSink *self, const gchar *url, const gchar *t
 
     GError *error = NULL;
     guint left = (guint)MAX(1, (deadline - g_get_monotonic_time() + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC);
-    if (!gk_http_request("POST", url, "application/sdp", sdp, token, left, self->cancellable, &reply, &error)) {
+    if (!gk_http_request("POST", url, "application/sdp", sdp, token, self->authorities, left, self->cancellable, &reply, &error)) {
         if (stopping(self)) {
         } else if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)) {
             GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("The WHIP endpoint \"%s\" did not answer within %u s", shown, timeout), (NULL));
+        } else if (error->domain == G_TLS_ERROR) {
+            GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
+                              ("The WHIP endpoint \"%s\" failed TLS: %s (a server whose certificate the system does not trust needs "
+                               "its authority given: certificateAuthority)", shown, error->message), (NULL));
         } else {
             GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("Cannot send the offer to the WHIP endpoint \"%s\": %s", shown, error->message),
                               (NULL));
@@ -337,7 +342,7 @@ static void end_session(GkWhipSink *self, const gchar *resource, const gchar *to
     if (!resource) return;
     GkHttpReply reply;
     GError *error = NULL;
-    if (gk_http_request("DELETE", resource, NULL, NULL, token, timeout, cancellable, &reply, &error)) {
+    if (gk_http_request("DELETE", resource, NULL, NULL, token, self->authorities, timeout, cancellable, &reply, &error)) {
         GST_INFO_OBJECT(self, "session ended: HTTP %u", reply.status);
         gk_http_reply_clear(&reply);
     } else {
@@ -402,6 +407,21 @@ static GstStateChangeReturn change_state(GstElement *element, GstStateChange tra
             GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No WHIP URL (http:// or https://) to send to"), (NULL));
             return GST_STATE_CHANGE_FAILURE;
         }
+        g_clear_object(&self->authorities);
+        g_mutex_lock(&self->lock);
+        gchar *ca_file = g_strdup(self->ca_file);
+        g_mutex_unlock(&self->lock);
+        if (ca_file) {
+            GError *error = NULL;
+            self->authorities = g_tls_file_database_new(ca_file, &error);
+            if (!self->authorities) {
+                GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot read the certificate authorities in \"%s\": %s", ca_file, error->message), (NULL));
+                g_error_free(error);
+                g_free(ca_file);
+                return GST_STATE_CHANGE_FAILURE;
+            }
+        }
+        g_free(ca_file);
         g_clear_object(&self->cancellable);
         self->cancellable = g_cancellable_new();
         self->thread = g_thread_new("gkwhipsink", run, self);
@@ -428,6 +448,7 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
         self->token = g_value_dup_string(value);
         break;
     case PROP_TIMEOUT: self->timeout = g_value_get_uint(value); break;
+    case PROP_CA_FILE: g_free(self->ca_file); self->ca_file = g_value_dup_string(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
     g_mutex_unlock(&self->lock);
@@ -439,6 +460,7 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
     switch (id) {
     case PROP_URL: g_value_set_string(value, self->url); break;
     case PROP_TIMEOUT: g_value_set_uint(value, self->timeout); break;
+    case PROP_CA_FILE: g_value_set_string(value, self->ca_file); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
     g_mutex_unlock(&self->lock);
@@ -449,6 +471,8 @@ static void finalize(GObject *object) {
     g_free(self->url);
     if (self->token) memset(self->token, 0, strlen(self->token));
     g_free(self->token);
+    g_free(self->ca_file);
+    g_clear_object(&self->authorities);
     g_clear_object(&self->cancellable);
     g_mutex_clear(&self->lock);
     g_cond_clear(&self->changed);
@@ -470,6 +494,10 @@ static void gk_whip_sink_class_init(GkWhipSinkClass *klass) {
     g_object_class_install_property(object, PROP_TIMEOUT,
         g_param_spec_uint("timeout", "Timeout", "Seconds for the offer, the endpoint's answer and the connection", 1, 600, 10,
                           flags | G_PARAM_READWRITE));
+    g_object_class_install_property(object, PROP_CA_FILE,
+        g_param_spec_string("ca-file", "Certificate authorities",
+                            "A PEM file of the authorities to check an https:// server's certificate against, instead of the system's",
+                            NULL, flags | G_PARAM_READWRITE));
     gst_element_class_add_static_pad_template(element, &video_template);
     gst_element_class_add_static_pad_template(element, &audio_template);
     gst_element_class_set_static_metadata(element, "GraphKit WHIP sink", "Sink/Network",

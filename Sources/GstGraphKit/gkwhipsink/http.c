@@ -158,9 +158,16 @@ out:
     return ok;
 }
 
+/* The TLS handshake is about to start: the authorities to check the server against. */
+static void on_client_event(GSocketClient *client, GSocketClientEvent event, GSocketConnectable *address, GIOStream *connection,
+                            gpointer authorities) {
+    if (event == G_SOCKET_CLIENT_TLS_HANDSHAKING && G_IS_TLS_CONNECTION(connection))
+        g_tls_connection_set_database(G_TLS_CONNECTION(connection), authorities);
+}
+
 gboolean gk_http_request(const gchar *method, const gchar *url, const gchar *content_type, const gchar *body,
-                         const gchar *token, guint timeout_seconds, GCancellable *cancellable, GkHttpReply *reply,
-                         GError **error) {
+                         const gchar *token, GTlsDatabase *authorities, guint timeout_seconds, GCancellable *cancellable,
+                         GkHttpReply *reply, GError **error) {
     memset(reply, 0, sizeof *reply);
     GUri *uri = g_uri_parse(url, G_URI_FLAGS_ENCODED, error);
     if (!uri) return FALSE;
@@ -177,6 +184,7 @@ gboolean gk_http_request(const gchar *method, const gchar *url, const gchar *con
     GSocketClient *client = g_socket_client_new();
     g_socket_client_set_timeout(client, timeout_seconds);
     g_socket_client_set_tls(client, tls);
+    if (tls && authorities) g_signal_connect(client, "event", G_CALLBACK(on_client_event), authorities);
     GSocketConnectable *address = g_network_address_new(g_uri_get_host(uri), (guint16)port);
     GSocketConnection *connection = g_socket_client_connect(client, address, cancellable, error);
     g_object_unref(address);

@@ -16,13 +16,14 @@ typedef struct {
     GBytes *body;        /* never NULL after a reply */
 } GkHttpReply;
 
-/* `method` to `url` (http or https), with `body` (may be NULL) of `content_type`, and
- * "Authorization: Bearer `token`" when `token` is not NULL. FALSE with `error` set (its message
- * names no credential) when the server cannot be reached or answers no HTTP within
- * `timeout_seconds`, or on `cancellable`. */
+/* `method` to `url` (http or https: the server's certificate checked against `authorities`, or the
+ * system's when NULL), with `body` (may be NULL) of `content_type`, and "Authorization: Bearer
+ * `token`" when `token` is not NULL. FALSE with `error` set (its message names no credential)
+ * when the server cannot be reached or answers no HTTP within `timeout_seconds`, or on
+ * `cancellable`. */
 gboolean gk_http_request(const gchar *method, const gchar *url, const gchar *content_type, const gchar *body,
-                         const gchar *token, guint timeout_seconds, GCancellable *cancellable, GkHttpReply *reply,
-                         GError **error);
+                         const gchar *token, GTlsDatabase *authorities, guint timeout_seconds, GCancellable *cancellable,
+                         GkHttpReply *reply, GError **error);
 
 void gk_http_reply_clear(GkHttpReply *reply);
 

@@ -1,3 +1,4 @@
+import Foundation
 import GraphKitCore
 import GraphKitRuntime
 
@@ -7,7 +8,8 @@ import GraphKitRuntime
 /// ICE candidate in it, the answer of a 201 reply, a DELETE of its Location at the end).
 ///
 /// - `url`: the endpoint, `http://` or `https://` (TLS checked against the system's certificate
-///   authorities); a user, password or query in it is never shown. `token`: sent as
+///   authorities, or those in `certificateAuthority`, a PEM file: a self-hosted server's own
+///   authority or self-signed certificate); a user, password or query in it is never shown. `token`: sent as
 ///   `Authorization: Bearer`, never shown.
 /// - The media waits (each input's stream) until the peer connection is up, and the video then
 ///   starts at a key frame (asked of the encoder, as a receiver's PLI is later); a receiver
@@ -31,7 +33,7 @@ public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
             PortDescriptor("audio", FormatSet([.audio(.opus)]), presence: .optional, help: "Opus audio (WebRTC's; encode.opus)"),
             PortDescriptor("video", FormatSet([.h264]), presence: .optional, help: "H.264 video (without B-frames, for browsers)"),
         ],
-        parameters: [url, token, timeout],
+        parameters: [url, token, timeout, certificateAuthority],
         requiresAnInput: true,
         example: #"{ "type": "sink.whip", "params": { "url": "http://127.0.0.1:8889/cam/whip" } }"#
     )
@@ -46,6 +48,9 @@ public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
     public static let timeout = NetworkEndpoint.connectTimeout(default: 10,
         help: "seconds for the offer, the endpoint's answer and the WebRTC connection, each, before the run fails")
 
+    public static let certificateAuthority = OptionalParameter<String>("certificateAuthority", format: .path,
+        help: "https:// only: a PEM file of the authorities (or the self-signed certificate) to trust for the endpoint's certificate, instead of the system's")
+
     let context: NodeContext
     /// The endpoint, shown without credentials or query.
     let endpoint: NetworkEndpoint
@@ -56,6 +61,15 @@ public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
         let withoutQuery = location.prefix { $0 != "?" }
         endpoint = try NetworkEndpoint(location, shown: RedactedURL.text(String(withoutQuery)) + (withoutQuery.count < location.count ? "?…" : ""),
                                        context: context)
+        if let authority = context.parameters[Self.certificateAuthority] {
+            guard location.lowercased().hasPrefix("https://") else {
+                throw GraphError(.invalidGraph, at: context.location(parameter: "certificateAuthority"),
+                                 "certificateAuthority is for an https:// URL (TLS); \(endpoint.shown) is not one", node: context.id)
+            }
+            guard FileManager.default.isReadableFile(atPath: authority) else {
+                throw GraphError(.inputUnreadable, at: context.location(parameter: "certificateAuthority"), "cannot read \"\(authority)\"", node: context.id)
+            }
+        }
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
@@ -67,6 +81,7 @@ public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
         }
         let sink = try bin.make("gkwhipsink", name: "whip", ["url": endpoint.url, "timeout": context.parameters[Self.timeout]])
         if let token = context.parameters[Self.token] { try sink.set("token", token) }
+        if let authority = context.parameters[Self.certificateAuthority] { try sink.set("ca-file", authority) }
         for port in ["video", "audio"] where context.connectedInputs.contains(port) {
             try bin.expose(input: port, requesting: port, from: sink)
         }

@@ -149,6 +149,34 @@ import TestSupport
         #expect(text.contains("not HTTP") || text.contains("headers pass"), "\(text)")
     }
 
+    /// An https:// endpoint whose certificate a test authority signed: without that authority the
+    /// run fails saying the certificate is not trusted and where to give its authority; with it
+    /// in `certificateAuthority` the session is made over TLS and ended with a DELETE. (In this
+    /// order: GIO's TLS resumes a session it has made with the same server, without checking the
+    /// certificate again.)
+    @Test func anHTTPSEndpointIsTrustedThroughItsAuthority() throws {
+        let certificates = try TestCertificates(in: folder)
+        let pem = try certificates.server("whip", for: ["IP:127.0.0.1"])
+        let port = try LoopbackServer.freePort(udp: false)
+        let server = try endpoint(on: port, ["--certificate", pem])
+        defer { server.stop() }
+        let untrusted = try GraphRun(try graph(url: "https://127.0.0.1:\(port)/whip", audio: false, seconds: 2))
+        try untrusted.start()
+        let refused = try #require(ended(untrusted, within: 30))
+        #expect(refused.status == .failed)
+        let text = "\(String(describing: refused.error))"
+        #expect(text.contains("failed TLS") && text.contains("certificateAuthority"), "\(text)")
+
+        let trusted = try GraphRun(try graph(url: "https://127.0.0.1:\(port)/whip", extra: #", "certificateAuthority": "\#(certificates.authority)""#,
+                                             audio: false, seconds: 2))
+        try trusted.start()
+        let report = try #require(ended(trusted, within: 30))
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let log = (try? String(contentsOfFile: path("server.out"), encoding: .utf8)) ?? ""
+        #expect(log.contains("session ") && log.contains("deleted "), "\(log)")
+
+    }
+
     /// What the graph says wrong is refused when it is loaded (65), at the parameter or port.
     @Test func aBadURLOrAACIsRefusedAtLoad() throws {
         func refusal(_ nodes: String, _ edges: String) -> String? {
@@ -168,5 +196,8 @@ import TestSupport
         let badToken = refusal(#""mic": { "type": "capture.audio" }, "opus": { "type": "encode.opus" }, "out": { "type": "sink.whip", "params": { "url": "http://127.0.0.1/whip", "token": "zz yy" } }"#,
                                #""mic.out -> opus.in", "opus.out -> out.audio""#)
         #expect(badToken?.contains("nodes.out.params.token") == true && badToken?.contains("zz yy") == false, "\(String(describing: badToken))")
+        let plainWithAuthority = refusal(#""mic": { "type": "capture.audio" }, "opus": { "type": "encode.opus" }, "out": { "type": "sink.whip", "params": { "url": "http://127.0.0.1/whip", "certificateAuthority": "/etc/hostname" } }"#,
+                                         #""mic.out -> opus.in", "opus.out -> out.audio""#)
+        #expect(plainWithAuthority?.contains("nodes.out.params.certificateAuthority") == true, "\(String(describing: plainWithAuthority))")
     }
 }
