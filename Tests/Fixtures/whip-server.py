@@ -6,10 +6,11 @@ sent, the H.264 into PREFIX-video.mkv and the Opus into PREFIX-audio.mkv; a DELE
 Location ends it, the files complete. Prints one line per event: "session ID", "media KIND",
 "deleted ID", "ended ID".
 
-    whip-server.py --port PORT --output PREFIX [--token TOKEN] [--refuse STATUS] [--certificate PEM]
+    whip-server.py --port PORT --output PREFIX [--token TOKEN] [--refuse STATUS] [--certificate PEM] [--answer-only]
 
 --token: a POST without "Authorization: Bearer TOKEN" is answered 401. --refuse: every POST
-is answered STATUS, with no SDP. --certificate: HTTPS, with the certificate and key in PEM. Run by /usr/bin/python3 (Debian's, which has gi).
+is answered STATUS, with no SDP. --certificate: HTTPS, with the certificate and key in PEM. --answer-only: the session is
+answered, then its webrtcbin stopped (it never connects); a DELETE still ends it. Run by /usr/bin/python3 (Debian's, which has gi).
 """
 import argparse
 import sys
@@ -125,6 +126,8 @@ class Endpoint(BaseHTTPRequestHandler):
         sid = uuid.uuid4().hex
         session = Session(sid, args.output)
         answer = session.answer(offer).encode()
+        if args.answer_only:
+            session.pipeline.set_state(Gst.State.NULL)
         sessions[sid] = session
         say('session ' + sid)
         self.reply(201, answer, [('Content-Type', 'application/sdp'), ('Location', '/whip/session/' + sid)])
@@ -148,6 +151,7 @@ parser.add_argument('--output', required=True)
 parser.add_argument('--token')
 parser.add_argument('--refuse', type=int)
 parser.add_argument('--certificate')
+parser.add_argument('--answer-only', action='store_true')
 args = parser.parse_args()
 server = ThreadingHTTPServer(('127.0.0.1', args.port), Endpoint)
 if args.certificate:

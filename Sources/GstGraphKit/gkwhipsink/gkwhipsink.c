@@ -33,6 +33,7 @@ typedef struct {
     GstBin parent;
     GstElement *webrtc;
     GstPad *inputs[KINDS];  /* the payloaders' sink pads, once requested */
+    GstPad *into[KINDS];    /* webrtcbin's sink pads they feed (ours: a reference each) */
 
     GMutex lock; /* guards what follows, with `changed` */
     GCond changed;
@@ -65,6 +66,9 @@ static gchar *shown_url(GkWhipSink *self) {
     g_mutex_unlock(&self->lock);
     return shown ? shown : g_strdup("(the WHIP URL, which does not parse)");
 }
+
+static void on_change(gpointer data);
+static void on_caps(GObject *pad, GParamSpec *pspec, gpointer data) { on_change(data); }
 
 /* ---- the media's side ---- */
 
@@ -138,8 +142,22 @@ static GstPad *request_new_pad(GstElement *element, GstPadTemplate *templ, const
     GstPad *out = gst_element_get_static_pad(filter, "src");
     const gboolean linked = gst_element_link(pay, filter) && into && gst_pad_link(out, into) == GST_PAD_LINK_OK;
     gst_object_unref(out);
-    if (into) gst_object_unref(into);
-    if (!linked) return NULL;
+    if (!linked) {
+        if (into) gst_element_release_request_pad(self->webrtc, into), gst_object_unref(into);
+        gst_element_set_state(pay, GST_STATE_NULL);
+        gst_element_set_state(filter, GST_STATE_NULL);
+        gst_bin_remove_many(GST_BIN(self), pay, filter, NULL);
+        return NULL;
+    }
+    /* WHIP sends only (RFC 9725 4.2): webrtcbin makes a send-and-receive transceiver for a pad. */
+    GstWebRTCRTPTransceiver *transceiver = NULL;
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(into), "transceiver")) g_object_get(into, "transceiver", &transceiver, NULL);
+    if (transceiver) {
+        g_object_set(transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, NULL);
+        gst_object_unref(transceiver);
+    }
+    g_signal_connect(into, "notify::caps", G_CALLBACK(on_caps), self);
+    self->into[kind] = into;
     gst_element_sync_state_with_parent(pay);
     gst_element_sync_state_with_parent(filter);
     GstPad *target = gst_element_get_static_pad(pay, "sink");
@@ -165,9 +183,12 @@ static gboolean wait_for(GkWhipSink *self, gboolean (*done)(GkWhipSink *), gint6
     return ok;
 }
 
+/* Every input's format is in webrtcbin (the offer is made from its pads' caps), or its stream
+ * ended without one. */
 static gboolean all_caps(GkWhipSink *self) {
     for (int k = 0; k < KINDS; k++)
-        if (self->inputs[k] && !self->with_caps[k]) return FALSE;
+        if (self->inputs[k] && !self->ended[k] && !(self->with_caps[k] && self->into[k] && gst_pad_has_current_caps(self->into[k])))
+            return FALSE;
     return TRUE;
 }
 
@@ -193,6 +214,24 @@ static void on_change(gpointer data) {
     g_mutex_lock(&self->lock);
     g_cond_broadcast(&self->changed);
     g_mutex_unlock(&self->lock);
+}
+
+/* The session failed (the error posted): held inputs are let go, dropping. */
+static void mark_failed(GkWhipSink *self) {
+    g_mutex_lock(&self->lock);
+    self->failed = TRUE;
+    g_cond_broadcast(&self->changed);
+    g_mutex_unlock(&self->lock);
+}
+
+/* A promise's reply that is webrtcbin's error: posted, TRUE. */
+static gboolean refused(GkWhipSink *self, const GstStructure *reply, const char *what) {
+    GError *error = NULL;
+    if (!reply || !gst_structure_has_field(reply, "error")) return FALSE;
+    gst_structure_get(reply, "error", G_TYPE_ERROR, &error, NULL);
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("WebRTC refused the %s: %s", what, error ? error->message : "no reason given"), (NULL));
+    if (error) g_error_free(error);
+    return TRUE;
 }
 
 static void on_promise(GstPromise *promise, gpointer data) {
@@ -246,8 +285,9 @@ static gboolean gathered(GkWhipSink *self) {
 
 static void on_gathering(GObject *webrtc, GParamSpec *pspec, gpointer data) { on_change(data); }
 
-/* The session: offer, POST, answer, connection; its resource (to DELETE) in *resource. FALSE
- * after posting the error (none when stopping). */
+/* The session: offer, POST, answer, connection (one deadline, `timeout` from the formats); its
+ * resource (to DELETE) in *resource once the endpoint made one, whatever follows. FALSE after
+ * posting the error (none when stopping). */
 static gboolean start_session(GkWhipSink *self, const gchar *url, const gchar *token, guint timeout, gchar **resource) {
     const gint64 deadline = g_get_monotonic_time() + (gint64)timeout * G_USEC_PER_SEC;
     gchar *shown = shown_url(self);
@@ -256,14 +296,15 @@ static gboolean start_session(GkWhipSink *self, const gchar *url, const gchar *t
     GstWebRTCSessionDescription *offer = NULL;
     gchar *sdp = NULL;
     GkHttpReply reply = { 0 };
-    if (!wait_for(self, all_caps, G_MAXINT64)) goto out; /* the inputs' formats, for the offer */
+    /* The inputs' formats, for the offer: as long as the streams take to send them. */
+    if (!wait_for(self, all_caps, G_MAXINT64)) goto out;
 
     const GstStructure *made = ask(self, "create-offer", NULL, &promise, deadline);
     if (!made || !gst_structure_get(made, "offer", GST_TYPE_WEBRTC_SESSION_DESCRIPTION, &offer, NULL)) {
         if (!stopping(self)) GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("WebRTC made no offer for the WHIP session at \"%s\"", shown), (NULL));
         goto out;
     }
-    if (!ask(self, "set-local-description", offer, &local, deadline) && stopping(self)) goto out;
+    if (refused(self, ask(self, "set-local-description", offer, &local, deadline), "offer") || stopping(self)) goto out;
     /* Every candidate in the offer: WHIP clients need not trickle. */
     if (!wait_for(self, gathered, deadline)) {
         if (!stopping(self)) GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("ICE did not gather its candidates within %u s", timeout), (NULL));
@@ -273,8 +314,10 @@ static gboolean start_session(GkWhipSink *self, const gchar *url, const gchar *t
     g_object_get(self->webrtc, "local-description", &described, NULL);
     sdp = described ? gst_sdp_message_as_text(described->sdp) : NULL;
     if (described) gst_webrtc_session_description_free(described);
-    if (!sdp) goto out;
-    GST_DEBUG_OBJECT(self, "offer:\n%s", sdp);
+    if (!sdp) {
+        GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("WebRTC made no local description for the WHIP session at \"%s\"", shown), (NULL));
+        goto out;
+    }
 
     GError *error = NULL;
     guint left = (guint)MAX(1, (deadline - g_get_monotonic_time() + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC);
@@ -313,8 +356,9 @@ static gboolean start_session(GkWhipSink *self, const gchar *url, const gchar *t
     }
     *resource = reply.location ? gk_http_resolve(url, reply.location) : NULL;
     GstWebRTCSessionDescription *answer = gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_ANSWER, answer_sdp);
-    ask(self, "set-remote-description", answer, &remote, deadline);
+    const gboolean taken = !refused(self, ask(self, "set-remote-description", answer, &remote, deadline), "WHIP endpoint's answer");
     gst_webrtc_session_description_free(answer);
+    if (!taken) goto out;
     const gboolean up = wait_for(self, connected_or_failed, deadline);
     g_mutex_lock(&self->lock);
     const gboolean failed = self->failed;
@@ -328,6 +372,7 @@ static gboolean start_session(GkWhipSink *self, const gchar *url, const gchar *t
     GST_INFO_OBJECT(self, "connected to %s", shown);
     ok = TRUE;
 out:
+    if (!ok) mark_failed(self);
     gk_http_reply_clear(&reply);
     g_free(sdp);
     if (offer) gst_webrtc_session_description_free(offer);
@@ -337,12 +382,27 @@ out:
     return ok;
 }
 
-/* Ends the session: its resource DELETEd (at most `timeout` s). */
-static void end_session(GkWhipSink *self, const gchar *resource, const gchar *token, guint timeout, GCancellable *cancellable) {
+/* Ends the session: its resource DELETEd (at most `timeout` s). The token goes only to the
+ * endpoint's own origin, and an https endpoint's resource is never reached over http. */
+static void end_session(GkWhipSink *self, const gchar *url, const gchar *resource, const gchar *token, guint timeout,
+                        GCancellable *cancellable) {
     if (!resource) return;
+    if (gk_http_downgrades(url, resource)) {
+        GST_WARNING_OBJECT(self, "the session's resource is not https, as its endpoint is: not ended");
+        return;
+    }
+    const gchar *sent = gk_http_same_origin(url, resource) ? token : NULL;
     GkHttpReply reply;
     GError *error = NULL;
-    if (gk_http_request("DELETE", resource, NULL, NULL, token, self->authorities, timeout, cancellable, &reply, &error)) {
+    gboolean done = gk_http_request("DELETE", resource, NULL, NULL, sent, self->authorities, timeout, cancellable, &reply, &error);
+    if (!done && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        /* Stopped meanwhile: one more try, of at most a second. */
+        g_clear_error(&error);
+        GCancellable *fresh = g_cancellable_new();
+        done = gk_http_request("DELETE", resource, NULL, NULL, sent, self->authorities, 1, fresh, &reply, &error);
+        g_object_unref(fresh);
+    }
+    if (done) {
         GST_INFO_OBJECT(self, "session ended: HTTP %u", reply.status);
         gk_http_reply_clear(&reply);
     } else {
@@ -358,19 +418,23 @@ static gpointer run(gpointer data) {
     const guint timeout = self->timeout;
     g_mutex_unlock(&self->lock);
     gchar *resource = NULL;
+    gboolean ended = FALSE;
     if (start_session(self, url, token, timeout, &resource)) {
         wait_for(self, all_ended, G_MAXINT64);
         if (!stopping(self)) {
             /* The last packets leave before the session is ended (unless it stops meanwhile). */
             wait_for(self, never, g_get_monotonic_time() + G_USEC_PER_SEC / 2);
-            end_session(self, resource, token, timeout, self->cancellable);
+            end_session(self, url, resource, token, timeout, self->cancellable);
             gst_element_post_message(GST_ELEMENT(self), gst_message_new_eos(GST_OBJECT(self)));
-        } else {
-            /* Stopped: the session is ended all the same, in at most a second. */
-            GCancellable *fresh = g_cancellable_new();
-            end_session(self, resource, token, 1, fresh);
-            g_object_unref(fresh);
+            ended = TRUE;
         }
+    }
+    if (!ended) {
+        /* Failed or stopped after the endpoint made the session: ended all the same, in at most a
+         * second (http.c's deadline covers the name lookup too). */
+        GCancellable *fresh = g_cancellable_new();
+        end_session(self, url, resource, token, 1, fresh);
+        g_object_unref(fresh);
     }
     g_free(resource);
     if (token) memset(token, 0, strlen(token));
@@ -474,6 +538,8 @@ static void finalize(GObject *object) {
     g_free(self->ca_file);
     g_clear_object(&self->authorities);
     g_clear_object(&self->cancellable);
+    for (int k = 0; k < KINDS; k++)
+        if (self->into[k]) gst_object_unref(self->into[k]);
     g_mutex_clear(&self->lock);
     g_cond_clear(&self->changed);
     G_OBJECT_CLASS(gk_whip_sink_parent_class)->finalize(object);

@@ -23,12 +23,31 @@ gchar *gk_http_shown_url(const gchar *url) {
         if (uri) g_uri_unref(uri);
         return NULL;
     }
+    const gchar *path = g_uri_get_path(uri);
     GUri *shown = g_uri_build(G_URI_FLAGS_ENCODED, g_uri_get_scheme(uri), NULL, g_uri_get_host(uri), g_uri_get_port(uri),
-                              g_uri_get_path(uri), NULL, NULL);
+                              path && *path && strcmp(path, "/") ? "/…" : "", NULL, NULL);
     gchar *text = g_uri_to_string(shown);
     g_uri_unref(shown);
     g_uri_unref(uri);
     return text;
+}
+
+static gint port_of(GUri *uri) {
+    const gint port = g_uri_get_port(uri);
+    return port > 0 ? port : !g_ascii_strcasecmp(g_uri_get_scheme(uri), "https") ? 443 : 80;
+}
+
+gboolean gk_http_same_origin(const gchar *a, const gchar *b) {
+    GUri *x = g_uri_parse(a, G_URI_FLAGS_ENCODED, NULL), *y = g_uri_parse(b, G_URI_FLAGS_ENCODED, NULL);
+    const gboolean same = x && y && g_uri_get_host(x) && g_uri_get_host(y) && !g_ascii_strcasecmp(g_uri_get_scheme(x), g_uri_get_scheme(y)) &&
+                          !g_ascii_strcasecmp(g_uri_get_host(x), g_uri_get_host(y)) && port_of(x) == port_of(y);
+    if (x) g_uri_unref(x);
+    if (y) g_uri_unref(y);
+    return same;
+}
+
+gboolean gk_http_downgrades(const gchar *from, const gchar *to) {
+    return !g_ascii_strncasecmp(from, "https://", 8) && g_ascii_strncasecmp(to, "https://", 8);
 }
 
 gchar *gk_http_resolve(const gchar *url, const gchar *location) {
@@ -71,9 +90,12 @@ static GBytes *unchunk(const guint8 *data, gsize size) {
     for (;;) {
         const guint8 *eol = memchr(data + at, '\n', size - at);
         if (!eol) break;
-        gchar *end = NULL;
-        const guint64 chunk = g_ascii_strtoull((const gchar *)data + at, &end, 16);
-        if (end == (const gchar *)data + at) break;
+        /* The size's hex digits, read within the line (the data has no terminating NUL). */
+        guint64 chunk = 0;
+        gsize digits = 0;
+        for (const guint8 *c = data + at; c < eol && g_ascii_isxdigit(*c) && digits < 15; c++, digits++)
+            chunk = chunk * 16 + (guint64)g_ascii_xdigit_value((gchar)*c);
+        if (digits == 0) break;
         at = (gsize)(eol - data) + 1;
         if (chunk == 0) return g_byte_array_free_to_bytes(out);
         if (chunk > size - at) break;
@@ -158,6 +180,52 @@ out:
     return ok;
 }
 
+/* Cancels `cancellable` at `deadline` unless let go first: the name lookup and each address's
+ * connect have no deadline of their own in GIO. */
+typedef struct {
+    GMutex lock;
+    GCond done_changed;
+    gboolean done, fired;
+    gint64 deadline;
+    GCancellable *cancellable;
+    GThread *thread;
+} Alarm;
+
+static gpointer ring(gpointer data) {
+    Alarm *a = data;
+    g_mutex_lock(&a->lock);
+    while (!a->done && g_cond_wait_until(&a->done_changed, &a->lock, a->deadline)) {}
+    if (!a->done) {
+        a->fired = TRUE;
+        g_cancellable_cancel(a->cancellable);
+    }
+    g_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+static void alarm_start(Alarm *a, gint64 deadline, GCancellable *cancellable) {
+    g_mutex_init(&a->lock);
+    g_cond_init(&a->done_changed);
+    a->done = a->fired = FALSE;
+    a->deadline = deadline;
+    a->cancellable = cancellable;
+    a->thread = g_thread_new("gkwhip-deadline", ring, a);
+}
+
+/* Lets the alarm go; whether it had rung. */
+static gboolean alarm_stop(Alarm *a) {
+    g_mutex_lock(&a->lock);
+    a->done = TRUE;
+    g_cond_signal(&a->done_changed);
+    g_mutex_unlock(&a->lock);
+    g_thread_join(a->thread);
+    g_mutex_clear(&a->lock);
+    g_cond_clear(&a->done_changed);
+    return a->fired;
+}
+
+static void cancel_too(GCancellable *from, gpointer to) { g_cancellable_cancel(to); }
+
 /* The TLS handshake is about to start: the authorities to check the server against. */
 static void on_client_event(GSocketClient *client, GSocketClientEvent event, GSocketConnectable *address, GIOStream *connection,
                             gpointer authorities) {
@@ -180,6 +248,12 @@ gboolean gk_http_request(const gchar *method, const gchar *url, const gchar *con
     }
     const gint port = g_uri_get_port(uri) > 0 ? g_uri_get_port(uri) : tls ? 443 : 80;
     const gint64 deadline = g_get_monotonic_time() + (gint64)timeout_seconds * G_USEC_PER_SEC;
+    /* Ours: cancelled by the caller's, or at the deadline. */
+    GCancellable *caller = cancellable;
+    cancellable = g_cancellable_new();
+    const gulong linked = caller ? g_cancellable_connect(caller, G_CALLBACK(cancel_too), cancellable, NULL) : 0;
+    Alarm alarm;
+    alarm_start(&alarm, deadline, cancellable);
 
     GSocketClient *client = g_socket_client_new();
     g_socket_client_set_timeout(client, timeout_seconds);
@@ -223,6 +297,14 @@ gboolean gk_http_request(const gchar *method, const gchar *url, const gchar *con
         g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
         g_object_unref(connection);
     }
+    const gboolean rang = alarm_stop(&alarm);
+    if (caller) g_cancellable_disconnect(caller, linked);
+    if (!ok && rang && !(caller && g_cancellable_is_cancelled(caller)) && error && *error &&
+        g_error_matches(*error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        g_clear_error(error);
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "no reply in time");
+    }
+    g_object_unref(cancellable);
     if (!ok) gk_http_reply_clear(reply);
     g_uri_unref(uri);
     return ok;

@@ -27,9 +27,16 @@ gboolean gk_http_request(const gchar *method, const gchar *url, const gchar *con
 
 void gk_http_reply_clear(GkHttpReply *reply);
 
-/* `url` as it may be shown: scheme, host, port and path; no user, password, query or fragment.
- * NULL when it does not parse. */
+/* `url` as it may be shown: scheme, host and port, then "/…" for a path (which may hold a stream's
+ * key: Cloudflare's WHIP URLs do); no user, password, query or fragment. NULL when it does not
+ * parse. */
 gchar *gk_http_shown_url(const gchar *url);
+
+/* Whether `b` has `a`'s scheme, host and port. */
+gboolean gk_http_same_origin(const gchar *a, const gchar *b);
+
+/* Whether going from `from` to `to` leaves https for http. */
+gboolean gk_http_downgrades(const gchar *from, const gchar *to);
 
 /* `location` (absolute or relative) resolved against `url`; NULL when it does not parse or is
  * not http(s). */

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GraphKitCore
 import GraphKitRuntime
 
@@ -9,16 +9,19 @@ import GraphKitRuntime
 ///
 /// - `url`: the endpoint, `http://` or `https://` (TLS checked against the system's certificate
 ///   authorities, or those in `certificateAuthority`, a PEM file: a self-hosted server's own
-///   authority or self-signed certificate); a user, password or query in it is never shown. `token`: sent as
+///   authority or self-signed certificate); messages show its scheme, host and port only (a path
+///   may hold a stream's key). The session's resource gets the token only on the endpoint's own
+///   origin, and is never reached over http from an https endpoint. `token`: sent as
 ///   `Authorization: Bearer`, never shown.
 /// - The media waits (each input's stream) until the peer connection is up, and the video then
 ///   starts at a key frame (asked of the encoder, as a receiver's PLI is later); a receiver
 ///   joins from the next key frame of passed-through video.
-/// - `timeout`: for the offer, the endpoint's answer and the connection (ICE, DTLS), each
-///   failure an error naming the URL and what failed (a refusal with its HTTP status: 401 and 403
+/// - `timeout`: for the whole exchange (the offer, the endpoint's answer, the connection: ICE,
+///   DTLS), each failure an error naming the endpoint (`https://host:port/…`) and what failed (a refusal with its HTTP status: 401 and 403
 ///   say to check the token), 70.
 /// - At the end of every input's stream the session is ended with a DELETE, then the run ends;
-///   a stop does the same, a cancel sends the DELETE with a second's wait.
+///   a stop does the same; a cancel, or a failure after the endpoint made the session, sends the
+///   DELETE with a second's wait.
 ///
 /// Example:
 /// ```json
@@ -46,7 +49,7 @@ public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
         pattern: #"^[A-Za-z0-9._~+/=-]+$"#, minLength: 1, expected: "a bearer token (RFC 6750's characters)", shown: .hidden),
         help: "sent as \"Authorization: Bearer\"; never shown")
     public static let timeout = NetworkEndpoint.connectTimeout(default: 10,
-        help: "seconds for the offer, the endpoint's answer and the WebRTC connection, each, before the run fails")
+        help: "seconds for the whole exchange (the offer, the endpoint's answer, the WebRTC connection) before the run fails")
 
     public static let certificateAuthority = OptionalParameter<String>("certificateAuthority", format: .path,
         help: "https:// only: a PEM file of the authorities (or the self-signed certificate) to trust for the endpoint's certificate, instead of the system's")
@@ -58,9 +61,7 @@ public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
         let location = try context.parameters.value(Self.url)
-        let withoutQuery = location.prefix { $0 != "?" }
-        endpoint = try NetworkEndpoint(location, shown: RedactedURL.text(String(withoutQuery)) + (withoutQuery.count < location.count ? "?…" : ""),
-                                       context: context)
+        endpoint = try NetworkEndpoint(location, shown: Self.shown(location), context: context)
         if let authority = context.parameters[Self.certificateAuthority] {
             guard location.lowercased().hasPrefix("https://") else {
                 throw GraphError(.invalidGraph, at: context.location(parameter: "certificateAuthority"),
@@ -70,6 +71,17 @@ public final class WHIPSinkNode: ElementNode, ExplainsFailures, Sendable {
                 throw GraphError(.inputUnreadable, at: context.location(parameter: "certificateAuthority"), "cannot read \"\(authority)\"", node: context.id)
             }
         }
+    }
+
+    /// How messages name the endpoint: scheme, host and port, "/…" for a path (which may hold a
+    /// stream's key: Cloudflare's WHIP URLs do); never a user, password or query. As gkwhipsink's.
+    static func shown(_ url: String) -> String {
+        guard let schemeEnd = url.firstRange(of: "://") else { return "(a WHIP URL)" }
+        let rest = url[schemeEnd.upperBound...]
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        let path = rest.dropFirst(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }.count).prefix { $0 != "?" && $0 != "#" }
+        return url[..<schemeEnd.upperBound] + authority + (path.isEmpty || path == "/" ? "" : "/…")
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {

@@ -97,7 +97,7 @@ import TestSupport
         let error = try #require(report.error)
         #expect(error.code == .runFailed)
         let text = "\(error)"
-        #expect(text.contains("http://127.0.0.1:\(port)/whip") && text.contains("HTTP 401") && text.contains("check the token"), "\(text)")
+        #expect(text.contains("\"http://127.0.0.1:\(port)/…\"") && text.contains("HTTP 401") && text.contains("check the token"), "\(text)")
         #expect(!text.contains("token-0815") && !text.contains("token-4711"), "\(text)")
     }
 
@@ -112,8 +112,8 @@ import TestSupport
         #expect(Date().timeIntervalSince(started) < 8)
         #expect(report.status == .failed)
         let text = "\(String(describing: report.error))"
-        #expect(text.contains("127.0.0.1:\(port)/whip") && text.contains("Cannot send the offer"), "\(text)")
-        #expect(!text.contains("pass-9911") && !text.contains("query-7722"), "\(text)")
+        #expect(text.contains("\"http://127.0.0.1:\(port)/…\"") && text.contains("Cannot send the offer"), "\(text)")
+        #expect(!text.contains("pass-9911") && !text.contains("query-7722") && !text.contains("/whip"), "\(text)")
     }
 
     /// A server that takes the connection and never answers: the run fails when the timeout
@@ -175,6 +175,27 @@ import TestSupport
         let log = (try? String(contentsOfFile: path("server.out"), encoding: .utf8)) ?? ""
         #expect(log.contains("session ") && log.contains("deleted "), "\(log)")
 
+    }
+
+    /// An endpoint that answers 201 but never connects (no ICE on its side): the run fails when
+    /// the timeout passes, saying no WebRTC connection came, and the session it made is DELETEd
+    /// all the same.
+    @Test func aSessionThatNeverConnectsFailsAndIsDeleted() throws {
+        let port = try LoopbackServer.freePort(udp: false)
+        let server = try endpoint(on: port, ["--answer-only"])
+        defer { server.stop() }
+        let started = Date()
+        let run = try GraphRun(try graph(url: "http://127.0.0.1:\(port)/whip", extra: #", "timeout": 3"#, audio: false, seconds: 20))
+        try run.start()
+        let report = try #require(ended(run, within: 30))
+        #expect(report.status == .failed && Date().timeIntervalSince(started) < 10)
+        #expect("\(String(describing: report.error))".contains("No WebRTC connection"), "\(String(describing: report.error))")
+        var log = ""
+        for _ in 0..<50 where !log.contains("deleted ") {
+            log = (try? String(contentsOfFile: path("server.out"), encoding: .utf8)) ?? ""
+            usleep(100_000)
+        }
+        #expect(log.contains("session ") && log.contains("deleted "), "\(log)")
     }
 
     /// What the graph says wrong is refused when it is loaded (65), at the parameter or port.
