@@ -83,10 +83,19 @@ public final class LoopbackServer: @unchecked Sendable {
 
     /// Waits up to `seconds` until something listens on UDP `port` of 127.0.0.1 (`/proc/net/udp`).
     public static func waitForUDPListener(port: Int, within seconds: Double) -> Bool {
+        waitForListener(table: "/proc/net/udp", port: port, within: seconds)
+    }
+
+    /// Waits up to `seconds` until something listens on TCP `port` of 127.0.0.1 (`/proc/net/tcp`).
+    public static func waitForTCPListener(port: Int, within seconds: Double) -> Bool {
+        waitForListener(table: "/proc/net/tcp", port: port, within: seconds)
+    }
+
+    private static func waitForListener(table path: String, port: Int, within seconds: Double) -> Bool {
         let hex = String(format: "0100007F:%04X", port)
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
-            if let table = try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8), table.contains(hex) { return true }
+            if let table = try? String(contentsOfFile: path, encoding: .utf8), table.contains(hex) { return true }
             usleep(20_000)
         }
         return false

@@ -40,7 +40,7 @@ typedef struct {
     gchar *url, *token, *ca_file;
     guint timeout;
     GTlsDatabase *authorities; /* from ca-file, made when starting; NULL: the system's */
-    gboolean with_caps[KINDS], ended[KINDS];
+    gboolean ended[KINDS];
     gboolean connected, failed, stopping, keyframe_asked;
     gboolean promised; /* the promise waited for has its reply (or was interrupted) */
     GThread *thread;
@@ -100,16 +100,15 @@ static GstPadProbeReturn hold_until_connected(GstPad *pad, GstPadProbeInfo *info
     return GST_PAD_PROBE_REMOVE;
 }
 
-/* Caps and the end of stream, on the way in. */
+/* The end of stream, on the way in. */
 static GstPadProbeReturn watch_events(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
     GkWhipSink *self = data;
     GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
     const int kind = kind_of(self, pad);
     if (kind < 0) return GST_PAD_PROBE_OK;
-    if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS || GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
         g_mutex_lock(&self->lock);
-        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) self->with_caps[kind] = TRUE;
-        else self->ended[kind] = TRUE;
+        self->ended[kind] = TRUE;
         g_cond_broadcast(&self->changed);
         g_mutex_unlock(&self->lock);
     }
@@ -187,7 +186,7 @@ static gboolean wait_for(GkWhipSink *self, gboolean (*done)(GkWhipSink *), gint6
  * ended without one. */
 static gboolean all_caps(GkWhipSink *self) {
     for (int k = 0; k < KINDS; k++)
-        if (self->inputs[k] && !self->ended[k] && !(self->with_caps[k] && self->into[k] && gst_pad_has_current_caps(self->into[k])))
+        if (self->inputs[k] && !self->ended[k] && !gst_pad_has_current_caps(self->into[k]))
             return FALSE;
     return TRUE;
 }
@@ -465,7 +464,7 @@ static GstStateChangeReturn change_state(GstElement *element, GstStateChange tra
         const gboolean usable = shown != NULL && (!g_ascii_strncasecmp(self->url, "http://", 7) || !g_ascii_strncasecmp(self->url, "https://", 8));
         g_free(shown);
         self->stopping = self->connected = self->failed = self->keyframe_asked = FALSE;
-        for (int k = 0; k < KINDS; k++) self->with_caps[k] = self->ended[k] = FALSE;
+        for (int k = 0; k < KINDS; k++) self->ended[k] = FALSE;
         g_mutex_unlock(&self->lock);
         if (!usable) {
             GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No WHIP URL (http:// or https://) to send to"), (NULL));

@@ -41,12 +41,7 @@ import TestSupport
             rtmp { server { listen 127.0.0.1:\(port); application live { live on; record all; record_path \(folder.path); record_unique \(unique ? "on" : "off"); } } }
             """.write(toFile: config, atomically: true, encoding: .utf8)
         let nginx = try LoopbackServer("nginx", ["-c", config, "-p", folder.path], output: "/dev/null", log: folder.appendingPathComponent("nginx.log").path)
-        var listening = false
-        for _ in 0..<250 where !listening {
-            listening = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8))?.contains(String(format: "0100007F:%04X", port)) == true
-            usleep(20_000)
-        }
-        #expect(listening, "\(nginx.logText)")
+        #expect(LoopbackServer.waitForTCPListener(port: port, within: 5), "\(nginx.logText)")
         return nginx
     }
 

@@ -20,12 +20,7 @@ import TestSupport
             .deletingLastPathComponent().appendingPathComponent("Fixtures/whip-server.py").path
         let server = try LoopbackServer("/usr/bin/python3", [script, "--port", "\(port)", "--output", path("received")] + options,
                                         output: path("server.out"), log: path("server.log"))
-        var listening = false
-        for _ in 0..<500 where !listening {
-            listening = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8))?.contains(String(format: "0100007F:%04X", port)) == true
-            usleep(20_000)
-        }
-        #expect(listening, "\(server.logText)")
+        #expect(LoopbackServer.waitForTCPListener(port: port, within: 10), "\(server.logText)")
         return server
     }
 
@@ -40,13 +35,6 @@ import TestSupport
             """)
     }
 
-    func ended(_ run: GraphRun, within seconds: Double) -> RunReport? {
-        let waiting = TestThread("wait") { run.wait() }
-        if let report = waiting.join(guardSeconds: seconds) { return report }
-        run.cancel()
-        _ = waiting.join(guardSeconds: 10)
-        return nil
-    }
 
     /// Packets of `kind` ("video" or "audio") in what the endpoint recorded, whether the first is a
     /// key frame, and what ffprobe says decoding them (nothing when each decodes).
@@ -72,7 +60,7 @@ import TestSupport
         defer { server.stop() }
         let run = try GraphRun(try graph(url: "http://127.0.0.1:\(port)/whip"))
         try run.start()
-        let report = try #require(ended(run, within: 40))
+        let report = try #require(RemuxChecks.ended(run, within: 40))
         #expect(report.status == .completed, "\(String(describing: report.error))")
         server.stop()
         let log = (try? String(contentsOfFile: path("server.out"), encoding: .utf8)) ?? ""
@@ -92,7 +80,7 @@ import TestSupport
         defer { server.stop() }
         let run = try GraphRun(try graph(url: "http://127.0.0.1:\(port)/whip", extra: #", "token": "wrong-token-0815""#, audio: false))
         try run.start()
-        let report = try #require(ended(run, within: 30))
+        let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .failed)
         let error = try #require(report.error)
         #expect(error.code == .runFailed)
@@ -108,7 +96,7 @@ import TestSupport
         let started = Date()
         let run = try GraphRun(try graph(url: "http://user:pass-9911@127.0.0.1:\(port)/whip?key=query-7722", extra: #", "timeout": 3"#, audio: false))
         try run.start()
-        let report = try #require(ended(run, within: 20))
+        let report = try #require(RemuxChecks.ended(run, within: 20))
         #expect(Date().timeIntervalSince(started) < 8)
         #expect(report.status == .failed)
         let text = "\(String(describing: report.error))"
@@ -126,7 +114,7 @@ import TestSupport
         var started = Date()
         let run = try GraphRun(try graph(url: "http://127.0.0.1:\(silent)/whip", extra: #", "timeout": 2"#, audio: false, seconds: 20))
         try run.start()
-        let report = try #require(ended(run, within: 20))
+        let report = try #require(RemuxChecks.ended(run, within: 20))
         let took = Date().timeIntervalSince(started)
         #expect(report.status == .failed && took < 6, "\(took) s: \(String(describing: report.error))")
         #expect("\(String(describing: report.error))".contains("did not answer within 2 s"), "\(String(describing: report.error))")
@@ -136,14 +124,14 @@ import TestSupport
         usleep(1_500_000)
         started = Date()
         cancelled.cancel()
-        let cancelReport = try #require(ended(cancelled, within: 10))
+        let cancelReport = try #require(RemuxChecks.ended(cancelled, within: 10))
         #expect(Date().timeIntervalSince(started) < 1.5 && cancelReport.status == .cancelled)
 
         let garbage = try GarbageServer()
         defer { garbage.stop() }
         let run2 = try GraphRun(try graph(url: "http://127.0.0.1:\(garbage.port)/whip", extra: #", "timeout": 5"#, audio: false))
         try run2.start()
-        let report2 = try #require(ended(run2, within: 20))
+        let report2 = try #require(RemuxChecks.ended(run2, within: 20))
         #expect(report2.status == .failed)
         let text = "\(String(describing: report2.error))"
         #expect(text.contains("not HTTP") || text.contains("headers pass"), "\(text)")
@@ -162,7 +150,7 @@ import TestSupport
         defer { server.stop() }
         let untrusted = try GraphRun(try graph(url: "https://127.0.0.1:\(port)/whip", audio: false, seconds: 2))
         try untrusted.start()
-        let refused = try #require(ended(untrusted, within: 30))
+        let refused = try #require(RemuxChecks.ended(untrusted, within: 30))
         #expect(refused.status == .failed)
         let text = "\(String(describing: refused.error))"
         #expect(text.contains("failed TLS") && text.contains("certificateAuthority"), "\(text)")
@@ -170,7 +158,7 @@ import TestSupport
         let trusted = try GraphRun(try graph(url: "https://127.0.0.1:\(port)/whip", extra: #", "certificateAuthority": "\#(certificates.authority)""#,
                                              audio: false, seconds: 2))
         try trusted.start()
-        let report = try #require(ended(trusted, within: 30))
+        let report = try #require(RemuxChecks.ended(trusted, within: 30))
         #expect(report.status == .completed, "\(String(describing: report.error))")
         let log = (try? String(contentsOfFile: path("server.out"), encoding: .utf8)) ?? ""
         #expect(log.contains("session ") && log.contains("deleted "), "\(log)")
@@ -187,7 +175,7 @@ import TestSupport
         let started = Date()
         let run = try GraphRun(try graph(url: "http://127.0.0.1:\(port)/whip", extra: #", "timeout": 3"#, audio: false, seconds: 20))
         try run.start()
-        let report = try #require(ended(run, within: 30))
+        let report = try #require(RemuxChecks.ended(run, within: 30))
         #expect(report.status == .failed && Date().timeIntervalSince(started) < 10)
         #expect("\(String(describing: report.error))".contains("No WebRTC connection"), "\(String(describing: report.error))")
         var log = ""
