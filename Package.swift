@@ -99,8 +99,9 @@ let package = Package(
         // UniformTypeIdentifiers: UTType and CoreServices' kUTType* identifiers, a table of the
         // common types (AVFoundation re-exports it, as its headers do on Apple's platforms).
         .target(name: "UniformTypeIdentifiers"),
-        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "AudioToolbox", "UniformTypeIdentifiers", "Assets", "GraphKitCore",
-                                                     "GraphKitRuntime", "MediaContainers"]),
+        // CoreImage for the CIFilter video compositions (AVAsynchronousCIImageFilteringRequest).
+        .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "CoreImage", "AudioToolbox", "UniformTypeIdentifiers", "Assets",
+                                                     "GraphKitCore", "GraphKitRuntime", "MediaContainers"]),
         // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
         // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec).
         .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes"]),

@@ -83,7 +83,9 @@ open class AVAssetReaderVideoCompositionOutput: AVAssetReaderOutput, @unchecked 
                 break
             }
             do throws(GraphError) {
-                state.pending = try state.effects?.process(sample, end: state.end) ?? []
+                state.pending = try state.effects?.process(sample, end: state.end, stopped: { [weak reader] in
+                    reader.map { $0.status == .cancelled || $0.failed } ?? true
+                }) ?? []
             } catch {
                 reader.fail(error)
                 return nil
@@ -99,6 +101,9 @@ open class AVAssetReaderVideoCompositionOutput: AVAssetReaderOutput, @unchecked 
             throw GraphError(.usage, at: "videoComposition", "an AVAssetReaderVideoCompositionOutput draws by its videoComposition: set one before startReading()")
         }
         let value = try composition.engineValue()
+        if value.frameFilter != nil, (output?.outputSettings).map({ $0 != .pixels(.bgra) }) ?? false {
+            throw GraphError(.usage, at: "videoSettings", "a CIFilter composition's frames are BGRA: ask for kCVPixelFormatType_32BGRA (the default)")
+        }
         let track = videoTracks[0]
         try value.check(duration: try end(), trackIDs: Set(videoTracks.map { Int($0.trackID) }))
         let start = reader?.timeRange.mediaTimeRange?.start ?? .zero

@@ -24,6 +24,8 @@ open class AVVideoComposition: @unchecked Sendable {
     public internal(set) var renderScale: Float = 1
     public internal(set) var instructions: [any AVVideoCompositionInstructionProtocol]
     public internal(set) var sourceTrackIDForFrameTiming: CMPersistentTrackID = kCMPersistentTrackID_Invalid
+    /// The CIFilter handler of a composition made by ``init(asset:applyingCIFiltersWithHandler:)``.
+    var filterApplier: (@Sendable (AVAsynchronousCIImageFilteringRequest) -> Void)?
 
     init(frameDuration: CMTime, renderSize: CGSize, instructions: [any AVVideoCompositionInstructionProtocol]) {
         self.frameDuration = frameDuration
@@ -44,6 +46,7 @@ open class AVVideoComposition: @unchecked Sendable {
         c.renderScale = renderScale
         c.instructions = instructions
         c.sourceTrackIDForFrameTiming = sourceTrackIDForFrameTiming
+        c.filterApplier = filterApplier
         return c
     }
 
@@ -59,6 +62,30 @@ open class AVVideoComposition: @unchecked Sendable {
     open class func videoComposition(withPropertiesOf asset: AVAsset) async throws -> AVVideoComposition {
         _ = try await asset.load(.tracks)
         return AVVideoComposition(propertiesOf: asset)
+    }
+
+    /// A composition that hands each frame of `asset`'s first video track to `applier` as a
+    /// `CIImage`, and shows the image the handler finishes with: ``init(propertiesOf:)``'s
+    /// render size and frame rate, the frame upright (its preferred transform applied) at the
+    /// render size, BGRA. The handler may finish at once or later, on any thread; reading waits
+    /// for it, and gives up when the export or reader is cancelled.
+    public convenience init(asset: AVAsset, applyingCIFiltersWithHandler applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void) {
+        self.init(propertiesOf: asset)
+        filterApplier = applier
+    }
+
+    /// ``init(asset:applyingCIFiltersWithHandler:)``, as iOS 16's asynchronous form.
+    open class func videoComposition(with asset: AVAsset, applyingCIFiltersWithHandler applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void) async throws -> AVVideoComposition {
+        _ = try await asset.load(.tracks)
+        return AVVideoComposition(asset: asset, applyingCIFiltersWithHandler: applier)
+    }
+
+    /// ``init(asset:applyingCIFiltersWithHandler:)``, with a completion handler.
+    open class func videoComposition(with asset: AVAsset, applyingCIFiltersWithHandler applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void,
+                                     completionHandler: @escaping @Sendable (AVVideoComposition?, (any Error)?) -> Void) {
+        asset.loadValuesAsynchronously(forKeys: ["tracks"]) {
+            completionHandler(AVVideoComposition(asset: asset, applyingCIFiltersWithHandler: applier), nil)
+        }
     }
 
     func adopt(propertiesOf asset: AVAsset) {
@@ -100,7 +127,7 @@ open class AVVideoComposition: @unchecked Sendable {
                                                           layers: instruction.layerInstructions.map(\.layer)))
         }
         return VideoComposition(renderSize: (Int(renderSize.width.rounded()), Int(renderSize.height.rounded())), frameDuration: duration,
-                                instructions: converted)
+                                instructions: converted, frameFilter: filterApplier.map { AVAsynchronousCIImageFilteringRequest.frameFilter($0, renderSize: renderSize) })
     }
 }
 
@@ -118,6 +145,17 @@ open class AVMutableVideoComposition: AVVideoComposition, @unchecked Sendable {
     open override class func videoComposition(withPropertiesOf asset: AVAsset) async throws -> AVMutableVideoComposition {
         _ = try await asset.load(.tracks)
         return AVMutableVideoComposition(propertiesOf: asset)
+    }
+
+    /// ``AVVideoComposition/init(asset:applyingCIFiltersWithHandler:)``, mutable.
+    public convenience init(asset: AVAsset, applyingCIFiltersWithHandler applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void) {
+        self.init(propertiesOf: asset)
+        filterApplier = applier
+    }
+
+    open override class func videoComposition(with asset: AVAsset, applyingCIFiltersWithHandler applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void) async throws -> AVMutableVideoComposition {
+        _ = try await asset.load(.tracks)
+        return AVMutableVideoComposition(asset: asset, applyingCIFiltersWithHandler: applier)
     }
 
     public override var frameDuration: CMTime {

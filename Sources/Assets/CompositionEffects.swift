@@ -21,10 +21,17 @@ package struct CompositionEffects {
 
     var isEmpty: Bool { renderer == nil && mix == nil }
 
+    /// Whether the video composition's frames are BGRA: a frame filter takes them so. The
+    /// track is then read as BGRA (the renderer draws the format it is given).
+    package var drawsBGRA: Bool { renderer?.composition.frameFilter != nil }
+
     /// What `sample` becomes, up to `end` (where the track ends in the exported range): sound
     /// with its volume; for video, every output frame due while the sample shows (none when
-    /// output frames come faster than the source's, several when slower).
-    package mutating func process(_ sample: SampleBuffer, end: MediaTime) throws(GraphError) -> [SampleBuffer] {
+    /// output frames come faster than the source's, several when slower), each through the
+    /// composition's frame filter when it has one. `stopped` says the reading has stopped: a
+    /// filter waiting on its caller's code gives up then.
+    package mutating func process(_ sample: SampleBuffer, end: MediaTime,
+                                  stopped: @escaping @Sendable () -> Bool = { false }) throws(GraphError) -> [SampleBuffer] {
         guard let pts = sample.presentationTime else { return [sample] }
         if let mix { return [mix.0.apply(to: sample, trackID: mix.trackID, at: pts + offset)] }
         guard let renderer else { return [sample] }
@@ -34,7 +41,21 @@ package struct CompositionEffects {
         while next < shownUntil {
             let length = min(step, end - next)
             guard length > .zero else { break }
-            out.append(try renderer.render(sample, at: next + offset, duration: length, stampedAt: next))
+            var frame = try renderer.render(sample, at: next + offset, duration: length, stampedAt: next)
+            if let filter = renderer.composition.frameFilter {
+                let filtered = try filter.apply(frame, next + offset, stopped)
+                guard case .rawVideo(let want)? = frame.format, case .rawVideo(let got)? = filtered.format,
+                      got.pixelFormat == want.pixelFormat, got.width == want.width, got.height == want.height,
+                      filtered.byteCount == frame.byteCount else {
+                    throw GraphError(.runFailed, at: "videoComposition", "the frame filter gave \(filtered.format.map { "\($0)" } ?? "a buffer of no format") (\(filtered.byteCount) bytes) for a frame of \(frame.format.map { "\($0)" } ?? "no format") (\(frame.byteCount) bytes)")
+                }
+                var shown = filtered
+                shown.format = frame.format
+                shown.presentationTime = next
+                shown.duration = length
+                frame = shown
+            }
+            out.append(frame)
             next = next + step
         }
         return out

@@ -76,10 +76,11 @@ final class CompositionTranscode: Sendable {
             // video composition draws the frames (its renderer draws 8-bit ones).
             let tenBit = videoComposition == nil && video.keepsTenBits(track.pieces.map { $0.sourceTrack?.stream.color })
             if tenBit { video.tenBit = true }
-            let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(tenBit ? .i420_10le : .i420))
+            let effects = CompositionEffects(offset: range.start, video: videoComposition.map { ($0, trackID: track.trackID) })
+            // BGRA for a composition's frame filter, which takes it so; the encoder converts it.
+            let output = try AssetReaderTrackOutput(compositionTrack: track, outputSettings: .pixels(tenBit ? .i420_10le : effects.drawsBGRA ? .bgra : .i420))
             output.toneMapsHDR = video.codec.encodesHDRAsSDR
             try reader.add(output)
-            let effects = CompositionEffects(offset: range.start, video: videoComposition.map { ($0, trackID: track.trackID) })
             feeds.append(Feed(output: output, node: "video-in", mediaType: .video, end: min(track.duration, range.end) - range.start, settings: video,
                               effects: effects))
         }
@@ -150,7 +151,10 @@ final class CompositionTranscode: Sendable {
         // A drawing that fails fails the export with its own error, not the run's.
         var drawingFailure: GraphError?
         func drawn(_ piece: SampleBuffer) throws(GraphError) -> [SampleBuffer] {
-            do { return try effects.process(piece, end: feed.end) } catch { drawingFailure = error; throw error }
+            do { return try effects.process(piece, end: feed.end, stopped: { [reader] in reader.status == .cancelled }) } catch {
+                drawingFailure = error
+                throw error
+            }
         }
         do throws(GraphError) {
             while let sample = feed.output.copyNextSampleBuffer() {

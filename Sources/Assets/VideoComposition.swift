@@ -19,12 +19,31 @@ public struct VideoComposition: Sendable, Hashable {
     /// One output frame's length (`frameDuration`, 1/30 s for 30 frames a second).
     public var frameDuration: MediaTime
     public var instructions: [Instruction]
+    /// Code that takes each frame as the instructions drew it and gives the frame to show
+    /// (AVFoundation's `applyingCIFiltersWithHandler`); nil: the drawn frame is shown. Frames
+    /// are then BGRA throughout.
+    public var frameFilter: FrameFilter?
 
-    public init(renderSize: (width: Int, height: Int), frameDuration: MediaTime, instructions: [Instruction]) {
+    public init(renderSize: (width: Int, height: Int), frameDuration: MediaTime, instructions: [Instruction],
+                frameFilter: FrameFilter? = nil) {
         renderWidth = renderSize.width
         renderHeight = renderSize.height
         self.frameDuration = frameDuration
         self.instructions = instructions
+        self.frameFilter = frameFilter
+    }
+
+    /// A frame's last step, done by the caller's code: given the frame drawn at the render size
+    /// (BGRA), its composition time, and whether the reading has stopped (a filter that waits
+    /// for code of its own must give up when it has), the frame to show, of the same size and
+    /// format. Equal to itself only: two compositions with different filters are not the same.
+    public final class FrameFilter: Sendable, Hashable {
+        public typealias Apply = @Sendable (_ frame: SampleBuffer, _ compositionTime: MediaTime,
+                                            _ stopped: @Sendable () -> Bool) throws(GraphError) -> SampleBuffer
+        let apply: Apply
+        public init(_ apply: @escaping Apply) { self.apply = apply }
+        public static func == (a: FrameFilter, b: FrameFilter) -> Bool { a === b }
+        public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
     }
 
     /// What draws the frames of one range: the layers, front first, over the background.

@@ -1,0 +1,180 @@
+import AVFoundation
+import CoreImage
+import _Testing_CoreImage
+import GraphKitTesting
+import Synchronization
+import Testing
+import TestSupport
+
+/// CIFilter video compositions (`AVVideoComposition(asset:applyingCIFiltersWithHandler:)`), as
+/// effect code uses them for an export or a reader: each frame handed to the handler as a
+/// `CIImage`, the image it finishes with shown. Judged against the filter's definition applied
+/// to the source's own frames, read apart.
+@Suite(.media, .timeLimit(.minutes(5))) struct AVVideoCompositionCIFilterTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    /// 1 s of 320x240 testsrc2 at 25 fps (a moving picture of many colours), with a tone.
+    func source() throws -> URL {
+        let url = folder.appendingPathComponent("source.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=1",
+                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1",
+                                         "-c:v", "libx264", "-preset", "ultrafast", "-qp", "10", "-pix_fmt", "yuv420p", "-c:a", "aac", url.path])
+        return url
+    }
+
+    /// Green taken out, as RosyWriter's effect does.
+    static func withoutGreen(_ image: CIImage) -> CIImage {
+        let f = CIFilter.colorMatrix()
+        f.inputImage = image
+        f.gVector = CIVector(x: 0, y: 0, z: 0, w: 0)
+        return f.outputImage!
+    }
+
+    /// Every frame of `track` as BGRA bytes, read by `output` (added to a new reader of `asset`).
+    func frames(of asset: AVAsset, _ output: AVAssetReaderOutput) throws -> (frames: [[UInt8]], times: [CMTime], error: (any Error)?) {
+        let reader = try AVAssetReader(asset: asset)
+        reader.add(output)
+        #expect(reader.startReading())
+        var frames: [[UInt8]] = [], times: [CMTime] = []
+        while let sb = output.copyNextSampleBuffer() {
+            let pb = try #require(CMSampleBufferGetImageBuffer(sb))
+            CVPixelBufferLockBaseAddress(pb, .readOnly)
+            defer { CVPixelBufferUnlockBaseAddress(pb, .readOnly) }
+            let rowBytes = CVPixelBufferGetBytesPerRow(pb), width = CVPixelBufferGetWidth(pb), height = CVPixelBufferGetHeight(pb)
+            let base = try #require(CVPixelBufferGetBaseAddress(pb)).assumingMemoryBound(to: UInt8.self)
+            frames.append((0..<height).flatMap { y in Array(UnsafeBufferPointer(start: base + y * rowBytes, count: width * 4)) })
+            times.append(CMSampleBufferGetPresentationTimeStamp(sb))
+        }
+        return (frames, times, reader.error)
+    }
+
+    /// A reader's frames are the handler's: green gone from every pixel, blue and red as the
+    /// source's to 1/255, one frame per source frame at the composition's times, which the
+    /// handler saw in order.
+    @Test func aReaderShowsTheFilteredFrames() throws {
+        let asset = AVURLAsset(url: try source())
+        let track = try #require(asset.tracks(withMediaType: .video).first)
+        let seen = Mutex<[CMTime]>([])
+        let composition = AVVideoComposition(asset: asset) { request in
+            seen.withLock { $0.append(request.compositionTime) }
+            #expect(request.renderSize == CGSize(width: 320, height: 240))
+            #expect(request.sourceImage.extent == CGRect(x: 0, y: 0, width: 320, height: 240))
+            request.finish(with: Self.withoutGreen(request.sourceImage), context: nil)
+        }
+        #expect(composition.renderSize == CGSize(width: 320, height: 240) && composition.frameDuration == CMTime(value: 1, timescale: 25))
+        let output = AVAssetReaderVideoCompositionOutput(videoTracks: [track], videoSettings: nil)
+        output.videoComposition = composition
+        let filtered = try frames(of: asset, output)
+        #expect(filtered.error == nil, "\(String(describing: filtered.error))")
+        let plain = try frames(of: asset, AVAssetReaderTrackOutput(track: track, outputSettings: [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]))
+        #expect(filtered.frames.count == 25 && plain.frames.count == 25)
+        #expect(seen.withLock { $0 } == (0..<25).map { CMTime(value: Int64($0), timescale: 25) })
+        #expect(filtered.times == (0..<25).map { CMTime(value: Int64($0), timescale: 25) })
+        var worst = 0, greenest = 0
+        for (f, p) in zip(filtered.frames, plain.frames) {
+            #expect(f.count == p.count)
+            for i in Swift.stride(from: 0, to: min(f.count, p.count), by: 4) {
+                worst = max(worst, abs(Int(f[i]) - Int(p[i])), abs(Int(f[i + 2]) - Int(p[i + 2])))
+                greenest = max(greenest, Int(f[i + 1]))
+            }
+        }
+        #expect(worst <= 1 && greenest == 0, "blue/red off by \(worst), green up to \(greenest)")
+    }
+
+    /// An export through a handler that finishes later, on another queue: every frame comes,
+    /// without green (H.264's rounding allowed), and the sound is kept.
+    @Test func anExportWaitsForAHandlerThatFinishesLater() async throws {
+        let asset = AVURLAsset(url: try source())
+        let composition = try await AVMutableVideoComposition.videoComposition(with: asset) { request in
+            let image = request.sourceImage
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+                request.finish(with: Self.withoutGreen(image), context: CIContext())
+            }
+        }
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))
+        session.videoComposition = composition
+        let out = folder.appendingPathComponent("filtered.mp4")
+        try await session.export(to: out, as: .mp4)
+        let probe = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=codec_type,nb_read_frames",
+                                                      "-of", "csv=p=0", out.path])
+        #expect(probe.contains("video,25") && probe.contains("audio"), "\(probe)")
+        let raw = folder.appendingPathComponent("frame.rgb").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", out.path, "-vf", "select=eq(n\\,12)", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        let rgb = Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let green = Swift.stride(from: 1, to: rgb.count, by: 3).map { Double(rgb[$0]) }
+        let red = Swift.stride(from: 0, to: rgb.count, by: 3).map { Double(rgb[$0]) }
+        #expect(green.reduce(0, +) / Double(green.count) < 6, "the green is still there")
+        #expect(red.reduce(0, +) / Double(red.count) > 40, "the picture is gone")
+    }
+
+    /// A handler that fails a frame fails the export with its error, naming the frame's time;
+    /// nothing is left under the output's name.
+    @Test func aFailedFrameFailsTheExport() async throws {
+        struct Refused: Error, CustomStringConvertible { var description: String { "no filter for this frame" } }
+        let asset = AVURLAsset(url: try source())
+        let composition = AVVideoComposition(asset: asset) { request in
+            if request.compositionTime >= CMTime(value: 3, timescale: 25) { request.finish(with: Refused()) } else {
+                request.finish(with: request.sourceImage, context: nil)
+            }
+        }
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))
+        session.videoComposition = composition
+        let out = folder.appendingPathComponent("failed.mp4")
+        await #expect(throws: (any Error).self) { try await session.export(to: out, as: .mp4) }
+        #expect(session.status == .failed)
+        let message = (session.error as NSError?)?.localizedDescription ?? ""
+        #expect(message.contains("no filter for this frame") && message.contains("0.12"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    /// A handler that never finishes holds the export until it is cancelled; the cancel ends it
+    /// within a second, leaving nothing.
+    @Test(.timeLimit(.minutes(1))) func aHandlerThatNeverFinishesIsCancelled() async throws {
+        let asset = AVURLAsset(url: try source())
+        let asked = Mutex(0)
+        let composition = AVVideoComposition(asset: asset) { _ in asked.withLock { $0 += 1 } }
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))
+        session.videoComposition = composition
+        let out = folder.appendingPathComponent("held.mp4")
+        let exporting = Task { try await session.export(to: out, as: .mp4) }
+        let held = await watchFromThread("asked") { asked.withLock { $0 } > 0 ? true : nil }
+        #expect(held)
+        let start = ContinuousClock.now
+        session.cancelExport()
+        await #expect(throws: CancellationError.self) { try await exporting.value }
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(session.status == .cancelled && asked.withLock { $0 } == 1)
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    /// A turned track is handed over upright: a 160x120 picture turned 90° gives 120x160
+    /// images, and the export is 120x160 with no display matrix left.
+    @Test func aTurnedTrackIsHandedOverUpright() async throws {
+        let asset = AVURLAsset(url: URL(fileURLWithPath: try RotatedVideo.make(90, in: folder)))
+        let extents = Mutex<Set<CGRect>>([])
+        let composition = AVVideoComposition(asset: asset) { request in
+            extents.withLock { _ = $0.insert(request.sourceImage.extent) }
+            request.finish(with: request.sourceImage, context: nil)
+        }
+        #expect(composition.renderSize == CGSize(width: 120, height: 160))
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))
+        session.videoComposition = composition
+        let out = folder.appendingPathComponent("upright.mp4")
+        try await session.export(to: out, as: .mp4)
+        #expect(extents.withLock { $0 } == [CGRect(x: 0, y: 0, width: 120, height: 160)])
+        let geometry = try RotatedVideo.geometry(out.path)
+        #expect(geometry.width == 120 && geometry.height == 160 && geometry.rotation == 0, "\(geometry)")
+    }
+
+    /// A reader asked for 4:2:0 refuses a CIFilter composition, saying to ask for BGRA.
+    @Test func aPlanarReaderSaysToAskForBGRA() throws {
+        let asset = AVURLAsset(url: try source())
+        let track = try #require(asset.tracks(withMediaType: .video).first)
+        let output = AVAssetReaderVideoCompositionOutput(videoTracks: [track], videoSettings: [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_420YpCbCr8Planar])
+        output.videoComposition = AVVideoComposition(asset: asset) { $0.finish(with: $0.sourceImage, context: nil) }
+        let read = try frames(of: asset, output)
+        #expect(read.frames.isEmpty)
+        #expect(((read.error as NSError?)?.localizedDescription ?? "").contains("kCVPixelFormatType_32BGRA"), "\(String(describing: read.error))")
+    }
+}
