@@ -18,7 +18,8 @@ open class AVAssetImageGenerator: @unchecked Sendable {
 
     public let asset: AVAsset
     private let state = Guarded<(generator: AssetImageGenerator?, failure: NSError?)>((nil, nil))
-    private let settings = Guarded<(size: CGSize, before: CMTime, after: CMTime, transform: Bool)>((.zero, .positiveInfinity, .positiveInfinity, false))
+    private let settings = Guarded<(size: CGSize, before: CMTime, after: CMTime, transform: Bool, composition: AVVideoComposition?)>(
+        (.zero, .positiveInfinity, .positiveInfinity, false, nil))
     /// Where asynchronous requests are made, one at a time, in order.
     private let queue = DispatchQueue(label: "graphkit.av-asset-image-generator")
 
@@ -47,6 +48,14 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         set { settings.withLock { $0.transform = newValue } }
     }
 
+    /// How each image is drawn, as a composition's export draws the frame of that time (its
+    /// instructions, or its CIFilter handler); then fitted into ``maximumSize``. The preferred
+    /// transform is the composition's to apply (``appliesPreferredTrackTransform`` is not used).
+    public var videoComposition: AVVideoComposition? {
+        get { settings.withLock { $0.composition } }
+        set { settings.withLock { $0.composition = newValue?.copy() as? AVVideoComposition } }
+    }
+
     /// The image at `requestedTime`; the time of the frame it is goes to `actualTime`. Throws an
     /// `NSError` in `AVFoundationErrorDomain` naming the file and the time.
     open func copyCGImage(at requestedTime: CMTime, actualTime: UnsafeMutablePointer<CMTime>?) throws -> CGImage {
@@ -61,7 +70,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         guard let t = time.mediaTime, time.isNumeric else { throw invalidTime(time) }
         do {
             let (frame, actual) = try await generator.image(at: t)
-            return (try Self.cgImage(frame), CMTime(actual))
+            return (try picture(frame, at: actual), CMTime(actual))
         } catch {
             throw avError(error)
         }
@@ -114,7 +123,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
     /// time): a time that fails (past the end, not numeric) gives its error and the next goes
     /// on. ``cancelAllCGImageGeneration()`` makes the rest fail as cancelled.
     public func images(for times: [CMTime]) -> Images {
-        Images(times: times, generator: Swift.Result { try configured() })
+        Images(times: times, generator: Swift.Result { try configured() }) { [self] frame, actual in try picture(frame, at: actual) }
     }
 
     /// An asynchronous sequence of images, as AVFoundation's: each element the requested time
@@ -156,10 +165,14 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         private let generator: Swift.Result<AssetImageGenerator, any Error>
         /// GraphKit's pictures of the numeric times, in order.
         private var pictures: AsyncStream<AssetImageGenerator.Element>.AsyncIterator?
+        /// A frame as its image (drawn by the generator's composition, when it has one).
+        private let picture: @Sendable (SampleBuffer, MediaTime) throws -> CGImage
 
-        init(times: [CMTime], generator: Swift.Result<AssetImageGenerator, any Error>) {
+        init(times: [CMTime], generator: Swift.Result<AssetImageGenerator, any Error>,
+             picture: @escaping @Sendable (SampleBuffer, MediaTime) throws -> CGImage) {
             self.times = times
             self.generator = generator
+            self.picture = picture
             if case .success(let g) = generator {
                 pictures = g.images(for: times.compactMap { $0.isNumeric ? $0.mediaTime : nil }).makeAsyncIterator()
             }
@@ -183,7 +196,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
             }
             do {
                 let (frame, actual) = try element.result.get()
-                return .success(requestedTime: time, image: try AVAssetImageGenerator.cgImage(frame), actualTime: CMTime(actual))
+                return .success(requestedTime: time, image: try picture(frame, actual), actualTime: CMTime(actual))
             } catch {
                 return .failure(requestedTime: time, error: avError(error))
             }
@@ -205,7 +218,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         guard let t = requestedTime.mediaTime, requestedTime.isNumeric else { throw invalidTime(requestedTime) }
         do {
             let (frame, actual) = try generator.image(at: t)
-            return (try Self.cgImage(frame), CMTime(actual))
+            return (try picture(frame, at: actual), CMTime(actual))
         } catch {
             throw avError(error)
         }
@@ -224,10 +237,12 @@ open class AVAssetImageGenerator: @unchecked Sendable {
             return g
         }
         let s = settings.withLock { $0 }
-        generator.maximumSize = (width: Self.pixels(s.size.width), height: Self.pixels(s.size.height))
+        // A composition draws the frame as stored (its layer turns it) and is fitted after.
+        let drawn = s.composition != nil
+        generator.maximumSize = drawn ? (0, 0) : (width: Self.pixels(s.size.width), height: Self.pixels(s.size.height))
         generator.requestedTimeToleranceBefore = Self.tolerance(s.before)
         generator.requestedTimeToleranceAfter = Self.tolerance(s.after)
-        generator.appliesPreferredTrackTransform = s.transform
+        generator.appliesPreferredTrackTransform = drawn ? false : s.transform
         return generator
     }
 
@@ -240,8 +255,18 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         return m
     }
 
-    fileprivate static func cgImage(_ frame: SampleBuffer) throws -> CGImage {
-        guard let image = CGImage(bgra: frame) else { throw avError(.unknown, "the generator gave a picture that is not BGRA") }
+    /// The image of `frame` (the frame at `actual`): drawn by the composition when there is one.
+    private func picture(_ frame: SampleBuffer, at actual: MediaTime) throws -> CGImage {
+        let (composition, size) = settings.withLock { ($0.composition, $0.size) }
+        let cancels = cancelCount.withLock { $0 }
+        let shown = try composition.map { c throws -> SampleBuffer in
+            do {
+                return try drawn(frame, at: actual, by: c, fittedIn: size) { [self] in cancelCount.withLock { $0 } != cancels }
+            } catch {
+                throw avError(error)
+            }
+        } ?? frame
+        guard let image = CGImage(bgra: shown) else { throw avError(.unknown, "the generator gave a picture that is not BGRA") }
         return image
     }
 }

@@ -177,4 +177,72 @@ import TestSupport
         #expect(read.frames.isEmpty)
         #expect(((read.error as NSError?)?.localizedDescription ?? "").contains("kCVPixelFormatType_32BGRA"), "\(String(describing: read.error))")
     }
+
+    /// Pixel (x, y) of `image` (y from the top) as blue, green, red.
+    static func pixel(_ image: CGImage, _ x: Int, _ y: Int) -> (b: Int, g: Int, r: Int) {
+        let data = CGDataProviderCopyData(image.dataProvider)
+        let p = CFDataGetBytePtr(data)! + y * image.bytesPerRow + x * 4
+        return (Int(p[0]), Int(p[1]), Int(p[2]))
+    }
+
+    /// A thumbnail drawn by a CIFilter composition is the handler's image, exactly, fitted into
+    /// `maximumSize` keeping its shape; the handler sees the frame's own time.
+    @Test func aThumbnailIsTheHandlersImage() async throws {
+        let asset = AVURLAsset(url: try source())
+        let times = Mutex<[CMTime]>([])
+        let generator = AVAssetImageGenerator(asset: asset)
+        generator.requestedTimeToleranceBefore = .zero
+        generator.requestedTimeToleranceAfter = .zero
+        generator.videoComposition = AVVideoComposition(asset: asset) { request in
+            times.withLock { $0.append(request.compositionTime) }
+            request.finish(with: CIImage(color: CIColor(red: 0.2, green: 0.4, blue: 0.6)).cropped(to: request.sourceImage.extent), context: nil)
+        }
+        let (image, actual) = try await generator.image(at: CMTime(value: 12, timescale: 25))
+        #expect(actual == CMTime(value: 12, timescale: 25) && times.withLock { $0 } == [actual])
+        #expect(image.width == 320 && image.height == 240)
+        let centre = Self.pixel(image, 160, 120), corner = Self.pixel(image, 0, 239)
+        #expect(centre == (b: 153, g: 102, r: 51) && corner == centre, "\(centre) \(corner)")
+        generator.maximumSize = CGSize(width: 80, height: 80)
+        let small = try generator.copyCGImage(at: CMTime(value: 5, timescale: 25), actualTime: nil)
+        #expect(small.width == 80 && small.height == 60)
+        #expect(Self.pixel(small, 40, 30) == (b: 153, g: 102, r: 51))
+    }
+
+    /// A thumbnail drawn by instructions: a crop of the middle (render size 160x120, the layer
+    /// moved by minus the corner) is the plain picture's middle, to the bilinear scaler's
+    /// rounding; a turned track's composition of its properties gives an upright picture.
+    @Test func aThumbnailIsDrawnByInstructions() async throws {
+        let asset = AVURLAsset(url: try source())
+        let plain = AVAssetImageGenerator(asset: asset)
+        plain.requestedTimeToleranceBefore = .zero
+        plain.requestedTimeToleranceAfter = .zero
+        let whole = try await plain.image(at: CMTime(value: 10, timescale: 25)).image
+        let track = try #require(asset.tracks(withMediaType: .video).first)
+        let crop = AVMutableVideoComposition(propertiesOf: asset)
+        crop.renderSize = CGSize(width: 160, height: 120)
+        let layer = AVMutableVideoCompositionLayerInstruction(assetTrack: track)
+        layer.setTransform(CGAffineTransform(translationX: -80, y: -60), at: .zero)
+        let instruction = try #require(crop.instructions.first as? AVMutableVideoCompositionInstruction)
+        instruction.layerInstructions = [layer]
+        let generator = AVAssetImageGenerator(asset: asset)
+        generator.requestedTimeToleranceBefore = .zero
+        generator.requestedTimeToleranceAfter = .zero
+        generator.videoComposition = crop
+        let middle = try await generator.image(at: CMTime(value: 10, timescale: 25)).image
+        #expect(middle.width == 160 && middle.height == 120)
+        var worst = 0
+        for y in Swift.stride(from: 0, to: 120, by: 7) {
+            for x in Swift.stride(from: 0, to: 160, by: 7) {
+                let a = Self.pixel(middle, x, y), b = Self.pixel(whole, x + 80, y + 60)
+                worst = max(worst, abs(a.b - b.b), abs(a.g - b.g), abs(a.r - b.r))
+            }
+        }
+        #expect(worst <= 1, "the middle differs by up to \(worst)")
+
+        let turned = AVURLAsset(url: URL(fileURLWithPath: try RotatedVideo.make(90, in: folder)))
+        let upright = AVAssetImageGenerator(asset: turned)
+        upright.videoComposition = AVVideoComposition(propertiesOf: turned)
+        let picture = try await upright.image(at: .zero).image
+        #expect(picture.width == 120 && picture.height == 160)
+    }
 }
