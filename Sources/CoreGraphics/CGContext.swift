@@ -42,6 +42,8 @@ public final class CGContext {
     var state = GState()
     private var saved: [GState] = []
     private var allowsAntialiasing = true
+    /// The text matrix (CGContextText.swift): not part of the graphics state, as Apple's.
+    var textTransform = CGAffineTransform.identity
 
     /// What saveGState keeps besides Cairo's own (its matrix, clip, line attributes, operator).
     struct GState {
