@@ -28,8 +28,10 @@ public final class CTFont: @unchecked Sendable {   // immutable after init; Pang
     }
 
     deinit {
-        pango_font_description_free(description)
-        if let font { g_object_unref(font) }
+        Pango.run { _ in
+            pango_font_description_free(description)
+            if let font { g_object_unref(font) }
+        }
     }
 
     /// Pango's metrics of the face: ascent, descent and height (ascent + descent + line gap), in points.

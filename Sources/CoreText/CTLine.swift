@@ -55,7 +55,7 @@ public final class CTLine: @unchecked Sendable {   // immutable after init; Pang
         (ink, logical) = (rect(inkRect), rect(logicalRect))
     }
 
-    deinit { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    deinit { Pango.run { _ in g_object_unref(UnsafeMutableRawPointer(layout)) } }
 
     /// The font matrix in the glyphs' y-down space: flipped around it.
     var glyphMatrix: CGAffineTransform {

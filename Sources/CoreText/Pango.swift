@@ -4,7 +4,8 @@ import CPangoCairo
 
 // The one Pango font map and context CoreText lays text out with, and the lock every Pango call
 // takes: Pango's font maps and layouts are not thread-safe, and CTFont and CTLine are values any
-// thread may use, as Apple's are.
+// thread may use, as Apple's are. Releasing a Pango font or layout changes the font map's caches,
+// so it takes the lock too.
 
 /// Pango's context for CoreText, behind a lock: `Pango.run { ctx in … }`.
 enum Pango {
@@ -24,7 +25,8 @@ enum Pango {
         pango_context_set_round_glyph_positions(ctx, 0)
         return ctx
     }()
-    private static let lock = NSLock()
+    /// Recursive: releasing a font or line (which takes it) may happen inside a locked call.
+    private static let lock = NSRecursiveLock()
 
     static func run<T>(_ body: (OpaquePointer) throws -> T) rethrows -> T {
         lock.lock()

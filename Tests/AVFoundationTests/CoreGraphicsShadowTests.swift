@@ -174,4 +174,24 @@ import Testing
         #expect(Self.pixel(rgba, 25, 25) == [255, 0, 0, 255])   // RGBA bytes: red, opaque
         #expect(Self.pixel(rgba, 10, 10) == [0, 0, 0, 255])
     }
+
+    /// A gradient's shape is the clip it fills: half-transparent red over the clip rect, its
+    /// opaque black shadow 3 pixels right, visible through the gradient inside the clip only:
+    /// alpha 1/2 + 1/2 × 1/2 where the shadow is, 1/2 where it is not.
+    @Test func aGradientCastsTheShadowOfTheClipItFills() throws {
+        let ctx = try Self.context(40, 40)
+        let red = CGColor(red: 1, green: 0, blue: 0, alpha: 0.5)
+        let gradient = try #require(CGGradient(colorsSpace: CGColorSpaceCreateDeviceRGB(), colors: [red, red] as CFArray, locations: [0, 1]))
+        ctx.clip(to: CGRect(x: 10, y: 10, width: 20, height: 20))
+        ctx.setShadow(offset: CGSize(width: 3, height: 0), blur: 0, color: CGColor(gray: 0, alpha: 1))
+        ctx.drawLinearGradient(gradient, start: CGPoint(x: 0, y: 0), end: CGPoint(x: 40, y: 0),
+                               options: [.drawsBeforeStartLocation, .drawsAfterEndLocation])
+        for y in 0..<40 {
+            for x in 0..<40 {
+                let inClip = (10..<30).contains(x) && (10..<30).contains(y)
+                let alpha = !inClip ? 0 : x >= 13 ? 191 : 128
+                #expect(abs(Self.pixel(ctx, x, y)[3] - alpha) <= 1, "pixel (\(x), \(y)): \(Self.pixel(ctx, x, y))")
+            }
+        }
+    }
 }

@@ -229,4 +229,24 @@ import Testing
         let strongest = (0..<50).flatMap { y in (0..<100).map { Self.pixel(clipped, $0, y)[3] } }.max()
         #expect(strongest == 128, "half alpha: \(String(describing: strongest))")
     }
+
+    /// Fonts and lines made, measured, drawn and released on many threads at once (Pango's font
+    /// map is not thread-safe; CoreText's lock keeps it whole): each picture is the same.
+    @Test func linesAreDrawnOnManyThreadsAtOnce() throws {
+        let reference = try Self.context(120, 40)
+        reference.textPosition = CGPoint(x: 4, y: 12)
+        CTLineDraw(Self.line("Threads 123", CTFontCreateWithName("Menlo", 16, nil)), reference)
+        let expected = Self.bytes(reference)
+        let results = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 16)
+        defer { results.deallocate() }
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            guard let ctx = try? Self.context(120, 40) else { return results[i] = false }
+            ctx.textPosition = CGPoint(x: 4, y: 12)
+            let font = CTFontCreateWithName(i % 2 == 0 ? "Menlo" : "Courier", 16, nil)   // the same face
+            _ = CTFontGetAscent(font)
+            CTLineDraw(Self.line("Threads 123", font), ctx)
+            results[i] = Self.bytes(ctx) == expected
+        }
+        #expect(results.allSatisfy { $0 })
+    }
 }
