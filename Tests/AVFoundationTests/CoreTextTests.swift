@@ -249,4 +249,20 @@ import Testing
         }
         #expect(results.allSatisfy { $0 })
     }
+
+    /// A caption renderer written for Apple's platforms (AppleCorpus/CaptionRenderer.swift) over a
+    /// mid-gray frame: white text centred, its shadow darker than the frame below and right of it.
+    @Test func appleCaptionRendererRuns() throws {
+        let ctx = try Self.context(240, 80)
+        ctx.setFillColor(CGColor(gray: 0.5, alpha: 1))
+        ctx.fill(CGRect(x: 0, y: 0, width: 240, height: 80))
+        let width = CaptionRenderer().draw("Caption", in: ctx, width: 240)
+        #expect(width > 80 && width < 200)
+        let white = try #require(Self.inkBox(ctx) { $0[0] > 250 && $0[1] > 250 && $0[2] > 250 })
+        #expect(abs((white.0 + white.2) - 240) <= 8, "centred: \(white)")
+        #expect(white.1 >= 16 && white.1 <= 24, "above the margin: \(white)")
+        let dark = try #require(Self.inkBox(ctx) { $0[0] < 100 })
+        #expect(dark.2 > white.2 && dark.1 < white.1, "shadow \(dark), text \(white)")
+        #expect(Self.pixel(ctx, 2, 78) == [128, 128, 128, 255])   // the frame elsewhere, untouched
+    }
 }
