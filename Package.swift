@@ -15,7 +15,7 @@ let package = Package(
         // the test helpers (NodeHarness, TestMedia, MediaProbe) for the program's own tests.
         .library(name: "GraphKit", targets: engine),
         .library(name: "AVFoundation", targets: ["CoreGraphics", "_Testing_CoreGraphics", "CoreVideo", "CoreMedia", "AVFoundation", "UniformTypeIdentifiers", "ImageIO",
-                                                 "CoreImage", "_Testing_CoreImage", "AudioToolbox"]),
+                                                 "CoreImage", "_Testing_CoreImage", "AudioToolbox", "CoreText"]),
         .library(name: "GraphKitTesting", targets: ["GraphKitTesting"]),
         // One shared library for what loads plugins: the installed graphctl (tools/graphctl) and
         // every plugin link it, so graphctl and the plugins it opens hold one engine, one type
@@ -43,6 +43,9 @@ let package = Package(
         // Cairo draws CoreGraphics' CGContext (issue 52); the picture tests read PNGs back with it
         // (libpng underneath, a decoder of their own) and draw the pictures of before issue 16.
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        // Pango over Cairo lays out and draws CoreText's lines (shaping, kerning, font fallback
+        // through fontconfig); HarfBuzz, which it brings, reads a face's names.
+        .systemLibrary(name: "CPangoCairo", pkgConfig: "pangocairo", providers: [.apt(["libpango1.0-dev"])]),
         // zlib compresses waveform PNGs, a row at a time.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // GraphKit's GStreamer elements, the graphkit plugin: one folder per element, plugin.c
@@ -111,6 +114,9 @@ let package = Package(
         .target(name: "CoreImage", dependencies: ["CoreVideo", "ImageIO", "CKernels"]),
         // The same stand-in for Swift Testing's CoreImage overlay (see _Testing_CoreGraphics).
         .target(name: "_Testing_CoreImage", dependencies: ["CoreImage"]),
+        // CoreText: CTFont and CTLine drawn into a CGContext by Pango over Cairo (CPangoCairo), with
+        // Apple's font names mapped to fontconfig's families. Swift Testing declares no overlay for it.
+        .target(name: "CoreText", dependencies: ["CoreGraphics", "CCairo", "CPangoCairo"]),
         // NodeHarness, TestMedia, MediaProbe: testing nodes and media without GStreamer code.
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
@@ -150,6 +156,7 @@ let package = Package(
         // The compat modules' tests; AppleCorpus/ holds code written for Apple's platforms,
         // compiled unchanged (Swift 5 mode, as most app code is) and run by the tests.
         .testTarget(name: "AVFoundationTests", dependencies: ["AVFoundation", "_Testing_CoreGraphics", "ImageIO", "CCairo", "CoreImage", "_Testing_CoreImage",
+                                                          "CoreText", "CPangoCairo",
                                                           "CKernels", "GraphKitTesting", "TestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "AudioToolboxTests", dependencies: ["AudioToolbox", "AVFoundation", "GraphKitTesting", "TestSupport"],

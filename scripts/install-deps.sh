@@ -32,6 +32,7 @@ build_packages=(
   libavcodec-dev # GstGraphKit/gkavdec decodes H.264/HEVC with libavcodec (59 on Debian 12, 61 on 13; gstreamer1.0-libav's too)
   zlib1g-dev     # waveform PNGs are compressed with zlib
   libcairo2-dev  # the AVFoundation product's CGContext draws with Cairo; the picture tests read PNGs with it
+  libpango1.0-dev  # the AVFoundation product's CoreText lays out and draws lines with Pango over Cairo (pangocairo)
   libgstreamer-plugins-bad1.0-dev  # GstGraphKit/gkwhipsink (sink.whip) uses webrtcbin's session descriptions
 )
 # What running and testing need besides.
@@ -46,6 +47,7 @@ packages=(
   gstreamer1.0-x
   gstreamer1.0-alsa
   librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check
+  fonts-dejavu-core  # a face for each of fontconfig's sans-serif, monospace and serif: CoreText's tests draw with them
   ffmpeg
   lame          # LAME itself, for test MP3s with its own gapless tag
   time          # /usr/bin/time -f %M: HostileClaimsTests measures each command's peak memory

@@ -18,7 +18,7 @@ import CCairo
 /// read from memory, after it they are written back, so the memory is always the picture, and
 /// the caller may read or write it between any two calls, as with Apple's.
 ///
-/// No colour management (``CGColorSpace``), no text. Not thread-safe, as Apple's is not: one
+/// No colour management (``CGColorSpace``); text is CoreText's (`CTLineDraw`). Not thread-safe, as Apple's is not: one
 /// thread draws in a context at a time.
 public final class CGContext {
     public let width: Int
@@ -42,6 +42,8 @@ public final class CGContext {
     var state = GState()
     private var saved: [GState] = []
     private var allowsAntialiasing = true
+    /// The text matrix (CGContextText.swift): not part of the graphics state, as Apple's.
+    var textTransform = CGAffineTransform.identity
 
     /// What saveGState keeps besides Cairo's own (its matrix, clip, line attributes, operator).
     struct GState {
@@ -53,6 +55,8 @@ public final class CGContext {
         var interpolationQuality = CGInterpolationQuality.default
         /// The image of the last `clip(to:mask:)`, in Cairo's alpha, and where it is.
         var mask: ClipMask?
+        /// What every drawing call casts, set by `setShadow` (CGContextShadow.swift); nil: none.
+        var shadow: Shadow?
     }
 
     /// A mask's surface (Cairo A8), freed when no state holds it any more.

@@ -73,7 +73,7 @@ extension CGContext {
             cairo_set_operator(cr, CAIRO_OPERATOR_CLEAR)
             sink.buildRect(rect, .identity)
             let box = extents(cairo_fill_extents)
-            touching(box) { cairo_set_antialias(cr, antialias); cairo_fill(cr) }
+            touching(box, shape: nil) { cairo_set_antialias(cr, antialias); cairo_fill(cr) }
             cairo_restore(cr)
         }
     }
@@ -138,15 +138,31 @@ extension CGContext {
         defer { cairo_surface_destroy(source) }
         withOwnPath {
             cairo_save(cr)
-            if !tiled { sink.buildRect(r, .identity); cairo_clip(cr) }
-            let box = extents { cr, x1, y1, x2, y2 in cairo_clip_extents(cr, x1, y1, x2, y2) }
+            // The rect clips the image when it is drawn, not before: its shadow is not cut by it.
+            // The path (kept in device space by Cairo) is the rect under the caller's matrix.
+            let box: (Int, Int, Int, Int)
+            if tiled {
+                box = extents { cr, x1, y1, x2, y2 in cairo_clip_extents(cr, x1, y1, x2, y2) }
+            } else {
+                sink.buildRect(r, .identity)
+                box = extents(cairo_fill_extents)
+            }
             cairo_translate(cr, Double(r.minX), Double(r.maxY))
             cairo_scale(cr, Double(r.width) / Double(image.width), -Double(r.height) / Double(image.height))
             cairo_set_source_surface(cr, source, 0, 0)
             let pattern = cairo_get_source(cr)
             cairo_pattern_set_filter(pattern, interpolationQuality.cairo)
             cairo_pattern_set_extend(pattern, tiled ? CAIRO_EXTEND_REPEAT : CAIRO_EXTEND_PAD)
-            touching(box) { cairo_paint_with_alpha(cr, Double(state.alpha)) }
+            let alpha = Double(state.alpha)
+            let paint = { (c: OpaquePointer) in
+                if !tiled { cairo_clip(c) }
+                cairo_paint_with_alpha(c, alpha)
+            }
+            touching(box, shape: paint) {
+                cairo_save(cr)
+                paint(cr)
+                cairo_restore(cr)
+            }
             cairo_restore(cr)
         }
     }
@@ -218,7 +234,7 @@ extension CGContext {
             cairo_set_source(cr, pattern)
             cairo_set_antialias(cr, antialias)
             let box = extents { cr, x1, y1, x2, y2 in cairo_clip_extents(cr, x1, y1, x2, y2) }
-            touching(box) { cairo_paint(cr) }
+            touching(box, shape: { s in self.copyClipRectangles(to: s); cairo_paint(s) }) { cairo_paint(cr) }
             cairo_restore(cr)
         }
     }
@@ -229,18 +245,23 @@ extension CGContext {
     /// state; the path is consumed.
     private func paint(fill: CGPathFillRule?, stroke: Bool) {
         cairo_set_antialias(cr, antialias)
-        if let fill {
-            cairo_set_fill_rule(cr, fill == .evenOdd ? CAIRO_FILL_RULE_EVEN_ODD : CAIRO_FILL_RULE_WINDING)
-            setSource(state.fill)
-            let box = extents(cairo_fill_extents)
-            touching(box) { cairo_fill_preserve(cr) }
+        if let fill { cairo_set_fill_rule(cr, fill == .evenOdd ? CAIRO_FILL_RULE_EVEN_ODD : CAIRO_FILL_RULE_WINDING) }
+        let boxes = (fill != nil ? [extents(cairo_fill_extents)] : []) + (stroke ? [extents(cairo_stroke_extents)] : [])
+        let box = boxes.filter { $0.2 > $0.0 && $0.3 > $0.1 }
+            .reduce((width, height, 0, 0)) { (min($0.0, $1.0), min($0.1, $1.1), max($0.2, $1.2), max($0.3, $1.3)) }
+        // One drawing, so that a fill and its stroke cast one shadow.
+        let (fillColor, strokeColor) = (state.fill, state.stroke)
+        let draw = { (c: OpaquePointer) in
+            if fill != nil { self.setSource(fillColor, on: c); cairo_fill_preserve(c) }
+            if stroke { self.setSource(strokeColor, on: c); cairo_stroke_preserve(c) }
         }
-        if stroke {
-            setSource(state.stroke)
-            let box = extents(cairo_stroke_extents)
-            touching(box) { cairo_stroke_preserve(cr) }
-        }
+        touching(box, shape: draw) { draw(cr) }
         cairo_new_path(cr)
+    }
+
+    private func setSource(_ color: CGColor, on c: OpaquePointer) {
+        let a = color.clampedRGBA
+        cairo_set_source_rgba(c, a.red, a.green, a.blue, a.alpha * Double(state.alpha))
     }
 
     private func setSource(_ color: CGColor) {
@@ -265,38 +286,51 @@ extension CGContext {
     /// A user-space box from one of Cairo's extents functions, as device pixels (x0, y0, x1, y1),
     /// cut to the clip and the surface; the whole surface for an operator that changes pixels
     /// outside what is drawn (Cairo's unbounded ones).
-    private func extents(_ measure: (OpaquePointer?, UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?,
+    func extents(_ measure: (OpaquePointer?, UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?,
                                      UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?) -> Void) -> (Int, Int, Int, Int) {
         let unbounded: Set<UInt32> = [CAIRO_OPERATOR_IN.rawValue, CAIRO_OPERATOR_OUT.rawValue, CAIRO_OPERATOR_DEST_IN.rawValue,
                                       CAIRO_OPERATOR_DEST_ATOP.rawValue]
         if unbounded.contains(cairo_get_operator(cr).rawValue) { return (0, 0, width, height) }
-        func device(_ f: (OpaquePointer?, UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?,
-                          UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?) -> Void) -> (Double, Double, Double, Double) {
-            var (x1, y1, x2, y2) = (0.0, 0.0, 0.0, 0.0)
-            f(cr, &x1, &y1, &x2, &y2)
-            var xs: [Double] = [], ys: [Double] = []
-            for (x, y) in [(x1, y1), (x2, y1), (x1, y2), (x2, y2)] {
-                var (dx, dy) = (x, y)
-                cairo_user_to_device(cr, &dx, &dy)
-                xs.append(dx); ys.append(dy)
-            }
-            return (xs.min()!, ys.min()!, xs.max()!, ys.max()!)
-        }
-        let a = device(measure), c = device(cairo_clip_extents)
+        let a = deviceBox(measure), c = deviceBox(cairo_clip_extents)
         func clamp(_ v: Double, _ limit: Int) -> Int { v.isFinite ? min(limit, max(0, Int(v))) : (v > 0 ? limit : 0) }
         // One pixel around: antialiasing reaches the pixels an edge passes through.
         return (clamp(max(a.0, c.0).rounded(.down) - 1, width), clamp(max(a.1, c.1).rounded(.down) - 1, height),
                 clamp(min(a.2, c.2).rounded(.up) + 1, width), clamp(min(a.3, c.3).rounded(.up) + 1, height))
     }
 
-    /// Runs a Cairo drawing call that changes at most the device pixels of `box`. In place, Cairo
+    /// A user-space box from one of Cairo's extents functions, as a device box (x0, y0, x1, y1)
+    /// in Cairo's y-down device space.
+    func deviceBox(_ measure: (OpaquePointer?, UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?,
+                               UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?) -> Void) -> (Double, Double, Double, Double) {
+        var (x1, y1, x2, y2) = (0.0, 0.0, 0.0, 0.0)
+        measure(cr, &x1, &y1, &x2, &y2)
+        var xs: [Double] = [], ys: [Double] = []
+        for (x, y) in [(x1, y1), (x2, y1), (x1, y2), (x2, y2)] {
+            var (dx, dy) = (x, y)
+            cairo_user_to_device(cr, &dx, &dy)
+            xs.append(dx); ys.append(dy)
+        }
+        return (xs.min()!, ys.min()!, xs.max()!, ys.max()!)
+    }
+
+    /// Runs a Cairo drawing call that changes at most the device pixels of `box`, after the
+    /// current shadow of `shape` (nil: the call casts none) when one is set: `shape` draws what
+    /// the call draws into the Cairo context it is given, set up as ``cr`` (CGContextShadow.swift). In place, Cairo
     /// is told the memory may have changed before and flushes after; otherwise the box is read from
     /// memory into Cairo's surface before and written back after.
-    private func touching(_ box: (Int, Int, Int, Int), _ draw: () -> Void) {
-        let (x0, y0, x1, y1) = box
+    func touching(_ box: (Int, Int, Int, Int), shape: ((OpaquePointer) -> Void)?, _ draw: () -> Void) {
+        var (x0, y0, x1, y1) = box
+        let shadow = shape.flatMap(shadowMask(of:))
+        if let s = shadow?.box, s.2 > s.0, s.3 > s.1 {
+            (x0, y0, x1, y1) = x1 > x0 && y1 > y0 ? (min(x0, s.0), min(y0, s.1), max(x1, s.2), max(y1, s.3)) : s
+        }
         guard x1 > x0, y1 > y0 else { return }
         let mask = state.mask
-        func drawClipped() { if let mask { masked(by: mask, draw) } else { draw() } }
+        func drawWithShadow() {
+            if let shadow { paintShadow(shadow) }
+            draw()
+        }
+        func drawClipped() { if let mask { masked(by: mask, drawWithShadow) } else { drawWithShadow() } }
         if drawsInPlace {
             cairo_surface_mark_dirty_rectangle(surface, Int32(x0), Int32(y0), Int32(x1 - x0), Int32(y1 - y0))
             drawClipped()

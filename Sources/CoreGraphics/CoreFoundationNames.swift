@@ -30,6 +30,9 @@ public typealias CFDictionary = [String: Any]
 /// CoreFoundation's array: `[Any]` here, so what returns one (`CGImageDestinationCopyTypeIdentifiers()`)
 /// reads `as! [String]` or `as NSArray` as on Apple's platforms.
 public typealias CFArray = [Any]
+/// CoreFoundation's attributed string: Foundation's `NSAttributedString` here, as toll-free bridged
+/// on Apple's platforms, so `attributedString as CFAttributedString` (CoreText's lines) compiles.
+public typealias CFAttributedString = NSAttributedString
 /// CoreFoundation's URL: Foundation's `URL` here, so `url as CFURL` compiles and means the same.
 public typealias CFURL = URL
 /// A property list value (string, number, boolean, data, date, array, dictionary): `Any` here,

@@ -127,7 +127,7 @@ import TestSupport
         let targets = try Self.targets()
         var inLibrary = Set(try #require(library["targets"] as? [String]))
         for t in inLibrary { inLibrary.formUnion(Self.closure(of: t, in: targets)) }
-        let apples: Set = ["AVFoundation", "CoreMedia", "CoreVideo", "CoreGraphics", "CoreImage", "ImageIO", "UniformTypeIdentifiers", "AudioToolbox"]
+        let apples: Set = ["AVFoundation", "CoreMedia", "CoreVideo", "CoreGraphics", "CoreImage", "CoreText", "ImageIO", "UniformTypeIdentifiers", "AudioToolbox"]
         #expect(inLibrary.isDisjoint(with: apples), "Apple's modules in the shared library: \(inLibrary.intersection(apples))")
         var importers: [String] = []
         for target in inLibrary.sorted() {

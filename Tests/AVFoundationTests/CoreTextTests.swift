@@ -1,0 +1,268 @@
+import CCairo
+import CoreGraphics
+import CoreText
+import CPangoCairo
+import Foundation
+import Testing
+
+/// CoreText's lines drawn into a CGContext: against Pango drawing the same string directly, the
+/// baseline at the text position in Apple's space, widths, colours, the CTM, font names, fallback,
+/// and the context's shadow, clip and alpha.
+@Suite struct CoreTextTests {
+    static let bgra = CGImageAlphaInfo.premultipliedFirst.rawValue | CGBitmapInfo.byteOrder32Little.rawValue
+
+    static func context(_ w: Int, _ h: Int) throws -> CGContext {
+        try #require(CGContext(data: nil, width: w, height: h, bitsPerComponent: 8, bytesPerRow: 0,
+                               space: CGColorSpaceCreateDeviceRGB(), bitmapInfo: bgra))
+    }
+
+    static func bytes(_ ctx: CGContext) -> [UInt8] {
+        Array(UnsafeBufferPointer(start: ctx.data!.assumingMemoryBound(to: UInt8.self), count: ctx.bytesPerRow * ctx.height))
+    }
+
+    /// Pixel (x, y) in Apple's space (y up): [blue, green, red, alpha].
+    static func pixel(_ ctx: CGContext, _ x: Int, _ y: Int) -> [Int] {
+        let p = ctx.data!.assumingMemoryBound(to: UInt8.self) + (ctx.height - 1 - y) * ctx.bytesPerRow + x * 4
+        return (0..<4).map { Int(p[$0]) }
+    }
+
+    /// The box (x0, y0, x1, y1) in Apple's space of the pixels where `inked` holds, or nil.
+    static func inkBox(_ ctx: CGContext, _ inked: ([Int]) -> Bool = { $0[3] > 0 }) -> (Int, Int, Int, Int)? {
+        var box: (Int, Int, Int, Int)?
+        for y in 0..<ctx.height {
+            for x in 0..<ctx.width where inked(pixel(ctx, x, y)) {
+                box = box.map { (min($0.0, x), min($0.1, y), max($0.2, x + 1), max($0.3, y + 1)) } ?? (x, y, x + 1, y + 1)
+            }
+        }
+        return box
+    }
+
+    static func line(_ text: String, _ font: CTFont, _ color: CGColor = CGColor(gray: 0, alpha: 1)) -> CTLine {
+        let string = NSAttributedString(string: text, attributes: [.font: font, .foregroundColor: color])
+        return CTLineCreateWithAttributedString(string as CFAttributedString)
+    }
+
+    /// The same string in the same face, size and colour drawn by Pango over Cairo directly, its
+    /// baseline at (20, 30) of Apple's space (row h − 30 from the top), with the options
+    /// CoreText's Pango context uses (unhinted, unrounded positions, gray antialiasing): every
+    /// byte equal.
+    @Test func aLineIsWhatPangoDrawsAtTheTextPosition() throws {
+        let (w, h) = (220, 60), text = "Hello, Wörld! AVg fi"
+        let ctx = try Self.context(w, h)
+        ctx.textPosition = CGPoint(x: 20, y: 30)
+        CTLineDraw(Self.line(text, CTFontCreateWithName("DejaVu Sans", 20, nil), CGColor(red: 0.8, green: 0.2, blue: 0, alpha: 1)), ctx)
+
+        let surface = try #require(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(w), Int32(h)))
+        let cr = try #require(cairo_create(surface))
+        let pango = try #require(pango_cairo_create_context(cr))
+        let options = cairo_font_options_create()
+        cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
+        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
+        cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
+        pango_cairo_context_set_font_options(pango, options)
+        pango_cairo_context_set_resolution(pango, 72)
+        pango_context_set_round_glyph_positions(pango, 0)
+        let layout = try #require(pango_layout_new(pango))
+        let description = pango_font_description_from_string("DejaVu Sans")
+        pango_font_description_set_absolute_size(description, 20 * Double(PANGO_SCALE))
+        pango_layout_set_font_description(layout, description)
+        pango_layout_set_text(layout, text, -1)
+        cairo_set_source_rgba(cr, Double(UInt16(0.8 * 65535 + 0.5)) / 65535, Double(UInt16(0.2 * 65535 + 0.5)) / 65535, 0, 1)
+        cairo_move_to(cr, 20, Double(h - 30))
+        pango_cairo_show_layout_line(cr, pango_layout_get_line_readonly(layout, 0))
+        cairo_surface_flush(surface)
+        let data = cairo_image_surface_get_data(surface)!
+        let theirs = Array(UnsafeBufferPointer(start: data, count: Int(cairo_image_surface_get_stride(surface)) * h))
+        let ours = Self.bytes(ctx)
+        #expect(ours.count == theirs.count)
+        let difference = zip(ours, theirs).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        #expect(difference == 0, "largest difference \(difference)/255")
+        #expect(ours.contains { $0 != 0 })
+        g_object_unref(UnsafeMutableRawPointer(layout)); g_object_unref(UnsafeMutableRawPointer(pango)); pango_font_description_free(description)
+        cairo_font_options_destroy(options); cairo_destroy(cr); cairo_surface_destroy(surface)
+    }
+
+    /// "HHH" stands on the baseline (its ink starts at the text position's row, in Apple's y-up
+    /// space); the "g" of "ggg" hangs below it.
+    @Test func theBaselineIsAtTheTextPositionInApplesSpace() throws {
+        let font = CTFontCreateWithName("Helvetica", 24, nil)
+        let capitals = try Self.context(120, 60)
+        capitals.textPosition = CGPoint(x: 10, y: 20)
+        CTLineDraw(Self.line("HHH", font), capitals)
+        let h = try #require(Self.inkBox(capitals))
+        #expect(h.1 == 20, "the H's lowest inked row \(h.1)")
+        #expect(h.3 > 35 && h.3 < 40, "cap height \(h.3 - 20) of 24-point DejaVu Sans (0.73 em)")
+        #expect(h.0 >= 10 && h.0 <= 13)
+
+        let descenders = try Self.context(120, 60)
+        descenders.textPosition = CGPoint(x: 10, y: 20)
+        CTLineDraw(Self.line("ggg", font), descenders)
+        let g = try #require(Self.inkBox(descenders))
+        #expect(g.1 < 16 && g.1 >= 20 - Int(CTFontGetDescent(font).rounded(.up)) - 1, "the g's lowest row \(g.1)")
+        #expect(g.3 > 30)
+    }
+
+    /// Widths: longer strings are wider; "HH" then "HH" drawn one width further gives the
+    /// pixels of "HHHH" (the width is the advance), and the image bounds are the drawn ink.
+    @Test func typographicBoundsAndImageBounds() throws {
+        let font = CTFontCreateWithName("Helvetica", 20, nil)
+        var ascent: CGFloat = 0, descent: CGFloat = 0, leading: CGFloat = -1
+        let two = CTLineGetTypographicBounds(Self.line("HH", font), &ascent, &descent, &leading)
+        let four = CTLineGetTypographicBounds(Self.line("HHHH", font), nil, nil, nil)
+        #expect(two > 20 && abs(four - 2 * two) < 0.01, "HH \(two), HHHH \(four)")
+        #expect(CTLineGetTypographicBounds(Self.line("HHHH is longer", font), nil, nil, nil) > four)
+        #expect(abs(ascent - CTFontGetAscent(font)) < 0.01 && abs(descent - CTFontGetDescent(font)) < 0.01)
+        #expect(ascent > 14 && ascent < 22 && descent > 3 && descent < 8 && leading >= 0)
+
+        let whole = try Self.context(160, 40), halves = try Self.context(160, 40)
+        whole.textPosition = CGPoint(x: 10, y: 10)
+        CTLineDraw(Self.line("HHHH", font), whole)
+        halves.textPosition = CGPoint(x: 10, y: 10)
+        CTLineDraw(Self.line("HH", font), halves)
+        halves.textPosition = CGPoint(x: 10 + two, y: 10)
+        CTLineDraw(Self.line("HH", font), halves)
+        let difference = zip(Self.bytes(whole), Self.bytes(halves)).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        #expect(difference <= 1, "HH + HH against HHHH: \(difference)/255")
+
+        let ink = try #require(Self.inkBox(whole))
+        let bounds = CTLineGetImageBounds(Self.line("HHHH", font), whole)
+        #expect(abs(bounds.minX - CGFloat(ink.0)) <= 1 && abs(bounds.maxX - CGFloat(ink.2)) <= 1, "\(bounds) against \(ink)")
+        #expect(abs(bounds.minY - CGFloat(ink.1)) <= 1 && abs(bounds.maxY - CGFloat(ink.3)) <= 1, "\(bounds) against \(ink)")
+        #expect(abs(CGFloat(ink.2 - ink.0) - four) < 6, "ink \(ink.2 - ink.0) within the side bearings of the advance \(four)")
+    }
+
+    /// Colours by Apple's keys: kCTForegroundColorAttributeName, `.foregroundColor`, black by
+    /// default, and the context's fill colour with kCTForegroundColorFromContextAttributeName.
+    @Test func theColourAttributeIsHonoured() throws {
+        let font = CTFontCreateWithName("Helvetica-Bold", 24, nil)
+        let green = CGColor(red: 0, green: 1, blue: 0, alpha: 1)
+        let strings: [(NSAttributedString, [Int])] = [
+            (NSAttributedString(string: "Ab", attributes: [NSAttributedString.Key(kCTFontAttributeName as String): font,
+                                                          NSAttributedString.Key(kCTForegroundColorAttributeName as String): green]), [0, 1, 0]),
+            (NSAttributedString(string: "Ab", attributes: [.font: font, .foregroundColor: CGColor(red: 0, green: 0, blue: 1, alpha: 1)]), [1, 0, 0]),
+            (NSAttributedString(string: "Ab", attributes: [.font: font]), [0, 0, 0]),
+            (CFAttributedStringCreate(kCFAllocatorDefault, "Ab" as CFString,
+                                      [kCTFontAttributeName as String: font, kCTForegroundColorFromContextAttributeName as String: true]), [0, 0, 1]),
+        ]
+        for (i, (string, channels)) in strings.enumerated() {
+            let ctx = try Self.context(80, 40)
+            ctx.setFillColor(CGColor(red: 1, green: 0, blue: 0, alpha: 1))   // read only by the last
+            ctx.textPosition = CGPoint(x: 5, y: 10)
+            CTLineDraw(CTLineCreateWithAttributedString(string), ctx)
+            var opaque = 0
+            for y in 0..<40 {
+                for x in 0..<80 {
+                    let p = Self.pixel(ctx, x, y)
+                    // Premultiplied: each channel is its colour's share of the pixel's alpha.
+                    #expect((0..<3).allSatisfy { p[$0] == channels[$0] * p[3] }, "string \(i), pixel (\(x), \(y)): \(p)")
+                    if p[3] == 255 { opaque += 1 }
+                }
+            }
+            #expect(opaque > 40, "string \(i): \(opaque) opaque pixels")
+        }
+    }
+
+    /// A CTM scaled by 2 draws the text twice as wide and high; the text matrix moves it too.
+    @Test func theCTMAndTheTextMatrixTransformTheText() throws {
+        let line = Self.line("Hi", CTFontCreateWithName("Helvetica", 16, nil))
+        let plain = try Self.context(120, 80), scaled = try Self.context(120, 80)
+        plain.textPosition = CGPoint(x: 10, y: 10)
+        CTLineDraw(line, plain)
+        scaled.scaleBy(x: 2, y: 2)
+        scaled.textPosition = CGPoint(x: 10, y: 10)
+        CTLineDraw(line, scaled)
+        let a = try #require(Self.inkBox(plain)), b = try #require(Self.inkBox(scaled))
+        #expect(abs(b.0 - 2 * a.0) <= 2 && abs(b.1 - 2 * a.1) <= 2, "origin \(a) → \(b)")
+        #expect(abs((b.2 - b.0) - 2 * (a.2 - a.0)) <= 2 && abs((b.3 - b.1) - 2 * (a.3 - a.1)) <= 2, "size \(a) → \(b)")
+        // The text matrix is not part of the graphics state, as Apple's.
+        plain.saveGState()
+        plain.textMatrix = CGAffineTransform(scaleX: 3, y: 3)
+        plain.restoreGState()
+        #expect(plain.textMatrix.a == 3 && plain.textPosition == .zero)
+    }
+
+    /// Apple's names map to fontconfig's sans, mono and serif faces (DejaVu's here); styles to
+    /// faces; a name nobody has still draws, in the sans-serif face.
+    @Test func fontNamesMapAndUnknownNamesFallBack() throws {
+        let sans = CTFontCopyFamilyName(CTFontCreateWithName("Helvetica", 12, nil))
+        let mono = CTFontCopyFamilyName(CTFontCreateWithName("Menlo-Regular", 12, nil))
+        let serif = CTFontCopyFamilyName(CTFontCreateWithName("Times New Roman", 12, nil))
+        #expect(Set([sans, mono, serif]).count == 3, "\(sans), \(mono), \(serif)")
+        #expect(CTFontCopyFamilyName(CTFontCreateWithName("Courier", 12, nil)) == mono)
+        #expect(CTFontCopyFamilyName(CTFontCreateWithName(".SFUI-Regular", 12, nil)) == sans)
+        #expect(CTFontCopyFamilyName(CTFontCreateWithName("TimesNewRomanPS-BoldMT", 12, nil)) == serif)
+        #expect(CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica-Bold", 12, nil)).contains("Bold"))
+        #expect(CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica-Oblique", 12, nil)).contains("Oblique"))
+        #expect(!CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica", 12, nil)).contains("Bold"))
+        #expect(CTFontGetSize(CTFontCreateWithName("Helvetica", 0, nil)) == 12)
+
+        let unknown = CTFontCreateWithName("NoSuchFontAnywhere-Bold", 18, nil)
+        #expect(CTFontCopyFamilyName(unknown) == sans)
+        let ctx = try Self.context(100, 40)
+        ctx.textPosition = CGPoint(x: 5, y: 10)
+        CTLineDraw(Self.line("Fallback", unknown), ctx)
+        #expect(Self.inkBox(ctx) != nil)
+    }
+
+    /// Text casts the context's shadow, is cut by its clip and takes its alpha.
+    @Test func textTakesTheShadowClipAndAlpha() throws {
+        let line = Self.line("HH", CTFontCreateWithName("Helvetica-Bold", 24, nil))
+        let plain = try Self.context(100, 50)
+        plain.textPosition = CGPoint(x: 10, y: 15)
+        CTLineDraw(line, plain)
+        let text = try #require(Self.inkBox(plain))
+
+        let shadowed = try Self.context(100, 50)
+        shadowed.setShadow(offset: CGSize(width: 6, height: -6), blur: 0, color: CGColor(red: 0, green: 0, blue: 1, alpha: 1))
+        shadowed.textPosition = CGPoint(x: 10, y: 15)
+        CTLineDraw(line, shadowed)
+        let blue = try #require(Self.inkBox(shadowed) { $0[0] > 0 })
+        #expect(blue == (text.0 + 6, text.1 - 6, text.2 + 6, text.3 - 6), "shadow \(blue), text \(text)")
+
+        let clipped = try Self.context(100, 50)
+        clipped.clip(to: CGRect(x: 0, y: 0, width: 25, height: 50))
+        clipped.setAlpha(0.5)
+        clipped.textPosition = CGPoint(x: 10, y: 15)
+        CTLineDraw(line, clipped)
+        let cut = try #require(Self.inkBox(clipped))
+        #expect(cut.0 == text.0 && cut.2 == 25)
+        let strongest = (0..<50).flatMap { y in (0..<100).map { Self.pixel(clipped, $0, y)[3] } }.max()
+        #expect(strongest == 128, "half alpha: \(String(describing: strongest))")
+    }
+
+    /// Fonts and lines made, measured, drawn and released on many threads at once (Pango's font
+    /// map is not thread-safe; CoreText's lock keeps it whole): each picture is the same.
+    @Test func linesAreDrawnOnManyThreadsAtOnce() throws {
+        let reference = try Self.context(120, 40)
+        reference.textPosition = CGPoint(x: 4, y: 12)
+        CTLineDraw(Self.line("Threads 123", CTFontCreateWithName("Menlo", 16, nil)), reference)
+        let expected = Self.bytes(reference)
+        let results = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 16)
+        defer { results.deallocate() }
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            guard let ctx = try? Self.context(120, 40) else { return results[i] = false }
+            ctx.textPosition = CGPoint(x: 4, y: 12)
+            let font = CTFontCreateWithName(i % 2 == 0 ? "Menlo" : "Courier", 16, nil)   // the same face
+            _ = CTFontGetAscent(font)
+            CTLineDraw(Self.line("Threads 123", font), ctx)
+            results[i] = Self.bytes(ctx) == expected
+        }
+        #expect(results.allSatisfy { $0 })
+    }
+
+    /// A caption renderer written for Apple's platforms (AppleCorpus/CaptionRenderer.swift) over a
+    /// mid-gray frame: white text centred, its shadow darker than the frame below and right of it.
+    @Test func appleCaptionRendererRuns() throws {
+        let ctx = try Self.context(240, 80)
+        ctx.setFillColor(CGColor(gray: 0.5, alpha: 1))
+        ctx.fill(CGRect(x: 0, y: 0, width: 240, height: 80))
+        let width = CaptionRenderer().draw("Caption", in: ctx, width: 240)
+        #expect(width > 80 && width < 200)
+        let white = try #require(Self.inkBox(ctx) { $0[0] > 250 && $0[1] > 250 && $0[2] > 250 })
+        #expect(abs((white.0 + white.2) - 240) <= 8, "centred: \(white)")
+        #expect(white.1 >= 16 && white.1 <= 24, "above the margin: \(white)")
+        let dark = try #require(Self.inkBox(ctx) { $0[0] < 100 })
+        #expect(dark.2 > white.2 && dark.1 < white.1, "shadow \(dark), text \(white)")
+        #expect(Self.pixel(ctx, 2, 78) == [128, 128, 128, 255])   // the frame elsewhere, untouched
+    }
+}
