@@ -16,6 +16,9 @@ public struct GraphError: Error, Sendable, Equatable, Codable, CustomStringConve
         public static let missingPlugin = Code(name: "missing plugin", exitStatus: 69)
         public static let runFailed = Code(name: "run failed", exitStatus: 70)
         public static let outputUnwritable = Code(name: "output unwritable", exitStatus: 73)
+        /// A camera or microphone another program holds (EX_TEMPFAIL: try again once it is let
+        /// go). `AVCaptureSession` takes it as an interruption, and tries again.
+        public static let deviceBusy = Code(name: "device busy", exitStatus: 75)
         /// A GraphKit plugin cannot be used: not a plugin, built for another GraphKit or compiler,
         /// a node type that exists already, or a registration that failed (EX_CONFIG).
         public static let pluginUnusable = Code(name: "plugin unusable", exitStatus: 78)

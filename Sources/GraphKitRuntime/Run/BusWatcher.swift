@@ -205,6 +205,9 @@ struct BusWatcher {
         case (2, Int32(GST_RESOURCE_ERROR_OPEN_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue)),
              (2, Int32(GST_RESOURCE_ERROR_WRITE.rawValue)), (2, Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)):
             code = .outputUnwritable
+        case (2, Int32(GST_RESOURCE_ERROR_BUSY.rawValue)):
+            // A camera another program streams from (v4l2src), a sound card held (alsasrc).
+            code = .deviceBusy
         case (3, Int32(GST_STREAM_ERROR_FAILED.rawValue)), (3, Int32(GST_STREAM_ERROR_DEMUX.rawValue)):
             // A stream the node found no decoder for is not exposed: the node then fails in its
             // own words ("has no video track"), but the cause is the missing decoder.

@@ -102,16 +102,20 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
         } else {
             source = try bin.make("v4l2src", name: "source", ["device": device])
         }
-        if frames > 0 { try source.set("num-buffers", frames) }
         let filter = try bin.makeCapsFilter(MediaFormat.rawVideo(format).capsString)
         if device == "test" {
             // The test pattern is drawn at the asked format directly: no conversion to pay for.
+            if frames > 0 { try source.set("num-buffers", frames) }
             try bin.link(source, filter)
+            try bin.expose(output: "out", filter)
         } else {
-            // A camera gives what it gives: convert, scale and thin its frames to what was asked.
+            // A camera gives what it gives: convert, scale and thin its frames to what was asked,
+            // and count the frames once thinned (a 30 fps camera asked for 15 would otherwise
+            // end halfway through the duration).
+            let count = try bin.make("identity", ["eos-after": frames > 0 ? frames : -1])
             try bin.link(source, try bin.make("videoconvert"), try bin.make("videoscale"),
-                         try bin.make("videorate", ["drop-only": true]), filter)
+                         try bin.make("videorate", ["drop-only": true]), filter, count)
+            try bin.expose(output: "out", count)
         }
-        try bin.expose(output: "out", filter)
     }
 }
