@@ -7,7 +7,7 @@
 //   swift run example-avfoundation-rosywriter out/rosy.mov [seconds]
 //       a simulated camera and microphone (frames from a pixel-buffer pool at 30 fps, 1024-frame
 //       PCM buffers at 44.1 kHz, on a real-time clock);
-//   swift run example-avfoundation-rosywriter out/rosy.mov seconds capture [vga|720p]
+//   swift run example-avfoundation-rosywriter out/rosy.mov seconds capture [vga|720p] [camera uniqueID]
 //       RosyWriter itself: AVCaptureSession with the default camera and microphone (the test
 //       devices where there is no hardware), each frame through its CoreImage renderer (a colour
 //       matrix without green), late frames dropped by capture and counted by the delegate.
@@ -150,11 +150,13 @@ final class RosyWriterCapturePipeline: NSObject, AVCaptureVideoDataOutputSampleB
     private var audioFormat: CMAudioFormatDescription?
     private(set) var framesCaptured = 0
     private(set) var framesLate = 0
+    private var observers: [any NSObjectProtocol] = []
 
-    init(url: URL, preset: AVCaptureSession.Preset) throws {
+    init(url: URL, preset: AVCaptureSession.Preset, cameraID: String? = nil) throws {
         self.url = url
         super.init()
-        guard let camera = AVCaptureDevice.default(for: .video), let microphone = AVCaptureDevice.default(for: .audio) else {
+        guard let camera = cameraID.map({ AVCaptureDevice(uniqueID: $0) }) ?? AVCaptureDevice.default(for: .video),
+              let microphone = AVCaptureDevice.default(for: .audio) else {
             throw NSError(domain: "RosyWriter", code: 1, userInfo: [NSLocalizedDescriptionKey: "no camera or microphone"])
         }
         session.beginConfiguration()
@@ -175,6 +177,18 @@ final class RosyWriterCapturePipeline: NSObject, AVCaptureVideoDataOutputSampleB
         session.addOutput(videoOutput)
         session.addOutput(audioOutput)
         session.commitConfiguration()
+        // As RosyWriter's pipeline: told when the camera is taken and given back, and of errors.
+        let center = NotificationCenter.default
+        observers.append(center.addObserver(forName: AVCaptureSession.wasInterruptedNotification, object: session, queue: nil) { note in
+            let reason = (note.userInfo?[AVCaptureSessionInterruptionReasonKey] as? Int).flatMap(AVCaptureSession.InterruptionReason.init(rawValue:))
+            print("session was interrupted: \(reason.map { "\($0)" } ?? "no reason")")
+        })
+        observers.append(center.addObserver(forName: AVCaptureSession.interruptionEndedNotification, object: session, queue: nil) { _ in
+            print("session interruption ended")
+        })
+        observers.append(center.addObserver(forName: AVCaptureSession.runtimeErrorNotification, object: session, queue: nil) { note in
+            print("session runtime error: \((note.userInfo?[AVCaptureSessionErrorKey] as? NSError)?.localizedDescription ?? "?")")
+        })
     }
 
     func startRunning() { session.startRunning() }
@@ -241,7 +255,7 @@ if arguments.count > 3, arguments[3] == "capture" {
     let preset: AVCaptureSession.Preset = arguments.count > 4 && arguments[4] == "720p" ? .hd1280x720 : .vga640x480
     let pipeline: RosyWriterCapturePipeline
     do {
-        pipeline = try RosyWriterCapturePipeline(url: outputURL, preset: preset)
+        pipeline = try RosyWriterCapturePipeline(url: outputURL, preset: preset, cameraID: arguments.count > 5 ? arguments[5] : nil)
     } catch {
         print("cannot capture: \(error.localizedDescription)")
         exit(1)

@@ -108,9 +108,17 @@ open class AVCaptureDevice: NSObject, @unchecked Sendable {
     open class func devices(for mediaType: AVMediaType) -> [AVCaptureDevice] { all.filter { $0.kind == mediaType } }
     open class func devices() -> [AVCaptureDevice] { all }
 
+    /// The device of `deviceUniqueID`; a V4L2 camera's is its device path (`/dev/video0`), and
+    /// a path to a character device the device monitor did not list (a camera plugged in after
+    /// the first look, a node under another name) is taken as a camera too.
     public convenience init?(uniqueID deviceUniqueID: String) {
-        guard let d = Self.all.first(where: { $0.uniqueID == deviceUniqueID }) else { return nil }
-        self.init(uniqueID: d.uniqueID, name: d.localizedName, kind: d.kind, engineDevice: d.engineDevice, deviceType: d.deviceType)
+        if let d = Self.all.first(where: { $0.uniqueID == deviceUniqueID }) {
+            self.init(uniqueID: d.uniqueID, name: d.localizedName, kind: d.kind, engineDevice: d.engineDevice, deviceType: d.deviceType)
+            return
+        }
+        var info = stat()
+        guard deviceUniqueID.hasPrefix("/"), stat(deviceUniqueID, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return nil }
+        self.init(uniqueID: deviceUniqueID, name: deviceUniqueID, kind: .video, engineDevice: deviceUniqueID, deviceType: .external)
     }
 
     func matches(types: [DeviceType], mediaType: AVMediaType?, position: Position) -> Bool {

@@ -63,9 +63,11 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
         var outputs: [AVCaptureOutput] = []
         var configuring = 0
         var changed = false
-        var wantsRunning = false
         var run: CaptureRun?
-        var interrupted = false
+        /// Why capture is interrupted (a device another program holds), while it is.
+        var interruption: InterruptionReason?
+        /// Counts starts and stops: a retry made for an earlier one does nothing.
+        var attempt = 0
     }
     let state = Guarded(State())
 
@@ -192,8 +194,12 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
 
     // MARK: Running
 
-    open var isRunning: Bool { state.withLock { $0.run != nil } }
-    open var isInterrupted: Bool { state.withLock { $0.interrupted } }
+    /// True from `startRunning()` to `stopRunning()` or a runtime error, interruptions included
+    /// (the session goes on by itself when the device is let go).
+    open var isRunning: Bool { state.withLock { $0.run != nil || $0.interruption != nil } }
+    /// True while a camera or microphone the session uses is held by another program: the
+    /// session has posted `AVCaptureSessionWasInterrupted` and tries again each second.
+    open var isInterrupted: Bool { state.withLock { $0.interruption != nil } }
     /// iOS's audio session switches: accepted, no effect (Linux has no application audio session).
     open var automaticallyConfiguresApplicationAudioSession = true
     open var usesApplicationAudioSession = true
@@ -211,16 +217,22 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
     }
 
     private func startCapture(notify: Bool) {
-        let (inputs, outputs, preset) = state.withLock { ($0.inputs, $0.outputs, $0.preset) }
+        let (inputs, outputs, preset, attempt) = state.withLock { s in
+            s.attempt += 1
+            return (s.inputs, s.outputs, s.preset, s.attempt)
+        }
         let plan = CaptureRun.Plan(inputs: inputs, outputs: outputs, preset: preset)
         for case let movie as AVCaptureMovieFileOutput in outputs { movie.prepare(plan.moviePlan) }
         for output in outputs { output.sessionDidChange(running: true) }
         do {
-            let run = try CaptureRun(plan: plan) { [weak self] error in self?.captureFailed(error) }
+            let run = try CaptureRun(plan: plan, delivering: { [weak self] video in self?.delivering(video: video, attempt) }) { [weak self] error in
+                self?.captureFailed(error, attempt: attempt)
+            }
             state.withLock { $0.run = run }
             run.start()
             if notify { NotificationCenter.default.post(name: .AVCaptureSessionDidStartRunning, object: self) }
         } catch {
+            if let reason = Self.interruptionReason(error) { return interrupt(reason, attempt: attempt) }
             for output in outputs { output.sessionDidChange(running: false) }
             NotificationCenter.default.post(name: .AVCaptureSessionRuntimeError, object: self,
                                             userInfo: [AVCaptureSessionErrorKey: avError(error)])
@@ -228,23 +240,75 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
     }
 
     private func stopCapture(notify: Bool) {
-        guard let run = state.withLock({ s -> CaptureRun? in
-            defer { s.run = nil }
-            return s.run
-        }) else { return }
-        run.stop()
-        for output in outputs { output.sessionDidChange(running: false) }
+        let (run, wasInterrupted) = state.withLock { s -> (CaptureRun?, Bool) in
+            defer { (s.run, s.interruption) = (nil, nil) }
+            s.attempt += 1
+            return (s.run, s.interruption != nil)
+        }
+        guard run != nil || wasInterrupted else { return }
+        run?.stop()
+        if run != nil { for output in outputs { output.sessionDidChange(running: false) } }
         if notify { NotificationCenter.default.post(name: .AVCaptureSessionDidStopRunning, object: self) }
     }
 
-    /// The graph failed while running: the session stops and says why.
-    private func captureFailed(_ error: Error) {
+    /// The graph failed while running: the session stops and says why; a device held by
+    /// another program interrupts it instead, and it tries again each second.
+    private func captureFailed(_ error: Error, attempt: Int) {
         DispatchQueue.global().async { [weak self] in
-            guard let self else { return }
+            guard let self, self.state.withLock({ $0.attempt == attempt }) else { return }
+            if let reason = Self.interruptionReason(error) {
+                self.interrupt(reason, attempt: attempt)
+                return
+            }
             self.stopCapture(notify: false)
             NotificationCenter.default.post(name: .AVCaptureSessionRuntimeError, object: self, userInfo: [AVCaptureSessionErrorKey: avError(error)])
             NotificationCenter.default.post(name: .AVCaptureSessionDidStopRunning, object: self)
         }
+    }
+
+    // MARK: Interruptions
+
+    /// Why a session is interrupted, as AVFoundation's; Linux gives the two a device held by
+    /// another program gives (the V4L2 camera refuses its format, the sound card is held).
+    public enum InterruptionReason: Int, Sendable {
+        case videoDeviceNotAvailableInBackground = 1, audioDeviceInUseByAnotherClient = 2, videoDeviceInUseByAnotherClient = 3
+        case videoDeviceNotAvailableWithMultipleForegroundApps = 4, videoDeviceNotAvailableDueToSystemPressure = 5
+    }
+
+    /// The reason a failure interrupts the session: a device busy (GraphKit's `deviceBusy`),
+    /// the camera's or the microphone's by the node that said so; nil for any other failure.
+    static func interruptionReason(_ error: Error) -> InterruptionReason? {
+        guard let e = error as? GraphError, e.code == .deviceBusy else { return nil }
+        return e.node == "microphone" ? .audioDeviceInUseByAnotherClient : .videoDeviceInUseByAnotherClient
+    }
+
+    /// The failed run goes; the first interruption is posted; a new run is tried in a second
+    /// (unless the session was stopped or started again meanwhile).
+    private func interrupt(_ reason: InterruptionReason, attempt: Int) {
+        let (run, first) = state.withLock { s -> (CaptureRun?, Bool) in
+            defer { (s.run, s.interruption) = (nil, reason) }
+            return (s.run, s.interruption == nil)
+        }
+        run?.stop()
+        for output in outputs { output.sessionDidChange(running: false) }
+        if first {
+            NotificationCenter.default.post(name: .AVCaptureSessionWasInterrupted, object: self,
+                                            userInfo: [AVCaptureSessionInterruptionReasonKey: reason.rawValue])
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
+            guard let self, self.state.withLock({ $0.attempt == attempt && $0.interruption != nil }) else { return }
+            self.startCapture(notify: false)
+        }
+    }
+
+    /// A run's first sample of a kind: an interruption of that kind's device is over.
+    private func delivering(video: Bool, _ attempt: Int) {
+        let ended = state.withLock { s -> Bool in
+            guard s.attempt == attempt, let reason = s.interruption, (reason == .audioDeviceInUseByAnotherClient) != video else { return false }
+            s.interruption = nil
+            return true
+        }
+        if ended { NotificationCenter.default.post(name: .AVCaptureSessionInterruptionEnded, object: self) }
     }
 
     // MARK: Sizes and formats
@@ -275,11 +339,26 @@ extension NSNotification.Name {
     public static let AVCaptureSessionRuntimeError = NSNotification.Name("AVCaptureSessionRuntimeErrorNotification")
     public static let AVCaptureSessionDidStartRunning = NSNotification.Name("AVCaptureSessionDidStartRunningNotification")
     public static let AVCaptureSessionDidStopRunning = NSNotification.Name("AVCaptureSessionDidStopRunningNotification")
-    /// Never posted here: nothing on Linux takes a camera from a running session.
+    /// Posted when a device the session uses is held by another program (see
+    /// ``AVCaptureSession/InterruptionReason``); `AVCaptureSessionInterruptionEnded` when capture goes on.
     public static let AVCaptureSessionWasInterrupted = NSNotification.Name("AVCaptureSessionWasInterruptedNotification")
     public static let AVCaptureSessionInterruptionEnded = NSNotification.Name("AVCaptureSessionInterruptionEndedNotification")
     public static let AVCaptureDeviceWasConnected = NSNotification.Name("AVCaptureDeviceWasConnectedNotification")
     public static let AVCaptureDeviceWasDisconnected = NSNotification.Name("AVCaptureDeviceWasDisconnectedNotification")
+}
+
+extension AVCaptureSession {
+    /// The notifications' Swift names, as Apple's SDK spells them.
+    public static let runtimeErrorNotification = NSNotification.Name.AVCaptureSessionRuntimeError
+    public static let didStartRunningNotification = NSNotification.Name.AVCaptureSessionDidStartRunning
+    public static let didStopRunningNotification = NSNotification.Name.AVCaptureSessionDidStopRunning
+    public static let wasInterruptedNotification = NSNotification.Name.AVCaptureSessionWasInterrupted
+    public static let interruptionEndedNotification = NSNotification.Name.AVCaptureSessionInterruptionEnded
+}
+
+extension AVCaptureDevice {
+    public static let wasConnectedNotification = NSNotification.Name.AVCaptureDeviceWasConnected
+    public static let wasDisconnectedNotification = NSNotification.Name.AVCaptureDeviceWasDisconnected
 }
 
 /// The `NSError` a runtime error notification carries.

@@ -78,16 +78,22 @@ final class CaptureRun: @unchecked Sendable {
     let plan: Plan
     let run: GraphRun?
     private let failed: @Sendable (Error) -> Void
+    private let delivering: @Sendable (_ video: Bool) -> Void
     struct State {
         var stopping = false
+        /// The kinds that have delivered a sample: video, audio.
+        var delivered: Set<Bool> = []
         var reported = false
         var threadsLeft = 0
     }
     private let state = Condition(State())
 
-    init(plan: Plan, failed: @escaping @Sendable (Error) -> Void) throws {
+    /// `delivering` is called at the first sample of each kind (true: video); `failed` once, if
+    /// the graph fails.
+    init(plan: Plan, delivering: @escaping @Sendable (_ video: Bool) -> Void = { _ in }, failed: @escaping @Sendable (Error) -> Void) throws {
         self.plan = plan
         self.failed = failed
+        self.delivering = delivering
         if plan.video == nil && plan.audio == nil {
             run = nil
             return
@@ -108,6 +114,7 @@ final class CaptureRun: @unchecked Sendable {
         state.withLock { $0.threadsLeft += 1 }
         let thread = Thread { [self] in
             while let sample = output.copyNextSampleBuffer() {
+                if state.withLock({ $0.delivered.insert(video != nil).inserted }) { delivering(video != nil) }
                 let buffer = Self.sampleBuffer(sample, video: video)
                 for (receiver, connection) in receivers { receiver.receive(buffer, from: connection) }
             }
