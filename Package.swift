@@ -121,7 +121,7 @@ let package = Package(
         .target(name: "GraphKitTesting", dependencies: ["GraphKit", "Nodes"]),
         // graphctl (Sources/graphctl) is built by tools/graphctl, against the shared library.
         // Effect throughput benchmark (scripts/bench.py); not a product.
-        .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes"]),
+        .executableTarget(name: "graphkit-bench", dependencies: ["GraphKit", "Nodes", "CoreImage"]),
         // The Swift API's benchmarks (AssetWriter's adaptor, AssetReader), without Foundation; not a product.
         .executableTarget(name: "graphkit-api-bench", dependencies: ["GraphKit", "Assets"]),
         // The same adaptor benchmark through AVFoundation's names (issue 30); not a product.

@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,hdrexport,composition,thumbs,metadata,join,graphcopy,hevc,opus,flac,loudness10,loudness60,scenes]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,hdrexport,composition,thumbs,metadata,join,graphcopy,hevc,opus,flac,loudness10,loudness60,scenes,effects,cifilter]
 """
 import argparse
 import json
@@ -204,6 +204,15 @@ def effects_job():
         walls = [measure(cmd)[0] for _ in range(5)]
         print(f"| `{label}` | {n / statistics.median(walls):.0f} |")
     sys.stdout.flush()
+
+
+def cifilter_job():
+    """Issue 52: CIFilter.colorMatrix() rendered by a CIContext between two 1080p BGRA pixel
+    buffers, against effect.colorMatrix's process() doing the same into another frame, five
+    rounds in one process (graphkit-bench cifilter)."""
+    print("\n### CoreImage's colour matrix against the engine's, 1920×1080 BGRA (`.build/release/graphkit-bench cifilter 300`)\n")
+    sys.stdout.flush()
+    sh([os.path.join(ROOT, ".build", "release", "graphkit-bench"), "cifilter", "300"])
 
 
 def av_job(runs):
@@ -987,7 +996,7 @@ def scenes_job(runs, threshold=10):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,join,graphcopy")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,cifilter,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,join,graphcopy")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -1010,6 +1019,8 @@ def main():
             print(f"\n- graphctl peak RSS, 60 min against 10 min: {m60:.1f} MB / {m10:.1f} MB = {m60 / m10:.3f} (goal: within 10%)")
     if "effects" in jobs:
         effects_job()
+    if "cifilter" in jobs:
+        cifilter_job()
     if "av" in jobs:
         av_job(a.runs)
     if "transcode" in jobs:

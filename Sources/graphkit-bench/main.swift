@@ -14,7 +14,7 @@ if CommandLine.arguments.dropFirst().first == "generate" {
 }
 
 let width = 1920, height = 1080
-let frames = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 300
+let frames = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 300  // (cifilter reads its own)
 let format = MediaFormat.VideoFormat(pixelFormat: .bgra, width: width, height: height, frameRate: FrameRate(30))
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
@@ -31,6 +31,12 @@ func row(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").ut
 
 var frame = SampleBuffer(video: format, bytesPerRow: width * 4)
 frame.withUnsafeMutableBytes { raw in for i in raw.indices { raw[i] = UInt8(truncatingIfNeeded: i &* 31) } }
+
+// `graphkit-bench cifilter [FRAMES]`: CoreImage's colour matrix against effect.colorMatrix (CIFilterBench.swift).
+if CommandLine.arguments.dropFirst().first == "cifilter" {
+    try benchmarkCIFilter()
+    exit(0)
+}
 
 // The anchor: copy each frame into another buffer of the same size.
 var target = [UInt8](repeating: 0, count: width * height * 4)
