@@ -76,24 +76,22 @@ import TestSupport
     }
 
     /// RosyWriter's capture from a V4L2 camera another program holds at the start
-    /// (Tests/Fixtures/fake-v4l2): the session is interrupted (`videoDeviceInUseByAnotherClient`),
-    /// tries again by itself, and once the camera is let go the interruption ends and the movie
-    /// holds the camera's frames from then on.
+    /// (Tests/Fixtures/fake-v4l2, refusing its first two attempts): the session is interrupted
+    /// (`videoDeviceInUseByAnotherClient`) and stops running, tries again each second by itself,
+    /// and once the camera is let go the interruption ends, the session runs again, and the
+    /// movie holds the camera's frames from then on.
     @Test func rosyWriterWaitsForABusyCamera() throws {
         let camera = try FakeV4L2Camera(in: folder)
-        camera.isBusy = true
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { camera.isBusy = false }
         let out = folder.appendingPathComponent("rosy-busy.mov").path
-        let settings = camera.environment.filter { ["LD_PRELOAD", "FAKE_V4L2_PATH", "FAKE_V4L2_BUSY", "LIBCAMERA_LOG_LEVELS"].contains($0.key) }
-        let printed = try TestMedia.runTool("env", settings.map { "\($0.key)=\($0.value)" }
-                                            + [try builtExample("example-avfoundation-rosywriter"), out, "6", "capture", "vga", camera.devicePath])
-        let lines = printed.split(separator: "\n").map(String.init)
-        let notices = lines.filter { $0.hasPrefix("session ") }
+        let printed = try TestMedia.runTool("env", camera.settings(busyAttempts: 2).map { "\($0.key)=\($0.value)" }
+                                            + ["timeout", "60", try builtExample("example-avfoundation-rosywriter"), out, "6", "capture", "vga", camera.devicePath])
+        let notices = printed.split(separator: "\n").map(String.init).filter { $0.hasPrefix("session ") }
         #expect(notices == ["session was interrupted: videoDeviceInUseByAnotherClient", "session interruption ended"], "\(printed)")
         let probe = try MediaProbe(out, countFrames: true)
         let v = try #require(probe.stream("video"))
-        // Six seconds asked, about two of them interrupted (retried each second): 2 to 4 s of frames.
-        #expect(v.width == 640 && v.height == 480 && (55...125).contains(v.frameCount ?? 0), "\(String(describing: v.frameCount)) frames; \(printed)")
+        // Six seconds asked, about two of them interrupted (retried each second; later on a
+        // loaded machine): at least half a second of frames, and no more than 4.5 s.
+        #expect(v.width == 640 && v.height == 480 && (15...135).contains(v.frameCount ?? 0), "\(String(describing: v.frameCount)) frames; \(printed)")
     }
 
     @Test func sampleBufferCreation() throws {

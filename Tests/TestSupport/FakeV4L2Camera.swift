@@ -33,14 +33,16 @@ public final class FakeV4L2Camera: Sendable {
         }
     }
 
-    /// The test process's environment with the camera preloaded (libcamera's informational
-    /// lines, which its device monitor prints, kept out of the output).
-    public var environment: [String: String] {
-        var env = ProcessInfo.processInfo.environment
-        env["LD_PRELOAD"] = library
-        env["FAKE_V4L2_PATH"] = devicePath
-        env["FAKE_V4L2_BUSY"] = busyPath
-        env["LIBCAMERA_LOG_LEVELS"] = "ERROR"
-        return env
+    /// What a process needs to see the camera (libcamera's informational lines, which its
+    /// device monitor prints, kept out of the output); `busyAttempts`: the camera refuses that
+    /// many attempts to set its format first (a program that lets it go after a while).
+    public func settings(busyAttempts: Int = 0) -> [String: String] {
+        ["LD_PRELOAD": library, "FAKE_V4L2_PATH": devicePath, "FAKE_V4L2_BUSY": busyPath,
+         "FAKE_V4L2_BUSY_COUNT": String(busyAttempts), "LIBCAMERA_LOG_LEVELS": "ERROR"]
+    }
+
+    /// The test process's environment with ``settings(busyAttempts:)``.
+    public func environment(busyAttempts: Int = 0) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(settings(busyAttempts: busyAttempts)) { $1 }
     }
 }

@@ -109,16 +109,24 @@ open class AVCaptureDevice: NSObject, @unchecked Sendable {
     open class func devices() -> [AVCaptureDevice] { all }
 
     /// The device of `deviceUniqueID`; a V4L2 camera's is its device path (`/dev/video0`), and
-    /// a path to a character device the device monitor did not list (a camera plugged in after
-    /// the first look, a node under another name) is taken as a camera too.
+    /// the path of a V4L2 device the device monitor did not list (a camera plugged in after the
+    /// first look, a node under another name) is taken as a camera too. Anything else is nil.
     public convenience init?(uniqueID deviceUniqueID: String) {
         if let d = Self.all.first(where: { $0.uniqueID == deviceUniqueID }) {
             self.init(uniqueID: d.uniqueID, name: d.localizedName, kind: d.kind, engineDevice: d.engineDevice, deviceType: d.deviceType)
             return
         }
-        var info = stat()
-        guard deviceUniqueID.hasPrefix("/"), stat(deviceUniqueID, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return nil }
+        guard Self.isVideoForLinuxDevice(deviceUniqueID) else { return nil }
         self.init(uniqueID: deviceUniqueID, name: deviceUniqueID, kind: .video, engineDevice: deviceUniqueID, deviceType: .external)
+    }
+
+    /// Whether `path` is a V4L2 character device (major number 81, as the kernel gives them).
+    static func isVideoForLinuxDevice(_ path: String) -> Bool {
+        var info = stat()
+        guard path.hasPrefix("/"), stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return false }
+        // glibc's major(): bits 8-19 and 32-43 of the device number.
+        let rdev = UInt64(info.st_rdev)
+        return ((rdev >> 8) & 0xfff) | ((rdev >> 32) & ~UInt64(0xfff)) == 81
     }
 
     func matches(types: [DeviceType], mediaType: AVMediaType?, position: Position) -> Bool {

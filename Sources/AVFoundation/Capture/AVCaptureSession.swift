@@ -70,6 +70,11 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
         var attempt = 0
     }
     let state = Guarded(State())
+    /// Starts, stops, restarts and retries, one at a time (a retry's graph is made while a
+    /// stop waits, and the stop then wins).
+    private let operations = DispatchQueue(label: "graphkit.AVCaptureSession.operations")
+    /// Where the session's own notifications are posted from, in order.
+    private let noticeQueue = DispatchQueue(label: "graphkit.AVCaptureSession.notifications")
 
     public override init() { super.init() }
 
@@ -188,15 +193,17 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
     }
 
     private func restart() {
-        stopCapture(notify: false)
-        startCapture(notify: false)
+        operations.sync {
+            post(stopCapture(), notify: false)
+            post(startCapture(notify: false))
+        }
     }
 
     // MARK: Running
 
-    /// True from `startRunning()` to `stopRunning()` or a runtime error, interruptions included
-    /// (the session goes on by itself when the device is let go).
-    open var isRunning: Bool { state.withLock { $0.run != nil || $0.interruption != nil } }
+    /// True from `startRunning()` to `stopRunning()`, a runtime error or an interruption (the
+    /// session goes on by itself when the device is let go, and is running again then).
+    open var isRunning: Bool { state.withLock { $0.run != nil && $0.interruption == nil } }
     /// True while a camera or microphone the session uses is held by another program: the
     /// session has posted `AVCaptureSessionWasInterrupted` and tries again each second.
     open var isInterrupted: Bool { state.withLock { $0.interruption != nil } }
@@ -206,63 +213,105 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
     open var automaticallyConfiguresCaptureDeviceForWideColor = true
 
     /// Starts capture and returns once it runs (or has failed: see the class's discussion).
+    /// During an interruption it tries at once (and the interruption goes on if the device is
+    /// still held).
     open func startRunning() {
-        guard !isRunning else { return }
-        startCapture(notify: true)
+        operations.sync {
+            guard !isRunning else { return Notices() }
+            return startCapture(notify: true)
+        }.post(from: self)
     }
 
-    /// Stops capture: returns within a second, and no delegate callback starts after it returns.
+    /// Stops capture: returns within a second, and no delegate callback starts after it
+    /// returns; an interrupted session stops trying again.
     open func stopRunning() {
-        stopCapture(notify: true)
+        operations.sync { stopCapture() }.post(from: self)
     }
 
-    private func startCapture(notify: Bool) {
-        let (inputs, outputs, preset, attempt) = state.withLock { s in
+    /// Notifications to post once an operation is done, outside `operations` (an observer may
+    /// call `startRunning()` or `stopRunning()`).
+    struct Notices: @unchecked Sendable {
+        // Unchecked: the user infos hold an NSError or an Int, made here and never changed.
+        var names: [(NSNotification.Name, [AnyHashable: Any]?)] = []
+        static func + (a: Notices, b: Notices) -> Notices { Notices(names: a.names + b.names) }
+        mutating func add(_ name: NSNotification.Name, _ info: [AnyHashable: Any]? = nil) { names.append((name, info)) }
+        func post(from session: AVCaptureSession) {
+            for (name, info) in names { NotificationCenter.default.post(name: name, object: session, userInfo: info) }
+        }
+    }
+
+    /// Posts `notices` once the operation in hand is done (from a queue of their own when
+    /// called on `operations` by the session itself).
+    private func post(_ notices: Notices, notify: Bool = true) {
+        guard notify, !notices.names.isEmpty else { return }
+        noticeQueue.async { [self] in notices.post(from: self) }
+    }
+
+    /// On `operations`. A new attempt: the graph is made (which takes a while) and kept only if
+    /// no stop or other start came meanwhile; `retrying`: only if the interruption it retries
+    /// for is still the session's last word.
+    private func startCapture(notify: Bool, retrying: Int? = nil) -> Notices {
+        guard let (inputs, outputs, preset, attempt) = state.withLock({ s -> ([AVCaptureInput], [AVCaptureOutput], Preset, Int)? in
+            if let retrying, s.attempt != retrying || s.interruption == nil { return nil }
             s.attempt += 1
             return (s.inputs, s.outputs, s.preset, s.attempt)
-        }
+        }) else { return Notices() }
         let plan = CaptureRun.Plan(inputs: inputs, outputs: outputs, preset: preset)
         for case let movie as AVCaptureMovieFileOutput in outputs { movie.prepare(plan.moviePlan) }
         for output in outputs { output.sessionDidChange(running: true) }
+        var notices = Notices()
         do {
             let run = try CaptureRun(plan: plan, delivering: { [weak self] video in self?.delivering(video: video, attempt) }) { [weak self] error in
                 self?.captureFailed(error, attempt: attempt)
             }
-            state.withLock { $0.run = run }
+            let (kept, interrupted) = state.withLock { s -> (Bool, Bool) in
+                guard s.attempt == attempt else { return (false, false) }
+                s.run = run
+                return (true, s.interruption != nil)
+            }
+            guard kept else {
+                run.stop()
+                for output in outputs { output.sessionDidChange(running: false) }
+                return notices
+            }
             run.start()
-            if notify { NotificationCenter.default.post(name: .AVCaptureSessionDidStartRunning, object: self) }
+            if notify && !interrupted { notices.add(.AVCaptureSessionDidStartRunning) }
         } catch {
             if let reason = Self.interruptionReason(error) { return interrupt(reason, attempt: attempt) }
             for output in outputs { output.sessionDidChange(running: false) }
-            NotificationCenter.default.post(name: .AVCaptureSessionRuntimeError, object: self,
-                                            userInfo: [AVCaptureSessionErrorKey: avError(error)])
+            notices.add(.AVCaptureSessionRuntimeError, [AVCaptureSessionErrorKey: avError(error)])
         }
+        return notices
     }
 
-    private func stopCapture(notify: Bool) {
-        let (run, wasInterrupted) = state.withLock { s -> (CaptureRun?, Bool) in
+    /// On `operations`: the run (and any interruption) ends; DidStopRunning when it was running.
+    private func stopCapture() -> Notices {
+        let (run, wasRunning) = state.withLock { s -> (CaptureRun?, Bool) in
             defer { (s.run, s.interruption) = (nil, nil) }
             s.attempt += 1
-            return (s.run, s.interruption != nil)
+            return (s.run, s.run != nil && s.interruption == nil)
         }
-        guard run != nil || wasInterrupted else { return }
         run?.stop()
         if run != nil { for output in outputs { output.sessionDidChange(running: false) } }
-        if notify { NotificationCenter.default.post(name: .AVCaptureSessionDidStopRunning, object: self) }
+        var notices = Notices()
+        if wasRunning { notices.add(.AVCaptureSessionDidStopRunning) }
+        return notices
     }
 
     /// The graph failed while running: the session stops and says why; a device held by
-    /// another program interrupts it instead, and it tries again each second.
+    /// another program interrupts it instead, and it tries again each second. Nothing, when a
+    /// stop or a start came after the failed run's.
     private func captureFailed(_ error: Error, attempt: Int) {
-        DispatchQueue.global().async { [weak self] in
+        operations.async { [weak self] in
             guard let self, self.state.withLock({ $0.attempt == attempt }) else { return }
             if let reason = Self.interruptionReason(error) {
-                self.interrupt(reason, attempt: attempt)
+                self.post(self.interrupt(reason, attempt: attempt))
                 return
             }
-            self.stopCapture(notify: false)
-            NotificationCenter.default.post(name: .AVCaptureSessionRuntimeError, object: self, userInfo: [AVCaptureSessionErrorKey: avError(error)])
-            NotificationCenter.default.post(name: .AVCaptureSessionDidStopRunning, object: self)
+            var notices = self.stopCapture()
+            notices = Notices(names: [(.AVCaptureSessionRuntimeError, [AVCaptureSessionErrorKey: avError(error)])]) + notices
+            if notices.names.count == 1 { notices.add(.AVCaptureSessionDidStopRunning) }
+            self.post(notices)
         }
     }
 
@@ -275,40 +324,53 @@ open class AVCaptureSession: NSObject, @unchecked Sendable {
         case videoDeviceNotAvailableWithMultipleForegroundApps = 4, videoDeviceNotAvailableDueToSystemPressure = 5
     }
 
-    /// The reason a failure interrupts the session: a device busy (GraphKit's `deviceBusy`),
-    /// the camera's or the microphone's by the node that said so; nil for any other failure.
+    /// The reason a failure interrupts the session: the camera or the microphone busy
+    /// (GraphKit's `deviceBusy` from the capture node); nil for any other failure, a busy
+    /// element elsewhere in the graph included.
     static func interruptionReason(_ error: Error) -> InterruptionReason? {
         guard let e = error as? GraphError, e.code == .deviceBusy else { return nil }
-        return e.node == "microphone" ? .audioDeviceInUseByAnotherClient : .videoDeviceInUseByAnotherClient
+        switch e.node {
+        case "camera": return .videoDeviceInUseByAnotherClient
+        case "microphone": return .audioDeviceInUseByAnotherClient
+        default: return nil
+        }
     }
 
-    /// The failed run goes; the first interruption is posted; a new run is tried in a second
-    /// (unless the session was stopped or started again meanwhile).
-    private func interrupt(_ reason: InterruptionReason, attempt: Int) {
-        let (run, first) = state.withLock { s -> (CaptureRun?, Bool) in
+    /// On `operations`: the failed run goes; the first interruption is posted, with
+    /// DidStopRunning as Apple's session posts it; a new run is tried in a second, unless a
+    /// stop or a start comes first.
+    private func interrupt(_ reason: InterruptionReason, attempt: Int) -> Notices {
+        guard let (run, first) = state.withLock({ s -> (CaptureRun?, Bool)? in
+            guard s.attempt == attempt else { return nil }
             defer { (s.run, s.interruption) = (nil, reason) }
             return (s.run, s.interruption == nil)
-        }
+        }) else { return Notices() }
         run?.stop()
         for output in outputs { output.sessionDidChange(running: false) }
+        var notices = Notices()
         if first {
-            NotificationCenter.default.post(name: .AVCaptureSessionWasInterrupted, object: self,
-                                            userInfo: [AVCaptureSessionInterruptionReasonKey: reason.rawValue])
+            notices.add(.AVCaptureSessionWasInterrupted, [AVCaptureSessionInterruptionReasonKey: reason.rawValue])
+            notices.add(.AVCaptureSessionDidStopRunning)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
-            guard let self, self.state.withLock({ $0.attempt == attempt && $0.interruption != nil }) else { return }
-            self.startCapture(notify: false)
+        operations.asyncAfter(deadline: .now() + 1) { [weak self] in
+            guard let self else { return }
+            self.post(self.startCapture(notify: false, retrying: attempt))
         }
+        return notices
     }
 
-    /// A run's first sample of a kind: an interruption of that kind's device is over.
+    /// A run's first sample of a kind: an interruption of that kind's device is over, and the
+    /// session runs again.
     private func delivering(video: Bool, _ attempt: Int) {
         let ended = state.withLock { s -> Bool in
-            guard s.attempt == attempt, let reason = s.interruption, (reason == .audioDeviceInUseByAnotherClient) != video else { return false }
+            guard s.attempt == attempt, s.run != nil, let reason = s.interruption,
+                  (reason == .audioDeviceInUseByAnotherClient) != video else { return false }
             s.interruption = nil
             return true
         }
-        if ended { NotificationCenter.default.post(name: .AVCaptureSessionInterruptionEnded, object: self) }
+        if ended {
+            post(Notices(names: [(.AVCaptureSessionInterruptionEnded, nil), (.AVCaptureSessionDidStartRunning, nil)]))
+        }
     }
 
     // MARK: Sizes and formats

@@ -1,14 +1,16 @@
 /* A V4L2 camera that is not there, for tests on machines without one: preloaded
  * (LD_PRELOAD) into a process, it makes the path in FAKE_V4L2_PATH a capture device that
  * v4l2src can open, negotiate and read (read() I/O, 320x240 YUYV at 30 frames a second, a
- * bright bar moving one step a frame over grey). While the file named by FAKE_V4L2_BUSY
- * exists, setting the format fails with EBUSY, as a camera another program streams from does.
+ * bright bar moving 4 pixels a frame over grey). While the file named by FAKE_V4L2_BUSY
+ * exists, and for the first FAKE_V4L2_BUSY_COUNT attempts, setting the format fails with
+ * EBUSY, as a camera another program streams from does.
  * Everything else passes through to the C library. Test fixture only. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/videodev2.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +26,10 @@
 #define FPS 30
 #define MAX_FDS 64
 
+/* The open fake descriptors, and the clock of the current opening (restarted when the first
+ * descriptor is opened after the last was closed, so a second capture starts at its frame 0):
+ * all under `lock`, since any thread opens and closes. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fake_fds[MAX_FDS];
 static int fake_count;
 static uint64_t frames_read;
@@ -32,16 +38,31 @@ static struct timespec started;
 static const char *fake_path(void) { return getenv("FAKE_V4L2_PATH"); }
 static int is_fake_path(const char *p) { const char *f = fake_path(); return p && f && strcmp(p, f) == 0; }
 static int is_fake_fd(int fd) {
-    for (int i = 0; i < fake_count; i++) if (fake_fds[i] == fd) return 1;
-    return 0;
+    pthread_mutex_lock(&lock);
+    int found = 0;
+    for (int i = 0; i < fake_count; i++) if (fake_fds[i] == fd) found = 1;
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 static void forget_fd(int fd) {
+    pthread_mutex_lock(&lock);
     for (int i = 0; i < fake_count; i++)
-        if (fake_fds[i] == fd) { fake_fds[i] = fake_fds[--fake_count]; return; }
+        if (fake_fds[i] == fd) { fake_fds[i] = fake_fds[--fake_count]; break; }
+    pthread_mutex_unlock(&lock);
 }
+
+
+/* Busy while the file FAKE_V4L2_BUSY names exists, and for the first FAKE_V4L2_BUSY_COUNT
+ * attempts to set the format in the process. */
+static int busy_attempts;
 static int busy(void) {
-    const char *b = getenv("FAKE_V4L2_BUSY");
-    return b && access(b, F_OK) == 0;
+    const char *b = getenv("FAKE_V4L2_BUSY"), *count = getenv("FAKE_V4L2_BUSY_COUNT");
+    if (b && access(b, F_OK) == 0) return 1;
+    pthread_mutex_lock(&lock);
+    int held = count && busy_attempts < atoi(count);
+    if (held) busy_attempts++;
+    pthread_mutex_unlock(&lock);
+    return held;
 }
 
 #define REAL(name, ret, args) static ret (*real_##name) args; if (!real_##name) real_##name = (ret (*) args)dlsym(RTLD_NEXT, #name)
@@ -64,24 +85,45 @@ int stat64(const char *path, struct stat64 *st) {
 static int open_fake(void) {
     REAL(open, int, (const char *, int, ...));
     int fd = real_open("/dev/zero", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0 && fake_count < MAX_FDS) {
-        fake_fds[fake_count++] = fd;
-        if (started.tv_sec == 0) clock_gettime(CLOCK_MONOTONIC, &started);
+    if (fd < 0) return fd;
+    pthread_mutex_lock(&lock);
+    if (fake_count == MAX_FDS) {
+        pthread_mutex_unlock(&lock);
+        close(fd);
+        errno = EMFILE;
+        return -1;
     }
+    if (fake_count == 0) {
+        clock_gettime(CLOCK_MONOTONIC, &started);
+        frames_read = 0;
+    }
+    fake_fds[fake_count++] = fd;
+    pthread_mutex_unlock(&lock);
     return fd;
+}
+
+/* The mode is there only with O_CREAT or O_TMPFILE. */
+static mode_t mode_of(int flags, va_list ap) {
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
 }
 
 int open(const char *path, int flags, ...) {
     REAL(open, int, (const char *, int, ...));
     if (is_fake_path(path)) return open_fake();
-    va_list ap; va_start(ap, flags); mode_t mode = va_arg(ap, mode_t); va_end(ap);
+    va_list ap; va_start(ap, flags); mode_t mode = mode_of(flags, ap); va_end(ap);
     return real_open(path, flags, mode);
 }
 int open64(const char *path, int flags, ...) {
     REAL(open64, int, (const char *, int, ...));
     if (is_fake_path(path)) return open_fake();
-    va_list ap; va_start(ap, flags); mode_t mode = va_arg(ap, mode_t); va_end(ap);
+    va_list ap; va_start(ap, flags); mode_t mode = mode_of(flags, ap); va_end(ap);
     return real_open64(path, flags, mode);
+}
+int openat(int dir, const char *path, int flags, ...) {
+    REAL(openat, int, (int, const char *, int, ...));
+    if (is_fake_path(path)) return open_fake();
+    va_list ap; va_start(ap, flags); mode_t mode = mode_of(flags, ap); va_end(ap);
+    return real_openat(dir, path, flags, mode);
 }
 
 int close(int fd) {
@@ -178,13 +220,15 @@ int ioctl(int fd, unsigned long request, ...) {
 ssize_t read(int fd, void *buf, size_t count) {
     REAL(read, ssize_t, (int, void *, size_t));
     if (!is_fake_fd(fd)) return real_read(fd, buf, count);
-    uint64_t n = __atomic_fetch_add(&frames_read, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&lock);
+    uint64_t n = frames_read++;
     struct timespec due = started;
+    pthread_mutex_unlock(&lock);
     uint64_t ns = n * 1000000000ull / FPS;
     due.tv_sec += ns / 1000000000ull;
     due.tv_nsec += ns % 1000000000ull;
     if (due.tv_nsec >= 1000000000) { due.tv_sec++; due.tv_nsec -= 1000000000; }
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL) == EINTR) {}
     size_t size = WIDTH * HEIGHT * 2;
     if (count < size) size = count;
     uint8_t *p = buf;
