@@ -66,11 +66,11 @@ open class AVAssetImageGenerator: @unchecked Sendable {
 
     /// The image at `time` and the time of the frame it is.
     open func image(at time: CMTime) async throws -> (image: CGImage, actualTime: CMTime) {
-        let generator = try configured()
+        let (generator, request) = try configured()
         guard let t = time.mediaTime, time.isNumeric else { throw invalidTime(time) }
         do {
             let (frame, actual) = try await generator.image(at: t)
-            return (try picture(frame, at: actual), CMTime(actual))
+            return (try await picture(frame, at: actual, request), CMTime(actual))
         } catch {
             throw avError(error)
         }
@@ -90,7 +90,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
                     continue
                 }
                 do {
-                    let (image, actual) = try makeImage(at: time)
+                    let (image, actual) = try makeImage(at: time, cancels: cancels)
                     handler(time, image, actual, .succeeded, nil)
                 } catch {
                     let e = error as NSError
@@ -123,7 +123,11 @@ open class AVAssetImageGenerator: @unchecked Sendable {
     /// time): a time that fails (past the end, not numeric) gives its error and the next goes
     /// on. ``cancelAllCGImageGeneration()`` makes the rest fail as cancelled.
     public func images(for times: [CMTime]) -> Images {
-        Images(times: times, generator: Swift.Result { try configured() }) { [self] frame, actual in try picture(frame, at: actual) }
+        let made = Swift.Result { try configured() }
+        return Images(times: times, generator: made.map(\.0)) { [self] frame, actual in
+            guard case .success(let (_, request)) = made else { throw avError(.unknown, "the generator could not be made") }
+            return try await picture(frame, at: actual, request)
+        }
     }
 
     /// An asynchronous sequence of images, as AVFoundation's: each element the requested time
@@ -166,10 +170,10 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         /// GraphKit's pictures of the numeric times, in order.
         private var pictures: AsyncStream<AssetImageGenerator.Element>.AsyncIterator?
         /// A frame as its image (drawn by the generator's composition, when it has one).
-        private let picture: @Sendable (SampleBuffer, MediaTime) throws -> CGImage
+        private let picture: @Sendable (SampleBuffer, MediaTime) async throws -> CGImage
 
         init(times: [CMTime], generator: Swift.Result<AssetImageGenerator, any Error>,
-             picture: @escaping @Sendable (SampleBuffer, MediaTime) throws -> CGImage) {
+             picture: @escaping @Sendable (SampleBuffer, MediaTime) async throws -> CGImage) {
             self.times = times
             self.generator = generator
             self.picture = picture
@@ -196,7 +200,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
             }
             do {
                 let (frame, actual) = try element.result.get()
-                return .success(requestedTime: time, image: try picture(frame, actual), actualTime: CMTime(actual))
+                return .success(requestedTime: time, image: try await picture(frame, actual), actualTime: CMTime(actual))
             } catch {
                 return .failure(requestedTime: time, error: avError(error))
             }
@@ -213,12 +217,15 @@ open class AVAssetImageGenerator: @unchecked Sendable {
 
     // MARK: Underneath
 
-    private func makeImage(at requestedTime: CMTime) throws -> (CGImage, CMTime) {
-        let generator = try configured()
+    /// The image at `requestedTime`, on the caller's thread; `cancels`: the cancel count its
+    /// request was made at (now, when nil).
+    private func makeImage(at requestedTime: CMTime, cancels: Int? = nil) throws -> (CGImage, CMTime) {
+        var (generator, request) = try configured()
+        if let cancels { request.cancels = cancels }
         guard let t = requestedTime.mediaTime, requestedTime.isNumeric else { throw invalidTime(requestedTime) }
         do {
             let (frame, actual) = try generator.image(at: t)
-            return (try picture(frame, at: actual), CMTime(actual))
+            return (try picture(frame, at: actual, request), CMTime(actual))
         } catch {
             throw avError(error)
         }
@@ -228,8 +235,17 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         avError(.operationNotAllowed, "cannot make an image at \(time): a requested time is a numeric time")
     }
 
-    /// GraphKit's generator, made once, with the settings as they are now.
-    private func configured() throws -> AssetImageGenerator {
+    /// What a request is made with: the composition and size when it started, and the cancel
+    /// count then (a cancel after it wakes a CIFilter handler's wait).
+    struct Request: @unchecked Sendable {
+        // Unchecked: the composition is a copy made when it was set, never changed.
+        var composition: AVVideoComposition?
+        var size: CGSize
+        var cancels: Int
+    }
+
+    /// GraphKit's generator, made once, with the settings as they are now, and the request's.
+    private func configured() throws -> (AssetImageGenerator, Request) {
         let generator = try state.withLock { s throws -> AssetImageGenerator in
             if let g = s.generator { return g }
             let g = AssetImageGenerator(asset: try asset.loaded())
@@ -243,7 +259,7 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         generator.requestedTimeToleranceBefore = Self.tolerance(s.before)
         generator.requestedTimeToleranceAfter = Self.tolerance(s.after)
         generator.appliesPreferredTrackTransform = drawn ? false : s.transform
-        return generator
+        return (generator, Request(composition: s.composition, size: s.size, cancels: cancelCount.withLock { $0 }))
     }
 
     private static func pixels(_ v: CGFloat) -> Int { v.isFinite && v > 0 ? Int(v.rounded(.down)) : 0 }
@@ -255,13 +271,15 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         return m
     }
 
-    /// The image of `frame` (the frame at `actual`): drawn by the composition when there is one.
-    private func picture(_ frame: SampleBuffer, at actual: MediaTime) throws -> CGImage {
-        let (composition, size) = settings.withLock { ($0.composition, $0.size) }
-        let cancels = cancelCount.withLock { $0 }
-        let shown = try composition.map { c throws -> SampleBuffer in
+    /// The image of `frame` (the frame at `actual`): drawn by the request's composition when
+    /// it has one; `stopped`: besides a cancel of every image, what else ends a handler's wait.
+    private func picture(_ frame: SampleBuffer, at actual: MediaTime, _ request: Request,
+                         stopped: @escaping @Sendable () -> Bool = { false }) throws -> CGImage {
+        let shown = try request.composition.map { c throws -> SampleBuffer in
             do {
-                return try drawn(frame, at: actual, by: c, fittedIn: size) { [self] in cancelCount.withLock { $0 } != cancels }
+                return try drawn(frame, at: actual, by: c, fittedIn: request.size) { [self] in
+                    stopped() || cancelCount.withLock { $0 } != request.cancels
+                }
             } catch {
                 throw avError(error)
             }
@@ -269,6 +287,26 @@ open class AVAssetImageGenerator: @unchecked Sendable {
         guard let image = CGImage(bgra: shown) else { throw avError(.unknown, "the generator gave a picture that is not BGRA") }
         return image
     }
+
+    /// ``picture(_:at:_:stopped:)`` for the asynchronous forms: a composition's drawing (which
+    /// may wait for a CIFilter handler) on a queue of its own, never a Swift concurrency thread;
+    /// cancelling the task ends the wait.
+    private func picture(_ frame: SampleBuffer, at actual: MediaTime, _ request: Request) async throws -> CGImage {
+        guard request.composition != nil else { return try picture(frame, at: actual, request, stopped: { false }) }
+        let cancelled = Guarded(false)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<CGImage, any Error>) in
+                Self.drawing.async { [self] in
+                    c.resume(with: Swift.Result { try picture(frame, at: actual, request, stopped: { cancelled.withLock { $0 } }) })
+                }
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+        }
+    }
+
+    /// Where the asynchronous forms draw compositions.
+    private static let drawing = DispatchQueue(label: "graphkit.av-asset-image-generator.drawing", attributes: .concurrent)
 }
 
 extension NSValue {

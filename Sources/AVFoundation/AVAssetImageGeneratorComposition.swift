@@ -6,7 +6,8 @@ import CoreImage
 extension AVAssetImageGenerator {
     /// `frame` (the stored frame at `actual`, BGRA) drawn by `composition` as an export draws
     /// the frame of that time, then fitted into `box` (a side of 0 or less: any). `stopped`
-    /// wakes a CIFilter handler's wait (the generator's images were cancelled).
+    /// wakes a CIFilter handler's wait (the generator's images were cancelled). The asset's
+    /// first video track is the one drawn, as everywhere in GraphKit's compositor.
     func drawn(_ frame: SampleBuffer, at actual: MediaTime, by composition: AVVideoComposition, fittedIn box: CGSize,
                stopped: @escaping @Sendable () -> Bool) throws(GraphError) -> SampleBuffer {
         let value = try composition.engineValue()
@@ -41,7 +42,9 @@ extension AVAssetImageGenerator {
         }
         let image = CIImage(cvPixelBuffer: CVPixelBuffer(sample: frame, videoFormat: v))
             .transformed(by: CGAffineTransform(scaleX: CGFloat(Double(width) / w), y: CGFloat(Double(height) / h)))
-        CIContext().render(image, to: out)
+        scaler.render(image, to: out)
         return out.sample
     }
+
+    private static let scaler = CIContext()
 }

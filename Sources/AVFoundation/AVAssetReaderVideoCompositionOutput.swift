@@ -87,7 +87,9 @@ open class AVAssetReaderVideoCompositionOutput: AVAssetReaderOutput, @unchecked 
                     reader.map { $0.status == .cancelled || $0.failed } ?? true
                 }) ?? []
             } catch {
-                reader.fail(error)
+                // A handler's wait given up because reading was cancelled: the reader's status
+                // stays cancelled, as Apple's, with no error.
+                if error.code != .cancelled || reader.status != .cancelled { reader.fail(error) }
                 return nil
             }
         }

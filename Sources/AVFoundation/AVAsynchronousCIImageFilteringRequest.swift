@@ -28,7 +28,8 @@ open class AVAsynchronousCIImageFilteringRequest: @unchecked Sendable {
     }
 
     /// The frame to show is `filteredImage`, rendered by `context` (nil: the composition's
-    /// own). Its part from (0, 0) to the render size shows; outside its extent is black.
+    /// own). Its part from (0, 0) to the render size shows; outside its extent the frame is
+    /// transparent (black once encoded).
     open func finish(with filteredImage: CIImage, context: CIContext?) { settle(.image(filteredImage, context)) }
 
     /// The frame cannot be made: the export (or the reader) fails with `error`.
@@ -63,15 +64,19 @@ open class AVAsynchronousCIImageFilteringRequest: @unchecked Sendable {
     /// The engine's frame filter for `applier`: each drawn frame (BGRA) wrapped as a pixel
     /// buffer without a copy, handed over, and the image it finishes with rendered into a new
     /// frame of the same size.
-    static func frameFilter(_ applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void,
-                            renderSize: CGSize) -> VideoComposition.FrameFilter {
+    /// `renderSize` is the frame's (the composition's, to even sides for 4:2:0), so the source
+    /// image's extent and it agree.
+    static func frameFilter(_ applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void) -> VideoComposition.FrameFilter {
         let shared = CIContext()
         return VideoComposition.FrameFilter { frame, time, stopped throws(GraphError) in
             guard case .rawVideo(let v)? = frame.format, v.pixelFormat == .bgra else {
                 throw GraphError(.runFailed, at: "videoComposition", "a CIFilter composition takes BGRA frames, and was given \(frame.format.map { "\($0)" } ?? "a buffer of no format")")
             }
+            guard !stopped() else {
+                throw GraphError(.cancelled, at: "videoComposition", "reading stopped before the frame at \(time.seconds) s was filtered")
+            }
             let request = AVAsynchronousCIImageFilteringRequest(sourceImage: CIImage(cvPixelBuffer: CVPixelBuffer(sample: frame, videoFormat: v)),
-                                                                compositionTime: CMTime(time), renderSize: renderSize)
+                                                                compositionTime: CMTime(time), renderSize: CGSize(width: v.width, height: v.height))
             applier(request)
             let (image, context) = try request.wait(stopped: stopped)
             var made: CVPixelBuffer?

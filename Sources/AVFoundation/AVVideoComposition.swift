@@ -88,14 +88,21 @@ open class AVVideoComposition: @unchecked Sendable {
         }
     }
 
+    /// Apple's rules: one video track gives its own timing (``sourceTrackIDForFrameTiming``,
+    /// its shortest frame as `frameDuration`); more give the highest nominal rate; none 30 fps.
     func adopt(propertiesOf asset: AVAsset) {
-        let track = (try? asset.loadedTracks())?.first { $0.mediaType == .video }
+        let videoTracks = (try? asset.loadedTracks())?.filter { $0.mediaType == .video } ?? []
+        let track = videoTracks.first
         let transform = track?.transform ?? .identity
         let natural = track?.size ?? .zero
         let turned = natural.applying(transform)
         renderSize = CGSize(width: abs(turned.width), height: abs(turned.height))
-        let rate = track?.frameRate ?? 0
+        let rate = videoTracks.map { $0.frameRate }.max() ?? 0
         frameDuration = rate > 0 ? CMTimeMakeWithSeconds(1 / Double(rate), preferredTimescale: 600) : CMTime(value: 1, timescale: 30)
+        if videoTracks.count == 1, let track {
+            sourceTrackIDForFrameTiming = track.trackID
+            if track.shortestFrame.isNumeric, track.shortestFrame > .zero { frameDuration = track.shortestFrame }
+        }
         let duration = (try? asset.loadedDuration()) ?? .zero
         let instruction = AVMutableVideoCompositionInstruction()
         instruction.timeRange = CMTimeRange(start: .zero, duration: duration)
@@ -126,8 +133,10 @@ open class AVVideoComposition: @unchecked Sendable {
             converted.append(VideoComposition.Instruction(timeRange: range, backgroundColor: .init(red: rgb.red, green: rgb.green, blue: rgb.blue),
                                                           layers: instruction.layerInstructions.map(\.layer)))
         }
-        return VideoComposition(renderSize: (Int(renderSize.width.rounded()), Int(renderSize.height.rounded())), frameDuration: duration,
-                                instructions: converted, frameFilter: filterApplier.map { AVAsynchronousCIImageFilteringRequest.frameFilter($0, renderSize: renderSize) })
+        var value = VideoComposition(renderSize: (Int(renderSize.width.rounded()), Int(renderSize.height.rounded())), frameDuration: duration,
+                                     instructions: converted, frameFilter: filterApplier.map(AVAsynchronousCIImageFilteringRequest.frameFilter))
+        value.followsSourceTiming = sourceTrackIDForFrameTiming != kCMPersistentTrackID_Invalid
+        return value
     }
 }
 

@@ -44,6 +44,8 @@ public final class AssetReaderTrackOutput: Sendable {
         /// A composition track's pieces, read in turn.
         var pieces: CompositionPieces?
         var toneMapsHDR = false
+        /// A decoded frame waiting for the next one, which says how long it lasts.
+        var held: SampleBuffer?
     }
 
     private let locked = Guarded(Locked())
@@ -125,7 +127,7 @@ public final class AssetReaderTrackOutput: Sendable {
         if let reader, let number, let pieces { return copyNextSample(of: pieces, reader: reader, number: number, range: range) }
         guard let reader, let number, let output else { return nil }
         pulling: while reader.pull(output: number) == .pull {
-            guard let sample = output.copyNextSampleBuffer() else { break }
+            guard let sample = nextTimed(from: output, of: reader) else { break }
             guard let range else { return sample }
             switch Self.clip(sample, to: range) {
             case .before: continue pulling
@@ -135,6 +137,25 @@ public final class AssetReaderTrackOutput: Sendable {
         }
         reader.outputEnded(number)
         return nil
+    }
+
+    /// The output's next sample; a decoded frame lasting until the next one starts. GStreamer's
+    /// parsers stamp each frame with the nominal frame length, which a variable frame rate (a
+    /// phone's video) belies, as the file's own sample durations say: a frame is given when the
+    /// next one comes (the last keeps its own length).
+    @available(*, noasync)
+    private func nextTimed(from output: MediaOutput, of reader: AssetReader) -> SampleBuffer? {
+        guard case .pixels? = outputSettings else { return output.copyNextSampleBuffer() }
+        while true {
+            guard let sample = output.copyNextSampleBuffer() else {
+                let last = locked.withLock { l in defer { l.held = nil }; return l.held }
+                return reader.status == .cancelled || reader.status == .failed ? nil : last  // nothing after a cancel or failure
+            }
+            guard let pts = sample.presentationTime else { return sample }
+            guard var previous = locked.withLock({ l in defer { l.held = sample }; return l.held }) else { continue }
+            if let start = previous.presentationTime, pts > start { previous.duration = pts - start }
+            return previous
+        }
     }
 
     /// A composition track's next sample: the pieces' in turn, within the reader's time range.

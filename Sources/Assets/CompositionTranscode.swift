@@ -152,7 +152,9 @@ final class CompositionTranscode: Sendable {
         var drawingFailure: GraphError?
         func drawn(_ piece: SampleBuffer) throws(GraphError) -> [SampleBuffer] {
             do { return try effects.process(piece, end: feed.end, stopped: { [reader] in reader.status == .cancelled }) } catch {
-                drawingFailure = error
+                // A filter that gave up because reading stopped is the cancel (or the run's own
+                // end, a length limit), not a failure.
+                if reader.status != .cancelled, error.code != .cancelled { drawingFailure = error }
                 throw error
             }
         }

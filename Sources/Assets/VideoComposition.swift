@@ -23,6 +23,10 @@ public struct VideoComposition: Sendable, Hashable {
     /// (AVFoundation's `applyingCIFiltersWithHandler`); nil: the drawn frame is shown. Frames
     /// are then BGRA throughout.
     public var frameFilter: FrameFilter?
+    /// One frame for each of the source's, at its time (AVFoundation's
+    /// `sourceTrackIDForFrameTiming`), instead of one every ``frameDuration``: a variable frame
+    /// rate (a phone's video) is kept as it is.
+    public var followsSourceTiming = false
 
     public init(renderSize: (width: Int, height: Int), frameDuration: MediaTime, instructions: [Instruction],
                 frameFilter: FrameFilter? = nil) {

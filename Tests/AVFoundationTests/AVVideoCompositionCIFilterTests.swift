@@ -129,7 +129,8 @@ import TestSupport
     }
 
     /// A handler that never finishes holds the export until it is cancelled; the cancel ends it
-    /// within a second, leaving nothing.
+    /// at once (the wait looks every 50 ms; 5 s allowed for the pipeline's end on a loaded
+    /// machine), leaving nothing.
     @Test(.timeLimit(.minutes(1))) func aHandlerThatNeverFinishesIsCancelled() async throws {
         let asset = AVURLAsset(url: try source())
         let asked = Mutex(0)
@@ -143,7 +144,7 @@ import TestSupport
         let start = ContinuousClock.now
         session.cancelExport()
         await #expect(throws: CancellationError.self) { try await exporting.value }
-        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(ContinuousClock.now - start < .seconds(5))
         #expect(session.status == .cancelled && asked.withLock { $0 } == 1)
         #expect(!FileManager.default.fileExists(atPath: out.path))
     }
@@ -244,5 +245,86 @@ import TestSupport
         upright.videoComposition = AVVideoComposition(propertiesOf: turned)
         let picture = try await upright.image(at: .zero).image
         #expect(picture.width == 120 && picture.height == 160)
+    }
+
+    /// A variable frame rate (a phone's video: frames 5 to 9 missing, a 0.2 s gap) keeps its
+    /// own timing: one frame for each source frame at its time, none made up in the gap, as
+    /// Apple's composition of one track's properties (`sourceTrackIDForFrameTiming`).
+    @Test func aVariableFrameRateKeepsItsTiming() async throws {
+        let src = folder.appendingPathComponent("vfr.mp4")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=1",
+                                         "-vf", "select='not(between(n\\,5\\,9))'", "-fps_mode", "passthrough",
+                                         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", src.path])
+        func times(_ path: String) throws -> [Double] {
+            try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time", "-of", "csv=p=0", path])
+                .split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        let before = try times(src.path)
+        // 19 or 20 frames with a gap of 0.2 s among them.
+        try #require((19...20).contains(before.count) && zip(before.dropFirst(), before).contains { $0 - $1 > 0.19 }, "the source's frames: \(before)")
+        let asset = AVURLAsset(url: src)
+        let composition = AVVideoComposition(asset: asset) { $0.finish(with: Self.withoutGreen($0.sourceImage), context: nil) }
+        let track = try #require(asset.tracks(withMediaType: .video).first)
+        #expect(composition.sourceTrackIDForFrameTiming == track.trackID)
+        let session = try #require(AVAssetExportSession(asset: asset, presetName: AVAssetExportPresetHighestQuality))
+        session.videoComposition = composition
+        let out = folder.appendingPathComponent("vfr-out.mp4")
+        try await session.export(to: out, as: .mp4)
+        let after = try times(out.path)
+        #expect(after.count == before.count, "\(after.count) frames: \(after)")
+        if after.count == before.count {
+            let worst = zip(after, before).map { abs($0 - $1) }.max() ?? 0
+            #expect(worst < 0.002, "times differ by up to \(worst) s")
+        }
+    }
+
+    /// A handler that finishes twice (the second ignored), and one whose image is smaller than
+    /// the frame: outside its extent the reader's BGRA frame is transparent.
+    @Test func aSecondFinishIsIgnoredAndOutsideTheImageIsClear() throws {
+        let asset = AVURLAsset(url: try source())
+        let track = try #require(asset.tracks(withMediaType: .video).first)
+        let output = AVAssetReaderVideoCompositionOutput(videoTracks: [track], videoSettings: nil)
+        output.videoComposition = AVVideoComposition(asset: asset) { request in
+            let red = CIImage(color: CIColor(red: 1, green: 0, blue: 0)).cropped(to: CGRect(x: 0, y: 0, width: 100, height: 50))
+            request.finish(with: red, context: nil)
+            request.finish(with: request.sourceImage, context: nil)
+        }
+        let read = try frames(of: asset, output)
+        #expect(read.error == nil && read.frames.count == 25)
+        let frame = try #require(read.frames.first)
+        // CoreImage's origin is bottom left: the red 100x50 is the frame's last 50 rows.
+        func pixel(_ x: Int, _ y: Int) -> [UInt8] { Array(frame[(y * 320 + x) * 4..<(y * 320 + x) * 4 + 4]) }
+        #expect(pixel(10, 230) == [0, 0, 255, 255] && pixel(200, 230) == [0, 0, 0, 0] && pixel(10, 10) == [0, 0, 0, 0],
+                "\(pixel(10, 230)) \(pixel(200, 230)) \(pixel(10, 10))")
+    }
+
+    /// Cancelling a reader while the handler holds a frame: reading ends, the status is
+    /// cancelled with no error, as Apple's.
+    @Test(.timeLimit(.minutes(1))) func cancellingAReaderWhileTheHandlerHoldsAFrame() throws {
+        let asset = AVURLAsset(url: try source())
+        let track = try #require(asset.tracks(withMediaType: .video).first)
+        let asked = Mutex(0)
+        let output = AVAssetReaderVideoCompositionOutput(videoTracks: [track], videoSettings: nil)
+        output.videoComposition = AVVideoComposition(asset: asset) { _ in asked.withLock { $0 += 1 } }
+        let reader = try AVAssetReader(asset: asset)
+        reader.add(output)
+        #expect(reader.startReading())
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { reader.cancelReading() }
+        #expect(output.copyNextSampleBuffer() == nil)
+        #expect(reader.status == .cancelled && reader.error == nil && asked.withLock { $0 } == 1, "\(reader.status.rawValue) \(String(describing: reader.error))")
+    }
+
+    /// A thumbnail task cancelled while the handler holds its frame ends at once, cancelled.
+    @Test(.timeLimit(.minutes(1))) func aThumbnailTaskCancelledWhileTheHandlerHoldsItsFrame() async throws {
+        let asset = AVURLAsset(url: try source())
+        let asked = Mutex(0)
+        let generator = AVAssetImageGenerator(asset: asset)
+        generator.videoComposition = AVVideoComposition(asset: asset) { _ in asked.withLock { $0 += 1 } }
+        let task = Task { try await generator.image(at: CMTime(value: 5, timescale: 25)) }
+        #expect(await watchFromThread("asked") { asked.withLock { $0 } > 0 ? true : nil })
+        let start = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: (any Error).self) { try await task.value }
+        #expect(ContinuousClock.now - start < .seconds(5))
     }
 }
