@@ -265,4 +265,82 @@ import Testing
         #expect(dark.2 > white.2 && dark.1 < white.1, "shadow \(dark), text \(white)")
         #expect(Self.pixel(ctx, 2, 78) == [128, 128, 128, 255])   // the frame elsewhere, untouched
     }
+
+    /// A singular, NaN or overflowing font matrix is identity (the text is drawn untransformed);
+    /// a NaN or singular text matrix, one whose product with the CTM overflows, or an infinite
+    /// text position draws nothing; a CTM that would overflow is refused. After each the context
+    /// still draws (Cairo's error state, which nothing clears, is never reached).
+    @Test func hostileMatricesLeaveTheContextDrawing() throws {
+        for var bad in [CGAffineTransform(a: 1, b: 2, c: 2, d: 4, tx: 0, ty: 0), CGAffineTransform(a: .nan, b: 0, c: 0, d: 1, tx: 0, ty: 0),
+                        CGAffineTransform(a: 1e200, b: 0, c: 0, d: 1e200, tx: 0, ty: 0), CGAffineTransform(a: 1, b: 0, c: 0, d: 1, tx: .infinity, ty: 0)] {
+            let font = CTFontCreateWithName("Helvetica", 24, &bad)
+            #expect(CTFontGetMatrix(font) == .identity, "\(bad)")
+            let plain = try Self.context(100, 40), ctx = try Self.context(100, 40)
+            plain.textPosition = CGPoint(x: 5, y: 10)
+            ctx.textPosition = CGPoint(x: 5, y: 10)
+            CTLineDraw(Self.line("Hg", CTFontCreateWithName("Helvetica", 24, nil)), plain)
+            CTLineDraw(Self.line("Hg", font), ctx)
+            #expect(Self.bytes(ctx) == Self.bytes(plain) && Self.inkBox(ctx) != nil, "\(bad): drawn untransformed")
+            ctx.fill(CGRect(x: 80, y: 0, width: 20, height: 40))
+            #expect(Self.pixel(ctx, 90, 20) == [0, 0, 0, 255], "\(bad): the context draws on")
+        }
+        let setUps: [(String, Bool, (CGContext) -> Void)] = [
+            ("NaN text matrix", false, { $0.textMatrix = CGAffineTransform(a: .nan, b: 0, c: 0, d: 1, tx: 5, ty: 10) }),
+            ("singular text matrix", false, { $0.textMatrix = CGAffineTransform(a: 1, b: 1, c: 1, d: 1, tx: 5, ty: 10) }),
+            ("text matrix × CTM overflows", false, { $0.scaleBy(x: 1e150, y: 1e150); $0.textMatrix = CGAffineTransform(scaleX: 1e160, y: 1e160) }),
+            ("text matrix × CTM underflows", false, { $0.scaleBy(x: 1e-150, y: 1e-150); $0.textMatrix = CGAffineTransform(scaleX: 1e-160, y: 1e-160) }),
+            ("infinite text position", false, { $0.textPosition = CGPoint(x: CGFloat.infinity, y: 10) }),
+            ("CTM overflows (refused)", true, { $0.scaleBy(x: 1e200, y: 1e200); $0.textPosition = CGPoint(x: 5, y: 10) }),
+        ]
+        for (name, draws, setUp) in setUps {
+            let ctx = try Self.context(100, 40)
+            ctx.saveGState()
+            setUp(ctx)
+            CTLineDraw(Self.line("Hg", CTFontCreateWithName("Helvetica", 24, nil)), ctx)
+            ctx.restoreGState()
+            #expect((Self.inkBox(ctx) != nil) == draws, "\(name)")
+            ctx.textMatrix = .identity
+            ctx.fill(CGRect(x: 80, y: 0, width: 20, height: 40))
+            #expect(Self.pixel(ctx, 90, 20) == [0, 0, 0, 255], "\(name): the context draws on")
+            #expect(Self.pixel(ctx, 70, 20)[3] == 0, "\(name)")
+        }
+    }
+
+    /// Should Cairo still end text drawing in its error state, the context goes on in a fresh
+    /// Cairo context with its matrix and clip, and saved states still restore.
+    @Test func aCairoErrorWhileDrawingTextDoesNotStopTheContext() throws {
+        let ctx = try Self.context(60, 40)
+        ctx.clip(to: CGRect(x: 0, y: 0, width: 30, height: 40))
+        ctx.translateBy(x: 5, y: 0)
+        ctx.saveGState()
+        ctx.drawText(ink: CGRect(x: 0, y: -10, width: 20, height: 20)) { cr in
+            var singular = cairo_matrix_t(xx: 0, yx: 0, xy: 0, yy: 0, x0: 0, y0: 0)
+            cairo_transform(cr, &singular)
+        }
+        ctx.restoreGState()
+        ctx.fill(CGRect(x: 0, y: 0, width: 10, height: 10))
+        #expect(Self.pixel(ctx, 4, 5)[3] == 0 && Self.pixel(ctx, 5, 5) == [0, 0, 0, 255] && Self.pixel(ctx, 14, 5) == [0, 0, 0, 255])
+        ctx.fill(CGRect(x: 0, y: 20, width: 60, height: 10))
+        #expect(Self.pixel(ctx, 20, 25) == [0, 0, 0, 255] && Self.pixel(ctx, 40, 25)[3] == 0, "the clip kept")
+    }
+
+    /// Sizes: NaN, negative and infinite are 12 (as 0 is); past 16,384 points 16,384; below
+    /// 1/1024 point 1/1024. Drawing and measuring any of them neither traps nor takes long.
+    @Test func hostileFontSizesAreClamped() throws {
+        let sizes: [(CGFloat, CGFloat)] = [(.nan, 12), (-5, 12), (.infinity, 12), (1e300, 16_384), (3e6, 16_384), (1e-300, 1.0 / 1024), (20, 20)]
+        for (asked, size) in sizes {
+            let font = CTFontCreateWithName("Helvetica", asked, nil)
+            #expect(CTFontGetSize(font) == size, "\(asked)")
+            let ctx = try Self.context(200, 100)
+            ctx.textPosition = CGPoint(x: 10, y: 50)
+            let start = Date()
+            let line = Self.line("Hg", font)
+            let width = CTLineGetTypographicBounds(line, nil, nil, nil)
+            CTLineDraw(line, ctx)
+            let seconds = Date().timeIntervalSince(start)
+            #expect(seconds < 5 && width.isFinite && width >= 0, "\(asked): \(seconds) s, width \(width)")
+            ctx.fill(CGRect(x: 0, y: 0, width: 4, height: 4))
+            #expect(Self.pixel(ctx, 2, 2) == [0, 0, 0, 255], "\(asked): the context draws on")
+        }
+    }
 }
