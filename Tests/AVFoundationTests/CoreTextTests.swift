@@ -53,9 +53,13 @@ import Testing
         CTLineDraw(Self.line(text, CTFontCreateWithName("DejaVu Sans", 20, nil), CGColor(red: 0.8, green: 0.2, blue: 0, alpha: 1)), ctx)
 
         let surface = try #require(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(w), Int32(h)))
+        defer { cairo_surface_destroy(surface) }
         let cr = try #require(cairo_create(surface))
+        defer { cairo_destroy(cr) }
         let pango = try #require(pango_cairo_create_context(cr))
+        defer { g_object_unref(UnsafeMutableRawPointer(pango)) }
         let options = cairo_font_options_create()
+        defer { cairo_font_options_destroy(options) }
         cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
         cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
         cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
@@ -63,7 +67,9 @@ import Testing
         pango_cairo_context_set_resolution(pango, 72)
         pango_context_set_round_glyph_positions(pango, 0)
         let layout = try #require(pango_layout_new(pango))
+        defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
         let description = pango_font_description_from_string("DejaVu Sans")
+        defer { pango_font_description_free(description) }
         pango_font_description_set_absolute_size(description, 20 * Double(PANGO_SCALE))
         pango_layout_set_font_description(layout, description)
         pango_layout_set_text(layout, text, -1)
@@ -78,8 +84,6 @@ import Testing
         let difference = zip(ours, theirs).map { abs(Int($0) - Int($1)) }.max() ?? 0
         #expect(difference == 0, "largest difference \(difference)/255")
         #expect(ours.contains { $0 != 0 })
-        g_object_unref(UnsafeMutableRawPointer(layout)); g_object_unref(UnsafeMutableRawPointer(pango)); pango_font_description_free(description)
-        cairo_font_options_destroy(options); cairo_destroy(cr); cairo_surface_destroy(surface)
     }
 
     /// "HHH" stands on the baseline (its ink starts at the text position's row, in Apple's y-up
@@ -181,23 +185,40 @@ import Testing
         #expect(plain.textMatrix.a == 3 && plain.textPosition == .zero)
     }
 
-    /// Apple's names map to fontconfig's sans, mono and serif faces (DejaVu's here); styles to
-    /// faces; a name nobody has still draws, in the sans-serif face.
+    /// The family fontconfig matches for `pattern` ("Menlo,monospace:bold"), as `fc-match` says.
+    static func fcMatch(_ pattern: String) throws -> String {
+        let process = Process(), pipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["fc-match", "-f", "%{family[0]}", pattern]
+        process.standardOutput = pipe
+        try process.run()
+        let out = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try #require(String(data: out, encoding: .utf8).flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// Apple's names map to the faces fontconfig gives for their family and kind (sans, mono,
+    /// serif), whatever fonts are installed (DejaVu alone, or Liberation's and URW's metric
+    /// clones of Helvetica, Courier and Times); styles to faces; a name nobody has still draws, in
+    /// the sans-serif face.
     @Test func fontNamesMapAndUnknownNamesFallBack() throws {
-        let sans = CTFontCopyFamilyName(CTFontCreateWithName("Helvetica", 12, nil))
-        let mono = CTFontCopyFamilyName(CTFontCreateWithName("Menlo-Regular", 12, nil))
-        let serif = CTFontCopyFamilyName(CTFontCreateWithName("Times New Roman", 12, nil))
-        #expect(Set([sans, mono, serif]).count == 3, "\(sans), \(mono), \(serif)")
-        #expect(CTFontCopyFamilyName(CTFontCreateWithName("Courier", 12, nil)) == mono)
-        #expect(CTFontCopyFamilyName(CTFontCreateWithName(".SFUI-Regular", 12, nil)) == sans)
-        #expect(CTFontCopyFamilyName(CTFontCreateWithName("TimesNewRomanPS-BoldMT", 12, nil)) == serif)
+        let expected: [(String, String)] = [
+            ("Helvetica", "Helvetica,sans-serif"), ("Menlo-Regular", "Menlo,monospace"), ("Courier", "Courier,monospace"),
+            ("Times New Roman", "Times New Roman,serif"), (".SFUI-Regular", "sans-serif"),
+            ("TimesNewRomanPS-BoldMT", "Times New Roman,serif:bold"), ("NoSuchFontAnywhere-Bold", "NoSuchFontAnywhere,sans-serif:bold"),
+        ]
+        for (name, pattern) in expected {
+            let family = CTFontCopyFamilyName(CTFontCreateWithName(name as CFString, 12, nil))
+            #expect(family == (try Self.fcMatch(pattern)), "\(name): \(family)")
+        }
+        let kinds = try ["sans-serif", "monospace", "serif"].map(Self.fcMatch)
+        let found = ["Helvetica", "Menlo", "Times New Roman"].map { CTFontCopyFamilyName(CTFontCreateWithName($0 as CFString, 12, nil)) }
+        #expect(Set(found).count == Set(kinds).count, "\(found) against fontconfig's \(kinds)")
         #expect(CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica-Bold", 12, nil)).contains("Bold"))
-        #expect(CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica-Oblique", 12, nil)).contains("Oblique"))
         #expect(!CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica", 12, nil)).contains("Bold"))
         #expect(CTFontGetSize(CTFontCreateWithName("Helvetica", 0, nil)) == 12)
 
         let unknown = CTFontCreateWithName("NoSuchFontAnywhere-Bold", 18, nil)
-        #expect(CTFontCopyFamilyName(unknown) == sans)
         let ctx = try Self.context(100, 40)
         ctx.textPosition = CGPoint(x: 5, y: 10)
         CTLineDraw(Self.line("Fallback", unknown), ctx)
@@ -242,7 +263,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 16) { i in
             guard let ctx = try? Self.context(120, 40) else { return results[i] = false }
             ctx.textPosition = CGPoint(x: 4, y: 12)
-            let font = CTFontCreateWithName(i % 2 == 0 ? "Menlo" : "Courier", 16, nil)   // the same face
+            let font = CTFontCreateWithName(i % 2 == 0 ? "Menlo" : "Menlo-Regular", 16, nil)   // the same face
             _ = CTFontGetAscent(font)
             CTLineDraw(Self.line("Threads 123", font), ctx)
             results[i] = Self.bytes(ctx) == expected
