@@ -40,6 +40,15 @@ public struct CGAffineTransform: Sendable, Hashable {
     public func rotated(by angle: CGFloat) -> CGAffineTransform { CGAffineTransform(rotationAngle: angle).concatenating(self) }
 
     /// The inverse; a transform that has none is returned unchanged, as CoreGraphics does.
+    /// Whether Cairo takes it as a matrix: finite numbers, and an inverse of finite numbers
+    /// (Cairo's `cairo_transform` with any other puts its context in an error state for good).
+    package var isCairoInvertible: Bool {
+        let det = Double(a) * Double(d) - Double(b) * Double(c)
+        guard [a, b, c, d, tx, ty].allSatisfy(\.isFinite), det.isFinite, det != 0, (1 / det).isFinite else { return false }
+        let i = inverted()
+        return [i.a, i.b, i.c, i.d, i.tx, i.ty].allSatisfy(\.isFinite)
+    }
+
     public func inverted() -> CGAffineTransform {
         let det = a * d - b * c
         guard det != 0 else { return self }

@@ -36,7 +36,8 @@ public final class CGContext {
     let memory: UnsafeMutableRawPointer
     private let ownsMemory: Bool
     let surface: OpaquePointer
-    let cr: OpaquePointer
+    /// Replaced only when a call left it in Cairo's error state (``adopt(_:)``).
+    private(set) var cr: OpaquePointer
     /// Whether Cairo draws in ``memory`` itself (else in ``surface``'s own, converted).
     let drawsInPlace: Bool
     var state = GState()
@@ -109,6 +110,28 @@ public final class CGContext {
         if ownsMemory { free(memory) }
     }
 
+    /// A Cairo context on the surface with ``cr``'s state (matrix, line, fill rule, source,
+    /// operator; the clip as its rectangles, their bounding box for another clip): made before a
+    /// call that might leave ``cr`` in Cairo's error state, which no later call clears.
+    func spareCairo() -> OpaquePointer? {
+        guard let s = cairo_create(surface), cairo_status(s) == CAIRO_STATUS_SUCCESS else { return nil }
+        copyDrawingState(to: s)
+        cairo_new_path(s)
+        copyClipRectangles(to: s)
+        cairo_set_operator(s, cairo_get_operator(cr))
+        return s
+    }
+
+    /// `spare` (``spareCairo()``) in place of ``cr`` when ``cr`` is in an error state, with as many
+    /// saved levels (each coming back as this state); else `spare` is released.
+    func adopt(_ spare: OpaquePointer?) {
+        guard let spare else { return }
+        guard cairo_status(cr) != CAIRO_STATUS_SUCCESS else { return cairo_destroy(spare) }
+        for _ in saved { cairo_save(spare) }
+        cairo_destroy(cr)
+        cr = spare
+    }
+
     // MARK: Graphics state
 
     public func saveGState() {
@@ -122,6 +145,7 @@ public final class CGContext {
         guard let last = saved.popLast() else { return }
         state = last
         cairo_restore(cr)
+        applyMatrix()   // the same, but after ``adopt(_:)``'s levels, which kept a later one
     }
 
     /// The current transform from user space to Apple's device space (y up): identity for a new
@@ -132,11 +156,12 @@ public final class CGContext {
     public func translateBy(x: CGFloat, y: CGFloat) { concatenate(CGAffineTransform(translationX: x, y: y)) }
     public func scaleBy(x: CGFloat, y: CGFloat) { concatenate(CGAffineTransform(scaleX: x, y: y)) }
     public func rotate(by angle: CGFloat) { concatenate(CGAffineTransform(rotationAngle: angle)) }
-    /// `transform` then the current one. A transform with non-finite numbers or none that
-    /// inverts is ignored (Cairo refuses those; CoreGraphics then draws nothing).
+    /// `transform` then the current one. A product with non-finite numbers or none that inverts
+    /// (its determinant 0, or so large or small that it or its inverse overflows) is ignored
+    /// (Cairo refuses those for good; CoreGraphics then draws nothing).
     public func concatenate(_ transform: CGAffineTransform) {
         let t = transform.concatenating(state.ctm)
-        guard [t.a, t.b, t.c, t.d, t.tx, t.ty].allSatisfy(\.isFinite), t.a * t.d - t.b * t.c != 0 else { return }
+        guard t.concatenating(CGAffineTransform(a: 1, b: 0, c: 0, d: -1, tx: 0, ty: CGFloat(height))).isCairoInvertible else { return }
         state.ctm = t
         applyMatrix()
     }

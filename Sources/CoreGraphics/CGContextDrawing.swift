@@ -141,11 +141,12 @@ extension CGContext {
             // The rect clips the image when it is drawn, not before: its shadow is not cut by it.
             // The path (kept in device space by Cairo) is the rect under the caller's matrix.
             let box: (Int, Int, Int, Int)
+            var reach: (Double, Double, Double, Double)?
             if tiled {
                 box = extents { cr, x1, y1, x2, y2 in cairo_clip_extents(cr, x1, y1, x2, y2) }
             } else {
                 sink.buildRect(r, .identity)
-                box = extents(cairo_fill_extents)
+                (box, reach) = (extents(cairo_fill_extents), deviceBox(cairo_fill_extents))
             }
             cairo_translate(cr, Double(r.minX), Double(r.maxY))
             cairo_scale(cr, Double(r.width) / Double(image.width), -Double(r.height) / Double(image.height))
@@ -158,7 +159,7 @@ extension CGContext {
                 if !tiled { cairo_clip(c) }
                 cairo_paint_with_alpha(c, alpha)
             }
-            touching(box, shape: paint) {
+            touching(box, reach: reach, shape: paint) {
                 cairo_save(cr)
                 paint(cr)
                 cairo_restore(cr)
@@ -249,13 +250,18 @@ extension CGContext {
         let boxes = (fill != nil ? [extents(cairo_fill_extents)] : []) + (stroke ? [extents(cairo_stroke_extents)] : [])
         let box = boxes.filter { $0.2 > $0.0 && $0.3 > $0.1 }
             .reduce((width, height, 0, 0)) { (min($0.0, $1.0), min($0.1, $1.1), max($0.2, $1.2), max($0.3, $1.3)) }
+        // The shadow's shape without the clip: its own extents, not the whole clip.
+        let reach = (fill != nil ? [deviceBox(cairo_fill_extents)] : []) + (stroke ? [deviceBox(cairo_stroke_extents)] : [])
+        let unclipped = reach.first.map { first in
+            reach.dropFirst().reduce(first) { (min($0.0, $1.0), min($0.1, $1.1), max($0.2, $1.2), max($0.3, $1.3)) }
+        }
         // One drawing, so that a fill and its stroke cast one shadow.
         let (fillColor, strokeColor) = (state.fill, state.stroke)
         let draw = { (c: OpaquePointer) in
             if fill != nil { self.setSource(fillColor, on: c); cairo_fill_preserve(c) }
             if stroke { self.setSource(strokeColor, on: c); cairo_stroke_preserve(c) }
         }
-        touching(box, shape: draw) { draw(cr) }
+        touching(box, reach: unclipped, shape: draw) { draw(cr) }
         cairo_new_path(cr)
     }
 
@@ -315,12 +321,14 @@ extension CGContext {
 
     /// Runs a Cairo drawing call that changes at most the device pixels of `box`, after the
     /// current shadow of `shape` (nil: the call casts none) when one is set: `shape` draws what
-    /// the call draws into the Cairo context it is given, set up as ``cr`` (CGContextShadow.swift). In place, Cairo
+    /// the call draws into the Cairo context it is given, set up as ``cr`` (CGContextShadow.swift);
+    /// `reach` the device box the shape can touch without the clip (nil: anywhere). In place, Cairo
     /// is told the memory may have changed before and flushes after; otherwise the box is read from
     /// memory into Cairo's surface before and written back after.
-    func touching(_ box: (Int, Int, Int, Int), shape: ((OpaquePointer) -> Void)?, _ draw: () -> Void) {
+    func touching(_ box: (Int, Int, Int, Int), reach: (Double, Double, Double, Double)? = nil,
+                  shape: ((OpaquePointer) -> Void)?, _ draw: () -> Void) {
         var (x0, y0, x1, y1) = box
-        let shadow = shape.flatMap(shadowMask(of:))
+        let shadow = shape.flatMap { state.shadow == nil ? nil : shadowMask(of: $0, reach: reach) }
         if let s = shadow?.box, s.2 > s.0, s.3 > s.1 {
             (x0, y0, x1, y1) = x1 > x0 && y1 > y0 ? (min(x0, s.0), min(y0, s.1), max(x1, s.2), max(y1, s.3)) : s
         }

@@ -15,6 +15,13 @@ public final class CTFont: @unchecked Sendable {   // immutable after init; Pang
     /// The face found for it, held.
     private let font: UnsafeMutablePointer<PangoFont>?
 
+    /// The sizes a font has, in points: 1/1024 (Pango's unit) to 16,384 (a glyph of 16,384
+    /// pixels at scale 1 already; larger ones only cost Cairo memory and time).
+    static let sizes: ClosedRange<CGFloat> = 1.0 / 1024 ... 16_384
+
+    /// Apple's default font, Helvetica 12, for the runs of a line that name none: made once.
+    static let standard = CTFontCreateWithName("Helvetica", 12, nil)
+
     init(name: String, size: CGFloat, matrix: CGAffineTransform) {
         let request = FontRequest(name: name)
         (self.name, self.size, self.matrix) = (name, size, matrix)
@@ -72,8 +79,15 @@ public final class CTFont: @unchecked Sendable {   // immutable after init; Pang
 /// a full name) at `size` points (0: 12, Apple's default), with `matrix` (nil: identity) applied to
 /// its glyphs. Fontconfig finds the face (see CTFontNames.swift for the mapping of Apple's names);
 /// a name it does not know gives its default sans-serif face, as Apple gives a system font.
+///
+/// A size that is not a positive finite number is 12, as 0 is; one within ``CTFont/sizes``' range
+/// is kept, others are brought to its nearer end (Pango keeps sizes in an `Int32` of 1/1024
+/// points, and Cairo would rasterise glyphs as large as asked). A matrix with non-finite numbers
+/// or no usable inverse is identity (drawing with it would stop Cairo drawing in the context).
 public func CTFontCreateWithName(_ name: CFString, _ size: CGFloat, _ matrix: UnsafePointer<CGAffineTransform>?) -> CTFont {
-    CTFont(name: name, size: size > 0 && size.isFinite ? size : 12, matrix: matrix?.pointee ?? .identity)
+    let size = size > 0 && size.isFinite ? min(CTFont.sizes.upperBound, max(CTFont.sizes.lowerBound, size)) : 12
+    let matrix = matrix?.pointee ?? .identity
+    return CTFont(name: name, size: size, matrix: matrix.isCairoInvertible ? matrix : .identity)
 }
 
 /// The point size.

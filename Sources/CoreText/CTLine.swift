@@ -15,24 +15,36 @@ public final class CTLine: @unchecked Sendable {   // immutable after init; Pang
     let ink: CGRect
     let logical: CGRect
     let leading: CGFloat
+    /// The smallest and largest font size of its runs.
+    let sizes: ClosedRange<CGFloat>
+
+    /// The most UTF-8 bytes a line lays out (Pango counts them in an `Int32`); a longer string
+    /// makes an empty line.
+    static let maxBytes = Int(Int32.max)
 
     init(_ string: NSAttributedString) {
-        let runs = string.textRuns
-        let defaultFont = CTFontCreateWithName("Helvetica", 12, nil)   // Apple's default
+        let whole = string.string
+        let text = whole.utf8.count <= Self.maxBytes ? whole : ""
+        let runs = text.isEmpty ? [] : string.textRuns
         let fonts = runs.compactMap(\.font)
+        // Apple's default for runs without a font, made once (CTFont.standard), asked for only
+        // when a run (or an empty line) needs it.
+        let usesDefault = fonts.count < max(1, runs.count)
+        let all = fonts + (usesDefault ? [CTFont.standard] : [])
         fontMatrix = fonts.first?.matrix ?? .identity
-        leading = (fonts.isEmpty ? [defaultFont] : fonts).map(CTFontGetLeading).max() ?? 0
+        leading = all.map(CTFontGetLeading).max() ?? 0
+        sizes = (all.map(\.size).min() ?? 12)...(all.map(\.size).max() ?? 12)
         var inkRect = PangoRectangle(), logicalRect = PangoRectangle()
         layout = Pango.run { ctx in
             let layout = pango_layout_new(ctx)!
             pango_layout_set_single_paragraph_mode(layout, 1)
-            pango_layout_set_font_description(layout, defaultFont.description)
-            let text = string.string
-            pango_layout_set_text(layout, text, Int32(text.utf8.count))
+            pango_layout_set_font_description(layout, (usesDefault ? CTFont.standard : fonts[0]).description)
+            pango_layout_set_text(layout, text, Int32(clamping: text.utf8.count))
             let list = pango_attr_list_new()
             func add(_ attribute: UnsafeMutablePointer<PangoAttribute>?, _ run: TextRun) {
                 guard let attribute else { return }
-                (attribute.pointee.start_index, attribute.pointee.end_index) = (UInt32(run.bytes.lowerBound), UInt32(run.bytes.upperBound))
+                (attribute.pointee.start_index, attribute.pointee.end_index) = (UInt32(clamping: run.bytes.lowerBound),
+                                                                                UInt32(clamping: run.bytes.upperBound))
                 pango_attr_list_insert(list, attribute)
             }
             for run in runs where !run.bytes.isEmpty {
@@ -77,12 +89,10 @@ public func CTLineCreateWithAttributedString(_ attrString: CFAttributedString) -
 public func CTLineDraw(_ line: CTLine, _ context: CGContext) {
     let matrix = line.glyphMatrix
     let ink = line.ink.applying(matrix).insetBy(dx: -1, dy: -1)
-    context.drawText(ink: ink) { cr in
-        if !matrix.isIdentity {
-            var m = cairo_matrix_t(xx: Double(matrix.a), yx: Double(matrix.b), xy: Double(matrix.c), yy: Double(matrix.d),
-                                   x0: Double(matrix.tx), y0: Double(matrix.ty))
-            cairo_transform(cr, &m)
-        }
+    context.drawText(ink: ink, glyphs: matrix, sizes: line.sizes) { cr in
+        // The one recursive lock is held for the whole rasterisation: Pango's font map and its
+        // glyph caches are shared by every line and not thread-safe, so text draws one line at
+        // a time in a process (shaping was done when the line was made).
         Pango.run { _ in pango_cairo_show_layout_line(cr, pango_layout_get_line_readonly(line.layout, 0)) }
     }
 }

@@ -1,4 +1,5 @@
 import CoreGraphics
+import Foundation
 import Testing
 
 /// CGContext's shadows, pixel by pixel: a sharp shadow's exact values, a blurred one's total,
@@ -193,5 +194,99 @@ import Testing
                 #expect(abs(Self.pixel(ctx, x, y)[3] - alpha) <= 1, "pixel (\(x), \(y)): \(Self.pixel(ctx, x, y))")
             }
         }
+    }
+
+    /// Any finite or non-finite offset and blur an app passes: no trap, bounded time (the blur's
+    /// cost no longer grows with it) and a sensible picture. The shape is always drawn; a huge
+    /// offset moves the shadow out of sight; a huge blur spreads it so thin that nothing shows,
+    /// as a true Gaussian's would; non-finite numbers turn it off.
+    @Test func hostileOffsetsAndBlursNeitherTrapNorTakeLong() throws {
+        let cases: [(CGFloat, CGFloat)] = [
+            (0, 1e6), (0, 1e19), (0, .greatestFiniteMagnitude), (1e19, 0), (-1e19, 5), (1e19, 1e19),
+            (.nan, 3), (.infinity, 3), (0, .infinity), (0, .nan), (-.infinity, -.infinity),
+        ]
+        for (offset, blur) in cases {
+            let ctx = try Self.context(1920, 1080)
+            ctx.setShadow(offset: CGSize(width: offset, height: offset), blur: blur, color: CGColor(gray: 0, alpha: 1))
+            let start = Date()
+            ctx.fill(CGRect(x: 200, y: 200, width: 400, height: 300))
+            ctx.fill(CGRect(x: 0, y: 0, width: 1920, height: 1080))   // the whole context
+            let seconds = Date().timeIntervalSince(start)
+            #expect(seconds < 5, "offset \(offset), blur \(blur): \(seconds) s")
+            #expect(Self.pixel(ctx, 400, 300) == [0, 0, 0, 255] && Self.pixel(ctx, 1900, 1000) == [0, 0, 0, 255])
+        }
+        // Only the small fill, to see its shadow (or the lack of one) around it.
+        for (offset, blur) in cases {
+            let ctx = try Self.context(1920, 1080)
+            ctx.setShadow(offset: CGSize(width: offset, height: offset), blur: blur, color: CGColor(gray: 0, alpha: 1))
+            ctx.fill(CGRect(x: 200, y: 200, width: 400, height: 300))
+            let outside = [(100, 100), (700, 600), (1500, 900), (150, 350), (400, 550)].map { Self.pixel(ctx, $0.0, $0.1)[3] }
+            #expect(outside.allSatisfy { $0 <= 1 }, "offset \(offset), blur \(blur): \(outside)")
+            #expect(Self.pixel(ctx, 400, 300) == [0, 0, 0, 255])
+        }
+    }
+
+    /// A 1920 × 1080 fill with blur 1e6 (sigma 500,000): well under a second (the old separable
+    /// Gaussian ran 3 sigma each side of every pixel).
+    @Test func aHugeBlurCostsNoMoreThanASmallOne() throws {
+        let ctx = try Self.context(1920, 1080)
+        ctx.setShadow(offset: CGSize(width: 10, height: 10), blur: 1e6, color: CGColor(gray: 0, alpha: 1))
+        let start = Date()
+        ctx.fill(CGRect(x: 0, y: 0, width: 1920, height: 1080))
+        let seconds = Date().timeIntervalSince(start)
+        #expect(seconds < 5, "\(seconds) s")
+    }
+
+    /// A large blur (40: sigma 20, drawn 5 times smaller and scaled back) keeps the exact path's
+    /// properties: the square's total alpha (within 3%), symmetry, and no ink past 2 × blur.
+    @Test func aLargeBlurKeepsItsAlphaAndSymmetry() throws {
+        let blur = 40
+        let ctx = try Self.context(480, 200)
+        ctx.setShadow(offset: CGSize(width: 200, height: 0), blur: CGFloat(blur), color: CGColor(gray: 0, alpha: 1))
+        ctx.fill(CGRect(x: 20, y: 80, width: 40, height: 40))   // its shadow x 220..<260, y 80..<120
+        let alpha = Self.alpha(ctx)
+        let total = alpha.reduce(0) { $0 + $1[120...].reduce(0, +) }
+        #expect(abs(Double(total) / 255 - 1600) <= 48, "total alpha \(Double(total) / 255), the square's 1600")
+        var asymmetry = 0
+        for y in 0..<200 { for x in 160..<320 { asymmetry = max(asymmetry, abs(alpha[y][x] - alpha[199 - y][479 - x])) } }
+        #expect(asymmetry <= 3, "asymmetry \(asymmetry)")
+        for y in 0..<200 {
+            for x in 120..<480 where alpha[y][x] > 0 {
+                let (ex, ey) = (max(0, max(220 - x, x - 259)), max(0, max(80 - y, y - 119)))
+                #expect(ex <= 2 * blur && ey <= 2 * blur, "ink at (\(x), \(y))")
+            }
+        }
+        #expect(alpha[100][240] > 100 && alpha[100][240] < 255 && alpha[100][262] > 20 && alpha[100][262] < alpha[100][240])
+    }
+
+    /// A small shadowed fill on a large context works on the shape's own box plus the blur, not
+    /// the whole clip (16 M pixels here): fast, and the same pixels as on a small context.
+    @Test func aSmallShadowOnALargeContextIsCheap() throws {
+        let big = try Self.context(4000, 4000), small = try Self.context(40, 40)
+        let start = Date()
+        for i in 0..<20 {
+            big.setShadow(offset: CGSize(width: 3, height: -2), blur: 4, color: CGColor(red: 0, green: 0, blue: 1, alpha: 0.8))
+            big.fill(CGRect(x: 100 + 150 * i, y: 3000, width: 12, height: 9))
+        }
+        let seconds = Date().timeIntervalSince(start)
+        #expect(seconds < 1, "20 small shadowed fills on 4000 × 4000: \(seconds) s")
+        small.setShadow(offset: CGSize(width: 3, height: -2), blur: 4, color: CGColor(red: 0, green: 0, blue: 1, alpha: 0.8))
+        small.fill(CGRect(x: 10, y: 15, width: 12, height: 9))
+        for y in 0..<40 {
+            for x in 0..<40 {
+                #expect(Self.pixel(big, 90 + 150 * 7 + x, 2985 + y) == Self.pixel(small, x, y), "pixel (\(x), \(y))")
+            }
+        }
+    }
+
+    /// On a context 32,767 pixels wide (Cairo's most) a blurred shadow is drawn: its surface is
+    /// the shape's box plus the blur, not the whole width plus the blur (past Cairo's limit, so
+    /// the shadow was dropped).
+    @Test func aBlurredShadowOnTheWidestContextIsDrawn() throws {
+        let ctx = try Self.context(32767, 24)
+        ctx.setShadow(offset: CGSize(width: 0, height: -8), blur: 4, color: CGColor(gray: 0, alpha: 1))
+        ctx.fill(CGRect(x: 16000, y: 14, width: 200, height: 6))   // its shadow y 6..<12
+        let column = (0..<24).map { Self.pixel(ctx, 16100, $0)[3] }
+        #expect(column[8] > 180 && column[9] > 180 && column[1] < 30, "\(column)")
     }
 }

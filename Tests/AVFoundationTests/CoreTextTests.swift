@@ -53,9 +53,13 @@ import Testing
         CTLineDraw(Self.line(text, CTFontCreateWithName("DejaVu Sans", 20, nil), CGColor(red: 0.8, green: 0.2, blue: 0, alpha: 1)), ctx)
 
         let surface = try #require(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(w), Int32(h)))
+        defer { cairo_surface_destroy(surface) }
         let cr = try #require(cairo_create(surface))
+        defer { cairo_destroy(cr) }
         let pango = try #require(pango_cairo_create_context(cr))
+        defer { g_object_unref(UnsafeMutableRawPointer(pango)) }
         let options = cairo_font_options_create()
+        defer { cairo_font_options_destroy(options) }
         cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
         cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
         cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
@@ -63,7 +67,9 @@ import Testing
         pango_cairo_context_set_resolution(pango, 72)
         pango_context_set_round_glyph_positions(pango, 0)
         let layout = try #require(pango_layout_new(pango))
+        defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
         let description = pango_font_description_from_string("DejaVu Sans")
+        defer { pango_font_description_free(description) }
         pango_font_description_set_absolute_size(description, 20 * Double(PANGO_SCALE))
         pango_layout_set_font_description(layout, description)
         pango_layout_set_text(layout, text, -1)
@@ -78,8 +84,6 @@ import Testing
         let difference = zip(ours, theirs).map { abs(Int($0) - Int($1)) }.max() ?? 0
         #expect(difference == 0, "largest difference \(difference)/255")
         #expect(ours.contains { $0 != 0 })
-        g_object_unref(UnsafeMutableRawPointer(layout)); g_object_unref(UnsafeMutableRawPointer(pango)); pango_font_description_free(description)
-        cairo_font_options_destroy(options); cairo_destroy(cr); cairo_surface_destroy(surface)
     }
 
     /// "HHH" stands on the baseline (its ink starts at the text position's row, in Apple's y-up
@@ -181,23 +185,40 @@ import Testing
         #expect(plain.textMatrix.a == 3 && plain.textPosition == .zero)
     }
 
-    /// Apple's names map to fontconfig's sans, mono and serif faces (DejaVu's here); styles to
-    /// faces; a name nobody has still draws, in the sans-serif face.
+    /// The family fontconfig matches for `pattern` ("Menlo,monospace:bold"), as `fc-match` says.
+    static func fcMatch(_ pattern: String) throws -> String {
+        let process = Process(), pipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["fc-match", "-f", "%{family[0]}", pattern]
+        process.standardOutput = pipe
+        try process.run()
+        let out = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try #require(String(data: out, encoding: .utf8).flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// Apple's names map to the faces fontconfig gives for their family and kind (sans, mono,
+    /// serif), whatever fonts are installed (DejaVu alone, or Liberation's and URW's metric
+    /// clones of Helvetica, Courier and Times); styles to faces; a name nobody has still draws, in
+    /// the sans-serif face.
     @Test func fontNamesMapAndUnknownNamesFallBack() throws {
-        let sans = CTFontCopyFamilyName(CTFontCreateWithName("Helvetica", 12, nil))
-        let mono = CTFontCopyFamilyName(CTFontCreateWithName("Menlo-Regular", 12, nil))
-        let serif = CTFontCopyFamilyName(CTFontCreateWithName("Times New Roman", 12, nil))
-        #expect(Set([sans, mono, serif]).count == 3, "\(sans), \(mono), \(serif)")
-        #expect(CTFontCopyFamilyName(CTFontCreateWithName("Courier", 12, nil)) == mono)
-        #expect(CTFontCopyFamilyName(CTFontCreateWithName(".SFUI-Regular", 12, nil)) == sans)
-        #expect(CTFontCopyFamilyName(CTFontCreateWithName("TimesNewRomanPS-BoldMT", 12, nil)) == serif)
+        let expected: [(String, String)] = [
+            ("Helvetica", "Helvetica,sans-serif"), ("Menlo-Regular", "Menlo,monospace"), ("Courier", "Courier,monospace"),
+            ("Times New Roman", "Times New Roman,serif"), (".SFUI-Regular", "sans-serif"),
+            ("TimesNewRomanPS-BoldMT", "Times New Roman,serif:bold"), ("NoSuchFontAnywhere-Bold", "NoSuchFontAnywhere,sans-serif:bold"),
+        ]
+        for (name, pattern) in expected {
+            let family = CTFontCopyFamilyName(CTFontCreateWithName(name as CFString, 12, nil))
+            #expect(family == (try Self.fcMatch(pattern)), "\(name): \(family)")
+        }
+        let kinds = try ["sans-serif", "monospace", "serif"].map(Self.fcMatch)
+        let found = ["Helvetica", "Menlo", "Times New Roman"].map { CTFontCopyFamilyName(CTFontCreateWithName($0 as CFString, 12, nil)) }
+        #expect(Set(found).count == Set(kinds).count, "\(found) against fontconfig's \(kinds)")
         #expect(CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica-Bold", 12, nil)).contains("Bold"))
-        #expect(CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica-Oblique", 12, nil)).contains("Oblique"))
         #expect(!CTFontCopyPostScriptName(CTFontCreateWithName("Helvetica", 12, nil)).contains("Bold"))
         #expect(CTFontGetSize(CTFontCreateWithName("Helvetica", 0, nil)) == 12)
 
         let unknown = CTFontCreateWithName("NoSuchFontAnywhere-Bold", 18, nil)
-        #expect(CTFontCopyFamilyName(unknown) == sans)
         let ctx = try Self.context(100, 40)
         ctx.textPosition = CGPoint(x: 5, y: 10)
         CTLineDraw(Self.line("Fallback", unknown), ctx)
@@ -242,7 +263,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 16) { i in
             guard let ctx = try? Self.context(120, 40) else { return results[i] = false }
             ctx.textPosition = CGPoint(x: 4, y: 12)
-            let font = CTFontCreateWithName(i % 2 == 0 ? "Menlo" : "Courier", 16, nil)   // the same face
+            let font = CTFontCreateWithName(i % 2 == 0 ? "Menlo" : "Menlo-Regular", 16, nil)   // the same face
             _ = CTFontGetAscent(font)
             CTLineDraw(Self.line("Threads 123", font), ctx)
             results[i] = Self.bytes(ctx) == expected
@@ -264,5 +285,83 @@ import Testing
         let dark = try #require(Self.inkBox(ctx) { $0[0] < 100 })
         #expect(dark.2 > white.2 && dark.1 < white.1, "shadow \(dark), text \(white)")
         #expect(Self.pixel(ctx, 2, 78) == [128, 128, 128, 255])   // the frame elsewhere, untouched
+    }
+
+    /// A singular, NaN or overflowing font matrix is identity (the text is drawn untransformed);
+    /// a NaN or singular text matrix, one whose product with the CTM overflows, or an infinite
+    /// text position draws nothing; a CTM that would overflow is refused. After each the context
+    /// still draws (Cairo's error state, which nothing clears, is never reached).
+    @Test func hostileMatricesLeaveTheContextDrawing() throws {
+        for var bad in [CGAffineTransform(a: 1, b: 2, c: 2, d: 4, tx: 0, ty: 0), CGAffineTransform(a: .nan, b: 0, c: 0, d: 1, tx: 0, ty: 0),
+                        CGAffineTransform(a: 1e200, b: 0, c: 0, d: 1e200, tx: 0, ty: 0), CGAffineTransform(a: 1, b: 0, c: 0, d: 1, tx: .infinity, ty: 0)] {
+            let font = CTFontCreateWithName("Helvetica", 24, &bad)
+            #expect(CTFontGetMatrix(font) == .identity, "\(bad)")
+            let plain = try Self.context(100, 40), ctx = try Self.context(100, 40)
+            plain.textPosition = CGPoint(x: 5, y: 10)
+            ctx.textPosition = CGPoint(x: 5, y: 10)
+            CTLineDraw(Self.line("Hg", CTFontCreateWithName("Helvetica", 24, nil)), plain)
+            CTLineDraw(Self.line("Hg", font), ctx)
+            #expect(Self.bytes(ctx) == Self.bytes(plain) && Self.inkBox(ctx) != nil, "\(bad): drawn untransformed")
+            ctx.fill(CGRect(x: 80, y: 0, width: 20, height: 40))
+            #expect(Self.pixel(ctx, 90, 20) == [0, 0, 0, 255], "\(bad): the context draws on")
+        }
+        let setUps: [(String, Bool, (CGContext) -> Void)] = [
+            ("NaN text matrix", false, { $0.textMatrix = CGAffineTransform(a: .nan, b: 0, c: 0, d: 1, tx: 5, ty: 10) }),
+            ("singular text matrix", false, { $0.textMatrix = CGAffineTransform(a: 1, b: 1, c: 1, d: 1, tx: 5, ty: 10) }),
+            ("text matrix × CTM overflows", false, { $0.scaleBy(x: 1e150, y: 1e150); $0.textMatrix = CGAffineTransform(scaleX: 1e160, y: 1e160) }),
+            ("text matrix × CTM underflows", false, { $0.scaleBy(x: 1e-150, y: 1e-150); $0.textMatrix = CGAffineTransform(scaleX: 1e-160, y: 1e-160) }),
+            ("infinite text position", false, { $0.textPosition = CGPoint(x: CGFloat.infinity, y: 10) }),
+            ("CTM overflows (refused)", true, { $0.scaleBy(x: 1e200, y: 1e200); $0.textPosition = CGPoint(x: 5, y: 10) }),
+        ]
+        for (name, draws, setUp) in setUps {
+            let ctx = try Self.context(100, 40)
+            ctx.saveGState()
+            setUp(ctx)
+            CTLineDraw(Self.line("Hg", CTFontCreateWithName("Helvetica", 24, nil)), ctx)
+            ctx.restoreGState()
+            #expect((Self.inkBox(ctx) != nil) == draws, "\(name)")
+            ctx.textMatrix = .identity
+            ctx.fill(CGRect(x: 80, y: 0, width: 20, height: 40))
+            #expect(Self.pixel(ctx, 90, 20) == [0, 0, 0, 255], "\(name): the context draws on")
+            #expect(Self.pixel(ctx, 70, 20)[3] == 0, "\(name)")
+        }
+    }
+
+    /// Should Cairo still end text drawing in its error state, the context goes on in a fresh
+    /// Cairo context with its matrix and clip, and saved states still restore.
+    @Test func aCairoErrorWhileDrawingTextDoesNotStopTheContext() throws {
+        let ctx = try Self.context(60, 40)
+        ctx.clip(to: CGRect(x: 0, y: 0, width: 30, height: 40))
+        ctx.translateBy(x: 5, y: 0)
+        ctx.saveGState()
+        ctx.drawText(ink: CGRect(x: 0, y: -10, width: 20, height: 20)) { cr in
+            var singular = cairo_matrix_t(xx: 0, yx: 0, xy: 0, yy: 0, x0: 0, y0: 0)
+            cairo_transform(cr, &singular)
+        }
+        ctx.restoreGState()
+        ctx.fill(CGRect(x: 0, y: 0, width: 10, height: 10))
+        #expect(Self.pixel(ctx, 4, 5)[3] == 0 && Self.pixel(ctx, 5, 5) == [0, 0, 0, 255] && Self.pixel(ctx, 14, 5) == [0, 0, 0, 255])
+        ctx.fill(CGRect(x: 0, y: 20, width: 60, height: 10))
+        #expect(Self.pixel(ctx, 20, 25) == [0, 0, 0, 255] && Self.pixel(ctx, 40, 25)[3] == 0, "the clip kept")
+    }
+
+    /// Sizes: NaN, negative and infinite are 12 (as 0 is); past 16,384 points 16,384; below
+    /// 1/1024 point 1/1024. Drawing and measuring any of them neither traps nor takes long.
+    @Test func hostileFontSizesAreClamped() throws {
+        let sizes: [(CGFloat, CGFloat)] = [(.nan, 12), (-5, 12), (.infinity, 12), (1e300, 16_384), (3e6, 16_384), (1e-300, 1.0 / 1024), (20, 20)]
+        for (asked, size) in sizes {
+            let font = CTFontCreateWithName("Helvetica", asked, nil)
+            #expect(CTFontGetSize(font) == size, "\(asked)")
+            let ctx = try Self.context(200, 100)
+            ctx.textPosition = CGPoint(x: 10, y: 50)
+            let start = Date()
+            let line = Self.line("Hg", font)
+            let width = CTLineGetTypographicBounds(line, nil, nil, nil)
+            CTLineDraw(line, ctx)
+            let seconds = Date().timeIntervalSince(start)
+            #expect(seconds < 5 && width.isFinite && width >= 0, "\(asked): \(seconds) s, width \(width)")
+            ctx.fill(CGRect(x: 0, y: 0, width: 4, height: 4))
+            #expect(Self.pixel(ctx, 2, 2) == [0, 0, 0, 255], "\(asked): the context draws on")
+        }
     }
 }
