@@ -69,7 +69,9 @@ public final class CTFont: @unchecked Sendable {   // immutable after init; Pang
             let face = hb_font_get_face(pango_font_get_hb_font(font))
             var length: UInt32 = 128
             var buffer = [CChar](repeating: 0, count: 128)
-            let total = hb_ot_name_get_utf8(face, hb_ot_name_id_t(HB_OT_NAME_ID_POSTSCRIPT_NAME), nil, &length, &buffer)
+            // Name ID 6, the PostScript name (OpenType's name table). HarfBuzz 6 (Debian 12) has
+            // it as an integer constant, HarfBuzz 10 (Debian 13) as an enum case: the number works with both.
+            let total = hb_ot_name_get_utf8(face, hb_ot_name_id_t(6), nil, &length, &buffer)
             return total > 0 ? String(cString: buffer) : name
         }
     }
