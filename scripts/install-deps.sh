@@ -46,6 +46,8 @@ packages=(
   gstreamer1.0-libav
   gstreamer1.0-x
   gstreamer1.0-alsa
+  gstreamer1.0-pipewire   # pipewiresrc: capture.video and capture.audio with device "pipewire:NODE"
+  gstreamer1.0-libcamera  # libcamerasrc: capture.video with device "libcamera:NAME" (0.0.3 on Debian 12, 0.4 on 13)
   librsvg2-bin   # rsvg-convert: the picture tests render the SVGs they check
   fonts-dejavu-core  # a face for each of fontconfig's sans-serif, monospace and serif: CoreText's tests draw with them
   ffmpeg
@@ -62,6 +64,10 @@ packages=(
   glib-networking  # GIO's TLS: source.rtsp's rtsps:// (rtspsrc's TLS connection)
   gstreamer1.0-nice  # libnice's ICE, which webrtcbin needs: sink.whip
   gir1.2-gst-plugins-bad-1.0  # GstWebRTC from Python: the WHIP endpoint of sink.whip's tests (Tests/Fixtures/whip-server.py)
+  pipewire      # with pipewire-bin, wireplumber and dbus-daemon: the PipeWire of PipeWireCaptureTests, started by the
+  pipewire-bin  # test in a private runtime folder (the daemon, pw-cli), WirePlumber to link streams to their targets
+  wireplumber   # (PipeWire links nothing by itself), and the D-Bus session bus WirePlumber 0.4 will not start without
+  dbus-daemon
   openssl       # a certificate authority and server certificates made by the rtsps:// tests
   python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI
   python3-venv  # the venv checkov is installed in (below)

@@ -10,7 +10,8 @@ public final class LoopbackServer: @unchecked Sendable {
     public let log: String
     private var reaped = false
 
-    public init(_ tool: String, _ arguments: [String], output: String, log: String) throws {
+    /// `environment`: the program's whole environment (nil: the test's own).
+    public init(_ tool: String, _ arguments: [String], output: String, log: String, environment: [String: String]? = nil) throws {
         if TestTier.fastOnly { throw POSIXError(.EPERM) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -19,9 +20,11 @@ public final class LoopbackServer: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv = ([tool] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { (argv + (envp ?? [])).forEach { free($0) } }
         var pid = pid_t()
-        let spawned = posix_spawnp(&pid, tool, &actions, nil, argv, environ)
+        let spawned = envp.map { e in e.withUnsafeBufferPointer { posix_spawnp(&pid, tool, &actions, nil, argv, UnsafeMutablePointer(mutating: $0.baseAddress)) } }
+            ?? posix_spawnp(&pid, tool, &actions, nil, argv, environ)
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
         self.pid = pid
         self.output = output

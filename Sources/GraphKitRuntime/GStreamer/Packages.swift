@@ -49,6 +49,8 @@ extension GStreamer {
                                    "avdec_dnxhd", "avenc_alac"],
             "gstreamer1.0-x": ["textoverlay", "timeoverlay", "clockoverlay", "ximagesink", "xvimagesink"],
             "gstreamer1.0-alsa": ["alsasrc", "alsasink"],
+            "gstreamer1.0-pipewire": ["pipewiresrc", "pipewiresink"],
+            "gstreamer1.0-libcamera": ["libcamerasrc"],
         ]
         var table: [String: String] = [:]
         for (package, elements) in byPackage {

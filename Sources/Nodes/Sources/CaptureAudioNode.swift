@@ -3,7 +3,11 @@ import GraphKitRuntime
 import MediaContainers
 
 /// `capture.audio`: the microphone, like `AVCaptureAudioDataOutput`; `device: "test"` is a
-/// built-in test signal, so a graph runs on a machine with no sound card.
+/// built-in test signal, so a graph runs on a machine with no sound card. A microphone is
+/// `pipewire:NODE` (a PipeWire audio source, by its `node.name`, through `pipewiresrc`),
+/// `pulse:NAME` or `alsa:NAME` (``CaptureDeviceName``); a PipeWire one is checked before the run,
+/// fails the run when it sends nothing within 5 s and ends the stream when it stops sending for
+/// 3 s (``SilentSourceWatch``).
 ///
 /// Example:
 /// ```json
@@ -26,7 +30,7 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
     )
 
     public static let device = Parameter<String>("device", default: "test",
-                                          help: "\"test\" for a built-in signal, \"alsa:NAME\" or \"pulse:NAME\" for a device (a bare name is an ALSA device)")
+                                          help: "\"test\" for a built-in signal, \"pipewire:NODE\" (a PipeWire node.name), \"pulse:NAME\" or \"alsa:NAME\" for a device (a bare name is an ALSA device)")
     public enum Wave: String, ParameterEnum { case sine, square, saw, silence, whiteNoise = "white-noise" }
     public static let wave = Parameter<Wave>("wave", default: .sine, help: "the test device's signal")
     public static let frequency = Parameter<Double>("frequency", 1...20_000, default: 440, help: "the test signal's frequency in Hz")
@@ -41,6 +45,9 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
     let rate: Int
     let channels: Int
     let duration: Double
+    let source: CaptureDeviceName
+    /// A PipeWire microphone's watch (nil for the others).
+    let silence: SilentSourceWatch?
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -49,6 +56,17 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
         rate = p[Self.sampleRate]
         channels = p[Self.channels]
         duration = p[Self.duration]
+        source = CaptureDeviceName(audio: device)
+        if case .pipeWire = source { silence = SilentSourceWatch("microphone \"\(device)\"") } else { silence = nil }
+    }
+
+    public func prepare() throws(GraphError) {
+        try source.checkPresent(camera: false, context, device: device)
+        silence?.start()
+    }
+
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
+        silence?.stop()
     }
 
     public var isLive: Bool { device != "test" || context.parameters[Self.live] }
@@ -73,14 +91,18 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
                 "freq": context.parameters[Self.frequency], "samplesperbuffer": perBuffer,
             ])
             if frames > 0 { try source.set("num-buffers", (frames + perBuffer - 1) / perBuffer) }
-        } else {
-            let (factory, name) = device.hasPrefix("pulse:") ? ("pulsesrc", String(device.dropFirst(6)))
-                : ("alsasrc", device.hasPrefix("alsa:") ? String(device.dropFirst(5)) : device)
-            source = try bin.make(factory, name: "source", ["device": name])
+        } else if case .pipeWire(let node) = self.source {
+            // PipeWire's buffers are its graph's quantum, whatever it is: the duration is cut
+            // after the conversion (below), to the buffer.
+            source = try bin.make("pipewiresrc", name: "source", ["target-object": node])
+        } else if let (factory, property, name) = self.source.element {
+            source = try bin.make(factory, name: "source", [property: name])
             // 10 ms buffers, so a duration is met to the buffer.
             try source.set("buffer-time", 200_000)
             try source.set("latency-time", 10_000)
             if duration > 0 { try source.set("num-buffers", Int((duration * 100).rounded(.up))) }
+        } else {
+            preconditionFailure("a microphone without an element")
         }
         let convert = try bin.make("audioconvert")
         let resample = try bin.make("audioresample")
@@ -93,7 +115,16 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
         } else {
             try bin.link(source, convert, resample, filter)
         }
-        try bin.expose(output: "out", filter)
+        silence.map { $0.watch(source, in: bin) }
+        guard duration > 0, silence != nil else {
+            try bin.expose(output: "out", filter)
+            return
+        }
+        let gate = try bin.make("identity", name: "duration")
+        let (frames, bytesPerFrame, passed) = (frameCount, 2 * channels, SharedCount())
+        gate.passWhile { size in passed.add(size / bytesPerFrame) < frames }
+        try bin.link(filter, gate)
+        try bin.expose(output: "out", gate)
     }
 
     /// A buffer size near 1024 frames that divides the total exactly, so a duration ends on

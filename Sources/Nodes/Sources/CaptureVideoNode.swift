@@ -16,6 +16,12 @@ import MediaContainers
 /// 7-packet messages then held 4 to 7 frames each (`sink.srt` sent them in bursts every 100 to
 /// 170 ms). It needs frames at least 108 pixels wide and 6 high.
 ///
+/// A camera is a V4L2 path (`/dev/video0`), `pipewire:NODE` (a PipeWire video source, by its
+/// `node.name`, through `pipewiresrc`) or `libcamera:NAME` (`libcamerasrc`); ``CaptureDeviceName``
+/// has the details, `graphctl devices` the names. Each is checked before the run: a device that
+/// is not there fails naming it. A PipeWire camera that sends nothing within 5 s fails the run,
+/// and one that stops sending for 3 s ends the stream (``SilentSourceWatch``).
+///
 /// Live (the default), frames are timestamped from the pipeline clock and, when downstream
 /// cannot keep up, dropped at the source edge and counted (`alwaysDiscardsLateVideoFrames`).
 ///
@@ -39,7 +45,7 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
     )
 
     public static let device = Parameter<String>("device", default: "test",
-                                          help: "\"test\" for a moving test pattern, or a V4L2 device path such as /dev/video0")
+                                          help: "\"test\" for a moving test pattern, a V4L2 device path such as /dev/video0, \"pipewire:NODE\" (a PipeWire node.name) or \"libcamera:NAME\"")
     public enum Pattern: String, ParameterEnum { case smpte, ball, snow, gradient, colors, clock }
     public static let pattern = Parameter<Pattern>("pattern", default: .smpte,
                                                    help: "the test device's picture (it moves); clock: smpte with the wall clock's milliseconds drawn in, to measure latency")
@@ -55,6 +61,9 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
     let device: String
     let fps: Int
     let duration: Double
+    let source: CaptureDeviceName
+    /// A PipeWire camera's watch (nil for the others).
+    let silence: SilentSourceWatch?
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -62,6 +71,8 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
         device = p[Self.device]
         fps = p[Self.fps]
         duration = p[Self.duration]
+        source = CaptureDeviceName(video: device)
+        if case .pipeWire = source { silence = SilentSourceWatch("camera \"\(device)\"") } else { silence = nil }
         // The loader has no rule across two sizes: the row's fit is checked here, before the run.
         if device == "test", p[Self.pattern] == .clock, ClockStamp.side(width: p[Self.width], height: p[Self.height]) == nil {
             throw GraphError(.invalidGraph, at: context.location(parameter: "width"),
@@ -80,9 +91,12 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
     var frameCount: Int { duration > 0 ? max(1, Int((duration * Double(fps)).rounded())) : 0 }
 
     public func prepare() throws(GraphError) {
-        if device != "test", !FileManager.default.fileExists(atPath: device) {
-            throw GraphError(.runFailed, at: context.location(parameter: "device"), "no camera at \"\(device)\"", node: context.id)
-        }
+        try source.checkPresent(camera: true, context, device: device)
+        silence?.start()
+    }
+
+    public func finish(_ outcome: RunStatus) throws(GraphError) {
+        silence?.stop()
     }
 
     public func build(in bin: BinBuilder) throws(GraphError) {
@@ -99,8 +113,10 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
                 // Read as the frame is pushed on: a live source has waited for its clock by then.
                 source.drawOnEachFrame(format: format) { planes in stamp.draw(ClockStamp.now(), planes) }
             }
+        } else if let (factory, property, value) = self.source.element {
+            source = try bin.make(factory, name: "source", [property: value])
         } else {
-            source = try bin.make("v4l2src", name: "source", ["device": device])
+            preconditionFailure("a camera without an element")
         }
         let filter = try bin.makeCapsFilter(MediaFormat.rawVideo(format).capsString)
         if device == "test" {
@@ -117,5 +133,6 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
                          try bin.make("videorate", ["drop-only": true]), filter, count)
             try bin.expose(output: "out", count)
         }
+        silence.map { $0.watch(source, in: bin) }
     }
 }
