@@ -13,7 +13,8 @@ struct GraphCtl: ParsableCommand {
         discussion: """
             Exit status: 0 success; 64 usage error; 65 invalid graph; 66 an input cannot be read;
             69 a GStreamer plugin is missing; 70 the run failed; 73 an output cannot be written;
-            78 a GraphKit plugin cannot be used; 130 cancelled.
+            75 a camera or microphone is busy (another program holds it); 78 a GraphKit plugin
+            cannot be used; 130 cancelled.
             Node types from plugins: --plugin PATH, or folders in GRAPHKIT_PLUGIN_PATH.
             """,
         version: "graphctl \(GraphKitInfo.version) (GStreamer \(GraphKitInfo.gstreamerVersion))",
@@ -31,6 +32,10 @@ struct GraphCtl: ParsableCommand {
     /// while the options and the graph are read (5 ms of a 10 ms start), and no exit happens
     /// while that start is under way.
     static func main() {
+        // While the process has one thread: libcamera (gstreamer1.0-libcamera's provider, asked
+        // by any device lookup) logs INFO and WARN lines on standard error otherwise. The
+        // user's own setting stands.
+        setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0)
         let command = CommandLine.arguments.dropFirst().first ?? ""
         // Before anything else: a signal from here on ends the process with 130, removing what
         // it made, until the command says what a signal means (workers ignore them).

@@ -1,8 +1,9 @@
 import GraphKitCore
 import GraphKitRuntime
 
-/// A camera or microphone, as AVFoundation's: V4L2 cameras and ALSA/PulseAudio microphones that
-/// GStreamer's device monitor finds (looked for once a process), and the built-in test camera
+/// A camera or microphone, as AVFoundation's: PipeWire's cameras and microphones, libcamera's and
+/// V4L2's cameras, PulseAudio's and ALSA's microphones, as `graphctl devices` lists them (looked
+/// for once a process; the `uniqueID` is the name that lists), and the built-in test camera
 /// (a moving pattern) and test microphone (a 440 Hz tone), which are always there, after the
 /// hardware, so programs and tests run on machines with none (`AVCaptureDevice(uniqueID:)` with
 /// ``testCameraID`` or ``testMicrophoneID`` picks them whatever else there is).
@@ -50,7 +51,8 @@ open class AVCaptureDevice: NSObject, @unchecked Sendable {
     public let position: Position
     public let formats: [Format]
     let kind: AVMediaType
-    /// What the capture node's `device` parameter takes: "test", a V4L2 path, "alsa:…", "pulse:…".
+    /// What the capture node's `device` parameter takes: "test", a V4L2 path, "pipewire:…",
+    /// "libcamera:…", "pulse:…", "alsa:…".
     let engineDevice: String
 
     struct State {

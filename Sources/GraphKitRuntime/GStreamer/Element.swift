@@ -222,6 +222,17 @@ public final class Element: Sendable {
         gk_pad_push_eos(p)
     }
 
+    /// Wakes a source blocked in its state change or in making a buffer (``GStreamer`` base
+    /// sources: its `unlock`), from any thread, by sending flush-start into its source pad `pad`.
+    /// The source then fails its state change or stops: for a run that is over (failed or
+    /// cancelled) while the source still waits for its device. Not through the element (that
+    /// takes the state lock the blocked change holds).
+    public func interruptWaiting(at pad: String = "src") {
+        guard let p = gst_element_get_static_pad(raw, pad) else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(p)) }
+        _ = gst_pad_send_event(p, gst_event_new_flush_start())
+    }
+
     /// What reaches a sink pad of an encoded stream, for a node that writes its own files from
     /// the samples (``onEncodedSamples(pad:_:)``).
     public enum EncodedSampleEvent: Sendable {

@@ -35,13 +35,17 @@ extension ExplainsFailures {
 /// (`source.rtsp`'s `reconnect`) lets it through again, and ends the stream itself if no session
 /// is running; and when the run ends, however it ends, before the pipeline is stopped: a node
 /// that changes the pipeline from a thread of its own (replacing a connection) stops doing so
-/// there. Called on the run's threads; neither may wait for the stream.
+/// there; and when the run is cancelled, before the pipeline is told: a source that may still be
+/// blocked waiting for its device (in a state change the pipeline's stop would wait for) is
+/// woken. Called on the run's threads (the cancel: the caller's); none may wait for the stream.
 public protocol StopAware: Node {
     func runWillStop()
     func runWillEnd()
+    func runWillCancel()
 }
 
 extension StopAware {
     public func runWillStop() {}
     public func runWillEnd() {}
+    public func runWillCancel() {}
 }

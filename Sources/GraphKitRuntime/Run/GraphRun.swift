@@ -351,7 +351,9 @@ public final class GraphRun: Sendable {
             defer { state.cancelRequested = true }
             return state.cancelRequested || state.finishedReport != nil
         }
-        if !already { postCancel() }
+        guard !already else { return }
+        for (_, node) in nodes { (node as? any StopAware)?.runWillCancel() }
+        postCancel()
     }
 
     /// Tells the watcher, or the container path's thread, to cancel.

@@ -13,7 +13,7 @@ import MediaContainers
 /// ```json
 /// "mic": { "type": "capture.audio", "params": { "sampleRate": 44100, "channels": 1, "duration": 10 } }
 /// ```
-public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
+public final class CaptureAudioNode: ElementNode, LiveNode, StopAware, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "capture.audio",
         category: .source,
@@ -69,6 +69,10 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
         silence?.stop()
     }
 
+    public func runWillCancel() {
+        silence?.runWillCancel()
+    }
+
     public var isLive: Bool { device != "test" || context.parameters[Self.live] }
     public var mediaDescription: String? { device == "test" ? "the test signal" : "audio device \"\(device)\"" }
     public var expectedDuration: MediaTime? {
@@ -93,8 +97,13 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
             if frames > 0 { try source.set("num-buffers", (frames + perBuffer - 1) / perBuffer) }
         } else if case .pipeWire(let node) = self.source {
             // PipeWire's buffers are its graph's quantum, whatever it is: the duration is cut
-            // after the conversion (below), to the buffer.
-            source = try bin.make("pipewiresrc", name: "source", ["target-object": node])
+            // after the conversion (below), to the buffer. A node that does not stamp its
+            // buffers (PipeWire's own audio test source) gets the clock's time on arrival:
+            // AVCaptureAudioDataOutput's samples all have one. Copied out of PipeWire's
+            // buffers (a few kilobytes each): a node has a handful, and one whose buffers a slow
+            // consumer holds runs out and stops for good (PipeWire's audio test source did,
+            // under AVAssetWriter, after 0.25 s).
+            source = try bin.make("pipewiresrc", name: "source", ["target-object": node, "do-timestamp": true, "always-copy": true])
         } else if let (factory, property, name) = self.source.element {
             source = try bin.make(factory, name: "source", [property: name])
             // 10 ms buffers, so a duration is met to the buffer.
@@ -115,15 +124,25 @@ public final class CaptureAudioNode: ElementNode, LiveNode, Sendable {
         } else {
             try bin.link(source, convert, resample, filter)
         }
-        silence.map { $0.watch(source, in: bin) }
-        guard duration > 0, silence != nil else {
+        guard let silence else {
             try bin.expose(output: "out", filter)
+            return
+        }
+        silence.watch(source, in: bin)
+        // PipeWire: times stamped on arrival jitter by a few milliseconds, so that buffers
+        // overlapped (AVAssetWriter refuses such samples). audiorate makes the times the sample
+        // count's, within its 40 ms tolerance, and fills a longer gap (a lost quantum) with
+        // silence, so sound stays in step with the clock.
+        let steady = try bin.make("audiorate", ["tolerance": UInt64(40_000_000)])
+        try bin.link(filter, steady)
+        guard duration > 0 else {
+            try bin.expose(output: "out", steady)
             return
         }
         let gate = try bin.make("identity", name: "duration")
         let (frames, bytesPerFrame, passed) = (frameCount, 2 * channels, SharedCount())
         gate.passWhile { size in passed.add(size / bytesPerFrame) < frames }
-        try bin.link(filter, gate)
+        try bin.link(steady, gate)
         try bin.expose(output: "out", gate)
     }
 

@@ -29,7 +29,7 @@ import MediaContainers
 /// ```json
 /// "camera": { "type": "capture.video", "params": { "width": 720, "height": 1280, "fps": 30, "duration": 10 } }
 /// ```
-public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
+public final class CaptureVideoNode: ElementNode, LiveNode, StopAware, Sendable {
     public static let descriptor = NodeDescriptor(
         type: "capture.video",
         category: .source,
@@ -99,6 +99,10 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
         silence?.stop()
     }
 
+    public func runWillCancel() {
+        silence?.runWillCancel()
+    }
+
     public func build(in bin: BinBuilder) throws(GraphError) {
         let p = context.parameters
         let frames = frameCount
@@ -115,6 +119,13 @@ public final class CaptureVideoNode: ElementNode, LiveNode, Sendable {
             }
         } else if let (factory, property, value) = self.source.element {
             source = try bin.make(factory, name: "source", [property: value])
+            // A PipeWire node that does not stamp its frames gets the clock's time on arrival,
+            // and its frames are copied out of the node's few buffers, which a consumer holding
+            // frames (a delegate, a writer's queue) would otherwise take from the camera.
+            if factory == "pipewiresrc" {
+                try source.set("do-timestamp", true)
+                try source.set("always-copy", true)
+            }
         } else {
             preconditionFailure("a camera without an element")
         }
