@@ -94,6 +94,33 @@ import TestSupport
         #expect(v.width == 640 && v.height == 480 && (15...135).contains(v.frameCount ?? 0), "\(String(describing: v.frameCount)) frames; \(printed)")
     }
 
+    /// RosyWriter's capture from a PipeWire camera and microphone (PipeWire's own test sources in
+    /// a daemon of the test's, ``PipeWireTestDaemon``): the camera chosen by the `uniqueID`
+    /// `graphctl devices` lists, the microphone as `AVCaptureDevice.default(for: .audio)`, the
+    /// first one listed. The session runs with no interruption; the movie holds the camera's
+    /// SMPTE bars at VGA through the colour effect (green removed: the first bar, light grey,
+    /// becomes magenta) and the microphone's sound, as long as the pictures. (PipeWire's audio
+    /// test source does not stamp its buffers: before capture.audio stamped and steadied them,
+    /// every sample was refused for having no time, then for overlapping the one before.)
+    @Test(.enabled(if: PipeWireTestDaemon.missing == nil, "\(PipeWireTestDaemon.missing ?? "")"))
+    func rosyWriterRecordsAPipeWireCamera() throws {
+        let daemon = try PipeWireTestDaemon()
+        defer { daemon.stop() }
+        try daemon.provide(camera: "gk-rosy-cam")
+        try daemon.provide(microphone: "gk-rosy-mic")
+        let out = folder.appendingPathComponent("rosy-pipewire.mov").path
+        let printed = try TestMedia.runTool("env", daemon.environment.map { "\($0.key)=\($0.value)" }
+                                            + ["timeout", "60", try builtExample("example-avfoundation-rosywriter"), out, "3", "capture", "vga", "pipewire:gk-rosy-cam"])
+        #expect(!printed.contains("session was interrupted"), "\(printed)")
+        let probe = try MediaProbe(out, countFrames: true)
+        let v = try #require(probe.stream("video")), a = try #require(probe.stream("audio"))
+        #expect(v.width == 640 && v.height == 480 && (30...95).contains(v.frameCount ?? 0), "\(String(describing: v.frameCount)) frames; \(printed)")
+        #expect(a.codecName == "aac" && abs((a.duration ?? 0) - (v.duration ?? 0)) < 0.25, "audio \(String(describing: a.duration)) s, video \(String(describing: v.duration)) s")
+        let rgb = try TestMedia.runTool("sh", ["-c", "ffmpeg -v error -ss 1 -i '\(out)' -frames:v 1 -vf crop=8:8:30:100 -f rawvideo -pix_fmt rgb24 - | od -An -tu1 -w3 -v | head -1"])
+        let pixel = rgb.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        #expect(pixel.count == 3 && pixel[0] > 150 && pixel[1] < 40 && pixel[2] > 150, "first bar \(pixel)")
+    }
+
     @Test func sampleBufferCreation() throws {
         var asbd = AudioStreamBasicDescription(mSampleRate: 8000, mFormatID: kAudioFormatLinearPCM, mFormatFlags: kAudioFormatFlagsNativeFloatPacked,
                                                mBytesPerPacket: 4, mFramesPerPacket: 1, mBytesPerFrame: 4, mChannelsPerFrame: 1,

@@ -10,15 +10,18 @@ import GraphKitTesting
 /// ("Cannot autolaunch D-Bus", then it leaves). All three live in a private XDG_RUNTIME_DIR, are
 /// started by PID and stopped by PID (``LoopbackServer``), whatever the test did.
 ///
-/// Cameras and microphones are `gst-launch-1.0 … ! pipewiresink mode=provide` processes
-/// (``provide(camera:)`` and ``provide(microphone:frequency:)``): nodes of class Video/Source and
-/// Audio/Source, as a real device's are.
+/// Cameras and microphones are PipeWire's own test sources, made in the daemon
+/// (``provide(camera:)`` and ``provide(microphone:)``): nodes of class Video/Source and
+/// Audio/Source, owned by the daemon, as a real device's are. (`pipewiresink mode=provide`
+/// processes were tried first: PipeWire 0.3.65 stopped linking such a node after a few clients,
+/// and after a device listing, so that captures waited for ever, gst-launch-1.0's too.)
 public final class PipeWireTestDaemon: @unchecked Sendable {
     // Unchecked: `providers` is touched by the test's own thread only; the rest is set once.
     public let folder: URL
     /// The environment a client of this PipeWire runs with: the test's, with the runtime folder.
     public let environment: [String: String]
     private var servers: [LoopbackServer] = []
+    private var sessionManager: LoopbackServer?
 
     /// Why the test cannot run here (a program missing), or nil.
     public static let missing: String? = {
@@ -51,6 +54,7 @@ public final class PipeWireTestDaemon: @unchecked Sendable {
             try start("pipewire", ["-c", folder.appendingPathComponent("pipewire.conf").path], "pipewire")
             try waitFor("PipeWire's socket", within: 10) { FileManager.default.fileExists(atPath: "\(run.path)/pipewire-0") }
             let wireplumber = try start("wireplumber", [], "wireplumber")
+            sessionManager = wireplumber
             // Settled: it made the default metadata, which PipeWire then lists.
             try waitFor("WirePlumber", within: 10) {
                 guard wireplumber.isRunning else { return false }
@@ -71,29 +75,47 @@ public final class PipeWireTestDaemon: @unchecked Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    /// A camera: a moving SMPTE picture at `size` and `fps`, node.name `name`.
-    @discardableResult
-    public func provide(camera name: String, width: Int = 320, height: Int = 240, fps: Int = 30) throws -> LoopbackServer {
-        try provider(name, "videotestsrc is-live=true pattern=smpte horizontal-speed=4 ! video/x-raw,format=I420,width=\(width),height=\(height),framerate=\(fps)/1",
-                     mediaClass: "Video/Source")
+    /// A camera: PipeWire's own video test source (SMPTE bars with a patch of snow that changes
+    /// each frame), a node of class Video/Source made in the daemon as a V4L2 or libcamera
+    /// camera's node is, named `name`. It stays until ``remove(_:)``.
+    public func provide(camera name: String) throws {
+        try create("spa-node-factory", "videotestsrc", name, mediaClass: "Video/Source")
     }
 
-    /// A microphone: a sine at `frequency`, 48 kHz mono, node.name `name`.
-    @discardableResult
-    public func provide(microphone name: String, frequency: Int = 1000) throws -> LoopbackServer {
-        try provider(name, "audiotestsrc is-live=true freq=\(frequency) volume=0.5 ! audio/x-raw,format=S16LE,rate=48000,channels=1",
-                     mediaClass: "Audio/Source")
+    /// A microphone: PipeWire's own audio test source (a 440 Hz sine at full scale, 32-bit float
+    /// mono), through PipeWire's adapter as a sound card's source is, named `name`.
+    public func provide(microphone name: String) throws {
+        try create("adapter", "audiotestsrc", name, mediaClass: "Audio/Source")
     }
 
-    private func provider(_ name: String, _ source: String, mediaClass: String) throws -> LoopbackServer {
-        let launch = source.split(separator: " ").map(String.init) + ["!", "pipewiresink", "mode=provide",
-            "stream-properties=props,media.class=\(mediaClass),node.name=\(name),node.description=GraphKit-test-\(name)"]
-        let server = try start("gst-launch-1.0", launch, name)
-        try waitFor("node \(name) in PipeWire", within: 10) {
-            guard server.isRunning else { return false }
-            return ((try? self.tool("pw-cli", ["ls", "Node"])) ?? "").contains("node.name = \"\(name)\"")
+    /// Destroys the node `name`: the device unplugged.
+    public func remove(_ name: String) throws {
+        guard let id = try nodeID(name) else { throw GraphError(.runFailed, "no PipeWire node \(name) to remove") }
+        _ = try tool("pw-cli", ["destroy", id])
+        try waitFor("node \(name) gone", within: 10) { ((try? self.nodeID(name)) ?? nil) == nil }
+    }
+
+    /// Stops WirePlumber: nothing links a stream to its node any more.
+    public func stopSessionManager() {
+        sessionManager?.stop()
+    }
+
+    /// Made by pw-cli and lingering after it: owned by the daemon, as a device's node is.
+    private func create(_ factory: String, _ spa: String, _ name: String, mediaClass: String) throws {
+        _ = try tool("pw-cli", ["create-node", factory,
+                                "{ factory.name=\(spa) node.name=\(name) node.description=GraphKit-test-\(name) media.class=\(mediaClass) object.linger=true }"])
+        try waitFor("node \(name) in PipeWire", within: 10) { ((try? self.nodeID(name)) ?? nil) != nil }
+    }
+
+    /// The id of the node named `name` (`pw-cli ls Node`), nil when there is none.
+    private func nodeID(_ name: String) throws -> String? {
+        var id: String?
+        for line in try tool("pw-cli", ["ls", "Node"]).split(separator: "\n") {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
+            if words.first == "id", words.count > 1 { id = String(words[1]) }
+            if line.contains("node.name = \"\(name)\"") { return id }
         }
-        return server
+        return nil
     }
 
     /// Runs a PipeWire tool (pw-cli) against this daemon, killed after 5 s.
@@ -137,6 +159,8 @@ public final class PipeWireTestDaemon: @unchecked Sendable {
                 audio.convert.* = audioconvert/libspa-audioconvert
                 video.convert.* = videoconvert/libspa-videoconvert
                 support.*       = support/libspa-support
+                videotestsrc    = videotestsrc/libspa-videotestsrc
+                audiotestsrc    = audiotestsrc/libspa-audiotestsrc
             }
             context.modules = [
                 { name = libpipewire-module-protocol-native }
