@@ -62,12 +62,17 @@ open class AVAsynchronousCIImageFilteringRequest: @unchecked Sendable {
     }
 
     /// The engine's frame filter for `applier`: each drawn frame (BGRA) wrapped as a pixel
-    /// buffer without a copy, handed over, and the image it finishes with rendered into a new
-    /// frame of the same size.
+    /// buffer without a copy, handed over, and the image it finishes with rendered into a frame
+    /// of the same size, recycled once its last holder (the encoder, the reader) lets go of it.
     /// `renderSize` is the frame's (the composition's, to even sides for 4:2:0), so the source
     /// image's extent and it agree.
     static func frameFilter(_ applier: @escaping @Sendable (AVAsynchronousCIImageFilteringRequest) -> Void) -> VideoComposition.FrameFilter {
         let shared = CIContext()
+        // A recycled frame holds an earlier picture. Rendering writes every pixel (clearing where
+        // the image is transparent), so none is cleared first: at 1080p that would cost a third
+        // of a colour matrix's render. Only an image too large to render whole is drawn again
+        // over a cleared frame, leaving what it could not draw transparent.
+        let pool = FramePool()
         return VideoComposition.FrameFilter { frame, time, stopped throws(GraphError) in
             guard case .rawVideo(let v)? = frame.format, v.pixelFormat == .bgra else {
                 throw GraphError(.runFailed, at: "videoComposition", "a CIFilter composition takes BGRA frames, and was given \(frame.format.map { "\($0)" } ?? "a buffer of no format")")
@@ -79,11 +84,18 @@ open class AVAsynchronousCIImageFilteringRequest: @unchecked Sendable {
                                                                 compositionTime: CMTime(time), renderSize: CGSize(width: v.width, height: v.height))
             applier(request)
             let (image, context) = try request.wait(stopped: stopped)
-            var made: CVPixelBuffer?
-            guard CVPixelBufferCreate(nil, v.width, v.height, kCVPixelFormatType_32BGRA, nil, &made) == kCVReturnSuccess, let out = made else {
-                throw GraphError(.runFailed, at: "videoComposition", "no \(v.width)x\(v.height) frame could be made for the filtered image")
+            // The pixel buffer alone holds the frame, so rendering writes it in place.
+            let out: CVPixelBuffer
+            do throws(GraphError) { out = CVPixelBuffer(sample: try SampleBuffer(frameOf: v, from: pool), videoFormat: v) } catch {
+                throw GraphError(.runFailed, at: "videoComposition", "no \(v.width)x\(v.height) frame could be made for the filtered image: \(error.message)")
             }
-            (context ?? shared).render(image, to: out)
+            let whole = CGRect(x: 0, y: 0, width: v.width, height: v.height)
+            if !(context ?? shared).render(image, to: out, bounds: whole) {
+                CVPixelBufferLockBaseAddress(out, [])
+                if let base = CVPixelBufferGetBaseAddress(out) { base.initializeMemory(as: UInt8.self, repeating: 0, count: CVPixelBufferGetDataSize(out)) }
+                CVPixelBufferUnlockBaseAddress(out, [])
+                (context ?? shared).render(image, to: out, bounds: whole)
+            }
             return out.sample
         }
     }

@@ -30,15 +30,18 @@ public final class CIContext: Sendable {
 
     /// Renders the part of the image inside `bounds` to the same place in the buffer (the rest
     /// of the buffer is left as it is). Apple's `render(_:to:bounds:colorSpace:)` is this with a
-    /// colour space, which is not used.
-    package func render(_ image: CIImage, to buffer: CVPixelBuffer, bounds: CGRect) {
+    /// colour space, which is not used. False when not every pixel inside `bounds` was written:
+    /// a buffer of a format not written, or an image that needs an intermediate larger than the
+    /// renderer makes (2²⁴ pixels), whose rows from the band that needed it down are as they were.
+    @discardableResult
+    package func render(_ image: CIImage, to buffer: CVPixelBuffer, bounds: CGRect) -> Bool {
         CVPixelBufferLockBaseAddress(buffer, [])
         defer { CVPixelBufferUnlockBaseAddress(buffer, []) }
-        guard let memory = PixelMemory(lockedBuffer: buffer) else { return }
+        guard let memory = PixelMemory(lockedBuffer: buffer) else { return false }
         let area = PixelRect(centresIn: bounds).intersection(PixelRect(x: 0, y: 0, width: memory.width, height: memory.height))
-        guard !area.isEmpty else { return }
-        draw(image.recipe, area: area, into: memory, column: area.x, row: memory.height - area.maxY,
-             destination: ObjectIdentifier(buffer))
+        guard !area.isEmpty else { return true }
+        return draw(image.recipe, area: area, into: memory, column: area.x, row: memory.height - area.maxY,
+                    destination: ObjectIdentifier(buffer))
     }
 
     /// Renders the part of the image inside `bounds` into `data`: `bounds.height` rows of
@@ -56,16 +59,18 @@ public final class CIContext: Sendable {
         draw(image.recipe, area: area, into: memory, column: 0, row: 0, destination: nil)
     }
 
-    /// Draws `area` of the recipe into `memory` with its top-left pixel at (`column`, `row`).
+    /// Draws `area` of the recipe into `memory` with its top-left pixel at (`column`, `row`);
+    /// false when a band could not be evaluated (it and the rows below it are left as they were).
+    @discardableResult
     private func draw(_ recipe: Recipe, area: PixelRect, into memory: PixelMemory, column: Int, row: Int,
-                      destination: ObjectIdentifier?) {
+                      destination: ObjectIdentifier?) -> Bool {
         var buffers: [ObjectIdentifier: CVPixelBuffer] = [:]
         recipe.collectBuffers(into: &buffers)
         for b in buffers.values { CVPixelBufferLockBaseAddress(b, .readOnly) }
         defer { for b in buffers.values { CVPixelBufferUnlockBaseAddress(b, .readOnly) } }
         var sources: [ObjectIdentifier: PixelMemory] = [:]
         for (id, b) in buffers { sources[id] = PixelMemory(lockedBuffer: b) }
-        if drawWithKernel(recipe, area: area, into: memory, column: column, row: row, sources: sources) { return }
+        if drawWithKernel(recipe, area: area, into: memory, column: column, row: row, sources: sources) { return true }
 
         let renderer = Renderer(sources: sources)
         // A buffer rendered onto itself is evaluated whole, so no band reads what another wrote.
@@ -76,7 +81,7 @@ public final class CIContext: Sendable {
             let bottom = min(row + area.height, (top / band + 1) * band, inPlace ? row + area.height : Int.max)
             // Memory rows top..<bottom are image rows from area.maxY − 1 − (top − row) down.
             let rect = PixelRect(x: area.x, y: area.maxY - (bottom - row), width: area.width, height: bottom - top)
-            guard let tile = renderer.evaluate(recipe, rect) else { return }
+            guard let tile = renderer.evaluate(recipe, rect) else { return false }
             tile.pixels.withUnsafeBufferPointer { p in
                 for r in top..<bottom {
                     let start = (area.maxY - 1 - (r - row) - rect.y) * rect.width
@@ -92,6 +97,7 @@ public final class CIContext: Sendable {
             }
             top = bottom
         }
+        return true
     }
 
     /// A chain of colour filters (or none) straight from a packed buffer into packed memory:

@@ -298,6 +298,40 @@ import TestSupport
                 "\(pixel(10, 230)) \(pixel(200, 230)) \(pixel(10, 10))")
     }
 
+    /// Filtered frames are recycled and keep nothing of an earlier picture: the first 12 frames
+    /// show the whole source (opaque everywhere), so every frame in the pool holds it, and the
+    /// 13 after show `later`, each exactly `expected` at each pixel (x, y from the top).
+    func wholeThen(_ later: @escaping @Sendable (CIImage) -> CIImage, expected: (Int, Int) -> [UInt8]) throws {
+        let asset = AVURLAsset(url: try source())
+        let track = try #require(asset.tracks(withMediaType: .video).first)
+        let output = AVAssetReaderVideoCompositionOutput(videoTracks: [track], videoSettings: nil)
+        output.videoComposition = AVVideoComposition(asset: asset) { request in
+            let image = request.sourceImage
+            request.finish(with: request.compositionTime < CMTime(value: 12, timescale: 25) ? image : later(image), context: nil)
+        }
+        let read = try frames(of: asset, output)
+        #expect(read.error == nil && read.frames.count == 25)
+        var left = 0
+        for (frame, time) in zip(read.frames, read.times) where time >= CMTime(value: 12, timescale: 25) {
+            for y in 0..<240 {
+                for x in 0..<320 where Array(frame[(y * 320 + x) * 4..<(y * 320 + x) * 4 + 4]) != expected(x, y) { left += 1 }
+            }
+        }
+        #expect(left == 0, "\(left) pixels of the later frames are not as expected")
+    }
+
+    /// After a whole frame, an image smaller than the frame: transparent outside its extent.
+    @Test func aSmallerImageAfterAWholeOneLeavesNothingBehind() throws {
+        try wholeThen({ _ in CIImage(color: CIColor(red: 1, green: 0, blue: 0)).cropped(to: CGRect(x: 0, y: 0, width: 100, height: 50)) },
+                        expected: { x, y in x < 100 && y >= 190 ? [0, 0, 255, 255] : [0, 0, 0, 0] })
+    }
+
+    /// After a whole frame, an image too large for the renderer (a blur that needs more than
+    /// its largest intermediate): the frame is transparent, as a fresh one it draws nothing in.
+    @Test func anImageTooLargeToRenderAfterAWholeOneLeavesNothingBehind() throws {
+        try wholeThen({ $0.applyingGaussianBlur(sigma: 1000) }, expected: { _, _ in [0, 0, 0, 0] })
+    }
+
     /// Cancelling a reader while the handler holds a frame: reading ends, the status is
     /// cancelled with no error, as Apple's.
     @Test(.timeLimit(.minutes(1))) func cancellingAReaderWhileTheHandlerHoldsAFrame() throws {

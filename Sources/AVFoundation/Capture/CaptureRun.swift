@@ -113,8 +113,13 @@ final class CaptureRun: @unchecked Sendable {
     private func pull(_ output: MediaOutput, to receivers: [(AVCaptureOutput, AVCaptureConnection)], video: Plan.Video?) {
         state.withLock { $0.threadsLeft += 1 }
         let thread = Thread { [self] in
+            // This thread pulls one kind: only its first sample needs the lock.
+            var delivered = false
             while let sample = output.copyNextSampleBuffer() {
-                if state.withLock({ $0.delivered.insert(video != nil).inserted }) { delivering(video != nil) }
+                if !delivered {
+                    delivered = true
+                    if state.withLock({ $0.delivered.insert(video != nil).inserted }) { delivering(video != nil) }
+                }
                 let buffer = Self.sampleBuffer(sample, video: video)
                 for (receiver, connection) in receivers { receiver.receive(buffer, from: connection) }
             }

@@ -1,9 +1,9 @@
 /* A V4L2 camera that is not there, for tests on machines without one: preloaded
  * (LD_PRELOAD) into a process, it makes the path in FAKE_V4L2_PATH a capture device that
  * v4l2src can open, negotiate and read (read() I/O, 320x240 YUYV at 30 frames a second, a
- * bright bar moving 4 pixels a frame over grey). While the file named by FAKE_V4L2_BUSY
- * exists, and for the first FAKE_V4L2_BUSY_COUNT attempts, setting the format fails with
- * EBUSY, as a camera another program streams from does.
+ * bright bar moving 4 pixels a frame over grey). For the first FAKE_V4L2_BUSY_COUNT
+ * attempts, setting the format fails with EBUSY, as a camera another program streams from
+ * does.
  * Everything else passes through to the C library. Test fixture only. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -52,12 +52,10 @@ static void forget_fd(int fd) {
 }
 
 
-/* Busy while the file FAKE_V4L2_BUSY names exists, and for the first FAKE_V4L2_BUSY_COUNT
- * attempts to set the format in the process. */
+/* Busy for the first FAKE_V4L2_BUSY_COUNT attempts to set the format in the process. */
 static int busy_attempts;
 static int busy(void) {
-    const char *b = getenv("FAKE_V4L2_BUSY"), *count = getenv("FAKE_V4L2_BUSY_COUNT");
-    if (b && access(b, F_OK) == 0) return 1;
+    const char *count = getenv("FAKE_V4L2_BUSY_COUNT");
     pthread_mutex_lock(&lock);
     int held = count && busy_attempts < atoi(count);
     if (held) busy_attempts++;
