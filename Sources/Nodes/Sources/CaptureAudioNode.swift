@@ -97,12 +97,10 @@ public final class CaptureAudioNode: ElementNode, LiveNode, StopAware, Sendable 
             if frames > 0 { try source.set("num-buffers", (frames + perBuffer - 1) / perBuffer) }
         } else if case .pipeWire(let node) = self.source {
             // PipeWire's buffers are its graph's quantum, whatever it is: the duration is cut
-            // after the conversion (below), to the buffer. A node that does not stamp its
-            // buffers (PipeWire's own audio test source) gets the clock's time on arrival:
-            // AVCaptureAudioDataOutput's samples all have one. Copied out of PipeWire's
-            // buffers (a few kilobytes each): a node has a handful, and one whose buffers a slow
-            // consumer holds runs out and stops for good (PipeWire's audio test source did,
-            // under AVAssetWriter, after 0.25 s).
+            // after the conversion (below), to the buffer. Copied out of PipeWire's buffers (a
+            // few kilobytes each): a node has a handful, and one whose buffers a slow consumer
+            // holds runs out and stops for good (PipeWire's audio test source did, under
+            // AVAssetWriter, after 0.25 s). Stamped below by sample count.
             source = try bin.make("pipewiresrc", name: "source", ["target-object": node, "do-timestamp": true, "always-copy": true])
         } else if let (factory, property, name) = self.source.element {
             source = try bin.make(factory, name: "source", [property: name])
@@ -129,10 +127,12 @@ public final class CaptureAudioNode: ElementNode, LiveNode, StopAware, Sendable 
             return
         }
         silence.watch(source, in: bin)
-        // PipeWire: times stamped on arrival jitter by a few milliseconds, so that buffers
-        // overlapped (AVAssetWriter refuses such samples). audiorate makes the times the sample
-        // count's, within its 40 ms tolerance, and fills a longer gap (a lost quantum) with
-        // silence, so sound stays in step with the clock.
+        // PipeWire's own times cannot be trusted: its audio test source stamped none (0.3.65)
+        // or the same time on every buffer (1.4), and AVAssetWriter refused the samples; times
+        // of arrival jitter, and buffers overlapped. Times by sample count from the first
+        // buffer's arrival, started again after a gap of more than 40 ms (lost samples), which
+        // audiorate fills with silence, so sound stays in step with the clock.
+        filter.stampAudioBySampleCount(leaving: "src", sampleRate: rate, bytesPerFrame: 2 * channels)
         let steady = try bin.make("audiorate", ["tolerance": UInt64(40_000_000)])
         try bin.link(filter, steady)
         guard duration > 0 else {
