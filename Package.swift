@@ -58,7 +58,10 @@ let package = Package(
                                  // gkwhipsink: webrtcbin's descriptions, SDP, and GIO's sockets and TLS
                                  .linkedLibrary("gstwebrtc-1.0"), .linkedLibrary("gstsdp-1.0"), .linkedLibrary("gio-2.0")]),
         // Out-of-line C helpers for what Swift cannot import: macros, variadics, hot-path probes.
-        .target(name: "CGraphKitGlue", dependencies: ["CGStreamer", "GstGraphKit"],
+        // PipeWire's headers for CGraphKitGlue's own listing of PipeWire's nodes; nothing linked
+        // (libpipewire is opened at run time).
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
+        .target(name: "CGraphKitGlue", dependencies: ["CGStreamer", "GstGraphKit", "CPipeWire"],
                 linkerSettings: [.linkedLibrary("gstbase-1.0"), .linkedLibrary("gio-2.0")]),
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.

@@ -33,6 +33,7 @@ build_packages=(
   zlib1g-dev     # waveform PNGs are compressed with zlib
   libcairo2-dev  # the AVFoundation product's CGContext draws with Cairo; the picture tests read PNGs with it
   libpango1.0-dev  # the AVFoundation product's CoreText lays out and draws lines with Pango over Cairo (pangocairo)
+  libpipewire-0.3-dev  # its headers: GraphKit lists PipeWire's cameras and microphones itself (libpipewire, opened at run time)
   libgstreamer-plugins-bad1.0-dev  # GstGraphKit/gkwhipsink (sink.whip) uses webrtcbin's session descriptions
 )
 # What running and testing need besides.

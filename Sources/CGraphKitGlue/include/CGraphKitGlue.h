@@ -380,4 +380,12 @@ int gk_pipeline_watch_display(GstBin *pipeline, GstElement *sink);
  * -1 when `sink` has no such property. */
 gint64 gk_base_sink_rendered(GstElement *sink);
 
+/* PipeWire's nodes, from its registry, one call of `found` each (its id, and its object.serial,
+ * node.name, node.description, media.class and object.path, "" for those it has not), on the
+ * calling thread, within `timeout_seconds` (pipewire.c). Returns the number of nodes; -1 when
+ * libpipewire is not installed, -2 when it could not start, -3 when no PipeWire daemon answers. */
+typedef void (*gk_pipewire_node_fn)(void *context, unsigned id, const char *serial, const char *name,
+                                    const char *description, const char *media_class, const char *object_path);
+int gk_pipewire_list_nodes(double timeout_seconds, gk_pipewire_node_fn found, void *context);
+
 #endif

@@ -38,6 +38,11 @@ public struct FoundDevice: Sendable, Equatable {
     }
 
     public var isVideo: Bool { deviceClass.contains("Video") }
+    /// A camera's or a microphone's class: Source, and Video or Audio.
+    public var isCaptureSource: Bool {
+        let parts = deviceClass.split(separator: "/")
+        return parts.contains("Source") && (parts.contains("Video") || parts.contains("Audio"))
+    }
 }
 
 extension GStreamer {
@@ -100,10 +105,11 @@ extension GStreamer {
     /// mid-run when a device listing and a libcamera check ran at once).
     private static let providers = Mutex(())
 
-    /// Every provider's cameras and microphones. Each provider is asked once (its probe), not
-    /// started as a device monitor would: PipeWire's provider (0.3.65) corrupts the heap when a
-    /// monitor stops it (measured: a plain C program listing with a monitor aborted 5 times in
-    /// 40, "unaligned tcache chunk"; probing the same provider, 0 in 60).
+    /// Every provider's cameras and microphones, each provider asked on its own
+    /// (``devices(of:)``), not through a device monitor, and PipeWire's nodes read by GraphKit
+    /// itself (``pipeWireNodes()``), not by GStreamer's PipeWire provider: with PipeWire 0.3.65
+    /// a C program listing through a monitor aborted 5 times in 40 ("unaligned tcache chunk"),
+    /// and a graphctl run that had asked the provider alone 2 in 50.
     static func foundDevices() -> [FoundDevice] {
         initialize()
         return providers.withLock { _ in
@@ -112,22 +118,51 @@ extension GStreamer {
             defer { gst_plugin_feature_list_free(list) }
             var factories = list
             while let node = factories {
-                let factory = OpaquePointer(node.pointee.data)
+                guard let data = node.pointee.data else { factories = node.pointee.next; continue }
+                let factory = OpaquePointer(data)
                 factories = node.pointee.next
                 // The monitor's own test: a provider of sources (its class names Source).
                 let klass = gst_device_provider_factory_get_metadata(factory, "klass").map { String(cString: $0) } ?? ""
-                guard klass.split(separator: "/").contains("Source"), let provider = gst_device_provider_factory_get(factory) else { continue }
+                let name = gst_object_get_name(data.assumingMemoryBound(to: GstObject.self))
+                    .map { s -> String in defer { g_free(s) }; return String(cString: s) } ?? ""
+                guard name != "pipewiredeviceprovider", klass.split(separator: "/").contains("Source"),
+                      let provider = gst_device_provider_factory_get(factory) else { continue }
                 defer { gst_object_unref(UnsafeMutableRawPointer(provider)) }
-                result += found(in: gst_device_provider_get_devices(provider)).filter {
-                    let parts = $0.deviceClass.split(separator: "/")
-                    return parts.contains("Source") && (parts.contains("Video") || parts.contains("Audio"))
-                }
+                result += devices(of: provider).filter(\.isCaptureSource)
             }
-            return result
+            return result + (pipeWireNodes() ?? []).filter(\.isCaptureSource)
         }
     }
 
-    /// The devices one provider (`pipewiredeviceprovider`, `libcameraprovider`) finds now, by
+    /// PipeWire's nodes, as GraphKit reads them from PipeWire's registry itself (CGraphKitGlue's
+    /// pipewire.c says why not GStreamer's provider), within 2 s; nil when libpipewire is not
+    /// installed, none when no PipeWire daemon runs. Each node's `node.name`, `object.serial`,
+    /// `node.description`, `media.class` and `object.path` are its properties, and the V4L2 or
+    /// libcamera device its `object.path` names (`v4l2:/dev/video0`) is `api.v4l2.path` or
+    /// `api.libcamera.path`, as PipeWire's own device properties say.
+    public static func pipeWireNodes() -> [FoundDevice]? {
+        final class Found { var nodes: [FoundDevice] = [] }
+        let found = Found()
+        let count = withExtendedLifetime(found) {
+            gk_pipewire_list_nodes(2, { context, id, serial, name, description, mediaClass, path in
+                let found = Unmanaged<Found>.fromOpaque(context!).takeUnretainedValue()
+                func text(_ s: UnsafePointer<CChar>?) -> String { s.map { String(cString: $0) } ?? "" }
+                var properties = ["object.id": String(id)]
+                for (key, value) in [("object.serial", text(serial)), ("node.name", text(name)), ("node.description", text(description)),
+                                     ("media.class", text(mediaClass)), ("object.path", text(path))] where !value.isEmpty {
+                    properties[key] = value
+                }
+                for (prefix, key) in [("v4l2:", "api.v4l2.path"), ("libcamera:", "api.libcamera.path")] where text(path).hasPrefix(prefix) {
+                    properties[key] = String(text(path).dropFirst(prefix.count))
+                }
+                found.nodes.append(FoundDevice(provider: "pipewire", deviceClass: text(mediaClass),
+                                               displayName: text(description).isEmpty ? text(name) : text(description), properties: properties))
+            }, Unmanaged.passUnretained(found).toOpaque())
+        }
+        return count == -1 ? nil : found.nodes
+    }
+
+    /// The devices one provider (`libcameraprovider`) finds now, by
     /// asking it alone: what a capture node checks its device against before a run. Nil when
     /// GStreamer has no such provider (its plugin is not installed).
     public static func devices(ofProvider factory: String) -> [FoundDevice]? {
@@ -135,8 +170,18 @@ extension GStreamer {
         return providers.withLock { _ in
             guard let provider = gst_device_provider_factory_get_by_name(factory) else { return nil }
             defer { gst_object_unref(UnsafeMutableRawPointer(provider)) }
-            return found(in: gst_device_provider_get_devices(provider))
+            return devices(of: provider)
         }
+    }
+
+    /// What one provider lists: started, its devices taken, stopped, as a device monitor does
+    /// (a provider without a start of its own is probed by GStreamer's start). Its probe alone
+    /// (`gst_device_provider_get_devices` on a provider not started) is a path monitors do not
+    /// take: PipeWire's provider 1.4 returned devices it had already freed from it.
+    private static func devices(of provider: UnsafeMutablePointer<GstDeviceProvider>) -> [FoundDevice] {
+        guard gst_device_provider_start(provider) != 0 else { return [] }
+        defer { gst_device_provider_stop(provider) }
+        return found(in: gst_device_provider_get_devices(provider))
     }
 
     /// Reads and releases a list of devices (and the list).

@@ -52,9 +52,9 @@ enum CaptureDeviceName: Equatable {
     /// missing plugin (exit 69) naming the Debian package; a device missing fails (exit 70)
     /// naming it, with what is there instead.
     ///
-    /// A PipeWire node is looked up by its `node.name` or `object.serial` among the nodes
-    /// GStreamer's PipeWire provider lists; one that is there and sends nothing is found by
-    /// ``SilentSourceWatch``.
+    /// A PipeWire node is looked up by its `node.name` or `object.serial` among PipeWire's
+    /// sources of its kind (``GStreamer/pipeWireNodes()``); one that is there and sends nothing
+    /// is found by ``SilentSourceWatch``.
     func checkPresent(camera: Bool, _ context: NodeContext, device: String) throws(GraphError) {
         let location = context.location(parameter: "device")
         switch self {
@@ -75,8 +75,7 @@ enum CaptureDeviceName: Equatable {
                              node: context.id)
         }
         if case .pipeWire(let node) = self {
-            let nodes = (GStreamer.devices(ofProvider: "pipewiredeviceprovider") ?? [])
-                .filter { $0.deviceClass.contains("Source") && $0.isVideo == camera }
+            let nodes = (GStreamer.pipeWireNodes() ?? []).filter { $0.isCaptureSource && $0.isVideo == camera }
             if nodes.contains(where: { $0.properties["node.name"] == node || $0.properties["object.serial"] == node }) { return }
             let others = nodes.compactMap { $0.properties["node.name"].map { "pipewire:\($0)" } }
             throw GraphError(.runFailed, at: location, "no \(camera ? "camera" : "microphone") \"\(device)\": "
