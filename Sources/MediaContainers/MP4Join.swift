@@ -390,61 +390,11 @@ package struct MP4Join: Sendable {
     /// The sample tables of `samples`, stored in chunks of `chunkSizes` samples at `offsets`,
     /// each of the sample description `descriptions` names (from 0; all the first without).
     static func tables(_ samples: ArraySlice<MP4Sample>, chunkSizes: [Int], offsets: [UInt64], descriptions: [Int]? = nil) -> [MP4Box] {
-        func box(_ type: FourCC, _ build: (inout [UInt8]) -> Void) -> MP4Box {
-            var body: [UInt8] = []
-            body.appendVersionAndFlags(0, 0)
-            build(&body)
-            return MP4Box(type: type, body: body)
+        var tables = SampleTableBuilder()
+        for s in samples { tables.append(size: s.size, duration: s.duration, compositionOffset: s.compositionOffset, isSync: s.isSync) }
+        for (i, (count, offset)) in zip(chunkSizes, offsets).enumerated() {
+            tables.addChunk(offset: offset, samples: count, description: descriptions.flatMap { $0.indices.contains(i) ? $0[i] : nil } ?? 0)
         }
-        func runs<T: Equatable>(_ values: [T]) -> [(count: UInt32, value: T)] {
-            var out: [(count: UInt32, value: T)] = []
-            for v in values {
-                if let last = out.last, last.value == v { out[out.count - 1].count += 1 } else { out.append((1, v)) }
-            }
-            return out
-        }
-        let durations = runs(samples.map(\.duration))
-        var tables = [box("stts") { b in
-            b.appendU32(UInt32(durations.count))
-            for r in durations { b.appendU32(r.count); b.appendU32(r.value) }
-        }]
-        if samples.contains(where: { $0.compositionOffset != 0 }) {
-            let offsets = runs(samples.map(\.compositionOffset))
-            var ctts = box("ctts") { b in
-                b.appendU32(UInt32(offsets.count))
-                for r in offsets { b.appendU32(r.count); b.appendU32(UInt32(bitPattern: r.value)) }
-            }
-            // Version 1 when an offset is negative (signed offsets).
-            if offsets.contains(where: { $0.value < 0 }) {
-                var body = ctts.body
-                body[0] = 1
-                ctts = MP4Box(type: "ctts", body: body)
-            }
-            tables.append(ctts)
-        }
-        if !samples.allSatisfy(\.isSync) {
-            let numbers = samples.enumerated().filter { $0.element.isSync }.map { UInt32($0.offset + 1) }
-            tables.append(box("stss") { b in
-                b.appendU32(UInt32(numbers.count))
-                for n in numbers { b.appendU32(n) }
-            })
-        }
-        tables.append(box("stsz") { b in
-            b.appendU32(0)
-            b.appendU32(UInt32(samples.count))
-            for s in samples { b.appendU32(s.size) }
-        })
-        struct PerChunk: Equatable { var samples: Int; var description: Int }
-        let perChunk = runs(chunkSizes.indices.map { i in PerChunk(samples: chunkSizes[i], description: descriptions.flatMap { $0.indices.contains(i) ? $0[i] : nil } ?? 0) })
-        var firstChunk: UInt32 = 1
-        tables.append(box("stsc") { b in
-            b.appendU32(UInt32(perChunk.count))
-            for r in perChunk {
-                b.appendU32(firstChunk); b.appendU32(UInt32(r.value.samples)); b.appendU32(UInt32(r.value.description + 1))
-                firstChunk += r.count
-            }
-        })
-        tables.append(MP4Box(ChunkOffsets(offsets)))
-        return tables
+        return tables.boxes()
     }
 }

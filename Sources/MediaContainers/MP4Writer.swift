@@ -25,8 +25,9 @@ import Glibc
 /// ffmpeg and GStreamer's muxer write them. A sample's duration is the next one's decode time
 /// less its own; the last one's is its own stated duration (else the one before's).
 ///
-/// Memory: the index entries (about 40 bytes a sample), a write buffer of 1 MiB, and for a
-/// fragmented file the samples of the fragment being gathered. Every number a stream gives is
+/// Memory: the index as the file stores it (``SampleTableBuilder``: 4 bytes a sample and a few
+/// bytes a run of durations or offsets, a key frame, a chunk), the chunks waiting to interleave,
+/// a write buffer, and for a fragmented file the samples of the fragment being gathered. Every number a stream gives is
 /// bounded: nothing traps.
 package struct MP4Writer: Sendable {
     package enum Brand: Sendable, Equatable { case mp4, m4a, mov }
@@ -50,8 +51,6 @@ package struct MP4Writer: Sendable {
         var track: Int
         /// The decode time of its first sample, in seconds.
         var start: Double
-        /// Its samples' indices in the track, and their bytes.
-        var first: Int
         /// Its sample description (an index into the track's, from 0).
         var description = 0
         var count = 0
@@ -70,12 +69,8 @@ package struct MP4Writer: Sendable {
         var description = 0
         /// The format now: nil before the first.
         var format: MP4TrackFormat? { descriptions.indices.contains(description) ? descriptions[description] : nil }
-        /// Each chunk's description (whole files).
-        var chunkDescriptions: [Int] = []
-        /// Whole files: every sample, offsets from the media's first byte.
-        var samples: [MP4Sample] = []
-        var chunkSizes: [Int] = []
-        var chunkOffsets: [UInt64] = []
+        /// Whole files: the sample tables, chunk offsets from the media's first byte.
+        var tables = SampleTableBuilder()
         /// The chunk being gathered: its samples wait in memory until the other tracks reach
         /// its time (``Chunk``).
         var open: Chunk?
@@ -85,9 +80,10 @@ package struct MP4Writer: Sendable {
         var firstDecode: Int64?
         var lastDecode: Int64 = 0
         var minPresentation: Int64 = .max
-        /// The latest presentation, and which sample has it (whose duration ends the track).
+        /// The latest presentation, which sample has it, and its duration (which ends the track).
         var maxPresentation: Int64 = .min
         var lastShown = 0
+        var lastShownDuration: UInt32 = 0
         var count = 0
         /// Fragmented files: the samples gathered since the last fragment and their bytes.
         var run: [MP4Sample] = []
@@ -270,7 +266,8 @@ package struct MP4Writer: Sendable {
         let fragmented = if case .fragmented = layout { true } else { false }
         if track.count > 0, !Self.isFLAC(format) {
             if fragmented, !track.run.isEmpty { track.run[track.run.count - 1].duration = delta }
-            if !fragmented { track.samples[track.samples.count - 1].duration = delta }
+            if !fragmented { track.tables.setLastDuration(delta) }
+            if track.lastShown == track.count - 1 { track.lastShownDuration = delta }
         }
         let previous = track.count > 0 ? delta : 0
         let own = fixed ?? duration.flatMap { $0 > 0 ? UInt32(clamping: $0) : nil } ?? previous
@@ -279,7 +276,7 @@ package struct MP4Writer: Sendable {
                                duration: own, compositionOffset: Int32(clamping: offset), isSync: isSync || !format.isVideo)
         track.lastDecode = decodeTime
         track.minPresentation = min(track.minPresentation, presentationTime)
-        if presentationTime >= track.maxPresentation { (track.maxPresentation, track.lastShown) = (presentationTime, track.count) }
+        if presentationTime >= track.maxPresentation { (track.maxPresentation, track.lastShown, track.lastShownDuration) = (presentationTime, track.count, own) }
         track.count += 1
         track.reached = Double(decodeTime) / scale
         if fragmented {
@@ -296,10 +293,10 @@ package struct MP4Writer: Sendable {
             waitingBytes += open.data.count
             track.open = nil
         }
-        if track.open == nil { track.open = Chunk(track: t, start: time, first: track.samples.count, description: track.description) }
+        if track.open == nil { track.open = Chunk(track: t, start: time, description: track.description) }
         track.open!.count += 1
         track.open!.data.append(contentsOf: bytes)
-        track.samples.append(sample)
+        track.tables.append(size: sample.size, duration: sample.duration, compositionOffset: sample.compositionOffset, isSync: sample.isSync)
         tracks[t] = track
         try writeWaiting()
     }
@@ -334,18 +331,10 @@ package struct MP4Writer: Sendable {
         }
     }
 
-    /// Writes `chunk` into the media: its samples' offsets and the track's chunk table follow.
+    /// Writes `chunk` into the media, where the track's chunk table says it is.
     mutating func place(_ chunk: Chunk) throws(ContainerError) {
-        let t = chunk.track
-        tracks[t].chunkOffsets.append(mediaBytes)
-        tracks[t].chunkSizes.append(chunk.count)
-        tracks[t].chunkDescriptions.append(chunk.description)
-        var at = mediaBytes
-        for i in chunk.first..<(chunk.first + chunk.count) {
-            tracks[t].samples[i].offset = at
-            at += UInt64(tracks[t].samples[i].size)
-        }
-        mediaBytes = at
+        tracks[chunk.track].tables.addChunk(offset: mediaBytes, samples: chunk.count, description: chunk.description)
+        mediaBytes += UInt64(chunk.data.count)
         if pending.count + chunk.data.count > Self.bufferBytes { try flush() }
         if chunk.data.count >= Self.bufferBytes { try write(chunk.data) } else { pending += chunk.data }
     }

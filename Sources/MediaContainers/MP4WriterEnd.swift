@@ -124,25 +124,25 @@ extension MP4Writer {
         for (k, t) in present.enumerated() {
             let track = tracks[t]
             guard var format = track.format else { continue }
-            let samples = track.samples
+            let tables = track.tables
             var entry: MP4Box?
             if case .flac = format.codec, let header = ending.flacHeader {
                 var h = header
-                let held = samples.reduce(UInt64(0)) { $0 &+ UInt64($1.duration) }
+                let held = tables.mediaDuration
                 if h.totalSamples != held {
                     if h.totalSamples != 0 { h.md5 = [UInt8](repeating: 0, count: 16) }
                     h.totalSamples = held
                 }
-                if h.frameSizes.smallest == 0 || h.frameSizes.largest == 0, let lo = samples.map(\.size).min(), let hi = samples.map(\.size).max() {
-                    h.frameSizes = (Int(lo), Int(hi))
+                if h.frameSizes.smallest == 0 || h.frameSizes.largest == 0, tables.count > 0 {
+                    h.frameSizes = (Int(tables.smallestSize), Int(tables.largestSize))
                 }
                 entry = h.sampleEntry()
             }
             let scale = UInt64(format.timescale)
-            let mediaDuration = samples.reduce(UInt64(0)) { $0 &+ UInt64($1.duration) }
+            let mediaDuration = tables.mediaDuration
             // The first presentation, in the media (B-frames: after the first decode), and from the
             // first picture shown to the end of the last one; or the media given.
-            let lastDuration = samples.indices.contains(track.lastShown) ? Int64(samples[track.lastShown].duration) : 0
+            let lastDuration = track.lastShown < tables.count ? Int64(track.lastShownDuration) : 0
             let mediaTime = max(0, format.shownMedia?.start ?? (track.minPresentation &- (track.firstDecode ?? 0)))
             // A given edit ends where the samples written do (a copy stopped, or cut by a length limit).
             let written = track.maxPresentation &+ lastDuration &- (track.firstDecode ?? 0)
@@ -162,8 +162,7 @@ extension MP4Writer {
                 d.gapless = nil
                 return d.sampleEntry
             }
-            traks.append(format.trak(tables: MP4Join.tables(samples[...], chunkSizes: track.chunkSizes, offsets: track.chunkOffsets,
-                                                            descriptions: entries.count > 1 ? track.chunkDescriptions : nil),
+            traks.append(format.trak(tables: tables.boxes(),
                                      mediaDuration: mediaDuration,
                                      trackDuration: edits.isEmpty ? UInt64((Double(mediaDuration) * Double(movieScale) / Double(scale)).rounded()) : trackDuration,
                                      edits: edits, stsdEntries: entries))
