@@ -47,12 +47,20 @@ package struct HLSSegmentPlan: Sendable {
         /// 2^63−1), or a timeline longer than ``longestTimeline`` (`stts` durations, empty edits).
         /// Every time read later stays within what 64 bits hold.
         package init(reading track: MP4Track, index: Int, movie: MP4Movie, fileSize: UInt64) throws(ContainerError) {
-            let id = track.trackID, timescale = track.mediaTimescale
-            guard timescale > 0 else { throw ContainerError("its track \(id) has no media clock (its mdhd timescale is 0)") }
             let samples = try track.samples(fileSize: fileSize)
             // Where its media ends: every sample's decode time is at most mostSamples × 2^32
             // ticks, its presentation within 2^31 of it, so the sums below cannot overflow.
             let mediaEnd = samples.suffix(32).map { $0.presentationTime + Int64($0.duration) }.max() ?? 0
+            let (mediaStart, delay) = try Self.timeline(of: track, mediaEnd: mediaEnd, hasSamples: !samples.isEmpty, movie: movie)
+            self.init(index: index, trackID: track.trackID, timescale: track.mediaTimescale, samples: samples, mediaStart: mediaStart, delay: delay)
+        }
+
+        /// Where `track`'s media time 0 shows, given where its media ends (`mediaEnd` ticks):
+        /// the first media edit's time, and the empty time before it in seconds. Throws, naming
+        /// the track and the box, for timing the file cannot mean (``init(reading:index:movie:fileSize:)``).
+        package static func timeline(of track: MP4Track, mediaEnd: Int64, hasSamples: Bool, movie: MP4Movie) throws(ContainerError) -> (mediaStart: Int64, delay: Double) {
+            let id = track.trackID, timescale = track.mediaTimescale
+            guard timescale > 0 else { throw ContainerError("its track \(id) has no media clock (its mdhd timescale is 0)") }
             let limit = Self.longestTimeline
             func seconds(_ ticks: Int64, _ scale: Int) -> String { HLSSegmenter.seconds(Double(ticks) / Double(scale)) }
             guard Double(mediaEnd) / Double(timescale) <= limit else {
@@ -66,7 +74,7 @@ package struct HLSSegmentPlan: Sendable {
                     emptyTicks = overflow ? .max : sum
                     continue
                 }
-                guard edit.mediaTime <= mediaEnd || samples.isEmpty else {
+                guard edit.mediaTime <= mediaEnd || !hasSamples else {
                     throw ContainerError("its track \(id)'s edit list (elst) starts its media at \(edit.mediaTime) ticks of \(timescale) Hz, "
                                          + "past the end of its samples at \(mediaEnd) (\(seconds(mediaEnd, timescale)) s): the edit list is damaged")
                 }
@@ -78,7 +86,7 @@ package struct HLSSegmentPlan: Sendable {
                 throw ContainerError("its track \(id)'s edit list (elst) delays its media by \(emptyTicks) ticks of the movie's \(movie.timescale) Hz clock, "
                                      + "which with its samples makes a timeline of more than \(Int(limit)) s: the edit list is damaged")
             }
-            self.init(index: index, trackID: id, timescale: timescale, samples: samples, mediaStart: mediaStart, delay: delay)
+            return (mediaStart, delay)
         }
     }
 

@@ -190,85 +190,11 @@ extension MP4Track {
     /// table, when the tables disagree (a chunk past the offsets, sizes for fewer samples than
     /// the times give, a sample past `fileSize`): a damaged index.
     package func samples(fileSize: UInt64) throws(ContainerError) -> [MP4Sample] {
-        let id = trackID
-        func table<T: MP4BoxValue>(_ type: FourCC, _: T.Type) throws(ContainerError) -> T? {
-            guard let box = box.find(["mdia", "minf", "stbl", type]) else { return nil }
-            guard let value = box.read(T.self) else { throw ContainerError("its track \(id)'s \(type) box could not be read") }
-            return value
-        }
-        guard let sizes = try table("stsz", SampleSizes.self) else { throw ContainerError("its track \(id) has no sample size table (stsz)") }
-        guard let times = try table("stts", TimeToSample.self) else { throw ContainerError("its track \(id) has no time-to-sample table (stts)") }
-        guard let chunks = try table("stsc", SampleToChunk.self) else { throw ContainerError("its track \(id) has no sample-to-chunk table (stsc)") }
-        var offsets = try table("stco", ChunkOffsets.self)
-        if offsets == nil { offsets = try table("co64", ChunkOffsets.self) }
-        guard let offsets else { throw ContainerError("its track \(id) has no chunk offset table (stco or co64)") }
-        let sync = try table("stss", SyncSamples.self)
-        let composition = try table("ctts", CompositionOffsets.self)
-
-        let count = Int(sizes.sampleSize == 0 ? UInt32(sizes.sizes.count) : sizes.sampleCount)
-        // A table of one size for all gives a count the file need not back: bound it by the
-        // bytes there are, and by what a list of samples can hold (raw PCM in a QuickTime movie
-        // is a sample per frame: hours of it are hundreds of millions).
-        if sizes.sampleSize != 0, UInt64(count) * UInt64(sizes.sampleSize) > fileSize {
-            throw ContainerError("its track \(id)'s stsz box gives \(count) samples of \(sizes.sampleSize) bytes, more than the file holds")
-        }
-        guard count <= Self.mostSamples else {
-            throw ContainerError("its track \(id) has \(count) samples, more than \(Self.mostSamples) (uncompressed audio stored a frame per sample?)")
-        }
-        let timed = times.entries.reduce(0) { $0 + Int($1.count) }
-        guard timed == count else {
-            throw ContainerError("its track \(id)'s tables disagree: stsz gives \(count) samples, stts \(timed)")
-        }
+        let index = try MP4SampleIndex(self, fileSize: fileSize)
         var samples: [MP4Sample] = []
-        samples.reserveCapacity(count)
-        // Decode times and durations.
-        var time: UInt64 = 0
-        for e in times.entries {
-            for _ in 0..<e.count {
-                samples.append(MP4Sample(offset: 0, size: 0, decodeTime: time, duration: e.delta, compositionOffset: 0, isSync: sync == nil))
-                time &+= UInt64(e.delta)
-            }
-        }
-        // Where each lies: chunk by chunk, the samples of a chunk one after another.
-        var n = 0
-        for (i, e) in chunks.entries.enumerated() {
-            let next = i + 1 < chunks.entries.count ? Int(chunks.entries[i + 1].firstChunk) : offsets.offsets.count + 1
-            guard e.firstChunk >= 1, Int(e.firstChunk) <= next else {
-                throw ContainerError("its track \(id)'s stsc box is out of order at entry \(i + 1)")
-            }
-            for chunk in Int(e.firstChunk)..<next {
-                if n == count { break }
-                guard chunk <= offsets.offsets.count else {
-                    throw ContainerError("its track \(id)'s stsc box names chunk \(chunk), and its chunk offset table has \(offsets.offsets.count)")
-                }
-                var at = offsets.offsets[chunk - 1]
-                for _ in 0..<min(Int(e.samplesPerChunk), count - n) {
-                    let size = sizes.sampleSize == 0 ? sizes.sizes[n] : sizes.sampleSize
-                    guard at <= fileSize, UInt64(size) <= fileSize - at else {
-                        throw ContainerError("its track \(id)'s sample \(n + 1) (\(size) bytes at byte \(at)) runs past the end of the file at byte \(fileSize)")
-                    }
-                    samples[n].offset = at
-                    samples[n].size = size
-                    at += UInt64(size)
-                    n += 1
-                }
-            }
-        }
-        guard n == count else {
-            throw ContainerError("its track \(id)'s chunks hold \(n) samples, and its stsz box gives \(count)")
-        }
-        if let sync {
-            for number in sync.numbers where number >= 1 && Int(number) <= count { samples[Int(number) - 1].isSync = true }
-        }
-        if let composition {
-            var k = 0
-            for e in composition.entries where k < count {
-                for _ in 0..<min(Int(e.count), count - k) {
-                    samples[k].compositionOffset = e.offset
-                    k += 1
-                }
-            }
-        }
+        samples.reserveCapacity(index.count)
+        var cursor = index.makeCursor()
+        while let s = cursor.next() { samples.append(s) }
         return samples
     }
 }

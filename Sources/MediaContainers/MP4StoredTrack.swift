@@ -12,16 +12,22 @@
 /// frames shows from its edit's start, the pictures before it decoded, not shown.)
 package struct MP4StoredTrack: Sendable {
     package var format: MP4TrackFormat
-    /// The samples in decode order, the clock and where media time shows (its edits').
-    package var timing: HLSSegmentPlan.Track
+    /// The samples in decode order, as the file's tables hold them.
+    package var samples: MP4SampleIndex
+    /// The media clock, the media time shown first (the first media edit's) and the empty time
+    /// before it in seconds (``HLSSegmentPlan/Track/timeline(of:mediaEnd:hasSamples:movie:)``).
+    package var timescale: Int
+    package var mediaStart: Int64
+    package var delay: Double
 
     package init?(_ track: MP4Track, index: Int, movie: MP4Movie, fileSize: UInt64) {
         guard let handler = track.handler, handler == "vide" || handler == "soun",
               track.box.find(["mdia", "minf", "stbl", "stsd"])?.children.count == 1,
               let entry = track.box.find(["mdia", "minf", "stbl", "stsd"])?.children.first,
               let description = SampleDescription(track), var format = Self.format(description),
-              let timing = try? HLSSegmentPlan.Track(reading: track, index: index, movie: movie, fileSize: fileSize),
-              let last = timing.samples.last, timing.timescale > 0 else { return nil }
+              let samples = try? MP4SampleIndex(track, fileSize: fileSize), let last = samples.last, let end = samples.presentationEnd,
+              let timeline = try? HLSSegmentPlan.Track.timeline(of: track, mediaEnd: end, hasSamples: true, movie: movie) else { return nil }
+        let (timescale, mediaStart, delay) = (track.mediaTimescale, timeline.mediaStart, timeline.delay)
         // At most one empty edit, then one media edit at normal speed.
         let edits = track.edits ?? []
         let media = edits.filter { $0.mediaTime >= 0 }
@@ -29,20 +35,21 @@ package struct MP4StoredTrack: Sendable {
               edits.count < 2 || (edits[0].mediaTime < 0 && edits[1].mediaTime >= 0) else { return nil }
         let mediaEnd = Int64(last.decodeTime) + Int64(last.duration)
         // A video track keeps its own clock: its times pass tick for tick.
-        if format.isVideo { format.copiedTimescale = UInt32(clamping: timing.timescale) }
+        if format.isVideo { format.copiedTimescale = UInt32(clamping: timescale) }
         if let edit = media.first, movie.timescale > 0 {
             // The edit's length in media ticks (the movie's clock is often coarser), at most the
             // media's: a file's edit may claim any length (2^64 ticks), and the copy shows what is there.
-            let shown = min(Double(edit.duration) * Double(timing.timescale) / Double(movie.timescale), Double(mediaEnd))
-            if format.isVideo, edit.duration > 0, let first = timing.samples.first {
+            let shown = min(Double(edit.duration) * Double(timescale) / Double(movie.timescale), Double(mediaEnd))
+            if format.isVideo, edit.duration > 0 {
                 // Copied as it is: the writer's own edit would show every picture (a file cut
                 // between key frames shows from its edit's start, to its end).
-                format.shownMedia = .init(start: timing.mediaStart - Int64(first.decodeTime), duration: UInt64(shown.rounded()))
+                // (The first sample is decoded at 0: a track's decode times start there.)
+                format.shownMedia = .init(start: mediaStart, duration: UInt64(shown.rounded()))
             } else if !format.isVideo, edit.mediaTime > 0 || edit.duration > 0 {
                 // Counted in samples: a media clock other than the writer's would round them; and
                 // what the writer's edit multiplies stays within 64 bits.
-                guard timing.timescale == Int(format.timescale),
-                      !edit.mediaTime.multipliedReportingOverflow(by: 4 * Int64(timing.timescale)).overflow else { return nil }
+                guard timescale == Int(format.timescale),
+                      !edit.mediaTime.multipliedReportingOverflow(by: 4 * Int64(timescale)).overflow else { return nil }
                 let priming = Int(edit.mediaTime)
                 let samples = edit.duration == 0 ? Int(mediaEnd) - priming : min(Int(mediaEnd) - priming, Int(shown.rounded()))
                 guard samples > 0 else { return nil }
@@ -55,7 +62,8 @@ package struct MP4StoredTrack: Sendable {
             format.dolbyVision = description.dolbyVision
         }
         self.format = format
-        self.timing = timing
+        self.samples = samples
+        (self.timescale, self.mediaStart, self.delay) = (timescale, mediaStart, delay)
     }
 
     /// The writer's description of samples `description` describes; nil for a codec it does not

@@ -23,42 +23,59 @@ extension DemuxNode: StoredSampleDemuxer {
             chosen.append((kind, stored))
         }
         guard !chosen.isEmpty else { return nil }
-        let plan = Self.storedPlan(chosen, file: file, name: name)
-        storedDuration.withLock { $0 = plan.duration }
+        let (timelines, duration) = Self.storedTimelines(chosen.map(\.track))
+        storedDuration.withLock { $0 = duration }
+        let reader = ConcatPlan(files: [file], names: [name], streams: [], duration: duration, warnings: [])
         var streams: [String: StoredStream] = [:]
-        for (stream, (_, track)) in zip(plan.streams, chosen) {
-            streams[stream.kind] = StoredStream(format: track.format) { n in plan.sample(n, of: stream) }
+        for ((kind, track), timeline) in zip(chosen, timelines) {
+            // Each sample read from the tables as it is asked for, in order: no list of them.
+            let cursor = Condition(track.samples.makeCursor())
+            streams[kind] = StoredStream(format: track.format) { n in
+                let next = cursor.withLock { c -> MP4Sample? in
+                    if n < c.n { c = track.samples.makeCursor() }
+                    while c.n < n, c.next() != nil {}
+                    return c.next()
+                }
+                guard let s = next else { return .end }
+                return reader.read(ConcatPlan.Sample(file: 0, offset: s.offset, size: Int(s.size), pts: timeline.nanoseconds(s.presentationTime),
+                                                     dts: timeline.nanoseconds(Int64(s.decodeTime)),
+                                                     duration: UInt64(s.duration) * 1_000_000_000 / UInt64(track.timescale), keyframe: s.isSync))
+            }
         }
         return streams
+    }
+
+    /// Where a track's samples go on the copy's timeline: its ticks from `origin` in seconds,
+    /// moved by `offset` seconds, in nanoseconds.
+    struct StoredTimeline: Sendable {
+        var origin: Int64
+        var scale: Double
+        var offset: Double
+        func nanoseconds(_ ticks: Int64) -> UInt64 { ConcatPlan.nanoseconds(Double(ticks &- origin) / scale + offset) }
     }
 
     /// The tracks' samples on one timeline: each sample where its track's edits show it, all moved
     /// later together so that none is decoded or shown before 0 (B-frames are decoded before they
     /// show; a cut file's pictures before its edit are decoded, not shown); a sound whose edit the
-    /// writer states again (its priming) from its media's start.
-    static func storedPlan(_ tracks: [(kind: String, track: MP4StoredTrack)], file: FileBytes, name: String) -> ConcatPlan {
-        func start(_ t: MP4StoredTrack) -> Int64 { t.format.gapless == nil ? t.timing.mediaStart : 0 }
+    /// writer states again (its priming) from its media's start. And where the last one ends, in
+    /// seconds. One walk of each track's tables.
+    static func storedTimelines(_ tracks: [MP4StoredTrack]) -> (timelines: [StoredTimeline], duration: Double) {
+        func start(_ t: MP4StoredTrack) -> Int64 { t.format.gapless == nil ? t.mediaStart : 0 }
         // The earliest time on the timeline, in seconds (a decode time, or a picture shown before
         // its edit starts), over every sample (a file's composition offsets may say anything):
         // what every time is moved by.
-        let earliest = tracks.compactMap { (_, t) in
-            t.timing.samples.lazy.map { Double(min(Int64($0.decodeTime), $0.presentationTime) - start(t)) / Double(t.timing.timescale) + t.timing.delay }.min()
-        }.min() ?? 0
-        let lead = max(0, -earliest)
-        var streams: [ConcatPlan.Stream] = []
-        var end = 0.0
-        for (kind, t) in tracks {
-            let timing = t.timing, scale = Double(timing.timescale), origin = start(t)
-            func nanoseconds(_ ticks: Int64) -> UInt64 { ConcatPlan.nanoseconds(Double(ticks - origin) / scale + timing.delay + lead) }
-            let samples = timing.samples.map { s in
-                ConcatPlan.Sample(file: 0, offset: s.offset, size: Int(s.size), pts: nanoseconds(s.presentationTime), dts: nanoseconds(Int64(s.decodeTime)),
-                                  duration: UInt64(s.duration) * 1_000_000_000 / UInt64(timing.timescale), keyframe: s.isSync)
-            }
-            if let last = timing.samples.lazy.map({ $0.presentationTime + Int64($0.duration) }).max() {
-                end = max(end, Double(last - origin) / scale + timing.delay)
-            }
-            streams.append(ConcatPlan.Stream(kind: kind, samples: samples))
+        var earliest = Double.infinity
+        for t in tracks {
+            var cursor = t.samples.makeCursor(), least = Int64.max
+            while let s = cursor.next() { least = min(least, Int64(s.decodeTime), s.presentationTime) }
+            if least != .max { earliest = min(earliest, Double(least &- start(t)) / Double(t.timescale) + t.delay) }
         }
-        return ConcatPlan(files: [file], names: [name], streams: streams, duration: end, warnings: [])
+        let lead = earliest.isFinite ? max(0, -earliest) : 0
+        var end = 0.0
+        let timelines = tracks.map { t in
+            if let last = t.samples.presentationEnd { end = max(end, Double(last &- start(t)) / Double(t.timescale) + t.delay) }
+            return StoredTimeline(origin: start(t), scale: Double(t.timescale), offset: t.delay + lead)
+        }
+        return (timelines, end)
     }
 }

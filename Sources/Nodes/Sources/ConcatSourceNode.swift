@@ -377,7 +377,11 @@ struct ConcatPlan: Sendable {
     /// Sample `n` of `stream`, its bytes read from its piece's file; `.end` after the last.
     func sample(_ n: Int, of stream: Stream) -> SampleSource.Next {
         guard n < stream.samples.count else { return .end }
-        let s = stream.samples[n]
+        return read(stream.samples[n])
+    }
+
+    /// Sample `s`, read from its file, with its times and flags.
+    func read(_ s: Sample) -> SampleSource.Next {
         var buffer = SampleBuffer(format: nil, byteCount: s.size)
         let read: Int
         do {
