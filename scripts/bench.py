@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,hdrexport,composition,thumbs,metadata,join,graphcopy,hevc,opus,flac,loudness10,loudness60,scenes,effects,cifilter]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,hdrexport,composition,thumbs,metadata,join,graphcopy,remuxlong,hevc,opus,flac,loudness10,loudness60,scenes,effects,cifilter]
 """
 import argparse
 import json
@@ -643,6 +643,52 @@ def graph_copy_jobs(runs, files=10, minutes=10, start=240, duration=60):
               [("graphctl run remux.json", short(ours) + " && sync"), ("ffmpeg -c copy", short(ff) + " && sync")], r, "ffmpeg -c copy")
 
 
+def long_mp4(minutes):
+    """A `minutes`-long 160×120 30 fps H.264 (B-frames, a key frame every 2 s) + AAC MP4: ten
+    minutes encoded once, then copied end to end by ffmpeg's concat demuxer (the index of a long
+    recording, few bytes)."""
+    path = os.path.join(BENCH, f"long-{minutes}min.mp4")
+    if os.path.exists(path):
+        return path
+    ten = os.path.join(BENCH, "long-10min.mp4")
+    if not os.path.exists(ten):
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30", "-f", "lavfi", "-i", "sine=f=440:r=48000",
+            "-t", "600", "-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-bf", "2", "-c:a", "aac", "-b:a", "64k", ten])
+    if minutes != 10:
+        listing = os.path.join(BENCH, f"long-{minutes}.txt")
+        with open(listing, "w") as f:
+            f.write(f"file '{ten}'\n" * (minutes // 10))
+        sh(["ffmpeg", "-y", "-loglevel", "error", "-f", "concat", "-safe", "0", "-i", listing, "-c", "copy", path])
+    return path
+
+
+def remux_long_job(runs, lengths=(10, 60, 180)):
+    """The remux graph (graphs/remux.json, the container path, index last) on long files, against
+    ffmpeg -c copy: the wall and peak RSS at each length, and how they grow (issue 71: a 3-hour
+    remux at most 3.3× a 1-hour one, memory flat)."""
+    out = os.path.join(BENCH, "remuxlong")
+    rows = {}
+    for minutes in lengths:
+        src = long_mp4(minutes)
+        ours = [GRAPHCTL, "run", os.path.join(ROOT, "graphs", "remux.json"), "--quiet", "--set", f"src.path={src}",
+                "--set", f"file.path={out}-graphctl.mp4", "--set", "file.faststart=false"]
+        ff = ["ffmpeg", "-y", "-loglevel", "error", "-i", src, "-c", "copy", f"{out}-ffmpeg.mp4"]
+        rows[minutes] = alternate([("graphctl run remux.json", fresh(ours, f"{out}-graphctl.mp4")), ("ffmpeg -c copy", ff)], runs)
+    print(f"\n### Remux of long files: 160×120 30 fps H.264 + AAC 64 kb/s, index last, {runs} rounds\n")
+    print("| minutes | graphctl wall (s) | ffmpeg wall (s) | ratio | graphctl RSS (MB) | ffmpeg RSS (MB) |")
+    print("|---|---|---|---|---|---|")
+    for minutes, r in rows.items():
+        (gw, gm, _, _), (fw, fm, _, _) = r["graphctl run remux.json"], r["ffmpeg -c copy"]
+        print(f"| {minutes} | {gw:.3f} | {fw:.3f} | {gw / fw:.3f} | {gm:.1f} | {fm:.1f} |")
+    first, last = lengths[0], lengths[-1]
+    for name in ("graphctl run remux.json", "ffmpeg -c copy"):
+        (w0, m0, _, _), (w1, m1, _, _) = rows[first][name], rows[last][name]
+        print(f"- {name}: {last} min against {first} min: wall {w1 / w0:.2f}x for {last / first:.0f}x the length, RSS {m1 / m0:.3f}x")
+    if 60 in rows and 180 in rows:
+        print(f"- graphctl, 180 min against 60 min: wall {rows[180]['graphctl run remux.json'][0] / rows[60]['graphctl run remux.json'][0]:.2f}x (goal: at most 3.3x)")
+    sys.stdout.flush()
+
+
 def join_job(runs, files=10):
     """A passthrough join of ten 1920×1080 30 fps 10 s H.264 + AAC files (issue 31): a MutableComposition
     exported by AssetExportSession with the passthrough preset (the container library's MP4Join: byte
@@ -996,7 +1042,7 @@ def scenes_job(runs, threshold=10):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,cifilter,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,join,graphcopy")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,cifilter,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,join,graphcopy,remuxlong")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -1031,6 +1077,8 @@ def main():
         join_job(a.runs)
     if "graphcopy" in jobs:
         graph_copy_jobs(a.runs)
+    if "remuxlong" in jobs:
+        remux_long_job(a.runs)
     if "swiftapi" in jobs:
         swift_api_job(a.runs)
     if "wave10" in jobs:

@@ -167,6 +167,8 @@ package struct MP4Box: Sendable, Equatable {
     /// The box's bytes, header included; sizes follow the content, the size field's form kept.
     package var bytes: [UInt8] {
         var out: [UInt8] = []
+        // Made once at its size: an index of hours grown by doubling held up to twice its bytes.
+        out.reserveCapacity(Int(clamping: length()))
         write(to: &out, last: true)
         return out
     }
