@@ -62,9 +62,13 @@ import Testing
         generator.requestedTimeToleranceAfter = .zero
         generator.maximumSize = CGSize(width: 160, height: 160)
         let exact = try generator.copyCGImage(at: CMTime(value: 33, timescale: 10), actualTime: &actual)
-        #expect(actual.seconds <= 3.3 && 3.3 - actual.seconds < 0.04)  // the frame showing at 3.3 s
+        #expect(CMTimeCompare(actual, CMTime(value: 82, timescale: 25)) == 0, "\(actual)")  // the frame showing at 3.3 s, its own time
         #expect(Self.frameNumber(exact) == 82)
         #expect((exact.width, exact.height) == (160, 120))
+        // At 2.13 s the frame showing is the one from 2.12 s to 2.16 s: that frame, at its own time.
+        let showing = try generator.copyCGImage(at: CMTime(value: 213, timescale: 100), actualTime: &actual)
+        #expect(CMTimeCompare(actual, CMTime(value: 53, timescale: 25)) == 0, "\(actual)")
+        #expect(Self.frameNumber(showing) == 53)
     }
 
     /// A phone's portrait video comes out upright with appliesPreferredTrackTransform.

@@ -48,6 +48,27 @@ package enum ThumbnailPicker {
         return nil
     }
 
+    /// `frame` with its own presentation time, when the decoder cut it to where an exact seek to
+    /// `time` began (GstVideoDecoder clips a frame that began before the segment: stamped `time`,
+    /// its duration shortened, its end kept): at 2.13 s in 25 fps video the frame showing is the
+    /// one from 2.12 s to 2.16 s, which arrives stamped 2.13 s for 0.03 s and leaves stamped 2.12
+    /// s for 0.04 s. Its start is its end less a frame at the stream's rate; a frame that is not
+    /// cut (it starts at `time`, or lasts a whole frame), or a stream with no rate, is as it came.
+    package static func unclipped(_ frame: SampleBuffer, seekingTo time: MediaTime) -> SampleBuffer {
+        guard frame.presentationTime == time, let duration = frame.duration, case .rawVideo(let v)? = frame.format,
+              v.frameRate.numerator > 0, v.frameRate.denominator > 0,
+              let perFrame = UInt64(exactly: 1_000_000_000 * Int128(v.frameRate.denominator) / Int128(v.frameRate.numerator)), perFrame > 0 else {
+            return frame
+        }
+        let whole = MediaTime(nanoseconds: perFrame)
+        // A frame within a nanosecond of a whole one was not cut (the rate in whole nanoseconds).
+        guard duration + MediaTime(nanoseconds: 1) < whole, time + duration - whole >= .zero else { return frame }
+        var own = frame
+        own.presentationTime = time + duration - whole
+        own.duration = whole
+        return own
+    }
+
     /// `frame` as a BGRA picture with packed rows, scaled down to fit within `size`: each
     /// destination pixel the mean of the source area it covers, partly covered pixels weighted by
     /// how much of them it covers (no aliasing when a large frame becomes a small thumbnail, and
@@ -215,7 +236,8 @@ package final class ThumbnailSession: Sendable {
         let latest = toleranceAfter.isFinite ? time + toleranceAfter : nil
         do throws(GraphError) {
             if toleranceBefore == .zero && toleranceAfter == .zero {
-                return try found(ThumbnailPicker.firstFrame(of: try positioned(at: .exact(time)), from: time, showingAt: time), at: time)
+                let showing = try found(ThumbnailPicker.firstFrame(of: try positioned(at: .exact(time)), from: time, showingAt: time), at: time)
+                return ThumbnailPicker.unclipped(showing, seekingTo: time)
             }
             // The keyframe at or before the time.
             var output = try positioned(at: .keyframe(atOrBefore: time))
