@@ -12,19 +12,8 @@ import Testing
 
     /// The first frame of `file` decoded to BGRA, `exactColor` as given, with packed rows.
     func firstFrame(_ file: String, exactColor: Bool) throws -> SampleBuffer {
-        let graph = try GraphLoader(registry: .builtIn).load(json: """
-            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
-              "dec": { "type": "decode", "params": { "pixelFormat": "bgra", "exactColor": \(exactColor) } },
-              "s": { "type": "sink.app", "params": { "maxBuffers": 2 } } },
-              "edges": [ "src.out -> dec.in", "dec.video -> s.in" ] }
-            """)
-        let run = try GraphRun(graph)
-        try run.start()
-        let frame = try run.output("s").copyNextSampleBuffer(timeout: 60)
-        run.cancel()
-        _ = run.wait()
-        let decoded = try #require(frame)
-        return try ThumbnailPicker.packed(decoded, fittingIn: (0, 0), at: .zero)
+        let frames = try DecodeNodeTests.decodedFrames(file, params: #""pixelFormat": "bgra", "exactColor": \#(exactColor)"#)
+        return try ThumbnailPicker.packed(try #require(frames.first), fittingIn: (0, 0), at: .zero)
     }
 
     /// Colour detail in BT.709 limited and BT.601 full range, at a size that is not a multiple of
