@@ -4,7 +4,8 @@ import Dispatch
 
 /// Pictures of an asset's video at given times, as AVFoundation's: over GraphKit's
 /// `AssetImageGenerator` (each picture found by seeking; the default tolerances give the
-/// keyframe at or before the time, `.zero` both the exact frame).
+/// keyframe nearest the time, `.zero` both the frame showing at the time, with `actualTime` that
+/// frame's own time), in the file's colours (its matrix, range and chroma siting).
 ///
 /// Images are `CGImage`s of 8-bit BGRA (see `CGImage`: Linux has no CoreGraphics, and this one
 /// is read-only: its size, layout and bytes).

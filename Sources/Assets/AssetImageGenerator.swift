@@ -92,10 +92,11 @@ public final class AssetImageGenerator: Sendable {
 
     // MARK: Pictures
 
-    /// The picture at `time` and the time of the frame it is. Blocks while it is decoded; call
-    /// from a thread of your own (`await image(at:)` in a task). An exact picture (`.zero`
-    /// tolerance) of a frame that began before the time is stamped from the time: the decoder
-    /// cuts the frame to where the seek starts, as GStreamer clips frames to a segment.
+    /// The picture at `time` and the time of the frame it is: that frame's own presentation
+    /// time, as AVFoundation's `actualTime`. Blocks while it is decoded; call from a thread of
+    /// your own (`await image(at:)` in a task). An exact picture (`.zero` tolerances) is the
+    /// frame showing at the time, which may have begun before it (at 2.13 s in 25 fps video, the
+    /// frame from 2.12 s to 2.16 s, stamped 2.12 s).
     ///
     /// Throws `usage` (64) for a time before 0 or at or past the end of the file, or a file with
     /// no video track, naming the file and the time; `cancelled` (130) when

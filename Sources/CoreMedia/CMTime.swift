@@ -145,20 +145,49 @@ private func divide(_ n: Int128, _ d: Int128, _ method: CMTimeRoundingMethod) ->
     }
 }
 
-/// The time `n / d` seconds in `timescale`, rounded by default, the timescale halved while the
-/// value overflows, an infinity once it overflows at timescale 1 (CMTimeAdd, CMTimeMultiply…).
+/// The time `n / d` seconds (d > 0) in `timescale`, rounded by default, the timescale halved
+/// while the value overflows, an infinity once it overflows at timescale 1 (CMTimeAdd,
+/// CMTimeMultiply…). Never traps: a product past 128 bits is taken through `Double` (rounded).
 private func makeTime(_ n: Int128, _ d: Int128, timescale: Int32, epoch: Int64, rounded: Bool) -> CMTime {
     var ts = timescale
     var wasRounded = rounded
     while true {
-        let (v, r) = divide(n * Int128(ts), d, .default)
-        if let value = Int64(exactly: v) {
+        let (scaled, overflow) = n.multipliedReportingOverflow(by: Int128(ts))
+        let v: Int128?, r: Bool
+        if overflow {
+            let exact = Double(n) / Double(d) * Double(ts)
+            let x = exact.rounded(.toNearestOrAwayFromZero)
+            (v, r) = (abs(x) < 0x1p63 ? Int128(Int64(x)) : nil, true)
+        } else {
+            (v, r) = divide(scaled, d, .default)
+        }
+        if let v, let value = Int64(exactly: v) {
             return CMTime(value: value, timescale: ts, flags: wasRounded || r ? [.valid, .hasBeenRounded] : .valid, epoch: epoch)
         }
         if ts == 1 { return n < 0 ? .negativeInfinity : .positiveInfinity }
         ts /= 2
         wasRounded = true
     }
+}
+
+/// The time `n / d` seconds (d > 0) exactly, where a 32-bit timescale holds it: in
+/// `timescale` when it can be, else in the least common multiple of `timescale` and the
+/// fraction's reduced denominator (3 s × 1/2 is 3/2, not 2 rounded). Otherwise
+/// ``makeTime(_:_:timescale:epoch:rounded:)`` rounds it in `timescale`.
+private func exactTime(_ n: Int128, _ d: Int128, preferring timescale: Int32, epoch: Int64, rounded: Bool) -> CMTime {
+    var (x, y) = (n.magnitude, d.magnitude)
+    while y != 0 { (x, y) = (y, x % y) }
+    let (rn, rd) = (n / Int128(x), d / Int128(x))
+    var (p, q) = (rd.magnitude, UInt128(timescale))
+    while q != 0 { (p, q) = (q, p % q) }
+    let (scale, overflow) = rd.multipliedReportingOverflow(by: Int128(timescale) / Int128(p))
+    if !overflow, let ts = Int32(exactly: scale) {
+        let (v, o) = rn.multipliedReportingOverflow(by: scale / rd)
+        if !o, let value = Int64(exactly: v) {
+            return CMTime(value: value, timescale: ts, flags: rounded ? [.valid, .hasBeenRounded] : .valid, epoch: epoch)
+        }
+    }
+    return makeTime(n, d, timescale: timescale, epoch: epoch, rounded: rounded)
 }
 
 private func gcd(_ a: Int64, _ b: Int64) -> Int64 {
@@ -194,16 +223,17 @@ private func sum(_ lhs: CMTime, _ rhs: CMTime, subtracting: Bool) -> CMTime {
         return .invalid
     }
     let (a, b) = (Int64(lhs.timescale), Int64(rhs.timescale))
-    let lcm = a / gcd(a, b) * b
-    let timescale = Int32(min(lcm, Int64(kCMTimeMaxTimescale)))
+    // One timescale stays, even above kCMTimeMaxTimescale; two give their least common
+    // multiple, at most kCMTimeMaxTimescale.
+    let timescale = a == b ? lhs.timescale : Int32(min(a / gcd(a, b) * b, Int64(kCMTimeMaxTimescale)))
     let r = Int128(rhs.value) * Int128(a) * (subtracting ? -1 : 1)
     let n = Int128(lhs.value) * Int128(b) + r
-    return makeTime(n, Int128(a) * Int128(b), timescale: lcm > Int64(kCMTimeMaxTimescale) ? Int32(kCMTimeMaxTimescale) : timescale,
-                    epoch: epoch, rounded: lhs.rounded || rhs.rounded)
+    return makeTime(n, Int128(a) * Int128(b), timescale: timescale, epoch: epoch, rounded: lhs.rounded || rhs.rounded)
 }
 
-/// The sum. Same timescales give that timescale; different ones their least common multiple, at
-/// most `kCMTimeMaxTimescale` (rounded to it, by default); an overflowing value halves the
+/// The sum. Same timescales give that timescale (even one above `kCMTimeMaxTimescale`);
+/// different ones their least common multiple, at most `kCMTimeMaxTimescale` (rounded to it, by
+/// default); an overflowing value halves the
 /// timescale until it fits, else gives an infinity. Invalid if either is invalid or the sum is
 /// +∞ + −∞; infinite if either is; indefinite if either is; invalid for two different nonzero
 /// epochs. `hasBeenRounded` is set if either was or the result is.
@@ -220,8 +250,11 @@ public func CMTimeMultiply(_ time: CMTime, multiplier: Int32) -> CMTime {
     CMTimeMultiplyByRatio(time, multiplier: multiplier, divisor: 1)
 }
 
-/// `time × multiplier / divisor` in `time`'s timescale, rounded by default; a divisor of 0 gives
-/// invalid.
+/// `time × multiplier / divisor`, its exact rational value kept where a 32-bit timescale holds
+/// it (in `time`'s timescale when that can, else the least common multiple of it and the
+/// result's denominator: 1 s × 1/3 is 1/3); otherwise rounded by default in `time`'s timescale,
+/// halved while the value overflows, then an infinity, `hasBeenRounded` set. A divisor of 0
+/// gives invalid (there is no such time); an infinity keeps its sign times the ratio's.
 public func CMTimeMultiplyByRatio(_ time: CMTime, multiplier: Int32, divisor: Int32) -> CMTime {
     guard divisor != 0 else { return .invalid }
     switch time.kind {
@@ -233,8 +266,8 @@ public func CMTimeMultiplyByRatio(_ time: CMTime, multiplier: Int32, divisor: In
         return positive ? .positiveInfinity : .negativeInfinity
     case .numeric:
         let n = Int128(time.value) * Int128(multiplier) * (divisor < 0 ? -1 : 1)
-        return makeTime(n, Int128(time.timescale) * Int128(divisor.magnitude), timescale: time.timescale,
-                        epoch: time.epoch, rounded: time.rounded)
+        return exactTime(n, Int128(time.timescale) * Int128(divisor.magnitude), preferring: time.timescale,
+                         epoch: time.epoch, rounded: time.rounded)
     }
 }
 
@@ -414,18 +447,7 @@ private func scaled(_ delta: CMTime, by to: CMTime, over from: CMTime) -> CMTime
     let (n, o2) = a.multipliedReportingOverflow(by: Int128(from.timescale) * sign)
     let (d, o3) = (Int128(delta.timescale) * Int128(to.timescale)).multipliedReportingOverflow(by: Int128(from.value.magnitude))
     if !(o1 || o2 || o3) {
-        // Exact where a timescale of 32 bits holds it: the least common multiple of delta's and
-        // the result's reduced denominator (3 s × 5/10 is 3/2, not 2 rounded).
-        var (x, y) = (n.magnitude, d.magnitude)
-        while y != 0 { (x, y) = (y, x % y) }
-        let (rn, rd) = (n / Int128(x), d / Int128(x))
-        var (p, q) = (rd.magnitude, UInt128(delta.timescale))
-        while q != 0 { (p, q) = (q, p % q) }
-        let scale = rd * Int128(delta.timescale) / Int128(p)
-        if let timescale = Int32(exactly: scale), let value = Int64(exactly: rn * (scale / rd)) {
-            return CMTime(value: value, timescale: timescale, flags: delta.rounded ? [.valid, .hasBeenRounded] : .valid, epoch: delta.epoch)
-        }
-        return makeTime(n, d, timescale: delta.timescale, epoch: delta.epoch, rounded: delta.rounded)
+        return exactTime(n, d, preferring: delta.timescale, epoch: delta.epoch, rounded: delta.rounded)
     }
     let seconds = CMTimeGetSeconds(delta) * CMTimeGetSeconds(to) / CMTimeGetSeconds(from)
     return CMTimeMakeWithSeconds(seconds, preferredTimescale: delta.timescale)

@@ -28,9 +28,11 @@ public func CMTimeShow(_ time: CMTime) { print(CMTimeCopyDescription(allocator: 
 /// Prints the range's description to standard output.
 public func CMTimeRangeShow(_ range: CMTimeRange) { print(CMTimeRangeCopyDescription(allocator: nil, range: range) ?? "") }
 
-/// `time` held within `range`: its start when before it, its end when past it.
+/// `time` held within `range`: its start when before it, its end when past it. Invalid for an
+/// invalid time, and for an empty or invalid range (as Apple documents: an empty range holds no
+/// time to clamp to).
 public func CMTimeClampToRange(_ time: CMTime, range: CMTimeRange) -> CMTime {
-    guard time.isValid, range.isValid else { return .invalid }
+    guard time.isValid, range.isValid, !range.isEmpty else { return .invalid }
     if CMTimeCompare(time, range.start) < 0 { return range.start }
     let end = CMTimeRangeGetEnd(range)
     return CMTimeCompare(time, end) > 0 ? end : time

@@ -62,9 +62,13 @@ import Testing
         generator.requestedTimeToleranceAfter = .zero
         generator.maximumSize = CGSize(width: 160, height: 160)
         let exact = try generator.copyCGImage(at: CMTime(value: 33, timescale: 10), actualTime: &actual)
-        #expect(actual.seconds <= 3.3 && 3.3 - actual.seconds < 0.04)  // the frame showing at 3.3 s
+        #expect(CMTimeCompare(actual, CMTime(value: 82, timescale: 25)) == 0, "\(actual)")  // the frame showing at 3.3 s, its own time
         #expect(Self.frameNumber(exact) == 82)
         #expect((exact.width, exact.height) == (160, 120))
+        // At 2.13 s the frame showing is the one from 2.12 s to 2.16 s: that frame, at its own time.
+        let showing = try generator.copyCGImage(at: CMTime(value: 213, timescale: 100), actualTime: &actual)
+        #expect(CMTimeCompare(actual, CMTime(value: 53, timescale: 25)) == 0, "\(actual)")
+        #expect(Self.frameNumber(showing) == 53)
     }
 
     /// A phone's portrait video comes out upright with appliesPreferredTrackTransform.
@@ -169,5 +173,26 @@ import Testing
         // The first may have been made before the cancel reached it; none after a cancelled one.
         #expect(got.filter { $0 == .cancelled }.count >= 5, "\(got)")
         #expect(!got.contains(.failed))
+    }
+
+    /// The CGImage is the file's colours (issue 71), read as pixel-reading code reads it (its
+    /// data provider's bytes, rows `bytesPerRow` apart): BT.709 limited range at a size that is
+    /// not a multiple of 16, at least 35 dB from ffmpeg's zscale of the frame with the file's
+    /// matrix, range and chroma siting, whole and fitted into maximumSize.
+    @Test func imagesAreTheFilesColours() throws {
+        let file = try ColorFidelity.video("testsrc2", width: 318, height: 178, matrix: "bt709", range: "tv", in: folder)
+        let generator = AVAssetImageGenerator(asset: AVURLAsset(url: URL(fileURLWithPath: file)))
+        for maximum in [CGSize.zero, CGSize(width: 160, height: 160)] {
+            generator.maximumSize = maximum
+            var actual = CMTime.invalid
+            let image = try generator.copyCGImage(at: CMTime(value: 2, timescale: 1), actualTime: &actual)
+            let data = CGDataProviderCopyData(image.dataProvider)
+            let bytes = [UInt8](UnsafeBufferPointer(start: CFDataGetBytePtr(data), count: CFDataGetLength(data)))
+            let reference = try ColorFidelity.anchor(file, at: actual.seconds, matrix: "bt709", range: "tv",
+                                                     size: maximum == .zero ? nil : (image.width, image.height), in: folder)
+            let db = ColorFidelity.psnr(bgra: bytes, bytesPerRow: image.bytesPerRow, rgb: reference, width: image.width) ?? 0
+            print("AVAssetImageGenerator colours, maximumSize \(maximum): \(db) dB")
+            #expect(db >= 35, "maximumSize \(maximum): \(db) dB")
+        }
     }
 }

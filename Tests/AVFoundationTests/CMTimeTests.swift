@@ -260,4 +260,187 @@ import Testing
                               CMTimeMake(value: 0, timescale: 1)) == 0)
         #expect(!CMTimeFoldIntoRange(sec(3), foldRange: CMTimeRange(start: sec(0), duration: .zero)).isValid)
     }
+
+    // MARK: The documented edge cases, one a test (issue 71)
+
+    /// CMTimeAdd: "if both operands have the same timescale, the timescale of the result is the
+    /// same", above kCMTimeMaxTimescale too; different ones past it give kCMTimeMaxTimescale,
+    /// rounded, then halved while the value overflows.
+    @Test func addKeepsOneTimescaleAboveTheMaximumAndHalvesPastIt() {
+        let tiny = CMTimeMake(value: 1, timescale: 2_000_000_000)
+        #expect(same(CMTimeAdd(tiny, tiny), CMTimeMake(value: 2, timescale: 2_000_000_000)))
+        #expect(same(CMTimeSubtract(tiny, tiny), CMTimeMake(value: 0, timescale: 2_000_000_000)))
+        // ≈ 9.2e9 s at an LCM past the maximum: 1e9 would overflow the value, so 5e8, rounded.
+        let s = CMTimeAdd(CMTimeMake(value: .max, timescale: 999_999_937), CMTimeMake(value: 1, timescale: 3))
+        #expect(s.timescale == 500_000_000 && s.hasBeenRounded, "\(s)")
+        #expect(abs(s.seconds - (Double(Int64.max) / 999_999_937 + 1.0 / 3)) < 1e-6 * s.seconds)
+        // Past Int64 at timescale 1: the infinity of the overflow's direction.
+        #expect(CMTimeAdd(CMTimeMake(value: .max, timescale: 1), CMTimeMake(value: .max, timescale: 1)).isPositiveInfinity)
+        #expect(CMTimeAdd(CMTimeMake(value: .min, timescale: 1), CMTimeMake(value: -1, timescale: 1)).isNegativeInfinity)
+        #expect(CMTimeSubtract(CMTimeMake(value: .max, timescale: 1), CMTimeMake(value: .min, timescale: 1)).isPositiveInfinity)
+        // No rounding, no flag; a rounded operand's flag carries into an exact sum.
+        #expect(!CMTimeAdd(half, half).hasBeenRounded)
+        var rounded = half
+        rounded.flags.insert(.hasBeenRounded)
+        #expect(CMTimeAdd(rounded, .zero).hasBeenRounded && CMTimeSubtract(.zero, rounded).hasBeenRounded)
+    }
+
+    /// CMTimeMultiply: the time's timescale, halved while the product overflows, then the
+    /// infinity of its sign; the operand's rounded flag carries; invalid, indefinite and the
+    /// infinities as documented.
+    @Test func multiplyOverflowAndNonNumericOperands() {
+        let big = CMTimeMultiply(CMTimeMake(value: Int64.max / 3, timescale: 1_000), multiplier: 12)
+        #expect(big.timescale == 250 && big.hasBeenRounded, "\(big)")
+        #expect(CMTimeMultiply(CMTimeMake(value: .max, timescale: 7), multiplier: Int32.max).isPositiveInfinity)
+        #expect(CMTimeMultiply(CMTimeMake(value: .min, timescale: 7), multiplier: Int32.max).isNegativeInfinity)
+        #expect(CMTimeMultiply(CMTimeMake(value: .min, timescale: 1), multiplier: -1).isPositiveInfinity)
+        #expect(same(CMTimeMultiply(CMTimeMake(value: 7, timescale: 600), multiplier: -3), CMTimeMake(value: -21, timescale: 600)))
+        #expect(CMTimeMultiply(.indefinite, multiplier: 0).isIndefinite && !CMTimeMultiply(.invalid, multiplier: 0).isValid)
+        #expect(CMTimeMultiply(.positiveInfinity, multiplier: 3).isPositiveInfinity)
+    }
+
+    /// CMTimeMultiplyByRatio "preserves the exact rational value, unless it causes an overflow":
+    /// 1 s × 1/3 is 1/3 s, not 0 rounded; where no 32-bit timescale holds it, rounded in the
+    /// time's and flagged; a value past Int64 an infinity; a zero divisor invalid.
+    @Test func multiplyByRatioKeepsTheExactValue() {
+        let third = CMTimeMultiplyByRatio(CMTimeMake(value: 1, timescale: 1), multiplier: 1, divisor: 3)
+        #expect(same(third, CMTimeMake(value: 1, timescale: 3)))
+        // In the time's own timescale when it holds the result.
+        #expect(same(CMTimeMultiplyByRatio(CMTimeMake(value: 10, timescale: 30), multiplier: 3, divisor: 2), CMTimeMake(value: 15, timescale: 30)))
+        #expect(same(CMTimeMultiplyByRatio(CMTimeMake(value: 1, timescale: 600), multiplier: 1, divisor: 7), CMTimeMake(value: 1, timescale: 4200)))
+        #expect(same(CMTimeMultiplyByRatio(half, multiplier: 1, divisor: -2), CMTimeMake(value: -1, timescale: 4)))
+        // 1/(3 × 1,000,000,007) needs a timescale past Int32: rounded in the time's (to 0).
+        let fine = CMTimeMultiplyByRatio(CMTimeMake(value: 1, timescale: 1_000_000_007), multiplier: 1, divisor: 3)
+        #expect(fine.timescale == 1_000_000_007 && fine.value == 0 && fine.hasBeenRounded)
+        #expect(CMTimeMultiplyByRatio(CMTimeMake(value: .max, timescale: 1), multiplier: 3, divisor: 1).isPositiveInfinity)
+        #expect(CMTimeMultiplyByRatio(CMTimeMake(value: .max, timescale: 1), multiplier: 3, divisor: -1).isNegativeInfinity)
+        // A zero divisor has no time: invalid, whatever the time.
+        for t in [half, CMTime.zero, .positiveInfinity, .negativeInfinity, .indefinite, .invalid] {
+            #expect(!CMTimeMultiplyByRatio(t, multiplier: 1, divisor: 0).isValid, "\(t)")
+        }
+        #expect(CMTimeMultiplyByRatio(.positiveInfinity, multiplier: -1, divisor: 2).isNegativeInfinity)
+        #expect(CMTimeMultiplyByRatio(.negativeInfinity, multiplier: 1, divisor: -2).isPositiveInfinity)
+        #expect(CMTimeMultiplyByRatio(.indefinite, multiplier: 2, divisor: 3).isIndefinite)
+        var rounded = half
+        rounded.flags.insert(.hasBeenRounded)
+        #expect(CMTimeMultiplyByRatio(rounded, multiplier: 2, divisor: 1).hasBeenRounded)
+    }
+
+    /// CMTimeMultiplyByFloat64: a NaN multiplier is invalid; an infinite one an infinity of the
+    /// product's sign; an overflow halves the timescale, then an infinity; the operand's flag carries.
+    @Test func multiplyByFloat64EdgeCases() {
+        #expect(!CMTimeMultiplyByFloat64(half, multiplier: .nan).isValid)
+        #expect(CMTimeMultiplyByFloat64(half, multiplier: .infinity).isPositiveInfinity)
+        #expect(CMTimeMultiplyByFloat64(half, multiplier: -.infinity).isNegativeInfinity)
+        let big = CMTimeMultiplyByFloat64(CMTimeMake(value: 1_000_000_000, timescale: 1), multiplier: 1e7)
+        #expect(big.isNumeric && big.timescale < 65_536 && big.hasBeenRounded && big.seconds == 1e16, "\(big)")
+        #expect(CMTimeMultiplyByFloat64(CMTimeMake(value: -(1 << 62), timescale: 1), multiplier: 4).isNegativeInfinity)
+        var rounded = half
+        rounded.flags.insert(.hasBeenRounded)
+        #expect(CMTimeMultiplyByFloat64(rounded, multiplier: 2).hasBeenRounded)
+    }
+
+    /// CMTimeConvertScale: a non-numeric time "is similarly non-numeric"; rounding sets the flag;
+    /// a value past Int64 the infinity of its sign; a timescale of 0 or less invalid.
+    @Test func convertScaleEdgeCases() {
+        #expect(CMTimeConvertScale(.positiveInfinity, timescale: 600, method: .default).isPositiveInfinity)
+        #expect(CMTimeConvertScale(.indefinite, timescale: 600, method: .default).isIndefinite)
+        #expect(!CMTimeConvertScale(.invalid, timescale: 600, method: .default).isValid)
+        #expect(CMTimeConvertScale(CMTimeMake(value: 1, timescale: 3), timescale: 10, method: .default).hasBeenRounded)
+        #expect(!CMTimeConvertScale(CMTimeMake(value: 1, timescale: 2), timescale: 10, method: .default).hasBeenRounded)
+        #expect(CMTimeConvertScale(CMTimeMake(value: .max, timescale: 1), timescale: 1000, method: .default).isPositiveInfinity)
+        #expect(CMTimeConvertScale(CMTimeMake(value: .min, timescale: 1), timescale: 1000, method: .roundTowardZero).isNegativeInfinity)
+        #expect(!CMTimeConvertScale(half, timescale: 0, method: .default).isValid)
+    }
+
+    /// CMTIME_IS_NUMERIC: valid and none of the implied-value flags; rounding does not change it.
+    @Test func numericIsValidWithNoImpliedValue() {
+        var rounded = half
+        rounded.flags.insert(.hasBeenRounded)
+        #expect(CMTIME_IS_NUMERIC(rounded) && CMTIME_HAS_BEEN_ROUNDED(rounded) && !CMTIME_HAS_BEEN_ROUNDED(half))
+        for flag in [CMTimeFlags.positiveInfinity, .negativeInfinity, .indefinite] {
+            #expect(!CMTIME_IS_NUMERIC(CMTime(value: 1, timescale: 1, flags: [.valid, flag], epoch: 0)))
+        }
+        #expect(!CMTIME_IS_NUMERIC(CMTime(value: 1, timescale: 1, flags: [], epoch: 0)))
+        #expect(!CMTIME_HAS_BEEN_ROUNDED(CMTime(value: 0, timescale: 0, flags: [.valid, .indefinite, .hasBeenRounded], epoch: 0)))
+    }
+
+    /// Infinities and indefinite in arithmetic, CMTime.h's table: +∞ + −∞ invalid, ∞ ± a number
+    /// the same ∞, indefinite with a number indefinite, an infinity over indefinite.
+    @Test func infiniteAndIndefiniteArithmetic() {
+        let one = CMTimeMake(value: 1, timescale: 1)
+        #expect(CMTimeSubtract(.indefinite, .indefinite).isIndefinite && CMTimeAdd(.indefinite, .indefinite).isIndefinite)
+        #expect(CMTimeSubtract(.positiveInfinity, one).isPositiveInfinity && CMTimeSubtract(.negativeInfinity, one).isNegativeInfinity)
+        #expect(CMTimeSubtract(.indefinite, .negativeInfinity).isPositiveInfinity)
+        #expect(CMTimeAbsoluteValue(.negativeInfinity).isPositiveInfinity && CMTimeAbsoluteValue(.indefinite).isIndefinite)
+        #expect(CMTimeAbsoluteValue(CMTimeMake(value: .min, timescale: 1)).isPositiveInfinity)
+    }
+
+    /// CMTimeClampToRange: inside unchanged, before the start the start, past the end the end;
+    /// "if the CMTimeRange argument is empty, this function returns an invalid CMTime", as for an
+    /// invalid time or range.
+    @Test func clampToRangeAndItsEmptyRange() {
+        let sec = { (v: Int64) in CMTimeMake(value: v, timescale: 1) }
+        let r = CMTimeRange(start: sec(2), duration: sec(3))
+        #expect(same(CMTimeClampToRange(sec(3), range: r), sec(3)))
+        #expect(same(CMTimeClampToRange(sec(1), range: r), sec(2)) && same(CMTimeClampToRange(.negativeInfinity, range: r), sec(2)))
+        #expect(CMTimeCompare(CMTimeClampToRange(sec(9), range: r), sec(5)) == 0)
+        #expect(CMTimeCompare(CMTimeClampToRange(.positiveInfinity, range: r), sec(5)) == 0)
+        #expect(!CMTimeClampToRange(sec(2), range: CMTimeRange(start: sec(2), duration: .zero)).isValid)
+        #expect(!CMTimeClampToRange(sec(7), range: .zero).isValid)
+        #expect(!CMTimeClampToRange(sec(1), range: .invalid).isValid && !CMTimeClampToRange(.invalid, range: r).isValid)
+        let open = CMTimeRange(start: sec(2), duration: .positiveInfinity)
+        #expect(same(CMTimeClampToRange(sec(1_000_000), range: open), sec(1_000_000)))
+    }
+
+    /// Union and intersection with open ranges and invalid ones: an open range's end is +∞; an
+    /// invalid range gives an invalid result; ranges apart intersect in an empty range.
+    @Test func unionAndIntersectionAtTheEdges() {
+        let sec = { (v: Int64) in CMTimeMake(value: v, timescale: 1) }
+        let open = CMTimeRange(start: sec(5), duration: .positiveInfinity), r = CMTimeRange(start: sec(0), duration: sec(10))
+        #expect(open.intersection(r) == CMTimeRange(start: sec(5), duration: sec(5)))
+        let u = open.union(r)
+        #expect(u.start == sec(0) && u.duration.isPositiveInfinity && u.end.isPositiveInfinity)
+        #expect(!r.union(.invalid).isValid && !CMTimeRange.invalid.intersection(r).isValid)
+        let apart = r.intersection(CMTimeRange(start: sec(20), duration: sec(1)))
+        #expect(apart.isValid && apart.isEmpty)
+    }
+
+    /// No arithmetic traps, on the extremes of every field: each result is a time (numeric within
+    /// a rounding of the exact answer, or one that says it is none).
+    @Test func noArithmeticTraps() {
+        let values: [Int64] = [.min, .min + 1, -1, 0, 1, .max - 1, .max]
+        let scales: [Int32] = [1, 3, 1_000_000_000, 1_000_000_007, .max]
+        var times: [CMTime] = [.invalid, .indefinite, .positiveInfinity, .negativeInfinity, CMTime(value: 1, timescale: 0, flags: .valid, epoch: 0)]
+        for v in values { for s in scales { times.append(CMTimeMake(value: v, timescale: s)) } }
+        for a in times {
+            for b in times {
+                // Within a millionth of the operands' size (Double cannot hold their exact sum).
+                let size = max(1, abs(a.seconds) + abs(b.seconds))
+                for (r, exact) in [(CMTimeAdd(a, b), a.seconds + b.seconds), (CMTimeSubtract(a, b), a.seconds - b.seconds)] where r.isNumeric {
+                    #expect(abs(r.seconds - exact) <= size * 1e-6, "\(a) and \(b): \(r)")
+                }
+                _ = CMTimeCompare(a, b)
+                _ = CMTimeClampToRange(a, range: CMTimeRange(start: b, duration: a))
+                _ = CMTimeMapTimeFromRangeToRange(a, fromRange: CMTimeRange(start: b, duration: a), toRange: CMTimeRange(start: a, duration: b))
+                _ = CMTimeRangeGetUnion(CMTimeRange(start: a, duration: b), otherRange: CMTimeRange(start: b, duration: a))
+            }
+            for m: Int32 in [.min, -1, 0, 2, .max] {
+                for d: Int32 in [.min, -3, 0, 1, .max] {
+                    let r = CMTimeMultiplyByRatio(a, multiplier: m, divisor: d)
+                    if r.isNumeric, a.isNumeric {
+                        let exact = a.seconds * Double(m) / Double(d)
+                        #expect(abs(r.seconds - exact) <= max(1, abs(exact)) * 1e-6, "\(a) × \(m)/\(d): \(r)")
+                    }
+                }
+            }
+            for f in [-1e300, -2.5, 0, 1e-300, 3.0, 1e300, .nan, .infinity] { _ = CMTimeMultiplyByFloat64(a, multiplier: f) }
+            for s: Int32 in [.min, 0, 1, 600, .max] {
+                for m in [CMTimeRoundingMethod.roundHalfAwayFromZero, .roundTowardZero, .roundAwayFromZero, .quickTime,
+                          .roundTowardPositiveInfinity, .roundTowardNegativeInfinity] { _ = CMTimeConvertScale(a, timescale: s, method: m) }
+            }
+            _ = CMTimeAbsoluteValue(a)
+            _ = a.hashValue
+        }
+    }
 }

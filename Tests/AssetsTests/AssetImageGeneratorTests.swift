@@ -85,16 +85,19 @@ import Testing
         }
     }
 
-    /// `.zero` tolerance gives the frame showing at exactly each time: its time within one frame
-    /// before, and its own pixels (frame ⌊t × 25⌋), decoded from the keyframe before it.
+    /// `.zero` tolerance gives the frame showing at exactly each time, decoded from the keyframe
+    /// before it: its own pixels (frame ⌊t × 25⌋) and its own presentation time as `actualTime`
+    /// (AVFoundation's "the time at which the image was actually generated"): at 2.13 s the frame
+    /// that starts at 2.12 s and shows until 2.16 s, stamped 2.12 s, not the time asked for.
     @Test func zeroToleranceGivesTheExactFrame() throws {
         let generator = AssetImageGenerator(asset: try Asset(path: try counter()))
         generator.requestedTimeToleranceBefore = .zero
         generator.requestedTimeToleranceAfter = .zero
-        for t in [0.0, 3.3, 5.02, 7.97, 9.99] {
+        for t in [0.0, 2.13, 3.3, 5.02, 7.97, 9.99] {
             let (image, actual) = try generator.image(at: MediaTime(seconds: t))
             let frame = Int((t * 25 + 1e-6).rounded(.down))
-            #expect(actual.seconds <= t + 1e-6 && t - actual.seconds < 0.04, "at \(t) s: the frame at \(actual.seconds) s")
+            #expect(actual == MediaTime(value: Int64(frame), timescale: 25), "at \(t) s: stamped \(actual.seconds) s, not frame \(frame)'s \(Double(frame) / 25) s")
+            #expect(image.presentationTime == actual)
             #expect(Self.frameNumber(image) == frame, "at \(t) s: frame \(Self.frameNumber(image)), not \(frame)")
             #expect(generator.lastFramesDelivered < 25, "\(generator.lastFramesDelivered) frames reached the generator")  // as above
         }

@@ -8,7 +8,8 @@ import GraphKitRuntime
 /// Many pictures of one file are a ``ThumbnailSession``'s, which decides how many pipelines they
 /// take.
 package enum ThumbnailPicker {
-    /// A run that gives the file's frames as BGRA at `out`, turned as shown when `autorotate`;
+    /// A run that gives the file's frames as BGRA at `out` in the file's colours (`decode`'s
+    /// `exactColor`: its matrix, range and chroma siting), turned as shown when `autorotate`;
     /// tone-mapped to SDR when `toneMapsHDR` (an HLG or PQ file: a picture is SDR, as
     /// `AVAssetImageGenerator` gives it) by `decode` itself, from the decoder's full bit depth.
     package static func makeRun(path: String, autorotate: Bool, toneMapsHDR: Bool = false) throws(GraphError) -> GraphRun {
@@ -16,6 +17,8 @@ package enum ThumbnailPicker {
         let file = b.add("file", FileSourceNode.self) { $0[\.path] = path }
         let decode = b.add("decode", DecodeNode.self) { p in
             p[\.pixelFormat] = .bgra
+            // The file's colours: chroma interpolated where the file sites it, not repeated.
+            p[\.exactColor] = true
             p[\.autorotate] = autorotate
             p[\.toneMap] = toneMapsHDR
         }
@@ -45,9 +48,32 @@ package enum ThumbnailPicker {
         return nil
     }
 
-    /// `frame` as a BGRA picture with packed rows, scaled down to fit within `size` (each
-    /// destination pixel the mean of the source pixels it covers: no aliasing when a large
-    /// frame becomes a small thumbnail).
+    /// `frame` with its own presentation time, when the decoder cut it to where an exact seek to
+    /// `time` began (GstVideoDecoder clips a frame that began before the segment: stamped `time`,
+    /// its duration shortened, its end kept): at 2.13 s in 25 fps video the frame showing is the
+    /// one from 2.12 s to 2.16 s, which arrives stamped 2.13 s for 0.03 s and leaves stamped 2.12
+    /// s for 0.04 s. Its start is its end less a frame at the stream's rate; a frame that is not
+    /// cut (it starts at `time`, or lasts a whole frame), or a stream with no rate, is as it came.
+    package static func unclipped(_ frame: SampleBuffer, seekingTo time: MediaTime) -> SampleBuffer {
+        guard frame.presentationTime == time, let duration = frame.duration, case .rawVideo(let v)? = frame.format,
+              v.frameRate.numerator > 0, v.frameRate.denominator > 0,
+              let perFrame = UInt64(exactly: 1_000_000_000 * Int128(v.frameRate.denominator) / Int128(v.frameRate.numerator)), perFrame > 0 else {
+            return frame
+        }
+        let whole = MediaTime(nanoseconds: perFrame)
+        // A frame within a nanosecond of a whole one was not cut (the rate in whole nanoseconds).
+        guard duration + MediaTime(nanoseconds: 1) < whole, time + duration - whole >= .zero else { return frame }
+        var own = frame
+        own.presentationTime = time + duration - whole
+        own.duration = whole
+        return own
+    }
+
+    /// `frame` as a BGRA picture with packed rows, scaled down to fit within `size`: each
+    /// destination pixel the mean of the source area it covers, partly covered pixels weighted by
+    /// how much of them it covers (no aliasing when a large frame becomes a small thumbnail, and
+    /// no shift when the scale is not a whole number: 318 × 178 into 160 × 90 is 72 dB from
+    /// ffmpeg's `area` scaler, where whole source pixels a destination pixel measured 25.7 dB).
     package static func packed(_ frame: SampleBuffer, fittingIn size: (width: Int, height: Int), at time: MediaTime) throws(GraphError) -> SampleBuffer {
         guard case .rawVideo(let v)? = frame.format, v.pixelFormat == .bgra else {
             throw GraphError(.runFailed, "the decoder gave \(frame.format?.description ?? "no format") where BGRA frames were asked for")
@@ -60,28 +86,47 @@ package enum ThumbnailPicker {
             let plane = planes[0]
             let src = UnsafeRawPointer(plane.baseAddress).assumingMemoryBound(to: UInt8.self)
             pixels.withUnsafeMutableBufferPointer { dst in
+                if (w, h) == (v.width, v.height) {
+                    for y in 0..<h {
+                        UnsafeMutableRawPointer(dst.baseAddress! + y * w * 4).copyMemory(from: src + y * plane.bytesPerRow, byteCount: w * 4)
+                    }
+                    return
+                }
+                let columns = coverage(of: v.width, by: w), rows = coverage(of: v.height, by: h)
+                // Weights are in 1/w of a source column and 1/h of a source row: a destination
+                // pixel's add up to width × height.
+                let total = UInt64(v.width) * UInt64(v.height), half = total / 2
+                var sums = [UInt64](repeating: 0, count: w * 4)
                 for y in 0..<h {
-                    let y0 = y * v.height / h, y1 = max(y0 + 1, (y + 1) * v.height / h)
-                    for x in 0..<w {
-                        let x0 = x * v.width / w, x1 = max(x0 + 1, (x + 1) * v.width / w)
-                        var sum: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
-                        for sy in y0..<y1 {
-                            var p = src + sy * plane.bytesPerRow + x0 * 4
-                            for _ in x0..<x1 {
-                                sum.0 += UInt32(p[0]); sum.1 += UInt32(p[1]); sum.2 += UInt32(p[2]); sum.3 += UInt32(p[3])
+                    for i in sums.indices { sums[i] = 0 }
+                    for (k, wy) in rows[y].weights.enumerated() {
+                        let line = src + (rows[y].first + k) * plane.bytesPerRow
+                        for x in 0..<w {
+                            var s: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+                            var p = line + columns[x].first * 4
+                            for wx in columns[x].weights {
+                                s.0 += wx * UInt64(p[0]); s.1 += wx * UInt64(p[1]); s.2 += wx * UInt64(p[2]); s.3 += wx * UInt64(p[3])
                                 p += 4
                             }
+                            sums[x * 4] += s.0 * wy; sums[x * 4 + 1] += s.1 * wy; sums[x * 4 + 2] += s.2 * wy; sums[x * 4 + 3] += s.3 * wy
                         }
-                        let n = UInt32((y1 - y0) * (x1 - x0)), half = n / 2, d = (y * w + x) * 4
-                        dst[d] = UInt8((sum.0 + half) / n)
-                        dst[d + 1] = UInt8((sum.1 + half) / n)
-                        dst[d + 2] = UInt8((sum.2 + half) / n)
-                        dst[d + 3] = UInt8((sum.3 + half) / n)
                     }
+                    for i in 0..<w * 4 { dst[y * w * 4 + i] = UInt8((sums[i] + half) / total) }
                 }
             }
         }
         return SampleBuffer(format: .rawVideo(out), bytes: pixels, presentationTime: time, duration: frame.duration)
+    }
+
+    /// For each of `count` destination pixels along an axis of `size` source pixels (count ≤
+    /// size), the first source pixel it covers and how much of it and of each next one, in
+    /// 1/`count` of a source pixel: destination pixel o covers [o × size, (o + 1) × size).
+    static func coverage(of size: Int, by count: Int) -> [(first: Int, weights: [UInt64])] {
+        (0..<count).map { o in
+            let a = o * size, b = (o + 1) * size
+            let first = a / count, last = (b - 1) / count
+            return (first, (first...last).map { i in UInt64(min(b, (i + 1) * count) - max(a, i * count)) })
+        }
     }
 
     /// A `width` × `height` picture scaled down to fit within `size` (0: no limit in that
@@ -191,7 +236,8 @@ package final class ThumbnailSession: Sendable {
         let latest = toleranceAfter.isFinite ? time + toleranceAfter : nil
         do throws(GraphError) {
             if toleranceBefore == .zero && toleranceAfter == .zero {
-                return try found(ThumbnailPicker.firstFrame(of: try positioned(at: .exact(time)), from: time, showingAt: time), at: time)
+                let showing = try found(ThumbnailPicker.firstFrame(of: try positioned(at: .exact(time)), from: time, showingAt: time), at: time)
+                return ThumbnailPicker.unclipped(showing, seekingTo: time)
             }
             // The keyframe at or before the time.
             var output = try positioned(at: .keyframe(atOrBefore: time))

@@ -36,7 +36,7 @@ public final class DecodeNode: ElementNode, DecodesVideo {
                            carries: .decided(by: [.pixelFormat: pixelFormat]) { p in .rawVideo([p[DecodeNode.pixelFormat]]) },
                            help: "the first video track, as raw frames"),
         ],
-        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap, readOnlyFrames],
+        parameters: [track, sampleFormat, sampleRate, channels, pixelFormat, autorotate, toneMap, exactColor, readOnlyFrames],
         rules: PixelFormat.tenBit.sorted { $0.rawValue < $1.rawValue }.map {
             .when(.equals(toneMap, true), require: !.equals(pixelFormat, $0),
                   because: "toneMap gives 8-bit SDR frames; \($0.rawValue) keeps the video's 10 bits (and its HDR) for encode.hevc's main10")
@@ -56,6 +56,9 @@ public final class DecodeNode: ElementNode, DecodesVideo {
 
     public static let toneMap = Parameter<Bool>("toneMap", default: false,
                                                 help: "true tone-maps HDR video (HLG, PQ) to SDR BT.709 as it is decoded, from the decoder's full bit depth (effect.toneMap's method at its defaults); SDR video is untouched")
+
+    public static let exactColor = Parameter<Bool>("exactColor", default: false,
+                                                   help: "true converts to bgra or rgba with the chroma interpolated where the file sites it and the file's matrix and range in 16 bits (through ARGB64): pictures as ffmpeg's zscale makes them, at about ten times the conversion's CPU (24 ms against 2 ms a 1080p frame); false (the default) takes GStreamer's fast path, which repeats each chroma sample over 2x2 pixels. AssetImageGenerator and analysis.thumbnails set it")
 
     public static let readOnlyFrames = Parameter<Bool>("readOnlyFrames", default: false,
                                                        help: "true hands H.264 and HEVC pictures on as the decoder made them, shared with it (GraphKit's gkavdec over libavcodec), with no copy of each frame: for graphs whose nodes read the video (analysis) or write their result into a frame of their own (effect.mirror); a node that writes into a frame in place gets a copy first")
@@ -125,12 +128,23 @@ public final class DecodeNode: ElementNode, DecodesVideo {
         if context.connectedOutputs.contains("video") {
             // 10-bit frames as the decoder gives them: no dither (videoconvert's Bayer dither
             // moves a P010 sample by a level), as 16-bit PCM gets none.
-            let convert = try bin.make("videoconvert", p[Self.pixelFormat].bitDepth > 8 ? ["dither": "none"] : [:])
+            let exact = p[Self.exactColor] && [.bgra, .rgba].contains(p[Self.pixelFormat])
+            let convert = try bin.make("videoconvert", p[Self.pixelFormat].bitDepth > 8 || exact ? ["dither": "none"] : [:])
             let filter = try bin.makeCapsFilter("video/x-raw, format=(string)\(p[Self.pixelFormat].gstName)")
             // Frames stamped with where they show: an MP4 with B-frames has an edit list that
             // skips their composition offset, which the demuxer leaves in the stamps.
             let present = try bin.make("gkpresenttimes")
-            try bin.link(convert, filter, present)
+            if exact {
+                // videoconvert's fast path from 4:2:0 to RGB repeats each chroma sample over 2×2
+                // pixels, whatever the file's chroma siting, with an 8-bit matrix (24 dB PSNR
+                // against zscale on a colourful picture); its general path, which a 16-bit RGB
+                // step takes, interpolates chroma where the file sites it and rounds once (35.5-52
+                // dB). RGB, not YUV: an RGB picture (a PNG) passes through it unchanged.
+                let wide = try bin.makeCapsFilter("video/x-raw, format=(string)ARGB64")
+                try bin.link(convert, wide, try bin.make("videoconvert", ["dither": "none"]), filter, present)
+            } else {
+                try bin.link(convert, filter, present)
+            }
             try bin.expose(output: "video", present)
             if p[Self.readOnlyFrames] {
                 // libavcodec's own pictures, their padded layout stated in a video meta, which

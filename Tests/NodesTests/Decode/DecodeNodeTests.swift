@@ -163,9 +163,14 @@ extension DecodeNodeTests {
 
     /// Every frame of a file's video, decoded to I420 by a graph that reads the file itself.
     static func decodedFrames(_ file: String, readOnly: Bool) throws -> [SampleBuffer] {
+        try decodedFrames(file, params: #""pixelFormat": "i420", "readOnlyFrames": \#(readOnly)"#)
+    }
+
+    /// Every frame of a file's video, decoded by `decode` with `params` (JSON members).
+    static func decodedFrames(_ file: String, params: String) throws -> [SampleBuffer] {
         let graph = try GraphLoader(registry: .builtIn).load(json: """
             { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
-              "dec": { "type": "decode", "params": { "pixelFormat": "i420", "readOnlyFrames": \(readOnly) } },
+              "dec": { "type": "decode", "params": { \(params) } },
               "s": { "type": "sink.app", "params": { "maxBuffers": 0 } } },
               "edges": [ "src.out -> dec.in", "dec.video -> s.in" ] }
             """)
