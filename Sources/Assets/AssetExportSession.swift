@@ -439,6 +439,9 @@ public final class AssetExportSession: Sendable {
             p[\.faststart] = faststart
             p[\.fileLengthLimit] = limit.map { Int(clamping: $0) }
             tags.write(to: &p)
+            // The tags are the session's (the asset's unless set), given here: none of the
+            // source's is added to them.
+            p[\.sourceTags] = false
         }
     }
 

@@ -139,7 +139,7 @@ public final class HLSPackager: Sendable {
             try file.commit()
         }
         do throws(GraphError) {
-            try write(initializationName, CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index)))
+            try write(initializationName, Self.keepingTags(of: movie, in: CMAF.initializationSegment(of: movie, trackIndices: plan.tracks.map(\.index))))
             var playlist = HLSMediaPlaylist(initializationSegment: generation.uri(initializationName))
             var nextFragment: UInt32 = 1  // the fragments' sequence numbers, rising through the segments
             for (k, segment) in plan.segments.enumerated() {
@@ -172,6 +172,31 @@ public final class HLSPackager: Sendable {
             generation.discard(sparing: sparing)
             throw error
         }
+    }
+
+    /// `segment` (an initialization segment: `ftyp`, then `moov`) with the source `movie`'s
+    /// user data (`udta`: its tags, cover and place), as ffmpeg's HLS muxer keeps them in
+    /// init.mp4; not its Nero chapters (`chpl`), which a playlist does not show. The tracks'
+    /// languages and the creation time are in the headers the segment copies already.
+    static func keepingTags(of movie: MP4Movie, in segment: [UInt8]) -> [UInt8] {
+        guard var udta = movie.moov.first("udta"), segment.count >= 8 else { return segment }
+        udta.children.removeAll { $0.type == "chpl" }
+        let ftypSize = segment[0..<4].reduce(0) { $0 << 8 | Int($1) }
+        guard !udta.children.isEmpty, ftypSize >= 8, ftypSize < segment.count,
+              var moov = try? MP4Box(parsing: segment[ftypSize...]), moov.type == "moov" else { return segment }
+        // What the segment has already (the sound's gapless tag, iTunSMPB) is kept beside them.
+        for made in moov.first("udta")?.children ?? [] {
+            guard made.type == "meta", var meta = udta.first("meta") else {
+                if udta.first(made.type) == nil { udta.children.append(made) }
+                continue
+            }
+            var ilst = meta.first("ilst") ?? MP4Box(type: "ilst", children: [])
+            ilst.children += made.first("ilst")?.children ?? []
+            meta.replaceOrInsert(ilst, after: ["hdlr", "keys"])
+            udta.replaceOrInsert(meta)
+        }
+        moov.replaceOrInsert(udta, after: ["mvhd", "trak", "mvex"])
+        return Array(segment[..<ftypSize]) + moov.bytes
     }
 
     /// The bytes of `samples`, read a contiguous stretch at a time (a chunk's samples lie one

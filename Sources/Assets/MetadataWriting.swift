@@ -21,17 +21,6 @@ extension MediaMetadata {
         p[\.location] = writableLocation
     }
 
-    /// The place to write: the location when it is as ISO 6709 writes it ("+48.8583+002.2945/");
-    /// another form is left out.
-    var writableLocation: String? {
-        guard let location, let first = location.first, first == "+" || first == "-",
-              location.allSatisfy({ "+-0123456789./".contains($0) }) else { return nil }
-        return location
-    }
-
-    /// The cover to write: the artwork when it is a JPEG or PNG picture.
-    var writableArtwork: [UInt8]? { artwork.map(\.data).flatMap { MP4ExtraTags.pictureType($0) == nil ? nil : $0 } }
-
     /// Throws `usage` (64) naming the cover (`metadata.artwork`) when it is not a JPEG or PNG
     /// picture by its first bytes (an MP4's `covr` holds one of the two), and, for a `fragmented`
     /// file (written as it goes), naming the cover, location or chapters, which go into the
@@ -52,7 +41,7 @@ extension MediaMetadata {
     /// (``MP4ExtraTags/storable(_:)``); without (a writer), the chapters as given, which sink.mp4
     /// refuses, naming them, when a chpl box cannot hold them.
     func extraTags(showing range: MediaTimeRange? = nil, of duration: MediaTime? = nil) -> MP4ExtraTags {
-        var extra = MP4ExtraTags(artwork: writableArtwork)
+        var extra = MP4ExtraTags(artwork: writableArtwork, languages: languages, creationTime: creationTime)
         if let range {
             let shown = chapters(from: range.start.seconds, to: range.end.seconds, duration: (duration ?? range.end).seconds)
             extra.chapters = MP4ExtraTags.storable(shown.map(\.chapter))
@@ -67,7 +56,7 @@ extension MediaMetadata {
     /// chpl box holds).
     func addExtraTags(to run: GraphRun, showing range: MediaTimeRange? = nil, of duration: MediaTime? = nil) throws(GraphError) {
         let extra = extraTags(showing: range, of: duration)
-        guard !extra.isEmpty, let sink = run.node("file") as? MP4SinkNode else { return }
+        guard !extra.isNothing, let sink = run.node("file") as? MP4SinkNode else { return }
         try sink.addExtraTags(extra)
     }
 }

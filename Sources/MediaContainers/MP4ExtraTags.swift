@@ -9,14 +9,38 @@ package struct MP4ExtraTags: Sendable, Equatable {
     package var artwork: [UInt8]?
     package var location: String?
     package var chapters: [Chapter] = []
+    /// Each kind of track's language (ISO 639-2/T, `fra`) by its kind (`audio`, `video`):
+    /// written into the media header (`mdhd`) of every track of the kind, as ffmpeg writes
+    /// `-metadata:s:a language=`; a code that is not three letters a to z is left out.
+    package var languages: [String: String] = [:]
+    /// The creation time (seconds from 1904-01-01 UTC), written as ffmpeg writes
+    /// `creation_time`: the creation and modification times of the movie's, each track's and
+    /// each media's header.
+    package var creationTime: UInt64?
 
-    package init(artwork: [UInt8]? = nil, location: String? = nil, chapters: [Chapter] = []) {
+    package init(artwork: [UInt8]? = nil, location: String? = nil, chapters: [Chapter] = [],
+                 languages: [String: String] = [:], creationTime: UInt64? = nil) {
         self.artwork = artwork
         self.location = location
         self.chapters = chapters
+        self.languages = languages
+        self.creationTime = creationTime
     }
 
+    /// Whether there is no cover, place or chapter: what a fragmented file (written as it goes)
+    /// cannot take (the languages and creation time are in the headers, not counted here).
     package var isEmpty: Bool { artwork == nil && location == nil && chapters.isEmpty }
+
+    /// Whether nothing at all is to be written, headers included.
+    package var isNothing: Bool { isEmpty && languages.isEmpty && creationTime == nil }
+
+    /// `code` packed as `mdhd` holds an ISO 639-2/T language (three letters, 5 bits each);
+    /// nil when it is not three letters a to z.
+    package static func packedLanguage(_ code: String) -> UInt16? {
+        let letters = Array(code.lowercased().utf8)
+        guard letters.count == 3, letters.allSatisfy({ (0x61...0x7A).contains($0) }) else { return nil }
+        return letters.reduce(UInt16(0)) { $0 << 5 | UInt16($1 - 0x60) }
+    }
 
     /// A picture's kind by its first bytes, as `ilst` data types: 13 for JPEG, 14 for PNG; nil
     /// for anything else (a cover must be one of the two).
@@ -92,6 +116,29 @@ package struct MP4ExtraTags: Sendable, Equatable {
             udta.replaceOrInsert(meta)
         }
         moov.replaceOrInsert(udta, after: ["mvhd", "trak"])
+        applyHeaders(to: &moov)
+    }
+
+    /// The languages and the creation time, written into the movie's, tracks' and media's headers.
+    private func applyHeaders(to moov: inout MP4Box) {
+        if let creationTime {
+            func stamp(_ times: inout HeaderTimes) { (times.creationTime, times.modificationTime) = (creationTime, creationTime) }
+            moov.update(["mvhd"], as: MovieHeader.self) { stamp(&$0.times) }
+            for i in moov.children.indices where moov.children[i].type == "trak" {
+                moov.children[i].update(["tkhd"], as: TrackHeader.self) { stamp(&$0.times) }
+                moov.children[i].update(["mdia", "mdhd"], as: MediaHeader.self) { stamp(&$0.times) }
+            }
+        }
+        guard !languages.isEmpty else { return }
+        for i in moov.children.indices where moov.children[i].type == "trak" {
+            let kind: String? = switch MP4Track(box: moov.children[i]).handler {
+            case "soun"?: "audio"
+            case "vide"?: "video"
+            default: nil
+            }
+            guard let kind, let code = languages[kind], let packed = Self.packedLanguage(code) else { continue }
+            moov.children[i].update(["mdia", "mdhd"], as: MediaHeader.self) { $0.language = packed }
+        }
     }
 
     /// Sets the iTunes text item `key` (`moov/udta/meta/ilst/KEY`: one `data` box, type 1 UTF-8,
@@ -109,4 +156,34 @@ package struct MP4ExtraTags: Sendable, Equatable {
 
     /// The handler of an iTunes tag list (`mdir`, `appl`), as iTunes and ffmpeg write it.
     static let itunesHandler = MP4Box(type: "hdlr", body: [0, 0, 0, 0, 0, 0, 0, 0] + Array("mdirappl".utf8) + [UInt8](repeating: 0, count: 9))
+}
+
+extension MediaMetadata {
+    /// The place as an MP4 writes it: the location when it is ISO 6709 ("+48.8583+002.2945/");
+    /// nil for another form.
+    package var writableLocation: String? {
+        guard let location, let first = location.first, first == "+" || first == "-",
+              location.allSatisfy({ "+-0123456789./".contains($0) }) else { return nil }
+        return location
+    }
+
+    /// The cover as an MP4 holds it: the artwork when it is a JPEG or PNG picture.
+    package var writableArtwork: [UInt8]? { artwork.map(\.data).flatMap { MP4ExtraTags.pictureType($0) == nil ? nil : $0 } }
+
+    /// The text field named `name` as this type names it (`title`, `albumArtist`, `date`…);
+    /// nil for a field it does not have, or that is not set.
+    package func textField(_ name: String) -> String? {
+        switch name {
+        case "title": title
+        case "artist": artist
+        case "album": album
+        case "albumArtist": albumArtist
+        case "genre": genre
+        case "comment": comment
+        case "date": date
+        case "encoder": encoder
+        case "location": location
+        default: nil
+        }
+    }
 }

@@ -118,9 +118,19 @@ extension MediaMetadata {
     /// chapter track's titles are in `source`, the file the index belongs to).
     package mutating func add(movie: MP4Movie, in source: some ByteSource) {
         add(movie: movie)
+        addHeaders(of: movie)
         let track = movie.quickTimeChapters(in: source)
         chapters = track.isEmpty ? movie.neroChapters : track
         chapterLanguage = track.isEmpty ? nil : movie.chapterLanguage
+    }
+
+    /// The movie header's creation time and each kind of track's language (its first track by
+    /// track ID that states one), as ffprobe reads them.
+    package mutating func addHeaders(of movie: MP4Movie) {
+        if creationTime == nil, let made = movie.header?.times.creationTime, made != 0 { creationTime = made }
+        for (handler, kind) in [(FourCC("soun"), "audio"), (FourCC("vide"), "video")] where languages[kind] == nil {
+            if let code = movie.tracks(handler: handler).lazy.compactMap(\.track.anyLanguageCode).first { languages[kind] = code }
+        }
     }
 
     /// One `ilst` item's values: text, a number, a track or disc pair, or a picture.
@@ -160,4 +170,19 @@ extension MediaMetadata {
             }
         }
     }
+}
+
+extension MP4Track {
+    /// The track's language, ISO 639-2/T, whichever way `mdhd` holds it: packed letters
+    /// (``languageCode``), or a QuickTime Macintosh language code (0 English, 1 French…, as
+    /// QuickTime and ffmpeg write a MOV's), as ffprobe reads it; nil for "undetermined".
+    package var anyLanguageCode: String? {
+        if let code = languageCode { return code }
+        guard let packed = mediaHeader?.language, Int(packed) < Self.macintoshLanguages.count else { return nil }
+        return Self.macintoshLanguages[Int(packed)]
+    }
+
+    /// The Macintosh language codes 0 to 28 (Inside Macintosh, QuickTime's `mdhd`), as ISO 639-2/T.
+    static let macintoshLanguages = ["eng", "fra", "deu", "ita", "nld", "swe", "spa", "dan", "por", "nor", "heb", "jpn", "ara", "fin",
+                                     "ell", "isl", "mlt", "tur", "hrv", "zho", "urd", "hin", "tha", "kor", "lit", "pol", "hun", "est", "lav"]
 }

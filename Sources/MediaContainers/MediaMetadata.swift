@@ -40,6 +40,15 @@ public struct MediaMetadata: Sendable, Equatable {
     /// chapter track's); nil: undetermined.
     public var chapterLanguage: String?
 
+    /// Each kind of track's language, ISO 639-2/T (`fra`), by the kind (`audio`, `video`): the
+    /// first track of the kind that states one (an MP4/MOV track's `mdhd`); none: undetermined.
+    /// Not among the tags (``isEmpty``): a stream's, as ffprobe shows it.
+    public var languages: [String: String] = [:]
+    /// When the file says it was made (an MP4/MOV movie header's creation time, as ffprobe's
+    /// `creation_time`), in seconds from 1904-01-01 UTC, MP4's epoch; nil when it does not say
+    /// (0). Not among the tags (``isEmpty``).
+    public var creationTime: UInt64?
+
     /// One chapter: where it starts, where it ends when the file says, and its title.
     public struct Chapter: Sendable, Equatable {
         /// Where it starts, in seconds from the presentation's start.
@@ -91,7 +100,8 @@ public struct MediaMetadata: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether nothing was read.
+    /// Whether no tag, picture, place or chapter was read (``languages`` and ``creationTime``,
+    /// a stream's and the header's, are not counted).
     public var isEmpty: Bool { items.isEmpty && artwork == nil && location == nil && chapters.isEmpty }
 
     /// Reads the tags of the file `source` holds, in whichever of the formats above it is; empty

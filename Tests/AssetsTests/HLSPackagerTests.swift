@@ -285,4 +285,17 @@ import Testing
         #expect(HLSPackageFiles.generations(hls).filter { $0 != link }.count == 1)
         #expect(fm.fileExists(atPath: path("elsewhere/segment0.m4s")))
     }
+
+    /// init.mp4 keeps the source's tags, place, languages and creation time, as ffmpeg's HLS
+    /// muxer keeps them (not its chapters, which a playlist does not show); ffprobe reads them.
+    @Test func theInitializationSegmentKeepsTheSourcesTags() throws {
+        let source = try TaggedMedia.movie(in: folder)
+        let report = try HLSPackager(source: source, folder: path("hls"), segmentDuration: 2).package()
+        let p = try TaggedMedia.probe(path("hls/\(report.initializationSegment)"))
+        #expect(p.tags["title"] == TaggedMedia.title && p.tags["artist"] == TaggedMedia.artist && p.tags["album"] == TaggedMedia.album
+                && p.tags["date"] == TaggedMedia.date && p.tags["location"] == TaggedMedia.location, "\(p.tags)")
+        #expect(p.tags["creation_time"] == TaggedMedia.creationTime, "\(p.tags)")
+        #expect(p.language(of: "audio") == "fra" && p.language(of: "video") == "deu", "\(p.streams)")
+        #expect(p.chapters.isEmpty)
+    }
 }

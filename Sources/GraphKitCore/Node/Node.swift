@@ -246,6 +246,9 @@ public struct NodeContext: Sendable {
     /// The paths of the files the graph's nodes read (their path parameters): a node that
     /// removes files it did not make in this run (sink.hls retiring an earlier package) spares them.
     public var filesRead: [String]
+    /// The paths of the files read by the nodes upstream of this one (feeding it, directly or
+    /// through others), in the graph's order: where a sink finds the source whose tags it keeps.
+    public var filesUpstream: [String] = []
     /// Every node this one feeds plays its sound from the first sample, with no edit list that
     /// could skip an encoder's priming (``PlaysEncoderPriming``: a stream, a live playlist): an
     /// audio encoder then leaves its priming's worth of input out, so that its sound is not late.

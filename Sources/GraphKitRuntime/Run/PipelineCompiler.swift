@@ -55,6 +55,17 @@ struct PipelineCompiler {
     /// The files the graph's parameters say it reads (each node is told them).
     private var filesRead: [String] { graph.fileParameters.filter { !$0.writes }.map(\.path) }
 
+    /// The files the nodes upstream of `id` read, in the graph's order.
+    private func filesUpstream(of id: String) -> [String] {
+        var upstream: Set<String> = []
+        var queue = graph.edges(into: id).map(\.from.node)
+        while let next = queue.popLast() {
+            guard upstream.insert(next).inserted else { continue }
+            queue += graph.edges(into: next).map(\.from.node)
+        }
+        return graph.fileParameters.filter { !$0.writes && upstream.contains($0.node) }.map(\.path)
+    }
+
     /// Makes the node `spec` names, with what feeds it described by `descriptions` (the nearest
     /// description upstream of each node made before it), to which its own is added.
     private func make(_ spec: Graph.NodeSpec, descriptions: inout [String: String], filesRead: [String]) throws(GraphError) -> (node: any Node, context: NodeContext) {
@@ -65,6 +76,7 @@ struct PipelineCompiler {
                                   connectedInputs: Set(into.map(\.to.port)),
                                   connectedOutputs: Set(out.map(\.from.port)),
                                   inputDescriptions: inputDescriptions, filesRead: filesRead)
+        context.filesUpstream = filesUpstream(of: spec.id)
         context.feedsOnlyPrimingPlayers = !out.isEmpty && out.allSatisfy { edge in
             guard let to = graph.node(edge.to.node), let player = to.type as? any PlaysEncoderPriming.Type else { return false }
             return player.playsEncoderPriming(input: edge.to.port, parameters: to.parameters)

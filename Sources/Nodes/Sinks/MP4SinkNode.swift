@@ -38,6 +38,11 @@ import MediaContainers
 /// "file": { "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }
 /// ```
 ///
+/// The tags, cover, place, chapters, track languages and creation time of the file the graph
+/// reads (`sourceTags`, on by default, as ffmpeg's `-map_metadata 0`) are kept where a parameter
+/// does not set them: read from that file by the container library (`MediaMetadata`), the same
+/// on a pipeline and on the container path (MP4SinkTags.swift).
+///
 /// Fed by stored streams alone (`source.concat`), it needs no pipeline: on the container path
 /// (``RunPlan/containerPath``) the run's thread hands it their samples in decode order, which it
 /// writes as it writes a pipeline's.
@@ -52,7 +57,7 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
             PortDescriptor("video", FormatSet([.h264, .video(.hevc), .video(.vp9), .video(.av1)]), presence: .optional,
                            help: "H.264, HEVC (hvc1), VP9 or AV1 video track"),
         ],
-        parameters: [path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit] + tags.map(\.parameter) + [cover, location, chapters],
+        parameters: [path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit] + tags.map(\.parameter) + [cover, location, chapters, sourceTags],
         requiresAnInput: true,
         example: #"{ "type": "sink.mp4", "params": { "path": "out/capture.m4a", "faststart": true } }"#
     )
@@ -76,6 +81,9 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         "videoTransform", format: .pattern(#"^\s*[-+0-9.eE]+([ ,]+[-+0-9.eE]+){5}\s*$"#, "six numbers \"a b c d tx ty\", such as \"0 1 -1 0 0 0\""),
         help: "the video track's display matrix (AVAssetWriterInput.transform), \"a b c d tx ty\": \"0 1 -1 0 0 0\" shows it turned 90° clockwise; without it, the video's orientation tag, if any")
 
+    // The tag parameters are declared here, in the type, and not in an extension in another
+    // file: a key path to a static property declared in an extension (`p[\.title]`, as the
+    // export session sets them) crashed the Swift 6.3 runtime (_walkKeyPathPattern, null pointer).
     public static let title = OptionalParameter<String>("title", help: "the file's title tag (©nam)")
     public static let artist = OptionalParameter<String>("artist", help: "the artist tag (©ART)")
     public static let album = OptionalParameter<String>("album", help: "the album tag (©alb)")
@@ -106,6 +114,10 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         (genre, FourCC(0xA967_656E)), (comment, FourCC(0xA963_6D74)), (date, FourCC(0xA964_6179)), (encoder, FourCC(0xA974_6F6F)),
     ]
 
+    public static let sourceTags = Parameter<Bool>(
+        "sourceTags", default: true,
+        help: "keep the tags, cover, chapters, place, track languages and creation time of the file the graph reads (the first upstream whose tags GraphKit reads: MP4, M4A, MOV, MP3, FLAC, Ogg) where this node's parameters do not set them, as ffmpeg's -map_metadata 0 does; false writes only the parameters'")
+
     let context: NodeContext
     let path: String
     let fragmentInterval: Double
@@ -127,8 +139,10 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         var status: OutputReport.Status = .unknown
         /// What the index gets at the end: the edits, tags and a FLAC header.
         var ending = MP4Writer.Ending()
-        /// The cover, place and chapters, written into the index.
+        /// The cover, place, chapters, languages and creation time, written into the index.
         var extraTags = MP4ExtraTags()
+        /// The tags of the file read upstream, kept where the parameters set none (`sourceTags`).
+        var source: MediaMetadata?
         /// The length limit's count of bytes, when the file has one.
         var budget: ByteBudget?
         /// Whether each input's last wait ran out with it still ahead (a stall): it then waits
@@ -186,45 +200,15 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
                              "a cover, location or chapters are written into the index once the file is finished, and a fragmented file (fragmentInterval) is written as it goes: leave out one of the two",
                              node: context.id)
         }
-        state.withLock { $0.extraTags = extra }
+        let source = Self.sourceMetadata(context)
+        let kept = Self.extraTags(extra, keeping: source, context: context, fragmented: fragmentInterval != 0)
+        state.withLock {
+            $0.extraTags = kept
+            $0.source = source
+        }
     }
 
-    /// The most bytes a cover may have: 16 MB.
-    static let largestCover = 16 << 20
-
-    /// The `cover`, `location` and `chapters` parameters, read and checked: a cover that cannot
-    /// be read (66), or is not a JPEG or PNG by its first bytes (65), is refused naming the
-    /// parameter and the file.
-    static func extraTags(_ context: NodeContext) throws(GraphError) -> MP4ExtraTags {
-        var extra = MP4ExtraTags(location: context.parameters[location])
-        if let text = context.parameters[chapters] {
-            extra.chapters = text.split(separator: "\n").compactMap { line in
-                let trimmed = line.drop { $0 == " " || $0 == "\t" }
-                guard let gap = trimmed.firstIndex(where: { $0 == " " || $0 == "\t" }), let start = Double(trimmed[..<gap]) else { return nil }
-                return MP4ExtraTags.Chapter(start: start, title: String(trimmed[gap...].drop { $0 == " " || $0 == "\t" }))
-            }
-        }
-        if let picture = context.parameters[cover] {
-            let at = context.location(parameter: "cover")
-            guard let bytes = FileBytes(path: picture) else {
-                throw GraphError(.inputUnreadable, at: at, "cannot read the cover \"\(picture)\": it cannot be opened as a file", node: context.id)
-            }
-            guard bytes.count <= UInt64(largestCover) else {
-                throw GraphError(.invalidGraph, at: at, "the cover \"\(picture)\" has \(bytes.count) bytes, more than a cover may (16 MB)", node: context.id)
-            }
-            do throws(ContainerError) { extra.artwork = try bytes.read(at: 0, count: Int(bytes.count)) } catch {
-                throw GraphError(.inputUnreadable, at: at, "cannot read the cover \"\(picture)\": \(error.reason)", node: context.id)
-            }
-        }
-        if let problem = extra.problem {
-            let parameter = extra.artwork.map { MP4ExtraTags.pictureType($0) == nil } == true ? "cover" : "chapters"
-            throw GraphError(.invalidGraph, at: context.location(parameter: parameter),
-                             parameter == "cover" ? "\"\(context.parameters[cover] ?? "")\" cannot be the cover: \(problem)" : problem, node: context.id)
-        }
-        return extra
-    }
-
-    /// Adds a cover, a location or chapters (the export session's and writer's metadata) to
+    /// Adds a cover, a location, chapters, languages or a creation time (the export session's and writer's metadata) to
     /// what the finished index gets; call it before the run starts. Throws, naming the tag, for
     /// a cover that is not a JPEG or PNG picture (the run then writes nothing).
     package func addExtraTags(_ more: MP4ExtraTags) throws(GraphError) {
@@ -236,6 +220,8 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
             if let artwork = more.artwork { s.extraTags.artwork = artwork }
             if let location = more.location { s.extraTags.location = location }
             if !more.chapters.isEmpty { s.extraTags.chapters = more.chapters }
+            if !more.languages.isEmpty { s.extraTags.languages = more.languages }
+            if let made = more.creationTime { s.extraTags.creationTime = made }
         }
     }
 
@@ -277,14 +263,10 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
             }
         }
         let faststart = !writesInPlace && context.parameters[Self.faststart]
-        var tags: [(key: FourCC, text: String)] = []
-        for (parameter, key) in Self.tags {
-            if let value = context.parameters[parameter], !value.isEmpty { tags.append((key, value)) }
-        }
         state.withLock {
             $0.brand = brand
             $0.faststart = faststart
-            $0.ending.tags = tags
+            $0.ending.tags = Self.textTags(context, source: $0.source)
         }
         // A length limit: every input's samples count against one budget, each with what its
         // index entries may take (an upper bound: 32 bytes a sample, the tables' most), and the
