@@ -12,7 +12,9 @@ import TestSupport
 
     /// Each packet's times in seconds (from the stream's time base), size and MD5, as ffmpeg
     /// reads them without decoding.
-    func packets(_ path: String, _ options: [String] = []) throws -> [String] {
+    func packets(_ path: String, _ options: [String] = []) throws -> [String] { try Self.packets(path, options) }
+
+    static func packets(_ path: String, _ options: [String] = []) throws -> [String] {
         let map = options.contains("-map") ? [] : ["-map", "0:0"]
         let text = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path] + map + ["-c", "copy"] + options + ["-f", "framemd5", "-"])
         var timeBase = 1.0

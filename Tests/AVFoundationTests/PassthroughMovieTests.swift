@@ -1,0 +1,173 @@
+import AVFoundation
+import GraphKitTesting
+import Testing
+import TestSupport
+
+/// A whole movie rewrapped as AVFoundation code rewraps one (issue 71): an `AVAssetReader` with
+/// `outputSettings: nil` on each track, an `AVAssetWriter` with a passthrough input for each,
+/// samples appended in decode order. Apple's promise: every packet, byte-identical, at the
+/// source's times, the source's edit lists (the B-frames' delay, the AAC encoder's priming)
+/// kept; and a session window (`startSession` … `endSession`) plays exactly its window, the
+/// samples outside it edited out. Judged packet by packet with ffmpeg, which applies edit lists.
+@Suite(.media, .timeLimit(.minutes(10))) struct PassthroughMovieTests {
+    let folder: URL
+    init() throws { folder = try TestMedia.temporaryFolder() }
+
+    /// An H.264 (B-frames) + AAC movie as ffmpeg writes it: each track with its edit list.
+    func movie(_ name: String, seconds: Double, rate: Int = 25) throws -> URL {
+        let url = folder.appendingPathComponent(name)
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=\(rate)", "-f", "lavfi",
+                                         "-i", "sine=frequency=440:sample_rate=44100", "-t", "\(seconds)", "-c:v", "libx264", "-bf", "2",
+                                         "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-y", url.path])
+        return url
+    }
+
+    /// Reads `source`'s video and audio as stored and writes them through passthrough inputs,
+    /// appended in decode order from one loop; `configure` runs before writing starts and
+    /// `session` is the session's window (from 0, open-ended, by default). Returns how many
+    /// samples of each type were read, and the writer, finished.
+    func rewrap(_ source: URL, to out: URL, session: (start: CMTime, end: CMTime?) = (.zero, nil),
+                configure: (AVAssetWriter) -> Void = { _ in }) async throws -> (read: [AVMediaType: Int], writer: AVAssetWriter) {
+        let asset = AVURLAsset(url: source)
+        let reader = try AVAssetReader(asset: asset)
+        let writer = try AVAssetWriter(outputURL: out, fileType: .mp4)
+        var outputs: [(AVMediaType, AVAssetReaderTrackOutput, AVAssetWriterInput)] = []
+        for type in [AVMediaType.video, .audio] {
+            let track = try #require(try await asset.loadTracks(withMediaType: type).first)
+            let output = AVAssetReaderTrackOutput(track: track, outputSettings: nil)
+            #expect(reader.canAdd(output))
+            reader.add(output)
+            let input = AVAssetWriterInput(mediaType: type, outputSettings: nil, sourceFormatHint: try await track.load(.formatDescriptions).first)
+            #expect(writer.canAdd(input))
+            writer.add(input)
+            outputs.append((type, output, input))
+        }
+        configure(writer)
+        #expect(reader.startReading())
+        // Each output reads the file on its own: one can be read to its end before the other.
+        var samples: [(input: AVAssetWriterInput, sample: CMSampleBuffer, order: Int)] = []
+        var read: [AVMediaType: Int] = [:]
+        for (type, output, input) in outputs {
+            while let sample = output.copyNextSampleBuffer() {
+                samples.append((input, sample, samples.count))
+                read[type, default: 0] += 1
+            }
+        }
+        #expect(reader.status == .completed, "\(String(describing: reader.error))")
+        func decodeTime(_ s: CMSampleBuffer) -> Double {
+            let dts = CMSampleBufferGetDecodeTimeStamp(s)
+            return (dts.isNumeric ? dts : CMSampleBufferGetPresentationTimeStamp(s)).seconds
+        }
+        samples.sort { (decodeTime($0.sample), $0.order) < (decodeTime($1.sample), $1.order) }
+        #expect(writer.startWriting(), "\(String(describing: writer.error))")
+        writer.startSession(atSourceTime: session.start)
+        for s in samples {
+            guard s.input.append(s.sample) else { break }
+        }
+        if let end = session.end { writer.endSession(atSourceTime: end) }
+        for (_, _, input) in outputs { input.markAsFinished() }
+        await writer.finishWriting()
+        return (read, writer)
+    }
+
+    /// The first difference between two packet lists, for a failure's message.
+    func difference(_ original: [String], _ copy: [String]) -> String {
+        zip(original, copy).enumerated().first { $0.element.0 != $0.element.1 }.map { "packet \($0.offset): \($0.element.0) vs \($0.element.1)" }
+            ?? "counts \(original.count) vs \(copy.count)"
+    }
+
+    /// Both tracks of a movie through one reader and one writer (with tags, as an app that
+    /// keeps them writes it, or without): every packet of each comes out, byte-identical, at
+    /// the times ffmpeg gives the source's (edit lists applied: the first picture at 0, its
+    /// decode 2 frames before; the priming packet at -23 ms).
+    @Test(arguments: [false, true])
+    func aMovieIsRewrappedWhole(withMetadata: Bool) async throws {
+        let source = try movie("movie.mp4", seconds: withMetadata ? 6 : 4)
+        let out = folder.appendingPathComponent("rewrapped.mp4")
+        let (read, writer) = try await rewrap(source, to: out) { writer in
+            guard withMetadata else { return }
+            let title = AVMutableMetadataItem()
+            title.identifier = .commonIdentifierTitle
+            title.value = "Rewrapped" as NSString
+            writer.metadata = [title]
+        }
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        // Known, not yet fixed (issue 71): see PassthroughTests.aTrackOfAnMP4ComesOutWhole. A
+        // reader's samples as stored come through GStreamer 1.22's qtdemux, stamped with the
+        // media's times (the video's first picture at 0.08 s, not 0) and without the AAC priming
+        // packet; the writer has no way to write a sample before its session (SampleBuffer's
+        // times are unsigned nanoseconds; the pipeline's cannot go below 0), so no edit list
+        // of the source's can come out. Fixing it needs both (see the branch's report).
+        withKnownIssue("passthrough rewrap: the source's edit lists and priming packet are lost") {
+            for (type, map) in [(AVMediaType.video, "0:v:0"), (.audio, "0:a:0")] {
+                let original = try PassthroughTests.packets(source.path, ["-map", map]), copy = try PassthroughTests.packets(out.path, ["-map", map])
+                #expect(read[type] == original.count, "\(type.rawValue): read \(read[type] ?? 0) of \(original.count) packets")
+                #expect(copy.count == original.count, "\(type.rawValue): wrote \(copy.count) of \(original.count) packets")
+                #expect(copy == original, "\(type.rawValue): first difference: \(difference(original, copy))")
+            }
+        }
+    }
+
+    /// Frames (decoded, edit lists applied, as ffmpeg shows them) of `path`'s video: each one's
+    /// MD5, in order.
+    func shownFrames(_ path: String, _ filter: [String] = []) throws -> [String] {
+        let text = try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v:0"] + filter + ["-f", "framemd5", "-"])
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
+    }
+
+    /// startSession(atSourceTime: 0.5 s) … endSession(atSourceTime: 1.5 s) on a passthrough
+    /// rewrap: the file plays exactly that second (frames 10 to 29 of a 20 fps source, decoded
+    /// as the source's are), the samples outside it edited out rather than refused.
+    @Test func aSessionWindowOfAPassthroughRewrapPlaysExactlyItsWindow() async throws {
+        let source = try movie("window-source.mp4", seconds: 3, rate: 20)
+        let out = folder.appendingPathComponent("window.mp4")
+        let (_, writer) = try await rewrap(source, to: out, session: (CMTime(value: 1, timescale: 2), CMTime(value: 3, timescale: 2)))
+        let window = try shownFrames(source.path, ["-vf", "select=between(n\\,10\\,29)", "-fps_mode", "passthrough"])
+        #expect(window.count == 20)
+        // Known, not yet fixed (issue 71): a passthrough sample before the session's start is
+        // pushed at a time below 0, which a SampleBuffer cannot hold (unsigned nanoseconds): the
+        // times clamp to 0, repeat, and the writer fails (-11800) instead of editing them out.
+        withKnownIssue("passthrough session window: samples before the session fail the writer") {
+            #expect(writer.status == .completed, "\(String(describing: writer.error))")
+            let probe = try MediaProbe(out.path)
+            #expect(abs(probe.duration - 1.0) < 0.03, "plays \(probe.duration) s")
+            #expect(try shownFrames(out.path) == window)
+        }
+    }
+
+    /// The same window on a writer that encodes (frames through the adaptor, 0 to 2 s at 20 fps):
+    /// the file plays that second, its 20 frames.
+    @Test func aSessionWindowOfAnEncodingWriterPlaysExactlyItsWindow() async throws {
+        let out = folder.appendingPathComponent("encoded-window.mp4")
+        let writer = try AVAssetWriter(outputURL: out, fileType: .mp4)
+        let input = AVAssetWriterInput(mediaType: .video, outputSettings: [AVVideoCodecKey: AVVideoCodecType.h264, AVVideoWidthKey: 320, AVVideoHeightKey: 240])
+        let adaptor = AVAssetWriterInputPixelBufferAdaptor(assetWriterInput: input, sourcePixelBufferAttributes: [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA])
+        writer.add(input)
+        #expect(writer.startWriting())
+        writer.startSession(atSourceTime: CMTime(value: 1, timescale: 2))
+        let pool = try #require(adaptor.pixelBufferPool)
+        for n in 0..<40 {
+            var pb: CVPixelBuffer?
+            #expect(CVPixelBufferPoolCreatePixelBuffer(nil, pool, &pb) == kCVReturnSuccess)
+            let frame = try #require(pb)
+            CVPixelBufferLockBaseAddress(frame, [])
+            memset(CVPixelBufferGetBaseAddress(frame)!, Int32(n * 6), CVPixelBufferGetDataSize(frame))
+            CVPixelBufferUnlockBaseAddress(frame, [])
+            // (Taken or refused as the known issue below has it: not judged here.)
+            guard adaptor.append(frame, withPresentationTime: CMTime(value: Int64(n), timescale: 20)) else { break }
+        }
+        writer.endSession(atSourceTime: CMTime(value: 3, timescale: 2))
+        input.markAsFinished()
+        await writer.finishWriting()
+        // Known, not yet fixed (issue 71's -11800): gkrisingtimes stops the video at its second
+        // frame ("the video input's time stamps go no further at 0.000 s (after 0.000 s)"), as if
+        // two decode times below 0 had both become 0 (a session at 0, AVAssetWriterTests', writes
+        // its frames). Not yet traced.
+        withKnownIssue("a session that starts after the first frames fails an encoding writer (-11800)") {
+            #expect(writer.status == .completed, "\(String(describing: writer.error))")
+            let duration = try MediaProbe(out.path).duration, shown = try shownFrames(out.path)
+            #expect(abs(duration - 1.0) < 0.03, "plays \(duration) s")
+            #expect(shown.count == 20)
+        }
+    }
+}
