@@ -188,6 +188,35 @@ package struct MP4Box: Sendable, Equatable {
         }
     }
 
+    /// Writes the box in pieces of at least `pieceBytes` (the last may be shorter), each handed
+    /// to `emit`: what is held at once is a piece and the box's largest leaf, not the whole box
+    /// (a long file's index). The pieces together are ``bytes``.
+    package func write(inPiecesOf pieceBytes: Int, emit: ([UInt8]) throws(ContainerError) -> Void) throws(ContainerError) {
+        var buffer: [UInt8] = []
+        try writePieces(last: true, into: &buffer, pieceBytes: pieceBytes, emit: emit)
+        if !buffer.isEmpty { try emit(buffer) }
+    }
+
+    private func writePieces(last: Bool, into buffer: inout [UInt8], pieceBytes: Int,
+                             emit: ([UInt8]) throws(ContainerError) -> Void) throws(ContainerError) {
+        switch content {
+        case .data(let bytes):
+            header.write(bodyLength: UInt64(bytes.count), toEndAllowed: last, to: &buffer)
+            buffer += bytes
+        case .boxes(let leading, let children, let trailing):
+            header.write(bodyLength: bodyLength, toEndAllowed: last, to: &buffer)
+            buffer += leading
+            for (i, child) in children.enumerated() {
+                try child.writePieces(last: trailing.isEmpty && i == children.count - 1, into: &buffer, pieceBytes: pieceBytes, emit: emit)
+            }
+            buffer += trailing
+        }
+        if buffer.count >= pieceBytes {
+            try emit(buffer)
+            buffer.removeAll(keepingCapacity: true)
+        }
+    }
+
     static func write(_ boxes: [MP4Box], trailingEmpty: Bool, to out: inout [UInt8]) {
         for (i, box) in boxes.enumerated() { box.write(to: &out, last: trailingEmpty && i == boxes.count - 1) }
     }

@@ -45,6 +45,8 @@ extension MP4Writer {
         let present = tracks.indices.filter { tracks[$0].count > 0 }
         guard !present.isEmpty else { throw ContainerError("no input gave a sample") }
         var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
+        // The tables are in the index now: let them go before it is written.
+        for t in tracks.indices { tracks[t].tables = SampleTableBuilder() }
         var edits = ending.edits
         // Each track's header states where it ends on the movie's clock (from the file's start).
         if ending.endWithShortestTrack, let shortest = movie.trackIndices.map({ movie.track($0).duration }).min(), movie.timescale > 0 {
@@ -66,8 +68,9 @@ extension MP4Writer {
                 header.appendU32(1); header.appendU32(FourCC("mdat").rawValue); header.appendU64(mediaBytes + 16)
             }
             movie.moveChunkOffsets { $0 + self.mediaStart }
-            try write(movie.bytes)
             try flush()
+            // In pieces: an index of hours is not held twice.
+            try movie.moov.write(inPiecesOf: Self.bufferBytes) { (piece) throws(ContainerError) in try write(piece) }
             do { try Self.pwriteAll(fd, header, at: mdatHeaderAt) } catch { failedWriting = true; throw error }
         case .indexFirst:
             let ftyp = fileType.bytes
@@ -85,19 +88,26 @@ extension MP4Writer {
                 if next == start { break }
                 start = next
             }
-            var head = ftyp + placed.bytes
+            var header: [UInt8] = []
             if wide {
-                head.appendU32(1); head.appendU32(FourCC("mdat").rawValue); head.appendU64(mediaBytes + 16)
+                header.appendU32(1); header.appendU32(FourCC("mdat").rawValue); header.appendU64(mediaBytes + 16)
             } else {
-                head.appendU32(UInt32(mediaBytes + 8)); head.appendU32(FourCC("mdat").rawValue)
+                header.appendU32(UInt32(mediaBytes + 8)); header.appendU32(FourCC("mdat").rawValue)
             }
-            guard UInt64(head.count) == start else { throw ContainerError("the index's size did not settle") }
+            guard UInt64(ftyp.count) + placed.moov.length() + UInt64(header.count) == start else { throw ContainerError("the index's size did not settle") }
             do {
                 // The media, written from the file's start, moves up in place to make room for the
                 // head, as ffmpeg's faststart moves it (the pages are the file's own, still in the
                 // page cache as a rule: no second file, nothing forced to the disk).
                 try Self.moveUp(fd, count: mediaBytes, by: start)
-                try Self.pwriteAll(fd, head, at: 0)
+                try Self.pwriteAll(fd, ftyp, at: 0)
+                // The index in pieces: one of hours is not held twice.
+                var at = UInt64(ftyp.count)
+                try placed.moov.write(inPiecesOf: Self.bufferBytes) { (piece) throws(ContainerError) in
+                    try Self.pwriteAll(fd, piece, at: at)
+                    at += UInt64(piece.count)
+                }
+                try Self.pwriteAll(fd, header, at: at)
             } catch {
                 failedWriting = true
                 throw error
