@@ -176,16 +176,7 @@ package struct MP4Box: Sendable, Equatable {
     /// Appends the box; `last`: nothing follows it in its sequence, so a "to the end" size
     /// stays so.
     package func write(to out: inout [UInt8], last: Bool) {
-        switch content {
-        case .data(let bytes):
-            header.write(bodyLength: UInt64(bytes.count), toEndAllowed: last, to: &out)
-            out += bytes
-        case .boxes(let leading, let children, let trailing):
-            header.write(bodyLength: bodyLength, toEndAllowed: last, to: &out)
-            out += leading
-            Self.write(children, trailingEmpty: trailing.isEmpty, to: &out)
-            out += trailing
-        }
+        writePieces(last: last, into: &out, pieceBytes: .max) { (_: [UInt8]) in }
     }
 
     /// Writes the box in pieces of at least `pieceBytes` (the last may be shorter), each handed
@@ -197,8 +188,8 @@ package struct MP4Box: Sendable, Equatable {
         if !buffer.isEmpty { try emit(buffer) }
     }
 
-    private func writePieces(last: Bool, into buffer: inout [UInt8], pieceBytes: Int,
-                             emit: ([UInt8]) throws(ContainerError) -> Void) throws(ContainerError) {
+    private func writePieces<E: Error>(last: Bool, into buffer: inout [UInt8], pieceBytes: Int,
+                                       emit: ([UInt8]) throws(E) -> Void) throws(E) {
         switch content {
         case .data(let bytes):
             header.write(bodyLength: UInt64(bytes.count), toEndAllowed: last, to: &buffer)
