@@ -87,7 +87,7 @@ package struct MP4ExtraTags: Sendable, Equatable {
     /// The tags written into `moov` (each replacing one of its kind already there).
     package func apply(to moov: inout MP4Box) {
         var udta = moov.first("udta") ?? MP4Box(type: "udta", children: [])
-        if let location {
+        if let location, location.utf8.count <= Int(UInt16.max) {
             var body: [UInt8] = []
             body.appendU16(UInt16(location.utf8.count))
             body.appendU16(0x55C4)  // "und", packed ISO 639-2/T
@@ -162,7 +162,8 @@ extension MediaMetadata {
     /// The place as an MP4 writes it: the location when it is ISO 6709 ("+48.8583+002.2945/");
     /// nil for another form.
     package var writableLocation: String? {
-        guard let location, let first = location.first, first == "+" || first == "-",
+        // (Its length is a 16-bit field: a hostile file's longer one is not kept.)
+        guard let location, let first = location.first, first == "+" || first == "-", location.utf8.count <= Int(UInt16.max),
               location.allSatisfy({ "+-0123456789./".contains($0) }) else { return nil }
         return location
     }

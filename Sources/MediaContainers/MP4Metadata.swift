@@ -124,12 +124,14 @@ extension MediaMetadata {
         chapterLanguage = track.isEmpty ? nil : movie.chapterLanguage
     }
 
-    /// The movie header's creation time and each kind of track's language (its first track by
-    /// track ID that states one), as ffprobe reads them.
+    /// The movie header's creation time and each kind of track's language, as ffprobe reads
+    /// them: a kind's only track's (of several, which one a copy takes is the graph's choice, and
+    /// one language written for another track's sound would be wrong).
     package mutating func addHeaders(of movie: MP4Movie) {
         if creationTime == nil, let made = movie.header?.times.creationTime, made != 0 { creationTime = made }
         for (handler, kind) in [(FourCC("soun"), "audio"), (FourCC("vide"), "video")] where languages[kind] == nil {
-            if let code = movie.tracks(handler: handler).lazy.compactMap(\.track.anyLanguageCode).first { languages[kind] = code }
+            let tracks = movie.tracks(handler: handler)
+            if tracks.count == 1, let code = tracks[0].track.anyLanguageCode { languages[kind] = code }
         }
     }
 

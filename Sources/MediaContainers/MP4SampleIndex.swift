@@ -71,6 +71,11 @@ package struct MP4SampleIndex: Sendable {
         guard cursor.n == count else {
             throw ContainerError("its track \(id)'s chunks hold \(cursor.n) samples, and its stsz box gives \(count)")
         }
+        // Entries past the last sample are in order too (as every walk of the tables has asked).
+        for (i, e) in chunks.entries.enumerated() {
+            let next = i + 1 < chunks.entries.count ? Int(chunks.entries[i + 1].firstChunk) : offsets.offsets.count + 1
+            guard e.firstChunk >= 1, Int(e.firstChunk) <= next else { throw ContainerError("its track \(id)'s stsc box is out of order at entry \(i + 1)") }
+        }
     }
 
     package func makeCursor() -> Cursor { Cursor(index: self) }

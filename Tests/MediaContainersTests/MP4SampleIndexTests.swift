@@ -58,6 +58,8 @@ import Testing
         #expect(refusal("stco", Self.full("stco", [3, 0, 1000, 2000]))?.contains("chunk offset table has 3") == true)
         #expect(refusal("stsc", Self.full("stsc", [2, 3, 2, 1, 2, 2, 1]))?.contains("out of order at entry 1") == true)
         #expect(refusal("stsz", Self.full("stsz", [0, 6, 10, 20, 30, 40, 50, 60]), fileSize: 4100)?.contains("sample 6 (60 bytes at byte 4050) runs past the end") == true)
+        // An entry past the last sample (chunk 1 holds all six) that names a chunk past the table.
+        #expect(refusal("stsc", Self.full("stsc", [2, 1, 6, 1, 7, 1, 1]))?.contains("out of order at entry 2") == true)
         // Chunks that hold fewer samples than the sizes give.
         #expect(refusal("stsc", Self.full("stsc", [1, 1, 1, 1]))?.contains("chunks hold 5 samples") == true)
     }

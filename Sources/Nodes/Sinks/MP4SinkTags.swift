@@ -26,7 +26,7 @@ extension MP4SinkNode {
         for (parameter, key) in tags {
             if let value = context.parameters[parameter], !value.isEmpty {
                 out.append((key, value))
-            } else if let value = source?.textField(parameter.name), !value.isEmpty {
+            } else if parameter.name != "encoder", let value = source?.textField(parameter.name), !value.isEmpty {
                 out.append((key, value))
             }
         }
