@@ -27,7 +27,7 @@ import TestSupport
         #expect(r.status == 65)
         #expect(r.stderr == """
             error: \(path): nodes.enc.type: unknown node type "encode.acc"; did you mean "encode.aac"? (`graphctl inspect` lists them); if a plugin provides it, load it with --plugin PATH or GRAPHKIT_PLUGIN_PATH (no plugin was searched for)
-            error: \(path): nodes.file.params.fast: unknown parameter "fast" for sink.mp4 (it takes: path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit, title, artist, album, albumArtist, genre, comment, date, encoder, cover, location, chapters)
+            error: \(path): nodes.file.params.fast: unknown parameter "fast" for sink.mp4 (it takes: path, container, faststart, fragmentInterval, videoTransform, fileLengthLimit, title, artist, album, albumArtist, genre, comment, date, encoder, cover, location, chapters, sourceTags)
             error: \(path): edges[0]: cannot connect "mic.out" (audio/pcm S16LE 1-768000 Hz 1-64 ch) to "file.audio" (audio/aac or audio/opus or audio/alac or audio/flac)
 
             """)
