@@ -68,9 +68,6 @@ G_DEFINE_TYPE(GkX264Enc, gk_x264_enc, GST_TYPE_VIDEO_ENCODER)
 
 enum { PROP_0, PROP_BITRATE, PROP_KEY_INT_MAX, PROP_SPEED_PRESET, PROP_BFRAMES, PROP_THREADS, PROP_TUNE, PROP_LIVE_ZEROLATENCY };
 
-/* x264enc's tune flags, of which x264 here takes zerolatency (the same value and nick). */
-#define TUNE_ZEROLATENCY 0x4
-
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
     GST_STATIC_CAPS("video/x-raw, format=(string){ I420, NV12 }, width=(int)[1, MAX], height=(int)[1, MAX], "
                     "framerate=(fraction)[0/1, MAX]"));
@@ -80,33 +77,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PA
     GST_STATIC_CAPS("video/x-h264, framerate=(fraction)[0/1, MAX], width=(int)[1, MAX], height=(int)[1, MAX], "
                     "stream-format=(string){ avc, byte-stream }, alignment=(string)au, "
                     "profile=(string){ high, main, constrained-baseline, baseline }"));
-
-/* x264enc's enum has the same nicks, so speed-preset=veryfast means the same to both. */
-static GType preset_get_type(void) {
-    static gsize type = 0;
-    if (g_once_init_enter(&type)) {
-        static GEnumValue values[G_N_ELEMENTS(x264_preset_names)];
-        for (guint i = 0; x264_preset_names[i]; i++) {
-            values[i].value = (gint)i;
-            values[i].value_name = x264_preset_names[i];
-            values[i].value_nick = x264_preset_names[i];
-        }
-        g_once_init_leave(&type, g_enum_register_static("GkX264EncPreset", values));
-    }
-    return (GType)type;
-}
-
-static GType tune_get_type(void) {
-    static gsize type = 0;
-    if (g_once_init_enter(&type)) {
-        static const GFlagsValue values[] = {
-            { TUNE_ZEROLATENCY, "No lookahead, no frame threads (slices instead), no B-frames: each frame out as it is encoded", "zerolatency" },
-            { 0, NULL, NULL },
-        };
-        g_once_init_leave(&type, g_flags_register_static("GkX264EncTune", values));
-    }
-    return (GType)type;
-}
 
 /* ---- x264's log ---- */
 
@@ -453,7 +423,7 @@ static gboolean set_format(GstVideoEncoder *encoder, GstVideoCodecState *state) 
     gst_caps_unref(templ);
 
     GK_OBJECT_LOCK(self);
-    const gboolean tuned = (self->tune & TUNE_ZEROLATENCY) != 0, when_live = self->live_zerolatency;
+    const gboolean tuned = (self->tune & GK_X264_TUNE_ZEROLATENCY) != 0, when_live = self->live_zerolatency;
     GK_OBJECT_UNLOCK(self);
     self->zerolatency = tuned || (when_live && upstream_is_live(self));
     GST_INFO_OBJECT(self, "tune %s", self->zerolatency ? "zerolatency" : "none");
@@ -559,7 +529,7 @@ static void gk_x264_enc_class_init(GkX264EncClass *klass) {
                           "At most this many frames between keyframes (0: ten seconds' worth)", 0, G_MAXINT, 0,
                           rw | GST_PARAM_MUTABLE_READY));
     g_object_class_install_property(object, PROP_SPEED_PRESET,
-        g_param_spec_enum("speed-preset", "Speed preset", "x264's preset: speed against compression", preset_get_type(),
+        g_param_spec_enum("speed-preset", "Speed preset", "x264's preset: speed against compression", gk_x264_preset_get_type(),
                           DEFAULT_PRESET, rw | GST_PARAM_MUTABLE_READY));
     g_object_class_install_property(object, PROP_BFRAMES,
         g_param_spec_int("bframes", "B-Frames", "B-frames between I and P (-1: the preset's)", -1, 16, -1,
@@ -569,7 +539,7 @@ static void gk_x264_enc_class_init(GkX264EncClass *klass) {
                           rw | GST_PARAM_MUTABLE_READY));
     g_object_class_install_property(object, PROP_TUNE,
         g_param_spec_flags("tune", "Content tuning", "x264's tune (x264enc's values; zerolatency is the one taken)",
-                           tune_get_type(), 0, rw | GST_PARAM_MUTABLE_READY));
+                           gk_x264_tune_get_type(), 0, rw | GST_PARAM_MUTABLE_READY));
     g_object_class_install_property(object, PROP_LIVE_ZEROLATENCY,
         g_param_spec_boolean("live-zerolatency", "Zero latency when live",
                              "Tune for zero latency when upstream is live (answers the latency query so), as a "

@@ -130,3 +130,32 @@ GstBuffer *gk_x264_avcc(GkNal sps, GkNal pps) {
     memcpy(w + 2, pps.data, (size_t)pps.size);
     return gst_buffer_new_wrapped(avcc, size);
 }
+
+/* ---- the properties' types ---- */
+
+/* x264enc's enum has the same nicks, so speed-preset=veryfast means the same to both. */
+GType gk_x264_preset_get_type(void) {
+    static gsize type = 0;
+    if (g_once_init_enter(&type)) {
+        static GEnumValue values[G_N_ELEMENTS(x264_preset_names)];
+        for (guint i = 0; x264_preset_names[i]; i++) {
+            values[i].value = (gint)i;
+            values[i].value_name = x264_preset_names[i];
+            values[i].value_nick = x264_preset_names[i];
+        }
+        g_once_init_leave(&type, g_enum_register_static("GkX264EncPreset", values));
+    }
+    return (GType)type;
+}
+
+GType gk_x264_tune_get_type(void) {
+    static gsize type = 0;
+    if (g_once_init_enter(&type)) {
+        static const GFlagsValue values[] = {
+            { GK_X264_TUNE_ZEROLATENCY, "No lookahead, no frame threads (slices instead), no B-frames: each frame out as it is encoded", "zerolatency" },
+            { 0, NULL, NULL },
+        };
+        g_once_init_leave(&type, g_flags_register_static("GkX264EncTune", values));
+    }
+    return (GType)type;
+}

@@ -40,6 +40,13 @@ typedef struct {
     int size;
 } GkNal;
 
+/* The properties' types: speed-preset (x264enc's enum: the same nicks, so speed-preset=veryfast
+ * means the same to both) and tune (x264enc's flags, of which x264 here takes zerolatency: the same
+ * value and nick). */
+GType gk_x264_preset_get_type(void);
+GType gk_x264_tune_get_type(void);
+#define GK_X264_TUNE_ZEROLATENCY 0x4
+
 /* The AVCDecoderConfigurationRecord (ISO/IEC 14496-15 5.2.4.1) with one SPS and one PPS. */
 GstBuffer *gk_x264_avcc(GkNal sps, GkNal pps);
 #endif
