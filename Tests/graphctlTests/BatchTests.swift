@@ -101,7 +101,7 @@ import TestSupport
         let m4a = folder.appendingPathComponent("whole.m4a").path
         try TestMedia.gstLaunch("audiotestsrc num-buffers=40 ! audio/x-raw,rate=44100,channels=1 ! audioconvert ! avenc_aac ! mp4mux faststart=false ! filesink location=\(m4a)")
         let m4aBytes = try Data(contentsOf: URL(fileURLWithPath: m4a))
-        var random = DamagedInputTests.Random(state: 17)
+        var random = SplitMix(seed: 17)
         let noise = Data((0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) })
         let damaged: [(String, Data)] = [
             ("d-empty.wav", Data()),

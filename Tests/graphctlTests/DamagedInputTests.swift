@@ -10,19 +10,6 @@ import TestSupport
 /// output's name, or succeeds with a file ffprobe reads, holding audio. Never a hang (the
 /// runner's guard would fail the test), a crash, or exit 0 with an unreadable file.
 @Suite(.media) struct DamagedInputTests {
-    /// A small, fixed-seed generator (SplitMix64): the same damage on every run.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
-    }
-
     static let formats: [(ext: String, pipeline: String)] = [
         ("wav", "wavenc"),
         ("flac", "flacenc"),
@@ -34,7 +21,7 @@ import TestSupport
 
     /// Ways to damage a file of `count` bytes: a name, and the bytes made from the good ones.
     static func damages(of good: [UInt8], seed: UInt64) -> [(String, [UInt8])] {
-        var random = Random(state: seed)
+        var random = SplitMix(seed: seed)
         var result: [(String, [UInt8])] = []
         for fraction in [0.05, 0.5, 0.9] { result.append(("cut at \(Int(fraction * 100))%", Array(good.prefix(Int(Double(good.count) * fraction))))) }
         var flipped = good
@@ -215,7 +202,7 @@ import TestSupport
         guard case .box(let ftyp)? = try walker.next() else { Issue.record("no first box in \(good)"); return }
         #expect(ftyp.type == "ftyp")
         let header = Int(ftyp.size)
-        var random = Random(state: 11)
+        var random = SplitMix(seed: 11)
         var tail = (0..<100_000).map { _ in UInt8(random.below(256)) }
         tail[4] = 0x01  // no box type by chance
         let damaged = folder.appendingPathComponent("damaged.m4a").path, out = folder.appendingPathComponent("out.m4a").path

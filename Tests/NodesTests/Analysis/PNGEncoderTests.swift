@@ -2,6 +2,7 @@ import Foundation
 import GraphKitTesting
 @testable import Nodes
 import Testing
+import TestSupport
 
 /// The PNG writer on its own: rows that do not compress, so that zlib's output fills its buffer
 /// several times over and goes out as several IDAT chunks, read back by libpng (through Cairo).
@@ -10,14 +11,8 @@ import Testing
 
     @Test func rowsThatDoNotCompressComeBackBitForBit() throws {
         let (width, height) = (4001, 300)  // 501 bytes a row, the last with 7 unused bits
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func random() -> UInt8 {  // SplitMix64: the same rows every run
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return UInt8(truncatingIfNeeded: z ^ (z >> 31))
-        }
+        var generator = SplitMix(seed: 0x9E37_79B9_7F4A_7C15)  // the same rows every run
+        func random() -> UInt8 { UInt8(truncatingIfNeeded: generator.next()) }
         var rows: [[UInt8]] = []
         for _ in 0..<height {
             var row = (0..<((width + 7) / 8)).map { _ in random() }
