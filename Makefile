@@ -39,6 +39,11 @@ DOC_TARGETS := CoreVideo CoreMedia AVFoundation ImageIO UniformTypeIdentifiers N
 # The packages below depend on this one by path; SwiftPM keeps their build plan when a file is
 # added here, and then misses it: drop the plans so each build starts from the sources.
 replan = rm -f $(1)/.build/debug.yaml $(1)/.build/release.yaml
+# graphctl, the example plugin and the fixture plugins all build in graphctl's scratch folder:
+# GraphKit, a dependency of each with the same flags, is compiled once for the three (apart,
+# each compiled it again: about 100 s each on 2 cores). Each build plans anew (replan) first.
+SHARED_SCRATCH := $(CURDIR)/$(TOOLS)/.build
+build_sharing = $(call replan,$(TOOLS)) && $(SWIFT) build --package-path $(1) --scratch-path $(SHARED_SCRATCH)
 
 all: build
 
@@ -66,8 +71,7 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 	$(SWIFT) build --build-tests
 	$(call replan,$(TOOLS))
 	$(SWIFT) build --package-path $(TOOLS)
-	$(call replan,Tests/Fixtures/plugins)
-	$(SWIFT) build --package-path Tests/Fixtures/plugins
+	$(call build_sharing,Tests/Fixtures/plugins)
 
 test: test-build test-elements test-plugin-example test-consumer test-api-coverage
 	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
@@ -86,8 +90,8 @@ test-fast: deps
 # The example plugin's own tests: NodeHarness from the shared library (GraphKitShared), as a
 # plugin author tests a node.
 test-plugin-example: plugin-example
-	$(SWIFT) build --build-tests --package-path examples/plugin-echo
-	$(SWIFT) test --skip-build --package-path examples/plugin-echo
+	$(call build_sharing,examples/plugin-echo) --build-tests
+	$(SWIFT) test --skip-build --package-path examples/plugin-echo --scratch-path $(SHARED_SCRATCH)
 
 # GraphKit as a client package gets it: a package made with `swift package init` depends on a
 # clone of this tree by a file:// URL and the release tag, as README's lines say, builds a program
@@ -144,10 +148,9 @@ test-elements: gst-plugin $(GST_CHECKS)
 # Builds the example plugin (examples/plugin-echo) and leaves it in out/plugins, so that
 # GRAPHKIT_PLUGIN_PATH=out/plugins graphctl run examples/plugin-echo/echo.json works from here.
 plugin-example: deps
-	$(call replan,examples/plugin-echo)
-	$(SWIFT) build --package-path examples/plugin-echo
+	$(call build_sharing,examples/plugin-echo)
 	install -d out/plugins
-	install -m 644 examples/plugin-echo/.build/debug/libEchoPlugin.so out/plugins/libEchoPlugin.so
+	install -m 644 $(SHARED_SCRATCH)/debug/libEchoPlugin.so out/plugins/libEchoPlugin.so
 
 # Installs graphctl, GraphKit's shared library beside it (found through graphctl's rpath, so it
 # runs from any folder with no environment set) and the plugin folder graphctl searches.
@@ -175,8 +178,7 @@ uninstall:
 # The tests under the address sanitizer (with leaks) and then the thread sanitizer, each in its
 # own scratch folder; fails on a failed test or on any sanitizer report (scripts/sanitizers/).
 test-sanitize: deps plugin-example
-	$(call replan,Tests/Fixtures/plugins)
-	$(SWIFT) build --package-path Tests/Fixtures/plugins
+	$(call build_sharing,Tests/Fixtures/plugins)
 	bash scripts/test-sanitize.sh address thread
 
 # libFuzzer targets (Fuzz/): the graph loader fed any bytes, a decode graph fed damaged media.

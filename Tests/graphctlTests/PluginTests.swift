@@ -10,7 +10,8 @@ import TestSupport
 /// wrong, each refused with its own message and status, never a crash.
 @Suite(.media) struct PluginTests {
     static let echo = Graphctl.root.appendingPathComponent("out/plugins/libEchoPlugin.so").path
-    static let fixtures = Graphctl.root.appendingPathComponent("Tests/Fixtures/plugins/.build/debug")
+    /// Built in graphctl's scratch folder, which the Makefile shares with the plugins' packages.
+    static let fixtures = Graphctl.root.appendingPathComponent("tools/graphctl/.build/debug")
 
     /// graphctl with `arguments`, its plugin path variable set to `pluginPath` (nil: unset).
     func graphctl(_ arguments: [String], pluginPath: String? = nil, in folder: URL? = nil) throws -> (Graphctl.Result, Process.TerminationReason) {
