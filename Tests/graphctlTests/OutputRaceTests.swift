@@ -166,8 +166,8 @@ import TestSupport
 
     /// `kill -9` at random moments of 40 runs, each run again afterwards: no `.partial` file
     /// and no `qtmux*` file (mp4mux's faststart data, in $TMPDIR before) remains anywhere.
-    /// GRAPHKIT_KILL_RUNS sets the number of runs (40 by default: 80 runs of graphctl, a core for
-    /// about two minutes of the suite; 100 took six).
+    /// GRAPHKIT_KILL_RUNS sets the number of runs (40 by default: 80 runs of graphctl; 100 held a
+    /// core for 381 s of the suite).
     @Test(.timeLimit(.minutes(10)))
     func killedRunsLeaveNothingOnceRunAgain() throws {
         let folder = try TestMedia.temporaryFolder()
