@@ -25,6 +25,10 @@ import MediaContainers
 ///   the files already complete (what a recorder recorded) and removes the one under way; a
 ///   cancel removes every file of this run's.
 ///
+/// - **Tags.** Each file keeps the text tags, cover, place, track languages and creation time of
+///   the file the graph reads (`sourceTags`, on by default, as ffmpeg's `-map_metadata 0` and
+///   `sink.mp4`); not its chapters, which are on the whole recording's timeline.
+///
 /// Memory: one file's index entries and chunk buffers at a time (as `sink.mp4`), and the held
 /// sound.
 public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
@@ -37,7 +41,7 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
             PortDescriptor("video", FormatSet([.h264, .video(.hevc), .video(.vp9), .video(.av1)]), presence: .optional,
                            help: "H.264, HEVC, VP9 or AV1 video track: each file starts at one of its key frames"),
         ],
-        parameters: [path, segmentDuration, faststart],
+        parameters: [path, segmentDuration, faststart, sourceTags],
         requiresAnInput: true,
         example: #"{ "type": "sink.mp4segments", "params": { "path": "out/cam/rec-%05d.mp4", "segmentDuration": 300 } }"#
     )
@@ -49,6 +53,10 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
                                                           help: "seconds per file: each file ends at the first video key frame at or after each multiple of it")
     public static let faststart = Parameter<Bool>("faststart", default: false,
         help: "each file's index (moov) before its media data, for progressive playback; moving the media up takes a moment at every cut, on the recording's thread (seconds for a large file), so it is off by default")
+
+    public static let sourceTags = Parameter<Bool>(
+        "sourceTags", default: true,
+        help: "give every file the tags, cover, place, track languages and creation time of the file the graph reads (the first upstream whose tags GraphKit reads: MP4, M4A, MOV, MP3, FLAC, Ogg), as ffmpeg's -map_metadata 0 does; false writes none")
 
     /// The most sound held while the video decides where a file ends: past it (the pictures
     /// stalled), the sound goes into the file under way, and the cut comes later.
@@ -67,6 +75,9 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
     /// the cuts) is the video when there is one.
     let ports: [String]
     let lead: Int
+    /// What every file's index gets of the source's tags (``sourceTags``).
+    let tags: [(key: FourCC, text: String)]
+    let extraTags: MP4ExtraTags
 
     private struct Held { var buffer: SampleBuffer; var pts: MediaTime?; var dts: MediaTime?; var time: Double }
 
@@ -119,6 +130,9 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
         brand = fileExtension == "mov" ? .mov : (fileExtension == "m4a" && !ports.contains("video") ? .m4a : .mp4)
         layout = context.parameters[Self.faststart] ? .indexFirst : .indexLast
         lead = ports.firstIndex(of: "video") ?? 0
+        let source = context.parameters[Self.sourceTags] ? MP4SinkNode.sourceMetadata(upstreamOf: context) : nil
+        tags = MP4SinkNode.textTags(source: source)
+        extraTags = MP4SinkNode.extraTags(MP4ExtraTags(), keeping: source, context: context, fragmented: false, chapters: false)
         state.withLock { s in
             s.reached = ports.map { _ in -.infinity }
             s.ended = ports.map { _ in false }
@@ -336,6 +350,8 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
         var writer = writer
         var ending = MP4Writer.Ending()
         ending.edits = s.edits
+        ending.tags = tags
+        ending.extraTags = extraTags
         // The encoder's priming is at the stream's start: the first file's, when it is known by
         // then (an encoder's is measured at the stream's end), never a later file's.
         if !s.done.isEmpty { ending.edits.audioDelay = nil }

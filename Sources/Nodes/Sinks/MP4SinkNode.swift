@@ -266,7 +266,7 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         state.withLock {
             $0.brand = brand
             $0.faststart = faststart
-            $0.ending.tags = Self.textTags(context, source: $0.source)
+            $0.ending.tags = Self.textTags(source: $0.source) { context.parameters[$0] }
         }
         // A length limit: every input's samples count against one budget, each with what its
         // index entries may take (an upper bound: 32 bytes a sample, the tables' most), and the

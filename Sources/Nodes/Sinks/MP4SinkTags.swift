@@ -6,12 +6,16 @@ import MediaContainers
 // sink.mp4's tags: what it reads of its parameters, and what it keeps of the source's.
 
 extension MP4SinkNode {
-    /// The tags of the file the graph reads upstream of this node: the first of
-    /// ``NodeContext/filesUpstream`` in a format whose tags ``MediaMetadata`` reads. Nil when
-    /// `sourceTags` is off or no such file is there (one that cannot be read is its source's to
-    /// report).
+    /// The tags of the file read upstream (``sourceMetadata(upstreamOf:)``), unless `sourceTags`
+    /// is off.
     static func sourceMetadata(_ context: NodeContext) -> MediaMetadata? {
-        guard context.parameters[sourceTags] else { return nil }
+        context.parameters[sourceTags] ? sourceMetadata(upstreamOf: context) : nil
+    }
+
+    /// The tags of the file the graph reads upstream of a node: the first of
+    /// ``NodeContext/filesUpstream`` in a format whose tags ``MediaMetadata`` reads. Nil when no
+    /// such file is there (one that cannot be read is its source's to report). Every MP4 sink's.
+    static func sourceMetadata(upstreamOf context: NodeContext) -> MediaMetadata? {
         for path in context.filesUpstream {
             guard let bytes = FileBytes(path: path), (try? MediaContainerFormat.detect(bytes)) != nil else { continue }
             return try? MediaMetadata.read(from: bytes)
@@ -21,10 +25,11 @@ extension MP4SinkNode {
 
     /// The text tags to write: each parameter's, else the source's field of its name; the
     /// encoder only as given (the source's names the software that made it, not this file).
-    static func textTags(_ context: NodeContext, source: MediaMetadata?) -> [(key: FourCC, text: String)] {
+    /// `given` reads a parameter (nil for a sink without them).
+    static func textTags(source: MediaMetadata?, given: (OptionalParameter<String>) -> String? = { _ in nil }) -> [(key: FourCC, text: String)] {
         var out: [(key: FourCC, text: String)] = []
         for (parameter, key) in tags {
-            if let value = context.parameters[parameter], !value.isEmpty {
+            if let value = given(parameter), !value.isEmpty {
                 out.append((key, value))
             } else if parameter.name != "encoder", let value = source?.textField(parameter.name), !value.isEmpty {
                 out.append((key, value))
@@ -34,15 +39,16 @@ extension MP4SinkNode {
     }
 
     /// `extra` (the parameters') with what the source has and they do not set: its cover (a JPEG
-    /// or PNG), place (as ISO 6709 writes it) and, when it is the one file read upstream (not
-    /// the pieces of a join), its chapters as a chpl box holds them; its languages and creation
-    /// time. A fragmented file, written as it goes, takes none of them.
-    static func extraTags(_ extra: MP4ExtraTags, keeping source: MediaMetadata?, context: NodeContext, fragmented: Bool) -> MP4ExtraTags {
+    /// or PNG), place (as ISO 6709 writes it) and, when `chapters` and it is the one file read
+    /// upstream (not the pieces of a join), its chapters as a chpl box holds them; its languages
+    /// and creation time. A fragmented file, written as it goes, takes none of them.
+    static func extraTags(_ extra: MP4ExtraTags, keeping source: MediaMetadata?, context: NodeContext, fragmented: Bool,
+                          chapters: Bool = true) -> MP4ExtraTags {
         guard let source, !fragmented else { return extra }
         var out = extra
         if out.artwork == nil { out.artwork = source.writableArtwork }
         if out.location == nil { out.location = source.writableLocation }
-        if out.chapters.isEmpty, context.filesUpstream.count == 1 { out.chapters = MP4ExtraTags.storable(source.chapters) }
+        if chapters, out.chapters.isEmpty, context.filesUpstream.count == 1 { out.chapters = MP4ExtraTags.storable(source.chapters) }
         out.languages = source.languages
         out.creationTime = source.creationTime
         return out

@@ -9,7 +9,8 @@ import TestSupport
 /// title, artist, album, date, cover, place, chapters, each track's language and the creation
 /// time of the file the graph reads, on the pipeline path (a transcode) and the container path
 /// (a remux, a join), into MP4, M4A and MOV; ffprobe reads them back. A parameter wins over the
-/// source's, and `sourceTags: false` keeps nothing.
+/// source's, and `sourceTags: false` keeps nothing. `sink.mp4segments` gives each of its files
+/// the same, but the chapters.
 @Suite(.media, .timeLimit(.minutes(10))) struct MP4SinkSourceTagsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
@@ -118,5 +119,31 @@ import TestSupport
         #expect(q.tags["title"] == nil && q.tags["artist"] == nil && q.tags["location"] == nil && q.tags["album"] == "Only this", "\(q.tags)")
         #expect(q.tags["creation_time"] == nil && q.chapters.isEmpty)
         #expect(q.language(of: "audio") != "fra")
+    }
+
+    /// A recording cut into files (`sink.mp4segments`) keeps the source's tags, cover, place,
+    /// languages and creation time in every file; not its chapters, on the whole recording's
+    /// timeline. `sourceTags: false` writes none.
+    @Test func everyFileOfASegmentedRecordingKeepsTheSourcesTags() throws {
+        let src = try TaggedMedia.movie(in: folder)
+        for keep in [true, false] {
+            let pattern = path("\(keep ? "kept" : "none")-%d.mp4")
+            try run("""
+                "src": { "type": "source.file", "params": { "path": "\(src)" } }, "demux": { "type": "demux" },
+                "file": { "type": "sink.mp4segments", "params": { "path": "\(pattern)", "segmentDuration": 1, "sourceTags": \(keep) } }
+                """, ["src.out -> demux.in", "demux.audio -> file.audio", "demux.video -> file.video"])
+            let files = (0..<3).map { pattern.replacingOccurrences(of: "%d", with: "\($0)") }
+            for file in files {
+                let p = try TaggedMedia.probe(file)
+                if keep {
+                    expectSourceTags(p, location: true, chapters: false)
+                    #expect(p.chapters.isEmpty, "\(file)")
+                    #expect(p.language(of: "video") == "deu", "\(file)")
+                } else {
+                    #expect(p.tags["title"] == nil && p.tags["location"] == nil && p.tags["creation_time"] == nil, "\(file): \(p.tags)")
+                    #expect(p.language(of: "audio") != "fra", "\(file)")
+                }
+            }
+        }
     }
 }
