@@ -164,6 +164,9 @@ gulong gk_pad_watch_stream_facts(GstPad *pad, GkStreamFactFn fn, void *context, 
 /* Makes decodebin's MP3 parser trim the encoder delay and padding of ffmpeg's MP3s as it does
  * LAME's (timing.c says how). Returns the signal handler's id. */
 gulong gk_decodebin_read_lavc_mp3_delay(GstElement *decodebin);
+/* opusparse: the stream's own comment header (OpusTags) is kept in the caps it sends on, where
+ * the parser's own would replace it with an empty one (opuscomments.c). */
+void gk_opusparse_keep_comment_header(GstElement *opusparse);
 /* decodebin: a transport stream pushed in time (a live source) is timed by its PTS, not through
  * its PCR and arrival (tsdemux ignore-pcr); a file, pulled, is left as it is (timing.c). */
 gulong gk_decodebin_time_live_ts_by_pts(GstElement *decodebin);

@@ -18,6 +18,12 @@ extension Element {
         callbacks.adopt(signal: gk_decodebin_read_lavc_mp3_delay(raw), on: object)
     }
 
+    /// For opusparse: the stream's comment header (OpusTags: its title, artist...) reaches the
+    /// muxer as the file has it; the parser's own caps would replace it with an empty one.
+    public func keepOpusComments() {
+        gk_opusparse_keep_comment_header(raw)
+    }
+
     /// For decodebin: a transport stream pushed with times (a live source such as `srtsrc`) is
     /// timed by its own presentation times, as ffmpeg reads it, not mapped through its clock
     /// reference and the packets' arrival (a burst bent the times back); a file keeps

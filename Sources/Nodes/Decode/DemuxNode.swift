@@ -25,7 +25,8 @@ import GraphKitRuntime
 /// times are worked out from them (`h264timestamper`, `h265timestamper`, from the stream's
 /// reorder depth), as an MP4 needs them. Opus, FLAC and ALAC pass with their headers; an Opus
 /// stream is framed by `opusparse`, which gives each packet its time and duration (Ogg stores
-/// only a page's end), FLAC by `flacparse` (a bare .flac file's frames, STREAMINFO as header).
+/// only a page's end) and keeps its comment header (OpusTags), FLAC by `flacparse` (a bare
+/// .flac file's frames, STREAMINFO as header).
 ///
 /// Example:
 /// ```json
@@ -224,7 +225,9 @@ public final class DemuxNode: ElementNode {
         case .aac:
             chain = [try builder.make("aacparse")]
         case .opus:
-            chain = [try builder.make("opusparse")]
+            let parse = try builder.make("opusparse")
+            parse.keepOpusComments()
+            chain = [parse]
         case .flac:
             chain = [try builder.make("flacparse")]
         case .alac, .vp9, .av1:

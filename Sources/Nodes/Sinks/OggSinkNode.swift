@@ -6,8 +6,8 @@ import GraphKitRuntime
 /// over it only once complete and on the disk.
 ///
 /// No tag parameters: an Ogg file's tags are its stream's own comment header (OpusTags, FLAC's
-/// VORBIS_COMMENT), written by the encoder and passed as it is in a remux; GStreamer's Ogg muxer
-/// takes no tags of its own.
+/// VORBIS_COMMENT), written by the encoder and passed as it is in a remux (`demux` keeps an Opus
+/// stream's, which its parser would empty); GStreamer's Ogg muxer takes no tags of its own.
 ///
 /// Example:
 /// ```json

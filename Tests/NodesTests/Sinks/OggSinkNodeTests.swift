@@ -6,7 +6,7 @@ import Nodes
 import TestSupport
 
 /// `sink.ogg`: Opus and FLAC remuxed decode to the source's samples, as many; the file is renamed
-/// into place only when complete.
+/// into place only when complete; an Ogg Opus file's comments (OpusTags) stay.
 @Suite(.media, .timeLimit(.minutes(10))) struct OggSinkNodeTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
@@ -24,6 +24,21 @@ import TestSupport
         let remuxed = try RemuxChecks.audio(out)
         #expect(samples >= 88_200 && remuxed.samples == samples, "\(remuxed.samples) samples of \(samples)")
         #expect(remuxed.md5 == md5)
+    }
+
+    /// An Ogg Opus file remuxed keeps its comment header: its tags, as ffprobe reads them, and
+    /// its samples. (opusparse's own caps had an empty one, and the muxer wrote that.)
+    @Test func anOpusRemuxKeepsItsComments() throws {
+        let input = folder.appendingPathComponent("tagged.opus").path, out = folder.appendingPathComponent("remuxed.opus").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=500:sample_rate=48000:duration=2", "-c:a", "libopus",
+                                         "-metadata", "title=Le titre", "-metadata", "artist=Quelqu'un", "-metadata", "album=Un album", input])
+        let report = try RemuxChecks.run(input, into: "sink.ogg", at: out, ports: ["audio"])
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let tags = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "stream_tags", "-of", "default=nw=1", out])
+        for tag in ["TAG:title=Le titre", "TAG:artist=Quelqu'un", "TAG:album=Un album"] {
+            #expect(tags.contains(tag), "\(tags)")
+        }
+        #expect(try RemuxChecks.audio(out).md5 == RemuxChecks.audio(input).md5)
     }
 
     /// Cancelled while it writes: nothing under the final name, no temporary file.
