@@ -54,12 +54,23 @@ public enum TestMedia {
     /// Runs a tool found on the PATH and returns what it printed; throws with its error output
     /// when it fails. Its output goes to files, not pipes, so no amount of it can stall either
     /// side (and GraphKit needs no Foundation `Process`). Under GRAPHKIT_TEST_TIER=fast it throws
-    /// at once, naming the tool: a test that makes media belongs to the full tier.
+    /// at once, naming the tool: a test that makes media belongs to the full tier. An ffmpeg
+    /// command that makes one file from generated sources, run a second time in the process,
+    /// copies the first run's file (``MediaCommandCache`` says which commands are kept).
     @discardableResult
     public static func runTool(_ tool: String, _ arguments: [String]) throws -> String {
         if ProcessInfo.processInfo.environment[tierVariable] == "fast" {
             throw GraphError(.runFailed, "\(tool) started in the fast tier (\(tierVariable)=fast): this test makes media, so its suite belongs to `make test`")
         }
+        guard let key = MediaCommandCache.key(tool, arguments) else { return try spawn(tool, arguments) }
+        if let printed = MediaCommandCache.reuse(key) { return printed }
+        let before = MediaCommandCache.namesBeside(key)
+        let printed = try spawn(tool, arguments)
+        MediaCommandCache.keep(key, printed: printed, before: before)
+        return printed
+    }
+
+    private static func spawn(_ tool: String, _ arguments: [String]) throws -> String {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("stdout").path, err = folder.appendingPathComponent("stderr").path
