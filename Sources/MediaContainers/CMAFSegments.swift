@@ -258,10 +258,19 @@ package enum CMAF {
 extension CMAF {
     /// The initialization segment of a stream packaged as it is encoded: a movie of `tracks`,
     /// each an empty sample table and its codec's sample description, and a `trex` each.
-    package static func initializationSegment(of tracks: [MP4TrackFormat]) -> [UInt8] {
+    /// `tags` and `extraTags` (a source's, kept as `sink.mp4` keeps them) go into its `udta`
+    /// with the gapless tag.
+    package static func initializationSegment(of tracks: [MP4TrackFormat], tags: [(key: FourCC, text: String)] = [],
+                                              extraTags: MP4ExtraTags = MP4ExtraTags()) -> [UInt8] {
         let trexes = tracks.map { trex(trackID: $0.trackID) }
-        let tag = tracks.compactMap(\.gapless).first.map { [CMAF.gaplessTag($0)] } ?? []
-        let moov = MP4Box(type: "moov", children: [movieHeader(duration: 0, nextTrackID: (tracks.map(\.trackID).max() ?? 0) + 1)] + tracks.map { $0.trak(edits: $0.gaplessEdits) } + [MP4Box(type: "mvex", children: trexes)] + tag)
+        let gapless = tracks.compactMap(\.gapless).first
+        let untagged = tags.isEmpty && extraTags.isEmpty
+        var moov = MP4Box(type: "moov", children: [movieHeader(duration: 0, nextTrackID: (tracks.map(\.trackID).max() ?? 0) + 1)] + tracks.map { $0.trak(edits: $0.gaplessEdits) } + [MP4Box(type: "mvex", children: trexes)] + (untagged ? gapless.map { [CMAF.gaplessTag($0)] } ?? [] : []))
+        if !untagged {
+            extraTags.apply(to: &moov)
+            for (key, text) in tags { MP4ExtraTags.setText(key, text, in: &moov) }
+            if let gapless { MP4ExtraTags.setItem(gaplessItem(gapless), in: &moov) }
+        }
         let ftyp = MP4Box(FileType(majorBrand: "iso6", compatibleBrands: ["iso6", "mp41"]))
         return ftyp.bytes + moov.bytes
     }
@@ -284,6 +293,12 @@ extension CMAF {
     /// iTunes' gapless tag as AVFoundation and ffmpeg write it: `moov/udta/meta/ilst/----`
     /// named `iTunSMPB`, in hex, ` 00000000 priming padding count` then eight zero words.
     package static func gaplessTag(_ g: Gapless) -> MP4Box {
+        let meta = MP4Box(type: "meta", body: [0, 0, 0, 0] + MP4ExtraTags.itunesHandler.bytes + MP4Box(type: "ilst", children: [gaplessItem(g)]).bytes)
+        return MP4Box(type: "udta", children: [meta])
+    }
+
+    /// The gapless tag's item (`----`, `com.apple.iTunes`, `iTunSMPB`), for a tag list.
+    package static func gaplessItem(_ g: Gapless) -> MP4Box {
         func hex(_ v: Int, _ digits: Int) -> String {
             let s = String(UInt64(max(0, v)), radix: 16, uppercase: true)
             return String(repeating: "0", count: max(0, digits - s.count)) + s
@@ -294,14 +309,8 @@ extension CMAF {
         data.appendU32(1)  // UTF-8
         data.appendU32(0)
         data += Array(text.utf8)
-        let item = MP4Box(type: "----", children: [full("mean", Array("com.apple.iTunes".utf8)), full("name", Array("iTunSMPB".utf8)),
-                                                   MP4Box(type: "data", body: data)])
-        var hdlr: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]
-        hdlr.appendU32(FourCC("mdir").rawValue)
-        hdlr.appendU32(FourCC("appl").rawValue)
-        hdlr += [UInt8](repeating: 0, count: 9)
-        let meta = MP4Box(type: "meta", body: [0, 0, 0, 0] + MP4Box(type: "hdlr", body: hdlr).bytes + MP4Box(type: "ilst", children: [item]).bytes)
-        return MP4Box(type: "udta", children: [meta])
+        return MP4Box(type: "----", children: [full("mean", Array("com.apple.iTunes".utf8)), full("name", Array("iTunSMPB".utf8)),
+                                               MP4Box(type: "data", body: data)])
     }
 
     /// What a sound track's edit list says of its priming: its first edit's media time, its

@@ -23,6 +23,10 @@ package struct HLSStream: Sendable {
     package var limitsKeyFrameDistance = false {
         didSet { segmenter?.limitsKeyFrameDistance = limitsKeyFrameDistance }
     }
+    /// What the initialization segment's index holds of a source's tags (``CMAF/initializationSegment(of:tags:extraTags:)``);
+    /// set before the first format.
+    package var tags: [(key: FourCC, text: String)] = []
+    package var extraTags = MP4ExtraTags()
     /// The setting a refusal of key frames too far apart names (``HLSSegmenter/keyFrameSetting``).
     package var keyFrameSetting = "the segment duration"
     /// Whether the stream failed because the lead's key frames were farther apart than the target.
@@ -60,7 +64,7 @@ package struct HLSStream: Sendable {
         for time in flushes { segmenter!.flush(after: time) }
         flushes = []
         // MPEG-TS segments need none: each carries its tables.
-        var out: [Output] = container == .fmp4 ? [.initialization(CMAF.initializationSegment(of: tracks))] : []
+        var out: [Output] = container == .fmp4 ? [.initialization(CMAF.initializationSegment(of: tracks, tags: tags, extraTags: extraTags))] : []
         for t in early.indices {
             let held = early[t]
             early[t] = []

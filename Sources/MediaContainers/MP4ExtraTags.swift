@@ -144,11 +144,17 @@ package struct MP4ExtraTags: Sendable, Equatable {
     /// Sets the iTunes text item `key` (`moov/udta/meta/ilst/KEY`: one `data` box, type 1 UTF-8,
     /// locale 0, the text), the tag list made if missing.
     package static func setText(_ key: FourCC, _ text: String, in moov: inout MP4Box) {
+        setItem(MP4Box(type: key, children: [MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))]), in: &moov)
+    }
+
+    /// Sets `item` in the iTunes tag list (`moov/udta/meta/ilst`), replacing one of its type,
+    /// the list made if missing.
+    package static func setItem(_ item: MP4Box, in moov: inout MP4Box) {
         var udta = moov.first("udta") ?? MP4Box(type: "udta", children: [])
         var meta = udta.first("meta") ?? MP4Box(type: "meta", leading: [0, 0, 0, 0], children: [itunesHandler])
         if meta.first("hdlr") == nil { meta.replaceOrInsert(itunesHandler) }
         var ilst = meta.first("ilst") ?? MP4Box(type: "ilst", children: [])
-        ilst.replaceOrInsert(MP4Box(type: key, children: [MP4Box(type: "data", body: [0, 0, 0, 1, 0, 0, 0, 0] + Array(text.utf8))]))
+        ilst.replaceOrInsert(item)
         meta.replaceOrInsert(ilst, after: ["hdlr", "keys"])
         udta.replaceOrInsert(meta)
         moov.replaceOrInsert(udta, after: ["mvhd", "trak"])

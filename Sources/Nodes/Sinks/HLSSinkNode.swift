@@ -21,7 +21,8 @@ import MediaContainers
 ///
 /// A `vod` playlist's sound starts at the input's first sample: once the AAC encoder's priming is
 /// measured (at the end of the stream), the initialization segment is written again with the
-/// sound's edit list and iTunes' gapless tag (`CMAF.gaplessTag(_:)`).
+/// sound's edit list and iTunes' gapless tag (`CMAF.gaplessTag(_:)`). It keeps the source's
+/// tags, as `sink.mp4` keeps them but the chapters (`sourceTags`).
 ///
 /// `segmentFormat: "mpegts"` writes MPEG-2 transport stream segments (`.ts`, no initialization
 /// segment) from the same cuts, by GraphKit's own TS writer (`MPEGTSWriter`), not hlssink2,
@@ -50,7 +51,7 @@ public final class HLSSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
             PortDescriptor("audio", .aac, presence: .optional, help: "AAC audio, in every rendition (or in one of its own: audio separate)"),
             PortDescriptor("video", .h264, presence: .optional, help: "H.264 video; segments start on its key frames, which its encoder is asked for at each cut"),
         ] + extraVideoPorts.map { PortDescriptor($0, .h264, presence: .optional, help: "H.264 video of another rendition (a ladder's rung)") },
-        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat, audio],
+        parameters: [folder, playlist, segmentDuration, playlistType, windowSize, multivariant, segmentFormat, audio, sourceTags],
         requiresAnInput: true,
         writtenFilesInFolders: { p, inputs in playlists(p, connectedInputs: inputs).map { WrittenFile(parameter: "folder", path: $0) } },
         example: #"{ "type": "sink.hls", "params": { "folder": "out/hls", "segmentDuration": 4 } }"#
@@ -94,6 +95,10 @@ public final class HLSSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
     public static let audio = Parameter<AudioLayout>("audio", default: .muxed,
                                                      help: "muxed: the sound in every video rendition's segments; separate: in a rendition of its own (audio/), named by every video rendition (EXT-X-MEDIA, AUDIO=)")
 
+    public static let sourceTags = Parameter<Bool>(
+        "sourceTags", default: true,
+        help: "the initialization segment (init.mp4) keeps the text tags, cover, place, track languages and creation time of the file the graph reads, as sink.mp4 does; false writes none")
+
     static let initializationName = "init.mp4"
     /// The audio rendition group's ID in the multivariant playlist.
     static let audioGroup = "audio"
@@ -122,6 +127,9 @@ public final class HLSSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
     /// multivariant one) goes into it, so that a run never writes over a file an earlier package
     /// lists; the top playlist's rename switches the package in (`HLSGeneration`).
     let generation: HLSGeneration
+    /// What each initialization segment keeps of the source's tags (``sourceTags``).
+    let tags: [(key: FourCC, text: String)]
+    let extraTags: MP4ExtraTags
 
     /// A media segment written: its file name, duration and size, where it ends on the
     /// stream's clock (its duration and all before it), and where the stream was when it left a
@@ -202,12 +210,18 @@ public final class HLSSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
         let top = renditions.count > 1 ? context.parameters[Self.multivariant] : playlistName
         generation = HLSGeneration(folder: folderPath, playlist: top)
         let (target, targetDuration) = (target, targetDuration)
+        let source = container == .fmp4 && context.parameters[Self.sourceTags] ? MP4SinkNode.sourceMetadata(upstreamOf: context) : nil
+        tags = MP4SinkNode.textTags(source: source)
+        extraTags = MP4SinkNode.extraTags(MP4ExtraTags(), keeping: source, context: context, fragmented: false, chapters: false)
+        let (tags, extraTags) = (tags, extraTags)
         state = Guarded(State(renditions: renditions.map { r in
             var stream = HLSStream(trackCount: (r.video == nil ? 0 : 1) + (r.hasAudio ? 1 : 0), target: target, container: container)
             // Every rendition cuts on one grid from the run's start, where the encoders are asked
             // for key frames: a ladder's rungs and a separate sound cut at the same times.
             stream.origin = 0
             stream.keyFrameSetting = "segmentDuration"
+            stream.tags = tags
+            stream.extraTags = extraTags
             return Rendition(stream: stream, rates: HLSBitRates(targetDuration: targetDuration))
         }))
     }
@@ -371,7 +385,7 @@ public final class HLSSinkNode: ElementNode, PlaysEncoderPriming, Sendable {
         guard let a = formats.firstIndex(where: { !$0.isVideo }), delay.sampleRate == Int(formats[a].timescale) else { return }
         let encoded = Int(span.end - span.start)
         formats[a].gapless = CMAF.Gapless(priming: delay.priming, samples: delay.samples, padding: max(0, encoded - delay.priming - delay.samples))
-        try writeFile(inGeneration(r, Self.initializationName), CMAF.initializationSegment(of: formats), &s)
+        try writeFile(inGeneration(r, Self.initializationName), CMAF.initializationSegment(of: formats, tags: tags, extraTags: extraTags), &s)
     }
 
     private func writePlaylist(_ r: Int, ended: Bool, _ s: inout State) throws(GraphError) {

@@ -10,7 +10,7 @@ import TestSupport
 /// time of the file the graph reads, on the pipeline path (a transcode) and the container path
 /// (a remux, a join), into MP4, M4A and MOV; ffprobe reads them back. A parameter wins over the
 /// source's, and `sourceTags: false` keeps nothing. `sink.mp4segments` gives each of its files
-/// the same, but the chapters.
+/// the same, and `sink.hls` its initialization segment, but the chapters.
 @Suite(.media, .timeLimit(.minutes(10))) struct MP4SinkSourceTagsTests {
     let folder: URL
     init() throws { folder = try TestMedia.temporaryFolder() }
@@ -143,6 +143,31 @@ import TestSupport
                     #expect(p.tags["title"] == nil && p.tags["location"] == nil && p.tags["creation_time"] == nil, "\(file): \(p.tags)")
                     #expect(p.language(of: "audio") != "fra", "\(file)")
                 }
+            }
+        }
+    }
+
+    /// `sink.hls`'s initialization segment keeps the source's tags, languages and creation time
+    /// (with the gapless tag of an encoded sound, in the same list); `sourceTags: false` none.
+    @Test func anHLSInitializationSegmentKeepsTheSourcesTags() throws {
+        let src = try TaggedMedia.movie(in: folder)
+        for keep in [true, false] {
+            let out = path(keep ? "hls-kept" : "hls-none")
+            try run("""
+                "src": { "type": "source.file", "params": { "path": "\(src)" } }, "dec": { "type": "decode" },
+                "aac": { "type": "encode.aac" }, "demux": { "type": "demux" }, "src2": { "type": "source.file", "params": { "path": "\(src)" } },
+                "hls": { "type": "sink.hls", "params": { "folder": "\(out)", "segmentDuration": 1, "sourceTags": \(keep) } }
+                """, ["src.out -> dec.in", "dec.audio -> aac.in", "aac.out -> hls.audio", "src2.out -> demux.in", "demux.video -> hls.video"])
+            let initialization = out + "/" + (HLSPackageFiles.generations(out).first ?? "?") + "/init.mp4"
+            let p = try TaggedMedia.probe(initialization)
+            if keep {
+                expectSourceTags(p, location: true, chapters: false)
+                #expect(p.language(of: "video") == "deu")
+                // ffmpeg reads the encoder's priming from iTunes' gapless tag, beside the others.
+                let probed = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags=iTunSMPB", "-of", "default=nw=1", initialization])
+                #expect(probed.contains("iTunSMPB"), "\(probed)")
+            } else {
+                #expect(p.tags["title"] == nil && p.tags["creation_time"] == nil, "\(p.tags)")
             }
         }
     }
