@@ -3,7 +3,8 @@ import GraphKitCore
 import GraphKitRuntime
 import MediaContainers
 
-// sink.mp4's tags: what it reads of its parameters, and what it keeps of the source's.
+// sink.mp4's tags: what it reads of its parameters, and what it keeps of the source's (as
+// sink.mp4segments and sink.hls keep it too).
 
 extension MP4SinkNode {
     /// The tags of the file read upstream (``sourceMetadata(upstreamOf:)``), unless `sourceTags`
