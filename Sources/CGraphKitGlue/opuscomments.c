@@ -40,8 +40,9 @@ static GstBuffer *opus_caps_comments(GstEvent *event, const GValue **headers_out
     return gst_value_get_buffer(second);
 }
 
-/* Shared by the parser's two probes (each holds a reference). */
-typedef struct { GstBuffer *comments; } OpusComments;
+/* Shared by the parser's two probes (each holds a reference): the comment header kept, and
+ * whether the stream's packets have begun (the headers come first: no later buffer is looked at). */
+typedef struct { GstBuffer *comments; gboolean past_headers; } OpusComments;
 
 static void opus_comments_clear(gpointer data) {
     OpusComments *k = data;
@@ -61,7 +62,14 @@ static GstPadProbeReturn opus_comments_in(GstPad *pad, GstPadProbeInfo *info, gp
     OpusComments *k = data;
     gk_callback_enter(pad);
     if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
-        opus_comments_keep(k, GST_PAD_PROBE_INFO_BUFFER(info));
+        GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+        guint8 magic[8];
+        if (k->comments == NULL && !k->past_headers && b != NULL) {
+            if (gst_buffer_extract(b, 0, magic, 8) == 8 && memcmp(magic, "OpusTags", 8) == 0)
+                opus_comments_keep(k, b);
+            else if (gst_buffer_extract(b, 0, magic, 8) != 8 || memcmp(magic, "OpusHead", 8) != 0)
+                k->past_headers = TRUE;
+        }
     } else if (GST_PAD_PROBE_INFO_EVENT(info) != NULL && GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_CAPS) {
         GstBuffer *b = opus_caps_comments(GST_PAD_PROBE_INFO_EVENT(info), NULL);
         if (b != NULL)

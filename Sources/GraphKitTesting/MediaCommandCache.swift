@@ -4,8 +4,8 @@ import Synchronization
 
 /// The files ffmpeg made for one test process, by command: a suite asks for the same test media
 /// many times (the same clip in every test of a suite), and ffmpeg made about a third of the
-/// suite's CPU time, 43% of it again for a command it had already run (BENCHMARKS.md, "CI and
-/// platforms"). A command that makes one file from generated sources and small input files
+/// suite's CPU time, 43% of it again for a command it had already run (BENCHMARKS.md, "The
+/// suite's wall time"). A command that makes one file from generated sources and small input files
 /// gives the same bytes each time (ffmpeg's encoders are deterministic for one set of
 /// arguments on one machine), so the second time the file is copied from the first.
 ///
