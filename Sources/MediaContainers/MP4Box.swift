@@ -18,6 +18,9 @@ package struct MP4Box: Sendable, Equatable {
         /// A container's body: bytes before its children (`leading`), the children, and bytes
         /// too few for a box after them (`trailing`).
         case boxes(leading: [UInt8], children: [MP4Box], trailing: [UInt8])
+        /// A long sample table's body, partly in a temporary file (``SpilledBody``): written
+        /// from there in pieces, never held whole.
+        case spilled(SpilledBody)
     }
 
     package init(type: FourCC, body: [UInt8] = [], sizeField: BoxHeader.SizeField = .compact) {
@@ -32,6 +35,13 @@ package struct MP4Box: Sendable, Equatable {
         content = .boxes(leading: leading, children: children, trailing: [])
     }
 
+    /// A leaf whose body is a long sample table's, partly in a temporary file.
+    package init(type: FourCC, spilled: SpilledBody) {
+        self.type = type
+        sizeField = .compact
+        content = .spilled(spilled)
+    }
+
     package init(type: String, body: [UInt8] = []) { self.init(type: FourCC(type), body: body) }
     package init(type: String, children: [MP4Box]) { self.init(type: FourCC(type), children: children) }
 
@@ -40,6 +50,9 @@ package struct MP4Box: Sendable, Equatable {
         get {
             switch content {
             case .data(let bytes): return bytes
+            // Read back whole for whoever reads the box (the writer itself writes it in pieces);
+            // zeros of its length if the temporary file cannot be read (the writing then fails).
+            case .spilled(let spilled): return spilled.bytes ?? [UInt8](repeating: 0, count: Int(clamping: spilled.count))
             case .boxes(let leading, let children, let trailing):
                 var out = leading
                 Self.write(children, trailingEmpty: trailing.isEmpty, to: &out)
@@ -176,7 +189,8 @@ package struct MP4Box: Sendable, Equatable {
     /// Appends the box; `last`: nothing follows it in its sequence, so a "to the end" size
     /// stays so.
     package func write(to out: inout [UInt8], last: Bool) {
-        writePieces(last: last, into: &out, pieceBytes: .max) { (_: [UInt8]) in }
+        // Whole: nothing is handed on, and a spilled table is read back by `body`, so nothing throws.
+        try? writePieces(last: last, into: &out, pieceBytes: .max) { (_: [UInt8]) throws(ContainerError) in }
     }
 
     /// Writes the box in pieces of at least `pieceBytes` (the last may be shorter), each handed
@@ -188,12 +202,25 @@ package struct MP4Box: Sendable, Equatable {
         if !buffer.isEmpty { try emit(buffer) }
     }
 
-    private func writePieces<E: Error>(last: Bool, into buffer: inout [UInt8], pieceBytes: Int,
-                                       emit: ([UInt8]) throws(E) -> Void) throws(E) {
+    private func writePieces(last: Bool, into buffer: inout [UInt8], pieceBytes: Int,
+                             emit: ([UInt8]) throws(ContainerError) -> Void) throws(ContainerError) {
         switch content {
         case .data(let bytes):
             header.write(bodyLength: UInt64(bytes.count), toEndAllowed: last, to: &buffer)
             buffer += bytes
+        case .spilled(let spilled):
+            header.write(bodyLength: spilled.count, toEndAllowed: last, to: &buffer)
+            guard pieceBytes < .max else {
+                buffer += body
+                break
+            }
+            // Read back a piece at a time, each piece handed on as it fills.
+            try spilled.write(inPiecesOf: pieceBytes) { (raw) throws(ContainerError) in
+                buffer.append(contentsOf: raw)
+                guard buffer.count >= pieceBytes else { return }
+                try emit(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
         case .boxes(let leading, let children, let trailing):
             header.write(bodyLength: bodyLength, toEndAllowed: last, to: &buffer)
             buffer += leading
@@ -219,6 +246,7 @@ package struct MP4Box: Sendable, Equatable {
     package var bodyLength: UInt64 {
         switch content {
         case .data(let bytes): return UInt64(bytes.count)
+        case .spilled(let spilled): return spilled.count
         case .boxes(let leading, let children, let trailing):
             var total = UInt64(leading.count + trailing.count)
             for (i, child) in children.enumerated() { total += child.length(last: trailing.isEmpty && i == children.count - 1) }

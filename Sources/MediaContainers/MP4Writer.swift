@@ -26,7 +26,8 @@ import Glibc
 /// less its own; the last one's is its own stated duration (else the one before's).
 ///
 /// Memory: the index as the file stores it (``SampleTableBuilder``: 4 bytes a sample and a few
-/// bytes a run of durations or offsets, a key frame, a chunk), the chunks waiting to interleave,
+/// bytes a run of durations or offsets, a key frame, a chunk; past ``tableMemoryBytes`` a table,
+/// in a temporary file, but for the chunks' 8 bytes a quarter second), the chunks waiting to interleave,
 /// a write buffer, and for a fragmented file the samples of the fragment being gathered. Every number a stream gives is
 /// bounded: nothing traps.
 package struct MP4Writer: Sendable {
@@ -60,6 +61,9 @@ package struct MP4Writer: Sendable {
     /// Closed chunks wait at most this many bytes for the other tracks to reach their time: past
     /// it (a track that stalls), the oldest is written anyway.
     package static let interleaveBytes = 16 << 20
+    /// What each of a track's per-sample tables holds in memory before it moves to a temporary
+    /// file (``SampleTableSpill``): 65,536 sizes, 36 minutes of 30 fps video.
+    package static let tableMemoryBytes = 256 << 10
 
     struct Track: Sendable {
         var name: String
@@ -70,7 +74,7 @@ package struct MP4Writer: Sendable {
         /// The format now: nil before the first.
         var format: MP4TrackFormat? { descriptions.indices.contains(description) ? descriptions[description] : nil }
         /// Whole files: the sample tables, chunk offsets from the media's first byte.
-        var tables = SampleTableBuilder()
+        var tables = SampleTableBuilder(spillingPast: MP4Writer.tableMemoryBytes)
         /// The chunk being gathered: its samples wait in memory until the other tracks reach
         /// its time (``Chunk``).
         var open: Chunk?

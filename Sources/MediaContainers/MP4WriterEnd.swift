@@ -46,7 +46,7 @@ extension MP4Writer {
         guard !present.isEmpty else { throw ContainerError("no input gave a sample") }
         var movie = MP4Movie(moov: moov(tracks: present, ending: ending))
         // The tables are in the index now: let them go before it is written.
-        for t in tracks.indices { tracks[t].tables = SampleTableBuilder() }
+        for t in tracks.indices { tracks[t].tables = SampleTableBuilder() }  // (a spilled table stays, in the index, until it is written)
         var edits = ending.edits
         // Each track's header states where it ends on the movie's clock (from the file's start).
         if ending.endWithShortestTrack, let shortest = movie.trackIndices.map({ movie.track($0).duration }).min(), movie.timescale > 0 {

@@ -4,23 +4,43 @@
 /// (`stsc`, `stco`/`co64`) a run and an offset each. An hour of AAC (168,750 packets) costs
 /// 0.7 MB here; a sample as a value (``MP4Sample``, 32 bytes, in an array that doubles) cost 5-11 MB.
 /// The one builder of sample tables: the writer's and a join's (``MP4Join/tables(_:chunkSizes:offsets:descriptions:)``).
+/// Past a bound (``init(spillingPast:)``, the writer's), the per-sample tables (sizes, runs of
+/// durations and offsets, sync samples) move to a temporary file in pieces
+/// (``SampleTableSpill``), so what a table holds in memory stays under its bound at any length;
+/// the chunk table stays in memory (a chunk is a quarter of a second: 8 bytes).
+///
+/// A copy shares its tables' storage with the original: one builder appends.
 package struct SampleTableBuilder: Sendable {
     /// The samples so far.
     package private(set) var count = 0
-    private var sizes: [UInt32] = []
-    /// Closed runs of durations; the last sample's duration stays open (``lastDuration``) until
-    /// the next sample comes or the tables are written, since a writer learns it from the next
-    /// sample's decode time.
-    private var durations: [TimeToSample.Entry] = []
+    private let bound: Int?
+    private let folder: String?
+    /// The entries, made at the first sample: sizes, closed runs of durations (count, delta),
+    /// closed runs of offsets (count, offset), sync sample numbers.
+    private var stores: Stores?
+    private final class Stores: Sendable {
+        let sizes, durations, offsets, syncNumbers: SampleTableSpill
+        init(bound: Int?, folder: String?) {
+            (sizes, durations, offsets, syncNumbers) = (.init(bound: bound, folder: folder), .init(bound: bound, folder: folder),
+                                                        .init(bound: bound, folder: folder), .init(bound: bound, folder: folder))
+        }
+    }
+    /// The run of durations being extended (not yet in `stores.durations`), and the closed
+    /// runs before it; the last sample's duration stays open (``lastDuration``) until the next
+    /// sample comes or the tables are written, since a writer learns it from the next sample's
+    /// decode time.
+    private var durationRun: TimeToSample.Entry?
+    private var durationRuns: UInt32 = 0
     package private(set) var lastDuration: UInt32 = 0
     /// The closed runs' total, and the open one's.
     private var closedDuration: UInt64 = 0
-    private var offsets: [CompositionOffsets.Entry] = []
+    private var offsetRun: CompositionOffsets.Entry?
+    private var offsetRuns: UInt32 = 0
     private var shifted = false
     private var negative = false
-    /// The sync samples' numbers (from 1), once a sample is not one: a table of only sync samples
+    /// The sync samples listed, once a sample is not one: a table of only sync samples
     /// (sound) writes no `stss`.
-    private var syncNumbers: [UInt32] = []
+    private var syncCount: UInt32 = 0
     private var allSync = true
     private var chunkOffsets: [UInt64] = []
     private var chunkRuns: [SampleToChunk.Entry] = []
@@ -29,28 +49,42 @@ package struct SampleTableBuilder: Sendable {
     package private(set) var smallestSize: UInt32 = 0
     package private(set) var largestSize: UInt32 = 0
 
-    package init() {}
+    /// `spillingPast`: the bytes each per-sample table holds in memory before they move to a
+    /// temporary file; nil: all in memory (a join's tables, made from samples it holds anyway).
+    /// `folder`: where (nil: ``TemporaryFile/folder``).
+    package init(spillingPast bound: Int? = nil, in folder: String? = nil) { (self.bound, self.folder) = (bound, folder) }
 
     /// The samples' total duration, the open one's included: where the media ends.
     package var mediaDuration: UInt64 { closedDuration &+ (count > 0 ? UInt64(lastDuration) : 0) }
 
-    /// What the tables hold, in bytes: the index's cost in memory.
+    /// What the tables hold in memory, in bytes: the index's cost.
     package var byteCount: Int {
-        sizes.capacity * 4 + durations.capacity * 8 + offsets.capacity * 8 + syncNumbers.capacity * 4
+        (stores.map { [$0.sizes, $0.durations, $0.offsets, $0.syncNumbers].reduce(0) { $0 + $1.memoryBytes } } ?? 0)
             + chunkOffsets.capacity * 8 + chunkRuns.capacity * 12
+    }
+
+    /// What the tables keep in their temporary files, in bytes.
+    package var spilledByteCount: UInt64 {
+        stores.map { [$0.sizes, $0.durations, $0.offsets, $0.syncNumbers].reduce(0) { $0 + $1.fileBytes } } ?? 0
     }
 
     /// Adds a sample: its size, its duration (open: ``setLastDuration(_:)`` may change it), how far
     /// its presentation is from its decode, whether a decoder can start at it.
     package mutating func append(size: UInt32, duration: UInt32, compositionOffset: Int32, isSync: Bool) {
+        if stores == nil { stores = Stores(bound: bound, folder: folder) }
+        let stores = stores!
         if count > 0 { close() }
         lastDuration = duration
-        sizes.append(size)
+        stores.sizes.append(size)
         (smallestSize, largestSize) = count == 0 ? (size, size) : (min(smallestSize, size), max(largestSize, size))
-        if let last = offsets.last, last.offset == compositionOffset, last.count < .max {
-            offsets[offsets.count - 1].count += 1
+        if let run = offsetRun, run.offset == compositionOffset, run.count < .max {
+            offsetRun!.count += 1
         } else {
-            offsets.append(.init(count: 1, offset: compositionOffset))
+            if let run = offsetRun {
+                stores.offsets.append(run.count, UInt32(bitPattern: run.offset))
+                offsetRuns &+= 1
+            }
+            offsetRun = .init(count: 1, offset: compositionOffset)
         }
         if compositionOffset != 0 { shifted = true }
         if compositionOffset < 0 { negative = true }
@@ -58,9 +92,11 @@ package struct SampleTableBuilder: Sendable {
         if !isSync, allSync {
             // Every sample before was a sync sample: now they are listed.
             allSync = false
-            syncNumbers = (0..<UInt32(clamping: count - 1)).map { $0 + 1 }
+            for n in 0..<UInt32(clamping: count - 1) { stores.syncNumbers.append(n + 1) }
+            syncCount = UInt32(clamping: count - 1)
         } else if isSync, !allSync {
-            syncNumbers.append(UInt32(clamping: count))
+            stores.syncNumbers.append(UInt32(clamping: count))
+            syncCount &+= 1
         }
     }
 
@@ -73,10 +109,14 @@ package struct SampleTableBuilder: Sendable {
     /// Closes the last sample's duration into the runs.
     private mutating func close() {
         closedDuration &+= UInt64(lastDuration)
-        if let last = durations.last, last.delta == lastDuration, last.count < .max {
-            durations[durations.count - 1].count += 1
+        if let run = durationRun, run.delta == lastDuration, run.count < .max {
+            durationRun!.count += 1
         } else {
-            durations.append(.init(count: 1, delta: lastDuration))
+            if let run = durationRun {
+                stores!.durations.append(run.count, run.delta)
+                durationRuns &+= 1
+            }
+            durationRun = .init(count: 1, delta: lastDuration)
         }
     }
 
@@ -91,44 +131,41 @@ package struct SampleTableBuilder: Sendable {
 
     /// The tables as boxes, in the order `stbl` holds them after `stsd`: `stts`, `ctts` (when a
     /// sample's presentation is not its decode; version 1 when one is before it), `stss` (when a
-    /// sample is not a sync sample), `stsz`, `stsc`, `stco` (`co64` past 4 GiB).
+    /// sample is not a sync sample), `stsz`, `stsc`, `stco` (`co64` past 4 GiB). The per-sample
+    /// ones are read from the builder's storage as they are written (``MP4Box/Content/spilled``).
     package func boxes() -> [MP4Box] {
-        func box(_ type: FourCC, version: UInt8 = 0, entries: Int, entrySize: Int, _ build: (inout [UInt8]) -> Void) -> MP4Box {
-            var body: [UInt8] = []
-            body.reserveCapacity(8 + entries * entrySize)
-            body.appendVersionAndFlags(version, 0)
-            build(&body)
-            return MP4Box(type: type, body: body)
+        func box(_ type: FourCC, version: UInt8 = 0, _ table: KeyPath<Stores, SampleTableSpill>, count: UInt32,
+                 leading: [UInt8] = [], trailing: [UInt8] = []) -> MP4Box {
+            var head: [UInt8] = []
+            head.appendVersionAndFlags(version, 0)
+            head += leading
+            head.appendU32(count)
+            guard let stores else { return MP4Box(type: type, body: head + trailing) }
+            let spill = stores[keyPath: table]
+            return MP4Box(type: type, spilled: SpilledBody(leading: head, table: spill, length: spill.count, trailing: trailing))
         }
-        var runs = durations
+        // The runs still open: the durations' (the last sample's joined to it when it has its
+        // delta) and the offsets'.
+        var open: [TimeToSample.Entry] = durationRun.map { [$0] } ?? []
         if count > 0 {
-            if let last = runs.last, last.delta == lastDuration, last.count < .max { runs[runs.count - 1].count += 1 } else { runs.append(.init(count: 1, delta: lastDuration)) }
+            if let last = open.last, last.delta == lastDuration, last.count < .max { open[open.count - 1].count += 1 } else { open.append(.init(count: 1, delta: lastDuration)) }
         }
-        var tables = [box("stts", entries: runs.count, entrySize: 8) { b in
-            b.appendU32(UInt32(runs.count))
-            for r in runs { b.appendU32(r.count); b.appendU32(r.delta) }
-        }]
-        if shifted {
-            tables.append(box("ctts", version: negative ? 1 : 0, entries: offsets.count, entrySize: 8) { b in
-                b.appendU32(UInt32(offsets.count))
-                for r in offsets { b.appendU32(r.count); b.appendU32(UInt32(bitPattern: r.offset)) }
-            })
+        var openDurations: [UInt8] = []
+        for r in open { openDurations.appendU32(r.count); openDurations.appendU32(r.delta) }
+        var tables = [box("stts", \.durations, count: durationRuns &+ UInt32(open.count), trailing: openDurations)]
+        if shifted, let run = offsetRun {
+            var last: [UInt8] = []
+            last.appendU32(run.count); last.appendU32(UInt32(bitPattern: run.offset))
+            tables.append(box("ctts", version: negative ? 1 : 0, \.offsets, count: offsetRuns &+ 1, trailing: last))
         }
-        if !allSync {
-            tables.append(box("stss", entries: syncNumbers.count, entrySize: 4) { b in
-                b.appendU32(UInt32(syncNumbers.count))
-                for n in syncNumbers { b.appendU32(n) }
-            })
-        }
-        tables.append(box("stsz", entries: sizes.count, entrySize: 4) { b in
-            b.appendU32(0)
-            b.appendU32(UInt32(clamping: sizes.count))
-            for s in sizes { b.appendU32(s) }
-        })
-        tables.append(box("stsc", entries: chunkRuns.count, entrySize: 12) { b in
-            b.appendU32(UInt32(chunkRuns.count))
-            for r in chunkRuns { b.appendU32(r.firstChunk); b.appendU32(r.samplesPerChunk); b.appendU32(r.sampleDescriptionIndex) }
-        })
+        if !allSync { tables.append(box("stss", \.syncNumbers, count: syncCount)) }
+        // Sample size 0 (each its own), then the count.
+        tables.append(box("stsz", \.sizes, count: UInt32(clamping: count), leading: [0, 0, 0, 0]))
+        var stsc: [UInt8] = []
+        stsc.appendVersionAndFlags(0, 0)
+        stsc.appendU32(UInt32(chunkRuns.count))
+        for r in chunkRuns { stsc.appendU32(r.firstChunk); stsc.appendU32(r.samplesPerChunk); stsc.appendU32(r.sampleDescriptionIndex) }
+        tables.append(MP4Box(type: "stsc", body: stsc))
         tables.append(MP4Box(ChunkOffsets(chunkOffsets)))
         return tables
     }

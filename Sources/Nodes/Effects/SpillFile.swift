@@ -1,34 +1,26 @@
-import Glibc
 import GraphKitCore
+import MediaContainers
 
 /// Where a node keeps audio aside that may outgrow its memory (`effect.normalize`'s two-pass
-/// input, `effect.trimSilence`'s quiet stretches): a file in `$TMPDIR` (else /tmp) removed from
-/// its folder as soon as it is made, so that nothing is left whatever becomes of the process;
-/// closed with the node.
+/// input, `effect.trimSilence`'s quiet stretches): a ``TemporaryFile`` (no name, nothing left
+/// behind), its failures told as the node's, closed with the node.
 final class SpillFile: Sendable {
-    let fd: Int32
-    let folder: String
+    let file: TemporaryFile
     let node: String
+    /// The folder it is in, for messages.
+    var folder: String { file.folder }
     /// What the file keeps, for messages: "cannot keep \(what) aside in …".
     let what: String
 
     init(node: String, keeping what: String = "the input for the second pass") throws(GraphError) {
         self.node = node
         self.what = what
-        folder = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((folder + "/graphkit-spill-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
-            throw GraphError(.outputUnwritable, "cannot keep \(what) aside in \"\(folder)\": \(Self.reason(errno))", node: node)
+        do {
+            file = try TemporaryFile()
+        } catch {
+            throw GraphError(.outputUnwritable, "cannot keep \(what) aside in \"\(TemporaryFile.folder)\": \(error.reason)", node: node)
         }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        self.fd = fd
     }
-
-    deinit { close(fd) }
-
-    static func reason(_ code: Int32) -> String { String(cString: strerror(code)).lowercased() }
 
     /// Appends float samples at the end of what was appended so far.
     func append(_ samples: [Float]) throws(GraphError) {
@@ -37,15 +29,10 @@ final class SpillFile: Sendable {
 
     /// Writes `bytes` at byte `offset`, or at the end of what was appended so far when nil.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int?) throws(GraphError) {
-        var done = 0
-        while done < bytes.count {
-            let n = offset.map { pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t($0 + done)) }
-                ?? Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw GraphError(.outputUnwritable, "cannot keep \(what) aside in \"\(folder)\": \(Self.reason(errno))", node: node)
-            }
-            done += n
+        do {
+            try file.write(bytes, at: offset.map { UInt64($0) })
+        } catch {
+            throw GraphError(.outputUnwritable, "cannot keep \(what) aside in \"\(file.folder)\": \(error.reason)", node: node)
         }
     }
 
@@ -59,24 +46,15 @@ final class SpillFile: Sendable {
 
     /// Fills `bytes` from byte `offset` on; returns how many it read (fewer at the end).
     func read(into bytes: UnsafeMutableRawBufferPointer, at offset: Int) throws(GraphError) -> Int {
-        var done = 0
-        while done < bytes.count {
-            let n = pread(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw GraphError(.runFailed, "cannot read back \(what) kept in \"\(folder)\": \(Self.reason(errno))", node: node)
-            }
-            if n == 0 { break }
-            done += n
+        do {
+            return try file.read(into: bytes, at: UInt64(offset))
+        } catch {
+            throw GraphError(.runFailed, "cannot read back \(what) kept in \"\(file.folder)\": \(error.reason)", node: node)
         }
-        return done
     }
 
     /// Gives back the file's space past `length` bytes; appending goes on from there.
-    func truncate(to length: Int) {
-        _ = ftruncate(fd, off_t(length))
-        _ = lseek(fd, off_t(length), SEEK_SET)
-    }
+    func truncate(to length: Int) { file.truncate(to: UInt64(length)) }
 
     /// Gives back all the file's space: it is empty again.
     func empty() { truncate(to: 0) }
