@@ -13,10 +13,10 @@ import GraphKitRuntime
 /// the graph connects them, which no parameter of this node could do (the loader checks each
 /// edge against a node type's ports). A path ending in `.webm` is refused here for that reason.
 ///
-/// No tag parameters: GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize`
-/// gives it, so "Café – 東京" is stored as `"caf\303\251\ \342\200\223\ …"` (measured on
-/// 1.22 with ffprobe; the muxer's source does the same on later versions), which every reader
-/// shows as it is. Tags wait for GraphKit to write a Matroska file's Tags element itself.
+/// The tags of the file read upstream are kept (GStreamer's tag events); no tag parameters.
+/// GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize` gives it ("Café"
+/// as `"Caf\303\251"`, on 1.22 and later), so ``MuxedFile`` mends the finished file's tags in
+/// place (``MatroskaTags``) before it is renamed.
 ///
 /// Example:
 /// ```json

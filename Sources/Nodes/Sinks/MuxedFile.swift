@@ -1,6 +1,7 @@
 import Glibc
 import GraphKitCore
 import GraphKitRuntime
+import MediaContainers
 
 /// One file written by a GStreamer muxer, by the engine's rule for outputs (``OutputFile``):
 /// `mux ! fdsink` into a temporary file beside the target, made exclusively and written through
@@ -21,6 +22,7 @@ package final class MuxedFile: Sendable {
     let connected: Set<String>
     private struct State {
         var sink: Element?
+        var muxer = ""
         var status: OutputReport.Status = .unknown
     }
     private let state = Guarded(State())
@@ -61,7 +63,7 @@ package final class MuxedFile: Sendable {
         let mux = try bin.make(muxer, name: "mux")
         let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
-        state.withLock { $0.sink = sink }
+        state.withLock { ($0.sink, $0.muxer) = (sink, muxer) }
         for port in inputs where connected.contains(port.name) {
             // Video passes gkrisingtimes; audio goes to the muxer as it is: FLAC's header buffers
             // (STREAMINFO, comments) come first in the stream, all at time 0, and gkrisingtimes
@@ -97,6 +99,15 @@ package final class MuxedFile: Sendable {
         try Self.end(writing: state.withLock { $0.status == .writing }, setting: { status in state.withLock { $0.status = status } }) { () throws(GraphError) in
             switch outcome {
             case .completed, .stopped:
+                // Matroska's tags as written, not as GStreamer's muxer serializes them.
+                if ["matroskamux", "webmmux"].contains(state.withLock({ $0.muxer })) {
+                    do throws(ContainerError) {
+                        try MatroskaTags.unescapeGStreamerStrings(descriptor: file.descriptor)
+                    } catch {
+                        file.discard()
+                        throw GraphError(.outputUnwritable, at: file.location, "cannot write \"\(path)\": \(error.reason)", node: node)
+                    }
+                }
                 // Renamed only once on the disk: after a crash, the target holds the old file or
                 // the whole new one, never a name over blocks not yet written.
                 if fsync(file.descriptor) != 0 {

@@ -10,10 +10,10 @@ import GraphKitRuntime
 /// track, whose codec is known only as it plays, is checked as it arrives, and a codec WebM
 /// cannot hold fails the run naming the codec and the file.
 ///
-/// No tag parameters: GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize`
-/// gives it, so "Café – 東京" is stored as `"caf\303\251\ \342\200\223\ …"` (measured on
-/// 1.22 with ffprobe; the muxer's source does the same on later versions), which every reader
-/// shows as it is. Tags wait for GraphKit to write a Matroska file's Tags element itself.
+/// The tags of the file read upstream are kept (GStreamer's tag events); no tag parameters.
+/// GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize` gives it ("Café"
+/// as `"Caf\303\251"`, on 1.22 and later), so ``MuxedFile`` mends the finished file's tags in
+/// place (``MatroskaTags``) before it is renamed.
 ///
 /// Example:
 /// ```json

@@ -43,6 +43,31 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [source.name, "remuxed.mkv"].sorted())
     }
 
+    /// The source's tags in their own text, in sink.mkv (from an M4A's AAC) and sink.webm (from
+    /// a WebM's Opus): GStreamer's muxer writes each value serialized (`"Caf\303\251\ …"`),
+    /// which the sink mends in place before the file is renamed; ffprobe reads the title, artist
+    /// and a comment with quotes and commas exactly.
+    @Test(arguments: [("sink.mkv", "m4a", "aac"), ("sink.webm", "webm", "libopus")])
+    func tagsKeepTheirOwnText(_ sink: String, _ sourceType: String, _ codec: String) throws {
+        let input = folder.appendingPathComponent("tagged-source.\(sourceType)").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=1:sample_rate=48000", "-c:a", codec,
+                                         "-metadata", "title=Café – 東京", "-metadata", "artist=Someone",
+                                         "-metadata", #"comment=say "hi", then go"#, "-y", input])
+        let out = folder.appendingPathComponent(sink == "sink.mkv" ? "tagged.mka" : "tagged.webm").path
+        let report = try RemuxChecks.run(input, into: sink, at: out, ports: ["audio"])
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        try Self.expectTags(of: out)
+    }
+
+    /// ffprobe reads the three tags of ``tagsKeepTheirOwnText(_:_:_:)`` exactly, nothing escaped.
+    static func expectTags(of out: String) throws {
+        let tags = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "default=nw=1", out])
+        #expect(tags.contains("TAG:TITLE=Café – 東京"), "\(tags)")
+        #expect(tags.contains("TAG:ARTIST=Someone"), "\(tags)")
+        #expect(tags.contains(#"TAG:COMMENTS=say "hi", then go"#), "\(tags)")
+        #expect(!tags.contains("\\"), "\(tags)")
+    }
+
     /// Cancelled while it writes: nothing under the final name (an older file there untouched),
     /// no temporary file.
     @Test func aCancelledRunLeavesNothing() throws {
