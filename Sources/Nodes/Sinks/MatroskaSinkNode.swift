@@ -13,7 +13,7 @@ import GraphKitRuntime
 /// the graph connects them, which no parameter of this node could do (the loader checks each
 /// edge against a node type's ports). A path ending in `.webm` is refused here for that reason.
 ///
-/// The tags of the file read upstream are kept (GStreamer's tag events); no tag parameters.
+/// The text tags of the file read upstream are kept (``MuxedFile``); no tag parameters.
 /// GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize` gives it ("Café"
 /// as `"Caf\303\251"`, on 1.22 and later), so ``MuxedFile`` mends the finished file's tags in
 /// place (``MatroskaTags``) before it is renamed.

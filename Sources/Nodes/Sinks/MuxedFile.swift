@@ -20,6 +20,8 @@ package final class MuxedFile: Sendable {
     let path: String
     let file: OutputFile
     let connected: Set<String>
+    /// The files the graph reads upstream, whose tags a Matroska file keeps.
+    let filesUpstream: [String]
     private struct State {
         var sink: Element?
         var muxer = ""
@@ -32,6 +34,7 @@ package final class MuxedFile: Sendable {
         node = context.id
         self.path = path
         connected = context.connectedInputs
+        filesUpstream = context.filesUpstream
         file = OutputFile(path: path, location: context.location(parameter: "path"), node: context.id)
     }
 
@@ -64,6 +67,7 @@ package final class MuxedFile: Sendable {
         let sink = try bin.make("fdsink", name: "fdsink")
         try bin.link(mux, sink)
         state.withLock { ($0.sink, $0.muxer) = (sink, muxer) }
+        if Self.matroskaMuxers.contains(muxer) { keepSourceTags(in: mux) }
         for port in inputs where connected.contains(port.name) {
             // Video passes gkrisingtimes; audio goes to the muxer as it is: FLAC's header buffers
             // (STREAMINFO, comments) come first in the stream, all at time 0, and gkrisingtimes
@@ -77,6 +81,22 @@ package final class MuxedFile: Sendable {
             } else {
                 try bin.expose(input: port.name, requesting: "\(port.name)_%u", from: mux)
             }
+        }
+    }
+
+    /// The muxers whose files ``MatroskaTags`` mends.
+    static let matroskaMuxers: Set<String> = ["matroskamux", "webmmux"]
+
+    /// The text tags of the file read upstream, as ``MediaMetadata`` reads them (MP4, MP3,
+    /// FLAC, Ogg), given to the muxer: the demuxers of FLAC and Ogg send none of theirs
+    /// downstream. What a demuxer does send is merged in where these have no value (the
+    /// muxer's default merge keeps the setter's). A source's value GStreamer cannot take (a
+    /// date that is not ISO 8601) is left out.
+    private func keepSourceTags(in mux: Element) {
+        guard let source = MP4SinkNode.sourceMetadata(files: filesUpstream) else { return }
+        for (field, tag) in [("title", "title"), ("artist", "artist"), ("album", "album"), ("albumArtist", "album-artist"),
+                             ("genre", "genre"), ("comment", "comment"), ("date", "datetime")] {
+            if let value = source.textField(field), !value.isEmpty { try? mux.setTag(tag, value) }
         }
     }
 
@@ -100,7 +120,7 @@ package final class MuxedFile: Sendable {
             switch outcome {
             case .completed, .stopped:
                 // Matroska's tags as written, not as GStreamer's muxer serializes them.
-                if ["matroskamux", "webmmux"].contains(state.withLock({ $0.muxer })) {
+                if Self.matroskaMuxers.contains(state.withLock({ $0.muxer })) {
                     do throws(ContainerError) {
                         try MatroskaTags.unescapeGStreamerStrings(descriptor: file.descriptor)
                     } catch {

@@ -10,7 +10,7 @@ import GraphKitRuntime
 /// track, whose codec is known only as it plays, is checked as it arrives, and a codec WebM
 /// cannot hold fails the run naming the codec and the file.
 ///
-/// The tags of the file read upstream are kept (GStreamer's tag events); no tag parameters.
+/// The text tags of the file read upstream are kept (``MuxedFile``); no tag parameters.
 /// GStreamer's Matroska muxer writes each tag's value as `gst_value_serialize` gives it ("Café"
 /// as `"Caf\303\251"`, on 1.22 and later), so ``MuxedFile`` mends the finished file's tags in
 /// place (``MatroskaTags``) before it is renamed.

@@ -43,11 +43,13 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [source.name, "remuxed.mkv"].sorted())
     }
 
-    /// The source's tags in their own text, in sink.mkv (from an M4A's AAC) and sink.webm (from
-    /// a WebM's Opus): GStreamer's muxer writes each value serialized (`"Caf\303\251\ …"`),
-    /// which the sink mends in place before the file is renamed; ffprobe reads the title, artist
-    /// and a comment with quotes and commas exactly.
-    @Test(arguments: [("sink.mkv", "m4a", "aac"), ("sink.webm", "webm", "libopus")])
+    /// The source's tags in their own text, in sink.mkv (from an M4A's AAC, an Ogg's Opus, a
+    /// FLAC file) and sink.webm (from a WebM's and an Ogg's Opus): GStreamer's muxer writes each
+    /// value serialized (`"Caf\303\251\ …"`), which the sink mends in place before the file
+    /// is renamed; the demuxers of Ogg and FLAC send no tags, so the sink reads the source's
+    /// itself. ffprobe reads the title, artist and a comment with quotes and commas exactly.
+    @Test(arguments: [("sink.mkv", "m4a", "aac"), ("sink.mkv", "ogg", "libopus"), ("sink.mkv", "flac", "flac"),
+                      ("sink.webm", "webm", "libopus"), ("sink.webm", "ogg", "libopus")])
     func tagsKeepTheirOwnText(_ sink: String, _ sourceType: String, _ codec: String) throws {
         let input = folder.appendingPathComponent("tagged-source.\(sourceType)").path
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=1:sample_rate=48000", "-c:a", codec,
