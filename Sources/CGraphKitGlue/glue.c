@@ -434,3 +434,24 @@ void gk_keep_frame_memory(void) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
+
+int gk_toc_setter_set_chapters(GstElement *element, unsigned count, const uint64_t *starts, const uint64_t *ends,
+                               const char *const *titles) {
+    if (!GST_IS_TOC_SETTER(element))
+        return 1;
+    /* One edition holding the chapters, as matroskamux and ffmpeg's Matroska files have them. */
+    GstToc *toc = gst_toc_new(GST_TOC_SCOPE_GLOBAL);
+    GstTocEntry *edition = gst_toc_entry_new(GST_TOC_ENTRY_TYPE_EDITION, "edition");
+    for (unsigned i = 0; i < count; i++) {
+        char uid[32];
+        g_snprintf(uid, sizeof uid, "chapter%u", i + 1);
+        GstTocEntry *chapter = gst_toc_entry_new(GST_TOC_ENTRY_TYPE_CHAPTER, uid);
+        gst_toc_entry_set_start_stop_times(chapter, (gint64)starts[i], ends[i] == UINT64_MAX ? -1 : (gint64)ends[i]);
+        gst_toc_entry_set_tags(chapter, gst_tag_list_new(GST_TAG_TITLE, titles[i], NULL));
+        gst_toc_entry_append_sub_entry(edition, chapter);
+    }
+    gst_toc_append_entry(toc, edition);
+    gst_toc_setter_set_toc(GST_TOC_SETTER(element), toc);
+    gst_toc_unref(toc);
+    return 0;
+}

@@ -56,6 +56,11 @@ gboolean gk_object_has_property(gpointer object, const char *name);
  * Returns 0 when set, 1 when the element takes no tags, 2 for an unknown tag, 3 when the value
  * does not parse as the tag's type. */
 int gk_tag_setter_set(GstElement *element, const char *tag, const char *value);
+/* Gives a muxer that is a GstTocSetter (matroskamux) one edition of `count` chapters: each its
+ * start and end in nanoseconds (an end of UINT64_MAX: none) and its title. 0, or 1 when the
+ * element takes no table of contents. */
+int gk_toc_setter_set_chapters(GstElement *element, unsigned count, const uint64_t *starts, const uint64_t *ends,
+                               const char *const *titles);
 /* Reads a property as a string (to be freed with g_free), or NULL when there is none. */
 char *gk_object_get_as_string(gpointer object, const char *name);
 

@@ -52,6 +52,22 @@ public final class Element: Sendable {
         }
     }
 
+    /// Gives a muxer that takes a table of contents (`matroskamux`) chapters: each its start
+    /// and end in seconds (nil: none stated) and its title. False when it takes none.
+    @discardableResult
+    public func setChapters(_ chapters: [(start: Double, end: Double?, title: String)]) -> Bool {
+        func nanoseconds(_ s: Double) -> UInt64 { s.isFinite && s > 0 ? UInt64(min(s, 1e9) * 1e9) : 0 }
+        let starts = chapters.map { nanoseconds($0.start) }
+        let ends = chapters.map { $0.end.map(nanoseconds) ?? .max }
+        var titles = chapters.map { strdup($0.title) }
+        defer { titles.forEach { free($0) } }
+        return titles.withUnsafeMutableBufferPointer { t in
+            t.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: t.count) { pointers in
+                gk_toc_setter_set_chapters(raw, UInt32(chapters.count), starts, ends, pointers) == 0
+            }
+        }
+    }
+
     /// Links this element's source pad to `next`'s sink pad, while the pipeline runs (a
     /// demuxer's pad-added handler choosing a route); false when they cannot be linked. Formats
     /// are not checked here: they are agreed when the stream flows, where a refusal names the

@@ -87,8 +87,8 @@ package final class MuxedFile: Sendable {
     /// The muxers whose files ``MatroskaTags`` mends.
     static let matroskaMuxers: Set<String> = ["matroskamux", "webmmux"]
 
-    /// The text tags of the file read upstream, as ``MediaMetadata`` reads them (MP4, MP3,
-    /// FLAC, Ogg), given to the muxer: the demuxers of FLAC and Ogg send none of theirs
+    /// The text tags and chapters of the file read upstream, as ``MediaMetadata`` reads them
+    /// (MP4, MP3, FLAC, Ogg), given to the muxer: the demuxers of FLAC and Ogg send none of theirs
     /// downstream. What a demuxer does send is merged in where these have no value (the
     /// muxer's default merge keeps the setter's). A source's value GStreamer cannot take (a
     /// date that is not ISO 8601) is left out.
@@ -98,6 +98,16 @@ package final class MuxedFile: Sendable {
                              ("genre", "genre"), ("comment", "comment"), ("date", "datetime")] {
             if let value = source.textField(field), !value.isEmpty { try? mux.setTag(tag, value) }
         }
+        // Its chapters, when it is the one file read (not the pieces of a join): rising starts,
+        // each ending where it says or the next begins.
+        guard filesUpstream.count == 1 else { return }
+        var chapters: [(start: Double, end: Double?, title: String)] = []
+        for c in source.chapters where chapters.count < MP4Movie.mostChapters && c.start.isFinite && c.start >= 0 {
+            if let last = chapters.last, c.start <= last.start { continue }
+            if !chapters.isEmpty, chapters[chapters.count - 1].end == nil { chapters[chapters.count - 1].end = c.start }
+            chapters.append((c.start, c.end.flatMap { $0.isFinite && $0 > c.start ? $0 : nil }, c.title))
+        }
+        if !chapters.isEmpty { mux.setChapters(chapters) }
     }
 
     /// Makes the temporary file and gives its descriptor to `fdsink` (73 when it cannot be made).

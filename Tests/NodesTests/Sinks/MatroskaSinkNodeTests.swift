@@ -61,6 +61,23 @@ import TestSupport
         try Self.expectTags(of: out)
     }
 
+    /// An M4A's chapters (ffmpeg's QuickTime chapter track) reach the Matroska file, with their
+    /// times and titles, as ffmpeg's remux keeps them; GStreamer's MP4 demuxer sends none.
+    @Test func chaptersOfTheSourceAreKept() throws {
+        let metadata = folder.appendingPathComponent("chapters.txt")
+        try Data(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=One\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=3000\ntitle=Två – 二\n".utf8)
+            .write(to: metadata)
+        let input = folder.appendingPathComponent("book.m4a").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=3", "-i", metadata.path, "-map", "0:a",
+                                         "-map_chapters", "1", "-c:a", "aac", "-y", input])
+        let out = folder.appendingPathComponent("book.mka").path
+        let report = try RemuxChecks.run(input, into: "sink.mkv", at: out, ports: ["audio"])
+        #expect(report.status == .completed, "\(String(describing: report.error))")
+        let chapters = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "chapter=start_time,end_time:chapter_tags=title",
+                                                         "-of", "csv=p=0", out])
+        #expect(chapters.split(separator: "\n") == ["0.000000,1.000000,One", "1.000000,3.000000,Två – 二"], "\(chapters)")
+    }
+
     /// ffprobe reads the three tags of ``tagsKeepTheirOwnText(_:_:_:)`` exactly, nothing escaped.
     static func expectTags(of out: String) throws {
         let tags = try TestMedia.runTool("ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "default=nw=1", out])
