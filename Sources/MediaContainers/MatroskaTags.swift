@@ -1,12 +1,13 @@
 import Glibc
 
-/// Mends the tags GStreamer's Matroska muxer wrote: it stores each tag's value as
+/// Mends what GStreamer's Matroska muxer writes wrong: it stores each tag's value as
 /// `gst_value_serialize` gives it, so a title "Café – 東京" is written as
 /// `"Caf\303\251\ \342\200\223\ \346\235\261\344\272\254"`, which every reader shows as it is
-/// (measured with ffprobe on GStreamer 1.22). ``unescapeGStreamerStrings(descriptor:)`` finds the
+/// (measured with ffprobe on GStreamer 1.22). ``mendMuxersWriting(descriptor:)`` finds the
 /// file's `Tags` element and puts each value so written back to its own UTF-8, in place: the
 /// element shrinks, and an EBML `Void` fills what it gave up, so no other byte moves (the seek
-/// head, cues and segment size stay right).
+/// head, cues and segment size stay right). It also writes a chapter's end that was not given
+/// as all ones (which readers take for a time, and refuse): each becomes a Void.
 ///
 /// Only what that serialization writes is changed: a value in double quotes whose inside is
 /// nothing but ASCII letters, digits, `_-+/:.` and backslash escapes (`\` and a printable
@@ -15,42 +16,82 @@ import Glibc
 package enum MatroskaTags {
     static let segment: UInt32 = 0x1853_8067, tags: UInt32 = 0x1254_C367, tag: UInt32 = 0x7373
     static let simpleTag: UInt32 = 0x67C8, targets: UInt32 = 0x63C0, tagString: UInt32 = 0x4487, void: UInt32 = 0xEC
+    static let chapters: UInt32 = 0x1043_A770, edition: UInt32 = 0x45B9, chapterAtom: UInt32 = 0xB6, chapterEnd: UInt32 = 0x92
     /// A Tags element larger than this is left alone (a muxer's tags are a few kB).
     static let largestTags = 16 << 20
     /// How many top-level elements of the segment are looked at before giving up.
     static let mostElements = 10_000_000
 
     /// Finds and mends the tags of the Matroska or WebM file open as `descriptor` (read and
-    /// write). Returns how many values changed. Throws when the file cannot be read or written
-    /// (errno's words); a file that is not Matroska, or has no Tags, is left alone (0).
+    /// write), and its chapters' ends. Returns how many values changed. Throws when the file
+    /// cannot be read or written (errno's words); a file that is not Matroska, or has neither,
+    /// is left alone (0).
     @discardableResult
-    package static func unescapeGStreamerStrings(descriptor fd: Int32) throws(ContainerError) -> Int {
+    package static func mendMuxersWriting(descriptor fd: Int32) throws(ContainerError) -> Int {
         let file = FileBytes(descriptor: fd)
         guard file.count > 4, try file.read(at: 0, count: 4) == [0x1A, 0x45, 0xDF, 0xA3] else { return 0 }
         // The EBML header, then the segment.
         guard let header = try element(in: file, at: 0), let segment = try element(in: file, at: header.end),
               segment.id == Self.segment else { return 0 }
         let end = min(segment.end, file.count)
-        var at = segment.bodyStart, seen = 0
+        var at = segment.bodyStart, seen = 0, changed = 0
         while at < end, seen < mostElements {
-            guard let child = try element(in: file, at: at), child.end <= end else { return 0 }
+            guard let child = try element(in: file, at: at), child.end <= end else { break }
             seen += 1
-            if child.id == tags {
-                guard child.end - child.start <= UInt64(largestTags) else { return 0 }
+            if child.id == tags || child.id == chapters, child.end - child.start <= UInt64(largestTags) {
                 let old = try file.read(at: child.start, count: Int(child.end - child.start))
-                let headerLength = Int(child.bodyStart - child.start)
-                var changed = 0
-                guard let body = mend(old[headerLength...], changed: &changed), changed > 0 else { return 0 }
-                var new = Array(old[0..<Int(child.bodyStart - child.start - UInt64(child.sizeLength))])
-                new += vint(UInt64(body.count))
-                new += body
-                guard let padded = pad(new, to: old.count) else { return 0 }
-                try write(padded, at: child.start, to: fd)
-                return changed
+                if child.id == chapters {
+                    var mended = old, ends = 0
+                    if voidUnstatedEnds(&mended, from: Int(child.bodyStart - child.start), count: &ends), ends > 0 {
+                        try write(mended, at: child.start, to: fd)
+                        changed += ends
+                    }
+                } else {
+                    var strings = 0
+                    let headerLength = Int(child.bodyStart - child.start)
+                    if let body = mend(old[headerLength...], changed: &strings), strings > 0 {
+                        var new = Array(old[0..<(headerLength - child.sizeLength)])
+                        new += vint(UInt64(body.count))
+                        new += body
+                        if let padded = pad(new, to: old.count) {
+                            try write(padded, at: child.start, to: fd)
+                            changed += strings
+                        }
+                    }
+                }
             }
             at = child.end
         }
-        return 0
+        return changed
+    }
+
+    /// In a Chapters element's bytes, each ChapterTimeEnd that says "none" as GStreamer's muxer
+    /// writes it (all ones: a chapter whose end the source did not state, the last) becomes a
+    /// Void of its length, so a reader ends that chapter where the next starts or the file ends.
+    /// False when the bytes do not read as elements.
+    static func voidUnstatedEnds(_ bytes: inout [UInt8], from start: Int, count: inout Int) -> Bool {
+        var at = start
+        while at < bytes.count {
+            guard let (id, idLength) = readID(bytes[at...]), let (size, sizeLength) = readSize(bytes[(at + idLength)...]),
+                  size <= UInt64(bytes.count - at - idLength - sizeLength) else { return false }
+            let body = at + idLength + sizeLength, next = body + Int(size)
+            switch id {
+            case edition, chapterAtom:
+                var inner = Array(bytes[body..<next])
+                guard voidUnstatedEnds(&inner, from: 0, count: &count) else { return false }
+                bytes.replaceSubrange(body..<next, with: inner)
+            case chapterEnd where size == 8 && bytes[body..<next].allSatisfy { $0 == 0xFF }:
+                // The Void: its ID, a size as wide as the end's, zeros.
+                var void = [UInt8(Self.void)] + vint(UInt64(next - at - 1 - sizeLength), length: sizeLength)
+                void += [UInt8](repeating: 0, count: next - at - void.count)
+                bytes.replaceSubrange(at..<next, with: void)
+                count += 1
+            default:
+                break
+            }
+            at = next
+        }
+        return true
     }
 
     struct Element {
@@ -90,9 +131,9 @@ package enum MatroskaTags {
         return (value, length)
     }
 
-    /// A size in as few bytes as hold it.
-    static func vint(_ value: UInt64) -> [UInt8] {
-        var length = 1
+    /// A size in as few bytes as hold it, or in `length` bytes.
+    static func vint(_ value: UInt64, length wanted: Int? = nil) -> [UInt8] {
+        var length = wanted ?? 1
         while length < 8, value >= (1 << (7 * length)) - 1 { length += 1 }
         var out = [UInt8](repeating: 0, count: length)
         var v = value

@@ -129,10 +129,11 @@ package final class MuxedFile: Sendable {
         try Self.end(writing: state.withLock { $0.status == .writing }, setting: { status in state.withLock { $0.status = status } }) { () throws(GraphError) in
             switch outcome {
             case .completed, .stopped:
-                // Matroska's tags as written, not as GStreamer's muxer serializes them.
+                // Matroska's tags as given, not as GStreamer's muxer serializes them, and no
+                // chapter end of "none" written as a time.
                 if Self.matroskaMuxers.contains(state.withLock({ $0.muxer })) {
                     do throws(ContainerError) {
-                        try MatroskaTags.unescapeGStreamerStrings(descriptor: file.descriptor)
+                        try MatroskaTags.mendMuxersWriting(descriptor: file.descriptor)
                     } catch {
                         file.discard()
                         throw GraphError(.outputUnwritable, at: file.location, "cannot write \"\(path)\": \(error.reason)", node: node)
