@@ -234,6 +234,9 @@ package struct MP4Writer: Sendable {
     /// Track `t`'s format, once known.
     package func format(track t: Int) -> MP4TrackFormat? { tracks.indices.contains(t) ? tracks[t].format : nil }
 
+    /// What the whole file's sample tables keep in temporary files so far, in bytes.
+    package var spilledIndexBytes: UInt64 { tracks.reduce(0) { $0 + $1.tables.spilledByteCount } }
+
     /// A track that will have no sample (an input that ended before its format): left out.
     package var tracksWithSamples: [Int] { tracks.indices.filter { tracks[$0].count > 0 } }
 

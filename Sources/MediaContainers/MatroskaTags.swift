@@ -11,14 +11,16 @@ import Glibc
 ///
 /// Only what that serialization writes is changed: a value in double quotes whose inside is
 /// nothing but ASCII letters, digits, `_-+/:.` and backslash escapes (`\` and a printable
-/// character, or three octal digits), with at least one escape, and the NUL the muxer ends it
-/// with. Anything else stays as it is.
+/// character, or three octal digits), with at least one escape (or `""` and `"NULL"`, the two it
+/// quotes with none), and the NUL the muxer ends it with. Anything else stays as it is.
 package enum MatroskaTags {
     static let segment: UInt32 = 0x1853_8067, tags: UInt32 = 0x1254_C367, tag: UInt32 = 0x7373
     static let simpleTag: UInt32 = 0x67C8, targets: UInt32 = 0x63C0, tagString: UInt32 = 0x4487, void: UInt32 = 0xEC
     static let chapters: UInt32 = 0x1043_A770, edition: UInt32 = 0x45B9, chapterAtom: UInt32 = 0xB6, chapterEnd: UInt32 = 0x92
     /// A Tags element larger than this is left alone (a muxer's tags are a few kB).
     static let largestTags = 16 << 20
+    /// How deep tags and chapters may nest before the element is left as it is.
+    static let mostNesting = 32
     /// How many top-level elements of the segment are looked at before giving up.
     static let mostElements = 10_000_000
 
@@ -69,7 +71,8 @@ package enum MatroskaTags {
     /// writes it (all ones: a chapter whose end the source did not state, the last) becomes a
     /// Void of its length, so a reader ends that chapter where the next starts or the file ends.
     /// False when the bytes do not read as elements.
-    static func voidUnstatedEnds(_ bytes: inout [UInt8], from start: Int, count: inout Int) -> Bool {
+    static func voidUnstatedEnds(_ bytes: inout [UInt8], from start: Int, count: inout Int, depth: Int = 0) -> Bool {
+        guard depth < mostNesting else { return false }
         var at = start
         while at < bytes.count {
             guard let (id, idLength) = readID(bytes[at...]), let (size, sizeLength) = readSize(bytes[(at + idLength)...]),
@@ -78,7 +81,7 @@ package enum MatroskaTags {
             switch id {
             case edition, chapterAtom:
                 var inner = Array(bytes[body..<next])
-                guard voidUnstatedEnds(&inner, from: 0, count: &count) else { return false }
+                guard voidUnstatedEnds(&inner, from: 0, count: &count, depth: depth + 1) else { return false }
                 bytes.replaceSubrange(body..<next, with: inner)
             case chapterEnd where size == 8 && bytes[body..<next].allSatisfy { $0 == 0xFF }:
                 // The Void: its ID, a size as wide as the end's, zeros.
@@ -147,7 +150,8 @@ package enum MatroskaTags {
 
     /// The body of a Tags, Tag or SimpleTag element with its strings mended, each element's size
     /// written again; nil when it does not read as elements.
-    static func mend(_ body: ArraySlice<UInt8>, changed: inout Int) -> [UInt8]? {
+    static func mend(_ body: ArraySlice<UInt8>, changed: inout Int, depth: Int = 0) -> [UInt8]? {
+        guard depth < mostNesting else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(body.count)
         var rest = body
@@ -159,7 +163,7 @@ package enum MatroskaTags {
             var value = Array(content)
             switch id {
             case tag, simpleTag:
-                guard let inner = mend(content, changed: &changed) else { return nil }
+                guard let inner = mend(content, changed: &changed, depth: depth + 1) else { return nil }
                 value = inner
             case tagString:
                 // The muxer ends each string with a NUL (EBML allows the padding): kept.
@@ -183,6 +187,9 @@ package enum MatroskaTags {
     static func unescape(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         guard text.count >= 2, text.first == 0x22, text.last == 0x22 else { return nil }
         let inside = text.dropFirst().dropLast()
+        // The two strings it quotes with nothing to escape: the empty one, and "NULL" (which
+        // alone would read as no string).
+        if inside.isEmpty || inside.elementsEqual("NULL".utf8) { return Array(inside) }
         var out: [UInt8] = []
         var escapes = 0
         var i = inside.startIndex
@@ -222,23 +229,14 @@ package enum MatroskaTags {
         // The Void's ID, its size in one byte (up to 126) or eight, zeros.
         let sizeBytes = gap - 2 <= 126 ? 1 : 8
         let payload = gap - 1 - sizeBytes
-        var size = [UInt8](repeating: 0, count: sizeBytes)
-        var v = UInt64(payload)
-        for i in stride(from: sizeBytes - 1, through: 0, by: -1) {
-            size[i] = UInt8(truncatingIfNeeded: v)
-            v >>= 8
-        }
-        size[0] |= 0x80 >> (sizeBytes - 1)
-        return bytes + [UInt8(void)] + size + [UInt8](repeating: 0, count: payload)
+        return bytes + [UInt8(void)] + vint(UInt64(payload), length: sizeBytes) + [UInt8](repeating: 0, count: payload)
     }
 
     static func write(_ bytes: [UInt8], at offset: UInt64, to fd: Int32) throws(ContainerError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, $0.count - done, off_t(offset) + off_t(done)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw ContainerError(n < 0 ? String(cString: strerror(errno)) : "nothing was written") }
-            done += n
+        do {
+            try FileBytes(descriptor: fd).write(bytes, at: offset)
+        } catch {
+            throw ContainerError(error.reason.lowercased())
         }
     }
 }

@@ -9,7 +9,8 @@
 /// (``SampleTableSpill``), so what a table holds in memory stays under its bound at any length;
 /// the chunk table stays in memory (a chunk is a quarter of a second: 8 bytes).
 ///
-/// A copy shares its tables' storage with the original: one builder appends.
+/// A copy shares its tables' storage with the original (append-only): each writes the tables it
+/// had; one builder appends.
 package struct SampleTableBuilder: Sendable {
     /// The samples so far.
     package private(set) var count = 0
@@ -134,15 +135,18 @@ package struct SampleTableBuilder: Sendable {
     /// sample is not a sync sample), `stsz`, `stsc`, `stco` (`co64` past 4 GiB). The per-sample
     /// ones are read from the builder's storage as they are written (``MP4Box/Content/spilled``).
     package func boxes() -> [MP4Box] {
-        func box(_ type: FourCC, version: UInt8 = 0, _ table: KeyPath<Stores, SampleTableSpill>, count: UInt32,
+        // Each table's length is the builder's own count of what it put there: a copy of the
+        // builder (which shares the storage) writes what it had, whatever another appends.
+        func box(_ type: FourCC, version: UInt8 = 0, _ table: KeyPath<Stores, SampleTableSpill>, count: UInt32, stored: Int, entryBytes: Int,
                  leading: [UInt8] = [], trailing: [UInt8] = []) -> MP4Box {
             var head: [UInt8] = []
             head.appendVersionAndFlags(version, 0)
             head += leading
             head.appendU32(count)
             guard let stores else { return MP4Box(type: type, body: head + trailing) }
-            let spill = stores[keyPath: table]
-            return MP4Box(type: type, spilled: SpilledBody(leading: head, table: spill, length: spill.count, trailing: trailing))
+            let spill = stores[keyPath: table], length = UInt64(stored) * UInt64(entryBytes)
+            assert(length <= spill.count, "a sample table's storage holds less than its builder put there")
+            return MP4Box(type: type, spilled: SpilledBody(leading: head, table: spill, length: min(length, spill.count), trailing: trailing))
         }
         // The runs still open: the durations' (the last sample's joined to it when it has its
         // delta) and the offsets'.
@@ -152,15 +156,15 @@ package struct SampleTableBuilder: Sendable {
         }
         var openDurations: [UInt8] = []
         for r in open { openDurations.appendU32(r.count); openDurations.appendU32(r.delta) }
-        var tables = [box("stts", \.durations, count: durationRuns &+ UInt32(open.count), trailing: openDurations)]
+        var tables = [box("stts", \.durations, count: durationRuns &+ UInt32(open.count), stored: Int(durationRuns), entryBytes: 8, trailing: openDurations)]
         if shifted, let run = offsetRun {
             var last: [UInt8] = []
             last.appendU32(run.count); last.appendU32(UInt32(bitPattern: run.offset))
-            tables.append(box("ctts", version: negative ? 1 : 0, \.offsets, count: offsetRuns &+ 1, trailing: last))
+            tables.append(box("ctts", version: negative ? 1 : 0, \.offsets, count: offsetRuns &+ 1, stored: Int(offsetRuns), entryBytes: 8, trailing: last))
         }
-        if !allSync { tables.append(box("stss", \.syncNumbers, count: syncCount)) }
+        if !allSync { tables.append(box("stss", \.syncNumbers, count: syncCount, stored: Int(syncCount), entryBytes: 4)) }
         // Sample size 0 (each its own), then the count.
-        tables.append(box("stsz", \.sizes, count: UInt32(clamping: count), leading: [0, 0, 0, 0]))
+        tables.append(box("stsz", \.sizes, count: UInt32(clamping: count), stored: count, entryBytes: 4, leading: [0, 0, 0, 0]))
         var stsc: [UInt8] = []
         stsc.appendVersionAndFlags(0, 0)
         stsc.appendU32(UInt32(chunkRuns.count))

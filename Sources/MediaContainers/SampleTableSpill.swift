@@ -34,11 +34,13 @@ package final class SampleTableSpill: @unchecked Sendable {
     package var memoryBytes: Int { memory.capacity }
 
     package func append(_ v: UInt32) {
+        if memory.capacity == 0, bound < .max { memory.reserveCapacity(bound + 8) }  // never more than the bound
         memory.appendU32(v)
         if memory.count >= bound, !stayInMemory { moveToFile() }
     }
 
     package func append(_ a: UInt32, _ b: UInt32) {
+        if memory.capacity == 0, bound < .max { memory.reserveCapacity(bound + 8) }
         memory.appendU32(a)
         memory.appendU32(b)
         if memory.count >= bound, !stayInMemory { moveToFile() }
@@ -46,7 +48,7 @@ package final class SampleTableSpill: @unchecked Sendable {
 
     private func moveToFile() {
         do {
-            let file = try file ?? TemporaryFile(in: folder ?? TemporaryFile.folder)
+            let file = try file ?? TemporaryFile(in: folder)
             self.file = file
             try memory.withUnsafeBytes { raw in Result { () throws(ContainerError) in try file.write(raw, at: fileBytes) } }.get()
             fileBytes += UInt64(memory.count)

@@ -90,6 +90,31 @@ import GraphKitTesting
         #expect(Array(mended[(file.count - 10)...]) == [0xEC, 0x88] + [UInt8](repeating: 0, count: 8))
     }
 
+    /// Damaged Matroska (a Tags element whose size runs past the file, a child whose size runs
+    /// past its parent, a segment of unknown size, SimpleTags nested past the bound, a value
+    /// quoted with nothing escaped or a raw character inside): nothing is changed, nothing traps.
+    @Test func damagedElementsAreLeftAsTheyAre() throws {
+        let header = Self.element([0x1A, 0x45, 0xDF, 0xA3], Self.element([0x42, 0x82], Array("matroska".utf8)))
+        let escaped = Self.simpleTag("TITLE", #""a\ b""#)
+        var nested = escaped
+        for _ in 0..<40 { nested = Self.element([0x67, 0xC8], nested) }
+        let tagsID: [UInt8] = [0x12, 0x54, 0xC3, 0x67]
+        let cases: [[UInt8]] = [
+            header + Self.element([0x18, 0x53, 0x80, 0x67], Array(Self.element(tagsID, Self.element([0x73, 0x73], escaped)).dropLast(3))),
+            header + Self.element([0x18, 0x53, 0x80, 0x67], tagsID + [0x81] + Self.element([0x73, 0x73], escaped)),
+            header + [0x18, 0x53, 0x80, 0x67, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF] + Self.element(tagsID, Self.element([0x73, 0x73], escaped)),
+            header + Self.element([0x18, 0x53, 0x80, 0x67], Self.element(tagsID, Self.element([0x73, 0x73], nested))),
+            header + Self.element([0x18, 0x53, 0x80, 0x67], Self.element(tagsID, Self.element([0x73, 0x73], Self.simpleTag("A", #""Heroes""#)))),
+            header + Self.element([0x18, 0x53, 0x80, 0x67], Self.element(tagsID, Self.element([0x73, 0x73], Self.simpleTag("A", "\"Caf\u{e9}\\ x\"")))),
+            Array(header.prefix(7)),
+        ]
+        for (i, file) in cases.enumerated() {
+            let (changed, bytes, _) = try Self.mended(file)
+            #expect(changed == 0, "case \(i)")
+            #expect(bytes == file, "case \(i)")
+        }
+    }
+
     @Test func whatIsNotMatroskaIsLeftAlone() throws {
         let path = try TestMedia.temporaryFolder().appendingPathComponent("t.bin").path
         let bytes: [UInt8] = Array("\"Caf\\303\\251\" not an EBML file".utf8)

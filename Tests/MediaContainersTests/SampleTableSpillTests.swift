@@ -86,6 +86,8 @@ import TestSupport
                 }
                 data += bytes
             }
+            // Sizes (480 kB) and offsets (a run a picture: 960 kB) past 256 KiB each.
+            #expect(writer.spilledIndexBytes > 1_000_000, "\(writer.spilledIndexBytes)")
             try writer.finish()
             close(fd)
             let file = try #require(FileBytes(path: path))

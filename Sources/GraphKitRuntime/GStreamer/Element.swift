@@ -56,6 +56,7 @@ public final class Element: Sendable {
     /// and end in seconds (nil: none stated) and its title. False when it takes none.
     @discardableResult
     public func setChapters(_ chapters: [(start: Double, end: Double?, title: String)]) -> Bool {
+        guard !chapters.isEmpty else { return false }  // an empty edition is not a valid one
         func nanoseconds(_ s: Double) -> UInt64 { s.isFinite && s > 0 ? UInt64(min(s, 1e9) * 1e9) : 0 }
         let starts = chapters.map { nanoseconds($0.start) }
         let ends = chapters.map { $0.end.map(nanoseconds) ?? .max }

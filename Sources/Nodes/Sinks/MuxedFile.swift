@@ -88,15 +88,19 @@ package final class MuxedFile: Sendable {
     static let matroskaMuxers: Set<String> = ["matroskamux", "webmmux"]
 
     /// The text tags and chapters of the file read upstream, as ``MediaMetadata`` reads them
-    /// (MP4, MP3, FLAC, Ogg), given to the muxer: the demuxers of FLAC and Ogg send none of theirs
-    /// downstream. What a demuxer does send is merged in where these have no value (the
+    /// (MP4, MP3, FLAC, Ogg), given to the muxer: the demuxers of FLAC and Ogg send none of their
+    /// tags downstream, and none sends chapters. What a demuxer does send is merged in where these have no value (the
     /// muxer's default merge keeps the setter's). A source's value GStreamer cannot take (a
     /// date that is not ISO 8601) is left out.
     private func keepSourceTags(in mux: Element) {
         guard let source = MP4SinkNode.sourceMetadata(files: filesUpstream) else { return }
-        for (field, tag) in [("title", "title"), ("artist", "artist"), ("album", "album"), ("albumArtist", "album-artist"),
-                             ("genre", "genre"), ("comment", "comment"), ("date", "datetime")] {
+        // The fields matroskamux writes (1.22's list has no album artist; its date is a day).
+        for (field, tag) in [("title", "title"), ("artist", "artist"), ("album", "album"), ("genre", "genre"), ("comment", "comment")] {
             if let value = source.textField(field), !value.isEmpty { try? mux.setTag(tag, value) }
+        }
+        if let date = source.textField("date"), date.utf8.count >= 10, case let day = String(date.prefix(10)),
+           day.wholeMatch(of: /[0-9]{4}-[0-9]{2}-[0-9]{2}/) != nil {
+            try? mux.setTag("date", day)
         }
         // Its chapters, when it is the one file read (not the pieces of a join): rising starts,
         // each ending where it says or the next begins.
