@@ -98,12 +98,23 @@ public enum TestMedia {
         return printed
     }
 
-    /// A fresh temporary folder for one test.
+    /// A fresh temporary folder for one test: inside one folder of the process's, removed with
+    /// everything in it when the process exits (a run of the suite left thousands behind).
     public static func temporaryFolder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("graphkit-test-\(UUID().uuidString)")
+        let url = URL(fileURLWithPath: testsFolder ?? FileManager.default.temporaryDirectory.path)
+            .appendingPathComponent("graphkit-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
+
+    /// The process's folder of test folders (nil when it cannot be made: each folder is then
+    /// made in the temporary directory itself, and stays).
+    private static let testsFolder: String? = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("graphkit-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        guard mkdir(path, 0o755) == 0 else { return nil }
+        atexit { _ = try? FileManager.default.removeItem(atPath: TestMedia.testsFolder ?? "") }
+        return path
+    }()
 
     /// The shift, in samples, that best lines `decoded` up with `input` (by cross-correlation of
     /// a 4,096-sample window from the middle): 0 when each decoded sample lands where the
