@@ -98,7 +98,7 @@ public enum TestMedia {
         return printed
     }
 
-    /// A fresh temporary folder for one test: inside one folder of the process's, removed with
+    /// A fresh temporary folder for one test: inside one folder of the process's (`gk-PID-HEX`), removed with
     /// everything in it when the process exits (a run of the suite left thousands behind).
     public static func temporaryFolder() throws -> URL {
         let url = URL(fileURLWithPath: testsFolder ?? FileManager.default.temporaryDirectory.path)
@@ -110,7 +110,10 @@ public enum TestMedia {
     /// The process's folder of test folders (nil when it cannot be made: each folder is then
     /// made in the temporary directory itself, and stays).
     private static let testsFolder: String? = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("graphkit-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        // Short: a test's Unix socket in its folder (PipeWire's `run/pipewire-0-manager`) must
+        // fit a socket address's 108 bytes with the test folder's UUID name under it.
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("gk-\(getpid())-\(String(UInt32.random(in: 0...0xFF_FFFF), radix: 16))").path
         guard mkdir(path, 0o755) == 0 else { return nil }
         atexit { _ = try? FileManager.default.removeItem(atPath: TestMedia.testsFolder ?? "") }
         return path
