@@ -12,7 +12,7 @@ package final class SampleTableSpill: @unchecked Sendable {
     private var file: TemporaryFile?
     /// How many bytes the file holds (0 before the first piece).
     private(set) var fileBytes: UInt64 = 0
-    /// Past this many bytes in memory, they go to the file.
+    /// Past this many bytes in memory, they go to the file (never, at `.max`).
     let bound: Int
     /// Set once moving them failed: everything stays in memory from then on.
     private var stayInMemory = false
@@ -24,7 +24,6 @@ package final class SampleTableSpill: @unchecked Sendable {
     package init(bound: Int?, folder: String? = nil) {
         self.bound = bound ?? .max
         self.folder = folder
-        stayInMemory = bound == nil
     }
 
     /// All the bytes appended.

@@ -47,14 +47,8 @@ package final class TemporaryFile: Sendable {
     /// Writes all of `bytes` at byte `offset`, or after what was appended so far when nil;
     /// throws errno's words (a full disk).
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64?) throws(ContainerError) {
-        var done = 0
-        while done < bytes.count {
-            let n = offset.map { pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t($0) + off_t(done)) }
-                ?? Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw ContainerError(n < 0 ? Self.reason(errno) : "nothing was written") }
-            done += n
-        }
+        let failed = MP4Writer.writeAll(fd, bytes, at: offset)
+        guard failed == 0 else { throw ContainerError(Self.reason(failed)) }
     }
 
     /// Fills `bytes` from byte `offset` on; returns how many it read (fewer at the end).

@@ -102,14 +102,14 @@ package final class MuxedFile: Sendable {
            day.wholeMatch(of: /[0-9]{4}-[0-9]{2}-[0-9]{2}/) != nil {
             try? mux.setTag("date", day)
         }
-        // Its chapters, when it is the one file read (not the pieces of a join): rising starts,
-        // each ending where it says or the next begins.
+        // Its chapters, when it is the one file read (not the pieces of a join), with rising
+        // starts: each ends as chapterSpans says (where it says, else where the next begins);
+        // the last with no end stated has none (the file's end).
         guard filesUpstream.count == 1 else { return }
         var chapters: [(start: Double, end: Double?, title: String)] = []
-        for c in source.chapters where chapters.count < MP4Movie.mostChapters && c.start.isFinite && c.start >= 0 {
-            if let last = chapters.last, c.start <= last.start { continue }
-            if !chapters.isEmpty, chapters[chapters.count - 1].end == nil { chapters[chapters.count - 1].end = c.start }
-            chapters.append((c.start, c.end.flatMap { $0.isFinite && $0 > c.start ? $0 : nil }, c.title))
+        for (c, span) in zip(source.chapters, source.chapterSpans(until: .infinity))
+        where chapters.count < MP4Movie.mostChapters && c.start.isFinite && c.start >= 0 && c.start > (chapters.last?.start ?? -1) {
+            chapters.append((c.start, span.end.isFinite && span.end > c.start ? span.end : nil, c.title))
         }
         if !chapters.isEmpty { mux.setChapters(chapters) }
     }
