@@ -32,8 +32,9 @@ struct WriterInputState: Sendable {
     /// The first sample's format: every later one must have it (a frame's rate aside).
     private var format: MediaFormat?
     /// The first video frame, held until the second says the frame rate (or the last one before
-    /// the session, at its time before it).
-    private var heldFrame: SampleBuffer?
+    /// the session), with its time on the session's clock: below 0 for a frame before the
+    /// session, which a buffer's own (unsigned) timing cannot hold.
+    private var held: (frame: SampleBuffer, time: MediaTime)?
     private var frameRate: FrameRate?
 
     init(name: String) {
@@ -91,9 +92,9 @@ struct WriterInputState: Sendable {
         let wrote = stage == .writing
         stage = .finished
         request = nil
-        defer { heldFrame = nil }
+        defer { held = nil }
         // A frame before the session with none after it is never shown.
-        let shown = heldFrame.flatMap { ($0.presentationTime ?? .zero) < .zero ? nil : $0 }
+        let shown = held.flatMap { $0.time < .zero ? nil : $0.frame }
         return (wrote, wrote ? shown.map(Self.frameOfItsOwn) : nil)
     }
 
@@ -101,7 +102,7 @@ struct WriterInputState: Sendable {
     mutating func close() {
         stage = .finished
         request = nil
-        heldFrame = nil
+        held = nil
     }
 
     /// A movie of one frame: no second frame said the rate; it shows for one frame of the default
@@ -153,9 +154,8 @@ struct WriterInputState: Sendable {
                 // frame, a few milliseconds before the first sound that started the session).
                 // It is held until that next frame; earlier ones are left out.
                 guard frameRate == nil else { return [] }
-                b.presentationTime = time
                 b.duration = nil
-                heldFrame = b
+                held = (b, time)
                 return []
             }
             if let rate = frameRate {
@@ -166,25 +166,25 @@ struct WriterInputState: Sendable {
                 b.stampTiming(presentationTime: time, duration: given ?? stamp.spacing ?? Self.frameDuration(rate))
                 return [b]
             }
-            if let held = heldFrame, let heldTime = held.presentationTime, heldTime < .zero, time == .zero {
-                heldFrame = nil  // the frame before the session ends where it starts: left out
+            if let before = held, before.time < .zero, time == .zero {
+                held = nil  // the frame before the session ends where it starts: left out
             }
-            guard var held = heldFrame else {
+            guard let (first, heldTime) = held.map({ ($0.frame, $0.time) }) else {
                 // Held with timing of its own (a copy of the buffer's metadata when the app
                 // still holds the frame): stamping in place would give the app's pixel buffer
                 // this time, and the next append of that same buffer (a still shown for
                 // several frames) would restamp the held frame with its own time.
                 b.presentationTime = time
                 b.duration = nil
-                heldFrame = b
+                held = (b, time)
                 return []
             }
-            heldFrame = nil
-            let heldTime = held.presentationTime ?? .zero
+            held = nil
+            var shownFirst = first
             let rate = Self.frameRate(between: heldTime, and: time)
             frameRate = rate
             for i in [0, 1] {
-                var frame = i == 0 ? held : b
+                var frame = i == 0 ? shownFirst : b
                 guard case .rawVideo(let fv)? = frame.format else { continue }
                 frame.format = .rawVideo(.init(pixelFormat: fv.pixelFormat, width: fv.width, height: fv.height, frameRate: rate))
                 if i == 0, heldTime < .zero {
@@ -192,9 +192,9 @@ struct WriterInputState: Sendable {
                 } else {
                     frame.stampTiming(presentationTime: i == 0 ? heldTime : time, duration: Self.frameDuration(rate))
                 }
-                if i == 0 { held = frame } else { b = frame }
+                if i == 0 { shownFirst = frame } else { b = frame }
             }
-            return [held, b]
+            return [shownFirst, b]
         default:
             return [b]
         }

@@ -159,15 +159,21 @@ import TestSupport
         writer.endSession(atSourceTime: CMTime(value: 3, timescale: 2))
         input.markAsFinished()
         await writer.finishWriting()
-        // Known, not yet fixed (issue 71's -11800): gkrisingtimes stops the video at its second
-        // frame ("the video input's time stamps go no further at 0.000 s (after 0.000 s)"), as if
-        // two decode times below 0 had both become 0 (a session at 0, AVAssetWriterTests', writes
-        // its frames). Not yet traced.
-        withKnownIssue("a session that starts after the first frames fails an encoding writer (-11800)") {
-            #expect(writer.status == .completed, "\(String(describing: writer.error))")
-            let duration = try MediaProbe(out.path).duration, shown = try shownFrames(out.path)
-            #expect(abs(duration - 1.0) < 0.03, "plays \(duration) s")
-            #expect(shown.count == 20)
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let duration = try MediaProbe(out.path).duration, shown = try shownFrames(out.path)
+        #expect(abs(duration - 1.0) < 0.03, "plays \(duration) s")
+        #expect(shown.count == 20)
+        // The frames shown are the window's: frame n was filled with the byte n × 6 (grey), so
+        // the first is frame 10's grey and the last frame 29's, not 9's or 30's (6 apart).
+        let raw = folder.appendingPathComponent("window.gray").path
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out.path, "-f", "rawvideo", "-pix_fmt", "gray", "-y", raw])
+        let grey = try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw)))
+        let frameBytes = 320 * 240
+        #expect(grey.count == 20 * frameBytes)
+        let means = stride(from: 0, to: grey.count - frameBytes + 1, by: frameBytes).map { start in
+            Double(grey[start..<start + frameBytes].reduce(0) { $0 + Int($1) }) / Double(frameBytes)
         }
+        #expect(abs((means.first ?? 0) - 60) < 3, "first frame's grey \(means.first ?? 0), frame 10's is 60")
+        #expect(abs((means.last ?? 0) - 174) < 3, "last frame's grey \(means.last ?? 0), frame 29's is 174")
     }
 }

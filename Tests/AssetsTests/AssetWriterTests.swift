@@ -192,27 +192,61 @@ import Testing
     /// is left out. 25 frames at 25 fps from 0, the session at 0.05 s: frame 0 (0 to 0.04) is not
     /// in the file, frame 1 (0.04 to 0.08) is its first, shown from 0 to 0.03.
     @Test func aFrameAcrossTheSessionStartShowsFromIt() async throws {
-        let out = path("across.mp4")
+        let (out, times) = try await frames(0..<25, session: MediaTime(value: 1, timescale: 20), into: "across.mp4")
+        #expect(times.count == 24, "\(times)")
+        #expect(times.first.map { abs($0) < 0.001 } == true && times.dropFirst().first.map { abs($0 - 0.03) < 0.001 } == true, "\(times)")
+        #expect(times.last.map { abs($0 - 0.91) < 0.001 } == true, "\(times)")  // frame 24, at 0.96 - 0.05
+        // The first picture is frame 1's (frame 2's grey is 7 more).
+        let grey = try firstPictureGrey(out)
+        #expect(abs(grey - Self.meanGrey(1)) < 3, "first picture's grey \(grey), frame 1's \(Self.meanGrey(1))")
+    }
+
+    /// Frames `range` drawn at 25 fps through the adaptor into a 64×48 MP4 named `name`, the
+    /// session starting at `session`: the file's path and its pictures' times, as ffprobe reads them.
+    func frames(_ range: Range<Int>, session: MediaTime, into name: String) async throws -> (path: String, times: [Double]) {
+        let out = path(name)
         let writer = try AssetWriter(outputPath: out, fileType: .mp4)
         let input = AssetWriterInput(mediaType: .video, outputSettings: VideoSettings(width: 64, height: 48))
         let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: input)
         try writer.add(input)
         try writer.startWriting()
-        writer.startSession(atSourceTime: MediaTime(value: 1, timescale: 20))
-        try await appendFrames(0..<25, fps: 25, adaptor)
+        writer.startSession(atSourceTime: session)
+        try await appendFrames(range, fps: 25, adaptor)
         input.markAsFinished()
         try await writer.finishWriting()
+        #expect(writer.status == .completed)
         let times = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time", "-of", "csv=p=0", out])
             .split(separator: "\n").compactMap { Double($0) }.sorted()
-        #expect(times.count == 24, "\(times)")
-        #expect(times.first.map { abs($0) < 0.001 } == true && times.dropFirst().first.map { abs($0 - 0.03) < 0.001 } == true, "\(times)")
-        #expect(times.last.map { abs($0 - 0.91) < 0.001 } == true, "\(times)")  // frame 24, at 0.96 - 0.05
-        // The first picture is frame 1's: its top row's grey is 7 (frame 2's is 14).
-        let gray = path("first.gray")
-        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", out, "-frames:v", "1", "-vf", "crop=64:2:0:0", "-f", "rawvideo", "-pix_fmt", "gray", "-y", gray])
-        let row = try [UInt8](Data(contentsOf: URL(fileURLWithPath: gray))).prefix(64)
-        let mean = Double(row.reduce(0) { $0 + Int($1) }) / Double(max(row.count, 1))
-        #expect(row.count == 64 && abs(mean - 7) < 3, "top row \(mean)")
+        return (out, times)
+    }
+
+    /// A drawn frame's mean grey: rows n × 7 + y, 48 rows (no row past 255 for n < 30).
+    static func meanGrey(_ n: Int) -> Double { Double(n * 7) + 23.5 }
+
+    /// The mean grey of `file`'s first picture as ffmpeg decodes it: the whole picture's, which
+    /// the encoder keeps however coarsely a first picture is coded (a row's grey is not kept:
+    /// x264 may code a 16-row gradient as one flat block).
+    func firstPictureGrey(_ file: String) throws -> Double {
+        let gray = file + ".gray"
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", file, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", "-y", gray])
+        let pixels = try [UInt8](Data(contentsOf: URL(fileURLWithPath: gray)))
+        #expect(pixels.count == 64 * 48)
+        return Double(pixels.reduce(0) { $0 + Int($1) }) / Double(max(pixels.count, 1))
+    }
+
+    /// Many frames before the session (a clip's window, as an app writes it with startSession):
+    /// 40 frames at 25 fps from 0, the session at 0.4 s. Frames 0 to 9 end by the session's
+    /// start and are left out; frame 10 is the file's first, at 0, and the rate stays 25 fps.
+    /// Before, the frames before the session were held at times below 0, which a buffer's
+    /// unsigned timing made 0: two frames at 0, and the writer failed (-11800 in AVFoundation).
+    @Test func framesBeforeTheSessionAreLeftOut() async throws {
+        let (out, times) = try await frames(0..<40, session: MediaTime(value: 2, timescale: 5), into: "window.mp4")
+        #expect(times.count == 30, "\(times)")
+        #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 0.04) < 0.001 }, "\(times)")
+        #expect(times.first.map { abs($0) < 0.001 } == true, "\(times)")
+        // The first picture is frame 10's, not frame 9's or 11's (7 apart).
+        let grey = try firstPictureGrey(out)
+        #expect(abs(grey - Self.meanGrey(10)) < 3, "first picture's grey \(grey), frame 10's \(Self.meanGrey(10))")
     }
 
     /// The writer's metadata is the file's tags, read back by Asset as written; a date that is
