@@ -20,7 +20,6 @@
     X(gkrisingtimes)   \
     X(gkorientation)   \
     X(gklavcmp3tag)    \
-    X(gkpatchbytes)    \
     X(gkencoderdelay)  \
     X(gkmp4flac)       \
     X(gktonemap)       \
