@@ -360,6 +360,11 @@ public final class AssetWriter: Sendable {
     /// The file's time origin: samples before it are left out (audio to the sample; a video
     /// frame that begins before it and ends after it shows from it until the next frame, as
     /// AVFoundation's edit list shows it), and a sample at `atSourceTime` is at 0 in the file.
+    /// A passthrough input's samples (``PassthroughSettings``) are written whole at their own
+    /// times, those before the session too (a later picture may need them), and each track's
+    /// edit list starts at `atSourceTime`, when every input is passthrough and the file is
+    /// written whole; otherwise (a fragmented file, segments, an input that encodes beside it)
+    /// they are moved to the session's clock, and none may come before it.
     /// Call it once, after ``startWriting()`` and before the first append.
     public func startSession(atSourceTime: MediaTime) {
         // Request blocks begin now: before the session, every append they made would fail.
@@ -397,10 +402,14 @@ public final class AssetWriter: Sendable {
     /// Finishes every input that is not finished yet, waits for the file to be complete, and
     /// throws if writing failed. The file is under ``outputPath`` once this returns.
     public func finishWriting() async throws(GraphError) {
-        let (run, finishing, end, delivery) = try locked.withLock { l throws(GraphError) in
+        let (run, finishing, (starts, end), delivery) = try locked.withLock { l throws(GraphError) in
             l.refresh()
             try l.state.finishWriting()
             let end = l.sessionEnd.flatMap { end in l.state.session.map { end - $0 } }
+            // Passthrough tracks at their own times start where the session does.
+            let session = l.state.session ?? .zero
+            let starts = session > .zero && keepsSourceTimes(l)
+                ? l.inputs.filter { $0.input.outputSettings is PassthroughSettings }.map { (port: $0.input.mediaType.rawValue, at: session) } : []
             // Every input not finished yet is finished now, as markAsFinished() would.
             var finishing: [(media: MediaInput, lastFrame: SampleBuffer?)] = []
             for i in l.inputs.indices {
@@ -408,9 +417,11 @@ public final class AssetWriter: Sendable {
                     finishing.append((media, finish.lastFrame))
                 }
             }
-            return (l.run, finishing, end, l.segments.delivery)
+            return (l.run, finishing, (starts, end), l.segments.delivery)
         }
-        if let end { (run?.node("file") as? MP4SinkNode)?.endPresentation(at: end) }
+        let sink = run?.node("file") as? MP4SinkNode
+        for s in starts { sink?.startPresentation(at: s.at, onInput: s.port) }
+        if let end { sink?.endPresentation(at: end) }
         for f in finishing {
             if let frame = f.lastFrame { try? f.media.appendAdmittedImmediately(frame) }
             f.media.markAsFinished()

@@ -57,7 +57,8 @@ extension AssetWriter {
             }
             let begins = l.state.note(.appendBegins, input: slot, at: clock.now)
             do throws(GraphError) {
-                return (.success(try Self.shape(buffer, in: &l.inputs[slot], session: session)), [begins])
+                let sourceClock = keepsSourceTimes(l)
+                return (.success(try Self.shape(buffer, in: &l.inputs[slot], session: session, sourceClock: sourceClock)), [begins])
             } catch {
                 return (.failure(error), [begins, l.state.note(.appendEnds(reached: nil), input: slot, at: clock.now)])
             }
@@ -148,10 +149,21 @@ extension AssetWriter {
 
     // MARK: Shaping a sample
 
+    /// Whether passthrough samples keep their own times, the session's start written as each
+    /// track's edit (``MP4SinkNode/startPresentation(at:onInput:)``), as AVFoundation writes
+    /// them: what comes before the session (the key frame a later picture needs, the packet
+    /// the next one overlaps) stays in the file, edited out. A whole file's index is written
+    /// at its end, so it can; a fragmented file or segments, written as they go, take samples
+    /// on the session's clock (and none from before it). So does a writer that also encodes:
+    /// the muxer interleaves its tracks by time, so they must share one clock.
+    func keepsSourceTimes(_ l: Locked) -> Bool {
+        !writesSegments && l.fragmentInterval == nil && l.inputs.allSatisfy { $0.input.outputSettings is PassthroughSettings }
+    }
+
     /// Checks `buffer` for the input in `slot` and returns what to push now (nothing: held, or
     /// before the session; the buffer on the session's clock; or the held first frame and this
     /// one), with where it is in time order.
-    private static func shape(_ buffer: SampleBuffer, in slot: inout InputSlot, session: MediaTime) throws(GraphError) -> Admitted {
+    private static func shape(_ buffer: SampleBuffer, in slot: inout InputSlot, session: MediaTime, sourceClock: Bool) throws(GraphError) -> Admitted {
         let name = slot.input.name, mediaType = slot.input.mediaType
         guard let format = buffer.format else {
             throw GraphError(.usage, at: name, "the sample has no format; give it one (.pcm for audio, .rawVideo for video)")
@@ -176,10 +188,11 @@ extension AssetWriter {
         // (before anything is held or cut to the session).
         if passthrough {
             // Encoded samples go in decode order (B-frames' presentation times go back and
-            // forth) and are written whole, on the session's clock.
+            // forth) and are written whole: at their own times, the session's start an edit
+            // (``keepsSourceTimes(_:)``), or on the session's clock.
             guard let stamp = try media.admit(buffer, format: format, rule: .notEarlier, at: name) else { return Admitted(media: media, push: [buffer], stamp: nil) }
             var shaped = slot.state.shape(buffer, format, stamp: stamp, session: session)
-            if session > .zero {
+            if session > .zero, !sourceClock {
                 for i in shaped.indices {
                     shaped[i].presentationTime = shaped[i].presentationTime.map { $0 - session }
                     shaped[i].decodeTime = shaped[i].decodeTime.map { $0 - session }

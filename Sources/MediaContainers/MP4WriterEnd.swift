@@ -16,6 +16,12 @@ extension MP4Writer {
         /// Ends the presentation where the shortest track's media ends (a length limit cut the
         /// inputs short, each where it was: the one that ran ahead is cut to the others).
         package var endWithShortestTrack = false
+        /// Where the presentation starts on a named track's own clock (`AVAssetWriter.startSession`
+        /// for samples written at their source's times, as a passthrough input's are): what
+        /// comes before it stays in the file and is edited out, as AVFoundation writes it (a
+        /// picture a later one depends on, an AAC packet the next one overlaps). A track not
+        /// named is on the presentation's clock.
+        package var presentationStarts: [String: (ticks: UInt64, timescale: UInt64)] = [:]
         package init() {}
     }
 
@@ -127,8 +133,15 @@ extension MP4Writer {
             guard let shown = track.format?.shownMedia, let first = track.firstDecode else { return track.minPresentation }
             return first &+ shown.start
         }
-        let starts = present.map { t in Double(shownFrom(tracks[t])) / Double(tracks[t].format?.timescale ?? 1) }
-        let origin = starts.min() ?? 0
+        // Each track's first picture or sound on the presentation's clock: below 0 for a track
+        // whose samples begin before the presentation does (``Ending/presentationStarts``).
+        let starts = present.map { t in
+            let first = Double(shownFrom(tracks[t])) / Double(tracks[t].format?.timescale ?? 1)
+            guard let start = ending.presentationStarts[tracks[t].name], start.timescale > 0 else { return first }
+            return first - Double(start.ticks) / Double(start.timescale)
+        }
+        // From the earliest, so that a file's first track starts it; never before a stated start.
+        let origin = ending.presentationStarts.isEmpty ? starts.min() ?? 0 : max(0, starts.min() ?? 0)
         var traks: [MP4Box] = []
         var longest: UInt64 = 0
         for (k, t) in present.enumerated() {
@@ -153,11 +166,14 @@ extension MP4Writer {
             // The first presentation, in the media (B-frames: after the first decode), and from the
             // first picture shown to the end of the last one; or the media given.
             let lastDuration = track.lastShown < tables.count ? Int64(track.lastShownDuration) : 0
-            let mediaTime = max(0, format.shownMedia?.start ?? (track.minPresentation &- (track.firstDecode ?? 0)))
+            // What shows before the presentation starts is edited out: the edit begins that much later in the media.
+            let early = Int64(saturating: max(0, origin - starts[k]) * Double(scale))
+            let (mediaTime, past) = max(0, format.shownMedia?.start ?? (track.minPresentation &- (track.firstDecode ?? 0))).addingReportingOverflow(early)
             // A given edit ends where the samples written do (a copy stopped, or cut by a length limit).
             let written = track.maxPresentation &+ lastDuration &- (track.firstDecode ?? 0)
-            let shown = format.shownMedia.map { min($0.duration, UInt64(clamping: written &- $0.start)) }
+            let whole = format.shownMedia.map { min($0.duration, UInt64(clamping: written &- $0.start)) }
                 ?? UInt64(clamping: track.maxPresentation &- track.minPresentation &+ lastDuration)
+            let shown = whole > UInt64(early) && !past ? whole - UInt64(early) : 0
             let shownMovie = UInt64((Double(shown) * Double(movieScale) / Double(scale)).rounded())
             let lateBy = UInt64(max(0, ((starts[k] - origin) * Double(movieScale)).rounded()))
             var edits: [EditList.Edit] = []

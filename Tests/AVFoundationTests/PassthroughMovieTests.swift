@@ -14,10 +14,10 @@ import TestSupport
     init() throws { folder = try TestMedia.temporaryFolder() }
 
     /// An H.264 (B-frames) + AAC movie as ffmpeg writes it: each track with its edit list.
-    func movie(_ name: String, seconds: Double, rate: Int = 25) throws -> URL {
+    func movie(_ name: String, seconds: Double, rate: Int = 25, bFrames: Int = 2) throws -> URL {
         let url = folder.appendingPathComponent(name)
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=\(rate)", "-f", "lavfi",
-                                         "-i", "sine=frequency=440:sample_rate=44100", "-t", "\(seconds)", "-c:v", "libx264", "-bf", "2",
+                                         "-i", "sine=frequency=440:sample_rate=44100", "-t", "\(seconds)", "-c:v", "libx264", "-bf", "\(bFrames)",
                                          "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-y", url.path])
         return url
     }
@@ -117,21 +117,30 @@ import TestSupport
 
     /// startSession(atSourceTime: 0.5 s) … endSession(atSourceTime: 1.5 s) on a passthrough
     /// rewrap: the file plays exactly that second (frames 10 to 29 of a 20 fps source, decoded
-    /// as the source's are), the samples outside it edited out rather than refused.
-    @Test func aSessionWindowOfAPassthroughRewrapPlaysExactlyItsWindow() async throws {
-        let source = try movie("window-source.mp4", seconds: 3, rate: 20)
+    /// as the source's are), the samples before it kept (the key frame later pictures need) and
+    /// edited out, as AVFoundation writes them; those after it edited out too. With B-frames and
+    /// without.
+    @Test(arguments: [0, 2])
+    func aSessionWindowOfAPassthroughRewrapPlaysExactlyItsWindow(bFrames: Int) async throws {
+        let source = try movie("window-source-\(bFrames).mp4", seconds: 3, rate: 20, bFrames: bFrames)
         let out = folder.appendingPathComponent("window.mp4")
         let (_, writer) = try await rewrap(source, to: out, session: (CMTime(value: 1, timescale: 2), CMTime(value: 3, timescale: 2)))
         let window = try shownFrames(source.path, ["-vf", "select=between(n\\,10\\,29)", "-fps_mode", "passthrough"])
         #expect(window.count == 20)
-        // Known, not yet fixed (issue 71): a passthrough sample before the session's start is
-        // pushed at a time below 0, which a SampleBuffer cannot hold (unsigned nanoseconds): the
-        // times clamp to 0, repeat, and the writer fails (-11800) instead of editing them out.
-        withKnownIssue("passthrough session window: samples before the session fail the writer") {
-            #expect(writer.status == .completed, "\(String(describing: writer.error))")
-            let probe = try MediaProbe(out.path)
-            #expect(abs(probe.duration - 1.0) < 0.03, "plays \(probe.duration) s")
-            #expect(try shownFrames(out.path) == window)
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let probe = try MediaProbe(out.path)
+        #expect(abs(probe.duration - 1.0) < 0.03, "plays \(probe.duration) s")
+        let shown = try shownFrames(out.path)
+        guard bFrames > 0 else {
+            #expect(shown == window)
+            return
+        }
+        // Known, not yet fixed (issue 71): the reader's samples are stamped with the media's
+        // times (aMovieIsRewrappedWhole), the pictures 2 frames (0.1 s) late where the source's
+        // edit list shows the first at 0: the writer cuts the window right on the times it is
+        // given, which shows frames 8 to 27.
+        withKnownIssue("a reader's B-frame pictures are 2 frames late, so the window is too") {
+            #expect(shown == window)
         }
     }
 

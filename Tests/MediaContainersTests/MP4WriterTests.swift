@@ -242,6 +242,25 @@ import TestSupport
         }
     }
 
+    /// A presentation that starts at 0.72 s on both tracks' clocks (a passthrough writer's
+    /// session): every sample stays in the file, and each track's edit starts at 0.72 s in its
+    /// media: the video's at the picture shown then (its media starts at its first decode, 0),
+    /// the sound's 0.52 s into its media (which starts at 0.2 s). The movie lasts from 0.72 s to
+    /// the last picture's end, 2.08 s.
+    @Test func aStatedStartEditsOutWhatComesBefore() throws {
+        var ending = MP4Writer.Ending()
+        ending.presentationStarts = ["video": (72, 100), "audio": (72, 100)]
+        let (path, data) = try write(.indexLast, name: "started.mp4", ending: ending)
+        let (movie, read, _) = try readBack(path)
+        #expect(read == data)
+        let video = try #require(movie.tracks(handler: "vide").first).track, sound = try #require(movie.tracks(handler: "soun").first).track
+        #expect(video.edits?.map(\.mediaTime) == [64_800], "\(String(describing: video.edits))")  // 0.72 s of 90 kHz
+        #expect(sound.edits?.map(\.mediaTime) == [24_960], "\(String(describing: sound.edits))")  // 0.52 s of 48 kHz
+        let seconds = Double(try #require(movie.header).duration) / Double(movie.timescale)
+        #expect(abs(seconds - 1.36) < 0.002, "\(seconds) s")
+        #expect(video.edits.map { abs(Double($0[0].duration) / Double(movie.timescale) - 1.36) < 0.002 } == true)
+    }
+
     /// A flush on one input (a seek after a preroll) drops what that input gave before it, and
     /// only that: the other input's samples after its own flush stay.
     @Test func aFlushedTrackStartsAgainAlone() throws {

@@ -472,6 +472,15 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         state.withLock { $0.ending.edits.presentationEnd = (UInt64(end.value), UInt64(end.timescale)) }
     }
 
+    /// Starts the file's presentation at `start` on input `port`'s clock
+    /// (`AVAssetWriter.startSession` for samples that keep their source's times, as a
+    /// passthrough input's do): its samples before it are written and edited out. Call it
+    /// before the run finishes. A fragmented file, written as it goes, is not cut.
+    public func startPresentation(at start: MediaTime, onInput port: String) {
+        guard start.isFinite, start.value > 0, start.timescale > 0 else { return }
+        state.withLock { $0.ending.presentationStarts[port] = (UInt64(start.value), UInt64(start.timescale)) }
+    }
+
     public func finish(_ outcome: RunStatus) throws(GraphError) {
         try MuxedFile.end(writing: state.withLock { $0.status == .writing }, setting: { status in state.withLock { $0.status = status } }) { () throws(GraphError) in
             switch outcome {
