@@ -16,16 +16,7 @@ extension MP4SinkNode {
     /// The tags of the file the graph reads upstream of a node: the first of
     /// ``NodeContext/filesUpstream`` in a format whose tags ``MediaMetadata`` reads. Nil when no
     /// such file is there (one that cannot be read is its source's to report). Every MP4 sink's.
-    static func sourceMetadata(upstreamOf context: NodeContext) -> MediaMetadata? { sourceMetadata(files: context.filesUpstream) }
-
-    /// The tags of the first of `files` in a format whose tags ``MediaMetadata`` reads.
-    static func sourceMetadata(files: [String]) -> MediaMetadata? {
-        for path in files {
-            guard let bytes = FileBytes(path: path), (try? MediaContainerFormat.detect(bytes)) != nil else { continue }
-            return try? MediaMetadata.read(from: bytes)
-        }
-        return nil
-    }
+    static func sourceMetadata(upstreamOf context: NodeContext) -> MediaMetadata? { MediaMetadata.ofFirstReadable(context.filesUpstream) }
 
     /// The text tags to write: each parameter's, else the source's field of its name; the
     /// encoder only as given (the source's names the software that made it, not this file).

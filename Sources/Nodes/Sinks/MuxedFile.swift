@@ -93,7 +93,7 @@ package final class MuxedFile: Sendable {
     /// muxer's default merge keeps the setter's). A source's value GStreamer cannot take (a
     /// date that is not ISO 8601) is left out.
     private func keepSourceTags(in mux: Element) {
-        guard let source = MP4SinkNode.sourceMetadata(files: filesUpstream) else { return }
+        guard let source = MediaMetadata.ofFirstReadable(filesUpstream) else { return }
         // The fields matroskamux writes (1.22's list has no album artist; its date is a day).
         for (field, tag) in [("title", "title"), ("artist", "artist"), ("album", "album"), ("genre", "genre"), ("comment", "comment")] {
             if let value = source.textField(field), !value.isEmpty { try? mux.setTag(tag, value) }
