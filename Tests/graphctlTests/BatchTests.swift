@@ -91,6 +91,27 @@ import TestSupport
         #expect(r.status == 0 && Self.count(s, "completed") == 6, "\(r.stderr)")
     }
 
+    /// A batch transcode (graphs/transcode-audio.json, two workers) keeps each source's tags,
+    /// cover, chapters and language, as `graphctl run` does (issue 71: metadata through every path).
+    @Test(.timeLimit(.minutes(10))) func aBatchTranscodeKeepsEachSourcesTags() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("in")
+        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
+        for name in ["one.m4a", "two.m4a", "three.m4a"] { _ = try TaggedMedia.m4a(in: input, name: name) }
+        for made in ["cover.jpg", "chapters.txt"] { try FileManager.default.removeItem(at: input.appendingPathComponent(made)) }
+        let r = try Graphctl.start(["batch", Graphctl.graph("transcode-audio.json"), "--inputs", input.path, "--jobs", "2",
+                                    "--map", "src.path={input}", "--map", "file.path=\(folder.path)/out/{stem}.m4a"]).wait()
+        #expect(r.status == 0, "\(r.stderr)")
+        for stem in ["one", "two", "three"] {
+            let p = try TaggedMedia.probe(folder.appendingPathComponent("out/\(stem).m4a").path)
+            #expect(p.tags["title"] == TaggedMedia.title && p.tags["artist"] == TaggedMedia.artist && p.tags["album"] == TaggedMedia.album, "\(stem): \(p.tags)")
+            #expect(p.tags["date"]?.hasPrefix(TaggedMedia.date) == true, "\(stem): \(p.tags)")
+            #expect(p.hasCover && p.language(of: "audio") == "fra", "\(stem): \(p.streams)")
+            #expect(p.chapters.map(\.title) == TaggedMedia.chapters.map(\.title), "\(stem): \(p.chapters)")
+        }
+    }
+
     /// Ten damaged files among 1,000 inputs: 990 outputs, the ten errors in the summary, each
     /// naming its file and why, exit 70, and no temporary file left anywhere.
     @Test(.timeLimit(.minutes(10))) func damagedInputsAreRecordedAndTheRestComplete() throws {
