@@ -84,6 +84,14 @@ public final class AssetWriter: Sendable {
         var appended: [String: MediaTime] = [:]
         /// The first failure a layer above reported (``fail(because:reporting:)``), as it made it.
         var reported: (any Error & Sendable)?
+        /// Whether passthrough samples keep their own times (``AssetWriter/keepsSourceTimes(_:)``),
+        /// decided as writing starts.
+        var sourceClock = false
+        /// The last input's end of stream, held until ``AssetWriter/finishWriting()`` (with the
+        /// frame it held, if any): the index is written once every stream has ended, and what
+        /// finishWriting() tells the file (the session's end, where passthrough tracks start)
+        /// must reach it before.
+        var heldEnd: (media: MediaInput, lastFrame: SampleBuffer?)?
 
         /// A run that failed on its own (an encoder, a full disk) fails the writer at once.
         mutating func refresh() {
@@ -229,6 +237,7 @@ public final class AssetWriter: Sendable {
         let (inputs, faststart, fragments, metadata, segments) = try locked.withLock { l throws(GraphError) in
             if writesSegments { try l.segments.check() } else { try l.segments.checkUnused() }
             try l.state.startWriting()
+            l.sourceClock = keepsSourceTimes(l)
             return (l.inputs, l.optimizeForNetworkUse, l.fragmentInterval, l.metadata, l.segments)
         }
         let run: GraphRun
@@ -408,7 +417,7 @@ public final class AssetWriter: Sendable {
             let end = l.sessionEnd.flatMap { end in l.state.session.map { end - $0 } }
             // Passthrough tracks at their own times start where the session does.
             let session = l.state.session ?? .zero
-            let starts = session > .zero && keepsSourceTimes(l)
+            let starts = session > .zero && l.sourceClock
                 ? l.inputs.filter { $0.input.outputSettings is PassthroughSettings }.map { (port: $0.input.mediaType.rawValue, at: session) } : []
             // Every input not finished yet is finished now, as markAsFinished() would.
             var finishing: [(media: MediaInput, lastFrame: SampleBuffer?)] = []
@@ -417,6 +426,8 @@ public final class AssetWriter: Sendable {
                     finishing.append((media, finish.lastFrame))
                 }
             }
+            if let held = l.heldEnd { finishing.append(held) }
+            l.heldEnd = nil
             return (l.run, finishing, (starts, end), l.segments.delivery)
         }
         let sink = run?.node("file") as? MP4SinkNode

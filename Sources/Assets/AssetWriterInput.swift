@@ -136,7 +136,8 @@ public final class AssetWriterInput: Sendable {
     }
 
     /// Ends this track: no more samples. ``AssetWriter/finishWriting()`` finishes every input
-    /// that is not finished yet.
+    /// that is not finished yet. The file is finished by finishWriting() alone: the last
+    /// input's stream ends there, after what it tells the file (`endSession`'s time).
     public func markAsFinished() {
         configure { _ = $0.state.markAsFinished() } added: { writer, slot in writer.finish(slot) }
     }

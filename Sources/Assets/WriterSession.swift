@@ -57,8 +57,7 @@ extension AssetWriter {
             }
             let begins = l.state.note(.appendBegins, input: slot, at: clock.now)
             do throws(GraphError) {
-                let sourceClock = keepsSourceTimes(l)
-                return (.success(try Self.shape(buffer, in: &l.inputs[slot], session: session, sourceClock: sourceClock)), [begins])
+                return (.success(try Self.shape(buffer, in: &l.inputs[slot], session: session, sourceClock: l.sourceClock)), [begins])
             } catch {
                 return (.failure(error), [begins, l.state.note(.appendEnds(reached: nil), input: slot, at: clock.now)])
             }
@@ -98,11 +97,17 @@ extension AssetWriter {
         return ended
     }
 
-    /// markAsFinished() on input `slot`: its stream ends (after the frame it held, if any).
+    /// markAsFinished() on input `slot`: its stream ends (after the frame it held, if any); the
+    /// last input's at finishWriting() (``Locked/heldEnd``).
     func finish(_ slot: Int) {
         let (finish, media, action) = locked.withLock { l -> ((endStream: Bool, lastFrame: SampleBuffer?)?, MediaInput?, StallWatch.Action) in
             guard l.inputs.indices.contains(slot), let finish = l.inputs[slot].state.markAsFinished() else { return (nil, nil, .none) }
-            return (finish, l.inputs[slot].media, l.state.note(.finished, input: slot, at: clock.now))
+            let action = l.state.note(.finished, input: slot, at: clock.now)
+            if finish.endStream, let media = l.inputs[slot].media, l.inputs.allSatisfy({ $0.state.isFinished }) {
+                l.heldEnd = (media, finish.lastFrame)
+                return (nil, nil, action)
+            }
+            return (finish, l.inputs[slot].media, action)
         }
         perform(action)
         guard let finish, finish.endStream, let media else { return }
@@ -155,7 +160,8 @@ extension AssetWriter {
     /// the next one overlaps) stays in the file, edited out. A whole file's index is written
     /// at its end, so it can; a fragmented file or segments, written as they go, take samples
     /// on the session's clock (and none from before it). So does a writer that also encodes:
-    /// the muxer interleaves its tracks by time, so they must share one clock.
+    /// the muxer interleaves its tracks by time, so they must share one clock. Decided as
+    /// writing starts (``Locked/sourceClock``).
     func keepsSourceTimes(_ l: Locked) -> Bool {
         !writesSegments && l.fragmentInterval == nil && l.inputs.allSatisfy { $0.input.outputSettings is PassthroughSettings }
     }
@@ -190,6 +196,12 @@ extension AssetWriter {
             // Encoded samples go in decode order (B-frames' presentation times go back and
             // forth) and are written whole: at their own times, the session's start an edit
             // (``keepsSourceTimes(_:)``), or on the session's clock.
+            // On the session's clock, a time before it cannot be held (a buffer's times are
+            // unsigned): refused, saying why, rather than written at 0.
+            let earliest = [buffer.presentationTime, buffer.decodeTime].compactMap { $0 }.min() ?? session
+            guard sourceClock || earliest >= session else {
+                throw GraphError(.usage, at: name, "this sample's time, \(earliest.seconds) s, is before the session's start (\(session.seconds) s): a fragmented file, segments or a writer with an encoding input beside this one take no passthrough sample before it (start the session at or before the first sample's decode time)")
+            }
             guard let stamp = try media.admit(buffer, format: format, rule: .notEarlier, at: name) else { return Admitted(media: media, push: [buffer], stamp: nil) }
             var shaped = slot.state.shape(buffer, format, stamp: stamp, session: session)
             if session > .zero, !sourceClock {

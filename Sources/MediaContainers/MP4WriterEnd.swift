@@ -168,7 +168,8 @@ extension MP4Writer {
             let lastDuration = track.lastShown < tables.count ? Int64(track.lastShownDuration) : 0
             // What shows before the presentation starts is edited out: the edit begins that much later in the media.
             let early = Int64(saturating: max(0, origin - starts[k]) * Double(scale))
-            let (mediaTime, past) = max(0, format.shownMedia?.start ?? (track.minPresentation &- (track.firstDecode ?? 0))).addingReportingOverflow(early)
+            let (sum, past) = max(0, format.shownMedia?.start ?? (track.minPresentation &- (track.firstDecode ?? 0))).addingReportingOverflow(early)
+            let mediaTime = past ? Int64.max : sum
             // A given edit ends where the samples written do (a copy stopped, or cut by a length limit).
             let written = track.maxPresentation &+ lastDuration &- (track.firstDecode ?? 0)
             let whole = format.shownMedia.map { min($0.duration, UInt64(clamping: written &- $0.start)) }

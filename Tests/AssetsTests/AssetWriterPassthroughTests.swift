@@ -36,8 +36,9 @@ import Testing
     }
 
     /// `source`'s video read as stored, each sample moved `offset` later, into a passthrough
-    /// writer whose session starts at `session`; the file's path.
-    func rewrap(_ source: String, offset: MediaTime, session: MediaTime, name: String) async throws -> String {
+    /// writer whose session starts at `session` and ends at `end` (said after markAsFinished(),
+    /// as apps often do: the file is finished only by finishWriting()); the file's path.
+    func rewrap(_ source: String, offset: MediaTime, session: MediaTime, end: MediaTime? = nil, name: String) async throws -> String {
         let asset = try Asset(path: source)
         let reader = try AssetReader(asset: asset)
         let output = AssetReaderTrackOutput(track: try asset.track(withMediaType: .video), outputSettings: .stored(.video))
@@ -56,6 +57,9 @@ import Testing
             try await input.append(moved)
         }
         input.markAsFinished()
+        // The run could end here, before finishWriting() says where the file starts and ends.
+        try await Task.sleep(for: .milliseconds(300))
+        if let end { try writer.endSession(atSourceTime: end) }
         try await writer.finishWriting()
         #expect(writer.status == .completed)
         return out
@@ -73,18 +77,44 @@ import Testing
         #expect(try shown(out) == all)
     }
 
-    /// The session at 0.6 s, between key frames (0.4 and 0.8 s): the key frame at 0.4 s and the
-    /// pictures after it stay in the file, and the file shows from the picture at 0.6 s (frame
-    /// 15) for 1.4 s, each picture as the source's decodes.
-    @Test func samplesBeforeTheSessionStayAndAreNotShown() async throws {
+    /// The session from 0.6 s, between key frames (0.4 and 0.8 s), to 1.6 s or to the end: every
+    /// packet stays in the file, and it shows from the picture at 0.6 s (frame 15) for 1 s or
+    /// 1.4 s, each picture as the source's decodes.
+    @Test(arguments: [true, false]) func samplesBeforeTheSessionStayAndAreNotShown(ended: Bool) async throws {
         let source = try source()
-        let out = try await rewrap(source, offset: .zero, session: MediaTime(value: 3, timescale: 5), name: "window.mp4")
+        let out = try await rewrap(source, offset: .zero, session: MediaTime(value: 3, timescale: 5),
+                                   end: ended ? MediaTime(value: 8, timescale: 5) : nil, name: "window.mp4")
         let original = try packets(source)
         #expect(original.count == 50)
         #expect(try packets(out) == original, "every packet is in the file")
-        #expect(abs(try MediaProbe(out).duration - 1.4) < 0.01)
+        #expect(abs(try MediaProbe(out).duration - (ended ? 1 : 1.4)) < 0.01)
         let all = try shown(source)
         #expect(all.count == 50)
-        #expect(try shown(out) == Array(all[15...]))
+        #expect(try shown(out) == Array(all[15..<(ended ? 40 : 50)]))
+    }
+
+    /// A fragmented file is written as it goes, on the session's clock: a passthrough sample
+    /// before the session is refused, saying why and what to do, rather than written at 0.
+    @Test func aFragmentedFileRefusesASampleBeforeTheSession() async throws {
+        let source = try source()
+        let asset = try Asset(path: source)
+        let reader = try AssetReader(asset: asset)
+        let output = AssetReaderTrackOutput(track: try asset.track(withMediaType: .video), outputSettings: .stored(.video))
+        try reader.add(output)
+        try reader.startReading()
+        let out = folder.appendingPathComponent("fragmented.mp4").path
+        let writer = try AssetWriter(outputPath: out, fileType: .mp4)
+        writer.movieFragmentInterval = MediaTime(value: 1, timescale: 1)
+        let input = AssetWriterInput(mediaType: .video, outputSettings: PassthroughSettings(mediaType: .video))
+        try writer.add(input)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: MediaTime(value: 3, timescale: 5))
+        var refused: GraphError?
+        for try await sample in output.samples {
+            do { try await input.append(sample) } catch { refused = error; break }
+        }
+        #expect(refused?.code == .usage && refused?.message.contains("before the session's start (0.6 s)") == true, "\(String(describing: refused))")
+        writer.cancelWriting()
+        #expect(!FileManager.default.fileExists(atPath: out))
     }
 }
