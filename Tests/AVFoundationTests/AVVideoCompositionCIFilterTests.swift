@@ -129,8 +129,9 @@ import TestSupport
     }
 
     /// A handler that never finishes holds the export until it is cancelled; the cancel ends it
-    /// at once (the wait looks every 50 ms; 5 s allowed for the pipeline's end on a loaded
-    /// machine), leaving nothing.
+    /// at once (the wait looks every 50 ms; 0.05 s measured quiet), leaving nothing. The bound
+    /// is for a hang: under the whole suite on 2 cores the awaiting task itself waited 5.24 s
+    /// for a thread (Debian 13, 2026-11-30), so 15 s are allowed.
     @Test(.timeLimit(.minutes(1))) func aHandlerThatNeverFinishesIsCancelled() async throws {
         let asset = AVURLAsset(url: try source())
         let asked = Mutex(0)
@@ -144,7 +145,7 @@ import TestSupport
         let start = ContinuousClock.now
         session.cancelExport()
         await #expect(throws: CancellationError.self) { try await exporting.value }
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(15), "\(ContinuousClock.now - start)")
         #expect(session.status == .cancelled && asked.withLock { $0 } == 1)
         #expect(!FileManager.default.fileExists(atPath: out.path))
     }
@@ -348,7 +349,8 @@ import TestSupport
         #expect(reader.status == .cancelled && reader.error == nil && asked.withLock { $0 } == 1, "\(reader.status.rawValue) \(String(describing: reader.error))")
     }
 
-    /// A thumbnail task cancelled while the handler holds its frame ends at once, cancelled.
+    /// A thumbnail task cancelled while the handler holds its frame ends at once, cancelled
+    /// (15 s allowed for a loaded suite, as for the export above).
     @Test(.timeLimit(.minutes(1))) func aThumbnailTaskCancelledWhileTheHandlerHoldsItsFrame() async throws {
         let asset = AVURLAsset(url: try source())
         let asked = Mutex(0)
@@ -359,6 +361,6 @@ import TestSupport
         let start = ContinuousClock.now
         task.cancel()
         await #expect(throws: (any Error).self) { try await task.value }
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(15), "\(ContinuousClock.now - start)")
     }
 }
