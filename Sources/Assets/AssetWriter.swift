@@ -371,7 +371,8 @@ public final class AssetWriter: Sendable {
     /// AVFoundation's edit list shows it), and a sample at `atSourceTime` is at 0 in the file.
     /// A passthrough input's samples (``PassthroughSettings``) are written whole at their own
     /// times, those before the session too (a later picture may need them), and each track's
-    /// edit list starts at `atSourceTime`, when every input is passthrough and the file is
+    /// edit list starts at `atSourceTime` (a track whose first sample comes later begins with an
+    /// empty edit, as AVFoundation inserts one), when every input is passthrough and the file is
     /// written whole; otherwise (a fragmented file, segments, an input that encodes beside it)
     /// they are moved to the session's clock, and none may come before it.
     /// Call it once, after ``startWriting()`` and before the first append.
@@ -415,10 +416,10 @@ public final class AssetWriter: Sendable {
             l.refresh()
             try l.state.finishWriting()
             let end = l.sessionEnd.flatMap { end in l.state.session.map { end - $0 } }
-            // Passthrough tracks at their own times start where the session does.
+            // Tracks at their own times (every input passthrough) start where the session does,
+            // whether their samples begin before it (edited out) or after it (an empty edit).
             let session = l.state.session ?? .zero
-            let starts = session > .zero && l.sourceClock
-                ? l.inputs.filter { $0.input.outputSettings is PassthroughSettings }.map { (port: $0.input.mediaType.rawValue, at: session) } : []
+            let starts = l.sourceClock ? l.inputs.map { (port: $0.input.mediaType.rawValue, at: session) } : []
             // Every input not finished yet is finished now, as markAsFinished() would.
             var finishing: [(media: MediaInput, lastFrame: SampleBuffer?)] = []
             for i in l.inputs.indices {

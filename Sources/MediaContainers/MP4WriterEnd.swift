@@ -140,8 +140,10 @@ extension MP4Writer {
             guard let start = ending.presentationStarts[tracks[t].name], start.timescale > 0 else { return first }
             return first - Double(start.ticks) / Double(start.timescale)
         }
-        // From the earliest, so that a file's first track starts it; never before a stated start.
-        let origin = ending.presentationStarts.isEmpty ? starts.min() ?? 0 : max(0, starts.min() ?? 0)
+        // From the earliest, so that a file's first track starts it; or at a stated start, as
+        // AVFoundation's session starts the file: what comes before it is edited out, and a
+        // track that begins after it begins with an empty edit (its lead kept).
+        let origin = ending.presentationStarts.isEmpty ? starts.min() ?? 0 : 0
         var traks: [MP4Box] = []
         var longest: UInt64 = 0
         for (k, t) in present.enumerated() {

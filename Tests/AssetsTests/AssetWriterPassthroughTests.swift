@@ -77,6 +77,20 @@ import Testing
         #expect(try shown(out) == all)
     }
 
+    /// A session that starts before the first sample (at 0, the samples from 0.5 s): the file
+    /// starts at the session all the same, its track with an empty edit of 0.5 s, as
+    /// AVFoundation inserts one "to preserve synchronization between tracks"; every packet
+    /// byte-identical and every picture shown, from 0.5 s.
+    @Test func aSessionBeforeTheFirstSampleKeepsTheLead() async throws {
+        let source = try source()
+        let out = try await rewrap(source, offset: MediaTime(value: 1, timescale: 2), session: .zero, name: "lead.mp4")
+        #expect(try packets(out) == packets(source))
+        #expect(abs(try MediaProbe(out).duration - 2.5) < 0.01)
+        let start = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0", out])
+        #expect(abs((Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) - 0.5) < 0.001, "\(start)")
+        #expect(try shown(out) == shown(source))
+    }
+
     /// The session from 0.6 s, between key frames (0.4 and 0.8 s), to 1.6 s or to the end: every
     /// packet stays in the file, and it shows from the picture at 0.6 s (frame 15) for 1 s or
     /// 1.4 s, each picture as the source's decodes.

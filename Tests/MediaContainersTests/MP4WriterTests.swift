@@ -261,6 +261,23 @@ import TestSupport
         #expect(video.edits.map { abs(Double($0[0].duration) / Double(movie.timescale) - 1.36) < 0.002 } == true)
     }
 
+    /// A stated start before every track's first sample (the video shows from 0.08 s, the sound
+    /// from 0.2 s) keeps the lead: each track begins with an empty edit to its first sample, as
+    /// AVFoundation's session does, where the file would otherwise start at the earliest one.
+    @Test func aStatedStartBeforeEveryTrackKeepsTheLead() throws {
+        var ending = MP4Writer.Ending()
+        ending.presentationStarts = ["video": (0, 1), "audio": (0, 1)]
+        let (path, data) = try write(.indexLast, name: "lead.mp4", ending: ending)
+        let (movie, read, _) = try readBack(path)
+        #expect(read == data)
+        let video = try #require(movie.tracks(handler: "vide").first).track, sound = try #require(movie.tracks(handler: "soun").first).track
+        #expect(video.edits?.first?.mediaTime == -1 && video.edits?.first?.duration == 80, "\(String(describing: video.edits))")
+        #expect(sound.edits?.first?.mediaTime == -1 && sound.edits?.first?.duration == 200, "\(String(describing: sound.edits))")
+        let (unstated, _) = try write(.indexLast, name: "unstated.mp4")
+        let earliest = try #require(try readBack(unstated).0.tracks(handler: "vide").first).track
+        #expect(earliest.edits?.contains { $0.mediaTime == -1 } != true, "without it the file starts at the earliest sample")
+    }
+
     /// A flush on one input (a seek after a preroll) drops what that input gave before it, and
     /// only that: the other input's samples after its own flush stay.
     @Test func aFlushedTrackStartsAgainAlone() throws {

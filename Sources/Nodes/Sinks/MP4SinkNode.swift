@@ -474,10 +474,11 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
 
     /// Starts the file's presentation at `start` on input `port`'s clock
     /// (`AVAssetWriter.startSession` for samples that keep their source's times, as a
-    /// passthrough input's do): its samples before it are written and edited out. Call it
-    /// before the run finishes. A fragmented file, written as it goes, is not cut.
+    /// passthrough input's do): its samples before it are written and edited out, and a track
+    /// that begins after it begins with an empty edit. Call it before the run finishes. A
+    /// fragmented file, written as it goes, is not cut.
     public func startPresentation(at start: MediaTime, onInput port: String) {
-        guard start.isFinite, start.value > 0, start.timescale > 0 else { return }
+        guard start.isFinite, start.value >= 0, start.timescale > 0 else { return }
         state.withLock { $0.ending.presentationStarts[port] = (UInt64(start.value), UInt64(start.timescale)) }
     }
 
