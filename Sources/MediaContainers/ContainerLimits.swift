@@ -27,7 +27,9 @@ public enum ContainerLimits {
     /// box at byte 64 holds boxes nested more than 32 deep, …"): boxes nested deeper than
     /// ``depth``, more than ``children`` in one box, ``boxes`` below one top-level box or
     /// ``items`` of metadata; sample tables claiming more than the file can hold
-    /// (``MP4Movie/checkSampleClaims(fileSize:)``); frames larger than ``FrameSizeLimit``. Nil
+    /// (``MP4Movie/checkSampleClaims(fileSize:)``); edit lists longer or showing their media
+    /// more times over than a real file's (``MP4Movie/checkEditClaims()``); frames larger than
+    /// ``FrameSizeLimit``. Nil
     /// when nothing is past a limit, and for a file that is not an MP4 or MOV.
     public static func problem(in source: some ByteSource) -> String? {
         guard let format = try? MediaContainerFormat.detect(source), format == .mp4 || format == .mov else { return nil }
@@ -35,7 +37,11 @@ public enum ContainerLimits {
         // Only the claims: an index that cannot be read at all (cut short, damaged) is for the
         // reader's own diagnosis to name ("ends at byte 804, inside its index").
         if let file = try? MP4File(source), let extent = file.first("moov"), file.isWhole(extent), let moov = try? file.read(extent) {
-            do { try MP4Movie(moov: moov).checkSampleClaims(fileSize: source.count) } catch { return error.reason }
+            do {
+                let movie = try MP4Movie(moov: moov)
+                try movie.checkSampleClaims(fileSize: source.count)
+                try movie.checkEditClaims()
+            } catch { return error.reason }
         }
         return FrameSizeLimit.problem(in: source)
     }

@@ -47,14 +47,17 @@ package struct MP4File<Source: ByteSource> {
     /// The index: the first `moov` box, read; nil when the file has none. Throws for an index
     /// past ``ContainerLimits`` (boxes nested deeper than its ``ContainerLimits/depth``, too many
     /// boxes) or whose sample tables claim more than the file holds
-    /// (``MP4Movie/checkSampleClaims(fileSize:)``): no reader of it makes a list of samples the
-    /// file's bytes cannot back, and no file written from it (an export, a join, an HLS
-    /// initialization segment) carries the nesting that crashes GStreamer's demuxer.
+    /// (``MP4Movie/checkSampleClaims(fileSize:)``), or whose edit lists are longer or show their
+    /// media more times over than a real file's (``MP4Movie/checkEditClaims()``): no reader of it
+    /// makes a list of samples the file's bytes cannot back or expands a hostile edit list, and
+    /// no file written from it (an export, a join, an HLS initialization segment) carries the
+    /// nesting that crashes GStreamer's demuxer.
     package func movie() throws(ContainerError) -> MP4Movie? {
         guard let extent = first("moov") else { return nil }
         if isWhole(extent), let why = ContainerLimits.structure(of: source, in: extent.offset..<extent.end) { throw ContainerError(why) }
         let movie = MP4Movie(moov: try read(extent))
         try movie.checkSampleClaims(fileSize: source.count)
+        try movie.checkEditClaims()
         return movie
     }
 }

@@ -53,4 +53,48 @@ extension MP4Movie {
             }
         }
     }
+
+    /// The most edits one track's list may hold. Editors write a few (a trim, a delay, a
+    /// B-frame offset; a QuickTime cut list a few dozen); 10,000 made GStreamer's demuxer plan
+    /// 10,000 segments, 100,000 kept a remux busy past 120 s (issue 73).
+    package static let mostEdits = 1_000
+    /// How many times over a track's edits may show its media, all edits together: an edit
+    /// shows a stretch of media once, a list may show some of it again (a loop, a repeated
+    /// shot), but 10,000 edits showing the same second of a 606 KB file made a remux of 361 MB
+    /// and 10,000 s (issue 73).
+    package static let mostShowings: UInt64 = 8
+
+    /// Refuses, naming the track and its edit list, a movie with a track whose edit list holds
+    /// more than ``mostEdits`` edits, or whose edits together show more than ``mostShowings``
+    /// times its media (the samples' durations, `stts`) and a second besides. An empty edit and
+    /// a dwell (rate 0, one picture held) show no media; an edit longer than what follows its
+    /// start shows what there is once. Reads the edit lists and each track's `stts` only.
+    package func checkEditClaims() throws(ContainerError) {
+        let movieScale = UInt64(max(0, timescale))
+        for i in trackIndices {
+            let track = track(i)
+            guard let edits = track.edits, !edits.isEmpty else { continue }
+            let id = track.trackID
+            guard edits.count <= Self.mostEdits else {
+                throw ContainerError("its track \(id)'s edit list (elst) holds \(edits.count) edits, more than the \(Self.mostEdits) GraphKit reads: its index is damaged")
+            }
+            let media = track.sampleTableDuration, scale = UInt64(max(0, track.mediaTimescale))
+            guard media > 0, media < .max, scale > 0, movieScale > 0 else { continue }
+            var shown: UInt64 = 0
+            for e in edits where e.mediaTime >= 0 && e.rate != 0 {
+                let left = media > UInt64(e.mediaTime) ? media - UInt64(e.mediaTime) : 0
+                // The edit's duration on the track's clock, saturating (a 64-bit duration times
+                // a 32-bit clock).
+                let (product, over) = e.duration.multipliedReportingOverflow(by: scale)
+                let length = over ? UInt64.max : product / movieScale
+                shown = shown.addingReportingOverflow(min(length, left)).overflow ? .max : shown + min(length, left)
+            }
+            let (most, over) = media.multipliedReportingOverflow(by: Self.mostShowings)
+            guard over || shown <= most.addingReportingOverflow(scale).partialValue else {
+                let seconds = HLSSegmenter.seconds(Double(media) / Double(scale)), times = shown / media
+                throw ContainerError("its track \(id)'s edit list (elst) shows its \(seconds) s of media \(times) times over in \(edits.count) edits, "
+                                     + "more than the \(Self.mostShowings) GraphKit plays: its index is damaged")
+            }
+        }
+    }
 }

@@ -2,6 +2,7 @@ import Assets
 import Foundation
 import GraphKit
 import GraphKitTesting
+import MediaContainers
 import TestSupport
 import Testing
 
@@ -85,7 +86,11 @@ import Testing
         let source = try source()
         let out = try await rewrap(source, offset: MediaTime(value: 1, timescale: 2), session: .zero, name: "lead.mp4")
         #expect(try packets(out) == packets(source))
-        #expect(abs(try MediaProbe(out).duration - 2.5) < 0.01)
+        // The movie's own duration: ffprobe's format duration says 2.5 with FFmpeg 5.1 and
+        // leaves the lead out with 7.1.
+        let bytes = try #require(FileBytes(path: out))
+        let movie = try #require(try MP4File(bytes).movie())
+        #expect(abs(Double(try #require(movie.header).duration) / Double(movie.timescale) - 2.5) < 0.01)
         let start = try TestMedia.runTool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0", out])
         #expect(abs((Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) - 0.5) < 0.001, "\(start)")
         #expect(try shown(out) == shown(source))
