@@ -90,7 +90,8 @@ extension MP4Movie {
                 shown = shown.addingReportingOverflow(min(length, left)).overflow ? .max : shown + min(length, left)
             }
             let (most, over) = media.multipliedReportingOverflow(by: Self.mostShowings)
-            guard over || shown <= most.addingReportingOverflow(scale).partialValue else {
+            let (bound, past) = most.addingReportingOverflow(scale)
+            guard over || past || shown <= bound else {
                 let seconds = HLSSegmenter.seconds(Double(media) / Double(scale)), times = shown / media
                 throw ContainerError("its track \(id)'s edit list (elst) shows its \(seconds) s of media \(times) times over in \(edits.count) edits, "
                                      + "more than the \(Self.mostShowings) GraphKit plays: its index is damaged")
