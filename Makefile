@@ -77,7 +77,8 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 # URL with the same toolchain on both platforms, about 150 s cold each time, so it runs once).
 CONSUMER_TEST ?= test-consumer
 test: test-build test-elements test-plugin-example $(CONSUMER_TEST) test-api-coverage
-	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; \
+	  status=$${PIPESTATUS[0]}; bash scripts/test-failures.sh .build/test.log $$status; exit $$status
 
 # The fast tier: the code's own logic, no media (under 90 s on 2 cores; run it after every
 # change). Every suite marked `.media` is left out (Tests/TestSupport/TestTier.swift), and the

@@ -347,8 +347,11 @@ public final class AssetWriter: Sendable {
     }
 
     private func alarmRang(_ token: UInt64) {
+        // Which inputs have room now, asked outside the session's lock (each input has its own).
+        let media = locked.withLock { l in l.inputs.map(\.media) }
+        let ready = Set(media.indices.filter { media[$0]?.isReadyForMoreMediaData == true })
         let (verdict, run, closing, delivery) = locked.withLock { l -> (StallWatch.Verdict, GraphRun?, [Closing], SegmentDelivery?) in
-            let verdict = l.state.alarm(token, at: clock.now)
+            let verdict = l.state.alarm(token, at: clock.now, ready: ready)
             guard case .stall = verdict else { return (verdict, nil, [], nil) }
             return (verdict, l.run, l.closeInputs(), l.segments.delivery)
         }

@@ -114,10 +114,13 @@ struct StallWatch: Sendable {
     }
 
     /// The alarm `token` rang at `now`: the stall, if one has come, or when to look again.
-    /// A stale alarm (another was set since) does nothing.
-    mutating func alarm(_ token: UInt64, at now: Instant, session: MediaTime) -> Verdict {
+    /// A stale alarm (another was set since) does nothing. `ready` holds the inputs that have
+    /// room now: an append waiting on one of those waits for its thread (a busy machine's task
+    /// pool), not for room, and its wait starts again from `now`.
+    mutating func alarm(_ token: UInt64, at now: Instant, session: MediaTime, ready: Set<Int> = []) -> Verdict {
         guard let armed, armed.token == token else { return .none }
         self.armed = nil
+        for i in ready where inputs.indices.contains(i) && inputs[i].waitingSince != nil { inputs[i].waitingSince = now }
         guard let next = nextStall(session: session) else { return .none }
         guard next.at <= now else {
             guard case .arm(let at, let token) = arm(at: next.at) else { return .none }

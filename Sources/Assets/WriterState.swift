@@ -227,10 +227,11 @@ struct WriterState: Sendable {
     }
 
     /// The stall rule's alarm `token` rang at `now`: fails writing if an append waits on an input
-    /// nobody feeds (the verdict's error), or says when to look again.
-    mutating func alarm(_ token: UInt64, at now: Instant) -> StallWatch.Verdict {
+    /// nobody feeds (the verdict's error), or says when to look again; `ready`: the inputs with
+    /// room now (``StallWatch/alarm(_:at:session:ready:)``).
+    mutating func alarm(_ token: UInt64, at now: Instant, ready: Set<Int> = []) -> StallWatch.Verdict {
         guard case .running(let writing) = state, !writing.finishing else { return .none }
-        let verdict = watch.alarm(token, at: now, session: session ?? .zero)
+        let verdict = watch.alarm(token, at: now, session: session ?? .zero, ready: ready)
         if case .stall(let error) = verdict { _ = fail(because: error) }
         return verdict
     }

@@ -49,6 +49,25 @@ import Testing
         }
     }
 
+    /// An append whose input has room when the alarm rings waits for its thread, not for room (a
+    /// busy machine's task pool had not resumed it: the suite on 2 cores under `stress` saw 10 s):
+    /// no stall, and its wait counts again from then. Still waiting without room 10 s later, it is.
+    @Test func anAppendWhoseInputHasRoomIsNoStall() throws {
+        var w = watch()
+        appended(&w, video, reaching: 9, at: 0.5)
+        _ = w.note(.appendBegins, input: video, at: at(1), session: .zero)
+        let alarm = try #require(token(w.note(.appendWaits, input: video, at: at(1), session: .zero)))
+        guard case .arm(let again, let next) = w.alarm(alarm.token, at: alarm.at, session: .zero, ready: [video]) else {
+            Issue.record("an input with room stalled, or no alarm was set again")
+            return
+        }
+        #expect(again == at(21))
+        guard case .stall = w.alarm(next, at: again, session: .zero) else {
+            Issue.record("no stall once the room had gone")
+            return
+        }
+    }
+
     /// A wait for its own encoder (less than 5 s ahead) sets no alarm: it is no stall however long.
     @Test func aWaitLessThanFiveSecondsAheadIsNoStall() {
         var w = watch()
