@@ -32,7 +32,8 @@ import MediaContainers
 ///   sound stays within half a packet of the pictures across every join (the packet after a
 ///   join is heard as a 23 ms transition: an AAC decoder overlaps each packet with the one
 ///   before, here another file's, as after ffmpeg's concat with `-c copy`); the sound runs on
-///   without a gap (its stamps are counted in samples).
+///   without a gap (its stamps are counted in samples);
+/// - where a piece has less sound than pictures, silence fills it (``ConcatSilence``), said.
 ///
 /// Every piece must hold what the connected outputs carry, with the same codec and parameters
 /// (the MP4 sample descriptions: codec, size, rate, channels, `avcC`/`hvcC`/`esds`), since one
@@ -183,6 +184,7 @@ struct ConcatPlan: Sendable {
     }
 
     struct Sample: Sendable {
+        /// Its file, in ``files``; ``silenceFile``: a silent frame (``silence``).
         var file: Int
         var offset: UInt64
         var size: Int
@@ -199,8 +201,15 @@ struct ConcatPlan: Sendable {
     let streams: [Stream]
     /// The joined stream's length in seconds.
     let duration: Double
-    /// Where a piece starts earlier than asked (at the key frame before its inpoint).
+    /// Where a piece starts earlier than asked (at the key frame before its inpoint), and where
+    /// silence fills the sound.
     let warnings: [String]
+    /// The silent AAC frame where a piece has less sound than pictures (``AACSilence``).
+    var silence: [UInt8] = []
+    static let silenceFile = -1
+    /// The most silence a join fills, in seconds: past it, a piece is refused (a file of a few
+    /// bytes can claim hours of pictures and no sound, and each silent frame is a sample).
+    static let mostSilence = 3600.0
 
     /// A plan made elsewhere (`demux`'s copy of one file, on the container path).
     init(files: [FileBytes], names: [String], streams: [Stream], duration: Double, warnings: [String]) {
@@ -315,6 +324,7 @@ struct ConcatPlan: Sendable {
         var lead = 0.0  // how much earlier than it shows the first frame is decoded
         var lastDTS: UInt64?
         var soundSamples: Int64 = 0  // the sound given so far, in its clock (every piece's is one rate: checked above)
+        var silence = ConcatSilence(kinds.contains("audio") ? read[0].tracks["audio"] : nil)
         for (i, (piece, r)) in zip(pieces, read).enumerated() {
             let end = min(piece.outpoint ?? r.end, r.end)
             var start = piece.inpoint
@@ -348,9 +358,18 @@ struct ConcatPlan: Sendable {
                 // nearest to where the sound given so far ends (on this piece's time line), to the
                 // one that ends nearest to the piece's end. Behind the pictures' lead, as they are.
                 let rate = Double(track.timescale), samples = track.samples
+                // The piece before gave less sound than pictures: silence up to this one's start.
+                if i > 0 {
+                    try silence.fill(to: time, after: &soundSamples, lead: lead, into: &audio, warnings: &warnings,
+                                     piece: "piece \(i - 1) (\"\(pieces[i - 1].path)\")", at: "\(pieces[i - 1].location).path", node: node)
+                }
                 let from = start + (Double(soundSamples) / rate - time)
                 let first = samples.indices.min { abs(track.seconds(samples[$0].presentationTime) - from) < abs(track.seconds(samples[$1].presentationTime) - from) } ?? 0
                 let stop = time + (end - start)
+                // This piece's sound begins later than its pictures (none at all: at its end).
+                let begins = samples.isEmpty ? end : min(end, track.seconds(samples[first].presentationTime))
+                try silence.fill(to: time + (begins - start), after: &soundSamples, lead: lead, into: &audio, warnings: &warnings,
+                                 piece: "piece \(i) (\"\(piece.path)\")", at: "\(piece.location).path", node: node)
                 for s in samples[first...] {
                     let now = Double(soundSamples) / rate
                     if now + Double(s.duration) / rate / 2 > stop { break }
@@ -372,6 +391,7 @@ struct ConcatPlan: Sendable {
         self.streams = streams
         duration = time
         self.warnings = warnings
+        self.silence = silence.frame?.bytes ?? []
     }
 
     /// Sample `n` of `stream`, its bytes read from its piece's file; `.end` after the last.
@@ -380,12 +400,18 @@ struct ConcatPlan: Sendable {
         return read(stream.samples[n])
     }
 
-    /// Sample `s`, read from its file, with its times and flags.
+    /// Sample `s`, read from its file (or the silent frame), with its times and flags.
     func read(_ s: Sample) -> SampleSource.Next {
         var buffer = SampleBuffer(format: nil, byteCount: s.size)
         let read: Int
         do {
-            read = try buffer.withUnsafeMutableBytes { (raw) throws(ContainerError) -> Int in try files[s.file].read(at: s.offset, into: raw) }
+            read = try buffer.withUnsafeMutableBytes { (raw) throws(ContainerError) -> Int in
+                if s.file == Self.silenceFile {
+                    raw.copyBytes(from: silence.prefix(raw.count))
+                    return min(raw.count, silence.count)
+                }
+                return try files[s.file].read(at: s.offset, into: raw)
+            }
         } catch {
             return .failed("cannot read \"\(names[s.file])\": \(error.reason)")
         }
