@@ -1,4 +1,5 @@
 import CGStreamer
+import Dispatch
 import CGraphKitGlue
 import GraphKitCore
 import MediaContainers
@@ -30,6 +31,24 @@ extension Element {
     /// GStreamer's handling.
     public func timeLiveTransportStreamsByTheirOwnTimes() {
         callbacks.adopt(signal: gk_decodebin_time_live_ts_by_pts(raw), on: object)
+    }
+
+    /// For decodebin on a live stream: one that ends before it says what it holds (a transport
+    /// stream whose sender left before its program tables, PAT and PMT, sending null packets or
+    /// noise) makes no pads, so its end reaches no output and the run would wait for ever. When
+    /// end of stream reaches this element while `missing()` names an output's track that was not
+    /// linked ("video", "audio"), and 3 s later still does, the run fails (exit 70), naming
+    /// `input` and the track. A stream whose tracks are linked by then (decodebin exposes a
+    /// short stream's as it drains, on a busy machine not at once) ends as it does.
+    public func failIfEndingBeforeItsTracks(_ input: String, missing: @escaping @Sendable () -> String?) {
+        onEndOfStream { [self] in
+            guard missing() != nil else { return }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 3) { [self] in
+                guard let track = missing() else { return }
+                postMissingStreamError("\(input) ended before its \(track) track appeared: nothing in it said which tracks it holds "
+                                       + "(a transport stream's program tables, PAT and PMT, never came), so nothing of it could be written")
+            }
+        }
     }
 
     /// For decodebin: decodes only audio, or only video, when only that is wanted; a stream of

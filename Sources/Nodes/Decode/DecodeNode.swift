@@ -241,6 +241,10 @@ public final class DecodeNode: ElementNode, DecodesVideo {
                 bin.discard(pad)
             }
         }
+        decodebin.failIfEndingBeforeItsTracks(context.inputDescriptions["in"] ?? "the input") { [self] in
+            let (aLinked, vLinked) = streams.withLock { ($0.audioLinked, $0.videoLinked) }
+            return videoBranch != nil && !vLinked ? "video" : audioBranch != nil && !aLinked ? "audio" : nil
+        }
         decodebin.onNoMorePads { [self] in
             let (audioCount, aLinked, vLinked) = streams.withLock { ($0.audioSeen, $0.audioLinked, $0.videoLinked) }
             let input = context.inputDescriptions["in"] ?? "the input"

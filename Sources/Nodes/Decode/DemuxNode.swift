@@ -173,6 +173,10 @@ public final class DemuxNode: ElementNode {
                 demuxer.postError(error.message)
             }
         }
+        demuxer.failIfEndingBeforeItsTracks(input) { [self] in
+            let s = seen.withLock { $0 }
+            return video != nil && !s.videoLinked ? "video" : audio != nil && !s.audioLinked ? "audio" : nil
+        }
         demuxer.onNoMorePads { [self] in
             // The group's streams are all there; a later group counts its own from 0.
             let s = seen.withLock { s in
