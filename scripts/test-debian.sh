@@ -67,8 +67,20 @@ fi
 # SwiftPM and make rebuild only what changed even from a fresh clone, where every file's time is
 # the clone's (with the times copied, each CI run compiled everything: 626 s). The copy's own
 # build folders are left alone.
+# But a module whose dependency changed the layout of a `package` struct is not always compiled
+# again (seen here: a test bundle kept its objects from before WAVEHeader gained two fields, and
+# read it wrongly): when a Swift file changed, the project's own modules (each package's
+# Sources/* and Tests/* targets) are compiled afresh, and only the dependencies' objects kept.
 mkdir -p "$root/build/graphkit"
-rsync -rlpgoD -c --delete --exclude=/.git --filter=':- .gitignore' "$repo/" "$root/build/graphkit/"
+changes=$(rsync -rlpgoD -c --delete --itemize-changes --exclude=/.git --filter=':- .gitignore' "$repo/" "$root/build/graphkit/")
+if grep -q '\.swift$' <<<"$changes"; then
+  own=$(find "$repo" -name Package.swift -not -path '*/.build*' -printf '%h\n' \
+          | while read -r package; do find "$package/Sources" "$package/Tests" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null; done | sed 'p; s/-/_/g' | sort -u)
+  find "$root/build/graphkit" -path '*/.build*' -type d -name '?*.build' -prune -print | while read -r folder; do
+    if grep -qxF "$(basename "$folder" .build)" <<<"$own"; then rm -rf "$folder"; fi
+  done
+  note "Swift files changed: the project's own modules are compiled afresh"
+fi
 
 note "running '$command' on $name ($(chroot "$root" cat /etc/debian_version), $(chroot "$root" dpkg-query -W -f='GStreamer ${Version}' libgstreamer1.0-0))"
 status=0

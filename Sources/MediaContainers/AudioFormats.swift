@@ -105,8 +105,11 @@ package enum MPEGAudio {
 /// little-endian size, padded to an even length: `fmt ` (the format), `ds64` (RF64's 64-bit
 /// sizes), `data` (the samples). Also tells Sony's Wave64 and AIFF apart by their first bytes.
 package struct WAVEHeader: Sendable, Equatable {
-    /// The format's bytes a second (`fmt `), when the header gets that far.
+    /// The format's bytes a second, samples a second and channels (`fmt `), when the header
+    /// gets that far.
     package var bytesPerSecond: UInt32?
+    package var sampleRate: UInt32?
+    package var channels: UInt16?
     /// The data chunk's size, when the header states it (a stream written as it came leaves
     /// 0, or 0xFFFFFFFF with no `ds64`).
     package var dataSize: UInt64?
@@ -149,6 +152,8 @@ package struct WAVEHeader: Sendable, Equatable {
                 formatChunk = Chunk(offset: offset, size: size)
                 guard let body = try? source.read(at: offset + 8, count: 12), body.count == 12 else { return }
                 bytesPerSecond = UInt32(Self.littleEndian(body[8..<12]))
+                sampleRate = UInt32(Self.littleEndian(body[4..<8]))
+                channels = UInt16(Self.littleEndian(body[2..<4]))
             case "ds64":
                 guard let body = try? source.read(at: offset + 8, count: 16), body.count == 16 else { return }
                 largeDataSize = Self.littleEndian(body[8..<16])
@@ -160,6 +165,19 @@ package struct WAVEHeader: Sendable, Equatable {
             }
             offset += 8 + size + (size & 1)
         }
+    }
+
+    /// Why the format chunk cannot be decoded, as a phrase completing "the file …": a rate of
+    /// 0 or past what GStreamer's caps hold (2³¹−1: a header's 0xFFFFFFFF was shown as "-1
+    /// samples a second"), or no channels. Nil when the chunk says neither, or is not read.
+    package var formatProblem: String? {
+        guard let formatChunk else { return nil }
+        let at = "its fmt chunk at byte \(formatChunk.offset)"
+        if let sampleRate, sampleRate == 0 || sampleRate > UInt32(Int32.max) {
+            return "\(at) says its audio has \(sampleRate) samples a second, which no sound has: the header is damaged"
+        }
+        if channels == 0 { return "\(at) says its audio has 0 channels: the header is damaged" }
+        return nil
     }
 
     /// The length the header states, in microseconds: its data over its bytes a second. Nil

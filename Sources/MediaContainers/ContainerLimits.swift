@@ -29,10 +29,13 @@ public enum ContainerLimits {
     /// ``items`` of metadata; sample tables claiming more than the file can hold
     /// (``MP4Movie/checkSampleClaims(fileSize:)``); edit lists longer or showing their media
     /// more times over than a real file's (``MP4Movie/checkEditClaims()``); frames larger than
-    /// ``FrameSizeLimit``. Nil
-    /// when nothing is past a limit, and for a file that is not an MP4 or MOV.
+    /// ``FrameSizeLimit``; a WAV whose format chunk states a rate or channel count no sound has
+    /// (``WAVEHeader/formatProblem``). Nil when nothing is past a limit, and for a file of
+    /// another kind.
     public static func problem(in source: some ByteSource) -> String? {
-        guard let format = try? MediaContainerFormat.detect(source), format == .mp4 || format == .mov else { return nil }
+        guard let format = try? MediaContainerFormat.detect(source) else { return nil }
+        if format == .wav { return WAVEHeader(source)?.formatProblem }
+        guard format == .mp4 || format == .mov else { return nil }
         if let why = structure(of: source) { return why }
         // Only the claims: an index that cannot be read at all (cut short, damaged) is for the
         // reader's own diagnosis to name ("ends at byte 804, inside its index").

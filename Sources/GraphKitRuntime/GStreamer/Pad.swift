@@ -72,7 +72,7 @@ public final class Pad: Sendable {
         guard gst_structure_get_int(s, "rate", &rate) != 0, gst_structure_get_int(s, "channels", &channels) != 0,
               let format = gst_structure_get_string(s, "format") else { return nil }
         let layout = gst_structure_get_string(s, "layout").map { String(cString: $0) } ?? "interleaved"
-        return AudioShape(sampleRate: Int(rate), channels: Int(channels), sampleFormat: String(cString: format),
+        return AudioShape(sampleRate: Int(UInt32(bitPattern: rate)), channels: Int(channels), sampleFormat: String(cString: format),
                           interleaved: layout == "interleaved")
     }
 
