@@ -434,8 +434,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
 
     /// With `reconnect`, once the stream began: rtspsrc's failures to read or to connect are the
     /// camera going away, which the watch handles; while it is away, so is whatever a new
-    /// session's rtspsrc posts (a camera rebooting answers 404 or 503 for a while), but for a
-    /// refused password and this node's own findings (a codec it does not pass).
+    /// session's rtspsrc posts (a camera rebooting answers 404 or 503 for a while), and whatever
+    /// follows a failure taken so, but for a refused password and this node's own findings (a
+    /// codec it does not pass).
     public func failureIsRecovered(_ message: String, debug: String?) -> Bool {
         guard context.parameters[Self.reconnect] > 0 else { return false }
         let text = NetworkEndpoint.text(message, debug: debug)
@@ -444,7 +445,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         let own = message.hasPrefix("the RTSP") || message.contains("source.rtsp does not pass") || message.contains("does not take")
             || message.contains("could not be linked") || text.contains("Unauthorized")
         return watch.withLock { w in
-            guard w.firstArrival != nil, !w.stopping, !own, connection || w.lost != nil else { return false }
+            // Once one failure was taken as the camera going away, what follows from it before
+            // the watch sees it gone (the base class's "Internal data stream error", posted after
+            // rtspsrc's own, on a busy machine before the watch's next look) is that too.
+            guard w.firstArrival != nil, !w.stopping, !own, connection || w.lost != nil || w.failed else { return false }
             w.failed = true
             return true
         }
