@@ -75,7 +75,7 @@ mkdir -p "$root/build/graphkit"
 changes=$(rsync -rlpgoD -c --delete --itemize-changes --exclude=/.git --filter=':- .gitignore' "$repo/" "$root/build/graphkit/")
 if grep -q '\.swift$' <<<"$changes"; then
   own=$(find "$repo" -name Package.swift -not -path '*/.build*' -printf '%h\n' \
-          | while read -r package; do find "$package/Sources" "$package/Tests" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null; done | sed 'p; s/-/_/g' | sort -u)
+          | while read -r package; do find "$package/Sources" "$package/Tests" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null || true; done | sed 'p; s/-/_/g' | sort -u)
   find "$root/build/graphkit" -path '*/.build*' -type d -name '?*.build' -prune -print | while read -r folder; do
     if grep -qxF "$(basename "$folder" .build)" <<<"$own"; then rm -rf "$folder"; fi
   done
