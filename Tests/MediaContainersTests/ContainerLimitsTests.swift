@@ -94,4 +94,24 @@ import TestSupport
         }
         #expect(read > 20)
     }
+
+    /// The sizes the video decoders take, at their edges: each side to 16384, and
+    /// (w+128)(h+128) under 2²⁸ as libavcodec's `av_image_check_size` has it (16384×16000 is
+    /// taken and 16384×16300 is not, which decodebin passed to libde265dec); a JPEG frame holds
+    /// at most 512 pixels a byte.
+    @Test func theDecodersSizeBoundIsLibavcodecsAndAJPEGFramesIsItsBytes() {
+        #expect(FrameSizeLimit.excess(width: 16384, height: 16000) == nil)
+        #expect(FrameSizeLimit.excess(width: 16000, height: 16000) == nil)
+        #expect(FrameSizeLimit.excess(width: 16384, height: 16300)?.contains("more than the video decoders here take") == true)
+        // The bound's edge: 16383 + 128 = 16511, and 16511 × 16258 = 268,435,838 ≥ 2²⁸; 16257 is under.
+        #expect(FrameSizeLimit.excess(width: 16383, height: 16257 - 128) == nil)
+        #expect(FrameSizeLimit.excess(width: 16383, height: 16258 - 128) != nil)
+        #expect(FrameSizeLimit.excess(width: 16385, height: 16)?.contains("exceeds the limit of 16384x16384") == true)
+        #expect(FrameSizeLimit.excess(width: 0, height: 5) == nil)
+        #expect(FrameSizeLimit.excess(width: 1920, height: 1080, jpegFrameBytes: 4050) == nil)
+        #expect(FrameSizeLimit.excess(width: 1920, height: 1080, jpegFrameBytes: 4049)?.contains("a JPEG frame of 4049 bytes cannot hold") == true)
+        #expect(FrameSizeLimit.jpegPixels(inFrameOf: .max) == .max)
+        let sentence = FrameSizeLimit.refusal("the stream (video/x-h265)", width: 16384, height: 16300)
+        #expect(sentence?.hasPrefix("the stream (video/x-h265) claims frames of 16384x16300 (267059200 pixels), which is more than") == true)
+    }
 }

@@ -144,15 +144,7 @@ import TestSupport
     @Test func aFrameClaimOf37786SquaredTakesNoMemory() throws {
         let good = path("good.mov"), bad = path("huge.mov"), side = 37786
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2", "-c:v", "mjpeg", good])
-        try CraftedMP4.edited(good, to: bad) { movie in
-            try CraftedMP4.track("vide", of: &movie) { track in
-                track.box.modify(["mdia", "minf", "stbl", "stsd"]) { stsd in
-                    var body = stsd.children[0].body  // the visual sample entry's width and height, at 24 and 26
-                    body.replaceSubrange(24..<28, with: [UInt8(side >> 8), UInt8(side & 0xFF), UInt8(side >> 8), UInt8(side & 0xFF)])
-                    stsd.children[0].body = body
-                }
-            }
-        }
+        try Self.claimingSize(good, to: bad, width: side, height: side)
         let claim = "claims frames of 37786x37786 (1427781796 pixels), which exceeds the limit of 16384x16384"
         for (command, r, peak) in try everyCommand(on: bad) {
             #expect(r.status < 128, "\(command): killed: \(r.stderr)")

@@ -195,6 +195,13 @@ gulong gk_decodebin_leave_trimming_to(GstElement *decodebin, GstElement *trim);
 /* The decision for one buffer: `buffer` without its clipping marks when `trim`'s timescale is
  * set, else as it came (takes and returns a reference). */
 GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
+/* Every video decoder made in this process from now on checks the sizes it is given, in caps
+ * and in each JPEG frame's header, with `check` before it sees them; a refused stream fails at
+ * its first buffer with the message `check` wrote (sizeguard.c). libde265dec is no longer
+ * autoplugged where avdec_h265 is installed. `check` returns nonzero to refuse, writing a
+ * sentence into `message` (`length` bytes); `frame_bytes` is a JPEG frame's size, or -1. */
+typedef int (*GkFrameSizeCheck)(int width, int height, long frame_bytes, const char *what, char *message, size_t length);
+void gk_guard_video_decoders(GkFrameSizeCheck check);
 /* Makes decodebin decode only the kinds of stream asked for (audio, video: 1 or 0): a stream of
  * another kind leaves it encoded, undecoded, and a container is always opened. Returns the
  * signal handler's id. */

@@ -16,6 +16,17 @@ public enum GStreamer {
         // From now on every buffer a SampleBuffer makes is a GStreamer buffer, and frame pools
         // are GStreamer's: what enters a pipeline goes in without a copy.
         SampleStorageAllocation.install(GStreamerAllocator())
+        // Every video decoder checks the sizes it is told before it allocates for them.
+        gk_guard_video_decoders { width, height, frameBytes, what, message, length in
+            guard let message, let refusal = FrameSizeLimit.refusal(what.map { "the stream (\(String(cString: $0)))" } ?? "the stream",
+                                                                    width: Int(width), height: Int(height),
+                                                                    jpegFrameBytes: frameBytes >= 0 ? frameBytes : nil) else { return 0 }
+            _ = refusal.utf8CString.withUnsafeBufferPointer { text in
+                strncpy(message, text.baseAddress!, length - 1)
+            }
+            message[length - 1] = 0
+            return 1
+        }
         return nil
     }()
 
