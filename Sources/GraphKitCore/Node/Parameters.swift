@@ -17,6 +17,9 @@ public struct StringFormat: Sendable, Hashable {
         case asIs
         /// As a URL without its credentials (``RedactedURL``).
         case url
+        /// As a URL without its credentials and what follows its first path segment (an RTMP
+        /// stream key): ``RedactedURL/withoutKey(_:)``.
+        case urlWithoutKey
         /// Not at all: a secret.
         case hidden
     }
@@ -33,6 +36,7 @@ public struct StringFormat: Sendable, Hashable {
         switch shown {
         case .asIs: JSONValue.quote(s)
         case .url: JSONValue.quote(RedactedURL.text(s))
+        case .urlWithoutKey: JSONValue.quote(RedactedURL.withoutKey(s))
         case .hidden: "a value of \(s.count) characters"
         }
     }

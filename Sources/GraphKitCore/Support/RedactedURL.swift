@@ -35,6 +35,21 @@ public enum RedactedURL {
     static let secretNames: Set<String> = ["pass", "passphrase", "password", "pwd", "key", "pbkey", "token", "secret", "auth",
                                            "streamid", "user", "username", "sig", "signature"]
 
+    /// `url` as ``text(_:)`` shows it, and without what follows its first path segment: an
+    /// RTMP URL's stream key (`rtmp://host:1935/live/KEY` shows as `rtmp://host:1935/live/…`),
+    /// its query and fragment. Text that is not a URL shows up to its first `/`, `?` or `#`.
+    public static func withoutKey(_ url: String) -> String {
+        let shown = text(url)
+        let hostStart = schemeMark(in: Substring(shown))?.upperBound ?? shown.startIndex
+        let ends: (Character) -> Bool = { $0 == "/" || $0 == "?" || $0 == "#" }
+        guard let pathStart = shown[hostStart...].firstIndex(where: ends) else { return shown }
+        guard shown[pathStart] == "/", shown.index(after: pathStart) < shown.endIndex,
+              let appEnd = shown[shown.index(after: pathStart)...].firstIndex(where: ends) else {
+            return shown[pathStart] == "/" && shown.index(after: pathStart) == shown.endIndex ? shown : "\(shown[..<pathStart])/…"
+        }
+        return "\(shown[..<appEnd])/…"
+    }
+
     /// Whether a query item of this name holds a secret.
     public static func isSecret(_ name: String) -> Bool {
         let n = name.lowercased()

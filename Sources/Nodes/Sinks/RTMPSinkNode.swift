@@ -42,7 +42,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
 
     public static let url = RequiredParameter<String>("url", format: StringFormat(
         pattern: #"^rtmps?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?/[^/?#@\s]+/[^?#@\s]+$"#, minLength: 1,
-        expected: "rtmp://HOST[:PORT]/APP/STREAM or rtmps://… (no user or query)", shown: .hidden),
+        expected: "rtmp://HOST[:PORT]/APP/STREAM or rtmps://… (no user or query)", shown: .urlWithoutKey),
         help: "the server, application and stream key; the key is never shown")
     public static let timeout = NetworkEndpoint.connectTimeout(default: 10)
     public static let reconnect = Parameter<Int>("reconnect", 0...86_400, default: 0,
@@ -83,10 +83,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
         let location = try context.parameters.value(Self.url)
-        let schemeEnd = location.hasPrefix("rtmps://") ? 8 : 7
-        let parts = location.dropFirst(schemeEnd).split(separator: "/", maxSplits: 1)
-        let app = parts.count > 1 ? parts[1].split(separator: "/").first.map(String.init) ?? "" : ""
-        endpoint = try NetworkEndpoint(location, shown: "\(location.prefix(schemeEnd))\(parts.first ?? "")/\(app)/…", context: context)
+        endpoint = try NetworkEndpoint(location, shown: RedactedURL.withoutKey(location), context: context)
         reconnectSeconds = context.parameters[Self.reconnect]
     }
 
