@@ -37,7 +37,10 @@ package struct ContainerDiagnosis: Sendable, Equatable {
     /// The diagnosis of the bytes `source` holds (a file, or bytes in memory).
     package static func diagnose(_ source: some ByteSource, indexOnly: Bool = false) -> ContainerDiagnosis? {
         if source.count == 0 { return indexOnly ? nil : ContainerDiagnosis(problem: "is empty (0 bytes)") }
-        if let found = isoBoxes(source) { return found.problem.isEmpty ? nil : found }
+        if let found = isoBoxes(source) {
+            if found.problem.isEmpty, !indexOnly { return videoTakenForAPreview(source) }
+            return found.problem.isEmpty ? nil : found
+        }
         if indexOnly { return nil }
         if let found = oggPages(source) ?? flacHeader(source) ?? mpegAudioFrames(source) {
             return found.problem.isEmpty ? nil : found
@@ -93,6 +96,32 @@ package struct ContainerDiagnosis: Sendable, Equatable {
             }
         }
         return sawIndex ? intact : .ends(at: file.count, " before its index: the file was not finished")
+    }
+
+    /// A movie whose every video track is left out by GStreamer's demuxer, which takes a video
+    /// track lasting under a fifth of the movie (by their own clocks, `mdhd` against `mvhd`) for
+    /// a trailer's preview picture: a track whose clock was rewritten (2³²−1 Hz, its 4 s then
+    /// lasting 12 µs) was reported as "no video track". Nil when a video track is kept, or
+    /// there is none.
+    package static func videoTakenForAPreview(_ file: some ByteSource) -> ContainerDiagnosis? {
+        guard let movie = try? MP4File(file).movie() else { return nil }
+        let videos = movie.tracks(handler: "vide").map(\.1)
+        let movieScale = UInt64(max(0, movie.timescale)), movieTicks = movie.header?.duration ?? 0
+        func isPreview(_ track: MP4Track) -> Bool {
+            // qtdemux_parse_trak's test, in the same integers.
+            guard let header = track.mediaHeader, header.duration != UInt64(UInt32.max), header.duration != .max else { return false }
+            let (whole, over1) = UInt64(header.timescale).multipliedReportingOverflow(by: movieTicks)
+            let (part, over2) = movieScale.multipliedReportingOverflow(by: header.duration)
+            let (tenfold, over3) = part.multipliedReportingOverflow(by: 10)
+            return !over1 && !over2 && !over3 && whole != 0 && tenfold / whole < 2
+        }
+        guard let first = videos.first, videos.allSatisfy(isPreview), let header = first.mediaHeader, header.timescale > 0, movieScale > 0 else { return nil }
+        let seconds = Double(header.duration) / Double(header.timescale)
+        let lasts = seconds > 0 && seconds < 0.001 ? "under a millisecond" : "\(HLSSegmenter.seconds(seconds)) s"
+        let movieLasts = HLSSegmenter.seconds(Double(movieTicks) / Double(movieScale))
+        return ContainerDiagnosis(problem: "has its video track \(first.trackID) lasting \(lasts) by its own clock (mdhd: \(header.duration) ticks "
+                                  + "of \(header.timescale) Hz), under a fifth of the movie's \(movieLasts) s (mvhd), so GStreamer's demuxer "
+                                  + "leaves it out as a preview picture: the file's timing is damaged")
     }
 
     /// The box structure breaks at `offset`: the file ends inside a box header (`cut`, or

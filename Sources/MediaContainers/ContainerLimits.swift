@@ -41,9 +41,8 @@ public enum ContainerLimits {
         // reader's own diagnosis to name ("ends at byte 804, inside its index").
         if let file = try? MP4File(source), let extent = file.first("moov"), file.isWhole(extent), let moov = try? file.read(extent) {
             do {
-                let movie = try MP4Movie(moov: moov)
-                try movie.checkSampleClaims(fileSize: source.count)
-                try movie.checkEditClaims()
+                let movie = MP4Movie(moov: moov)
+                try movie.checkClaims(fileSize: source.count)
             } catch { return error.reason }
         }
         return FrameSizeLimit.problem(in: source)

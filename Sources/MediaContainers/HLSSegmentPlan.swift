@@ -48,11 +48,26 @@ package struct HLSSegmentPlan: Sendable {
         /// Every time read later stays within what 64 bits hold.
         package init(reading track: MP4Track, index: Int, movie: MP4Movie, fileSize: UInt64) throws(ContainerError) {
             let samples = try track.samples(fileSize: fileSize)
+            try Self.checkCompositionOffsets(of: samples, track: track)
             // Where its media ends: every sample's decode time is at most mostSamples × 2^32
             // ticks, its presentation within 2^31 of it, so the sums below cannot overflow.
             let mediaEnd = samples.suffix(32).map { $0.presentationTime + Int64($0.duration) }.max() ?? 0
             let (mediaStart, delay) = try Self.timeline(of: track, mediaEnd: mediaEnd, hasSamples: !samples.isEmpty, movie: movie)
             self.init(index: index, trackID: track.trackID, timescale: track.mediaTimescale, samples: samples, mediaStart: mediaStart, delay: delay)
+        }
+
+        /// A composition offset (`ctts`) moves a sample's presentation from its decode time by
+        /// a few frames (B-frames'); one that moves it by more than the track lasts (and more
+        /// than a second), such as −2³¹ ticks, is damage, named as such: it had put the media's
+        /// end before its start, which was blamed on the edit list.
+        static func checkCompositionOffsets(of samples: [MP4Sample], track: MP4Track) throws(ContainerError) {
+            guard let last = samples.last, track.mediaTimescale > 0 else { return }
+            let slack = max(Int64(last.decodeTime) + Int64(last.duration), Int64(track.mediaTimescale))
+            guard let at = samples.firstIndex(where: { abs(Int64($0.compositionOffset)) > slack }) else { return }
+            let offset = Int64(samples[at].compositionOffset), scale = Double(track.mediaTimescale)
+            throw ContainerError("its track \(track.trackID)'s composition offsets (ctts) move sample \(at + 1) by \(offset) ticks of "
+                                 + "\(track.mediaTimescale) Hz (\(HLSSegmenter.seconds(Double(offset) / scale)) s), more than the track lasts "
+                                 + "(\(HLSSegmenter.seconds(Double(Int64(last.decodeTime) + Int64(last.duration)) / scale)) s): the ctts box is damaged")
         }
 
         /// Where `track`'s media time 0 shows, given where its media ends (`mediaEnd` ticks):

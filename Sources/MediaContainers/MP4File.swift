@@ -56,8 +56,7 @@ package struct MP4File<Source: ByteSource> {
         guard let extent = first("moov") else { return nil }
         if isWhole(extent), let why = ContainerLimits.structure(of: source, in: extent.offset..<extent.end) { throw ContainerError(why) }
         let movie = MP4Movie(moov: try read(extent))
-        try movie.checkSampleClaims(fileSize: source.count)
-        try movie.checkEditClaims()
+        try movie.checkClaims(fileSize: source.count)
         return movie
     }
 }

@@ -64,6 +64,35 @@ extension MP4Movie {
     /// and 10,000 s (issue 73).
     package static let mostShowings: UInt64 = 8
 
+    /// Every claim of the index weighed before anything reads it: its sample tables
+    /// (``checkSampleClaims(fileSize:)``), its media clocks (``checkClockClaims()``) and its
+    /// edit lists (``checkEditClaims()``). `MP4File.movie()` and ``ContainerLimits`` both ask it.
+    package func checkClaims(fileSize: UInt64) throws(ContainerError) {
+        try checkSampleClaims(fileSize: fileSize)
+        try checkClockClaims()
+        try checkEditClaims()
+    }
+
+    /// The fastest media clock GraphKit reads: 2³¹−1 ticks a second. Real files use 90000,
+    /// 48000, a million at most; GStreamer's demuxer leaves a track of 2³²−1 out (reported as
+    /// a file with no video track).
+    package static let fastestClock = Int(Int32.max)
+
+    /// Refuses, naming the track and its `mdhd`, a movie with a track whose media clock is 0 Hz
+    /// (no time can be read in it: GStreamer called the file corrupt) or faster than
+    /// ``fastestClock``.
+    package func checkClockClaims() throws(ContainerError) {
+        for i in trackIndices {
+            let track = track(i), scale = track.mediaTimescale
+            guard track.mediaHeader != nil else { continue }  // no mdhd at all: for the reader to name
+            if scale == 0 { throw ContainerError("its track \(track.trackID) has no media clock (its mdhd timescale is 0): its index is damaged") }
+            if scale > Self.fastestClock {
+                throw ContainerError("its track \(track.trackID)'s media clock (mdhd) runs at \(scale) ticks a second, faster than the "
+                                     + "\(Self.fastestClock) GraphKit reads: its index is damaged")
+            }
+        }
+    }
+
     /// Refuses, naming the track and its edit list, a movie with a track whose edit list holds
     /// more than ``mostEdits`` edits, or whose edits together show more than ``mostShowings``
     /// times its media (the samples' durations, `stts`) and a second besides. An empty edit and

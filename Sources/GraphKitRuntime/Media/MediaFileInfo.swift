@@ -40,6 +40,11 @@ public struct MediaFileInfo: Sendable {
     public var path: String
     public var duration: MediaTime
     public var streams: [Stream]
+    /// Why the file's video is not among ``streams`` though its index holds some, as the end of
+    /// a sentence about the file: every video track lasts under a fifth of the movie by its own
+    /// clock, which GStreamer's demuxer leaves out as a preview (a clock rewritten to 2³²−1 Hz).
+    /// Nil when a video stream is read, or the file holds none.
+    public var videoLeftOut: String?
 
     /// Reads `path`. Throws `inputUnreadable` (66) for a missing, unreadable or damaged file,
     /// and `missingPlugin` (69) when no installed plugin reads its format, naming the file.
@@ -95,6 +100,9 @@ public struct MediaFileInfo: Sendable {
                           width: kind == .video ? Int(s.width) : nil, height: kind == .video ? Int(s.height) : nil,
                           frameRate: kind == .video && s.fps_n > 0 && s.fps_d > 0 ? FrameRate(Int(s.fps_n), Int(s.fps_d)) : nil,
                           storedFormat: capsText, color: color.flatMap { $0.isEmpty ? nil : $0 })
+        }
+        if !streams.contains(where: { $0.kind == .video }) {
+            videoLeftOut = FileBytes(path: path).flatMap { ContainerDiagnosis.videoTakenForAPreview($0) }?.problem
         }
     }
 }

@@ -200,6 +200,8 @@ package final class ThumbnailSession: Sendable {
     package let toneMapsHDR: Bool
     private struct State {
         var run: GraphRun?
+        /// The last position was reached by seeking a run that was there already.
+        var sought = false
         var cancelled = false
         var pipelines = 0
         var framesDelivered = 0
@@ -231,6 +233,17 @@ package final class ThumbnailSession: Sendable {
     /// Blocks while it is decoded. Throws `cancelled` once ``cancel()`` is called,
     /// `inputUnreadable` when the file has no frame there, or the run's error.
     package func frame(at time: MediaTime, toleranceBefore: MediaTime, toleranceAfter: MediaTime = .zero) throws(GraphError) -> SampleBuffer {
+        do throws(GraphError) {
+            return try picture(at: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter)
+        } catch where error.code == .inputUnreadable && state.withLock({ $0.sought }) {
+            // A run that had read to the file's end as it was sought (its next frame past the
+            // duration the file states) may end at once instead: once more, on a new run.
+            return try picture(at: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter)
+        }
+    }
+
+    /// ``frame(at:toleranceBefore:toleranceAfter:)``, once.
+    private func picture(at time: MediaTime, toleranceBefore: MediaTime, toleranceAfter: MediaTime) throws(GraphError) -> SampleBuffer {
         let cancelled = GraphError(.cancelled, at: path, "the picture was cancelled")
         let earliest = toleranceBefore.isFinite ? time - toleranceBefore : nil
         let latest = toleranceAfter.isFinite ? time + toleranceAfter : nil
@@ -272,13 +285,23 @@ package final class ThumbnailSession: Sendable {
     /// a new one started there.
     private func positioned(at seek: GraphRun.Seek) throws(GraphError) -> MediaOutput {
         if let running = state.withLock({ $0.run }) {
-            try running.seek(to: seek)
-            return try running.output("out")
+            do throws(GraphError) {
+                try running.seek(to: seek)
+                state.withLock { $0.sought = true }
+                return try running.output("out")
+            } catch where error.code == .usage {
+                // The run has ended, or is ending (the only way a seek to a time from 0 is
+                // refused): it read the file to its end before this time (a track whose frames
+                // lie far apart, or end long before the duration the file states). A failure
+                // is its error; otherwise a new run starts at the time, as the first did.
+                if let failure = close() { throw failure }
+            }
         }
         let made = try ThumbnailPicker.makeRun(path: path, autorotate: autorotate, toneMapsHDR: toneMapsHDR)
         let taken = state.withLock { s in
             guard !s.cancelled else { return false }
             s.run = made
+            s.sought = false
             s.pipelines += 1
             return true
         }

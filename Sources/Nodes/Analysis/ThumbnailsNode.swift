@@ -169,6 +169,9 @@ public final class ThumbnailsNode: ElementNode, Sendable {
             throw GraphError(error.code, at: at, error.message, node: context.id, cause: error.cause)
         }
         guard info.streams.contains(where: { $0.kind == .video }) else {
+            if let why = info.videoLeftOut {
+                throw GraphError(.inputUnreadable, at: at, "\"\(path)\" \(why)", node: context.id)
+            }
             let kinds = info.streams.map(\.kind.rawValue)
             throw GraphError(.inputUnreadable, at: at, "\"\(path)\" has no video track (it holds \(kinds.isEmpty ? "no streams" : kinds.joined(separator: ", "))): "
                              + "thumbnails are pictures of a video", node: context.id)

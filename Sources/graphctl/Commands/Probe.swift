@@ -91,6 +91,7 @@ struct Probe: ParsableCommand {
         let streams = info.streams.map { stream in
             (stream, Self.indexedTrack(for: stream, in: indexed))
         }
+        if let why = info.videoLeftOut { printError("warning: \"\(file)\" \(why)") }
         if json {
             // JSON escapes control characters itself: the name as given (stray bytes as \xE9).
             print(Self.json(file: InputList.escaped(input.bytes), container: container, info: info, streams: streams, metadata: metadata).description)
