@@ -94,4 +94,17 @@ import TestSupport
         let probe = try MediaProbe(output)
         #expect(abs(probe.duration - 2.5) < 0.05, "\(probe.duration)")
     }
+
+    /// A float WAV at +80 dBFS: the first run's gain (about −92 dB) is passed on whole to the
+    /// second (it was refused, 65: "-92.31 is out of range (-80 to 80)", while `normalize` of the
+    /// same file succeeded).
+    @Test func aFloatSoundFarPastFullScaleIsBroughtDown() throws {
+        let source = path("loud.wav"), output = path("loud.m4a")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:d=3,volume=80dB",
+                                         "-c:a", "pcm_f32le", source])
+        let r = try Graphctl.run(["export", source, output, "--preset", "appleM4A", "--normalize", "--quiet"])
+        #expect(r.status == 0 && r.stderr == "", "\(r.status) \(r.stderr)")
+        let after = try FFmpegLoudness.measure(output)
+        #expect(abs(after.integrated + 16) <= 0.5 && after.truePeak <= -1 + 0.1, "\(after)")
+    }
 }

@@ -58,7 +58,11 @@ public final class NormalizeNode: ProcessingNode, Sendable {
                                              help: "two-pass: measure the whole input, then one gain; live: one pass, a gain that follows")
     public static let lookAhead = Parameter<Double>("lookAhead", 0.5...10, default: 3,
                                                     help: "live: seconds held back and measured before they leave")
-    public static let gain = OptionalParameter<Double>("gain", -80...80,
+    /// Any gain a two-pass measurement can report: down to the loudest float sound (about
+    /// +771 dBFS) brought to the quietest target, up to the quietest sound measured (−70 LUFS,
+    /// BS.1770's gate) brought to the loudest. A +80 dBFS float WAV's −92 dB was refused here
+    /// when `export --normalize` passed it on.
+    public static let gain = OptionalParameter<Double>("gain", -850...80,
                                                        help: "dB: one pass at this gain (an earlier two-pass report's gainDB: measure first, then apply), peaks limited; not with live")
     public static let json = OptionalParameter<String>("json", format: .path, writesFile: true, help: "write the report (before, after, gain) here as JSON")
 
