@@ -3,6 +3,7 @@
  * are exactly those from `start` to `end`, the first stamped 0; nothing is trimmed with
  * timescale 0; a plain segment's end ends the stream at the nearest sample.
  */
+#include <string.h>
 #include "common.h"
 
 GST_START_TEST(test_from_the_plugin_file) { gk_check_from_plugin_file("gkaudiotrim"); }
@@ -76,6 +77,39 @@ GST_START_TEST(test_segment_stop_ends_at_the_nearest_sample)
 }
 GST_END_TEST;
 
+static GstFlowReturn refuse(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
+    (void)pad; (void)parent;
+    gst_buffer_unref(buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+}
+
+/* A format downstream refuses is posted as the error it is, once, where it is met: on its way
+ * up it may be lost (typefind drops the result of pushing the data it typefound with). */
+GST_START_TEST(test_a_refused_format_is_posted_once)
+{
+    GstHarness *h = gst_harness_new("gkaudiotrim");
+    GstBus *bus = gst_bus_new();
+    gst_element_set_bus(h->element, bus);
+    gst_pad_set_chain_function(h->sinkpad, refuse);
+    gst_harness_set_src_caps_str(h, GK_CHECK_MONO_S16(8000));
+    for (gint64 at = 0; at < 3000; at += 1000)
+        fail_unless_equals_int(gst_harness_push(h, gk_check_counted_samples(at, 1000, 8000)), GST_FLOW_NOT_NEGOTIATED);
+    GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    fail_unless(m != NULL);
+    GError *error = NULL;
+    gchar *debug = NULL;
+    gst_message_parse_error(m, &error, &debug);
+    fail_unless(debug != NULL && strstr(debug, "not-negotiated") != NULL);
+    g_clear_error(&error);
+    g_free(debug);
+    gst_message_unref(m);
+    fail_unless(gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR) == NULL);
+    gst_element_set_bus(h->element, NULL);
+    gst_object_unref(bus);
+    gst_harness_teardown(h);
+}
+GST_END_TEST;
+
 static Suite *gkaudiotrim_suite(void) {
     TCase *tc;
     Suite *s = gk_check_suite("gkaudiotrim", &tc);
@@ -83,6 +117,7 @@ static Suite *gkaudiotrim_suite(void) {
     tcase_add_test(tc, test_keeps_exactly_the_edit);
     tcase_add_test(tc, test_timescale_zero_keeps_everything);
     tcase_add_test(tc, test_segment_stop_ends_at_the_nearest_sample);
+    tcase_add_test(tc, test_a_refused_format_is_posted_once);
     return s;
 }
 

@@ -133,8 +133,12 @@ import TestSupport
         try TestMedia.runTool("ffmpeg", ["-v", "error", "-i", input, "-c:a", "flac", "-y", own])
         let video = path("silent-film.mp4")
         try TestMedia.gstLaunch("videotestsrc num-buffers=10 ! x264enc ! mp4mux ! filesink location=\(video)")
+        // 2 s at 1 kHz, 8 KB read in one block: the refusal was lost on its way up ("nothing to write").
+        let slow = path("slow.wav")
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=f=100:d=2:sample_rate=1000", "-c:a", "pcm_f32le", "-y", slow])
         let cases: [([String], Int32, String)] = [
             ([video, path("a.m4a")], 70, "\"\(video)\" has no audio track: there is no sound to normalize"),
+            ([slow, path("a.m4a")], 70, "\"\(slow)\" has audio at 1000 Hz, and its input \"in\" takes rates (Hz) of 4000 to 768000"),
             ([input, path("a.m4a"), "--target=5"], 64, "--target takes a number from -70 to -5"),
             ([input, path("a.m4a"), "--target=-80"], 64, "--target takes a number from -70 to -5"),
             ([input, path("a.m4a"), "--true-peak=0.5"], 64, "--true-peak takes a number from -20 to 0"),

@@ -37,6 +37,7 @@ typedef struct {
     GstAudioInfo info;
     gboolean have_info;
     gint64 stop_ns; /* a plain segment's end, -1 if open */
+    gboolean refused; /* downstream refused the stream's format, and it was said */
 } GkAudioTrim;
 
 typedef struct {
@@ -67,6 +68,19 @@ static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
     return gst_pad_event_default(pad, parent, event);
 }
 
+/* Pushes downstream, and posts a refusal of the stream's format there (not-negotiated) as the
+ * error it is: on its way up it may be lost. typefind pushes the data it typefound with and
+ * drops the result, so a WAV read whole in one block (8 KB of 1 kHz sound, which no node after
+ * it takes) ended as if empty: "nothing to write". */
+static GstFlowReturn push(GkAudioTrim *self, GstBuffer *buffer) {
+    GstFlowReturn ret = gk_pad_push(self->srcpad, buffer);
+    if (ret == GST_FLOW_NOT_NEGOTIATED && !self->refused) {
+        self->refused = TRUE;
+        GST_ELEMENT_FLOW_ERROR(self, ret);
+    }
+    return ret;
+}
+
 static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     GK_BUFFER_RECEIVED(buffer);
     GkAudioTrim *self = (GkAudioTrim *)parent;
@@ -78,7 +92,7 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     gboolean active = scale > 0;
     gint bpf = self->have_info ? GST_AUDIO_INFO_BPF(&self->info) : 0, rate = self->have_info ? GST_AUDIO_INFO_RATE(&self->info) : 0;
     if ((!active && self->stop_ns < 0) || bpf <= 0 || rate <= 0 || !GST_BUFFER_PTS_IS_VALID(buffer))
-        return gk_pad_push(self->srcpad, buffer);
+        return push(self, buffer);
     /* Positions in samples at the stream's rate (to the nearest sample). */
     gint64 start = active ? (gint64)gst_util_uint64_scale_round((guint64)start_at, (guint64)rate, (guint64)scale) : 0;
     gint64 end = !active || end_at < 0 ? G_MAXINT64 : (gint64)gst_util_uint64_scale_round((guint64)end_at, (guint64)rate, (guint64)scale);
@@ -100,7 +114,7 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     GST_BUFFER_PTS(kept) = gst_util_uint64_scale_round((guint64)(from - start), GST_SECOND, (guint64)rate);
     GST_BUFFER_DURATION(kept) = gst_util_uint64_scale_round((guint64)(to - start), GST_SECOND, (guint64)rate) - GST_BUFFER_PTS(kept);
     GST_BUFFER_DTS(kept) = GST_CLOCK_TIME_NONE;
-    return gk_pad_push(self->srcpad, kept);
+    return push(self, kept);
 }
 
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
@@ -132,6 +146,7 @@ static GstStateChangeReturn change_state(GstElement *element, GstStateChange tra
     if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
         self->have_info = FALSE;
         self->stop_ns = -1;
+        self->refused = FALSE;
     }
     return GST_ELEMENT_CLASS(gk_audio_trim_parent_class)->change_state(element, transition);
 }
