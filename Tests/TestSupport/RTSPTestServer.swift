@@ -17,10 +17,16 @@ public enum RTSPTestServer {
         try launch(script, [file] + options, in: folder, port: port)
     }
 
-    /// Starts Tests/Fixtures/rtsp-mute-server.py: a server that answers every request, PLAY
-    /// included, and never sends a packet (a camera that hangs).
+    /// Starts Tests/Fixtures/rtsp-hostile-server.py muted: a server that answers every request,
+    /// PLAY included, and never sends a packet (a camera that hangs).
     public static func startMute(in folder: URL) throws -> (server: LoopbackServer, port: Int) {
-        try launch(URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("rtsp-mute-server.py").path, [], in: folder)
+        try startHostile("mute", in: folder)
+    }
+
+    /// Starts Tests/Fixtures/rtsp-hostile-server.py in `mode` (mute, or slow-headers,
+    /// endless-headers, redirect, many-tracks: a server that never lets a client reach PLAY).
+    public static func startHostile(_ mode: String, in folder: URL) throws -> (server: LoopbackServer, port: Int) {
+        try launch(URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("rtsp-hostile-server.py").path, [mode], in: folder)
     }
 
     private static func launch(_ script: String, _ arguments: [String], in folder: URL, port: Int? = nil) throws -> (server: LoopbackServer, port: Int) {

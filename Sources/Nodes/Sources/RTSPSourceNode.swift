@@ -98,7 +98,22 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         var source: Element?
         var chain: [Element] = []
         var audio = false, video = false
+        /// The requests sent, by method: bounded (``mostRequests``).
+        var requests: [String: Int] = [:]
+        /// The process's sockets to the server's port before this session connected, and its
+        /// own once it sent its first request (``PeerSockets``).
+        var socketsBefore: Set<Int32> = []
+        var sockets: Set<Int32> = []
     }
+    /// The server's TCP port: the URL's, or RTSP's (554) or RTSPS's (322).
+    var serverPort: Int { endpoint.port ?? (tls ? 322 : 554) }
+    /// The most requests of a method one session sends before it plays: OPTIONS once, and again
+    /// after each redirect (rtspsrc follows every redirect: a server redirecting to itself had
+    /// 71,585 DESCRIBEs in a minute); DESCRIBE again after each, and for a password (rtspsrc
+    /// tries its ways of sending one: 9 DESCRIBEs before it says a password was refused); SETUP
+    /// once a track (an SDP of 1,000 m-lines had 366,260 SETUPs and never a PLAY). A camera has
+    /// a few tracks.
+    static let mostRequests = ["OPTIONS": 8, "DESCRIBE": 32, "SETUP": 16]
     private let session = Guarded(Session())
     /// Where each port's track is linked: its caps filter, or with `reconnect` the guard before it
     /// (which holds a session's end); and the node's builder, for the sessions made later.
@@ -112,6 +127,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     struct Watch: Sendable {
         /// When rtspsrc asked the server to play.
         var playing: ContinuousClock.Instant?
+        /// Before PLAY: when the first session sent its first request, and its last request.
+        var asked: ContinuousClock.Instant?
+        var lastRequest = ""
         var firstArrival: ContinuousClock.Instant?
         var lastArrival: ContinuousClock.Instant?
         var gaps: [StreamGap] = []
@@ -218,7 +236,8 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             // lost frames: 96 to 99 of 100.)
             "buffer-mode": "synced",
         ])
-        session.withLock { $0 = Session(number: number, source: source) }
+        let before = PeerSockets.connected(toPort: serverPort)
+        session.withLock { $0 = Session(number: number, source: source, socketsBefore: before) }
         if let credentials {
             try source.set("user-id", credentials.user)
             try source.set("user-pw", credentials.password)
@@ -235,7 +254,24 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             source.onCertificateRefused { [self] problems in refusedCertificate.withLock { $0 = problems } }
         }
         source.onRTSPRequest { [self] method in
-            if method == "PLAY" { watch.withLock { w in if w.playing == nil { w.playing = .now } } }
+            watch.withLock { w in
+                if w.asked == nil { w.asked = .now }
+                w.lastRequest = method
+                if method == "PLAY", w.playing == nil { w.playing = .now }
+            }
+            let first = session.withLock { s in s.number == number && s.requests.isEmpty }
+            let own = first ? PeerSockets.connected(toPort: serverPort) : []
+            let sent = session.withLock { s -> Int in
+                guard s.number == number else { return 0 }
+                if first { s.sockets = own.subtracting(s.socketsBefore) }
+                s.requests[method, default: 0] += 1
+                return s.requests[method, default: 0]
+            }
+            if let most = Self.mostRequests[method], sent == most + 1 {
+                source.postError("the RTSP server \"\(endpoint.shown)\" had to be sent \(sent) \(method) requests before it would play the stream, "
+                                 + (method == "SETUP" ? "one a track, more than the \(most) tracks source.rtsp sets up: its description (SDP) is not a camera's"
+                                                      : "more than \(most): it redirects or refuses over and over"))
+            }
         }
         let outputs = targets.withLock { $0 }
         let stream = mediaDescription ?? "the RTSP stream"
@@ -302,12 +338,20 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     /// server to play, ends the stream when nothing has come for `timeout` since the last
     /// packet. False once there is nothing more to watch.
     private func keepWatching(_ parts: ConnectionWatchdog.Parts) -> Bool {
-        enum Step { case wait, fail, end }
+        enum Step { case wait, fail, failBeforePlay, end }
         let timeout = Double(context.parameters[Self.timeout])
         if context.parameters[Self.reconnect] > 0, watch.withLock({ $0.lastArrival != nil }) { return keepReconnecting(parts) }
+        var waitingFor = ""
         let step: Step = watch.withLock { w in
             let now = ContinuousClock.now
-            guard let playing = w.playing else { return .wait }
+            guard let playing = w.playing else {
+                // Before PLAY, the whole exchange is timed from the first request: rtspsrc's own
+                // timeouts cover each read, and a server answering a header line a second (or
+                // headers without end) kept a run for ever.
+                waitingFor = w.lastRequest
+                guard let asked = w.asked, (now - asked).inSeconds >= timeout else { return .wait }
+                return .failBeforePlay
+            }
             guard let last = w.lastArrival else { return (now - playing).inSeconds >= timeout ? .fail : .wait }
             let silence = (now - last).inSeconds
             guard silence >= timeout else { return .wait }
@@ -320,6 +364,14 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         case .fail:
             parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
                                   "the RTSP server \"\(endpoint.shown)\" was asked to play the stream but sent nothing within \(Int(timeout)) s"), parts.element)
+            return false
+        case .failBeforePlay:
+            parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
+                                  "the RTSP server \"\(endpoint.shown)\" did not answer within \(Int(timeout)) s: it had not agreed to play the stream "
+                                  + "\(Int(timeout)) s after the first request (the last sent: \(waitingFor))"), parts.element)
+            // rtspsrc may be inside a read it does not leave (a header line a second): its
+            // connection is cut, so that the run's end does not wait on it.
+            PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
             return false
         case .end:
             for output in outputFilters.withLock({ $0 }) { output.endStream() }
