@@ -63,6 +63,16 @@ static gchar *refusal_of(int width, int height, long frame_bytes, const gchar *w
     return g_strdup(message);
 }
 
+/* A JPEG frame's own claim, put to the check with the frame's bytes. */
+static void check_jpeg_frame(Guard *g, GstBuffer *buffer) {
+    GstMapInfo map;
+    if (buffer == NULL || !gst_buffer_map(buffer, &map, GST_MAP_READ)) return;
+    guint width = 0, height = 0;
+    if (jpeg_frame_size(map.data, map.size, &width, &height))
+        g->refusal = refusal_of((int)width, (int)height, (long)map.size, "image/jpeg");
+    gst_buffer_unmap(buffer, &map);
+}
+
 static GstPadProbeReturn guard_input(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
     Guard *g = data;
     if (info->type & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM) {
@@ -80,16 +90,14 @@ static GstPadProbeReturn guard_input(GstPad *pad, GstPadProbeInfo *info, gpointe
             g->refusal = refusal_of(width, height, -1, name);
         return g->refusal ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
     }
-    if (!(info->type & GST_PAD_PROBE_TYPE_BUFFER)) return GST_PAD_PROBE_OK;
-    if (g->refusal == NULL && g->jpeg) {
-        GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
-        GstMapInfo map;
-        if (buffer && gst_buffer_map(buffer, &map, GST_MAP_READ)) {
-            guint width = 0, height = 0;
-            if (jpeg_frame_size(map.data, map.size, &width, &height))
-                g->refusal = refusal_of((int)width, (int)height, (long)map.size, "image/jpeg");
-            gst_buffer_unmap(buffer, &map);
-        }
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        if (g->refusal == NULL && g->jpeg) check_jpeg_frame(g, GST_PAD_PROBE_INFO_BUFFER(info));
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        GstBufferList *list = GST_PAD_PROBE_INFO_BUFFER_LIST(info);
+        for (guint i = 0; list && g->refusal == NULL && g->jpeg && i < gst_buffer_list_length(list); i++)
+            check_jpeg_frame(g, gst_buffer_list_get(list, i));
+    } else {
+        return GST_PAD_PROBE_OK;
     }
     if (g->refusal == NULL) return GST_PAD_PROBE_OK;
     if (!g->posted) {
@@ -123,7 +131,7 @@ static gboolean guard_new_decoder(GSignalInvocationHint *hint, guint count, cons
     GValue item = G_VALUE_INIT;
     while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
         GstPad *pad = g_value_get_object(&item);
-        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, guard_input,
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, guard_input,
                           g_new0(Guard, 1), guard_free);
         g_value_reset(&item);
     }

@@ -98,8 +98,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         var source: Element?
         var chain: [Element] = []
         var audio = false, video = false
-        /// The requests sent, by method: bounded (``mostRequests``).
+        /// The requests sent before PLAY, by method: bounded (``mostRequests``). After it,
+        /// OPTIONS or GET_PARAMETER keep the session alive for as long as it plays.
         var requests: [String: Int] = [:]
+        var played = false
         /// The process's sockets to the server's port before this session connected, and its
         /// own once it sent its first request (``PeerSockets``).
         var socketsBefore: Set<Int32> = []
@@ -262,8 +264,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             let first = session.withLock { s in s.number == number && s.requests.isEmpty }
             let own = first ? PeerSockets.connected(toPort: serverPort) : []
             let sent = session.withLock { s -> Int in
-                guard s.number == number else { return 0 }
+                guard s.number == number, !s.played else { return 0 }
                 if first { s.sockets = own.subtracting(s.socketsBefore) }
+                if method == "PLAY" { s.played = true }
                 s.requests[method, default: 0] += 1
                 return s.requests[method, default: 0]
             }
