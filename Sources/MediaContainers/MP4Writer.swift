@@ -16,8 +16,9 @@ import Glibc
 ///   disk and wrote it twice).
 /// - Fragmented files (``Layout/fragmented(seconds:)``): `ftyp` and a `moov` of empty tables once
 ///   every track's format is known, then a `moof` + `mdat` fragment about every `seconds`, cut
-///   before a key frame of the video (every sample of a sound-only file is one): a file cut short
-///   (a killed recording) plays up to its last whole fragment.
+///   before a key frame of the video (every sample of a sound-only file is one), or before any
+///   sample once it holds twice `seconds` (``longestFragment(_:)``): a file cut short (a killed
+///   recording) plays up to its last whole fragment.
 ///
 /// Times are each track's ticks (``MP4TrackFormat/timescale``) on one clock for all tracks (a
 /// run's): a track starting after the earliest one gets an empty edit for the difference, and a
@@ -43,6 +44,11 @@ package struct MP4Writer: Sendable {
     package static let chunkBytes = 1 << 20
     /// A fragment is cut, key frame or not, when its samples pass this many bytes.
     package static let fragmentBytes = 64 << 20
+    /// A fragment of `seconds` is cut at its first key frame after them, and, key frame or not,
+    /// once it holds this many: twice as many (each sample's flags say whether it is one). A
+    /// camera sending a key frame every 20 s had nothing on disk before its first 20 s, so a
+    /// `kill -9` lost them all; its recording is now on disk within twice the interval.
+    package static func longestFragment(_ seconds: Double) -> Double { 2 * seconds }
     /// Bytes gathered before a write: small enough that a full disk or a killed run shows within
     /// seconds of audio, large enough that a write is rare.
     static let bufferBytes = 32 << 10
@@ -386,9 +392,11 @@ package struct MP4Writer: Sendable {
         guard case .fragmented(let seconds) = layout else { return }
         let lead = tracks.firstIndex { $0.format?.isVideo == true } ?? 0
         let gathered = tracks.reduce(0) { $0 + $1.runData.count }
-        if t == lead, started, let start = fragmentStart, let format = tracks[t].format,
-           (sample.isSync && Double(decodeTime &- start) / Double(format.timescale) >= seconds) || gathered + bytes.count > Self.fragmentBytes {
-            try writeFragment()
+        if t == lead, started, let start = fragmentStart, let format = tracks[t].format {
+            let held = Double(decodeTime &- start) / Double(format.timescale)
+            if (sample.isSync && held >= seconds) || held >= Self.longestFragment(seconds) || gathered + bytes.count > Self.fragmentBytes {
+                try writeFragment()
+            }
         }
         if t == lead, fragmentStart == nil { fragmentStart = decodeTime }
         if tracks[t].run.isEmpty { tracks[t].runBase = tracks[t].nextBase }

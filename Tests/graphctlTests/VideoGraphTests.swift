@@ -232,6 +232,28 @@ import TestSupport
         #expect((probe.stream("video")?.frameCount ?? 0) >= written.videoSamples, "\(written.videoSamples) frames in whole fragments")
     }
 
+    /// A camera with a key frame every 20 s (issue 73, class 4), fragments of 1 s: they are cut
+    /// without a key frame once they hold 2 s, so a `kill -9` 5 s in keeps what was recorded up
+    /// to the last cut (it kept 1,121 bytes and no packet: no fragment before the second key
+    /// frame). Every frame of the whole fragments decodes from the one key frame.
+    @Test func sigkillOfALongGOPRecordingKeepsItsFragments() throws {
+        let folder = try TestMedia.temporaryFolder()
+        let out = folder.appendingPathComponent("long-gop.mp4").path
+        let graphctl = try Graphctl.start(["run", Graphctl.graph("record-fragmented.json"), "--set", "file.path=\(out)",
+                                           "--set", "camera.width=320", "--set", "camera.height=240", "--set", "h264.keyframeInterval=600",
+                                           "--set", "file.fragmentInterval=1", "--progress", "always"])
+        let started = Date()
+        try graphctl.wait(until: "4 s of video in whole fragments in \(out)") { _ in MP4Fragments(path: out).videoSamples >= 120 }
+        // Before the second key frame (20 s), which was the first cut.
+        #expect(Date().timeIntervalSince(started) < 15, "\(Date().timeIntervalSince(started)) s")
+        graphctl.send(SIGKILL)
+        #expect(graphctl.wait().status == SIGKILL)
+        let written = MP4Fragments(path: out)
+        #expect(written.fragments >= 2 && written.videoSamples >= 120, "\(written.fragments) fragments, \(written.videoSamples) frames")
+        let probe = try MediaProbe(out, countFrames: true)
+        #expect((probe.stream("video")?.frameCount ?? 0) >= written.videoSamples, "\(written.videoSamples) frames in whole fragments")
+    }
+
     /// graphs/record.json at 320x240 with no duration: it runs until stopped or killed. The
     /// progress line is on, so a test can wait for media to reach the file.
     func startUnboundedRecording(to out: String, _ more: [String] = []) throws -> RunningGraphctl {
