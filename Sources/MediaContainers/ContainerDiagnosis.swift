@@ -104,7 +104,9 @@ package struct ContainerDiagnosis: Sendable, Equatable {
     /// lasting 12 µs) was reported as "no video track". Nil when a video track is kept, or
     /// there is none.
     package static func videoTakenForAPreview(_ file: some ByteSource) -> ContainerDiagnosis? {
-        guard let movie = try? MP4File(file).movie() else { return nil }
+        // Only an MP4 or MOV by its first bytes has its index read (every M4A and WAV comes here).
+        guard let format = try? MediaContainerFormat.detect(file), format == .mp4 || format == .mov,
+              let movie = try? MP4File(file).movie() else { return nil }
         let videos = movie.tracks(handler: "vide").map(\.1)
         let movieScale = UInt64(max(0, movie.timescale)), movieTicks = movie.header?.duration ?? 0
         func isPreview(_ track: MP4Track) -> Bool {

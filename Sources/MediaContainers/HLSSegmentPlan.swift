@@ -62,12 +62,13 @@ package struct HLSSegmentPlan: Sendable {
         /// end before its start, which was blamed on the edit list.
         static func checkCompositionOffsets(of samples: [MP4Sample], track: MP4Track) throws(ContainerError) {
             guard let last = samples.last, track.mediaTimescale > 0 else { return }
-            let slack = max(Int64(last.decodeTime) + Int64(last.duration), Int64(track.mediaTimescale))
+            let lasts = Int64(last.decodeTime) + Int64(last.duration)
+            let slack = max(lasts, Int64(track.mediaTimescale))
             guard let at = samples.firstIndex(where: { abs(Int64($0.compositionOffset)) > slack }) else { return }
             let offset = Int64(samples[at].compositionOffset), scale = Double(track.mediaTimescale)
             throw ContainerError("its track \(track.trackID)'s composition offsets (ctts) move sample \(at + 1) by \(offset) ticks of "
                                  + "\(track.mediaTimescale) Hz (\(HLSSegmenter.seconds(Double(offset) / scale)) s), more than the track lasts "
-                                 + "(\(HLSSegmenter.seconds(Double(Int64(last.decodeTime) + Int64(last.duration)) / scale)) s): the ctts box is damaged")
+                                 + "(\(HLSSegmenter.seconds(Double(lasts) / scale)) s): the ctts box is damaged")
         }
 
         /// Where `track`'s media time 0 shows, given where its media ends (`mediaEnd` ticks):
