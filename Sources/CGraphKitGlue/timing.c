@@ -103,7 +103,19 @@ static void quiet_muxer_seek(const gchar *domain, GLogLevelFlags level, const gc
     g_log_default_handler(domain, level, message, NULL);
 }
 
+/* rtmp2's AMF reader asserts (a GLib critical, in no log domain) on a server's malformed AMF:
+ * a reply cut short, a field of the wrong type. The connection then fails, and sink.rtmp says
+ * why; what a peer sent is not GraphKit's user's business on a terminal. Messages of
+ * gst_amf_ functions are not shown; every other goes to GLib's handler. */
+static void quiet_peer_amf(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)data;
+    if (message != NULL && strncmp(message, "gst_amf_", 8) == 0)
+        return;
+    g_log_default_handler(domain, level, message, NULL);
+}
+
 void gk_quiet_known_criticals(void) {
+    g_log_set_handler(NULL, G_LOG_LEVEL_CRITICAL | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION, quiet_peer_amf, NULL);
     g_log_set_handler("GStreamer-Audio", G_LOG_LEVEL_CRITICAL | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,
                       quiet_whole_frame_clip, NULL);
     g_log_set_handler("GStreamer", G_LOG_LEVEL_CRITICAL | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,

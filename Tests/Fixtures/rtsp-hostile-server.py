@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A loopback RTSP server that misbehaves in one of five ways.
+"""A loopback RTSP server that misbehaves in one of eight ways.
 
     rtsp-hostile-server.py PORT MODE
 
@@ -12,19 +12,28 @@ MODE is one of:
   endless-headers  answers each request's status line, then header lines as fast as it can
   redirect         answers every DESCRIBE with 302 Found to its own URL
   many-tracks      describes 1,000 H.264 tracks, and agrees to every SETUP
+  endless-fu-a     one H.264 track: after PLAY, an FU-A frame started and continued for ever
+                   (slowly for its first second, then as fast as the connection takes it)
+  flood            as endless-fu-a, as fast as it can from the first packet
+  endless-aac      one AAC track (MPEG4-GENERIC): after PLAY, an access unit's fragments for
+                   ever, none with the marker that ends it
 
 Listens on 127.0.0.1:PORT and prints "ready"; SIGTERM stops it. Started and stopped by the
 tests (LoopbackServer), by its PID.
 """
 import re
-import signal
-import socket
 import sys
 import threading
 import time
 
+from loopback_listener import serve_forever
 
-def sdp(tracks):
+
+def sdp(tracks, mode):
+    if mode == "endless-aac":
+        return ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+                "m=audio 0 RTP/AVP 97\r\na=rtpmap:97 MPEG4-GENERIC/48000/2\r\na=fmtp:97 streamtype=5;profile-level-id=1;"
+                "mode=AAC-hbr;sizelength=13;indexlength=3;indexdeltalength=3;config=1190\r\na=control:track0\r\n")
     media = "".join(f"m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1\r\na=control:track{i}\r\n"
                     for i in range(tracks))
     return "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n" + media
@@ -46,13 +55,38 @@ def reply(client, method, cseq, port, mode):
     elif method == "DESCRIBE" and mode == "redirect":
         head = f"RTSP/1.0 302 Found\r\nCSeq: {cseq}\r\nLocation: rtsp://127.0.0.1:{port}/stream\r\n"
     elif method == "DESCRIBE":
-        body = sdp(1 if mode == "mute" else 1000)
+        body = sdp(1000 if mode == "many-tracks" else 1, mode)
         head += f"Content-Type: application/sdp\r\nContent-Base: rtsp://127.0.0.1:{port}/stream/\r\n"
     elif method == "SETUP":
         head += "Session: 31415926;timeout=60\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n"
     else:
         head += "Session: 31415926\r\n" + ("Range: npt=0-\r\n" if method == "PLAY" else "")
     client.sendall((head + f"Content-Length: {len(body)}\r\n\r\n" + body).encode())
+    if method == "PLAY" and mode in ("endless-fu-a", "endless-aac", "flood"):
+        threading.Thread(target=flood, args=(client, mode), daemon=True).start()
+
+
+def flood(client, mode):
+    """RTP over the interleaved channel 0: one frame begun and never ended, 16 KB a packet."""
+    chunk = bytes(16000)
+    seq = 0
+    while True:
+        if mode != "endless-aac":
+            # FU indicator (NRI 3, type 28), FU header (start on the first, IDR).
+            payload = bytes([0x7C, 0x85 if seq == 0 else 0x05]) + chunk
+            pt = 96
+        else:
+            # AU-headers-length 16 bits, one AU-header: size 8191 (13 bits), index 0.
+            payload = bytes([0x00, 0x10, 0xFF, 0xF8]) + chunk
+            pt = 97
+        rtp = bytes([0x80, pt, (seq >> 8) & 0xFF, seq & 0xFF, 0, 0, 0x10, 0, 0x12, 0x34, 0x56, 0x78]) + payload
+        try:
+            client.sendall(b"$\x00" + len(rtp).to_bytes(2, "big") + rtp)
+        except OSError:
+            return
+        seq = (seq + 1) & 0xFFFF
+        if mode != "flood" and seq < 100:
+            time.sleep(0.01)
 
 
 def serve(client, port, mode):
@@ -75,15 +109,7 @@ def serve(client, port, mode):
 
 def main():
     port, mode = int(sys.argv[1]), sys.argv[2]
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(8)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print("ready", flush=True)
-    while True:
-        client, _ = listener.accept()
-        threading.Thread(target=serve, args=(client, port, mode), daemon=True).start()
+    serve_forever(port, lambda client: serve(client, port, mode))
 
 
 if __name__ == "__main__":

@@ -23,10 +23,17 @@ public enum RTSPTestServer {
         try startHostile("mute", in: folder)
     }
 
-    /// Starts Tests/Fixtures/rtsp-hostile-server.py in `mode` (mute, or slow-headers,
-    /// endless-headers, redirect, many-tracks: a server that never lets a client reach PLAY).
+    /// Starts Tests/Fixtures/rtsp-hostile-server.py in `mode` (mute; slow-headers,
+    /// endless-headers, redirect, many-tracks: a server that never lets a client reach PLAY;
+    /// endless-fu-a, endless-aac, flood: one that never ends a frame).
     public static func startHostile(_ mode: String, in folder: URL) throws -> (server: LoopbackServer, port: Int) {
-        try launch(URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("rtsp-hostile-server.py").path, [mode], in: folder)
+        try startFixture("rtsp-hostile-server.py", [mode], in: folder)
+    }
+
+    /// Starts another of Tests/Fixtures' loopback servers that take `PORT ARGUMENTS…` and say
+    /// "ready" (rtmp-hostile-server.py).
+    public static func startFixture(_ name: String, _ arguments: [String], in folder: URL) throws -> (server: LoopbackServer, port: Int) {
+        try launch(URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent(name).path, arguments, in: folder)
     }
 
     private static func launch(_ script: String, _ arguments: [String], in folder: URL, port: Int? = nil) throws -> (server: LoopbackServer, port: Int) {

@@ -202,6 +202,23 @@ GstBuffer *gk_buffer_without_clipping(GstBuffer *buffer, GstElement *trim);
  * sentence into `message` (`length` bytes); `frame_bytes` is a JPEG frame's size, or -1. */
 typedef int (*GkFrameSizeCheck)(int width, int height, long frame_bytes, const char *what, char *message, size_t length);
 void gk_guard_video_decoders(GkFrameSizeCheck check);
+/* Bounds what a peer can make `element` hold (heldguard.c): the bytes it takes in on its sink
+ * pads since it last gave a buffer out. Past `limit` it posts `message` from the element as a
+ * stream error, once, then calls `exceeded` (may be NULL) with `context`, and drops what comes
+ * in. For a depayloader, whose frame's fragments a peer may start and never end. `destroy`
+ * frees `context` with the element. */
+typedef void (*GkHeldExceeded)(void *context);
+void gk_bound_held_bytes(GstElement *element, guint64 limit, const char *message,
+                         GkHeldExceeded exceeded, void *context, GDestroyNotify destroy);
+/* The same bound on each jitter buffer `rtspsrc` makes (in its rtpbin): the bytes it queues
+ * before it passes any on. `exceeded` and `context` are shared by them all. */
+void gk_rtspsrc_bound_jitter_buffers(GstElement *rtspsrc, guint64 limit, const char *message,
+                                     GkHeldExceeded exceeded, void *context, GDestroyNotify destroy);
+/* The bytes the kernel has taken in on TCP socket `fd`, or -1 (heldguard.c). */
+gint64 gk_socket_bytes_received(int fd);
+/* Bounds, in the MPEG-TS leaving `element`'s `pad_name`, each PID's payload since its last unit
+ * start (what a demuxer holds of a PES): past `limit` it posts `message` once and drops. */
+void gk_bound_transport_stream_units(GstElement *element, const char *pad_name, guint64 limit, const char *message);
 /* Makes decodebin decode only the kinds of stream asked for (audio, video: 1 or 0): a stream of
  * another kind leaves it encoded, undecoded, and a container is always opened. Returns the
  * signal handler's id. */

@@ -398,6 +398,39 @@ public final class Element: Sendable {
         callbacks.adopt(probe: id, on: p)
     }
 
+    /// Bounds what a peer can make this element hold: the bytes it takes in since it last gave
+    /// a buffer out. A depayloader keeps a frame's fragments until the last one, so a peer that
+    /// starts a frame and never ends it would fill memory; past `limit` the run fails with
+    /// `message` (70), `exceeded` is called once (on the streaming thread: to stop reading from
+    /// the peer) and what comes in is dropped.
+    public func boundHeldBytes(_ limit: Int, message: String, exceeded: (@Sendable () -> Void)? = nil) {
+        withExceeded(exceeded) { gk_bound_held_bytes(raw, guint64(max(limit, 0)), message, $0, $1, $2) }
+    }
+
+    /// The same bound on each jitter buffer this `rtspsrc` makes: the packets it queues between
+    /// reading the server and passing them on, before it passes any on.
+    public func boundJitterBuffers(_ limit: Int, message: String, exceeded: (@Sendable () -> Void)? = nil) {
+        withExceeded(exceeded) { gk_rtspsrc_bound_jitter_buffers(raw, guint64(max(limit, 0)), message, $0, $1, $2) }
+    }
+
+    /// Calls `body` with `exceeded` as a C callback, its context and the context's release.
+    private func withExceeded(_ exceeded: (@Sendable () -> Void)?,
+                              _ body: (GkHeldExceeded?, UnsafeMutableRawPointer?, GDestroyNotify?) -> Void) {
+        final class Box: Sendable {
+            let exceeded: @Sendable () -> Void
+            init(_ exceeded: @escaping @Sendable () -> Void) { self.exceeded = exceeded }
+        }
+        guard let exceeded else { return body(nil, nil, nil) }
+        body({ ctx in Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue().exceeded() },
+             Unmanaged.passRetained(Box(exceeded)).toOpaque(), { ctx in Unmanaged<Box>.fromOpaque(ctx!).release() })
+    }
+
+    /// Bounds, in the MPEG-TS leaving `pad`, each stream's bytes since its last unit started
+    /// (what a demuxer holds of one PES): past `limit` the run fails with `message` (70).
+    public func boundTransportStreamUnits(leaving pad: String = "src", _ limit: Int, message: String) {
+        gk_bound_transport_stream_units(raw, pad, guint64(max(limit, 0)), message)
+    }
+
     /// Asks whatever encodes the stream arriving at this element's `pad` for a key frame at the
     /// first frame whose running time is at or after `time` (GStreamer's upstream force-key-unit
     /// event, as splitmuxsink and hlssink2 send it; the SPS and PPS come with it). A video

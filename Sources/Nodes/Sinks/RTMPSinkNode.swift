@@ -79,6 +79,11 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
     }
     private let link = Guarded(Link())
     private let seen = Guarded<[StreamGap]>([])
+    /// The server's bytes counted at the start of the current second (``refusedFlood(_:)``).
+    /// The sockets to the server's port before the node connected (another run's).
+    private let receivedWindow = Guarded<(since: ContinuousClock.Instant, count: Int, before: Set<Int32>)>((.now, 0, []))
+    /// The server's TCP port (the scheme's default when the URL names none).
+    private var serverPort: Int { endpoint.port ?? (endpoint.url.hasPrefix("rtmps:") ? 443 : 1935) }
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -92,6 +97,8 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
     public func build(in bin: BinBuilder) throws(GraphError) {
         let mux = try bin.make("flvmux", name: "mux", ["streamable": true])
         let sink = try bin.make("rtmp2sink", name: "rtmp2sink", ["location": endpoint.url, "timeout": context.parameters[Self.timeout]])
+        let before = PeerSockets.connected(toPort: serverPort)
+        receivedWindow.withLock { $0.before = before }
         watchdog.watch(sink, failing: bin.nodeFailure())
         if reconnectSeconds > 0 {
             let guardElement = try bin.make("gkflowguard", name: "guard")
@@ -111,13 +118,16 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
     /// with `reconnect`, it then watches for the connection's loss until the run ends.
     public func prepare() throws(GraphError) {
         let deadline = ContinuousClock.now + .seconds(context.parameters[Self.timeout])
-        watchdog.start("rtmp publish watch", state: (deadline, ContinuousClock.Instant?.none)) { [weak self] parts, watch in
+        watchdog.start("rtmp publish watch", state: (deadline, ContinuousClock.Instant?.none, false)) { [weak self] parts, watch in
             guard let self else { return false }
+            if refusedFlood(parts) { return false }
             if let first = watch.1 { return keepReconnecting(parts, since: first) }
+            if watch.2 { return true }
             guard keepWatching(parts, until: watch.0) else {
-                // Accepted (or failed for want of it): with reconnect, the watch goes on.
-                guard reconnectSeconds > 0, let first = link.withLock({ $0.first }) else { return false }
-                watch.1 = first
+                // Accepted (or failed for want of it): the watch goes on over what the server
+                // sends, and with reconnect over the connection.
+                guard let first = link.withLock({ $0.first }) else { return false }
+                if reconnectSeconds > 0 { watch.1 = first } else { watch.2 = true }
                 return true
             }
             return true
@@ -136,6 +146,38 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
         parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" did not accept the stream within \(context.parameters[Self.timeout]) s "
                               + "(something took the connection, but did not answer as an RTMP server does)"), parts.element)
         return false
+    }
+
+    /// What a server may send a publisher in a second (issue 73, class 3): acknowledgements,
+    /// pings and status are a few hundred bytes. rtmp2sink answers each ping and, while the
+    /// server's bytes keep coming, writes nothing: a server flooding pings took 2.6 GB in 12 s
+    /// (its answers held) and the stream stopped. Past this in any second, the run fails.
+    static let mostReceivedASecond = 256 << 10
+
+    /// Fails the run when the server sent more than ``mostReceivedASecond`` a second since the
+    /// window began (a second, or the time since the last look when longer). What it sent is the kernel's count on
+    /// the node's sockets to its port (rtmp2sink's own statistics wait on the connection that
+    /// a flood keeps busy: measured, they were read every 2 s instead of every 100 ms).
+    private func refusedFlood(_ parts: ConnectionWatchdog.Parts) -> Bool {
+        let sink = link.withLock { $0.sink } ?? parts.element
+        let now = ContinuousClock.now
+        let flooded: Bool = receivedWindow.withLock { w in
+            let own = PeerSockets.connected(toPort: serverPort).subtracting(w.before)
+            let received = PeerSockets.bytesReceived(own, port: serverPort)
+            // A new connection (reconnect) counts from 0 again.
+            guard received >= w.count else { (w.since, w.count) = (now, received); return false }
+            let seconds = (now - w.since).inSeconds
+            let flooded = Double(received - w.count) > Double(Self.mostReceivedASecond) * max(seconds, 1)
+            if seconds >= 1 { (w.since, w.count) = (now, received) }
+            return flooded
+        }
+        guard flooded else { return false }
+        parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" sent this publisher more than \(Self.mostReceivedASecond >> 10) KiB within a second "
+                              + "(a flood: a server sends a publisher only acknowledgements, pings and status); the stream was stopped"), sink)
+        // rtmp2sink cannot stop while the flood keeps its connection busy: it is cut.
+        let own = receivedWindow.withLock { PeerSockets.connected(toPort: serverPort).subtracting($0.before) }
+        PeerSockets.shutDown(own, port: serverPort)
+        return true
     }
 
     /// Whether `rtmp2sink`'s statistics (`GstRtmpConnectionStats`) say a connection is up: its
@@ -256,13 +298,45 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
         let text = NetworkEndpoint.text(message, debug: debug)
         let shown = endpoint.shown
         let what: String
+        if let refusal = Self.refusal(in: text, timeout: context.parameters[Self.timeout]) {
+            what = "the RTMP server \"\(shown)\" \(endpoint.scrubbed(refusal))"
+        } else {
         switch NetworkEndpoint.failure(in: text) {
         case .unreachable?: what = "the RTMP server \"\(shown)\" could not be reached (nothing answered there)"
         case .timedOut?: what = "the RTMP server \"\(shown)\" did not answer within \(context.parameters[Self.timeout]) s"
         case .unresolved?: what = "the RTMP server \"\(shown)\": its host name cannot be resolved"
         case nil: what = "the RTMP server \"\(shown)\" failed: \(endpoint.scrubbed(message))"
         }
+        }
         // GStreamer's text may quote the location with its key: only the key-free form is kept.
         return endpoint.error(what, text: text, node: context.id, at: location)
+    }
+
+    /// What the server itself said when it refused the connection or the stream, or that it
+    /// said nothing, from rtmp2sink's "Failed to connect: REASON" (nil where the connection
+    /// itself failed: those are `NetworkEndpoint`'s). The peer's own status code and
+    /// description are quoted.
+    static func refusal(in text: String, timeout: Int) -> String? {
+        guard let at = text.firstRange(of: "Failed to connect: ") else { return nil }
+        let reason = String(text[at.upperBound...].prefix { $0 != "\n" })
+        if reason.contains("timed out") {
+            // The TCP connection was made ("Connection refused" comes without this prefix).
+            return "took the connection but did not answer within \(timeout) s (what listens there does not speak RTMP, or is stuck)"
+        }
+        func field(_ name: String) -> String? {
+            guard let r = reason.firstRange(of: "\"\(name)\": \"") else { return nil }
+            return String(reason[r.upperBound...].prefix { $0 != "\"" }.prefix(200))
+        }
+        // A status the server sent (its level error): NetConnection.* refuses the connection
+        // (the application, the credentials), NetStream.* the stream (its name, its key).
+        if let code = field("code"), !code.isEmpty {
+            let what = code.hasPrefix("NetConnection") ? "refused the connection" : "refused the stream"
+            guard let description = field("description"), !description.isEmpty else { return "\(what): \"\(code)\"" }
+            return "\(what): \"\(description)\" (\(code))"
+        }
+        if reason.contains("cmd failed") || reason.contains("no status code") || reason.contains("result") {
+            return "answered with a reply that could not be read as RTMP's (\(reason.prefix(200)))"
+        }
+        return nil
     }
 }

@@ -238,6 +238,14 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             // lost frames: 96 to 99 of 100.)
             "buffer-mode": "synced",
         ])
+        // What the jitter buffer may queue before it passes anything on: a flood before the
+        // stream is linked piled up there at a GB a second (the latency's worth of a 100 Mb/s
+        // stream on top, for a buffer that waits out its latency first).
+        let queued = Self.largestVideoFrame + p[Self.latency] * 12_500
+        source.boundJitterBuffers(queued, message: "the RTSP server \"\(endpoint.shown)\" sent more than \(queued >> 20) MiB "
+            + "of packets before any could be passed on (a flood): source.rtsp queues at most \(queued >> 20) MiB") { [self] in
+            PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
+        }
         let before = PeerSockets.connected(toPort: serverPort)
         session.withLock { $0 = Session(number: number, source: source, socketsBefore: before) }
         if let credentials {
@@ -316,6 +324,16 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             do throws(GraphError) {
                 let chain = try route.elements.map { factory throws(GraphError) in try bin.make(factory) }
                 guard keep(chain) else { return }
+                if let depayloader = chain.first {
+                    let limit = kind == "video" ? Self.largestVideoFrame : Self.largestAudioFrame
+                    depayloader.boundHeldBytes(limit, message: "the RTSP server \"\(endpoint.shown)\" sent more than "
+                        + "\(limit >> 20) MiB of one \(route.codec.rawValue) \(kind) frame without ending it: "
+                        + "source.rtsp holds at most \(limit >> 20) MiB of a frame's fragments") { [self] in
+                        // The peer is cut off at once: what it sends until the run stops would
+                        // pile up in the jitter buffer (a flood on loopback is a GB a second).
+                        PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
+                    }
+                }
                 for (a, b) in zip(chain, chain.dropFirst() + [output]) { try bin.link(a, b) }
                 for element in chain.reversed() { element.syncStateWithParent() }
                 if let first = chain.first, !pad.link(to: first) { source.postError("\(stream)'s \(kind) (\(route.codec.rawValue)) could not be linked") }
@@ -512,6 +530,11 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     public func finish(_ outcome: RunStatus) throws(GraphError) { watchdog.stop() }
 
     public var gaps: [StreamGap] { watch.withLock { $0.gaps } }
+
+    /// The most of one frame's fragments a depayloader holds for a peer (issue 73, class 3): a
+    /// server that starts a frame (an H.264 FU-A, an AAC access unit split over packets) and
+    /// never ends it filled memory at the network's speed. An 8K intra frame stays well under.
+    static let largestVideoFrame = 32 << 20, largestAudioFrame = 1 << 20
 
     /// How each RTP encoding (SDP's name) becomes the samples an output carries. RTP carries
     /// presentation times only: a video stream with B-frames gets its decode times from them

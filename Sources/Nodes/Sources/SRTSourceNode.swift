@@ -49,6 +49,9 @@ public final class SRTSourceNode: ElementNode, ExplainsFailures, Sendable {
 
     /// Seconds without bytes that make a gap.
     static let gapThreshold = 1.0
+    /// The most of one PES (a frame) a peer may send before the next starts (issue 73, class
+    /// 3): a demuxer holds a PES until then, so one started and continued for ever filled memory.
+    static let largestUnit = 32 << 20
     /// SRT's connect timeout (SRTO_CONNTIMEO), within which a caller's first peer must answer.
     static let connectTimeout = 3.0
 
@@ -85,6 +88,9 @@ public final class SRTSourceNode: ElementNode, ExplainsFailures, Sendable {
         let source = try bin.make("srtsrc", name: "srtsrc")
         try settings.configure(source, reconnecting: reconnectSeconds > 0)
         try bin.expose(output: "out", source)
+        source.boundTransportStreamUnits(Self.largestUnit, message: "\(settings.description)'s peer sent more than "
+            + "\(Self.largestUnit >> 20) MiB of one MPEG-TS stream's unit (a PES) without starting the next: "
+            + "a demuxer would hold it all; source.srt passes at most \(Self.largestUnit >> 20) MiB a unit")
         parts.withLock { $0 = (source, bin.nodeFailure()) }
         // srtsrc times its buffers from SRT's packet times, which after a new connection do not
         // follow on from the old one's (seen going back): gaps are measured on the wall clock.

@@ -1,3 +1,4 @@
+import CGraphKitGlue
 import Glibc
 
 /// The process's TCP sockets connected to a server's port, found through /proc/self/fd: for a
@@ -9,9 +10,10 @@ import Glibc
 /// sockets to the server's port before its element connects (``connected(toPort:)``), takes the
 /// new ones after its first request as its own, and shuts those down (``shutDown(_:port:)``)
 /// when its budget is spent: the read returns at once, the element fails, and the run ends.
-enum PeerSockets {
+/// `sink.rtmp` counts what its server sends the same way (``bytesReceived(_:port:)``).
+public enum PeerSockets {
     /// The descriptors of this process's sockets whose peer is at TCP `port` (IPv4 or IPv6).
-    static func connected(toPort port: Int) -> Set<Int32> {
+    public static func connected(toPort port: Int) -> Set<Int32> {
         guard let dir = opendir("/proc/self/fd") else { return [] }
         defer { closedir(dir) }
         var found: Set<Int32> = []
@@ -26,8 +28,14 @@ enum PeerSockets {
 
     /// Shuts down (both ways) each of `fds` still connected to `port`: a descriptor closed and
     /// reused since is left alone.
-    static func shutDown(_ fds: Set<Int32>, port: Int) {
+    public static func shutDown(_ fds: Set<Int32>, port: Int) {
         for fd in fds where peerPort(of: fd) == port { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// The bytes the kernel has taken in on those of `fds` still connected to `port`: what the
+    /// peer sent, read without asking the element that reads it.
+    public static func bytesReceived(_ fds: Set<Int32>, port: Int) -> Int {
+        fds.reduce(0) { sum, fd in peerPort(of: fd) == port ? sum + max(Int(gk_socket_bytes_received(fd)), 0) : sum }
     }
 
     /// The TCP port of `fd`'s peer, or nil when it is not a connected stream socket.
