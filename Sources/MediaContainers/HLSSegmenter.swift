@@ -64,6 +64,13 @@ package struct HLSSegmenter: Sendable {
     package let container: Container
     private var transportStream: MPEGTSWriter?
     private var pending: [[Sample]]
+    /// The bytes of the samples in `pending`.
+    private var pendingBytes = 0
+    /// The most a segment being gathered may hold (issue 73, class 4): a live stream whose key
+    /// frames stop coming (a camera that sent one) held everything since the last in memory
+    /// (663 MB); past this, ``add(_:track:)`` throws, naming the key frames.
+    package static let mostHeldBytes = 256 << 20
+    package var heldBytesLimit = HLSSegmenter.mostHeldBytes
     private var ended: [Bool]
     /// Where the next cut may be, and the cuts found: a lead sample index and its time.
     private var nextCut: Double
@@ -144,7 +151,15 @@ package struct HLSSegmenter: Sendable {
             if sample.isSync {
                 try checkKeyFrameDistance(to: time, what: "the next one")
                 lastSync = max(lastSync ?? time, time)
+            } else {
+                // Refused as soon as a frame shows the key frame is late, not when (if ever) it comes.
+                try checkKeyFrameDistance(to: time, what: nil)
             }
+        }
+        if segmentStart != nil, pendingBytes + sample.data.count > heldBytesLimit {
+            let since = lastSync.map { " (the last key frame at \(Self.seconds($0)) s)" } ?? ""
+            throw ContainerError("a segment would hold more than \(heldBytesLimit >> 20) MiB: the video's key frames, where segments "
+                                 + "are cut, have not come for that long\(since); set \(keyFrameSetting) lower, or encode the video with key frames more often")
         }
         if t == 0, sample.isSync, !pending[0].isEmpty {
             let time = seconds(sample.presentationTime, 0)
@@ -160,7 +175,10 @@ package struct HLSSegmenter: Sendable {
             }
         }
         // The other tracks' samples before the lead's first go in the first segment.
-        if t != 0 || segmentStart != nil { pending[t].append(sample) }
+        if t != 0 || segmentStart != nil {
+            pending[t].append(sample)
+            pendingBytes += sample.data.count
+        }
         return emitReady()
     }
 
@@ -195,7 +213,8 @@ package struct HLSSegmenter: Sendable {
     /// With ``limitsKeyFrameDistance``: throws when the lead's key frame (or end) at `time`
     /// comes more than the target after the last key frame. Half a frame's leeway: 60 frames of
     /// 30000/1001 video are 2.002 s, which is a 2-second segment to anyone.
-    private mutating func checkKeyFrameDistance(to time: Double, what: String) throws(ContainerError) {
+    /// `what` names what came at `time`; nil: a frame that is not a key frame (none has come).
+    private mutating func checkKeyFrameDistance(to time: Double, what: String?) throws(ContainerError) {
         guard limitsKeyFrameDistance, target.isFinite, let last = lastSync, time - last > target + max(1e-3, frame / 2) else { return }
         refusedSparseKeyFrames = true
         throw ContainerError(Self.sparseKeyFrames(from: last, to: time, what: what, target: target, setting: keyFrameSetting))
@@ -203,12 +222,22 @@ package struct HLSSegmenter: Sendable {
 
     /// Why key frames `from` … `to` seconds apart cannot be cut into segments of `target`, and
     /// what to do: the words of every refusal of it (packaging a file, a graph's, a writer's).
-    package static func sparseKeyFrames(from: Double, to: Double, what: String = "the next one", target: Double, setting: String) -> String {
+    /// `what` nil: no key frame has come since `from`, by a frame at `to` (how far apart they
+    /// are is not known yet).
+    package static func sparseKeyFrames(from: Double, to: Double, what: String? = "the next one", target: Double, setting: String) -> String {
         func s(_ v: Double) -> String { seconds(v) }
-        return "key frames are \(s(to - from)) s apart (from \(s(from)) s to \(what) at \(s(to)) s), farther apart than the "
+        let apart: String, advice: String
+        if let what {
+            apart = "key frames are \(s(to - from)) s apart (from \(s(from)) s to \(what) at \(s(to)) s)"
+            advice = "\(s((to - from).rounded(.up))) s or more"
+        } else {
+            apart = "key frames are more than \(s(to - from)) s apart (none since the one at \(s(from)) s, by the frame at \(s(to)) s)"
+            advice = "the key frames' distance or more"
+        }
+        return "\(apart), farther apart than the "
             + "segment duration (\(s(target)) s): a segment starts only on a key frame, and the packets are passed as they are "
             + "(nothing can make a key frame), so no segment can be cut that short; set \(setting) to "
-            + "\(s((to - from).rounded(.up))) s or more, or encode the video with a key frame at least every \(s(target)) s"
+            + "\(advice), or encode the video with a key frame at least every \(s(target)) s"
     }
 
     /// Seconds as text for messages: at most three decimals, no trailing zeros.
@@ -247,6 +276,7 @@ package struct HLSSegmenter: Sendable {
             let ends = pending.indices.compactMap { t in pending[t].map { seconds($0.presentationTime + $0.duration, t) }.max() }
             out.append(make(counts: pending.map(\.count), start: start, end: max(start, ends.max() ?? start)))
             pending = tracks.map { _ in [] }
+            pendingBytes = 0
         }
         return out
     }
@@ -262,7 +292,10 @@ package struct HLSSegmenter: Sendable {
                 counts.append(before)
             }
             out.append(make(counts: counts, start: start, end: cut.time))
-            for t in tracks.indices { pending[t].removeFirst(counts[t]) }
+            for t in tracks.indices {
+                pendingBytes -= pending[t].prefix(counts[t]).reduce(0) { $0 + $1.data.count }
+                pending[t].removeFirst(counts[t])
+            }
             cuts.removeFirst()
             cuts = cuts.map { ($0.index - counts[0], $0.time) }
             segmentStart = cut.time

@@ -260,8 +260,10 @@ import TestSupport
     }
 
     /// Where key frames cannot be made (``HLSSegmenter/limitsKeyFrameDistance``), key frames
-    /// farther apart than the target are refused as they come, naming the times and the setting;
-    /// half a frame's leeway lets 60 frames of 30000/1001 video (2.002 s) pass for 2 s.
+    /// farther apart than the target are refused at the first frame that shows the next one is
+    /// late (not when it comes: a camera that sends one key frame never sends the next), naming
+    /// the times and the setting; half a frame's leeway lets 60 frames of 30000/1001 video
+    /// (2.002 s) pass for 2 s.
     @Test func keyFramesFartherApartThanTheTargetAreRefusedWhenTheyCannotBeMade() throws {
         var segmenter = HLSSegmenter(tracks: [Self.video], target: 2)
         segmenter.limitsKeyFrameDistance = true
@@ -270,9 +272,20 @@ import TestSupport
         do {
             for sample in frames(0..<100, key: { $0 % 75 == 0 }) { _ = try segmenter.add(sample, track: 0) }
         } catch let e { error = e }
-        #expect(error?.reason.hasPrefix("key frames are 3 s apart (from 0 s to the next one at 3 s), farther apart than the segment duration (2 s)") == true)
-        #expect(error?.reason.contains("set segmentDuration to 3 s or more") == true)
+        #expect(error?.reason.hasPrefix("key frames are more than 2.04 s apart (none since the one at 0 s, by the frame at 2.04 s), farther apart than the segment duration (2 s)") == true,
+                "\(String(describing: error))")
+        #expect(error?.reason.contains("set segmentDuration to the key frames' distance or more") == true)
         #expect(segmenter.refusedSparseKeyFrames)
+        // A key frame that comes late is named as such.
+        var late = HLSSegmenter(tracks: [Self.video], target: 2)
+        late.limitsKeyFrameDistance = true
+        late.keyFrameSetting = "segmentDuration"
+        var lateError: ContainerError?
+        do {
+            for sample in frames(0..<100, key: { $0 == 0 || $0 == 51 }) { _ = try late.add(sample, track: 0) }
+        } catch let e { lateError = e }
+        #expect(lateError?.reason.hasPrefix("key frames are 2.04 s apart (from 0 s to the next one at 2.04 s)") == true, "\(String(describing: lateError))")
+        #expect(lateError?.reason.contains("set segmentDuration to 3 s or more") == true)
         // Without the limit, the same frames make a 3-second segment.
         var unlimited = HLSSegmenter(tracks: [Self.video], target: 2)
         var out: [HLSSegmenter.Segment] = []
@@ -285,6 +298,28 @@ import TestSupport
             _ = try ntsc.add(HLSSegmenter.Sample(data: [0], decodeTime: Int64(n * 3003), presentationTime: Int64(n * 3003), duration: 3003, isSync: n % 60 == 0), track: 0)
         }
         #expect(!ntsc.refusedSparseKeyFrames)
+    }
+
+    /// A segment being gathered holds at most ``HLSSegmenter/heldBytesLimit`` (issue 73, class
+    /// 4): a stream whose key frames stop coming is refused there, not held in memory until the
+    /// next; a segment's bytes are counted out again when it is cut.
+    @Test func aSegmentHoldsAtMostItsLimitOfBytes() throws {
+        func big(_ n: Int, key: Bool) -> HLSSegmenter.Sample {
+            HLSSegmenter.Sample(data: [UInt8](repeating: 0, count: 1000), decodeTime: Int64(n * 3600), presentationTime: Int64(n * 3600), duration: 3600, isSync: key)
+        }
+        var segmenter = HLSSegmenter(tracks: [Self.video], target: 1)
+        segmenter.heldBytesLimit = 30_000
+        // A key frame a second (25 frames, 25 kB a segment): any length passes.
+        var out: [HLSSegmenter.Segment] = []
+        for n in 0..<250 { out += try segmenter.add(big(n, key: n % 25 == 0), track: 0) }
+        #expect(out.count == 9)
+        // Then none: the 31st kB held is refused, naming the last key frame.
+        var error: ContainerError?
+        do {
+            for n in 250..<400 { _ = try segmenter.add(big(n, key: n == 250), track: 0) }
+        } catch let e { error = e }
+        #expect(error?.reason.hasPrefix("a segment would hold more than 0 MiB: the video's key frames, where segments are cut, have not come for that long (the last key frame at 10 s)") == true,
+                "\(String(describing: error))")
     }
 
     /// The peak segment bit rate as RFC 8216 4.1 defines it: the busiest run of consecutive

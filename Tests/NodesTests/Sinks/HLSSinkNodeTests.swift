@@ -353,10 +353,11 @@ import TestSupport
         let error = #expect(throws: GraphError.self) { try GraphRun(g, plan: plan).run() }
         #expect(error?.code == .runFailed)
         #expect(error?.problems.first?.location == "nodes.hls.params.segmentDuration", "\(String(describing: error))")  // the parameter at fault
-        let from = plan == .pipeline ? "0 s to the next one at 3 s" : "0.08 s to the next one at 3.08 s"
-        #expect(error?.message.contains("its video input's key frames are 3 s apart (from \(from)), farther apart than the segment duration (2 s)") == true,
+        // Refused at the first frame past the segment duration with no key frame, not at the next.
+        let since = plan == .pipeline ? "the one at 0 s, by the frame at 2.04 s" : "the one at 0.08 s, by the frame at 2.12 s"
+        #expect(error?.message.contains("its video input's key frames are more than 2.04 s apart (none since \(since)), farther apart than the segment duration (2 s)") == true,
                 "\(String(describing: error))")
-        #expect(error?.message.contains("set segmentDuration to 3 s or more") == true)
+        #expect(error?.message.contains("set segmentDuration to the key frames' distance or more") == true)
         #expect(files() == [])
     }
 
