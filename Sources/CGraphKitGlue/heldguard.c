@@ -94,7 +94,7 @@ void gk_bound_held_bytes(GstElement *element, guint64 limit, const char *message
 /* MPEG-TS read as it arrives: for each PID, the payload bytes since its last unit start (a
  * PES's or a section's first packet). A demuxer holds a PES until the next one starts, so this
  * is what it would hold, whichever stream it is and whatever the others do. Packets are found
- * by their sync byte; one split across buffers is put together first. */
+ * by their sync byte (and the next packet's); one split across buffers is put together first. */
 #define TS_PACKET 188
 #define TS_PIDS 8192
 
@@ -105,7 +105,6 @@ typedef struct {
     guint8 started[TS_PIDS];
     guint64 since_start[TS_PIDS];
 } TSHeld;
-
 
 /* One packet; FALSE once a PID's unit passes the limit. */
 static gboolean ts_packet(TSHeld *t, const guint8 *p) {
@@ -139,7 +138,9 @@ static gboolean ts_bytes(TSHeld *t, const guint8 *d, gsize n) {
         if (!ts_packet(t, t->carry)) return FALSE;
     }
     while (i < n) {
-        if (d[i] != 0x47) { i++; continue; }                 /* out of step: find the next sync */
+        /* Out of step: find the next sync byte that the next packet's confirms (a stream of
+         * 192- or 204-byte packets is then not read at all, rather than read wrongly). */
+        if (d[i] != 0x47 || (i + TS_PACKET < n && d[i + TS_PACKET] != 0x47)) { i++; continue; }
         if (n - i < TS_PACKET) {
             memcpy(t->carry, d + i, n - i);
             t->carried = n - i;

@@ -32,6 +32,11 @@ public enum PeerSockets {
         for fd in fds where peerPort(of: fd) == port { _ = shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
+    /// Those of `fds` still connected to `port` (a descriptor closed and reused since is not).
+    public static func stillConnected(_ fds: Set<Int32>, port: Int) -> Set<Int32> {
+        fds.filter { peerPort(of: $0) == port }
+    }
+
     /// The bytes the kernel has taken in on those of `fds` still connected to `port`: what the
     /// peer sent, read without asking the element that reads it.
     public static func bytesReceived(_ fds: Set<Int32>, port: Int) -> Int {

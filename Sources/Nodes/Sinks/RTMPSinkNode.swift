@@ -79,9 +79,15 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
     }
     private let link = Guarded(Link())
     private let seen = Guarded<[StreamGap]>([])
-    /// The server's bytes counted at the start of the current second (``refusedFlood(_:)``).
-    /// The sockets to the server's port before the node connected (another run's).
-    private let receivedWindow = Guarded<(since: ContinuousClock.Instant, count: Int, before: Set<Int32>)>((.now, 0, []))
+    /// What ``refusedFlood(_:)`` counts: the server's bytes at the start of the current second,
+    /// the sockets to its port before the node connected (others'), and the node's own.
+    private struct Received {
+        var since = ContinuousClock.now
+        var count = 0
+        var before: Set<Int32> = []
+        var own: Set<Int32> = []
+    }
+    private let received = Guarded(Received())
     /// The server's TCP port (the scheme's default when the URL names none).
     private var serverPort: Int { endpoint.port ?? (endpoint.url.hasPrefix("rtmps:") ? 443 : 1935) }
 
@@ -98,7 +104,7 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
         let mux = try bin.make("flvmux", name: "mux", ["streamable": true])
         let sink = try bin.make("rtmp2sink", name: "rtmp2sink", ["location": endpoint.url, "timeout": context.parameters[Self.timeout]])
         let before = PeerSockets.connected(toPort: serverPort)
-        receivedWindow.withLock { $0.before = before }
+        received.withLock { $0.before = before }
         watchdog.watch(sink, failing: bin.nodeFailure())
         if reconnectSeconds > 0 {
             let guardElement = try bin.make("gkflowguard", name: "guard")
@@ -155,27 +161,29 @@ public final class RTMPSinkNode: ElementNode, ExplainsFailures, StopAware, Plays
     static let mostReceivedASecond = 256 << 10
 
     /// Fails the run when the server sent more than ``mostReceivedASecond`` a second since the
-    /// window began (a second, or the time since the last look when longer). What it sent is the kernel's count on
-    /// the node's sockets to its port (rtmp2sink's own statistics wait on the connection that
-    /// a flood keeps busy: measured, they were read every 2 s instead of every 100 ms).
+    /// window began (a second, or the time since the last look when longer). What it sent is
+    /// the kernel's count on the node's socket to its port, found once (again after a
+    /// reconnection): rtmp2sink's own statistics wait on the connection that a flood keeps
+    /// busy (measured: read every 2 s instead of every 100 ms).
     private func refusedFlood(_ parts: ConnectionWatchdog.Parts) -> Bool {
         let sink = link.withLock { $0.sink } ?? parts.element
         let now = ContinuousClock.now
-        let flooded: Bool = receivedWindow.withLock { w in
-            let own = PeerSockets.connected(toPort: serverPort).subtracting(w.before)
-            let received = PeerSockets.bytesReceived(own, port: serverPort)
+        let (flooded, own): (Bool, Set<Int32>) = received.withLock { w in
+            w.own = PeerSockets.stillConnected(w.own, port: serverPort)
+            if w.own.isEmpty { w.own = PeerSockets.connected(toPort: serverPort).subtracting(w.before) }
+            let bytes = PeerSockets.bytesReceived(w.own, port: serverPort)
             // A new connection (reconnect) counts from 0 again.
-            guard received >= w.count else { (w.since, w.count) = (now, received); return false }
+            guard bytes >= w.count else { (w.since, w.count) = (now, bytes); return (false, w.own) }
             let seconds = (now - w.since).inSeconds
-            let flooded = Double(received - w.count) > Double(Self.mostReceivedASecond) * max(seconds, 1)
-            if seconds >= 1 { (w.since, w.count) = (now, received) }
-            return flooded
+            let flooded = Double(bytes - w.count) > Double(Self.mostReceivedASecond) * max(seconds, 1)
+            if seconds >= 1 { (w.since, w.count) = (now, bytes) }
+            return (flooded, w.own)
         }
         guard flooded else { return false }
-        parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" sent this publisher more than \(Self.mostReceivedASecond >> 10) KiB within a second "
-                              + "(a flood: a server sends a publisher only acknowledgements, pings and status); the stream was stopped"), sink)
+        parts.fail(GraphError(.runFailed, "the RTMP server \"\(endpoint.shown)\" sent this publisher more than "
+                              + "\(Self.mostReceivedASecond >> 10) KiB within a second (a flood: a server sends a publisher only "
+                              + "acknowledgements, pings and status); the stream was stopped"), sink)
         // rtmp2sink cannot stop while the flood keeps its connection busy: it is cut.
-        let own = receivedWindow.withLock { PeerSockets.connected(toPort: serverPort).subtracting($0.before) }
         PeerSockets.shutDown(own, port: serverPort)
         return true
     }
