@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A loopback RTSP server that misbehaves in one of eight ways.
+"""A loopback RTSP server that misbehaves in one of nine ways.
 
     rtsp-hostile-server.py PORT MODE
 
@@ -12,6 +12,7 @@ MODE is one of:
   endless-headers  answers each request's status line, then header lines as fast as it can
   redirect         answers every DESCRIBE with 302 Found to its own URL
   many-tracks      describes 1,000 H.264 tracks, and agrees to every SETUP
+  huge-body        answers DESCRIBE with a Content-Length of 2,000,000,000 and sends it
   endless-fu-a     one H.264 track: after PLAY, an FU-A frame started and continued for ever
                    (slowly for its first second, then as fast as the connection takes it)
   flood            as endless-fu-a, as fast as it can from the first packet
@@ -54,6 +55,12 @@ def reply(client, method, cseq, port, mode):
         head += "Public: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER\r\n"
     elif method == "DESCRIBE" and mode == "redirect":
         head = f"RTSP/1.0 302 Found\r\nCSeq: {cseq}\r\nLocation: rtsp://127.0.0.1:{port}/stream\r\n"
+    elif method == "DESCRIBE" and mode == "huge-body":
+        client.sendall((head + "Content-Type: application/sdp\r\nContent-Length: 2000000000\r\n\r\n").encode())
+        chunk = b"a=x-padding:" + b"x" * 65000 + b"\r\n"
+        for _ in range(2000000000 // len(chunk)):
+            client.sendall(chunk)
+        return
     elif method == "DESCRIBE":
         body = sdp(1000 if mode == "many-tracks" else 1, mode)
         head += f"Content-Type: application/sdp\r\nContent-Base: rtsp://127.0.0.1:{port}/stream/\r\n"

@@ -2,7 +2,7 @@ import GraphKitCore
 import GraphKitRuntime
 
 /// A network node's watch over its connection: a thread that looks at the node's element every
-/// 100 ms (`step`, given the element and how to fail the run at it, and its own state between
+/// 100 ms (or as often as the node asks) (`step`, given the element and how to fail the run at it, and its own state between
 /// steps) until `step` says it is done or the run stops. `sink.rtmp` and `sink.srt` read their
 /// element's statistics with it, which GStreamer's elements fill only while connected;
 /// `source.rtsp` checks when its packets last came.
@@ -17,21 +17,22 @@ final class ConnectionWatchdog: Sendable {
         parts.withLock { $0 = (element, fail) }
     }
 
-    /// Starts watching (from the node's `prepare`): `step` runs every 100 ms, once the element
-    /// is built, while it returns true. It should hold its node weakly.
-    func start<State: Sendable>(_ name: String, state: State, _ step: @escaping @Sendable (Parts, inout State) -> Bool) {
+    /// Starts watching (from the node's `prepare`): `step` runs every `interval` seconds (100
+    /// ms), once the element is built, while it returns true. It should hold its node weakly.
+    func start<State: Sendable>(_ name: String, state: State, every interval: Double = 0.1,
+                                _ step: @escaping @Sendable (Parts, inout State) -> Bool) {
         // Weakly held: a watchdog its node let go of (never finished) ends with it.
         let made = JoinableThread(name: name) { [weak self] in
             var state = state
-            while let watchdog = self, watchdog.tick(step, &state) {}
+            while let watchdog = self, watchdog.tick(step, &state, interval) {}
         }
         thread.withLock { $0 = made }
     }
 
-    /// Waits 100 ms (or until stopped), then runs `step` once the element is built; false
+    /// Waits `interval` (or until stopped), then runs `step` once the element is built; false
     /// once stopped or `step` is done.
-    private func tick<State>(_ step: (Parts, inout State) -> Bool, _ state: inout State) -> Bool {
-        if stopped.wait(until: { $0 }, atMost: 0.1, then: { $0 }) { return false }
+    private func tick<State>(_ step: (Parts, inout State) -> Bool, _ state: inout State, _ interval: Double) -> Bool {
+        if stopped.wait(until: { $0 }, atMost: interval, then: { $0 }) { return false }
         guard let p = parts.withLock({ $0 }) else { return true }
         return step(p, &state)
     }

@@ -352,17 +352,23 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     }
 
     public func prepare() throws(GraphError) {
-        watchdog.start("rtsp watch", state: ()) { [weak self] parts, _ in self?.keepWatching(parts) ?? false }
+        // Every 20 ms: what a server sends before PLAY is counted as it comes (a GB a second on
+        // loopback), a socket's count and a clock read a look.
+        watchdog.start("rtsp watch", state: (), every: 0.02) { [weak self] parts, _ in self?.keepWatching(parts) ?? false }
     }
 
     /// One step of the watch: fails the run when nothing came within `timeout` of asking the
     /// server to play, ends the stream when nothing has come for `timeout` since the last
     /// packet. False once there is nothing more to watch.
     private func keepWatching(_ parts: ConnectionWatchdog.Parts) -> Bool {
-        enum Step { case wait, fail, failBeforePlay, end }
+        enum Step { case wait, fail, failBeforePlay, failBeforePlayBySize, end }
         let timeout = Double(context.parameters[Self.timeout])
         if context.parameters[Self.reconnect] > 0, watch.withLock({ $0.lastArrival != nil }) { return keepReconnecting(parts) }
         var waitingFor = ""
+        // What the server sent before PLAY, by the kernel's count (rtspsrc reads a reply's
+        // body into memory whatever its Content-Length claims: 3.9 GB in 13 s).
+        let repliesBeforePlay = watch.withLock { $0.playing == nil }
+            ? PeerSockets.bytesReceived(session.withLock { $0.sockets }, port: serverPort) : 0
         let step: Step = watch.withLock { w in
             let now = ContinuousClock.now
             guard let playing = w.playing else {
@@ -370,6 +376,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
                 // timeouts cover each read, and a server answering a header line a second (or
                 // headers without end) kept a run for ever.
                 waitingFor = w.lastRequest
+                if repliesBeforePlay > Self.mostBeforePlay { return .failBeforePlayBySize }
                 guard let asked = w.asked, (now - asked).inSeconds >= timeout else { return .wait }
                 return .failBeforePlay
             }
@@ -385,6 +392,12 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         case .fail:
             parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
                                   "the RTSP server \"\(endpoint.shown)\" was asked to play the stream but sent nothing within \(Int(timeout)) s"), parts.element)
+            return false
+        case .failBeforePlayBySize:
+            parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
+                                  "the RTSP server \"\(endpoint.shown)\" sent more than \(Self.mostBeforePlay >> 20) MiB before it agreed to play "
+                                  + "the stream (the last request: \(waitingFor)): a server's replies before PLAY are a few kilobytes"), parts.element)
+            PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
             return false
         case .failBeforePlay:
             parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
@@ -535,6 +548,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     /// server that starts a frame (an H.264 FU-A, an AAC access unit split over packets) and
     /// never ends it filled memory at the network's speed. An 8K intra frame stays well under.
     static let largestVideoFrame = 32 << 20, largestAudioFrame = 1 << 20
+    /// The most a server may send before PLAY: its replies (an SDP of the tracks) are a few
+    /// kilobytes; one claiming a `Content-Length` of 2 GB was read into memory.
+    static let mostBeforePlay = 4 << 20
 
     /// How each RTP encoding (SDP's name) becomes the samples an output carries. RTP carries
     /// presentation times only: a video stream with B-frames gets its decode times from them
