@@ -243,8 +243,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         // stream on top, for a buffer that waits out its latency first).
         let queued = Self.largestVideoFrame + p[Self.latency] * 12_500
         source.boundJitterBuffers(queued, message: "the RTSP server \"\(endpoint.shown)\" sent more than \(queued >> 20) MiB "
-            + "of packets before any could be passed on (a flood): source.rtsp queues at most \(queued >> 20) MiB") { [self] in
-            PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
+            + "of packets before any could be passed on (a flood): source.rtsp queues at most \(queued >> 20) MiB") { [weak self] in
+            // Weakly: the element holds this, and the node holds the element.
+            self?.cutConnection()
         }
         let before = PeerSockets.connected(toPort: serverPort)
         session.withLock { $0 = Session(number: number, source: source, socketsBefore: before) }
@@ -328,10 +329,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
                     let limit = kind == "video" ? Self.largestVideoFrame : Self.largestAudioFrame
                     depayloader.boundHeldBytes(limit, message: "the RTSP server \"\(endpoint.shown)\" sent more than "
                         + "\(limit >> 20) MiB of one \(route.codec.rawValue) \(kind) frame without ending it: "
-                        + "source.rtsp holds at most \(limit >> 20) MiB of a frame's fragments") { [self] in
+                        + "source.rtsp holds at most \(limit >> 20) MiB of a frame's fragments") { [weak self] in
                         // The peer is cut off at once: what it sends until the run stops would
                         // pile up in the jitter buffer (a flood on loopback is a GB a second).
-                        PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
+                        self?.cutConnection()
                     }
                 }
                 for (a, b) in zip(chain, chain.dropFirst() + [output]) { try bin.link(a, b) }
@@ -351,6 +352,22 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         return source
     }
 
+    /// This session's sockets to the server, found again when none was at its first request
+    /// (a connection still being made then is not yet connected to the server's port: seen
+    /// once in four runs, and such a run could not be cut, or counted, and never ended).
+    private func sessionSockets() -> Set<Int32> {
+        let (known, before) = session.withLock { ($0.sockets, $0.socketsBefore) }
+        guard known.isEmpty else { return known }
+        let found = PeerSockets.connected(toPort: serverPort).subtracting(before)
+        session.withLock { if $0.sockets.isEmpty { $0.sockets = found } }
+        return found
+    }
+
+    /// Shuts this session's connection to the server down: a read waiting on it returns.
+    private func cutConnection() {
+        PeerSockets.shutDown(sessionSockets(), port: serverPort)
+    }
+
     public func prepare() throws(GraphError) {
         // Every 20 ms: what a server sends before PLAY is counted as it comes (a GB a second on
         // loopback), a socket's count and a clock read a look.
@@ -368,7 +385,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         // What the server sent before PLAY, by the kernel's count (rtspsrc reads a reply's
         // body into memory whatever its Content-Length claims: 3.9 GB in 13 s).
         let repliesBeforePlay = watch.withLock { $0.playing == nil }
-            ? PeerSockets.bytesReceived(session.withLock { $0.sockets }, port: serverPort) : 0
+            ? PeerSockets.bytesReceived(sessionSockets(), port: serverPort) : 0
         let step: Step = watch.withLock { w in
             let now = ContinuousClock.now
             guard let playing = w.playing else {
@@ -397,7 +414,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
                                   "the RTSP server \"\(endpoint.shown)\" sent more than \(Self.mostBeforePlay >> 20) MiB before it agreed to play "
                                   + "the stream (the last request: \(waitingFor)): a server's replies before PLAY are a few kilobytes"), parts.element)
-            PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
+            cutConnection()
             return false
         case .failBeforePlay:
             parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
@@ -405,7 +422,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
                                   + "\(Int(timeout)) s after the first request (the last sent: \(waitingFor))"), parts.element)
             // rtspsrc may be inside a read it does not leave (a header line a second): its
             // connection is cut, so that the run's end does not wait on it.
-            PeerSockets.shutDown(session.withLock { $0.sockets }, port: serverPort)
+            cutConnection()
             return false
         case .end:
             for output in outputFilters.withLock({ $0 }) { output.endStream() }

@@ -15,9 +15,10 @@ import TestSupport
 extension RTSPSourceNodeTests {
     @Test(.timeLimit(.minutes(2)), arguments: [
         ("slow-headers", "did not answer within 2 s: it had not agreed to play the stream 2 s after the first request (the last sent: OPTIONS)"),
-        // Headers as fast as they go pass 4 MiB long before 2 s.
-        ("endless-headers", "sent more than 4 MiB before it agreed to play the stream (the last request: OPTIONS)"),
-        ("huge-body", "sent more than 4 MiB before it agreed to play the stream (the last request: DESCRIBE)"),
+        // Headers or a body as fast as they go: 4 MiB, or on a loaded machine (rtspsrc reading
+        // slowly, the kernel's window full) the 2 s, whichever comes first.
+        ("endless-headers", "sent more than 4 MiB before it agreed to play the stream (the last request: OPTIONS)|did not answer within 2 s"),
+        ("huge-body", "sent more than 4 MiB before it agreed to play the stream (the last request: DESCRIBE)|did not answer within 2 s"),
         // (Each redirect is asked again from OPTIONS.)
         ("redirect", "had to be sent 9 OPTIONS requests before it would play the stream, more than 8: it redirects or refuses over and over"),
         ("many-tracks", "had to be sent 17 SETUP requests before it would play the stream, one a track, more than the 16 tracks source.rtsp sets up"),
@@ -34,7 +35,7 @@ extension RTSPSourceNodeTests {
         #expect(seconds < 5, "\(mode): \(seconds) s")
         #expect(report.status == .failed && report.error?.code == .runFailed, "\(mode): \(report.status)")
         #expect(report.error?.message.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\"") == true
-                && report.error?.message.contains(why) == true, "\(mode): \(String(describing: report.error))")
+                && why.split(separator: "|").contains { report.error?.message.contains($0) == true }, "\(mode): \(String(describing: report.error))")
         #expect(!"\(String(describing: report.error))".contains("hunter2"))
         #expect(!FileManager.default.fileExists(atPath: out))
     }
