@@ -33,5 +33,8 @@ let package = Package(
         .executableTarget(name: "fuzz-hls", dependencies: ["ContainersUnderFuzz"]),
         .executableTarget(name: "fuzz-join", dependencies: ["ContainersUnderFuzz"]),
         .executableTarget(name: "fuzz-probe", dependencies: ["ContainersUnderFuzz"]),
+        // Edit lists of any claim (issue 73) put on an MP4's tracks, then everything GraphKit's
+        // own code does with them: the claims, a stored track's priming, the HLS plan, a trim.
+        .executableTarget(name: "fuzz-edits", dependencies: ["ContainersUnderFuzz"]),
     ]
 )

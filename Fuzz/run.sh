@@ -10,7 +10,7 @@
 # the input, to replay with `Fuzz/.build-fuzz/debug/TARGET FILE`) go to
 # Fuzz/.build-fuzz/findings/TARGET/ (a run reports only its own), and libFuzzer's output to
 # Fuzz/.build-fuzz/TARGET.log.
-# fuzz-containers, fuzz-hls, fuzz-join and fuzz-probe (GraphKit's container library alone, no
+# fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe and fuzz-edits (GraphKit's container library alone, no
 # GStreamer) are built in release and without the address sanitizer, so that they read thousands
 # of inputs a second: it is Swift,
 # whose overflow and bounds checks stay on in release and trap (each trap a finding), and its
@@ -22,9 +22,9 @@ set -uo pipefail
 cd "$(dirname "$0")"
 SWIFT=${SWIFT:-swift}
 seconds=${FUZZ_SECONDS:-600}
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode fuzz-containers fuzz-hls fuzz-join fuzz-probe}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode fuzz-containers fuzz-hls fuzz-join fuzz-probe fuzz-edits}"
 # The targets of the container library alone (Fuzz/Sources/ContainersUnderFuzz).
-is_containers() { [[ $1 == fuzz-containers || $1 == fuzz-hls || $1 == fuzz-join || $1 == fuzz-probe ]]; }
+is_containers() { [[ $1 == fuzz-containers || $1 == fuzz-hls || $1 == fuzz-join || $1 == fuzz-probe || $1 == fuzz-edits ]]; }
 scratch=.build-fuzz
 
 # The container library's targets need only it (built below); the others, GraphKit.
@@ -80,7 +80,21 @@ for t in "${targets[@]}"; do
     # its neighbours have no frame pointers); slower, and needed.
     fuzz-decode) seeds=(Corpus/media); options=(-max_len=16384 -timeout=60); unwind=0 ;;
     fuzz-containers|fuzz-hls|fuzz-join|fuzz-probe) seeds=(Corpus/containers Corpus/media); options=(-max_len=16384 -timeout=10); unwind=1 ;;
-    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode, fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe)" >&2; exit 64 ;;
+    # Its inputs end with the edit list's 21 bytes (FuzzEdits.swift): the seeds are the
+    # corpus' MP4 and QuickTime files with such a tail (three edits on every track, at the
+    # media's start; then 63: 1,100 of them), made here.
+    fuzz-edits)
+      seeds=("$scratch/seeds-edits")
+      mkdir -p "${seeds[0]}"
+      for f in Corpus/containers/*.{mp4,m4a,mov} Corpus/media/*.{mp4,m4a}; do
+        [[ -f $f ]] || continue
+        for tail in '\x00\x00\x00\x00\x00\x00\x03\xe8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x0f' \
+                    '\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\xff'; do
+          { cat "$f"; printf "$tail"; } >"${seeds[0]}/$(basename "$f").$(printf "$tail" | tail -c 1 | od -An -tx1 | tr -d ' ')"
+        done
+      done
+      options=(-max_len=16384 -timeout=10); unwind=1 ;;
+    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode, fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe, fuzz-edits)" >&2; exit 64 ;;
   esac
   binary=$scratch/debug/$t
   is_containers "$t" && binary=$scratch/release/$t
