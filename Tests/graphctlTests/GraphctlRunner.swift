@@ -75,6 +75,8 @@ final class RunningGraphctl: @unchecked Sendable {
     private var stderr = Data()
     private var readersRunning = 2
     private var collected: Graphctl.Result?
+    /// When both pipes ended: graphctl's end, before the system tells Foundation so.
+    private var pipesEnded: UInt64?
 
     /// Starts graphctl (or `executable`) with `arguments`, in `folder`, with `environment` (nil:
     /// the test's own).
@@ -101,6 +103,49 @@ final class RunningGraphctl: @unchecked Sendable {
     /// Sends a signal to graphctl.
     func send(_ signal: Int32) {
         kill(process.processIdentifier, signal)
+    }
+
+    /// How long graphctl took to end after a signal.
+    struct Stop {
+        var result: Graphctl.Result
+        /// From the signal to graphctl's end, as the wall clock saw it.
+        var seconds: Double
+        /// How long, meanwhile, a thread of this test that asked to wake every 5 ms was kept
+        /// waiting beyond that: the time the machine's two cores were taken by others (`make
+        /// test` runs its suites side by side, each starting programs).
+        var starved: Double
+        /// What graphctl itself took: the wall time less the time nothing could run.
+        var taken: Double { max(0, seconds - starved) }
+        var description: String { "ended \(fixed(seconds)) s after the signal, \(fixed(starved)) s of it with the machine taken by others" }
+        private func fixed(_ x: Double) -> String { String(format: "%.2f", x) }
+    }
+
+    /// Sends `signal` and waits for graphctl to end, measuring how long it took against how
+    /// long the machine was busy meanwhile. On a quiet machine `taken` is the wall time; on a
+    /// loaded one a stop promised within a second still shows as one (CI once saw 1.18 s for a
+    /// stop that takes 0.05 s alone, while its test took 142 s instead of 3).
+    func stop(by signal: Int32 = SIGINT, limit: Duration = RunningGraphctl.guardLimit) -> Stop {
+        final class Probe: @unchecked Sendable {
+            let lock = NSLock()
+            var done = false, starved = 0.0
+        }
+        let p = Probe()
+        let probe = Thread {
+            while !p.lock.withLock({ p.done }) {
+                let asked = DispatchTime.now().uptimeNanoseconds
+                usleep(5_000)
+                let late = Double(DispatchTime.now().uptimeNanoseconds - asked) / 1e9 - 0.005
+                p.lock.withLock { p.starved += max(0, late - 0.001) }  // a millisecond of timer slack is no one's
+            }
+        }
+        probe.start()
+        let sent = DispatchTime.now().uptimeNanoseconds
+        send(signal)
+        let r = wait(limit: limit)
+        let ended = condition.withLock { pipesEnded } ?? DispatchTime.now().uptimeNanoseconds
+        let seconds = Double(ended - sent) / 1e9
+        let starved = p.lock.withLock { p.done = true; return p.starved }
+        return Stop(result: r, seconds: seconds, starved: starved)
     }
 
     /// Every thread's stack of a graphctl that passed the guard limit, from gdb when the machine
@@ -137,6 +182,7 @@ final class RunningGraphctl: @unchecked Sendable {
                     if isStandardError { stderr.append(contentsOf: chunk[0..<n]) } else { stdout.append(contentsOf: chunk[0..<n]) }
                 } else {
                     readersRunning -= 1
+                    if readersRunning == 0 { pipesEnded = DispatchTime.now().uptimeNanoseconds }
                 }
                 condition.broadcast()
                 condition.unlock()

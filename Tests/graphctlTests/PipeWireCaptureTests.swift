@@ -182,10 +182,9 @@ struct PipeWireCaptureTests {
 
         let run = try RunningGraphctl(["run", graph], environment: daemon.environment)
         Thread.sleep(forTimeInterval: 1.5)
-        let signalled = Date()
-        run.send(SIGINT)
-        let stopped = run.wait(limit: .seconds(30))
-        #expect(Date().timeIntervalSince(signalled) < 1, "stopped \(Date().timeIntervalSince(signalled)) s after the signal")
+        let stop = run.stop(by: SIGINT, limit: .seconds(30))
+        let stopped = stop.result
+        #expect(stop.taken < 1, "\(stop.description)")
         #expect(stopped.status == 130, "\(stopped.stderr)")
         #expect(!FileManager.default.fileExists(atPath: movie))
     }

@@ -41,17 +41,15 @@ import TestSupport
         let out = folder.appendingPathComponent("camera.mp4").path, stats = folder.appendingPathComponent("stats.json").path
         let run = try record("rtsp://viewer:\(Self.password)@127.0.0.1:\(port)/stream", into: out, stats: stats)
         try run.waitForPosition(atLeast: 2)
-        let signalled = Date()
-        run.send(SIGINT)
-        let result = run.wait()
-        let seconds = Date().timeIntervalSince(signalled)
+        let stop = run.stop(by: SIGINT)
+        let result = stop.result
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(seconds < 1.5, "\(seconds) s from SIGINT to exit")
+        #expect(stop.taken < 1.5, "\(stop.description)")
         let frames = try TestMedia.runTool("ffprobe", ["-v", "error", "-count_packets", "-select_streams", "v", "-show_entries", "stream=nb_read_packets",
                                                        "-of", "csv=p=0", out]).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect((Int(frames) ?? 0) >= 40, "\(frames) frames")
         expectNoPassword(result, stats: stats)
-        print("RTSP graphctl: exit \(result.status) \(seconds) s after SIGINT, \(frames) frames")
+        print("RTSP graphctl: exit \(result.status) \(stop.seconds) s after SIGINT, \(frames) frames")
     }
 
     @Test func aRefusedPasswordExits70WithoutPrintingIt() throws {

@@ -91,10 +91,9 @@ import TestSupport
         let graphctl = try Graphctl.start(["run", Graphctl.graph("concat.json"), "--set", "join.pieces=\(many)", "--set", "file.path=\(out)",
                                            "--progress", "always", "--stats", stats])
         _ = try graphctl.waitForPosition(atLeast: 2)
-        let asked = ContinuousClock.now
-        graphctl.send(SIGINT)
-        let r = graphctl.wait()
-        #expect(ContinuousClock.now - asked < .seconds(1), "exited \(ContinuousClock.now - asked) after the signal")
+        let stop = graphctl.stop(by: SIGINT)
+        let r = stop.result
+        #expect(stop.taken < 1, "\(stop.description)")
         #expect(r.status == 0, "\(r.stderr)")
         let report = try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: stats)))
         #expect(report.status == .stopped)
