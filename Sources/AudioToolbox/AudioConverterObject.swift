@@ -1,4 +1,5 @@
 @_spi(Engine) import GraphKitCore
+import MediaContainers
 
 /// One converter: its formats, its properties, and the stream in flight (the engine's session,
 /// packets pulled and not yet returned, frames pushed).
@@ -96,7 +97,7 @@ final class AudioConverter: @unchecked Sendable {
         if out.mChannelsPerFrame == 0 { out.mChannelsPerFrame = s.mChannelsPerFrame }
         out.mFormatFlags = UInt32(MPEG4ObjectID.AAC_LC.rawValue)
         out.mFramesPerPacket = UInt32(framesPerPacket)
-        guard aacSamplingFrequencies.contains(Int(exactly: out.mSampleRate) ?? 0), (1...6).contains(out.mChannelsPerFrame) else {
+        guard AudioSpecificConfig.sampleRates.contains(Int(exactly: out.mSampleRate) ?? 0), (1...6).contains(out.mChannelsPerFrame) else {
             return .failure(StatusError(kAudioConverterErr_FormatNotSupported))
         }
         return .success((MediaFormat.PCMFormat(sampleRate: Int(s.mSampleRate), channels: channels, sampleFormat: sampleFormat), out))
@@ -137,7 +138,7 @@ final class AudioConverter: @unchecked Sendable {
     var maximumPacketSize: Int { 768 * Int(destination.mChannelsPerFrame) }
 
     func magicCookie(bitRate: UInt32) -> [UInt8] {
-        let config = aacLCAudioSpecificConfig(sampleRate: Int(destination.mSampleRate), channels: Int(destination.mChannelsPerFrame)) ?? []
+        let config = AudioSpecificConfig.aacLC(sampleRate: Int(destination.mSampleRate), channels: Int(destination.mChannelsPerFrame)) ?? []
         return aacMagicCookie(audioSpecificConfig: config, averageBitRate: bitRate, maximumBitRate: bitRate,
                               bufferSize: UInt32(maximumPacketSize))
     }

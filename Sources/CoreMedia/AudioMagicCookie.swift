@@ -1,17 +1,8 @@
 // AAC's magic cookie, as Apple's AAC encoder gives it (`kAudioConverterCompressionMagicCookie`)
 // and CMAudioFormatDescriptionCreate takes it: an MPEG-4 ES_Descriptor (ISO/IEC 14496-1 8.3.3,
 // the body of an `esds` box) around the AudioSpecificConfig (ISO/IEC 14496-3 1.6.2.1), its sizes
-// in the four-byte form Apple writes (0x80 0x80 0x80 n). A bare AudioSpecificConfig is taken too.
-
-/// The sample rates an AudioSpecificConfig names by index (ISO/IEC 14496-3 table 1.18).
-package let aacSamplingFrequencies = [96_000, 88_200, 64_000, 48_000, 44_100, 32_000, 24_000, 22_050, 16_000, 12_000, 11_025, 8_000, 7_350]
-
-/// AAC-LC's two-byte AudioSpecificConfig for a rate in the table and 1 to 7 channels; nil otherwise.
-package func aacLCAudioSpecificConfig(sampleRate: Int, channels: Int) -> [UInt8]? {
-    guard let index = aacSamplingFrequencies.firstIndex(of: sampleRate), (1...7).contains(channels) else { return nil }
-    let bits = UInt16(2) << 11 | UInt16(index) << 7 | UInt16(channels) << 3
-    return [UInt8(bits >> 8), UInt8(bits & 0xFF)]
-}
+// in the four-byte form Apple writes (0x80 0x80 0x80 n). A bare AudioSpecificConfig is taken too;
+// what one says is read by MediaContainers' AudioSpecificConfig.
 
 /// The ES_Descriptor Apple's encoder returns as its cookie, around `config`.
 package func aacMagicCookie(audioSpecificConfig config: [UInt8], averageBitRate: UInt32, maximumBitRate: UInt32, bufferSize: UInt32) -> [UInt8] {
@@ -56,36 +47,6 @@ package func audioSpecificConfig(fromMagicCookie cookie: [UInt8]) -> [UInt8]? {
     bytes = bytes.dropFirst(13)
     guard let dsi = header(&bytes), dsi.tag == 0x05, dsi.size > 0 else { return nil }
     return Array(bytes.prefix(dsi.size))
-}
-
-/// What an AudioSpecificConfig says: object type, sample rate and channel configuration; nil
-/// when it is too short or names a rate index that is not in the table.
-package func parseAudioSpecificConfig(_ config: [UInt8]) -> (objectType: Int, sampleRate: Int, channels: Int)? {
-    guard config.count >= 2 else { return nil }
-    var reader = (bytes: config, bit: 0)
-    func read(_ n: Int) -> Int? {
-        var v = 0
-        for _ in 0..<n {
-            let byte = reader.bit / 8
-            guard byte < reader.bytes.count else { return nil }
-            v = v << 1 | Int(reader.bytes[byte] >> (7 - UInt8(reader.bit % 8)) & 1)
-            reader.bit += 1
-        }
-        return v
-    }
-    guard var objectType = read(5) else { return nil }
-    if objectType == 31 { guard let extra = read(6) else { return nil }; objectType = 32 + extra }
-    guard let index = read(4) else { return nil }
-    let rate: Int
-    if index == 15 {
-        guard let explicit = read(24) else { return nil }
-        rate = explicit
-    } else {
-        guard index < aacSamplingFrequencies.count else { return nil }
-        rate = aacSamplingFrequencies[index]
-    }
-    guard let channels = read(4) else { return nil }
-    return (objectType, rate, channels)
 }
 
 /// GStreamer's caps for raw AAC with this configuration (mp4mux writes it as the track's esds).

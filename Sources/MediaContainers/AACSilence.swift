@@ -14,18 +14,11 @@ package enum AACSilence {
     /// extension but one saying there is no SBR (an HE-AAC stream's SBR or PS data could not be
     /// left out unheard).
     package static func frame(for config: [UInt8]) -> (bytes: [UInt8], samples: Int, rate: Int)? {
-        var reader = Reader(config)
-        guard let objectType = reader.read(5), objectType == 2, let rateIndex = reader.read(4) else { return nil }
-        let rate: Int
-        if rateIndex == 15 {
-            guard let explicit = reader.read(24), explicit > 0 else { return nil }
-            rate = explicit
-        } else {
-            guard rateIndex < MP4StreamFacts.aacRates.count else { return nil }
-            rate = MP4StreamFacts.aacRates[rateIndex]
-        }
+        var reader = BitReader(config)
+        guard let head = AudioSpecificConfig(reading: &reader), head.objectType == 2, head.sampleRate > 0 else { return nil }
+        let rate = head.sampleRate, layout = head.channelConfiguration
         // GASpecificConfig: frameLengthFlag, dependsOnCoreCoder, extensionFlag (0 for LC).
-        guard let layout = reader.read(4), (1...7).contains(layout), let shortFrames = reader.read(1),
+        guard (1...7).contains(layout), let shortFrames = reader.read(1),
               reader.read(1) == 0, reader.read(1) == 0 else { return nil }
         // An extension after it (14496-3, 1.6.5.1) may say that there is no SBR, as ffmpeg's
         // encoder writes (0x2B7, object type 5, sbrPresentFlag 0); any other, or more, has no frame.
@@ -73,27 +66,6 @@ package enum AACSilence {
         }
         w.write(7, 3)  // ID_END
         return w.bytes
-    }
-
-    private struct Reader {
-        let bytes: [UInt8]
-        var bit = 0
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
-        var bytesUsed: Int { (bit + 7) / 8 }
-        var bitsLeft: Int { bytes.count * 8 - bit }
-        func peek(_ count: Int) -> Int? {
-            var copy = self
-            return copy.read(count)
-        }
-        mutating func read(_ count: Int) -> Int? {
-            guard bit + count <= bytes.count * 8 else { return nil }
-            var value = 0
-            for _ in 0..<count {
-                value = value << 1 | Int(bytes[bit / 8] >> (7 - bit % 8) & 1)
-                bit += 1
-            }
-            return value
-        }
     }
 
     private struct Writer {

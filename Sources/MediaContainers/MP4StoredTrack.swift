@@ -112,10 +112,9 @@ package struct MP4StoredTrack: Sendable {
     package static func audioSpecificConfig(_ description: SampleDescription) -> (config: [UInt8], rate: Int, channels: Int) {
         let config = Array((description.configuration?.body ?? []).dropFirst())
         var (rate, channels) = description.sound.map { ($0.rate, $0.channels) } ?? (0, 0)
-        if config.count >= 2 {
-            let index = Int((config[0] & 0x07) << 1 | config[1] >> 7), layout = Int((config[1] >> 3) & 0x0F)
-            if index < MP4StreamFacts.aacRates.count { rate = MP4StreamFacts.aacRates[index] }
-            if (1...7).contains(layout) { channels = layout == 7 ? 8 : layout }
+        if let head = AudioSpecificConfig(config) {
+            if head.sampleRate > 0 { rate = head.sampleRate }
+            if let stated = head.channels { channels = stated }
         }
         return (config, rate, channels)
     }

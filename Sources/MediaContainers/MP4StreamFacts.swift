@@ -106,8 +106,6 @@ package struct MP4StreamFacts: Sendable, Equatable {
         return idc % 10 == 0 ? "\(idc / 10)" : "\(idc / 10).\(idc % 10)"
     }
 
-    static let aacRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
-
     /// An AAC track from its `esds`'s decoder configuration: MPEG-4 audio (object type 0x40) of the plain object types
     /// (Main, LC, SSR, LTP) whose AudioSpecificConfig states its rate by index and its
     /// channels by configuration, which qtdemux takes over the sample entry's.
@@ -116,10 +114,9 @@ package struct MP4StreamFacts: Sendable, Equatable {
     private static func aac(_ decoding: [UInt8]) -> Stream? {
         guard decoding.count >= 3, decoding[0] == 0x40 else { return nil }
         let config = Array(decoding.dropFirst())
-        let objectType = config[0] >> 3
-        let rateIndex = Int((config[0] & 0x07) << 1 | config[1] >> 7), channelConfiguration = Int((config[1] >> 3) & 0x0F)
-        guard (1...4).contains(objectType), rateIndex < aacRates.count, (1...7).contains(channelConfiguration) else { return nil }
-        let rate = aacRates[rateIndex], channels = channelConfiguration == 7 ? 8 : channelConfiguration
+        guard let head = AudioSpecificConfig(config), (1...4).contains(head.objectType), head.rateIndex != 15,
+              let channels = head.channels else { return nil }
+        let rate = head.sampleRate
         let caps = "audio/mpeg, mpegversion=(int)4, framed=(boolean)true, stream-format=(string)raw, "
             + "codec_data=(buffer)\(hex(config)), rate=(int)\(rate), channels=(int)\(channels)"
         return Stream(handler: "soun", codec: "MPEG-4 AAC", caps: caps, sampleRate: rate, channels: channels,

@@ -60,17 +60,17 @@ package struct VideoColourFacts: Sendable, Equatable {
     /// Reads the SPS (H.264 7.3.2.1.1) as far as the VUI's colour description (E.1.1).
     private mutating func readSPS(_ sps: [UInt8]) {
         var r = BitReader(sps)
-        guard let profile = r.bits(8), r.bits(16) != nil, r.ue() != nil else { return }
+        guard let profile = r.read(8), r.read(16) != nil, r.ue() != nil else { return }
         var chroma = 1, depth = 8
         if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profile) {
             guard let c = r.ue(), c <= 3 else { return }
             chroma = c
-            if c == 3 { guard r.bits(1) != nil else { return } }
-            guard let luma = r.ue(), luma <= 6, r.ue() != nil, r.bits(1) != nil, let scaling = r.bits(1) else { return }
+            if c == 3 { guard r.read(1) != nil else { return } }
+            guard let luma = r.ue(), luma <= 6, r.ue() != nil, r.read(1) != nil, let scaling = r.read(1) else { return }
             depth = 8 + luma
             if scaling == 1 {
                 for i in 0..<(c == 3 ? 12 : 8) {
-                    guard let present = r.bits(1) else { return }
+                    guard let present = r.read(1) else { return }
                     if present == 1 { guard r.skipScalingList(i < 6 ? 16 : 64) else { return } }
                 }
             }
@@ -81,62 +81,29 @@ package struct VideoColourFacts: Sendable, Equatable {
         if pocType == 0 {
             guard r.ue() != nil else { return }
         } else if pocType == 1 {
-            guard r.bits(1) != nil, r.se() != nil, r.se() != nil, let cycle = r.ue(), cycle <= 255 else { return }
+            guard r.read(1) != nil, r.se() != nil, r.se() != nil, let cycle = r.ue(), cycle <= 255 else { return }
             for _ in 0..<cycle { guard r.se() != nil else { return } }
         }
-        guard r.ue() != nil, r.bits(1) != nil, r.ue() != nil, r.ue() != nil, let frameOnly = r.bits(1) else { return }
-        if frameOnly == 0 { guard r.bits(1) != nil else { return } }
-        guard r.bits(1) != nil, let cropping = r.bits(1) else { return }
+        guard r.ue() != nil, r.read(1) != nil, r.ue() != nil, r.ue() != nil, let frameOnly = r.read(1) else { return }
+        if frameOnly == 0 { guard r.read(1) != nil else { return } }
+        guard r.read(1) != nil, let cropping = r.read(1) else { return }
         if cropping == 1 { for _ in 0..<4 { guard r.ue() != nil else { return } } }
-        guard r.bits(1) == 1 else { return }  // vui_parameters_present_flag
-        guard let aspect = r.bits(1) else { return }
+        guard r.read(1) == 1 else { return }  // vui_parameters_present_flag
+        guard let aspect = r.read(1) else { return }
         if aspect == 1 {
-            guard let idc = r.bits(8) else { return }
-            if idc == 255 { guard r.bits(32) != nil else { return } }
+            guard let idc = r.read(8) else { return }
+            if idc == 255 { guard r.read(32) != nil else { return } }
         }
-        guard let overscan = r.bits(1) else { return }
-        if overscan == 1 { guard r.bits(1) != nil else { return } }
-        guard r.bits(1) == 1, r.bits(3) != nil, let full = r.bits(1), let described = r.bits(1) else { return }
+        guard let overscan = r.read(1) else { return }
+        if overscan == 1 { guard r.read(1) != nil else { return } }
+        guard r.read(1) == 1, r.read(3) != nil, let full = r.read(1), let described = r.read(1) else { return }
         fullRange = full == 1
-        guard described == 1, let p = r.bits(8), let t = r.bits(8), let m = r.bits(8) else { return }
+        guard described == 1, let p = r.read(8), let t = r.read(8), let m = r.read(8) else { return }
         (primaries, transfer, matrix) = (Self.stated(p), Self.stated(t), Self.stated(m))
     }
 }
 
-/// Bits of a NAL unit's payload, most significant first, and its Exp-Golomb codes; nil past the end.
-private struct BitReader {
-    let bytes: [UInt8]
-    var position = 0
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func bits(_ n: Int) -> Int? {
-        guard n <= 32, position + n <= bytes.count * 8 else { return nil }
-        var v = 0
-        for _ in 0..<n {
-            v = v << 1 | Int(bytes[position >> 3] >> (7 - UInt8(position & 7)) & 1)
-            position += 1
-        }
-        return v
-    }
-
-    /// ue(v): at most 31 leading zeros (a longer run is damage).
-    mutating func ue() -> Int? {
-        var zeros = 0
-        while true {
-            guard let b = bits(1) else { return nil }
-            if b == 1 { break }
-            zeros += 1
-            guard zeros <= 31 else { return nil }
-        }
-        guard let rest = bits(zeros) else { return nil }
-        return (1 << zeros) - 1 + rest
-    }
-
-    mutating func se() -> Int? {
-        guard let k = ue() else { return nil }
-        return k & 1 == 1 ? (k + 1) / 2 : -(k / 2)
-    }
-
+private extension BitReader {
     /// scaling_list() (7.3.2.1.1.1), read past.
     mutating func skipScalingList(_ size: Int) -> Bool {
         var last = 8, next = 8

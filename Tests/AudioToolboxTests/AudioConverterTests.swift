@@ -1,6 +1,7 @@
 import AVFoundation
 import AudioToolbox
 import GraphKitTesting
+import MediaContainers
 import Testing
 import TestSupport
 
@@ -21,7 +22,7 @@ import TestSupport
         #expect(encoded.packets.allSatisfy { !$0.isEmpty && $0.count <= 768 })
 
         let config = try #require(audioSpecificConfig(fromMagicCookie: encoded.cookie))
-        let parsed = try #require(parseAudioSpecificConfig(config))
+        let parsed = try #require(AudioSpecificConfig(config))
         #expect(parsed.objectType == 2 && parsed.sampleRate == 44_100 && parsed.channels == 1)
         #expect(encoded.cookie.first == 0x03 && encoded.cookie.count == 39, "an ES_Descriptor as Apple's encoder gives: \(encoded.cookie)")
 
@@ -92,7 +93,7 @@ import TestSupport
         let started = ContinuousClock.now
         let encoded = try encode(source, to: aacDescription(rate: 22_050, channels: 1), perFill: 3)
         #expect(ContinuousClock.now - started < .seconds(20))
-        let parsed = try #require(audioSpecificConfig(fromMagicCookie: encoded.cookie).flatMap(parseAudioSpecificConfig))
+        let parsed = try #require(audioSpecificConfig(fromMagicCookie: encoded.cookie).flatMap { AudioSpecificConfig($0) })
         #expect(parsed.sampleRate == 22_050 && parsed.channels == 1)
         let path = folder.appendingPathComponent("mixed.aac").path
         try Data(adts(encoded.packets, rate: 22_050, channels: 1)).write(to: URL(fileURLWithPath: path))
@@ -266,14 +267,14 @@ import TestSupport
     }
 
     @Test func cookiesParseInEveryFormCoreMediaTakes() {
-        let config = aacLCAudioSpecificConfig(sampleRate: 48_000, channels: 2)!
+        let config = AudioSpecificConfig.aacLC(sampleRate: 48_000, channels: 2)!
         #expect(config == [0x11, 0x90])
         let cookie = aacMagicCookie(audioSpecificConfig: config, averageBitRate: 128_000, maximumBitRate: 128_000, bufferSize: 1_536)
         #expect(audioSpecificConfig(fromMagicCookie: cookie) == config)
         #expect(audioSpecificConfig(fromMagicCookie: [0, 0, 0, 0] + cookie) == config)  // an esds box's body
         #expect(audioSpecificConfig(fromMagicCookie: config) == config)  // a bare AudioSpecificConfig
         #expect(audioSpecificConfig(fromMagicCookie: [0x03, 0x05, 0, 0, 0, 0x04]) == nil)
-        #expect(parseAudioSpecificConfig([0x12, 0x10])! == (2, 44_100, 2))
+        #expect(AudioSpecificConfig([0x12, 0x10]).map { [$0.objectType, $0.sampleRate, $0.channels ?? 0] } == [2, 44_100, 2])
         var asbd = aacDescription(rate: 48_000, channels: 2)
         var description: CMAudioFormatDescription?
         #expect(CMAudioFormatDescriptionCreate(allocator: nil, asbd: &asbd, layoutSize: 0, layout: nil, magicCookieSize: 6,

@@ -309,7 +309,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
             guard let output, let kind else {
                 // A track no output takes (a second one, a camera's metadata) ends in a sink of its
                 // own, which goes with its session.
-                if let sink = bin.discard(pad) { keep([sink]) }
+                if let sink = bin.discard(pad) { _ = keep([sink]) }
                 return
             }
             let encoding = pad.capsField("encoding-name")?.uppercased() ?? "unknown"
