@@ -155,7 +155,9 @@ open class AVAssetReaderOutput: @unchecked Sendable {
     /// after a failure or `cancelReading()` (then see the reader's `status` and `error`).
     public func copyNextSampleBuffer() -> CMSampleBuffer? {
         guard let output, let reader, !reader.failed, let sample = output.copyNextSampleBuffer() else { return nil }
-        let buffer = CMSampleBuffer(sample: sample)
+        // Samples as stored at the times their edit list shows them, before 0 too (the priming
+        // packet, a B-frame's decode), as Apple's reader gives them.
+        let buffer = CMSampleBuffer(sample: sample, earlierBy: CMTime(output.storedLead))
         if !colour.isEmpty, let image = buffer.imageBuffer { CVBufferSetAttachments(image, colour, .shouldPropagate) }
         return buffer
     }
@@ -187,6 +189,8 @@ open class AVAssetReaderTrackOutput: AVAssetReaderOutput, @unchecked Sendable {
                 }
             } else if let file = track.track {
                 made = AssetReaderTrackOutput(track: file, outputSettings: settings)
+                // Samples as stored at the times the file's edit list shows them, as Apple's are.
+                made?.readsIndex = true
             }
         } catch {
             problem = error.message

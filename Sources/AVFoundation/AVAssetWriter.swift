@@ -35,8 +35,31 @@ open class AVAssetWriter: @unchecked Sendable {
         var inputs: [AVAssetWriterInput] = []
         var fragmentInterval = CMTime.invalid
         var metadata: [AVMetadataItem] = []
+        /// ``clockBias``, once decided.
+        var bias: MediaTime?
     }
     let state = Guarded(State())
+
+    /// How much later than their own times every sample, the session's start and its end go to
+    /// GraphKit's writer: an hour when every input is passthrough and a whole file is written
+    /// (its samples at their own times, the session's start an edit), zero otherwise (a writer
+    /// that encodes, a fragmented file, segments: on the session's clock). A passthrough file keeps its source's edit lists, so its samples may come
+    /// before 0 (an AAC priming packet, the decode of a B-frame, as a reader gives them, and as
+    /// Apple's writer takes them), and GraphKit's sample times cannot go below 0; the file's
+    /// times count from the session's start, so the bias leaves no trace. Decided when first
+    /// needed (writing or the session starting), when the inputs are known.
+    var clockBias: MediaTime {
+        state.withLock { s in
+            if let bias = s.bias { return bias }
+            let sourceClock = !s.inputs.isEmpty && s.inputs.allSatisfy { $0.outputSettings == nil } && !writer.writesSegments
+                && writer.movieFragmentInterval == nil
+            let bias = sourceClock ? MediaTime(value: 3_600, timescale: 1) : .zero
+            s.bias = bias
+            writer.clockOffset = bias
+            for input in s.inputs { input.setClockBias(bias) }
+            return bias
+        }
+    }
 
     /// A writer of `outputFileType` (`.mp4`, `.mov` or `.m4a`) to the file URL `outputURL`.
     /// Throws for another file type or a URL that is not a file's.
@@ -237,6 +260,7 @@ open class AVAssetWriter: @unchecked Sendable {
             fail(problem)
             return false
         }
+        _ = clockBias
         do {
             try writer.startWriting()
             return true
@@ -253,7 +277,7 @@ open class AVAssetWriter: @unchecked Sendable {
             fail(avError(.operationNotAllowed, "startSession(atSourceTime:) needs a numeric time, not \(startTime)"))
             return
         }
-        writer.startSession(atSourceTime: t)
+        writer.startSession(atSourceTime: t + clockBias)
     }
 
     /// The session's end: the file plays to `endTime` (every track's edit list stops there, as
@@ -266,7 +290,7 @@ open class AVAssetWriter: @unchecked Sendable {
             return
         }
         do {
-            try writer.endSession(atSourceTime: end)
+            try writer.endSession(atSourceTime: end + clockBias)
         } catch {
             fail(error)
         }

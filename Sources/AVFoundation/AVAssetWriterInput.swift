@@ -30,6 +30,9 @@ open class AVAssetWriterInput: @unchecked Sendable {
         var mediaTimeScale: CMTimeScale = 0
         var naturalSize = CGSize.zero
         var performsMultiPass = false
+        /// How much later than their own times samples go to GraphKit's writer
+        /// (``AVAssetWriter/clockBias``), set as writing starts.
+        var clockBias = MediaTime.zero
     }
     private let props = Guarded(Props())
 
@@ -129,7 +132,7 @@ open class AVAssetWriterInput: @unchecked Sendable {
             return false
         }
         do {
-            try input.append(sampleBuffer.sampleForEngine)
+            try input.append(try moved(sampleBuffer, by: props.withLock { $0.clockBias }))
             return true
         } catch {
             writer.fail(error)
@@ -141,6 +144,28 @@ open class AVAssetWriterInput: @unchecked Sendable {
     public func markAsFinished() { input?.markAsFinished() }
 
     // MARK: For the writer
+
+    /// Sets how much later than their own times this input's samples go to GraphKit's writer.
+    func setClockBias(_ bias: MediaTime) { props.withLock { $0.clockBias = bias } }
+
+    /// The engine's sample for `buffer`, at the buffer's own times moved `bias` later: a
+    /// passthrough writer's samples may come before 0 (a priming packet, a B-frame's decode, as
+    /// a reader gives them), which the engine's times cannot hold. Throws for one more than the
+    /// bias before 0. Without a bias (a writer that encodes, a fragmented file, segments: their
+    /// samples are on the session's clock), the engine's own sample: a reader's, stamped later
+    /// than its times by its lead, keeps those stamps, all at or after 0.
+    private func moved(_ buffer: CMSampleBuffer, by bias: MediaTime) throws(GraphError) -> SampleBuffer {
+        var sample = buffer.sampleForEngine
+        guard bias > .zero else { return sample }
+        let shown = buffer.presentationTimeStamp.mediaTime.map { $0 + bias }, decoded = buffer.decodeTimeStamp.mediaTime.map { $0 + bias }
+        if let early = [shown, decoded].compactMap({ $0 }).first(where: { $0 < .zero || !$0.isFinite }) {
+            throw GraphError(.usage, at: "\(mediaType.rawValue) input", "a sample at \((early - bias).seconds) s is more than \(bias.seconds) s before 0, "
+                             + "where a passthrough file's time line may begin; start the samples' times nearer 0")
+        }
+        sample.presentationTime = shown
+        sample.decodeTime = decoded
+        return sample
+    }
 
     /// GraphKit's writer this input was added to (through its input), while it lives.
     var writer: AssetWriter? { input?.writerForAdaptor }

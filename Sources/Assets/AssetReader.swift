@@ -199,10 +199,19 @@ public final class AssetReader: Sendable {
             return (l.outputs, l.state.range)
         }
         guard let asset else { return try startReading(composition: outputs, range: range) }
-        let run: GraphRun
+        // Samples as stored from an MP4 or MOV's own index, each at the time its edit list
+        // shows it (the priming packet, a B-frame's decode before 0), all stamped one lead later.
+        var indexed: [Int: IndexedTrackSamples] = [:]
+        for output in outputs where output.mixedTracks.isEmpty && output.readsIndex {
+            if case .stored? = output.outputSettings, let samples = IndexedTrackSamples(path: asset.path, track: output.track) {
+                indexed[output.number] = samples
+            }
+        }
+        let lead = IndexedTrackSamples.lead(Array(indexed.values))
+        let run: GraphRun?
         do {
             var b = GraphBuilder(name: "AssetReader", description: "reads \(asset.path)")
-            for output in outputs {
+            for output in outputs where indexed[output.number] == nil {
                 let n = output.number
                 if let format = output.mixFormat {
                     // Each track decoded to the mix's format and summed (AVAssetReaderAudioMixOutput).
@@ -276,8 +285,13 @@ public final class AssetReader: Sendable {
                 }
                 b.connect(decoded, to: sink.input())
             }
-            run = try GraphRun(try b.build(registry: .builtIn))
-            try run.start()
+            if indexed.count < outputs.count {
+                let made = try GraphRun(try b.build(registry: .builtIn))
+                try made.start()
+                run = made
+            } else {
+                run = nil  // every output reads the index: nothing to demux or decode
+            }
         } catch {
             locked.withLock { $0.state.startFailed(error) }
             throw error
@@ -287,14 +301,21 @@ public final class AssetReader: Sendable {
             return l.state.started()
         }
         guard goesOn else {
-            run.cancel()
+            run?.cancel()
             throw GraphError(.usage, at: "AssetReader", "reading was cancelled (cancelReading()) while it started; make a new AssetReader")
         }
         do {
-            for output in outputs { output.start(with: try run.output("out\(output.number)"), range: range) }
+            for output in outputs {
+                if let samples = indexed[output.number] {
+                    samples.start(lead: lead)
+                    output.start(with: samples, lead: lead, range: range)
+                } else if let run {
+                    output.start(with: try run.output("out\(output.number)"), range: range)
+                }
+            }
         } catch {
             locked.withLock { $0.state.startFailed(error) }
-            run.cancel()
+            run?.cancel()
             throw error
         }
     }
@@ -347,7 +368,8 @@ public final class AssetReader: Sendable {
         }
     }
 
-    /// A composition output's sequence failed: reading fails with its error (the piece named).
+    /// A composition output's sequence, or a file track read from its index, failed: reading
+    /// fails with its error (the piece or track named).
     func pieceFailed(_ error: GraphError) {
         locked.withLock { $0.state.runEnded(.failed, error: error) }
     }

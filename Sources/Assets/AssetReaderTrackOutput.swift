@@ -43,6 +43,10 @@ public final class AssetReaderTrackOutput: Sendable {
         var range: MediaTimeRange?
         /// A composition track's pieces, read in turn.
         var pieces: CompositionPieces?
+        /// A file track's samples as stored, read from its index, and how much later they are stamped.
+        var indexed: IndexedTrackSamples?
+        var lead = MediaTime.zero
+        var readsIndex = false
         var toneMapsHDR = false
         /// A decoded frame waiting for the next one, which says how long it lasts.
         var held: SampleBuffer?
@@ -125,6 +129,9 @@ public final class AssetReaderTrackOutput: Sendable {
     public func copyNextSampleBuffer() -> SampleBuffer? {
         let (reader, number, output, range, pieces) = locked.withLock { ($0.reader, $0.number, $0.output, $0.range, $0.pieces) }
         if let reader, let number, let pieces { return copyNextSample(of: pieces, reader: reader, number: number, range: range) }
+        if let reader, let number, let indexed = locked.withLock({ $0.indexed }) {
+            return copyNextSample(of: indexed, reader: reader, number: number, range: range)
+        }
         guard let reader, let number, let output else { return nil }
         pulling: while reader.pull(output: number) == .pull {
             guard let sample = nextTimed(from: output, of: reader) else { break }
@@ -161,8 +168,30 @@ public final class AssetReaderTrackOutput: Sendable {
     /// A composition track's next sample: the pieces' in turn, within the reader's time range.
     @available(*, noasync)
     private func copyNextSample(of pieces: CompositionPieces, reader: AssetReader, number: Int, range: MediaTimeRange?) -> SampleBuffer? {
+        copyNextSample(reader: reader, number: number, range: range, next: pieces.next, ending: pieces.cancel)
+    }
+
+    /// A file track's next sample as stored, read from its index, within the reader's time range
+    /// (moved by the lead, as the samples are).
+    @available(*, noasync)
+    private func copyNextSample(of indexed: IndexedTrackSamples, reader: AssetReader, number: Int, range: MediaTimeRange?) -> SampleBuffer? {
+        let lead = storedLead
+        return copyNextSample(reader: reader, number: number, range: range.map { MediaTimeRange(start: $0.start + lead, duration: $0.duration) }) {
+            switch indexed.next() {
+            case .sample(let sample): .sample(sample)
+            case .end: .end
+            case .failed(let message): .failed(GraphError(.runFailed, at: "\(self.track)", message))
+            }
+        }
+    }
+
+    /// The next sample `next` gives within the reader's time range; at its end (or the range's),
+    /// `ending` runs and the output ends; a failure fails the reader.
+    @available(*, noasync)
+    private func copyNextSample(reader: AssetReader, number: Int, range: MediaTimeRange?, next: () -> CompositionPieces.Next,
+                                ending: () -> Void = {}) -> SampleBuffer? {
         pulling: while reader.pull(output: number) == .pull {
-            switch pieces.next() {
+            switch next() {
             case .sample(let sample):
                 guard let range else { return sample }
                 switch Self.clip(sample, to: range) {
@@ -176,10 +205,27 @@ public final class AssetReaderTrackOutput: Sendable {
                 return nil
             }
         }
-        pieces.cancel()
+        ending()
         reader.outputEnded(number)
         return nil
     }
+
+    /// Whether samples as stored of an MP4 or MOV track are read from the file's index, each at
+    /// the time its edit list shows it, every one there (``IndexedTrackSamples``: the priming
+    /// packet, the last packet whole), stamped ``storedLead`` later; false (the default), they are
+    /// demuxed by GStreamer and stamped with the media's own times, as a graph's `demux` gives
+    /// them. AVFoundation's reader sets it, and takes the lead off. Set it before reading starts.
+    package var readsIndex: Bool {
+        get { locked.withLock { $0.readsIndex } }
+        set { locked.withLock { $0.readsIndex = newValue } }
+    }
+
+    /// How much later than the track's time line samples as stored are stamped: a file track's
+    /// first samples are decoded or shown before 0 (an AAC encoder's priming packet, B-frames'
+    /// decode), which a ``SampleBuffer`` cannot stamp, so a reader stamps every output's samples
+    /// this much later, together. Zero for decoded samples, and before reading starts.
+    /// AVFoundation's reader takes it off, giving the times before 0 as Apple's does.
+    public var storedLead: MediaTime { locked.withLock { $0.lead } }
 
     /// The samples, for `for try await sample in output.samples`: pulled one at a time as the
     /// loop asks (no more are decoded ahead than the graph holds). The loop ends at the end of the
@@ -235,6 +281,14 @@ public final class AssetReaderTrackOutput: Sendable {
     func start(with output: MediaOutput, range: MediaTimeRange?) {
         locked.withLock { l in
             l.output = output
+            l.range = range
+        }
+    }
+
+    func start(with indexed: IndexedTrackSamples, lead: MediaTime, range: MediaTimeRange?) {
+        locked.withLock { l in
+            l.indexed = indexed
+            l.lead = lead
             l.range = range
         }
     }

@@ -87,6 +87,8 @@ public final class AssetWriter: Sendable {
         /// Whether passthrough samples keep their own times (``AssetWriter/keepsSourceTimes(_:)``),
         /// decided as writing starts.
         var sourceClock = false
+        /// ``AssetWriter/clockOffset``.
+        var clockOffset = MediaTime.zero
         /// The last input's end of stream, held until ``AssetWriter/finishWriting()`` (with the
         /// frame it held, if any): the index is written once every stream has ended, and what
         /// finishWriting() tells the file (the session's end, where passthrough tracks start)
@@ -181,6 +183,14 @@ public final class AssetWriter: Sendable {
     public var movieFragmentInterval: MediaTime? {
         get { locked.withLock { $0.fragmentInterval } }
         set { locked.withLock { $0.fragmentInterval = newValue } }
+    }
+
+    /// How much later than the app's own times the samples and the session are stamped (a layer
+    /// above whose times go below 0, which a ``SampleBuffer`` cannot stamp): errors say times
+    /// this much earlier than the stamps, as the app gave them. Zero by default.
+    package var clockOffset: MediaTime {
+        get { locked.withLock { $0.clockOffset } }
+        set { locked.withLock { $0.clockOffset = newValue } }
     }
 
     /// The file's tags (`AVAssetWriter.metadata`), written as iTunes, AVFoundation and ffmpeg

@@ -57,7 +57,7 @@ extension AssetWriter {
             }
             let begins = l.state.note(.appendBegins, input: slot, at: clock.now)
             do throws(GraphError) {
-                return (.success(try Self.shape(buffer, in: &l.inputs[slot], session: session, sourceClock: l.sourceClock)), [begins])
+                return (.success(try Self.shape(buffer, in: &l.inputs[slot], session: session, sourceClock: l.sourceClock, shownEarlierBy: l.clockOffset)), [begins])
             } catch {
                 return (.failure(error), [begins, l.state.note(.appendEnds(reached: nil), input: slot, at: clock.now)])
             }
@@ -169,7 +169,9 @@ extension AssetWriter {
     /// Checks `buffer` for the input in `slot` and returns what to push now (nothing: held, or
     /// before the session; the buffer on the session's clock; or the held first frame and this
     /// one), with where it is in time order.
-    private static func shape(_ buffer: SampleBuffer, in slot: inout InputSlot, session: MediaTime, sourceClock: Bool) throws(GraphError) -> Admitted {
+    /// Times in errors are said `offset` earlier than the samples' stamps (``AssetWriter/clockOffset``).
+    private static func shape(_ buffer: SampleBuffer, in slot: inout InputSlot, session: MediaTime, sourceClock: Bool,
+                              shownEarlierBy offset: MediaTime) throws(GraphError) -> Admitted {
         let name = slot.input.name, mediaType = slot.input.mediaType
         guard let format = buffer.format else {
             throw GraphError(.usage, at: name, "the sample has no format; give it one (.pcm for audio, .rawVideo for video)")
@@ -200,9 +202,9 @@ extension AssetWriter {
             // unsigned): refused, saying why, rather than written at 0.
             let earliest = [buffer.presentationTime, buffer.decodeTime].compactMap { $0 }.min() ?? session
             guard sourceClock || earliest >= session else {
-                throw GraphError(.usage, at: name, "this sample's time, \(earliest.seconds) s, is before the session's start (\(session.seconds) s): a fragmented file, segments or a writer with an encoding input beside this one take no passthrough sample before it (start the session at or before the first sample's decode time)")
+                throw GraphError(.usage, at: name, "this sample's time, \((earliest - offset).seconds) s, is before the session's start (\((session - offset).seconds) s): a fragmented file, segments or a writer with an encoding input beside this one take no passthrough sample before it (start the session at or before the first sample's decode time)")
             }
-            guard let stamp = try media.admit(buffer, format: format, rule: .notEarlier, at: name) else { return Admitted(media: media, push: [buffer], stamp: nil) }
+            guard let stamp = try media.admit(buffer, format: format, rule: .notEarlier, at: name, shownEarlierBy: offset) else { return Admitted(media: media, push: [buffer], stamp: nil) }
             var shaped = slot.state.shape(buffer, format, stamp: stamp, session: session)
             if session > .zero, !sourceClock {
                 for i in shaped.indices {
@@ -212,7 +214,7 @@ extension AssetWriter {
             }
             return Admitted(media: media, push: shaped, stamp: stamp)
         }
-        guard let stamp = try media.admit(buffer, format: format, rule: .track, at: name) else { return Admitted(media: media, push: [buffer], stamp: nil) }
+        guard let stamp = try media.admit(buffer, format: format, rule: .track, at: name, shownEarlierBy: offset) else { return Admitted(media: media, push: [buffer], stamp: nil) }
         return Admitted(media: media, push: slot.state.shape(buffer, format, stamp: stamp, session: session), stamp: stamp)
     }
 }

@@ -31,13 +31,22 @@ public final class CMSampleBuffer: Sendable {
         self.init(sample: sample, givenTime: nil)
     }
 
+    /// A sample buffer over `sample` whose times are `lead` earlier than the sample's own: an
+    /// engine's sample stamped later than its time line because its times go below 0, which
+    /// CMTime holds and the engine's stamps do not. The sample keeps its stamps (a writer that
+    /// takes no time before 0 is given those: ``sampleForEngine``).
+    package convenience init(sample: SampleBuffer, earlierBy lead: CMTime) {
+        self.init(sample: sample, givenTime: nil, earlier: lead.isNumeric && lead > .zero ? lead : nil)
+    }
+
     /// A PCM buffer made by app code, its time as given.
     package convenience init(sample: SampleBuffer, presentationTimeStamp: CMTime) {
         self.init(sample: sample, givenTime: presentationTimeStamp)
     }
 
-    /// Over `sample`, shown at `givenTime` when there is one, else at the sample's own time.
-    private init(sample: SampleBuffer, givenTime: CMTime?) {
+    /// Over `sample`, shown at `givenTime` when there is one, else at the sample's own time
+    /// (`earlier` earlier, and decoded so, when there is one).
+    private init(sample: SampleBuffer, givenTime: CMTime?, earlier: CMTime? = nil) {
         data = Guarded((sample, true))
         declaredSamples = nil
         formatDescription = sample.format.map { CMFormatDescription(format: $0, capsDetail: sample.capsDetail) }
@@ -53,8 +62,9 @@ public final class CMSampleBuffer: Sendable {
             if let scale, case let c = CMTimeConvertScale(CMTime(t), timescale: scale, method: .default), !c.hasBeenRounded { return c }
             return CMTime(t)
         }
-        presentationTimeStamp = givenTime ?? time(sample.presentationTime)
-        decodeTimeStamp = time(sample.decodeTime)
+        func moved(_ t: CMTime) -> CMTime { earlier.map { t.isValid ? t - $0 : t } ?? t }
+        presentationTimeStamp = moved(givenTime ?? time(sample.presentationTime))
+        decodeTimeStamp = moved(time(sample.decodeTime))
         if case .pcm(let f)? = sample.format, let s = scale {
             duration = CMTime(value: Int64(sample.byteCount / f.bytesPerFrame), timescale: s)
         } else {

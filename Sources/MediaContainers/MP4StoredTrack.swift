@@ -107,6 +107,23 @@ package struct MP4StoredTrack: Sendable {
         return format
     }
 
+    /// The caps of a stream of `description`'s samples, as `demux` gives MP4's (and the
+    /// readers of a file's index: `source.concat`, an asset reader's samples as stored): H.264 and HEVC
+    /// by access unit with their parameter sets (avcC, hvcC), AAC raw with its AudioSpecificConfig.
+    package static func caps(_ description: SampleDescription) -> String {
+        let body = description.configuration?.body ?? []
+        let hex = { (bytes: ArraySlice<UInt8>) in bytes.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined() }
+        let size = description.size.map { ", width=(int)\($0.width), height=(int)\($0.height)" } ?? ""
+        switch description.codec {
+        case "avc1", "avc3": return "video/x-h264, stream-format=(string)avc, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
+        case "hvc1", "hev1": return "video/x-h265, stream-format=(string)hvc1, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
+        default:
+            let (config, rate, channels) = audioSpecificConfig(description)
+            return "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw, framed=(boolean)true, codec_data=(buffer)\(hex(config[...])), "
+                + "rate=(int)\(rate), channels=(int)\(channels)"
+        }
+    }
+
     /// An `esds`'s AudioSpecificConfig (the configuration after its object type), with the rate
     /// and channels it states (an MP4's sample entry often says 2 channels for mono).
     package static func audioSpecificConfig(_ description: SampleDescription) -> (config: [UInt8], rate: Int, channels: Int) {

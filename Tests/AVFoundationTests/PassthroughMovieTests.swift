@@ -92,20 +92,84 @@ import TestSupport
             writer.metadata = [title]
         }
         #expect(writer.status == .completed, "\(String(describing: writer.error))")
-        // Known, not yet fixed (issue 71): see PassthroughTests.aTrackOfAnMP4ComesOutWhole. A
-        // reader's samples as stored come through GStreamer 1.22's qtdemux, stamped with the
-        // media's times (the video's first picture at 0.08 s, not 0) and without the AAC priming
-        // packet, so the source's edit lists cannot come out. Reading them from the file's
-        // index with the edit applied needs times below 0 (the first picture's decode, the
-        // priming packet), which a SampleBuffer cannot hold yet.
-        withKnownIssue("passthrough rewrap: the source's edit lists and priming packet are lost") {
-            for (type, map) in [(AVMediaType.video, "0:v:0"), (.audio, "0:a:0")] {
-                let original = try PassthroughTests.packets(source.path, ["-map", map]), copy = try PassthroughTests.packets(out.path, ["-map", map])
-                #expect(read[type] == original.count, "\(type.rawValue): read \(read[type] ?? 0) of \(original.count) packets")
-                #expect(copy.count == original.count, "\(type.rawValue): wrote \(copy.count) of \(original.count) packets")
-                #expect(copy == original, "\(type.rawValue): first difference: \(difference(original, copy))")
+        // The reader gives each track's samples from the file's index at the times its edit list
+        // shows them (the priming packet at -23 ms, the first picture's decode 2 frames before 0),
+        // and the writer, whose clock takes times before 0, writes them with the same edits.
+        for (type, map) in [(AVMediaType.video, "0:v:0"), (.audio, "0:a:0")] {
+            let original = try PassthroughTests.packets(source.path, ["-map", map]), copy = try PassthroughTests.packets(out.path, ["-map", map])
+            #expect(read[type] == original.count, "\(type.rawValue): read \(read[type] ?? 0) of \(original.count) packets")
+            #expect(copy.count == original.count, "\(type.rawValue): wrote \(copy.count) of \(original.count) packets")
+            #expect(copy == original, "\(type.rawValue): first difference: \(difference(original, copy))")
+        }
+    }
+
+    /// `outputSettings: nil` gives each track's samples at the times its edit list shows them,
+    /// as Apple's reader does: the AAC encoder's priming packet first, 1,024 samples before 0,
+    /// and every packet to the last; the first picture shown at 0 and decoded 2 frames before.
+    @Test func aReaderGivesSamplesAsStoredAtTheTimesTheEditListShows() async throws {
+        let source = try movie("times.mp4", seconds: 2)
+        let asset = AVURLAsset(url: source)
+        let reader = try AVAssetReader(asset: asset)
+        var outputs: [AVMediaType: AVAssetReaderTrackOutput] = [:]
+        for type in [AVMediaType.video, .audio] {
+            let output = AVAssetReaderTrackOutput(track: try #require(try await asset.loadTracks(withMediaType: type).first), outputSettings: nil)
+            reader.add(output)
+            outputs[type] = output
+        }
+        #expect(reader.startReading())
+        var times: [AVMediaType: [(pts: CMTime, dts: CMTime)]] = [:]
+        for (type, output) in outputs {
+            while let s = output.copyNextSampleBuffer() {
+                times[type, default: []].append((CMSampleBufferGetPresentationTimeStamp(s), CMSampleBufferGetDecodeTimeStamp(s)))
             }
         }
+        #expect(reader.status == .completed)
+        let audio = times[.audio] ?? [], video = times[.video] ?? []
+        #expect(audio.count == (try PassthroughTests.packets(source.path, ["-map", "0:a:0"])).count)
+        #expect(abs((audio.first?.pts.seconds ?? 0) + 1_024.0 / 44_100) < 1e-6, "the priming packet at \(audio.first?.pts.seconds ?? 0) s")
+        #expect(abs(audio[1].pts.seconds) < 1e-6)
+        #expect(video.count == 50 && video.first?.pts == .zero, "\(String(describing: video.first))")
+        #expect(abs((video.first?.dts.seconds ?? 0) + 0.08) < 1e-6, "the first picture decoded at \(video.first?.dts.seconds ?? 0) s")
+        #expect(video.map(\.pts.seconds).min() == 0)
+    }
+
+    /// A rewrap into a fragmented file (movieFragmentInterval), whose samples are on the
+    /// session's clock, keeps every packet of both tracks, in order, byte for byte.
+    @Test func aFragmentedRewrapKeepsEveryPacket() async throws {
+        let source = try movie("fragments-source.mp4", seconds: 3)
+        let out = folder.appendingPathComponent("fragmented.mp4")
+        let (read, writer) = try await rewrap(source, to: out) { $0.movieFragmentInterval = CMTime(value: 1, timescale: 1) }
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        for (type, map) in [(AVMediaType.video, "0:v:0"), (.audio, "0:a:0")] {
+            let bytes = { (rows: [String]) in rows.map { $0.split(separator: " ").suffix(4).joined(separator: " ") } }
+            let original = try PassthroughTests.packets(source.path, ["-map", map]), copy = try PassthroughTests.packets(out.path, ["-map", map])
+            #expect(read[type] == original.count && bytes(copy) == bytes(original), "\(type.rawValue): \(difference(bytes(original), bytes(copy)))")
+        }
+    }
+
+    /// A passthrough file takes samples up to an hour before 0; one earlier fails the writer,
+    /// saying so, rather than be written at 0.
+    @Test func aSampleMoreThanAnHourBeforeZeroIsRefused() async throws {
+        let source = try movie("early-source.mp4", seconds: 1)
+        let asset = AVURLAsset(url: source)
+        let track = try #require(try await asset.loadTracks(withMediaType: .audio).first)
+        let reader = try AVAssetReader(asset: asset)
+        let output = AVAssetReaderTrackOutput(track: track, outputSettings: nil)
+        reader.add(output)
+        #expect(reader.startReading())
+        let sample = try #require(output.copyNextSampleBuffer())
+        var timing = CMSampleTimingInfo(duration: CMSampleBufferGetDuration(sample), presentationTimeStamp: CMTime(value: -7_200, timescale: 1), decodeTimeStamp: .invalid)
+        var early: CMSampleBuffer?
+        #expect(CMSampleBufferCreateCopyWithNewTiming(allocator: nil, sampleBuffer: sample, sampleTimingEntryCount: 1, sampleTimingArray: &timing, sampleBufferOut: &early) == noErr)
+        let writer = try AVAssetWriter(outputURL: folder.appendingPathComponent("early.m4a"), fileType: .m4a)
+        let input = AVAssetWriterInput(mediaType: .audio, outputSettings: nil, sourceFormatHint: try await track.load(.formatDescriptions).first)
+        writer.add(input)
+        #expect(writer.startWriting())
+        writer.startSession(atSourceTime: .zero)
+        #expect(!input.append(try #require(early)))
+        #expect(writer.status == .failed)
+        #expect("\(String(describing: writer.error))".contains("-7200.0 s is more than 3600.0 s before 0"), "\(String(describing: writer.error))")
+        reader.cancelReading()
     }
 
     /// Frames (decoded, edit lists applied, as ffmpeg shows them) of `path`'s video: each one's
@@ -131,21 +195,7 @@ import TestSupport
         let probe = try MediaProbe(out.path)
         #expect(abs(probe.duration - 1.0) < 0.03, "plays \(probe.duration) s")
         let shown = try shownFrames(out.path)
-        guard bFrames > 0 else {
-            #expect(shown == window)
-            return
-        }
-        // Known, not yet fixed (issue 71): the reader's samples are stamped with the media's
-        // times (aMovieIsRewrappedWhole), the pictures 2 frames (0.1 s) late where the source's
-        // edit list shows the first at 0: the writer cuts the window right on the times it is
-        // given, which shows frames 8 to 27.
-        // The writer still cuts a window of the source's own pictures, in order.
-        let all = try shownFrames(source.path)
-        let first = all.firstIndex(of: shown.first ?? "")
-        #expect(first.map { Array(all[$0..<min(all.count, $0 + 20)]) } == shown, "a run of the source's pictures")
-        withKnownIssue("a reader's B-frame pictures are 2 frames late, so the window is too") {
-            #expect(shown == window)
-        }
+        #expect(shown == window)
     }
 
     /// The same window on a writer that encodes (frames through the adaptor, 0 to 2 s at 20 fps):

@@ -111,18 +111,9 @@ import TestSupport
         #expect(writer.status == .completed, "\(String(describing: writer.error))")
         let map = mediaType == .video ? "0:v:0" : "0:a:0"
         let original = try packets(source.path, ["-map", map]), remuxed = try packets(out.path)
-        let checks = {
-            #expect(read == original.count, "read \(read) of \(original.count) packets")
-            #expect(remuxed.count == original.count, "wrote \(remuxed.count) of \(original.count) packets")
-            #expect(remuxed == original, "first difference: \(zip(original, remuxed).first { $0 != $1 }.map { "\($0) vs \($1)" } ?? "counts \(original.count) vs \(remuxed.count)")")
-        }
-        guard mediaType == .audio else { return checks() }
-        // Known, not yet fixed: reading as stored goes through GStreamer 1.22's qtdemux, which
-        // gives the audio in the media's time line (the edit list's priming not applied: every
-        // packet 23 ms late) and drops the last packet (here 668 samples, the edit's end). The
-        // fix is reading stored samples with the container library's reader (issue 48's one
-        // MP4 reader); this test then passes and withKnownIssue fails, to be removed.
-        withKnownIssue("qtdemux: AAC priming not applied, last packet dropped") { checks() }
+        #expect(read == original.count, "read \(read) of \(original.count) packets")
+        #expect(remuxed.count == original.count, "wrote \(remuxed.count) of \(original.count) packets")
+        #expect(remuxed == original, "first difference: \(zip(original, remuxed).first { $0 != $1 }.map { "\($0) vs \($1)" } ?? "counts \(original.count) vs \(remuxed.count)")")
     }
 
     /// A passthrough input takes encoded samples only; a hint of another format is refused by name.

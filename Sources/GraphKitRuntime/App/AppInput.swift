@@ -216,11 +216,13 @@ final class AppInput: Sendable {
     /// Checks a sample as an append does (its format, byte count and time, ``check(_:_:at:)``)
     /// and its time order by `rule`, errors located at `location`, and records it as the last
     /// sample: for a writer input that shapes what it was given (holds a frame, trims to its
-    /// session) before pushing it unchecked. The order is the app's, on the times it gave.
-    package func admit(_ buffer: SampleBuffer, format: MediaFormat, rule: AppendOrder.Rule, at location: String) throws(GraphError) -> AppendOrder.Stamp? {
+    /// session) before pushing it unchecked. The order is the app's, on the times it gave
+    /// (said `offset` earlier than the stamps: ``AppendOrder/check(_:_:rule:at:node:shownEarlierBy:)``).
+    package func admit(_ buffer: SampleBuffer, format: MediaFormat, rule: AppendOrder.Rule, at location: String,
+                       shownEarlierBy offset: MediaTime = .zero) throws(GraphError) -> AppendOrder.Stamp? {
         try check(buffer, format, at: location)
         return try state.withLock { s throws(GraphError) -> AppendOrder.Stamp? in
-            guard let stamp = try s.order.check(buffer, format, rule: rule, at: location, node: nodeID) else { return nil }
+            guard let stamp = try s.order.check(buffer, format, rule: rule, at: location, node: nodeID, shownEarlierBy: offset) else { return nil }
             s.order.record(stamp)
             return stamp
         }

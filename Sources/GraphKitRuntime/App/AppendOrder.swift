@@ -46,13 +46,15 @@ package struct AppendOrder: Sendable {
 
     /// Where `buffer` would be after the previous sample, or an error at `location` saying why it
     /// cannot come now; nil for a sample with no time (its checks are elsewhere). Records
-    /// nothing: see ``record(_:)``.
-    package func check(_ buffer: SampleBuffer, _ format: MediaFormat, rule: Rule, at location: String, node: String? = nil) throws(GraphError) -> Stamp? {
+    /// nothing: see ``record(_:)``. Times are said `shownEarlierBy` earlier than the buffer's
+    /// stamps (a writer whose clock runs that much later than the app's times).
+    package func check(_ buffer: SampleBuffer, _ format: MediaFormat, rule: Rule, at location: String, node: String? = nil,
+                       shownEarlierBy offset: MediaTime = .zero) throws(GraphError) -> Stamp? {
         let given = rule == .track ? buffer.presentationTime : buffer.decodeTime ?? buffer.presentationTime
         guard let time = given else { return nil }
         if let last, time < last.start {
             throw GraphError(.usage, at: location,
-                             "the sample's time \(time.seconds) s is earlier than the previous sample's \(last.start.seconds) s: append samples in time order",
+                             "the sample's time \((time - offset).seconds) s is earlier than the previous sample's \((last.start - offset).seconds) s: append samples in time order",
                              node: node)
         }
         guard rule == .track else { return Stamp(start: time) }

@@ -88,8 +88,9 @@ public final class MediaInput: Sendable {
     /// Checks `buffer` as an append would (format, byte count, time) and its time order by
     /// `rule`, with errors at `location`, and records it as the last sample appended: see
     /// ``AppendOrder``. What it becomes is then pushed with the `admitted` appends.
-    package func admit(_ buffer: SampleBuffer, format: MediaFormat, rule: AppendOrder.Rule, at location: String) throws(GraphError) -> AppendOrder.Stamp? {
-        try core.admit(buffer, format: format, rule: rule, at: location)
+    package func admit(_ buffer: SampleBuffer, format: MediaFormat, rule: AppendOrder.Rule, at location: String,
+                       shownEarlierBy offset: MediaTime = .zero) throws(GraphError) -> AppendOrder.Stamp? {
+        try core.admit(buffer, format: format, rule: rule, at: location, shownEarlierBy: offset)
     }
 
     /// ``append(_:)`` of a sample admitted already; `willWait` is called once if it has to wait.

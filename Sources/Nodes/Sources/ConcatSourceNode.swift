@@ -425,21 +425,8 @@ struct ConcatPlan: Sendable {
         return .sample(buffer)
     }
 
-    /// The caps of a stream of `description`'s samples, as `demux` gives MP4's: H.264 and HEVC
-    /// by access unit with their parameter sets (avcC, hvcC), AAC raw with its AudioSpecificConfig.
-    static func caps(_ description: SampleDescription) -> String {
-        let body = description.configuration?.body ?? []
-        let hex = { (bytes: ArraySlice<UInt8>) in bytes.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined() }
-        let size = description.size.map { ", width=(int)\($0.width), height=(int)\($0.height)" } ?? ""
-        switch description.codec {
-        case "avc1", "avc3": return "video/x-h264, stream-format=(string)avc, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
-        case "hvc1", "hev1": return "video/x-h265, stream-format=(string)hvc1, alignment=(string)au, codec_data=(buffer)\(hex(body[...]))" + size
-        default:
-            let (config, rate, channels) = MP4StoredTrack.audioSpecificConfig(description)
-            return "audio/mpeg, mpegversion=(int)4, stream-format=(string)raw, framed=(boolean)true, codec_data=(buffer)\(hex(config[...])), "
-                + "rate=(int)\(rate), channels=(int)\(channels)"
-        }
-    }
+    /// The caps of a stream of `description`'s samples (``MP4StoredTrack/caps(_:)``).
+    static func caps(_ description: SampleDescription) -> String { MP4StoredTrack.caps(description) }
 
     /// The sample entry `sink.mp4` writes for a stream of `description`'s samples: what it makes
     /// of ``caps(_:)`` (H.264 and HEVC with their size and parameter sets, AAC with its
