@@ -16,6 +16,7 @@
     X(gkrgbtoi420)     \
     X(gkx264enc)       \
     X(gkaudiotrim)     \
+    X(gkvideotrim)     \
     X(gkpresenttimes)  \
     X(gkrisingtimes)   \
     X(gkorientation)   \

@@ -85,17 +85,26 @@ extension MP4Movie {
     /// the last frame would be dropped. Nothing changes size: a 32-bit duration is raised at
     /// most to its largest value.
     package mutating func removeSoundEditLists() {
-        var longest: UInt64 = 0
-        for (i, track) in tracks(handler: "soun") {
-            let length = (Double(track.sampleTableDuration) * Double(max(1, timescale)) / Double(max(1, track.mediaTimescale))).rounded(.up)
-            let mediaLength = length < 1.8e19 ? UInt64(length) : UInt64.max
-            longest = max(longest, mediaLength)
-            moov.children[i].modify(["edts"]) { edts in
-                edts = MP4Box(type: FourCC("free"), body: edts.body, sizeField: edts.sizeField)
-            }
-            moov.children[i].update(["tkhd"], as: TrackHeader.self) { $0.raiseDuration(to: mediaLength) }
+        for (i, track) in tracks(handler: "soun") { hideEditList(ofTrackAt: i, mediaEnd: track.sampleTableDuration) }
+    }
+
+    /// Turns the edit list of the track at `index` (of the movie box's children) into a `free`
+    /// box of its size, and raises the track's and the movie's headers to reach `mediaEnd` (in
+    /// the track's clock; the media header too when `raisingMedia`), within what each holds.
+    mutating func hideEditList(ofTrackAt index: Int, mediaEnd: UInt64, raisingMedia: Bool = false) {
+        let track = MP4Track(box: moov.children[index])
+        let length = (Double(mediaEnd) * Double(max(1, timescale)) / Double(max(1, track.mediaTimescale))).rounded(.up)
+        let movieLength = length < 1.8e19 ? UInt64(length) : UInt64.max
+        moov.children[index].modify(["edts"]) { edts in
+            edts = MP4Box(type: FourCC("free"), body: edts.body, sizeField: edts.sizeField)
         }
-        moov.update(["mvhd"], as: MovieHeader.self) { $0.raiseDuration(to: longest) }
+        moov.children[index].update(["tkhd"], as: TrackHeader.self) { $0.raiseDuration(to: movieLength) }
+        if raisingMedia {
+            moov.children[index].update(["mdia", "mdhd"], as: MediaHeader.self) { header in
+                header.duration = max(header.duration, header.times.version == 1 ? mediaEnd : min(mediaEnd, UInt64(UInt32.max)))
+            }
+        }
+        moov.update(["mvhd"], as: MovieHeader.self) { $0.raiseDuration(to: movieLength) }
     }
 }
 

@@ -102,6 +102,7 @@ public final class DecodeNode: ElementNode, DecodesVideo {
         var audio: AudioBranch?
         var trim: Element?
         var orientation: Element?
+        var videoTrim: Element?
         if context.connectedOutputs.contains("audio") {
             // No dither: float to 16-bit is a plain conversion, as a reader of samples expects.
             // The converter is linked to the output when the stream appears (DecodedAudio):
@@ -176,7 +177,11 @@ public final class DecodeNode: ElementNode, DecodesVideo {
             let stated = try bin.make("gkorientation")
             try bin.link(stated, videoEntry!)
             orientation = stated
-            videoEntry = stated
+            // An edit list of several edits (a join's) shown after decoding: set from the index.
+            let edited = try bin.make("gkvideotrim")
+            try bin.link(edited, stated)
+            videoTrim = edited
+            videoEntry = edited
             if p[Self.toneMap] {
                 // First, on the decoder's own frames: 10-bit HDR mapped before anything makes it
                 // 8-bit (effect.toneMap after decode sees 8-bit frames). Linked when a stream
@@ -188,12 +193,17 @@ public final class DecodeNode: ElementNode, DecodesVideo {
         if trim != nil || orientation != nil {
             // The handler holds no node: the demuxer's probe keeps it as long as the pipeline.
             let track = p[Self.track], seen = FirstTime()
-            decodebin.onMP4Index { [trim, orientation] moov in
+            decodebin.onMP4Index { [trim, orientation, videoTrim] moov in
                 // The first index only: a second read would find the edit lists gone.
                 guard seen.now() else { return }
                 if let orientation, let movie = try? MP4Movie(parsing: moov[...]),
                    let stated = movie.tracks(handler: "vide").first?.track.orientation, stated != .rotate0 {
                     try? orientation.set("orientation", stated.rawValue)
+                }
+                if let videoTrim, let edits = MP4VideoEdits.take(from: &moov) {
+                    // The timescale last: it turns the edits on.
+                    try? videoTrim.set("edits", edits.text)
+                    try? videoTrim.set("timescale", edits.timescale)
                 }
                 if let trim, let edit = MP4AudioEdit.take(from: &moov, track: track) {
                     // The timescale last: it turns the trim on.
