@@ -72,8 +72,8 @@ static GstPadProbeReturn relabel_lavc(GstPad *pad, GstPadProbeInfo *info, gpoint
     if (buffer == NULL)
         return GST_PAD_PROBE_OK;
     gk_callback_enter(pad);
-    /* gklavcmp3tag's own work (Sources/GstGraphKit/gklavcmp3tag): the element cannot go inside
-     * decodebin, before the parser it plugs. */
+    /* Sources/GstGraphKit/common/mp3tag.c: no element can go inside decodebin, before the
+     * parser it plugs. */
     gboolean seen = FALSE;
     info->data = gk_mp3_relabel_ffmpeg_tag(buffer, &seen);
     if (seen) __atomic_store_n(done, 1, __ATOMIC_RELAXED);

@@ -20,7 +20,6 @@
     X(gkpresenttimes)  \
     X(gkrisingtimes)   \
     X(gkorientation)   \
-    X(gklavcmp3tag)    \
     X(gkencoderdelay)  \
     X(gkmp4flac)       \
     X(gktonemap)       \

@@ -76,7 +76,7 @@ import TestSupport
         // The GStreamer workarounds decode, encode.aac and sink.mp4 plug (docs/ARCHITECTURE.md).
         ("gkaudiotrim", ["audio/x-raw"], ["audio/x-raw"]),
         ("gkencoderdelay", ["audio/x-raw"], ["ANY"]),
-        ("gklavcmp3tag", ["audio/mpeg", "mpegversion: 1"], ["audio/mpeg", "mpegversion: 1"]),
+        ("gkvideotrim", ["video/x-raw"], ["video/x-raw"]),
         ("gkorientation", ["ANY"], ["ANY"]),
         ("gkpresenttimes", ["ANY"], ["ANY"]),
         ("gkrisingtimes", ["ANY"], ["ANY"]),
@@ -110,7 +110,7 @@ import TestSupport
                      "License                  GPL", "Binary package           GraphKit",
                      "gkrgbtoi420: GraphKit RGB to I420", "gkx264enc: GraphKit H.264 encoder (x264)",
                      "gkaudiotrim: GraphKit audio trim", "gkencoderdelay: GraphKit encoder delay",
-                     "gklavcmp3tag: GraphKit ffmpeg MP3 delay tag", "gkorientation: GraphKit orientation",
+                     "gkvideotrim: GraphKit video trim", "gkorientation: GraphKit orientation",
                      "gkpresenttimes: GraphKit presentation times",
                      "gkrisingtimes: GraphKit rising times", "gkmp4flac: GraphKit FLAC into MP4",
                      "gktonemap: GraphKit tone mapping", "gkavdec: GraphKit H.264/HEVC decoder (libavcodec)", "gkflowguard: GraphKit flow guard",

@@ -9,7 +9,7 @@ import MediaContainers
 // that must work inside decodebin, where no element of GraphKit's can go. Probes and their C
 // halves in timing.c. The other workarounds are elements of the graphkit GStreamer plugin
 // (Sources/GstGraphKit: gkaudiotrim, gkpresenttimes, gkrisingtimes, gkorientation,
-// gkencoderdelay, gklavcmp3tag), which nodes make with BinBuilder.make.
+// gkvideotrim, gkencoderdelay), which nodes make with BinBuilder.make.
 
 extension Element {
     /// For decodebin: an MP3 made by ffmpeg (its Info tag says "Lavc") is trimmed of its encoder

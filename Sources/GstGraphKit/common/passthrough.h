@@ -1,6 +1,6 @@
 /*
  * What GraphKit's pass-through elements share (gkaudiotrim, gkpresenttimes, gkrisingtimes,
- * gkorientation, gklavcmp3tag): a static `sink` and `src` pad from their templates,
+ * gkorientation, gkvideotrim): a static `sink` and `src` pad from their templates,
  * proxying caps and allocation questions across, since what leaves is in the format it came in.
  * Not part of the plugin's interface (include/ is).
  */

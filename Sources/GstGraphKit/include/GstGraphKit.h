@@ -10,7 +10,7 @@
 G_BEGIN_DECLS
 GST_PLUGIN_EXPORT const GstPluginDesc *gst_plugin_graphkit_get_desc(void);
 
-/* gklavcmp3tag's work on one buffer of an MP3 stream, for GraphKit's decode inside decodebin,
+/* The relabelling of one buffer of an MP3 stream (common/mp3tag.c), for GraphKit's decode inside decodebin,
  * where no element can go: ffmpeg's label in a first frame's LAME tag relabelled "LAME" (the
  * buffer made writable then; takes and returns a reference). *done becomes TRUE once the buffer
  * that could hold the first frame's tag has been seen: later buffers need not be looked at. */
