@@ -49,16 +49,20 @@ open class AVAssetWriter: @unchecked Sendable {
     /// times count from the session's start, so the bias leaves no trace. Decided when first
     /// needed (writing or the session starting), when the inputs are known.
     var clockBias: MediaTime {
-        state.withLock { s in
-            if let bias = s.bias { return bias }
-            let sourceClock = !s.inputs.isEmpty && s.inputs.allSatisfy { $0.outputSettings == nil } && !writer.writesSegments
-                && writer.movieFragmentInterval == nil
+        let (segments, fragments) = (writer.writesSegments, writer.movieFragmentInterval != nil)
+        let (bias, decided) = state.withLock { s -> (MediaTime, [AVAssetWriterInput]?) in
+            if let bias = s.bias { return (bias, nil) }
+            let sourceClock = !s.inputs.isEmpty && s.inputs.allSatisfy { $0.outputSettings == nil } && !segments && !fragments
             let bias = sourceClock ? MediaTime(value: 3_600, timescale: 1) : .zero
             s.bias = bias
-            writer.clockOffset = bias
-            for input in s.inputs { input.setClockBias(bias) }
-            return bias
+            return (bias, s.inputs)
         }
+        // Told outside the state's lock (each has its own), once, by the call that decided it.
+        if let inputs = decided {
+            writer.clockOffset = bias
+            for input in inputs { input.setClockBias(bias) }
+        }
+        return bias
     }
 
     /// A writer of `outputFileType` (`.mp4`, `.mov` or `.m4a`) to the file URL `outputURL`.

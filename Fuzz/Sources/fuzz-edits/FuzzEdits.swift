@@ -5,8 +5,9 @@ import Glibc
 /// last bytes spell, then everything GraphKit's own code does with edit lists: the claims
 /// weighed before anything reads the index (``MP4Movie/checkClaims(fileSize:)``: at most
 /// 1,000 edits, their media shown at most 8 times over), a stored track's priming and length
-/// (passthrough exports), an AAC track's gapless edit, the indexed tracks probe reads, the HLS
-/// plan, and a trim's new file, which must read back.
+/// (passthrough exports), an AAC track's gapless edit, a video's several edits taken out for
+/// decode to apply (``MP4VideoEdits``), the indexed tracks probe reads, the HLS plan, and a
+/// trim's new file, which must read back.
 ///
 /// The edit list: the input's last byte picks the tracks it goes on (bit 0: the first, bit 1:
 /// every other) and how many edits (its high six bits; 63 means 1,100, past the limit); the 20
@@ -55,6 +56,18 @@ public func fuzzEdits(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         if let list = track.edits, list.count > MP4Movie.mostEdits { fail("\(list.count) edits passed the claims") }
         _ = MP4StoredTrack(track, index: i, movie: checked, fileSize: source.count)
         _ = MP4AudioEdit.edit(of: track, movieTimescale: checked.timescale, gapless: (delay: Int64(selector), count: Int64(size)))
+    }
+    // A video's several edits, taken out of the index for decode to apply after decoding: the
+    // index keeps its size and reads back without them; the edits follow each other.
+    if let extent = read.first("moov"), extent.offset + extent.size <= UInt64(edited.count) {
+        var moov = Array(edited[Int(extent.offset)..<Int(extent.offset + extent.size)])
+        if let taken = MP4VideoEdits.take(from: &moov) {
+            guard moov.count == Int(extent.size), let back = try? MP4Movie(parsing: moov[...]) else { fail("the index without its video edits does not read back") }
+            if back.tracks(handler: "vide").first?.track.edits != nil { fail("the video's edits are still in the index") }
+            if taken.edits.count < 2 || taken.edits.count > MP4Movie.mostEdits { fail("\(taken.edits.count) video edits taken") }
+            if let bad = taken.edits.first(where: { !($0.start >= 0 && $0.start < $0.end && $0.at >= 0) }) { fail("a video edit \(bad)") }
+            for (a, b) in zip(taken.edits, taken.edits.dropFirst()) where !(a.end <= b.start && a.at < b.at) { fail("video edits \(a), \(b) do not follow each other") }
+        }
     }
     let target = Double(1 + Int(selector) % 4)
     _ = try? HLSSegmentPlan(movie: checked, fileSize: source.count, target: target)
