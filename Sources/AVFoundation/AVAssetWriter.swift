@@ -43,9 +43,10 @@ open class AVAssetWriter: @unchecked Sendable {
     /// How much later than their own times every sample, the session's start and its end go to
     /// GraphKit's writer: an hour when every input is passthrough and a whole file is written
     /// (its samples at their own times, the session's start an edit), zero otherwise (a writer
-    /// that encodes, a fragmented file, segments: on the session's clock). A passthrough file keeps its source's edit lists, so its samples may come
-    /// before 0 (an AAC priming packet, the decode of a B-frame, as a reader gives them, and as
-    /// Apple's writer takes them), and GraphKit's sample times cannot go below 0; the file's
+    /// that encodes, a fragmented file, segments: on the session's clock). A passthrough file
+    /// keeps its source's edit lists, so its samples may come before 0 (an AAC priming packet,
+    /// the decode of a B-frame, as a reader gives them, and as Apple's writer takes them), and
+    /// GraphKit's sample times cannot go below 0; the file's
     /// times count from the session's start, so the bias leaves no trace. Decided when first
     /// needed (writing or the session starting), when the inputs are known.
     var clockBias: MediaTime {

@@ -127,11 +127,9 @@ public final class AssetReaderTrackOutput: Sendable {
     /// cancelled (then read the reader's `status` and `error`). Never waits once reading has ended.
     @available(*, noasync, message: "blocks the thread; iterate samples in a task")
     public func copyNextSampleBuffer() -> SampleBuffer? {
-        let (reader, number, output, range, pieces) = locked.withLock { ($0.reader, $0.number, $0.output, $0.range, $0.pieces) }
+        let (reader, number, output, range, pieces, indexed) = locked.withLock { ($0.reader, $0.number, $0.output, $0.range, $0.pieces, $0.indexed) }
         if let reader, let number, let pieces { return copyNextSample(of: pieces, reader: reader, number: number, range: range) }
-        if let reader, let number, let indexed = locked.withLock({ $0.indexed }) {
-            return copyNextSample(of: indexed, reader: reader, number: number, range: range)
-        }
+        if let reader, let number, let indexed { return copyNextSample(of: indexed, reader: reader, number: number, range: range) }
         guard let reader, let number, let output else { return nil }
         pulling: while reader.pull(output: number) == .pull {
             guard let sample = nextTimed(from: output, of: reader) else { break }

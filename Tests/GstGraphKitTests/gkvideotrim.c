@@ -80,6 +80,44 @@ GST_START_TEST(test_a_list_it_cannot_apply_is_ignored)
 }
 GST_END_TEST;
 
+/* A seek's presentation times go upstream as the media times that play there; the segment that
+ * comes back after it leaves at the presentation time it starts; the duration is the edits'. */
+GST_START_TEST(test_seeks_and_segments_cross_the_edit_list)
+{
+    GstHarness *h = gst_harness_new("gkvideotrim");
+    /* Media 0.10-0.22 s plays at 0, media 0.30-0.38 s at 0.16 s (after a 0.04 s gap). */
+    g_object_set(h->element, "edits", "1280:2816:0,3840:4864:2048", "timescale", 12800, NULL);
+    gst_harness_set_src_caps_str(h, "video/x-raw, format=(string)GRAY8, width=(int)1, height=(int)1, framerate=(fraction)25/1");
+    const gint64 asked[] = {0, 20 * GST_MSECOND, 140 * GST_MSECOND, 180 * GST_MSECOND, GST_SECOND};
+    const gint64 media[] = {100 * GST_MSECOND, 120 * GST_MSECOND, 300 * GST_MSECOND, 320 * GST_MSECOND, 380 * GST_MSECOND};
+    for (guint i = 0; i < G_N_ELEMENTS(asked); i++) {
+        fail_unless(gst_harness_push_upstream_event(h, gst_event_new_seek(1.0, GST_FORMAT_TIME, GST_SEEK_FLAG_FLUSH, GST_SEEK_TYPE_SET, asked[i],
+                                                                          GST_SEEK_TYPE_NONE, -1)));
+        GstEvent *seek = NULL;
+        while ((seek = gst_harness_try_pull_upstream_event(h)) != NULL && GST_EVENT_TYPE(seek) != GST_EVENT_SEEK) gst_event_unref(seek);
+        fail_unless(seek != NULL);
+        gint64 start = -1;
+        gst_event_parse_seek(seek, NULL, NULL, NULL, NULL, &start, NULL, NULL);
+        fail_unless_equals_int64(start, media[i]);
+        gst_event_unref(seek);
+    }
+    GstEvent *earlier;
+    while ((earlier = gst_harness_try_pull_event(h)) != NULL) gst_event_unref(earlier);  /* the harness's own first segment */
+    GstSegment segment;
+    gst_segment_init(&segment, GST_FORMAT_TIME);
+    segment.start = segment.time = segment.position = 320 * GST_MSECOND;
+    fail_unless(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+    GstEvent *out = gk_check_next_event(h, GST_EVENT_SEGMENT);
+    fail_unless(out != NULL);
+    const GstSegment *moved = NULL;
+    gst_event_parse_segment(out, &moved);
+    fail_unless_equals_uint64(moved->start, 180 * GST_MSECOND);
+    fail_unless_equals_uint64(moved->time, 180 * GST_MSECOND);
+    gst_event_unref(out);
+    gst_harness_teardown(h);
+}
+GST_END_TEST;
+
 static Suite *gkvideotrim_suite(void) {
     TCase *tc;
     Suite *s = gk_check_suite("gkvideotrim", &tc);
@@ -87,6 +125,7 @@ static Suite *gkvideotrim_suite(void) {
     tcase_add_test(tc, test_frames_within_the_edits_show_where_they_play);
     tcase_add_test(tc, test_timescale_zero_changes_nothing);
     tcase_add_test(tc, test_a_list_it_cannot_apply_is_ignored);
+    tcase_add_test(tc, test_seeks_and_segments_cross_the_edit_list);
     return s;
 }
 

@@ -52,9 +52,10 @@ package struct AppendOrder: Sendable {
                        shownEarlierBy offset: MediaTime = .zero) throws(GraphError) -> Stamp? {
         let given = rule == .track ? buffer.presentationTime : buffer.decodeTime ?? buffer.presentationTime
         guard let time = given else { return nil }
+        func shown(_ t: MediaTime) -> Double { (t - offset).seconds }
         if let last, time < last.start {
             throw GraphError(.usage, at: location,
-                             "the sample's time \((time - offset).seconds) s is earlier than the previous sample's \((last.start - offset).seconds) s: append samples in time order",
+                             "the sample's time \(shown(time)) s is earlier than the previous sample's \(shown(last.start)) s: append samples in time order",
                              node: node)
         }
         guard rule == .track else { return Stamp(start: time) }
@@ -65,7 +66,7 @@ package struct AppendOrder: Sendable {
                 let overlap = (lastEnd - time).seconds * Double(f.sampleRate)
                 guard overlap < 0.5 else {
                     throw GraphError(.usage, at: location,
-                                     "the samples at \(time.seconds) s overlap the previous buffer, which started at \(last.start.seconds) s and ends at \(lastEnd.seconds) s (\(Int(overlap.rounded())) samples in both): start each buffer where the previous one ends, or later",
+                                     "the samples at \(shown(time)) s overlap the previous buffer, which started at \(shown(last.start)) s and ends at \(shown(lastEnd)) s (\(Int(overlap.rounded())) samples in both): start each buffer where the previous one ends, or later",
                                      node: node)
                 }
             }
@@ -73,7 +74,7 @@ package struct AppendOrder: Sendable {
         case .rawVideo:
             if let last, time == last.start {
                 throw GraphError(.usage, at: location,
-                                 "the frame's time \(time.seconds) s is the previous frame's time (\(last.start.seconds) s): each frame needs a later presentation time than the one before",
+                                 "the frame's time \(shown(time)) s is the previous frame's time (\(shown(last.start)) s): each frame needs a later presentation time than the one before",
                                  node: node)
             }
             return Stamp(start: time, spacing: last.map { time - $0.start })

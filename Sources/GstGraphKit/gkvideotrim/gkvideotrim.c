@@ -17,6 +17,11 @@
  * media order and goes out in presentation order, with nothing held. With `timescale` 0 (the
  * default) or no edit nothing is changed. The properties may change before the first frame.
  *
+ * The demuxer reads the media without the list, so the element also carries times across it: a
+ * seek's presentation times go upstream as the media times that play there, a segment after a
+ * seek comes down at the presentation time it starts, and the duration and position asked of
+ * the stream are the presentation's.
+ *
  * Example launch line:
  *   gst-launch-1.0 filesrc location=joined.mp4 ! qtdemux ! h264parse ! avdec_h264 !
  *     gkvideotrim edits="4864:20224:0,21760:55040:15360" timescale=12800 ! fakesink silent=false -v
@@ -142,6 +147,102 @@ static GstFlowReturn chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     return gk_pad_push(self->srcpad, buffer);
 }
 
+/* A presentation time's place in the media: within an edit, where that edit shows it; before an
+ * edit (the time before the first, a gap of an empty edit), the start of the edit that follows;
+ * past the last, its end. */
+static gint64 to_media(const Edit *e, guint n, gint64 shown) {
+    for (guint i = 0; i < n; i++) {
+        if (shown < e[i].at) return e[i].start;
+        if (shown < e[i].at + (e[i].end - e[i].start)) return e[i].start + (shown - e[i].at);
+    }
+    return e[n - 1].end;
+}
+
+/* A media time's place in the presentation: within an edit, where it plays; before one (media
+ * no edit shows), where the next edit plays; past the last, where that one ends. */
+static gint64 to_shown(const Edit *e, guint n, gint64 media) {
+    for (guint i = 0; i < n; i++) {
+        if (media < e[i].start) return e[i].at;
+        if (media < e[i].end) return e[i].at + (media - e[i].start);
+    }
+    return e[n - 1].at + (e[n - 1].end - e[n - 1].start);
+}
+
+/* A copy of the edits (NULL, n 0, when none is on), so that events map times outside the lock. */
+static Edit *copy_edits(GkVideoTrim *self, guint *n) {
+    GK_OBJECT_LOCK(self);
+    *n = self->count;
+    Edit *copy = self->count ? g_memdup2(self->edits, sizeof(Edit) * self->count) : NULL;
+    GK_OBJECT_UNLOCK(self);
+    return copy;
+}
+
+/* After a seek the demuxer's segment starts at a media time (the edit list is hidden from it):
+ * the segment going on starts where that time plays, so that what leaves is clipped where the
+ * seek asked. The first segment, from 0, stays as it is. */
+static gboolean sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
+    GkVideoTrim *self = (GkVideoTrim *)parent;
+    if (GST_EVENT_TYPE(event) != GST_EVENT_SEGMENT) return gst_pad_event_default(pad, parent, event);
+    const GstSegment *segment = NULL;
+    gst_event_parse_segment(event, &segment);
+    guint n = 0;
+    Edit *edits = segment->format == GST_FORMAT_TIME && (segment->start > 0 || segment->time > 0) ? copy_edits(self, &n) : NULL;
+    if (edits == NULL) return gst_pad_event_default(pad, parent, event);
+    GstSegment mapped;
+    gst_segment_copy_into(segment, &mapped);
+    mapped.start = (guint64)to_shown(edits, n, (gint64)segment->start);
+    mapped.time = (guint64)to_shown(edits, n, (gint64)segment->time);
+    mapped.position = (guint64)to_shown(edits, n, (gint64)segment->position);
+    if (GST_CLOCK_TIME_IS_VALID(segment->stop)) mapped.stop = (guint64)to_shown(edits, n, (gint64)segment->stop);
+    g_free(edits);
+    GstEvent *moved = gst_event_new_segment(&mapped);
+    gst_event_set_seqnum(moved, gst_event_get_seqnum(event));
+    gst_event_unref(event);
+    return gst_pad_event_default(pad, parent, moved);
+}
+
+/* A seek asks for presentation times, which the demuxer, without the edit list, reads as media
+ * times: they go up as the media times that play there (a forward seek in time only). */
+static gboolean src_event(GstPad *pad, GstObject *parent, GstEvent *event) {
+    GkVideoTrim *self = (GkVideoTrim *)parent;
+    if (GST_EVENT_TYPE(event) != GST_EVENT_SEEK) return gst_pad_event_default(pad, parent, event);
+    gdouble rate = 1;
+    GstFormat format = GST_FORMAT_UNDEFINED;
+    GstSeekFlags flags = 0;
+    GstSeekType start_type = GST_SEEK_TYPE_NONE, stop_type = GST_SEEK_TYPE_NONE;
+    gint64 start = 0, stop = 0;
+    gst_event_parse_seek(event, &rate, &format, &flags, &start_type, &start, &stop_type, &stop);
+    guint n = 0;
+    Edit *edits = format == GST_FORMAT_TIME && rate > 0 ? copy_edits(self, &n) : NULL;
+    if (edits == NULL) return gst_pad_event_default(pad, parent, event);
+    if (start_type == GST_SEEK_TYPE_SET && start >= 0) start = to_media(edits, n, start);
+    if (stop_type == GST_SEEK_TYPE_SET && stop >= 0) stop = to_media(edits, n, stop);
+    g_free(edits);
+    GstEvent *moved = gst_event_new_seek(rate, format, flags, start_type, start, stop_type, stop);
+    gst_event_set_seqnum(moved, gst_event_get_seqnum(event));
+    gst_event_unref(event);
+    return gst_pad_push_event(self->sinkpad, moved);
+}
+
+/* The duration and position the stream's reader is told are the presentation's. */
+static gboolean src_query(GstPad *pad, GstObject *parent, GstQuery *query) {
+    GkVideoTrim *self = (GkVideoTrim *)parent;
+    GstQueryType type = GST_QUERY_TYPE(query);
+    if (type != GST_QUERY_DURATION && type != GST_QUERY_POSITION) return gst_pad_query_default(pad, parent, query);
+    if (!gst_pad_query_default(pad, parent, query)) return FALSE;
+    GstFormat format = GST_FORMAT_UNDEFINED;
+    gint64 value = -1;
+    if (type == GST_QUERY_DURATION) gst_query_parse_duration(query, &format, &value);
+    else gst_query_parse_position(query, &format, &value);
+    guint n = 0;
+    Edit *edits = format == GST_FORMAT_TIME && value >= 0 ? copy_edits(self, &n) : NULL;
+    if (edits == NULL) return TRUE;
+    if (type == GST_QUERY_DURATION) gst_query_set_duration(query, format, to_shown(edits, n, G_MAXINT64));
+    else gst_query_set_position(query, format, to_shown(edits, n, value));
+    g_free(edits);
+    return TRUE;
+}
+
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
     GkVideoTrim *self = (GkVideoTrim *)object;
     GK_OBJECT_LOCK(self);
@@ -194,7 +295,9 @@ static void gk_video_trim_class_init(GkVideoTrimClass *klass) {
 }
 
 static void gk_video_trim_init(GkVideoTrim *self) {
-    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, NULL, &self->sinkpad, &self->srcpad);
+    gk_add_passthrough_pads(GST_ELEMENT(self), &sink_template, &src_template, chain, sink_event, &self->sinkpad, &self->srcpad);
+    gst_pad_set_event_function(self->srcpad, src_event);
+    gst_pad_set_query_function(self->srcpad, src_query);
 }
 
 GST_ELEMENT_REGISTER_DEFINE(gkvideotrim, "gkvideotrim", GST_RANK_NONE, gk_video_trim_get_type())

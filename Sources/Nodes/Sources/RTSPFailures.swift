@@ -47,7 +47,9 @@ extension RTSPSourceNode {
         while i < utf8.endIndex {
             if utf8[i] == UInt8(ascii: "%") {
                 let h = utf8.index(after: i)
+                // Two hex digits, no more (UInt8(_:radix:) would take a sign: "%+4").
                 guard h < utf8.endIndex, utf8.index(after: h) < utf8.endIndex,
+                      utf8[h...utf8.index(after: h)].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
                       let byte = UInt8(String(decoding: utf8[h...utf8.index(after: h)], as: UTF8.self), radix: 16) else { return nil }
                 bytes.append(byte)
                 i = utf8.index(h, offsetBy: 2)

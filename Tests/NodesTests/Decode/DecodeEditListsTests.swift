@@ -55,4 +55,30 @@ import TestSupport
         let times = frames.compactMap { $0.presentationTime?.seconds }
         #expect(times.count == frames.count && zip(times, times.dropFirst()).allSatisfy { $0 < $1 } && (times.first ?? 9) < Double(edits[0].1 < 0 ? edits[0].0 : 0) / 1_000 + 0.05, "\(times.prefix(5))")
     }
+
+    /// A run started at a time of such a file (an export of a range, a thumbnail) starts at the
+    /// frame showing there, across the edits: the seek goes to the media that plays there, and
+    /// what leaves is what the whole decode gives from that frame to the range's end.
+    @Test func aRangeOfAVideoOfSeveralEditsIsTheWholeDecodesFrames() throws {
+        // 0.3 s of nothing, then media 0.156 s for 0.7 s, 1.25 s for 0.5 s, 2.34 s for 0.9 s.
+        let file = try edited([(300, -1), (700, 2_000), (500, 16_000), (900, 30_000)], name: "range.mp4")
+        let whole = try DecodeNodeTests.decodedFrames(file, readOnly: false)
+        let times = whole.map { $0.presentationTime?.seconds ?? -1 }
+        let (start, end) = (1.3, 2.0)
+        let first = try #require(times.lastIndex { $0 <= start + 0.0005 }), past = try #require(times.firstIndex { $0 >= end - 0.0005 })
+        let graph = try GraphLoader(registry: .builtIn).load(json: """
+            { "version": 1, "nodes": { "src": { "type": "source.file", "params": { "path": "\(file)" } },
+              "dec": { "type": "decode", "params": { "pixelFormat": "i420" } }, "s": { "type": "sink.app", "params": { "maxBuffers": 0 } } },
+              "edges": [ "src.out -> dec.in", "dec.video -> s.in" ] }
+            """)
+        let run = try GraphRun(graph)
+        try run.start(at: GraphRun.Seek.exact(MediaTime(value: 13, timescale: 10)).ending(at: MediaTime(value: 2, timescale: 1)))
+        let output = try run.output("s")
+        var frames: [SampleBuffer] = []
+        while let frame = output.copyNextSampleBuffer(timeout: 60) { frames.append(frame) }
+        #expect(run.wait().status == .completed)
+        let expected = whole[first..<past].map { frame in frame.withUnsafeBytes { Array($0) } }
+        #expect(frames.count == expected.count && frames.map { frame in frame.withUnsafeBytes { Array($0) } } == expected,
+                "\(frames.count) frames from \(frames.first?.presentationTime?.seconds ?? -1) s; the whole decode's \(first)..<\(past) are \(expected.count)")
+    }
 }

@@ -65,6 +65,9 @@ import TestSupport
         let escape = problems(#""url": "rtsp://admin:hun%zzter2@127.0.0.1/stream""#)
         #expect(escape.first?.hasPrefix("nodes.n.params.url: the user or password in rtsp://127.0.0.1/stream has a malformed %-escape") == true, "\(escape)")
         #expect(escape.allSatisfy { !$0.contains("hun%zzter2") })
+        // A sign is no hex digit: "%+4" is malformed, not byte 4.
+        let signed = problems(#""url": "rtsp://admin:hun%+4ter2@127.0.0.1/stream""#)
+        #expect(signed.first?.hasPrefix("nodes.n.params.url: the user or password in rtsp://127.0.0.1/stream has a malformed %-escape") == true, "\(signed)")
     }
 }
 
