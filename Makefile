@@ -77,8 +77,8 @@ test-build: deps plugin-example gst-plugin $(GST_CHECKS)
 # URL with the same toolchain on both platforms, about 150 s cold each time, so it runs once).
 CONSUMER_TEST ?= test-consumer
 test: test-build test-elements test-plugin-example $(CONSUMER_TEST) test-api-coverage
-	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build 2>&1 | tee .build/test.log; \
-	  status=$${PIPESTATUS[0]}; bash scripts/test-failures.sh .build/test.log $$status; exit $$status
+	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) \
+	  bash scripts/run-suite.sh "$$($(SWIFT) build --show-bin-path)" .build/test.log
 
 # The fast tier: the code's own logic, no media (under 90 s on 2 cores; run it after every
 # change). Every suite marked `.media` is left out (Tests/TestSupport/TestTier.swift), and the
@@ -89,7 +89,7 @@ test-fast: deps
 	source scripts/test-env.sh && empty=$$(mktemp -d) && trap 'rm -rf "$$empty"' EXIT && \
 	  GRAPHKIT_TEST_TIER=fast GST_PLUGIN_SYSTEM_PATH_1_0=$$empty GST_PLUGIN_PATH_1_0=$$empty \
 	  GST_REGISTRY_1_0=$$empty/registry.bin GST_REGISTRY_FORK=no \
-	  $(SWIFT) test --skip-build 2>&1 | tee .build/test-fast.log; exit $${PIPESTATUS[0]}
+	  bash scripts/run-suite.sh "$$($(SWIFT) build --show-bin-path)" .build/test-fast.log
 
 # The example plugin's own tests: NodeHarness from the shared library (GraphKitShared), as a
 # plugin author tests a node.
@@ -130,7 +130,8 @@ test-bare-machine:
 image:
 	@bash scripts/install-deps.sh --image
 	$(MAKE) test-build
-	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) $(SWIFT) test --skip-build --filter ImageTests 2>&1 | tee .build/image-test.log; exit $${PIPESTATUS[0]}
+	source scripts/test-env.sh && GRAPHCTL=$(CURDIR)/$(GRAPHCTL_DEBUG) \
+	  bash scripts/run-suite.sh "$$($(SWIFT) build --show-bin-path)" .build/image-test.log --filter ImageTests
 	@podman image inspect --format 'localhost/graphkit:dev: {{.Id}}, {{.Size}} bytes' localhost/graphkit:dev
 
 gst-plugin: deps $(GST_PLUGIN)
