@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A loopback RTSP server that misbehaves in one of nine ways.
+"""A loopback RTSP server that misbehaves in one of ten ways.
 
     rtsp-hostile-server.py PORT MODE
 
@@ -18,6 +18,8 @@ MODE is one of:
   flood            as endless-fu-a, as fast as it can from the first packet
   endless-aac      one AAC track (MPEG4-GENERIC): after PLAY, an access unit's fragments for
                    ever, none with the marker that ends it
+  zero-clock       one H.264 track whose SDP says a clock rate of 0 (rtpmap H264/0); after
+                   PLAY, a small key frame every 40 ms
 
 Listens on 127.0.0.1:PORT and prints "ready"; SIGTERM stops it. Started and stopped by the
 tests (LoopbackServer), by its PID.
@@ -35,7 +37,8 @@ def sdp(tracks, mode):
         return ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
                 "m=audio 0 RTP/AVP 97\r\na=rtpmap:97 MPEG4-GENERIC/48000/2\r\na=fmtp:97 streamtype=5;profile-level-id=1;"
                 "mode=AAC-hbr;sizelength=13;indexlength=3;indexdeltalength=3;config=1190\r\na=control:track0\r\n")
-    media = "".join(f"m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1\r\na=control:track{i}\r\n"
+    rate = 0 if mode == "zero-clock" else 90000
+    media = "".join(f"m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/{rate}\r\na=fmtp:96 packetization-mode=1\r\na=control:track{i}\r\n"
                     for i in range(tracks))
     return "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n" + media
 
@@ -69,7 +72,7 @@ def reply(client, method, cseq, port, mode):
     else:
         head += "Session: 31415926\r\n" + ("Range: npt=0-\r\n" if method == "PLAY" else "")
     client.sendall((head + f"Content-Length: {len(body)}\r\n\r\n" + body).encode())
-    if method == "PLAY" and mode in ("endless-fu-a", "endless-aac", "flood"):
+    if method == "PLAY" and mode in ("endless-fu-a", "endless-aac", "flood", "zero-clock"):
         threading.Thread(target=flood, args=(client, mode), daemon=True).start()
 
 
@@ -78,6 +81,17 @@ def flood(client, mode):
     chunk = bytes(16000)
     seq = 0
     while True:
+        if mode == "zero-clock":
+            # A whole IDR slice in one packet (single NAL unit, marker set), 25 a second.
+            rtp = bytes([0x80, 0xE0, (seq >> 8) & 0xFF, seq & 0xFF]) + (seq * 3600).to_bytes(4, "big") \
+                + bytes([0x12, 0x34, 0x56, 0x78, 0x65, 0x88, 0x84]) + bytes(200)
+            try:
+                client.sendall(b"$\x00" + len(rtp).to_bytes(2, "big") + rtp)
+            except OSError:
+                return
+            seq = (seq + 1) & 0xFFFF
+            time.sleep(0.04)
+            continue
         if mode != "endless-aac":
             # FU indicator (NRI 3, type 28), FU header (start on the first, IDR).
             payload = bytes([0x7C, 0x85 if seq == 0 else 0x05]) + chunk

@@ -55,6 +55,23 @@ extension HostileClaimsTests {
         }
     }
 
+    /// An SDP whose rtpmap gives the video a clock rate of 0 (H264/0), packets flowing after
+    /// PLAY: GStreamer divided by it (a CRITICAL on the terminal a packet) and the run failed
+    /// saying the track "could not be linked". Now the run fails (70) naming the server's
+    /// description for it, at once, with no CRITICAL.
+    @Test(.timeLimit(.minutes(2))) func anRTSPServerWhoseClockRateIsZeroIsNamedForIt() throws {
+        let (server, port) = try RTSPTestServer.startHostile("zero-clock", in: folder)
+        defer { server.stop() }
+        let out = path("zero-clock.mp4")
+        let run = try runMeasured(rtspGraph(port, "video", timeout: 5, out: out), "zero-clock")
+        #expect(run.result.status == 70, "\(run.result.stderr)")
+        #expect(run.result.stderr.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" describes its video with an RTP clock rate of 0 (its SDP's rtpmap)"),
+                "\(run.result.stderr)")
+        #expect(!run.result.stderr.contains("CRITICAL") && !run.result.stderr.contains("secret"), "\(run.result.stderr)")
+        #expect(run.seconds < 4, "\(run.seconds) s")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     func rtmpGraph(_ port: Int, timeout: Int) -> String {
         #"{ "version": 1, "nodes": { "camera": { "type": "capture.video", "params": { "width": 320, "height": 240, "fps": 30, "duration": 20 } }, "#
             + #""mic": { "type": "capture.audio", "params": { "duration": 20 } }, "h264": { "type": "encode.h264", "params": { "keyframeInterval": 30 } }, "#

@@ -129,6 +129,25 @@ public final class Element: Sendable {
         callbacks.connect(object, "before-send", unsafeBitCast(callback, to: GCallback.self), context: Handler<String>(handler))
     }
 
+    /// Called as `rtspsrc` is about to set up each stream of the server's description (SDP), with
+    /// its media ("video", "audio"…) and its RTP clock rate (nil when the description gives none):
+    /// true sets the stream up, false leaves it out.
+    public func onRTSPStreamSelect(_ handler: @escaping @Sendable (_ media: String, _ clockRate: Int?) -> Bool) {
+        let callback: @convention(c) (UnsafeMutableRawPointer?, UInt32, UnsafeMutablePointer<GstCaps>?, UnsafeMutableRawPointer?) -> gboolean = { element, _, caps, ctx in
+            guard let ctx, let caps else { return 1 }
+            gk_callback_enter(element)
+            defer { gk_callback_leave(element) }
+            var media = ""
+            if gst_caps_get_size(caps) > 0, let s = gst_caps_get_structure(caps, 0), let m = gst_structure_get_string(s, "media") { media = String(cString: m) }
+            var rate: Int32 = 0
+            let known = gk_caps_int_field(caps, "clock-rate", &rate) != 0
+            let asker = Unmanaged<Asker<(String, Int?), Bool>>.fromOpaque(ctx).takeUnretainedValue()
+            return asker.answer((media, known ? Int(rate) : nil)) ? 1 : 0
+        }
+        callbacks.connect(object, "select-stream", unsafeBitCast(callback, to: GCallback.self),
+                          context: Asker<(String, Int?), Bool> { handler($0.0, $0.1) })
+    }
+
     /// Trusts the certificate authorities in the PEM file at `path` for this element's TLS
     /// connections (its `tls-database`), instead of the system's. Throws GIO's reason when the
     /// file holds none it can read.
@@ -497,6 +516,11 @@ public final class Element: Sendable {
     private final class Handler<Argument>: Sendable {
         let call: @Sendable (Argument) -> Void
         init(_ call: @escaping @Sendable (Argument) -> Void) { self.call = call }
+    }
+    /// A handler whose answer goes back to the signal's emitter.
+    private final class Asker<Argument, Result>: Sendable {
+        let answer: @Sendable (Argument) -> Result
+        init(_ answer: @escaping @Sendable (Argument) -> Result) { self.answer = answer }
     }
     private final class BufferHandler: Sendable {
         let handler: @Sendable (Int, MediaTime?) -> Void

@@ -103,9 +103,11 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         var requests: [String: Int] = [:]
         var played = false
         /// The process's sockets to the server's port before this session connected, and its
-        /// own once it sent its first request (``PeerSockets``).
+        /// own, found at each request it sends before PLAY (``PeerSockets``).
         var socketsBefore: Set<Int32> = []
         var sockets: Set<Int32> = []
+        /// Its connection was cut (``cutConnection()``): one rtspsrc makes again is cut too.
+        var cut = false
     }
     /// The server's TCP port: the URL's, or RTSP's (554) or RTSPS's (322).
     var serverPort: Int { endpoint.port ?? (tls ? 322 : 554) }
@@ -270,20 +272,42 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
                 w.lastRequest = method
                 if method == "PLAY", w.playing == nil { w.playing = .now }
             }
-            let first = session.withLock { s in s.number == number && s.requests.isEmpty }
-            let own = first ? PeerSockets.connected(toPort: serverPort) : []
-            let sent = session.withLock { s -> Int in
-                guard s.number == number, !s.played else { return 0 }
-                if first { s.sockets = own.subtracting(s.socketsBefore) }
+            // This session's connections are found again at each request before PLAY, and after
+            // a cut: rtspsrc connects again when its server closes the connection while it awaits
+            // a reply, and sends again (gst_rtspsrc_try_send, once). A cut connection so made
+            // again was read for ever (a header line a second) and the run could not end: one
+            // found after a cut is cut at once.
+            let looks = session.withLock { s in s.number == number && (!s.played || s.cut) }
+            let found = looks ? PeerSockets.connected(toPort: serverPort) : []
+            let (sent, again) = session.withLock { s -> (Int, Set<Int32>) in
+                guard s.number == number else { return (0, []) }
+                s.sockets.formUnion(found.subtracting(s.socketsBefore))
+                let again = s.cut ? s.sockets : []
+                guard !s.played else { return (0, again) }
                 if method == "PLAY" { s.played = true }
                 s.requests[method, default: 0] += 1
-                return s.requests[method, default: 0]
+                return (s.requests[method, default: 0], again)
             }
+            if !again.isEmpty { PeerSockets.shutDown(again, port: serverPort) }
             if let most = Self.mostRequests[method], sent == most + 1 {
                 source.postError("the RTSP server \"\(endpoint.shown)\" had to be sent \(sent) \(method) requests before it would play the stream, "
                                  + (method == "SETUP" ? "one a track, more than the \(most) tracks source.rtsp sets up: its description (SDP) is not a camera's"
                                                       : "more than \(most): it redirects or refuses over and over"))
             }
+        }
+        let taken = Set(targets.withLock { $0 }.keys)
+        source.onRTSPStreamSelect { [endpoint] media, rate in
+            // A clock rate of 0 (rtpmap H264/0) reached GStreamer's time scaling as a divisor (a
+            // CRITICAL a packet) and the run failed saying the track "could not be linked"; none
+            // at all (rtpmap H264, a dynamic payload type) dropped every packet. A track no
+            // output takes is left out; one that an output takes fails the run.
+            if let rate, rate > 0 { return true }
+            if taken.contains(media) {
+                source.postError("the RTSP server \"\(endpoint.shown)\" describes its \(media) "
+                                 + (rate.map { "with an RTP clock rate of \($0)" } ?? "without an RTP clock rate")
+                                 + " (its SDP's rtpmap): a stream's times are counted in its clock rate, which must be above 0")
+            }
+            return false
         }
         let outputs = targets.withLock { $0 }
         let stream = mediaDescription ?? "the RTSP stream"
@@ -363,8 +387,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         return found
     }
 
-    /// Shuts this session's connection to the server down: a read waiting on it returns.
+    /// Shuts this session's connection to the server down: a read waiting on it returns. A
+    /// connection rtspsrc makes again afterwards is shut down as it sends its request.
     private func cutConnection() {
+        session.withLock { $0.cut = true }
         PeerSockets.shutDown(sessionSockets(), port: serverPort)
     }
 
