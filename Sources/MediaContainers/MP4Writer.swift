@@ -227,16 +227,6 @@ package struct MP4Writer: Sendable {
         tracks[t] = fresh
     }
 
-    /// The latest decode time (seconds) of the track furthest behind among those other than
-    /// `t` that have samples and have not ended; nil when there is none.
-    package func slowest(besides t: Int) -> Double? {
-        var slowest: Double?
-        for i in tracks.indices where i != t && !tracks[i].ended && tracks[i].count > 0 {
-            slowest = min(slowest ?? tracks[i].reached, tracks[i].reached)
-        }
-        return slowest
-    }
-
     /// Track `t`'s format, once known.
     package func format(track t: Int) -> MP4TrackFormat? { tracks.indices.contains(t) ? tracks[t].format : nil }
 

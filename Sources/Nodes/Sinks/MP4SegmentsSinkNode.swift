@@ -90,7 +90,7 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
         var writer: MP4Writer?
         /// The file before, after a cut and until every other track has reached the cut's time:
         /// what the lead had passed before the cut may still arrive from the others (the sound
-        /// comes up to ``MP4SinkNode/interleaveLead`` behind the pictures).
+        /// comes up to ``MuxInterleave/lead`` behind the pictures).
         var closing: (number: Int, file: OutputFile, writer: MP4Writer, cut: Double)?
         /// The files this run completed, and each one's identity (a cancel removes only those).
         var done: [(path: String, identity: FileIdentity?)] = []
@@ -100,18 +100,12 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
         var boundary: Double?
         /// Sound at or past ``boundary`` waiting for the video to decide which file it is in.
         var held: [Held] = []
-        /// Each track's latest decode time (seconds), whether it ended, and whether its last
-        /// wait for the others ran out (a stall: it waits no more until they catch up).
-        var reached: [Double] = []
-        var ended: [Bool] = []
-        var gaveUp: [Bool] = []
+        /// How the tracks wait for each other, and how far each has come (``MuxInterleave``).
+        var interleave = MuxInterleave(inputs: 0)
         var edits = MP4Index.Edits()
 
-        func isAhead(_ t: Int, _ time: Double, evenAfterAStall: Bool = false) -> Bool {
-            guard failure == nil, status == .writing, evenAfterAStall || !gaveUp[t] else { return false }
-            let others = reached.indices.filter { $0 != t && !ended[$0] && reached[$0] > -.infinity }
-            guard let slowest = others.map({ reached[$0] }).min() else { return false }
-            return time > slowest + MP4SinkNode.interleaveLead
+        func isAhead(_ t: Int, _ time: Double) -> Bool {
+            failure == nil && status == .writing && interleave.isAhead(t, time)
         }
     }
     private let state = Condition(State())
@@ -134,9 +128,7 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
         tags = MP4SinkNode.textTags(source: source)
         extraTags = MP4SinkNode.extraTags(MP4ExtraTags(), keeping: source, context: context, fragmented: false, chapters: false)
         state.withLock { s in
-            s.reached = ports.map { _ in -.infinity }
-            s.ended = ports.map { _ in false }
-            s.gaveUp = ports.map { _ in false }
+            s.interleave = MuxInterleave(inputs: ports.count)
         }
     }
 
@@ -222,8 +214,8 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
                          fail: @Sendable (GraphError, Element) -> Void) {
         let time: Double? = if case .sample(_, let pts, let dts) = event, let t = (dts ?? pts)?.seconds, t.isFinite { t } else { nil }
         let failed: GraphError? = state.wait(until: { s in time.map { !s.isAhead(track, $0) } ?? true },
-                                             atMost: MP4SinkNode.interleaveWait, wakingWaiters: true) { s in
-            if let time { s.gaveUp[track] = s.isAhead(track, time, evenAfterAStall: true) }
+                                             atMost: MuxInterleave.wait, wakingWaiters: true) { s in
+            if let time { s.interleave.waited(track, at: time) }
             guard s.failure == nil, s.status == .writing, s.writer != nil else { return nil }
             do throws(GraphError) {
                 switch event {
@@ -235,10 +227,10 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
                     s.formats[track] = f
                     try writing(&s) { (w) throws(ContainerError) in try w.setFormat(f, track: track) }
                 case .sample(let buffer, let pts, let dts):
-                    if let time { s.reached[track] = time }
-                    try place(Held(buffer: buffer, pts: pts, dts: dts, time: time ?? s.reached[track]), track: track, in: &s)
+                    if let time { s.interleave.reach(track, time) }
+                    try place(Held(buffer: buffer, pts: pts, dts: dts, time: time ?? s.interleave.latest(track)), track: track, in: &s)
                 case .end:
-                    s.ended[track] = true
+                    s.interleave.end(track)
                     if track == lead { try release(&s) { _ in true } } else { try finishClosing(&s) }
                     // A track's end waits for its held samples: they still go into a file.
                     if track == lead || s.held.isEmpty { try writing(&s) { (w) throws(ContainerError) in try w.endTrack(track) } }
@@ -246,6 +238,7 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
                     // A seek's (a run started at a time prerolls, then seeks): what this input gave
                     // before it is stale, as in `sink.mp4`; the cuts start again from the lead's next sample.
                     s.writer?.restart(track: track)
+                    s.interleave.restart(track)
                     if track == lead { s.boundary = nil } else { s.held.removeAll() }
                 }
             } catch {
@@ -277,7 +270,7 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
             if sample.time < closing.cut - 1e-6 { return try appendClosing(sample, track: track, &s) }
             try finishClosing(&s)
         }
-        guard let boundary = s.boundary, !s.ended[lead], sample.time >= boundary - 1e-6 else {
+        guard let boundary = s.boundary, !s.interleave.hasEnded(lead), sample.time >= boundary - 1e-6 else {
             return try append(sample, track: track, &s)
         }
         s.held.append(sample)
@@ -300,7 +293,7 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
             throw error
         }
         try release(&s) { _ in true }
-        if s.reached.indices.allSatisfy({ $0 == lead || s.ended[$0] || s.reached[$0] == -.infinity || s.reached[$0] >= time - 1e-6 }) {
+        if s.interleave.othersReached(time, besides: lead) {
             try finishClosing(&s)
         }
     }
@@ -331,7 +324,7 @@ public final class MP4SegmentsSinkNode: ElementNode, PlaysEncoderPriming, Sendab
         s.held.removeFirst(count)
         let track = ports.firstIndex(of: "audio") ?? 0
         for sample in taken { try append(sample, track: track, &s) }
-        if s.held.isEmpty, s.ended[track] { try writing(&s) { (w) throws(ContainerError) in try w.endTrack(track) } }
+        if s.held.isEmpty, s.interleave.hasEnded(track) { try writing(&s) { (w) throws(ContainerError) in try w.endTrack(track) } }
     }
 
     private func append(_ sample: Held, track: Int, _ s: inout State) throws(GraphError) {

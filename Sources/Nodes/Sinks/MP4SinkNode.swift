@@ -145,32 +145,19 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         var source: MediaMetadata?
         /// The length limit's count of bytes, when the file has one.
         var budget: ByteBudget?
-        /// Whether each input's last wait ran out with it still ahead (a stall): it then waits
-        /// no more until the others have caught up with it.
-        var gaveUp: [Bool] = []
+        /// How the inputs wait for each other (``MuxInterleave``).
+        var interleave = MuxInterleave(inputs: 0)
         /// On the container path: each track's format, known before the file is made, given to the
         /// writer as it is made.
         var storedFormats: [Int: MP4TrackFormat] = [:]
 
-        /// Whether input `t`'s sample at `time` is more than ``MP4SinkNode/interleaveLead``
-        /// ahead of the slowest other input still running that has given a sample (one that has
-        /// not started is not waited for: a camera can take seconds to give its first picture),
-        /// and, unless `evenAfterAStall`, has not given up waiting for it.
-        func isAhead(_ t: Int, _ time: Double, evenAfterAStall: Bool = false) -> Bool {
-            guard failure == nil, status == .writing, gaveUp.indices.contains(t), evenAfterAStall || !gaveUp[t],
-                  let slowest = writer?.slowest(besides: t) else { return false }
-            return time > slowest + MP4SinkNode.interleaveLead
+        /// Whether input `t`'s sample at `time` waits for the others (``MuxInterleave``): only
+        /// while the file is being written.
+        func isAhead(_ t: Int, _ time: Double) -> Bool {
+            failure == nil && status == .writing && writer != nil && interleave.isAhead(t, time)
         }
     }
     private let state = Condition(State())
-
-    /// An input waits while its samples are this many seconds ahead of another's, as a muxer
-    /// waits for the input that is behind: the file is interleaved as it is written, sound does
-    /// not run ahead of pictures in memory, and a length limit cuts every input near one time.
-    static let interleaveLead = 0.5
-    /// It waits at most this long for an input that gives nothing: a stalled camera does not
-    /// stop the sound (a live source's queue would drop it), and nothing waits for ever.
-    static let interleaveWait = 0.5
 
     public init(context: NodeContext) throws(GraphError) {
         self.context = context
@@ -332,7 +319,7 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
         let refused: GraphError? = state.withLock { s in
             s.writer = writer
             s.status = .writing
-            s.gaveUp = Array(repeating: false, count: ports.count)
+            s.interleave = MuxInterleave(inputs: ports.count)
             do throws(ContainerError) {
                 for (track, format) in s.storedFormats.sorted(by: { $0.key < $1.key }) { try s.writer!.setFormat(format, track: track) }
             } catch {
@@ -356,20 +343,15 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
     // MARK: Streaming threads
 
     /// Takes what reaches input `track`'s end on its streaming thread into the writer. A sample
-    /// more than ``interleaveLead`` ahead of another input (``State/isAhead(_:_:evenAfterAStall:)``)
-    /// first waits for it, as a muxer's pads wait, at most ``interleaveWait``: each sample, every
-    /// end and failure wakes it. A wait that runs out is a stall: the input goes on without
-    /// waiting until the others have caught up with it (one wait a stall, however slowly they
-    /// move). One acquisition of the lock a sample that does not wait.
+    /// ahead of another input first waits for it, as a muxer's pads wait (``MuxInterleave``):
+    /// each sample, every end and failure wakes it. One acquisition of the lock a sample that
+    /// does not wait.
     private func receive(_ event: Element.EncodedSampleEvent, track: Int, port: String, sink: Element,
                          fail: @Sendable (GraphError, Element) -> Void) {
         let time: Double? = if case .sample(_, let pts, let dts) = event, let t = (dts ?? pts)?.seconds, t.isFinite { t } else { nil }
         let failed: GraphError? = state.wait(until: { s in time.map { !s.isAhead(track, $0) } ?? true },
-                                             atMost: Self.interleaveWait, wakingWaiters: true) { s in
-            if s.gaveUp.indices.contains(track) {
-                if let time { s.gaveUp[track] = s.isAhead(track, time, evenAfterAStall: true) }
-                if case .flush = event { s.gaveUp[track] = false }
-            }
+                                             atMost: MuxInterleave.wait, wakingWaiters: true) { s in
+            if let time { s.interleave.waited(track, at: time) }
             guard s.failure == nil, s.status == .writing, s.writer != nil else { return nil }
             do throws(ContainerError) {
                 switch event {
@@ -379,12 +361,15 @@ public final class MP4SinkNode: ElementNode, StoredSampleSink, Sendable {
                     }
                     try s.writer!.setFormat(f, track: track)
                 case .sample(let buffer, let pts, let dts):
+                    if let time { s.interleave.reach(track, time) }
                     try Self.append(buffer, pts: pts, dts: dts, track: track, to: &s.writer!)
                 case .end:
+                    s.interleave.end(track)
                     try s.writer!.endTrack(track)
                 case .flush:
                     // A seek's (a run started at a time prerolls, then seeks): what this input
                     // gave before it is stale.
+                    s.interleave.restart(track)
                     s.writer!.restart(track: track)
                 }
             } catch {
