@@ -34,8 +34,12 @@ package struct MPEGTSWriter: Sendable {
             let scale = Int64(tracks[t].timescale)
             var at = 0
             for s in run.samples {
-                let dts = Int64(s.decodeTime) * 90_000 / scale + Self.start
-                let pts = (Int64(s.decodeTime) + Int64(s.compositionOffset)) * 90_000 / scale + Self.start
+                // Times as a file claims them (decode times to 2^64 - 1, offsets of either sign):
+                // saturated, never trapping; the 33-bit clock wraps them as it wraps any.
+                let decode = Int64(clamping: s.decodeTime)
+                let dts = Int64.scaled(decode, by: 90_000, over: scale).addingSaturated(Self.start)
+                let pts = Int64.scaled(decode.addingSaturated(Int64(s.compositionOffset)), by: 90_000, over: scale).addingSaturated(Self.start)
+                guard Int(s.size) <= run.data.count - at else { break }
                 units.append(Unit(track: t, dts: dts, pts: pts, data: run.data[at..<at + Int(s.size)], sync: s.isSync))
                 at += Int(s.size)
             }
@@ -43,12 +47,15 @@ package struct MPEGTSWriter: Sendable {
         units.sort { $0.dts < $1.dts }
         let pcrTrack = tracks.firstIndex(where: \.isVideo) ?? 0
         for u in units {
-            let (streamID, payload): (UInt8, [UInt8]) = switch tracks[u.track].codec {
+            let (streamID, framed): (UInt8, [UInt8]?) = switch tracks[u.track].codec {
             case .h264(let avcC, _, _): (0xE0, Self.annexB(u.data, avcC: avcC, sync: u.sync))
             case .aac(let config, _, _): (0xC0, Self.adts(u.data, config: config))
             // HLS's transport streams carry H.264 and AAC (sink.hls's inputs); other codecs go as they are.
             default: (tracks[u.track].isVideo ? 0xE0 : 0xC0, Array(u.data))
             }
+            // An "AAC frame" longer than ADTS can say (8,191 bytes with its header; a real one is
+            // under 800 bytes a channel) is not one: left out, as a decoder would drop it.
+            guard let payload = framed else { continue }
             var header: [UInt8] = [0, 0, 1, streamID]
             let withDTS = u.dts != u.pts
             let optional = 3 + (withDTS ? 10 : 5)
@@ -165,7 +172,7 @@ package struct MPEGTSWriter: Sendable {
     }
 
     static func timestamp(_ t: Int64, marker: UInt8) -> [UInt8] {
-        let v = UInt64(t) & 0x1_FFFF_FFFF
+        let v = UInt64(bitPattern: t) & 0x1_FFFF_FFFF
         return [marker << 4 | UInt8(v >> 29 & 0x0E) | 1, UInt8(v >> 22 & 0xFF), UInt8(v >> 14 & 0xFE) | 1,
                 UInt8(v >> 7 & 0xFF), UInt8(v << 1 & 0xFE) | 1]
     }
@@ -213,15 +220,20 @@ package struct MPEGTSWriter: Sendable {
         return units
     }
 
-    /// A raw AAC frame in an ADTS header made from its AudioSpecificConfig.
-    static func adts(_ frame: ArraySlice<UInt8>, config: [UInt8]) -> [UInt8] {
+    /// A raw AAC frame in an ADTS header made from its AudioSpecificConfig; nil for a frame
+    /// longer than the header's 13-bit length holds.
+    static func adts(_ frame: ArraySlice<UInt8>, config: [UInt8]) -> [UInt8]? {
         let objectType = config.count > 0 ? Int(config[0] >> 3) : 2
+        // ADTS's profile is 2 bits: Main, LC, SSR, LTP. Any other object type (HE-AAC's SBR and
+        // PS, signalled in the config) is carried as its LC core.
+        let profile = (1...4).contains(objectType) ? objectType - 1 : 1
         let rateIndex = config.count > 1 ? Int(config[0] & 7) << 1 | Int(config[1] >> 7) : 4
         let channels = config.count > 1 ? Int(config[1] >> 3 & 0xF) : 2
         let length = frame.count + 7
+        guard length <= 0x1FFF else { return nil }
         let header: [UInt8] = [
             0xFF, 0xF1,  // sync, MPEG-4, layer 0, no CRC
-            UInt8((max(1, objectType) - 1) << 6 | rateIndex << 2 | channels >> 2),
+            UInt8(profile << 6 | rateIndex << 2 | (channels >> 2 & 1)),
             UInt8((channels & 3) << 6 | length >> 11),
             UInt8(length >> 3 & 0xFF),
             UInt8((length & 7) << 5 | 0x1F),
