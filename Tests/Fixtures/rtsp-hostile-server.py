@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A loopback RTSP server that misbehaves in one of ten ways.
+"""A loopback RTSP server that misbehaves in one of eleven ways.
 
     rtsp-hostile-server.py PORT MODE
 
@@ -20,6 +20,8 @@ MODE is one of:
                    ever, none with the marker that ends it
   zero-clock       one H.264 track whose SDP says a clock rate of 0 (rtpmap H264/0); after
                    PLAY, a small key frame every 40 ms
+  no-rtpmap        one H.264 track on a dynamic payload type (96) with no rtpmap to say what it
+                   carries: no track a client can set up
 
 Listens on 127.0.0.1:PORT and prints "ready"; SIGTERM stops it. Started and stopped by the
 tests (LoopbackServer), by its PID.
@@ -38,7 +40,8 @@ def sdp(tracks, mode):
                 "m=audio 0 RTP/AVP 97\r\na=rtpmap:97 MPEG4-GENERIC/48000/2\r\na=fmtp:97 streamtype=5;profile-level-id=1;"
                 "mode=AAC-hbr;sizelength=13;indexlength=3;indexdeltalength=3;config=1190\r\na=control:track0\r\n")
     rate = 0 if mode == "zero-clock" else 90000
-    media = "".join(f"m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/{rate}\r\na=fmtp:96 packetization-mode=1\r\na=control:track{i}\r\n"
+    rtpmap = "" if mode == "no-rtpmap" else f"a=rtpmap:96 H264/{rate}\r\n"
+    media = "".join(f"m=video 0 RTP/AVP 96\r\n{rtpmap}a=fmtp:96 packetization-mode=1\r\na=control:track{i}\r\n"
                     for i in range(tracks))
     return "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n" + media
 

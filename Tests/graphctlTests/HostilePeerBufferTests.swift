@@ -55,18 +55,23 @@ extension HostileClaimsTests {
         }
     }
 
-    /// An SDP whose rtpmap gives the video a clock rate of 0 (H264/0), packets flowing after
-    /// PLAY: GStreamer divided by it (a CRITICAL on the terminal a packet) and the run failed
-    /// saying the track "could not be linked". Now the run fails (70) naming the server's
-    /// description for it, at once, with no CRITICAL.
-    @Test(.timeLimit(.minutes(2))) func anRTSPServerWhoseClockRateIsZeroIsNamedForIt() throws {
-        let (server, port) = try RTSPTestServer.startHostile("zero-clock", in: folder)
+    /// A server's description that offers no track a client can take: an rtpmap giving the
+    /// video a clock rate of 0 (H264/0), packets flowing after PLAY, where GStreamer divided by
+    /// it (a CRITICAL on the terminal a packet) and the run failed saying the track "could not
+    /// be linked"; a dynamic payload type with no rtpmap, where rtspsrc's "No supported stream
+    /// was found … missing the right GStreamer RTSP extension plugin" made it exit 69 (found by
+    /// fuzz-rtsp). Now each fails (70) naming the server's description, at once, with no CRITICAL.
+    @Test(.timeLimit(.minutes(2)), arguments: [
+        ("zero-clock", "describes its video with an RTP clock rate of 0 (its SDP's rtpmap)"),
+        ("no-rtpmap", "offered no stream source.rtsp can set up over transport tcp: its description (SDP) has no track it can receive"),
+    ])
+    func anRTSPServerWhoseDescriptionOffersNoUsableTrackIsNamedForIt(_ mode: String, _ why: String) throws {
+        let (server, port) = try RTSPTestServer.startHostile(mode, in: folder)
         defer { server.stop() }
-        let out = path("zero-clock.mp4")
-        let run = try runMeasured(rtspGraph(port, "video", timeout: 5, out: out), "zero-clock")
+        let out = path("\(mode).mp4")
+        let run = try runMeasured(rtspGraph(port, "video", timeout: 5, out: out), mode)
         #expect(run.result.status == 70, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" describes its video with an RTP clock rate of 0 (its SDP's rtpmap)"),
-                "\(run.result.stderr)")
+        #expect(run.result.stderr.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" \(why)"), "\(run.result.stderr)")
         #expect(!run.result.stderr.contains("CRITICAL") && !run.result.stderr.contains("secret"), "\(run.result.stderr)")
         #expect(run.seconds < 4, "\(run.seconds) s")
         #expect(!FileManager.default.fileExists(atPath: out))

@@ -24,6 +24,11 @@ extension RTSPSourceNode {
             what = "\(server) answered with something that is not RTSP (its reply could not be parsed)"
         } else if text.contains("Could not receive any UDP packets") {
             what = "\(server) sent no packets over UDP within \(context.parameters[Self.timeout]) s (a firewall?): try transport tcp"
+        } else if text.contains("No supported stream was found") {
+            // rtspsrc's words suggest a missing plugin (and the run said 69): it is the server's
+            // description, or its answers to SETUP, that offer nothing it can set up.
+            what = "\(server) offered no stream source.rtsp can set up over transport \(context.parameters[Self.transport].rawValue): "
+                + "its description (SDP) has no track it can receive, or it refused or did not answer the SETUP of each"
         } else {
             switch NetworkEndpoint.failure(in: text) {
             case .unreachable? where tls:
@@ -33,11 +38,24 @@ extension RTSPSourceNode {
             case .unreachable?: what = "\(server) could not be reached (nothing answered there)"
             case .timedOut?: what = "\(server) did not answer within \(context.parameters[Self.timeout]) s"
             case .unresolved?: what = "\(server): the host \"\(endpoint.host)\" cannot be resolved"
-            case nil: return nil
+            case nil:
+                // GStreamer's words for a resource's failure say nothing of the cause ("Could not
+                // get/set settings from/on resource."): rtspsrc's own reason, its debug text's last
+                // line ("Server did not select transport."), is what the server did.
+                guard Self.genericResourceFailures.contains(where: message.contains),
+                      let reason = debug?.split(separator: "\n").last.map({ String($0.drop(while: \.isWhitespace)) }),
+                      !reason.isEmpty, !reason.hasPrefix("../"), reason.count <= 300 else { return nil }
+                what = "\(server) gave an answer source.rtsp cannot use: \(endpoint.scrubbed(reason))"
             }
         }
         return endpoint.error(what, text: text, node: context.id, at: location)
     }
+
+    /// GStreamer's messages for a resource's failures, which name no cause.
+    static let genericResourceFailures = [
+        "Could not get/set settings from/on resource", "Could not open resource for reading", "Could not read from resource",
+        "Could not write to resource",
+    ]
 
     /// `text` with its %-escapes decoded (RFC 3986); nil when one is malformed or not UTF-8.
     static func percentDecoded(_ text: Substring) -> String? {
