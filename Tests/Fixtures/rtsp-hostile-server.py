@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A loopback RTSP server that misbehaves in one of eleven ways.
+"""A loopback RTSP server that misbehaves in one of twelve ways.
 
     rtsp-hostile-server.py PORT MODE
 
@@ -22,6 +22,7 @@ MODE is one of:
                    PLAY, a small key frame every 40 ms
   no-rtpmap        one H.264 track on a dynamic payload type (96) with no rtpmap to say what it
                    carries: no track a client can set up
+  no-transport     as mute, but its SETUP reply chooses no transport (no Transport header)
 
 Listens on 127.0.0.1:PORT and prints "ready"; SIGTERM stops it. Started and stopped by the
 tests (LoopbackServer), by its PID.
@@ -71,7 +72,7 @@ def reply(client, method, cseq, port, mode):
         body = sdp(1000 if mode == "many-tracks" else 1, mode)
         head += f"Content-Type: application/sdp\r\nContent-Base: rtsp://127.0.0.1:{port}/stream/\r\n"
     elif method == "SETUP":
-        head += "Session: 31415926;timeout=60\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n"
+        head += "Session: 31415926;timeout=60\r\n" + ("" if mode == "no-transport" else "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n")
     else:
         head += "Session: 31415926\r\n" + ("Range: npt=0-\r\n" if method == "PLAY" else "")
     client.sendall((head + f"Content-Length: {len(body)}\r\n\r\n" + body).encode())

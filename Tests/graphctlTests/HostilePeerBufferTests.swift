@@ -60,10 +60,13 @@ extension HostileClaimsTests {
     /// it (a CRITICAL on the terminal a packet) and the run failed saying the track "could not
     /// be linked"; a dynamic payload type with no rtpmap, where rtspsrc's "No supported stream
     /// was found … missing the right GStreamer RTSP extension plugin" made it exit 69 (found by
-    /// fuzz-rtsp). Now each fails (70) naming the server's description, at once, with no CRITICAL.
+    /// fuzz-rtsp); a SETUP reply that chooses no transport. Now each fails (70) naming what the
+    /// server did, at once, with no CRITICAL.
     @Test(.timeLimit(.minutes(2)), arguments: [
         ("zero-clock", "describes its video with an RTP clock rate of 0 (its SDP's rtpmap)"),
         ("no-rtpmap", "offered no stream source.rtsp can set up over transport tcp: its description (SDP) has no track it can receive"),
+        // GStreamer's own words, "Could not get/set settings from/on resource.", said nothing.
+        ("no-transport", "gave an answer source.rtsp cannot use: Server did not select transport."),
     ])
     func anRTSPServerWhoseDescriptionOffersNoUsableTrackIsNamedForIt(_ mode: String, _ why: String) throws {
         let (server, port) = try RTSPTestServer.startHostile(mode, in: folder)
