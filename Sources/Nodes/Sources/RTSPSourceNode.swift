@@ -555,10 +555,18 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         }
     }
 
-    /// The run ends: the watch stops before the pipeline does.
+    /// The run ends: the watch stops before the pipeline does. A session whose server never sent
+    /// a packet has its connection cut first: rtspsrc may be inside a read its server never ends
+    /// (a reply it awaits that never comes), which the pipeline's stop waits on with rtspsrc's
+    /// lock held; a run failed by rtspsrc's own error (a description it cannot use) then never
+    /// ended (fuzz-rtsp). There is no stream to tear down.
     public func runWillEnd() {
-        watch.withLock { $0.stopping = true }
+        let silent = watch.withLock { w in
+            w.stopping = true
+            return w.firstArrival == nil
+        }
         watchdog.stop()
+        if silent { cutConnection() }
     }
 
     /// With `reconnect`, once the stream began: rtspsrc's failures to read or to connect are the

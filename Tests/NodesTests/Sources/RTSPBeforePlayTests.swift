@@ -39,4 +39,26 @@ extension RTSPSourceNodeTests {
         #expect(!"\(String(describing: report.error))".contains("hunter2"))
         #expect(!FileManager.default.fileExists(atPath: out))
     }
+
+    /// What fuzz-rtsp found, replayed (Tests/Fixtures/rtsp-scripts, by rtsp-script-server.py):
+    /// a description of no track, its last lines past its Content-Length, then nothing more.
+    /// rtspsrc failed ("SDP contains no streams") and waited on its connection for a message
+    /// (54 s, the session's keep-alive), with its lock held, so the run's stop waited too. A
+    /// session whose server sent no packet now has its connection cut as the run ends.
+    @Test(.timeLimit(.minutes(2))) func aRunFailedByTheServersDescriptionEndsAtOnce() throws {
+        let script = URL(fileURLWithPath: RTSPTestServer.script).deletingLastPathComponent()
+            .appendingPathComponent("rtsp-scripts/no-streams-then-silence.bin").path
+        let (server, port) = try RTSPTestServer.startFixture("rtsp-script-server.py", [script], in: folder)
+        defer { server.stop() }
+        let out = folder.appendingPathComponent("script.mp4").path
+        let started = Date()
+        let run = try record(#""url": "rtsp://admin:hunter2@127.0.0.1:\#(port)/stream", "timeout": 1"#, into: out, audio: false)
+        defer { run.cancel() }
+        let report = try #require(RemuxChecks.ended(run, within: 20))
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(report.status == .failed && report.error?.code == .runFailed)
+        #expect(report.error?.message.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" gave an answer source.rtsp cannot use: SDP contains no streams") == true,
+                "\(String(describing: report.error))")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
 }
