@@ -19,6 +19,11 @@ let package = Package(
         .executableTarget(name: "fuzz-decode", dependencies: [
             .product(name: "GraphKit", package: "GraphKit"),
         ]),
+        // An RTSP server's answers and packets, any bytes, played on loopback to a recording
+        // (source.rtsp → sink.mp4): the run ends, completed or with a GraphError, in time.
+        .executableTarget(name: "fuzz-rtsp", dependencies: [
+            .product(name: "GraphKit", package: "GraphKit"),
+        ]),
         // GraphKit's container library (Sources/MediaContainers: ISO-BMFF read and edited, the
         // diagnosis of damaged files) fed any bytes, in process, no GStreamer. Its sources are
         // compiled here as they are (ContainersUnderFuzz is a link to them): its API is
@@ -36,5 +41,8 @@ let package = Package(
         // Edit lists of any claim (issue 73) put on an MP4's tracks, then everything GraphKit's
         // own code does with them: the claims, a stored track's priming, the HLS plan, a trim.
         .executableTarget(name: "fuzz-edits", dependencies: ["ContainersUnderFuzz"]),
+        // The samples of an HLS transport-stream segment, as a hostile file or peer gives them
+        // (issue 73): GraphKit's MPEG-TS writer, its Annex B and ADTS rewriting, its 90 kHz times.
+        .executableTarget(name: "fuzz-mpegts", dependencies: ["ContainersUnderFuzz"]),
     ]
 )

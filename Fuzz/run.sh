@@ -10,7 +10,7 @@
 # the input, to replay with `Fuzz/.build-fuzz/debug/TARGET FILE`) go to
 # Fuzz/.build-fuzz/findings/TARGET/ (a run reports only its own), and libFuzzer's output to
 # Fuzz/.build-fuzz/TARGET.log.
-# fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe and fuzz-edits (GraphKit's container library alone, no
+# fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe, fuzz-edits and fuzz-mpegts (GraphKit's container library alone, no
 # GStreamer) are built in release and without the address sanitizer, so that they read thousands
 # of inputs a second: it is Swift,
 # whose overflow and bounds checks stay on in release and trap (each trap a finding), and its
@@ -22,9 +22,9 @@ set -uo pipefail
 cd "$(dirname "$0")"
 SWIFT=${SWIFT:-swift}
 seconds=${FUZZ_SECONDS:-600}
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode fuzz-containers fuzz-hls fuzz-join fuzz-probe fuzz-edits}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz-graph fuzz-decode fuzz-containers fuzz-hls fuzz-join fuzz-probe fuzz-edits fuzz-mpegts fuzz-rtsp}"
 # The targets of the container library alone (Fuzz/Sources/ContainersUnderFuzz).
-is_containers() { [[ $1 == fuzz-containers || $1 == fuzz-hls || $1 == fuzz-join || $1 == fuzz-probe || $1 == fuzz-edits ]]; }
+is_containers() { [[ $1 == fuzz-containers || $1 == fuzz-hls || $1 == fuzz-join || $1 == fuzz-probe || $1 == fuzz-edits || $1 == fuzz-mpegts ]]; }
 scratch=.build-fuzz
 
 # The container library's targets need only it (built below); the others, GraphKit.
@@ -94,7 +94,58 @@ for t in "${targets[@]}"; do
         done
       done
       options=(-max_len=16384 -timeout=10); unwind=1 ;;
-    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode, fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe, fuzz-edits)" >&2; exit 64 ;;
+    # Its inputs spell a segment's samples (FuzzMPEGTS.swift): the seeds, made here, are an H.264
+    # track with a real avcC and an AAC track, eight samples of each, at 25 and ~47 a second.
+    fuzz-mpegts)
+      seeds=("$scratch/seeds-mpegts")
+      mkdir -p "${seeds[0]}"
+      python3 - "${seeds[0]}/av" <<'PY'
+import struct, sys
+avcC = bytes([1, 0x64, 0, 0x1F, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x1F, 1, 0, 2, 0x68, 0xEE])
+out = bytes([1 | 2 | (16 << 2), len(avcC)]) + avcC + bytes([2, 0x11, 0x90]) + struct.pack(">I", 48000)
+bodies = b""
+for k in range(16):
+    video = k % 2 == 0
+    body = struct.pack(">I", 5) + bytes([0x65 if k == 0 else 0x41, 1, 2, 3, 4]) if video else bytes(6)
+    time = (k // 2) * (3600 if video else 1024)
+    out += bytes([(0 if video else 1) | (2 if k == 0 or not video else 0)]) + struct.pack(">HQi", len(body), time, 7200 if video else 0)
+    bodies += body
+open(sys.argv[1], "wb").write(out + bodies)
+PY
+      options=(-max_len=4096 -timeout=10); unwind=1 ;;
+    # Its inputs are a server's replies and packets, split at ||| (FuzzRTSP.swift): the seed,
+    # made here, is a camera's whole exchange (OPTIONS, DESCRIBE with an H.264 SDP, SETUP over
+    # TCP, PLAY) and ten frames of 64x64 H.264 from ffmpeg, a NAL unit a packet. Full unwinding,
+    # as fuzz-decode's.
+    fuzz-rtsp)
+      seeds=("$scratch/seeds-rtsp")
+      mkdir -p "${seeds[0]}"
+      ffmpeg -v error -y -f lavfi -i testsrc=size=64x64:rate=25:duration=0.4 -c:v libx264 -bf 0 -g 5 -f h264 "$scratch/seed-rtsp.h264"
+      python3 - "$scratch/seed-rtsp.h264" "${seeds[0]}/camera" <<'PY'
+import re, struct, sys
+stream = open(sys.argv[1], "rb").read()
+units = [u for u in re.split(b"\x00\x00\x00\x01|\x00\x00\x01", stream) if u]
+sdp = ("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=fuzz\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+       "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1\r\na=control:track0\r\n")
+replies = [
+    "RTSP/1.0 200 OK\r\nCSeq: CSEQ\r\nPublic: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN\r\n\r\n",
+    f"RTSP/1.0 200 OK\r\nCSeq: CSEQ\r\nContent-Type: application/sdp\r\nContent-Length: {len(sdp)}\r\n\r\n{sdp}",
+    "RTSP/1.0 200 OK\r\nCSeq: CSEQ\r\nSession: 12345678\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n",
+    "RTSP/1.0 200 OK\r\nCSeq: CSEQ\r\nSession: 12345678\r\nRange: npt=0-\r\n\r\n",
+]
+packets, seq, frame = b"", 0, -1
+for u in units:
+    kind = u[0] & 0x1F
+    if kind in (1, 5):
+        frame += 1
+    slice_ = kind in (1, 5)
+    rtp = bytes([0x80, 0x60 | (0x80 if slice_ else 0)]) + struct.pack(">HII", seq, max(frame, 0) * 3600, 0x12345678) + u
+    packets += b"$\x00" + struct.pack(">H", len(rtp)) + rtp
+    seq += 1
+open(sys.argv[2], "wb").write("|||".join(replies).encode() + b"|||" + packets)
+PY
+      options=(-max_len=16384 -timeout=30); unwind=0 ;;
+    *) echo "fuzz: unknown target $t (fuzz-graph, fuzz-decode, fuzz-containers, fuzz-hls, fuzz-join, fuzz-probe, fuzz-edits, fuzz-mpegts, fuzz-rtsp)" >&2; exit 64 ;;
   esac
   binary=$scratch/debug/$t
   is_containers "$t" && binary=$scratch/release/$t
