@@ -298,9 +298,10 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
         let taken = Set(targets.withLock { $0 }.keys)
         source.onRTSPStreamSelect { [endpoint] media, rate in
             // A clock rate of 0 (rtpmap H264/0) reached GStreamer's time scaling as a divisor (a
-            // CRITICAL a packet) and the run failed saying the track "could not be linked"; none
-            // at all (rtpmap H264, a dynamic payload type) dropped every packet. A track no
-            // output takes is left out; one that an output takes fails the run.
+            // CRITICAL a packet) and the run failed saying the track "could not be linked". (A
+            // video rtpmap without a rate is given 90 kHz by GStreamer; one still without a rate
+            // is refused the same way.) A track no output takes is left out; one that an output
+            // takes fails the run.
             if let rate, rate > 0 { return true }
             if taken.contains(media) {
                 source.postError("the RTSP server \"\(endpoint.shown)\" describes its \(media) "
