@@ -16,7 +16,9 @@ if [ ! -x "$bundle" ]; then
   echo "run-suite: no test bundle at $bundle: build the tests first (swift build --build-tests)" >&2
   exit 2
 fi
-"$bundle" --testing-library swift-testing "$@" 2>&1 | tee "$log"
+# Without colours: run directly on a terminal (TERM set), Swift Testing colours its lines, and
+# scripts/test-failures.sh finds the failing ones by their first character.
+NO_COLOR=1 "$bundle" --testing-library swift-testing "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" = 0 ] && ! grep -aqE 'Test run with [0-9]+ tests? .*passed' "$log"; then
   echo "=== the suite exited 0 but its log ($log) has no summary line (\"Test run with …\"): its output was cut short; counted as failed"
