@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import GraphKit
 import GraphKitTesting
 import Nodes
@@ -155,8 +156,16 @@ extension RemuxChecks {
     static func ended(_ run: GraphRun, within seconds: Double) -> RunReport? {
         let waiting = TestThread("wait") { run.wait() }
         if let report = waiting.join(guardSeconds: seconds) { return report }
+        let cancelled = Date()
         run.cancel()
-        _ = waiting.join(guardSeconds: 10)
+        let after = waiting.join(guardSeconds: 10)
+        // Slow (a loaded machine) or stuck: what a failure needs to tell the two apart.
+        let outcome: String = if let after {
+            "a cancel ended it \(String(format: "%.2f", Date().timeIntervalSince(cancelled))) s later (\(after.status)): it was slow, not stuck"
+        } else {
+            "a cancel did not end it within 10 s: it is stuck"
+        }
+        Issue.record("the run had not ended \(seconds) s after it was waited for; \(outcome)")
         return nil
     }
 }
