@@ -91,9 +91,9 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     let tls: Bool
     /// What was wrong with the certificate the server presented, once refused.
     let refusedCertificate = Guarded<String?>(nil)
-    private let watch = Guarded(Watch())
+    let watch = Guarded(Watch())
     /// The session now running: its rtspsrc, what was made for its tracks, the tracks taken.
-    private struct Session {
+    struct Session {
         var number = 0
         var source: Element?
         var chain: [Element] = []
@@ -118,14 +118,14 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     /// once a track (an SDP of 1,000 m-lines had 366,260 SETUPs and never a PLAY). A camera has
     /// a few tracks.
     static let mostRequests = ["OPTIONS": 8, "DESCRIBE": 32, "SETUP": 16]
-    private let session = Guarded(Session())
+    let session = Guarded(Session())
     /// Where each port's track is linked: its caps filter, or with `reconnect` the guard before it
     /// (which holds a session's end); and the node's builder, for the sessions made later.
-    private let targets = Guarded<[String: Element]>([:])
-    private let builder = Guarded<BinBuilder?>(nil)
-    private let watchdog = ConnectionWatchdog()
+    let targets = Guarded<[String: Element]>([:])
+    let builder = Guarded<BinBuilder?>(nil)
+    let watchdog = ConnectionWatchdog()
     /// The outputs' caps filters, once built: where a stalled stream is ended.
-    private let outputFilters = Guarded<[Element]>([])
+    let outputFilters = Guarded<[Element]>([])
 
     /// What the streaming threads and the watchdog share.
     struct Watch: Sendable {
@@ -224,7 +224,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
 
     /// Makes session `number`'s rtspsrc (the first is built with the pipeline; a later one is
     /// brought to its state), whose tracks are depayloaded and parsed into ``targets``.
-    private func startSession(in bin: BinBuilder, number: Int) throws(GraphError) -> Element {
+    func startSession(in bin: BinBuilder, number: Int) throws(GraphError) -> Element {
         let p = context.parameters
         let microseconds = UInt64(p[Self.timeout]) * 1_000_000
         let source = try bin.make("rtspsrc", name: number == 0 ? "rtspsrc" : "rtspsrc\(number)", [
@@ -380,7 +380,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     /// This session's sockets to the server, found again when none was at its first request
     /// (a connection still being made then is not yet connected to the server's port: seen
     /// once in four runs, and such a run could not be cut, or counted, and never ended).
-    private func sessionSockets() -> Set<Int32> {
+    func sessionSockets() -> Set<Int32> {
         let (known, before) = session.withLock { ($0.sockets, $0.socketsBefore) }
         guard known.isEmpty else { return known }
         let found = PeerSockets.connected(toPort: serverPort).subtracting(before)
@@ -390,130 +390,15 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
 
     /// Shuts this session's connection to the server down: a read waiting on it returns. A
     /// connection rtspsrc makes again afterwards is shut down as it sends its request.
-    private func cutConnection() {
+    func cutConnection() {
         session.withLock { $0.cut = true }
         PeerSockets.shutDown(sessionSockets(), port: serverPort)
-    }
-
-    public func prepare() throws(GraphError) {
-        // Every 20 ms: what a server sends before PLAY is counted as it comes (a GB a second on
-        // loopback), a socket's count and a clock read a look.
-        watchdog.start("rtsp watch", state: (), every: 0.02) { [weak self] parts, _ in self?.keepWatching(parts) ?? false }
-    }
-
-    /// One step of the watch: fails the run when nothing came within `timeout` of asking the
-    /// server to play, ends the stream when nothing has come for `timeout` since the last
-    /// packet. False once there is nothing more to watch.
-    private func keepWatching(_ parts: ConnectionWatchdog.Parts) -> Bool {
-        enum Step { case wait, fail, failBeforePlay, failBeforePlayBySize, end }
-        let timeout = Double(context.parameters[Self.timeout])
-        if context.parameters[Self.reconnect] > 0, watch.withLock({ $0.lastArrival != nil }) { return keepReconnecting(parts) }
-        var waitingFor = ""
-        // What the server sent before PLAY, by the kernel's count (rtspsrc reads a reply's
-        // body into memory whatever its Content-Length claims: 3.9 GB in 13 s).
-        let repliesBeforePlay = watch.withLock { $0.playing == nil }
-            ? PeerSockets.bytesReceived(sessionSockets(), port: serverPort) : 0
-        let step: Step = watch.withLock { w in
-            let now = ContinuousClock.now
-            guard let playing = w.playing else {
-                // Before PLAY, the whole exchange is timed from the first request: rtspsrc's own
-                // timeouts cover each read, and a server answering a header line a second (or
-                // headers without end) kept a run for ever.
-                waitingFor = w.lastRequest
-                if repliesBeforePlay > Self.mostBeforePlay { return .failBeforePlayBySize }
-                guard let asked = w.asked, (now - asked).inSeconds >= timeout else { return .wait }
-                return .failBeforePlay
-            }
-            guard let last = w.lastArrival else { return (now - playing).inSeconds >= timeout ? .fail : .wait }
-            let silence = (now - last).inSeconds
-            guard silence >= timeout else { return .wait }
-            w.gaps.append(StreamGap(start: (last - (w.firstArrival ?? last)).inSeconds, seconds: silence, resumed: false))
-            return .end
-        }
-        switch step {
-        case .wait:
-            return true
-        case .fail:
-            parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
-                                  "the RTSP server \"\(endpoint.shown)\" was asked to play the stream but sent nothing within \(Int(timeout)) s"), parts.element)
-            return false
-        case .failBeforePlayBySize:
-            parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
-                                  "the RTSP server \"\(endpoint.shown)\" sent more than \(Self.mostBeforePlay >> 20) MiB before it agreed to play "
-                                  + "the stream (the last request: \(waitingFor)): a server's replies before PLAY are a few kilobytes"), parts.element)
-            cutConnection()
-            return false
-        case .failBeforePlay:
-            parts.fail(GraphError(.runFailed, at: context.location(parameter: "url"),
-                                  "the RTSP server \"\(endpoint.shown)\" did not answer within \(Int(timeout)) s: it had not agreed to play the stream "
-                                  + "\(Int(timeout)) s after the first request (the last sent: \(waitingFor))"), parts.element)
-            // rtspsrc may be inside a read it does not leave (a header line a second): its
-            // connection is cut, so that the run's end does not wait on it.
-            cutConnection()
-            return false
-        case .end:
-            for output in outputFilters.withLock({ $0 }) { output.endStream() }
-            return false
-        }
-    }
-
-    /// One step of the watch once the stream began, with `reconnect`: the camera gone (its end of
-    /// stream held, an error, or nothing for `timeout`), a new session a second after each that failed while none
-    /// sends, up to `reconnect` seconds; then the gap, resumed or not.
-    private func keepReconnecting(_ parts: ConnectionWatchdog.Parts) -> Bool {
-        enum Step { case wait, replace, giveUp, stop }
-        let timeout = Double(context.parameters[Self.timeout]), limit = Double(context.parameters[Self.reconnect])
-        let guards = Array(targets.withLock { $0 }.values)
-        let ended = guards.contains { $0.property("eos-held") == "true" }
-        let step: Step = watch.withLock { w in
-            let now = ContinuousClock.now
-            guard !w.stopping, let last = w.lastArrival else { return .stop }
-            guard let lost = w.lost else {
-                guard ended || w.failed || (now - last).inSeconds >= timeout else { return .wait }
-                (w.lost, w.attempt, w.failed) = (last, nil, false)
-                return .wait
-            }
-            if let attempt = w.attempt, last > attempt {
-                w.noteGap(from: lost, to: last, resumed: true)
-                (w.lost, w.attempt, w.failed) = (nil, nil, false)
-                return .wait
-            }
-            if (now - lost).inSeconds >= limit {
-                w.noteGap(from: lost, to: now, resumed: false)
-                return .giveUp
-            }
-            let since = w.attempt ?? lost
-            guard w.attempt == nil || w.failed || (now - since).inSeconds >= timeout, (now - since).inSeconds >= 1 else { return .wait }
-            (w.attempt, w.failed) = (now, false)
-            return .replace
-        }
-        switch step {
-        case .wait:
-            return true
-        case .stop:
-            return false
-        case .giveUp:
-            endSession()
-            endHeldStreams(guards)
-            return false
-        case .replace:
-            guard let bin = builder.withLock({ $0 }) else { return false }
-            let number = endSession()
-            for g in guards { try? g.set("eos-held", false) }
-            // The new session's video starts at a key frame (a camera joined mid-group would start on one it cannot decode).
-            try? targets.withLock { $0["video"] }?.set("wait-for-keyframe", true)
-            do throws(GraphError) { _ = try startSession(in: bin, number: number + 1) } catch {
-                parts.fail(error, parts.element)
-                return false
-            }
-            return true
-        }
     }
 
     /// Takes the session now running out of the pipeline, its rtspsrc first (whose threads make
     /// its tracks' elements), then what was made for its tracks; its number.
     @discardableResult
-    private func endSession() -> Int {
+    func endSession() -> Int {
         guard let bin = builder.withLock({ $0 }) else { return 0 }
         let source = session.withLock { $0.source }
         if let source { bin.remove(source) }
@@ -526,7 +411,7 @@ public final class RTSPSourceNode: ElementNode, ExplainsFailures, StopAware, Sen
     }
 
     /// Lets the outputs' ends go, and ends each output's stream from its guard.
-    private func endHeldStreams(_ guards: [Element]) {
+    func endHeldStreams(_ guards: [Element]) {
         for g in guards {
             try? g.set("hold-eos", false)
             g.endStream(leaving: "src")
