@@ -31,14 +31,14 @@ package struct MPEGTSWriter: Sendable {
         var units: [Unit] = []
         for run in runs {
             guard let t = tracks.firstIndex(where: { $0.trackID == run.trackID }) else { continue }
-            let scale = Int64(tracks[t].timescale)
+            let scale = UInt64(tracks[t].timescale)
             var at = 0
             for s in run.samples {
                 // Times as a file claims them (decode times to 2^64 - 1, offsets of either sign):
-                // saturated, never trapping; the 33-bit clock wraps them as it wraps any.
-                let decode = Int64(clamping: s.decodeTime)
-                let dts = Int64.scaled(decode, by: 90_000, over: scale).addingSaturated(Self.start)
-                let pts = Int64.scaled(decode.addingSaturated(Int64(s.compositionOffset)), by: 90_000, over: scale).addingSaturated(Self.start)
+                // scaled at full width and saturated, never trapping; the 33-bit clock wraps them
+                // as it wraps any. (An offset, under 2^31 ticks, times 90,000 fits.)
+                let dts = Int64(clamping: MP4StreamFacts.scale(s.decodeTime, 90_000, scale)).addingSaturated(Self.start)
+                let pts = dts.addingSaturated(Int64(s.compositionOffset) * 90_000 / Int64(max(scale, 1)))
                 guard Int(s.size) <= run.data.count - at else { break }
                 units.append(Unit(track: t, dts: dts, pts: pts, data: run.data[at..<at + Int(s.size)], sync: s.isSync))
                 at += Int(s.size)

@@ -20,16 +20,6 @@ extension UInt64 {
 }
 
 extension Int64 {
-    /// `value` × `numerator` / `denominator`, rounded toward zero: exact while the product fits
-    /// (every real time), else through a Double, saturated; 0 for a denominator of 0. A time
-    /// from one clock to another (ticks to 90 kHz) this way cannot trap, whatever a file claims.
-    package static func scaled(_ value: Int64, by numerator: Int64, over denominator: Int64) -> Int64 {
-        guard denominator != 0 else { return 0 }
-        let (product, overflow) = value.multipliedReportingOverflow(by: numerator)
-        if !overflow, !(product == .min && denominator == -1) { return product / denominator }
-        return Int64(saturating: (Double(value) * Double(numerator) / Double(denominator)).rounded(.towardZero))
-    }
-
     /// `self + other`, or the nearest of `Int64.min` and `Int64.max` past them.
     package func addingSaturated(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)

@@ -27,12 +27,11 @@ MODE is one of:
 Listens on 127.0.0.1:PORT and prints "ready"; SIGTERM stops it. Started and stopped by the
 tests (LoopbackServer), by its PID.
 """
-import re
 import sys
 import threading
 import time
 
-from loopback_listener import serve_forever
+from loopback_listener import rtsp_requests, serve_forever
 
 
 def sdp(tracks, mode):
@@ -115,19 +114,10 @@ def flood(client, mode):
 
 
 def serve(client, port, mode):
-    pending = b""
     with client:
         try:
-            while True:
-                data = client.recv(4096)
-                if not data:
-                    return
-                pending += data
-                while b"\r\n\r\n" in pending:
-                    request, pending = pending.split(b"\r\n\r\n", 1)
-                    text = request.decode("latin-1")
-                    cseq = re.search(r"CSeq:\s*(\d+)", text, re.IGNORECASE)
-                    reply(client, text.split(" ", 1)[0], cseq.group(1) if cseq else "0", port, mode)
+            for method, cseq, _ in rtsp_requests(client):
+                reply(client, method, cseq, port, mode)
         except OSError:
             return
 

@@ -8,30 +8,22 @@ first ones answer the client's requests in turn, "CSEQ" in each replaced by the 
 CSeq; the last one is sent right after the reply before it. Nothing more is answered; the
 connection stays open. Listens on 127.0.0.1:PORT and prints "ready"; SIGTERM stops it.
 """
-import re
 import sys
 
-from loopback_listener import serve_forever
+from loopback_listener import rtsp_requests, serve_forever
 
 
 def serve(client, pieces):
-    pending, answered = b"", 0
+    answered = 0
     with client:
         try:
-            while True:
-                data = client.recv(4096)
-                if not data:
-                    return
-                pending += data
-                while b"\r\n\r\n" in pending:
-                    request, pending = pending.split(b"\r\n\r\n", 1)
-                    cseq = re.search(rb"CSeq:\s*(\d+)", request, re.IGNORECASE)
-                    if answered >= len(pieces) - 1:
-                        continue
-                    client.sendall(pieces[answered].replace(b"CSEQ", cseq.group(1) if cseq else b"0"))
-                    answered += 1
-                    if answered == len(pieces) - 1:
-                        client.sendall(pieces[answered])
+            for _, cseq, _ in rtsp_requests(client):
+                if answered >= len(pieces) - 1:
+                    continue
+                client.sendall(pieces[answered].replace(b"CSEQ", cseq.encode()))
+                answered += 1
+                if answered == len(pieces) - 1:
+                    client.sendall(pieces[answered])
         except OSError:
             return
 
