@@ -108,9 +108,17 @@ let package = Package(
         // CoreImage for the CIFilter video compositions (AVAsynchronousCIImageFilteringRequest).
         .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "CoreImage", "AudioToolbox", "UniformTypeIdentifiers", "Assets",
                                                      "GraphKitCore", "GraphKitRuntime", "MediaContainers"]),
+        // The image codecs (issue 72), beside the container library and with no GStreamer: HEIF
+        // and AVIF through libheif, each picture decoded in a child process of its own
+        // (CImageCodecs: fork, a memory bound, a time bound), so hostile bytes that crash a C
+        // library cost that picture, not the caller's process.
+        .target(name: "CImageCodecs", linkerSettings: [.linkedLibrary("heif")]),
+        .target(name: "ImageCodecs", dependencies: ["CImageCodecs", "MediaContainers"]),
         // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
-        // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec).
-        .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes"]),
+        // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec); HEIC and
+        // AVIF read through the image codecs.
+        .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes",
+                                                "ImageCodecs"]),
         // CoreImage: CIImage recipes, CIFilter by name and typed, CIContext rendering into pixel
         // buffers and bitmaps on the CPU (colour filters through CKernels in one pass). ImageIO for
         // CGImagePropertyOrientation, as Apple's CoreImage imports ImageIO.
@@ -150,6 +158,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["GraphKit", "Nodes", "GraphKitTesting", "MediaContainers"], path: "Tests/TestSupport"),
         // Tests mirror the targets they test.
         .testTarget(name: "MediaContainersTests", dependencies: ["MediaContainers", "GraphKit", "GraphKitTesting", "TestSupport"]),
+        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "MediaContainers", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "GraphKitCoreTests", dependencies: ["GraphKitCore", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport"]),
         .testTarget(name: "GraphKitRuntimeTests", dependencies: ["GraphKitRuntime", "GraphKit", "Nodes", "GraphKitTesting", "TestSupport",
                                                                 "CGStreamer", "CGraphKitGlue",

@@ -35,7 +35,14 @@ build_packages=(
   libpango1.0-dev  # the AVFoundation product's CoreText lays out and draws lines with Pango over Cairo (pangocairo)
   libpipewire-0.3-dev  # its headers: GraphKit lists PipeWire's cameras and microphones itself (libpipewire, opened at run time)
   libgstreamer-plugins-bad1.0-dev  # GstGraphKit/gkwhipsink (sink.whip) uses webrtcbin's session descriptions
+  libheif-dev    # ImageCodecs reads HEIC and AVIF through libheif (1.15 on Debian 12, 1.19 on 13)
 )
+# libheif's codecs: built into libheif1 on Debian 12; plugins of their own on 13 (not installed
+# with it here, as recommends are not): HEVC and AV1 decoders, and the encoders heif-enc uses.
+if grep -qsE '^VERSION_ID="?(1[3-9]|[2-9][0-9])' /etc/os-release; then
+  build_packages+=(libheif-plugin-libde265 libheif-plugin-ffmpegdec libheif-plugin-dav1d libheif-plugin-aomdec
+                   libheif-plugin-x265 libheif-plugin-aomenc)
+fi
 # What running and testing need besides.
 packages=(
   "${build_packages[@]}"
@@ -69,6 +76,8 @@ packages=(
   pipewire-bin  # test in a private runtime folder (the daemon, pw-cli), WirePlumber to link streams to their targets
   wireplumber   # (PipeWire links nothing by itself), and the D-Bus session bus WirePlumber 0.4 will not start without
   dbus-daemon
+  libheif-examples  # heif-enc and heif-convert: the HEIC and AVIF test pictures, and the decode they are checked against
+  libimage-exiftool-perl  # exiftool: the EXIF the photo tests write, and read back to check ImageIO's properties
   openssl       # a certificate authority and server certificates made by the rtsps:// tests
   python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI
   python3-venv  # the venv checkov is installed in (below)

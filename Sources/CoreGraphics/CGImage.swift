@@ -29,8 +29,9 @@ public final class CGImage: Sendable {
 
     public var alphaInfo: CGImageAlphaInfo { CGImageAlphaInfo(rawValue: bitmapInfo.rawValue & CGBitmapInfo.alphaInfoMask.rawValue) ?? .none }
 
-    /// A CGImage of a BGRA frame of GraphKit's (its rows as they are, copied once).
-    package init?(bgra frame: SampleBuffer) {
+    /// A CGImage of a BGRA frame of GraphKit's (its rows as they are, copied once); with
+    /// `straightAlpha` its fourth byte is alpha, not multiplied in (`.first`), else skipped.
+    package init?(bgra frame: SampleBuffer, straightAlpha: Bool = false) {
         guard case .rawVideo(let v)? = frame.format, v.pixelFormat == .bgra, v.width > 0, v.height > 0,
               let layout = frame.planeLayout(v).first else { return nil }
         let needed = layout.offset + layout.stride * (v.height - 1) + v.width * 4
@@ -41,11 +42,12 @@ public final class CGImage: Sendable {
         bitsPerComponent = 8
         bitsPerPixel = 32
         bytesPerRow = layout.stride
-        bitmapInfo = CGBitmapInfo(rawValue: CGImageAlphaInfo.noneSkipFirst.rawValue | CGBitmapInfo.byteOrder32Little.rawValue)
+        let alpha: CGImageAlphaInfo = straightAlpha ? .first : .noneSkipFirst
+        bitmapInfo = CGBitmapInfo(rawValue: alpha.rawValue | CGBitmapInfo.byteOrder32Little.rawValue)
         dataProvider = CGDataProvider(data: bytes)
         colorSpace = CGColorSpace(name: CGColorSpace.sRGB)
         (shouldInterpolate, renderingIntent) = (true, .defaultIntent)
-        self.layout = BitmapLayout(bitmapInfo: bitmapInfo.rawValue, model: .rgb, bitsPerComponent: 8)!
+        self.layout = BitmapLayout(bitmapInfo: bitmapInfo.rawValue, model: .rgb, bitsPerComponent: 8, straightAlpha: true)!
     }
 
     /// An image of the pixels `provider` gives, as CoreGraphics'

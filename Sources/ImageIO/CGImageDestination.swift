@@ -131,6 +131,8 @@ public final class CGImageDestination: Sendable {
                 if first, let orientation { bytes += ImageFileHeader.pngExifChunk(orientation: orientation) }
                 first = false
             }
+        case .heic, .avif:
+            throw GraphError(.runFailed, "GraphKit writes \(typeIdentifiers.joined(separator: ", ")), not \(kind.identifier)")
         }
         return bytes
     }

@@ -1,25 +1,27 @@
 import CoreVideo
 import Glibc
+import MediaContainers
 @_spi(Engine) import GraphKitCore
 import GraphKitRuntime
 import Nodes
 
-// ImageIO's image reading (CGImageSource.h) for JPEG and PNG: a source made from a URL or a
-// CFData, what its header says (type, count, properties) read from its bytes without decoding,
-// and its picture decoded through the engine: a graph source.file → decode (BGRA) → sink.app,
-// where GStreamer's jpegdec or pngdec decodes (ThumbnailPicker.makeRun, the graph the image
-// generator decodes a frame with).
+// ImageIO's image reading (CGImageSource.h) for JPEG, PNG, HEIC and AVIF: a source made from a
+// URL or a CFData, what its header says (type, count, properties) read from its bytes without
+// decoding, and its picture decoded: a JPEG or PNG through the engine, a graph source.file →
+// decode (BGRA) → sink.app, where GStreamer's jpegdec or pngdec decodes (ThumbnailPicker.makeRun,
+// the graph the image generator decodes a frame with); HEIC and AVIF by the image codecs
+// (HEIFImages.swift).
 
-/// A picture to read, as ImageIO's `CGImageSource`: a JPEG or PNG file or bytes.
+/// Pictures to read, as ImageIO's `CGImageSource`: a JPEG, PNG, HEIC or AVIF file or bytes.
 ///
-/// Where it differs from Apple's: JPEG and PNG only (another file makes a source of no image:
-/// ``CGImageSourceGetCount(_:)`` 0, ``CGImageSourceGetType(_:)`` nil, as Apple's for data it
-/// cannot read); no incremental sources; images are 8-bit BGRA (`CGImage` here), decoded on each
-/// call. Memory is bounded by what the file holds: what its header claims is read before anything
-/// is decoded, and a picture larger than 16384 pixels a side, or larger than the file's bytes
-/// could encode at the format's highest compression (a 70-byte PNG claiming 16000 × 16000), is
-/// refused (a source of no image, ``CGImageSourceGetStatus(_:)`` `.statusInvalidData`), so a small
-/// file cannot make the decoder allocate gigabytes.
+/// Where it differs from Apple's: JPEG, PNG, HEIC and AVIF only (another file makes a source of
+/// no image: ``CGImageSourceGetCount(_:)`` 0, ``CGImageSourceGetType(_:)`` nil, as Apple's for
+/// data it cannot read); no incremental sources; images are 8-bit BGRA (`CGImage` here), decoded
+/// on each call. Memory is bounded by what the file holds: what its header claims (a HEIF file's
+/// `meta` box) is read before anything is decoded, and a picture larger than 16384 pixels a side,
+/// or larger than the file's bytes could encode at the format's highest compression (a 70-byte
+/// PNG claiming 16000 × 16000), is refused (a source of no image, ``CGImageSourceGetStatus(_:)``
+/// `.statusInvalidData`), so a small file cannot make the decoder allocate gigabytes.
 public final class CGImageSource: Sendable {
     enum Origin: Sendable {
         case file(String)
@@ -27,21 +29,46 @@ public final class CGImageSource: Sendable {
     }
 
     let origin: Origin
-    /// What the bytes say, or why they are not a picture GraphKit reads.
-    let parsed: Result<ImageFileHeader, ImageFileHeader.Refusal>
+    /// What the bytes say of each picture (a JPEG or PNG holds one, a HEIF file one or more, the
+    /// primary first), or why they are not pictures GraphKit reads.
+    let images: Result<[ImageFileHeader], ImageFileHeader.Refusal>
     let byteCount: Int
 
-    init(origin: Origin, parsed: Result<ImageFileHeader, ImageFileHeader.Refusal>, byteCount: Int) {
+    init(origin: Origin, images: Result<[ImageFileHeader], ImageFileHeader.Refusal>, byteCount: Int) {
         self.origin = origin
-        self.parsed = parsed
+        self.images = images
         self.byteCount = byteCount
     }
 
-    /// The header of the picture at `index` (only 0 exists).
-    func header(at index: Int) -> ImageFileHeader? {
-        guard index == 0, case .success(let header) = parsed else { return nil }
-        return header
+    /// The source of the picture whose bytes are `source` (`count` of them): a JPEG's or PNG's
+    /// header read by `read(offset, count)`, a HEIF file's `meta` box through `source`.
+    static func make(_ origin: Origin, _ source: some ByteSource) -> CGImageSource {
+        let size = Int(clamping: source.count)
+        let read = { (offset: Int, count: Int) -> [UInt8] in
+            guard offset >= 0, count > 0 else { return [] }
+            return (try? source.read(at: UInt64(offset), count: count)) ?? []
+        }
+        let images: Result<[ImageFileHeader], ImageFileHeader.Refusal>
+        if HEIFFile.isHEIF(read(0, 64)) {
+            images = ImageFileHeader.heif(source)
+        } else {
+            images = ImageFileHeader.read(read).flatMap { $0.checked(againstFileSize: size) }.map { [$0] }
+        }
+        return CGImageSource(origin: origin, images: images, byteCount: size)
     }
+
+    /// The first picture's header, or why there is none.
+    var parsed: Result<ImageFileHeader, ImageFileHeader.Refusal> {
+        images.flatMap { $0.first.map { .success($0) } ?? .failure(.notAnImage) }
+    }
+
+    /// The header of the picture at `index`.
+    func header(at index: Int) -> ImageFileHeader? {
+        guard case .success(let headers) = images, headers.indices.contains(index) else { return nil }
+        return headers[index]
+    }
+
+    var count: Int { (try? images.get().count) ?? 0 }
 
     var name: String {
         switch origin {
@@ -60,6 +87,7 @@ public final class CGImageSource: Sendable {
             else { log("\(caller): no image at index \(index)") }
             return nil
         }
+        if header.kind == .heic || header.kind == .avif { return decodedHEIF(header, thumbnail: nil, caller: caller) }
         do throws(GraphError) {
             let frame = try withFile { (path) throws(GraphError) in try Self.decodeOneFrame(path) }
             guard case .rawVideo(let v)? = frame.format, v.width == header.width, v.height == header.height else {
@@ -130,9 +158,22 @@ public final class CGImageSource: Sendable {
                 : header.components == 4 && header.kind == .jpeg ? kCGImagePropertyColorModelCMYK : kCGImagePropertyColorModelRGB,
             kCGImagePropertyTIFFDictionary: [kCGImagePropertyTIFFOrientation: NSNumber(value: header.orientation.rawValue)] as [String: Any],
         ]
+        if let exif = header.exif {
+            for (key, value) in exifDictionaries(exif) {
+                // {TIFF} keeps the orientation the picture shows with when the EXIF names none.
+                if key == kCGImagePropertyTIFFDictionary, var tiff = value as? [String: Any] {
+                    if tiff[kCGImagePropertyTIFFOrientation] == nil { tiff[kCGImagePropertyTIFFOrientation] = NSNumber(value: header.orientation.rawValue) }
+                    p[key] = tiff
+                } else {
+                    p[key] = value
+                }
+            }
+        }
         switch header.kind {
         case .jpeg: p[kCGImagePropertyJFIFDictionary] = ["IsProgressive": NSNumber(value: header.progressive)] as [String: Any]
         case .png: p[kCGImagePropertyPNGDictionary] = [kCGImagePropertyPNGInterlaceType: NSNumber(value: header.interlaced ? 1 : 0)] as [String: Any]
+        case .heic, .avif:
+            if let name = header.profileName { p[kCGImagePropertyProfileName] = name }
         }
         return p
     }
@@ -142,8 +183,8 @@ public final class CGImageSource: Sendable {
 
 /// A source of the file at `url`; nil when `url` is not a file URL or the file cannot be opened.
 /// Only its header is read here (a JPEG's segments up to its frame header, a PNG's chunks up to
-/// its data); a file that is not a JPEG or PNG picture, or claims more than 16384 pixels a side
-/// or more than its size can hold, gives a source of no image.
+/// its data, a HEIF file's `meta` box); a file that is none of the four, or claims more than
+/// 16384 pixels a side or more than its size can hold, gives a source of no image.
 public func CGImageSourceCreateWithURL(_ url: CFURL, _ options: CFDictionary?) -> CGImageSource? {
     guard url.isFileURL else { return nil }
     let path = url.path
@@ -159,37 +200,28 @@ public func CGImageSourceCreateWithURL(_ url: CFURL, _ options: CFDictionary?) -
         log("CGImageSourceCreateWithURL: \(path) is not a file")
         return nil
     }
-    let parsed = ImageFileHeader.read { offset, count in
-        guard offset >= 0, count > 0 else { return [] }
-        var buffer = [UInt8](repeating: 0, count: count)
-        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, off_t(offset)) }
-        return n > 0 ? Array(buffer[0..<n]) : []
-    }
-    let size = Int(info.st_size)
-    return CGImageSource(origin: .file(path), parsed: parsed.flatMap { $0.checked(againstFileSize: size) }, byteCount: size)
+    return CGImageSource.make(.file(path), FileBytes(descriptor: fd))
 }
 
 /// A source of the picture in `data` (copied: later changes to a mutable one are not seen).
 public func CGImageSourceCreateWithData(_ data: CFData, _ options: CFDictionary?) -> CGImageSource? {
     let bytes = [UInt8](data as Data)
-    let parsed = ImageFileHeader.read { offset, count in
-        guard offset >= 0, count > 0, offset < bytes.count else { return [] }
-        return Array(bytes[offset..<min(bytes.count, offset + count)])
-    }
-    return CGImageSource(origin: .bytes(bytes), parsed: parsed.flatMap { $0.checked(againstFileSize: bytes.count) }, byteCount: bytes.count)
+    return CGImageSource.make(.bytes(bytes), MemoryBytes(bytes))
 }
 
-/// The number of pictures: 1 for a JPEG or PNG GraphKit reads, 0 otherwise.
+/// The number of pictures: 1 for a JPEG or PNG GraphKit reads; a HEIF file's top-level images
+/// (not its tiles, thumbnails or auxiliary images); 0 for a source of no image.
 public func CGImageSourceGetCount(_ isrc: CGImageSource) -> Int {
-    isrc.header(at: 0) == nil ? 0 : 1
+    isrc.count
 }
 
-/// The source's type identifier (`public.jpeg`, `public.png`), or nil when it is neither.
+/// The source's type identifier (`public.jpeg`, `public.png`, `public.heic`, `public.avif`), or
+/// nil when it is none of them.
 public func CGImageSourceGetType(_ isrc: CGImageSource) -> CFString? {
     isrc.header(at: 0)?.kind.identifier
 }
 
-/// The index of the main picture: 0.
+/// The index of the main picture: 0 (a HEIF file's primary image comes first).
 public func CGImageSourceGetPrimaryImageIndex(_ isrc: CGImageSource) -> Int { 0 }
 
 /// Whether the source is readable: complete, of an unknown type, or invalid (damaged, or larger
@@ -203,12 +235,12 @@ public func CGImageSourceGetStatus(_ isrc: CGImageSource) -> CGImageSourceStatus
 }
 
 public func CGImageSourceGetStatusAtIndex(_ isrc: CGImageSource, _ index: Int) -> CGImageSourceStatus {
-    index == 0 ? CGImageSourceGetStatus(isrc) : .statusInvalidData
+    isrc.header(at: index) != nil ? .statusComplete : index == 0 ? CGImageSourceGetStatus(isrc) : .statusInvalidData
 }
 
-/// The picture types a source reads: `public.jpeg` and `public.png`.
+/// The picture types a source reads: `public.jpeg`, `public.png`, `public.heic`, `public.avif`.
 public func CGImageSourceCopyTypeIdentifiers() -> CFArray {
-    CGImageDestination.typeIdentifiers
+    CGImageDestination.typeIdentifiers + [UTType.heic.identifier, UTType.avif.identifier]
 }
 
 /// The file's properties: its size (``kCGImagePropertyFileSize``).
@@ -231,37 +263,43 @@ public func CGImageSourceCopyPropertiesAtIndex(_ isrc: CGImageSource, _ index: I
 /// refuses), or it is larger than GraphKit decodes. Blocks while it decodes.
 public func CGImageSourceCreateImageAtIndex(_ isrc: CGImageSource, _ index: Int, _ options: CFDictionary?) -> CGImage? {
     guard let frame = isrc.decoded(at: index, caller: "CGImageSourceCreateImageAtIndex") else { return nil }
-    return CGImage(bgra: frame)
+    return CGImage(bgra: frame, straightAlpha: isrc.header(at: index)?.hasAlpha == true)
 }
 
-/// A thumbnail of the picture at `index`, made from the picture when
-/// ``kCGImageSourceCreateThumbnailFromImageAlways`` or
-/// ``kCGImageSourceCreateThumbnailFromImageIfAbsent`` is true (GraphKit never reads a file's own
-/// thumbnail, so without either the result is nil, as Apple's for a file that holds none):
-/// scaled down to fit ``kCGImageSourceThumbnailMaxPixelSize`` (each pixel the mean of those it
-/// covers; never scaled up; absent, the picture's size), and turned upright by its orientation
-/// with ``kCGImageSourceCreateThumbnailWithTransform``.
+/// A thumbnail of the picture at `index`: the file's own (a HEIF image's thumbnail item) unless
+/// ``kCGImageSourceCreateThumbnailFromImageAlways`` is true, or
+/// ``kCGImageSourceCreateThumbnailFromImageIfAbsent`` is and the file's own is smaller than the
+/// size asked; else made from the picture when either option is true (without them, a file with
+/// no thumbnail of its own gives nil, as Apple's). Scaled down to fit
+/// ``kCGImageSourceThumbnailMaxPixelSize`` (each pixel the mean of those it covers; never scaled
+/// up; absent, the picture's size), and turned upright by its orientation with
+/// ``kCGImageSourceCreateThumbnailWithTransform``.
 public func CGImageSourceCreateThumbnailAtIndex(_ isrc: CGImageSource, _ index: Int, _ options: CFDictionary?) -> CGImage? {
     let options = options ?? [:]
-    guard settingsBool(options[kCGImageSourceCreateThumbnailFromImageAlways]) == true
-            || settingsBool(options[kCGImageSourceCreateThumbnailFromImageIfAbsent]) == true else {
-        log("CGImageSourceCreateThumbnailAtIndex: \(isrc.name) holds no thumbnail of its own (GraphKit reads none); "
-            + "set kCGImageSourceCreateThumbnailFromImageAlways to make one from the picture")
-        return nil
-    }
-    guard let header = isrc.header(at: index), let frame = isrc.decoded(at: index, caller: "CGImageSourceCreateThumbnailAtIndex") else { return nil }
-    let transform = settingsBool(options[kCGImageSourceCreateThumbnailWithTransform]) == true
+    let always = settingsBool(options[kCGImageSourceCreateThumbnailFromImageAlways]) == true
+    let ifAbsent = settingsBool(options[kCGImageSourceCreateThumbnailFromImageIfAbsent]) == true
     var side = 0
     if let largest = settingsNumber(options[kCGImageSourceThumbnailMaxPixelSize]), largest.isFinite, largest >= 1 {
         side = Int(min(largest, Double(ImageFileHeader.maximumDimension)))
     }
+    let caller = "CGImageSourceCreateThumbnailAtIndex"
+    let header = isrc.header(at: index)
+    var own = always ? nil : header?.thumbnail
+    if ifAbsent, let thumbnail = own, side == 0 || max(thumbnail.width, thumbnail.height) < side { own = nil }
+    guard own != nil || always || ifAbsent else {
+        log("\(caller): \(isrc.name) holds no thumbnail of its own; set kCGImageSourceCreateThumbnailFromImageAlways to make one from the picture")
+        return nil
+    }
+    let decoded = own != nil ? header.flatMap { isrc.decodedHEIF($0, thumbnail: own, caller: caller) } : isrc.decoded(at: index, caller: caller)
+    guard let header, let frame = decoded else { return nil }
+    let transform = settingsBool(options[kCGImageSourceCreateThumbnailWithTransform]) == true
     do throws(GraphError) {
         // Scaled, then turned: the box is square, so the order does not change the size.
         var picture = try ThumbnailPicker.packed(frame, fittingIn: (side, side), at: .zero)
-        if transform { picture = try turned(picture, header.orientation) }
-        return CGImage(bgra: picture)
+        if transform { picture = try turned(picture, own?.orientation ?? header.orientation) }
+        return CGImage(bgra: picture, straightAlpha: header.hasAlpha)
     } catch {
-        log("CGImageSourceCreateThumbnailAtIndex: \(error.message)")
+        log("\(caller): \(error.message)")
         return nil
     }
 }

@@ -2,14 +2,22 @@ import CoreVideo
 import Glibc
 import MediaContainers
 
-/// What a JPEG's or a PNG's own bytes say before anything is decoded: its type, size, orientation
-/// and samples. Read from the file's first segments or chunks only, so that a picture can be
-/// refused (too large, not a picture) before a decoder allocates anything for it.
+/// What a picture's own bytes say before anything is decoded: its type, size, orientation and
+/// samples. Read from a JPEG's or PNG's first segments or chunks only, and from a HEIF file's
+/// `meta` box (HEIFImages.swift), so that a picture can be refused (too large, not a picture)
+/// before a decoder allocates anything for it.
 struct ImageFileHeader: Equatable, Sendable {
     enum Kind: Sendable {
-        case jpeg, png
+        case jpeg, png, heic, avif
 
-        var identifier: String { self == .jpeg ? "public.jpeg" : "public.png" }
+        var identifier: String {
+            switch self {
+            case .jpeg: "public.jpeg"
+            case .png: "public.png"
+            case .heic: "public.heic"
+            case .avif: "public.avif"
+            }
+        }
     }
 
     let kind: Kind
@@ -25,6 +33,15 @@ struct ImageFileHeader: Equatable, Sendable {
     let bitsPerPixel: Int
     /// A JPEG's entropy coding is arithmetic (SOF9…SOF15), which has no least cost a block.
     let arithmetic: Bool
+    /// A HEIF picture's item, its size as coded and the part of it shown (its clean aperture:
+    /// ``width`` × ``height``), its largest thumbnail item and its colour (`nclx`).
+    var item: UInt32 = 0
+    var coded: HEIFFile.Rect? = nil
+    var shown: HEIFFile.Rect? = nil
+    var thumbnail: Thumbnail? = nil
+    var nclx: HEIFFile.ColourDescription? = nil
+    /// The picture's EXIF (a JPEG's APP1, a PNG's eXIf, a HEIF image's Exif item).
+    var exif: EXIFTags? = nil
 
     /// The largest width or height of a picture GraphKit decodes: 16384 pixels
     /// (`FrameSizeLimit.side`, the engine's limit for every frame), so a decoded picture (8-bit
@@ -43,7 +60,7 @@ struct ImageFileHeader: Equatable, Sendable {
 
         var description: String {
             switch self {
-            case .notAnImage: "not a JPEG or PNG picture"
+            case .notAnImage: "not a JPEG, PNG, HEIC or AVIF picture"
             case .damaged(let why): "a damaged picture: \(why)"
             case .tooLarge(let w, let h): "a picture of \(w) × \(h), larger than the \(maximumDimension) pixels a side GraphKit decodes"
             case .moreThanItHolds(let w, let h, let bytes):
@@ -68,6 +85,9 @@ struct ImageFileHeader: Equatable, Sendable {
         case .jpeg:
             let blocks = ((width + 7) / 8) * ((height + 7) / 8)
             possible = arithmetic || blocks <= byteCount * 8
+        case .heic, .avif:
+            // HEVC and AV1 code a flat picture in almost nothing: the size limit bounds them.
+            possible = true
         }
         return possible ? .success(self) : .failure(.moreThanItHolds(width: width, height: height, bytes: byteCount))
     }
@@ -96,6 +116,7 @@ struct ImageFileHeader: Equatable, Sendable {
         }
         // The chunks before the picture's data: an eXIf (orientation), a tRNS (alpha).
         var orientation = CGImagePropertyOrientation.up
+        var exif: EXIFTags?
         var transparency = false
         var offset = 8 + 25
         for _ in 0..<256 {
@@ -105,7 +126,10 @@ struct ImageFileHeader: Equatable, Sendable {
             let type = String(decoding: head[4..<8], as: UTF8.self)
             if type == "IDAT" || type == "IEND" || length > 1 << 24 { break }
             if type == "tRNS" { transparency = true }
-            if type == "eXIf" { orientation = exifOrientation(read(offset + 8, min(length, 1 << 16))) ?? orientation }
+            if type == "eXIf" {
+                exif = EXIFTags(tiff: read(offset + 8, min(length, 1 << 16)))
+                orientation = exif.flatMap(Self.orientation) ?? orientation
+            }
             offset += 12 + length
         }
         return .success(ImageFileHeader(kind: .png, width: width, height: height, orientation: orientation,
@@ -113,7 +137,7 @@ struct ImageFileHeader: Equatable, Sendable {
                                         components: [0: 1, 2: 3, 3: 3, 4: 2, 6: 4][colourType] ?? 3, progressive: false,
                                         interlaced: interlace == 1,
                                         bitsPerPixel: colourType == 3 ? depth : ([0: 1, 2: 3, 4: 2, 6: 4][colourType] ?? 3) * depth,
-                                        arithmetic: false))
+                                        arithmetic: false, exif: exif))
     }
 
     // MARK: JPEG
@@ -121,6 +145,7 @@ struct ImageFileHeader: Equatable, Sendable {
     private static func jpeg(_ read: (Int, Int) -> [UInt8]) -> Result<ImageFileHeader, Refusal> {
         var offset = 2
         var orientation = CGImagePropertyOrientation.up
+        var exif: EXIFTags?
         for _ in 0..<1024 {
             var marker = read(offset, 2)
             guard marker.count == 2, marker[0] == 0xFF else { return .failure(.damaged("a JPEG whose segments end before its frame header")) }
@@ -141,7 +166,10 @@ struct ImageFileHeader: Equatable, Sendable {
             if code == 0xE1 {
                 let app1 = read(offset + 2, min(length - 2, 1 << 16))
                 if app1.count > 6, Array(app1[0..<6]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {  // "Exif\0\0"
-                    orientation = exifOrientation(Array(app1[6...])) ?? orientation
+                    if exif == nil, let tags = EXIFTags(tiff: Array(app1[6...])) {
+                        exif = tags
+                        orientation = Self.orientation(tags) ?? orientation
+                    }
                 }
             }
             // SOF0…SOF15 but DHT (C4), JPG (C8) and DAC (CC).
@@ -154,7 +182,7 @@ struct ImageFileHeader: Equatable, Sendable {
                 return .success(ImageFileHeader(kind: .jpeg, width: width, height: height, orientation: orientation, hasAlpha: false,
                                                 depth: Int(sof[0]), components: Int(sof[5]), progressive: code == 0xC2 || code == 0xC6
                                                     || code == 0xCA || code == 0xCE, interlaced: false,
-                                                bitsPerPixel: Int(sof[0]) * Int(sof[5]), arithmetic: code >= 0xC9))
+                                                bitsPerPixel: Int(sof[0]) * Int(sof[5]), arithmetic: code >= 0xC9, exif: exif))
             }
             offset += length
         }
@@ -163,33 +191,10 @@ struct ImageFileHeader: Equatable, Sendable {
 
     // MARK: EXIF
 
-    /// The orientation (tag 0x0112) in the first directory of EXIF's TIFF structure; nil when
-    /// there is none or it is not 1…8.
-    static func exifOrientation(_ tiff: [UInt8]) -> CGImagePropertyOrientation? {
-        guard tiff.count >= 8 else { return nil }
-        let little: Bool
-        switch (tiff[0], tiff[1]) {
-        case (0x49, 0x49): little = true
-        case (0x4D, 0x4D): little = false
-        default: return nil
-        }
-        func u16(_ at: Int) -> Int? {
-            guard at >= 0, at + 2 <= tiff.count else { return nil }
-            return little ? Int(tiff[at]) | Int(tiff[at + 1]) << 8 : Int(tiff[at]) << 8 | Int(tiff[at + 1])
-        }
-        func u32(_ at: Int) -> Int? {
-            guard let a = u16(at), let b = u16(at + 2) else { return nil }
-            return little ? a | b << 16 : a << 16 | b
-        }
-        guard u16(2) == 42, let ifd = u32(4), let count = u16(ifd) else { return nil }
-        for i in 0..<min(count, 512) {
-            let entry = ifd + 2 + i * 12
-            guard let tag = u16(entry) else { return nil }
-            if tag == 0x0112, u16(entry + 2) == 3, let value = u16(entry + 8) {
-                return CGImagePropertyOrientation(rawValue: UInt32(value))
-            }
-        }
-        return nil
+    /// The orientation EXIF states (tag 0x0112 of IFD0); nil when none, or not 1…8.
+    static func orientation(_ tags: EXIFTags) -> CGImagePropertyOrientation? {
+        guard case .integers(let values)? = tags.primary[0x0112], let value = values.first else { return nil }
+        return CGImagePropertyOrientation(rawValue: UInt32(clamping: value))
     }
 
     /// EXIF's TIFF structure holding only an orientation (big-endian, one directory of one entry).

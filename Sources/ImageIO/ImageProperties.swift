@@ -55,8 +55,8 @@ public let kCGImagePropertyExifPixelXDimension: CFString = "PixelXDimension"
 public let kCGImagePropertyExifPixelYDimension: CFString = "PixelYDimension"
 public let kCGImagePropertyExifDateTimeOriginal: CFString = "DateTimeOriginal"
 
-// Animation (GIF, APNG, HEICS, WebP): GraphKit reads and writes JPEG and PNG pictures only; these
-// compile, and a source of those types is never created.
+// Animation (GIF, APNG, HEICS, WebP): GraphKit reads no animation (a HEIF file's images are
+// separate pictures); these compile, and such a source is never created.
 public let kCGImagePropertyGIFDelayTime: CFString = "DelayTime"
 public let kCGImagePropertyGIFUnclampedDelayTime: CFString = "UnclampedDelayTime"
 public let kCGImagePropertyGIFLoopCount: CFString = "LoopCount"

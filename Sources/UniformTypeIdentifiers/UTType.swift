@@ -190,6 +190,7 @@ extension UTType {
         Declaration(identifier: "public.png", conformsTo: ["public.image"], extensions: ["png"], mimeTypes: ["image/png"], description: "PNG image"),
         Declaration(identifier: "public.heif", conformsTo: ["public.image"], extensions: ["heif"], mimeTypes: ["image/heif"], description: "HEIF image"),
         Declaration(identifier: "public.heic", conformsTo: ["public.heif"], extensions: ["heic"], mimeTypes: ["image/heic"], description: "HEIC image"),
+        Declaration(identifier: "public.avif", conformsTo: ["public.image"], extensions: ["avif"], mimeTypes: ["image/avif"], description: "AVIF image"),
         Declaration(identifier: "com.compuserve.gif", conformsTo: ["public.image"], extensions: ["gif"], mimeTypes: ["image/gif"], description: "GIF image"),
         Declaration(identifier: "public.tiff", conformsTo: ["public.image"], extensions: ["tiff", "tif"], mimeTypes: ["image/tiff"], description: "TIFF image"),
         Declaration(identifier: "com.microsoft.bmp", conformsTo: ["public.image"], extensions: ["bmp", "dib"], mimeTypes: ["image/bmp", "image/x-bmp"],
@@ -248,6 +249,7 @@ extension UTType {
     public static let png = declared("public.png")
     public static let heif = declared("public.heif")
     public static let heic = declared("public.heic")
+    public static let avif = declared("public.avif")
     public static let gif = declared("com.compuserve.gif")
     public static let tiff = declared("public.tiff")
     public static let bmp = declared("com.microsoft.bmp")

@@ -322,10 +322,10 @@ import TestSupport
     }
 
     /// Types: a destination writes JPEG and PNG only (by any of Apple's spellings of their
-    /// identifiers), and says so.
+    /// identifiers), and says so; a source reads HEIC and AVIF too.
     @Test func destinationTypes() throws {
         #expect(CGImageDestinationCopyTypeIdentifiers() as? [String] == ["public.jpeg", "public.png"])
-        #expect(CGImageSourceCopyTypeIdentifiers() as! [String] == ["public.jpeg", "public.png"])
+        #expect(CGImageSourceCopyTypeIdentifiers() as! [String] == ["public.jpeg", "public.png", "public.heic", "public.avif"])
         let url = folder.appendingPathComponent("x.heic")
         #expect(CGImageDestinationCreateWithURL(url as CFURL, UTType.heic.identifier as CFString, 1, nil) == nil)
         #expect(CGImageDestinationCreateWithURL(URL(string: "https://example.com/a.jpg")! as CFURL, kUTTypeJPEG, 1, nil) == nil)

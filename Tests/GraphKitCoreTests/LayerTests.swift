@@ -57,7 +57,7 @@ import TestSupport
     @Test(.media, .timeLimit(.minutes(10)))
     func theCoreAndTheContainersCannotReachGStreamer() throws {
         let targets = try Self.targets()
-        for layer in ["GraphKitCore", "MediaContainers"] {
+        for layer in ["GraphKitCore", "MediaContainers", "ImageCodecs"] {
             #expect(targets[layer] != nil, "no target \(layer)")
             let reached = Self.closure(of: layer, in: targets)
             #expect(reached.isDisjoint(with: Self.gstreamerModules), "\(layer) depends on \(reached.intersection(Self.gstreamerModules))")
@@ -104,7 +104,7 @@ import TestSupport
     }
 
     @Test func noLayerAboveTheRuntimeImportsGStreamer() throws {
-        let importing = try ["GraphKitCore", "MediaContainers", "Nodes", "Assets"].flatMap { layer in
+        let importing = try ["GraphKitCore", "MediaContainers", "ImageCodecs", "Nodes", "Assets"].flatMap { layer in
             try FileManager.default.subpathsOfDirectory(atPath: Self.root.appendingPathComponent("Sources/\(layer)").path)
                 .filter { $0.hasSuffix(".swift") }
                 .filter { file in

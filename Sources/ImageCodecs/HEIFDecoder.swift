@@ -1,0 +1,96 @@
+import CImageCodecs
+import Glibc
+import MediaContainers
+
+/// A decoded picture: 8-bit BGRA, straight (not premultiplied) alpha, rows `width × 4` bytes
+/// apart, in memory this object owns (shared with the process that decoded it, unmapped when
+/// it goes).
+public final class DecodedPicture: @unchecked Sendable {
+    public let width: Int
+    public let height: Int
+    public var bytesPerRow: Int { width * 4 }
+    /// The picture's bytes: `height × bytesPerRow`.
+    public let memory: UnsafeMutableRawBufferPointer
+    /// Whether the picture has an alpha channel (absent, every pixel's alpha is 255).
+    public let hasAlpha: Bool
+
+    init(width: Int, height: Int, memory: UnsafeMutableRawBufferPointer, hasAlpha: Bool) {
+        self.width = width
+        self.height = height
+        self.memory = memory
+        self.hasAlpha = hasAlpha
+    }
+
+    deinit { gk_image_shared_free(memory.baseAddress, memory.count) }
+}
+
+/// HEIF and AVIF pictures decoded by libheif, each in a child process of its own (forked, not
+/// exec'd): a file that crashes libheif or the HEVC and AV1 decoders under it, makes it loop or
+/// makes it allocate without end costs that one picture and is reported as such, never the
+/// caller's process. The child's private memory is bounded (``memoryLimit(width:height:)``) and
+/// its time too (``timeout``); it writes the picture straight into memory the caller then owns,
+/// so nothing is copied back.
+///
+/// The picture comes out as stored: its `irot`, `imir` and `clap` are not applied (the caller
+/// applies the orientation, which ``HEIFFile`` reads), as Apple's `CGImageSourceCreateImageAtIndex`
+/// gives a picture and its orientation apart. A picture of more than 8 bits is scaled to 8.
+public enum HEIFDecoder {
+    /// The longest one picture may take to decode: a 48 MP grid takes about 2 s on one core here.
+    public static let timeout = 60.0
+
+    /// The private memory a decode may add to what the child inherits: 24 bytes a pixel (the
+    /// decoder's planes, the RGBA conversion, the tiles of a grid) and 256 MiB for the libraries.
+    public static func memoryLimit(width: Int, height: Int) -> UInt64 {
+        UInt64(width) * UInt64(height) * 24 + (256 << 20)
+    }
+
+    /// libheif's version here.
+    public static var libraryVersion: String { String(cString: gk_heif_version()) }
+
+    /// Picture `image` (an item ID of ``HEIFFile/topLevelImages``) of the HEIF file `bytes`, or
+    /// its thumbnail `thumbnail` (an item that refers to it with `thmb`), which its header says
+    /// is `width × height` as stored (`ispe`); the part of it `shown` (its clean aperture: absent,
+    /// all of it), within `memoryLimit` bytes (absent: ``memoryLimit(width:height:)``). Throws
+    /// naming what went wrong: libheif's own reason when it refuses the file, the signal when
+    /// the decoder crashed, the limit when it ran too long.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, image: UInt32, thumbnail: UInt32 = 0,
+                              width: Int, height: Int, shown: HEIFFile.Rect? = nil,
+                              memoryLimit: UInt64? = nil) throws(ContainerError) -> DecodedPicture {
+        let limit = memoryLimit ?? Self.memoryLimit(width: width, height: height)
+        guard width > 0, height > 0, width <= FrameSizeLimit.side, height <= FrameSizeLimit.side else {
+            throw ContainerError("a picture of \(width) × \(height), outside the 1 to \(FrameSizeLimit.side) pixels a side decoded")
+        }
+        let part = shown ?? HEIFFile.Rect(x: 0, y: 0, width: width, height: height)
+        guard part.x >= 0, part.y >= 0, part.width >= 1, part.height >= 1, part.x <= width - part.width, part.y <= height - part.height else {
+            throw ContainerError("its shown part (\(part.width) × \(part.height) at \(part.x), \(part.y)) lies outside its \(width) × \(height) picture")
+        }
+        let size = part.width * part.height * 4
+        guard let memory = gk_image_shared_alloc(size) else {
+            throw ContainerError("no memory for a picture of \(part.width) × \(part.height): \(String(cString: strerror(errno)))")
+        }
+        var kept = false
+        defer { if !kept { gk_image_shared_free(memory, size) } }
+        var result = gk_image_result()
+        gk_heif_decode(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, image, thumbnail,
+                       Int32(width), Int32(height), Int32(part.x), Int32(part.y), Int32(part.width), Int32(part.height),
+                       memory.assumingMemoryBound(to: UInt8.self), limit, Int32(timeout * 1000), &result)
+        let message = withUnsafeBytes(of: result.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        switch result.status {
+        case GK_IMAGE_DECODED:
+            kept = true
+            return DecodedPicture(width: part.width, height: part.height, memory: UnsafeMutableRawBufferPointer(start: memory, count: size),
+                                  hasAlpha: result.has_alpha != 0)
+        case GK_IMAGE_OTHER_SIZE:
+            throw ContainerError("the picture decodes as \(result.width) × \(result.height), where its header (ispe) says \(width) × \(height)")
+        case GK_IMAGE_CRASHED:
+            throw ContainerError(result.signal != 0
+                ? "libheif's decoder died of signal \(result.signal) (\(String(cString: strsignal(result.signal)))) on it, in a process of its own"
+                    + (result.signal == SIGABRT || result.signal == SIGSEGV ? ", or ran out of the \(limit >> 20) MiB it may use" : "")
+                : "libheif's decoder ended without a picture")
+        case GK_IMAGE_TIMED_OUT:
+            throw ContainerError("libheif's decoder took more than \(Int(timeout)) s on it and was stopped")
+        default:
+            throw ContainerError(message.isEmpty ? "libheif refused it" : message)
+        }
+    }
+}
