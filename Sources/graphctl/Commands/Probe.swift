@@ -26,7 +26,14 @@ struct Probe: ParsableCommand {
             discCount, location (ISO 6709), artwork {mimeType, size}, each only when the file has it; \
             items: every text tag as {key, value}), chapters (each: start and end in seconds, title; \
             as ffprobe -show_chapters: an end the file does not state is the next chapter's start, \
-            the last's the file's end).
+            the last's the file's end). \
+            A HEIF photo (HEIC, AVIF) is described from its meta box instead: file, container (heif), \
+            brand, compatibleBrands, images (each top-level image, the primary first: item, primary, \
+            codec (hevc, av1), width, height (as stored, cropped to its clean aperture; codedWidth and \
+            codedHeight when that differs), orientation (EXIF 1-8, from irot and imir), \
+            bitDepth, alpha, color {primaries, transfer, matrix, range} or iccProfile {size}, grid \
+            {tiles, rows, columns}, thumbnails and auxiliary (each: item, width, height; auxiliary's \
+            type, its auxC URN), metadata (each: item, type, size, contentType)).
             """
     )
 
@@ -54,6 +61,19 @@ struct Probe: ParsableCommand {
         default: throw unreadable("it is not a regular file")
         }
         let bytes = FileBytes(descriptor: fd)
+        // A HEIF photo (HEIC, AVIF): its images, from its meta box (ProbePhoto.swift).
+        if HEIFFile.isHEIF((try? bytes.read(at: 0, count: 64)) ?? []) {
+            let photo: HEIFFile
+            do throws(ContainerError) { photo = try HEIFFile.read(bytes) } catch { throw unreadable("a damaged HEIF file: \(error.reason)") }
+            let described = Self.photo(photo, bytes: bytes)
+            if json {
+                guard case .object(let members) = described.json else { return }
+                print(JSONValue.object([("file", .string(InputList.escaped(input.bytes)))] + members).description)
+            } else {
+                print("\(TerminalText.escaped(file)): \(described.text)", terminator: "")
+            }
+            return
+        }
         let container: MediaContainerFormat?
         let metadata: MediaMetadata
         do throws(ContainerError) {

@@ -1,0 +1,98 @@
+import GraphKit
+
+/// `graphctl probe` of a HEIF photo (HEIC, AVIF): its images described from the file's `meta`
+/// box by the container library (``HEIFFile``), nothing decoded: each top-level image (the
+/// primary first) with its coding, size as shown (its clean aperture) and as coded, EXIF orientation from `irot`/`imir`, depth,
+/// alpha, colour (`nclx`, or an ICC profile's size), grid, thumbnails and auxiliary images (depth,
+/// portrait mattes, gain maps, by their `auxC` type), and the metadata blocks (Exif, XMP) that
+/// describe it.
+extension Probe {
+    static func photo(_ file: HEIFFile, bytes: some ByteSource) -> (json: JSONValue, text: String) {
+        var images: [JSONValue] = []
+        var text = ""
+        for (n, item) in file.topLevelImages.enumerated() {
+            var members: [(key: String, value: JSONValue)] = [
+                ("item", .number(Double(item.id))), ("primary", .bool(item.id == file.primaryID)),
+                ("codec", .string(codec(of: item, in: file))),
+            ]
+            var parts = [codec(of: item, in: file)]
+            if let shown = item.shown, let w = item.width, let h = item.height {
+                // The picture shown (its clean aperture), and the size coded when it differs.
+                members += [("width", .number(Double(shown.width))), ("height", .number(Double(shown.height)))]
+                parts.append("\(shown.width)x\(shown.height)")
+                if shown.width != w || shown.height != h {
+                    members += [("codedWidth", .number(Double(w))), ("codedHeight", .number(Double(h)))]
+                    parts.append("coded \(w)x\(h)")
+                }
+            }
+            members.append(("orientation", .number(Double(item.orientation))))
+            if item.orientation != 1 { parts.append("orientation \(item.orientation)") }
+            if let depth = item.bitDepth {
+                members.append(("bitDepth", .number(Double(depth))))
+                parts.append("\(depth)-bit")
+            }
+            let alpha = file.items(referring: "auxl", to: item.id).contains { ($0.auxiliaryType ?? "").hasSuffix("auxid:1") || ($0.auxiliaryType ?? "").hasSuffix(":alpha") }
+            members.append(("alpha", .bool(alpha)))
+            if alpha { parts.append("alpha") }
+            if let c = item.nclx {
+                members.append(("color", ["primaries": .number(Double(c.primaries)), "transfer": .number(Double(c.transfer)),
+                                          "matrix": .number(Double(c.matrix)), "range": .string(c.fullRange ? "pc" : "tv")]))
+                parts.append("colour \(c.primaries)/\(c.transfer)/\(c.matrix) \(c.fullRange ? "pc" : "tv")")
+            } else if let icc = item.iccProfile {
+                members.append(("iccProfile", ["size": .number(Double(icc.count))]))
+                parts.append("ICC profile (\(icc.count) bytes)")
+            }
+            if item.type == "grid", let tiles = item.references["dimg"] {
+                var grid: [(key: String, value: JSONValue)] = [("tiles", .number(Double(tiles.count)))]
+                if let data = try? file.data(of: item, in: bytes), data.count >= 4 {
+                    grid += [("rows", .number(Double(Int(data[2]) + 1))), ("columns", .number(Double(Int(data[3]) + 1)))]
+                    parts.append("grid of \(Int(data[2]) + 1)x\(Int(data[3]) + 1) tiles")
+                }
+                members.append(("grid", .object(grid)))
+            }
+            let thumbnails = file.items(referring: "thmb", to: item.id)
+            members.append(("thumbnails", .array(thumbnails.map(sized))))
+            for t in thumbnails { parts.append("thumbnail \(t.shown?.width ?? 0)x\(t.shown?.height ?? 0)") }
+            let auxiliary = file.items(referring: "auxl", to: item.id)
+            members.append(("auxiliary", .array(auxiliary.map { a in
+                var value = sized(a)
+                if case .object(var m) = value { m.append(("type", .string(a.auxiliaryType ?? ""))); value = .object(m) }
+                return value
+            })))
+            for a in auxiliary { parts.append("auxiliary \(TerminalText.escaped(a.auxiliaryType ?? "?")) \(a.shown?.width ?? 0)x\(a.shown?.height ?? 0)") }
+            let metadata = file.items(referring: "cdsc", to: item.id)
+            members.append(("metadata", .array(metadata.map { m in
+                var entry: [(key: String, value: JSONValue)] = [("item", .number(Double(m.id))), ("type", .string(m.type.description)),
+                                                               ("size", .number(Double(m.extents.reduce(0) { $0 + $1.length })))]
+                if let type = m.contentType { entry.append(("contentType", .string(type))) }
+                return .object(entry)
+            })))
+            for m in metadata { parts.append("\(TerminalText.escaped(m.contentType ?? m.type.description)) metadata") }
+            images.append(.object(members))
+            text += "  image \(n)\(item.id == file.primaryID ? " (primary)" : ""): \(parts.joined(separator: ", "))\n"
+        }
+        let brands = ([file.majorBrand] + file.compatibleBrands).map { $0.description }
+        let json: JSONValue = ["container": .string("heif"), "brand": .string(file.majorBrand.description),
+                               "compatibleBrands": .array(file.compatibleBrands.map { .string($0.description) }),
+                               "images": .array(images)]
+        let header = "heif (\(TerminalText.escaped(brands.first ?? ""))), \(images.count) image\(images.count == 1 ? "" : "s")\n"
+        return (json, header + text)
+    }
+
+    /// What an image is coded as: `hevc`, `av1`, or for a grid, its tiles' coding.
+    static func codec(of item: HEIFFile.Item, in file: HEIFFile) -> String {
+        let coded = item.type == "grid" ? item.references["dimg"]?.first.flatMap(file.item)?.type ?? item.type : item.type
+        switch coded {
+        case "hvc1": return "hevc"
+        case "av01": return "av1"
+        case "jpeg": return "jpeg"
+        default: return TerminalText.escaped(coded.description)
+        }
+    }
+
+    static func sized(_ item: HEIFFile.Item) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("item", .number(Double(item.id)))]
+        if let shown = item.shown { members += [("width", .number(Double(shown.width))), ("height", .number(Double(shown.height)))] }
+        return .object(members)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import GraphKit
+import GraphKitTesting
+import Testing
+import TestSupport
+
+/// `graphctl probe` of HEIC and AVIF photos: each image with its coding, size, orientation,
+/// alpha, grid, thumbnails, auxiliary images and metadata blocks, read from the file's meta box
+/// (heif-enc makes them, and HEIFBuilder puts a turned grid together around its coded pictures);
+/// a damaged one exits 66 naming the fault.
+@Suite(.media) struct ProbePhotoTests {
+    static func object(_ v: JSONValue?) -> [String: JSONValue] {
+        guard case .object(let members)? = v else { return [:] }
+        return Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    static func pattern(_ folder: URL, _ name: String, _ size: String, alpha: Bool = false) throws -> URL {
+        let png = folder.appendingPathComponent(name + ".png")
+        let filter = alpha ? ["-vf", "format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='255*X/W'"] : []
+        try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=\(size)", "-frames:v", "1"] + filter + [png.path])
+        return png
+    }
+
+    @Test func aHEICWithAThumbnailAndAnAVIFWithAlpha() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let heic = folder.appendingPathComponent("p.heic"), avif = folder.appendingPathComponent("a.avif")
+        try TestMedia.runTool("heif-enc", ["-q", "80", "-t", "128", "-o", heic.path, try Self.pattern(folder, "p", "640x480").path])
+        try TestMedia.runTool("heif-enc", ["-A", "-q", "80", "-o", avif.path, try Self.pattern(folder, "a", "128x64", alpha: true).path])
+
+        let r = try Graphctl.run("probe", "--json", heic.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = Self.object(try JSONParser.parse(r.stdout))
+        #expect(json["container"] == .string("heif") && json["brand"] == .string("heic"))
+        guard case .array(let images)? = json["images"], images.count == 1 else { Issue.record("\(r.stdout)"); return }
+        let image = Self.object(images[0])
+        #expect(image["codec"] == .string("hevc") && image["width"] == .number(640) && image["height"] == .number(480))
+        #expect(image["orientation"] == .number(1) && image["alpha"] == .bool(false) && image["primary"] == .bool(true))
+        #expect(image["thumbnails"] == .array([.object([("item", .number(2)), ("width", .number(128)), ("height", .number(96))])]))
+        let text = try Graphctl.run("probe", heic.path).stdout
+        #expect(text.contains("heif (heic), 1 image") && text.contains("hevc, 640x480") && text.contains("thumbnail 128x96"), "\(text)")
+
+        let a = Self.object(try JSONParser.parse(try Graphctl.run("probe", "--json", avif.path).stdout))
+        guard case .array(let avifImages)? = a["images"] else { Issue.record("no images"); return }
+        let alpha = Self.object(avifImages.first)
+        #expect(alpha["codec"] == .string("av1") && alpha["alpha"] == .bool(true))
+        guard case .array(let auxiliary)? = alpha["auxiliary"] else { Issue.record("no auxiliary"); return }
+        #expect(Self.object(auxiliary.first)["type"] == .string("urn:mpeg:mpegB:cicp:systems:auxiliary:alpha"))
+    }
+
+    /// An iPhone-shaped grid: 2x2 tiles turned a quarter (irot 3: EXIF 6), with Exif metadata.
+    @Test func aTurnedGridIsOneImageOfItsTiles() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tile = try HEIFBuilder.encoded(png: try Self.pattern(folder, "t", "64x64"), in: folder)
+        var items = [HEIFBuilder.Item(id: 1, type: "grid", data: HEIFBuilder.gridData(rows: 2, columns: 2, width: 128, height: 128),
+                                      properties: [HEIFBuilder.ispe(128, 128), HEIFBuilder.irot(3)], references: [("dimg", [2, 3, 4, 5])])]
+        for id in UInt32(2)...5 { items.append(.init(id: id, type: "hvc1", hidden: true, data: tile.data, properties: [tile.configuration, HEIFBuilder.ispe(64, 64)])) }
+        items.append(.init(id: 6, type: "Exif", data: [0, 0, 0, 0] + Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 0], references: [("cdsc", [1])]))
+        let grid = folder.appendingPathComponent("grid.heic")
+        try Data(HEIFBuilder(primary: 1, items: items).bytes()).write(to: grid)
+        let r = try Graphctl.run("probe", "--json", grid.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        guard case .array(let images)? = Self.object(try JSONParser.parse(r.stdout))["images"], images.count == 1 else { Issue.record("\(r.stdout)"); return }
+        let image = Self.object(images[0])
+        #expect(image["codec"] == .string("hevc") && image["width"] == .number(128) && image["orientation"] == .number(6))
+        #expect(Self.object(image["grid"])["tiles"] == .number(4) && Self.object(image["grid"])["rows"] == .number(2))
+        guard case .array(let metadata)? = image["metadata"] else { Issue.record("no metadata"); return }
+        #expect(Self.object(metadata.first)["type"] == .string("Exif") && Self.object(metadata.first)["size"] == .number(14))
+    }
+
+    @Test func aDamagedHEIFExits66NamingTheFault() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let heic = folder.appendingPathComponent("p.heic")
+        try TestMedia.runTool("heif-enc", ["-q", "50", "-o", heic.path, try Self.pattern(folder, "p", "64x48").path])
+        let cut = folder.appendingPathComponent("cut.heic")
+        try Data(try Data(contentsOf: heic).prefix(200)).write(to: cut)
+        let r = try Graphctl.run("probe", cut.path)
+        #expect(r.status == 66)
+        #expect(r.stderr.contains("cut.heic") && r.stderr.contains("damaged HEIF file") && r.stderr.contains("meta box"), "\(r.stderr)")
+    }
+}
