@@ -28,6 +28,32 @@ public struct EXIFTags: Sendable, Equatable {
     /// Apple's maker note (0x927C beginning "Apple iOS"), its own directory's tags.
     public var makerApple: [UInt16: Value] = [:]
 
+    /// A text tag's value.
+    public static func text(_ value: Value?) -> String? {
+        if case .text(let s)? = value, !s.isEmpty { return s }
+        return nil
+    }
+
+    /// Where the picture was taken: decimal degrees, south and west negative; metres, below sea
+    /// level negative (GPS tags 1 to 6).
+    public var location: (latitude: Double, longitude: Double, altitude: Double?)? {
+        func degrees(_ tag: UInt16, negative: UInt16, _ letter: String) -> Double? {
+            guard case .numbers(let dms)? = gps[tag], !dms.isEmpty, dms.allSatisfy(\.isFinite) else { return nil }
+            let value = dms.enumerated().reduce(0.0) { $0 + $1.element / [1.0, 60, 3600][min($1.offset, 2)] }
+            return Self.text(gps[negative]) == letter ? -value : value
+        }
+        guard let latitude = degrees(2, negative: 1, "S"), let longitude = degrees(4, negative: 3, "W") else { return nil }
+        var altitude: Double?
+        if case .numbers(let a)? = gps[6], let metres = a.first, metres.isFinite {
+            altitude = gps[5] == .integers([1]) ? -metres : metres
+        }
+        return (latitude, longitude, altitude)
+    }
+
+    /// A Live Photo's content identifier: Apple's maker note tag 17, which the movie's
+    /// `com.apple.quicktime.content.identifier` repeats.
+    public var contentIdentifier: String? { Self.text(makerApple[17]) }
+
     public static let maximumEntries = 1024
     public static let maximumValueBytes = 1 << 16
 

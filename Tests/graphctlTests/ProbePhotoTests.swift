@@ -48,7 +48,8 @@ import TestSupport
         #expect(Self.object(auxiliary.first)["type"] == .string("urn:mpeg:mpegB:cicp:systems:auxiliary:alpha"))
     }
 
-    /// An iPhone-shaped grid: 2x2 tiles turned a quarter (irot 3: EXIF 6), with Exif metadata.
+    /// An iPhone-shaped grid: 2x2 tiles turned a quarter (irot 3: EXIF 6), with Exif metadata
+    /// (a date, a place, Apple's maker note with a Live Photo's identifier).
     @Test func aTurnedGridIsOneImageOfItsTiles() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -56,7 +57,13 @@ import TestSupport
         var items = [HEIFBuilder.Item(id: 1, type: "grid", data: HEIFBuilder.gridData(rows: 2, columns: 2, width: 128, height: 128),
                                       properties: [HEIFBuilder.ispe(128, 128), HEIFBuilder.irot(3)], references: [("dimg", [2, 3, 4, 5])])]
         for id in UInt32(2)...5 { items.append(.init(id: id, type: "hvc1", hidden: true, data: tile.data, properties: [tile.configuration, HEIFBuilder.ispe(64, 64)])) }
-        items.append(.init(id: 6, type: "Exif", data: [0, 0, 0, 0] + Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 0], references: [("cdsc", [1])]))
+        var exif = EXIFBuilder(little: true)
+        exif.primary = [(0x0110, .ascii("iPhone 15 Pro"))]
+        exif.exif = [(0x9003, .ascii("2024:05:01 12:34:56"))]
+        exif.gps = [(1, .ascii("S")), (2, .rationals([(33, 1), (51, 1), (3240, 100)])), (3, .ascii("E")), (4, .rationals([(151, 1), (12, 1), (0, 1)]))]
+        exif.makerApple = [(17, .ascii("7C1B2A4E-1111-4C4C-9D9D-0123456789AB"))]
+        let exifItem = [0, 0, 0, 0] + exif.bytes()
+        items.append(.init(id: 6, type: "Exif", data: exifItem, references: [("cdsc", [1])]))
         let grid = folder.appendingPathComponent("grid.heic")
         try Data(HEIFBuilder(primary: 1, items: items).bytes()).write(to: grid)
         let r = try Graphctl.run("probe", "--json", grid.path)
@@ -66,7 +73,14 @@ import TestSupport
         #expect(image["codec"] == .string("hevc") && image["width"] == .number(128) && image["orientation"] == .number(6))
         #expect(Self.object(image["grid"])["tiles"] == .number(4) && Self.object(image["grid"])["rows"] == .number(2))
         guard case .array(let metadata)? = image["metadata"] else { Issue.record("no metadata"); return }
-        #expect(Self.object(metadata.first)["type"] == .string("Exif") && Self.object(metadata.first)["size"] == .number(14))
+        #expect(Self.object(metadata.first)["type"] == .string("Exif") && Self.object(metadata.first)["size"] == .number(Double(exifItem.count)))
+        // What the EXIF says: the camera, the date, the place (south negative), the Live Photo.
+        let said = Self.object(image["exif"])
+        #expect(said["model"] == .string("iPhone 15 Pro") && said["dateTimeOriginal"] == .string("2024:05:01 12:34:56"))
+        #expect(said["contentIdentifier"] == .string("7C1B2A4E-1111-4C4C-9D9D-0123456789AB"))
+        let gps = Self.object(said["gps"])
+        guard case .number(let latitude)? = gps["latitude"], case .number(let longitude)? = gps["longitude"] else { Issue.record("\(said)"); return }
+        #expect(abs(latitude + 33.859) < 1e-6 && abs(longitude - 151.2) < 1e-6)
     }
 
     @Test func aDamagedHEIFExits66NamingTheFault() throws {

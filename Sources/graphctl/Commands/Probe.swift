@@ -33,7 +33,10 @@ struct Probe: ParsableCommand {
             codedHeight when that differs), orientation (EXIF 1-8, from irot and imir), \
             bitDepth, alpha, color {primaries, transfer, matrix, range} or iccProfile {size}, grid \
             {tiles, rows, columns}, thumbnails and auxiliary (each: item, width, height; auxiliary's \
-            type, its auxC URN), metadata (each: item, type, size, contentType)).
+            type, its auxC URN), metadata (each: item, type, size, contentType), exif {make, model, \
+            dateTimeOriginal, offsetTimeOriginal, gps {latitude, longitude, altitude} (degrees, south \
+            and west negative; metres), contentIdentifier (a Live Photo's, from Apple's maker note)}, \
+            each only when the file has it).
             """
     )
 

@@ -4,8 +4,8 @@ import GraphKit
 /// box by the container library (``HEIFFile``), nothing decoded: each top-level image (the
 /// primary first) with its coding, size as shown (its clean aperture) and as coded, EXIF orientation from `irot`/`imir`, depth,
 /// alpha, colour (`nclx`, or an ICC profile's size), grid, thumbnails and auxiliary images (depth,
-/// portrait mattes, gain maps, by their `auxC` type), and the metadata blocks (Exif, XMP) that
-/// describe it.
+/// portrait mattes, gain maps, by their `auxC` type), the metadata blocks (Exif, XMP) that
+/// describe it, and what its EXIF says (when, where, which camera, a Live Photo's identifier).
 extension Probe {
     static func photo(_ file: HEIFFile, bytes: some ByteSource) -> (json: JSONValue, text: String) {
         var images: [JSONValue] = []
@@ -68,6 +68,11 @@ extension Probe {
                 return .object(entry)
             })))
             for m in metadata { parts.append("\(TerminalText.escaped(m.contentType ?? m.type.description)) metadata") }
+            if let exif = metadata.first(where: { $0.type == "Exif" }).flatMap({ try? file.data(of: $0, in: bytes) }).flatMap(EXIFTags.init(heifExifItem:)) {
+                let (json, said) = Self.exif(exif)
+                members.append(("exif", json))
+                parts += said
+            }
             images.append(.object(members))
             text += "  image \(n)\(item.id == file.primaryID ? " (primary)" : ""): \(parts.joined(separator: ", "))\n"
         }
@@ -77,6 +82,31 @@ extension Probe {
                                "images": .array(images)]
         let header = "heif (\(TerminalText.escaped(brands.first ?? ""))), \(images.count) image\(images.count == 1 ? "" : "s")\n"
         return (json, header + text)
+    }
+
+    /// What a photo's EXIF says of when, where and with what it was taken, and a Live Photo's
+    /// content identifier (which pairs it with its movie).
+    static func exif(_ tags: EXIFTags) -> (json: JSONValue, text: [String]) {
+        var members: [(key: String, value: JSONValue)] = []
+        var text: [String] = []
+        let e = TerminalText.escaped
+        for (key, value) in [("make", tags.primary[0x010F]), ("model", tags.primary[0x0110]), ("dateTimeOriginal", tags.exif[0x9003]),
+                             ("offsetTimeOriginal", tags.exif[0x9011])] {
+            if let s = EXIFTags.text(value) { members.append((key, .string(s))) }
+        }
+        if let date = EXIFTags.text(tags.exif[0x9003]) { text.append("taken \(e(date))\(EXIFTags.text(tags.exif[0x9011]).map { " \(e($0))" } ?? "")") }
+        if let model = EXIFTags.text(tags.primary[0x0110]) { text.append("by \(e(model))") }
+        if let place = tags.location {
+            var gps: [(key: String, value: JSONValue)] = [("latitude", .number(place.latitude)), ("longitude", .number(place.longitude))]
+            if let altitude = place.altitude { gps.append(("altitude", .number(altitude))) }
+            members.append(("gps", .object(gps)))
+            text.append("at \(fixed(place.latitude, 5)),\(fixed(place.longitude, 5))")
+        }
+        if let id = tags.contentIdentifier {
+            members.append(("contentIdentifier", .string(id)))
+            text.append("Live Photo \(e(id))")
+        }
+        return (.object(members), text)
     }
 
     /// What an image is coded as: `hevc`, `av1`, or for a grid, its tiles' coding.
