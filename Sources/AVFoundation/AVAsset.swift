@@ -89,6 +89,17 @@ extension AVPartialAsyncProperty where Root: AVAsset {
     /// The file's tags under the common keys (title, artist, albumName, type, description,
     /// creationDate, software, location, artwork).
     public static var commonMetadata: AVAsyncProperty<Root, [AVMetadataItem]> { AVAsyncProperty("commonMetadata") { try $0.metadataItems().common } }
+    /// When the asset was made: its common creation date (QuickTime's `creationdate`, iTunes'
+    /// `©day`, ID3's year), else the movie header's creation time, as a date item; nil when the
+    /// file says neither.
+    public static var creationDate: AVAsyncProperty<Root, AVMetadataItem?> {
+        AVAsyncProperty("creationDate") { asset in
+            if let tagged = try asset.metadataItems().common.first(where: { $0.commonKey == .commonKeyCreationDate }) { return tagged }
+            guard let seconds = try asset.loaded().metadata.creationTime else { return nil }
+            // MP4's epoch is 1904-01-01; Date's reference is 2001-01-01, 3,061,152,000 s later.
+            return AVMetadataItem.date(Date(timeIntervalSinceReferenceDate: Double(seconds) - 3_061_152_000))
+        }
+    }
     /// Every tag of the file, each in its format's key space (iTunes, QuickTime, ID3, Vorbis comments).
     public static var metadata: AVAsyncProperty<Root, [AVMetadataItem]> { AVAsyncProperty("metadata") { try $0.metadataItems().all } }
     public static var availableMetadataFormats: AVAsyncProperty<Root, [AVMetadataFormat]> {

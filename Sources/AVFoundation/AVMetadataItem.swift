@@ -42,6 +42,7 @@ public struct AVMetadataKey: RawRepresentable, Hashable, Sendable {
     public static let commonKeySoftware = AVMetadataKey("software")
     public static let commonKeyLanguage = AVMetadataKey("language")
     public static let commonKeyModel = AVMetadataKey("model")
+    public static let commonKeyMake = AVMetadataKey("make")
 
     public static let iTunesMetadataKeySongName = AVMetadataKey("©nam")
     public static let iTunesMetadataKeyArtist = AVMetadataKey("©ART")
@@ -61,6 +62,10 @@ public struct AVMetadataKey: RawRepresentable, Hashable, Sendable {
     public static let quickTimeMetadataKeyCreationDate = AVMetadataKey("com.apple.quicktime.creationdate")
     public static let quickTimeMetadataKeyLocationISO6709 = AVMetadataKey("com.apple.quicktime.location.ISO6709")
     public static let quickTimeMetadataKeySoftware = AVMetadataKey("com.apple.quicktime.software")
+    public static let quickTimeMetadataKeyMake = AVMetadataKey("com.apple.quicktime.make")
+    public static let quickTimeMetadataKeyModel = AVMetadataKey("com.apple.quicktime.model")
+    /// A Live Photo's movie names its still by this (the still's maker note tag 17 repeats it).
+    public static let quickTimeMetadataKeyContentIdentifier = AVMetadataKey("com.apple.quicktime.content.identifier")
 
     public static let id3MetadataKeyTitleDescription = AVMetadataKey("TIT2")
     public static let id3MetadataKeyLeadPerformer = AVMetadataKey("TPE1")
@@ -82,6 +87,8 @@ public struct AVMetadataIdentifier: RawRepresentable, Hashable, Sendable {
     public static let commonIdentifierLocation = AVMetadataItem.identifier(forKey: AVMetadataKey.commonKeyLocation, keySpace: .common)!
     public static let commonIdentifierArtwork = AVMetadataItem.identifier(forKey: AVMetadataKey.commonKeyArtwork, keySpace: .common)!
     public static let commonIdentifierSoftware = AVMetadataItem.identifier(forKey: AVMetadataKey.commonKeySoftware, keySpace: .common)!
+    public static let commonIdentifierMake = AVMetadataItem.identifier(forKey: AVMetadataKey.commonKeyMake, keySpace: .common)!
+    public static let commonIdentifierModel = AVMetadataItem.identifier(forKey: AVMetadataKey.commonKeyModel, keySpace: .common)!
     public static let iTunesMetadataSongName = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeySongName, keySpace: .iTunes)!
     public static let iTunesMetadataArtist = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyArtist, keySpace: .iTunes)!
     public static let iTunesMetadataAlbum = AVMetadataItem.identifier(forKey: AVMetadataKey.iTunesMetadataKeyAlbum, keySpace: .iTunes)!
@@ -92,6 +99,10 @@ public struct AVMetadataIdentifier: RawRepresentable, Hashable, Sendable {
     public static let quickTimeMetadataTitle = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyTitle, keySpace: .quickTimeMetadata)!
     public static let quickTimeMetadataLocationISO6709 = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyLocationISO6709, keySpace: .quickTimeMetadata)!
     public static let quickTimeMetadataCreationDate = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyCreationDate, keySpace: .quickTimeMetadata)!
+    public static let quickTimeMetadataMake = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyMake, keySpace: .quickTimeMetadata)!
+    public static let quickTimeMetadataModel = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyModel, keySpace: .quickTimeMetadata)!
+    public static let quickTimeMetadataContentIdentifier = AVMetadataItem.identifier(forKey: AVMetadataKey.quickTimeMetadataKeyContentIdentifier,
+                                                                                     keySpace: .quickTimeMetadata)!
     public static let id3MetadataTitleDescription = AVMetadataItem.identifier(forKey: AVMetadataKey.id3MetadataKeyTitleDescription, keySpace: .id3)!
 }
 
@@ -179,6 +190,7 @@ open class AVMetadataItem: AVAsynchronousKeyValueLoading, @unchecked Sendable {
         let (key, space) = fields.withLock { ($0.key, $0.keySpace) }
         guard let key else { return nil }
         if space == .common { return AVMetadataKey(key) }
+        if let device = Self.deviceKeys[key] { return device }
         return Self.commonKeys[MediaMetadata.commonFieldName(key) ?? ""]
     }
     public var value: (any NSCopying & NSObjectProtocol)? { fields.withLock { $0.value }?.object }
@@ -283,6 +295,13 @@ open class AVMetadataItem: AVAsynchronousKeyValueLoading, @unchecked Sendable {
         metadataItems
     }
 
+    /// The recording device's make and model, in QuickTime's and its user data's spellings: the
+    /// common `make` and `model`.
+    static let deviceKeys: [String: AVMetadataKey] = [
+        "com.apple.quicktime.make": .commonKeyMake, "©mak": .commonKeyMake,
+        "com.apple.quicktime.model": .commonKeyModel, "©mod": .commonKeyModel,
+    ]
+
     static let commonKeys: [String: AVMetadataKey] = [
         "title": .commonKeyTitle, "artist": .commonKeyArtist, "album": .commonKeyAlbumName, "genre": .commonKeyType,
         "comment": .commonKeyDescription, "date": .commonKeyCreationDate, "encoder": .commonKeySoftware, "location": .commonKeyLocation,
@@ -363,6 +382,12 @@ extension AVPartialAsyncProperty where Root: AVMetadataItem {
 // MARK: An asset's metadata
 
 extension AVMetadataItem {
+    /// The common creation date as a date item (`dateValue` gives it).
+    static func date(_ date: Date) -> AVMetadataItem {
+        AVMetadataItem(Fields(key: AVMetadataKey.commonKeyCreationDate.rawValue, keySpace: .common, value: .date(date),
+                              dataType: "com.apple.metadata.datatype.ISO-8601-date"))
+    }
+
     /// The items of a file's tags: the common ones, and each as the file names it.
     static func items(of asset: Asset) -> (common: [AVMetadataItem], all: [AVMetadataItem]) {
         let m = asset.metadata
@@ -381,6 +406,10 @@ extension AVMetadataItem {
             if let value { common.append(text(key.rawValue, .common, value)) }
         }
         if let art = m.artwork { common.append(picture(AVMetadataKey.commonKeyArtwork.rawValue, .common, art)) }
+        // The device that recorded it (a phone's movie says so in QuickTime's keys).
+        for commonKey in [AVMetadataKey.commonKeyMake, .commonKeyModel] {
+            if let item = m.items.first(where: { deviceKeys[$0.key] == commonKey }) { common.append(text(commonKey.rawValue, .common, item.value)) }
+        }
 
         let space: (String) -> AVMetadataKeySpace = { key in
             switch asset.containerFormat {
