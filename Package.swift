@@ -66,6 +66,8 @@ let package = Package(
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),
+        // JPEG files by libjpeg-turbo from pictures GraphKit made (Nodes' JPEGEncoder); no GStreamer.
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         // The C descriptor a plugin exports (graphkit_plugin.h); no GStreamer.
         .target(name: "CGraphKitPlugin"),
         // The layers, each a target, so the compiler keeps them apart (docs/ARCHITECTURE.md):
@@ -83,7 +85,7 @@ let package = Package(
         // `import GraphKit`: the three above, as one module for applications and plugins.
         .target(name: "GraphKit", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime"]),
         // Built-in nodes, one file each, by category. They see GraphKit's Swift API, never GStreamer.
-        .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime", "CZlib", "CKernels"]),
+        .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime", "CZlib", "CKernels", "CJPEG"]),
         // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
         .target(name: "Assets", dependencies: ["GraphKitCore", "GraphKitRuntime", "Nodes"]),
         // AVFoundation source compatibility (issue 30): Apple's modules by Apple's names, so code
@@ -136,7 +138,7 @@ let package = Package(
         // The Swift API's benchmarks (AssetWriter's adaptor, AssetReader), without Foundation; not a product.
         .executableTarget(name: "graphkit-api-bench", dependencies: ["GraphKit", "Assets"]),
         // The same adaptor benchmark through AVFoundation's names (issue 30); not a product.
-        .executableTarget(name: "graphkit-avf-bench", dependencies: ["AVFoundation"]),
+        .executableTarget(name: "graphkit-avf-bench", dependencies: ["AVFoundation", "ImageIO"]),
         // Runs 1,000 small graphs in one process and checks that nothing accumulates
         // (Tests/GraphKitTests/SoakTests.swift); not a product.
         // The examples in examples/, built with everything and run by Tests/AssetsTests/ExamplesTests.swift.

@@ -31,6 +31,7 @@ build_packages=(
   libx264-dev    # encode.h264's encoder (GstGraphKit/gkx264enc) links libx264; graphctl then needs libx264-164
   libavcodec-dev # GstGraphKit/gkavdec decodes H.264/HEVC with libavcodec (59 on Debian 12, 61 on 13; gstreamer1.0-libav's too)
   zlib1g-dev     # waveform PNGs are compressed with zlib
+  libjpeg-dev    # thumbnails and ImageIO's JPEGs are written by libjpeg-turbo (Nodes' JPEGEncoder, CJPEG)
   libcairo2-dev  # the AVFoundation product's CGContext draws with Cairo; the picture tests read PNGs with it
   libpango1.0-dev  # the AVFoundation product's CoreText lays out and draws lines with Pango over Cairo (pangocairo)
   libpipewire-0.3-dev  # its headers: GraphKit lists PipeWire's cameras and microphones itself (libpipewire, opened at run time)
@@ -85,7 +86,7 @@ packages=(
 list=0 build_only=0
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(hyperfine) ;;
+    --bench) packages+=(hyperfine libvips-tools heif-thumbnailer) ;;  # the photo job's anchors too
     --stress) packages+=(stress) ;;
     --image) packages+=(podman runc debootstrap) ;;
     --build-only) build_only=1 ;;
