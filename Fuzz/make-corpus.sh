@@ -78,3 +78,16 @@ open('nested-udta.mp4', 'wb').write(ftyp + box(b'moov', mvhd + udta))
 open('nested-meta.mp4', 'wb').write(ftyp + box(b'moov', mvhd + box(b'udta', meta)))
 PY
 ls -l nested-*
+
+# Photos (issue 72, HEIFFile and EXIFTags): a HEIC with a thumbnail item, one with a camera's
+# EXIF (exiftool writes it into a JPEG, heif-enc keeps it as an Exif item), an AVIF with alpha.
+ff -f lavfi -i testsrc2=s=64x64 -frames:v 1 /tmp/graphkit-corpus-photo.png
+heif-enc -q 30 -t 32 -o photo-thumb.heic /tmp/graphkit-corpus-photo.png >/dev/null
+ff -f lavfi -i testsrc2=s=64x48 -frames:v 1 /tmp/graphkit-corpus-photo.jpg
+exiftool -q -overwrite_original -Make=Apple -Model="iPhone 15 Pro" -Orientation#=6 -DateTimeOriginal="2024:05:01 12:34:56" \
+  -OffsetTimeOriginal=+02:00 -GPSLatitude=48.8584 -GPSLatitudeRef=N -GPSLongitude=2.2945 -GPSLongitudeRef=E /tmp/graphkit-corpus-photo.jpg
+heif-enc -q 30 -o photo-exif.heic /tmp/graphkit-corpus-photo.jpg >/dev/null
+ff -f lavfi -i testsrc2=s=32x32 -frames:v 1 -vf "format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='255*X/W'" /tmp/graphkit-corpus-photo.png
+heif-enc -A -q 30 -o photo-alpha.avif /tmp/graphkit-corpus-photo.png >/dev/null
+rm -f /tmp/graphkit-corpus-photo.png /tmp/graphkit-corpus-photo.jpg
+ls -l photo-*

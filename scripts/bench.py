@@ -3,7 +3,7 @@
 same run, alternated, on generated media. Release build with the Swift runtime linked
 statically (as the CLI ships). Prints a Markdown table per job; `make bench` runs it.
 
-Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,hdrexport,composition,thumbs,metadata,join,graphcopy,remuxlong,hevc,opus,flac,loudness10,loudness60,scenes,effects,cifilter]
+Usage: scripts/bench.py [--runs N] [--jobs aac10,aac60,validate,av,transcode,batch,hls,ladder,livehls10,livehls60,trim,export720,hdrexport,composition,thumbs,metadata,photo,join,graphcopy,remuxlong,hevc,opus,flac,loudness10,loudness60,scenes,effects,cifilter]
 """
 import argparse
 import json
@@ -1042,7 +1042,7 @@ def scenes_job(runs, threshold=10):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,cifilter,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,join,graphcopy,remuxlong")
+    p.add_argument("--jobs", default="validate,aac10,aac60,wave10,wave60,effects,cifilter,av,transcode,live,swiftapi,batch,hls,trim,export720,composition,thumbs,metadata,photo,join,graphcopy,remuxlong")
     a = p.parse_args()
     os.makedirs(BENCH, exist_ok=True)
     if not os.path.exists(GRAPHCTL):
@@ -1106,6 +1106,9 @@ def main():
         thumbs_job(a.runs)
     if "metadata" in jobs:
         metadata_job(a.runs)
+    if "photo" in jobs:
+        import bench_photos
+        bench_photos.photo_job(a.runs, BENCH, ROOT, compared)
     if "hevc" in jobs:
         hevc_job(a.runs)
     if "opus" in jobs:

@@ -6,11 +6,24 @@
 //   graphkit-avf-bench adaptor OUT.mp4 [bgra|i420]
 //   graphkit-avf-bench composition IN.mp4 OUT.mp4  (graphkit-api-bench's composition job, as
 //                                                   Apple's export code writes it)
+//   graphkit-avf-bench thumbnail IN.heic OUT.jpg SIZE  (issue 72: an upload service's thumbnail,
+//                                                   ImageIO's names; SIZE 0: the whole picture)
+//   graphkit-avf-bench decode IN.heic              (the picture decoded to a CGImage, nothing written)
 import AVFoundation
+import ImageIO
 
 let arguments = CommandLine.arguments
 if arguments.count == 4, arguments[1] == "composition" {
     try await exportComposition(from: URL(fileURLWithPath: arguments[2]), to: URL(fileURLWithPath: arguments[3]))
+    exit(0)
+}
+if arguments.count == 5, arguments[1] == "thumbnail", let size = Int(arguments[4]) {
+    exit(thumbnail(URL(fileURLWithPath: arguments[2]), URL(fileURLWithPath: arguments[3]), size: size))
+}
+if arguments.count == 3, arguments[1] == "decode" {
+    // The decode alone: the picture as a CGImage, written nowhere.
+    guard let source = CGImageSourceCreateWithURL(URL(fileURLWithPath: arguments[2]) as CFURL, nil),
+          CGImageSourceCreateImageAtIndex(source, 0, nil) != nil else { exit(65) }
     exit(0)
 }
 guard arguments.count > 2, arguments[1] == "adaptor" else {
@@ -89,4 +102,21 @@ func exportComposition(from source: URL, to output: URL) async throws {
         print("error: \(session.error?.localizedDescription ?? "the export did not complete")")
         exit(70)
     }
+}
+
+/// A photo's thumbnail as an upload service makes it with ImageIO: at most `size` pixels a side,
+/// turned upright, saved as a JPEG of quality 0.8 (`size` 0: the whole picture, decoded).
+func thumbnail(_ input: URL, _ output: URL, size: Int) -> Int32 {
+    guard let source = CGImageSourceCreateWithURL(input as CFURL, nil) else { return 66 }
+    let image: CGImage?
+    if size > 0 {
+        image = CGImageSourceCreateThumbnailAtIndex(source, 0, [kCGImageSourceCreateThumbnailFromImageIfAbsent: true,
+                                                                kCGImageSourceCreateThumbnailWithTransform: true,
+                                                                kCGImageSourceThumbnailMaxPixelSize: size] as CFDictionary)
+    } else {
+        image = CGImageSourceCreateImageAtIndex(source, 0, nil)
+    }
+    guard let image, let destination = CGImageDestinationCreateWithURL(output as CFURL, "public.jpeg" as CFString, 1, nil) else { return 65 }
+    CGImageDestinationAddImage(destination, image, [kCGImageDestinationLossyCompressionQuality: 0.8] as CFDictionary)
+    return CGImageDestinationFinalize(destination) ? 0 : 73
 }

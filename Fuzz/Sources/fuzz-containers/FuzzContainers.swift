@@ -5,7 +5,7 @@ import Glibc
 /// files, and fuzz-decode's media ones), read and edited by GraphKit's container library in
 /// process, without GStreamer: the box walk, the box tree, the typed boxes, the movie (tracks,
 /// edits, metadata, gapless), the tags of every format (MediaMetadata: ID3v2, Vorbis comments,
-/// FLAC pictures, MP4 items and keys), the diagnosis of every format, a WAV header, and the
+/// FLAC pictures, MP4 items and keys), a HEIF photo's items and EXIF, the diagnosis of every format, a WAV header, and the
 /// editor (on a file in /dev/shm, through its descriptor: what sink.mp4 does to its file).
 ///
 /// A finding is a crash (a Swift trap on an overflow or an index out of range counts: the
@@ -26,6 +26,24 @@ public func fuzzContainers(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         fail("a picture of \(art.data.count) bytes read from \(size)")
     }
     _ = IndexedTrack.all(in: source)
+    // A photo (HEIC, AVIF): its items, each item's bytes, its images and their parts, its EXIF.
+    if let photo = try? HEIFFile.read(source) {
+        if photo.items.count > HEIFFile.maximumItems { fail("\(photo.items.count) items described") }
+        for item in photo.items {
+            if let data = try? photo.data(of: item, in: source), data.count > size { fail("item \(item.id) read \(data.count) bytes from \(size)") }
+            if let shown = item.shown, let w = item.width, let h = item.height,
+               shown.x < 0 || shown.y < 0 || shown.x + shown.width > w || shown.y + shown.height > h {
+                fail("item \(item.id) shows \(shown) of its \(w) × \(h)")
+            }
+        }
+        for image in photo.topLevelImages {
+            _ = (photo.items(referring: "thmb", to: image.id), photo.items(referring: "auxl", to: image.id))
+            for exif in photo.items(referring: "cdsc", to: image.id) {
+                if let data = try? photo.data(of: exif, in: source) { _ = EXIFTags(heifExifItem: data)?.location }
+            }
+        }
+    }
+    _ = EXIFTags(tiff: bytes).map { ($0.location, $0.contentIdentifier) }
 
     let file: MP4File<MemoryBytes>
     do { file = try MP4File(source) } catch { fail("walking bytes in memory threw: \(error)") }
