@@ -107,12 +107,13 @@ public struct HEIFFile: Sendable {
 
     /// The images a viewer shows, as libheif's top-level images and Apple's
     /// `CGImageSourceGetCount` count them: image items that are not hidden, not a tile of
-    /// another, not a thumbnail and not an auxiliary image; the primary first.
+    /// another, not a thumbnail and not an auxiliary image, and not a gain map's tone-mapped
+    /// rendition (`tmap`, the HDR alternative of an image: ``gainMap(of:)``); the primary first.
     public var topLevelImages: [Item] {
         var inner = Set<UInt32>()
         for item in items {
-            inner.formUnion(item.references["dimg"] ?? [])
-            if item.references["thmb"] != nil || item.references["auxl"] != nil { inner.insert(item.id) }
+            if item.type != "tmap" { inner.formUnion(item.references["dimg"] ?? []) }
+            if item.references["thmb"] != nil || item.references["auxl"] != nil || item.type == "tmap" { inner.insert(item.id) }
         }
         let shown = items.filter { $0.isImage && !$0.hidden && !inner.contains($0.id) }
         return shown.filter { $0.id == primaryID } + shown.filter { $0.id != primaryID }
@@ -122,6 +123,38 @@ public struct HEIFFile: Sendable {
     /// `auxl`: its auxiliary images; `cdsc`: its metadata).
     public func items(referring type: FourCC, to id: UInt32) -> [Item] {
         items.filter { $0.references[type]?.contains(id) == true }
+    }
+
+    /// An image's HDR gain map: Apple's (an auxiliary image of type
+    /// `urn:com:apple:photo:2020:aux:hdrgainmap`, its headroom in the maker note) or ISO
+    /// 21496-1's (a `tmap` item deriving the HDR rendition from the image and a gain map image,
+    /// its metadata the item's data).
+    public enum GainMap: Sendable, Equatable {
+        case apple(map: UInt32)
+        case iso21496(toneMap: UInt32, map: UInt32)
+    }
+
+    public static let appleGainMapType = "urn:com:apple:photo:2020:aux:hdrgainmap"
+
+    public func gainMap(of image: UInt32) -> GainMap? {
+        if let tmap = items.first(where: { $0.type == "tmap" && $0.references["dimg"]?.first == image }),
+           let map = tmap.references["dimg"]?.dropFirst().first {
+            return .iso21496(toneMap: tmap.id, map: map)
+        }
+        if let map = items(referring: "auxl", to: image).first(where: { $0.auxiliaryType == Self.appleGainMapType }) {
+            return .apple(map: map.id)
+        }
+        return nil
+    }
+
+    /// ISO 21496-1's gain map metadata (a `tmap` item's data): the headrooms, log2 of the
+    /// peak over SDR white, for which the base image and its HDR alternative are made; nil when
+    /// the data is not version 0 of it.
+    public static func toneMapHeadrooms(_ data: [UInt8]) -> (base: Double, alternate: Double)? {
+        var r = ByteReader(data)
+        guard (try? r.u8()) == 0, let minimum = try? r.u16(), minimum == 0, (try? r.u16()) != nil, (try? r.u8()) != nil,
+              let bn = try? r.u32(), let bd = try? r.u32(), let an = try? r.u32(), let ad = try? r.u32(), bd > 0, ad > 0 else { return nil }
+        return (Double(bn) / Double(bd), Double(an) / Double(ad))
     }
 
     /// The largest item whose bytes ``data(of:in:)`` reads: an Exif block, XMP, a grid's

@@ -83,6 +83,45 @@ import TestSupport
         #expect(abs(latitude + 33.859) < 1e-6 && abs(longitude - 151.2) < 1e-6)
     }
 
+    /// HDR gain maps, Apple's (an auxiliary image, its headroom tags in the maker note) and ISO
+    /// 21496-1's (a tmap item over the image and its gain map): found and described, and the
+    /// tmap, an alternative rendition, not counted as an image of its own.
+    @Test func gainMapsAreFoundAndDescribed() throws {
+        let folder = try TestMedia.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let picture = try HEIFBuilder.encoded(png: try Self.pattern(folder, "base", "64x64"), in: folder)
+        let map = try HEIFBuilder.encoded(png: try Self.pattern(folder, "map", "64x64"), in: folder)
+        func probe(_ items: [HEIFBuilder.Item], _ name: String) throws -> [String: JSONValue] {
+            let file = folder.appendingPathComponent(name)
+            try Data(HEIFBuilder(primary: 1, items: items).bytes()).write(to: file)
+            let r = try Graphctl.run("probe", "--json", file.path)
+            #expect(r.status == 0, "\(r.stderr)")
+            guard case .array(let images)? = Self.object(try JSONParser.parse(r.stdout))["images"] else { return [:] }
+            #expect(images.count == 1, "\(r.stdout)")
+            return Self.object(Self.object(images.first)["gainMap"])
+        }
+        let base = HEIFBuilder.Item(id: 1, type: "hvc1", data: picture.data, properties: [picture.configuration, HEIFBuilder.ispe(64, 64)])
+        var exif = EXIFBuilder(little: false)
+        exif.makerApple = [(33, .rationals([(101, 100)])), (48, .rationals([(15, 1000)]))]
+        let apple = try probe([base,
+                               .init(id: 2, type: "hvc1", hidden: true, data: map.data,
+                                     properties: [map.configuration, HEIFBuilder.ispe(64, 64), HEIFBuilder.auxC(HEIFFile.appleGainMapType)],
+                                     references: [("auxl", [1])]),
+                               .init(id: 3, type: "Exif", data: [0, 0, 0, 0] + exif.bytes(), references: [("cdsc", [1])])], "apple.heic")
+        #expect(apple["kind"] == .string("apple") && apple["item"] == .number(2) && apple["width"] == .number(64))
+        #expect(Self.object(apple["makerApple"])["33"] == .number(1.01) && Self.object(apple["makerApple"])["48"] == .number(0.015))
+
+        // ISO 21496-1: version 0, headrooms 0 and 23/10 (log2), one channel's fractions after.
+        var metadata: [UInt8] = [0, 0, 0, 0, 0, 0]
+        for v: UInt32 in [0, 1, 23, 10] + [0, 1, 23, 10, 1, 1, 1, 64, 1, 64] { metadata += HEIFBuilder.be32(v) }
+        let iso = try probe([base,
+                             .init(id: 2, type: "hvc1", hidden: true, data: map.data, properties: [map.configuration, HEIFBuilder.ispe(64, 64)]),
+                             .init(id: 3, type: "tmap", data: metadata, properties: [HEIFBuilder.ispe(64, 64)], references: [("dimg", [1, 2])])],
+                            "iso.heic")
+        #expect(iso["kind"] == .string("iso21496-1") && iso["toneMapItem"] == .number(3) && iso["item"] == .number(2))
+        #expect(iso["baseHeadroom"] == .number(0) && iso["alternateHeadroom"] == .number(2.3))
+    }
+
     @Test func aDamagedHEIFExits66NamingTheFault() throws {
         let folder = try TestMedia.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -36,7 +36,8 @@ struct Probe: ParsableCommand {
             type, its auxC URN), metadata (each: item, type, size, contentType), exif {make, model, \
             dateTimeOriginal, offsetTimeOriginal, gps {latitude, longitude, altitude} (degrees, south \
             and west negative; metres), contentIdentifier (a Live Photo's, from Apple's maker note)}, \
-            each only when the file has it).
+            gainMap {kind (apple or iso21496-1), item, width, height; apple's makerApple {33, 48}; \
+            ISO's toneMapItem, baseHeadroom and alternateHeadroom (log2)}, each only when the file has it).
             """
     )
 

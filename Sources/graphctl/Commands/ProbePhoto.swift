@@ -68,7 +68,13 @@ extension Probe {
                 return .object(entry)
             })))
             for m in metadata { parts.append("\(TerminalText.escaped(m.contentType ?? m.type.description)) metadata") }
-            if let exif = metadata.first(where: { $0.type == "Exif" }).flatMap({ try? file.data(of: $0, in: bytes) }).flatMap(EXIFTags.init(heifExifItem:)) {
+            let exif = metadata.first(where: { $0.type == "Exif" }).flatMap({ try? file.data(of: $0, in: bytes) }).flatMap(EXIFTags.init(heifExifItem:))
+            if let gainMap = file.gainMap(of: item.id) {
+                let (json, said) = Self.gainMap(gainMap, in: file, bytes: bytes, exif: exif)
+                members.append(("gainMap", json))
+                parts.append(said)
+            }
+            if let exif {
                 let (json, said) = Self.exif(exif)
                 members.append(("exif", json))
                 parts += said
@@ -82,6 +88,33 @@ extension Probe {
                                "images": .array(images)]
         let header = "heif (\(TerminalText.escaped(brands.first ?? ""))), \(images.count) image\(images.count == 1 ? "" : "s")\n"
         return (json, header + text)
+    }
+
+    /// An image's HDR gain map: whose, its size, and what it says of the headroom: ISO 21496-1's
+    /// headrooms (log2 of the peak over SDR white) for the base image and its HDR alternative;
+    /// for Apple's, the maker note's tags 33 and 48, from which Apple's published method derives it.
+    static func gainMap(_ gainMap: HEIFFile.GainMap, in file: HEIFFile, bytes: some ByteSource, exif: EXIFTags?) -> (json: JSONValue, text: String) {
+        switch gainMap {
+        case .apple(let id):
+            var members: [(key: String, value: JSONValue)] = [("kind", .string("apple"))]
+            if case .object(let m)? = file.item(id).map(sized) { members += m }
+            var note: [(key: String, value: JSONValue)] = []
+            for tag: UInt16 in [33, 48] {
+                if case .numbers(let v)? = exif?.makerApple[tag], let value = v.first { note.append((String(tag), .number(value))) }
+            }
+            if !note.isEmpty { members.append(("makerApple", .object(note))) }
+            let size = file.item(id)?.shown.map { " \($0.width)x\($0.height)" } ?? ""
+            return (.object(members), "Apple HDR gain map\(size)")
+        case .iso21496(let toneMap, let id):
+            var members: [(key: String, value: JSONValue)] = [("kind", .string("iso21496-1")), ("toneMapItem", .number(Double(toneMap)))]
+            if case .object(let m)? = file.item(id).map(sized) { members += m }
+            var text = "ISO 21496-1 gain map"
+            if let item = file.item(toneMap), let data = try? file.data(of: item, in: bytes), let headrooms = HEIFFile.toneMapHeadrooms(data) {
+                members += [("baseHeadroom", .number(headrooms.base)), ("alternateHeadroom", .number(headrooms.alternate))]
+                text += " (headroom \(fixed(headrooms.base, 2)) to \(fixed(headrooms.alternate, 2)) stops)"
+            }
+            return (.object(members), text)
+        }
     }
 
     /// What a photo's EXIF says of when, where and with what it was taken, and a Live Photo's
