@@ -38,7 +38,9 @@ public enum HEIFDecoder {
     /// The longest one picture may take to decode: a 48 MP grid takes about 2 s on one core here.
     public static let timeout = 60.0
 
-    /// The private memory a decode may add to what the child inherits: 24 bytes a pixel (the
+    /// The private memory a decode may add to what the child inherits (`RLIMIT_DATA`; free heap
+    /// the caller's process already held may be reused by the child, so a decode's peak is at
+    /// most the caller's size at the fork plus this): 24 bytes a pixel (the
     /// decoder's planes, the RGBA conversion, the tiles of a grid) and 256 MiB for the libraries.
     public static func memoryLimit(width: Int, height: Int) -> UInt64 {
         UInt64(width) * UInt64(height) * 24 + (256 << 20)
@@ -50,12 +52,15 @@ public enum HEIFDecoder {
     /// Picture `image` (an item ID of ``HEIFFile/topLevelImages``) of the HEIF file `bytes`, or
     /// its thumbnail `thumbnail` (an item that refers to it with `thmb`), which its header says
     /// is `width × height` as stored (`ispe`); the part of it `shown` (its clean aperture: absent,
-    /// all of it), within `memoryLimit` bytes (absent: ``memoryLimit(width:height:)``). Throws
+    /// all of it), within `memoryLimit` bytes (absent: ``memoryLimit(width:height:)``) and
+    /// `timeout` seconds (absent: ``timeout``). Throws
     /// naming what went wrong: libheif's own reason when it refuses the file, the signal when
     /// the decoder crashed, the limit when it ran too long.
     public static func decode(_ bytes: UnsafeRawBufferPointer, image: UInt32, thumbnail: UInt32 = 0,
                               width: Int, height: Int, shown: HEIFFile.Rect? = nil,
-                              memoryLimit: UInt64? = nil) throws(ContainerError) -> DecodedPicture {
+                              memoryLimit: UInt64? = nil, timeout: Double? = nil) throws(ContainerError) -> DecodedPicture {
+        let seconds = timeout ?? Self.timeout
+        let milliseconds = seconds.isFinite ? max(1, min(seconds * 1000, 86_400_000)) : 86_400_000
         let limit = memoryLimit ?? Self.memoryLimit(width: width, height: height)
         guard width > 0, height > 0, width <= FrameSizeLimit.side, height <= FrameSizeLimit.side else {
             throw ContainerError("a picture of \(width) × \(height), outside the 1 to \(FrameSizeLimit.side) pixels a side decoded")
@@ -73,7 +78,7 @@ public enum HEIFDecoder {
         var result = gk_image_result()
         gk_heif_decode(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, image, thumbnail,
                        Int32(width), Int32(height), Int32(part.x), Int32(part.y), Int32(part.width), Int32(part.height),
-                       memory.assumingMemoryBound(to: UInt8.self), limit, Int32(timeout * 1000), &result)
+                       memory.assumingMemoryBound(to: UInt8.self), limit, Int32(milliseconds), &result)
         let message = withUnsafeBytes(of: result.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         switch result.status {
         case GK_IMAGE_DECODED:
@@ -88,7 +93,7 @@ public enum HEIFDecoder {
                     + (result.signal == SIGABRT || result.signal == SIGSEGV ? ", or ran out of the \(limit >> 20) MiB it may use" : "")
                 : "libheif's decoder ended without a picture")
         case GK_IMAGE_TIMED_OUT:
-            throw ContainerError("libheif's decoder took more than \(Int(timeout)) s on it and was stopped")
+            throw ContainerError("libheif's decoder took more than \(seconds) s on it and was stopped")
         default:
             throw ContainerError(message.isEmpty ? "libheif refused it" : message)
         }

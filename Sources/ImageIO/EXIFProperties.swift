@@ -82,7 +82,10 @@ func exifDictionaries(_ tags: EXIFTags) -> [String: Any] {
         }
     }
     if case .numbers(let hms)? = tags.gps[0x07], hms.count == 3, hms.allSatisfy({ $0.isFinite && $0 >= 0 && $0 < 100 }) {
-        gps[kCGImagePropertyGPSTimeStamp] = String(format: "%02d:%02d:%05.2f", Int(hms[0]), Int(hms[1]), hms[2])
+        // Whole seconds as "10:34:56", fractions as "10:34:56.25", as Apple's dumps show them.
+        gps[kCGImagePropertyGPSTimeStamp] = hms[2] == hms[2].rounded()
+            ? String(format: "%02d:%02d:%02d", Int(hms[0]), Int(hms[1]), Int(hms[2]))
+            : String(format: "%02d:%02d:%05.2f", Int(hms[0]), Int(hms[1]), hms[2])
     }
     if !gps.isEmpty { out[kCGImagePropertyGPSDictionary] = gps }
     var apple: [String: Any] = [:]

@@ -116,7 +116,8 @@ private struct TIFFReader {
         for n in 0..<count {
             let entry = offset + 2 + n * 12
             guard let tag = u16(entry), let type = u16(entry + 2), let items = u32(entry + 4) else { break }
-            let size = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8][type] ?? 0
+            // Type 13 (IFD) is a LONG that points to a directory, as some writers mark sub-directories.
+            let size = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4][type] ?? 0
             guard size > 0, items > 0, items <= EXIFTags.maximumValueBytes / size else { continue }
             let length = items * size
             let at = length <= 4 ? entry + 8 : (u32(entry + 8) ?? -1) + base
@@ -138,7 +139,7 @@ private struct TIFFReader {
             return .integers((0..<items).map { type == 6 ? signed(Int(bytes[at + $0]), bits: 8) : Int(bytes[at + $0]) })
         case 3, 8:
             return .integers((0..<items).compactMap { u16(at + $0 * 2).map { type == 8 ? signed($0, bits: 16) : $0 } })
-        case 4, 9:
+        case 4, 9, 13:
             return .integers((0..<items).compactMap { u32(at + $0 * 4).map { type == 9 ? signed($0, bits: 32) : $0 } })
         case 5, 10:
             let numbers = (0..<items).compactMap { n -> Double? in
