@@ -35,19 +35,24 @@ extension HostileClaimsTests {
         let baseline = try runMeasured(rtspGraph(mutePort, "video", timeout: 2, out: path("mute.mp4")), "mute")
         mute.stop()
         #expect(baseline.result.status == 70)
-        for (mode, kind, why) in [
-            ("endless-fu-a", "video", "sent more than 32 MiB of one H.264 video frame without ending it"),
-            ("endless-aac", "audio", "sent more than 1 MiB of one AAC audio frame without ending it"),
-            ("flood", "video", "sent more than 34 MiB of packets before any could be passed on (a flood)"),
+        let endlessFrame = "sent more than 32 MiB of one H.264 video frame without ending it"
+        for (mode, kind, reasons) in [
+            ("endless-fu-a", "video", [endlessFrame]),
+            ("endless-aac", "audio", ["sent more than 1 MiB of one AAC audio frame without ending it"]),
+            // An endless frame as fast as it goes: refused by the flood bound when the jitter
+            // buffer falls behind, by the frame's own when it keeps up (under load, on Debian 13,
+            // it did): either bound, named, is the refusal asked for.
+            ("flood", "video", ["sent more than 34 MiB of packets before any could be passed on (a flood)", endlessFrame]),
             // A DESCRIBE reply claiming a body of 2 GB, sent as fast as it goes.
-            ("huge-body", "video", "sent more than 4 MiB before it agreed to play the stream (the last request: DESCRIBE)"),
+            ("huge-body", "video", ["sent more than 4 MiB before it agreed to play the stream (the last request: DESCRIBE)"]),
         ] {
             let (server, port) = try RTSPTestServer.startHostile(mode, in: folder)
             defer { server.stop() }
             let out = path("\(mode).mp4")
             let run = try runMeasured(rtspGraph(port, kind, timeout: 20, out: out), mode)
             #expect(run.result.status == 70, "\(mode): \(run.result.stderr)")
-            #expect(run.result.stderr.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" \(why)"), "\(mode): \(run.result.stderr)")
+            #expect(reasons.contains { run.result.stderr.contains("the RTSP server \"rtsp://127.0.0.1:\(port)/stream\" \($0)") },
+                    "\(mode): \(run.result.stderr)")
             #expect(!run.result.stderr.contains("secret"))
             #expect(run.seconds < 10, "\(mode): \(run.seconds) s")
             #expect(run.peak < baseline.peak + 100 << 20, "\(mode): \(run.peak >> 20) MiB against \(baseline.peak >> 20) MiB")
