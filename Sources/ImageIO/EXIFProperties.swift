@@ -77,9 +77,7 @@ func exifDictionaries(_ tags: EXIFTags) -> [String: Any] {
     var gps = dictionary(tags.gps, gpsKeys)
     // Coordinates as decimal degrees, times as text, as Apple gives them.
     for tag: UInt16 in [0x02, 0x04, 0x14, 0x16] {  // latitude, longitude, and the destination's
-        if case .numbers(let dms)? = tags.gps[tag], let key = gpsKeys[tag], !dms.isEmpty {
-            gps[key] = NSNumber(value: dms.enumerated().reduce(0.0) { $0 + $1.element / pow(60, Double($1.offset)) })
-        }
+        if let key = gpsKeys[tag], let degrees = EXIFTags.degrees(tags.gps[tag]) { gps[key] = NSNumber(value: degrees) }
     }
     if case .numbers(let hms)? = tags.gps[0x07], hms.count == 3, hms.allSatisfy({ $0.isFinite && $0 >= 0 && $0 < 100 }) {
         // Whole seconds as "10:34:56", fractions as "10:34:56.25", as Apple's dumps show them.

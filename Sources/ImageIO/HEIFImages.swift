@@ -22,9 +22,6 @@ extension ImageFileHeader {
         var height: Int { shown.height }
     }
 
-    /// `auxC` types that mean "the image's alpha": HEVC's and MPEG's.
-    static let alphaTypes: Set<String> = ["urn:mpeg:hevc:2015:auxid:1", "urn:mpeg:mpegB:cicp:systems:auxiliary:alpha"]
-
     /// The coded types the image codecs decode: HEVC and AV1, and grids of them.
     static let decodedTypes: Set<FourCC> = ["hvc1", "av01"]
 
@@ -39,17 +36,16 @@ extension ImageFileHeader {
         var headers: [ImageFileHeader] = []
         var otherCodings: Set<String> = []
         for item in file.topLevelImages {
-            // A grid's coding is its tiles'.
-            let coded = item.type == "grid" ? item.references["dimg"]?.first.flatMap(file.item)?.type : item.type
-            guard let coded, decodedTypes.contains(coded) else {
-                otherCodings.insert((coded ?? item.type).description)
+            let coded = file.codedType(of: item)
+            guard decodedTypes.contains(coded) else {
+                otherCodings.insert(coded.description)
                 continue
             }
             guard let width = item.width, let height = item.height, let shown = item.shown, width > 0, height > 0 else {
                 return .failure(.damaged("a HEIF image (item \(item.id)) that states no size (ispe)"))
             }
             guard width <= maximumDimension, height <= maximumDimension else { return .failure(.tooLarge(width: width, height: height)) }
-            let alpha = file.items(referring: "auxl", to: item.id).contains { alphaTypes.contains($0.auxiliaryType ?? "") }
+            let alpha = file.hasAlpha(item.id)
             let thumbnail = file.items(referring: "thmb", to: item.id)
                 .compactMap { t -> Thumbnail? in
                     guard decodedTypes.contains(t.type), let w = t.width, let h = t.height, let shown = t.shown, w > 0, h > 0,

@@ -38,8 +38,7 @@ public struct EXIFTags: Sendable, Equatable {
     /// level negative (GPS tags 1 to 6).
     public var location: (latitude: Double, longitude: Double, altitude: Double?)? {
         func degrees(_ tag: UInt16, negative: UInt16, _ letter: String) -> Double? {
-            guard case .numbers(let dms)? = gps[tag], !dms.isEmpty, dms.allSatisfy(\.isFinite) else { return nil }
-            let value = dms.enumerated().reduce(0.0) { $0 + $1.element / [1.0, 60, 3600][min($1.offset, 2)] }
+            guard let value = Self.degrees(gps[tag]) else { return nil }
             return Self.text(gps[negative]) == letter ? -value : value
         }
         guard let latitude = degrees(2, negative: 1, "S"), let longitude = degrees(4, negative: 3, "W") else { return nil }
@@ -48,6 +47,13 @@ public struct EXIFTags: Sendable, Equatable {
             altitude = gps[5] == .integers([1]) ? -metres : metres
         }
         return (latitude, longitude, altitude)
+    }
+
+    /// A GPS coordinate's degrees, minutes and seconds (GPS tags 2, 4, 20, 22) as decimal degrees,
+    /// unsigned (the reference tag gives the side); nil when there are none or one is not finite.
+    public static func degrees(_ value: Value?) -> Double? {
+        guard case .numbers(let dms)? = value, !dms.isEmpty, dms.allSatisfy(\.isFinite) else { return nil }
+        return dms.prefix(3).enumerated().reduce(0.0) { $0 + $1.element / [1.0, 60, 3600][$1.offset] }
     }
 
     /// A Live Photo's content identifier: Apple's maker note tag 17, which the movie's

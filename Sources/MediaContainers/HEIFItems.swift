@@ -125,6 +125,19 @@ public struct HEIFFile: Sendable {
         items.filter { $0.references[type]?.contains(id) == true }
     }
 
+    /// `auxC` types that mean "the image's alpha": HEVC's and MPEG's.
+    public static let alphaTypes: Set<String> = ["urn:mpeg:hevc:2015:auxid:1", "urn:mpeg:mpegB:cicp:systems:auxiliary:alpha"]
+
+    /// Whether `image` has an alpha plane (an auxiliary image of an alpha type).
+    public func hasAlpha(_ image: UInt32) -> Bool {
+        items(referring: "auxl", to: image).contains { Self.alphaTypes.contains($0.auxiliaryType ?? "") }
+    }
+
+    /// What `item` is coded as: its own type, or for a grid its first tile's.
+    public func codedType(of item: Item) -> FourCC {
+        item.type == "grid" ? item.references["dimg"]?.first.flatMap(self.item)?.type ?? item.type : item.type
+    }
+
     /// An image's HDR gain map: Apple's (an auxiliary image of type
     /// `urn:com:apple:photo:2020:aux:hdrgainmap`, its headroom in the maker note) or ISO
     /// 21496-1's (a `tmap` item deriving the HDR rendition from the image and a gain map image,

@@ -17,6 +17,16 @@ import TestSupport
         return png
     }
 
+    /// The pattern (``pattern(_:_:width:height:alpha:colour:)``) coded by heif-enc with `options`
+    /// into `file` in `folder`.
+    static func heifEnc(_ folder: URL, _ name: String, width: Int, height: Int, alpha: Bool = false, colour: String? = nil,
+                        _ options: [String], to file: String) throws -> URL {
+        let png = try pattern(folder, name, width: width, height: height, alpha: alpha, colour: colour)
+        let out = folder.appendingPathComponent(file)
+        _ = try TestMedia.runTool("heif-enc", options + ["-o", out.path, png.path])
+        return out
+    }
+
     /// A PNG's pixels as BGRA, read by ffmpeg.
     static func bgra(_ png: URL) throws -> [UInt8] {
         let raw = png.deletingPathExtension().appendingPathExtension("bgra")
@@ -42,9 +52,7 @@ import TestSupport
 
     @Test func aHEICDecodesAsHeifConvertDecodesIt() throws {
         let folder = try TestMedia.temporaryFolder()
-        let png = try Self.pattern(folder, "pattern", width: 320, height: 240)
-        let heic = folder.appendingPathComponent("pattern.heic")
-        _ = try TestMedia.runTool("heif-enc", ["-q", "90", "-o", heic.path, png.path])
+        let heic = try Self.heifEnc(folder, "pattern", width: 320, height: 240, ["-q", "90"], to: "pattern.heic")
         let (file, picture) = try Self.decode(heic)
         #expect(file.primary?.type == "hvc1" && picture.width == 320 && picture.height == 240 && !picture.hasAlpha)
         // libheif's own decode of the same file, by its own tool: the same pixels.
@@ -54,7 +62,7 @@ import TestSupport
         #expect(expected.count == picture.memory.count)
         #expect(Self.largestDifference(UnsafeRawBufferPointer(picture.memory), expected) <= 1)
         // And near the pattern it was made from (a lossy code at quality 90).
-        let source = try Self.bgra(png)
+        let source = try Self.bgra(folder.appendingPathComponent("pattern.png"))
         let squared = zip(picture.memory, source).enumerated().filter { $0.offset % 4 != 3 }
             .reduce(0.0) { $0 + pow(Double($1.element.0) - Double($1.element.1), 2) }
         let psnr = 10 * log10(255 * 255 / (squared / Double(320 * 240 * 3)))
@@ -63,9 +71,7 @@ import TestSupport
 
     @Test func anAVIFWithAlphaKeepsItsAlpha() throws {
         let folder = try TestMedia.temporaryFolder()
-        let png = try Self.pattern(folder, "alpha", width: 128, height: 64, alpha: true)
-        let avif = folder.appendingPathComponent("alpha.avif")
-        _ = try TestMedia.runTool("heif-enc", ["-A", "-q", "90", "-o", avif.path, png.path])
+        let avif = try Self.heifEnc(folder, "alpha", width: 128, height: 64, alpha: true, ["-A", "-q", "90"], to: "alpha.avif")
         let (file, picture) = try Self.decode(avif)
         #expect(file.primary?.type == "av01" && picture.hasAlpha)
         #expect(file.items(referring: "auxl", to: file.primaryID).count == 1)
@@ -76,9 +82,7 @@ import TestSupport
 
     @Test func aThumbnailItemDecodesAtItsOwnSize() throws {
         let folder = try TestMedia.temporaryFolder()
-        let png = try Self.pattern(folder, "big", width: 640, height: 480)
-        let heic = folder.appendingPathComponent("thumbed.heic")
-        _ = try TestMedia.runTool("heif-enc", ["-q", "80", "-t", "160", "-o", heic.path, png.path])
+        let heic = try Self.heifEnc(folder, "big", width: 640, height: 480, ["-q", "80", "-t", "160"], to: "thumbed.heic")
         let (file, thumbnail) = try Self.decode(heic, thumbnail: true)
         #expect(file.topLevelImages.count == 1)
         #expect(thumbnail.width == 160 && thumbnail.height == 120)
@@ -130,9 +134,7 @@ import TestSupport
             return
         }
         let folder = try TestMedia.temporaryFolder()
-        let png = try Self.pattern(folder, "p", width: 4096, height: 2048, colour: "gray")
-        let heic = folder.appendingPathComponent("p.heic")
-        _ = try TestMedia.runTool("heif-enc", ["-q", "10", "-o", heic.path, png.path])
+        let heic = try Self.heifEnc(folder, "p", width: 4096, height: 2048, colour: "gray", ["-q", "10"], to: "p.heic")
         let report = folder.appendingPathComponent("bound.txt").path
         let child = Process()
         child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -154,9 +156,7 @@ import TestSupport
     /// A decode past its time is stopped (its process killed) and reported; the next one works.
     @Test func aDecoderPastItsTimeIsStopped() throws {
         let folder = try TestMedia.temporaryFolder()
-        let png = try Self.pattern(folder, "t", width: 1024, height: 1024)
-        let heic = folder.appendingPathComponent("t.heic")
-        _ = try TestMedia.runTool("heif-enc", ["-q", "50", "-o", heic.path, png.path])
+        let heic = try Self.heifEnc(folder, "t", width: 1024, height: 1024, ["-q", "50"], to: "t.heic")
         let bytes = [UInt8](try Data(contentsOf: heic))
         let error = try #require(throws: ContainerError.self) {
             try bytes.withUnsafeBytes { try HEIFDecoder.decode($0, image: 1, width: 1024, height: 1024, timeout: 0.001) }
@@ -169,9 +169,7 @@ import TestSupport
     /// error; the test's own process never crashes, whatever libheif or its decoders do.
     @Test func damagedFilesGiveAnErrorOrAPictureNeverACrash() throws {
         let folder = try TestMedia.temporaryFolder()
-        let png = try Self.pattern(folder, "d", width: 96, height: 64)
-        let heic = folder.appendingPathComponent("d.heic")
-        _ = try TestMedia.runTool("heif-enc", ["-q", "70", "-o", heic.path, png.path])
+        let heic = try Self.heifEnc(folder, "d", width: 96, height: 64, ["-q", "70"], to: "d.heic")
         let bytes = [UInt8](try Data(contentsOf: heic))
         var random = SplitMix(seed: 7272)
         var errors = 0

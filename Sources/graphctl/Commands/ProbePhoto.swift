@@ -31,7 +31,7 @@ extension Probe {
                 members.append(("bitDepth", .number(Double(depth))))
                 parts.append("\(depth)-bit")
             }
-            let alpha = file.items(referring: "auxl", to: item.id).contains { ($0.auxiliaryType ?? "").hasSuffix("auxid:1") || ($0.auxiliaryType ?? "").hasSuffix(":alpha") }
+            let alpha = file.hasAlpha(item.id)
             members.append(("alpha", .bool(alpha)))
             if alpha { parts.append("alpha") }
             if let c = item.nclx {
@@ -144,7 +144,7 @@ extension Probe {
 
     /// What an image is coded as: `hevc`, `av1`, or for a grid, its tiles' coding.
     static func codec(of item: HEIFFile.Item, in file: HEIFFile) -> String {
-        let coded = item.type == "grid" ? item.references["dimg"]?.first.flatMap(file.item)?.type ?? item.type : item.type
+        let coded = file.codedType(of: item)
         switch coded {
         case "hvc1": return "hevc"
         case "av01": return "av1"
