@@ -114,7 +114,8 @@ let package = Package(
         // and AVIF through libheif, each picture decoded in a child process of its own
         // (CImageCodecs: fork, a memory bound, a time bound), so hostile bytes that crash a C
         // library cost that picture, not the caller's process.
-        .target(name: "CImageCodecs", linkerSettings: [.linkedLibrary("heif")]),
+        .target(name: "CImageCodecs", linkerSettings: [.linkedLibrary("heif"), .linkedLibrary("webpdemux"), .linkedLibrary("webp"),
+                                                     .linkedLibrary("gif"), .linkedLibrary("tiff")]),
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs", "MediaContainers"]),
         // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
         // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec); HEIC and

@@ -37,6 +37,9 @@ build_packages=(
   libpipewire-0.3-dev  # its headers: GraphKit lists PipeWire's cameras and microphones itself (libpipewire, opened at run time)
   libgstreamer-plugins-bad1.0-dev  # GstGraphKit/gkwhipsink (sink.whip) uses webrtcbin's session descriptions
   libheif-dev    # ImageCodecs reads HEIC and AVIF through libheif (1.15 on Debian 12, 1.19 on 13)
+  libwebp-dev    # with libgif-dev and libtiff-dev: ImageCodecs reads WebP (libwebp's animation decoder),
+  libgif-dev     # GIF (giflib) and TIFF (libtiff)
+  libtiff-dev
 )
 # libheif's codecs: built into libheif1 on Debian 12; plugins of their own on 13 (not installed
 # with it here, as recommends are not): HEVC and AV1 decoders, and the encoders heif-enc uses.
@@ -78,6 +81,8 @@ packages=(
   wireplumber   # (PipeWire links nothing by itself), and the D-Bus session bus WirePlumber 0.4 will not start without
   dbus-daemon
   libheif-examples  # heif-enc and heif-convert: the HEIC and AVIF test pictures, and the decode they are checked against
+  webp          # cwebp, dwebp, img2webp, webpmux: the WebP test pictures, and the decode they are checked against
+  libtiff-tools # tiffcp and tiffset: the TIFF tests' pages and tags
   libimage-exiftool-perl  # exiftool: the EXIF the photo tests write, and read back to check ImageIO's properties
   openssl       # a certificate authority and server certificates made by the rtsps:// tests
   python3-pip   # kubernetes-validate is installed with it (below): apt first, then PyPI

@@ -1,28 +1,5 @@
 import CImageCodecs
-import Glibc
 import MediaContainers
-
-/// A decoded picture: 8-bit BGRA, straight (not premultiplied) alpha, rows `width × 4` bytes
-/// apart, in memory this object owns (shared with the process that decoded it, unmapped when
-/// it goes).
-public final class DecodedPicture: @unchecked Sendable {
-    public let width: Int
-    public let height: Int
-    public var bytesPerRow: Int { width * 4 }
-    /// The picture's bytes: `height × bytesPerRow`.
-    public let memory: UnsafeMutableRawBufferPointer
-    /// Whether the picture has an alpha channel (absent, every pixel's alpha is 255).
-    public let hasAlpha: Bool
-
-    init(width: Int, height: Int, memory: UnsafeMutableRawBufferPointer, hasAlpha: Bool) {
-        self.width = width
-        self.height = height
-        self.memory = memory
-        self.hasAlpha = hasAlpha
-    }
-
-    deinit { gk_image_shared_free(memory.baseAddress, memory.count) }
-}
 
 /// HEIF and AVIF pictures decoded by libheif, each in a child process of its own (forked, not
 /// exec'd): a file that crashes libheif or the HEVC and AV1 decoders under it, makes it loop or
@@ -43,7 +20,7 @@ public enum HEIFDecoder {
     /// most the caller's size at the fork plus this): 24 bytes a pixel (the
     /// decoder's planes, the RGBA conversion, the tiles of a grid) and 256 MiB for the libraries.
     public static func memoryLimit(width: Int, height: Int) -> UInt64 {
-        UInt64(width) * UInt64(height) * 24 + (256 << 20)
+        DecodedPicture.memoryLimit(width: width, height: height)
     }
 
     /// libheif's version here.
@@ -60,7 +37,7 @@ public enum HEIFDecoder {
                               width: Int, height: Int, shown: HEIFFile.Rect? = nil,
                               memoryLimit: UInt64? = nil, timeout: Double? = nil) throws(ContainerError) -> DecodedPicture {
         let seconds = timeout ?? Self.timeout
-        let milliseconds = seconds.isFinite ? max(1, min(seconds * 1000, 86_400_000)) : 86_400_000
+        let milliseconds = DecodedPicture.milliseconds(seconds)
         let limit = memoryLimit ?? Self.memoryLimit(width: width, height: height)
         guard width > 0, height > 0, width <= FrameSizeLimit.side, height <= FrameSizeLimit.side else {
             throw ContainerError("a picture of \(width) × \(height), outside the 1 to \(FrameSizeLimit.side) pixels a side decoded")
@@ -69,33 +46,11 @@ public enum HEIFDecoder {
         guard part.x >= 0, part.y >= 0, part.width >= 1, part.height >= 1, part.x <= width - part.width, part.y <= height - part.height else {
             throw ContainerError("its shown part (\(part.width) × \(part.height) at \(part.x), \(part.y)) lies outside its \(width) × \(height) picture")
         }
-        let size = part.width * part.height * 4
-        guard let memory = gk_image_shared_alloc(size) else {
-            throw ContainerError("no memory for a picture of \(part.width) × \(part.height): \(String(cString: strerror(errno)))")
-        }
-        var kept = false
-        defer { if !kept { gk_image_shared_free(memory, size) } }
-        var result = gk_image_result()
-        gk_heif_decode(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, image, thumbnail,
-                       Int32(width), Int32(height), Int32(part.x), Int32(part.y), Int32(part.width), Int32(part.height),
-                       memory.assumingMemoryBound(to: UInt8.self), limit, Int32(milliseconds), &result)
-        let message = withUnsafeBytes(of: result.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        switch result.status {
-        case GK_IMAGE_DECODED:
-            kept = true
-            return DecodedPicture(width: part.width, height: part.height, memory: UnsafeMutableRawBufferPointer(start: memory, count: size),
-                                  hasAlpha: result.has_alpha != 0)
-        case GK_IMAGE_OTHER_SIZE:
-            throw ContainerError("the picture decodes as \(result.width) × \(result.height), where its header (ispe) says \(width) × \(height)")
-        case GK_IMAGE_CRASHED:
-            throw ContainerError(result.signal != 0
-                ? "libheif's decoder died of signal \(result.signal) (\(String(cString: strsignal(result.signal)))) on it, in a process of its own"
-                    + (result.signal == SIGABRT || result.signal == SIGSEGV ? ", or ran out of the \(limit >> 20) MiB it may use" : "")
-                : "libheif's decoder ended without a picture")
-        case GK_IMAGE_TIMED_OUT:
-            throw ContainerError("libheif's decoder took more than \(seconds) s on it and was stopped")
-        default:
-            throw ContainerError(message.isEmpty ? "libheif refused it" : message)
+        return try DecodedPicture.decode(width: part.width, height: part.height, library: "libheif", stated: "its header (ispe) says \(width) × \(height)",
+                                         limit: limit, seconds: seconds) { memory, result in
+            gk_heif_decode(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, image, thumbnail,
+                           Int32(width), Int32(height), Int32(part.x), Int32(part.y), Int32(part.width), Int32(part.height),
+                           memory, limit, milliseconds, &result)
         }
     }
 }

@@ -131,7 +131,7 @@ public final class CGImageDestination: Sendable {
                 if first, let orientation { bytes += ImageFileHeader.pngExifChunk(orientation: orientation) }
                 first = false
             }
-        case .heic, .avif:
+        case .heic, .avif, .webp, .gif, .tiff:
             throw GraphError(.runFailed, "GraphKit writes \(typeIdentifiers.joined(separator: ", ")), not \(kind.identifier)")
         }
         return bytes

@@ -5,16 +5,17 @@ import MediaContainers
 import GraphKitRuntime
 import Nodes
 
-// ImageIO's image reading (CGImageSource.h) for JPEG, PNG, HEIC and AVIF: a source made from a
+// ImageIO's image reading (CGImageSource.h) for JPEG, PNG, HEIC, AVIF, WebP, GIF and TIFF: a source made from a
 // URL or a CFData, what its header says (type, count, properties) read from its bytes without
 // decoding, and its picture decoded: a JPEG or PNG through the engine, a graph source.file →
 // decode (BGRA) → sink.app, where GStreamer's jpegdec or pngdec decodes (ThumbnailPicker.makeRun,
 // the graph the image generator decodes a frame with); HEIC and AVIF by the image codecs
-// (HEIFImages.swift).
+// (HEIFImages.swift); WebP, GIF and TIFF by the image codecs too (FrameImages.swift).
 
-/// Pictures to read, as ImageIO's `CGImageSource`: a JPEG, PNG, HEIC or AVIF file or bytes.
+/// Pictures to read, as ImageIO's `CGImageSource`: a JPEG, PNG, HEIC, AVIF, WebP, GIF or TIFF
+/// file or bytes (an animation's frames and a TIFF's pages are its pictures).
 ///
-/// Where it differs from Apple's: JPEG, PNG, HEIC and AVIF only (another file makes a source of
+/// Where it differs from Apple's: these seven formats only (another file makes a source of
 /// no image: ``CGImageSourceGetCount(_:)`` 0, ``CGImageSourceGetType(_:)`` nil, as Apple's for
 /// data it cannot read); no incremental sources; images are 8-bit BGRA (`CGImage` here), decoded
 /// on each call. Memory is bounded by what the file holds: what its header claims (a HEIF file's
@@ -29,7 +30,7 @@ public final class CGImageSource: Sendable {
     }
 
     let origin: Origin
-    /// What the bytes say of each picture (a JPEG or PNG holds one, a HEIF file one or more, the
+    /// What the bytes say of each picture (a JPEG or PNG holds one; a HEIF file, a GIF, a WebP or a TIFF one or more, the
     /// primary first), or why they are not pictures GraphKit reads.
     let images: Result<[ImageFileHeader], ImageFileHeader.Refusal>
     let byteCount: Int
@@ -49,8 +50,15 @@ public final class CGImageSource: Sendable {
             return (try? source.read(at: UInt64(offset), count: count)) ?? []
         }
         let images: Result<[ImageFileHeader], ImageFileHeader.Refusal>
-        if HEIFFile.isHEIF(read(0, 64)) {
+        let start = read(0, 64)
+        if HEIFFile.isHEIF(start) {
             images = ImageFileHeader.heif(source)
+        } else if WebPFile.isWebP(start) {
+            images = ImageFileHeader.webp(source)
+        } else if GIFFile.isGIF(start) {
+            images = ImageFileHeader.gif(source)
+        } else if TIFFFile.isTIFF(start) {
+            images = ImageFileHeader.tiff(source)
         } else {
             images = ImageFileHeader.read(read).flatMap { $0.checked(againstFileSize: size) }.map { [$0] }
         }
@@ -87,7 +95,11 @@ public final class CGImageSource: Sendable {
             else { log("\(caller): no image at index \(index)") }
             return nil
         }
-        if header.kind == .heic || header.kind == .avif { return decodedHEIF(header, thumbnail: nil, caller: caller) }
+        switch header.kind {
+        case .heic, .avif: return decodedHEIF(header, thumbnail: nil, caller: caller)
+        case .webp, .gif, .tiff: return decodedFrame(header, caller: caller)
+        case .jpeg, .png: break
+        }
         do throws(GraphError) {
             let frame = try withFile { (path) throws(GraphError) in try Self.decodeOneFrame(path) }
             guard case .rawVideo(let v)? = frame.format, v.width == header.width, v.height == header.height else {
@@ -174,7 +186,12 @@ public final class CGImageSource: Sendable {
         case .png: p[kCGImagePropertyPNGDictionary] = [kCGImagePropertyPNGInterlaceType: NSNumber(value: header.interlaced ? 1 : 0)] as [String: Any]
         case .heic, .avif:
             if let name = header.profileName { p[kCGImagePropertyProfileName] = name }
+        case .gif:
+            p[kCGImagePropertyIsIndexed] = NSNumber(value: true)
+        case .webp, .tiff:
+            break
         }
+        if let (key, frame) = header.frameDictionary { p[key] = frame }
         return p
     }
 }
@@ -209,14 +226,15 @@ public func CGImageSourceCreateWithData(_ data: CFData, _ options: CFDictionary?
     return CGImageSource.make(.bytes(bytes), MemoryBytes(bytes))
 }
 
-/// The number of pictures: 1 for a JPEG or PNG GraphKit reads; a HEIF file's top-level images
-/// (not its tiles, thumbnails or auxiliary images); 0 for a source of no image.
+/// The number of pictures: 1 for a JPEG, PNG or still WebP GraphKit reads; a HEIF file's
+/// top-level images (not its tiles, thumbnails or auxiliary images); an animated GIF's or WebP's
+/// frames; a TIFF's pages; 0 for a source of no image.
 public func CGImageSourceGetCount(_ isrc: CGImageSource) -> Int {
     isrc.count
 }
 
-/// The source's type identifier (`public.jpeg`, `public.png`, `public.heic`, `public.avif`), or
-/// nil when it is none of them.
+/// The source's type identifier (`public.jpeg`, `public.png`, `public.heic`, `public.avif`,
+/// `org.webmproject.webp`, `com.compuserve.gif`, `public.tiff`), or nil when it is none of them.
 public func CGImageSourceGetType(_ isrc: CGImageSource) -> CFString? {
     isrc.header(at: 0)?.kind.identifier
 }
@@ -238,14 +256,20 @@ public func CGImageSourceGetStatusAtIndex(_ isrc: CGImageSource, _ index: Int) -
     isrc.header(at: index) != nil ? .statusComplete : index == 0 ? CGImageSourceGetStatus(isrc) : .statusInvalidData
 }
 
-/// The picture types a source reads: `public.jpeg`, `public.png`, `public.heic`, `public.avif`.
+/// The picture types a source reads: `public.jpeg`, `public.png`, `public.heic`, `public.avif`,
+/// `org.webmproject.webp`, `com.compuserve.gif`, `public.tiff`.
 public func CGImageSourceCopyTypeIdentifiers() -> CFArray {
-    CGImageDestination.typeIdentifiers + [UTType.heic.identifier, UTType.avif.identifier]
+    CGImageDestination.typeIdentifiers + [UTType.heic.identifier, UTType.avif.identifier, UTType.webP.identifier, UTType.gif.identifier,
+                                          UTType.tiff.identifier]
 }
 
-/// The file's properties: its size (``kCGImagePropertyFileSize``).
+/// The file's properties: its size (``kCGImagePropertyFileSize``); for an animated GIF or WebP,
+/// `{GIF}` or `{WebP}` with its loop count (where the file says one), canvas and each frame's
+/// delays (`FrameInfo`).
 public func CGImageSourceCopyProperties(_ isrc: CGImageSource, _ options: CFDictionary?) -> CFDictionary? {
-    [kCGImagePropertyFileSize: NSNumber(value: isrc.byteCount)]
+    var p: [String: Any] = [kCGImagePropertyFileSize: NSNumber(value: isrc.byteCount)]
+    if let (key, animation) = isrc.header(at: 0)?.fileDictionary { p[key] = animation }
+    return p
 }
 
 /// The picture's properties, from its header (nothing is decoded): ``kCGImagePropertyPixelWidth``,
@@ -253,7 +277,7 @@ public func CGImageSourceCopyProperties(_ isrc: CGImageSource, _ options: CFDict
 /// ``kCGImagePropertyDepth``, ``kCGImagePropertyHasAlpha``, ``kCGImagePropertyColorModel``, and
 /// `{TIFF}` with the orientation; numbers are NSNumbers, as CFNumbers arrive on Apple's platforms
 /// (`as? Int`, `as? UInt32`, `as? Double` read them; `as? CGFloat` does not on Linux). Nil for
-/// an index other than 0 or a source of no image.
+/// an index past the last picture or a source of no image; an animation's frame adds `{GIF}` or `{WebP}` with its delays.
 public func CGImageSourceCopyPropertiesAtIndex(_ isrc: CGImageSource, _ index: Int, _ options: CFDictionary?) -> CFDictionary? {
     isrc.properties(at: index)
 }

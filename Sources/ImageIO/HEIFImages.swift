@@ -108,7 +108,7 @@ extension CGImageSource {
 
     /// `body` with the source's bytes: memory's, or the file's mapped (read-only, private) for
     /// the call.
-    private func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws(ContainerError) -> T) throws(ContainerError) -> T {
+    func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws(ContainerError) -> T) throws(ContainerError) -> T {
         switch origin {
         case .bytes(let bytes):
             let result = bytes.withUnsafeBytes { raw in Result { () throws(ContainerError) in try body(raw) } }

@@ -8,7 +8,7 @@ import MediaContainers
 /// before a decoder allocates anything for it.
 struct ImageFileHeader: Equatable, Sendable {
     enum Kind: Sendable {
-        case jpeg, png, heic, avif
+        case jpeg, png, heic, avif, webp, gif, tiff
 
         var identifier: String {
             switch self {
@@ -16,6 +16,9 @@ struct ImageFileHeader: Equatable, Sendable {
             case .png: "public.png"
             case .heic: "public.heic"
             case .avif: "public.avif"
+            case .webp: "org.webmproject.webp"
+            case .gif: "com.compuserve.gif"
+            case .tiff: "public.tiff"
             }
         }
     }
@@ -40,8 +43,13 @@ struct ImageFileHeader: Equatable, Sendable {
     var shown: HEIFFile.Rect? = nil
     var thumbnail: Thumbnail? = nil
     var nclx: HEIFFile.ColourDescription? = nil
-    /// The picture's EXIF (a JPEG's APP1, a PNG's eXIf, a HEIF image's Exif item).
+    /// The picture's EXIF (a JPEG's APP1, a PNG's eXIf, a HEIF image's Exif item, a WebP's EXIF
+    /// chunk, a TIFF's first page's own tags).
     var exif: EXIFTags? = nil
+    /// A frame of an animation (a GIF's, a WebP's): its delay in seconds as stored, and the
+    /// file's animation (FrameImages.swift).
+    var delay: Double? = nil
+    var animation: Animation? = nil
 
     /// The largest width or height of a picture GraphKit decodes: 16384 pixels
     /// (`FrameSizeLimit.side`, the engine's limit for every frame), so a decoded picture (8-bit
@@ -60,7 +68,7 @@ struct ImageFileHeader: Equatable, Sendable {
 
         var description: String {
             switch self {
-            case .notAnImage: "not a JPEG, PNG, HEIC or AVIF picture"
+            case .notAnImage: "not a JPEG, PNG, HEIC, AVIF, WebP, GIF or TIFF picture"
             case .damaged(let why): "a damaged picture: \(why)"
             case .tooLarge(let w, let h): "a picture of \(w) × \(h), larger than the \(maximumDimension) pixels a side GraphKit decodes"
             case .moreThanItHolds(let w, let h, let bytes):
@@ -85,8 +93,9 @@ struct ImageFileHeader: Equatable, Sendable {
         case .jpeg:
             let blocks = ((width + 7) / 8) * ((height + 7) / 8)
             possible = arithmetic || blocks <= byteCount * 8
-        case .heic, .avif:
-            // HEVC and AV1 code a flat picture in almost nothing: the size limit bounds them.
+        case .heic, .avif, .webp, .gif, .tiff:
+            // HEVC, AV1, VP8 and LZW code a flat picture in almost nothing, and an animation's
+            // canvas need not be covered: the size limit bounds them.
             possible = true
         }
         return possible ? .success(self) : .failure(.moreThanItHolds(width: width, height: height, bytes: byteCount))

@@ -32,8 +32,9 @@ public let kCGImagePropertyProfileName: CFString = "ProfileName"
 /// The file's size in bytes, an Int (in ``CGImageSourceCopyProperties(_:_:)``).
 public let kCGImagePropertyFileSize: CFString = "FileSize"
 
-// The per-format dictionaries. GraphKit gives `{TIFF}` (with the orientation), `{JFIF}` and
-// `{PNG}` where the file has them; the others are names only.
+// The per-format dictionaries. GraphKit gives `{TIFF}` (with the orientation), `{Exif}`, `{GPS}`,
+// `{MakerApple}`, `{JFIF}`, `{PNG}`, `{GIF}` and `{WebP}` where the file has them; the others are
+// names only.
 public let kCGImagePropertyTIFFDictionary: CFString = "{TIFF}"
 public let kCGImagePropertyExifDictionary: CFString = "{Exif}"
 public let kCGImagePropertyGPSDictionary: CFString = "{GPS}"
@@ -55,8 +56,9 @@ public let kCGImagePropertyExifPixelXDimension: CFString = "PixelXDimension"
 public let kCGImagePropertyExifPixelYDimension: CFString = "PixelYDimension"
 public let kCGImagePropertyExifDateTimeOriginal: CFString = "DateTimeOriginal"
 
-// Animation (GIF, APNG, HEICS, WebP): GraphKit reads no animation (a HEIF file's images are
-// separate pictures); these compile, and such a source is never created.
+// Animation: a GIF's and a WebP's frames are read (`{GIF}`, `{WebP}`: the delays; the file's loop
+// count, canvas and FrameInfo); APNG and HEICS sequences are not (an APNG reads as its first
+// picture; a HEIF file's images are separate pictures).
 public let kCGImagePropertyGIFDelayTime: CFString = "DelayTime"
 public let kCGImagePropertyGIFUnclampedDelayTime: CFString = "UnclampedDelayTime"
 public let kCGImagePropertyGIFLoopCount: CFString = "LoopCount"

@@ -67,15 +67,13 @@ public struct EXIFTags: Sendable, Equatable {
 
     /// The tags of the TIFF structure in `bytes` (from its "II" or "MM"); nil when it is not one.
     public init?(tiff bytes: [UInt8]) {
-        guard bytes.count >= 8 else { return nil }
-        let little: Bool
-        switch (bytes[0], bytes[1]) {
-        case (0x49, 0x49): little = true
-        case (0x4D, 0x4D): little = false
-        default: return nil
-        }
-        let reader = TIFFReader(bytes: bytes, little: little)
-        guard reader.u16(2) == 42, let first = reader.u32(4) else { return nil }
+        self.init(tiffStructure: MemoryBytes(bytes))
+    }
+
+    /// The tags of the TIFF structure that `source` holds from its first byte (a TIFF file's
+    /// first page, or an EXIF block), read where its offsets point; nil when it is not one.
+    public init?(tiffStructure source: some ByteSource) {
+        guard let reader = TIFFReader(source), let first = reader.u32(4) else { return nil }
         var seen = Set<Int>()
         primary = reader.directory(at: first, base: 0, seen: &seen)
         if case .integers(let p)? = primary[0x8769], let at = p.first { exif = reader.directory(at: at, base: 0, seen: &seen) }
@@ -83,7 +81,7 @@ public struct EXIFTags: Sendable, Equatable {
         // Apple's maker note: "Apple iOS\0", a version, "MM", then a directory whose offsets count
         // from the note's start.
         if case .bytes(let note)? = exif[0x927C], note.count > 16, note.starts(with: Array("Apple iOS".utf8)) {
-            let apple = TIFFReader(bytes: note, little: note[12] == 0x49)
+            let apple = TIFFReader(source: MemoryBytes(note), little: note[12] == 0x49)
             var own = Set<Int>()
             makerApple = apple.directory(at: 14, base: 0, seen: &own)
         }
@@ -96,73 +94,5 @@ public struct EXIFTags: Sendable, Equatable {
         let skip = Int(item[0]) << 24 | Int(item[1]) << 16 | Int(item[2]) << 8 | Int(item[3])
         guard skip >= 0, skip <= item.count - 8 else { return nil }
         self.init(tiff: Array(item[(4 + skip)...]))
-    }
-}
-
-/// Reads a TIFF structure's fields in its byte order, never past its bytes.
-private struct TIFFReader {
-    let bytes: [UInt8]
-    let little: Bool
-
-    func u16(_ at: Int) -> Int? {
-        guard at >= 0, at <= bytes.count - 2 else { return nil }
-        return little ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
-    }
-
-    func u32(_ at: Int) -> Int? {
-        guard let a = u16(at), let b = u16(at + 2) else { return nil }
-        return little ? a | b << 16 : a << 16 | b
-    }
-
-    /// The tags of the directory at `offset`: each entry's value read where it lies (in the entry
-    /// when it fits 4 bytes, else at its offset). An offset already read gives nothing.
-    func directory(at offset: Int, base: Int, seen: inout Set<Int>) -> [UInt16: EXIFTags.Value] {
-        guard seen.insert(offset).inserted, let count = u16(offset), count <= EXIFTags.maximumEntries else { return [:] }
-        var tags: [UInt16: EXIFTags.Value] = [:]
-        for n in 0..<count {
-            let entry = offset + 2 + n * 12
-            guard let tag = u16(entry), let type = u16(entry + 2), let items = u32(entry + 4) else { break }
-            // Type 13 (IFD) is a LONG that points to a directory, as some writers mark sub-directories.
-            let size = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4][type] ?? 0
-            guard size > 0, items > 0, items <= EXIFTags.maximumValueBytes / size else { continue }
-            let length = items * size
-            let at = length <= 4 ? entry + 8 : (u32(entry + 8) ?? -1) + base
-            guard at >= 0, at <= bytes.count - length else { continue }
-            if let value = value(type: type, at: at, items: items) { tags[UInt16(tag)] = value }
-        }
-        return tags
-    }
-
-    private func value(type: Int, at: Int, items: Int) -> EXIFTags.Value? {
-        func signed(_ v: Int, bits: Int) -> Int { v >= 1 << (bits - 1) ? v - 1 << bits : v }
-        switch type {
-        case 2:
-            let text = bytes[at..<(at + items)].prefix { $0 != 0 }
-            return .text(String(decoding: text, as: UTF8.self))
-        case 7:
-            return .bytes(Array(bytes[at..<(at + items)]))
-        case 1, 6:
-            return .integers((0..<items).map { type == 6 ? signed(Int(bytes[at + $0]), bits: 8) : Int(bytes[at + $0]) })
-        case 3, 8:
-            return .integers((0..<items).compactMap { u16(at + $0 * 2).map { type == 8 ? signed($0, bits: 16) : $0 } })
-        case 4, 9, 13:
-            return .integers((0..<items).compactMap { u32(at + $0 * 4).map { type == 9 ? signed($0, bits: 32) : $0 } })
-        case 5, 10:
-            let numbers = (0..<items).compactMap { n -> Double? in
-                guard var top = u32(at + n * 8), var bottom = u32(at + n * 8 + 4) else { return nil }
-                if type == 10 { (top, bottom) = (signed(top, bits: 32), signed(bottom, bits: 32)) }
-                return bottom == 0 ? nil : Double(top) / Double(bottom)
-            }
-            return numbers.isEmpty ? nil : .numbers(numbers)
-        case 11:
-            return .numbers((0..<items).compactMap { u32(at + $0 * 4).map { Double(Float(bitPattern: UInt32($0))) } })
-        case 12:
-            return .numbers((0..<items).compactMap { n in
-                guard let a = u32(at + n * 8), let b = u32(at + n * 8 + 4) else { return nil }
-                return Double(bitPattern: little ? UInt64(b) << 32 | UInt64(a) : UInt64(a) << 32 | UInt64(b))
-            })
-        default:
-            return nil
-        }
     }
 }

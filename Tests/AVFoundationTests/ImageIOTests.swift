@@ -325,7 +325,7 @@ import TestSupport
     /// identifiers), and says so; a source reads HEIC and AVIF too.
     @Test func destinationTypes() throws {
         #expect(CGImageDestinationCopyTypeIdentifiers() as? [String] == ["public.jpeg", "public.png"])
-        #expect(CGImageSourceCopyTypeIdentifiers() as! [String] == ["public.jpeg", "public.png", "public.heic", "public.avif"])
+        #expect(CGImageSourceCopyTypeIdentifiers() as! [String] == ["public.jpeg", "public.png", "public.heic", "public.avif", "org.webmproject.webp", "com.compuserve.gif", "public.tiff"])
         let url = folder.appendingPathComponent("x.heic")
         #expect(CGImageDestinationCreateWithURL(url as CFURL, UTType.heic.identifier as CFString, 1, nil) == nil)
         #expect(CGImageDestinationCreateWithURL(URL(string: "https://example.com/a.jpg")! as CFURL, kUTTypeJPEG, 1, nil) == nil)

@@ -44,6 +44,12 @@ public func fuzzContainers(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     }
     _ = EXIFTags(tiff: bytes).map { ($0.location, $0.contentIdentifier) }
+    // WebP, GIF and TIFF structures: frames and pages bounded, each within the bytes.
+    if let webp = try? WebPFile.read(source), webp.frames.count > WebPFile.maximumFrames { fail("\(webp.frames.count) WebP frames") }
+    if let gif = try? GIFFile.read(source), gif.frames.count > GIFFile.maximumFrames || gif.frames.count > size / 10 {
+        fail("\(gif.frames.count) GIF frames from \(size) bytes")
+    }
+    if let tiff = try? TIFFFile.read(source), tiff.pages.count > TIFFFile.maximumPages { fail("\(tiff.pages.count) TIFF pages") }
 
     let file: MP4File<MemoryBytes>
     do { file = try MP4File(source) } catch { fail("walking bytes in memory threw: \(error)") }

@@ -4,7 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Decoding of image files through their field libraries (libheif for HEIF and AVIF), each call
+// Decoding of image files through their field libraries (libheif for HEIF and AVIF, libwebp,
+// giflib, libtiff), each call
 // in a child process of its own (fork, no exec) whose crash, hang or runaway allocation costs
 // that one picture, never the caller's process: hostile bytes meet the C libraries only there.
 // No GStreamer.
@@ -50,6 +51,24 @@ void gk_heif_decode(const uint8_t *bytes, size_t length, uint32_t image_id, uint
                     int32_t width, int32_t height, int32_t crop_x, int32_t crop_y, int32_t crop_width,
                     int32_t crop_height, uint8_t *pixels, uint64_t memory_limit, int32_t timeout_ms,
                     gk_image_result *result);
+
+/// The formats gk_image_decode_frame decodes.
+typedef enum {
+  GK_IMAGE_FORMAT_WEBP = 1,
+  GK_IMAGE_FORMAT_GIF = 2,
+  GK_IMAGE_FORMAT_TIFF = 3,
+} gk_image_format;
+
+/// Decodes picture `index` of the file in `bytes` to 8-bit BGRA with straight alpha, when it is
+/// `width` × `height`, into `pixels` (shared memory from gk_image_shared_alloc of at least
+/// width × height × 4 bytes, rows width × 4 bytes apart): a WebP's frame (libwebp's animation
+/// decoder: each frame on the canvas as the frames before it leave it), a GIF's frame (giflib,
+/// composed here by each frame's disposal and transparency, the canvas transparent at first),
+/// a TIFF's page (libtiff's RGBA reader, rows as stored: its orientation not applied). In a child
+/// process limited as for gk_heif_decode.
+void gk_image_decode_frame(gk_image_format format, const uint8_t *bytes, size_t length, uint32_t index,
+                           int32_t width, int32_t height, uint8_t *pixels, uint64_t memory_limit, int32_t timeout_ms,
+                           gk_image_result *result);
 
 /// libheif's version, "1.15.1".
 const char *gk_heif_version(void);
