@@ -89,5 +89,17 @@ exiftool -q -overwrite_original -Make=Apple -Model="iPhone 15 Pro" -Orientation#
 heif-enc -q 30 -o photo-exif.heic /tmp/graphkit-corpus-photo.jpg >/dev/null
 ff -f lavfi -i testsrc2=s=32x32 -frames:v 1 -vf "format=rgba,geq=r='r(X,Y)':g='g(X,Y)':b='b(X,Y)':a='255*X/W'" /tmp/graphkit-corpus-photo.png
 heif-enc -A -q 30 -o photo-alpha.avif /tmp/graphkit-corpus-photo.png >/dev/null
-rm -f /tmp/graphkit-corpus-photo.png /tmp/graphkit-corpus-photo.jpg
+# WebP, GIF and TIFF (WebPFile, GIFFile, TIFFFile): an animated WebP with the camera's EXIF
+# above, an animated GIF of partial frames, a TIFF of two pages with a make and an orientation.
+ff -f lavfi -i testsrc2=s=24x16:r=10:d=0.3 -vf "split[a][b];[a]palettegen[p];[b][p]paletteuse" -loop 2 photo-anim.gif
+ff -f lavfi -i testsrc2=s=24x16 -frames:v 1 /tmp/graphkit-corpus-photo.png
+ff -f lavfi -i color=c=red:s=24x16 -frames:v 1 /tmp/graphkit-corpus-photo2.png
+img2webp -lossless -d 50 /tmp/graphkit-corpus-photo.png -lossy -q 20 /tmp/graphkit-corpus-photo2.png -o /tmp/graphkit-corpus-anim.webp >/dev/null 2>&1
+exiftool -b -EXIF /tmp/graphkit-corpus-photo.jpg >/tmp/graphkit-corpus.exif
+webpmux -set exif /tmp/graphkit-corpus.exif /tmp/graphkit-corpus-anim.webp -o photo-anim.webp >/dev/null
+ff -i /tmp/graphkit-corpus-photo.png -pix_fmt rgba /tmp/graphkit-corpus-page.tif
+tiffset -s 274 6 /tmp/graphkit-corpus-page.tif && tiffset -s 271 Scanner /tmp/graphkit-corpus-page.tif
+tiffcp /tmp/graphkit-corpus-page.tif /tmp/graphkit-corpus-page.tif photo-pages.tif
+rm -f /tmp/graphkit-corpus-photo.png /tmp/graphkit-corpus-photo2.png /tmp/graphkit-corpus-photo.jpg /tmp/graphkit-corpus-anim.webp \
+  /tmp/graphkit-corpus.exif /tmp/graphkit-corpus-page.tif
 ls -l photo-*
