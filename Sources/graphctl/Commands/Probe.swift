@@ -37,7 +37,11 @@ struct Probe: ParsableCommand {
             dateTimeOriginal, offsetTimeOriginal, gps {latitude, longitude, altitude} (degrees, south \
             and west negative; metres), contentIdentifier (a Live Photo's, from Apple's maker note)}, \
             gainMap {kind (apple or iso21496-1), item, width, height; apple's makerApple {33, 48}; \
-            ISO's toneMapItem, baseHeadroom and alternateHeadroom (log2)}, each only when the file has it).
+            ISO's toneMapItem, baseHeadroom and alternateHeadroom (log2)}, each only when the file has it). \
+            A Live Photo's still (a HEIC whose maker note has a content identifier) or movie (a MOV whose \
+            com.apple.quicktime.content.identifier says one) adds livePhoto {contentIdentifier, pairedWith \
+            (the other half beside it: the same name with .MOV/.mov or .HEIC/.heic), paired (whether its \
+            identifier is the same), stillImageTime (seconds, from the movie's still-image-time track)}.
             """
     )
 
@@ -70,11 +74,13 @@ struct Probe: ParsableCommand {
             let photo: HEIFFile
             do throws(ContainerError) { photo = try HEIFFile.read(bytes) } catch { throw unreadable("a damaged HEIF file: \(error.reason)") }
             let described = Self.photo(photo, bytes: bytes)
+            let live = Self.contentIdentifier(of: photo, bytes: bytes).map { Self.livePhoto(still: input.bytes, identifier: $0) }
             if json {
                 guard case .object(let members) = described.json else { return }
-                print(JSONValue.object([("file", .string(InputList.escaped(input.bytes)))] + members).description)
+                print(JSONValue.object([("file", .string(InputList.escaped(input.bytes)))] + members + (live.map { [("livePhoto", $0.json)] } ?? [])).description)
             } else {
                 print("\(TerminalText.escaped(file)): \(described.text)", terminator: "")
+                if let live { print("  \(live.text)") }
             }
             return
         }
@@ -116,11 +122,15 @@ struct Probe: ParsableCommand {
             (stream, Self.indexedTrack(for: stream, in: indexed))
         }
         if let why = info.videoLeftOut { printError("warning: \"\(file)\" \(why)") }
+        let live = LivePhotoMovie.read(bytes).map { Self.livePhoto(movie: input.bytes, $0) }
         if json {
             // JSON escapes control characters itself: the name as given (stray bytes as \xE9).
-            print(Self.json(file: InputList.escaped(input.bytes), container: container, info: info, streams: streams, metadata: metadata).description)
+            var described = Self.json(file: InputList.escaped(input.bytes), container: container, info: info, streams: streams, metadata: metadata)
+            if let live, case .object(let members) = described { described = .object(members + [("livePhoto", live.json)]) }
+            print(described.description)
         } else {
             print(Self.text(file: file, container: container, info: info, streams: streams, metadata: metadata), terminator: "")
+            if let live { print("  \(live.text)") }
         }
     }
 
