@@ -85,7 +85,7 @@ let package = Package(
         // `import GraphKit`: the three above, as one module for applications and plugins.
         .target(name: "GraphKit", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime"]),
         // Built-in nodes, one file each, by category. They see GraphKit's Swift API, never GStreamer.
-        .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime", "CZlib", "CKernels", "CJPEG"]),
+        .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "ImageCodecs", "GraphKitRuntime", "CZlib", "CKernels", "CJPEG"]),
         // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
         .target(name: "Assets", dependencies: ["GraphKitCore", "GraphKitRuntime", "Nodes"]),
         // AVFoundation source compatibility (issue 30): Apple's modules by Apple's names, so code
@@ -115,7 +115,7 @@ let package = Package(
         // (CImageCodecs: fork, a memory bound, a time bound), so hostile bytes that crash a C
         // library cost that picture, not the caller's process.
         .target(name: "CImageCodecs", linkerSettings: [.linkedLibrary("heif"), .linkedLibrary("webpdemux"), .linkedLibrary("webp"),
-                                                     .linkedLibrary("gif"), .linkedLibrary("tiff")]),
+                                                     .linkedLibrary("gif"), .linkedLibrary("tiff"), .linkedLibrary("jpeg")]),
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs", "MediaContainers"]),
         // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
         // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec); HEIC and

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -86,6 +87,7 @@ void gk_image_run_in_child(gk_image_work work, void *context, uint64_t memory_li
   gk_image_result *shared = gk_image_shared_alloc(sizeof *shared);
   if (!shared) { gk_image_say(result, GK_IMAGE_NOT_STARTED, "no memory to share with the decoder's process", strerror(errno)); return; }
   shared->status = GK_IMAGE_CRASHED;  // until the child says otherwise
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     gk_image_say(result, GK_IMAGE_NOT_STARTED, "cannot start the decoder's process", strerror(errno));
@@ -102,6 +104,9 @@ void gk_image_run_in_child(gk_image_work work, void *context, uint64_t memory_li
     for (size_t n = 0; n < sizeof reset / sizeof reset[0]; n++) signal(reset[n], SIG_DFL);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
+    // Gone with the thread that waits for it: a caller that exits on a signal leaves no decode.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(0);  // it had gone before the line above
     if (memory_limit) {
       uint64_t bound = data_bytes() + memory_limit;
       struct rlimit data = {bound, bound};
@@ -129,6 +134,7 @@ static void decode_frame(void *context, gk_image_result *result) {
   case GK_IMAGE_FORMAT_WEBP: gk_webp_frame(request, result); break;
   case GK_IMAGE_FORMAT_GIF: gk_gif_frame(request, result); break;
   case GK_IMAGE_FORMAT_TIFF: gk_tiff_frame(request, result); break;
+  case GK_IMAGE_FORMAT_JPEG: gk_jpeg_frame(request, result); break;
   default: gk_image_say(result, GK_IMAGE_REFUSED, "no decoder for this format", NULL); break;
   }
 }

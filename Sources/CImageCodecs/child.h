@@ -44,5 +44,6 @@ typedef struct {
 void gk_webp_frame(const gk_frame_request *request, gk_image_result *result);
 void gk_gif_frame(const gk_frame_request *request, gk_image_result *result);
 void gk_tiff_frame(const gk_frame_request *request, gk_image_result *result);
+void gk_jpeg_frame(const gk_frame_request *request, gk_image_result *result);
 
 #endif

@@ -1,7 +1,8 @@
 import CImageCodecs
 import MediaContainers
 
-/// WebP, GIF and TIFF pictures decoded by their field libraries (libwebp, giflib, libtiff), each
+/// WebP, GIF, TIFF and JPEG pictures decoded by their field libraries (libwebp, giflib, libtiff,
+/// libjpeg-turbo), each
 /// in a child process of its own, bounded as ``HEIFDecoder``'s are: a file that crashes a
 /// library, makes it loop or allocate without end costs that picture, never the caller.
 ///
@@ -10,13 +11,14 @@ import MediaContainers
 /// WebP's frames; a TIFF's page comes as stored, its orientation not applied.
 public enum FrameDecoder {
     public enum Format: Sendable {
-        case webp, gif, tiff
+        case webp, gif, tiff, jpeg
 
         var library: String {
             switch self {
             case .webp: "libwebp"
             case .gif: "giflib"
             case .tiff: "libtiff"
+            case .jpeg: "libjpeg"
             }
         }
 
@@ -25,6 +27,7 @@ public enum FrameDecoder {
             case .webp: GK_IMAGE_FORMAT_WEBP
             case .gif: GK_IMAGE_FORMAT_GIF
             case .tiff: GK_IMAGE_FORMAT_TIFF
+            case .jpeg: GK_IMAGE_FORMAT_JPEG
             }
         }
     }

@@ -7,10 +7,10 @@ import Nodes
 
 // ImageIO's image reading (CGImageSource.h) for JPEG, PNG, HEIC, AVIF, WebP, GIF and TIFF: a source made from a
 // URL or a CFData, what its header says (type, count, properties) read from its bytes without
-// decoding, and its picture decoded: a JPEG or PNG through the engine, a graph source.file →
-// decode (BGRA) → sink.app, where GStreamer's jpegdec or pngdec decodes (ThumbnailPicker.makeRun,
+// decoding, and its picture decoded: a PNG through the engine, a graph source.file →
+// decode (BGRA) → sink.app, where GStreamer's pngdec decodes (ThumbnailPicker.makeRun,
 // the graph the image generator decodes a frame with); HEIC and AVIF by the image codecs
-// (HEIFImages.swift); WebP, GIF and TIFF by the image codecs too (FrameImages.swift).
+// (HEIFImages.swift); WebP, GIF, TIFF and JPEG by the image codecs too (FrameImages.swift).
 
 /// Pictures to read, as ImageIO's `CGImageSource`: a JPEG, PNG, HEIC, AVIF, WebP, GIF or TIFF
 /// file or bytes (an animation's frames and a TIFF's pages are its pictures).
@@ -97,8 +97,8 @@ public final class CGImageSource: Sendable {
         }
         switch header.kind {
         case .heic, .avif: return decodedHEIF(header, thumbnail: nil, caller: caller)
-        case .webp, .gif, .tiff: return decodedFrame(header, caller: caller)
-        case .jpeg, .png: break
+        case .webp, .gif, .tiff, .jpeg: return decodedFrame(header, caller: caller)
+        case .png: break
         }
         do throws(GraphError) {
             let frame = try withFile { (path) throws(GraphError) in try Self.decodeOneFrame(path) }
@@ -141,19 +141,9 @@ public final class CGImageSource: Sendable {
         }
     }
 
-    /// The first frame of the picture at `path` as BGRA: a run of ThumbnailPicker's graph
-    /// (source.file → decode → sink.app), ended as soon as the frame is there.
+    /// The first frame of the picture at `path` as BGRA (``ThumbnailPicker/firstFrame(of:)``).
     static func decodeOneFrame(_ path: String) throws(GraphError) -> SampleBuffer {
-        let run = try ThumbnailPicker.makeRun(path: path, autorotate: false)
-        try run.start()
-        let frame = try run.output("out").copyNextSampleBuffer()
-        run.cancel()
-        let report = run.wait()
-        guard let frame else {
-            if report.status == .failed, let error = report.error { throw error }
-            throw GraphError(.inputUnreadable, at: path, "the decoder gave no picture")
-        }
-        return frame
+        try ThumbnailPicker.firstFrame(of: path)
     }
 
     // MARK: Properties
@@ -320,49 +310,10 @@ public func CGImageSourceCreateThumbnailAtIndex(_ isrc: CGImageSource, _ index: 
     do throws(GraphError) {
         // Scaled, then turned: the box is square, so the order does not change the size.
         var picture = try ThumbnailPicker.packed(frame, fittingIn: (side, side), at: .zero)
-        if transform { picture = try turned(picture, own?.orientation ?? header.orientation) }
+        if transform { picture = try ThumbnailPicker.turned(picture, orientation: Int((own?.orientation ?? header.orientation).rawValue)) }
         return CGImage(bgra: picture, straightAlpha: header.hasAlpha)
     } catch {
         log("\(caller): \(error.message)")
         return nil
     }
-}
-
-/// A packed BGRA picture shown as `orientation` says: the pixel at (x, y) of the result is the one
-/// EXIF's orientation puts there.
-func turned(_ picture: SampleBuffer, _ orientation: CGImagePropertyOrientation) throws(GraphError) -> SampleBuffer {
-    guard orientation != .up else { return picture }
-    guard case .rawVideo(let v)? = picture.format, v.pixelFormat == .bgra else {
-        throw GraphError(.runFailed, "a thumbnail is turned from a BGRA picture")
-    }
-    let (w, h) = (v.width, v.height)
-    let swaps = orientation.rawValue >= 5
-    let (ow, oh) = swaps ? (h, w) : (w, h)
-    var out = [UInt8](repeating: 0, count: ow * oh * 4)
-    var source = picture
-    try source.withMutablePixelPlanes { (planes) throws(GraphError) in
-        let plane = planes[0]
-        let src = UnsafeRawPointer(plane.baseAddress).assumingMemoryBound(to: UInt8.self)
-        out.withUnsafeMutableBufferPointer { dst in
-            for oy in 0..<oh {
-                for ox in 0..<ow {
-                    // Where in the stored picture the shown pixel (ox, oy) is.
-                    let (x, y): (Int, Int) = switch orientation {
-                    case .up: (ox, oy)
-                    case .upMirrored: (w - 1 - ox, oy)
-                    case .down: (w - 1 - ox, h - 1 - oy)
-                    case .downMirrored: (ox, h - 1 - oy)
-                    case .leftMirrored: (oy, ox)
-                    case .right: (oy, h - 1 - ox)
-                    case .rightMirrored: (w - 1 - oy, h - 1 - ox)
-                    case .left: (w - 1 - oy, ox)
-                    }
-                    let s = src + y * plane.bytesPerRow + x * 4, d = (oy * ow + ox) * 4
-                    dst[d] = s[0]; dst[d + 1] = s[1]; dst[d + 2] = s[2]; dst[d + 3] = s[3]
-                }
-            }
-        }
-    }
-    let format = MediaFormat.VideoFormat(pixelFormat: .bgra, width: ow, height: oh, frameRate: v.frameRate)
-    return SampleBuffer(format: .rawVideo(format), bytes: out, presentationTime: .zero)
 }

@@ -100,7 +100,7 @@ extension ImageFileHeader {
 }
 
 extension CGImageSource {
-    /// The WebP, GIF or TIFF picture of `header`, decoded to BGRA as stored; nil, the reason
+    /// The WebP, GIF, TIFF or JPEG picture of `header`, decoded to BGRA as stored; nil, the reason
     /// logged, when it cannot be.
     func decodedFrame(_ header: ImageFileHeader, caller: String) -> SampleBuffer? {
         let format: FrameDecoder.Format
@@ -108,6 +108,7 @@ extension CGImageSource {
         case .webp: format = .webp
         case .gif: format = .gif
         case .tiff: format = .tiff
+        case .jpeg: format = .jpeg
         default: return nil
         }
         do {

@@ -117,16 +117,7 @@ extension CGImageSource {
             let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else { throw ContainerError("cannot open it: \(String(cString: strerror(errno)))") }
             defer { close(fd) }
-            var info = stat()
-            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else {
-                throw ContainerError("it is no longer a file with bytes in it")
-            }
-            let size = Int(info.st_size)
-            guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
-                throw ContainerError("cannot map it: \(String(cString: strerror(errno)))")
-            }
-            defer { munmap(mapped, size) }
-            return try body(UnsafeRawBufferPointer(start: mapped, count: size))
+            return try MappedFile.withBytes(of: fd, body)
         }
     }
 }

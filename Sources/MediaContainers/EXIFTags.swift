@@ -56,6 +56,12 @@ public struct EXIFTags: Sendable, Equatable {
         return dms.prefix(3).enumerated().reduce(0.0) { $0 + $1.element / [1.0, 60, 3600][$1.offset] }
     }
 
+    /// The orientation IFD0 states (tag 0x0112), 1 to 8; nil when none or another value.
+    public var orientation: Int? {
+        guard case .integers(let values)? = primary[0x0112], let value = values.first, (1...8).contains(value) else { return nil }
+        return value
+    }
+
     /// A Live Photo's content identifier: Apple's maker note tag 17, which the movie's
     /// `com.apple.quicktime.content.identifier` repeats.
     public var contentIdentifier: String? { Self.text(makerApple[17]) }

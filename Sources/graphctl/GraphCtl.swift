@@ -18,7 +18,7 @@ struct GraphCtl: ParsableCommand {
             Node types from plugins: --plugin PATH, or folders in GRAPHKIT_PLUGIN_PATH.
             """,
         version: "graphctl \(GraphKitInfo.version) (GStreamer \(GraphKitInfo.gstreamerVersion))",
-        subcommands: [Run.self, Batch.self, Validate.self, Inspect.self, Probe.self, Analyze.self, Normalize.self, Export.self, HLS.self, Devices.self, Dot.self, Schema.self, BatchWorker.self]
+        subcommands: [Run.self, Batch.self, Validate.self, Inspect.self, Probe.self, Analyze.self, Normalize.self, Export.self, HLS.self, ThumbnailCommand.self, Devices.self, Dot.self, Schema.self, BatchWorker.self]
     )
 
     /// `graphctl` alone: the help, on standard error, and the status of a usage error (64), as

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 // Decoding of image files through their field libraries (libheif for HEIF and AVIF, libwebp,
-// giflib, libtiff), each call
+// giflib, libtiff, libjpeg-turbo), each call
 // in a child process of its own (fork, no exec) whose crash, hang or runaway allocation costs
 // that one picture, never the caller's process: hostile bytes meet the C libraries only there.
 // No GStreamer.
@@ -57,6 +57,7 @@ typedef enum {
   GK_IMAGE_FORMAT_WEBP = 1,
   GK_IMAGE_FORMAT_GIF = 2,
   GK_IMAGE_FORMAT_TIFF = 3,
+  GK_IMAGE_FORMAT_JPEG = 4,
 } gk_image_format;
 
 /// Decodes picture `index` of the file in `bytes` to 8-bit BGRA with straight alpha, when it is
@@ -64,7 +65,8 @@ typedef enum {
 /// width × height × 4 bytes, rows width × 4 bytes apart): a WebP's frame (libwebp's animation
 /// decoder: each frame on the canvas as the frames before it leave it), a GIF's frame (giflib,
 /// composed here by each frame's disposal and transparency, the canvas transparent at first),
-/// a TIFF's page (libtiff's RGBA reader, rows as stored: its orientation not applied). In a child
+/// a TIFF's page (libtiff's RGBA reader, rows as stored: its orientation not applied), a JPEG
+/// (libjpeg-turbo; CMYK converted, Adobe's inverted inks read as such). In a child
 /// process limited as for gk_heif_decode.
 void gk_image_decode_frame(gk_image_format format, const uint8_t *bytes, size_t length, uint32_t index,
                            int32_t width, int32_t height, uint8_t *pixels, uint64_t memory_limit, int32_t timeout_ms,

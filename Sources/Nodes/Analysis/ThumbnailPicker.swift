@@ -29,6 +29,21 @@ package enum ThumbnailPicker {
         return try GraphRun(try b.build(registry: .builtIn))
     }
 
+    /// The first frame of the picture (or movie) at `path` as BGRA, as stored: a run of
+    /// ``makeRun(path:autorotate:toneMapsHDR:)``'s graph, ended as soon as the frame is there.
+    package static func firstFrame(of path: String) throws(GraphError) -> SampleBuffer {
+        let run = try makeRun(path: path, autorotate: false)
+        try run.start()
+        let frame = try run.output("out").copyNextSampleBuffer()
+        run.cancel()
+        let report = run.wait()
+        guard let frame else {
+            if report.status == .failed, let error = report.error { throw error }
+            throw GraphError(.inputUnreadable, at: path, "the decoder gave no picture")
+        }
+        return frame
+    }
+
     /// Whether `frame` may be the picture for `time`: it starts at or after `earliest` (nil:
     /// any), or is still showing at `time` (a decoder may give the frame that ends at the time
     /// first).
@@ -344,4 +359,45 @@ public enum ImageFileFormat: String, ParameterEnum, Sendable {
     case png, jpeg
 
     public var fileExtension: String { self == .png ? "png" : "jpg" }
+}
+
+extension ThumbnailPicker {
+    /// A packed BGRA picture shown as EXIF's `orientation` (1 to 8; another value is 1) says: the
+    /// pixel at (x, y) of the result is the one the orientation puts there.
+    package static func turned(_ picture: SampleBuffer, orientation: Int) throws(GraphError) -> SampleBuffer {
+        guard orientation != 1, (2...8).contains(orientation) else { return picture }
+        guard case .rawVideo(let v)? = picture.format, v.pixelFormat == .bgra else {
+            throw GraphError(.runFailed, "a thumbnail is turned from a BGRA picture")
+        }
+        let (w, h) = (v.width, v.height)
+        let swaps = orientation >= 5
+        let (ow, oh) = swaps ? (h, w) : (w, h)
+        var out = [UInt8](repeating: 0, count: ow * oh * 4)
+        var source = picture
+        try source.withMutablePixelPlanes { (planes) throws(GraphError) in
+            let plane = planes[0]
+            let src = UnsafeRawPointer(plane.baseAddress).assumingMemoryBound(to: UInt8.self)
+            out.withUnsafeMutableBufferPointer { dst in
+                for oy in 0..<oh {
+                    for ox in 0..<ow {
+                        // Where in the stored picture the shown pixel (ox, oy) is.
+                        let (x, y): (Int, Int) = switch orientation {
+                        case 1: (ox, oy)
+                        case 2: (w - 1 - ox, oy)
+                        case 3: (w - 1 - ox, h - 1 - oy)
+                        case 4: (ox, h - 1 - oy)
+                        case 5: (oy, ox)
+                        case 6: (oy, h - 1 - ox)
+                        case 7: (w - 1 - oy, h - 1 - ox)
+                        default: (w - 1 - oy, ox)
+                        }
+                        let s = src + y * plane.bytesPerRow + x * 4, d = (oy * ow + ox) * 4
+                        dst[d] = s[0]; dst[d + 1] = s[1]; dst[d + 2] = s[2]; dst[d + 3] = s[3]
+                    }
+                }
+            }
+        }
+        let format = MediaFormat.VideoFormat(pixelFormat: .bgra, width: ow, height: oh, frameRate: v.frameRate)
+        return SampleBuffer(format: .rawVideo(format), bytes: out, presentationTime: .zero)
+    }
 }

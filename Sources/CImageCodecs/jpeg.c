@@ -1,0 +1,68 @@
+// JPEG decoding through libjpeg-turbo, run in the child of child.c: its errors longjmp back here,
+// as libjpeg asks, and become the result's message.
+#include "child.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <jpeglib.h>
+
+struct failure {
+  struct jpeg_error_mgr manager;
+  jmp_buf back;
+  char message[JMSG_LENGTH_MAX];
+};
+
+static void failed(j_common_ptr info) {
+  struct failure *f = (struct failure *)info->err;
+  (*info->err->format_message)(info, f->message);
+  longjmp(f->back, 1);
+}
+
+static void quiet(j_common_ptr info, int level) { (void)info, (void)level; }
+
+void gk_jpeg_frame(const gk_frame_request *request, gk_image_result *result) {
+  struct jpeg_decompress_struct info;
+  struct failure f;
+  memset(&info, 0, sizeof info);
+  f.message[0] = 0;
+  info.err = jpeg_std_error(&f.manager);
+  f.manager.error_exit = failed;
+  f.manager.emit_message = quiet;
+  if (setjmp(f.back)) {
+    jpeg_destroy_decompress(&info);
+    gk_image_say(result, GK_IMAGE_REFUSED, "libjpeg cannot decode the picture", f.message);
+    return;
+  }
+  jpeg_create_decompress(&info);
+  jpeg_mem_src(&info, request->bytes, (unsigned long)request->length);
+  jpeg_read_header(&info, TRUE);
+  info.out_color_space = JCS_EXT_BGRA;  // CMYK and grey converted by libjpeg-turbo too
+  if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK) info.out_color_space = JCS_CMYK;
+  jpeg_start_decompress(&info);
+  result->width = (int32_t)info.output_width;
+  result->height = (int32_t)info.output_height;
+  if ((int32_t)info.output_width != request->width || (int32_t)info.output_height != request->height) {
+    jpeg_destroy_decompress(&info);
+    gk_image_say(result, GK_IMAGE_OTHER_SIZE, "", NULL);
+    return;
+  }
+  size_t stride = (size_t)request->width * 4;
+  while (info.output_scanline < info.output_height) {
+    JSAMPROW row = request->pixels + (size_t)info.output_scanline * stride;
+    jpeg_read_scanlines(&info, &row, 1);
+  }
+  if (info.out_color_space == JCS_CMYK) {
+    // Adobe's CMYK JPEGs store the inks inverted: each of C, M, Y, K is 255 less the ink.
+    int inverted = info.saw_Adobe_marker;
+    for (size_t n = 0; n < (size_t)request->width * (size_t)request->height; n++) {
+      uint8_t *p = request->pixels + n * 4;
+      unsigned c = p[0], m = p[1], y = p[2], k = p[3];
+      if (!inverted) c = 255 - c, m = 255 - m, y = 255 - y, k = 255 - k;
+      p[2] = (uint8_t)(c * k / 255), p[1] = (uint8_t)(m * k / 255), p[0] = (uint8_t)(y * k / 255), p[3] = 255;
+    }
+  }
+  jpeg_finish_decompress(&info);
+  jpeg_destroy_decompress(&info);
+  result->status = GK_IMAGE_DECODED;
+}
