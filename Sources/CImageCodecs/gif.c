@@ -26,6 +26,7 @@ static int read_memory(GifFileType *gif, GifByteType *into, int count) {
 static void fill(uint8_t *canvas, int32_t w, int32_t h, int x, int y, int fw, int fh, uint8_t value) {
   int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
   int x1 = x + fw > w ? w : x + fw, y1 = y + fh > h ? h : y + fh;
+  if (x1 <= x0 || y1 <= y0) return;  // wholly outside the canvas
   for (int row = y0; row < y1; row++) memset(canvas + ((size_t)row * (size_t)w + (size_t)x0) * 4, value, (size_t)(x1 - x0) * 4);
 }
 

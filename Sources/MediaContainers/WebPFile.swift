@@ -2,7 +2,8 @@
 /// the one picture's VP8 or VP8L header), alpha, the animation's frames and their durations and
 /// loop count (ANIM, ANMF), and its EXIF (the EXIF chunk).
 ///
-/// Bounded: at most ``maximumFrames`` frames; each chunk's size is checked against the RIFF's.
+/// Bounded: at most ``maximumFrames`` frames and ``maximumChunks`` chunks; each chunk's size is
+/// checked against the RIFF's.
 public struct WebPFile: Sendable {
     public struct Frame: Sendable, Equatable {
         public let x: Int, y: Int, width: Int, height: Int
@@ -11,6 +12,8 @@ public struct WebPFile: Sendable {
     }
 
     public static let maximumFrames = 65_536
+    /// At most this many chunks are read (a file of tiny unknown chunks ends there).
+    public static let maximumChunks = 1 << 20
 
     public let width: Int
     public let height: Int
@@ -38,7 +41,9 @@ public struct WebPFile: Sendable {
         var frames: [Frame] = []
         var exif: EXIFTags?
         var still: (Int, Int, Bool)?
-        while at + 8 <= end, frames.count < maximumFrames {
+        var chunks = 0
+        while at + 8 <= end, frames.count < maximumFrames, chunks < maximumChunks {
+            chunks += 1
             let chunk = try source.read(at: UInt64(at), count: 8)
             guard chunk.count == 8 else { break }
             let name = String(decoding: chunk.prefix(4), as: UTF8.self), size = le(chunk, 4, 4)

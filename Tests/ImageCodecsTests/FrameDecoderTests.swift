@@ -129,6 +129,23 @@ import TestSupport
         #expect { try decode(webp, .webp, index: 0, 65, 48) } throws: { "\($0)".contains("decodes as 64 × 48, where its header says 65 × 48") }
     }
 
+    /// Frames placed wholly outside the canvas (a GIF may say anything): clipped away, and the
+    /// disposal that clears such a frame's place clears nothing (it once asked memset for
+    /// 2^64 − 4 bytes).
+    @Test func aGIFFrameOutsideItsCanvasIsClippedAway() throws {
+        func le(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        var gif = Array("GIF89a".utf8) + le(8) + le(8) + [0x80, 0, 0] + [0, 0, 0, 255, 255, 255]
+        for (x, y) in [(300, 2), (2, 3)] {
+            gif += [0x21, 0xF9, 4, 2 << 2, 0, 0, 0, 0]  // disposal 2: clear the frame's place after it
+            gif += [0x2C] + le(x) + le(y) + le(1) + le(1) + [0, 2, 2, 0x4C, 0x01, 0]  // one pixel of colour 1
+        }
+        gif.append(0x3B)
+        let picture = try gif.withUnsafeBytes { try FrameDecoder.decode($0, format: .gif, index: 1, width: 8, height: 8) }
+        let pixels = Array(picture.memory)
+        #expect(Array(pixels[((3 * 8 + 2) * 4)..<((3 * 8 + 2) * 4 + 4)]) == [255, 255, 255, 255])
+        #expect(pixels.enumerated().filter { $0.offset / 4 != 3 * 8 + 2 }.allSatisfy { $0.element == 0 })
+    }
+
     @Test func aDecodeThatRunsPastItsTimeIsStopped() throws {
         // A 4096 × 4096 GIF frame takes giflib longer than a millisecond.
         let gif = folder.appendingPathComponent("big.gif")
