@@ -37,7 +37,8 @@ void gk_jpeg_frame(const gk_frame_request *request, gk_image_result *result) {
   jpeg_create_decompress(&info);
   jpeg_mem_src(&info, request->bytes, (unsigned long)request->length);
   jpeg_read_header(&info, TRUE);
-  info.out_color_space = JCS_EXT_BGRA;  // CMYK and grey converted by libjpeg-turbo too
+  info.out_color_space = JCS_EXT_BGRA;  // grey and YCbCr converted by libjpeg-turbo
+  // CMYK and YCCK come out as CMYK (libjpeg-turbo converts YCCK to it), made BGRA below.
   if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK) info.out_color_space = JCS_CMYK;
   jpeg_start_decompress(&info);
   result->width = (int32_t)info.output_width;

@@ -11,7 +11,9 @@ public final class DecodedPicture: @unchecked Sendable {
     public var bytesPerRow: Int { width * 4 }
     /// The picture's bytes: `height × bytesPerRow`.
     public let memory: UnsafeMutableRawBufferPointer
-    /// Whether the picture has an alpha channel (absent, every pixel's alpha is 255).
+    /// Whether libheif says the picture has an alpha channel (absent, every pixel's alpha is 255).
+    /// The other decoders leave it false: the file's structure says it (``WebPFile``,
+    /// ``GIFFile``, ``TIFFFile``), and their pixels carry it either way.
     public let hasAlpha: Bool
 
     init(width: Int, height: Int, memory: UnsafeMutableRawBufferPointer, hasAlpha: Bool) {

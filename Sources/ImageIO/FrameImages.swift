@@ -7,14 +7,17 @@ import MediaContainers
 // WebP, GIF and TIFF through ImageIO: each frame of an animation (composed on its canvas, as
 // Apple's), or each page of a TIFF, is a picture of the source, described from the file's own
 // structure by the container library (WebPFile, GIFFile, TIFFFile) and decoded by the image
-// codecs (FrameDecoder: libwebp, giflib and libtiff in a child process).
+// codecs (FrameDecoder: libwebp, giflib and libtiff in a child process; a JPEG's by libjpeg-turbo
+// there too, its header read as before).
 
 extension ImageFileHeader {
     /// What an animated file says of itself (Apple's file-level `{GIF}` and `{WebP}`).
     struct Animation: Equatable, Sendable {
         let canvasWidth: Int
         let canvasHeight: Int
-        /// How many times it plays again (0: for ever); nil when the file says nothing.
+        /// Its loop count as the file states it (0: for ever; a GIF's Netscape extension and a
+        /// WebP's ANIM chunk count differently, and Apple passes either on as stored); nil when
+        /// the file says nothing.
         let loopCount: Int?
         /// Each frame's delay in seconds, as stored.
         let delays: [Double]

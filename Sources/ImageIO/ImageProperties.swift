@@ -80,6 +80,10 @@ public let kCGImagePropertyHEICSCanvasPixelHeight: CFString = "CanvasPixelHeight
 public let kCGImagePropertyHEICSFrameInfoArray: CFString = "FrameInfo"
 public let kCGImagePropertyWebPDelayTime: CFString = "DelayTime"
 public let kCGImagePropertyWebPUnclampedDelayTime: CFString = "UnclampedDelayTime"
+public let kCGImagePropertyWebPLoopCount: CFString = "LoopCount"
+public let kCGImagePropertyWebPCanvasPixelWidth: CFString = "CanvasPixelWidth"
+public let kCGImagePropertyWebPCanvasPixelHeight: CFString = "CanvasPixelHeight"
+public let kCGImagePropertyWebPFrameInfoArray: CFString = "FrameInfo"
 
 // MARK: Reading options (CGImageSource)
 

@@ -2,7 +2,8 @@
 /// logical screen), each frame's place, delay and transparency, and the loop count (Netscape's
 /// application extension). The LZW data is skipped, not decoded.
 ///
-/// Bounded: at most ``maximumFrames`` frames; each block's length is checked against the bytes.
+/// Bounded: at most ``maximumFrames`` frames; each block's length is checked against the bytes; a
+/// screen larger than the bytes could cover is refused.
 public struct GIFFile: Sendable {
     public struct Frame: Sendable, Equatable {
         public let x: Int, y: Int, width: Int, height: Int
@@ -35,6 +36,12 @@ public struct GIFFile: Sendable {
         guard header.count == 13, isGIF(header) else { throw ContainerError("it does not begin as a GIF does") }
         let width = Int(header[6]) | Int(header[7]) << 8, height = Int(header[8]) | Int(header[9]) << 8
         guard width > 0, height > 0 else { throw ContainerError("its screen is \(width) × \(height)") }
+        // Each LZW code takes at least 3 bits and gives at most 4,096 pixels: a file's frames
+        // cover at most 10,923 pixels a byte. A screen far past that is a request for memory
+        // (the canvas is allocated whole), refused; up to a megapixel is allowed whatever the size.
+        guard width * height <= max(1 << 20, Int(clamping: source.count) * 10_923) else {
+            throw ContainerError("its screen of \(width) × \(height) is more than its \(source.count) bytes can cover")
+        }
         let global = header[10] & 0x80 != 0
         if global { cursor.skip(3 << (Int(header[10] & 7) + 1)) }
         var frames: [Frame] = []

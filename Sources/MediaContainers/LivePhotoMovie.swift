@@ -64,6 +64,7 @@ public struct LivePhotoMovie: Sendable, Equatable {
             break
         }
         let seconds = delay + (offset - mediaStart) / Double(track.mediaTimescale)
-        return seconds.isFinite ? max(0, seconds) : nil
+        // A time no movie has (past a day) is a damaged or hostile index, not a still's.
+        return seconds.isFinite && seconds <= 86_400 ? max(0, seconds) : nil
     }
 }

@@ -45,9 +45,11 @@ public struct StillImageHeader: Sendable, Equatable {
     }
 
     public static func fits(kind: Kind, width: Int, height: Int, bitsPerPixel: Int, arithmetic: Bool, in byteCount: Int) -> Bool {
+        // In Double: a header's sizes go to 2^32 − 1, whose products pass Int's range.
+        let (w, h, bytes) = (Double(width), Double(height), Double(byteCount))
         switch kind {
-        case .png: height * (1 + (width * bitsPerPixel + 7) / 8) <= byteCount * 1032
-        case .jpeg: arithmetic || ((width + 7) / 8) * ((height + 7) / 8) <= byteCount * 8
+        case .png: return h * (1 + ((w * Double(bitsPerPixel) + 7) / 8).rounded(.down)) <= bytes * 1032
+        case .jpeg: return arithmetic || ((w + 7) / 8).rounded(.down) * ((h + 7) / 8).rounded(.down) <= bytes * 8
         }
     }
 
@@ -96,8 +98,8 @@ public struct StillImageHeader: Sendable, Equatable {
         for _ in 0..<1024 {
             var marker = read(offset, 2)
             guard marker.count == 2, marker[0] == 0xFF else { return .failure(ContainerError("a JPEG whose segments end before its frame header")) }
-            // Fill bytes: 0xFF repeated before a marker.
-            while marker.count == 2, marker[1] == 0xFF {
+            // Fill bytes: 0xFF repeated before a marker (at most 64 KiB of them in all).
+            while marker.count == 2, marker[1] == 0xFF, offset < 1 << 16 {
                 offset += 1
                 marker = read(offset, 2)
             }

@@ -47,9 +47,13 @@ public struct TIFFFile: Sendable {
             guard let width = number(256), let height = number(257) else {
                 throw ContainerError("its page \(pages.count + 1) (directory at byte \(at)) states no size")
             }
+            let bits = number(258) ?? 1, samples = number(277) ?? 1
+            guard (1...64).contains(bits), (1...256).contains(samples) else {
+                throw ContainerError("its page \(pages.count + 1) says \(bits) bits a sample and \(samples) samples a pixel, which no picture has")
+            }
             let extra: [Int] = if case .integers(let values)? = tags[338] { values } else { [] }
             let orientation = number(274).flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
-            pages.append(Page(width: width, height: height, bitsPerSample: number(258) ?? 1, samplesPerPixel: number(277) ?? 1,
+            pages.append(Page(width: width, height: height, bitsPerSample: bits, samplesPerPixel: samples,
                               hasAlpha: extra.contains(1) || extra.contains(2), orientation: orientation,
                               photometric: number(262) ?? 2, compression: number(259) ?? 1))
             offset = reader.next(after: at)

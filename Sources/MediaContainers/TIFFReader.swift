@@ -42,8 +42,9 @@ struct TIFFReader {
     /// The tags of the directory at `offset`: each entry's value read where it lies (in the entry
     /// when it fits 4 bytes, else at its offset). An offset already read gives nothing.
     func directory(at offset: Int, base: Int, seen: inout Set<Int>) -> [UInt16: EXIFTags.Value] {
+        // The entries that are there: a directory cut by the end keeps those before the cut.
         guard seen.insert(offset).inserted, let count = u16(offset), count <= EXIFTags.maximumEntries,
-              let table = bytes(offset, 2 + count * 12) else { return [:] }
+              let table = try? source.read(at: UInt64(offset), count: 2 + count * 12) else { return [:] }
         let entries = TIFFReader(source: MemoryBytes(table), little: little)
         var tags: [UInt16: EXIFTags.Value] = [:]
         for n in 0..<count {

@@ -107,7 +107,7 @@ func writeStandardError(_ text: String) {
 
 /// `value` with `decimals` digits after the point, as printf's %.Nf (no Foundation needed).
 func fixed(_ value: Double, _ decimals: Int) -> String {
-    guard value.isFinite else { return "\(value)" }
+    guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
     let scale = (0..<decimals).reduce(1.0) { r, _ in r * 10 }
     let scaled = (abs(value) * scale).rounded()
     let whole = Int(scaled / scale), fraction = Int(scaled.truncatingRemainder(dividingBy: scale))

@@ -88,8 +88,10 @@ import TestSupport
         try tool("ffmpeg", ["-v", "error", "-y", "-i", png.path, "-pix_fmt", "rgb24", tif.path])
         try tool("tiffset", ["-s", "274", "8", tif.path])
         try tool("tiffset", ["-s", "271", "Scanner Co", tif.path])
-        let pages = folder.appendingPathComponent("pages.tif")
-        try tool("tiffcp", [tif.path, png.path.replacingOccurrences(of: ".png", with: ".tif"), pages.path])
+        // A second page of another size, decoded too.
+        let small = folder.appendingPathComponent("small.tif"), pages = folder.appendingPathComponent("pages.tif")
+        try tool("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=20x10", "-frames:v", "1", "-pix_fmt", "rgb24", small.path])
+        try tool("tiffcp", [tif.path, small.path, pages.path])
         let source = try source(pages)
         #expect(CGImageSourceGetType(source) as String? == UTType.tiff.identifier && CGImageSourceGetCount(source) == 2)
         let p = try properties(source, 0)
@@ -100,6 +102,10 @@ import TestSupport
         let raw = folder.appendingPathComponent("t.bgra")
         try tool("ffmpeg", ["-v", "error", "-y", "-i", png.path, "-f", "rawvideo", "-pix_fmt", "bgra", raw.path])
         #expect(ImageIOTests.pixels(image) == [UInt8](try Data(contentsOf: raw)))
+        #expect(try properties(source, 1)[kCGImagePropertyPixelWidth as String] as? Int == 20)
+        let second = try #require(CGImageSourceCreateImageAtIndex(source, 1, nil))
+        let red = Array(ImageIOTests.pixels(second).prefix(4))
+        #expect(second.width == 20 && second.height == 10 && red[0] < 5 && red[1] < 5 && red[2] > 245 && red[3] == 255, "\(red)")
         #expect((CGImageSourceCopyTypeIdentifiers() as? [String]).map { Set([UTType.gif.identifier, UTType.tiff.identifier, UTType.webP.identifier]).isSubset(of: $0) } == true)
     }
 

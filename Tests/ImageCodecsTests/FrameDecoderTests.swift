@@ -99,15 +99,18 @@ import TestSupport
         #expect(stride(from: 3, to: decoded.count, by: 4).allSatisfy { decoded[$0] == 255 })
     }
 
+    /// Random damage (seeded: a failure names its round, and the same round damages the same
+    /// bytes again) to each format: a picture or the library's reason, never a crash or a child
+    /// that ended without saying.
     @Test func damagedFilesGiveTheLibrarysReasonNeverACrash() throws {
         let png = try still("d", 64, 48)
         let webp = folder.appendingPathComponent("d.webp"), gif = folder.appendingPathComponent("d.gif")
+        let jpeg = folder.appendingPathComponent("d.jpg"), tiff = folder.appendingPathComponent("d.tif")
         _ = try TestMedia.runTool("cwebp", ["-quiet", "-lossless", png.path, "-o", webp.path])
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", png.path, gif.path])
-        var generator = SystemRandomNumberGenerator()
-        let jpeg = folder.appendingPathComponent("d.jpg")
-        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", png.path, jpeg.path])
-        for (file, format) in [(webp, FrameDecoder.Format.webp), (gif, .gif), (jpeg, .jpeg)] {
+        for file in [gif, jpeg] { _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", png.path, file.path]) }
+        _ = try TestMedia.runTool("ffmpeg", ["-v", "error", "-y", "-i", png.path, "-compression_algo", "lzw", tiff.path])
+        var generator = SplitMix(seed: 72)
+        for (file, format) in [(webp, FrameDecoder.Format.webp), (gif, .gif), (jpeg, .jpeg), (tiff, .tiff)] {
             let whole = [UInt8](try Data(contentsOf: file))
             for round in 0..<20 {
                 var bytes = whole
@@ -118,10 +121,10 @@ import TestSupport
                     bytes = Array(bytes.prefix(Int.random(in: 20..<bytes.count, using: &generator)))
                 }
                 do {
-                    let picture = try bytes.withUnsafeBytes { try FrameDecoder.decode($0, format: format, index: 0, width: 64, height: 48) }
-                    #expect(picture.memory.count == 64 * 48 * 4)
+                    _ = try bytes.withUnsafeBytes { try FrameDecoder.decode($0, format: format, index: 0, width: 64, height: 48) }
                 } catch {
-                    #expect(!"\(error)".contains("signal"), "\(format) round \(round): \(error)")
+                    let said = "\(error)"
+                    #expect(!said.contains("signal") && !said.contains("ended without"), "\(format) round \(round): \(said)")
                 }
             }
         }

@@ -148,4 +148,23 @@ import TestSupport
         sizeless[10] = 0x99  // the width's tag is no longer 256
         #expect { try TIFFFile.read(MemoryBytes(sizeless)) } throws: { "\($0)".contains("states no size") }
     }
+
+    // MARK: Claims past Int's reach
+
+    /// Sizes up to 2^32 − 1 in a PNG's or a JPEG's header, and a TIFF's tags, read and weighed
+    /// without trapping; a GIF's screen larger than its bytes can cover refused.
+    @Test func hugeClaimsAreWeighedNotTrappedOn() throws {
+        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
+        png += [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 16, 6, 0, 0, 0, 0, 0, 0, 0]
+        let header = try #require(try StillImageHeader.read { offset, count in Array(png.dropFirst(offset).prefix(count)) }?.get())
+        #expect(header.width == 0xFFFF_FFFF && !header.fits(in: png.count) && !header.fits(in: 1 << 40))
+        #expect(!StillImageHeader.fits(kind: .jpeg, width: 0xFFFF, height: 0xFFFF, bitsPerPixel: 24, arithmetic: false, in: 10))
+        // A TIFF whose page claims 2^32 − 1 bits a sample.
+        var tiff = Self.tiff([(8, 8, 1)])
+        tiff.replaceSubrange(8 + 2 + 2 * 12 + 2..<8 + 2 + 2 * 12 + 12, with: [4, 0, 1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF])
+        #expect { try TIFFFile.read(MemoryBytes(tiff)) } throws: { "\($0)".contains("4294967295 bits a sample") }
+        // A 40-byte GIF claiming a 16384 × 16384 screen.
+        let gif = Self.gif(width: 16384, height: 16384, frames: [(0, 0, 1, 1, 0, false)], loops: nil)
+        #expect { try GIFFile.read(MemoryBytes(gif)) } throws: { "\($0)".contains("more than its \(gif.count) bytes can cover") }
+    }
 }

@@ -109,7 +109,7 @@ import TestSupport
         bomb += [0, 0, 0x3E, 0x80, 0, 0, 0x3E, 0x80, 8, 6, 0, 0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 33)
         try Data(bomb).write(to: URL(fileURLWithPath: path("bomb.png")))
         try refused([path("bomb.png"), out], 66, "more than its \(bomb.count) bytes can hold")
-        // A damaged HEIC and a GIF cut short: the library's or the structure's reason.
+        // A damaged HEIC: the structure's reason, naming the file.
         try Data("....ftypheic".utf8 + [UInt8](repeating: 7, count: 64)).write(to: URL(fileURLWithPath: path("bad.heic")))
         try refused([path("bad.heic"), out], 66, "bad.heic")
         let png = path("same.png")

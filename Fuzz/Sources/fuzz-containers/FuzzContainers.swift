@@ -50,6 +50,12 @@ public func fuzzContainers(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         fail("\(gif.frames.count) GIF frames from \(size) bytes")
     }
     if let tiff = try? TIFFFile.read(source), tiff.pages.count > TIFFFile.maximumPages { fail("\(tiff.pages.count) TIFF pages") }
+    if let tiff = try? TIFFFile.read(source) { _ = tiff.pages.map { $0.bitsPerSample * $0.samplesPerPixel } }
+    // A JPEG's or PNG's header weighed against the bytes; a Live Photo movie's still time.
+    if let header = try? StillImageHeader.read({ offset, count in Array(bytes.dropFirst(offset).prefix(count)) })?.get() {
+        _ = (header.fits(in: size), header.orientation)
+    }
+    if let movie = LivePhotoMovie.read(source), let t = movie.stillImageTime, !(0...86_400).contains(t) { fail("a still at \(t) s") }
 
     let file: MP4File<MemoryBytes>
     do { file = try MP4File(source) } catch { fail("walking bytes in memory threw: \(error)") }

@@ -5,9 +5,11 @@
 #include <stdint.h>
 
 // Decoding of image files through their field libraries (libheif for HEIF and AVIF, libwebp,
-// giflib, libtiff, libjpeg-turbo), each call
-// in a child process of its own (fork, no exec) whose crash, hang or runaway allocation costs
-// that one picture, never the caller's process: hostile bytes meet the C libraries only there.
+// giflib, libtiff, libjpeg-turbo), each call in a child process of its own (fork, no exec) whose
+// crash, hang or runaway allocation costs that one picture, never the caller's process: hostile
+// bytes meet the C libraries only there. The child holds no descriptor of the caller's but
+// standard error, and gains no privilege; it is not a sandbox against code run by an exploit
+// (no seccomp filter: it shares the caller's memory as it was at the fork).
 // No GStreamer.
 
 /// What a decode ended with.

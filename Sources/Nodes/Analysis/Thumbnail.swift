@@ -9,8 +9,8 @@ import MediaContainers
 ///
 /// - A HEIC, AVIF, WebP, GIF, TIFF or JPEG is described by the container library and decoded by the
 ///   image codecs in a child process (``StillPicture``): its primary image, first frame or first
-///   page; a HEIF file's own thumbnail when it is at least the size asked (as Apple's
-///   `kCGImageSourceCreateThumbnailFromImageIfAbsent`); turned upright by its orientation.
+///   page; a HEIF file's own thumbnail when it is at least the size asked (so the picture is
+///   never scaled up from a smaller one); turned upright by its orientation.
 /// - A PNG: its header read first (``StillImageHeader``: a claim its bytes cannot hold
 ///   refused), decoded by GStreamer, turned by its EXIF orientation.
 /// - A movie: one picture by seeking (``ThumbnailSession``), the frame at `seconds` (default a
@@ -55,9 +55,11 @@ public enum Thumbnail {
         if let header = StillImageHeader.read({ offset, count in (try? bytes.read(at: UInt64(max(offset, 0)), count: count)) ?? [] }) {
             let h: StillImageHeader
             do throws(ContainerError) { h = try header.get() } catch { throw GraphError(.inputUnreadable, "cannot read \"\(path)\": \(error.reason)") }
-            guard h.width <= FrameSizeLimit.side, h.height <= FrameSizeLimit.side, h.fits(in: Int(clamping: bytes.count)) else {
-                throw GraphError(.inputUnreadable, "cannot read \"\(path)\": its header claims \(h.width) × \(h.height) pixels, "
-                                 + (h.fits(in: Int(clamping: bytes.count)) ? "more than the \(FrameSizeLimit.side) a side decoded" : "more than its \(bytes.count) bytes can hold"))
+            guard h.width <= FrameSizeLimit.side, h.height <= FrameSizeLimit.side else {
+                throw GraphError(.inputUnreadable, "cannot read \"\(path)\": its header claims \(h.width) × \(h.height) pixels, more than the \(FrameSizeLimit.side) a side decoded")
+            }
+            guard h.fits(in: Int(clamping: bytes.count)) else {
+                throw GraphError(.inputUnreadable, "cannot read \"\(path)\": its header claims \(h.width) × \(h.height) pixels, more than its \(bytes.count) bytes can hold")
             }
             return try ThumbnailPicker.turned(try stillFrame(reopened, named: path, side: side), orientation: h.orientation)
         }

@@ -11,11 +11,12 @@ struct ThumbnailCommand: ParsableCommand {
         commandName: "thumbnail",
         abstract: "Make one thumbnail of a photo or a video.",
         discussion: """
-            A HEIC, AVIF, WebP, GIF or TIFF gives its main picture (the primary image, first frame \
-            or first page; a HEIC's own thumbnail when it is at least --size), decoded by libheif, \
-            libwebp, giflib or libtiff in a process of its own and turned upright by its \
-            orientation. A JPEG, a PNG or a movie gives the frame at --at (a movie: a tenth of the \
-            way in by default), turned as shown and HDR tone-mapped to SDR. The picture is scaled \
+            A HEIC, AVIF, WebP, GIF, TIFF or JPEG gives its main picture (the primary image, first \
+            frame or first page; a HEIC's own thumbnail when it is at least --size), decoded by \
+            libheif, libwebp, giflib, libtiff or libjpeg-turbo in a process of its own and turned \
+            upright by its orientation; a PNG is decoded by GStreamer and turned by its EXIF. A \
+            movie gives its frame at --at (default a tenth of the way in), turned as shown and HDR \
+            tone-mapped to SDR. The picture is scaled \
             down to fit --size × --size (never up) and written as JPEG or PNG by OUT's extension \
             (.jpg, .jpeg, .png), complete or not at all.
 
