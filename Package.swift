@@ -111,15 +111,17 @@ let package = Package(
         .target(name: "AVFoundation", dependencies: ["CoreMedia", "CoreVideo", "CoreImage", "AudioToolbox", "UniformTypeIdentifiers", "Assets",
                                                      "GraphKitCore", "GraphKitRuntime", "MediaContainers"]),
         // The image codecs (issue 72), beside the container library and with no GStreamer: HEIF
-        // and AVIF through libheif, each picture decoded in a child process of its own
-        // (CImageCodecs: fork, a memory bound, a time bound), so hostile bytes that crash a C
-        // library cost that picture, not the caller's process.
-        .target(name: "CImageCodecs", linkerSettings: [.linkedLibrary("heif"), .linkedLibrary("webpdemux"), .linkedLibrary("webp"),
+        // and AVIF through libheif (opened on first use: it links the HEVC and AV1 codecs),
+        // WebP, GIF, TIFF and JPEG through libwebp, giflib, libtiff and libjpeg-turbo, each
+        // picture decoded in a child process of its own (CImageCodecs: fork, a memory bound, a
+        // time bound), so hostile bytes that crash a C library cost that picture, not the
+        // caller's process.
+        .target(name: "CImageCodecs", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("webpdemux"), .linkedLibrary("webp"),
                                                      .linkedLibrary("gif"), .linkedLibrary("tiff"), .linkedLibrary("jpeg")]),
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs", "MediaContainers"]),
-        // ImageIO: CGImageDestination and CGImageSource for JPEG and PNG, written by GraphKit's
-        // own encoders (Nodes) and decoded by a graph (GStreamer's jpegdec, pngdec); HEIC and
-        // AVIF read through the image codecs.
+        // ImageIO: CGImageDestination and CGImageSource: JPEG and PNG written by GraphKit's own
+        // encoders (Nodes); PNG decoded by a graph (GStreamer's pngdec); HEIC, AVIF, WebP, GIF,
+        // TIFF and JPEG read through the image codecs.
         .target(name: "ImageIO", dependencies: ["CoreVideo", "UniformTypeIdentifiers", "GraphKitCore", "GraphKitRuntime", "MediaContainers", "Nodes",
                                                 "ImageCodecs"]),
         // CoreImage: CIImage recipes, CIFilter by name and typed, CIContext rendering into pixel
