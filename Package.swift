@@ -66,8 +66,6 @@ let package = Package(
         // Arithmetic kernels that use AVX2 where the CPU has it (Swift has no per-function target
         // features), with the same numbers as the Swift or SSE2 path elsewhere. No GStreamer.
         .target(name: "CKernels"),
-        // JPEG files by libjpeg-turbo from pictures GraphKit made (Nodes' JPEGEncoder); no GStreamer.
-        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         // The C descriptor a plugin exports (graphkit_plugin.h); no GStreamer.
         .target(name: "CGraphKitPlugin"),
         // The layers, each a target, so the compiler keeps them apart (docs/ARCHITECTURE.md):
@@ -85,7 +83,7 @@ let package = Package(
         // `import GraphKit`: the three above, as one module for applications and plugins.
         .target(name: "GraphKit", dependencies: ["GraphKitCore", "MediaContainers", "GraphKitRuntime"]),
         // Built-in nodes, one file each, by category. They see GraphKit's Swift API, never GStreamer.
-        .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "ImageCodecs", "GraphKitRuntime", "CZlib", "CKernels", "CJPEG"]),
+        .target(name: "Nodes", dependencies: ["GraphKitCore", "MediaContainers", "ImageCodecs", "CImageCodecs", "GraphKitRuntime", "CZlib", "CKernels"]),
         // AVFoundation's objects over graphs: AssetWriter, AssetReader, the pixel-buffer adaptor.
         .target(name: "Assets", dependencies: ["GraphKitCore", "GraphKitRuntime", "Nodes"]),
         // AVFoundation source compatibility (issue 30): Apple's modules by Apple's names, so code
@@ -115,7 +113,7 @@ let package = Package(
         // WebP, GIF, TIFF and JPEG through libwebp, giflib, libtiff and libjpeg-turbo, each
         // picture decoded in a child process of its own (CImageCodecs: fork, a memory bound, a
         // time bound), so hostile bytes that crash a C library cost that picture, not the
-        // caller's process.
+        // caller's process; JPEG files written from pictures GraphKit made (Nodes' JPEGEncoder).
         .target(name: "CImageCodecs", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("webpdemux"), .linkedLibrary("webp"),
                                                      .linkedLibrary("gif"), .linkedLibrary("tiff"), .linkedLibrary("jpeg")]),
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs", "MediaContainers"]),

@@ -31,7 +31,7 @@ build_packages=(
   libx264-dev    # encode.h264's encoder (GstGraphKit/gkx264enc) links libx264; graphctl then needs libx264-164
   libavcodec-dev # GstGraphKit/gkavdec decodes H.264/HEVC with libavcodec (59 on Debian 12, 61 on 13; gstreamer1.0-libav's too)
   zlib1g-dev     # waveform PNGs are compressed with zlib
-  libjpeg-dev    # thumbnails and ImageIO's JPEGs are written by libjpeg-turbo (Nodes' JPEGEncoder, CJPEG)
+  libjpeg-dev    # thumbnails and ImageIO's JPEGs are written by libjpeg-turbo (Nodes' JPEGEncoder, CImageCodecs)
   libcairo2-dev  # the AVFoundation product's CGContext draws with Cairo; the picture tests read PNGs with it
   libpango1.0-dev  # the AVFoundation product's CoreText lays out and draws lines with Pango over Cairo (pangocairo)
   libpipewire-0.3-dev  # its headers: GraphKit lists PipeWire's cameras and microphones itself (libpipewire, opened at run time)

@@ -1,9 +1,11 @@
-// JPEG decoding through libjpeg-turbo, run in the child of child.c: its errors longjmp back here,
-// as libjpeg asks, and become the result's message.
+// JPEG through libjpeg-turbo: decoding, run in the child of child.c, and encoding of pictures
+// GraphKit made (Nodes' JPEGEncoder), in the caller. libjpeg's errors longjmp back here, as it
+// asks, and become the message.
 #include "child.h"
 
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <jpeglib.h>
 
@@ -66,4 +68,43 @@ void gk_jpeg_frame(const gk_frame_request *request, gk_image_result *result) {
   jpeg_finish_decompress(&info);
   jpeg_destroy_decompress(&info);
   result->status = GK_IMAGE_DECODED;
+}
+
+int gk_jpeg_encode_bgra(const uint8_t *pixels, int width, int height, size_t bytes_per_row, int quality,
+                        uint8_t **out, size_t *size, char *error, size_t error_size) {
+  struct jpeg_compress_struct info;
+  struct failure f;
+  unsigned char *buffer = NULL;
+  unsigned long length = 0;
+  memset(&info, 0, sizeof info);
+  info.err = jpeg_std_error(&f.manager);
+  f.manager.error_exit = failed;
+  f.manager.emit_message = quiet;
+  f.message[0] = 0;
+  if (setjmp(f.back)) {
+    jpeg_destroy_compress(&info);
+    free(buffer);
+    snprintf(error, error_size, "%s", f.message);
+    return 0;
+  }
+  jpeg_create_compress(&info);
+  jpeg_mem_dest(&info, &buffer, &length);
+  info.image_width = (JDIMENSION)width;
+  info.image_height = (JDIMENSION)height;
+  info.input_components = 4;
+  info.in_color_space = JCS_EXT_BGRA;
+  jpeg_set_defaults(&info);
+  jpeg_set_quality(&info, quality, TRUE);
+  for (int c = 0; c < info.num_components; c++) info.comp_info[c].h_samp_factor = info.comp_info[c].v_samp_factor = 1;
+  info.dct_method = JDCT_ISLOW;
+  jpeg_start_compress(&info, TRUE);
+  while (info.next_scanline < info.image_height) {
+    JSAMPROW row = (JSAMPROW)(pixels + (size_t)info.next_scanline * bytes_per_row);
+    jpeg_write_scanlines(&info, &row, 1);
+  }
+  jpeg_finish_compress(&info);
+  jpeg_destroy_compress(&info);
+  *out = buffer;
+  *size = length;
+  return 1;
 }

@@ -41,22 +41,16 @@ public struct StillPicture {
     /// The main picture of the file open at `descriptor`, or nil when it is not a format decoded
     /// here. A HEIF file's own thumbnail is decoded instead of its image when its longer side is
     /// at least `side` (0: never): an iPhone's 12 MP HEIC holds one of 320 × 240. Throws naming
-    /// the fault: the structure's (sizes past ``FrameSizeLimit/side`` refused before decoding),
-    /// or the decoder's.
+    /// the fault: the structure's, or the decoder's (which refuses sizes past
+    /// ``FrameSizeLimit/side`` before it allocates).
     public static func decode(descriptor: Int32, thumbnailOfAtLeast side: Int = 0) throws(ContainerError) -> StillPicture? {
         let source = FileBytes(descriptor: descriptor)
         let start = try source.read(at: 0, count: 64)
-        func checked(_ w: Int, _ h: Int) throws(ContainerError) {
-            guard w > 0, h > 0, w <= FrameSizeLimit.side, h <= FrameSizeLimit.side else {
-                throw ContainerError("a picture of \(w) × \(h), outside the 1 to \(FrameSizeLimit.side) pixels a side decoded")
-            }
-        }
         if HEIFFile.isHEIF(start) {
             let file = try HEIFFile.read(source)
             guard let item = file.primary ?? file.topLevelImages.first, let w = item.width, let h = item.height, let shown = item.shown else {
                 throw ContainerError("its primary image states no size (ispe)")
             }
-            try checked(w, h)
             let thumbnail = side <= 0 ? nil : file.items(referring: "thmb", to: item.id)
                 .filter { t in t.width.map { $0 <= FrameSizeLimit.side } == true && t.height.map { $0 <= FrameSizeLimit.side } == true && t.shown != nil }
                 .filter { max($0.shown!.width, $0.shown!.height) >= side }
@@ -91,7 +85,6 @@ public struct StillPicture {
         } else {
             return nil
         }
-        try checked(size.0, size.1)
         let picture = try MappedFile.withBytes(of: descriptor) { bytes throws(ContainerError) in
             try FrameDecoder.decode(bytes, format: format, index: 0, width: size.0, height: size.1)
         }

@@ -101,7 +101,7 @@ public final class CGImageSource: Sendable {
         case .png: break
         }
         do throws(GraphError) {
-            let frame = try withFile { (path) throws(GraphError) in try Self.decodeOneFrame(path) }
+            let frame = try withFile { (path) throws(GraphError) in try ThumbnailPicker.firstFrame(of: path) }
             guard case .rawVideo(let v)? = frame.format, v.width == header.width, v.height == header.height else {
                 log("\(caller): \(name) decoded as \(frame.format?.description ?? "nothing") where its header says \(header.width) × \(header.height)")
                 return nil
@@ -141,10 +141,6 @@ public final class CGImageSource: Sendable {
         }
     }
 
-    /// The first frame of the picture at `path` as BGRA (``ThumbnailPicker/firstFrame(of:)``).
-    static func decodeOneFrame(_ path: String) throws(GraphError) -> SampleBuffer {
-        try ThumbnailPicker.firstFrame(of: path)
-    }
 
     // MARK: Properties
 

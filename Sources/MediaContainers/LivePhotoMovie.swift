@@ -34,15 +34,13 @@ public struct LivePhotoMovie: Sendable, Equatable {
         }
     }
 
-    /// The boxes `bytes` holds one after another (32-bit sizes), up to the first that does not fit.
-    static func boxes(_ bytes: ArraySlice<UInt8>) -> [(type: String, body: ArraySlice<UInt8>)] {
-        var out: [(type: String, body: ArraySlice<UInt8>)] = []
-        var at = bytes.startIndex
-        while bytes.endIndex - at >= 8, out.count < 1024 {
-            let size = Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
-            guard size >= 8, size <= bytes.endIndex - at else { break }
-            out.append((String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self), bytes[(at + 8)..<(at + size)]))
-            at += size
+    /// The boxes `bytes` holds one after another (``BoxWalker``), up to the first that does not
+    /// fit, at most 1,024.
+    static func boxes(_ bytes: ArraySlice<UInt8>) -> [(type: FourCC, body: ArraySlice<UInt8>)] {
+        var walker = BoxWalker(MemoryBytes(bytes))
+        var out: [(type: FourCC, body: ArraySlice<UInt8>)] = []
+        while out.count < 1024, case .box(let box)? = try? walker.next(), box.end <= UInt64(bytes.count) {
+            out.append((box.type, bytes[(bytes.startIndex + Int(box.bodyOffset))..<(bytes.startIndex + Int(box.end))]))
         }
         return out
     }

@@ -74,6 +74,16 @@ void gk_image_decode_frame(gk_image_format format, const uint8_t *bytes, size_t 
                            int32_t width, int32_t height, uint8_t *pixels, uint64_t memory_limit, int32_t timeout_ms,
                            gk_image_result *result);
 
+// JPEG files written by libjpeg-turbo from BGRA pictures GraphKit made (never from a file's
+// bytes), in the caller's process: Nodes' JPEGEncoder.
+
+/// Encodes a `width` × `height` BGRA picture whose rows start `bytes_per_row` apart as a baseline
+/// JFIF JPEG of `quality` (1-100, libjpeg's scale), chroma at full resolution (4:4:4). Returns
+/// the file in `*out` (malloc'd: the caller frees it) of `*size` bytes, or 0 with a reason in
+/// `error` (libjpeg's own words).
+int gk_jpeg_encode_bgra(const uint8_t *pixels, int width, int height, size_t bytes_per_row, int quality,
+                        uint8_t **out, size_t *size, char *error, size_t error_size);
+
 /// libheif's version, "1.15.1".
 const char *gk_heif_version(void);
 

@@ -1,9 +1,9 @@
-import CJPEG
+import CImageCodecs
 import Glibc
 
 /// Baseline JPEG (JFIF, 8-bit, no chroma subsampling) of a BGRA picture: the thumbnails' second
 /// format beside ``PNGEncoder``, so a picture becomes a file without a pipeline of its own
-/// (GStreamer's `jpegenc` would need one per picture). Written by libjpeg-turbo (CJPEG), the field's
+/// (GStreamer's `jpegenc` would need one per picture). Written by libjpeg-turbo (CImageCodecs), the field's
 /// own encoder, which reads BGRA as it is: the 12 MP photo job's encoding and copies take 0.27 s
 /// where they took 1.38 s with the Swift encoder this replaced (BENCHMARKS.md, "Photos").
 ///
@@ -27,7 +27,7 @@ package struct JPEGEncoder {
                                        Int32(quality), &out, &size, &error, error.count)
         // libjpeg fails only where memory does (the sizes are checked above): as a Swift
         // allocation that fails would, it stops the process, naming the reason.
-        guard done != 0, let out else { fatalError("libjpeg-turbo could not encode a \(width) × \(height) picture: \(String(cString: error))") }
+        guard done != 0, let out else { fatalError("libjpeg-turbo could not encode a \(width) × \(height) picture: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))") }
         defer { free(out) }
         return Array(UnsafeBufferPointer(start: out, count: size))
     }

@@ -377,23 +377,29 @@ extension ThumbnailPicker {
         try source.withMutablePixelPlanes { (planes) throws(GraphError) in
             let plane = planes[0]
             let src = UnsafeRawPointer(plane.baseAddress).assumingMemoryBound(to: UInt8.self)
-            out.withUnsafeMutableBufferPointer { dst in
+            // Where the shown pixel (ox, oy) is stored: x = ax·ox + bx·oy + cx, y = ay·ox + by·oy + cy,
+            // worked out once as byte steps, not per pixel.
+            let (ax, bx, cx, ay, by, cy): (Int, Int, Int, Int, Int, Int) = switch orientation {
+            case 2: (-1, 0, w - 1, 0, 1, 0)
+            case 3: (-1, 0, w - 1, 0, -1, h - 1)
+            case 4: (1, 0, 0, 0, -1, h - 1)
+            case 5: (0, 1, 0, 1, 0, 0)
+            case 6: (0, 1, 0, -1, 0, h - 1)
+            case 7: (0, -1, w - 1, -1, 0, h - 1)
+            default: (0, -1, w - 1, 1, 0, 0)
+            }
+            let row = plane.bytesPerRow
+            let stepX = ax * 4 + ay * row, stepY = bx * 4 + by * row
+            out.withUnsafeMutableBytes { dst in
+                var start = cx * 4 + cy * row
                 for oy in 0..<oh {
+                    var at = start
+                    let line = dst.baseAddress! + oy * ow * 4
                     for ox in 0..<ow {
-                        // Where in the stored picture the shown pixel (ox, oy) is.
-                        let (x, y): (Int, Int) = switch orientation {
-                        case 1: (ox, oy)
-                        case 2: (w - 1 - ox, oy)
-                        case 3: (w - 1 - ox, h - 1 - oy)
-                        case 4: (ox, h - 1 - oy)
-                        case 5: (oy, ox)
-                        case 6: (oy, h - 1 - ox)
-                        case 7: (w - 1 - oy, h - 1 - ox)
-                        default: (w - 1 - oy, ox)
-                        }
-                        let s = src + y * plane.bytesPerRow + x * 4, d = (oy * ow + ox) * 4
-                        dst[d] = s[0]; dst[d + 1] = s[1]; dst[d + 2] = s[2]; dst[d + 3] = s[3]
+                        (line + ox * 4).storeBytes(of: UnsafeRawPointer(src + at).loadUnaligned(as: UInt32.self), as: UInt32.self)
+                        at += stepX
                     }
+                    start += stepY
                 }
             }
         }
